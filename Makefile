@@ -1,0 +1,34 @@
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench docs clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/lagsim derive pendulum
+	$(BIN)/lagsim simulate pendulum --t-end 10 --samples 11
+
+test: $(STAMP)
+	$(BIN)/ruff check lagsim tests bench
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check lagsim tests bench
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+docs: $(STAMP)
+	$(BIN)/python docs/make_docs.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

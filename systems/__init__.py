@@ -1,0 +1,1 @@
+"""Bundled example systems, found by name (``lagsim derive pendulum``)."""

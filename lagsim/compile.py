@@ -1,0 +1,147 @@
+"""Compiled numeric functions of a :class:`~lagsim.model.Model`.
+
+Each function is one symengine ``Lambdify`` call with common subexpressions eliminated; parameters
+are substituted by their numbers before compiling. Every call returns fresh arrays (the
+integrator keeps references to what a right-hand side returns).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from lagsim.model import Model
+
+BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
+    "LAGSIM_NO_LLVM") else "lambda"
+
+
+def lambdify(args: Sequence[se.Symbol], exprs: Sequence[se.Basic]) -> Callable[[np.ndarray],
+                                                                                 np.ndarray]:
+    """One compiled function from a flat argument vector to a flat vector of ``exprs``."""
+    if not exprs:
+        return lambda _x: np.zeros(0)
+    kwargs = {"cse": True, "backend": BACKEND}
+    if BACKEND == "llvm":
+        kwargs["opt_level"] = 2 if len(exprs) < 2000 else 1
+    return se.Lambdify(list(args), list(exprs), **kwargs)
+
+
+def _flat(matrix: se.DenseMatrix) -> list[se.Basic]:
+    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+
+
+@dataclass(frozen=True)
+class NumericSystem:
+    """Numeric M(q,t), F(q,q̇,t), A(q,t), b(q,q̇,t), φ, φ_q, h of one model.
+
+    The argument order of every function is ``(t, q, qd)`` with ``q`` and ``qd`` 1-d arrays in
+    coordinate order; constraint rows come in the file's order (``constraint_names``).
+    """
+
+    name: str
+    coordinates: tuple[str, ...]
+    constraint_names: tuple[str, ...]
+    constraint_kinds: tuple[str, ...]
+    parameters: dict[str, float]
+    time_dependent: bool
+    _dynamics: Callable
+    _phi: Callable
+    _velocity: Callable
+    _energy: Callable
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinates)
+
+    @property
+    def m(self) -> int:
+        return len(self.constraint_names)
+
+    @property
+    def holonomic(self) -> tuple[int, ...]:
+        return tuple(i for i, k in enumerate(self.constraint_kinds) if k == "holonomic")
+
+    @property
+    def holonomic_names(self) -> tuple[str, ...]:
+        return tuple(self.constraint_names[i] for i in self.holonomic)
+
+    def _args(self, t: float, q: np.ndarray, qd: np.ndarray | None = None) -> np.ndarray:
+        n = self.n
+        x = np.empty(1 + n + (0 if qd is None else n))
+        x[0] = t
+        x[1:n + 1] = q
+        if qd is not None:
+            x[n + 1:] = qd
+        return x
+
+    def dynamics(self, t: float, q: np.ndarray, qd: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """M (n,n), F (n,), A (m,n), b (m,) with M q̈ = F + Aᵀλ and A q̈ = b."""
+        n, m = self.n, self.m
+        out = self._dynamics(self._args(t, q, qd))
+        k = n * n
+        M = out[:k].reshape(n, n)
+        F = out[k:k + n]
+        A = out[k + n:k + n + m * n].reshape(m, n)
+        b = out[k + n + m * n:]
+        return M, F, A, b
+
+    def phi(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """φ (m_h,) and φ_q (m_h, n) of the holonomic constraints."""
+        mh = len(self.holonomic)
+        out = self._phi(self._args(t, q))
+        return out[:mh], out[mh:].reshape(mh, self.n)
+
+    def velocity_terms(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A (m,n) and c (m,): the velocity residual of every constraint is A q̇ + c."""
+        m = self.m
+        out = self._velocity(self._args(t, q))
+        return out[:m * self.n].reshape(m, self.n), out[m * self.n:]
+
+    def velocity_residual(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        A, c = self.velocity_terms(t, q)
+        return A @ qd + c
+
+    def energy(self, t: float, q: np.ndarray, qd: np.ndarray) -> float:
+        """h = q̇·∂L/∂q̇ − L."""
+        return float(self._energy(self._args(t, q, qd))[0])
+
+    def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """q̈ of the unconstrained system, M q̈ = F solved numerically."""
+        M, F, _, _ = self.dynamics(t, q, qd)
+        return np.linalg.solve(M, F)
+
+
+def compile_model(model: Model) -> NumericSystem:
+    """Compile the numeric functions of ``model`` with its parameter values substituted."""
+    subs = model.substitutions()
+
+    def num(exprs: list[se.Basic]) -> list[se.Basic]:
+        return [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
+
+    t, q, qd = model.t, list(model.q), list(model.qd)
+    state = [t, *q, *qd]
+    pos = [t, *q]
+    dyn = num(_flat(model.mass_matrix) + _flat(model.forcing) + _flat(model.A) + _flat(model.b))
+    hol = model.holonomic
+    phis = [c.expression for c in hol]
+    phi_q = [r for c in hol for r in c.row]
+    rows = [r for c in model.constraints for r in c.row]
+    offsets = [c.offset for c in model.constraints]
+    return NumericSystem(
+        name=model.name,
+        coordinates=model.coordinates,
+        constraint_names=tuple(c.name for c in model.constraints),
+        constraint_kinds=tuple(c.kind for c in model.constraints),
+        parameters=dict(model.parameters),
+        time_dependent=model.is_time_dependent,
+        _dynamics=lambdify(state, dyn),
+        _phi=lambdify(pos, num(phis + phi_q)),
+        _velocity=lambdify(pos, num(rows + offsets)),
+        _energy=lambdify(state, num([model.energy])),
+    )

@@ -1,0 +1,180 @@
+"""Safe parsing of expression strings into SymPy, against a table of declared names.
+
+Expressions use SymPy syntax (``^`` is accepted as power) with the functions in
+:data:`FUNCTIONS` and the constants ``pi`` and ``E``. Parsing walks Python's AST with a whitelist
+of node types and builds the SymPy expression itself: nothing is ever evaluated by Python, so
+``__import__('os').system('...')`` is an error, not an action. Every declared name is a plain
+SymPy symbol, whatever SymPy would make of it (``I``, ``S``, ``N``, ``beta``, ``gamma`` ...).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import sympy
+
+from lagsim.errors import InputError, Location
+
+FUNCTIONS: Mapping[str, sympy.FunctionClass] = {
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "tan": sympy.tan,
+    "asin": sympy.asin,
+    "acos": sympy.acos,
+    "atan": sympy.atan,
+    "atan2": sympy.atan2,
+    "sinh": sympy.sinh,
+    "cosh": sympy.cosh,
+    "tanh": sympy.tanh,
+    "exp": sympy.exp,
+    "log": sympy.log,
+    "sqrt": sympy.sqrt,
+    "Abs": sympy.Abs,
+    "sign": sympy.sign,
+}
+ARITY: Mapping[str, int] = {name: (2 if name == "atan2" else 1) for name in FUNCTIONS}
+CONSTANTS: Mapping[str, sympy.Expr] = {"pi": sympy.pi, "E": sympy.E}
+RESERVED = frozenset(FUNCTIONS) | {"pi", "t"}
+
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+    ast.BitXor: lambda a, b: a**b,
+}
+_UNARY = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an expression string starts in its file, to point errors at the offending column."""
+
+    location: Location
+    column_offset: int = 0
+
+    def at(self, col: int | None) -> Location:
+        """The location of 0-based column ``col`` inside the expression string."""
+        loc = self.location
+        if col is None or loc.column is None or loc.line is None:
+            return loc
+        return Location(loc.file, loc.line, loc.column + self.column_offset + col)
+
+
+def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> str:
+    """A " (did you mean ...?)" hint, or an empty string."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def parse_expression(
+    text: str | int | float,
+    names: Mapping[str, sympy.Expr],
+    source: Source,
+    what: str = "expression",
+) -> sympy.Expr:
+    """Parse ``text`` into a SymPy expression whose free names all come from ``names``.
+
+    ``names`` maps every symbol the expression may use to its SymPy value; the constants ``pi``
+    and ``E`` are known unless ``names`` declares them. Raises :class:`InputError` pointing at the
+    offending column.
+    """
+    if isinstance(text, bool):
+        raise InputError(f"{what} must be a number or an expression string, not {text!r}",
+                         source.location)
+    if isinstance(text, (int, float)):
+        return sympy.Integer(text) if isinstance(text, int) else sympy.Float(text)
+    if not isinstance(text, str):
+        raise InputError(
+            f"{what} must be a number or an expression string, not a {type(text).__name__}",
+            source.location,
+        )
+    stripped = text.strip()
+    if not stripped:
+        raise InputError(f"{what} is empty: write an expression such as 'm*g*y'", source.location)
+    lead = len(text) - len(text.lstrip())
+    try:
+        tree = ast.parse(stripped.replace("\n", " "), mode="eval")
+    except SyntaxError as exc:
+        col = (exc.offset - 1 + lead) if exc.offset else None
+        raise InputError(
+            f"{what} {stripped!r} does not parse ({exc.msg}); use SymPy syntax such as "
+            "'1/2*m*x_dot**2'",
+            source.at(col),
+        ) from None
+    return _Builder(names, source, what, stripped, lead).build(tree.body)
+
+
+class _Builder:
+    def __init__(
+        self, names: Mapping[str, sympy.Expr], source: Source, what: str, text: str, lead: int
+    ) -> None:
+        self.names = names
+        self.source = source
+        self.what = what
+        self.text = text
+        self.lead = lead
+
+    def fail(self, node: ast.AST, message: str) -> InputError:
+        col = getattr(node, "col_offset", None)
+        return InputError(f"{self.what} {self.text!r}: {message}",
+                          self.source.at(None if col is None else col + self.lead))
+
+    def build(self, node: ast.AST) -> sympy.Expr:
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self.fail(node, f"{value!r} is not a number")
+            return sympy.Integer(value) if isinstance(value, int) else sympy.Float(value)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return _BINARY[type(node.op)](self.build(node.left), self.build(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _UNARY[type(node.op)](self.build(node.operand))
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        kind = type(node).__name__
+        raise self.fail(
+            node,
+            f"{kind} is not allowed; only numbers, declared names, + - * / ** ^ and the functions "
+            f"{', '.join(FUNCTIONS)}",
+        )
+
+    def name(self, node: ast.Name) -> sympy.Expr:
+        ident = node.id
+        if ident in self.names:
+            return self.names[ident]
+        if ident in CONSTANTS:
+            return CONSTANTS[ident]
+        if ident in FUNCTIONS:
+            raise self.fail(node, f"'{ident}' is a function: call it, as in '{ident}(x)'")
+        known = sorted(set(self.names) | set(CONSTANTS))
+        raise self.fail(
+            node,
+            f"unknown symbol '{ident}'{suggest(ident, known)}; declare it under 'parameters' or "
+            "'coordinates' (velocities are written <coordinate>_dot, time is t)",
+        )
+
+    def call(self, node: ast.Call) -> sympy.Expr:
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in FUNCTIONS or func.id in self.names:
+            label = func.id if isinstance(func, ast.Name) else ast.unparse(func)
+            raise self.fail(
+                node,
+                f"'{label}' is not a known function{suggest(label, list(FUNCTIONS))}; "
+                f"the functions are {', '.join(FUNCTIONS)}",
+            )
+        if node.keywords:
+            raise self.fail(node, f"{func.id}() takes no keyword arguments")
+        arity = ARITY[func.id]
+        if len(node.args) != arity:
+            raise self.fail(
+                node, f"{func.id}() takes {arity} argument{'s' if arity > 1 else ''}, "
+                f"got {len(node.args)}"
+            )
+        return FUNCTIONS[func.id](*(self.build(arg) for arg in node.args))

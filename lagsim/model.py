@@ -1,0 +1,249 @@
+"""The immutable symbolic model of a system: L, M, F, h and the constraint rows.
+
+Built with symengine (fast differentiation); convert to SymPy with :func:`to_sympy` for printing and
+simplifying. Conventions (seed ``001_80d65b968ce3cb18.txt`` §10.6–10.7):
+
+* L = T − U (10.1); the mass matrix M = ∂²L/∂q̇² (§10.6);
+* M q̈ = F + Aᵀλ with F = ∂L/∂q − (∂²L/∂q̇∂q) q̇ − ∂²L/∂q̇∂t + τ, the Euler–Lagrange equations
+  d/dt ∂L/∂q̇ − ∂L/∂q = τ + Aᵀλ written out (Theorem 10.4 and the forced form after it);
+* every constraint has a velocity-level form w = a(q,t)·q̇ + c(q,t) (holonomic: w = φ̇) and an
+  acceleration-level form a·q̈ = b with b = −(∂w/∂q)·q̇ − ∂w/∂t: the constraint differentiated twice
+  (holonomic) or once (velocity), seed ``003_88d23709419132a0.txt``;
+* the energy function h = q̇·∂L/∂q̇ − L.
+
+The mass matrix is never inverted symbolically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import symengine as se
+import sympy
+
+from lagsim.errors import InputError
+from lagsim.spec import SystemSpec
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One constraint: ``expression`` is φ (holonomic) or a·q̇ + c (velocity); ``row`` is a,
+    ``offset`` is c, ``velocity_form`` is w = a·q̇ + c (φ̇ when holonomic) and ``rhs`` is b in
+    a·q̈ = b."""
+
+    name: str
+    kind: str
+    expression: se.Basic
+    row: tuple[se.Basic, ...]
+    offset: se.Basic
+    velocity_form: se.Basic
+    rhs: se.Basic
+
+    @property
+    def multiplier(self) -> str:
+        return f"lambda_{self.name}"
+
+
+@dataclass(frozen=True)
+class Model:
+    """The symbolic model of one system; every field is a symengine object."""
+
+    name: str
+    description: str
+    coordinates: tuple[str, ...]
+    q: tuple[se.Symbol, ...]
+    qd: tuple[se.Symbol, ...]
+    qdd: tuple[se.Symbol, ...]
+    t: se.Symbol
+    parameters: dict[str, float]
+    param_symbols: tuple[se.Symbol, ...]
+    kinetic: se.Basic
+    potential: se.Basic
+    lagrangian: se.Basic
+    energy: se.Basic
+    momenta: se.DenseMatrix
+    mass_matrix: se.DenseMatrix
+    forcing: se.DenseMatrix
+    tau: se.DenseMatrix
+    constraints: tuple[Constraint, ...]
+    A: se.DenseMatrix
+    b: se.DenseMatrix
+    mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.q)
+
+    @property
+    def m(self) -> int:
+        return len(self.constraints)
+
+    @property
+    def holonomic(self) -> tuple[Constraint, ...]:
+        return tuple(c for c in self.constraints if c.kind == "holonomic")
+
+    @property
+    def velocity_constraints(self) -> tuple[Constraint, ...]:
+        return tuple(c for c in self.constraints if c.kind == "velocity")
+
+    @property
+    def is_time_dependent(self) -> bool:
+        """Whether t appears in L, τ or a constraint: then h need not be conserved."""
+        exprs = [self.lagrangian, *self.tau, *(c.expression for c in self.constraints)]
+        return any(self.t in se.sympify(e).free_symbols for e in exprs)
+
+    @property
+    def is_conservative(self) -> bool:
+        return all(e == 0 for e in self.tau) and not self.is_time_dependent
+
+    def euler_lagrange(self) -> list[se.Basic]:
+        """d/dt ∂L/∂q̇_i − ∂L/∂q_i − τ_i as expressions in q, q̇, q̈, t (001 Theorem 10.2)."""
+        M, F = self.mass_matrix, self.forcing
+        return [
+            sum((M[i, j] * self.qdd[j] for j in range(self.n)), se.Integer(0)) - F[i]
+            for i in range(self.n)
+        ]
+
+    def singular_coordinates(self) -> list[str]:
+        """Coordinates whose velocity appears nowhere in T: a zero row of M."""
+        M = self.mass_matrix
+        return [
+            name for i, name in enumerate(self.coordinates)
+            if all(se.expand(M[i, j]) == 0 for j in range(self.n))
+        ]
+
+    def substitutions(self) -> dict[se.Symbol, float]:
+        """Parameter symbols → their numbers."""
+        return {se.Symbol(k): v for k, v in self.parameters.items()}
+
+
+def to_sympy(expr: se.Basic | se.DenseMatrix) -> sympy.Expr | sympy.Matrix:
+    """A symengine expression or matrix as SymPy."""
+    if isinstance(expr, se.DenseMatrix):
+        return sympy.Matrix(expr.rows, expr.cols, [sympy.sympify(e) for e in expr])
+    return sympy.sympify(expr)
+
+
+def _se(expr: sympy.Expr) -> se.Basic:
+    return se.sympify(expr)
+
+
+def time_derivative(
+    expr: se.Basic, q: tuple[se.Symbol, ...], qd: tuple[se.Symbol, ...], t: se.Symbol
+) -> se.Basic:
+    """d/dt of an expression in q and t along q̇: Σ ∂e/∂q_i q̇_i + ∂e/∂t."""
+    return sum((se.diff(expr, qi) * vi for qi, vi in zip(q, qd)), se.diff(expr, t))
+
+
+def build_model(spec: SystemSpec) -> Model:
+    """The symbolic model of a validated spec (seed 001 §10.6–10.7, 002 §23.3, 003)."""
+    q = tuple(se.Symbol(name) for name in spec.coordinates)
+    qd = tuple(se.Symbol(f"{name}_dot") for name in spec.coordinates)
+    qdd = tuple(se.Symbol(f"{name}_ddot") for name in spec.coordinates)
+    t = se.Symbol("t")
+    n = len(q)
+
+    kinetic = _se(spec.kinetic.value) if spec.kinetic else se.Integer(0)
+    potential = _se(spec.potential.value) if spec.potential else se.Integer(0)
+    positions = []
+    for mass in spec.masses:
+        r = tuple(_se(c.value) for c in mass.position)
+        v = [time_derivative(ri, q, qd, t) for ri in r]
+        mval = _se(mass.mass.value)
+        kinetic += se.Rational(1, 2) * mval * sum((vi**2 for vi in v), se.Integer(0))
+        if mass.inertia is not None:
+            w = time_derivative(_se(mass.angle.value), q, qd, t)
+            kinetic += se.Rational(1, 2) * _se(mass.inertia.value) * w**2
+        if spec.gravity is not None:
+            gvec = [_se(g.value) for g in spec.gravity]
+            potential -= mval * sum((gi * ri for gi, ri in zip(gvec, r)), se.Integer(0))
+        positions.append((mass.name, r))
+    if spec.lagrangian is not None:
+        lagrangian = _se(spec.lagrangian.value)
+        zero_v = {v: 0 for v in qd}
+        potential = -lagrangian.subs(zero_v)
+        kinetic = lagrangian + potential
+    else:
+        lagrangian = kinetic - potential
+
+    momenta = [se.diff(lagrangian, v) for v in qd]
+    M = se.zeros(n, n)
+    F = se.zeros(n, 1)
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = se.diff(momenta[i], qd[j])
+        F[i] = se.diff(lagrangian, q[i]) - time_derivative(momenta[i], q, qd, t)
+
+    tau = _generalized_forces(spec, q, qd, t, positions)
+    for i in range(n):
+        F[i] = F[i] + tau[i]
+
+    energy = sum((v * p for v, p in zip(qd, momenta)), se.Integer(0)) - lagrangian
+
+    constraints = tuple(_constraint(c.name, c.kind, _se(c.expression.value), q, qd, t)
+                        for c in spec.constraints)
+    m = len(constraints)
+    A = se.zeros(m, n)
+    b = se.zeros(m, 1)
+    for k, c in enumerate(constraints):
+        for j in range(n):
+            A[k, j] = c.row[j]
+        b[k] = c.rhs
+
+    return Model(
+        name=spec.name, description=spec.description, coordinates=spec.coordinates, q=q, qd=qd,
+        qdd=qdd, t=t, parameters=spec.parameter_values,
+        param_symbols=tuple(se.Symbol(p.name) for p in spec.parameters), kinetic=kinetic,
+        potential=potential, lagrangian=lagrangian, energy=energy,
+        momenta=se.DenseMatrix(n, 1, momenta), mass_matrix=M, forcing=F, tau=tau,
+        constraints=constraints, A=A, b=b, mass_positions=tuple(positions),
+    )
+
+
+def _generalized_forces(spec: SystemSpec, q, qd, t, positions) -> se.DenseMatrix:
+    """τ: forces by coordinate, loads projected Q_i = F·∂r/∂q_i (002 §23.3), minus ∂R/∂q̇."""
+    n = len(q)
+    tau = se.zeros(n, 1)
+    index = {name: i for i, name in enumerate(spec.coordinates)}
+    for name, expr in spec.forces:
+        tau[index[name]] = tau[index[name]] + _se(expr.value)
+    where = dict(positions)
+    for mass_name, vector in spec.loads:
+        r = where[mass_name]
+        f = [_se(c.value) for c in vector]
+        for i in range(n):
+            tau[i] = tau[i] + sum((fk * se.diff(rk, q[i]) for fk, rk in zip(f, r)), se.Integer(0))
+    if spec.dissipation is not None:
+        R = _se(spec.dissipation.value)
+        for i in range(n):
+            tau[i] = tau[i] - se.diff(R, qd[i])
+    return tau
+
+
+def _constraint(name: str, kind: str, expr: se.Basic, q, qd, t) -> Constraint:
+    """The rows of one constraint; holonomic: a = φ_q, c = φ_t (003: differentiate twice)."""
+    if kind == "holonomic":
+        row = tuple(se.diff(expr, qi) for qi in q)
+        offset = se.diff(expr, t)
+    else:
+        row = tuple(se.diff(expr, v) for v in qd)
+        offset = se.expand(expr.subs({v: 0 for v in qd}))
+    w = sum((a * v for a, v in zip(row, qd)), offset)
+    rhs = -time_derivative(w, q, qd, t)
+    rhs = se.expand(rhs) if _small(rhs) else rhs
+    return Constraint(name, kind, expr, row, offset, w, rhs)
+
+
+def _small(expr: se.Basic) -> bool:
+    return len(str(expr)) < 400
+
+
+def check_regular(model: Model) -> None:
+    """Refuse a model whose mass matrix has a zero row, naming the coordinate."""
+    singular = model.singular_coordinates()
+    if singular:
+        names = ", ".join(singular)
+        raise InputError(
+            f"the mass matrix is singular: the velocity of {names} appears nowhere in the kinetic "
+            f"energy; give {names} a mass or inertia, or remove it from 'coordinates'"
+        )

@@ -1,0 +1,572 @@
+"""YAML system file → validated, immutable :class:`SystemSpec`.
+
+Every check of user input happens here, once, and every error names the file, line and column of
+the offending value and says how to mend it. The format (version 1) is documented in
+``docs/format.md``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sympy
+import yaml
+
+from lagsim.errors import InputError, Location
+from lagsim.expressions import FUNCTIONS, RESERVED, Source, parse_expression, suggest
+
+TOP_KEYS = (
+    "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
+    "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
+)
+MASS_KEYS = ("mass", "position", "inertia", "angle")
+SIMULATE_KEYS = (
+    "t_start", "t_end", "samples", "dt", "method", "rtol", "atol", "formulation", "stabilize",
+    "baumgarte", "stop_when",
+)
+TIME = sympy.Symbol("t")
+
+
+@dataclass(frozen=True)
+class Expr:
+    """An expression of the user's file: its text, its SymPy value and where it stands."""
+
+    text: str
+    value: sympy.Expr
+    location: Location
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    value: float
+    location: Location
+
+
+@dataclass(frozen=True)
+class MassSpec:
+    """A point mass, or a planar body when ``inertia`` and ``angle`` are given."""
+
+    name: str
+    mass: Expr
+    position: tuple[Expr, ...]
+    inertia: Expr | None
+    angle: Expr | None
+    location: Location
+
+
+@dataclass(frozen=True)
+class ConstraintSpec:
+    """A holonomic constraint φ(q, t) = 0 or a velocity constraint a(q,t)·q̇ + b(q,t) = 0."""
+
+    name: str
+    kind: str
+    expression: Expr
+    location: Location
+
+
+@dataclass(frozen=True)
+class Setting:
+    value: Any
+    location: Location
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """A validated system file. Symbols are plain SymPy symbols named as in the file."""
+
+    source: str
+    name: str
+    description: str
+    parameters: tuple[Parameter, ...]
+    coordinates: tuple[str, ...]
+    coordinate_locations: tuple[Location, ...]
+    kinetic: Expr | None
+    potential: Expr | None
+    lagrangian: Expr | None
+    masses: tuple[MassSpec, ...]
+    gravity: tuple[Expr, ...] | None
+    forces: tuple[tuple[str, Expr], ...]
+    loads: tuple[tuple[str, tuple[Expr, ...]], ...]
+    dissipation: Expr | None
+    constraints: tuple[ConstraintSpec, ...]
+    initial: tuple[tuple[str, float], ...]
+    simulate: Mapping[str, Setting] = field(default_factory=dict)
+    location: Location = field(default_factory=lambda: Location("<input>"))
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        return {p.name: p.value for p in self.parameters}
+
+    @property
+    def velocities(self) -> tuple[str, ...]:
+        return tuple(f"{q}_dot" for q in self.coordinates)
+
+    def initial_state(self) -> tuple[list[float], list[float]]:
+        """q(t0) and q̇(t0) in coordinate order; missing entries are 0."""
+        values = dict(self.initial)
+        q = [values.get(name, 0.0) for name in self.coordinates]
+        qd = [values.get(f"{name}_dot", 0.0) for name in self.coordinates]
+        return q, qd
+
+    def symbols(self) -> dict[str, sympy.Symbol]:
+        """The symbol table: parameters, coordinates, velocities and ``t``."""
+        table = {p.name: sympy.Symbol(p.name) for p in self.parameters}
+        for q in self.coordinates:
+            table[q] = sympy.Symbol(q)
+            table[f"{q}_dot"] = sympy.Symbol(f"{q}_dot")
+        table["t"] = TIME
+        return table
+
+
+def bundled_systems() -> list[str]:
+    """Names of the systems shipped with lagsim."""
+    folder = resources.files("lagsim.systems")
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def read_source(source: str | Path) -> tuple[str, str, str]:
+    """(text, label for messages, default name) of a path, a bundled system's name, or ``-``."""
+    if str(source) == "-":
+        return sys.stdin.read(), "<stdin>", "stdin"
+    path = Path(source)
+    if path.is_file():
+        try:
+            return path.read_text(encoding="utf-8"), str(source), path.stem
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the file: {exc}", Location(str(source))) from None
+    if path.is_dir():
+        raise InputError("is a folder; give a system file (.yaml)", Location(str(source)))
+    stem = path.name[:-5] if path.name.endswith(".yaml") else path.name
+    if path.parent == Path(".") and stem in bundled_systems():
+        text = resources.files("lagsim.systems").joinpath(f"{stem}.yaml").read_text("utf-8")
+        return text, f"{stem}.yaml", stem
+    raise InputError(
+        f"no such file, and no bundled system of that name{suggest(stem, bundled_systems())}; "
+        "`lagsim systems` lists the bundled ones",
+        Location(str(source)),
+    )
+
+
+def load_spec(
+    source: str | Path,
+    overrides: Mapping[str, float] | None = None,
+    initial: Mapping[str, float] | None = None,
+) -> SystemSpec:
+    """Read and validate a system file.
+
+    ``overrides`` replaces parameter values (``--set``), ``initial`` replaces initial values of
+    coordinates and velocities (``--init``); an unknown name in either is an error.
+    """
+    text, label, stem = read_source(source)
+    return parse_spec(text, label, stem, overrides, initial)
+
+
+def parse_spec(
+    text: str,
+    label: str = "<input>",
+    stem: str = "system",
+    overrides: Mapping[str, float] | None = None,
+    initial: Mapping[str, float] | None = None,
+) -> SystemSpec:
+    """Validate YAML ``text``; ``label`` names the file in messages."""
+    return _Reader(label).read(text, stem, overrides or {}, initial or {})
+
+
+def _loc(label: str, node: yaml.Node) -> Location:
+    return Location(label, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _type_name(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "list"
+    return "text" if node.tag.endswith(":str") else node.tag.rsplit(":", 1)[-1]
+
+
+class _Reader:
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.constructor = yaml.SafeLoader("")
+
+    def loc(self, node: yaml.Node) -> Location:
+        return _loc(self.label, node)
+
+    def error(self, node: yaml.Node | None, message: str) -> InputError:
+        return InputError(message, self.loc(node) if node is not None else Location(self.label))
+
+    def scalar(self, node: yaml.Node, what: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, f"{what} must be a single value, not a {_type_name(node)}")
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            raise self.error(
+                node, f"{what}: {exc.problem}; lagsim reads plain YAML only (no tags)"
+            ) from None
+
+    def mapping(self, node: yaml.Node, what: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping of name: value, not a "
+                             f"{_type_name(node)}")
+        if node.tag != "tag:yaml.org,2002:map":
+            raise self.error(node, f"{what}: tag {node.tag} is not allowed; lagsim reads "
+                             "plain YAML")
+        seen: dict[str, yaml.Node] = {}
+        items = []
+        for key_node, value_node in node.value:
+            key = self.scalar(key_node, f"a key of {what}")
+            if not isinstance(key, str):
+                raise self.error(key_node, f"a key of {what} must be a name, not {key!r}")
+            if key in seen:
+                first = seen[key].start_mark.line + 1
+                raise self.error(key_node, f"'{key}' appears twice in {what} (first on line "
+                                 f"{first}); keep one")
+            seen[key] = key_node
+            items.append((key, key_node, value_node))
+        return items
+
+    def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, f"{what} must be a list, not a {_type_name(node)}")
+        if node.tag != "tag:yaml.org,2002:seq":
+            raise self.error(node, f"{what}: tag {node.tag} is not allowed; lagsim reads "
+                             "plain YAML")
+        return list(node.value)
+
+    def source_of(self, node: yaml.ScalarNode) -> Source:
+        quoted = 1 if node.style in ("'", '"') else 0
+        return Source(self.loc(node), quoted)
+
+    def expr(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str) -> Expr:
+        raw = self.scalar(node, what)
+        value = parse_expression(raw, names, self.source_of(node), what)
+        return Expr(str(raw), value, self.loc(node))
+
+    def number(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str) -> float:
+        expr = self.expr(node, names, what)
+        try:
+            value = float(expr.value)
+        except (TypeError, ValueError):
+            raise self.error(node, f"{what} must be a number or an expression in numbers and "
+                             f"earlier parameters, got {expr.text!r}") from None
+        if not math.isfinite(value):
+            raise self.error(node, f"{what} is {value}, not a finite number")
+        return value
+
+    def identifier(self, node: yaml.Node, what: str) -> str:
+        name = self.scalar(node, what)
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise self.error(node, f"{what} {name!r} is not a valid name; use letters, digits and "
+                             "_ starting with a letter (e.g. theta1)")
+        if name in FUNCTIONS:
+            raise self.error(node, f"{what} '{name}' shadows the function {name}(); rename it "
+                             f"(e.g. '{name}_')")
+        if name in RESERVED:
+            meaning = "time" if name == "t" else "the constant pi"
+            raise self.error(node, f"{what} '{name}' is reserved ({meaning}); rename it")
+        return name
+
+    def read(self, text: str, stem: str, overrides: Mapping[str, float],
+             initial_over: Mapping[str, float]) -> SystemSpec:
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            loc = (Location(self.label, mark.line + 1, mark.column + 1) if mark
+                   else Location(self.label))
+            raise InputError(f"malformed YAML: {exc.problem or exc.context}; check indentation, "
+                             "colons and quotes", loc) from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"malformed YAML: {exc}", Location(self.label)) from None
+        if root is None:
+            raise InputError("the file is empty; a system needs at least 'coordinates' and an "
+                             "energy (see docs/format.md)", Location(self.label))
+        if not isinstance(root, yaml.MappingNode):
+            raise self.error(root, f"a system file must be a mapping of keys (coordinates:, "
+                             f"kinetic:, ...), not a {_type_name(root)}")
+        top = {}
+        top_nodes = {}
+        for key, key_node, value_node in self.mapping(root, "the system file"):
+            if key not in TOP_KEYS:
+                raise self.error(key_node, f"unknown key '{key}'{suggest(key, TOP_KEYS)}; the "
+                                 f"keys are {', '.join(TOP_KEYS)}")
+            top[key] = value_node
+            top_nodes[key] = key_node
+
+        name = stem
+        if "name" in top:
+            name = str(self.scalar(top["name"], "'name'"))
+        description = ""
+        if "description" in top:
+            description = str(self.scalar(top["description"], "'description'"))
+
+        params, declared = self.parameters(top.get("parameters"), overrides)
+        coords, coord_locs = self.coordinates(top.get("coordinates"), root, declared)
+
+        symbols: dict[str, sympy.Expr] = {p.name: sympy.Symbol(p.name) for p in params}
+        for q in coords:
+            symbols[q] = sympy.Symbol(q)
+            symbols[f"{q}_dot"] = sympy.Symbol(f"{q}_dot")
+        symbols["t"] = TIME
+        positional = {k: v for k, v in symbols.items() if not k.endswith("_dot") or k in declared}
+
+        def opt_expr(key: str, names: Mapping[str, sympy.Expr], what: str) -> Expr | None:
+            return self.expr(top[key], names, what) if key in top else None
+
+        lagrangian = opt_expr("lagrangian", symbols, "'lagrangian'")
+        kinetic = opt_expr("kinetic", symbols, "'kinetic'")
+        potential = opt_expr("potential", symbols, "'potential'")
+        if potential is not None:
+            self.no_velocity(potential, coords, top["potential"], "'potential' U(q, t)")
+        masses = self.masses(top.get("masses"), positional, coords)
+        gravity = None
+        if "gravity" in top:
+            gravity = tuple(self.expr(n, positional, "a component of 'gravity'")
+                            for n in self.sequence(top["gravity"], "'gravity'"))
+            self.check_gravity(top["gravity"], gravity, masses)
+        if lagrangian is not None:
+            for key in ("kinetic", "potential", "masses", "gravity"):
+                if key in top:
+                    raise self.error(top_nodes[key], f"'{key}' cannot be combined with "
+                                     "'lagrangian'; give either L directly or T and U")
+        elif kinetic is None and not masses:
+            raise self.error(root, "no energy given: add 'kinetic' (with 'potential'), "
+                             "'masses', or 'lagrangian'")
+
+        forces = []
+        if "forces" in top:
+            for key, key_node, value_node in self.mapping(top["forces"], "'forces'"):
+                if key not in coords:
+                    raise self.error(key_node, f"'forces' names '{key}', which is not a "
+                                     f"coordinate{suggest(key, coords)}; forces are given by "
+                                     "coordinate")
+                forces.append((key, self.expr(value_node, symbols, f"the force on '{key}'")))
+        loads = []
+        if "loads" in top:
+            mass_names = [m.name for m in masses]
+            for key, key_node, value_node in self.mapping(top["loads"], "'loads'"):
+                if key not in mass_names:
+                    raise self.error(key_node, f"'loads' names '{key}', which is not a mass"
+                                     f"{suggest(key, mass_names)}; declare it under 'masses'")
+                dim = len(next(m for m in masses if m.name == key).position)
+                vector = tuple(self.expr(n, symbols, f"a component of the load on '{key}'")
+                               for n in self.sequence(value_node, f"the load on '{key}'"))
+                if len(vector) != dim:
+                    raise self.error(value_node, f"the load on '{key}' has {len(vector)} "
+                                     f"components but its position has {dim}")
+                loads.append((key, vector))
+        dissipation = opt_expr("dissipation", symbols, "'dissipation'")
+
+        constraints = self.constraints(top.get("constraints"), symbols, coords)
+        initial = self.initial(top.get("initial"), params, coords, initial_over)
+        simulate = self.simulate(top.get("simulate"))
+
+        return SystemSpec(
+            source=self.label, name=name, description=description, parameters=params,
+            coordinates=coords, coordinate_locations=coord_locs, kinetic=kinetic,
+            potential=potential, lagrangian=lagrangian, masses=masses, gravity=gravity,
+            forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
+            constraints=constraints, initial=initial, simulate=simulate,
+            location=self.loc(root),
+        )
+
+    def parameters(self, node: yaml.Node | None, overrides: Mapping[str, float]
+                   ) -> tuple[tuple[Parameter, ...], set[str]]:
+        params: list[Parameter] = []
+        names: dict[str, sympy.Expr] = {}
+        if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
+            for _key, key_node, value_node in self.mapping(node, "'parameters'"):
+                pname = self.identifier(key_node, "parameter")
+                if pname.endswith("_dot") or pname.endswith("_ddot"):
+                    raise self.error(key_node, f"parameter '{pname}' ends in _dot, which lagsim "
+                                     "keeps for velocities; rename it")
+                value = (float(overrides[pname]) if pname in overrides
+                         else self.number(value_node, names, f"parameter '{pname}'"))
+                names[pname] = sympy.Float(value)
+                params.append(Parameter(pname, value, self.loc(value_node)))
+        unknown = [k for k in overrides if k not in names]
+        if unknown:
+            raise InputError(f"--set {unknown[0]}: no such parameter"
+                             f"{suggest(unknown[0], list(names))}; the parameters are "
+                             f"{', '.join(names) or '(none)'}", Location("--set"))
+        return tuple(params), set(names)
+
+    def coordinates(self, node: yaml.Node | None, root: yaml.Node, declared: set[str]
+                    ) -> tuple[tuple[str, ...], tuple[Location, ...]]:
+        if node is None:
+            raise self.error(root, "missing 'coordinates': list the generalized coordinates, "
+                             "e.g. coordinates: [theta]")
+        items = self.sequence(node, "'coordinates'")
+        if not items:
+            raise self.error(node, "'coordinates' is empty; list at least one coordinate")
+        names: list[str] = []
+        locs = []
+        for item in items:
+            qname = self.identifier(item, "coordinate")
+            if qname in declared:
+                raise self.error(item, f"coordinate '{qname}' is also a parameter; rename one")
+            if qname in names:
+                raise self.error(item, f"coordinate '{qname}' is listed twice; keep one")
+            if qname.endswith("_dot") and qname[:-4] in names:
+                raise self.error(item, f"coordinate '{qname}' clashes with the velocity of "
+                                 f"'{qname[:-4]}'; rename it")
+            names.append(qname)
+            locs.append(self.loc(item))
+        for qname, item in zip(names, items):
+            if f"{qname}_dot" in declared:
+                raise self.error(item, f"parameter '{qname}_dot' clashes with the velocity of "
+                                 f"coordinate '{qname}'; rename the parameter")
+        return tuple(names), tuple(locs)
+
+    def no_velocity(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, what: str,
+                    hint: str = "") -> None:
+        used = sorted(s.name for s in expr.value.free_symbols
+                      if s.name.endswith("_dot") and s.name[:-4] in coords)
+        if used:
+            raise self.error(node, f"{what} may not depend on velocities, but uses "
+                             f"{', '.join(used)}{hint}")
+
+    def masses(self, node: yaml.Node | None, names: Mapping[str, sympy.Expr],
+               coords: tuple[str, ...]) -> tuple[MassSpec, ...]:
+        if node is None:
+            return ()
+        masses = []
+        for mname, key_node, value_node in self.mapping(node, "'masses'"):
+            if not mname.isidentifier():
+                raise self.error(key_node, f"mass name {mname!r} is not a valid name")
+            fields = {}
+            for key, fk_node, fv_node in self.mapping(value_node, f"mass '{mname}'"):
+                if key not in MASS_KEYS:
+                    raise self.error(fk_node, f"unknown key '{key}' in mass '{mname}'"
+                                     f"{suggest(key, MASS_KEYS)}; the keys are "
+                                     f"{', '.join(MASS_KEYS)}")
+                fields[key] = fv_node
+            for key in ("mass", "position"):
+                if key not in fields:
+                    raise self.error(value_node, f"mass '{mname}' needs '{key}'")
+            mass = self.expr(fields["mass"], names, f"the mass of '{mname}'")
+            items = self.sequence(fields["position"], f"the position of '{mname}'")
+            if len(items) not in (2, 3):
+                raise self.error(fields["position"], f"the position of '{mname}' has "
+                                 f"{len(items)} components; give 2 (planar) or 3")
+            position = tuple(self.expr(n, names, f"a component of the position of '{mname}'")
+                             for n in items)
+            inertia = angle = None
+            if ("inertia" in fields) != ("angle" in fields):
+                raise self.error(value_node, f"mass '{mname}': 'inertia' and 'angle' go together "
+                                 "(a planar body's moment of inertia and its orientation)")
+            if "inertia" in fields:
+                inertia = self.expr(fields["inertia"], names, f"the inertia of '{mname}'")
+                angle = self.expr(fields["angle"], names, f"the angle of '{mname}'")
+            masses.append(MassSpec(mname, mass, position, inertia, angle, self.loc(key_node)))
+        dims = {len(m.position) for m in masses}
+        if len(dims) > 1:
+            raise self.error(node, "all masses must have positions of the same dimension "
+                             "(2 or 3 components)")
+        return tuple(masses)
+
+    def check_gravity(self, node: yaml.Node, gravity: tuple[Expr, ...],
+                      masses: tuple[MassSpec, ...]) -> None:
+        if not masses:
+            raise self.error(node, "'gravity' acts on 'masses', and none are declared; "
+                             "write the potential under 'potential' instead")
+        dim = len(masses[0].position)
+        if len(gravity) != dim:
+            raise self.error(node, f"'gravity' has {len(gravity)} components but the mass "
+                             f"positions have {dim}")
+
+    def constraints(self, node: yaml.Node | None, symbols: Mapping[str, sympy.Expr],
+                    coords: tuple[str, ...]) -> tuple[ConstraintSpec, ...]:
+        if node is None:
+            return ()
+        out: list[ConstraintSpec] = []
+        for index, item in enumerate(self.sequence(node, "'constraints'"), start=1):
+            name = f"c{index}"
+            if isinstance(item, yaml.MappingNode):
+                fields = {}
+                for key, k_node, v_node in self.mapping(item, f"constraint {index}"):
+                    if key not in ("name", "holonomic", "velocity"):
+                        raise self.error(k_node, f"unknown key '{key}' in constraint {index}"
+                                         f"{suggest(key, ('name', 'holonomic', 'velocity'))}; "
+                                         "use name:, and one of holonomic: or velocity:")
+                    fields[key] = (k_node, v_node)
+                if "name" in fields:
+                    name = self.identifier(fields["name"][1], "constraint name")
+                kinds = [k for k in ("holonomic", "velocity") if k in fields]
+                if len(kinds) != 1:
+                    raise self.error(item, f"constraint '{name}' needs exactly one of "
+                                     "'holonomic:' (phi(q, t) = 0) or 'velocity:' "
+                                     "(a(q, t).q_dot + b(q, t) = 0)")
+                kind = kinds[0]
+                expr_node = fields[kind][1]
+            else:
+                kind = "holonomic"
+                expr_node = item
+            expr = self.expr(expr_node, symbols, f"constraint '{name}'")
+            if kind == "holonomic":
+                self.no_velocity(expr, coords, expr_node, f"holonomic constraint '{name}'",
+                                 "; write it under 'velocity:' if it is a velocity constraint")
+            else:
+                self.check_linear(expr, coords, expr_node, name)
+            if any(c.name == name for c in out):
+                raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
+                                 "must be unique (they name the multipliers lambda_<name>)")
+            out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))
+        return tuple(out)
+
+    def check_linear(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, name: str
+                     ) -> None:
+        velocities = [sympy.Symbol(f"{q}_dot") for q in coords]
+        if not any(v in expr.value.free_symbols for v in velocities):
+            raise self.error(node, f"velocity constraint '{name}' uses no velocity; if it "
+                             "restricts positions, write it as a holonomic constraint")
+        for v in velocities:
+            d = sympy.diff(expr.value, v)
+            if any(w in d.free_symbols for w in velocities):
+                raise self.error(node, f"velocity constraint '{name}' is not linear in the "
+                                 "velocities; lagsim needs a(q, t).q_dot + b(q, t) = 0")
+
+    def initial(self, node: yaml.Node | None, params: tuple[Parameter, ...],
+                coords: tuple[str, ...], override: Mapping[str, float]
+                ) -> tuple[tuple[str, float], ...]:
+        names = {p.name: sympy.Float(p.value) for p in params}
+        valid = list(coords) + [f"{q}_dot" for q in coords]
+        values: dict[str, float] = {}
+        if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
+            for key, key_node, value_node in self.mapping(node, "'initial'"):
+                if key not in valid:
+                    raise self.error(key_node, f"'initial' names '{key}', which is not a "
+                                     f"coordinate or velocity{suggest(key, valid)}")
+                values[key] = self.number(value_node, names, f"the initial value of '{key}'")
+        for key, value in override.items():
+            if key not in valid:
+                raise InputError(f"--init {key}: no such coordinate or velocity"
+                                 f"{suggest(key, valid)}; they are {', '.join(valid)}",
+                                 Location("--init"))
+            values[key] = float(value)
+        return tuple((k, values[k]) for k in valid if k in values)
+
+    def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:
+        if node is None:
+            return {}
+        out = {}
+        for key, key_node, value_node in self.mapping(node, "'simulate'"):
+            if key not in SIMULATE_KEYS:
+                raise self.error(key_node, f"unknown key '{key}' in 'simulate'"
+                                 f"{suggest(key, SIMULATE_KEYS)}; the keys are "
+                                 f"{', '.join(SIMULATE_KEYS)}")
+            if isinstance(value_node, yaml.SequenceNode):
+                value = [self.scalar(n, f"simulate.{key}") for n in value_node.value]
+            else:
+                value = self.scalar(value_node, f"simulate.{key}")
+            out[key] = Setting(value, self.loc(value_node))
+        return out

@@ -29,7 +29,13 @@ def test_minimal_structure(n: int) -> None:
     doc = yaml.safe_load(chain_yaml(n))
     assert doc["name"] == f"chain_{n}"
     assert set(doc) == {
-        "name", "description", "parameters", "coordinates", "masses", "gravity", "initial",
+        "name",
+        "description",
+        "parameters",
+        "coordinates",
+        "masses",
+        "gravity",
+        "initial",
         "simulate",
     }
     assert doc["parameters"] == {"m": 1.0, "l": 1.0, "g": 9.81}
@@ -38,8 +44,10 @@ def test_minimal_structure(n: int) -> None:
     masses = doc["masses"].values()
     assert all(len(mass["position"]) == 2 and mass["mass"] == "m" for mass in masses)
     assert doc["gravity"] == [0, "-g"]
-    assert doc["initial"] == {**{f"th{k}": 0.5 for k in range(1, n + 1)},
-                              **{f"th{k}_dot": 0 for k in range(1, n + 1)}}
+    assert doc["initial"] == {
+        **{f"th{k}": 0.5 for k in range(1, n + 1)},
+        **{f"th{k}_dot": 0 for k in range(1, n + 1)},
+    }
     assert doc["simulate"] == {"t_end": 10}
 
 

@@ -139,9 +139,7 @@ def build_model(spec: SystemSpec) -> Model:
     """The symbolic model of a validated spec (seed 001 §10.6–10.7, 002 §23.3, 003)."""
     q = tuple(se.Symbol(name) for name in spec.coordinates)
     qd = tuple(se.Symbol(f"{name}_dot") for name in spec.coordinates)
-    qdd = tuple(se.Symbol(f"{name}_ddot") for name in spec.coordinates)
     t = se.Symbol("t")
-    n = len(q)
 
     kinetic = _se(spec.kinetic.value) if spec.kinetic else se.Integer(0)
     potential = _se(spec.potential.value) if spec.potential else se.Integer(0)
@@ -160,28 +158,51 @@ def build_model(spec: SystemSpec) -> Model:
         positions.append((mass.name, r))
     if spec.lagrangian is not None:
         lagrangian = _se(spec.lagrangian.value)
-        zero_v = {v: 0 for v in qd}
-        potential = -lagrangian.subs(zero_v)
-        kinetic = lagrangian + potential
+        kinetic = potential = None
     else:
         lagrangian = kinetic - potential
 
+    tau = _generalized_forces(spec, q, qd, t, positions)
+    constraints = tuple(make_constraint(c.name, c.kind, _se(c.expression.value), q, qd, t)
+                        for c in spec.constraints)
+    return assemble_model(
+        name=spec.name, description=spec.description, coordinates=spec.coordinates,
+        lagrangian=lagrangian, tau=tau, constraints=constraints,
+        parameters=spec.parameter_values, kinetic=kinetic, potential=potential,
+        mass_positions=tuple(positions),
+    )
+
+
+def assemble_model(
+    name: str,
+    description: str,
+    coordinates: tuple[str, ...],
+    lagrangian: se.Basic,
+    tau: se.DenseMatrix,
+    constraints: tuple[Constraint, ...],
+    parameters: dict[str, float],
+    kinetic: se.Basic | None = None,
+    potential: se.Basic | None = None,
+    mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
+) -> Model:
+    """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
+    q = tuple(se.Symbol(c) for c in coordinates)
+    qd = tuple(se.Symbol(f"{c}_dot") for c in coordinates)
+    qdd = tuple(se.Symbol(f"{c}_ddot") for c in coordinates)
+    t = se.Symbol("t")
+    n = len(q)
+    if potential is None:
+        potential = -lagrangian.subs({v: 0 for v in qd})
+    if kinetic is None:
+        kinetic = lagrangian + potential
     momenta = [se.diff(lagrangian, v) for v in qd]
     M = se.zeros(n, n)
     F = se.zeros(n, 1)
     for i in range(n):
         for j in range(n):
             M[i, j] = se.diff(momenta[i], qd[j])
-        F[i] = se.diff(lagrangian, q[i]) - time_derivative(momenta[i], q, qd, t)
-
-    tau = _generalized_forces(spec, q, qd, t, positions)
-    for i in range(n):
-        F[i] = F[i] + tau[i]
-
+        F[i] = se.diff(lagrangian, q[i]) - time_derivative(momenta[i], q, qd, t) + tau[i]
     energy = sum((v * p for v, p in zip(qd, momenta)), se.Integer(0)) - lagrangian
-
-    constraints = tuple(_constraint(c.name, c.kind, _se(c.expression.value), q, qd, t)
-                        for c in spec.constraints)
     m = len(constraints)
     A = se.zeros(m, n)
     b = se.zeros(m, 1)
@@ -189,14 +210,13 @@ def build_model(spec: SystemSpec) -> Model:
         for j in range(n):
             A[k, j] = c.row[j]
         b[k] = c.rhs
-
     return Model(
-        name=spec.name, description=spec.description, coordinates=spec.coordinates, q=q, qd=qd,
-        qdd=qdd, t=t, parameters=spec.parameter_values,
-        param_symbols=tuple(se.Symbol(p.name) for p in spec.parameters), kinetic=kinetic,
+        name=name, description=description, coordinates=tuple(coordinates), q=q, qd=qd,
+        qdd=qdd, t=t, parameters=dict(parameters),
+        param_symbols=tuple(se.Symbol(p) for p in parameters), kinetic=kinetic,
         potential=potential, lagrangian=lagrangian, energy=energy,
         momenta=se.DenseMatrix(n, 1, momenta), mass_matrix=M, forcing=F, tau=tau,
-        constraints=constraints, A=A, b=b, mass_positions=tuple(positions),
+        constraints=constraints, A=A, b=b, mass_positions=mass_positions,
     )
 
 
@@ -220,7 +240,7 @@ def _generalized_forces(spec: SystemSpec, q, qd, t, positions) -> se.DenseMatrix
     return tau
 
 
-def _constraint(name: str, kind: str, expr: se.Basic, q, qd, t) -> Constraint:
+def make_constraint(name: str, kind: str, expr: se.Basic, q, qd, t) -> Constraint:
     """The rows of one constraint; holonomic: a = φ_q, c = φ_t (003: differentiate twice)."""
     if kind == "holonomic":
         row = tuple(se.diff(expr, qi) for qi in q)

@@ -1,0 +1,248 @@
+"""Animation of a simulated system: masses as dots, rods as lines, a fading trail, a clock.
+
+Issue 4.
+
+Signature for the CLI::
+
+    animate(table: Table, positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
+            rods: Sequence[tuple[str, str]], out_path: str | Path, fps: float = 30,
+            trail: float = 1.0, title: str | None = None, dpi: int = 100) -> int
+
+``table`` is :func:`lagsim.io.read_csv`'s result; ``positions`` maps a mass name to its (x, y)
+arrays at the table's samples (the caller evaluates the system's position expressions); ``rods``
+are pairs of mass names or ``"origin"`` that a holonomic constraint |r_i − r_j| = const ties
+together (seed 002 §23.6–23.8 writes the pendulum's string this way).  The return value is the
+number of frames written: ``max(2, round(fps * (t_end − t_start)))`` at equally spaced times,
+positions linearly interpolated between samples.
+
+``.gif`` goes through matplotlib's Pillow writer; ``.mp4`` needs ffmpeg on PATH, otherwise an
+InputError says so.  The file is written atomically (:func:`lagsim.io.atomic_output`).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lagsim.errors import InputError, Location
+from lagsim.io import Table, atomic_output
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
+
+__all__ = ["ORIGIN", "animate", "frame_count"]
+
+ORIGIN = "origin"
+_TRAIL_ALPHA = 0.8
+
+
+def frame_count(t_start: float, t_end: float, fps: float) -> int:
+    """Frames of an animation of [t_start, t_end] at ``fps`` frames per simulated second."""
+    return max(2, round(fps * (t_end - t_start)))
+
+
+def _check_time(table: Table) -> np.ndarray:
+    t = table.time
+    if not np.all(np.isfinite(t)):
+        raise InputError("column 't' has non-finite values; cannot animate", Location(table.source))
+    if not np.all(np.diff(t) > 0):
+        row = int(np.argmax(np.diff(t) <= 0)) + 3
+        raise InputError(
+            "column 't' must increase strictly to animate", Location(table.source, row)
+        )
+    return t
+
+
+def _writer(suffix: str, fps: float, path: str | Path) -> object:
+    from matplotlib.animation import FFMpegWriter, PillowWriter
+
+    if suffix == ".gif":
+        return PillowWriter(fps=fps)
+    if suffix == ".mp4":
+        if shutil.which("ffmpeg") is None:
+            raise InputError(
+                f"cannot write {str(path)!r}: mp4 needs ffmpeg, which is not installed; use .gif",
+                Location(str(path)),
+            )
+        return FFMpegWriter(fps=fps, codec="h264", extra_args=["-pix_fmt", "yuv420p"])
+    raise InputError(
+        f"cannot write {str(path)!r}: an animation is a .gif (or .mp4 where ffmpeg exists)",
+        Location(str(path)),
+    )
+
+
+def _resampled(
+    t: np.ndarray, positions: Mapping[str, tuple[ArrayLike, ArrayLike]], frames: np.ndarray
+) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for name, (xs, ys) in positions.items():
+        xa, ya = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        if xa.shape != t.shape or ya.shape != t.shape:
+            raise ValueError(
+                f"positions of {name!r} have shapes {xa.shape}, {ya.shape}; expected {t.shape}"
+            )
+        out[name] = np.column_stack([np.interp(frames, t, xa), np.interp(frames, t, ya)])
+    return out
+
+
+def _limits(points: list[np.ndarray]) -> tuple[float, float, float, float]:
+    stacked = np.concatenate(points)
+    finite = stacked[np.all(np.isfinite(stacked), axis=1)]
+    if finite.size == 0:
+        return -1.0, 1.0, -1.0, 1.0
+    (x0, y0), (x1, y1) = finite.min(axis=0), finite.max(axis=0)
+    span = max(x1 - x0, y1 - y0, 1e-9)
+    pad = 0.08 * span
+    cx, cy = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
+    half = 0.5 * span + pad
+    return cx - half, cx + half, cy - half, cy + half
+
+
+def _clock_format(dt: float) -> str:
+    decimals = max(2, math.ceil(-math.log10(dt)) + 1) if dt > 0 else 2
+    return f"t = {{:.{decimals}f}}"
+
+
+def _stage(
+    xmin: float,
+    xmax: float,
+    ymin: float,
+    ymax: float,
+    names: Sequence[str],
+    colours: Sequence[tuple[float, float, float, float]],
+    uses_origin: bool,
+    title: str | None,
+    dpi: int,
+) -> tuple[Figure, Axes]:
+    """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
+
+    Only the moving artists are drawn per frame, on a transparent axes laid exactly over the
+    rendered one: drawing ticks and labels again for every frame would cost most of the time.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
+    fig.subplots_adjust(left=0.11, right=0.84, bottom=0.09, top=0.93)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ax.set_xlim(xmin, xmax)
+    ax.set_ylim(ymin, ymax)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.grid(True, alpha=0.3)
+    if title:
+        ax.set_title(title)
+    if uses_origin:
+        ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
+    if len(names) <= 12:
+        handles = [
+            Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=name)
+            for name, c in zip(names, colours, strict=True)
+        ]
+        ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+            frameon=False,
+            fontsize="small",
+        )
+    fig.canvas.draw()
+    background = np.asarray(fig.canvas.buffer_rgba()).copy()
+    box = ax.get_position()
+    ax.set_visible(False)
+    live = fig.add_axes(box.bounds)
+    live.set_xlim(ax.get_xlim())
+    live.set_ylim(ax.get_ylim())
+    live.set_axis_off()
+    fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-1)
+    return fig, live
+
+
+def animate(
+    table: Table,
+    positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    rods: Sequence[tuple[str, str]],
+    out_path: str | Path,
+    fps: float = 30,
+    trail: float = 1.0,
+    title: str | None = None,
+    dpi: int = 100,
+) -> int:
+    """Write an animation of ``positions`` to ``out_path`` and return the number of frames."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_rgba
+
+    if not fps or fps <= 0 or not math.isfinite(fps):
+        raise InputError(f"--fps must be a positive number, not {fps!r}")
+    if trail < 0 or not math.isfinite(trail):
+        raise InputError(f"--trail must be a number of seconds ≥ 0, not {trail!r}")
+    if not positions:
+        raise InputError("nothing to animate: the system names no masses", Location(table.source))
+    writer = _writer(Path(out_path).suffix.lower(), fps, out_path)
+    for a, b in rods:
+        for end in (a, b):
+            if end != ORIGIN and end not in positions:
+                raise ValueError(f"rod end {end!r} is neither a mass nor {ORIGIN!r}")
+
+    t = _check_time(table)
+    n = frame_count(float(t[0]), float(t[-1]), fps)
+    frames = np.linspace(t[0], t[-1], n)
+    xy = _resampled(t, positions, frames)
+    uses_origin = any(ORIGIN in rod for rod in rods)
+    extent = [*xy.values(), np.zeros((1, 2))] if uses_origin else list(xy.values())
+    xmin, xmax, ymin, ymax = _limits(extent)
+
+    names = list(xy)
+    colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi)
+    rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
+    trails = []
+    for colour in colours:
+        collection = LineCollection([], linewidths=1.5, zorder=1)
+        collection.set_color([colour])
+        live.add_collection(collection)
+        trails.append(collection)
+    dots = [live.plot([], [], "o", color=c, markersize=9, zorder=3)[0] for c in colours]
+    clock_format = _clock_format(float(frames[1] - frames[0]))
+    clock = live.text(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
+    trail_frames = int(round(trail * fps))
+
+    def point(name: str, i: int) -> np.ndarray:
+        return np.zeros(2) if name == ORIGIN else xy[name][i]
+
+    def draw(i: int) -> None:
+        for line, (a, b) in zip(rod_lines, rods, strict=True):
+            pa, pb = point(a, i), point(b, i)
+            line.set_data([pa[0], pb[0]], [pa[1], pb[1]])
+        first = max(0, i - trail_frames)
+        for name, dot, collection, colour in zip(names, dots, trails, colours, strict=True):
+            p = xy[name]
+            dot.set_data([p[i, 0]], [p[i, 1]])
+            if i > first:
+                segments = np.stack([p[first:i], p[first + 1 : i + 1]], axis=1)
+                alpha = np.linspace(0.0, _TRAIL_ALPHA, len(segments) + 1)[1:]
+                rgba = np.tile(colour, (len(segments), 1))
+                rgba[:, 3] = alpha
+                collection.set_segments(segments)
+                collection.set_color(rgba)
+            else:
+                collection.set_segments([])
+        clock.set_text(clock_format.format(frames[i]))
+
+    with atomic_output(out_path) as tmp:
+        with writer.saving(fig, str(tmp), dpi):  # type: ignore[attr-defined]
+            for i in range(n):
+                draw(i)
+                writer.grab_frame()  # type: ignore[attr-defined]
+    return n

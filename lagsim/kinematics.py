@@ -1,0 +1,84 @@
+"""Where the masses are along a trajectory, and which of them a rod ties together.
+
+Used by ``lagsim plot --kind path`` and ``lagsim animate``: positions r_K(q, t) of the declared
+masses evaluated at every sample of a CSV; a rod is drawn between two masses (or a mass and the
+origin) whose distance the model keeps fixed: |r_i − r_j|² is a constant, or a constant plus a
+multiple of one holonomic constraint φ (seed 001 §10.7, φ = x² + y² − r²).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import symengine as se
+import sympy
+
+from lagsim.compile import lambdify
+from lagsim.errors import InputError
+from lagsim.io import Table
+from lagsim.model import Model, to_sympy
+
+ORIGIN = "origin"
+
+
+def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The (x, y) path of each declared mass over the table's samples (x–y projection in 3-d)."""
+    if not model.mass_positions:
+        raise InputError(f"system '{model.name}' declares no 'masses', so there is no path to "
+                         "draw; add masses with positions, or use --kind time")
+    missing = [c for c in model.coordinates if not table.has(c)]
+    if missing:
+        raise InputError(f"the CSV has no column for coordinate(s) {', '.join(missing)} of "
+                         f"system '{model.name}'; was it simulated from another system?",
+                         None)
+    subs = model.substitutions()
+    exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
+    f = lambdify([model.t, *model.q], exprs)
+    t = table.column("t")
+    q = np.column_stack([table.column(c) for c in model.coordinates])
+    values = np.array([f(np.concatenate(([ti], qi))) for ti, qi in zip(t, q)])
+    return {name: (values[:, 2 * k], values[:, 2 * k + 1])
+            for k, (name, _) in enumerate(model.mass_positions)}
+
+
+def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, np.ndarray]]
+         ) -> list[tuple[str, str]]:
+    """Pairs (origin or mass, mass) whose distance the model holds constant."""
+    positions = {name: tuple(to_sympy(c) for c in r) for name, r in model.mass_positions}
+    dim = len(next(iter(positions.values()))) if positions else 2
+    positions_with_origin = {ORIGIN: (sympy.Integer(0),) * dim, **positions}
+    phis = [to_sympy(c.expression) for c in model.holonomic]
+    coords = {to_sympy(s) for s in model.q}
+    names = list(positions_with_origin)
+    out = []
+    for j, b in enumerate(names):
+        for a in names[:j]:
+            if not _nearly_constant(paths, a, b):
+                continue
+            d2 = sum((pa - pb) ** 2 for pa, pb in zip(positions_with_origin[a],
+                                                     positions_with_origin[b]))
+            if _fixed(d2, phis, coords):
+                out.append((a, b))
+    return out
+
+
+def _nearly_constant(paths: Mapping, a: str, b: str) -> bool:
+    xa, ya = paths[a] if a != ORIGIN else (0.0, 0.0)
+    xb, yb = paths[b]
+    d = np.hypot(np.asarray(xb) - xa, np.asarray(yb) - ya)
+    return bool(np.ptp(d) <= 1e-6 * max(float(np.max(d)), 1e-12))
+
+
+def _fixed(d2: sympy.Expr, phis: list[sympy.Expr], coords: set) -> bool:
+    simple = sympy.trigsimp(sympy.expand(d2))
+    if not (simple.free_symbols & coords):
+        return True
+    for phi in phis:
+        ratio = sympy.simplify(sympy.diff(simple, next(iter(simple.free_symbols & coords)))
+                               / sympy.diff(phi, next(iter(simple.free_symbols & coords))))
+        if ratio.free_symbols & coords:
+            continue
+        if not (sympy.simplify(simple - ratio * phi).free_symbols & coords):
+            return True
+    return False

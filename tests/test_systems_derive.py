@@ -479,3 +479,124 @@ def test_skate_turns_on_a_circle() -> None:
         close(qdd["y"], v * w * np.cos(ps), "y_ddot")
         close(qdd["psi"], tv / Jv, "psi_ddot")
         close(lam["skate"], -mv * v * w, "lambda_skate")
+
+
+# --- issue 4 systems ---------------------------------------------------------------------------
+
+
+def test_atwood_acceleration_and_tension() -> None:
+    """ÿ1 = (m1 − m2) g/(m1 + m2) and the tension −λ_string = 2 m1 m2 g/(m1 + m2)."""
+    m1, m2, gv, lv = 1.7, 0.6, 9.81, 3.0
+    mdl = model("atwood", m1=m1, m2=m2, g=gv, l=lv)
+    rng = np.random.default_rng(8)
+    for _ in range(STATES):
+        y1, v1 = rng.uniform(0.5, 2.5), rng.uniform(-2.0, 2.0)
+        state = full_state(mdl, {"y1": y1, "y2": lv - y1, "y1_dot": v1, "y2_dot": -v1})
+        on_manifold(mdl, state)
+        qdd, lam = solve_index1(mdl, state)
+        close(qdd["y1"], (m1 - m2) * gv / (m1 + m2), "y1_ddot")
+        close(qdd["y2"], -(m1 - m2) * gv / (m1 + m2), "y2_ddot")
+        close(-lam["string"], 2 * m1 * m2 * gv / (m1 + m2), "string tension")
+
+
+def test_spherical_pendulum_equations() -> None:
+    """θ̈ = sin θ cos θ φ̇² − (g/l) sin θ and φ̈ = −2 cot θ θ̇ φ̇."""
+    gv, lv = 9.81, 0.7
+    mdl = model("spherical_pendulum", m=1.3, l=lv)
+    rng = np.random.default_rng(9)
+    for _ in range(STATES):
+        th, ph = rng.uniform(0.2, 2.9), rng.uniform(-3.0, 3.0)
+        thd, phd = rng.uniform(-3.0, 3.0, 2)
+        state = full_state(mdl, {"theta": th, "phi": ph, "theta_dot": thd, "phi_dot": phd})
+        qdd, _ = solve_index1(mdl, state)
+        close(qdd["theta"], np.sin(th) * np.cos(th) * phd**2 - gv / lv * np.sin(th), "theta_ddot")
+        close(qdd["phi"], -2 * thd * phd / np.tan(th), "phi_ddot")
+
+
+def test_cart_pole_equations_with_the_driving_force() -> None:
+    """(mc + mp) ẍ + mp l (θ̈ cos θ − θ̇² sin θ) = F0 cos(w t) and
+    mp l² θ̈ + mp l ẍ cos θ − mp g l sin θ = 0, at random states and times."""
+    mc, mp, lv, gv, F0, wv = 1.2, 0.3, 0.6, 9.81, 2.0, 1.7
+    mdl = model("cart_pole", mc=mc, mp=mp, l=lv, g=gv, F0=F0, w=wv)
+    rng = np.random.default_rng(10)
+    for _ in range(STATES):
+        tv, th = rng.uniform(0, 10), rng.uniform(-3, 3)
+        xd, thd = rng.uniform(-2, 2), rng.uniform(-3, 3)
+        state = full_state(mdl, {"x": rng.uniform(-1, 1), "theta": th, "x_dot": xd,
+                                 "theta_dot": thd}, t=tv)
+        qdd, _ = solve_index1(mdl, state)
+        a, b = qdd["x"], qdd["theta"]
+        close((mc + mp) * a + mp * lv * (b * np.cos(th) - thd**2 * np.sin(th)),
+              F0 * np.cos(wv * tv), "cart equation")
+        close(mp * lv**2 * b + mp * lv * a * np.cos(th) - mp * gv * lv * np.sin(th), 0.0,
+              "pole equation")
+
+
+def test_driven_damped_pendulum_equation() -> None:
+    """m l² θ̈ + c θ̇ + m g l sin θ = F0 cos(w t): R = ½ c θ̇² and the torque enter τ."""
+    c, F0, w, t = sp.symbols("c F0 w t")
+    mdl = model("driven_damped_pendulum")
+    residual = ssym(mdl.mass_matrix)[0, 0] * theta_ddot - ssym(mdl.forcing)[0]
+    want = m * l**2 * theta_ddot + c * theta_dot + m * g * l * sp.sin(theta) - F0 * sp.cos(w * t)
+    assert sp.simplify(residual - want) == 0
+
+
+def test_kepler_equations() -> None:
+    """m r̈ − m r θ̇² + μ m / r² = 0 and m r² θ̈ + 2 m r ṙ θ̇ = 0 (angular momentum conserved)."""
+    mu = sp.Symbol("mu")
+    mdl = model("kepler")
+    residual = ssym(mdl.mass_matrix) * sp.Matrix([r_ddot, theta_ddot]) - ssym(mdl.forcing)
+    want = sp.Matrix([m * r_ddot - m * r * theta_dot**2 + mu * m / r**2,
+                      m * r**2 * theta_ddot + 2 * m * r * r_dot * theta_dot])
+    assert sp.simplify(residual - want) == sp.zeros(2, 1)
+    h = m * (r_dot**2 + r**2 * theta_dot**2) / 2 - mu * m / r
+    assert sp.simplify(ssym(mdl.energy) - h) == 0
+
+
+def test_moving_pivot_pendulum_follows_the_shaken_pendulum() -> None:
+    """With the pivot at A sin(w t): θ̈ = −(g/l) sin θ + (A w²/l) sin(w t) cos θ, mapped to x, y."""
+    gv, lv, Av, wv = 9.81, 0.9, 0.15, 2.5
+    mdl = model("moving_pivot_pendulum", g=gv, l=lv, A=Av, w=wv, m=0.8)
+    rng = np.random.default_rng(11)
+    for _ in range(STATES):
+        tv, th, thd = rng.uniform(0, 10), rng.uniform(-3, 3), rng.uniform(-3, 3)
+        xp, vp, ap = Av * np.sin(wv * tv), Av * wv * np.cos(wv * tv), -Av * wv**2 * np.sin(wv * tv)
+        values = {"x": xp + lv * np.sin(th), "y": -lv * np.cos(th),
+                  "x_dot": vp + lv * np.cos(th) * thd, "y_dot": lv * np.sin(th) * thd}
+        state = full_state(mdl, values, t=tv)
+        on_manifold(mdl, state)
+        qdd, _ = solve_index1(mdl, state)
+        thdd = -gv / lv * np.sin(th) - ap / lv * np.cos(th)
+        close(qdd["x"], ap + lv * (np.cos(th) * thdd - np.sin(th) * thd**2), "x_ddot")
+        close(qdd["y"], lv * (np.sin(th) * thdd + np.cos(th) * thd**2), "y_ddot")
+
+
+def test_slider_crank_matches_its_minimal_coordinate() -> None:
+    """The natural-coordinate linkage (index1 and 004's formula) moves as the Lagrangian of the
+    crank angle φ alone, with B = r(cos φ, sin φ) and the slider at r cos φ + √(l² − r² sin² φ)."""
+    m1, m2, rv, lv, gv = 0.7, 1.3, 0.4, 1.1, 9.81
+    mdl = model("slider_crank", m1=m1, m2=m2, r=rv, l=lv, g=gv)
+    ph, phd, phdd = sp.symbols("ph ph_dot ph_ddot")
+    xb, yb = rv * sp.cos(ph), rv * sp.sin(ph)
+    xc = xb + sp.sqrt(lv**2 - (rv * sp.sin(ph)) ** 2)
+    vel = {e: sp.diff(e, ph) * phd for e in (xb, yb, xc)}
+    lag = m1 * (vel[xb] ** 2 + vel[yb] ** 2) / 2 + m2 * vel[xc] ** 2 / 2 - m1 * gv * yb
+    p = sp.diff(lag, phd)
+    accel = sp.solve(sp.diff(p, ph) * phd + sp.diff(p, phd) * phdd - sp.diff(lag, ph), phdd)[0]
+    rng = np.random.default_rng(12)
+    for _ in range(STATES):
+        at = {ph: rng.uniform(-3, 3), phd: rng.uniform(-5, 5)}
+        at[phdd] = float(accel.subs(at))
+        second = {e: float((sp.diff(e, ph) * phdd + sp.diff(e, ph, 2) * phd**2).subs(at))
+                  for e in (xb, yb, xc)}
+        values = {"x1": float(xb.subs(at)), "y1": float(yb.subs(at)), "x2": float(xc.subs(at)),
+                  "x1_dot": float(vel[xb].subs(at)), "y1_dot": float(vel[yb].subs(at)),
+                  "x2_dot": float(vel[xc].subs(at))}
+        state = full_state(mdl, values)
+        on_manifold(mdl, state)
+        qdd, _ = solve_index1(mdl, state)
+        uk = udwadia_kalaba(mdl, state)
+        want = [second[xb], second[yb], second[xc], 0.0]
+        for got in ([qdd[q] for q in ("x1", "y1", "x2", "y2")], list(uk)):
+            for q, gq, wq in zip(mdl.coordinates, got, want):
+                close(gq, wq, f"{q}_ddot")

@@ -22,13 +22,20 @@ BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
 
 def lambdify(args: Sequence[se.Symbol], exprs: Sequence[se.Basic]) -> Callable[[np.ndarray],
                                                                                  np.ndarray]:
-    """One compiled function from a flat argument vector to a flat vector of ``exprs``."""
+    """One compiled function from a flat argument vector to a flat vector of ``exprs``.
+
+    The arguments are renamed first: symengine's cse names its temporaries x0, x1, …
+    and would otherwise confuse them with a user's coordinates of the same names.
+    """
     if not exprs:
         return lambda _x: np.zeros(0)
+    dummies = [se.Symbol(f"_lagsim_arg{i}") for i in range(len(args))]
+    rename = dict(zip(args, dummies))
+    exprs = [se.sympify(e).xreplace(rename) for e in exprs]
     kwargs = {"cse": True, "backend": BACKEND}
     if BACKEND == "llvm":
         kwargs["opt_level"] = 2 if len(exprs) < 2000 else 1
-    return se.Lambdify(list(args), list(exprs), **kwargs)
+    return se.Lambdify(dummies, exprs, **kwargs)
 
 
 def _flat(matrix: se.DenseMatrix) -> list[se.Basic]:

@@ -1,0 +1,434 @@
+"""The equation forms `lagsim derive` prints: one function per form, registered in :data:`FORMS`.
+
+Every form takes a :class:`~lagsim.model.Model` (symengine) and returns an immutable :class:`Form`
+of SymPy values for :mod:`lagsim.render`. Conventions are the project's (docs/architecture.md):
+A stacks φ_q of the holonomic constraints and the rows a of the velocity constraints, and
+
+    M q̈ = F + Aᵀλ,   F = ∂L/∂q − (∂²L/∂q̇∂q) q̇ − ∂²L/∂q̇∂t + τ     (seed 001 §10.7),
+
+with λ_c the multiplier of constraint c (symbol ``lambda_<c>``). Seed 003 writes L − zᵀc instead of
+001's L + λᵀφ, so its multiplier is z = −λ and its augmented matrix shows +Aᵀ where ours shows −Aᵀ.
+
+Seeds: ``001_80d65b968ce3cb18.txt`` (Lagrangian, Theorem 10.2, matrix form 10.12–10.14, §10.7),
+``002_485a91571cac8ced.txt`` (§23.5 reduced coordinates), ``003_88d23709419132a0.txt`` (index
+reduction, augmented matrix), ``004_2a8ddee2a66c9af0.txt`` (Udwadia–Kalaba).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import symengine as se
+import sympy
+
+from lagsim.model import Model, to_sympy
+
+SEED_001 = "001_80d65b968ce3cb18.txt"
+SEED_002 = "002_485a91571cac8ced.txt"
+SEED_003 = "003_88d23709419132a0.txt"
+SEED_004 = "004_2a8ddee2a66c9af0.txt"
+
+CLOSED_FORM_MAX_N = 3
+
+
+@dataclass(frozen=True)
+class Item:
+    """One labelled value of a form: a SymPy expression, an immutable matrix or an equation.
+
+    ``label`` is plain text (used by text and json); ``tex`` is its LaTeX, empty for ``\\text{}``.
+    """
+
+    label: str
+    value: sympy.Basic
+    tex: str = ""
+
+
+@dataclass(frozen=True)
+class Form:
+    """A named way of writing the equations of motion of one model."""
+
+    name: str
+    title: str
+    formula: str
+    citation: str
+    items: tuple[Item, ...]
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    formula_latex: str = ""
+
+    @property
+    def equations(self) -> tuple[sympy.Eq, ...]:
+        """The items that are equations, in order."""
+        return tuple(item.value for item in self.items if isinstance(item.value, sympy.Eq))
+
+
+class _Symbols:
+    """The SymPy symbols of a model: q, q̇, q̈, λ and t."""
+
+    def __init__(self, model: Model) -> None:
+        self.q = [sympy.Symbol(str(s)) for s in model.q]
+        self.qd = [sympy.Symbol(str(s)) for s in model.qd]
+        self.qdd = [sympy.Symbol(str(s)) for s in model.qdd]
+        self.lam = [sympy.Symbol(c.multiplier) for c in model.constraints]
+        self.t = sympy.Symbol("t")
+
+
+def warnings_for(model: Model) -> tuple[str, ...]:
+    """A singular mass matrix is a warning for `derive` (issue 2), naming the coordinates."""
+    singular = model.singular_coordinates()
+    if not singular:
+        return ()
+    names = ", ".join(singular)
+    return (f"the mass matrix is singular: the velocity of {names} appears nowhere in the kinetic "
+            f"energy, so these equations cannot be solved for q̈ (simulate will refuse)",)
+
+
+def _tidy(value: sympy.Basic, simplify: bool) -> sympy.Basic:
+    if not simplify:
+        return value
+    if isinstance(value, sympy.Eq):
+        return sympy.Eq(_tidy(value.lhs, True), _tidy(value.rhs, True), evaluate=False)
+    if isinstance(value, sympy.MatrixBase):
+        return sympy.ImmutableMatrix(value.applyfunc(sympy.simplify))
+    if isinstance(value, sympy.MatMul):
+        return sympy.MatMul(*(_tidy(a, True) for a in value.args), evaluate=False)
+    return sympy.simplify(value)
+
+
+def _items(entries: list[Item], simplify: bool) -> tuple[Item, ...]:
+    return tuple(Item(e.label, _tidy(e.value, simplify), e.tex) for e in entries)
+
+
+def _eq(lhs: sympy.Basic, rhs: sympy.Basic) -> sympy.Eq:
+    return sympy.Eq(lhs, rhs, evaluate=False)
+
+
+def _tex(name: str) -> str:
+    return sympy.latex(sympy.Symbol(name))
+
+
+def _matrix(expr: se.DenseMatrix | sympy.MatrixBase) -> sympy.ImmutableMatrix:
+    if isinstance(expr, se.DenseMatrix):
+        expr = to_sympy(expr)
+    return sympy.ImmutableMatrix(expr)
+
+
+def _column(values: list[sympy.Basic]) -> sympy.ImmutableMatrix:
+    return sympy.ImmutableMatrix(len(values), 1, values)
+
+
+def _euler_lagrange_lhs(model: Model) -> list[se.Basic]:
+    """d/dt ∂L/∂q̇_i − ∂L/∂q_i along q̇, q̈, without τ (001 Theorem 10.2)."""
+    out = []
+    for i in range(model.n):
+        p = model.momenta[i]
+        total = se.diff(p, model.t) - se.diff(model.lagrangian, model.q[i])
+        for j in range(model.n):
+            total += se.diff(p, model.qd[j]) * model.qdd[j] + se.diff(p, model.q[j]) * model.qd[j]
+        out.append(total)
+    return out
+
+
+def _constraint_items(model: Model) -> list[Item]:
+    """φ = 0 for holonomic constraints, a·q̇ + c = 0 for velocity constraints (001 §10.7)."""
+    return [Item(c.name, _eq(to_sympy(c.expression), sympy.Integer(0)), rf"\text{{{c.name}}}")
+            for c in model.constraints]
+
+
+def _constraint_forces(model: Model, s: _Symbols) -> list[sympy.Expr]:
+    """(Aᵀλ)_i for each coordinate."""
+    A = to_sympy(model.A)
+    return [sympy.Add(*(A[k, i] * s.lam[k] for k in range(model.m))) for i in range(model.n)]
+
+
+def lagrange_form(model: Model, simplify: bool = False) -> Form:
+    """d/dt ∂L/∂q̇_i − ∂L/∂q_i = τ_i + (Aᵀλ)_i for each coordinate, and the constraints.
+
+    Seed 001 Theorem 10.2 (unconstrained), the forced form after 10.8, and §10.7 with multipliers
+    λ_c (``lambda_<c>``) when there are constraints: φ(q, t) = 0, or a·q̇ + c = 0 for a velocity
+    constraint, whose row a takes the place of φ_q.
+    """
+    s = _Symbols(model)
+    tau = to_sympy(model.tau)
+    lhs = _euler_lagrange_lhs(model)
+    forces = _constraint_forces(model, s)
+    entries = [
+        Item(name, _eq(to_sympy(lhs[i]), tau[i] + forces[i]), _tex(name))
+        for i, name in enumerate(model.coordinates)
+    ]
+    entries += _constraint_items(model)
+    formula = "d/dt ∂L/∂q̇ − ∂L/∂q = τ" + (" + Aᵀλ,  φ(q, t) = 0" if model.m else "")
+    tex = (r"\frac{d}{dt}\frac{\partial L}{\partial \dot{q}} - \frac{\partial L}{\partial q} = "
+           r"\tau" + (r" + A^{T}\lambda, \quad \phi(q, t) = 0" if model.m else ""))
+    return Form(
+        name="lagrange", title="Euler–Lagrange equations", formula=formula,
+        citation=f"{SEED_001} Theorem 10.2" + (", §10.7" if model.m else ""),
+        items=_items(entries, simplify), warnings=warnings_for(model), formula_latex=tex,
+    )
+
+
+def coriolis_matrix(model: Model) -> se.DenseMatrix:
+    """C_ij = Σ_k h_ijk q̇_k with h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i (001 eqs 10.13–10.14)."""
+    M, q, qd, n = model.mass_matrix, model.q, model.qd, model.n
+    C = se.zeros(n, n)
+    half = se.Rational(1, 2)
+    for i in range(n):
+        for j in range(n):
+            C[i, j] = sum(
+                ((se.diff(M[i, j], q[k]) - half * se.diff(M[j, k], q[i])) * qd[k]
+                 for k in range(n)), se.Integer(0))
+    return C
+
+
+def _vanishes(expr: se.Basic, model: Model) -> bool:
+    """Whether expr ≡ 0: expanded symbolically, else at three random points to 1e-10."""
+    expr = se.expand(expr)
+    if expr == 0:
+        return True
+    rng = random.Random(20240)
+    names = sorted(expr.free_symbols, key=str)
+    for _ in range(3):
+        point = {v: se.Float(rng.uniform(0.3, 1.3)) for v in names}
+        try:
+            value = complex(se.sympify(expr.subs(point)).n())
+        except (RuntimeError, TypeError, ValueError):
+            return False
+        if not abs(value) < 1e-10:
+            return False
+    return True
+
+
+def matrix_form(model: Model, simplify: bool = False) -> Form:
+    """M(q) q̈ + C(q, q̇) q̇ + g(q) = τ (001 eqs 10.12–10.14 and the matrix formulation after).
+
+    M = ∂²L/∂q̇², C from h_ijk (:func:`coriolis_matrix`), g = ∂U/∂q with U = −L(q, 0, t). When L is
+    not ½q̇ᵀM(q)q̇ − U(q, t) (gyroscopic terms linear in q̇, M depending on t or q̇) a remainder
+    r = d/dt ∂L/∂q̇ − ∂L/∂q − M q̈ − C q̇ − g is added, so that M q̈ + C q̇ + g + r = τ holds
+    exactly. Constraint forces Aᵀλ join the right-hand side as in §10.7.
+    """
+    s = _Symbols(model)
+    n = model.n
+    M = model.mass_matrix
+    C = coriolis_matrix(model)
+    U = -model.lagrangian.subs({v: 0 for v in model.qd})
+    g = se.DenseMatrix(n, 1, [se.diff(U, qi) for qi in model.q])
+    Cqd = C * se.DenseMatrix(n, 1, list(model.qd))
+    lhs = _euler_lagrange_lhs(model)
+    remainder = [
+        lhs[i] - sum((M[i, j] * model.qdd[j] for j in range(n)), se.Integer(0)) - Cqd[i] - g[i]
+        for i in range(n)
+    ]
+    has_remainder = not all(_vanishes(r, model) for r in remainder)
+    Ms, Cs, gs, tau = (_matrix(x) for x in (M, C, g, model.tau))
+    Cqds = _matrix(Cqd)
+    rs = _column([to_sympy(se.expand(r)) for r in remainder]) if has_remainder else None
+    entries = [
+        Item("M(q)", Ms, r"M(q)"), Item("C(q, q̇)", Cs, r"C(q, \dot{q})"),
+        Item("C(q, q̇) q̇", Cqds, r"C(q, \dot{q})\,\dot{q}"), Item("g(q)", gs, r"g(q)"),
+        Item("τ", tau, r"\tau"),
+    ]
+    if rs is not None:
+        entries.append(Item("r(q, q̇, t)", rs, r"r(q, \dot{q}, t)"))
+    forces = _constraint_forces(model, s)
+    for i, name in enumerate(model.coordinates):
+        row = sympy.Add(*(Ms[i, j] * s.qdd[j] for j in range(n))) + Cqds[i] + gs[i]
+        if rs is not None:
+            row += rs[i]
+        entries.append(Item(name, _eq(row, tau[i] + forces[i]), _tex(name)))
+    entries += _constraint_items(model)
+    extra = " + r(q, q̇, t)" if rs is not None else ""
+    lam = " + Aᵀλ" if model.m else ""
+    notes = ()
+    if rs is not None:
+        notes = ("L is not of the form ½ q̇ᵀM(q)q̇ − U(q, t) (gyroscopic, time- or velocity-"
+                 "dependent inertia); r collects what M q̈ + C q̇ + g misses",)
+    return Form(
+        name="matrix", title="matrix form", formula=f"M(q) q̈ + C(q, q̇) q̇ + g(q){extra} = τ{lam}",
+        citation=f"{SEED_001} eqs 10.12–10.14 (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
+        items=_items(entries, simplify), warnings=warnings_for(model), notes=notes,
+        formula_latex=(r"M(q)\ddot{q} + C(q, \dot{q})\dot{q} + g(q)"
+                       + (r" + r(q, \dot{q}, t)" if rs is not None else "") + r" = \tau"
+                       + (r" + A^{T}\lambda" if model.m else "")),
+    )
+
+
+def dae_form(model: Model, simplify: bool = False) -> Form:
+    """The index-3 DAE M q̈ − F = Aᵀλ, φ(q, t) = 0, a(q, t)·q̇ + c(q, t) = 0 (001 §10.7).
+
+    F includes τ (001's forced form: d/dt ∂L/∂q̇ − ∂L/∂q = φ_qᵀλ + τ); velocity constraints enter
+    A with their row a, like φ_q.
+    """
+    s = _Symbols(model)
+    M, F = _matrix(model.mass_matrix), _matrix(model.forcing)
+    forces = _constraint_forces(model, s)
+    entries = [
+        Item(name, _eq(sympy.Add(*(M[i, j] * s.qdd[j] for j in range(model.n))) - F[i],
+                       forces[i]), _tex(name))
+        for i, name in enumerate(model.coordinates)
+    ]
+    entries += _constraint_items(model)
+    notes = () if model.m else ("no constraints: the DAE is the ODE M q̈ = F",)
+    return Form(
+        name="dae", title="index-3 differential-algebraic equations",
+        formula="M(q) q̈ − F(q, q̇, t) = Aᵀλ,  φ(q, t) = 0,  a(q, t)·q̇ + c(q, t) = 0",
+        citation=f"{SEED_001} §10.7", items=_items(entries, simplify),
+        warnings=warnings_for(model), notes=notes,
+        formula_latex=(r"M(q)\ddot{q} - F(q, \dot{q}, t) = A^{T}\lambda, \quad \phi(q, t) = 0, "
+                       r"\quad a(q, t)\cdot\dot{q} + c(q, t) = 0"),
+    )
+
+
+def augmented_system(model: Model) -> tuple[sympy.ImmutableMatrix, sympy.ImmutableMatrix,
+                                            sympy.ImmutableMatrix]:
+    """K = [[M, −Aᵀ], [A, 0]], unknowns [q̈; λ] and right-hand side [F; b] (seed 003)."""
+    s = _Symbols(model)
+    n, m = model.n, model.m
+    M, F = _matrix(model.mass_matrix), _matrix(model.forcing)
+    A, b = _matrix(model.A), _matrix(model.b)
+    K = sympy.zeros(n + m, n + m)
+    K[:n, :n] = M
+    if m:
+        K[:n, n:] = -A.T
+        K[n:, :n] = A
+    rhs = F.col_join(b) if m else F
+    return sympy.ImmutableMatrix(K), _column(s.qdd + s.lam), sympy.ImmutableMatrix(rhs)
+
+
+def index1_form(model: Model, simplify: bool = False) -> Form:
+    """[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]: the constraints differentiated to A q̈ = b (seed 003).
+
+    Seed 003 (flat pendulum, L − z c) prints [[m, 0, x], [0, m, y], [x, y, 0]] [ẍ; ÿ; z] =
+    [0; 0; −ẋ² − ẏ²]; with M q̈ = F + Aᵀλ the multiplier column carries −Aᵀ and λ = −z. For a
+    single constraint the closed-form solution [q̈; λ] is printed too (solved by SymPy for display
+    and simplified; the numerical path never inverts M).
+    """
+    K, x, rhs = augmented_system(model)
+    warnings = list(warnings_for(model))
+    entries = [Item("K", K, "K"), Item("unknowns", x, r"\begin{bmatrix}\ddot{q}\\ \lambda"
+                                        r"\end{bmatrix}"),
+               Item("right-hand side", rhs, r"\begin{bmatrix}F\\ b\end{bmatrix}"),
+               Item("system", _eq(sympy.MatMul(K, x, evaluate=False), rhs), r"\text{system}")]
+    notes = ["seed 003's multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
+    if model.m == 1 and model.n <= CLOSED_FORM_MAX_N + 1:
+        try:
+            solution = K.LUsolve(rhs)
+        except (ValueError, ZeroDivisionError):
+            warnings.append("the augmented matrix is singular: no closed form")
+        else:
+            for unknown, value in zip(x, solution):
+                entries.append(Item(str(unknown), _eq(unknown, sympy.simplify(value)),
+                                    sympy.latex(unknown)))
+    elif model.m == 1:
+        notes.append(f"closed form printed only for n ≤ {CLOSED_FORM_MAX_N + 1}")
+    return Form(
+        name="index1", title="index-1 augmented system",
+        formula="[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]", citation=f"{SEED_003} (augmented matrix)",
+        items=_items(entries, simplify), warnings=tuple(warnings), notes=tuple(notes),
+        formula_latex=(r"\begin{bmatrix} M & -A^{T} \\ A & 0 \end{bmatrix}"
+                       r"\begin{bmatrix} \ddot{q} \\ \lambda \end{bmatrix} = "
+                       r"\begin{bmatrix} F \\ b \end{bmatrix}"),
+    )
+
+
+def _is_diagonal(M: sympy.MatrixBase) -> bool:
+    return all(sympy.expand(M[i, j]) == 0 for i in range(M.rows) for j in range(M.cols) if i != j)
+
+
+def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
+    """q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a) with a = M⁻¹F and A q̈ = b (seed 004).
+
+    a is printed as the solve M a = F, or in closed form when M is diagonal. For n ≤ 3 with a
+    regular M the closed form is printed, using M^{-1/2}B⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)⁺ for B = AM^{-1/2}
+    (since B⁺ = Bᵀ(BBᵀ)⁺); for a full-row-rank A this is a + M⁻¹Aᵀ(AM⁻¹Aᵀ)⁻¹(b − Aa). The
+    constraint force Q_c = Aᵀ(AM⁻¹Aᵀ)⁺(b − A a) (seed 004) is printed with it.
+    """
+    s = _Symbols(model)
+    n, m = model.n, model.m
+    M, F = _matrix(model.mass_matrix), _matrix(model.forcing)
+    A, b = _matrix(model.A), _matrix(model.b)
+    warnings = list(warnings_for(model))
+    notes: list[str] = []
+    a_syms = _column([sympy.Symbol(f"a_{name}") for name in model.coordinates])
+    regular = not warnings
+    entries: list[Item] = []
+    a_value = None
+    if regular and _is_diagonal(M):
+        a_value = _column([sympy.simplify(F[i] / M[i, i]) for i in range(n)])
+        entries.append(Item("a", _eq(a_syms, a_value), "a"))
+    else:
+        entries.append(Item("a", _eq(sympy.MatMul(M, a_syms, evaluate=False), F), "a"))
+    if m:
+        entries += [Item("A", A, "A"), Item("b", b, "b")]
+    if regular and n <= CLOSED_FORM_MAX_N:
+        Minv = sympy.diag(*[1 / M[i, i] for i in range(n)]) if _is_diagonal(M) else M.inv()
+        a = a_value if a_value is not None else (Minv * F).applyfunc(sympy.simplify)
+        if a_value is None:
+            entries.append(Item("a = M⁻¹F", _eq(a_syms, a), r"a = M^{-1}F"))
+        if m:
+            G = (A * Minv * A.T).applyfunc(sympy.simplify)
+            full_rank = sympy.simplify(G.det()) != 0
+            Ginv = G.inv() if full_rank else G.pinv()
+            Qc = (A.T * Ginv * (b - A * a)).applyfunc(sympy.simplify)
+            qdd = (a + Minv * Qc).applyfunc(sympy.simplify)
+            entries.append(Item("Q_c", _column(list(Qc)), "Q_{c}"))
+            notes.append("closed form via M^{-1/2}(AM^{-1/2})⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)"
+                         + ("⁻¹ (A has full row rank)" if full_rank else "⁺ (A is rank-deficient)"))
+        else:
+            qdd = a
+        entries += [Item(str(s.qdd[i]), _eq(s.qdd[i], qdd[i]), sympy.latex(s.qdd[i]))
+                    for i in range(n)]
+    elif regular:
+        notes.append(f"n = {n} > {CLOSED_FORM_MAX_N}: the pieces are printed, not the closed form")
+    return Form(
+        name="udwadia-kalaba", title="Udwadia–Kalaba equation",
+        formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
+        citation=f"{SEED_004} (Statement)", items=_items(entries, simplify),
+        warnings=tuple(warnings), notes=tuple(notes),
+        formula_latex=(r"\ddot{q} = a + M^{-1/2}\left(A M^{-1/2}\right)^{+}(b - A a), \quad "
+                       r"M a = F, \quad A\ddot{q} = b"),
+    )
+
+
+def reduced_form(model: Model, simplify: bool = False,
+                 q0: Mapping[str, float] | None = None) -> Form:
+    """Lagrange's recipe (seed 002 §23.5): eliminate constrained coordinates, print L̃, the
+    reduced equations d/dt ∂L̃/∂q̇ − ∂L̃/∂q = 0 for the free coordinates and each multiplier from
+    the unconstrained equations evaluated on the constraint (step 5).
+
+    λ_c is the multiplier of M q̈ = F + Aᵀλ, so for a constraint β = 0 it is the seed's μ (§23.7:
+    λ_string = −mℓθ̇² − mg cos θ, the tension is −λ). Raises InputError when no reduction applies;
+    ``q0`` picks the branch of a constraint solved for a coordinate.
+    """
+    from lagsim.reduce import reduce_model
+
+    reduction = reduce_model(model, q0)
+    entries = [Item(f"eliminated {name}", _eq(sympy.Symbol(name), sympy.sympify(expr)),
+                    _tex(name)) for name, expr in reduction.eliminated]
+    entries.append(Item("L̃", reduction.lagrangian, r"\tilde{L}"))
+    entries += [Item(name, _eq(sympy.sympify(eq), sympy.Integer(0)), _tex(name))
+                for name, eq in zip(reduction.free, reduction.equations)]
+    entries += [Item(name, _eq(sympy.Symbol(name), sympy.sympify(expr)), _tex(name))
+                for name, expr in reduction.multipliers]
+    return Form(
+        name="reduced", title="reduced (constrained) coordinates",
+        formula=("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
+                 "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0"),
+        citation=f"{SEED_002} §23.5", items=_items(entries, simplify),
+        warnings=warnings_for(model),
+        notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ (002 §23.7)",),
+        formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"
+                       r"\frac{\partial \tilde{L}}{\partial \dot{q}} - "
+                       r"\frac{\partial \tilde{L}}{\partial q} - \tilde{\tau} = 0"),
+    )
+
+
+FORMS: dict[str, Callable[..., Form]] = {
+    "lagrange": lagrange_form,
+    "matrix": matrix_form,
+    "dae": dae_form,
+    "index1": index1_form,
+    "udwadia-kalaba": udwadia_kalaba_form,
+    "reduced": reduced_form,
+}

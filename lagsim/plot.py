@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,7 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 MAX_LEGEND = 20
-_SHORT_LABEL = 28
+_SHORT_LABEL = 22
 _PANEL_HEIGHT = 2.0
 _WIDTH = 9.0
 
@@ -97,11 +98,12 @@ class _Panel:
 
 
 def _group_label(names: Sequence[str], group: str) -> str:
-    text = ", ".join(names)
-    if len(text) <= _SHORT_LABEL:
-        return text
+    """The column names when they fit a small panel's height (two short lines), else ``group``."""
+    lines = textwrap.wrap(", ".join(names), _SHORT_LABEL, break_long_words=False)
+    if len(lines) <= 2 and all(len(line) <= _SHORT_LABEL for line in lines):
+        return "\n".join(lines)
     if len(names) > MAX_LEGEND:
-        return f"{group} ({names[0]} … {names[-1]})"
+        return f"{group}\n({names[0]} … {names[-1]})"
     return group
 
 
@@ -135,9 +137,9 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
     finite = np.abs(h[np.isfinite(h)])
     scale_max = float(finite.max()) if finite.size else 0.0
     if abs(h0) > 0.0:
-        scale, label = abs(h0), "|energy − energy₀| / |energy₀|"
+        scale, label = abs(h0), "|energy − energy₀|\n/ |energy₀|"
     elif scale_max > 0.0:
-        scale, label = scale_max, "|energy − energy₀| / max|energy|"
+        scale, label = scale_max, "|energy − energy₀|\n/ max|energy|"
     else:
         scale, label = 1.0, "|energy − energy₀|"
     drift = np.abs(h - h0) / scale
@@ -153,7 +155,7 @@ def _overview(table: Table) -> list[_Panel]:
             "drift",
             table.position_residuals,
             table.velocity_residuals,
-            "constraint drift |residual|",
+            "constraint drift\n|residual|",
         ),
         _energy_drift_panel(table),
         _columns_panel(table, "multipliers", table.multipliers, "multipliers λ"),
@@ -210,7 +212,7 @@ def _drift(table: Table) -> list[_Panel]:
     panels = [
         _drift_panel(table, "position drift", table.position_residuals, (), "position drift |φ|"),
         _drift_panel(
-            table, "velocity drift", (), table.velocity_residuals, "velocity drift |residual|"
+            table, "velocity drift", (), table.velocity_residuals, "velocity drift\n|residual|"
         ),
     ]
     found = [p for p in panels if p is not None]

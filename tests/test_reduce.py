@@ -1,0 +1,134 @@
+"""Lagrange's recipe of minimal coordinates (seed 002_485a91571cac8ced.txt §23.5) against the
+seed's own results: the constrained Lagrangians, the reduced equations and the tensions of §23.7,
+§23.8 and §23.9, and the normal force of §23.6."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from lagsim.compile import compile_reduction
+from lagsim.errors import InputError
+from lagsim.model import build_model
+from lagsim.reduce import reduce_model
+from lagsim.spec import load_spec, parse_spec
+
+m, g, l, d, K, l0, m1, m2, l1, l2 = sp.symbols("m g l d K l0 m1 m2 l1 l2")
+th, thd, thdd = sp.symbols("theta theta_dot theta_ddot")
+t1, t2, t1d, t2d, t1dd, t2dd = sp.symbols(
+    "theta1 theta2 theta1_dot theta2_dot theta1_ddot theta2_ddot")
+
+
+def _reduce(name: str):
+    spec = load_spec(name)
+    return reduce_model(build_model(spec), dict(zip(spec.coordinates, spec.initial_state()[0])))
+
+
+def _zero(expr) -> bool:
+    return sp.simplify(sp.expand_trig(sp.expand(expr))) == 0
+
+
+def test_simple_pendulum_tension_23_7():
+    """§23.7: L̃ = ½mℓ²θ̇² + mgℓ cos θ, θ̈ + (g/ℓ) sin θ = 0, μ1 = −mℓθ̇² − mg cos θ."""
+    red = _reduce("pendulum_constrained")
+    assert red.free == ("theta",)
+    assert dict(red.eliminated) == {"beta": 0, "z": 0}
+    assert _zero(red.lagrangian - (m * l**2 * thd**2 / 2 + m * g * l * sp.cos(th)))
+    (eq,) = red.equations
+    assert _zero(eq - (m * l**2 * thdd + m * g * l * sp.sin(th)))
+    lam = dict(red.multipliers)
+    assert _zero(lam["lambda_string"] - (-m * l * thd**2 - m * g * sp.cos(th)))
+    assert lam["lambda_plane"] == 0
+
+
+def test_double_pendulum_tensions_23_8():
+    """§23.8: the two reduced equations and μ1, μ2ℓ2 with θ̈ from the equations of motion."""
+    red = _reduce("double_pendulum")
+    assert red.free == ("theta1", "theta2")
+    eq1, eq2 = red.equations
+    c, s = sp.cos(t2 - t1), sp.sin(t2 - t1)
+    seed1 = ((m1 + m2) * l1**2 * t1dd + m2 * l1 * l2 * (t2dd * c - t2d**2 * s)
+             + (m1 + m2) * g * l1 * sp.sin(t1))
+    seed2 = (m2 * l2**2 * t2dd + m2 * l1 * l2 * (t1dd * c + t1d**2 * s)
+             + m2 * g * l2 * sp.sin(t2))
+    assert _zero(eq1 - seed1)
+    assert _zero(eq2 - seed2)
+    lam = dict(red.multipliers)
+    mu1 = (-(m1 + m2) * (l1 * t1d**2 + g * sp.cos(t1))
+           + m2 * l2 * (t2dd * sp.sin(t1 - t2) - t2d**2 * sp.cos(t1 - t2)))
+    mu2l2 = -m2 * (g * sp.cos(t2) + l2 * t2d**2 + l1 * t1dd * sp.sin(t1 - t2)
+                   + l1 * t1d**2 * sp.cos(t1 - t2))
+    rng = np.random.default_rng(3)
+    params = {m1: 1.3, m2: 0.7, l1: 0.9, l2: 1.4, g: 9.81}
+    for _ in range(5):
+        point = dict(zip((t1, t2, t1d, t2d, t1dd, t2dd), rng.uniform(-2, 2, 6)))
+        point.update(params)
+        assert float(lam["lambda_string1"].subs(point)) == pytest.approx(
+            float(mu1.subs(point)), abs=1e-10)
+        assert float(lam["lambda_string2"].subs(point)) == pytest.approx(
+            float(mu2l2.subs(point)), abs=1e-10)
+
+
+def test_spring_pendulum_tension_23_9():
+    """§23.9: T_s = mdθ̇² + mg cos θ − K(d√(2 − 2 sin θ) − ℓ0)√((1 − sin θ)/2) = −λ_string."""
+    red = _reduce("spring_pendulum")
+    lam = dict(red.multipliers)["lambda_string"]
+    tension = (m * d * thd**2 + m * g * sp.cos(th)
+               - K * (d * sp.sqrt(2 - 2 * sp.sin(th)) - l0) * sp.sqrt((1 - sp.sin(th)) / 2))
+    for theta, rate in ((0.3, 0.5), (-1.0, 2.0), (2.5, -1.0)):
+        point = {th: theta, thd: rate, m: 1.1, g: 9.81, d: 0.8, K: 20.0, l0: 0.5}
+        assert float(-lam.subs(point)) == pytest.approx(float(tension.subs(point)), abs=1e-10)
+
+
+def test_sho_normal_force_is_weight_23_6():
+    """§23.6: on the table the normal force is μ2 = mg and the line force μ1 = 0."""
+    spec = load_spec("sho_table")
+    red = _reduce("sho_table")
+    numeric = compile_reduction(red)
+    qf, qfd = np.array([0.2]), np.array([0.3])
+    qfdd = numeric.numeric.accelerations(0.0, qf, qfd)
+    k, mass = spec.parameter_values["k"], spec.parameter_values["m"]
+    assert qfdd[0] == pytest.approx(-k / mass * 0.2, rel=1e-12)
+    q, qd, lam = numeric.to_full(0.0, qf, qfd, qfdd)
+    names = [c.name for c in spec.constraints]
+    weight = mass * spec.parameter_values["g"]
+    assert lam[names.index("table")] == pytest.approx(weight, rel=1e-12)
+    assert lam[names.index("line")] == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(q, [0.2, 0.0, 0.0], atol=1e-15)
+
+
+def test_branch_through_the_initial_state_is_kept():
+    """x² + y² = ℓ² solved for y has two branches; the one through q0 (below the pivot) wins,
+    and the reconstructed multiplier is the rod tension −2ℓλ = m v²/ℓ + m g cos θ."""
+    text = """
+parameters: {m: 1.0, g: 9.81, l: 2.0}
+coordinates: [x, y]
+masses: {bob: {mass: m, position: [x, y]}}
+gravity: [0, -g]
+constraints: [{name: rod, holonomic: x**2 + y**2 - l**2}]
+initial: {x: 1.0, y: -1.7320508075688772}
+"""
+    spec = parse_spec(text)
+    red = reduce_model(build_model(spec), dict(zip(spec.coordinates, spec.initial_state()[0])))
+    ((name, expr),) = red.eliminated
+    assert name == "y"
+    assert float(sp.sympify(expr).subs({sp.Symbol("x"): 1.0, sp.Symbol("l"): 2.0})) < 0
+    numeric = compile_reduction(red)
+    qf, qfd = np.array([1.0]), np.array([0.5])
+    q, qd, lam = numeric.to_full(0.0, qf, qfd, numeric.numeric.accelerations(0.0, qf, qfd))
+    assert q[1] == pytest.approx(-np.sqrt(3.0), rel=1e-14)
+    assert q @ qd == pytest.approx(0.0, abs=1e-14)
+    speed2 = qd @ qd
+    tension = speed2 / 2.0 + 9.81 * np.sqrt(3.0) / 2.0
+    assert -2 * 2.0 * lam[0] == pytest.approx(tension, rel=1e-12)
+
+
+def test_velocity_constraints_cannot_be_reduced():
+    with pytest.raises(InputError, match="velocity constraint 'skate' cannot be eliminated"):
+        reduce_model(build_model(load_spec("skate")))
+
+
+def test_unconstrained_system_has_no_reduced_form():
+    with pytest.raises(InputError, match="needs holonomic constraints"):
+        reduce_model(build_model(load_spec("pendulum")))

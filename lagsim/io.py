@@ -129,6 +129,12 @@ class Table:
     data: np.ndarray
     source: str
 
+    def __post_init__(self) -> None:
+        if self.data.ndim != 2 or self.data.shape[1] != len(self.columns):
+            raise ValueError(
+                f"data of shape {self.data.shape} does not match {len(self.columns)} columns"
+            )
+
     def has(self, name: str) -> bool:
         """True when the table has a column called ``name``."""
         return name in self.columns
@@ -246,6 +252,27 @@ def _cells(line: str) -> list[tuple[str, int]]:
     return cells
 
 
+def _raise_row_error(line: str, columns: tuple[str, ...], where: Location) -> None:
+    """Locate the first bad cell of a row that failed the fast parse, and raise there."""
+    cells = _cells(line)
+    width = len(columns)
+    if len(cells) != width:
+        col = cells[width][1] if len(cells) > width else len(line) + 1
+        raise InputError(
+            f"row has {len(cells)} cells, the header has {width}",
+            Location(where.file, where.line, col),
+        )
+    for (cell, col), name in zip(cells, columns, strict=True):
+        try:
+            float(cell)
+        except ValueError:
+            raise InputError(
+                f"not a number: {cell!r} in column {name!r}",
+                Location(where.file, where.line, col),
+            ) from None
+    raise InputError("unreadable row", where)
+
+
 def read_csv(src: str | Path) -> Table:
     """Read a lagsim CSV (``-`` is stdin) into a :class:`Table`.
 
@@ -284,23 +311,14 @@ def read_csv(src: str | Path) -> Table:
     width = len(columns)
     rows: list[list[float]] = []
     for number, line in lines[1:]:
-        cells = _cells(line)
-        if len(cells) != width:
-            col = cells[width][1] if len(cells) > width else len(line) + 1
-            raise InputError(
-                f"row has {len(cells)} cells, the header has {width}",
-                Location(source, number, col),
-            )
-        row: list[float] = []
-        for (cell, col), name in zip(cells, columns, strict=True):
+        parts = line.split(",")
+        if len(parts) == width:
             try:
-                row.append(float(cell))
+                rows.append(list(map(float, parts)))
+                continue
             except ValueError:
-                raise InputError(
-                    f"not a number: {cell!r} in column {name!r}",
-                    Location(source, number, col),
-                ) from None
-        rows.append(row)
+                pass
+        _raise_row_error(line, columns, Location(source, number))
     if len(rows) < 2:
         raise InputError(
             f"{len(rows)} row{'' if len(rows) == 1 else 's'} of data; "

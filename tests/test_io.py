@@ -237,3 +237,8 @@ def test_table_data_is_read_only(tmp_path: Path) -> None:
     write_csv(["t", "x"], np.zeros((2, 2)), path)
     with pytest.raises(ValueError, match="read-only"):
         read_csv(path).data[0, 0] = 1.0
+
+
+def test_table_checks_its_shape() -> None:
+    with pytest.raises(ValueError, match=r"data of shape \(2, 3\) does not match 2 columns"):
+        Table(("t", "x"), np.zeros((2, 3)), "run.csv")

@@ -31,6 +31,7 @@ SEED_003 = "003_88d23709419132a0.txt"
 SEED_004 = "004_2a8ddee2a66c9af0.txt"
 
 CLOSED_FORM_MAX_N = 3
+CLOSED_FORM_MAX_OPS = 40
 
 
 @dataclass(frozen=True)
@@ -313,12 +314,12 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
     notes = ["seed 003's multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
     if model.m == 1 and model.n <= CLOSED_FORM_MAX_N + 1:
         try:
-            solution = K.LUsolve(rhs)
+            solution = _tidy_matrix(K).LUsolve(_tidy_matrix(rhs))
         except (ValueError, ZeroDivisionError):
             warnings.append("the augmented matrix is singular: no closed form")
         else:
             for unknown, value in zip(x, solution):
-                entries.append(Item(str(unknown), _eq(unknown, sympy.simplify(value)),
+                entries.append(Item(str(unknown), _eq(unknown, _closed(value)),
                                     sympy.latex(unknown)))
     elif model.m == 1:
         notes.append(f"closed form printed only for n ≤ {CLOSED_FORM_MAX_N + 1}")
@@ -330,6 +331,17 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
                        r"\begin{bmatrix} \ddot{q} \\ \lambda \end{bmatrix} = "
                        r"\begin{bmatrix} F \\ b \end{bmatrix}"),
     )
+
+
+def _tidy_matrix(matrix: sympy.MatrixBase) -> sympy.Matrix:
+    """Entries simplified one by one: the inputs of a closed-form solve are small."""
+    return sympy.Matrix(matrix).applyfunc(sympy.simplify)
+
+
+def _closed(expr: sympy.Expr) -> sympy.Expr:
+    """A solved expression cancelled to one fraction, and simplified while it stays small."""
+    expr = sympy.cancel(expr)
+    return sympy.simplify(expr) if sympy.count_ops(expr) <= CLOSED_FORM_MAX_OPS else expr
 
 
 def _is_diagonal(M: sympy.MatrixBase) -> bool:
@@ -362,16 +374,20 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     if m:
         entries += [Item("A", A, "A"), Item("b", b, "b")]
     if regular and n <= CLOSED_FORM_MAX_N:
-        Minv = sympy.diag(*[1 / M[i, i] for i in range(n)]) if _is_diagonal(M) else M.inv()
-        a = a_value if a_value is not None else (Minv * F).applyfunc(sympy.simplify)
+        Mt, Ft, At, bt = (_tidy_matrix(x) for x in (M, F, A, b))
+        if _is_diagonal(Mt):
+            Minv = sympy.diag(*[1 / Mt[i, i] for i in range(n)])
+        else:
+            Minv = Mt.inv().applyfunc(sympy.cancel)
+        a = a_value if a_value is not None else (Minv * Ft).applyfunc(_closed)
         if a_value is None:
             entries.append(Item("a = M⁻¹F", _eq(a_syms, a), r"a = M^{-1}F"))
         if m:
-            G = (A * Minv * A.T).applyfunc(sympy.simplify)
+            G = (At * Minv * At.T).applyfunc(sympy.simplify)
             full_rank = sympy.simplify(G.det()) != 0
             Ginv = G.inv() if full_rank else G.pinv()
-            Qc = (A.T * Ginv * (b - A * a)).applyfunc(sympy.simplify)
-            qdd = (a + Minv * Qc).applyfunc(sympy.simplify)
+            Qc = (At.T * Ginv * (bt - At * a)).applyfunc(_closed)
+            qdd = (a + Minv * Qc).applyfunc(_closed)
             entries.append(Item("Q_c", _column(list(Qc)), "Q_{c}"))
             notes.append("closed form via M^{-1/2}(AM^{-1/2})⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)"
                          + ("⁻¹ (A has full row rank)" if full_rank else "⁺ (A is rank-deficient)"))

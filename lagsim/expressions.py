@@ -67,7 +67,8 @@ class Source:
 
 def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> str:
     """A " (did you mean ...?)" hint, or an empty string."""
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    same_case = [c for c in candidates if c.lower() == name.lower() and c != name]
+    close = same_case or difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 

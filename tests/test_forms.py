@@ -1,0 +1,432 @@
+"""The equation forms of `lagsim derive` (lagsim.forms) against hand derivations from the seeds.
+
+Seeds: 001_80d65b968ce3cb18.txt (Ex. 10.4/10.5, eqs 10.12–10.14, §10.7), 002_485a91571cac8ced.txt
+(§23.5–23.7), 003_88d23709419132a0.txt (flat pendulum, augmented matrix), 004_2a8ddee2a66c9af0.txt
+(Udwadia–Kalaba, Remarks). Expected values are written out by hand here, never taken from lagsim.
+Sign convention (docs/architecture.md): M q̈ = F + Aᵀλ with A = φ_q, so the augmented matrix is
+[[M, −Aᵀ], [A, 0]]; seed 003 uses L − zᵀc, i.e. z = −λ, and prints +Aᵀ.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import sympy
+from sympy import Symbol, cos, sin
+
+from lagsim.errors import InputError
+from lagsim.forms import FORMS, Form, Item
+from lagsim.model import build_model
+from lagsim.spec import parse_spec
+
+S = Symbol
+m, g, r, l, k = S("m"), S("g"), S("r"), S("l"), S("k")
+theta, theta_dot, theta_ddot = S("theta"), S("theta_dot"), S("theta_ddot")
+x, y, xd, yd, xdd, ydd = S("x"), S("y"), S("x_dot"), S("y_dot"), S("x_ddot"), S("y_ddot")
+
+PENDULUM = """
+parameters: {m: 1.0, g: 9.81, r: 1.0}
+coordinates: [theta]
+kinetic: 1/2*m*r**2*theta_dot**2
+potential: -m*g*r*cos(theta)
+"""
+
+POLAR = """
+description: free mass in polar coordinates, x = rho cos(phi), y = rho sin(phi), gravity -y
+parameters: {m: 1.0, g: 9.81}
+coordinates: [rho, phi]
+kinetic: 1/2*m*(rho_dot**2 + rho**2*phi_dot**2)
+potential: m*g*rho*sin(phi)
+"""
+
+FLAT = """
+parameters: {m: 1.0, L: 1.0}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+constraints:
+  - name: rod
+    holonomic: 1/2*(x**2 + y**2 - L**2)
+"""
+
+NATURAL = """
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+potential: m*g*y
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+"""
+
+DOUBLE = """
+parameters: {m1: 1.0, m2: 1.0, l1: 1.0, l2: 1.0, g: 9.81, c: 0.1, A: 0.5, w: 2.0}
+coordinates: [theta1, theta2]
+masses:
+  a: {mass: m1, position: [l1*sin(theta1), -l1*cos(theta1)]}
+  b: {mass: m2, position: [l1*sin(theta1) + l2*sin(theta2), -l1*cos(theta1) - l2*cos(theta2)]}
+gravity: [0, -g]
+forces:
+  theta1: -c*theta1_dot + A*cos(w*t)
+"""
+
+SKATE = """
+parameters: {m: 1.0, J: 0.1}
+coordinates: [x, y, psi]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
+constraints:
+  - name: skate
+    velocity: x_dot*sin(psi) - y_dot*cos(psi)
+"""
+
+CONSTRAINED = """
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [theta, beta, z]
+masses:
+  bob:
+    mass: m
+    position: [(l + beta)*cos(theta), (l + beta)*sin(theta), z]
+gravity: [g, 0, 0]
+constraints:
+  - name: string
+    holonomic: beta
+  - name: plane
+    holonomic: z
+"""
+
+
+def model_of(text: str):
+    return build_model(parse_spec(text, "<test>", "system"))
+
+
+def form_of(text: str, name: str, simplify: bool = False) -> Form:
+    return FORMS[name](model_of(text), simplify)
+
+
+def item(form: Form, label: str) -> Item:
+    matches = [i for i in form.items if i.label == label]
+    assert len(matches) == 1, [i.label for i in form.items]
+    return matches[0]
+
+
+def residual(eq: sympy.Eq) -> sympy.Expr:
+    return eq.lhs - eq.rhs
+
+
+def is_zero(expr: sympy.Expr) -> bool:
+    return sympy.simplify(sympy.expand(expr)) == 0
+
+
+def numerically_equal(a: sympy.Expr, b: sympy.Expr, trials: int = 5, tol: float = 1e-12) -> bool:
+    """a = b at random points in (0.2, 1.4) for every free symbol, to tol relative."""
+    rng = random.Random(7)
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    names = sorted(a.free_symbols | b.free_symbols, key=str)
+    for _ in range(trials):
+        point = {s: rng.uniform(0.2, 1.4) for s in names}
+        va, vb = complex(a.evalf(subs=point)), complex(b.evalf(subs=point))
+        if abs(va - vb) > tol * max(1.0, abs(va), abs(vb)):
+            return False
+    return True
+
+
+def test_registry_names_and_signature() -> None:
+    assert list(FORMS) == ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced"]
+    model = model_of(PENDULUM)
+    for name in ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba"]:
+        form = FORMS[name](model, False)
+        assert form.name == name and form.formula and form.citation.split()[0].endswith(".txt")
+        assert all(isinstance(i.value, sympy.Basic) for i in form.items)
+
+
+def test_lagrange_pendulum_001_example_10_5() -> None:
+    """001 Ex. 10.5: m r² θ̈ + m g r sin θ = 0."""
+    form = form_of(PENDULUM, "lagrange")
+    eq = item(form, "theta").value
+    assert is_zero(residual(eq) - (m * r**2 * theta_ddot + m * g * r * sin(theta)))
+    assert eq.rhs == 0
+    assert form.equations == (eq,)
+
+
+def test_lagrange_polar_keeps_the_centrifugal_term() -> None:
+    """001 Ex. 10.4 from the stated T and U: the radial equation has −m ρ φ̇² (10.8 drops it)."""
+    rho, phi = S("rho"), S("phi")
+    rd, pd, rdd, pdd = S("rho_dot"), S("phi_dot"), S("rho_ddot"), S("phi_ddot")
+    form = form_of(POLAR, "lagrange")
+    radial = residual(item(form, "rho").value)
+    angular = residual(item(form, "phi").value)
+    assert is_zero(radial - (m * rdd - m * rho * pd**2 + m * g * sin(phi)))
+    assert is_zero(angular - (m * rho**2 * pdd + 2 * m * rho * rd * pd + m * g * rho * cos(phi)))
+    assert sympy.expand(radial).coeff(pd, 2) == -m * rho
+
+
+def test_lagrange_with_constraint_natural_pendulum_001_10_7() -> None:
+    """001 §10.7: m q̈ + m g e₂ = 2 q λ and φ = q·q − r² = 0."""
+    lam = S("lambda_rod")
+    form = form_of(NATURAL, "lagrange")
+    assert is_zero(residual(item(form, "x").value) - (m * xdd - 2 * x * lam))
+    assert is_zero(residual(item(form, "y").value) - (m * ydd + m * g - 2 * y * lam))
+    assert is_zero(residual(item(form, "rod").value) - (x**2 + y**2 - l**2))
+    assert len(form.equations) == 3
+
+
+def test_lagrange_velocity_constraint_row_enters_like_phi_q() -> None:
+    """Skate: m ẍ = λ sin ψ, m ÿ = −λ cos ψ, J ψ̈ = 0, ẋ sin ψ − ẏ cos ψ = 0."""
+    lam, psi, J = S("lambda_skate"), S("psi"), S("J")
+    form = form_of(SKATE, "lagrange")
+    assert is_zero(residual(item(form, "x").value) - (m * xdd - lam * sin(psi)))
+    assert is_zero(residual(item(form, "y").value) - (m * ydd + lam * cos(psi)))
+    assert is_zero(residual(item(form, "psi").value) - J * S("psi_ddot"))
+    assert is_zero(residual(item(form, "skate").value) - (xd * sin(psi) - yd * cos(psi)))
+
+
+def test_matrix_form_pendulum() -> None:
+    form = form_of(PENDULUM, "matrix")
+    assert item(form, "M(q)").value == sympy.Matrix([[m * r**2]])
+    assert item(form, "C(q, q̇)").value == sympy.Matrix([[0]])
+    assert is_zero(item(form, "g(q)").value[0] - m * g * r * sin(theta))
+    assert all(i.label != "r(q, q̇, t)" for i in form.items)
+
+
+def test_matrix_form_polar_coriolis_from_h_ijk() -> None:
+    """h_ijk by hand for M = diag(m, m ρ²): C = [[0, −m ρ φ̇], [0, 2 m ρ ρ̇]] (001 10.13)."""
+    rho, rd, pd = S("rho"), S("rho_dot"), S("phi_dot")
+    form = form_of(POLAR, "matrix")
+    C = item(form, "C(q, q̇)").value
+    expected = sympy.Matrix([[0, -m * rho * pd], [0, 2 * m * rho * rd]])
+    assert (sympy.Matrix(C) - expected).applyfunc(sympy.expand) == sympy.zeros(2, 2)
+    Cqd = item(form, "C(q, q̇) q̇").value
+    assert is_zero(Cqd[0] + m * rho * pd**2) and is_zero(Cqd[1] - 2 * m * rho * rd * pd)
+
+
+def test_matrix_form_double_pendulum_against_textbook() -> None:
+    """Double pendulum: M, g and the Coriolis vector (Cq̇)₁ = m₂l₁l₂ sin(θ₁−θ₂) θ̇₂²,
+    (Cq̇)₂ = −m₂l₁l₂ sin(θ₁−θ₂) θ̇₁², and C itself from h_ijk worked by hand:
+    C₁₁ = ½cs θ̇₂, C₁₂ = cs(θ̇₂ − ½θ̇₁), C₂₁ = cs(½θ̇₂ − θ̇₁), C₂₂ = −½cs θ̇₁, cs = m₂l₁l₂ sin(θ₁−θ₂).
+    """
+    m1, m2, l1, l2 = S("m1"), S("m2"), S("l1"), S("l2")
+    t1, t2, d1, d2 = S("theta1"), S("theta2"), S("theta1_dot"), S("theta2_dot")
+    form = form_of(DOUBLE, "matrix")
+    M = item(form, "M(q)").value
+    M_expected = sympy.Matrix([[(m1 + m2) * l1**2, m2 * l1 * l2 * cos(t1 - t2)],
+                               [m2 * l1 * l2 * cos(t1 - t2), m2 * l2**2]])
+    assert all(is_zero(a - b) for a, b in zip(M, M_expected))
+    cs = m2 * l1 * l2 * sin(t1 - t2)
+    C_expected = sympy.Matrix([[cs * d2 / 2, cs * (d2 - d1 / 2)],
+                               [cs * (d2 / 2 - d1), -cs * d1 / 2]])
+    assert all(is_zero(a - b) for a, b in zip(item(form, "C(q, q̇)").value, C_expected))
+    Cqd = item(form, "C(q, q̇) q̇").value
+    assert is_zero(Cqd[0] - cs * d2**2) and is_zero(Cqd[1] + cs * d1**2)
+    gv = item(form, "g(q)").value
+    assert is_zero(gv[0] - (m1 + m2) * g * l1 * sin(t1)) and is_zero(gv[1] - m2 * g * l2 * sin(t2))
+    tau = item(form, "τ").value
+    assert is_zero(tau[0] - (-S("c") * d1 + S("A") * cos(S("w") * S("t")))) and tau[1] == 0
+
+
+@pytest.mark.parametrize("text", [PENDULUM, POLAR, DOUBLE, NATURAL])
+def test_matrix_identity_equals_euler_lagrange(text: str) -> None:
+    """Σ_j M_ij q̈_j + Σ_j C_ij q̇_j + g_i − τ_i − (Aᵀλ)_i, built here from the printed M, C, g, τ,
+    equals d/dt ∂L/∂q̇_i − ∂L/∂q_i − τ_i − (Aᵀλ)_i of the lagrange form (001 Thm 10.2, 10.14)."""
+    model = model_of(text)
+    lagrange, matrix = FORMS["lagrange"](model, False), FORMS["matrix"](model, False)
+    M, C = item(matrix, "M(q)").value, item(matrix, "C(q, q̇)").value
+    gv, tau = item(matrix, "g(q)").value, item(matrix, "τ").value
+    qd = [S(f"{c}_dot") for c in model.coordinates]
+    qdd = [S(f"{c}_ddot") for c in model.coordinates]
+    A = sympy.Matrix([[sympy.sympify(str(a)) for a in c.row] for c in model.constraints])
+    lam = [S(c.multiplier) for c in model.constraints]
+    for i, name in enumerate(model.coordinates):
+        row = sum(M[i, j] * qdd[j] + C[i, j] * qd[j] for j in range(model.n)) + gv[i] - tau[i]
+        row -= sum((A[k, i] * lam[k] for k in range(model.m)), sympy.Integer(0))
+        assert is_zero(sympy.expand_trig(row - residual(item(lagrange, name).value)))
+        assert is_zero(sympy.expand_trig(residual(item(matrix, name).value)
+                                         - residual(item(lagrange, name).value)))
+
+
+def test_matrix_remainder_gyroscopic() -> None:
+    """L = ½m(ẋ²+ẏ²) + ½B(xẏ − yẋ): m ẍ − B ẏ = 0, m ÿ + B ẋ = 0, so r = (−Bẏ, Bẋ), C = g = 0."""
+    text = """
+parameters: {m: 1.0, B: 0.5}
+coordinates: [x, y]
+lagrangian: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*B*(x*y_dot - y*x_dot)
+"""
+    B = S("B")
+    form = form_of(text, "matrix")
+    rem = item(form, "r(q, q̇, t)").value
+    assert is_zero(rem[0] + B * yd) and is_zero(rem[1] - B * xd)
+    assert item(form, "C(q, q̇)").value == sympy.zeros(2, 2)
+    assert is_zero(residual(item(form, "x").value) - (m * xdd - B * yd))
+    assert "r(q, q̇, t)" in form.formula
+
+
+def test_matrix_remainder_time_dependent_mass() -> None:
+    """L = ½ m e^{ct} ẋ² − ½ k x²: d/dt(m e^{ct} ẋ) + k x = 0, so r = c m e^{ct} ẋ."""
+    text = """
+parameters: {m: 1.0, c: 0.2, k: 2.0}
+coordinates: [x]
+lagrangian: 1/2*m*exp(c*t)*x_dot**2 - 1/2*k*x**2
+"""
+    c, t = S("c"), S("t")
+    form = form_of(text, "matrix")
+    assert is_zero(item(form, "r(q, q̇, t)").value[0] - c * m * sympy.exp(c * t) * xd)
+    assert is_zero(residual(item(form, "x").value)
+                   - (m * sympy.exp(c * t) * xdd + c * m * sympy.exp(c * t) * xd + k * x))
+
+
+def test_dae_natural_pendulum() -> None:
+    """001 §10.7 explicitly: m x'' = 2xλ, m y'' = 2yλ − mg, x² + y² = r²."""
+    lam = S("lambda_rod")
+    form = form_of(NATURAL, "dae")
+    assert is_zero(residual(item(form, "x").value) - (m * xdd - 2 * x * lam))
+    assert is_zero(residual(item(form, "y").value) - (m * ydd + m * g - 2 * y * lam))
+    assert item(form, "x").value.rhs == 2 * x * lam
+    assert is_zero(residual(item(form, "rod").value) - (x**2 + y**2 - l**2))
+
+
+def test_index1_flat_pendulum_seed_003() -> None:
+    """003: K = [[m,0,x],[0,m,y],[x,y,0]] for (ẍ, ÿ, z) with z = −λ; ours has −Aᵀ for λ."""
+    form = form_of(FLAT, "index1")
+    K = item(form, "K").value
+    seed = sympy.Matrix([[m, 0, x], [0, m, y], [x, y, 0]])
+    assert K == sympy.Matrix([[m, 0, -x], [0, m, -y], [x, y, 0]])
+    assert K * sympy.diag(1, 1, -1) == seed
+    assert item(form, "right-hand side").value == sympy.Matrix([0, 0, -xd**2 - yd**2])
+    assert list(item(form, "unknowns").value) == [xdd, ydd, S("lambda_rod")]
+
+
+def test_index1_flat_pendulum_closed_form_seed_003() -> None:
+    """003: [ẍ; ÿ; z] = 1/(m(x²+y²)) [[y²,−xy,mx],[−xy,x²,my],[mx,my,−m²]] [0; 0; −v²]."""
+    form = form_of(FLAT, "index1")
+    v2 = xd**2 + yd**2
+    seed = sympy.Matrix([[y**2, -x * y, m * x], [-x * y, x**2, m * y], [m * x, m * y, -m**2]])
+    xdd_s, ydd_s, z_s = seed * sympy.Matrix([0, 0, -v2]) / (m * (x**2 + y**2))
+    assert is_zero(item(form, "x_ddot").value.rhs - xdd_s)
+    assert is_zero(item(form, "y_ddot").value.rhs - ydd_s)
+    assert is_zero(item(form, "lambda_rod").value.rhs + z_s)
+
+
+def test_index1_skate_multiplier() -> None:
+    """Skate: A = [sin ψ, −cos ψ, 0], b = −ψ̇(ẋ cos ψ + ẏ sin ψ), λ = m b."""
+    psi, pd = S("psi"), S("psi_dot")
+    form = form_of(SKATE, "index1")
+    b = -pd * (xd * cos(psi) + yd * sin(psi))
+    assert is_zero(item(form, "right-hand side").value[3] - b)
+    assert is_zero(item(form, "lambda_skate").value.rhs - m * b)
+    assert is_zero(item(form, "psi_ddot").value.rhs)
+
+
+def test_udwadia_kalaba_natural_pendulum_seed_004() -> None:
+    """004 Remarks: M = mI, a = (0, −g), x² + y² = ℓ²; on x = ℓ sin θ, y = −ℓ cos θ the
+    tangential part is θ̈ = −(g/ℓ) sin θ, the radial part ℓθ̇², and Q_c the rod tension
+    m(ℓθ̇² + g cos θ) pulling toward the pivot."""
+    form = form_of(NATURAL, "udwadia-kalaba")
+    a = item(form, "a").value
+    assert list(a.rhs) == [0, -g]
+    on_circle = {x: l * sin(theta), y: -l * cos(theta),
+                 xd: l * cos(theta) * theta_dot, yd: l * sin(theta) * theta_dot}
+    ax = item(form, "x_ddot").value.rhs.subs(on_circle)
+    ay = item(form, "y_ddot").value.rhs.subs(on_circle)
+    assert is_zero((ax * cos(theta) + ay * sin(theta)) / l + g / l * sin(theta))
+    assert is_zero(-ax * sin(theta) + ay * cos(theta) - l * theta_dot**2)
+    Qc = item(form, "Q_c").value.subs(on_circle)
+    tension = m * (l * theta_dot**2 + g * cos(theta))
+    assert is_zero(Qc[0] + tension * sin(theta)) and is_zero(Qc[1] - tension * cos(theta))
+    assert any("full row rank" in n for n in form.notes)
+
+
+def test_udwadia_kalaba_redundant_constraint_uses_pseudo_inverse() -> None:
+    """004: dependent rows (φ and 2φ) give the same motion as φ alone."""
+    redundant = NATURAL + "  - name: twice\n    holonomic: 2*(x**2 + y**2 - l**2)\n"
+    single = form_of(NATURAL, "udwadia-kalaba")
+    double = form_of(redundant, "udwadia-kalaba")
+    for label in ("x_ddot", "y_ddot"):
+        assert is_zero(item(single, label).value.rhs - item(double, label).value.rhs)
+    assert any("rank-deficient" in n for n in double.notes)
+
+
+def test_udwadia_kalaba_equals_index1_closed_form() -> None:
+    """For a full-row-rank A both routes solve the same linear problem."""
+    for text in (FLAT, SKATE):
+        uk, ix = form_of(text, "udwadia-kalaba"), form_of(text, "index1")
+        for label in [i.label for i in uk.items if i.label.endswith("_ddot")]:
+            assert is_zero(sympy.expand_trig(item(uk, label).value.rhs - item(ix, label).value.rhs))
+
+
+def test_udwadia_kalaba_large_system_prints_pieces() -> None:
+    """n > 3: no closed form, the pieces a (as M a = F), A and b are printed."""
+    text = """
+parameters: {m: 1.0}
+coordinates: [x1, x2, x3, x4]
+kinetic: 1/2*m*(x1_dot**2 + x2_dot**2 + x3_dot**2 + x4_dot**2) + 1/2*m*x1_dot*x2_dot
+constraints:
+  - x1 + x2 + x3 + x4
+"""
+    form = form_of(text, "udwadia-kalaba")
+    assert [i.label for i in form.items] == ["a", "A", "b"]
+    assert item(form, "A").value == sympy.Matrix([[1, 1, 1, 1]])
+    assert any("n = 4 > 3" in n for n in form.notes)
+
+
+def test_singular_mass_matrix_warns_naming_the_coordinate() -> None:
+    text = """
+parameters: {m: 1.0, k: 1.0}
+coordinates: [x, z]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*(x**2 + z**2)
+"""
+    for name in ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba"):
+        form = form_of(text, name)
+        assert len(form.warnings) == 1 and "velocity of z" in form.warnings[0]
+    assert form_of(PENDULUM, "lagrange").warnings == ()
+
+
+def test_simplify_flag_tidies_without_changing_values() -> None:
+    """T from a mass position gives m l²(sin² + cos²); --simplify prints m l²."""
+    text = """
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [theta]
+masses:
+  bob: {mass: m, position: [l*sin(theta), -l*cos(theta)]}
+gravity: [0, -g]
+"""
+    raw = item(form_of(text, "matrix"), "M(q)").value[0]
+    tidy = item(form_of(text, "matrix", simplify=True), "M(q)").value[0]
+    assert tidy == m * l**2
+    assert raw != tidy and numerically_equal(raw, tidy)
+
+
+def test_reduced_pendulum_constrained_coordinates_002_23_7() -> None:
+    """002 §23.7: L̃ = ½mℓ²θ̇² + mgℓ cos θ, θ̈ + (g/ℓ) sin θ = 0, μ₁ = λ_string = −mℓθ̇² − mg cos θ,
+    λ_plane = 0."""
+    form = form_of(CONSTRAINED, "reduced")
+    assert is_zero(item(form, "L̃").value - (m * l**2 * theta_dot**2 / 2 + m * g * l * cos(theta)))
+    eq = residual(item(form, "theta").value)
+    assert is_zero(eq / (m * l**2) - (theta_ddot + g / l * sin(theta)))
+    assert is_zero(item(form, "lambda_string").value.rhs
+                   - (-m * l * theta_dot**2 - m * g * cos(theta)))
+    assert is_zero(item(form, "lambda_plane").value.rhs)
+    assert item(form, "eliminated beta").value.rhs == 0
+
+
+def test_reduced_sho_on_table_normal_force_002_23_6() -> None:
+    """002 §23.6: m ẍ + k x = 0 and the table's normal force μ₂ = m g."""
+    text = """
+parameters: {m: 1.0, g: 9.81, k: 4.0}
+coordinates: [x, y, z]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2 + z_dot**2)
+potential: 1/2*k*x**2 + m*g*z
+constraints:
+  - name: line
+    holonomic: y
+  - name: table
+    holonomic: z
+"""
+    form = form_of(text, "reduced")
+    assert is_zero(residual(item(form, "x").value) - (m * xdd + k * x))
+    assert is_zero(item(form, "lambda_table").value.rhs - m * g)
+    assert is_zero(item(form, "lambda_line").value.rhs)
+
+
+def test_reduced_refuses_velocity_constraints() -> None:
+    with pytest.raises(InputError, match="velocity constraint 'skate'"):
+        form_of(SKATE, "reduced")

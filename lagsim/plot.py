@@ -19,9 +19,9 @@ What is drawn (column names as in docs/architecture.md):
 
 - ``overview``: stacked panels sharing the t axis: the coordinates; the velocities; the drift
   |residual_<c>| of every constraint on a log axis, position level (φ, seed 003's c(q) = 0) solid
-  and velocity level (φ̇ and a·q̇ + b) dashed; the relative energy drift |h − h0| / |h0| of
-  h = q̇·∂L/∂q̇ − L (seed 001) on a log axis; the multipliers λ (seed 001 §10.7) when present.
-  Panels without data are left out.
+  and velocity level (φ̇ and a·q̇ + b) dashed; the energy drift |h − h0| (relative to |h0|, see
+  below) of h = q̇·∂L/∂q̇ − L (seed 001) on a log axis; the multipliers λ (seed 001 §10.7)
+  when present.  Panels without data are left out.
 - ``time``: ``columns`` (or ``y``) against ``x`` (default ``t``); default columns: the coordinates.
 - ``phase``: each coordinate (or each of ``columns``) against its ``_dot``, start and end marked.
 - ``drift``: position-level and velocity-level drift, two log panels.
@@ -31,8 +31,13 @@ What is drawn (column names as in docs/architecture.md):
   system); equal axis scales, start (circle) and end (square) marked.
 
 Log axes: |value| is drawn clipped at ``LOG_FLOOR`` = 1e-300 so that exact zeros (a consistent
-start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range is set
-from the positive values, so the floor never squashes the scale.  Legends sit outside the axes, to
+start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range spans the
+positive values but at most ``LOG_DECADES`` = 16 decades below the largest (the rest is round-off),
+so neither the floor nor a stray 1e-290 squashes the scale.  A series that is exactly 0 throughout
+is not drawn; the legend lists it as "≡ 0".  The energy panel shows |h − h0| / |h0| while the drift
+stays below |h0|, otherwise (h0 = 0 or round-off) the absolute |h − h0|: dividing by
+max(|h0|, tiny) would print drifts of 1e6 for a pendulum released from the horizontal.
+Legends sit outside the axes, to
 the right: on a short panel any inside position hides part of a curve, and constrained layout
 keeps room for them.  A panel with more than ``MAX_LEGEND`` curves gets no legend (its y label
 names the group and the count) and colours from a sequential colour map instead.
@@ -62,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMATS",
     "KINDS",
+    "LOG_DECADES",
     "LOG_FLOOR",
     "can_show_window",
     "make_figure",
@@ -72,6 +78,7 @@ __all__ = [
 KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
+LOG_DECADES = 16
 MAX_LEGEND = 20
 _SHORT_LABEL = 22
 _PANEL_HEIGHT = 2.0
@@ -129,20 +136,23 @@ def _drift_panel(
 
 
 def _energy_drift_panel(table: Table) -> _Panel | None:
-    """|h − h0| / |h0|; if h0 is 0 the scale is max|h| (or 1, then the drift is absolute)."""
+    """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero.
+
+    Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
+    horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
+    |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units.
+    """
     if not table.has_energy:
         return None
     h = table.column("energy")
-    h0 = h[0]
-    finite = np.abs(h[np.isfinite(h)])
-    scale_max = float(finite.max()) if finite.size else 0.0
-    if abs(h0) > 0.0:
-        scale, label = abs(h0), "|energy − energy₀|\n/ |energy₀|"
-    elif scale_max > 0.0:
-        scale, label = scale_max, "|energy − energy₀|\n/ max|energy|"
+    h0 = float(h[0])
+    drift = np.abs(h - h0)
+    finite = drift[np.isfinite(drift)]
+    largest = float(finite.max()) if finite.size else 0.0
+    if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
+        drift, label = drift / abs(h0), "|energy − energy₀|\n/ |energy₀|"
     else:
-        scale, label = 1.0, "|energy − energy₀|"
-    drift = np.abs(h - h0) / scale
+        label = "|energy − energy₀|"
     return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
 
 
@@ -250,8 +260,9 @@ def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | Non
     return _Panel("path", "y", tuple(series), xlabel="x", mark_ends=True)
 
 
-def _log_limits(ax: Axes, panel: _Panel) -> None:
-    values = np.concatenate([s.y for s in panel.series])
+def _log_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
+    """Decades around the positive values, at most ``LOG_DECADES`` of them below the top."""
+    values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
     positive = values[np.isfinite(values) & (values > 0)]
     if positive.size == 0:
         ax.set_ylim(1e-17, 1e-15)
@@ -259,11 +270,9 @@ def _log_limits(ax: Axes, panel: _Panel) -> None:
             0.5, 0.5, "all values are exactly 0", transform=ax.transAxes, ha="center", va="center"
         )
         return
-    low = 10.0 ** math.floor(math.log10(positive.min()))
-    high = 10.0 ** math.ceil(math.log10(positive.max()))
-    if high <= low:
-        high = low * 10.0
-    ax.set_ylim(low, high)
+    top = math.floor(math.log10(positive.max())) + 1
+    bottom = max(math.floor(math.log10(positive.min())), top - LOG_DECADES)
+    ax.set_ylim(10.0**bottom, 10.0 ** max(top, bottom + 1))
 
 
 def _colours(n: int) -> list[Any]:
@@ -275,8 +284,11 @@ def _colours(n: int) -> list[Any]:
 
 
 def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
-    colours = _colours(len(panel.series))
-    for series, colour in zip(panel.series, colours, strict=True):
+    from matplotlib.lines import Line2D
+
+    zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
+    drawn = [s for s in panel.series if not any(s is z for z in zero)]
+    for series, colour in zip(drawn, _colours(len(drawn)), strict=True):
         y = np.maximum(series.y, LOG_FLOOR) if panel.log else series.y
         ax.plot(
             series.x,
@@ -291,12 +303,15 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
     if panel.log:
         ax.set_yscale("log")
-        _log_limits(ax, panel)
+        _log_limits(ax, drawn)
     ax.set_ylabel(panel.ylabel)
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
     if legend and 1 < len(panel.series) <= MAX_LEGEND:
+        handles = [line for line in ax.lines if not line.get_label().startswith("_")]
+        handles += [Line2D([], [], linestyle="none", label=f"{s.label} ≡ 0") for s in zero]
         ax.legend(
+            handles=handles,
             loc="upper left",
             bbox_to_anchor=(1.01, 1.0),
             borderaxespad=0.0,

@@ -127,15 +127,41 @@ def test_panels_without_data_are_left_out(free: Table, tmp_path: Path) -> None:
 
 def test_constant_energy_panel_has_no_positive_values(free: Table) -> None:
     ax = _axes(make_figure(free), "energy drift")
-    assert np.all(ax.lines[0].get_ydata() == LOG_FLOOR)
+    assert len(ax.lines) == 0
     assert [text.get_text() for text in ax.texts] == ["all values are exactly 0"]
 
 
-def test_energy_starting_at_zero_uses_the_largest_energy(tmp_path: Path) -> None:
-    table = _table(tmp_path, {"t": T, "x": T, "energy": np.sin(T)})
+def test_energy_starting_at_zero_is_shown_absolute(tmp_path: Path) -> None:
+    h = 1e-16 + 1e-13 * np.sin(T)
+    table = _table(tmp_path, {"t": T, "x": T, "energy": h})
     ax = _axes(make_figure(table, "energy"), "energy drift")
-    assert ax.get_ylabel() == "|energy − energy₀|\n/ max|energy|"
-    np.testing.assert_allclose(ax.lines[0].get_ydata()[1:], np.abs(np.sin(T[1:])) / 1.0, rtol=1e-3)
+    assert ax.get_ylabel() == "|energy − energy₀|"
+    np.testing.assert_allclose(ax.lines[0].get_ydata()[1:], np.abs(h[1:] - h[0]), rtol=0, atol=0)
+
+
+def test_exact_zero_residual_is_listed_not_drawn(tmp_path: Path) -> None:
+    tiny = np.where(np.arange(T.size) % 2 == 0, 1e-290, 1e-11)
+    columns = {
+        "t": T,
+        "z": np.zeros_like(T),
+        "z_dot": np.zeros_like(T),
+        "residual_plane": np.zeros_like(T),
+        "residual_string": tiny,
+        "residual_plane_dot": np.zeros_like(T),
+        "residual_string_dot": np.full_like(T, 3e-12),
+    }
+    ax = _axes(make_figure(_table(tmp_path, columns)), "drift")
+    assert [line.get_label() for line in ax.lines] == [
+        "|residual_string|",
+        "|residual_string_dot|",
+    ]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "|residual_string|",
+        "|residual_string_dot|",
+        "|residual_plane| ≡ 0",
+        "|residual_plane_dot| ≡ 0",
+    ]
+    assert ax.get_ylim() == pytest.approx((1e-26, 1e-10), rel=1e-12)
 
 
 def test_legend_sits_outside_the_data_area(free: Table) -> None:

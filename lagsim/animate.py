@@ -71,7 +71,7 @@ def _writer(suffix: str, fps: float, path: str | Path) -> object:
                 f"cannot write {str(path)!r}: mp4 needs ffmpeg, which is not installed; use .gif",
                 Location(str(path)),
             )
-        return FFMpegWriter(fps=fps, codec="h264", extra_args=["-pix_fmt", "yuv420p"])
+        return FFMpegWriter(fps=fps, extra_args=["-pix_fmt", "yuv420p"])
     raise InputError(
         f"cannot write {str(path)!r}: an animation is a .gif (or .mp4 where ffmpeg exists)",
         Location(str(path)),

@@ -1,0 +1,259 @@
+"""Printing the derive forms (lagsim.render): text for terminals, LaTeX for papers, JSON for
+scripts.
+
+JSON is checked by reading every expression back with sympy.sympify and comparing it with the model
+(lagsim.model, seed 001 §10.6–10.7 quantities L, M, F, h, A, b) at random points to 1e-12.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import sympy
+
+from lagsim.forms import FORMS
+from lagsim.model import build_model, to_sympy
+from lagsim.render import render
+from lagsim.spec import parse_spec
+
+DAMPED = """
+name: damped
+parameters: {m: 1.0, g: 9.81, r: 1.0, c: 0.2}
+coordinates: [theta]
+kinetic: 1/2*m*r**2*theta_dot**2
+potential: -m*g*r*cos(theta)
+forces:
+  theta: -c*theta_dot
+"""
+
+FLAT = """
+name: flat
+parameters: {m: 1.0, L: 1.0}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+constraints:
+  - name: rod
+    holonomic: 1/2*(x**2 + y**2 - L**2)
+"""
+
+SKATE = """
+name: skate
+parameters: {m: 1.0, J: 0.1}
+coordinates: [x, y, psi]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
+constraints:
+  - name: skate
+    velocity: x_dot*sin(psi) - y_dot*cos(psi)
+"""
+
+CONSTRAINED = """
+name: constrained
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [theta, beta, z]
+masses:
+  bob:
+    mass: m
+    position: [(l + beta)*cos(theta), (l + beta)*sin(theta), z]
+gravity: [g, 0, 0]
+constraints:
+  - name: string
+    holonomic: beta
+  - name: plane
+    holonomic: z
+"""
+
+AWKWARD = """
+name: awkward
+parameters: {I: 0.5, E: 2.0, m: 1.0}
+coordinates: [beta, x1]
+kinetic: 1/2*I*beta_dot**2 + 1/2*m*x1_dot**2
+potential: E*(1 - cos(beta)) + 1/2*E*x1**2
+"""
+
+SYSTEMS = {"damped": DAMPED, "flat": FLAT, "skate": SKATE, "constrained": CONSTRAINED}
+APPLICABLE = {
+    "damped": ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba"],
+    "flat": list(FORMS),
+    "skate": ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba"],
+    "constrained": list(FORMS),
+}
+CASES = [(s, f) for s, forms in APPLICABLE.items() for f in forms]
+
+
+def model_of(text: str):
+    return build_model(parse_spec(text, "<test>", "system"))
+
+
+def read(s: str, doc: dict) -> sympy.Expr:
+    """An expression string of the JSON, every declared name a plain symbol."""
+    return sympy.sympify(s, locals={n: sympy.Symbol(n) for n in doc["symbols"]})
+
+
+def read_equation(s: str, doc: dict) -> sympy.Expr:
+    lhs, rhs = s.split(" = ")
+    return read(lhs, doc) - read(rhs, doc)
+
+
+def close(a: sympy.Expr, b: sympy.Expr, rng: random.Random, trials: int = 3) -> bool:
+    """a = b at random points in (0.2, 1.4), relative tolerance 1e-12."""
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    names = sorted(a.free_symbols | b.free_symbols, key=str)
+    for _ in range(trials):
+        point = {s: rng.uniform(0.2, 1.4) for s in names}
+        va, vb = complex(a.evalf(30, subs=point)), complex(b.evalf(30, subs=point))
+        if abs(va - vb) > 1e-12 * max(1.0, abs(va), abs(vb)):
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def built() -> dict:
+    models = {name: model_of(text) for name, text in SYSTEMS.items()}
+    forms = {(s, f): FORMS[f](models[s], False) for s, f in CASES}
+    return {"models": models, "forms": forms}
+
+
+def test_text_shows_dotted_velocities() -> None:
+    """m r² θ̈ + g m r sin θ + c θ̇ = 0 reads with θ̇ and θ̈, not theta_dot."""
+    model = model_of(DAMPED)
+    out = render(FORMS["lagrange"](model, False), "text", model)
+    assert "θ̇" in out and "θ̈" in out
+    assert "theta_dot" not in out and "_ddot" not in out
+    assert "Euler–Lagrange" in out and "001_80d65b968ce3cb18.txt" in out
+    assert out.endswith("\n")
+
+
+def test_latex_uses_dot_and_ddot() -> None:
+    model = model_of(DAMPED)
+    out = render(FORMS["lagrange"](model, False), "latex", model)
+    assert r"\dot{\theta}" in out and r"\ddot{\theta}" in out
+    assert "theta_{dot}" not in out and "theta_dot" not in out
+    assert out.count(r"\begin{align}") == out.count(r"\end{align}") == 1
+    assert r"\sin{\left(\theta \right)}" in out
+
+
+def test_subscripted_coordinate_keeps_its_subscript() -> None:
+    """x1_ddot prints as x, combining diaeresis, subscript one (ẍ₁) and \\ddot{x}_{1}."""
+    model = model_of(AWKWARD)
+    text = render(FORMS["lagrange"](model, False), "text", model)
+    latex = render(FORMS["lagrange"](model, False), "latex", model)
+    assert "x\u0308\u2081" in text and "\u03b2\u0308" in text
+    assert "x1_ddot" not in text
+    assert r"\ddot{x}_{1}" in latex and r"\ddot{\beta}" in latex
+
+
+@pytest.mark.parametrize(("system", "form"), CASES)
+def test_every_form_renders_in_every_format(built: dict, system: str, form: str) -> None:
+    model, f = built["models"][system], built["forms"][(system, form)]
+    text = render(f, "text", model)
+    assert f.title in text and f"[{form}]" in text
+    latex = render(f, "latex", model)
+    assert latex.count(r"\begin{align}") == latex.count(r"\end{align}") == 1
+    assert "_dot" not in latex.replace(r"\dot", "")
+    doc = json.loads(render(f, "json", model))
+    assert doc["form"] == form and len(doc["items"]) == len(f.items)
+    assert len(doc["equations"]) >= len(f.equations)
+
+
+@pytest.mark.parametrize(("system", "form"), CASES)
+def test_json_equations_round_trip(built: dict, system: str, form: str) -> None:
+    """Every equation string "lhs = rhs" reads back as the form's equation, at random points."""
+    model, f = built["models"][system], built["forms"][(system, form)]
+    doc = json.loads(render(f, "json", model))
+    rng = random.Random(11)
+    expected = []
+    for eq in f.equations:
+        lhs = eq.lhs.doit() if isinstance(eq.lhs, sympy.MatMul) else eq.lhs
+        if isinstance(lhs, sympy.MatrixBase):
+            expected += [a - b for a, b in zip(lhs, eq.rhs)]
+        else:
+            expected.append(lhs - eq.rhs)
+    assert len(doc["equations"]) == len(expected)
+    for s, e in zip(doc["equations"], expected):
+        assert close(read_equation(s, doc), e, rng), s
+
+
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_json_model_round_trip(built: dict, system: str) -> None:
+    """L, M, F, h and each constraint's φ, A row and b read back equal to the model."""
+    model = built["models"][system]
+    doc = json.loads(render(built["forms"][(system, "lagrange")], "json", model))
+    for key in ("name", "coordinates", "parameters", "lagrangian", "mass_matrix", "forcing",
+                "energy", "constraints", "equations", "form", "items"):
+        assert key in doc
+    assert doc["coordinates"] == list(model.coordinates)
+    assert doc["parameters"] == model.parameters
+    rng = random.Random(5)
+    assert close(read(doc["lagrangian"], doc), to_sympy(model.lagrangian), rng)
+    assert close(read(doc["energy"], doc), to_sympy(model.energy), rng)
+    M = to_sympy(model.mass_matrix)
+    assert len(doc["mass_matrix"]) == model.n
+    for i, row in enumerate(doc["mass_matrix"]):
+        for j, s in enumerate(row):
+            assert close(read(s, doc), M[i, j], rng)
+    for s, e in zip(doc["forcing"], to_sympy(model.forcing), strict=True):
+        assert close(read(s, doc), e, rng)
+    assert [c["name"] for c in doc["constraints"]] == [c.name for c in model.constraints]
+    for c_doc, c in zip(doc["constraints"], model.constraints):
+        assert c_doc["kind"] == c.kind
+        assert close(read(c_doc["expression"], doc), to_sympy(c.expression), rng)
+        assert close(read(c_doc["b"], doc), to_sympy(c.rhs), rng)
+        for s, a in zip(c_doc["A"], c.row, strict=True):
+            assert close(read(s, doc), to_sympy(a), rng)
+
+
+def test_json_plain_names_read_back_without_locals(built: dict) -> None:
+    """With ordinary names plain sympify suffices: theta_dot and lambda_rod come back as symbols."""
+    model = built["models"]["flat"]
+    doc = json.loads(render(built["forms"][("flat", "dae")], "json", model))
+    first = doc["equations"][0]
+    lhs, rhs = (sympy.sympify(side) for side in first.split(" = "))
+    assert sympy.Symbol("lambda_rod") in (lhs - rhs).free_symbols
+    assert sympy.simplify(lhs - rhs - (sympy.Symbol("m") * sympy.Symbol("x_ddot")
+                                       - sympy.Symbol("lambda_rod") * sympy.Symbol("x"))) == 0
+
+
+def test_json_names_sympy_would_misread_come_back_with_symbols_key() -> None:
+    """I, E and beta are the user's symbols; plain sympify would read I as √−1, hence "symbols"."""
+    model = model_of(AWKWARD)
+    doc = json.loads(render(FORMS["lagrange"](model, False), "json", model))
+    assert {"I", "E", "beta", "beta_dot", "x1_ddot"} <= set(doc["symbols"])
+    assert sympy.sympify("I") == sympy.I
+    rng = random.Random(3)
+    assert close(read(doc["lagrangian"], doc), to_sympy(model.lagrangian), rng)
+    beta, I, E = sympy.symbols("beta I E")
+    eq = read_equation(doc["equations"][0], doc)
+    assert sympy.simplify(eq - (I * sympy.Symbol("beta_ddot") + E * sympy.sin(beta))) == 0
+
+
+def test_several_forms_in_one_document(built: dict) -> None:
+    model = built["models"]["flat"]
+    forms = [built["forms"][("flat", f)] for f in ("lagrange", "index1")]
+    doc = json.loads(render(forms, "json", model))
+    assert [f["form"] for f in doc["forms"]] == ["lagrange", "index1"]
+    assert doc["form"] == "lagrange"
+    text = render(forms, "text", model)
+    assert "Euler–Lagrange equations" in text and "index-1 augmented system" in text
+    assert render(forms, "latex", model).count(r"\begin{align}") == 2
+
+
+def test_warnings_reach_every_format() -> None:
+    text = """
+parameters: {m: 1.0, k: 1.0}
+coordinates: [x, z]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*(x**2 + z**2)
+"""
+    model = model_of(text)
+    form = FORMS["lagrange"](model, False)
+    assert "warning: the mass matrix is singular: the velocity of z" in render(form, "text", model)
+    assert "% warning: the mass matrix is singular" in render(form, "latex", model)
+    assert "velocity of z" in json.loads(render(form, "json", model))["warnings"][0]
+
+
+def test_unknown_format_is_refused() -> None:
+    model = model_of(DAMPED)
+    with pytest.raises(ValueError, match="unknown format 'html'"):
+        render(FORMS["lagrange"](model, False), "html", model)

@@ -48,7 +48,8 @@ def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, np.ndarray]]
     positions = {name: tuple(to_sympy(c) for c in r) for name, r in model.mass_positions}
     dim = len(next(iter(positions.values()))) if positions else 2
     positions_with_origin = {ORIGIN: (sympy.Integer(0),) * dim, **positions}
-    phis = [to_sympy(c.expression) for c in model.holonomic]
+    on_manifold = _eliminations(model)
+    phis = [to_sympy(c.expression).subs(on_manifold) for c in model.holonomic]
     coords = {to_sympy(s) for s in model.q}
     names = list(positions_with_origin)
     out = []
@@ -58,9 +59,19 @@ def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, np.ndarray]]
                 continue
             d2 = sum((pa - pb) ** 2 for pa, pb in zip(positions_with_origin[a],
                                                      positions_with_origin[b]))
-            if _fixed(d2, phis, coords):
+            if _fixed(d2.subs(on_manifold), phis, coords):
                 out.append((a, b))
     return out
+
+
+def _eliminations(model: Model) -> dict:
+    """Coordinates that the constraints fix outright (β = 0, z = 0), to restrict |r_i − r_j|²."""
+    fixed = {}
+    for c in model.holonomic:
+        phi = to_sympy(c.expression)
+        if phi.is_Symbol:
+            fixed[phi] = sympy.Integer(0)
+    return fixed
 
 
 def _nearly_constant(paths: Mapping, a: str, b: str) -> bool:

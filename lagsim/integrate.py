@@ -412,7 +412,7 @@ class Formulation:
         q, qd, converged = project_state(self.numeric, t, y[:self.n], y[self.n:])
         if not converged:
             raise IntegrationError("the projection onto the constraints did not converge; "
-                                   "the constraints may be singular here", time=t)
+                                   "the constraints may be singular here", time=float(t))
         return np.concatenate((q, qd))
 
 
@@ -621,7 +621,7 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
     if w[0] > 1e-12 * max(1.0, abs(w[-1])):
         return
     coordinate = numeric.coordinates[int(np.argmax(np.abs(v[:, 0])))]
-    state = ", ".join(f"{c} = {x!r}" for c, x in zip(numeric.coordinates, q))
+    state = ", ".join(f"{c} = {float(x)!r}" for c, x in zip(numeric.coordinates, q))
     kind = "singular" if w[0] > -1e-12 * max(1.0, abs(w[-1])) else "not positive definite"
     raise InputError(
         f"the mass matrix is {kind} at the start ({state}): the kinetic energy gives no "
@@ -676,7 +676,7 @@ def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nda
     labels = list(numeric.coordinates) + [f"{c}_dot" for c in numeric.coordinates]
     old = np.concatenate((q, qd))
     new = np.concatenate((q_new, qd_new))
-    moved = [(labels[i], old[i], new[i]) for i in range(len(old))
+    moved = [(labels[i], float(old[i]), float(new[i])) for i in range(len(old))
              if abs(new[i] - old[i]) > REPORT_THRESHOLD]
     if moved and strict:
         changes = "; ".join(f"{name}: {a!r} -> {b!r}" for name, a, b in moved)
@@ -727,7 +727,8 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
     """Run ``model`` from the spec's initial state with ``options`` (issue 3).
 
     ``report(message)`` receives what the CLI prints to stderr (corrected initial values, the
-    auto formulation's switch, where a --stop-when stopped the run); ``progress(fraction)`` is
+    auto formulation's switch); where a --stop-when stopped the run is the returned trajectory's
+    ``message``. ``progress(fraction)`` is
     called after each step. ``numeric`` may pass an already compiled model. Raises
     :class:`InputError` for inputs that cannot run and :class:`IntegrationError` for a run that
     fails (with the time and the cause).
@@ -776,17 +777,18 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
             message = solver.step()
             if solver.status == "failed":
                 raise IntegrationError(f"the integrator failed ({options.method}): {message}",
-                                       time=solver.t)
+                                       time=float(solver.t))
             t_new = solver.t
             if not np.all(np.isfinite(solver.y)):
-                raise IntegrationError("the state became NaN or infinite", time=t_new)
+                raise IntegrationError("the state became NaN or infinite", time=float(t_new))
             dense = solver.dense_output()
             end = t_new
             stopped = False
             if stop is not None:
                 g_new = stop_value(t_new, solver.y)
                 if not math.isfinite(g_new):
-                    raise IntegrationError(f"the --stop-when expression is {g_new}", time=t_new)
+                    raise IntegrationError(f"the --stop-when expression is {g_new}",
+                                           time=float(t_new))
                 if sign_ref == 0.0:
                     sign_ref = float(np.sign(g_new))
                 elif g_new * sign_ref <= 0.0:
@@ -807,7 +809,6 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
                 stop_reason = "stop_when"
                 stop_message = (f"stopped at t = {end!r}: {options.stop_when} changed sign "
                                 f"(--stop-when)")
-                say(stop_message)
                 break
             if stabilizer.projects:
                 projected = form.project(t_new, solver.y)
@@ -816,7 +817,7 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
         except np.linalg.LinAlgError as exc:
             hint = ("; the constraints may have become dependent, try --formulation "
                     "udwadia-kalaba" if name == "index1" else "")
-            raise IntegrationError(f"singular matrix ({exc}){hint}", time=solver.t) from None
+            raise IntegrationError(f"singular matrix ({exc}){hint}", time=float(solver.t)) from None
         if progress is not None:
             progress(min(1.0, (solver.t - t0) / span))
 

@@ -57,6 +57,11 @@ class Trajectory:
                      if k == "holonomic")
 
     @property
+    def message(self) -> str:
+        """What stderr should say about how the run ended (empty when it reached t_end)."""
+        return self.stop_message
+
+    @property
     def stopped(self) -> bool:
         return self.stop_reason == "stop_when"
 

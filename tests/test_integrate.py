@@ -1,0 +1,319 @@
+"""lagsim.integrate: options, the consistent start, the errors of issue 3, and the plumbing of the
+run (fresh right-hand sides, progress, methods, rheonomic constraints and time-dependent forces
+against closed forms). Physics against the seeds is in test_simulate_physics.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import ellipk
+
+from lagsim.compile import compile_model
+from lagsim.errors import InputError, IntegrationError, Location
+from lagsim.integrate import (
+    FORMULATIONS,
+    STABILIZERS,
+    SimulateOptions,
+    Stabilizer,
+    consistent_start,
+    simulate,
+)
+from lagsim.model import build_model
+from lagsim.spec import Setting, load_spec, parse_spec
+
+G = 9.81
+
+NATURAL = """
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses: {bob: {mass: m, position: [x, y]}}
+gravity: [0, -g]
+initial: {x: 0.6, y: -0.8}
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+"""
+
+
+def system(text: str, **initial: float):
+    spec = parse_spec(text, "test.yaml", initial=initial or None)
+    return spec, build_model(spec)
+
+
+def run_text(text: str, report=None, initial: dict | None = None, **flags):
+    spec = parse_spec(text, "test.yaml", initial=initial)
+    model = build_model(spec)
+    return simulate(spec, model, SimulateOptions.resolve(spec.simulate, flags), report=report)
+
+
+def settings(**values) -> dict[str, Setting]:
+    return {k: Setting(v, Location("f.yaml", 3, 7)) for k, v in values.items()}
+
+
+# --- options -----------------------------------------------------------------------------------
+
+
+def test_defaults_are_those_of_issue_3() -> None:
+    o = SimulateOptions.resolve({}, {})
+    assert (o.t_start, o.t_end, o.samples, o.dt, o.method, o.rtol, o.atol) == (
+        0.0, 10.0, 1001, None, "DOP853", 1e-10, 1e-10)
+    assert (o.formulation, o.stabilize, o.baumgarte, o.stop_when, o.strict_initial) == (
+        "auto", "projection", (5.0, 5.0), None, False)
+    times = o.sample_times()
+    assert len(times) == 1001 and times[0] == 0.0 and times[-1] == 10.0
+    np.testing.assert_allclose(times, np.arange(1001) / 100, rtol=0, atol=4e-15)
+
+
+def test_flags_win_over_the_file() -> None:
+    file = settings(t_end=5, rtol="1e-8", method="rk45", baumgarte=[1, 2], samples=11)
+    o = SimulateOptions.resolve(file, {"t_end": 3.0, "rtol": None, "dt": 0.25})
+    assert (o.t_end, o.rtol, o.method, o.baumgarte) == (3.0, 1e-8, "RK45", (1.0, 2.0))
+    assert o.samples is None and o.dt == 0.25
+    assert list(o.sample_times()) == [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25,
+                                      2.5, 2.75, 3.0]
+    assert SimulateOptions.resolve({}, {"baumgarte": "3, 4"}).baumgarte == (3.0, 4.0)
+    uneven = SimulateOptions.resolve({}, {"t_end": 1.0, "dt": 0.3}).sample_times()
+    np.testing.assert_allclose(uneven, [0.0, 0.3, 0.6, 0.9, 1.0], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("rtol", -1, "must be positive, got -1"),
+    ("atol", 0, "must be positive, got 0"),
+    ("samples", 1, "must be a whole number of at least 2"),
+    ("samples", 2.5, "must be a whole number of at least 2"),
+    ("dt", -0.1, "must be positive"),
+    ("method", "Euler", "must be one of RK45, RK23, DOP853, Radau, BDF, LSODA"),
+    ("formulation", "index2", "must be one of auto, ode, index1, udwadia-kalaba, reduced"),
+    ("stabilize", "projektion", "did you mean 'projection'?"),
+    ("baumgarte", "5", "must be two numbers ALPHA,BETA"),
+    ("baumgarte", [1, -2], "must be two non-negative numbers"),
+    ("t_end", "soon", "must be a number, got 'soon'"),
+    ("t_end", -1, "must leave t_end greater than t_start, got t_start = 0.0 and t_end = -1.0"),
+])
+def test_bad_options_name_the_option(key: str, value, message: str) -> None:
+    with pytest.raises(InputError) as flag_error:
+        SimulateOptions.resolve({}, {key: value})
+    flag = "--" + key.replace("_", "-")
+    assert str(flag_error.value).startswith(f"{flag} ") and message in str(flag_error.value)
+    assert flag_error.value.exit_code == 2
+    with pytest.raises(InputError) as file_error:
+        SimulateOptions.resolve(settings(**{key: value}), {})
+    assert str(file_error.value).startswith(f"f.yaml:3:7: simulate.{key} ")
+    assert message in str(file_error.value)
+
+
+def test_samples_and_dt_together_are_refused() -> None:
+    with pytest.raises(InputError, match="either --samples or --dt, not both"):
+        SimulateOptions.resolve({}, {"samples": 3, "dt": 0.1})
+    with pytest.raises(InputError, match="either simulate.samples or simulate.dt"):
+        SimulateOptions.resolve(settings(samples=3, dt=0.1), {})
+
+
+def test_registries() -> None:
+    assert set(FORMULATIONS) == {"ode", "index1", "udwadia-kalaba", "reduced"}
+    assert set(STABILIZERS) == {"none", "baumgarte", "projection"}
+    assert all(cls.name == key for key, cls in FORMULATIONS.items())
+
+
+# --- errors of the run ---------------------------------------------------------------------------
+
+
+def test_stop_when_with_an_unknown_symbol() -> None:
+    with pytest.raises(InputError) as err:
+        run_text(NATURAL, stop_when="lambda_rods")
+    assert "unknown symbol 'lambda_rods' (did you mean 'lambda_rod'?)" in str(err.value)
+    assert str(err.value).startswith("--stop-when: --stop-when 'lambda_rods'")
+
+
+def test_set_and_init_of_unknown_names() -> None:
+    with pytest.raises(InputError, match="--set mass: no such parameter") as err:
+        load_spec("pendulum", overrides={"mass": 2.0})
+    assert err.value.exit_code == 2
+    with pytest.raises(InputError, match="--init phi: no such coordinate or velocity"):
+        load_spec("pendulum", initial={"phi": 0.1})
+
+
+def test_ode_with_constraints_names_the_formulations_that_apply() -> None:
+    with pytest.raises(InputError) as err:
+        run_text(NATURAL, formulation="ode")
+    assert ("formulation 'ode' is for unconstrained systems, and this one has the constraints "
+            "rod; use index1, udwadia-kalaba, reduced (or auto)") in str(err.value)
+
+
+def test_index1_refuses_a_constraint_listed_twice_and_suggests_udwadia_kalaba() -> None:
+    text = NATURAL + "  - name: again\n    holonomic: x**2 + y**2 - l**2\n"
+    with pytest.raises(InputError) as err:
+        run_text(text, formulation="index1", t_end=1.0)
+    assert "index1 cannot run" in str(err.value) and "again repeats" in str(err.value)
+    assert "use --formulation udwadia-kalaba" in str(err.value)
+    notes: list[str] = []
+    traj = run_text(text, report=notes.append, t_end=1.0, samples=3)
+    assert traj.formulation == "udwadia-kalaba"
+    assert any("using udwadia-kalaba" in n for n in notes)
+    assert np.abs(traj.residual).max() < 1e-10
+
+
+def test_singular_mass_matrix_is_refused() -> None:
+    """M = diag(m, m r²) of free_mass_polar is singular at r = 0 (no inertia along θ)."""
+    spec = load_spec("free_mass_polar", initial={"r": 0.0})
+    with pytest.raises(InputError) as err:
+        simulate(spec, build_model(spec), SimulateOptions.resolve({}, {}))
+    assert "the mass matrix is singular at the start (r = 0.0, theta = 0.5)" in str(err.value)
+    assert "no inertia along theta" in str(err.value)
+    massless = "coordinates: [x, y]\nkinetic: 1/2*x_dot**2\npotential: x**2 + y**2\n"
+    with pytest.raises(InputError, match="the velocity of y appears nowhere in the kinetic"):
+        run_text(massless)
+
+
+def test_integrator_failure_reports_time_and_cause() -> None:
+    """ẍ = 4x³ from rest at x = 1 blows up at t* = ∫₁^∞ dx/√(2x⁴ − 2) = K(1/2)/2 ≈ 0.927
+    (K the complete elliptic integral); the run fails there, naming the time."""
+    text = "coordinates: [x]\nkinetic: 1/2*x_dot**2\npotential: -x**4\ninitial: {x: 1.0}\n"
+    with pytest.raises(IntegrationError) as err:
+        run_text(text, t_end=2.0)
+    assert err.value.exit_code == 1
+    assert err.value.time == pytest.approx(float(ellipk(0.5)) / 2, abs=1e-6)
+    assert "Required step size is less than spacing between numbers" in str(err.value)
+    assert str(err.value).startswith(f"at t = {err.value.time!r}: ")
+
+
+def test_projection_with_lsoda_is_refused_and_baumgarte_runs() -> None:
+    with pytest.raises(InputError, match="--stabilize projection cannot be used with --method "
+                       "LSODA"):
+        run_text(NATURAL, method="LSODA", t_end=1.0)
+    traj = run_text(NATURAL, method="LSODA", stabilize="baumgarte", t_end=1.0, samples=3,
+                    rtol=1e-9, atol=1e-9)
+    assert np.abs(traj.residual).max() < 1e-7
+
+
+# --- the consistent start ------------------------------------------------------------------------
+
+
+def test_inconsistent_start_is_corrected_and_reported() -> None:
+    """(0.66, −0.88) lies 10% outside the circle: the least-change point is (0.6, −0.8); the
+    velocity (1, 1) loses its radial part (0.6·1 − 0.8·1)·(0.6, −0.8) = −0.2·(0.6, −0.8)."""
+    notes: list[str] = []
+    traj = run_text(NATURAL, report=notes.append, initial={"x": 0.66, "y": -0.88, "x_dot": 1.0,
+                                                           "y_dot": 1.0}, t_end=0.5, samples=2)
+    np.testing.assert_allclose(traj.q[0], [0.6, -0.8], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(traj.qd[0], [1.12, 0.84], rtol=0, atol=1e-14)
+    assert [n.split(":")[0] for n in notes] == ["initial x", "initial y", "initial x_dot",
+                                                "initial y_dot"]
+    assert notes[0].startswith("initial x: 0.66 -> 0.6")
+    with pytest.raises(InputError) as err:
+        run_text(NATURAL, initial={"x": 0.66}, strict_initial=True)
+    assert "--strict-initial forbids correcting it (x: 0.66 -> " in str(err.value)
+
+
+def test_consistent_start_leaves_a_consistent_state_alone() -> None:
+    notes: list[str] = []
+    traj = run_text(NATURAL, report=notes.append, strict_initial=True, t_end=0.1, samples=2)
+    assert notes == [] and traj.q[0, 0] == 0.6
+
+
+def test_conflicting_constraints_are_named() -> None:
+    text = ("coordinates: [x, y]\nkinetic: 1/2*(x_dot**2 + y_dot**2)\n"
+            "constraints:\n  - name: left\n    holonomic: x\n"
+            "  - name: right\n    holonomic: x - 1\n  - name: free\n    holonomic: y\n")
+    spec, model = system(text)
+    numeric = compile_model(model)
+    with pytest.raises(InputError) as err:
+        consistent_start(numeric, 0.0, np.zeros(2), np.zeros(2))
+    assert "the holonomic constraints left, right conflict" in str(err.value)
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def test_rheonomic_constraint_in_every_constrained_formulation() -> None:
+    """x = sin t imposed on a mass under gravity: λ = m ẍ = −sin t, y = −g t²/2 (002 §23.5 with
+    a moving constraint); the start velocity ẋ(0) = 1 is supplied by the consistent start."""
+    text = ("parameters: {g: 9.81}\ncoordinates: [x, y]\nkinetic: 1/2*(x_dot**2 + y_dot**2)\n"
+            "potential: g*y\nconstraints:\n  - name: drive\n    holonomic: x - sin(t)\n")
+    for formulation in ("index1", "udwadia-kalaba"):
+        for stabilize in ("projection", "baumgarte", "none"):
+            notes: list[str] = []
+            traj = run_text(text, report=notes.append, formulation=formulation,
+                            stabilize=stabilize, t_end=3.0, samples=31)
+            assert notes == ["initial x_dot: 0.0 -> 1.0 (corrected onto the constraints)"]
+            np.testing.assert_allclose(traj.q[:, 0], np.sin(traj.t), rtol=0, atol=1e-8)
+            np.testing.assert_allclose(traj.q[:, 1], -G * traj.t**2 / 2, rtol=0, atol=1e-8)
+            np.testing.assert_allclose(traj.lam[:, 0], -np.sin(traj.t), rtol=0, atol=1e-7)
+
+
+def test_time_dependent_force_and_every_method() -> None:
+    """m ẍ = F0 cos t from rest: x = F0 (1 − cos t)/m."""
+    text = ("parameters: {m: 2.0, F0: 3.0}\ncoordinates: [x]\nkinetic: 1/2*m*x_dot**2\n"
+            "forces: {x: F0*cos(t)}\n")
+    for method in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"):
+        traj = run_text(text, method=method, t_end=2.0, samples=21, rtol=1e-8, atol=1e-10)
+        exact_x = 1.5 * (1 - np.cos(traj.t))
+        assert np.abs(traj.q[:, 0] - exact_x).max() < 1e-5, method
+        assert traj.formulation == "ode" and traj.stabilize == "none"
+
+
+def test_projection_with_implicit_methods() -> None:
+    for method in ("Radau", "BDF"):
+        traj = run_text(NATURAL, method=method, t_end=2.0, samples=5, rtol=1e-8, atol=1e-10)
+        assert np.abs(traj.residual).max() < 1e-12, method
+        h = traj.energy
+        assert np.abs(h - h[0]).max() < 1e-5 * abs(h[0]), method
+
+
+def test_stop_when_starting_at_zero() -> None:
+    """y starts at 0 and rises with ẏ = 5: the run stops when y returns to 0 at t = 2·5/g."""
+    spec = load_spec("free_mass_cartesian")
+    traj = simulate(spec, build_model(spec), SimulateOptions.resolve({}, {"stop_when": "y"}))
+    assert traj.t[-1] == pytest.approx(10 / G, abs=1e-10)
+    assert traj.stopped and traj.q[-1, 1] == pytest.approx(0.0, abs=1e-9)
+    assert traj.q[-1, 0] == pytest.approx(10 / G, abs=1e-9)
+
+
+def test_stop_when_a_multiplier_vanishes() -> None:
+    """Started at the top with speed v0 = 1, the rod force −2ℓλ = m v²/ℓ − m g cos α (α from
+    the top, v² = v0² + 2gℓ(1 − cos α)) changes sign where cos α = (2 + v0²/(gℓ))/3."""
+    spec = parse_spec(NATURAL, initial={"x": 0.0, "y": 1.0, "x_dot": 1.0})
+    traj = simulate(spec, build_model(spec),
+                    SimulateOptions.resolve({}, {"stop_when": "lambda_rod", "t_end": 5.0}))
+    x, y = traj.q[-1]
+    assert traj.stopped and abs(traj.lam[-1, 0]) < 1e-8
+    assert y == pytest.approx((2 + 1 / G) / 3, abs=1e-8)
+    assert x > 0
+
+
+def test_progress_and_fresh_arrays() -> None:
+    spec, model = system(NATURAL)
+    fractions: list[float] = []
+    simulate(spec, model, SimulateOptions.resolve({}, {"t_end": 1.0, "samples": 2}),
+             progress=fractions.append)
+    assert fractions[-1] == 1.0 and all(np.diff(fractions) > 0) and len(fractions) > 5
+    numeric = compile_model(model)
+    options = SimulateOptions()
+    y = np.array([0.6, -0.8, 0.8, 0.6])
+    for name in ("index1", "udwadia-kalaba"):
+        form = FORMULATIONS[name](numeric, Stabilizer(numeric, options), spec, model)
+        first = form.rhs(0.0, y)
+        kept = first.copy()
+        second = form.rhs(0.0, y + 0.01)
+        assert second is not first and np.array_equal(first, kept)
+        assert abs(float(numeric.phi(0.0, y[:2])[1][0] @ first[2:]) + 2.0) < 1e-12
+
+
+def test_trajectory_columns_in_csv_order() -> None:
+    """A velocity constraint x ẋ + y ẏ = 0 repeating the rod's φ̇: UK splits the force by the
+    minimum norm: Aᵀλ = k (x, y) with k = −0.8 g at rest gives λ = k (2, 1)/5."""
+    traj = run_text(NATURAL + "  - name: slide\n    velocity: x*x_dot + y*y_dot\n", t_end=0.1,
+                    samples=3, formulation="udwadia-kalaba")
+    assert traj.columns() == ["t", "x", "y", "x_dot", "y_dot", "lambda_rod", "lambda_slide",
+                              "residual_rod", "residual_slide", "residual_rod_dot", "energy"]
+    data = traj.as_array()
+    assert data.shape == (3, 11)
+    np.testing.assert_array_equal(data[:, 0], [0.0, 0.05, 0.1])
+    np.testing.assert_array_equal(data[:, -1], traj.energy)
+    k = -0.8 * G
+    assert traj.column("lambda_rod")[0] == pytest.approx(2 * k / 5, abs=1e-12)
+    assert traj.column("lambda_slide")[0] == pytest.approx(k / 5, abs=1e-12)
+    assert math.isclose(traj.energy[0], -G * 0.8, rel_tol=1e-14)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import symengine as se
 import sympy
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 from scipy.optimize import brentq
@@ -516,6 +517,53 @@ class UdwadiaKalaba(Formulation):
         return _min_norm(A.T, L @ z)
 
 
+@dataclass(frozen=True)
+class CompiledReduction:
+    """Numeric counterpart of a :class:`lagsim.reduce.Reduction`.
+
+    ``numeric`` is the compiled reduced model (free coordinates only); :meth:`to_full` rebuilds
+    the full q, q̇ and the multipliers from free q, q̇, q̈ (seed 002 §23.5 step 5: the
+    unconstrained equations of the eliminated coordinates, (A_e)ᵀλ = (M q̈ − F)_e, solved for the
+    minimum-norm λ).
+    """
+
+    numeric: NumericSystem
+    n: int
+    m: int
+    eliminated: int
+    _full: Callable
+
+    def to_full(self, t: float, qf: np.ndarray, qfd: np.ndarray, qfdd: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        x = np.concatenate(([t], qf, qfd, qfdd))
+        out = self._full(x)
+        n, m, ne = self.n, self.m, self.eliminated
+        q, qd = out[:n], out[n:2 * n]
+        A_e = out[2 * n:2 * n + m * ne].reshape(m, ne)
+        residual = out[2 * n + m * ne:]
+        return q, qd, _min_norm(A_e.T, residual)
+
+
+def compile_reduction(reduction: Any) -> CompiledReduction:
+    """Compile a :class:`lagsim.reduce.Reduction`: its reduced model and the map back."""
+    from lagsim.compile import lambdify
+
+    full = reduction.full
+    subs = full.substitutions()
+    free = [full.coordinates.index(c) for c in reduction.free]
+    args = [full.t, *(full.q[i] for i in free), *(full.qd[i] for i in free),
+            *(full.qdd[i] for i in free)]
+    A_e, residual = reduction.A_e, reduction.residual_e
+    exprs = [*reduction.full_q, *reduction.full_qd,
+             *(A_e[i, j] for i in range(A_e.rows) for j in range(A_e.cols)),
+             *(residual[i] for i in range(residual.rows))]
+    exprs = [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
+    return CompiledReduction(
+        numeric=compile_model(reduction.reduced), n=full.n, m=full.m, eliminated=A_e.cols,
+        _full=lambdify(args, exprs),
+    )
+
+
 class Reduced(Formulation):
     """Integrate 002's free coordinates only (``lagsim.reduce``), rebuild q, q̇ and λ per sample.
 
@@ -533,15 +581,16 @@ class Reduced(Formulation):
                              "system has no constraints; use ode (or auto)")
         if model is None or spec is None:
             raise ValueError("the reduced formulation needs the spec and the model")
-        from lagsim import reduce as reduce_module
+        from lagsim.reduce import reduce_model
 
         q0, _ = spec.initial_state()
-        start = dict(zip(spec.coordinates, q0))
-        reduction = reduce_module.reduce_model(model, start)
-        self.reduction = reduce_module.compile_reduction(reduction)
-        self.free_numeric: NumericSystem = self.reduction.numeric
+        self.reduction = compile_reduction(reduce_model(model, dict(zip(spec.coordinates, q0))))
+        self.free_numeric = self.reduction.numeric
         self.index = [numeric.coordinates.index(c) for c in self.free_numeric.coordinates]
         self.nf = self.free_numeric.n
+
+    def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        check_mass_matrix(self.free_numeric, t, q[self.index], qd[self.index])
 
     def initial(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return np.concatenate((q[self.index], qd[self.index]))
@@ -556,8 +605,7 @@ class Reduced(Formulation):
 
     def _full(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nf = self.nf
-        q, qd, lam = self.reduction.to_full(t, y[:nf], y[nf:], self._accelerations(t, y))
-        return np.asarray(q, float), np.asarray(qd, float), np.asarray(lam, float)
+        return self.reduction.to_full(t, y[:nf], y[nf:], self._accelerations(t, y))
 
     def unpack(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q, qd, _ = self._full(t, y)

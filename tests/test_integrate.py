@@ -233,15 +233,16 @@ def test_rheonomic_constraint_in_every_constrained_formulation() -> None:
     a moving constraint); the start velocity ẋ(0) = 1 is supplied by the consistent start."""
     text = ("parameters: {g: 9.81}\ncoordinates: [x, y]\nkinetic: 1/2*(x_dot**2 + y_dot**2)\n"
             "potential: g*y\nconstraints:\n  - name: drive\n    holonomic: x - sin(t)\n")
-    for formulation in ("index1", "udwadia-kalaba"):
-        for stabilize in ("projection", "baumgarte", "none"):
-            notes: list[str] = []
-            traj = run_text(text, report=notes.append, formulation=formulation,
-                            stabilize=stabilize, t_end=3.0, samples=31)
-            assert notes == ["initial x_dot: 0.0 -> 1.0 (corrected onto the constraints)"]
-            np.testing.assert_allclose(traj.q[:, 0], np.sin(traj.t), rtol=0, atol=1e-8)
-            np.testing.assert_allclose(traj.q[:, 1], -G * traj.t**2 / 2, rtol=0, atol=1e-8)
-            np.testing.assert_allclose(traj.lam[:, 0], -np.sin(traj.t), rtol=0, atol=1e-7)
+    runs = [(f, s) for f in ("index1", "udwadia-kalaba") for s in ("projection", "baumgarte",
+                                                                    "none")]
+    for formulation, stabilize in [*runs, ("reduced", "none")]:
+        notes: list[str] = []
+        traj = run_text(text, report=notes.append, formulation=formulation,
+                        stabilize=stabilize, t_end=3.0, samples=31)
+        assert notes == ["initial x_dot: 0.0 -> 1.0 (corrected onto the constraints)"]
+        np.testing.assert_allclose(traj.q[:, 0], np.sin(traj.t), rtol=0, atol=1e-8)
+        np.testing.assert_allclose(traj.q[:, 1], -G * traj.t**2 / 2, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(traj.lam[:, 0], -np.sin(traj.t), rtol=0, atol=1e-7)
 
 
 def test_time_dependent_force_and_every_method() -> None:

@@ -84,18 +84,26 @@ def test_pendulum_formulations_agree_with_the_exact_solution(minimal, natural_pr
         assert abs(value - reference) < 1e-7, (form, value, reference)
 
 
-def test_reduced_pendulum_agrees(minimal) -> None:
-    pytest.importorskip("lagsim.reduce")
-    from lagsim import reduce as reduce_module
-
-    if not hasattr(reduce_module, "compile_reduction"):
-        pytest.skip("lagsim.reduce has no compile_reduction yet")
-    traj = run("pendulum_constrained", samples=11, formulation="reduced")
-    assert traj.columns() == run("pendulum_constrained", samples=3).columns()
-    assert abs(traj.q[-1, 0] - float(exact.angle(10.0, THETA0)[0])) < 1e-7
-    tension = -traj.lam[:, 0]
-    theta, w = traj.q[:, 0], traj.qd[:, 0]
-    np.testing.assert_allclose(tension, w**2 + G * np.cos(theta), rtol=0, atol=1e-6)
+def test_reduced_pendulum_agrees() -> None:
+    """002 §23.5/23.7: the reduced θ of pendulum_constrained and the reduced x of
+    pendulum_natural (y = −√(ℓ² − x²) rebuilt) give the exact θ(10), the full CSV columns and
+    the tension mℓθ̇² + mg cos θ from the rebuilt multipliers."""
+    reference = float(exact.angle(10.0, THETA0)[0])
+    constrained = run("pendulum_constrained", samples=101, formulation="reduced")
+    assert constrained.formulation == "reduced" and constrained.stabilize == "none"
+    assert constrained.columns() == run("pendulum_constrained", samples=2).columns()
+    assert abs(constrained.q[-1, 0] - reference) < 1e-7
+    assert np.abs(constrained.q[:, 1:]).max() == 0.0
+    theta, w = constrained.q[:, 0], constrained.qd[:, 0]
+    np.testing.assert_allclose(-constrained.lam[:, 0], w**2 + G * np.cos(theta), rtol=0,
+                               atol=1e-6)
+    assert np.abs(constrained.lam[:, 1]).max() < 1e-12
+    natural = run("pendulum_natural", samples=101, formulation="reduced")
+    theta_n, w_n = natural_angle(natural)
+    assert abs(theta_n[-1] - reference) < 1e-7
+    assert np.abs(natural.residual).max() < 1e-14 and np.abs(natural.residual_dot).max() < 1e-12
+    np.testing.assert_allclose(-2.0 * natural.lam[:, 0], w_n**2 + G * np.cos(theta_n), rtol=0,
+                               atol=1e-6)
 
 
 def test_small_angle_matches_the_harmonic_solution() -> None:

@@ -333,15 +333,19 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
     )
 
 
+def _light(expr: sympy.Expr) -> sympy.Expr:
+    """Simplified while small; a large entry (a spring's square roots) is left as it is."""
+    return sympy.simplify(expr) if sympy.count_ops(expr) <= CLOSED_FORM_MAX_OPS else expr
+
+
 def _tidy_matrix(matrix: sympy.MatrixBase) -> sympy.Matrix:
-    """Entries simplified one by one: the inputs of a closed-form solve are small."""
-    return sympy.Matrix(matrix).applyfunc(sympy.simplify)
+    """The inputs of a closed-form solve, entry by entry (:func:`_light`)."""
+    return sympy.Matrix(matrix).applyfunc(_light)
 
 
 def _closed(expr: sympy.Expr) -> sympy.Expr:
     """A solved expression cancelled to one fraction, and simplified while it stays small."""
-    expr = sympy.cancel(expr)
-    return sympy.simplify(expr) if sympy.count_ops(expr) <= CLOSED_FORM_MAX_OPS else expr
+    return _light(sympy.cancel(expr))
 
 
 def _is_diagonal(M: sympy.MatrixBase) -> bool:
@@ -367,7 +371,7 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     entries: list[Item] = []
     a_value = None
     if regular and _is_diagonal(M):
-        a_value = _column([sympy.simplify(F[i] / M[i, i]) for i in range(n)])
+        a_value = _column([_closed(F[i] / M[i, i]) for i in range(n)])
         entries.append(Item("a", _eq(a_syms, a_value), "a"))
     else:
         entries.append(Item("a", _eq(sympy.MatMul(M, a_syms, evaluate=False), F), "a"))

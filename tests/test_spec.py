@@ -12,6 +12,7 @@ velocity constraint a(q, t)·q̇ + b(q, t) = 0 (seed 003_88d23709419132a0.txt).
 from __future__ import annotations
 
 import math
+import random
 import textwrap
 from pathlib import Path
 
@@ -1088,3 +1089,82 @@ def test_bundled_systems_validate(name: str) -> None:
     q, qd = spec.initial_state()
     assert len(q) == len(qd) == len(spec.coordinates)
     assert all(math.isfinite(v) for v in q + qd)
+
+
+# --- docs/format.md stays true -------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
+
+
+def doc_systems() -> dict[str, str]:
+    """The complete systems (blocks with a name and coordinates) among the doc's YAML blocks."""
+    blocks = DOC.read_text(encoding="utf-8").split("```yaml\n")[1:]
+    texts = [b.split("```", 1)[0] for b in blocks]
+    return {parse_spec(t, "format.md").name: t for t in texts
+            if t.startswith("name: ") and "\ncoordinates:" in t}
+
+
+def test_doc_examples_validate() -> None:
+    assert set(doc_systems()) == {"pendulum_natural", "driven_damped_pendulum", "skate"}
+
+
+def test_doc_pendulum_in_natural_coordinates() -> None:
+    """M = m·1, F = (0, −m g), A = (2x, 2y), b = −2(ẋ² + ẏ²) (seed 001 §10.7; seed 003)."""
+    from lagsim.model import build_model, to_sympy
+
+    spec = parse_spec(doc_systems()["pendulum_natural"], "format.md")
+    assert [c.name for c in spec.constraints] == ["rod"]
+    assert spec.parameter_values["theta0"] == pytest.approx(math.pi / 6, abs=1e-15)
+    q, qd = spec.initial_state()
+    assert q == [pytest.approx(0.5, abs=1e-15), pytest.approx(-math.sqrt(3) / 2, abs=1e-15)]
+    assert qd == [0.0, 0.0]
+    model = build_model(spec)
+    x, y, xd, yd, m, g = sympy.symbols("x y x_dot y_dot m g")
+    assert to_sympy(model.mass_matrix) == sympy.Matrix([[m, 0], [0, m]])
+    assert sympy.expand(to_sympy(model.forcing) - sympy.Matrix([0, -m * g])) == sympy.zeros(2, 1)
+    assert sympy.expand(to_sympy(model.A) - sympy.Matrix([[2 * x, 2 * y]])) == sympy.zeros(1, 2)
+    assert sympy.expand(to_sympy(model.b)[0] + 2 * xd**2 + 2 * yd**2) == 0
+
+
+def test_doc_driven_damped_pendulum() -> None:
+    """m l² θ̈ = −m g l sin θ + F0 l cos θ cos(wt) − c θ̇, checked at random states to 1e-12."""
+    from lagsim.model import build_model, to_sympy
+
+    spec = parse_spec(doc_systems()["driven_damped_pendulum"], "format.md")
+    model = build_model(spec)
+    th, thd, t = sympy.symbols("theta theta_dot t")
+    p = spec.parameter_values
+    values = {sympy.Symbol(k): v for k, v in p.items()}
+    M = to_sympy(model.mass_matrix).subs(values)
+    F = to_sympy(model.forcing).subs(values)
+    rng = random.Random(2)
+    for _ in range(5):
+        state = {th: rng.uniform(-3, 3), thd: rng.uniform(-3, 3), t: rng.uniform(0, 10)}
+        expected = (-p["m"] * p["g"] * p["l"] * math.sin(state[th])
+                    + p["F0"] * p["l"] * math.cos(state[th]) * math.cos(p["w"] * state[t])
+                    - p["c"] * state[thd])
+        assert float(M[0, 0].subs(state)) == pytest.approx(p["m"] * p["l"] ** 2, rel=1e-12)
+        assert float(F[0].subs(state)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_doc_skate_row() -> None:
+    from lagsim.model import build_model, to_sympy
+
+    spec = parse_spec(doc_systems()["skate"], "format.md")
+    (blade,) = spec.constraints
+    assert (blade.name, blade.kind) == ("blade", "velocity")
+    psi = sympy.Symbol("psi")
+    row = to_sympy(build_model(spec).A)
+    assert sympy.simplify(row - sympy.Matrix([[sympy.sin(psi), -sympy.cos(psi), 0]])) == \
+        sympy.zeros(1, 3)
+    assert spec.initial_state() == ([0.0, 0.0, 0.0], [1.0, 0.0, 0.5])
+
+
+def test_doc_lists_every_key() -> None:
+    from lagsim.spec import MASS_KEYS, SIMULATE_KEYS
+
+    doc = DOC.read_text(encoding="utf-8")
+    for key in (*TOP_KEYS, *MASS_KEYS, *SIMULATE_KEYS):
+        assert f"| `{key}` |" in doc or f"`{key}`" in doc, key
+    for key in SIMULATE_KEYS:
+        assert f"| `{key}` |" in doc, key

@@ -159,7 +159,9 @@ class NumericReduction:
     """The compiled reduced system (002 §23.5) and the map back to the full state.
 
     ``numeric`` integrates the free coordinates; ``to_full(t, qf, qfd, qfdd)`` returns the full
-    q, q̇ and the multipliers λ from (A_e)ᵀλ = (M q̈ − F)_e on the constraint manifold.
+    q, q̇ and the multipliers λ from (A_e)ᵀλ = (M q̈ − F)_e on the constraint manifold
+    (the minimum-norm solution, which stays defined where a branch such as y = −√(ℓ² − x²)
+    makes A_e singular).
     """
 
     numeric: NumericSystem
@@ -182,7 +184,7 @@ class NumericReduction:
         qd = out[n:2 * n]
         A_e = out[2 * n:2 * n + m * m].reshape(m, m)
         r = out[2 * n + m * m:]
-        lam = np.linalg.solve(A_e.T, r) if m else np.zeros(0)
+        lam = np.linalg.lstsq(A_e.T, r, rcond=None)[0] if m else np.zeros(0)
         return q, qd, lam
 
 

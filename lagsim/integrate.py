@@ -41,12 +41,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import symengine as se
 import sympy
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 from scipy.optimize import brentq
 
-from lagsim.compile import NumericSystem, compile_model
+from lagsim.compile import NumericSystem, compile_model, compile_reduction
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.model import Model, check_regular
@@ -515,53 +514,6 @@ class UdwadiaKalaba(Formulation):
             return np.zeros(0)
         _, z, L, A = self._solve(t, q, qd, False)
         return _min_norm(A.T, L @ z)
-
-
-@dataclass(frozen=True)
-class CompiledReduction:
-    """Numeric counterpart of a :class:`lagsim.reduce.Reduction`.
-
-    ``numeric`` is the compiled reduced model (free coordinates only); :meth:`to_full` rebuilds
-    the full q, q̇ and the multipliers from free q, q̇, q̈ (seed 002 §23.5 step 5: the
-    unconstrained equations of the eliminated coordinates, (A_e)ᵀλ = (M q̈ − F)_e, solved for the
-    minimum-norm λ).
-    """
-
-    numeric: NumericSystem
-    n: int
-    m: int
-    eliminated: int
-    _full: Callable
-
-    def to_full(self, t: float, qf: np.ndarray, qfd: np.ndarray, qfdd: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        x = np.concatenate(([t], qf, qfd, qfdd))
-        out = self._full(x)
-        n, m, ne = self.n, self.m, self.eliminated
-        q, qd = out[:n], out[n:2 * n]
-        A_e = out[2 * n:2 * n + m * ne].reshape(m, ne)
-        residual = out[2 * n + m * ne:]
-        return q, qd, _min_norm(A_e.T, residual)
-
-
-def compile_reduction(reduction: Any) -> CompiledReduction:
-    """Compile a :class:`lagsim.reduce.Reduction`: its reduced model and the map back."""
-    from lagsim.compile import lambdify
-
-    full = reduction.full
-    subs = full.substitutions()
-    free = [full.coordinates.index(c) for c in reduction.free]
-    args = [full.t, *(full.q[i] for i in free), *(full.qd[i] for i in free),
-            *(full.qdd[i] for i in free)]
-    A_e, residual = reduction.A_e, reduction.residual_e
-    exprs = [*reduction.full_q, *reduction.full_qd,
-             *(A_e[i, j] for i in range(A_e.rows) for j in range(A_e.cols)),
-             *(residual[i] for i in range(residual.rows))]
-    exprs = [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
-    return CompiledReduction(
-        numeric=compile_model(reduction.reduced), n=full.n, m=full.m, eliminated=A_e.cols,
-        _full=lambdify(args, exprs),
-    )
 
 
 class Reduced(Formulation):

@@ -133,15 +133,16 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
               "in the kinetic energy; `lagsim simulate` will refuse this system")
     names = [f for f in FORM_CHOICES if f != "all"] if form == "all" else [form]
     forms = []
+    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
     for name in names:
         try:
-            forms.append(FORMS[name](model, simplify))
+            forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
+                         else FORMS[name](model, simplify))
         except InputError as exc:
             if form != "all":
                 raise
             _warn(f"note: form {name} skipped: {exc.message}")
-    text = render(forms if len(forms) > 1 else forms[0], fmt, model)
-    click.echo(text)
+    click.echo(render(forms if len(forms) > 1 else forms[0], fmt, model), nl=False)
 
 
 class _Progress:

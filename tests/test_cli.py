@@ -145,3 +145,146 @@ def test_every_form_and_format_of_a_constrained_system(form, fmt):
         assert "\\dot{\\theta}" in result.output or "\\ddot{\\theta}" in result.output
     else:
         assert "θ" in result.output
+
+
+BLOWUP = """coordinates: [x]
+kinetic: 1/2*x_dot**2
+potential: -x**4
+initial: {x: 1.0}
+simulate: {t_end: 2}
+"""
+
+
+def test_simulate_to_a_file_and_read_it_back(tmp_path):
+    out = tmp_path / "p.csv"
+    result = CliRunner().invoke(main, ["simulate", "pendulum", "--t-end", "1", "--samples", "11",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    from lagsim.io import read_csv
+
+    table = read_csv(out)
+    assert table.columns == ("t", "theta", "theta_dot", "energy")
+    assert table.column("t")[-1] == 1.0
+    assert table.data.shape == (11, 4)
+    energy = table.column("energy")
+    assert abs(energy - energy[0]).max() <= 1e-8 * abs(energy[0])
+
+
+def test_failed_run_exits_1_and_leaves_no_file(tmp_path):
+    """ẍ = 4x³ from x = 1 blows up at t = K(1/2)/2 ≈ 0.927: the run fails, nothing is written."""
+    src = tmp_path / "blowup.yaml"
+    src.write_text(BLOWUP)
+    out = tmp_path / "out.csv"
+    proc = run("simulate", str(src), "-o", str(out))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("lagsim: error: at t = 0.92")
+    assert proc.stderr.count("\n") == 1
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [src]
+
+
+def test_failed_run_keeps_an_existing_output_untouched(tmp_path):
+    src = tmp_path / "blowup.yaml"
+    src.write_text(BLOWUP)
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    assert run("simulate", str(src), "-o", str(out)).returncode == 1
+    assert out.read_text() == "old\n"
+
+
+def test_bad_flag_exits_2_naming_the_option():
+    result = CliRunner().invoke(main, ["simulate", "pendulum", "--rtol", "-1"])
+    assert result.exit_code == 2
+    assert "--rtol must be positive, got -1.0" in result.output
+
+
+def test_simulate_reads_yaml_from_stdin():
+    text = (ROOT / "systems" / "pendulum.yaml").read_text()
+    proc = run("simulate", "--t-end", "0.5", "--samples", "3", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "t,theta,theta_dot,energy"
+    assert [float(r.split(",")[0]) for r in lines[1:]] == [0.0, 0.25, 0.5]
+
+
+def test_piping_into_head_ends_quietly():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        f"{sys.executable} -m lagsim simulate double_pendulum --samples 20001 | head -2",
+        shell=True, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.stdout.count("\n") == 2
+    assert "Traceback" not in proc.stderr
+    assert "BrokenPipe" not in proc.stderr
+
+
+def test_pipeline_simulate_into_plot(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "p.png"
+    proc = subprocess.run(
+        f"{sys.executable} -m lagsim simulate pendulum_natural --t-end 2 | "
+        f"{sys.executable} -m lagsim plot -o {out}",
+        shell=True, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_a_system_directly_with_its_path(tmp_path):
+    out = tmp_path / "path.svg"
+    result = CliRunner().invoke(main, ["plot", "double_pendulum", "--t-end", "1", "--kind", "path",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert b"<svg" in out.read_bytes()[:500]
+
+
+def test_plot_without_output_or_display_writes_a_png(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    csv = tmp_path / "run.csv"
+    assert CliRunner().invoke(main, ["simulate", "pendulum", "--t-end", "1", "-o",
+                                     str(csv)]).exit_code == 0
+    result = CliRunner().invoke(main, ["plot", str(csv)])
+    assert result.exit_code == 0, result.output
+    assert "writing run.png" in result.output
+    assert (tmp_path / "run.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_path_of_a_csv_needs_the_system(tmp_path):
+    csv = tmp_path / "run.csv"
+    CliRunner().invoke(main, ["simulate", "pendulum", "--t-end", "1", "-o", str(csv)])
+    result = CliRunner().invoke(main, ["plot", str(csv), "--kind", "path", "-o",
+                                       str(tmp_path / "x.png")])
+    assert result.exit_code == 2
+    assert "--kind path needs the system" in result.output
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_animate_writes_the_requested_frames(tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "dp.gif"
+    result = CliRunner().invoke(main, ["animate", "double_pendulum", "--t-end", "1", "--fps", "8",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    with Image.open(out) as gif:
+        assert gif.n_frames == 8
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    """A run of over about a second draws a bar on a terminal, and nothing in a pipeline."""
+    import io
+
+    from lagsim import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, expect_bar in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        progress = cli._Progress()
+        progress.start -= 2.0
+        for k in range(11):
+            progress(k / 10)
+        progress.close()
+        assert ("simulating" in stream.getvalue()) is expect_bar

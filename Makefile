@@ -30,5 +30,14 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python docs/make_docs.py
 
+.PHONY: chains
+chains: $(STAMP)
+	mkdir -p build/chains
+	for n in 2 4 8 16 32; do \
+		$(BIN)/python -m lagsim.chains $$n -o build/chains/chain_$$n.yaml || exit 1; \
+		$(BIN)/python -m lagsim.chains $$n --natural \
+			-o build/chains/chain_$${n}_natural.yaml || exit 1; \
+	done
+
 clean:
 	rm -rf $(VENV) build *.egg-info

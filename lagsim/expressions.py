@@ -38,6 +38,10 @@ FUNCTIONS: Mapping[str, sympy.FunctionClass] = {
 ARITY: Mapping[str, int] = {name: (2 if name == "atan2" else 1) for name in FUNCTIONS}
 CONSTANTS: Mapping[str, sympy.Expr] = {"pi": sympy.pi, "E": sympy.E}
 RESERVED = frozenset(FUNCTIONS) | {"pi", "t"}
+MAX_BITS = 10_000
+"""The largest exact rational power computed, in bits (about 3000 digits: it still prints)."""
+DECLARE_HINT = ("declare it under 'parameters' or 'coordinates' (velocities are written "
+                "<coordinate>_dot, time is t)")
 
 _BINARY = {
     ast.Add: lambda a, b: a + b,
@@ -45,7 +49,6 @@ _BINARY = {
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
     ast.Pow: lambda a, b: a**b,
-    ast.BitXor: lambda a, b: a**b,
 }
 _UNARY = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
 
@@ -56,10 +59,16 @@ class Source:
 
     location: Location
     column_offset: int = 0
+    positions: tuple[tuple[int, int], ...] = ()
 
     def at(self, col: int | None) -> Location:
-        """The location of 0-based column ``col`` inside the expression string."""
+        """The location of 0-based column ``col`` inside the expression string.
+
+        ``positions``, when given, holds the file's (line, column) of each character of a value
+        that spans lines."""
         loc = self.location
+        if col is not None and 0 <= col < len(self.positions):
+            return Location(loc.file, *self.positions[col])
         if col is None or loc.column is None or loc.line is None:
             return loc
         return Location(loc.file, loc.line, loc.column + self.column_offset + col)
@@ -72,18 +81,41 @@ def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _caret_to_power(text: str) -> tuple[str, list[int]]:
+    """``text`` with each ``^`` written ``**``, and for each column of the result the column of
+    ``text`` it comes from (plus one past the end)."""
+    out: list[str] = []
+    back: list[int] = []
+    for i, ch in enumerate(text):
+        out.append("**" if ch == "^" else ch)
+        back.extend((i, i) if ch == "^" else (i,))
+    back.append(len(text))
+    return "".join(out), back
+
+
+def _too_large(base: sympy.Expr, exponent: sympy.Expr) -> bool:
+    """Whether the exact power base**exponent of two rationals would exceed :data:`MAX_BITS`."""
+    if not (base.is_Rational and exponent.is_Integer) or abs(base) in (0, 1):
+        return False
+    p, q = (abs(int(v)) for v in base.as_numer_denom())
+    return abs(int(exponent)) * max(p.bit_length(), q.bit_length()) > MAX_BITS
+
+
 def parse_expression(
     text: str | int | float,
     names: Mapping[str, sympy.Expr],
     source: Source,
     what: str = "expression",
+    hint: str = DECLARE_HINT,
 ) -> sympy.Expr:
     """Parse ``text`` into a SymPy expression whose free names all come from ``names``.
 
     ``names`` maps every symbol the expression may use to its SymPy value; the constants ``pi``
     and ``E`` are known unless ``names`` declares them. Raises :class:`InputError` pointing at the
-    offending column.
+    offending column. ``hint`` says, after an unknown symbol, which names may be used.
     """
+    if text is None:
+        text = ""
     if isinstance(text, bool):
         raise InputError(f"{what} must be a number or an expression string, not {text!r}",
                          source.location)
@@ -98,32 +130,36 @@ def parse_expression(
     if not stripped:
         raise InputError(f"{what} is empty: write an expression such as 'm*g*y'", source.location)
     lead = len(text) - len(text.lstrip())
+    python, back = _caret_to_power(stripped.replace("\n", " "))
     try:
-        tree = ast.parse(stripped.replace("\n", " "), mode="eval")
+        tree = ast.parse(python, mode="eval")
     except SyntaxError as exc:
-        col = (exc.offset - 1 + lead) if exc.offset else None
+        col = (back[min(exc.offset - 1, len(back) - 1)] + lead) if exc.offset else None
         raise InputError(
             f"{what} {stripped!r} does not parse ({exc.msg}); use SymPy syntax such as "
             "'1/2*m*x_dot**2'",
             source.at(col),
         ) from None
-    return _Builder(names, source, what, stripped, lead).build(tree.body)
+    return _Builder(names, source, what, stripped, lead, back, hint).build(tree.body)
 
 
 class _Builder:
     def __init__(
-        self, names: Mapping[str, sympy.Expr], source: Source, what: str, text: str, lead: int
+        self, names: Mapping[str, sympy.Expr], source: Source, what: str, text: str, lead: int,
+        back: list[int], hint: str,
     ) -> None:
         self.names = names
         self.source = source
         self.what = what
         self.text = text
         self.lead = lead
+        self.back = back
+        self.hint = hint
 
     def fail(self, node: ast.AST, message: str) -> InputError:
         col = getattr(node, "col_offset", None)
         return InputError(f"{self.what} {self.text!r}: {message}",
-                          self.source.at(None if col is None else col + self.lead))
+                          self.source.at(None if col is None else self.back[col] + self.lead))
 
     def build(self, node: ast.AST) -> sympy.Expr:
         if isinstance(node, ast.Constant):
@@ -134,7 +170,12 @@ class _Builder:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return _BINARY[type(node.op)](self.build(node.left), self.build(node.right))
+            left, right = self.build(node.left), self.build(node.right)
+            if isinstance(node.op, ast.Pow) and _too_large(left, right):
+                raise self.fail(node, f"the number {ast.unparse(node)} is too large to compute "
+                                "exactly; write a decimal base (such as 2.0 instead of 2) for a "
+                                "floating-point value")
+            return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](self.build(node.operand))
         if isinstance(node, ast.Call):
@@ -157,8 +198,7 @@ class _Builder:
         known = sorted(set(self.names) | set(CONSTANTS))
         raise self.fail(
             node,
-            f"unknown symbol '{ident}'{suggest(ident, known)}; declare it under 'parameters' or "
-            "'coordinates' (velocities are written <coordinate>_dot, time is t)",
+            f"unknown symbol '{ident}'{suggest(ident, known)}; {self.hint}",
         )
 
     def call(self, node: ast.Call) -> sympy.Expr:

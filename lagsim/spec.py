@@ -20,7 +20,7 @@ import sympy
 import yaml
 
 from lagsim.errors import InputError, Location
-from lagsim.expressions import FUNCTIONS, RESERVED, Source, parse_expression, suggest
+from lagsim.expressions import DECLARE_HINT, FUNCTIONS, RESERVED, Source, parse_expression, suggest
 
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
@@ -32,6 +32,11 @@ SIMULATE_KEYS = (
     "baumgarte", "stop_when",
 )
 TIME = sympy.Symbol("t")
+PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
+                  "parameters above it")
+INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
+                "parameters")
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,32 @@ def _type_name(node: yaml.Node) -> str:
     return "text" if node.tag.endswith(":str") else node.tag.rsplit(":", 1)[-1]
 
 
+def _positions(node: yaml.ScalarNode) -> tuple[tuple[int, int], ...]:
+    """The file's 1-based (line, column) of each character of a scalar that spans lines, found by
+    matching its non-blank characters in order; empty when they cannot all be matched."""
+    start, end = node.start_mark, node.end_mark
+    buf = start.buffer
+    if buf is None or start.line == end.line:
+        return ()
+    i, line, col = start.pointer, start.line, start.column
+    if node.style in ("|", ">"):
+        while i < end.pointer and buf[i] != "\n":
+            i, col = i + 1, col + 1
+    out: list[tuple[int, int]] = []
+    last = (line + 1, col + 1)
+    for ch in node.value:
+        if not ch.isspace():
+            while i < end.pointer and buf[i] != ch:
+                line, col = (line + 1, 0) if buf[i] == "\n" else (line, col + 1)
+                i += 1
+            if i >= end.pointer:
+                return ()
+            last = (line + 1, col + 1)
+            i, col = i + 1, col + 1
+        out.append(last)
+    return tuple(out)
+
+
 class _Reader:
     def __init__(self, label: str) -> None:
         self.label = label
@@ -203,7 +234,13 @@ class _Reader:
     def error(self, node: yaml.Node | None, message: str) -> InputError:
         return InputError(message, self.loc(node) if node is not None else Location(self.label))
 
+    def plain_tag(self, node: yaml.Node, what: str) -> None:
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in PLAIN_COLLECTIONS:
+            raise self.error(node, f"{what}: tag {node.tag} is not allowed; lagsim reads "
+                             "plain YAML")
+
     def scalar(self, node: yaml.Node, what: str) -> Any:
+        self.plain_tag(node, what)
         if not isinstance(node, yaml.ScalarNode):
             raise self.error(node, f"{what} must be a single value, not a {_type_name(node)}")
         try:
@@ -214,12 +251,10 @@ class _Reader:
             ) from None
 
     def mapping(self, node: yaml.Node, what: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        self.plain_tag(node, what)
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, f"{what} must be a mapping of name: value, not a "
                              f"{_type_name(node)}")
-        if node.tag != "tag:yaml.org,2002:map":
-            raise self.error(node, f"{what}: tag {node.tag} is not allowed; lagsim reads "
-                             "plain YAML")
         seen: dict[str, yaml.Node] = {}
         items = []
         for key_node, value_node in node.value:
@@ -235,24 +270,24 @@ class _Reader:
         return items
 
     def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
+        self.plain_tag(node, what)
         if not isinstance(node, yaml.SequenceNode):
             raise self.error(node, f"{what} must be a list, not a {_type_name(node)}")
-        if node.tag != "tag:yaml.org,2002:seq":
-            raise self.error(node, f"{what}: tag {node.tag} is not allowed; lagsim reads "
-                             "plain YAML")
         return list(node.value)
 
     def source_of(self, node: yaml.ScalarNode) -> Source:
         quoted = 1 if node.style in ("'", '"') else 0
-        return Source(self.loc(node), quoted)
+        return Source(self.loc(node), quoted, _positions(node))
 
-    def expr(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str) -> Expr:
+    def expr(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str,
+             hint: str = DECLARE_HINT) -> Expr:
         raw = self.scalar(node, what)
-        value = parse_expression(raw, names, self.source_of(node), what)
+        value = parse_expression(raw, names, self.source_of(node), what, hint)
         return Expr(str(raw), value, self.loc(node))
 
-    def number(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str) -> float:
-        expr = self.expr(node, names, what)
+    def number(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str,
+               hint: str) -> float:
+        expr = self.expr(node, names, what, hint)
         try:
             value = float(expr.value)
         except (TypeError, ValueError):
@@ -290,6 +325,9 @@ class _Reader:
         if root is None:
             raise InputError("the file is empty; a system needs at least 'coordinates' and an "
                              "energy (see docs/format.md)", Location(self.label))
+        if isinstance(root, yaml.ScalarNode):
+            self.scalar(root, "the system file")
+        self.plain_tag(root, "the system file")
         if not isinstance(root, yaml.MappingNode):
             raise self.error(root, f"a system file must be a mapping of keys (coordinates:, "
                              f"kinetic:, ...), not a {_type_name(root)}")
@@ -317,7 +355,6 @@ class _Reader:
             symbols[q] = sympy.Symbol(q)
             symbols[f"{q}_dot"] = sympy.Symbol(f"{q}_dot")
         symbols["t"] = TIME
-        positional = {k: v for k, v in symbols.items() if not k.endswith("_dot") or k in declared}
 
         def opt_expr(key: str, names: Mapping[str, sympy.Expr], what: str) -> Expr | None:
             return self.expr(top[key], names, what) if key in top else None
@@ -327,10 +364,10 @@ class _Reader:
         potential = opt_expr("potential", symbols, "'potential'")
         if potential is not None:
             self.no_velocity(potential, coords, top["potential"], "'potential' U(q, t)")
-        masses = self.masses(top.get("masses"), positional, coords)
+        masses = self.masses(top.get("masses"), symbols, coords)
         gravity = None
         if "gravity" in top:
-            gravity = tuple(self.expr(n, positional, "a component of 'gravity'")
+            gravity = tuple(self.positional(n, symbols, coords, "a component of 'gravity'")
                             for n in self.sequence(top["gravity"], "'gravity'"))
             self.check_gravity(top["gravity"], gravity, masses)
         if lagrangian is not None:
@@ -390,12 +427,13 @@ class _Reader:
                     raise self.error(key_node, f"parameter '{pname}' ends in _dot, which lagsim "
                                      "keeps for velocities; rename it")
                 value = (float(overrides[pname]) if pname in overrides
-                         else self.number(value_node, names, f"parameter '{pname}'"))
+                         else self.number(value_node, names, f"parameter '{pname}'",
+                                          PARAMETER_HINT))
                 names[pname] = sympy.Float(value)
                 params.append(Parameter(pname, value, self.loc(value_node)))
         unknown = [k for k in overrides if k not in names]
         if unknown:
-            raise InputError(f"--set {unknown[0]}: no such parameter"
+            raise InputError(f"no such parameter '{unknown[0]}'"
                              f"{suggest(unknown[0], list(names))}; the parameters are "
                              f"{', '.join(names) or '(none)'}", Location("--set"))
         return tuple(params), set(names)
@@ -435,6 +473,13 @@ class _Reader:
             raise self.error(node, f"{what} may not depend on velocities, but uses "
                              f"{', '.join(used)}{hint}")
 
+    def positional(self, node: yaml.Node, names: Mapping[str, sympy.Expr],
+                   coords: tuple[str, ...], what: str) -> Expr:
+        """An expression in q and t only (a mass, a position, an angle, gravity)."""
+        expr = self.expr(node, names, what)
+        self.no_velocity(expr, coords, node, what)
+        return expr
+
     def masses(self, node: yaml.Node | None, names: Mapping[str, sympy.Expr],
                coords: tuple[str, ...]) -> tuple[MassSpec, ...]:
         if node is None:
@@ -453,20 +498,23 @@ class _Reader:
             for key in ("mass", "position"):
                 if key not in fields:
                     raise self.error(value_node, f"mass '{mname}' needs '{key}'")
-            mass = self.expr(fields["mass"], names, f"the mass of '{mname}'")
+            mass = self.positional(fields["mass"], names, coords, f"the mass of '{mname}'")
             items = self.sequence(fields["position"], f"the position of '{mname}'")
             if len(items) not in (2, 3):
                 raise self.error(fields["position"], f"the position of '{mname}' has "
                                  f"{len(items)} components; give 2 (planar) or 3")
-            position = tuple(self.expr(n, names, f"a component of the position of '{mname}'")
+            position = tuple(self.positional(n, names, coords,
+                                             f"a component of the position of '{mname}'")
                              for n in items)
             inertia = angle = None
             if ("inertia" in fields) != ("angle" in fields):
                 raise self.error(value_node, f"mass '{mname}': 'inertia' and 'angle' go together "
                                  "(a planar body's moment of inertia and its orientation)")
             if "inertia" in fields:
-                inertia = self.expr(fields["inertia"], names, f"the inertia of '{mname}'")
-                angle = self.expr(fields["angle"], names, f"the angle of '{mname}'")
+                inertia = self.positional(fields["inertia"], names, coords,
+                                          f"the inertia of '{mname}'")
+                angle = self.positional(fields["angle"], names, coords,
+                                        f"the angle of '{mname}'")
             masses.append(MassSpec(mname, mass, position, inertia, angle, self.loc(key_node)))
         dims = {len(m.position) for m in masses}
         if len(dims) > 1:
@@ -546,10 +594,11 @@ class _Reader:
                 if key not in valid:
                     raise self.error(key_node, f"'initial' names '{key}', which is not a "
                                      f"coordinate or velocity{suggest(key, valid)}")
-                values[key] = self.number(value_node, names, f"the initial value of '{key}'")
+                values[key] = self.number(value_node, names, f"the initial value of '{key}'",
+                                          INITIAL_HINT)
         for key, value in override.items():
             if key not in valid:
-                raise InputError(f"--init {key}: no such coordinate or velocity"
+                raise InputError(f"no such coordinate or velocity '{key}'"
                                  f"{suggest(key, valid)}; they are {', '.join(valid)}",
                                  Location("--init"))
             values[key] = float(value)

@@ -99,7 +99,7 @@ def test_set_overrides_a_parameter_and_rejects_unknown_ones():
     assert json.loads(ok.output)["parameters"]["l"] == 2.5
     bad = runner.invoke(main, ["derive", "pendulum", "--set", "length=2"])
     assert bad.exit_code == 2
-    assert "--set length: no such parameter" in bad.output
+    assert "--set: no such parameter 'length'" in bad.output
 
 
 def test_singular_mass_matrix_warns_in_derive():

@@ -610,11 +610,8 @@ def test_import_is_an_error_that_names_the_call(tmp_path: Path) -> None:
           f"the functions are {FUNCS}")
 
 
-XFAIL_TAG = pytest.mark.xfail(strict=True, reason="a tagged list in place of a value or as the "
-                              "whole file is reported by its shape, not by its tag")
 
 
-@XFAIL_TAG
 def test_tagged_list_as_a_value_names_the_tag() -> None:
     check(input_error("""
         coordinates: [x]
@@ -624,7 +621,6 @@ def test_tagged_list_as_a_value_names_the_tag() -> None:
         "reads plain YAML")
 
 
-@XFAIL_TAG
 def test_tagged_list_as_the_file_names_the_tag() -> None:
     check(input_error("""
         !!python/object/apply:os.system ['echo hacked']
@@ -633,7 +629,6 @@ def test_tagged_list_as_the_file_names_the_tag() -> None:
         "lagsim reads plain YAML")
 
 
-@XFAIL_TAG
 def test_tagged_scalar_as_the_file_names_the_tag() -> None:
     check(input_error("""
         !!python/name:os.system ''
@@ -642,7 +637,6 @@ def test_tagged_scalar_as_the_file_names_the_tag() -> None:
         "'tag:yaml.org,2002:python/name:os.system'; lagsim reads plain YAML only (no tags)")
 
 
-@pytest.mark.xfail(strict=True, reason="an empty YAML value is reported as 'not a NoneType'")
 def test_null_expression_says_it_is_empty() -> None:
     check(input_error("""
         coordinates: [x]
@@ -652,12 +646,8 @@ def test_null_expression_says_it_is_empty() -> None:
 
 PARAM_HINT = ("a parameter is a number or an expression in numbers, pi, E and the parameters "
               "above it")
-XFAIL_HINT = pytest.mark.xfail(strict=True, reason="the unknown-symbol hint tells the user to "
-                               "declare a coordinate, which a parameter or initial value may "
-                               "not use")
 
 
-@XFAIL_HINT
 def test_parameter_that_is_text() -> None:
     check(input_error("""
         parameters:
@@ -667,7 +657,6 @@ def test_parameter_that_is_text() -> None:
         """), 2, 6, f"parameter 'm' 'heavy': unknown symbol 'heavy'; {PARAM_HINT}")
 
 
-@XFAIL_HINT
 def test_parameter_using_a_later_parameter() -> None:
     check(input_error("""
         parameters:
@@ -678,7 +667,6 @@ def test_parameter_using_a_later_parameter() -> None:
         """), 2, 8, f"parameter 'a' '2*b': unknown symbol 'b'; {PARAM_HINT}")
 
 
-@XFAIL_HINT
 def test_initial_value_using_a_coordinate() -> None:
     check(input_error("""
         coordinates: [x]
@@ -689,8 +677,6 @@ def test_initial_value_using_a_coordinate() -> None:
           "a number or an expression in numbers, pi, E and the parameters")
 
 
-@pytest.mark.xfail(strict=True, reason="a velocity in a mass position is called an unknown "
-                   "symbol and the user is told to declare it")
 def test_position_using_a_velocity() -> None:
     check(input_error("""
         coordinates: [x]
@@ -702,11 +688,8 @@ def test_position_using_a_velocity() -> None:
           "uses x_dot")
 
 
-XFAIL_LINES = pytest.mark.xfail(strict=True, reason="in an expression that spans lines the "
-                                "column is counted as if it were all on the first line")
 
 
-@XFAIL_LINES
 def test_folded_block_expression_points_at_the_symbol() -> None:
     check(input_error("""
         coordinates: [x]
@@ -716,7 +699,6 @@ def test_folded_block_expression_points_at_the_symbol() -> None:
         """), 4, 5, f"'kinetic' '1/2*x_dot**2 + foo': unknown symbol 'foo'; {DECLARE}")
 
 
-@XFAIL_LINES
 def test_multiline_plain_expression_points_at_the_symbol() -> None:
     check(input_error("""
         coordinates: [x]
@@ -747,11 +729,8 @@ def test_init_of_unknown_coordinate() -> None:
     assert "'y'" in str(err) or "--init y:" in str(err)
 
 
-XFAIL_FLAGS = pytest.mark.xfail(strict=True, reason="the flag is named twice: '--set: --set mm: "
-                                "...'")
 
 
-@XFAIL_FLAGS
 def test_set_of_unknown_parameter_message() -> None:
     err = input_error("""
         parameters:
@@ -762,7 +741,6 @@ def test_set_of_unknown_parameter_message() -> None:
     assert str(err) == "--set: no such parameter 'mm' (did you mean 'm'?); the parameters are m"
 
 
-@XFAIL_FLAGS
 def test_init_of_unknown_coordinate_message() -> None:
     err = input_error("""
         coordinates: [x]
@@ -924,8 +902,6 @@ def test_caret_is_power() -> None:
     assert spec.potential.value == k * x**2
 
 
-@pytest.mark.xfail(strict=True, reason="'^' is parsed as Python's XOR, which binds looser than "
-                   "* / and unary minus: 1/2*x_dot^2 becomes (x_dot/2)**2")
 def test_caret_binds_like_power() -> None:
     """T = 1/2 m x_dot^2 must be the kinetic energy, not m^2 x_dot^2 / 4."""
     spec = parse_spec(yml("""

@@ -701,7 +701,7 @@ def _stop_function(spec: SystemSpec, numeric: NumericSystem, options: SimulateOp
     lambdas = [sympy.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
     names.update({s.name: s for s in lambdas})
     where = options.stop_when_location or Location("--stop-when")
-    label = "--stop-when" if where.line is None else "simulate.stop_when"
+    label = "expression" if where.line is None else "simulate.stop_when"
     expr = parse_expression(options.stop_when, names, Source(where), label)
     params = {sympy.Symbol(k): v for k, v in numeric.parameters.items()}
     expr = expr.subs(params)

@@ -125,14 +125,14 @@ def test_stop_when_with_an_unknown_symbol() -> None:
     with pytest.raises(InputError) as err:
         run_text(NATURAL, stop_when="lambda_rods")
     assert "unknown symbol 'lambda_rods' (did you mean 'lambda_rod'?)" in str(err.value)
-    assert str(err.value).startswith("--stop-when: --stop-when 'lambda_rods'")
+    assert str(err.value).startswith("--stop-when: expression 'lambda_rods'")
 
 
 def test_set_and_init_of_unknown_names() -> None:
-    with pytest.raises(InputError, match="--set mass: no such parameter") as err:
+    with pytest.raises(InputError, match="--set: no such parameter 'mass'") as err:
         load_spec("pendulum", overrides={"mass": 2.0})
     assert err.value.exit_code == 2
-    with pytest.raises(InputError, match="--init phi: no such coordinate or velocity"):
+    with pytest.raises(InputError, match="--init: no such coordinate or velocity 'phi'"):
         load_spec("pendulum", initial={"phi": 0.1})
 
 

@@ -1,10 +1,12 @@
-"""Safe parsing of expression strings into SymPy, against a table of declared names.
+"""Safe parsing of expression strings into symengine, against a table of declared names.
 
 Expressions use SymPy syntax (``^`` is accepted as power) with the functions in
 :data:`FUNCTIONS` and the constants ``pi`` and ``E``. Parsing walks Python's AST with a whitelist
-of node types and builds the SymPy expression itself: nothing is ever evaluated by Python, so
+of node types and builds the expression itself: nothing is ever evaluated by Python, so
 ``__import__('os').system('...')`` is an error, not an action. Every declared name is a plain
-SymPy symbol, whatever SymPy would make of it (``I``, ``S``, ``N``, ``beta``, ``gamma`` ...).
+symbol, whatever SymPy would make of it (``I``, ``S``, ``N``, ``beta``, ``gamma`` ...).
+Expressions are symengine objects (fast, and SymPy is not imported on the way to a simulation);
+``sympy.sympify`` converts them for printing.
 """
 
 from __future__ import annotations
@@ -14,29 +16,29 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import sympy
+import symengine as se
 
 from lagsim.errors import InputError, Location
 
-FUNCTIONS: Mapping[str, sympy.FunctionClass] = {
-    "sin": sympy.sin,
-    "cos": sympy.cos,
-    "tan": sympy.tan,
-    "asin": sympy.asin,
-    "acos": sympy.acos,
-    "atan": sympy.atan,
-    "atan2": sympy.atan2,
-    "sinh": sympy.sinh,
-    "cosh": sympy.cosh,
-    "tanh": sympy.tanh,
-    "exp": sympy.exp,
-    "log": sympy.log,
-    "sqrt": sympy.sqrt,
-    "Abs": sympy.Abs,
-    "sign": sympy.sign,
+FUNCTIONS: Mapping[str, object] = {
+    "sin": se.sin,
+    "cos": se.cos,
+    "tan": se.tan,
+    "asin": se.asin,
+    "acos": se.acos,
+    "atan": se.atan,
+    "atan2": se.atan2,
+    "sinh": se.sinh,
+    "cosh": se.cosh,
+    "tanh": se.tanh,
+    "exp": se.exp,
+    "log": se.log,
+    "sqrt": se.sqrt,
+    "Abs": se.Abs,
+    "sign": se.sign,
 }
 ARITY: Mapping[str, int] = {name: (2 if name == "atan2" else 1) for name in FUNCTIONS}
-CONSTANTS: Mapping[str, sympy.Expr] = {"pi": sympy.pi, "E": sympy.E}
+CONSTANTS: Mapping[str, se.Basic] = {"pi": se.pi, "E": se.E}
 RESERVED = frozenset(FUNCTIONS) | {"pi", "t"}
 MAX_BITS = 10_000
 """The largest exact rational power computed, in bits (about 3000 digits: it still prints)."""
@@ -93,7 +95,7 @@ def _caret_to_power(text: str) -> tuple[str, list[int]]:
     return "".join(out), back
 
 
-def _too_large(base: sympy.Expr, exponent: sympy.Expr) -> bool:
+def _too_large(base: se.Basic, exponent: se.Basic) -> bool:
     """Whether the exact power base**exponent of two rationals would exceed :data:`MAX_BITS`."""
     if not (base.is_Rational and exponent.is_Integer) or abs(base) in (0, 1):
         return False
@@ -103,14 +105,14 @@ def _too_large(base: sympy.Expr, exponent: sympy.Expr) -> bool:
 
 def parse_expression(
     text: str | int | float,
-    names: Mapping[str, sympy.Expr],
+    names: Mapping[str, se.Basic],
     source: Source,
     what: str = "expression",
     hint: str = DECLARE_HINT,
-) -> sympy.Expr:
-    """Parse ``text`` into a SymPy expression whose free names all come from ``names``.
+) -> se.Basic:
+    """Parse ``text`` into a symengine expression whose free names all come from ``names``.
 
-    ``names`` maps every symbol the expression may use to its SymPy value; the constants ``pi``
+    ``names`` maps every symbol the expression may use to its value; the constants ``pi``
     and ``E`` are known unless ``names`` declares them. Raises :class:`InputError` pointing at the
     offending column. ``hint`` says, after an unknown symbol, which names may be used.
     """
@@ -120,7 +122,7 @@ def parse_expression(
         raise InputError(f"{what} must be a number or an expression string, not {text!r}",
                          source.location)
     if isinstance(text, (int, float)):
-        return sympy.Integer(text) if isinstance(text, int) else sympy.Float(text)
+        return se.Integer(text) if isinstance(text, int) else se.RealDouble(text)
     if not isinstance(text, str):
         raise InputError(
             f"{what} must be a number or an expression string, not a {type(text).__name__}",
@@ -145,7 +147,7 @@ def parse_expression(
 
 class _Builder:
     def __init__(
-        self, names: Mapping[str, sympy.Expr], source: Source, what: str, text: str, lead: int,
+        self, names: Mapping[str, se.Basic], source: Source, what: str, text: str, lead: int,
         back: list[int], hint: str,
     ) -> None:
         self.names = names
@@ -161,12 +163,12 @@ class _Builder:
         return InputError(f"{self.what} {self.text!r}: {message}",
                           self.source.at(None if col is None else self.back[col] + self.lead))
 
-    def build(self, node: ast.AST) -> sympy.Expr:
+    def build(self, node: ast.AST) -> se.Basic:
         if isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.fail(node, f"{value!r} is not a number")
-            return sympy.Integer(value) if isinstance(value, int) else sympy.Float(value)
+            return se.Integer(value) if isinstance(value, int) else se.RealDouble(value)
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
@@ -187,7 +189,7 @@ class _Builder:
             f"{', '.join(FUNCTIONS)}",
         )
 
-    def name(self, node: ast.Name) -> sympy.Expr:
+    def name(self, node: ast.Name) -> se.Basic:
         ident = node.id
         if ident in self.names:
             return self.names[ident]
@@ -201,7 +203,7 @@ class _Builder:
             f"unknown symbol '{ident}'{suggest(ident, known)}; {self.hint}",
         )
 
-    def call(self, node: ast.Call) -> sympy.Expr:
+    def call(self, node: ast.Call) -> se.Basic:
         func = node.func
         if not isinstance(func, ast.Name) or func.id not in FUNCTIONS or func.id in self.names:
             label = func.id if isinstance(func, ast.Name) else ast.unparse(func)

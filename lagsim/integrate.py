@@ -41,11 +41,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import sympy
+import symengine as se
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 from scipy.optimize import brentq
 
-from lagsim.compile import NumericSystem, compile_model, compile_reduction
+from lagsim.compile import NumericSystem, compile_model, compile_reduction, lambdify
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.model import Model, check_regular
@@ -698,16 +698,20 @@ def _stop_function(spec: SystemSpec, numeric: NumericSystem, options: SimulateOp
     if options.stop_when is None:
         return None
     names = dict(spec.symbols())
-    lambdas = [sympy.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
+    lambdas = [se.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
     names.update({s.name: s for s in lambdas})
     where = options.stop_when_location or Location("--stop-when")
     label = "expression" if where.line is None else "simulate.stop_when"
     expr = parse_expression(options.stop_when, names, Source(where), label)
-    params = {sympy.Symbol(k): v for k, v in numeric.parameters.items()}
+    params = {se.Symbol(k): v for k, v in numeric.parameters.items()}
     expr = expr.subs(params)
-    args = [sympy.Symbol("t"), *(sympy.Symbol(c) for c in numeric.coordinates),
-            *(sympy.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas]
-    func = sympy.lambdify(args, expr, modules="math")
+    args = [se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
+            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas]
+    compiled = lambdify(args, [expr])
+
+    def func(*values: float) -> float:
+        return float(compiled(np.array(values, dtype=float))[0])
+
     uses_lambda = bool(set(lambdas) & expr.free_symbols)
     return func, uses_lambda
 

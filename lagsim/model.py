@@ -17,9 +17,9 @@ The mass matrix is never inverted symbolically.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import symengine as se
-import sympy
 
 from lagsim.errors import InputError
 from lagsim.spec import SystemSpec
@@ -117,15 +117,13 @@ class Model:
         return {se.Symbol(k): v for k, v in self.parameters.items()}
 
 
-def to_sympy(expr: se.Basic | se.DenseMatrix) -> sympy.Expr | sympy.Matrix:
-    """A symengine expression or matrix as SymPy."""
+def to_sympy(expr: se.Basic | se.DenseMatrix) -> Any:
+    """A symengine expression or matrix as SymPy (imported here, not on the way to a run)."""
+    import sympy
+
     if isinstance(expr, se.DenseMatrix):
         return sympy.Matrix(expr.rows, expr.cols, [sympy.sympify(e) for e in expr])
     return sympy.sympify(expr)
-
-
-def _se(expr: sympy.Expr) -> se.Basic:
-    return se.sympify(expr)
 
 
 def time_derivative(
@@ -141,29 +139,29 @@ def build_model(spec: SystemSpec) -> Model:
     qd = tuple(se.Symbol(f"{name}_dot") for name in spec.coordinates)
     t = se.Symbol("t")
 
-    kinetic = _se(spec.kinetic.value) if spec.kinetic else se.Integer(0)
-    potential = _se(spec.potential.value) if spec.potential else se.Integer(0)
+    kinetic = spec.kinetic.expr if spec.kinetic else se.Integer(0)
+    potential = spec.potential.expr if spec.potential else se.Integer(0)
     positions = []
     for mass in spec.masses:
-        r = tuple(_se(c.value) for c in mass.position)
+        r = tuple(c.expr for c in mass.position)
         v = [time_derivative(ri, q, qd, t) for ri in r]
-        mval = _se(mass.mass.value)
+        mval = mass.mass.expr
         kinetic += se.Rational(1, 2) * mval * sum((vi**2 for vi in v), se.Integer(0))
         if mass.inertia is not None:
-            w = time_derivative(_se(mass.angle.value), q, qd, t)
-            kinetic += se.Rational(1, 2) * _se(mass.inertia.value) * w**2
+            w = time_derivative(mass.angle.expr, q, qd, t)
+            kinetic += se.Rational(1, 2) * mass.inertia.expr * w**2
         if spec.gravity is not None:
-            gvec = [_se(g.value) for g in spec.gravity]
+            gvec = [g.expr for g in spec.gravity]
             potential -= mval * sum((gi * ri for gi, ri in zip(gvec, r)), se.Integer(0))
         positions.append((mass.name, r))
     if spec.lagrangian is not None:
-        lagrangian = _se(spec.lagrangian.value)
+        lagrangian = spec.lagrangian.expr
         kinetic = potential = None
     else:
         lagrangian = kinetic - potential
 
     tau = _generalized_forces(spec, q, qd, t, positions)
-    constraints = tuple(make_constraint(c.name, c.kind, _se(c.expression.value), q, qd, t)
+    constraints = tuple(make_constraint(c.name, c.kind, c.expression.expr, q, qd, t)
                         for c in spec.constraints)
     return assemble_model(
         name=spec.name, description=spec.description, coordinates=spec.coordinates,
@@ -226,15 +224,15 @@ def _generalized_forces(spec: SystemSpec, q, qd, t, positions) -> se.DenseMatrix
     tau = se.zeros(n, 1)
     index = {name: i for i, name in enumerate(spec.coordinates)}
     for name, expr in spec.forces:
-        tau[index[name]] = tau[index[name]] + _se(expr.value)
+        tau[index[name]] = tau[index[name]] + expr.expr
     where = dict(positions)
     for mass_name, vector in spec.loads:
         r = where[mass_name]
-        f = [_se(c.value) for c in vector]
+        f = [c.expr for c in vector]
         for i in range(n):
             tau[i] = tau[i] + sum((fk * se.diff(rk, q[i]) for fk, rk in zip(f, r)), se.Integer(0))
     if spec.dissipation is not None:
-        R = _se(spec.dissipation.value)
+        R = spec.dissipation.expr
         for i in range(n):
             tau[i] = tau[i] - se.diff(R, qd[i])
     return tau

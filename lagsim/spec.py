@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import sympy
+import symengine as se
 import yaml
 
 from lagsim.errors import InputError, Location
@@ -31,7 +31,7 @@ SIMULATE_KEYS = (
     "t_start", "t_end", "samples", "dt", "method", "rtol", "atol", "formulation", "stabilize",
     "baumgarte", "stop_when",
 )
-TIME = sympy.Symbol("t")
+TIME = se.Symbol("t")
 PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
                   "parameters above it")
@@ -41,11 +41,18 @@ INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E
 
 @dataclass(frozen=True)
 class Expr:
-    """An expression of the user's file: its text, its SymPy value and where it stands."""
+    """An expression of the user's file: its text, its symengine value and where it stands."""
 
     text: str
-    value: sympy.Expr
+    expr: se.Basic
     location: Location
+
+    @property
+    def value(self) -> Any:
+        """The expression as SymPy (imported only when asked for, e.g. for printing)."""
+        import sympy
+
+        return sympy.sympify(self.expr)
 
 
 @dataclass(frozen=True)
@@ -121,12 +128,12 @@ class SystemSpec:
         qd = [values.get(f"{name}_dot", 0.0) for name in self.coordinates]
         return q, qd
 
-    def symbols(self) -> dict[str, sympy.Symbol]:
-        """The symbol table: parameters, coordinates, velocities and ``t``."""
-        table = {p.name: sympy.Symbol(p.name) for p in self.parameters}
+    def symbols(self) -> dict[str, se.Symbol]:
+        """The symbol table: parameters, coordinates, velocities and ``t`` (symengine)."""
+        table = {p.name: se.Symbol(p.name) for p in self.parameters}
         for q in self.coordinates:
-            table[q] = sympy.Symbol(q)
-            table[f"{q}_dot"] = sympy.Symbol(f"{q}_dot")
+            table[q] = se.Symbol(q)
+            table[f"{q}_dot"] = se.Symbol(f"{q}_dot")
         table["t"] = TIME
         return table
 
@@ -279,17 +286,17 @@ class _Reader:
         quoted = 1 if node.style in ("'", '"') else 0
         return Source(self.loc(node), quoted, _positions(node))
 
-    def expr(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str,
+    def expr(self, node: yaml.Node, names: Mapping[str, se.Basic], what: str,
              hint: str = DECLARE_HINT) -> Expr:
         raw = self.scalar(node, what)
         value = parse_expression(raw, names, self.source_of(node), what, hint)
         return Expr(str(raw), value, self.loc(node))
 
-    def number(self, node: yaml.Node, names: Mapping[str, sympy.Expr], what: str,
+    def number(self, node: yaml.Node, names: Mapping[str, se.Basic], what: str,
                hint: str) -> float:
         expr = self.expr(node, names, what, hint)
         try:
-            value = float(expr.value)
+            value = float(expr.expr)
         except (TypeError, ValueError):
             raise self.error(node, f"{what} must be a number or an expression in numbers and "
                              f"earlier parameters, got {expr.text!r}") from None
@@ -350,13 +357,13 @@ class _Reader:
         params, declared = self.parameters(top.get("parameters"), overrides)
         coords, coord_locs = self.coordinates(top.get("coordinates"), root, declared)
 
-        symbols: dict[str, sympy.Expr] = {p.name: sympy.Symbol(p.name) for p in params}
+        symbols: dict[str, se.Basic] = {p.name: se.Symbol(p.name) for p in params}
         for q in coords:
-            symbols[q] = sympy.Symbol(q)
-            symbols[f"{q}_dot"] = sympy.Symbol(f"{q}_dot")
+            symbols[q] = se.Symbol(q)
+            symbols[f"{q}_dot"] = se.Symbol(f"{q}_dot")
         symbols["t"] = TIME
 
-        def opt_expr(key: str, names: Mapping[str, sympy.Expr], what: str) -> Expr | None:
+        def opt_expr(key: str, names: Mapping[str, se.Basic], what: str) -> Expr | None:
             return self.expr(top[key], names, what) if key in top else None
 
         lagrangian = opt_expr("lagrangian", symbols, "'lagrangian'")
@@ -419,7 +426,7 @@ class _Reader:
     def parameters(self, node: yaml.Node | None, overrides: Mapping[str, float]
                    ) -> tuple[tuple[Parameter, ...], set[str]]:
         params: list[Parameter] = []
-        names: dict[str, sympy.Expr] = {}
+        names: dict[str, se.Basic] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
             for _key, key_node, value_node in self.mapping(node, "'parameters'"):
                 pname = self.identifier(key_node, "parameter")
@@ -429,7 +436,7 @@ class _Reader:
                 value = (float(overrides[pname]) if pname in overrides
                          else self.number(value_node, names, f"parameter '{pname}'",
                                           PARAMETER_HINT))
-                names[pname] = sympy.Float(value)
+                names[pname] = se.RealDouble(value)
                 params.append(Parameter(pname, value, self.loc(value_node)))
         unknown = [k for k in overrides if k not in names]
         if unknown:
@@ -467,20 +474,20 @@ class _Reader:
 
     def no_velocity(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, what: str,
                     hint: str = "") -> None:
-        used = sorted(s.name for s in expr.value.free_symbols
+        used = sorted(s.name for s in expr.expr.free_symbols
                       if s.name.endswith("_dot") and s.name[:-4] in coords)
         if used:
             raise self.error(node, f"{what} may not depend on velocities, but uses "
                              f"{', '.join(used)}{hint}")
 
-    def positional(self, node: yaml.Node, names: Mapping[str, sympy.Expr],
+    def positional(self, node: yaml.Node, names: Mapping[str, se.Basic],
                    coords: tuple[str, ...], what: str) -> Expr:
         """An expression in q and t only (a mass, a position, an angle, gravity)."""
         expr = self.expr(node, names, what)
         self.no_velocity(expr, coords, node, what)
         return expr
 
-    def masses(self, node: yaml.Node | None, names: Mapping[str, sympy.Expr],
+    def masses(self, node: yaml.Node | None, names: Mapping[str, se.Basic],
                coords: tuple[str, ...]) -> tuple[MassSpec, ...]:
         if node is None:
             return ()
@@ -532,7 +539,7 @@ class _Reader:
             raise self.error(node, f"'gravity' has {len(gravity)} components but the mass "
                              f"positions have {dim}")
 
-    def constraints(self, node: yaml.Node | None, symbols: Mapping[str, sympy.Expr],
+    def constraints(self, node: yaml.Node | None, symbols: Mapping[str, se.Basic],
                     coords: tuple[str, ...]) -> tuple[ConstraintSpec, ...]:
         if node is None:
             return ()
@@ -573,12 +580,12 @@ class _Reader:
 
     def check_linear(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, name: str
                      ) -> None:
-        velocities = [sympy.Symbol(f"{q}_dot") for q in coords]
-        if not any(v in expr.value.free_symbols for v in velocities):
+        velocities = [se.Symbol(f"{q}_dot") for q in coords]
+        if not any(v in expr.expr.free_symbols for v in velocities):
             raise self.error(node, f"velocity constraint '{name}' uses no velocity; if it "
                              "restricts positions, write it as a holonomic constraint")
         for v in velocities:
-            d = sympy.diff(expr.value, v)
+            d = se.diff(expr.expr, v)
             if any(w in d.free_symbols for w in velocities):
                 raise self.error(node, f"velocity constraint '{name}' is not linear in the "
                                  "velocities; lagsim needs a(q, t).q_dot + b(q, t) = 0")
@@ -586,7 +593,7 @@ class _Reader:
     def initial(self, node: yaml.Node | None, params: tuple[Parameter, ...],
                 coords: tuple[str, ...], override: Mapping[str, float]
                 ) -> tuple[tuple[str, float], ...]:
-        names = {p.name: sympy.Float(p.value) for p in params}
+        names = {p.name: se.RealDouble(p.value) for p in params}
         valid = list(coords) + [f"{q}_dot" for q in coords]
         values: dict[str, float] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):

@@ -122,12 +122,12 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
 def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim.forms import FORMS
-    from lagsim.model import build_model
+    from lagsim.model import build_model, tidy_model
     from lagsim.render import render
     from lagsim.spec import load_spec
 
     spec = load_spec(file, overrides)
-    model = build_model(spec)
+    model = build_model(spec) if simplify else tidy_model(build_model(spec))
     for name in model.singular_coordinates():
         _warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
               "in the kinetic energy; `lagsim simulate` will refuse this system")

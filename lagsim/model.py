@@ -265,3 +265,31 @@ def check_regular(model: Model) -> None:
             f"the mass matrix is singular: the velocity of {names} appears nowhere in the kinetic "
             f"energy; give {names} a mass or inertia, or remove it from 'coordinates'"
         )
+
+
+TIDY_MAX_OPS = 600
+"""Lagrangians up to this many operations are tidied before printing (:func:`tidy_model`)."""
+
+
+def tidy_model(model: Model) -> Model:
+    """The same model re-derived from a tidied L (expanded, sin² + cos² = 1), for printing.
+
+    Mass positions give T as sums of squares of sines and cosines; simplifying the one scalar L
+    before differentiating makes M, F and every printed form read like the seeds, at the cost of
+    one trigsimp. Large Lagrangians are left as they are.
+    """
+    import sympy
+
+    lagrangian = to_sympy(model.lagrangian)
+    if sympy.count_ops(lagrangian) > TIDY_MAX_OPS:
+        return model
+    expanded = sympy.expand(lagrangian)
+    tidy = sympy.trigsimp(expanded)
+    if sympy.count_ops(tidy) >= sympy.count_ops(expanded):
+        return model
+    tau = se.DenseMatrix(model.n, 1, [se.sympify(sympy.trigsimp(to_sympy(x))) for x in model.tau])
+    return assemble_model(
+        name=model.name, description=model.description, coordinates=model.coordinates,
+        lagrangian=se.sympify(tidy), tau=tau, constraints=model.constraints,
+        parameters=model.parameters, mass_positions=model.mass_positions,
+    )

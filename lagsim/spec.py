@@ -29,7 +29,7 @@ TOP_KEYS = (
 MASS_KEYS = ("mass", "position", "inertia", "angle")
 SIMULATE_KEYS = (
     "t_start", "t_end", "samples", "dt", "method", "rtol", "atol", "formulation", "stabilize",
-    "baumgarte", "stop_when",
+    "baumgarte", "stop_when", "strict_initial",
 )
 TIME = se.Symbol("t")
 PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")

@@ -3,7 +3,9 @@
 Each function below touches exactly one piece of lagsim's API, so that a changed API means
 editing one function:
 
-- :func:`build` — ``load_spec`` → ``build_model`` → ``compile_model`` (docs/architecture.md);
+- :func:`build` — ``load_spec`` → ``build_model`` → ``compile_model`` (docs/architecture.md),
+  timed with an empty compiled-model cache (``LAGSIM_CACHE`` pointed at a new folder before each
+  repetition) and again with the cache warm;
 - :func:`integrator_rhs` — the function the integrator calls, ``y' = f(t, y)``: the ``rhs`` of
   ``lagsim.integrate.FORMULATIONS[formulation]`` with ``STABILIZERS[stabilize]`` (issue 3:
   ``ode``, ``index1`` = seed 001 §10.7 / 003, ``udwadia-kalaba`` = seed 004);
@@ -17,6 +19,7 @@ If an import fails, :class:`Unavailable` says why and the driver writes "not ava
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,7 +129,8 @@ def lagsim_simulate(
 
 
 class _CountingNumeric:
-    """Delegates to a NumericSystem and counts ``dynamics`` calls (one per RHS evaluation)."""
+    """Delegates to a NumericSystem and counts ``dynamics`` calls and calls of the compiled
+    ODE right-hand side (``ode_rhs``): one of them per RHS evaluation."""
 
     def __init__(self, numeric: Any) -> None:
         self._numeric = numeric
@@ -135,6 +139,15 @@ class _CountingNumeric:
     def dynamics(self, *args: Any) -> Any:
         self.calls += 1
         return self._numeric.dynamics(*args)
+
+    def ode_rhs(self) -> Callable[[float, np.ndarray], np.ndarray]:
+        inner = self._numeric.ode_rhs()
+
+        def counted(t: float, y: np.ndarray) -> np.ndarray:
+            self.calls += 1
+            return inner(t, y)
+
+        return counted
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._numeric, name)
@@ -154,6 +167,17 @@ def _clear_sympy_cache() -> None:
     clear_cache()
 
 
+def _fresh_compile_cache() -> None:
+    """Point lagsim's compiled-model cache (lagsim.ccompile) at a new empty folder, so that the
+    next build compiles from scratch."""
+    os.environ["LAGSIM_CACHE"] = tempfile.mkdtemp(prefix="lagsim-bench-cache-")
+
+
+def _cold_build_before() -> None:
+    _clear_sympy_cache()
+    _fresh_compile_cache()
+
+
 def measure_chain(
     n: int,
     natural: bool = False,
@@ -170,14 +194,23 @@ def measure_chain(
     """
     folder = folder or Path(tempfile.mkdtemp(prefix="lagsim-bench-"))
     path = write_chain(n, natural, folder)
+    saved_cache = os.environ.get("LAGSIM_CACHE")
     timed = median_time(
-        lambda: build(path), reps, before=_clear_sympy_cache, budget_s=stage_budget_s
+        lambda: build(path), reps, before=_cold_build_before, budget_s=stage_budget_s
     )
+    cached = median_time(lambda: build(path), reps, before=_clear_sympy_cache,
+                         budget_s=stage_budget_s)
+    if saved_cache is None:
+        os.environ.pop("LAGSIM_CACHE", None)
+    else:
+        os.environ["LAGSIM_CACHE"] = saved_cache
     built: Built = timed["result"]
     numeric = built.numeric
     y0 = initial_state(built)
     row: dict[str, Any] = {"n": n, "natural": natural, "formulation": formulation,
-                           "build_s": timed["median"], "notes": [], "stabilizers": {}}
+                           "build_s": timed["median"], "build_cached_s": cached["median"],
+                           "backend": getattr(numeric, "backend", "?"), "notes": [],
+                           "stabilizers": {}}
     if timed["note"]:
         row["notes"].append(f"build: {timed['note']}")
     compiled = getattr(numeric, "_dynamics", None)

@@ -1,8 +1,11 @@
 """Compiled numeric functions of a :class:`~lagsim.model.Model`.
 
-Each function is one symengine ``Lambdify`` call with common subexpressions eliminated; parameters
-are substituted by their numbers before compiling. Every call returns fresh arrays (the
-integrator keeps references to what a right-hand side returns).
+Parameters are substituted by their numbers before compiling. With a C compiler on the machine
+every function is C from :mod:`lagsim.ccompile` (one shared library per model, cached), and a
+system without constraints also gets its whole ODE right-hand side in C (:meth:`NumericSystem.
+ode_rhs`); otherwise each function is one symengine ``Lambdify`` call (LLVM when symengine has
+it). Both eliminate common subexpressions. Every call returns fresh arrays (the integrator keeps
+references to what a right-hand side returns).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
+from lagsim.ccompile import compile_c
 from lagsim.model import Model
 
 BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
@@ -60,6 +64,8 @@ class NumericSystem:
     _phi: Callable
     _velocity: Callable
     _energy: Callable
+    _ode_rhs: Callable | None = None
+    backend: str = BACKEND
 
     @property
     def n(self) -> int:
@@ -123,6 +129,29 @@ class NumericSystem:
         M, F, _, _ = self.dynamics(t, q, qd)
         return np.linalg.solve(M, F)
 
+    def ode_rhs(self) -> Callable[[float, np.ndarray], np.ndarray]:
+        """``rhs(t, y)`` with y = [q, q̇] → fresh [q̇, q̈], M q̈ = F (seed 001 eq. 10.12–10.14);
+        constraints are ignored. One C call when compiled to C; raises LinAlgError for a
+        singular M."""
+        if self._ode_rhs is not None:
+            return self._ode_rhs
+        n = self.n
+        x = np.empty(1 + 2 * n)
+        out = np.empty(2 * n)
+        k = n * n
+        func = self._dynamics
+        solve = np.linalg.solve
+
+        def rhs(t: float, y: np.ndarray) -> np.ndarray:
+            x[0] = t
+            x[1:] = y
+            dyn = func(x)
+            out[:n] = y[n:]
+            out[n:] = solve(dyn[:k].reshape(n, n), dyn[k:k + n])
+            return out.copy()
+
+        return rhs
+
 
 def compile_model(model: Model) -> NumericSystem:
     """Compile the numeric functions of ``model`` with its parameter values substituted."""
@@ -140,18 +169,25 @@ def compile_model(model: Model) -> NumericSystem:
     phi_q = [r for c in hol for r in c.row]
     rows = [r for c in model.constraints for r in c.row]
     offsets = [c.offset for c in model.constraints]
-    return NumericSystem(
+    groups = (("dynamics", state, dyn), ("phi", pos, num(phis + phi_q)),
+              ("velocity", pos, num(rows + offsets)), ("energy", state, num([model.energy])))
+    common = dict(
         name=model.name,
         coordinates=model.coordinates,
         constraint_names=tuple(c.name for c in model.constraints),
         constraint_kinds=tuple(c.kind for c in model.constraints),
         parameters=dict(model.parameters),
         time_dependent=model.is_time_dependent,
-        _dynamics=lambdify(state, dyn),
-        _phi=lambdify(pos, num(phis + phi_q)),
-        _velocity=lambdify(pos, num(rows + offsets)),
-        _energy=lambdify(state, num([model.energy])),
     )
+    compiled = compile_c(model.n, model.m, groups)
+    if compiled is not None:
+        f = compiled.functions
+        return NumericSystem(**common, _dynamics=f["dynamics"], _phi=f["phi"],
+                             _velocity=f["velocity"], _energy=f["energy"],
+                             _ode_rhs=compiled.ode_rhs, backend="c")
+    funcs = {name: lambdify(args, exprs) for name, args, exprs in groups}
+    return NumericSystem(**common, _dynamics=funcs["dynamics"], _phi=funcs["phi"],
+                         _velocity=funcs["velocity"], _energy=funcs["energy"])
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,9 @@ each accepted step, which ``solve_ivp`` cannot do. Restarting a solver after eve
 throw away its step-size control and, for multistep methods, its history. So
 :func:`simulate` drives the ``OdeSolver`` object itself: after ``solver.step()`` it takes the
 step's ``dense_output()`` (the interpolant from the step's start, which is the projected state of
-the previous step, to its end), reads the sample times and the ``--stop-when`` event inside the
-step from it, and only then replaces the solver's state by the projected one (``y``; for the
+the previous step, to its end) when a sample time or the ``--stop-when`` event falls inside the
+step (only then: DOP853's interpolant costs three more evaluations per step), reads them from
+it, and only then replaces the solver's state by the projected one (``y``; for the
 one-step methods also the stored derivative ``f`` that the next step reuses, for BDF the first
 row of its difference table). Samples taken inside a step are projected the same way, so every
 row lies on the constraints. LSODA keeps its state in Fortran and cannot be corrected in place,
@@ -432,11 +433,11 @@ class OdeFormulation(Formulation):
             raise InputError(
                 f"formulation 'ode' is for unconstrained systems, and this one has the "
                 f"constraints {', '.join(numeric.constraint_names)}; use {others} (or auto)")
+        self.rhs = numeric.ode_rhs()
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        n = self.n
-        M, F, _, _ = self.numeric.dynamics(t, y[:n], y[n:])
-        return np.concatenate((y[n:], np.linalg.solve(M, F)))
+        """Replaced in ``__init__`` by ``numeric.ode_rhs()`` (one compiled call)."""
+        return self.numeric.ode_rhs()(t, y)
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return np.zeros(0)
@@ -540,6 +541,8 @@ class Reduced(Formulation):
         self.free_numeric = self.reduction.numeric
         self.index = [numeric.coordinates.index(c) for c in self.free_numeric.coordinates]
         self.nf = self.free_numeric.n
+        if not self.free_numeric.m:
+            self.rhs = self.free_numeric.ode_rhs()
 
     def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         check_mass_matrix(self.free_numeric, t, q[self.index], qd[self.index])
@@ -785,7 +788,7 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
             t_new = solver.t
             if not np.all(np.isfinite(solver.y)):
                 raise IntegrationError("the state became NaN or infinite", time=float(t_new))
-            dense = solver.dense_output()
+            dense = None
             end = t_new
             stopped = False
             if stop is not None:
@@ -797,10 +800,13 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
                     sign_ref = float(np.sign(g_new))
                 elif g_new * sign_ref <= 0.0:
                     t_old = solver.t_old
+                    dense = solver.dense_output()
                     end = t_new if g_new == 0.0 else brentq(
                         lambda s, d=dense: stop_value(s, d(s)), t_old, t_new,
                         xtol=1e-14 * max(1.0, abs(t_new)), rtol=4 * np.finfo(float).eps)
                     stopped = True
+            if dense is None and k < len(times) and times[k] <= end:
+                dense = solver.dense_output()
             while k < len(times) and times[k] <= end and not (stopped and times[k] == end):
                 y = dense(times[k])
                 rows_t.append(float(times[k]))

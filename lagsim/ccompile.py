@@ -1,0 +1,287 @@
+"""A model's numeric functions as C, compiled once with the system C compiler (issue 5).
+
+:func:`compile_c` writes one C file holding every function :mod:`lagsim.compile` needs (each
+expression list with its common subexpressions eliminated by symengine, parameters already
+substituted), plus, for a system without constraints, the whole right-hand side of
+M(q) q̈ = F(q, q̇, t) (seed 001 eq. 10.12–10.14): y' = [q̇, q̈] with q̈ from a Cholesky
+factorisation of the symmetric positive definite M written in C (partial-pivoting LU when M is
+not positive definite, as ``numpy.linalg.solve`` would still solve it). M is never inverted
+symbolically.
+
+The shared library is cached by the hash of its source, the compiler, the flags and lagsim's
+version in ``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``; it is
+written to a temporary name and renamed into place, so concurrent runs never load a half-written
+file. It is called through :mod:`ctypes` with preallocated buffers; every call returns a fresh
+array (the integrator keeps references to what a right-hand side returns).
+
+No compiler (or ``LAGSIM_NO_CC`` set, or any failure to generate or compile) makes
+:func:`compile_c` return ``None``, and :mod:`lagsim.compile` uses symengine's LLVM instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import symengine as se
+
+from lagsim import __version__
+
+CACHE_FORMAT = "1"
+MAX_N = 128
+"""Above this many coordinates the C solver's stack arrays grow too large; LLVM is used."""
+FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-w")
+"""No fast-math: the arithmetic is IEEE, as in the LLVM path."""
+OPTIMIZE_BELOW = 40_000
+"""Sources shorter than this (the chain up to n ≈ 12) are compiled with -O1, longer ones with
+-O0: gcc's register allocation on one long block grows fast (chain n = 16: 0.96 s at -O1 and
+0.20 s at -O0; n = 32: 6.5 s and 0.5 s), while -O0 code is still as fast as symengine's LLVM
+path (n = 24: 14 µs per right-hand side; 4 µs at -O1)."""
+
+
+def flags(source: str) -> tuple[str, ...]:
+    """The compiler flags for ``source``."""
+    return ("-O1" if len(source) < OPTIMIZE_BELOW else "-O0", *FLAGS)
+
+_RUNTIME = r"""
+#include <math.h>
+#include <string.h>
+
+/* Solve M x = r (M n-by-n row-major, overwritten); Cholesky, else LU with partial pivoting.
+   Returns 0, or 1 when M is singular. */
+static int lagsim_solve(int n, double *M, double *r)
+{
+    int i, j, k, spd = 1;
+    double L[LAGSIM_NMAX * LAGSIM_NMAX];
+    for (j = 0; j < n && spd; j++) {
+        double d = M[j * n + j];
+        for (k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
+        if (!(d > 0.0)) { spd = 0; break; }
+        d = sqrt(d);
+        L[j * n + j] = d;
+        for (i = j + 1; i < n; i++) {
+            double s = M[i * n + j];
+            for (k = 0; k < j; k++) s -= L[i * n + k] * L[j * n + k];
+            L[i * n + j] = s / d;
+        }
+    }
+    if (spd) {
+        for (i = 0; i < n; i++) {
+            double s = r[i];
+            for (k = 0; k < i; k++) s -= L[i * n + k] * r[k];
+            r[i] = s / L[i * n + i];
+        }
+        for (i = n - 1; i >= 0; i--) {
+            double s = r[i];
+            for (k = i + 1; k < n; k++) s -= L[k * n + i] * r[k];
+            r[i] = s / L[i * n + i];
+        }
+        return 0;
+    }
+    for (k = 0; k < n; k++) {
+        int p = k;
+        double best = fabs(M[k * n + k]);
+        for (i = k + 1; i < n; i++)
+            if (fabs(M[i * n + k]) > best) { best = fabs(M[i * n + k]); p = i; }
+        if (best == 0.0 || !isfinite(best)) return 1;
+        if (p != k) {
+            double tmp;
+            for (j = 0; j < n; j++) { tmp = M[k * n + j]; M[k * n + j] = M[p * n + j];
+                                      M[p * n + j] = tmp; }
+            tmp = r[k]; r[k] = r[p]; r[p] = tmp;
+        }
+        for (i = k + 1; i < n; i++) {
+            double f = M[i * n + k] / M[k * n + k];
+            for (j = k + 1; j < n; j++) M[i * n + j] -= f * M[k * n + j];
+            r[i] -= f * r[k];
+        }
+    }
+    for (i = n - 1; i >= 0; i--) {
+        double s = r[i];
+        for (j = i + 1; j < n; j++) s -= M[i * n + j] * r[j];
+        r[i] = s / M[i * n + i];
+    }
+    return 0;
+}
+"""
+
+
+def cache_dir() -> Path:
+    """``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``."""
+    if os.environ.get("LAGSIM_CACHE"):
+        return Path(os.environ["LAGSIM_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "lagsim"
+
+
+def compiler() -> str | None:
+    """The C compiler to use (``$CC``, else cc or gcc on the PATH); None when there is none or
+    ``LAGSIM_NO_CC`` is set."""
+    if os.environ.get("LAGSIM_NO_CC"):
+        return None
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    return shutil.which(cc) if cc else None
+
+
+def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic]) -> str:
+    """``void name(const double *in, double *out)``: out[i] = exprs[i] at in = args."""
+    dummies = [se.Symbol(f"a_{i}") for i in range(len(args))]
+    rename = dict(zip(args, dummies))
+    exprs = [se.sympify(e).xreplace(rename) for e in exprs]
+    lines = [f"static void {name}(const double *in, double *out)", "{"]
+    used: set[se.Basic] = set()
+    for e in exprs:
+        used |= e.free_symbols
+    unknown = used - set(dummies)
+    if unknown:
+        raise ValueError(f"free symbols left: {sorted(map(str, unknown))}")
+    lines += [f"    const double a_{i} = in[{i}];" for i, d in enumerate(dummies) if d in used]
+    if exprs:
+        replacements, reduced = se.cse(exprs)
+        lines += [f"    const double {se.ccode(s)} = {se.ccode(v)};" for s, v in replacements]
+        lines += [f"    out[{i}] = {se.ccode(e)};" for i, e in enumerate(reduced)]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _source(n: int, m: int, functions: Sequence[tuple[str, Sequence[se.Symbol],
+                                                          Sequence[se.Basic]]]) -> str:
+    parts = [f"#define LAGSIM_NMAX {max(n, 1)}", _RUNTIME]
+    parts += [c_function(name, args, exprs) for name, args, exprs in functions]
+    for name, _, exprs in functions:
+        parts.append(f"void lagsim_{name}(const double *in, double *out) {{ {name}(in, out); }}"
+                     f" /* {len(exprs)} values */")
+    if m == 0:
+        parts.append(f"""
+int lagsim_ode_rhs(double t, const double *y, double *out)
+{{
+    double in[{1 + 2 * n}], dyn[{n * n + n}];
+    int i;
+    in[0] = t;
+    memcpy(in + 1, y, {2 * n} * sizeof(double));
+    dynamics(in, dyn);
+    memcpy(out, y + {n}, {n} * sizeof(double));
+    memcpy(out + {n}, dyn + {n * n}, {n} * sizeof(double));
+    for (i = 0; i < {n * n}; i++)
+        if (!isfinite(dyn[i])) {{
+            for (i = {n}; i < {2 * n}; i++) out[i] = NAN;
+            return 0;
+        }}
+    return lagsim_solve({n}, dyn, out + {n});
+}}""")
+    return "\n".join(parts) + "\n"
+
+
+def _library(source: str, cc: str) -> Path | None:
+    """The shared library of ``source``, compiled into the cache unless it is there already."""
+    options = flags(source)
+    key = hashlib.sha256("\0".join((CACHE_FORMAT, __version__, sys.platform, cc, *options,
+                                    source)).encode()).hexdigest()[:32]
+    folder = cache_dir()
+    target = folder / f"lagsim_{key}.so"
+    if target.exists():
+        return target
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
+    except OSError:
+        work = Path(tempfile.mkdtemp(prefix="lagsim-build-"))
+        target = work / target.name
+    try:
+        src = work / "model.c"
+        src.write_text(source, encoding="utf-8")
+        built = work / "model.so"
+        done = subprocess.run([cc, *options, "-o", str(built), str(src), "-lm"],
+                              capture_output=True, check=False)
+        if done.returncode != 0 or not built.exists():
+            return None
+        os.replace(built, target)
+        return target
+    finally:
+        if target.parent != work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+class CFunction:
+    """``f(x) -> fresh 1-d array`` of one compiled expression list (the shape of symengine's
+    ``Lambdify``)."""
+
+    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_size")
+
+    def __init__(self, func: Callable, n_in: int, n_out: int) -> None:
+        func.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        func.restype = None
+        self._func = func
+        self._in = np.zeros(n_in)
+        self._out = np.zeros(n_out)
+        self._pin = self._in.ctypes.data
+        self._pout = self._out.ctypes.data
+        self._size = n_in
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        self._in[:] = x
+        self._func(self._pin, self._pout)
+        return self._out.copy()
+
+
+class COdeRhs:
+    """``rhs(t, y) -> fresh y' = [q̇, q̈]`` of an unconstrained system, one C call."""
+
+    __slots__ = ("_func", "_y", "_out", "_py", "_pout")
+
+    def __init__(self, func: Callable, n: int) -> None:
+        func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p)
+        func.restype = ctypes.c_int
+        self._func = func
+        self._y = np.zeros(2 * n)
+        self._out = np.zeros(2 * n)
+        self._py = self._y.ctypes.data
+        self._pout = self._out.ctypes.data
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        self._y[:] = y
+        if self._func(t, self._py, self._pout):
+            raise np.linalg.LinAlgError("Singular matrix")
+        return self._out.copy()
+
+
+@dataclass(frozen=True)
+class CompiledC:
+    """The compiled functions by name (``f(x) -> array``) and, without constraints, the ODE
+    right-hand side; ``library`` is the shared object they come from."""
+
+    functions: dict[str, CFunction]
+    ode_rhs: COdeRhs | None
+    library: Path
+
+
+def compile_c(n: int, m: int,
+              functions: Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]]
+              ) -> CompiledC | None:
+    """Compile ``functions`` (name, argument symbols, expressions) to C; None when that cannot
+    be done here. ``functions`` must hold ``dynamics`` (M, F, A, b flat, arguments t, q, q̇) for
+    the ODE right-hand side to be built (when ``m == 0``)."""
+    cc = compiler()
+    if cc is None or n > MAX_N:
+        return None
+    try:
+        source = _source(n, m, functions)
+        path = _library(source, cc)
+        if path is None:
+            return None
+        lib = ctypes.CDLL(str(path))
+    except Exception:  # any failure here means: use the LLVM path
+        return None
+    compiled = {name: CFunction(getattr(lib, f"lagsim_{name}"), len(args), len(exprs))
+                for name, args, exprs in functions}
+    rhs = COdeRhs(lib.lagsim_ode_rhs, n) if m == 0 else None
+    return CompiledC(compiled, rhs, path)

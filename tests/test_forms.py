@@ -13,6 +13,7 @@ import random
 
 import pytest
 import sympy
+from inline_systems import CONSTRAINED, FLAT, SKATE
 from sympy import Symbol, cos, sin
 
 from lagsim.errors import InputError
@@ -40,14 +41,6 @@ kinetic: 1/2*m*(rho_dot**2 + rho**2*phi_dot**2)
 potential: m*g*rho*sin(phi)
 """
 
-FLAT = """
-parameters: {m: 1.0, L: 1.0}
-coordinates: [x, y]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2)
-constraints:
-  - name: rod
-    holonomic: 1/2*(x**2 + y**2 - L**2)
-"""
 
 NATURAL = """
 parameters: {m: 1.0, g: 9.81, l: 1.0}
@@ -68,30 +61,6 @@ masses:
 gravity: [0, -g]
 forces:
   theta1: -c*theta1_dot + A*cos(w*t)
-"""
-
-SKATE = """
-parameters: {m: 1.0, J: 0.1}
-coordinates: [x, y, psi]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
-constraints:
-  - name: skate
-    velocity: x_dot*sin(psi) - y_dot*cos(psi)
-"""
-
-CONSTRAINED = """
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [theta, beta, z]
-masses:
-  bob:
-    mass: m
-    position: [(l + beta)*cos(theta), (l + beta)*sin(theta), z]
-gravity: [g, 0, 0]
-constraints:
-  - name: string
-    holonomic: beta
-  - name: plane
-    holonomic: z
 """
 
 

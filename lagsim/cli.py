@@ -126,7 +126,9 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     from lagsim.render import render
     from lagsim.spec import load_spec
 
+    status = _Status()
     spec = load_spec(file, overrides)
+    status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
     model = build_model(spec) if simplify else tidy_model(build_model(spec))
     for name in model.singular_coordinates():
         _warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
@@ -135,6 +137,7 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
     for name in names:
+        status(f"forming the {name} form")
         try:
             forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
                          else FORMS[name](model, simplify))
@@ -142,7 +145,31 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
             if form != "all":
                 raise
             _warn(f"note: form {name} skipped: {exc.message}")
-    click.echo(render(forms if len(forms) > 1 else forms[0], fmt, model), nl=False)
+    status("printing")
+    text = render(forms if len(forms) > 1 else forms[0], fmt, model)
+    status.close()
+    click.echo(text, nl=False)
+
+
+class _Status:
+    """One status line on stderr naming the stage of a long derivation, only on a terminal and
+    only once the work has taken about a second; erased when done."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, stage: str) -> None:
+        if self.enabled and time.monotonic() - self.start >= 1.0:
+            sys.stderr.write(f"\r\033[Klagsim: {stage}…")
+            sys.stderr.flush()
+            self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 class _Progress:

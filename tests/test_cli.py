@@ -288,3 +288,24 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
             progress(k / 10)
         progress.close()
         assert ("simulating" in stream.getvalue()) is expect_bar
+
+
+def test_derive_status_only_on_a_terminal(monkeypatch):
+    """A derivation past about a second names its stage on a terminal, and erases it."""
+    import io
+
+    from lagsim import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, expect in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        status = cli._Status()
+        status.start -= 2.0
+        status("forming the matrix form")
+        status.close()
+        text = stream.getvalue()
+        assert ("lagsim: forming the matrix form" in text) is expect
+        assert text.endswith("\r\033[K") is expect

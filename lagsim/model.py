@@ -267,7 +267,7 @@ def check_regular(model: Model) -> None:
         )
 
 
-TIDY_MAX_OPS = 600
+TIDY_MAX_OPS = 160
 """Lagrangians up to this many operations are tidied before printing (:func:`tidy_model`)."""
 
 

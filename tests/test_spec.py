@@ -495,7 +495,8 @@ ERRORS = [
           t_ned: 3
         """, 4, 3,
      "unknown key 't_ned' in 'simulate' (did you mean 't_end'?); the keys are t_start, t_end, "
-     "samples, dt, method, rtol, atol, formulation, stabilize, baumgarte, stop_when"),
+     "samples, dt, method, rtol, atol, formulation, stabilize, baumgarte, stop_when, "
+     "strict_initial"),
     ("unknown-mass-key", """
         coordinates: [x]
         masses:

@@ -213,6 +213,68 @@ def workload_precision(cfg: dict, folder: Path) -> dict[str, Any]:
     return out
 
 
+def workload_profiles(folder: Path) -> dict[str, Any]:
+    """Where the time goes, for the targets' report: cProfile of one cold build of the n = 8
+    and n = 24 chains (stages by cumulative time) and of one n = 8 simulate (functions by own
+    time). Profiled times are inflated by the profiler; the shares are what matters."""
+    import cProfile
+    import pstats
+
+    out: dict[str, Any] = {}
+    stages = {"load_spec": "spec.py", "build_model": "model.py", "compile_model": "compile.py",
+              "c_function (cse + C text)": "ccompile.py", "_library (C compiler)": "ccompile.py",
+              "lambdify (LLVM)": "compile.py"}
+    for n in (8, 24):
+        path = lagsim_side.write_chain(n, False, folder)
+        lagsim_side._cold_build_before()
+        prof = cProfile.Profile()
+        prof.enable()
+        lagsim_side.build(path)
+        prof.disable()
+        stats = pstats.Stats(prof).stats
+        rows = {}
+        for label, file in stages.items():
+            name = label.split(" ")[0]
+            total = sum(v[3] for k, v in stats.items() if k[2] == name and k[0].endswith(file))
+            rows[label] = total
+        rows["total"] = sum(v[2] for v in stats.values())
+        out[f"build n={n}"] = rows
+    path = lagsim_side.write_chain(8, False, folder)
+    built = lagsim_side.build(path)
+    lagsim_side.lagsim_simulate(built)
+    prof = cProfile.Profile()
+    prof.enable()
+    lagsim_side.lagsim_simulate(built)
+    prof.disable()
+    stats = pstats.Stats(prof).stats
+    total = sum(v[2] for v in stats.values())
+    top = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)[:10]
+    out["simulate n=8"] = {
+        "total": total,
+        "top": [{"function": f"{Path(k[0]).name}:{k[1]}({k[2]})", "calls": v[1],
+                 "tottime": v[2], "cumtime": v[3]} for k, v in top]}
+    return out
+
+
+def render_profiles(profiles: dict[str, Any]) -> list[str]:
+    lines = ["", "## Profiles (where the time goes)", "",
+             "cProfile, one run each; the profiler inflates every figure, the shares are what "
+             "matters.", ""]
+    for key, rows in profiles.items():
+        if key.startswith("build"):
+            lines += [f"**{key}** (cold: empty compiled-model cache), cumulative seconds: "
+                      + ", ".join(f"{k} {v:.3f}" for k, v in rows.items()), ""]
+    sim = profiles.get("simulate n=8")
+    if sim:
+        lines += [f"**simulate n=8** (total {sim['total']:.3f} s), by own time:", "",
+                  "| function | calls | own [s] | share | cumulative [s] |",
+                  "|---|---|---|---|---|"]
+        for r in sim["top"]:
+            lines.append(f"| `{r['function']}` | {r['calls']} | {r['tottime']:.4f} | "
+                         f"{r['tottime'] / sim['total']:.0%} | {r['cumtime']:.4f} |")
+    return lines
+
+
 def plot_work_precision(wp: dict[str, Any], path: Path) -> bool:
     """Draw error against run time, one line per formulation × stabilizer."""
     try:
@@ -383,6 +445,9 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     lines += ["", "## Targets (issue 5)", ""] + targets(results)
+    if results.get("profiles"):
+        lines += render_profiles(results["profiles"])
+
     return "\n".join(lines) + "\n"
 
 
@@ -450,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="n up to 4, 3 repetitions")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
-    parser.add_argument("--only", default="chain,natural,cold,precision",
+    parser.add_argument("--only", default="chain,natural,cold,precision,profile",
                         help="comma-separated workloads to run (for development)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
@@ -470,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
         results["precision"] = (workload_precision(cfg, folder) if "precision" in only
                                 else {"t_end": cfg["wp_t_end"], "series": {},
                                       "missing": "skipped (--only)"})
+        if "profile" in only:
+            results["profiles"] = workload_profiles(folder)
     results["wall_s"] = time.perf_counter() - start
     if results["precision"]["series"]:
         plot_work_precision(results["precision"], args.output.parent / "work_precision.png")

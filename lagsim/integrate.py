@@ -25,13 +25,14 @@ throw away its step-size control and, for multistep methods, its history. So
 :func:`simulate` drives the ``OdeSolver`` object itself: after ``solver.step()`` it takes the
 step's ``dense_output()`` (the interpolant from the step's start, which is the projected state of
 the previous step, to its end) when a sample time or the ``--stop-when`` event falls inside the
-step (only then: DOP853's interpolant costs three more evaluations per step), reads them from
-it, and only then replaces the solver's state by the projected one (``y``; for the
-one-step methods also the stored derivative ``f`` that the next step reuses, for BDF the first
-row of its difference table). Samples taken inside a step are projected the same way, so every
-row lies on the constraints. LSODA keeps its state in Fortran and cannot be corrected in place,
-so projection with LSODA is refused. Events are located by a sign change of the expression
-between the ends of a step and ``brentq`` on the dense output.
+step (only then: DOP853's interpolant costs three more evaluations per step; a sample at the
+step's end is the step's end state), reads them from it, and only then replaces the solver's
+state by the projected one (``y``; for the one-step methods also the stored derivative ``f``
+that the next step reuses, for BDF the first row of its difference table). Samples taken inside
+a step are projected the same way, so every row lies on the constraints. LSODA keeps its state in
+Fortran and cannot be corrected in place, so projection with LSODA is refused. Events are
+located by a sign change of the expression between the ends of a step and ``brentq`` on the
+dense output.
 """
 
 from __future__ import annotations
@@ -805,10 +806,12 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
                         lambda s, d=dense: stop_value(s, d(s)), t_old, t_new,
                         xtol=1e-14 * max(1.0, abs(t_new)), rtol=4 * np.finfo(float).eps)
                     stopped = True
-            if dense is None and k < len(times) and times[k] <= end:
-                dense = solver.dense_output()
             while k < len(times) and times[k] <= end and not (stopped and times[k] == end):
-                y = dense(times[k])
+                if times[k] == t_new:
+                    y = solver.y.copy()
+                else:
+                    dense = dense or solver.dense_output()
+                    y = dense(times[k])
                 rows_t.append(float(times[k]))
                 rows_y.append(form.project(times[k], y) if stabilizer.projects else y)
                 k += 1

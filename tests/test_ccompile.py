@@ -1,0 +1,200 @@
+"""The C path of lagsim.ccompile against symengine's LLVM path, its cache and its fallbacks.
+
+Every compiled function must agree with the LLVM path at seeded random states to 1e-12 (the
+same expressions, M q̈ = F + Aᵀλ and A q̈ = b of seed 001 §10.7 / seed 003, h = q̇·∂L/∂q̇ − L),
+and the ODE right-hand side with ``numpy.linalg.solve`` of M q̈ = F (seed 001 eq. 10.12–10.14).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+import symengine as se
+from scipy.integrate import solve_ivp
+
+from lagsim import ccompile
+from lagsim.chains import chain_yaml
+from lagsim.compile import compile_model
+from lagsim.integrate import SimulateOptions, simulate
+from lagsim.model import build_model
+from lagsim.spec import load_spec, parse_spec
+
+SYSTEMS = ("double_pendulum", "pendulum_natural", "skate", "moving_pivot_pendulum", "sho_table",
+           "driven_damped_pendulum", "slider_crank", "pendulum")
+
+pytestmark = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
+
+
+def _both(model, monkeypatch):
+    fast = compile_model(model)
+    monkeypatch.setenv("LAGSIM_NO_CC", "1")
+    slow = compile_model(model)
+    monkeypatch.delenv("LAGSIM_NO_CC")
+    assert fast.backend == "c" and slow.backend != "c"
+    return fast, slow
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_c_functions_equal_llvm_at_random_states(name, monkeypatch):
+    model = build_model(load_spec(name))
+    fast, slow = _both(model, monkeypatch)
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        t = float(rng.uniform(0, 3))
+        q, qd = rng.uniform(-1.5, 1.5, model.n), rng.uniform(-2, 2, model.n)
+        for a, b in zip(fast.dynamics(t, q, qd), slow.dynamics(t, q, qd)):
+            _close(a, b)
+        for a, b in zip(fast.phi(t, q), slow.phi(t, q)):
+            _close(a, b)
+        for a, b in zip(fast.velocity_terms(t, q), slow.velocity_terms(t, q)):
+            _close(a, b)
+        assert fast.energy(t, q, qd) == pytest.approx(slow.energy(t, q, qd), rel=1e-12,
+                                                      abs=1e-12)
+        if not model.m:
+            y = np.concatenate((q, qd))
+            _close(fast.ode_rhs()(t, y), slow.ode_rhs()(t, y))
+            M, F, _, _ = slow.dynamics(t, q, qd)
+            _close(fast.ode_rhs()(t, y)[model.n:], np.linalg.solve(M, F))
+
+
+@pytest.mark.parametrize("n", (3, 10))
+def test_chain_rhs_equals_numpy_solve(n, tmp_path, monkeypatch):
+    """The Cholesky solve in C against numpy's LU on the chain's dense M (n = 10: -O1 and a
+    10×10 factorisation; both sizes far from the -O0 threshold's edge cases)."""
+    path = tmp_path / "chain.yaml"
+    path.write_text(chain_yaml(n, natural=False, angle=0.5), encoding="utf-8")
+    fast, slow = _both(build_model(load_spec(path)), monkeypatch)
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        y = rng.uniform(-3, 3, 2 * n)
+        _close(fast.ode_rhs()(0.0, y), slow.ode_rhs()(0.0, y))
+
+
+def test_returned_arrays_are_fresh():
+    """solve_ivp keeps what an RHS returns (issue 5): a later call must not change it."""
+    numeric = compile_model(build_model(load_spec("double_pendulum")))
+    q, qd = np.full(numeric.n, 0.3), np.zeros(numeric.n)
+    first = numeric.dynamics(0.0, q, qd)
+    kept = [a.copy() for a in first]
+    numeric.dynamics(0.0, q + 0.5, qd + 1.0)
+    for a, b in zip(first, kept):
+        np.testing.assert_array_equal(a, b)
+    free = compile_model(build_model(load_spec("pendulum")))
+    rhs = free.ode_rhs()
+    y1 = rhs(0.0, np.array([0.3, 0.0]))
+    copy = y1.copy()
+    y2 = rhs(0.0, np.array([1.2, 2.0]))
+    np.testing.assert_array_equal(y1, copy)
+    assert not np.array_equal(y1, y2)
+
+
+def _one_dof(mass_expr):
+    t, q, qd = se.symbols("t q qd")
+    return ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [mass_expr(q), se.Integer(1)])])
+
+
+def test_singular_and_indefinite_mass():
+    """M = q: singular at q = 0 (LinAlgError, as numpy.linalg.solve), negative at q = −2, where
+    the Cholesky fails and the LU fallback still gives q̈ = F/M = −0.5."""
+    compiled = _one_dof(lambda q: q)
+    assert compiled is not None
+    with pytest.raises(np.linalg.LinAlgError):
+        compiled.ode_rhs(0.0, np.array([0.0, 0.0]))
+    np.testing.assert_allclose(compiled.ode_rhs(0.0, np.array([-2.0, 0.7])), [0.7, -0.5],
+                               rtol=1e-15)
+    np.testing.assert_allclose(compiled.ode_rhs(0.0, np.array([4.0, 0.0])), [0.0, 0.25],
+                               rtol=1e-15)
+
+
+def test_cache_is_reused_and_left_clean(tmp_path, monkeypatch):
+    first = _one_dof(lambda q: 2 + se.cos(q))
+    folder = tmp_path / "cache"
+    assert first.library.parent == folder
+    assert [p.name for p in folder.iterdir()] == [first.library.name]
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("compiled again although the library is cached")
+
+    monkeypatch.setattr(subprocess, "run", no_compiler)
+    second = _one_dof(lambda q: 2 + se.cos(q))
+    assert second.library == first.library
+    np.testing.assert_allclose(second.ode_rhs(0.0, np.array([0.0, 0.0])), [0.0, 1 / 3],
+                               rtol=1e-15)
+
+
+def test_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv("LAGSIM_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert ccompile.cache_dir() == tmp_path / "xdg" / "lagsim"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert ccompile.cache_dir() == tmp_path / "home" / ".cache" / "lagsim"
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "mine"))
+    assert ccompile.cache_dir() == tmp_path / "mine"
+
+
+def test_fallback_without_compiler(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    numeric = compile_model(build_model(load_spec("pendulum")))
+    assert numeric.backend != "c"
+    y = numeric.ode_rhs()(0.0, np.array([0.5, 0.0]))
+    assert y[1] == pytest.approx(-9.81 * np.sin(0.5), rel=1e-12)
+
+
+def test_fallback_when_the_source_does_not_compile():
+    assert ccompile._library("this is not C", ccompile.compiler()) is None
+
+
+def test_coordinates_named_like_temporaries(monkeypatch):
+    """cse temporaries are x0, x1, …; the inputs are renamed, so coordinates x0, x1 work."""
+    spec = parse_spec("""
+name: two
+coordinates: [x0, x1]
+parameters: {k: 2.0}
+kinetic: 0.5*x0_dot^2 + 0.5*x1_dot^2 + 0.1*x0_dot*x1_dot*cos(x0)
+potential: 0.5*k*x0^2 + 0.5*k*(x1 - x0)^2
+initial: {x0: 0.3, x1: -0.2}
+""")
+    fast, slow = _both(build_model(spec), monkeypatch)
+    y = np.array([0.3, -0.2, 0.4, 0.1])
+    _close(fast.ode_rhs()(0.0, y), slow.ode_rhs()(0.0, y))
+
+
+def test_simulate_makes_no_more_evaluations_than_solve_ivp():
+    """Dense output only where a sample falls: with two samples the run takes the same steps as
+    solve_ivp without dense output, so the same number of evaluations and the same end state."""
+    spec = load_spec("pendulum")
+    model = build_model(spec)
+    numeric = compile_model(model)
+    inner = numeric.ode_rhs()
+    calls = [0]
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(numeric, name)
+
+        def ode_rhs(self):
+            def rhs(t, y):
+                calls[0] += 1
+                return inner(t, y)
+            return rhs
+
+    options = SimulateOptions(t_end=10.0, samples=2, rtol=1e-10, atol=1e-10)
+    traj = simulate(spec, model, options, numeric=Counting())
+    q0, qd0 = spec.initial_state()
+    ref = solve_ivp(inner, (0.0, 10.0), [*q0, *qd0], method="DOP853", rtol=1e-10, atol=1e-10)
+    assert calls[0] == ref.nfev
+    np.testing.assert_allclose([traj.q[-1, 0], traj.qd[-1, 0]], ref.y[:, -1], rtol=1e-12,
+                               atol=1e-12)

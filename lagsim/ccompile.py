@@ -11,8 +11,10 @@ symbolically.
 The shared library is cached by the hash of its source, the compiler, the flags and lagsim's
 version in ``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``; it is
 written to a temporary name and renamed into place, so concurrent runs never load a half-written
-file. It is called through :mod:`ctypes` with preallocated buffers; every call returns a fresh
-array (the integrator keeps references to what a right-hand side returns).
+file. Without constraints the library also holds DOP853's step (:func:`_dop853_source`), so
+that a run makes no Python call per evaluation (:mod:`lagsim.cstep`). It is called through
+:mod:`ctypes` with preallocated buffers; every call returns a fresh array (the integrator keeps
+references to what a right-hand side returns).
 
 No compiler (or ``LAGSIM_NO_CC`` set, or any failure to generate or compile) makes
 :func:`compile_c` return ``None``, and :mod:`lagsim.compile` uses symengine's LLVM instead.
@@ -115,6 +117,83 @@ static int lagsim_solve(int n, double *M, double *r)
 """
 
 
+def _dop853_source(n: int) -> str:
+    """One accepted DOP853 step in C, the algorithm of scipy's ``RungeKutta._step_impl`` with
+    DOP853's error norm, stage for stage (the coefficients are scipy's, printed exactly), so
+    that the steps and evaluations are those of ``scipy.integrate.DOP853``."""
+    from scipy.integrate._ivp import dop853_coefficients as d
+
+    stages = d.N_STAGES
+
+    def array(name: str, values) -> str:
+        return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in values)}}};"
+
+    return "\n".join([
+        array("DOP_A", [d.A[i, j] for i in range(stages) for j in range(stages)]),
+        array("DOP_B", d.B), array("DOP_C", d.C[:stages]), array("DOP_E3", d.E3),
+        array("DOP_E5", d.E5),
+        f"""
+/* info: in [h_abs]; out [t_new, h, h_abs, nfev]. Returns 0 (accepted), 1 (step too small),
+   2 (singular mass matrix). K: {stages + 1} rows of {2 * n}. */
+int lagsim_dop853_step(double t, const double *y, const double *f, double t_bound,
+                       double direction, double rtol, const double *atol, double max_step,
+                       double *K, double *y_new, double *f_new, double *info)
+{{
+    const int N = {2 * n}, S = {stages};
+    double ytmp[{2 * n}], h_abs = info[0], h, t_new, nfev = 0.0;
+    double min_step = 10.0 * fabs(nextafter(t, direction * INFINITY) - t);
+    int i, j, s, rejected = 0;
+    if (h_abs > max_step) h_abs = max_step;
+    else if (h_abs < min_step) h_abs = min_step;
+    for (;;) {{
+        double e5 = 0.0, e3 = 0.0, err;
+        if (h_abs < min_step) return 1;
+        h = h_abs * direction;
+        t_new = t + h;
+        if (direction * (t_new - t_bound) > 0) t_new = t_bound;
+        h = t_new - t;
+        h_abs = fabs(h);
+        memcpy(K, f, N * sizeof(double));
+        for (s = 1; s < S; s++) {{
+            for (i = 0; i < N; i++) {{
+                double acc = 0.0;
+                for (j = 0; j < s; j++) acc += K[j * N + i] * DOP_A[s * S + j];
+                ytmp[i] = y[i] + acc * h;
+            }}
+            if (lagsim_ode_rhs(t + DOP_C[s] * h, ytmp, K + s * N)) return 2;
+        }}
+        for (i = 0; i < N; i++) {{
+            double acc = 0.0;
+            for (j = 0; j < S; j++) acc += K[j * N + i] * DOP_B[j];
+            y_new[i] = y[i] + h * acc;
+        }}
+        if (lagsim_ode_rhs(t + h, y_new, f_new)) return 2;
+        memcpy(K + S * N, f_new, N * sizeof(double));
+        nfev += S;
+        for (i = 0; i < N; i++) {{
+            double a5 = 0.0, a3 = 0.0;
+            double scale = atol[i] + fmax(fabs(y[i]), fabs(y_new[i])) * rtol;
+            for (j = 0; j <= S; j++) {{ a5 += K[j * N + i] * DOP_E5[j];
+                                       a3 += K[j * N + i] * DOP_E3[j]; }}
+            a5 /= scale; a3 /= scale;
+            e5 += a5 * a5; e3 += a3 * a3;
+        }}
+        err = (e5 == 0.0 && e3 == 0.0) ? 0.0
+              : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * N);
+        if (err < 1.0) {{
+            double factor = err == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
+            if (rejected) factor = fmin(1.0, factor);
+            h_abs *= factor;
+            break;
+        }}
+        h_abs *= fmax(0.2, 0.9 * pow(err, -1.0 / 8.0));
+        rejected = 1;
+    }}
+    info[0] = t_new; info[1] = h; info[2] = h_abs; info[3] = nfev;
+    return 0;
+}}"""])
+
+
 def cache_dir() -> Path:
     """``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``."""
     if os.environ.get("LAGSIM_CACHE"):
@@ -178,6 +257,7 @@ int lagsim_ode_rhs(double t, const double *y, double *out)
         }}
     return lagsim_solve({n}, dyn, out + {n});
 }}""")
+        parts.append(_dop853_source(n))
     return "\n".join(parts) + "\n"
 
 
@@ -254,6 +334,37 @@ class COdeRhs:
         return self._out.copy()
 
 
+class CDop853Step:
+    """One accepted DOP853 step of the compiled right-hand side, in C (see
+    :class:`lagsim.cstep.CDOP853`): ``step(t, y, f, t_bound, direction, rtol, atol, max_step,
+    K, h_abs)`` → (code, y_new, f_new, t_new, h, h_abs, nfev) with code 0 accepted, 1 step too
+    small, 2 singular mass matrix; ``K`` (13 rows) receives the stages."""
+
+    __slots__ = ("_func", "_info", "_pinfo", "n")
+
+    def __init__(self, func: Callable, n: int) -> None:
+        func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
+                         ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_double,
+                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+        func.restype = ctypes.c_int
+        self._func = func
+        self._info = np.zeros(4)
+        self._pinfo = self._info.ctypes.data
+        self.n = 2 * n
+
+    def __call__(self, t: float, y: np.ndarray, f: np.ndarray, t_bound: float,
+                 direction: float, rtol: float, atol: np.ndarray, max_step: float,
+                 K: np.ndarray, h_abs: float) -> tuple:
+        y_new = np.empty(self.n)
+        f_new = np.empty(self.n)
+        self._info[0] = h_abs
+        code = self._func(t, y.ctypes.data, f.ctypes.data, t_bound, direction, rtol,
+                          atol.ctypes.data, max_step, K.ctypes.data, y_new.ctypes.data,
+                          f_new.ctypes.data, self._pinfo)
+        t_new, h, h_abs, nfev = self._info
+        return code, y_new, f_new, float(t_new), float(h), float(h_abs), int(nfev)
+
+
 @dataclass(frozen=True)
 class CompiledC:
     """The compiled functions by name (``f(x) -> array``) and, without constraints, the ODE
@@ -262,6 +373,7 @@ class CompiledC:
     functions: dict[str, CFunction]
     ode_rhs: COdeRhs | None
     library: Path
+    dop853_step: CDop853Step | None = None
 
 
 def compile_c(n: int, m: int,
@@ -283,5 +395,7 @@ def compile_c(n: int, m: int,
         return None
     compiled = {name: CFunction(getattr(lib, f"lagsim_{name}"), len(args), len(exprs))
                 for name, args, exprs in functions}
-    rhs = COdeRhs(lib.lagsim_ode_rhs, n) if m == 0 else None
-    return CompiledC(compiled, rhs, path)
+    if m:
+        return CompiledC(compiled, None, path)
+    return CompiledC(compiled, COdeRhs(lib.lagsim_ode_rhs, n), path,
+                     CDop853Step(lib.lagsim_dop853_step, n))

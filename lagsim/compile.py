@@ -66,6 +66,7 @@ class NumericSystem:
     _energy: Callable
     _ode_rhs: Callable | None = None
     backend: str = BACKEND
+    _dop853_step: Callable | None = None
 
     @property
     def n(self) -> int:
@@ -129,6 +130,10 @@ class NumericSystem:
         M, F, _, _ = self.dynamics(t, q, qd)
         return np.linalg.solve(M, F)
 
+    def dop853_step(self) -> Callable | None:
+        """DOP853's step in C for this system's ODE (:class:`lagsim.cstep.CDOP853`), or None."""
+        return self._dop853_step
+
     def ode_rhs(self) -> Callable[[float, np.ndarray], np.ndarray]:
         """``rhs(t, y)`` with y = [q, q̇] → fresh [q̇, q̈], M q̈ = F (seed 001 eq. 10.12–10.14);
         constraints are ignored. One C call when compiled to C; raises LinAlgError for a
@@ -184,7 +189,8 @@ def compile_model(model: Model) -> NumericSystem:
         f = compiled.functions
         return NumericSystem(**common, _dynamics=f["dynamics"], _phi=f["phi"],
                              _velocity=f["velocity"], _energy=f["energy"],
-                             _ode_rhs=compiled.ode_rhs, backend="c")
+                             _ode_rhs=compiled.ode_rhs, backend="c",
+                             _dop853_step=compiled.dop853_step)
     funcs = {name: lambdify(args, exprs) for name, args, exprs in groups}
     return NumericSystem(**common, _dynamics=funcs["dynamics"], _phi=funcs["phi"],
                          _velocity=funcs["velocity"], _energy=funcs["energy"])

@@ -385,6 +385,8 @@ class Formulation:
 
     name: ClassVar[str] = ""
     constrained: ClassVar[bool] = True
+    c_step: Callable | None = None
+    """DOP853's step in C for ``rhs`` (:mod:`lagsim.cstep`), when the formulation has one."""
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
                  spec: SystemSpec | None = None, model: Model | None = None) -> None:
@@ -435,6 +437,7 @@ class OdeFormulation(Formulation):
                 f"formulation 'ode' is for unconstrained systems, and this one has the "
                 f"constraints {', '.join(numeric.constraint_names)}; use {others} (or auto)")
         self.rhs = numeric.ode_rhs()
+        self.c_step = numeric.dop853_step()
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         """Replaced in ``__init__`` by ``numeric.ode_rhs()`` (one compiled call)."""
@@ -544,6 +547,7 @@ class Reduced(Formulation):
         self.nf = self.free_numeric.n
         if not self.free_numeric.m:
             self.rhs = self.free_numeric.ode_rhs()
+            self.c_step = self.free_numeric.dop853_step()
 
     def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         check_mass_matrix(self.free_numeric, t, q[self.index], qd[self.index])
@@ -777,8 +781,14 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
     if stop is not None:
         sign_ref = float(np.sign(stop_value(t0, y0)))
 
-    solver = METHODS[options.method](form.rhs, t0, y0, options.t_end, rtol=options.rtol,
-                                     atol=options.atol)
+    if options.method == "DOP853" and form.c_step is not None and not stabilizer.projects:
+        from lagsim.cstep import CDOP853
+
+        solver: OdeSolver = CDOP853(form.rhs, t0, y0, options.t_end, form.c_step,
+                                    rtol=options.rtol, atol=options.atol)
+    else:
+        solver = METHODS[options.method](form.rhs, t0, y0, options.t_end, rtol=options.rtol,
+                                         atol=options.atol)
     span = options.t_end - t0
     while solver.status == "running":
         try:

@@ -309,3 +309,35 @@ def test_derive_status_only_on_a_terminal(monkeypatch):
         text = stream.getvalue()
         assert ("lagsim: forming the matrix form" in text) is expect
         assert text.endswith("\r\033[K") is expect
+
+
+@pytest.mark.parametrize("text, message", [
+    ("t,x\n0.0,1.0\n", "a plot needs at least two samples"),
+    ("t,x\n0.0,1.0\n0.1,abc\n", "abc"),
+    ("x,y\n0.0,1.0\n0.1,2.0\n", "t"),
+])
+def test_plot_of_a_bad_csv_exits_2_and_writes_nothing(tmp_path, text, message):
+    src = tmp_path / "bad.csv"
+    src.write_text(text)
+    out = tmp_path / "bad.png"
+    proc = run("plot", str(src), "-o", str(out))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"lagsim: error: {src}:")
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_wheel_ships_the_bundled_systems(tmp_path):
+    """`pip install .` (not editable) must carry systems/*.yaml inside the package."""
+    import zipfile
+
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                           "-w", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        pytest.fail(f"pip wheel failed: {proc.stderr[-500:]}")
+    (wheel,) = tmp_path.glob("lagsim-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n.rsplit("/", 1)[-1] for n in names if n.startswith("lagsim/systems/")}
+    assert {p.name for p in (ROOT / "systems").glob("*.yaml")} <= shipped

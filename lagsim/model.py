@@ -256,14 +256,18 @@ def _small(expr: se.Basic) -> bool:
     return len(str(expr)) < 400
 
 
-def check_regular(model: Model) -> None:
-    """Refuse a model whose mass matrix has a zero row, naming the coordinate."""
+def check_regular(model: Model, spec: SystemSpec | None = None) -> None:
+    """Refuse a model whose mass matrix has a zero row, naming the coordinate (and, given the
+    spec, pointing at it in the file)."""
     singular = model.singular_coordinates()
     if singular:
         names = ", ".join(singular)
+        where = None
+        if spec is not None and singular[0] in spec.coordinates:
+            where = spec.coordinate_locations[spec.coordinates.index(singular[0])]
         raise InputError(
             f"the mass matrix is singular: the velocity of {names} appears nowhere in the kinetic "
-            f"energy; give {names} a mass or inertia, or remove it from 'coordinates'"
+            f"energy; give {names} a mass or inertia, or remove it from 'coordinates'", where
         )
 
 

@@ -341,3 +341,12 @@ def test_wheel_ships_the_bundled_systems(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.rsplit("/", 1)[-1] for n in names if n.startswith("lagsim/systems/")}
     assert {p.name for p in (ROOT / "systems").glob("*.yaml")} <= shipped
+
+
+def test_simulate_refuses_a_singular_mass_matrix_pointing_at_the_coordinate():
+    result = CliRunner().invoke(main, ["simulate", "-"],
+                                input="coordinates: [x, y]\nkinetic: 1/2*x_dot**2\n"
+                                      "potential: y**2 + x**2\n")
+    assert result.exit_code == 2
+    assert result.output.startswith("lagsim: error: <stdin>:1:18: the mass matrix is singular: "
+                                    "the velocity of y appears nowhere in the kinetic energy")

@@ -12,9 +12,13 @@ The shared library is cached by the hash of its source, the compiler, the flags 
 version in ``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``; it is
 written to a temporary name and renamed into place, so concurrent runs never load a half-written
 file. Without constraints the library also holds DOP853's step (:func:`_dop853_source`), so
-that a run makes no Python call per evaluation (:mod:`lagsim.cstep`). It is called through
-:mod:`ctypes` with preallocated buffers; every call returns a fresh array (the integrator keeps
-references to what a right-hand side returns).
+that a run makes no Python call per evaluation (:mod:`lagsim.cstep`). The functions are called
+through :mod:`ctypes` with preallocated buffers; the ODE right-hand side, called thousands of
+times a run, through a small model-independent CPython extension instead (:func:`native_rhs`:
+one vectorcall, 0.3 µs at n = 2 against 1.7 µs through ctypes), compiled once per Python and
+cached the same way, when Python's headers are installed. Every call returns a fresh array (the
+integrator keeps references to what a right-hand side returns). One compiled model is not to be
+called from two threads at once (its buffers are shared).
 
 No compiler (or ``LAGSIM_NO_CC`` set, or any failure to generate or compile) makes
 :func:`compile_c` return ``None``, and :mod:`lagsim.compile` uses symengine's LLVM instead.
@@ -32,6 +36,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import symengine as se
@@ -261,9 +266,10 @@ int lagsim_ode_rhs(double t, const double *y, double *out)
     return "\n".join(parts) + "\n"
 
 
-def _library(source: str, cc: str) -> Path | None:
-    """The shared library of ``source``, compiled into the cache unless it is there already."""
-    options = flags(source)
+def _library(source: str, cc: str, options: tuple[str, ...] | None = None) -> Path | None:
+    """The shared library of ``source`` compiled with ``options`` (default :func:`flags`), into
+    the cache unless it is there already."""
+    options = options or flags(source)
     key = hashlib.sha256("\0".join((CACHE_FORMAT, __version__, sys.platform, cc, *options,
                                     source)).encode()).hexdigest()[:32]
     folder = cache_dir()
@@ -399,3 +405,173 @@ def compile_c(n: int, m: int,
         return CompiledC(compiled, None, path)
     return CompiledC(compiled, COdeRhs(lib.lagsim_ode_rhs, n), path,
                      CDop853Step(lib.lagsim_dop853_step, n))
+
+
+_NATIVE_SOURCE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int (*lagsim_rhs_fn)(double t, const double *y, double *out);
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    lagsim_rhs_fn f;
+    PyObject *size, *empty, *convert, *error;
+    Py_ssize_t n;
+} RhsObject;
+
+static int get_input(RhsObject *r, PyObject *y, Py_buffer *view, PyObject **held)
+{
+    *held = NULL;
+    if (PyObject_GetBuffer(y, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+        if (view->len == r->n * (Py_ssize_t)sizeof(double) && view->format
+            && (strcmp(view->format, "d") == 0 || strcmp(view->format, "<d") == 0))
+            return 0;
+        PyBuffer_Release(view);
+    } else {
+        PyErr_Clear();
+    }
+    *held = PyObject_CallOneArg(r->convert, y);
+    if (*held == NULL) return -1;
+    if (PyObject_GetBuffer(*held, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->len != r->n * (Py_ssize_t)sizeof(double)) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "rhs: y must have %zd values", r->n);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *rhs_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames)
+{
+    RhsObject *r = (RhsObject *)self;
+    Py_buffer in, out;
+    PyObject *held, *result;
+    double t;
+    int code;
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "rhs(t, y) takes two positional arguments");
+        return NULL;
+    }
+    t = PyFloat_AsDouble(args[0]);
+    if (t == -1.0 && PyErr_Occurred()) return NULL;
+    if (get_input(r, args[1], &in, &held) < 0) { Py_XDECREF(held); return NULL; }
+    result = PyObject_CallOneArg(r->empty, r->size);
+    if (result == NULL
+        || PyObject_GetBuffer(result, &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&in); Py_XDECREF(held); Py_XDECREF(result);
+        return NULL;
+    }
+    code = r->f(t, (const double *)in.buf, (double *)out.buf);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&in);
+    Py_XDECREF(held);
+    if (code) {
+        Py_DECREF(result);
+        PyErr_SetString(r->error, "Singular matrix");
+        return NULL;
+    }
+    return result;
+}
+
+static void rhs_dealloc(PyObject *self)
+{
+    RhsObject *r = (RhsObject *)self;
+    Py_XDECREF(r->size); Py_XDECREF(r->empty); Py_XDECREF(r->convert); Py_XDECREF(r->error);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject RhsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lagsim_native.Rhs",
+    .tp_basicsize = sizeof(RhsObject),
+    .tp_dealloc = rhs_dealloc,
+    .tp_vectorcall_offset = offsetof(RhsObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "rhs(t, y) -> fresh y' from a compiled lagsim model",
+};
+
+static PyObject *make(PyObject *module, PyObject *args)
+{
+    unsigned long long address;
+    Py_ssize_t n;
+    PyObject *empty, *convert, *error;
+    RhsObject *r;
+    if (!PyArg_ParseTuple(args, "KnOOO", &address, &n, &empty, &convert, &error)) return NULL;
+    r = PyObject_New(RhsObject, &RhsType);
+    if (r == NULL) return NULL;
+    r->vectorcall = rhs_vectorcall;
+    r->f = (lagsim_rhs_fn)(uintptr_t)address;
+    r->n = n;
+    r->size = PyLong_FromSsize_t(n);
+    Py_INCREF(empty); r->empty = empty;
+    Py_INCREF(convert); r->convert = convert;
+    Py_INCREF(error); r->error = error;
+    return (PyObject *)r;
+}
+
+static PyMethodDef methods[] = {
+    {"make", make, METH_VARARGS, "make(address, size, empty, convert, error) -> Rhs"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_lagsim_native", NULL, -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__lagsim_native(void)
+{
+    if (PyType_Ready(&RhsType) < 0) return NULL;
+    return PyModule_Create(&moduledef);
+}
+"""
+
+_NATIVE: list[Any] = []
+
+
+def _native_module(cc: str) -> Any:
+    """The model-independent CPython extension that calls a compiled right-hand side without
+    ctypes (one vectorcall: t, y's buffer, a fresh ``numpy.empty``); compiled once per Python
+    and cached like the models; None when it cannot be built (no Python headers)."""
+    if _NATIVE:
+        return _NATIVE[0]
+    module = None
+    try:
+        import importlib.machinery
+        import importlib.util
+        import sysconfig
+
+        include = sysconfig.get_paths()["include"]
+        if (Path(include) / "Python.h").exists():
+            source = _NATIVE_SOURCE + f"/* {sys.version} {include} */\n"
+            path = _library(source, cc, ("-O2", *FLAGS, f"-I{include}"))
+            if path is not None:
+                loader = importlib.machinery.ExtensionFileLoader("_lagsim_native", str(path))
+                spec = importlib.util.spec_from_file_location("_lagsim_native", str(path),
+                                                              loader=loader)
+                if spec is not None:
+                    module = importlib.util.module_from_spec(spec)
+                    loader.exec_module(module)
+    except Exception:  # any failure here means: use ctypes
+        module = None
+    _NATIVE.append(module)
+    return module
+
+
+def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray] | None:
+    """The ODE right-hand side of ``compiled`` called through :func:`_native_module`, or None."""
+    cc = compiler()
+    if compiled.ode_rhs is None or cc is None:
+        return None
+    module = _native_module(cc)
+    if module is None:
+        return None
+    address = ctypes.cast(compiled.ode_rhs._func, ctypes.c_void_p).value
+    return module.make(address, compiled.ode_rhs._y.size, np.empty,
+                       lambda y: np.ascontiguousarray(y, dtype=float), np.linalg.LinAlgError)

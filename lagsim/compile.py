@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
-from lagsim.ccompile import compile_c
+from lagsim.ccompile import compile_c, native_rhs
 from lagsim.model import Model
 
 BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
@@ -189,7 +189,7 @@ def compile_model(model: Model) -> NumericSystem:
         f = compiled.functions
         return NumericSystem(**common, _dynamics=f["dynamics"], _phi=f["phi"],
                              _velocity=f["velocity"], _energy=f["energy"],
-                             _ode_rhs=compiled.ode_rhs, backend="c",
+                             _ode_rhs=native_rhs(compiled) or compiled.ode_rhs, backend="c",
                              _dop853_step=compiled.dop853_step)
     funcs = {name: lambdify(args, exprs) for name, args, exprs in groups}
     return NumericSystem(**common, _dynamics=funcs["dynamics"], _phi=funcs["phi"],

@@ -260,3 +260,26 @@ def test_c_stepper_fails_like_scipy_and_reports_a_singular_mass_matrix():
     solver.y = np.array([-1.0, 0.0])
     with pytest.raises(np.linalg.LinAlgError):
         solver.step()
+
+
+def test_native_call_converts_inputs_and_reports_errors():
+    """The CPython-extension call (no ctypes): lists and strided arrays are converted, a wrong
+    length is a ValueError, M = 0 a LinAlgError, and each call returns a new array."""
+    compiled = _one_dof(lambda q: 2 + se.cos(q))
+    rhs = ccompile.native_rhs(compiled)
+    if rhs is None:
+        pytest.skip("no Python headers to build the extension")
+    expected = compiled.ode_rhs(0.0, np.array([0.4, 0.3]))
+    np.testing.assert_allclose(expected, [0.3, 1 / (2 + np.cos(0.4))], rtol=1e-15)
+    np.testing.assert_array_equal(rhs(0.0, np.array([0.4, 0.3])), expected)
+    np.testing.assert_array_equal(rhs(0, [0.4, 0.3]), expected)
+    np.testing.assert_array_equal(rhs(0.0, np.array([0.4, 9.0, 0.3])[::2]), expected)
+    first = rhs(0.0, np.array([0.4, 0.3]))
+    second = rhs(0.0, np.array([1.0, 2.0]))
+    assert first is not second
+    np.testing.assert_array_equal(first, expected)
+    with pytest.raises(ValueError):
+        rhs(0.0, np.zeros(3))
+    singular = ccompile.native_rhs(_one_dof(lambda q: q))
+    with pytest.raises(np.linalg.LinAlgError):
+        singular(0.0, np.array([0.0, 1.0]))

@@ -747,7 +747,7 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
     """
     say: Report = report or (lambda _message: None)
     numeric = numeric or compile_model(model)
-    check_regular(model)
+    check_regular(model, spec)
     t0 = options.t_start
     q0 = np.array(spec.initial_state()[0], dtype=float)
     qd0 = np.array(spec.initial_state()[1], dtype=float)

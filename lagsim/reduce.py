@@ -89,6 +89,10 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None) -> Reducti
     order: list[sympy.Symbol] = []
     for c in model.constraints:
         phi = to_sympy(c.expression).subs(solved)
+        if solved and sympy.simplify(phi) == 0:
+            raise _fail(f"constraint '{c.name}' holds whenever the constraints before it do "
+                        "(it is redundant), so it eliminates no coordinate; remove it, or use "
+                        "udwadia-kalaba, which accepts redundant constraints")
         target, expr = _solve_for_one(phi, [s for s in reversed(q) if s not in solved], params,
                                       start, c.name)
         solved = {k: v.subs(target, expr) for k, v in solved.items()}

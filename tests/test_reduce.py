@@ -132,3 +132,9 @@ def test_velocity_constraints_cannot_be_reduced():
 def test_unconstrained_system_has_no_reduced_form():
     with pytest.raises(InputError, match="needs holonomic constraints"):
         reduce_model(build_model(load_spec("pendulum")))
+
+
+def test_a_redundant_constraint_is_named_as_such():
+    with pytest.raises(InputError, match="constraint 'rod_again' holds whenever the constraints "
+                                         "before it do"):
+        _reduce("pendulum_redundant")

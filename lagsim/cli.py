@@ -376,8 +376,10 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)
 @click.option("--trail", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Seconds of fading trail behind each mass.")
+@click.option("--dpi", type=click.IntRange(min=10, max=600), default=100, show_default=True,
+              help="Resolution of the frames (lower makes a smaller file).")
 @simulate_options
-def animate(source: str, system: str | None, output: str, fps: int, trail: float,
+def animate(source: str, system: str | None, output: str, fps: int, trail: float, dpi: int,
             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Animate the masses of a system: dots, rods, a fading trail and a clock."""
     from lagsim.animate import animate as make_animation
@@ -389,7 +391,7 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
                          Location("--system"))
     paths = mass_paths(model, table)
     frames = make_animation(table, paths, rods(model, paths), output, fps=fps, trail=trail,
-                            title=model.name)
+                            title=model.name, dpi=dpi)
     _warn(f"wrote {output} ({frames} frames)")
 
 

@@ -264,10 +264,15 @@ def test_animate_writes_the_requested_frames(tmp_path):
 
     out = tmp_path / "dp.gif"
     result = CliRunner().invoke(main, ["animate", "double_pendulum", "--t-end", "1", "--fps", "8",
-                                       "-o", str(out)])
+                                       "--dpi", "50", "-o", str(out)])
     assert result.exit_code == 0, result.output
     with Image.open(out) as gif:
         assert gif.n_frames == 8
+        small = gif.size
+    CliRunner().invoke(main, ["animate", "double_pendulum", "--t-end", "1", "--fps", "8",
+                              "--dpi", "100", "-o", str(out)])
+    with Image.open(out) as gif:
+        assert gif.size == (2 * small[0], 2 * small[1])
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch):

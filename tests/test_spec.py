@@ -802,8 +802,11 @@ def test_load_bundled_pendulum_by_name(tmp_path: Path, monkeypatch: pytest.Monke
     q, qd = spec.initial_state()
     assert q == [pytest.approx(math.pi / 6, abs=1e-15)] and qd == [0.0]
     theta, theta_dot, m, g, l = sympy.symbols("theta theta_dot m g l")
-    assert sympy.simplify(spec.kinetic.value - m * l**2 * theta_dot**2 / 2) == 0
-    assert sympy.simplify(spec.potential.value + m * g * l * sympy.cos(theta)) == 0
+    from lagsim.model import build_model, to_sympy
+
+    model = build_model(spec)
+    assert sympy.simplify(to_sympy(model.kinetic) - m * l**2 * theta_dot**2 / 2) == 0
+    assert sympy.simplify(to_sympy(model.potential) + m * g * l * sympy.cos(theta)) == 0
 
 
 def test_existing_path_wins_over_bundled_name(tmp_path: Path,

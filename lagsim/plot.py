@@ -310,15 +310,13 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     if legend and 1 < len(panel.series) <= MAX_LEGEND:
         handles = [line for line in ax.lines if not line.get_label().startswith("_")]
         handles += [Line2D([], [], linestyle="none", label=f"{s.label} ≡ 0") for s in zero]
-        ax.legend(
-            handles=handles,
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            borderaxespad=0.0,
-            fontsize="small",
-            frameon=False,
-            ncols=1 if len(panel.series) <= 10 else 2,
-        )
+        _outside_legend(ax, handles, ncols=1 if len(panel.series) <= 10 else 2)
+
+
+def _outside_legend(ax: Axes, handles: list, ncols: int = 1) -> None:
+    """A legend to the right of the axes, where it can cover no curve of a small panel."""
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              fontsize="small", frameon=False, ncols=ncols)
 
 
 def _stacked(fig: Figure, panels: Sequence[_Panel], share_t: bool) -> None:
@@ -360,14 +358,7 @@ def _path_figure(fig: Figure, panel: _Panel) -> None:
         Line2D([], [], marker="s", linestyle="", color="0.3", label="end"),
     ]
     if len(handles) <= MAX_LEGEND + 2:
-        ax.legend(
-            handles=handles,
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            borderaxespad=0.0,
-            fontsize="small",
-            frameon=False,
-        )
+        _outside_legend(ax, handles)
 
 
 def _check_kind(kind: str) -> None:

@@ -68,12 +68,13 @@ def _fail(message: str) -> InputError:
     return InputError(message)
 
 
-def reduce_model(model: Model, q0: Mapping[str, float] | None = None) -> Reduction:
+def reduce_model(model: Model, q0: Mapping[str, float] | None = None,
+                 t0: float = 0.0) -> Reduction:
     """Eliminate one coordinate per holonomic constraint (002 §23.5).
 
     Where a constraint solved for a coordinate has several branches (y = ±√(ℓ² − x²)), the branch
-    through the initial configuration ``q0`` is kept. Raises :class:`InputError` when a constraint
-    is a velocity constraint or cannot be solved for a single coordinate.
+    through the initial configuration ``q0`` (at time ``t0``) is kept. Raises :class:`InputError`
+    when a constraint is a velocity constraint or cannot be solved for a single coordinate.
     """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
@@ -85,6 +86,8 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None) -> Reducti
     q = [to_sympy(s) for s in model.q]
     params = {sympy.Symbol(k): v for k, v in model.parameters.items()}
     start = {sympy.Symbol(k): v for k, v in (q0 or {}).items()}
+    if start:
+        start[sympy.Symbol("t")] = t0
     solved: dict[sympy.Symbol, sympy.Expr] = {}
     order: list[sympy.Symbol] = []
     for c in model.constraints:
@@ -181,5 +184,8 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
 
 def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) -> float:
     """How far a branch s = root misses the initial configuration (complex values lose)."""
-    value = complex(root.subs(params).subs(start).evalf())
+    try:
+        value = complex(root.subs(params).subs(start).evalf())
+    except TypeError:
+        return float("inf")
     return abs(value - start.get(s, 0.0)) + (1e3 if abs(value.imag) > 1e-9 else 0.0)

@@ -138,3 +138,19 @@ def test_a_redundant_constraint_is_named_as_such():
     with pytest.raises(InputError, match="constraint 'rod_again' holds whenever the constraints "
                                          "before it do"):
         _reduce("pendulum_redundant")
+
+
+def test_rheonomic_constraint_reduces_through_the_initial_branch():
+    """(x − A sin wt)² + y² = ℓ² solved for y keeps the branch below the pivot at t0; the reduced
+    run follows index1's to 1e-7 at t = 10 (001 §10.7 with φ(q, t))."""
+    from lagsim.integrate import SimulateOptions, simulate
+
+    spec = load_spec("moving_pivot_pendulum")
+    model = build_model(spec)
+    runs = {}
+    for formulation in ("reduced", "index1"):
+        options = SimulateOptions.resolve(spec.simulate, {"formulation": formulation,
+                                                          "samples": 3})
+        runs[formulation] = simulate(spec, model, options)
+    np.testing.assert_allclose(runs["reduced"].q[-1], runs["index1"].q[-1], atol=1e-7)
+    np.testing.assert_allclose(runs["reduced"].lam[-1], runs["index1"].lam[-1], atol=1e-6)

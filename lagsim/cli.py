@@ -48,6 +48,14 @@ class LagsimGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("lagsim: interrupted", err=True)
             ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); this is a "
+                       "bug in lagsim: please report it with the output of --debug", err=True)
+            ctx.exit(1)
 
 
 def _warn(message: str) -> None:

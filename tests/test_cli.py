@@ -355,3 +355,19 @@ def test_simulate_refuses_a_singular_mass_matrix_pointing_at_the_coordinate():
     assert result.exit_code == 2
     assert result.output.startswith("lagsim: error: <stdin>:1:18: the mass matrix is singular: "
                                     "the velocity of y appears nowhere in the kinetic energy")
+
+
+def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
+    from lagsim import spec
+
+    def broken(*_args, **_kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(spec, "load_spec", broken)
+    result = CliRunner().invoke(main, ["derive", "pendulum"])
+    assert result.exit_code == 1
+    assert result.output == ("lagsim: error: internal error (ZeroDivisionError: division by "
+                             "zero); this is a bug in lagsim: please report it with the output "
+                             "of --debug\n")
+    debug = CliRunner().invoke(main, ["--debug", "derive", "pendulum"])
+    assert isinstance(debug.exception, ZeroDivisionError)

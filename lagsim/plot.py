@@ -175,7 +175,7 @@ def _overview(table: Table) -> list[_Panel]:
 
 def _missing(table: Table, what: str, why: str) -> InputError:
     return InputError(
-        f"{table.source} has no {what} columns, {why}; its columns are: {', '.join(table.columns)}",
+        f"the CSV has no {what} columns, {why}; its columns are: {', '.join(table.columns)}",
         Location(table.source),
     )
 

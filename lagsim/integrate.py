@@ -710,7 +710,9 @@ def _stop_function(spec: SystemSpec, numeric: NumericSystem, options: SimulateOp
     names.update({s.name: s for s in lambdas})
     where = options.stop_when_location or Location("--stop-when")
     label = "expression" if where.line is None else "simulate.stop_when"
-    expr = parse_expression(options.stop_when, names, Source(where), label)
+    hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
+            f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
+    expr = parse_expression(options.stop_when, names, Source(where), label, hint)
     params = {se.Symbol(k): v for k, v in numeric.parameters.items()}
     expr = expr.subs(params)
     args = [se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),

@@ -52,8 +52,16 @@ def display_symbols(model: Model) -> dict[sympy.Symbol, sympy.Symbol]:
     return out
 
 
+def _width() -> int:
+    """The terminal's width when stdout is one, else 80 (what a pipe or a file gets)."""
+    import shutil
+    import sys
+
+    return shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
+
+
 def _pretty(value: sympy.Basic, shown: dict) -> str:
-    return sympy.pretty(value.xreplace(shown), use_unicode=True)
+    return sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=_width())
 
 
 def _text(forms: list[Form], model: Model) -> str:

@@ -130,12 +130,18 @@ class SystemSpec:
 
     def symbols(self) -> dict[str, se.Symbol]:
         """The symbol table: parameters, coordinates, velocities and ``t`` (symengine)."""
-        table = {p.name: se.Symbol(p.name) for p in self.parameters}
-        for q in self.coordinates:
-            table[q] = se.Symbol(q)
-            table[f"{q}_dot"] = se.Symbol(f"{q}_dot")
-        table["t"] = TIME
-        return table
+        return symbol_table([p.name for p in self.parameters], self.coordinates)
+
+
+def symbol_table(parameters: list[str] | tuple[str, ...],
+                 coordinates: list[str] | tuple[str, ...]) -> dict[str, se.Symbol]:
+    """Every name an expression may use: parameters, coordinates, their ``_dot`` and ``t``."""
+    table = {name: se.Symbol(name) for name in parameters}
+    for q in coordinates:
+        table[q] = se.Symbol(q)
+        table[f"{q}_dot"] = se.Symbol(f"{q}_dot")
+    table["t"] = TIME
+    return table
 
 
 def bundled_systems() -> list[str]:
@@ -357,11 +363,7 @@ class _Reader:
         params, declared = self.parameters(top.get("parameters"), overrides)
         coords, coord_locs = self.coordinates(top.get("coordinates"), root, declared)
 
-        symbols: dict[str, se.Basic] = {p.name: se.Symbol(p.name) for p in params}
-        for q in coords:
-            symbols[q] = se.Symbol(q)
-            symbols[f"{q}_dot"] = se.Symbol(f"{q}_dot")
-        symbols["t"] = TIME
+        symbols: dict[str, se.Basic] = symbol_table([p.name for p in params], coords)
 
         def opt_expr(key: str, names: Mapping[str, se.Basic], what: str) -> Expr | None:
             return self.expr(top[key], names, what) if key in top else None

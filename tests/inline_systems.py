@@ -35,3 +35,11 @@ constraints:
   - name: plane
     holonomic: z
 """
+
+
+SINGULAR = """
+parameters: {m: 1.0, k: 1.0}
+coordinates: [x, z]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*(x**2 + z**2)
+"""

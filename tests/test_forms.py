@@ -13,7 +13,7 @@ import random
 
 import pytest
 import sympy
-from inline_systems import CONSTRAINED, FLAT, SKATE
+from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
 from sympy import Symbol, cos, sin
 
 from lagsim.errors import InputError
@@ -337,12 +337,7 @@ constraints:
 
 
 def test_singular_mass_matrix_warns_naming_the_coordinate() -> None:
-    text = """
-parameters: {m: 1.0, k: 1.0}
-coordinates: [x, z]
-kinetic: 1/2*m*x_dot**2
-potential: 1/2*k*(x**2 + z**2)
-"""
+    text = SINGULAR
     for name in ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba"):
         form = form_of(text, name)
         assert len(form.warnings) == 1 and "velocity of z" in form.warnings[0]

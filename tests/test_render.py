@@ -12,7 +12,7 @@ import random
 
 import pytest
 import sympy
-from inline_systems import CONSTRAINED, FLAT, SKATE
+from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
 
 from lagsim.forms import FORMS
 from lagsim.model import build_model, to_sympy
@@ -206,12 +206,7 @@ def test_several_forms_in_one_document(built: dict) -> None:
 
 
 def test_warnings_reach_every_format() -> None:
-    text = """
-parameters: {m: 1.0, k: 1.0}
-coordinates: [x, z]
-kinetic: 1/2*m*x_dot**2
-potential: 1/2*k*(x**2 + z**2)
-"""
+    text = SINGULAR
     model = model_of(text)
     form = FORMS["lagrange"](model, False)
     assert "warning: the mass matrix is singular: the velocity of z" in render(form, "text", model)

@@ -228,26 +228,34 @@ def _off_singular_point(numeric: NumericSystem, t: float,
                         residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
                         split: _Split, q: np.ndarray, M: np.ndarray, names: Sequence[str]
                         ) -> tuple[np.ndarray, bool]:
-    """Rule 3: Gauss–Newton again from q nudged along the acceleration at rest of the unset
-    coordinates; (q, True) when that meets the constraints, else (q unchanged, False). Raises
-    when there is no force at rest but a nudge would have found a start (the side is the user's
-    to choose)."""
+    """Rule 3 at a point q where Gauss–Newton in the unset coordinates stalled: the directions
+    the constraint rows do not see there (the null space N of φ_q's unset columns) are where the
+    start may lie on either side. Gauss–Newton again from q nudged along the acceleration at
+    rest projected onto N; (q, True) when that meets the constraints, else (q unchanged, False).
+    Raises when the force at rest has no part along N but a nudge along N would find a start
+    (the side is the user's to choose)."""
     free = split.free
+    J = residual(q)[1][:, free]
+    _, s, Vt = np.linalg.svd(J, full_matrices=True)
+    rank = int(np.sum(s > CUTOFF * s.max(initial=0.0))) if s.size else 0
+    N = Vt[rank:].T
+    if not N.shape[1]:
+        return q, False
     F = numeric.dynamics(t, q, np.zeros_like(q))[1]
-    accel = np.linalg.solve(M[np.ix_(free, free)], F[free])
-    size = NUDGE * (1.0 + np.abs(q).max())
-    forced = np.linalg.norm(accel) > 1e-12 * (1.0 + np.linalg.norm(F))
-    direction = accel if forced else np.ones(len(free))
+    accel = N @ (N.T @ np.linalg.solve(M[np.ix_(free, free)], F[free]))
+    forced = np.linalg.norm(accel) > 1e-8 * np.linalg.norm(F[free])
+    direction = accel if forced else N @ np.ones(N.shape[1])
     trial = q.copy()
-    trial[free] += size * direction / np.linalg.norm(direction)
+    trial[free] += NUDGE * (1.0 + np.abs(q).max()) * direction / np.linalg.norm(direction)
     trial = _descend(residual, split.free_step, trial)
-    phi, J = residual(trial)
-    if _unmet(phi, J, trial).any():
+    if _unmet(*residual(trial), trial).any():
         return q, False
     if not forced:
-        coords = [numeric.coordinates[i] for i in free]
+        along = np.abs(N).max(axis=1) > 1e-8
+        undecided = [i for i, k in zip(free, along) if k]
+        coords = [numeric.coordinates[i] for i in undecided]
         unmet = _unmet(*residual(q), q)
-        at = ", ".join(f"{c} = {q[i]!r}" for c, i in zip(coords, free))
+        at = ", ".join(f"{numeric.coordinates[i]} = {float(q[i])!r}" for i in undecided)
         raise InputError(
             f"the {_names(list(np.flatnonzero(unmet)), names)} cannot decide "
             f"{', '.join(coords)} from {at}: that is a singular point with starts on either "

@@ -231,37 +231,42 @@ def _off_singular_point(numeric: NumericSystem, t: float,
     """Rule 3 at a point q where Gauss–Newton in the unset coordinates stalled: the directions
     the constraint rows do not see there (the null space N of φ_q's unset columns) are where the
     start may lie on either side. Gauss–Newton again from q nudged along the acceleration at
-    rest projected onto N; (q, True) when that meets the constraints, else (q unchanged, False).
-    Raises when the force at rest has no part along N but a nudge along N would find a start
-    (the side is the user's to choose)."""
+    rest projected onto N, as long as each nudge lowers ‖φ‖ (a hanging double pendulum needs
+    two: the first rod, then the second); (q', True) when that meets the constraints, else
+    (q unchanged, False). Raises when the force at rest has no part along N but a nudge along N
+    lowers ‖φ‖ (the side is then the user's to choose)."""
     free = split.free
-    J = residual(q)[1][:, free]
-    _, s, Vt = np.linalg.svd(J, full_matrices=True)
-    rank = int(np.sum(s > CUTOFF * s.max(initial=0.0))) if s.size else 0
-    N = Vt[rank:].T
-    if not N.shape[1]:
-        return q, False
-    F = numeric.dynamics(t, q, np.zeros_like(q))[1]
-    accel = N @ (N.T @ np.linalg.solve(M[np.ix_(free, free)], F[free]))
-    forced = np.linalg.norm(accel) > 1e-8 * np.linalg.norm(F[free])
-    direction = accel if forced else N @ np.ones(N.shape[1])
-    trial = q.copy()
-    trial[free] += NUDGE * (1.0 + np.abs(q).max()) * direction / np.linalg.norm(direction)
-    trial = _descend(residual, split.free_step, trial)
-    if _unmet(*residual(trial), trial).any():
-        return q, False
-    if not forced:
-        along = np.abs(N).max(axis=1) > 1e-8
-        undecided = [i for i, k in zip(free, along) if k]
-        coords = [numeric.coordinates[i] for i in undecided]
-        unmet = _unmet(*residual(q), q)
-        at = ", ".join(f"{numeric.coordinates[i]} = {float(q[i])!r}" for i in undecided)
-        raise InputError(
-            f"the {_names(list(np.flatnonzero(unmet)), names)} cannot decide "
-            f"{', '.join(coords)} from {at}: that is a singular point with starts on either "
-            f"side and no force at rest picks one; give {' or '.join(coords)} in 'initial:' "
-            f"or with --init")
-    return trial, True
+    start = q
+    for _ in range(len(free)):
+        phi, J = residual(q)
+        _, s, Vt = np.linalg.svd(J[:, free], full_matrices=True)
+        rank = int(np.sum(s > CUTOFF * s.max(initial=0.0))) if s.size else 0
+        N = Vt[rank:].T
+        if not N.shape[1]:
+            break
+        F = numeric.dynamics(t, q, np.zeros_like(q))[1]
+        accel = N @ (N.T @ np.linalg.solve(M[np.ix_(free, free)], F[free]))
+        forced = np.linalg.norm(accel) > 1e-8 * np.linalg.norm(F[free])
+        direction = accel if forced else N @ np.ones(N.shape[1])
+        trial = q.copy()
+        trial[free] += NUDGE * (1.0 + np.abs(q).max()) * direction / np.linalg.norm(direction)
+        trial = _descend(residual, split.free_step, trial)
+        phi_t, J_t = residual(trial)
+        if not np.linalg.norm(phi_t) < (1.0 - 1e-6) * np.linalg.norm(phi):
+            break
+        if not forced:
+            undecided = [i for i, k in zip(free, np.abs(N).max(axis=1) > 1e-8) if k]
+            coords = [numeric.coordinates[i] for i in undecided]
+            at = ", ".join(f"{numeric.coordinates[i]} = {float(q[i])!r}" for i in undecided)
+            raise InputError(
+                f"the {_names(list(np.flatnonzero(_unmet(phi, J, q))), names)} cannot decide "
+                f"{', '.join(coords)} from {at}: that is a singular point with starts on either "
+                f"side and no force at rest picks one; give {' or '.join(coords)} in "
+                f"'initial:' or with --init")
+        q = trial
+        if not _unmet(phi_t, J_t, q).any():
+            return q, True
+    return start, False
 
 
 def _velocities(numeric: NumericSystem, t: float, q: np.ndarray, level: _Level, split: _Split

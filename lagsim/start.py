@@ -12,7 +12,7 @@ of Modelica tools' ``fixed`` start values:
 2. Positions: Gauss–Newton on φ(q, t) = 0 from the given values with 0 for the unset ones, moving
    only unset coordinates, each step the least-change solution of the linearized constraints in
    the metric M_FF (the block of the mass matrix on those coordinates: the kinetic-energy metric
-   of seed 001 §10.6), halved until ‖φ‖ decreases.
+   of seed 001 §10.6; M is taken at the state as given), halved until ‖φ‖ decreases.
 3. Where that start is a singular point of the constraints (a pendulum in natural coordinates
    given x only: ∂φ/∂y = 2y vanishes at y = 0, and y = ±√(l² − x²) are equally near), the unset
    coordinates are nudged along the acceleration at rest, M_FF⁻¹F_F, so the system starts on the
@@ -48,8 +48,9 @@ REPORT_THRESHOLD = 1e-12
 """An initial value that changes by more than this is reported (and, when it was given, refused
 under ``strict``)."""
 CUTOFF = 1e-12
-"""Singular values below CUTOFF times the largest one of the whole constraint matrix count as 0
-in the start's least-change solves (so the given block is judged on the scale of all columns)."""
+"""Relative cut-off of singular values in the start's solves: in a least-change solve relative to
+the largest one of the whole constraint matrix in the metric (so a block of columns is judged on
+the scale of all of them), in the singular-point test relative to the unset columns' own."""
 TOLERANCE = 1e-10
 """A constraint residual counts as met below TOLERANCE · (1 + max|row| · (1 + max|value|))."""
 NUDGE = 1e-3

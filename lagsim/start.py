@@ -175,7 +175,7 @@ class _Level:
         self.reasons: dict[int, str] = {}
 
     def explain(self, J: np.ndarray, violated: np.ndarray, conflict: np.ndarray,
-                names: Sequence[str], side: bool = False) -> None:
+                names: Sequence[str], nudged: Collection[int] = ()) -> None:
         for i in np.flatnonzero(np.abs(self.after - self.before) > REPORT_THRESHOLD):
             if self.given[i]:
                 rows = _why(i, J, conflict)
@@ -183,7 +183,7 @@ class _Level:
                 self.reasons[i] = f"moved: {_names(rows, names)} {verb} with the given values"
             else:
                 rows = _why(i, J, violated)
-                where = ", on the side the force at rest points to" if side else ""
+                where = ", on the side the force at rest points to" if i in nudged else ""
                 self.reasons[i] = f"computed from {_names(rows, names)}{where}"
 
     def moves(self) -> list[tuple[str, float, float, str]]:
@@ -204,10 +204,10 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
     phi0, J0 = residual(q0)
     violated = _unmet(phi0, J0, q0)
     q = _descend(residual, split.free_step, q0)
-    side = False
+    nudged: set[int] = set()
     phi, J = residual(q)
     if _unmet(phi, J, q).any() and len(split.free):
-        q, side = _off_singular_point(numeric, t, residual, split, q, M, names)
+        q, nudged = _off_singular_point(numeric, t, residual, split, q, M, names)
         phi, J = residual(q)
     conflict = _unmet(phi, J, q)
     if conflict.any():
@@ -222,22 +222,23 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
                 f"at t = {t!r} (closest residuals {values}); check the constraints and the "
                 f"initial values")
     level.after = q
-    level.explain(J, violated, conflict, names, side)
+    level.explain(J, violated, conflict, names, nudged)
 
 
 def _off_singular_point(numeric: NumericSystem, t: float,
                         residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
                         split: _Split, q: np.ndarray, M: np.ndarray, names: Sequence[str]
-                        ) -> tuple[np.ndarray, bool]:
+                        ) -> tuple[np.ndarray, set[int]]:
     """Rule 3 at a point q where Gauss–Newton in the unset coordinates stalled: the directions
     the constraint rows do not see there (the null space N of φ_q's unset columns) are where the
     start may lie on either side. Gauss–Newton again from q nudged along the acceleration at
     rest projected onto N, as long as each nudge lowers ‖φ‖ (a hanging double pendulum needs
-    two: the first rod, then the second); (q', True) when that meets the constraints, else
-    (q unchanged, False). Raises when the force at rest has no part along N but a nudge along N
-    lowers ‖φ‖ (the side is then the user's to choose)."""
+    two: the first rod, then the second); (q', the coordinates nudged) when that meets the
+    constraints, else (q unchanged, no coordinates). Raises when the force at rest has no part
+    along N but a nudge along N lowers ‖φ‖ (the side is then the user's to choose)."""
     free = split.free
     start = q
+    nudged: set[int] = set()
     for _ in range(len(free)):
         phi, J = residual(q)
         _, s, Vt = np.linalg.svd(J[:, free], full_matrices=True)
@@ -265,9 +266,11 @@ def _off_singular_point(numeric: NumericSystem, t: float,
                 f"side and no force at rest picks one; give {' or '.join(coords)} in "
                 f"'initial:' or with --init")
         q = trial
+        nudged.update(int(i) for i, d in zip(free, direction)
+                      if abs(d) > 1e-8 * np.linalg.norm(direction))
         if not _unmet(phi_t, J_t, q).any():
-            return q, True
-    return start, False
+            return q, nudged
+    return start, set()
 
 
 def _velocities(numeric: NumericSystem, t: float, q: np.ndarray, level: _Level, split: _Split

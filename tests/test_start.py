@@ -216,3 +216,29 @@ def test_slider_crank_given_the_crank_asks_for_the_slider_side(tmp_path):
     assert (first["x1"], first["y1"], first["y2"]) == (0.0, 0.5, 0.0)
     assert first["x1_dot"] == -2.5 and abs(first["x2_dot"] + 2.5) <= 1e-14
     assert np.ptp(energy) <= 1e-7 * abs(energy[0])
+
+
+def test_double_pendulum_without_initial_values_hangs_straight_down(tmp_path):
+    """Two singular points in a row (both rods have no gradient at the origin, then the second
+    none at the first bob): each nudge along gravity settles one rod. At rest hanging,
+    h = −g (m1 l1 + m2 (l1 + l2)) = −9.81·(1 + 2·1.5) all along the run."""
+    text = """
+parameters: {m1: 1.0, m2: 2.0, g: 9.81, l1: 1.0, l2: 0.5}
+coordinates: [x1, y1, x2, y2]
+masses: {a: {mass: m1, position: [x1, y1]}, b: {mass: m2, position: [x2, y2]}}
+gravity: [0, -g]
+constraints:
+  - name: rod1
+    holonomic: x1**2 + y1**2 - l1**2
+  - name: rod2
+    holonomic: (x2 - x1)**2 + (y2 - y1)**2 - l2**2
+"""
+    code, first, notes, energy = simulate(tmp_path, text)
+    assert code == 0, notes
+    assert [first[c] for c in ("x1", "y1", "x2", "y2")] == [0.0, -1.0, 0.0, -1.5]
+    np.testing.assert_allclose(energy, -9.81 * 4.0, rtol=1e-12)
+    assert notes == [f"lagsim: {NO_INITIAL}",
+                     "lagsim: initial y1: 0.0 -> -1.0 (computed from constraints rod1, rod2, on "
+                     "the side the force at rest points to)",
+                     "lagsim: initial y2: 0.0 -> -1.5 (computed from constraint rod2, on the side "
+                     "the force at rest points to)"]

@@ -15,9 +15,10 @@ of Modelica tools' ``fixed`` start values:
    of seed 001 §10.6; M is taken at the state as given), halved until ‖φ‖ decreases.
 3. Where that start is a singular point of the constraints (a pendulum in natural coordinates
    given x only: ∂φ/∂y = 2y vanishes at y = 0, and y = ±√(l² − x²) are equally near), the unset
-   coordinates are nudged along the acceleration at rest, M_FF⁻¹F_F, so the system starts on the
-   side it would fall to (y = −√(l² − x²) under gravity −y). With no force at rest either side is
-   as good and the user is asked to give a value.
+   coordinates fall along the acceleration at rest, M_FF⁻¹F_F (its part the constraint rows do
+   not see), to the point of that line nearest to meeting the constraints, so the system starts
+   on the side it would fall to (y = −√(l² − x²) under gravity −y). With no force at rest either
+   side is as good and the user is asked to give a value.
 4. Velocities: the least M_FF-norm solution of A q̇ + c = 0 in the unset velocities.
 5. Only when the unset values cannot satisfy the constraints do given values move: the least
    change of the given values in the metric M_GG for which the unset ones can satisfy the
@@ -38,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError
@@ -54,7 +56,7 @@ the scale of all of them), in the singular-point test relative to the unset colu
 TOLERANCE = 1e-10
 """A constraint residual counts as met below TOLERANCE · (1 + max|row| · (1 + max|value|))."""
 NUDGE = 1e-3
-"""Length of the step off a singular start point, relative to 1 + max|q| (rule 3)."""
+"""First step of a fall off a singular start point, relative to 1 + max|q| (rule 3)."""
 NO_INITIAL = ("no initial values given: every coordinate starts at 0 (set values in 'initial:' or "
               "with --init NAME=VALUE)")
 
@@ -175,7 +177,7 @@ class _Level:
         self.reasons: dict[int, str] = {}
 
     def explain(self, J: np.ndarray, violated: np.ndarray, conflict: np.ndarray,
-                names: Sequence[str], nudged: Collection[int] = ()) -> None:
+                names: Sequence[str], fallen: Collection[int] = ()) -> None:
         for i in np.flatnonzero(np.abs(self.after - self.before) > REPORT_THRESHOLD):
             if self.given[i]:
                 rows = _why(i, J, conflict)
@@ -183,7 +185,7 @@ class _Level:
                 self.reasons[i] = f"moved: {_names(rows, names)} {verb} with the given values"
             else:
                 rows = _why(i, J, violated)
-                where = ", on the side the force at rest points to" if i in nudged else ""
+                where = ", on the side the force at rest points to" if i in fallen else ""
                 self.reasons[i] = f"computed from {_names(rows, names)}{where}"
 
     def moves(self) -> list[tuple[str, float, float, str]]:
@@ -204,10 +206,10 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
     phi0, J0 = residual(q0)
     violated = _unmet(phi0, J0, q0)
     q = _descend(residual, split.free_step, q0)
-    nudged: set[int] = set()
+    fallen: set[int] = set()
     phi, J = residual(q)
     if _unmet(phi, J, q).any() and len(split.free):
-        q, nudged = _off_singular_point(numeric, t, residual, split, q, M, names)
+        q, fallen = _off_singular_point(numeric, t, residual, split, q, M, names)
         phi, J = residual(q)
     conflict = _unmet(phi, J, q)
     if conflict.any():
@@ -222,7 +224,30 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
                 f"at t = {t!r} (closest residuals {values}); check the constraints and the "
                 f"initial values")
     level.after = q
-    level.explain(J, violated, conflict, names, nudged)
+    level.explain(J, violated, conflict, names, fallen)
+
+
+def _fall(residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], q: np.ndarray,
+          d: np.ndarray) -> np.ndarray:
+    """q + s·d at the least ‖φ‖ along the ray s > 0, found by doubling s from NUDGE·(1 + max|q|)
+    while ‖φ‖ falls, then Brent's method on the last bracket; q itself when the first step
+    already raises ‖φ‖."""
+    def f(s: float) -> float:
+        value = float(np.linalg.norm(residual(q + s * d)[0]))
+        return value if np.isfinite(value) else np.inf
+
+    low, s = 0.0, NUDGE * (1.0 + np.abs(q).max())
+    f_s = f(s)
+    if not f_s < f(0.0):
+        return q
+    for _ in range(64):
+        f_next = f(2 * s)
+        if not f_next < f_s:
+            break
+        low, s, f_s = s, 2 * s, f_next
+    best = minimize_scalar(f, bounds=(low, 2 * s), method="bounded",
+                           options={"xatol": 1e-12 * (1.0 + 2 * s)})
+    return q + (best.x if best.fun < f_s else s) * d
 
 
 def _off_singular_point(numeric: NumericSystem, t: float,
@@ -231,14 +256,16 @@ def _off_singular_point(numeric: NumericSystem, t: float,
                         ) -> tuple[np.ndarray, set[int]]:
     """Rule 3 at a point q where Gauss–Newton in the unset coordinates stalled: the directions
     the constraint rows do not see there (the null space N of φ_q's unset columns) are where the
-    start may lie on either side. Gauss–Newton again from q nudged along the acceleration at
-    rest projected onto N, as long as each nudge lowers ‖φ‖ (a hanging double pendulum needs
-    two: the first rod, then the second); (q', the coordinates nudged) when that meets the
-    constraints, else (q unchanged, no coordinates). Raises when the force at rest has no part
-    along N but a nudge along N lowers ‖φ‖ (the side is then the user's to choose)."""
+    start may lie on either side. The unset coordinates fall along the acceleration at rest
+    projected onto N to the least ‖φ‖ on that line (:func:`_fall`), then Gauss–Newton again;
+    repeated while each round lowers ‖φ‖ (a double pendulum hanging from the origin needs two:
+    both bobs fall to the first rod's length, then the second bob below the first). Returns
+    (q', the coordinates moved along a fall) when that meets the constraints, else (q unchanged,
+    no coordinates). Raises when the force at rest has no part along N but a fall along N lowers
+    ‖φ‖ (the side is then the user's to choose)."""
     free = split.free
     start = q
-    nudged: set[int] = set()
+    fallen: set[int] = set()
     for _ in range(len(free)):
         phi, J = residual(q)
         _, s, Vt = np.linalg.svd(J[:, free], full_matrices=True)
@@ -250,9 +277,10 @@ def _off_singular_point(numeric: NumericSystem, t: float,
         accel = N @ (N.T @ np.linalg.solve(M[np.ix_(free, free)], F[free]))
         forced = np.linalg.norm(accel) > 1e-8 * np.linalg.norm(F[free])
         direction = accel if forced else N @ np.ones(N.shape[1])
-        trial = q.copy()
-        trial[free] += NUDGE * (1.0 + np.abs(q).max()) * direction / np.linalg.norm(direction)
-        trial = _descend(residual, split.free_step, trial)
+        direction = direction / np.linalg.norm(direction)
+        d = np.zeros_like(q)
+        d[free] = direction
+        trial = _descend(residual, split.free_step, _fall(residual, q, d))
         phi_t, J_t = residual(trial)
         if not np.linalg.norm(phi_t) < (1.0 - 1e-6) * np.linalg.norm(phi):
             break
@@ -266,10 +294,9 @@ def _off_singular_point(numeric: NumericSystem, t: float,
                 f"side and no force at rest picks one; give {' or '.join(coords)} in "
                 f"'initial:' or with --init")
         q = trial
-        nudged.update(int(i) for i, d in zip(free, direction)
-                      if abs(d) > 1e-8 * np.linalg.norm(direction))
+        fallen.update(int(i) for i, x in zip(free, direction) if abs(x) > 1e-8)
         if not _unmet(phi_t, J_t, q).any():
-            return q, nudged
+            return q, fallen
     return start, set()
 
 

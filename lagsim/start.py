@@ -36,10 +36,10 @@ given one. A constrained system with no initial value at all is said first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError
@@ -230,8 +230,9 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
 def _fall(residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], q: np.ndarray,
           d: np.ndarray) -> np.ndarray:
     """q + s·d at the least ‖φ‖ along the ray s > 0, found by doubling s from NUDGE·(1 + max|q|)
-    while ‖φ‖ falls, then Brent's method on the last bracket; q itself when the first step
-    already raises ‖φ‖."""
+    while ‖φ‖ falls, then golden-section search on the last bracket down to rounding level (a
+    fall is followed by Gauss–Newton only in the directions the constraints see, so the line's
+    point must be exact); q itself when the first step already raises ‖φ‖."""
     def f(s: float) -> float:
         value = float(np.linalg.norm(residual(q + s * d)[0]))
         return value if np.isfinite(value) else np.inf
@@ -245,9 +246,23 @@ def _fall(residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], q: np
         if not f_next < f_s:
             break
         low, s, f_s = s, 2 * s, f_next
-    best = minimize_scalar(f, bounds=(low, 2 * s), method="bounded",
-                           options={"xatol": 1e-12 * (1.0 + 2 * s)})
-    return q + (best.x if best.fun < f_s else s) * d
+    a, b = low, 2 * s
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = b - ratio * (b - a), a + ratio * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(200):
+        if b - a <= 4e-16 * (1.0 + b):
+            break
+        if f1 <= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - ratio * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + ratio * (b - a)
+            f2 = f(x2)
+    best, f_best = (x1, f1) if f1 <= f2 else (x2, f2)
+    return q + (best if f_best < f_s else s) * d
 
 
 def _off_singular_point(numeric: NumericSystem, t: float,

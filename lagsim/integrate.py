@@ -52,6 +52,7 @@ from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.model import Model, check_regular
 from lagsim.spec import Setting, SystemSpec
+from lagsim.start import consistent_start
 from lagsim.trajectory import Trajectory
 
 METHODS: Mapping[str, type[OdeSolver]] = {
@@ -637,65 +638,6 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
         f"{coordinate} a mass or inertia")
 
 
-def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
-                     report: Report | None = None, strict: bool = False
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """(q, q̇) moved onto φ(q, t) = 0 and A q̇ + c = 0 with the least M-norm change (issue 3).
-
-    Gauss–Newton for the positions, then the M-orthogonal projection of q̇. Every value that
-    moves by more than :data:`REPORT_THRESHOLD` is reported (``name: old -> new``); with
-    ``strict`` such a move is an :class:`InputError`. When no state satisfies the constraints
-    the error names the constraints left unsatisfied.
-    """
-    q = np.array(q, dtype=float)
-    qd = np.array(qd, dtype=float)
-    names = numeric.constraint_names
-    if not numeric.m:
-        return q, qd
-    _, W = _factor(numeric.dynamics(t, q, qd)[0])
-    q_new = q.copy()
-    hol = numeric.holonomic
-    if hol:
-        for _ in range(50):
-            phi, phi_q = numeric.phi(t, q_new)
-            delta = _metric_step(W, phi_q, -phi)
-            q_new += delta
-            if np.abs(delta).max() <= 1e-15 * (1.0 + np.abs(q_new).max()):
-                break
-        phi, phi_q = numeric.phi(t, q_new)
-        scale = 1.0 + np.abs(phi_q).max(axis=1, initial=0.0) * (1.0 + np.abs(q_new).max())
-        bad = [names[hol[i]] for i in range(len(hol)) if abs(phi[i]) > 1e-10 * scale[i]]
-        if bad or not np.all(np.isfinite(q_new)):
-            values = ", ".join(f"{names[h]} = {p:.3g}" for h, p in zip(hol, phi))
-            raise InputError(
-                f"the initial positions cannot be made consistent: the holonomic constraints "
-                f"{', '.join(bad) or ', '.join(names[h] for h in hol)} conflict at t = {t!r} "
-                f"(closest residuals {values}); check the constraints and the initial values")
-    A, c = numeric.velocity_terms(t, q_new)
-    qd_new = qd + _metric_step(W, A, -(A @ qd + c))
-    w = A @ qd_new + c
-    scale = 1.0 + np.abs(A).max(axis=1, initial=0.0) * (1.0 + np.abs(qd_new).max())
-    bad = [names[i] for i in range(numeric.m) if abs(w[i]) > 1e-10 * scale[i]]
-    if bad:
-        raise InputError(
-            f"the initial velocities cannot be made consistent: the constraints {', '.join(bad)} "
-            f"conflict at t = {t!r} (velocity residuals "
-            f"{', '.join(f'{n} = {x:.3g}' for n, x in zip(names, w))})")
-    labels = list(numeric.coordinates) + [f"{c}_dot" for c in numeric.coordinates]
-    old = np.concatenate((q, qd))
-    new = np.concatenate((q_new, qd_new))
-    moved = [(labels[i], float(old[i]), float(new[i])) for i in range(len(old))
-             if abs(new[i] - old[i]) > REPORT_THRESHOLD]
-    if moved and strict:
-        changes = "; ".join(f"{name}: {a!r} -> {b!r}" for name, a, b in moved)
-        raise InputError(f"the initial state is off the constraints and --strict-initial forbids "
-                         f"correcting it ({changes}); give consistent initial values")
-    if report is not None:
-        for name, a, b in moved:
-            report(f"initial {name}: {a!r} -> {b!r} (corrected onto the constraints)")
-    return q_new, qd_new
-
-
 # ---------------------------------------------------------------------------------------------
 # the run
 
@@ -755,6 +697,8 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
     qd0 = np.array(spec.initial_state()[1], dtype=float)
     stop = _stop_function(spec, numeric, options)
     check_mass_matrix(numeric, t0, q0, qd0)
+    q0, qd0 = consistent_start(numeric, t0, q0, qd0, say, options.strict_initial,
+                               given=frozenset(key for key, _ in spec.initial))
     name = choose_formulation(options.formulation, numeric, t0, q0, qd0, say)
     form_class = FORMULATIONS[name]
     stabilize = options.stabilize if numeric.m and name not in ("ode", "reduced") else "none"
@@ -763,7 +707,6 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
                          "lives in Fortran and cannot be corrected after a step); use another "
                          "method or --stabilize baumgarte")
     stabilizer = STABILIZERS[stabilize](numeric, options)
-    q0, qd0 = consistent_start(numeric, t0, q0, qd0, say, options.strict_initial)
     form = form_class(numeric, stabilizer, spec, model)
     form.check(t0, q0, qd0)
 

@@ -223,8 +223,11 @@ def _write_errors(target: Output) -> Iterator[None]:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        where = "standard output" if target.kind == "stdout" else printable(repr(target.name))
-        raise OutputError(f"cannot write {where}: {_reason(exc)}", Location(target.option)) from exc
+        if target.kind == "stdout":
+            raise OutputError(f"cannot write standard output: {_reason(exc)}") from exc
+        raise OutputError(
+            f"cannot write {printable(repr(target.name))}: {_reason(exc)}", Location(target.option)
+        ) from exc
 
 
 def _as_output(dest: Output | str | Path, binary: bool) -> Output:
@@ -307,7 +310,7 @@ def open_output(dest: Output | str | Path, binary: bool = False) -> Iterator[IO[
     newline = None if binary else "\n"
     if target.kind == "stdout":
         if sys.stdout is None:
-            raise OutputError("cannot write standard output: it is closed", Location(target.option))
+            raise OutputError("cannot write standard output: it is closed")
         stream = sys.stdout.buffer if binary else sys.stdout
         with _write_errors(target):
             yield stream

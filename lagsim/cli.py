@@ -514,7 +514,7 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     paths = mass_paths(model, table)
     frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
                             title=model.name, dpi=dpi)
-    _warn(f"wrote {output} ({frames} frames)")
+    _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
 
 
 if __name__ == "__main__":

@@ -104,10 +104,9 @@ class Output:
             return self.suffix
         if self.kind != "file" and not self.suffix:
             return formats[0]
-        raise self.error(
-            f"unknown extension {Path(self.name).suffix or '(none)'!r}; "
-            f"use {', '.join('.' + f for f in formats)}"
-        )
+        given = Path(self.name).suffix
+        what = f"unknown extension {printable(repr(given))}" if given else "no extension"
+        raise self.error(f"{what}; use {', '.join('.' + f for f in formats)}")
 
     def error(self, reason: str) -> InputError:
         """An InputError ``-o: cannot write 'NAME': reason``."""
@@ -192,24 +191,33 @@ def _first_non_folder(name: str) -> str:
 def _probe(given: Output, folder: Path) -> None:
     """Create and remove a file in ``folder``: the only test of writability that root obeys."""
     try:
-        tmp = _temporary(folder, ".lagsim-probe", "")
+        with _signals_held():
+            _temporary(folder, ".lagsim-probe", "").unlink()
     except OSError as exc:
         where = os.path.dirname(given.name) or "."
         raise given.error(f"{_reason(exc)} (folder {printable(repr(where))})") from None
-    tmp.unlink()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP off for the block; they are delivered when it ends."""
+    if not _SIGNALS or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _temporary(folder: Path, stem: str, suffix: str) -> Path:
-    """``mkstemp`` in ``folder`` with SIGINT/SIGTERM/SIGHUP held off until the name is known,
-    so an interrupt cannot leave a temporary file nobody knows about."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS) if _SIGNALS else None
-    try:
+    """``mkstemp`` in ``folder`` with the signals held off until the name is known, so an
+    interrupt cannot leave a temporary file nobody knows about."""
+    with _signals_held():
         fd, name = tempfile.mkstemp(prefix=f"{stem}.", suffix=f".tmp{suffix}", dir=folder)
         os.close(fd)
         return Path(name)
-    finally:
-        if held is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @contextlib.contextmanager
@@ -248,11 +256,13 @@ def replacement(target: Output) -> Iterator[Path]:
         old: os.stat_result | None = os.stat(target.path)
     except FileNotFoundError:
         old = None
+    tmp: Path | None = None
     try:
-        tmp = _temporary(folder, f".{target.path.name}", target.path.suffix)
-    except OSError as exc:
-        raise target.error(f"{_reason(exc)} (folder {str(folder)!r})") from exc
-    try:
+        with _signals_held():
+            try:
+                tmp = _temporary(folder, f".{target.path.name}", target.path.suffix)
+            except OSError as exc:
+                raise target.error(f"{_reason(exc)} (folder {str(folder)!r})") from exc
         yield tmp
         with _write_errors(target):
             if old is None:
@@ -265,8 +275,9 @@ def replacement(target: Output) -> Iterator[Path]:
                         os.chown(tmp, old.st_uid, old.st_gid)
             os.replace(tmp, target.path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
         raise
 
 

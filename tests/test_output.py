@@ -414,3 +414,41 @@ def test_csv_header_escapes_are_escaped_in_errors(tmp_path: Path) -> None:
     assert code == 2
     assert err == (f"lagsim: error: {headless}:1:1: no 't' column: a lagsim CSV starts with the "
                    "time column 't' (the header is \\x1b]0;owned\\x07,x)\n")
+
+
+def _fake_ffmpeg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ``ffmpeg`` that copies the raw frames it is fed to its last argument, the output."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "ffmpeg"
+    script.write_text('#!/bin/sh\nfor last; do :; done\ncat > "$last"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo"])
+def test_mp4_goes_through_the_same_writer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          kind: str) -> None:
+    _fake_ffmpeg(tmp_path, monkeypatch)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "swing.mp4"
+    received: list[bytes] = []
+    if kind == "fifo":
+        os.mkfifo(out)
+        reader = threading.Thread(target=lambda: received.append(out.read_bytes()), daemon=True)
+        reader.start()
+    else:
+        out.write_bytes(b"old")
+    t = np.linspace(0.0, 0.5, 11)
+    table = Table(("t", "theta"), np.column_stack([t, np.cos(t)]), "run.csv")
+    n = lanimate.animate(table, {"bob": (np.sin(t), -np.cos(t))}, [], out, fps=10, dpi=20)
+    if kind == "fifo":
+        reader.join(timeout=60)
+        assert stat.S_ISFIFO(os.lstat(out).st_mode)
+        data = received[0]
+    else:
+        data = out.read_bytes()
+    assert n == 5
+    assert len(data) == n * 128 * 120 * 4
+    assert [p.name for p in out_dir.iterdir()] == ["swing.mp4"]

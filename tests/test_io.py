@@ -251,3 +251,24 @@ def test_table_data_is_read_only(tmp_path: Path) -> None:
 def test_table_checks_its_shape() -> None:
     with pytest.raises(ValueError, match=r"data of shape \(2, 3\) does not match 2 columns"):
         Table(("t", "x"), np.zeros((2, 3)), "run.csv")
+
+
+def test_a_full_disk_is_an_output_error_and_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    target = tmp_path / "out.csv"
+    target.write_text("old contents\n")
+
+    def full_disk(columns, data):
+        yield "t,x\n"
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lio, "_lines", full_disk)
+    with pytest.raises(lio.OutputError) as err:
+        write_csv(["t", "x"], np.zeros((3, 2)), target)
+    assert err.value.exit_code == 1
+    assert str(err.value) == f"-o: cannot write {str(target)!r}: No space left on device"
+    assert target.read_text() == "old contents\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]

@@ -452,3 +452,20 @@ def test_mp4_goes_through_the_same_writer(tmp_path: Path, monkeypatch: pytest.Mo
     assert n == 5
     assert len(data) == n * 128 * 120 * 4
     assert [p.name for p in out_dir.iterdir()] == ["swing.mp4"]
+
+
+@needs_root
+def test_the_chain_generator_writes_through_the_same_writer(tmp_path: Path) -> None:
+    from lagsim.chains import chain_yaml
+    from lagsim.chains import main as chains_main
+
+    node = _device(tmp_path, "null", NULL_DEV)
+    assert chains_main(["2", "-o", str(node)]) == 0
+    assert stat.S_ISCHR(os.lstat(node).st_mode) and os.lstat(node).st_rdev == NULL_DEV
+    (tmp_path / "folder").mkdir()
+    assert chains_main(["2", "-o", str(tmp_path / "folder")]) == 2
+    link = tmp_path / "chain.yaml"
+    link.symlink_to(tmp_path / "folder" / "real.yaml")
+    assert chains_main(["2", "-o", str(link)]) == 0
+    assert link.is_symlink()
+    assert (tmp_path / "folder" / "real.yaml").read_text() == chain_yaml(2)

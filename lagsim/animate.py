@@ -122,8 +122,10 @@ class _GifStream:
 
     def _delay_cs(self) -> int:
         """This frame's delay in GIF's centiseconds, rounded so that the delays add up to the
-        true running time (a fixed ``int(100 / fps)`` plays 30 fps 10 % fast)."""
-        return round(100 * (self.count + 1) / self.fps) - round(100 * self.count / self.fps)
+        true running time (a fixed ``int(100 / fps)`` plays 30 fps 10 % fast); at least 1, since
+        viewers take a delay of 0 as "as fast as you like" (over 100 fps plays at 100)."""
+        exact = round(100 * (self.count + 1) / self.fps) - round(100 * self.count / self.fps)
+        return max(1, exact)
 
     def close(self) -> None:
         self.out.write(b";")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import signal
 import sys
@@ -95,6 +96,44 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
+class _ClosedStdout(io.TextIOBase):
+    """Stands in for a closed descriptor 1 (``lagsim systems >&-``), where Python sets
+    ``sys.stdout`` to None: writing fails as on a closed descriptor, so every command says
+    "cannot write standard output: it is closed" in one line instead of some printing nothing
+    and others failing on ``None``."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    @property
+    def buffer(self) -> _ClosedStdout:
+        return self
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def write(self, _data: Any) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+
+@contextlib.contextmanager
+def _stdout_present() -> Iterator[None]:
+    if sys.stdout is not None:
+        yield
+        return
+    sys.stdout = _ClosedStdout()
+    try:
+        yield
+    finally:
+        sys.stdout = None  # type: ignore[assignment]
+
+
 def _flush_stdout() -> None:
     if sys.stdout is not None:
         sys.stdout.flush()
@@ -102,7 +141,7 @@ def _flush_stdout() -> None:
 
 class LagsimGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        with _signals_interrupt():
+        with _signals_interrupt(), _stdout_present():
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:

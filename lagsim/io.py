@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -89,7 +89,7 @@ class Output:
     """
 
     name: str
-    kind: str
+    kind: Literal["stdout", "stream", "file"]
     path: Path
     option: str = "-o"
 

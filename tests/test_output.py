@@ -287,6 +287,16 @@ def test_every_command_ends_quietly_on_a_closed_pipe(args: list[str]) -> None:
     assert (proc.returncode, err.decode()) == (EXIT_PIPE, "")
 
 
+@pytest.mark.parametrize("args", _every_command(), ids=lambda a: a[0])
+def test_every_command_with_stdout_closed_says_so_in_one_line(args: list[str]) -> None:
+    """``lagsim ... >&-``: descriptor 1 is closed, Python's sys.stdout is None."""
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "lagsim",
+                           *args], capture_output=True, text=True, env=_env(), cwd=ROOT,
+                          timeout=300)
+    assert (proc.returncode, proc.stderr) == (
+        1, "lagsim: error: cannot write standard output: it is closed\n")
+
+
 @needs_root
 @pytest.mark.parametrize("args", _every_command(), ids=lambda a: a[0])
 def test_every_command_on_a_full_device_says_so_in_one_line(tmp_path: Path, args: list[str]

@@ -31,6 +31,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,15 +201,24 @@ def _probe(given: Output, folder: Path) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP off for the block; they are delivered when it ends."""
-    if not _SIGNALS or not hasattr(signal, "pthread_sigmask"):
+    """Defer SIGINT/SIGTERM/SIGHUP to the end of the block, then deliver them to the handlers.
+
+    Python runs signal handlers in the main thread only, so recording them there is exact even
+    with other threads (a signal mask of the main thread is not: the kernel may hand the signal
+    to a BLAS thread, and Python still runs the handler in the main thread).
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    pending: list[int] = []
+    old = {s: signal.signal(s, lambda signum, _frame: pending.append(signum)) for s in _SIGNALS}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for s, handler in old.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        for signum in pending:
+            signal.raise_signal(signum)
 
 
 def _temporary(folder: Path, stem: str, suffix: str) -> Path:

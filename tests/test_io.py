@@ -272,3 +272,27 @@ def test_a_full_disk_is_an_output_error_and_keeps_the_old_file(
     assert str(err.value) == f"-o: cannot write {str(target)!r}: No space left on device"
     assert target.read_text() == "old contents\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_an_interrupt_while_the_temporary_file_is_made_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C arriving just as mkstemp has created the file, before its name is known."""
+    import signal
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def interrupted(*args, **kwargs):
+        made = real(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)
+        return made
+
+    monkeypatch.setattr(lio.tempfile, "mkstemp", interrupted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_csv(["t", "x"], np.zeros((2, 2)), tmp_path / "out.csv")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert list(tmp_path.iterdir()) == []

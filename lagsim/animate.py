@@ -5,7 +5,7 @@ Issue 4.
 Signature for the CLI::
 
     animate(table: Table, positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
-            rods: Sequence[tuple[str, str]], out_path: str | Path, fps: float = 30,
+            rods: Sequence[tuple[str, str]], out_path: str | Path | Output, fps: float = 30,
             trail: float = 1.0, title: str | None = None, dpi: int = 100) -> int
 
 ``table`` is :func:`lagsim.io.read_csv`'s result; ``positions`` maps a mass name to its (x, y)
@@ -15,29 +15,35 @@ together (seed 002 §23.6–23.8 writes the pendulum's string this way).  The re
 number of frames written: ``max(2, round(fps * (t_end − t_start)))`` at equally spaced times,
 positions linearly interpolated between samples.
 
-``.gif`` goes through matplotlib's Pillow writer; ``.mp4`` needs ffmpeg on PATH, otherwise an
-InputError says so.  The file is written atomically (:func:`lagsim.io.atomic_output`).
+``.gif`` is streamed frame by frame (:class:`_GifStream`: memory does not grow with the number
+of frames); ``.mp4`` pipes the frames to ffmpeg, which must be on PATH, otherwise an InputError
+says so before any work (:func:`check_animation_output`).  The output goes through
+:func:`lagsim.io.open_output`: a file is replaced atomically, a device or FIFO written in place.
 """
 
 from __future__ import annotations
 
 import math
 import shutil
-from collections.abc import Mapping, Sequence
+import struct
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
 from lagsim.errors import InputError, Location
-from lagsim.io import Table, atomic_output
+from lagsim.io import Output, Table, check_output, open_output, output_path
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from numpy.typing import ArrayLike
+    from PIL import Image
 
-__all__ = ["ORIGIN", "animate", "frame_count"]
+__all__ = ["FORMATS", "ORIGIN", "animate", "check_animation_output", "frame_count"]
+
+FORMATS = ("gif", "mp4")
 
 ORIGIN = "origin"
 _TRAIL_ALPHA = 0.8
@@ -60,22 +66,69 @@ def _check_time(table: Table) -> np.ndarray:
     return t
 
 
-def _writer(suffix: str, fps: float, path: str | Path) -> object:
-    from matplotlib.animation import FFMpegWriter, PillowWriter
-
-    if suffix == ".gif":
-        return PillowWriter(fps=fps)
-    if suffix == ".mp4":
+def check_animation_output(dest: str | Path | Output, option: str = "-o") -> Output:
+    """Check ``dest`` before any work: a ``.gif`` (``-``, a device or a FIFO get a GIF too) or an
+    ``.mp4`` where ffmpeg is installed, in a place that can be written."""
+    target = dest if isinstance(dest, Output) else check_output(dest, option, binary=True)
+    if target.format(FORMATS) == "mp4":
         if shutil.which("ffmpeg") is None:
-            raise InputError(
-                f"cannot write {str(path)!r}: mp4 needs ffmpeg, which is not installed; use .gif",
-                Location(str(path)),
-            )
-        return FFMpegWriter(fps=fps, extra_args=["-pix_fmt", "yuv420p"])
-    raise InputError(
-        f"cannot write {str(path)!r}: an animation is a .gif (or .mp4 where ffmpeg exists)",
-        Location(str(path)),
-    )
+            raise target.error("mp4 needs ffmpeg, which is not installed; use .gif")
+        if target.kind == "stdout":
+            raise target.error("an mp4 cannot go to standard output; give -o FILE.mp4 or use .gif")
+    return target
+
+
+class _GifStream:
+    """A GIF written frame by frame, holding only the previous frame (issue 15: the Pillow writer
+    of matplotlib keeps every frame until the end, about 1.85 MB each).
+
+    Each frame gets its own 256-colour palette (a local colour table) and is cropped to the box
+    that changed since the previous frame; pixels outside it stay, as in Pillow's own optimised
+    GIFs.  An unchanged frame is a 1×1 patch, so the file has exactly one image per frame.
+    The delays (whole centiseconds) are rounded so that their sum is the animation's length.
+    Layout: GIF89a header without a global colour table, the NETSCAPE2.0 loop extension, then per
+    frame a graphic control extension (delay), an image descriptor with its colour table and the
+    LZW data (Pillow's ``GifImagePlugin.getdata``), then the trailer ``;``.
+    """
+
+    def __init__(self, out: BinaryIO, size: tuple[int, int], fps: float) -> None:
+        self.out = out
+        self.size = size
+        self.fps = fps
+        self.count = 0
+        self.previous: Image.Image | None = None
+        width, height = size
+        out.write(b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0))
+        out.write(b"!\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00")
+
+    def add(self, rgba: np.ndarray) -> None:
+        from PIL import GifImagePlugin, Image, ImageChops
+
+        frame = Image.fromarray(np.ascontiguousarray(rgba[..., :3]))
+        if frame.size != self.size:
+            raise ValueError(f"frame of size {frame.size}, the animation is {self.size}")
+        if self.previous is None:
+            box: tuple[int, int, int, int] | None = (0, 0, *self.size)
+        else:
+            box = ImageChops.difference(frame, self.previous).getbbox()
+        box = box or (0, 0, 1, 1)
+        patch = frame.crop(box).convert("P", palette=Image.Palette.ADAPTIVE, colors=256)
+        for chunk in GifImagePlugin.getdata(
+            patch, offset=box[:2], duration=10 * self._delay_cs(), include_color_table=True
+        ):
+            self.out.write(chunk)
+        self.previous = frame
+        self.count += 1
+
+    def _delay_cs(self) -> int:
+        """This frame's delay in GIF's centiseconds, rounded so that the delays add up to the
+        true running time (a fixed ``int(100 / fps)`` plays 30 fps 10 % fast); at least 1, since
+        viewers take a delay of 0 as "as fast as you like" (over 100 fps plays at 100)."""
+        exact = round(100 * (self.count + 1) / self.fps) - round(100 * self.count / self.fps)
+        return max(1, exact)
+
+    def close(self) -> None:
+        self.out.write(b";")
 
 
 def _resampled(
@@ -173,7 +226,7 @@ def animate(
     table: Table,
     positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
     rods: Sequence[tuple[str, str]],
-    out_path: str | Path,
+    out_path: str | Path | Output,
     fps: float = 30,
     trail: float = 1.0,
     title: str | None = None,
@@ -189,7 +242,8 @@ def animate(
         raise InputError(f"--trail must be a number of seconds ≥ 0, not {trail!r}")
     if not positions:
         raise InputError("nothing to animate: the system names no masses", Location(table.source))
-    writer = _writer(Path(out_path).suffix.lower(), fps, out_path)
+    target = check_animation_output(out_path)
+    fmt = target.format(FORMATS)
     for a, b in rods:
         for end in (a, b):
             if end != ORIGIN and end not in positions:
@@ -240,9 +294,31 @@ def animate(
                 collection.set_segments([])
         clock.set_text(clock_format.format(frames[i]))
 
-    with atomic_output(out_path) as tmp:
-        with writer.saving(fig, str(tmp), dpi):  # type: ignore[attr-defined]
-            for i in range(n):
-                draw(i)
-                writer.grab_frame()  # type: ignore[attr-defined]
+    if fmt == "mp4":
+        _write_mp4(fig, target, fps, dpi, n, draw)
+        return n
+    with open_output(target, binary=True) as out:
+        gif = _GifStream(out, fig.canvas.get_width_height(physical=True), fps)
+        for i in range(n):
+            draw(i)
+            fig.canvas.draw()
+            gif.add(np.asarray(fig.canvas.buffer_rgba()))
+        gif.close()
     return n
+
+
+def _write_mp4(
+    fig: Figure, target: Output, fps: float, dpi: int, n: int, draw: Callable[[int], None]
+) -> None:
+    """Pipe the frames to ffmpeg, which writes the file (a temporary one renamed at the end, or
+    a device or FIFO in place, then as fragmented MP4, which needs no seeking)."""
+    from matplotlib.animation import FFMpegWriter
+
+    extra = ["-pix_fmt", "yuv420p"]
+    if target.kind == "stream":
+        extra += ["-movflags", "frag_keyframe+empty_moov", "-f", "mp4"]
+    writer = FFMpegWriter(fps=fps, extra_args=extra)
+    with output_path(target) as path, writer.saving(fig, str(path), dpi):
+        for i in range(n):
+            draw(i)
+            writer.grab_frame()

@@ -22,6 +22,9 @@ import math
 import sys
 from collections.abc import Sequence
 
+from lagsim.errors import LagsimError
+from lagsim.io import check_output, open_output
+
 PARAMETERS: dict[str, float] = {"m": 1.0, "l": 1.0, "g": 9.81}
 
 
@@ -102,11 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.n < 1:
         parser.error("n must be at least 1")
     text = chain_yaml(args.n, natural=args.natural, angle=args.angle)
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+    try:
+        with open_output(check_output(args.output)) as out:
+            out.write(text)
+    except LagsimError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     return 0
 
 

@@ -1,14 +1,23 @@
 """The ``lagsim`` command: a thin click layer over the stages.
 
 Data goes to stdout, diagnostics to stderr; the exit status is decided in one place
-(:meth:`LagsimGroup.invoke`): 2 for bad input, 1 for a failed run.
+(:meth:`LagsimGroup.invoke`): 2 for bad input, 1 for a failed run or a failed write (a full disk:
+one line, no traceback), 130 for Ctrl-C, 143 for SIGTERM and 129 for SIGHUP (each cleans up like
+Ctrl-C: no temporary file stays), and 141 (128 + SIGPIPE, what a shell reports for ``yes | head``)
+when the reader of stdout went away: ``lagsim systems | head -1`` ends quietly, nothing on stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +34,14 @@ EXAMPLES = {
     "systems": "lagsim systems",
 }
 
+EXIT_PIPE = 128 + 13
+
+
+def _printable(text: str) -> str:
+    from lagsim.io import printable
+
+    return printable(text)
+
 
 class UserError(click.ClickException):
     """A :class:`LagsimError` shown as one line, ``lagsim: error: FILE:LINE:COL: ...``."""
@@ -34,32 +51,158 @@ class UserError(click.ClickException):
         self.exit_code = error.exit_code
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"lagsim: error: {self.format_message()}", err=True)
+        click.echo(f"lagsim: error: {_printable(self.format_message())}", err=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like Ctrl-C so every cleanup (temporary files) runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` for the length of a command; a signal
+    the caller ignores (``nohup``) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    names = ("SIGTERM", "SIGHUP")
+    numbers = [getattr(signal, n) for n in names if hasattr(signal, n)]
+    old = {s: signal.getsignal(s) for s in numbers}
+    for s, handler in old.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, _terminate)
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device so the flush at exit cannot fail a second time
+    (the Python docs' advice for SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Stands in for a closed descriptor 1 (``lagsim systems >&-``), where Python sets
+    ``sys.stdout`` to None: writing fails as on a closed descriptor, so every command says
+    "cannot write standard output: it is closed" in one line instead of some printing nothing
+    and others failing on ``None``."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    @property
+    def buffer(self) -> _ClosedStdout:
+        return self
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def write(self, _data: Any) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+
+@contextlib.contextmanager
+def _stdout_present() -> Iterator[None]:
+    if sys.stdout is not None:
+        yield
+        return
+    sys.stdout = _ClosedStdout()
+    try:
+        yield
+    finally:
+        sys.stdout = None  # type: ignore[assignment]
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
 
 
 class LagsimGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        with _signals_interrupt(), _stdout_present():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            _flush_stdout()
+            return result
+        except BrokenPipeError:
+            _silence_stdout()
+            ctx.exit(EXIT_PIPE)
         except LagsimError as exc:
             if ctx.params.get("debug"):
                 raise
+            _flush_or_silence()
             raise UserError(exc) from None
-        except KeyboardInterrupt:
-            click.echo("lagsim: interrupted", err=True)
-            ctx.exit(130)
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", signal.SIGINT)
+            name = "interrupted" if signum == signal.SIGINT else \
+                f"terminated by {signal.Signals(signum).name}"
+            _flush_or_silence()
+            click.echo(f"lagsim: {name}", err=True)
+            ctx.exit(128 + signum)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except OSError as exc:
+            if ctx.params.get("debug"):
+                raise
+            _flush_or_silence()
+            reason = exc.strerror or str(exc)
+            if exc.filename:
+                message = f"{exc.filename!r}: {reason}"
+            elif exc.errno in _WRITE_ERRORS:
+                message = f"cannot write standard output: {reason}"
+            else:
+                message = reason
+            click.echo(_printable(f"lagsim: error: {message}"), err=True)
+            ctx.exit(1)
         except Exception as exc:
             if ctx.params.get("debug"):
                 raise
-            click.echo(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); this is a "
-                       "bug in lagsim: please report it with the output of --debug", err=True)
+            _flush_or_silence()
+            click.echo(_printable(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); "
+                                  "this is a bug in lagsim: please report it with the output of "
+                                  "--debug"), err=True)
             ctx.exit(1)
 
 
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS, errno.EBADF}
+
+
+def _flush_or_silence() -> None:
+    """Flush what stdout holds; if that fails (closed pipe, full disk), drop it quietly: the
+    error being reported matters more."""
+    try:
+        _flush_stdout()
+    except (OSError, ValueError):
+        _silence_stdout()
+
+
 def _warn(message: str) -> None:
-    click.echo(f"lagsim: {message}", err=True)
+    click.echo(f"lagsim: {_printable(message)}", err=True)
 
 
 def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Sequence[str]],
@@ -280,7 +423,8 @@ def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
 @click.argument("file", default="-", metavar="[FILE|-]")
 @simulate_options
 @click.option("-o", "--output", default="-", metavar="FILE",
-              help="CSV destination, - for stdout (written atomically).")
+              help="CSV destination, - for stdout. A file is replaced atomically (an "
+                   "interrupted run keeps the old one); a device or FIFO is written in place.")
 def simulate(file: str, output: str, overrides: dict[str, float], initial: dict[str, float],
              **kwargs: Any) -> None:
     """Integrate FILE and write the trajectory as CSV.
@@ -290,10 +434,11 @@ def simulate(file: str, output: str, overrides: dict[str, float], initial: dict[
     energy h = q_dot . dL/dq_dot - L, which need not be conserved when the system depends on time
     or has forces.
     """
-    from lagsim.io import write_csv
+    from lagsim.io import check_output, write_csv
 
+    target = check_output(output)
     _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial)
-    write_csv(trajectory.columns(), trajectory.as_array(), output)
+    write_csv(trajectory.columns(), trajectory.as_array(), target)
 
 
 def _looks_like_csv(source: str) -> bool:
@@ -334,7 +479,8 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 @main.command(epilog=_example("plot"))
 @click.argument("source", default="-", metavar="[INPUT]")
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
-              "(png, svg, pdf). Without it: a window if there is a display, else <name>.png.")
+              "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
+              "display, else <name>.png.")
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
 @click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
@@ -352,7 +498,15 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
     name), which is simulated first with its own simulate: settings.
     """
     from lagsim import plot as plotting
+    from lagsim.io import check_output
 
+    target = None
+    if output is not None or not plotting.can_show_window():
+        if output is None:
+            stem = Path(source).stem if source != "-" else Path(system or "lagsim").stem
+            output = f"{stem or 'lagsim'}.png"
+            _warn(f"no display: writing {output}")
+        target = check_output(output, formats=plotting.FORMATS, binary=True)
     table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     path_xy = None
     if kind == "path":
@@ -367,20 +521,17 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
     cols = [c.strip() for c in columns.split(",")] if columns else None
     fig = plotting.make_figure(table, kind=kind, columns=cols, x=x, y=y, title=title,
                                path_xy=path_xy)
-    if output is None:
-        if plotting.can_show_window():
-            plotting.show(table, kind=kind, columns=cols, x=x, y=y, title=title, path_xy=path_xy)
-            return
-        stem = Path(source).stem if source != "-" else (model.name if model else "lagsim")
-        output = f"{stem or 'lagsim'}.png"
-        _warn(f"no display: writing {output}")
-    plotting.save_figure(fig, output, dpi)
+    if target is None:
+        plotting.show(table, kind=kind, columns=cols, x=x, y=y, title=title, path_xy=path_xy)
+        return
+    plotting.save_figure(fig, target, dpi)
 
 
 @main.command(epilog=_example("animate"))
 @click.argument("source", default="-", metavar="[INPUT]")
 @click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV).")
-@click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4")
+@click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4",
+              help="The animation; - writes a GIF to stdout.")
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)
 @click.option("--trail", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Seconds of fading trail behind each mass.")
@@ -391,16 +542,18 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Animate the masses of a system: dots, rods, a fading trail and a clock."""
     from lagsim.animate import animate as make_animation
+    from lagsim.animate import check_animation_output
     from lagsim.kinematics import mass_paths, rods
 
+    target = check_animation_output(output)
     table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     if model is None:
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
                          Location("--system"))
     paths = mass_paths(model, table)
-    frames = make_animation(table, paths, rods(model, paths), output, fps=fps, trail=trail,
+    frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
                             title=model.name, dpi=dpi)
-    _warn(f"wrote {output} ({frames} frames)")
+    _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
 
 
 if __name__ == "__main__":

@@ -7,32 +7,112 @@ for velocity constraints), each ``residual_<c>_dot`` (φ̇, holonomic only; seed
 
 Public API::
 
-    write_csv(columns: Sequence[str], data: numpy.ndarray, dest: str | Path) -> None
+    write_csv(columns: Sequence[str], data: numpy.ndarray, dest: str | Path | Output) -> None
     read_csv(src: str | Path) -> Table
-    atomic_output(path: str | Path) -> ContextManager[Path]
+    check_output(dest, option="-o", formats=None, binary=False) -> Output   # before the work
+    open_output(dest: Output | str | Path, binary=False) -> ContextManager[IO]  # the one writer
+    output_path(dest) -> ContextManager[Path]         # for writers that open a path (ffmpeg)
+    printable(text: str) -> str                       # control characters escaped
 
 Every float is written as ``repr(float(x))``, the shortest text that reads back to the same
 double, so ``read_csv(write_csv(...))`` is bit-exact.  ``-`` means stdout / stdin.
+
+Every command that writes ``-o`` (simulate's CSV, plot's image, animate's GIF) checks it with
+:func:`check_output` before simulating and writes it through :func:`open_output` (issue 15,
+"Output files"): a device or FIFO is written in place, a regular file is replaced atomically.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import signal
+import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, Literal
 
 import numpy as np
 
-from lagsim.errors import InputError, Location
+from lagsim.errors import InputError, LagsimError, Location
 
-__all__ = ["Table", "atomic_output", "read_csv", "write_csv"]
+__all__ = [
+    "Output",
+    "OutputError",
+    "Table",
+    "atomic_output",
+    "check_output",
+    "open_output",
+    "output_path",
+    "printable",
+    "read_csv",
+    "replacement",
+    "write_csv",
+]
 
 STDIN_NAME = "<stdin>"
+STDOUT_NAME = "-"
 _CHUNK_ROWS = 4096
+_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``, ``\\n``, bidi overrides as ``\\u202e``).
+
+    Names and CSV headers come from files a user may not have written; printed raw, an escape
+    sequence in them would drive the terminal (issue 15, "Names that look alike").
+    """
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+class OutputError(LagsimError):
+    """Writing the output failed (a full disk, an I/O error): the run is lost, exit 1."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Output:
+    """A checked ``-o`` destination.
+
+    ``kind`` is ``"stdout"`` (the name ``-``), ``"stream"`` (an existing character or block device
+    or FIFO, written in place: renaming a file over ``/dev/null`` would replace the device) or
+    ``"file"`` (a regular file, new or replaced atomically).  ``path`` is where the bytes go: for a
+    file, symbolic links are followed, so the link stays and its target is replaced.
+    """
+
+    name: str
+    kind: Literal["stdout", "stream", "file"]
+    path: Path
+    option: str = "-o"
+
+    @property
+    def suffix(self) -> str:
+        """The extension of the name the user gave, lower case, without the dot."""
+        return Path(self.name).suffix.lower().lstrip(".") if self.kind != "stdout" else ""
+
+    def format(self, formats: Sequence[str]) -> str:
+        """The file type among ``formats`` (by extension; the first one for a nameless stream)."""
+        if self.suffix in formats:
+            return self.suffix
+        if self.kind != "file" and not self.suffix:
+            return formats[0]
+        given = Path(self.name).suffix
+        what = f"unknown extension {printable(repr(given))}" if given else "no extension"
+        raise self.error(f"{what}; use {', '.join('.' + f for f in formats)}")
+
+    def error(self, reason: str) -> InputError:
+        """An InputError ``-o: cannot write 'NAME': reason``."""
+        return InputError(f"cannot write {printable(repr(self.name))}: {reason}",
+                          Location(self.option))
 
 
 def _umask() -> int:
@@ -41,36 +121,231 @@ def _umask() -> int:
     return mask
 
 
-@contextlib.contextmanager
-def atomic_output(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
-    The temporary name keeps the extension of ``path`` (writers that pick the format from the
-    suffix, such as matplotlib and Pillow, see the right one).  On any exception the temporary
-    file is removed, so a failed write never leaves a blank or half-written ``path``.
+
+def check_output(
+    dest: str | Path,
+    option: str = "-o",
+    formats: Sequence[str] | None = None,
+    binary: bool = False,
+) -> Output:
+    """Check that ``dest`` can be written, before any work, and say how it will be written.
+
+    A missing folder, a folder given as the file, a place where no file can be created (tried
+    with a probe file, which works for root too), a read-only file, a socket, an extension not in
+    ``formats`` and binary output to a terminal are InputErrors naming ``option`` and the path.
     """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
+    name = str(dest)
+    if name == STDOUT_NAME:
+        target = Output(name, "stdout", Path(name), option)
+        if binary and sys.stdout is not None and sys.stdout.isatty():
+            raise target.error("standard output is a terminal; redirect it to a file or a pipe")
+    else:
+        target = _classify(name, option)
+    if formats is not None:
+        target.format(formats)
+    return target
+
+
+def _classify(name: str, option: str) -> Output:
+    given = Output(name, "file", Path(name), option)
     try:
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=folder
-        )
+        info = os.stat(name)
+    except FileNotFoundError:
+        info = None
+    except NotADirectoryError:
+        raise given.error(f"{printable(repr(_first_non_folder(name)))} is not a folder") from None
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise InputError(
-            f"cannot write {str(target)!r}: {reason} (folder {str(folder)!r})",
-            Location(str(target)),
-        ) from exc
-    os.close(fd)
-    tmp = Path(tmp_name)
+        raise given.error(_reason(exc)) from None
+    if info is None:
+        path = Path(os.path.realpath(name))
+        folder = os.path.dirname(name) or "."
+        if not os.path.isdir(path.parent):
+            if os.path.lexists(name):
+                raise given.error(f"it is a link to {str(path)!r}, whose folder does not exist")
+            raise given.error(f"the folder {printable(repr(folder))} does not exist")
+        _probe(given, path.parent)
+        return Output(name, "file", path, option)
+    if stat.S_ISDIR(info.st_mode):
+        raise given.error("it is a folder; give a file name inside it")
+    if stat.S_ISSOCK(info.st_mode):
+        raise given.error("it is a socket; lagsim writes files, devices and FIFOs")
+    if not stat.S_ISREG(info.st_mode):
+        return Output(name, "stream", Path(name), option)
+    path = Path(os.path.realpath(name))
+    if not os.access(path, os.W_OK):
+        raise given.error("the file is read-only")
+    _probe(given, path.parent)
+    return Output(name, "file", path, option)
+
+
+def _first_non_folder(name: str) -> str:
+    path = Path(name)
+    for parent in reversed(path.parents):
+        if str(parent) not in ("", ".") and parent.exists() and not parent.is_dir():
+            return str(parent)
+    return str(path.parent)
+
+
+def _probe(given: Output, folder: Path) -> None:
+    """Create and remove a file in ``folder``: the only test of writability that root obeys."""
     try:
-        yield tmp
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        with _signals_held():
+            _temporary(folder, ".lagsim-probe", "").unlink()
+    except OSError as exc:
+        where = os.path.dirname(given.name) or "."
+        raise given.error(f"{_reason(exc)} (folder {printable(repr(where))})") from None
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Defer SIGINT/SIGTERM/SIGHUP to the end of the block, then deliver them to the handlers.
+
+    Python runs signal handlers in the main thread only, so recording them there is exact even
+    with other threads (a signal mask of the main thread is not: the kernel may hand the signal
+    to a BLAS thread, and Python still runs the handler in the main thread).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    old = {s: signal.signal(s, lambda signum, _frame: pending.append(signum)) for s in _SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        for signum in pending:
+            signal.raise_signal(signum)
+
+
+def _temporary(folder: Path, stem: str, suffix: str) -> Path:
+    """``mkstemp`` in ``folder`` with the signals held off until the name is known, so an
+    interrupt cannot leave a temporary file nobody knows about."""
+    with _signals_held():
+        fd, name = tempfile.mkstemp(prefix=f"{stem}.", suffix=f".tmp{suffix}", dir=folder)
+        os.close(fd)
+        return Path(name)
+
+
+@contextlib.contextmanager
+def _write_errors(target: Output) -> Iterator[None]:
+    """Turn an OSError while writing (a full disk, an I/O error) into one OutputError line.
+
+    A closed pipe (BrokenPipeError) passes through: the CLI ends quietly on it.
+    """
+    try:
+        yield
+    except BrokenPipeError:
         raise
+    except OSError as exc:
+        if target.kind == "stdout":
+            raise OutputError(f"cannot write standard output: {_reason(exc)}") from exc
+        raise OutputError(
+            f"cannot write {printable(repr(target.name))}: {_reason(exc)}", Location(target.option)
+        ) from exc
+
+
+def _as_output(dest: Output | str | Path, binary: bool) -> Output:
+    return dest if isinstance(dest, Output) else check_output(dest, binary=binary)
+
+
+@contextlib.contextmanager
+def replacement(target: Output) -> Iterator[Path]:
+    """Yield a temporary path beside ``target.path``; rename it onto it if the block succeeds.
+
+    The temporary name keeps the extension (writers that pick the format from the suffix see the
+    right one).  A file replaced keeps its permission bits (and, where allowed, its owner); a new
+    one gets the umask's.  On any exception, Ctrl-C and SIGTERM included, the temporary file is
+    removed and the old file is left as it was.
+    """
+    folder = target.path.parent
+    try:
+        old: os.stat_result | None = os.stat(target.path)
+    except FileNotFoundError:
+        old = None
+    tmp: Path | None = None
+    try:
+        with _signals_held():
+            try:
+                tmp = _temporary(folder, f".{target.path.name}", target.path.suffix)
+            except OSError as exc:
+                raise target.error(f"{_reason(exc)} (folder {str(folder)!r})") from exc
+        yield tmp
+        with _write_errors(target):
+            if old is None:
+                os.chmod(tmp, 0o666 & ~_umask())
+            else:
+                os.chmod(tmp, stat.S_IMODE(old.st_mode))
+                mine = os.stat(tmp)
+                if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid):
+                    with contextlib.suppress(PermissionError):
+                        os.chown(tmp, old.st_uid, old.st_gid)
+            os.replace(tmp, target.path)
+    except BaseException:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        raise
+
+
+def atomic_output(path: str | Path | Output) -> contextlib.AbstractContextManager[Path]:
+    """:func:`replacement` of a regular file (kept for callers that need a path)."""
+    target = _as_output(path, binary=True)
+    if target.kind != "file":
+        raise target.error("needs a regular file")
+    return replacement(target)
+
+
+@contextlib.contextmanager
+def output_path(dest: Output | str | Path) -> Iterator[Path]:
+    """A path for writers that open it themselves (ffmpeg): a temporary file renamed onto a
+    regular file, or the device/FIFO itself.  Standard output has no path: an InputError."""
+    target = _as_output(dest, binary=True)
+    if target.kind == "stdout":
+        raise target.error("this type cannot be written to standard output; give -o FILE")
+    if target.kind == "stream":
+        with _write_errors(target):
+            yield target.path
+        return
+    with replacement(target) as tmp, _write_errors(target):
+        yield tmp
+
+
+@contextlib.contextmanager
+def open_output(dest: Output | str | Path, binary: bool = False) -> Iterator[IO[Any]]:
+    """The one writer of every ``-o``: yield an open file; the output is complete when the block
+    ends without an exception.
+
+    ``-`` is stdout; an existing device or FIFO is opened and written in place (no temporary
+    file, no rename); a regular file (a symbolic link's target) is written to a temporary file in
+    its folder and renamed over it at the end (:func:`replacement`), so a failed or interrupted
+    run leaves the old file and no temporary one.  Text is UTF-8 with ``\\n`` line ends.  An
+    OSError while writing becomes an :class:`OutputError`; BrokenPipeError passes through.
+    """
+    target = _as_output(dest, binary)
+    mode = "wb" if binary else "w"
+    encoding = None if binary else "utf-8"
+    newline = None if binary else "\n"
+    if target.kind == "stdout":
+        if sys.stdout is None:
+            raise OutputError("cannot write standard output: it is closed")
+        stream = sys.stdout.buffer if binary else sys.stdout
+        with _write_errors(target):
+            yield stream
+            stream.flush()
+        return
+    if target.kind == "stream":
+        with _write_errors(target), open(target.path, mode, encoding=encoding,
+                                         newline=newline) as out:
+            yield out
+        return
+    with replacement(target) as tmp, _write_errors(target), open(
+        tmp, mode, encoding=encoding, newline=newline
+    ) as out:
+        yield out
 
 
 def _lines(columns: Sequence[str], data: np.ndarray) -> Iterator[str]:
@@ -92,33 +367,16 @@ def _check_table(columns: Sequence[str], data: np.ndarray) -> np.ndarray:
     return array
 
 
-def _write_stdout(lines: Iterator[str]) -> None:
-    """Write to stdout; a closed pipe (``| head``) ends quietly, as the Python docs advise."""
-    try:
-        for chunk in lines:
-            sys.stdout.write(chunk)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            sys.stdout = open(os.devnull, "w")
-        return
-
-
-def write_csv(columns: Sequence[str], data: np.ndarray, dest: str | Path) -> None:
+def write_csv(columns: Sequence[str], data: np.ndarray, dest: str | Path | Output) -> None:
     """Write a header line and one row per sample, each float as ``repr(float(x))``.
 
-    ``dest == "-"`` writes to stdout; otherwise the file is written atomically (temporary file in
-    the same folder, then ``os.replace``), so a failure leaves no file behind.
+    ``dest`` goes through :func:`open_output`: ``-`` is stdout, a device or FIFO is written in
+    place, a regular file is replaced atomically, so a failure leaves the old file.
     """
     array = _check_table(columns, data)
-    if str(dest) == "-":
-        _write_stdout(_lines(columns, array))
-        return
-    with atomic_output(dest) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as out:
-        out.writelines(_lines(columns, array))
+    with open_output(dest) as out:
+        for chunk in _lines(columns, array):
+            out.write(chunk)
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,7 +403,7 @@ class Table:
             index = self.columns.index(name)
         except ValueError:
             raise InputError(
-                f"unknown column {name!r}; the columns are: {', '.join(self.columns)}",
+                printable(f"unknown column {name!r}; the columns are: {', '.join(self.columns)}"),
                 Location(self.source),
             ) from None
         return self.data[:, index]
@@ -304,8 +562,8 @@ def read_csv(src: str | Path) -> Table:
     columns = tuple(name for name, _ in header_cells)
     if "t" not in seen:
         raise InputError(
-            f"no 't' column: a lagsim CSV starts with the time column 't' "
-            f"(the header is {','.join(columns)})",
+            printable(f"no 't' column: a lagsim CSV starts with the time column 't' "
+                      f"(the header is {','.join(columns)})"),
             Location(source, header_line, 1),
         )
     width = len(columns)

@@ -5,7 +5,7 @@ Signatures for the CLI::
     make_figure(table: Table, kind: str = "overview", columns: Sequence[str] | None = None,
                 x: str | None = None, y: str | None = None, title: str | None = None,
                 path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None) -> Figure
-    save_figure(fig: Figure, path: str | Path, dpi: int = 150) -> None
+    save_figure(fig: Figure, path: str | Path | Output, dpi: int = 150) -> None
     show(table: Table, **same keywords as make_figure) -> None      # a pyplot window
     can_show_window() -> bool                                       # is there a display?
     KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lagsim.errors import InputError, Location
-from lagsim.io import Table, atomic_output
+from lagsim.io import Output, Table, check_output, open_output
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -427,19 +427,16 @@ def make_figure(
     return fig
 
 
-def save_figure(fig: Figure, path: str | Path, dpi: int = 150) -> None:
-    """Write ``fig`` to ``path`` (png, svg or pdf, by extension), atomically: no file on failure."""
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in FORMATS:
-        raise InputError(
-            f"cannot write {str(path)!r}: the image type follows the extension; "
-            f"use {', '.join('.' + f for f in FORMATS)}",
-            Location(str(path)),
-        )
+def save_figure(fig: Figure, path: str | Path | Output, dpi: int = 150) -> None:
+    """Write ``fig`` to ``path`` (png, svg or pdf, by extension) through
+    :func:`lagsim.io.open_output`: ``-`` or a nameless device gets a PNG, a device or FIFO is
+    written in place, a file is replaced atomically (the old one stays on failure)."""
+    target = path if isinstance(path, Output) else check_output(path, formats=FORMATS, binary=True)
+    fmt = target.format(FORMATS)
     if not dpi or dpi <= 0:
         raise InputError(f"--dpi must be a positive number, not {dpi!r}")
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format=suffix, dpi=dpi)
+    with open_output(target, binary=True) as out:
+        fig.savefig(out, format=fmt, dpi=dpi)
 
 
 def can_show_window() -> bool:

@@ -86,13 +86,19 @@ def test_dash_reads_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert table.column("x").tolist() == [1.5, 2.5]
 
 
-def test_broken_pipe_ends_quietly() -> None:
+def test_closed_pipe_reaches_the_caller_as_broken_pipe() -> None:
+    """The writer does not swallow a closed pipe: the CLI decides (it ends quietly, exit 141)."""
     script = textwrap.dedent(
         """
         import numpy as np
         from lagsim.io import write_csv
         data = np.tile(np.linspace(0.0, 1.0, 3), (200_000, 1))
-        write_csv(["t", "x", "x_dot"], data, "-")
+        try:
+            write_csv(["t", "x", "x_dot"], data, "-")
+        except BrokenPipeError:
+            import os, sys
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(7)
         """
     )
     proc = subprocess.Popen(
@@ -102,7 +108,7 @@ def test_broken_pipe_ends_quietly() -> None:
     first = proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read()
-    assert proc.wait(timeout=60) == 0
+    assert proc.wait(timeout=60) == 7
     assert first == b"t,x,x_dot\n"
     assert err == b""
 
@@ -146,9 +152,12 @@ def test_atomic_output_renames_on_success(tmp_path: Path) -> None:
 
 def test_write_into_missing_folder_is_input_error(tmp_path: Path) -> None:
     target = tmp_path / "nowhere" / "out.csv"
-    with pytest.raises(InputError, match="cannot write") as err:
+    with pytest.raises(InputError) as err:
         write_csv(["t", "x"], np.zeros((2, 2)), target)
-    assert err.value.location == Location(str(target))
+    assert err.value.location == Location("-o")
+    assert err.value.message == (
+        f"cannot write {str(target)!r}: the folder {str(target.parent)!r} does not exist"
+    )
 
 
 def test_shape_mismatch_is_rejected(tmp_path: Path) -> None:
@@ -242,3 +251,48 @@ def test_table_data_is_read_only(tmp_path: Path) -> None:
 def test_table_checks_its_shape() -> None:
     with pytest.raises(ValueError, match=r"data of shape \(2, 3\) does not match 2 columns"):
         Table(("t", "x"), np.zeros((2, 3)), "run.csv")
+
+
+def test_a_full_disk_is_an_output_error_and_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    target = tmp_path / "out.csv"
+    target.write_text("old contents\n")
+
+    def full_disk(columns, data):
+        yield "t,x\n"
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lio, "_lines", full_disk)
+    with pytest.raises(lio.OutputError) as err:
+        write_csv(["t", "x"], np.zeros((3, 2)), target)
+    assert err.value.exit_code == 1
+    assert str(err.value) == f"-o: cannot write {str(target)!r}: No space left on device"
+    assert target.read_text() == "old contents\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_an_interrupt_while_the_temporary_file_is_made_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C arriving just as mkstemp has created the file, before its name is known."""
+    import signal
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def interrupted(*args, **kwargs):
+        made = real(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)
+        return made
+
+    monkeypatch.setattr(lio.tempfile, "mkstemp", interrupted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_csv(["t", "x"], np.zeros((2, 2)), tmp_path / "out.csv")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert list(tmp_path.iterdir()) == []

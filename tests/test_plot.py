@@ -280,8 +280,8 @@ def test_failed_save_leaves_no_file(
 ) -> None:
     fig = make_figure(constrained)
 
-    def half_written(path, **kwargs):
-        Path(path).write_bytes(b"\x89PNG partial")
+    def half_written(out, **kwargs):
+        out.write(b"\x89PNG partial")
         raise RuntimeError("renderer crashed")
 
     monkeypatch.setattr(fig, "savefig", half_written)
@@ -333,7 +333,7 @@ def test_mp4_without_ffmpeg_is_a_clear_error(
 
 def test_animation_extension_and_flags_are_checked(tmp_path: Path) -> None:
     table, positions = _pendulum(tmp_path)
-    with pytest.raises(InputError, match=r"an animation is a \.gif"):
+    with pytest.raises(InputError, match=r"unknown extension '\.avi'; use \.gif, \.mp4"):
         animate(table, positions, [], tmp_path / "swing.avi")
     with pytest.raises(InputError, match="--fps must be a positive number"):
         animate(table, positions, [], tmp_path / "swing.gif", fps=0)
@@ -343,19 +343,17 @@ def test_animation_extension_and_flags_are_checked(tmp_path: Path) -> None:
 
 
 def test_failed_animation_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from matplotlib.animation import PillowWriter
-
     table, positions = _pendulum(tmp_path)
     calls = []
-    grab = PillowWriter.grab_frame
+    add = lanimate._GifStream.add
 
-    def failing_grab(self, **kwargs):
+    def failing_add(self, rgba):
         calls.append(1)
         if len(calls) == 3:
             raise RuntimeError("out of memory")
-        grab(self, **kwargs)
+        add(self, rgba)
 
-    monkeypatch.setattr(PillowWriter, "grab_frame", failing_grab)
+    monkeypatch.setattr(lanimate._GifStream, "add", failing_add)
     with pytest.raises(RuntimeError, match="out of memory"):
         animate(table, positions, [("origin", "bob")], tmp_path / "swing.gif", fps=5)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]

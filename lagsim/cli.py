@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from lagsim import __version__
+from lagsim.completion import complete_system
 from lagsim.errors import InputError, LagsimError, Location
 
 EXAMPLES = {
@@ -119,7 +120,7 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
 
 
 @main.command(epilog=_example("derive"))
-@click.argument("file", default="-", metavar="[FILE|-]")
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
 @click.option("--form", "form", type=click.Choice(FORM_CHOICES), default="lagrange",
               show_default=True, help="Which form of the equations of motion to print.")
 @click.option("--format", "fmt", type=click.Choice(("text", "latex", "json")), default="text",
@@ -277,7 +278,7 @@ def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 @main.command(epilog=_example("simulate"))
-@click.argument("file", default="-", metavar="[FILE|-]")
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
 @simulate_options
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="CSV destination, - for stdout (written atomically).")
@@ -332,11 +333,12 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 
 
 @main.command(epilog=_example("plot"))
-@click.argument("source", default="-", metavar="[INPUT]")
+@click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf). Without it: a window if there is a display, else <name>.png.")
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
-@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
+@click.option("--system", metavar="FILE", shell_complete=complete_system,
+              help="The system the CSV came from (for --kind path).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
 @click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
 @click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
@@ -378,8 +380,9 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
 
 
 @main.command(epilog=_example("animate"))
-@click.argument("source", default="-", metavar="[INPUT]")
-@click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV).")
+@click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
+@click.option("--system", metavar="FILE", shell_complete=complete_system,
+              help="The system the CSV came from (needed for a CSV).")
 @click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4")
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)
 @click.option("--trail", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
@@ -401,6 +404,41 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     frames = make_animation(table, paths, rods(model, paths), output, fps=fps, trail=trail,
                             title=model.name, dpi=dpi)
     _warn(f"wrote {output} ({frames} frames)")
+
+
+# --- editor and shell support (issue 13): `lagsim schema`, `lagsim completion` -------------------
+
+
+@main.command(epilog="\b\nExample:\n  lagsim schema > lagsim-system.schema.json")
+def schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of the system file, for editors.
+
+    Save it, and name it on the first line of a system file for a YAML language server:
+    # yaml-language-server: $schema=lagsim-system.schema.json
+    """
+    from lagsim.schema import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish")
+"""The shells of click's completion mechanism that ``lagsim completion`` prints a script for."""
+
+
+@main.command()
+@click.argument("shell", type=click.Choice(COMPLETION_SHELLS))
+def completion(shell: str) -> None:
+    """Print the completion script of lagsim for SHELL (bash, zsh or fish).
+
+    \b
+    bash: eval "$(lagsim completion bash)" in ~/.bashrc
+    zsh:  eval "$(lagsim completion zsh)" in ~/.zshrc, after compinit
+    fish: lagsim completion fish > ~/.config/fish/completions/lagsim.fish
+    """
+    from click.shell_completion import BashComplete, FishComplete, ZshComplete
+
+    complete = {"bash": BashComplete, "zsh": ZshComplete, "fish": FishComplete}[shell]
+    click.echo(complete(main, {}, "lagsim", "_LAGSIM_COMPLETE").source())
 
 
 if __name__ == "__main__":

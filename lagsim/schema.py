@@ -29,18 +29,21 @@ _NUMBER = rf"(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][-+]?{_DIGITS}
 NUMBER_TEXT = rf"^\s*[-+]?{_NUMBER}\s*$"
 """Text that Python's ``float`` reads as a number: YAML 1.1 reads ``1e3`` as text, and the
 simulate options accept it."""
+UNSIGNED_TEXT = rf"^\s*\+?{_NUMBER}\s*$"
+POSITIVE_TEXT = rf"^\s*\+?(?=[\d_.]*[1-9]){_NUMBER}\s*$"
 PAIR_TEXT = rf"^\s*\+?{_NUMBER}\s*,\s*\+?{_NUMBER}\s*$"
 """Two non-negative numbers ``ALPHA,BETA`` as text (``baumgarte: 5,5``)."""
 
 CONSTRAINT_KEYS = ("name", "holonomic", "velocity")
 
-EXPRESSION = {"$ref": "#/$defs/expression"}
-NUMBER = {"$ref": "#/$defs/number"}
+EXPRESSION = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"\S"}]}
+"""An expression: a number, or a string in SymPy syntax that is not blank."""
+NUMBER = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": NUMBER_TEXT}]}
 
 
 def _positive() -> dict[str, Any]:
     return {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
-                      {"type": "string", "pattern": NUMBER_TEXT}]}
+                      {"type": "string", "pattern": POSITIVE_TEXT}]}
 
 
 def _vector(items: int | tuple[int, int]) -> dict[str, Any]:
@@ -61,6 +64,12 @@ def _choice(names: Iterable[str]) -> dict[str, Any]:
                        "pattern": "^(?:" + "|".join(_any_case(n) for n in names) + ")$"}]}
 
 
+def _needs(key: str, then: dict[str, Any]) -> dict[str, Any]:
+    """``then`` holds when ``key`` is given: ``if``/``then``, which draft-07 validators (most
+    editors') read as 2020-12 does, unlike ``dependentRequired``."""
+    return {"if": {"required": [key]}, "then": then}
+
+
 def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {**schema, "description": description}
 
@@ -78,7 +87,8 @@ def _mass() -> dict[str, Any]:
         "properties": {key: _described(*parts[key]) for key in MASS_KEYS},
         "additionalProperties": False,
         "required": ["mass", "position"],
-        "dependentRequired": {"inertia": ["angle"], "angle": ["inertia"]},
+        "allOf": [_needs("inertia", {"required": ["angle"]}),
+                  _needs("angle", {"required": ["inertia"]})],
     }
 
 
@@ -109,14 +119,14 @@ def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
     pair = {"anyOf": [
         {"type": "array", "minItems": 2, "maxItems": 2,
          "items": {"anyOf": [{"type": "number", "minimum": 0},
-                             {"type": "string", "pattern": NUMBER_TEXT}]}},
+                             {"type": "string", "pattern": UNSIGNED_TEXT}]}},
         {"type": "string", "pattern": PAIR_TEXT},
     ]}
     return {
         "t_start": (NUMBER, "start time; the initial values are at this time"),
         "t_end": (NUMBER, "end time, greater than `t_start`"),
         "samples": ({"anyOf": [{"type": "integer", "minimum": 2},
-                               {"type": "string", "pattern": NUMBER_TEXT}]},
+                               {"type": "string", "pattern": UNSIGNED_TEXT}]},
                     "number of equally spaced output times, both ends included (at least 2)"),
         "dt": (_positive(), "output spacing instead of `samples` (give one of the two)"),
         "method": (_choice(METHODS), "scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or "
@@ -189,18 +199,12 @@ def system_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["coordinates"],
         "anyOf": [{"required": ["kinetic"]}, some_masses, {"required": ["lagrangian"]}],
-        "dependentSchemas": {
-            "lagrangian": {"not": {"anyOf": [{"required": [key]} for key in
-                                             ("kinetic", "potential", "masses", "gravity")]}},
-            "gravity": some_masses,
-        },
-        "$defs": {
-            "expression": {
-                "description": "Expressions are strings in SymPy syntax, or plain numbers.",
-                "anyOf": [{"type": "number"}, {"type": "string", "pattern": r"\S"}],
-            },
-            "number": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": NUMBER_TEXT}]},
-        },
+        "allOf": [
+            _needs("lagrangian", {"not": {"anyOf": [{"required": [key]} for key in
+                                                    ("kinetic", "potential", "masses",
+                                                     "gravity")]}}),
+            _needs("gravity", some_masses),
+        ],
     }
 
 

@@ -337,8 +337,7 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf). Without it: a window if there is a display, else <name>.png.")
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
-@click.option("--system", metavar="FILE", shell_complete=complete_system,
-              help="The system the CSV came from (for --kind path).")
+@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
 @click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
 @click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
@@ -381,8 +380,7 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
 
 @main.command(epilog=_example("animate"))
 @click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
-@click.option("--system", metavar="FILE", shell_complete=complete_system,
-              help="The system the CSV came from (needed for a CSV).")
+@click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV).")
 @click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4")
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)
 @click.option("--trail", type=click.FloatRange(min=0.0), default=1.0, show_default=True,

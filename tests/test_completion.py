@@ -65,8 +65,6 @@ def test_a_system_name_completes_from_the_bundled_ones() -> None:
     ("lagsim simulate sk", ["skate"]),
     ("lagsim plot dou", ["double_pendulum"]),
     ("lagsim animate spr", ["spring_pendulum"]),
-    ("lagsim plot --system free", ["free_mass_cartesian", "free_mass_polar"]),
-    ("lagsim animate out.csv --system atw", ["atwood"]),
 ])
 def test_every_system_argument_completes_names(line: str, expected: list[str]) -> None:
     assert values(line) == expected

@@ -411,7 +411,10 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
 def schema() -> None:
     """Print the JSON Schema (draft 2020-12) of the system file, for editors.
 
-    Save it, and name it on the first line of a system file for a YAML language server:
+    Save it, and name it on the first line of a system file for a YAML language server
+    (docs/format.md, "Editor support"):
+
+    \b
     # yaml-language-server: $schema=lagsim-system.schema.json
     """
     from lagsim.schema import schema_text

@@ -2,8 +2,9 @@
 
 The completions are asked for the way the shell scripts ask (``_LAGSIM_COMPLETE=bash_complete``
 with ``COMP_WORDS`` and ``COMP_CWORD`` in a subprocess), in this process through click's
-``BashComplete``, and once through bash itself with the script ``lagsim completion bash`` prints. The bundled names come from the registry ``lagsim
-systems`` lists (:func:`lagsim.spec.bundled_systems`); the choices from the click options.
+``BashComplete``, and once through bash itself with the script ``lagsim completion bash``
+prints. The bundled names come from the registry ``lagsim systems`` lists
+(:func:`lagsim.spec.bundled_systems`); the choices from the click options.
 """
 
 from __future__ import annotations

@@ -356,6 +356,35 @@ def test_structural_mistakes_fail_both(text: str) -> None:
     assert schema_errors(text) != []
 
 
+@pytest.mark.parametrize("text", good_corpus() + bad_corpus())
+def test_a_draft_07_validator_gives_the_same_verdict(text: str) -> None:
+    """yaml-language-server implements draft-07; the schema uses no keyword whose meaning
+    changed since (docs/format.md, "Editor support")."""
+    data = yaml.safe_load(text)
+    draft7 = jsonschema.Draft7Validator(SCHEMA)
+    assert draft7.is_valid(data) == VALIDATOR.is_valid(data)
+
+
+def test_the_keywords_are_those_of_draft_07_too() -> None:
+    keywords: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                keywords.add(key)
+                for sub in value.values() if key == "properties" else [value]:
+                    walk(sub)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(SCHEMA)
+    draft7 = set(jsonschema.Draft7Validator.META_SCHEMA["properties"])
+    assert keywords <= draft7 | {"$schema"}
+    assert keywords.isdisjoint({"$defs", "dependentRequired", "dependentSchemas", "prefixItems",
+                                "unevaluatedProperties", "$dynamicRef"})
+
+
 @pytest.mark.parametrize("case", BEYOND_THE_SCHEMA)
 def test_what_only_the_loader_sees_passes_the_schema(case: str) -> None:
     """The line between the two is where the doc draws it: the schema does not second-guess

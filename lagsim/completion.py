@@ -3,13 +3,18 @@
 click's mechanism drives completion for bash, zsh and fish (``lagsim completion SHELL`` prints
 the script); options with a :class:`click.Choice` complete their values by themselves. Here the
 FILE arguments complete the bundled systems' names, from the registry ``lagsim systems`` reads
-(:func:`lagsim.spec.bundled_systems`), and paths.
+(:func:`lagsim.spec.bundled_systems`), and paths; :func:`complete_choices` completes an option
+whose choices are checked later, by the stage that reads it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import click
 from click.shell_completion import CompletionItem
+
+Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
 
 def complete_system(_ctx: click.Context, _param: click.Parameter, incomplete: str
@@ -25,3 +30,15 @@ def complete_system(_ctx: click.Context, _param: click.Parameter, incomplete: st
 
     names = [CompletionItem(name) for name in bundled_systems() if name.startswith(incomplete)]
     return [CompletionItem(incomplete, type="file"), *names]
+
+
+def complete_choices(names: Callable[[], Iterable[str]]) -> Completer:
+    """A completer of the values ``names()`` returns (called only when completing, so a
+    registry behind it is imported only then), matched without regard to case as the options
+    of a run are (``dop`` offers ``DOP853``). For an option that is text on the command line and
+    a choice once validated, such as ``--method``: ``shell_complete=complete_choices(...)``."""
+    def complete(_ctx: click.Context, _param: click.Parameter, incomplete: str
+                 ) -> list[CompletionItem]:
+        return [CompletionItem(name) for name in names()
+                if name.lower().startswith(incomplete.lower())]
+    return complete

@@ -16,11 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner
 
 from lagsim.cli import FORM_CHOICES, KINDS, main
+from lagsim.completion import complete_choices
 from lagsim.spec import bundled_systems
 
 LAGSIM = [sys.executable, "-m", "lagsim"]
@@ -132,3 +134,23 @@ def test_the_bash_script_completes_in_bash(tmp_path: Path) -> None:
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["pendulum_natural", "matrix"]
+
+
+def test_choices_checked_later_complete_without_regard_to_case() -> None:
+    """What ``--method`` will offer through :func:`complete_choices` (the loader folds case)."""
+    from lagsim.integrate import METHODS
+
+    asked = []
+
+    def methods() -> tuple[str, ...]:
+        asked.append(1)
+        return tuple(METHODS)
+
+    command = click.Command("run", params=[
+        click.Option(["--method"], shell_complete=complete_choices(methods))])
+    assert asked == []
+    shell = BashComplete(command, {}, "run", "_RUN_COMPLETE")
+    assert [i.value for i in shell.get_completions(["--method"], "dop")] == ["DOP853"]
+    assert [i.value for i in shell.get_completions(["--method"], "R")] == ["RK45", "RK23", "Radau"]
+    assert [i.value for i in shell.get_completions(["--method"], "")] == list(METHODS)
+    assert len(asked) == 3

@@ -35,6 +35,8 @@ PAIR_TEXT = rf"^\s*\+?{_NUMBER}\s*,\s*\+?{_NUMBER}\s*$"
 """Two non-negative numbers ``ALPHA,BETA`` as text (``baumgarte: 5,5``)."""
 
 CONSTRAINT_KEYS = ("name", "holonomic", "velocity")
+"""The keys of a constraint given as a mapping; spec.py writes them in its check, not in a
+declaration, so tests/test_schema.py tries the schema and the loader on the same files."""
 
 EXPRESSION = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"\S"}]}
 """An expression: a number, or a string in SymPy syntax that is not blank."""
@@ -46,9 +48,9 @@ def _positive() -> dict[str, Any]:
                       {"type": "string", "pattern": POSITIVE_TEXT}]}
 
 
-def _vector(items: int | tuple[int, int]) -> dict[str, Any]:
-    low, high = (items, items) if isinstance(items, int) else items
-    return {"type": "array", "items": EXPRESSION, "minItems": low, "maxItems": high}
+def _vector() -> dict[str, Any]:
+    """A position, a load or gravity: 2 (planar) or 3 expressions."""
+    return {"type": "array", "items": EXPRESSION, "minItems": 2, "maxItems": 3}
 
 
 def _any_case(word: str) -> str:
@@ -77,7 +79,7 @@ def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
 def _mass() -> dict[str, Any]:
     parts = {
         "mass": (EXPRESSION, "an expression, usually a parameter."),
-        "position": (_vector((2, 3)), "2 components (planar) or 3, expressions in parameters, "
+        "position": (_vector(), "2 components (planar) or 3, expressions in parameters, "
                      "coordinates and `t`."),
         "inertia": (EXPRESSION, "a planar body's moment of inertia about its centre of mass"),
         "angle": (EXPRESSION, "its orientation angle"),
@@ -163,11 +165,11 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
                        "`masses` and `gravity` are not allowed"),
         "masses": ({"type": "object", "additionalProperties": _mass()},
                    "point masses and planar bodies; their kinetic energy is added to T"),
-        "gravity": (_vector((2, 3)), "a uniform field g acting on the `masses`: adds "
+        "gravity": (_vector(), "a uniform field g acting on the `masses`: adds "
                     "−Σ mass·(g · position) to U"),
         "forces": ({"type": "object", "additionalProperties": EXPRESSION},
                    "non-conservative generalized forces τᵢ, by coordinate"),
-        "loads": ({"type": "object", "additionalProperties": _vector((2, 3))},
+        "loads": ({"type": "object", "additionalProperties": _vector()},
                   "force vectors on named masses, projected onto the coordinates"),
         "dissipation": (EXPRESSION, "a Rayleigh function R(q, q̇, t); adds −∂R/∂q̇ᵢ to τᵢ"),
         "constraints": ({"type": "array", "items": _constraint()},

@@ -24,6 +24,7 @@ from typing import Any
 import click
 
 from lagsim import __version__
+from lagsim.completion import complete_system
 from lagsim.errors import InputError, LagsimError, Location
 
 EXAMPLES = {
@@ -262,7 +263,7 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
 
 
 @main.command(epilog=_example("derive"))
-@click.argument("file", default="-", metavar="[FILE|-]")
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
 @click.option("--form", "form", type=click.Choice(FORM_CHOICES), default="lagrange",
               show_default=True, help="Which form of the equations of motion to print.")
 @click.option("--format", "fmt", type=click.Choice(("text", "latex", "json")), default="text",
@@ -420,7 +421,7 @@ def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 @main.command(epilog=_example("simulate"))
-@click.argument("file", default="-", metavar="[FILE|-]")
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
 @simulate_options
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="CSV destination, - for stdout. A file is replaced atomically (an "
@@ -477,7 +478,7 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 
 
 @main.command(epilog=_example("plot"))
-@click.argument("source", default="-", metavar="[INPUT]")
+@click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
               "display, else <name>.png.")
@@ -528,7 +529,7 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
 
 
 @main.command(epilog=_example("animate"))
-@click.argument("source", default="-", metavar="[INPUT]")
+@click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
 @click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV).")
 @click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4",
               help="The animation; - writes a GIF to stdout.")
@@ -554,6 +555,44 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
                             title=model.name, dpi=dpi)
     _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
+
+
+# --- editor and shell support (issue 13): `lagsim schema`, `lagsim completion` -------------------
+
+
+@main.command(epilog="\b\nExample:\n  lagsim schema > lagsim-system.schema.json")
+def schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of the system file, for editors.
+
+    Save it, and name it on the first line of a system file for a YAML language server
+    (docs/format.md, "Editor support"):
+
+    \b
+    # yaml-language-server: $schema=lagsim-system.schema.json
+    """
+    from lagsim.schema import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish")
+"""The shells of click's completion mechanism that ``lagsim completion`` prints a script for."""
+
+
+@main.command()
+@click.argument("shell", type=click.Choice(COMPLETION_SHELLS))
+def completion(shell: str) -> None:
+    """Print the completion script of lagsim for SHELL (bash, zsh or fish).
+
+    \b
+    bash: eval "$(lagsim completion bash)" in ~/.bashrc
+    zsh:  eval "$(lagsim completion zsh)" in ~/.zshrc, after compinit
+    fish: lagsim completion fish > ~/.config/fish/completions/lagsim.fish
+    """
+    from click.shell_completion import BashComplete, FishComplete, ZshComplete
+
+    complete = {"bash": BashComplete, "zsh": ZshComplete, "fish": FishComplete}[shell]
+    click.echo(complete(main, {}, "lagsim", "_LAGSIM_COMPLETE").source())
 
 
 if __name__ == "__main__":

@@ -346,9 +346,10 @@ def _entries(dfd: int) -> list[tuple[str, os.stat_result]]:
     return out
 
 
-def prune(folder: Path, dfd: int, keep: int = KEEP) -> int:
-    """Remove the least recently used entries beyond ``keep`` and stale build folders; returns
-    the number of entries removed."""
+def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
+    """Remove the least recently used entries beyond ``keep`` (default :data:`KEEP`) and stale
+    build folders; returns the number of entries removed."""
+    keep = KEEP if keep is None else keep
     entries = sorted(_entries(dfd), key=lambda e: e[1].st_mtime, reverse=True)
     removed = 0
     for name, _ in entries[keep:]:
@@ -379,7 +380,7 @@ class Info:
 def info() -> Info:
     """The cache folder, its number of entries and their total size in bytes (libraries and
     their sums); raises :class:`Unusable`."""
-    folder, dfd = open_folder(create=False)
+    folder, dfd = open_folder()
     try:
         size = 0
         entries = _entries(dfd)
@@ -397,7 +398,7 @@ def clear() -> tuple[Path, int]:
     """Remove lagsim's own files from the cache folder (entries, their sums, the lock file,
     build folders); nothing else there is touched. Returns the folder and the number of
     entries removed; raises :class:`Unusable`."""
-    folder, dfd = open_folder(create=False)
+    folder, dfd = open_folder()
     try:
         removed = 0
         for name in os.listdir(dfd):

@@ -178,28 +178,39 @@ def _read_trusted(folder: int, name: str, limit: int) -> tuple[int, bytes] | str
     return fd, b"".join(chunks)
 
 
-def _loadable(fd: int, path: Path) -> str:
-    """The name to give the dynamic loader for the file open as ``fd``."""
-    proc = f"/proc/self/fd/{fd}"
-    return proc if os.path.exists(proc) else str(path)
+MAX_HELD = 512
+"""Past this many loaded libraries in one process, they are loaded by their path (in the
+checked folder) and their descriptors closed, so as not to run out of descriptors."""
 
 
 def _load(fd: int, path: Path, check: Callable[[str], T]) -> T:
-    """``check(name)`` loads the library open as ``fd``; the descriptor then stays open."""
-    _HELD.append(fd)
-    return check(_loadable(fd, path))
+    """``check(name)`` loads the library open as ``fd``, through ``/proc/self/fd`` (the bytes
+    that were checked) where Linux has it; that descriptor then stays open."""
+    proc = f"/proc/self/fd/{fd}"
+    if len(_HELD) < MAX_HELD and os.path.exists(proc):
+        _HELD.append(fd)
+        return check(proc)
+    try:
+        return check(str(path))
+    finally:
+        os.close(fd)
 
 
 def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | None:
     """The checked entry ``key``, or None when it is missing or not to be trusted."""
     name = f"{PREFIX}{key}{LIBRARY}"
-    digest = _read_trusted(dfd, f"{PREFIX}{key}{DIGEST}", 1024)
+    try:
+        digest = _read_trusted(dfd, f"{PREFIX}{key}{DIGEST}", 1024)
+        if isinstance(digest, tuple):
+            os.close(digest[0])
+            found = _read_trusted(dfd, name, 1 << 30)
+    except OSError as exc:
+        _note_rejected(folder / name, f"cannot be read: {exc.strerror or exc}")
+        return None
     if isinstance(digest, str):
         if digest != "missing":
             _note_rejected(folder / name, digest)
         return None
-    os.close(digest[0])
-    found = _read_trusted(dfd, name, 1 << 30)
     if isinstance(found, str):
         if found != "missing":
             _note_rejected(folder / name, found)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -34,7 +35,7 @@ from lagsim.spec import load_spec
 
 needs_cc = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
 ARGS = ["simulate", "pendulum", "--t-end", "2", "--samples", "5"]
-REFERENCE: dict[str, str] = {}
+REFERENCE: dict[str, Any] = {}
 
 
 @pytest.fixture(autouse=True)
@@ -62,11 +63,19 @@ def _run(folder: Path, *args: str, tmp: Path | None = None, timeout: float = 120
 
 
 def _reference(tmp_path_factory) -> str:
+    """The output of ``ARGS`` on a clean cache (which :func:`_seeded` copies)."""
     if "out" not in REFERENCE:
-        done = _run(tmp_path_factory.mktemp("reference"))
+        folder = tmp_path_factory.mktemp("reference") / "cache"
+        done = _run(folder)
         assert done.returncode == 0 and done.stderr == ""
-        REFERENCE["out"] = done.stdout
+        REFERENCE["out"], REFERENCE["folder"] = done.stdout, folder
     return REFERENCE["out"]
+
+
+def _seeded(tmp_path: Path, tmp_path_factory) -> Path:
+    """A copy of the cache a clean run of ``ARGS`` left."""
+    _reference(tmp_path_factory)
+    return Path(shutil.copytree(REFERENCE["folder"], tmp_path / "cache"))
 
 
 def _model_library(folder: Path) -> Path:
@@ -112,8 +121,7 @@ def _plant(folder: Path, tmp_path: Path, marker: Path, names: list[str]) -> None
 def test_planted_library_in_a_shared_folder_is_not_loaded(tmp_path, tmp_path_factory):
     """LAGSIM_CACHE=a world-writable folder (as /tmp): lagsim uses its private subfolder
     lagsim-<uid>, created 0700, and never loads what another user put at the cache's names."""
-    clean = tmp_path / "clean"
-    assert _run(clean).stdout == _reference(tmp_path_factory)
+    clean = _seeded(tmp_path, tmp_path_factory)
     names = sorted(p.name for p in clean.glob("lagsim_*.so"))
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -132,8 +140,7 @@ def test_planted_library_in_a_shared_folder_is_not_loaded(tmp_path, tmp_path_fac
 def test_untrusted_files_in_the_own_folder_are_rebuilt(tmp_path, tmp_path_factory):
     """Entries that group or others may write (and, as root, entries of another user) are
     replaced by a fresh build with one warning each, and their code never runs."""
-    folder = tmp_path / "cache"
-    assert _run(folder).stdout == _reference(tmp_path_factory)
+    folder = _seeded(tmp_path, tmp_path_factory)
     library = _model_library(folder)
     marker = tmp_path / "planted-code-ran"
     _plant(folder, tmp_path, marker, [library.name])
@@ -166,12 +173,11 @@ def test_a_private_subfolder_owned_by_someone_else_is_refused(tmp_path, tmp_path
 
 @needs_cc
 @pytest.mark.parametrize("damage", ("truncated", "bit-flipped", "foreign", "sum-missing"))
-def test_damaged_library_is_rebuilt(damage, tmp_path, tmp_path_factory):
+def test_damaged_library_is_rebuilt(damage, tmp_path, tmp_path_factory, monkeypatch):
     """A truncated or bit-flipped library (its bytes no longer match its sum), another
     model's library with its own sum (it reports another key), or a library without a sum:
     rebuilt, and the output is the clean run's."""
-    folder = tmp_path / "cache"
-    assert _run(folder).stdout == _reference(tmp_path_factory)
+    folder = _seeded(tmp_path, tmp_path_factory)
     library = _model_library(folder)
     good = library.read_bytes()
     if damage == "truncated":
@@ -183,7 +189,8 @@ def test_damaged_library_is_rebuilt(damage, tmp_path, tmp_path_factory):
         library.write_bytes(bytes(data))
     elif damage == "foreign":
         other = tmp_path / "other"
-        assert _run(other, "simulate", "double_pendulum", "--t-end", "0.1").returncode == 0
+        monkeypatch.setenv("LAGSIM_CACHE", str(other))
+        assert compile_model(build_model(load_spec("double_pendulum"))).backend == "c"
         foreign = _model_library(other)
         shutil.copyfile(foreign, library)
         shutil.copyfile(foreign.with_suffix(".sha256"), library.with_suffix(".sha256"))
@@ -198,14 +205,29 @@ def test_damaged_library_is_rebuilt(damage, tmp_path, tmp_path_factory):
 @needs_cc
 @pytest.mark.parametrize("which", (".so", ".sha256"))
 def test_fifo_in_the_cache_does_not_hang(which, tmp_path, tmp_path_factory):
-    folder = tmp_path / "cache"
-    assert _run(folder).stdout == _reference(tmp_path_factory)
+    folder = _seeded(tmp_path, tmp_path_factory)
     target = _model_library(folder).with_suffix(which)
     target.unlink()
     os.mkfifo(target)
     done = _run(folder, timeout=60)
     assert done.returncode == 0 and done.stdout == _reference(tmp_path_factory)
     assert _trusted(target)
+
+
+@needs_cc
+def test_symbolic_link_at_a_cache_name_is_not_followed(tmp_path, tmp_path_factory):
+    """A link to a library (with its right sum beside the link) is replaced, not loaded."""
+    folder = _seeded(tmp_path, tmp_path_factory)
+    library = _model_library(folder)
+    marker = tmp_path / "planted-code-ran"
+    key = library.name[len("lagsim_"):-len(".so")]
+    planted = _planted(tmp_path, key, marker)
+    library.unlink()
+    library.symlink_to(planted)
+    library.with_suffix(".sha256").write_text(_sha(planted) + "\n", encoding="ascii")
+    done = _run(folder)
+    assert done.returncode == 0 and done.stdout == _reference(tmp_path_factory)
+    assert not marker.exists() and _trusted(library)
 
 
 @needs_cc

@@ -466,3 +466,73 @@ def test_with_parameters_runs_the_new_pendulum(monkeypatch):
     traj = simulate(spec4, build_model(spec4), SimulateOptions(t_end=period, samples=2),
                     numeric=longer)
     assert traj.q[-1, 0] == pytest.approx(1e-4, rel=1e-6)
+
+
+def _pendulum_groups(values: dict[str, float] | None = None):
+    model = build_model(load_spec("pendulum", values))
+    t, q, qd = model.t, list(model.q), list(model.qd)
+    dyn = [model.mass_matrix[0, 0], model.forcing[0]]
+    return model.n, model.m, [("dynamics", [t, *q, *qd], dyn)], list(model.substitutions())
+
+
+@needs_cc
+def test_the_key_covers_what_makes_the_code_and_never_parameter_values(monkeypatch):
+    """Same key for other parameter values; another key for another compiler version, other
+    flags, another Python ABI or platform, another generator (issue 15, issue 8 §1)."""
+    cc = ccompile.compiler()
+    key = ccompile.model_key(cc, *_pendulum_groups())
+    assert ccompile.model_key(cc, *_pendulum_groups({"l": 2.0, "g": 1.0})) == key
+    n, m, groups, params = _pendulum_groups()
+    assert ccompile.model_key(cc, n, m, [("dynamics", groups[0][1], [groups[0][2][0], 0])],
+                              params) != key
+
+    def changed(**patches: Any) -> str:
+        with monkeypatch.context() as patch:
+            patch.setattr(ccompile, "_IDENTITY", {})
+            for name, value in patches.items():
+                patch.setattr(name, value)
+            return ccompile.model_key(cc, *_pendulum_groups())
+
+    real_run = subprocess.run
+
+    def other_version(args, **kwargs):
+        done = real_run(args, **kwargs)
+        if args[1:] == ["--version"]:
+            done.stdout += b" (patched)"
+        return done
+
+    real_var = ccompile.sysconfig.get_config_var
+    variants = {
+        "compiler version": changed(**{"lagsim.ccompile.subprocess.run": other_version}),
+        "flags": changed(**{"lagsim.ccompile.FLAGS": (*ccompile.FLAGS, "-ffast-math")}),
+        "Python ABI": changed(**{"lagsim.ccompile.sysconfig.get_config_var":
+                                 lambda name: "abi-x" if name == "SOABI" else real_var(name)}),
+        "platform": changed(**{"lagsim.ccompile.platform.machine": lambda: "riscv"}),
+        "generator": changed(**{"lagsim.ccompile.CACHE_FORMAT": "x"}),
+    }
+    assert changed() == key
+    assert all(v != key for v in variants.values()), variants
+    assert len(set(variants.values())) == len(variants)
+
+
+@needs_cc
+def test_files_are_never_group_writable_whatever_the_umask(tmp_path):
+    old = os.umask(0o002)
+    try:
+        compiled = ccompile.compile_c(1, 0, [("dynamics", list(se.symbols("t q qd")),
+                                              [se.Integer(3), se.Integer(1)])])
+    finally:
+        os.umask(old)
+    folder = compiled.library.parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for path in folder.iterdir():
+        assert path.stat().st_mode & 0o022 == 0, path
+    np.testing.assert_allclose(compiled.ode_rhs(0.0, np.array([0.0, 2.0])), [2.0, 1 / 3],
+                               rtol=1e-15)
+
+
+def test_models_differing_in_parameter_values_share_their_code():
+    first = compile_model(build_model(load_spec("double_pendulum")))
+    other = compile_model(build_model(load_spec("double_pendulum", {"l1": 2.0, "m2": 0.3})))
+    assert other._code is first._code and other.backend == first.backend
+    assert other.parameters["l1"] == 2.0 and first.parameters["l1"] != 2.0

@@ -315,16 +315,20 @@ def _build_private(build: Callable[[Path], Path], check: Callable[[str], T]) -> 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T]
-           ) -> tuple[T, Path]:
+def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T],
+           private: bool = True) -> tuple[T, Path]:
     """The library ``key``, loaded and checked: from the cache when a trusted entry is there,
     else built by ``build(folder) -> path of the library`` (which raises :class:`BuildFailed`).
     ``check(name)`` loads the library by that name and raises :class:`Foreign` when it is not
-    ``key``. Returns what ``check`` returned and where the library is (or was)."""
+    ``key``. Returns what ``check`` returned and where the library is (or was). When the cache
+    cannot be used, the library is built in a private temporary folder, or, without
+    ``private``, :class:`Unusable` is raised."""
     try:
         folder, dfd = open_folder()
     except Unusable as exc:
         _say_unusable(str(exc))
+        if not private:
+            raise
         return _build_private(build, check)
     try:
         found = _lookup(folder, dfd, key, check)
@@ -338,6 +342,8 @@ def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T]
                 return _build_here(folder, dfd, key, build, check)
             except OSError as exc:
                 _say_unusable(f"{folder}: {exc.strerror or exc}")
+                if not private:
+                    raise Unusable(str(exc)) from None
         return _build_private(build, check)
     finally:
         os.close(dfd)

@@ -646,7 +646,8 @@ _NATIVE: dict[str, Any] = {}
 def _native_module(cc: str) -> Any:
     """The model-independent CPython extension that calls a compiled right-hand side without
     ctypes (one vectorcall: t, y's buffer, a fresh ``numpy.empty``); compiled once per Python
-    and cached like the models; None when it cannot be built (no Python headers)."""
+    and cached like the models; None when it cannot be built (no Python headers) or the cache
+    cannot be used (it is not compiled again in every run)."""
     if cc in _NATIVE:
         return _NATIVE[cc]
     import importlib.machinery
@@ -674,7 +675,9 @@ def _native_module(cc: str) -> Any:
             return loaded
 
         try:
-            module, _ = cache.obtain(key, build, load)
+            module, _ = cache.obtain(key, build, load, private=False)
+        except cache.Unusable:
+            return None  # not built in every run; the message on the cache says why
         except Exception as exc:  # the ctypes call still works, and is slower: say so
             cache.say_once("native", "warning: the direct call into compiled models could not "
                            "be built; calling them through ctypes instead (slower)",

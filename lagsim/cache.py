@@ -222,7 +222,7 @@ def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | 
         return None
     try:
         value = _load(fd, folder / name, check)
-    except (OSError, Foreign) as exc:
+    except (OSError, ImportError, Foreign) as exc:
         _note_rejected(folder / name, str(exc) or type(exc).__name__)
         return None
     with contextlib.suppress(OSError):
@@ -244,7 +244,8 @@ def _lock(dfd: int) -> Iterator[None]:
         import fcntl
 
         fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dfd)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o600,
+                     dir_fd=dfd)
     except (ImportError, OSError):
         yield
         return

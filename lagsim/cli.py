@@ -405,7 +405,7 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
 
 @main.group("cache")
 def cache_group() -> None:
-    """Show or clear the compile cache (compiled models, see `lagsim cache info`)."""
+    """Show or clear the compile cache of compiled models."""
 
 
 def _cache_folder_error(exc: Exception) -> InputError:

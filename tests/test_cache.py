@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -267,22 +268,32 @@ def test_a_read_only_cache_folder_still_runs_and_says_so_once(tmp_path, tmp_path
 
 
 @needs_cc
-def test_a_full_disk_still_runs_and_says_so_once(tmp_path, monkeypatch, capsys):
-    """Every write into the cache fails with ENOSPC (in process: /dev/full is not ours)."""
-    def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+@pytest.mark.parametrize("code", (errno.ENOSPC, errno.EROFS, errno.EACCES))
+def test_a_full_disk_or_read_only_cache_still_runs_and_says_so_once(code, tmp_path,
+                                                                    monkeypatch, capsys):
+    """Nothing can be written into the cache folder (a full disk, a read-only file system or
+    folder; in process, since /dev/full is not ours and root writes anywhere): two models still
+    compile to C, in private temporary folders that are removed, with one message."""
+    real = tempfile.mkdtemp
 
-    monkeypatch.setattr(cache, "_build_here", full)
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr("tempfile.tempdir", None)
+    def mkdtemp(*args, **kwargs):
+        if kwargs.get("dir") is not None:
+            raise OSError(code, os.strerror(code))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     for name in ("pendulum", "double_pendulum"):
         numeric = compile_model(build_model(load_spec(name)))
         assert numeric.backend == "c"
-    y = numeric.energy(0.0, np.zeros(numeric.n), np.zeros(numeric.n))
-    assert np.isfinite(y)
+    q = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    M, F, _, _ = numeric.dynamics(0.0, q, q)
+    assert M[0, 0] > 0 and np.isfinite(F).all()
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "No space left" in err
-    assert [p.name for p in tmp_path.iterdir()] == ["cache"]
+    assert err.count("\n") == 1 and os.strerror(code) in err
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert [p.name for p in (tmp_path / "cache").glob("lagsim_*")] == []
 
 
 @needs_cc

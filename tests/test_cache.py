@@ -547,3 +547,15 @@ def test_models_differing_in_parameter_values_share_their_code():
     other = compile_model(build_model(load_spec("double_pendulum", {"l1": 2.0, "m2": 0.3})))
     assert other._code is first._code and other.backend == first.backend
     assert other.parameters["l1"] == 2.0 and first.parameters["l1"] != 2.0
+
+
+def test_cache_commands_on_a_cache_path_that_is_a_file(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("LAGSIM_CACHE", str(blocker))
+    for command in ("info", "clear"):
+        done = CliRunner().invoke(main, ["cache", command])
+        assert done.exit_code == 2
+        assert done.output.startswith("lagsim: error: LAGSIM_CACHE: the compile cache cannot "
+                                      "be used") and done.output.count("\n") == 1
+    assert blocker.read_text(encoding="utf-8") == "x"

@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test test-nocc lint bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench
 	$(BIN)/python -m pytest -q
+
+test-nocc: $(STAMP)
+	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench

@@ -37,6 +37,7 @@ import anchor_numpy  # noqa: E402
 import anchor_sympy  # noqa: E402
 import exact  # noqa: E402
 import lagsim_side  # noqa: E402
+import params  # noqa: E402
 from timing import median_time  # noqa: E402
 
 FULL = {
@@ -464,6 +465,9 @@ def render(results: dict[str, Any]) -> str:
                  else "—" for t in tols]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
+    if results.get("params"):
+        lines += ["", "## 6. Parameters as inputs of the compiled code (issue 8 §1, "
+                  "bench/params.py)", "", *params.report(results["params"])]
     lines += ["", "## Targets (issue 5)", ""] + targets(results)
     if results.get("profiles"):
         lines += render_profiles(results["profiles"])
@@ -535,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="n up to 4, 3 repetitions")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
-    parser.add_argument("--only", default="chain,natural,cold,precision,profile",
+    parser.add_argument("--only", default="chain,natural,cold,precision,profile,params",
                         help="comma-separated workloads to run (for development)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
@@ -557,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
                                       "missing": "skipped (--only)"})
         if "profile" in only:
             results["profiles"] = workload_profiles(folder)
+        if "params" in only:
+            results["params"] = params.measure(reps=cfg["reps"] * 3)
     results["wall_s"] = time.perf_counter() - start
     if results["precision"]["series"]:
         plot_work_precision(results["precision"], args.output.parent / "work_precision.png")

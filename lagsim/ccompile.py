@@ -1,27 +1,35 @@
-"""A model's numeric functions as C, compiled once with the system C compiler (issue 5).
+"""A model's numeric functions as C, compiled once with the system C compiler (issues 5, 8, 15).
 
 :func:`compile_c` writes one C file holding every function :mod:`lagsim.compile` needs (each
-expression list with its common subexpressions eliminated by symengine, parameters already
-substituted), plus, for a system without constraints, the whole right-hand side of
-M(q) q̈ = F(q, q̇, t) (seed 001 eq. 10.12–10.14): y' = [q̇, q̈] with q̈ from a Cholesky
-factorisation of the symmetric positive definite M written in C (partial-pivoting LU when M is
-not positive definite, as ``numpy.linalg.solve`` would still solve it). M is never inverted
-symbolically.
+expression list with its common subexpressions eliminated by symengine), plus, for a system
+without constraints, the whole right-hand side of M(q) q̈ = F(q, q̇, t) (seed 001 eq.
+10.12–10.14): y' = [q̇, q̈] with q̈ from a Cholesky factorisation of the symmetric positive
+definite M written in C (partial-pivoting LU when M is not positive definite, as
+``numpy.linalg.solve`` would still solve it). M is never inverted symbolically.
 
-The shared library is cached by the hash of its source, the compiler, the flags and lagsim's
-version in ``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``; it is
-written to a temporary name and renamed into place, so concurrent runs never load a half-written
-file. Without constraints the library also holds DOP853's step (:func:`_dop853_source`), so
-that a run makes no Python call per evaluation (:mod:`lagsim.cstep`). The functions are called
-through :mod:`ctypes` with preallocated buffers; the ODE right-hand side, called thousands of
-times a run, through a small model-independent CPython extension instead (:func:`native_rhs`:
-one vectorcall, 0.3 µs at n = 2 against 1.7 µs through ctypes), compiled once per Python and
-cached the same way, when Python's headers are installed. Every call returns a fresh array (the
-integrator keeps references to what a right-hand side returns). One compiled model is not to be
-called from two threads at once (its buffers are shared).
+The parameters are inputs of the compiled code, an array ``p`` passed to every function (as
+PyDy's code generation passes its constants), so one library serves every parameter value
+(issue 8 §1): :meth:`CompiledC.bind` gives the functions for other values without compiling.
 
-No compiler (or ``LAGSIM_NO_CC`` set, or any failure to generate or compile) makes
-:func:`compile_c` return ``None``, and :mod:`lagsim.compile` uses symengine's LLVM instead.
+The library is kept in the compile cache (:mod:`lagsim.cache`, which decides whether a file may
+be loaded) under a key that covers everything that determines the code: the model's structure
+(its expressions with the parameters as symbols, never their values), this generator's source,
+lagsim's, symengine's and scipy's versions, the compiler's path and version, the flags, the
+Python ABI and the platform (:func:`model_key`). The library reports its key through the
+exported function ``lagsim_cache_key``, which is checked after loading. Without constraints the
+library also holds DOP853's step (:func:`_dop853_source`), so that a run makes no Python call
+per evaluation (:mod:`lagsim.cstep`). The functions are called through :mod:`ctypes` with
+preallocated buffers; the ODE right-hand side, called thousands of times a run, through a small
+model-independent CPython extension instead (:func:`native_rhs`: one vectorcall, 0.3 µs at n = 2
+against 1.7 µs through ctypes), compiled once per Python and cached the same way, when Python's
+headers are installed. Every call returns a fresh array (the integrator keeps references to
+what a right-hand side returns). One bound model is not to be called from two threads at once
+(its buffers are shared).
+
+No compiler (or ``LAGSIM_NO_CC`` set) makes :func:`compile_c` return ``None`` quietly, and
+:mod:`lagsim.compile` uses symengine's LLVM instead; any other reason to do so (too many
+coordinates, the compiler failing, a library that does not load) says so once on stderr, with
+the reason under ``--debug``.
 """
 
 from __future__ import annotations
@@ -29,21 +37,22 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
-import tempfile
+import sysconfig
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import symengine as se
 
-from lagsim import __version__
+from lagsim import __version__, cache
 
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"
 MAX_N = 128
 """Above this many coordinates the C solver's stack arrays grow too large; LLVM is used."""
 FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-w")
@@ -138,11 +147,11 @@ def _dop853_source(n: int) -> str:
         array("DOP_B", d.B), array("DOP_C", d.C[:stages]), array("DOP_E3", d.E3),
         array("DOP_E5", d.E5),
         f"""
-/* info: in [h_abs]; out [t_new, h, h_abs, nfev]. Returns 0 (accepted), 1 (step too small),
-   2 (singular mass matrix). K: {stages + 1} rows of {2 * n}. */
+/* info: in [h_abs]; out [t_new, h, h_abs, nfev]; p: the parameters. Returns 0 (accepted),
+   1 (step too small), 2 (singular mass matrix). K: {stages + 1} rows of {2 * n}. */
 int lagsim_dop853_step(double t, const double *y, const double *f, double t_bound,
                        double direction, double rtol, const double *atol, double max_step,
-                       double *K, double *y_new, double *f_new, double *info)
+                       double *K, double *y_new, double *f_new, double *info, const double *p)
 {{
     const int N = {2 * n}, S = {stages};
     double ytmp[{2 * n}], h_abs = info[0], h, t_new, nfev = 0.0;
@@ -165,14 +174,14 @@ int lagsim_dop853_step(double t, const double *y, const double *f, double t_boun
                 for (j = 0; j < s; j++) acc += K[j * N + i] * DOP_A[s * S + j];
                 ytmp[i] = y[i] + acc * h;
             }}
-            if (lagsim_ode_rhs(t + DOP_C[s] * h, ytmp, K + s * N)) return 2;
+            if (lagsim_ode_rhs(t + DOP_C[s] * h, ytmp, K + s * N, p)) return 2;
         }}
         for (i = 0; i < N; i++) {{
             double acc = 0.0;
             for (j = 0; j < S; j++) acc += K[j * N + i] * DOP_B[j];
             y_new[i] = y[i] + h * acc;
         }}
-        if (lagsim_ode_rhs(t + h, y_new, f_new)) return 2;
+        if (lagsim_ode_rhs(t + h, y_new, f_new, p)) return 2;
         memcpy(K + S * N, f_new, N * sizeof(double));
         nfev += S;
         for (i = 0; i < N; i++) {{
@@ -200,11 +209,9 @@ int lagsim_dop853_step(double t, const double *y, const double *f, double t_boun
 
 
 def cache_dir() -> Path:
-    """``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else ``~/.cache/lagsim``."""
-    if os.environ.get("LAGSIM_CACHE"):
-        return Path(os.environ["LAGSIM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "lagsim"
+    """The cache folder asked for: ``$LAGSIM_CACHE``, else ``$XDG_CACHE_HOME/lagsim``, else
+    ``~/.cache/lagsim`` (:func:`lagsim.cache.open_folder` decides the folder really used)."""
+    return cache.base_dir()
 
 
 def compiler() -> str | None:
@@ -216,19 +223,26 @@ def compiler() -> str | None:
     return shutil.which(cc) if cc else None
 
 
-def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic]) -> str:
-    """``void name(const double *in, double *out)``: out[i] = exprs[i] at in = args."""
+Functions = Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]]
+
+
+def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
+               parameters: Sequence[se.Symbol] = ()) -> str:
+    """``static void name(const double *in, const double *p, double *out)``: out[i] =
+    exprs[i] at in = args and p = parameters."""
     dummies = [se.Symbol(f"a_{i}") for i in range(len(args))]
-    rename = dict(zip(args, dummies))
+    pdummies = [se.Symbol(f"p_{j}") for j in range(len(parameters))]
+    rename = dict(zip(args, dummies)) | dict(zip(parameters, pdummies))
     exprs = [se.sympify(e).xreplace(rename) for e in exprs]
-    lines = [f"static void {name}(const double *in, double *out)", "{"]
+    lines = [f"static void {name}(const double *in, const double *p, double *out)", "{"]
     used: set[se.Basic] = set()
     for e in exprs:
         used |= e.free_symbols
-    unknown = used - set(dummies)
+    unknown = used - set(dummies) - set(pdummies)
     if unknown:
         raise ValueError(f"free symbols left: {sorted(map(str, unknown))}")
     lines += [f"    const double a_{i} = in[{i}];" for i, d in enumerate(dummies) if d in used]
+    lines += [f"    const double p_{j} = p[{j}];" for j, d in enumerate(pdummies) if d in used]
     if exprs:
         replacements, reduced = se.cse(exprs)
         lines += [f"    const double {se.ccode(s)} = {se.ccode(v)};" for s, v in replacements]
@@ -237,22 +251,22 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic]) 
     return "\n".join(lines)
 
 
-def _source(n: int, m: int, functions: Sequence[tuple[str, Sequence[se.Symbol],
-                                                          Sequence[se.Basic]]]) -> str:
+def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol],
+            key: str) -> str:
     parts = [f"#define LAGSIM_NMAX {max(n, 1)}", _RUNTIME]
-    parts += [c_function(name, args, exprs) for name, args, exprs in functions]
+    parts += [c_function(name, args, exprs, parameters) for name, args, exprs in functions]
     for name, _, exprs in functions:
-        parts.append(f"void lagsim_{name}(const double *in, double *out) {{ {name}(in, out); }}"
-                     f" /* {len(exprs)} values */")
+        parts.append(f"void lagsim_{name}(const double *in, const double *p, double *out) "
+                     f"{{ {name}(in, p, out); }} /* {len(exprs)} values */")
     if m == 0:
         parts.append(f"""
-int lagsim_ode_rhs(double t, const double *y, double *out)
+int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
 {{
     double in[{1 + 2 * n}], dyn[{n * n + n}];
     int i;
     in[0] = t;
     memcpy(in + 1, y, {2 * n} * sizeof(double));
-    dynamics(in, dyn);
+    dynamics(in, p, dyn);
     memcpy(out, y + {n}, {n} * sizeof(double));
     memcpy(out + {n}, dyn + {n * n}, {n} * sizeof(double));
     for (i = 0; i < {n * n}; i++)
@@ -263,79 +277,133 @@ int lagsim_ode_rhs(double t, const double *y, double *out)
     return lagsim_solve({n}, dyn, out + {n});
 }}""")
         parts.append(_dop853_source(n))
+    parts.append(_key_source(key))
     return "\n".join(parts) + "\n"
 
 
-def _library(source: str, cc: str, options: tuple[str, ...] | None = None) -> Path | None:
-    """The shared library of ``source`` compiled with ``options`` (default :func:`flags`), into
-    the cache unless it is there already."""
-    options = options or flags(source)
-    key = hashlib.sha256("\0".join((CACHE_FORMAT, __version__, sys.platform, cc, *options,
-                                    source)).encode()).hexdigest()[:32]
-    folder = cache_dir()
-    target = folder / f"lagsim_{key}.so"
-    if target.exists():
-        return target
+def _key_source(key: str) -> str:
+    return f'const char *lagsim_cache_key(void) {{ return "{key}"; }}'
+
+
+_IDENTITY: dict[str, tuple[str, ...]] = {}
+
+
+def _identity(cc: str) -> tuple[str, ...]:
+    """What besides its source determines a library: this generator (its own source), the
+    versions of lagsim, symengine (cse) and scipy (DOP853's coefficients), the compiler (path
+    and version), the flags, the Python ABI and the platform."""
+    if cc not in _IDENTITY:
+        try:
+            done = subprocess.run([cc, "--version"], capture_output=True, check=False,
+                                  timeout=30)
+            version = done.stdout.decode("utf-8", "replace").strip()
+        except (OSError, subprocess.SubprocessError):
+            version = "?"
+        import scipy
+
+        _IDENTITY[cc] = (
+            "lagsim-c", CACHE_FORMAT, __version__,
+            hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+            se.__version__, scipy.__version__, os.path.realpath(cc), version, *FLAGS,
+            str(OPTIMIZE_BELOW), str(sysconfig.get_config_var("SOABI")), sys.platform,
+            platform.machine())
+    return _IDENTITY[cc]
+
+
+def structure(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol]) -> str:
+    """The text that determines a model's code: its sizes, the names of the arguments and
+    parameters, and every expression with the parameters as symbols (never their values)."""
+    lines = [f"n={n} m={m}", "parameters " + " ".join(map(str, parameters))]
+    for name, args, exprs in functions:
+        lines.append(f"{name}({' '.join(map(str, args))})")
+        lines += [str(e) for e in exprs]
+    return "\n".join(lines)
+
+
+def model_key(cc: str, n: int, m: int, functions: Functions,
+              parameters: Sequence[se.Symbol] = ()) -> str:
+    """The cache key of a model's library (see the module docstring)."""
+    text = "\0".join((*_identity(cc), structure(n, m, functions, parameters)))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path:
+    """Compile ``source`` with ``options`` in the folder ``work``; the library's path.
+    Raises :class:`lagsim.cache.BuildFailed` with the compiler's output."""
+    src = work / "model.c"
+    src.write_text(source, encoding="utf-8")
+    built = work / "model.so"
+    done = subprocess.run([cc, *options, "-o", str(built), str(src), "-lm"],
+                          capture_output=True, check=False)
+    if done.returncode != 0 or not built.exists():
+        output = (done.stderr or done.stdout).decode("utf-8", "replace")
+        raise cache.BuildFailed(f"{cc} exited with {done.returncode}: {output[-2000:]}")
+    return built
+
+
+def _open_checked(name: str, key: str) -> ctypes.CDLL:
+    """The library ``name`` loaded; :class:`lagsim.cache.Foreign` unless it reports ``key``."""
+    lib = ctypes.CDLL(name)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
-    except OSError:
-        work = Path(tempfile.mkdtemp(prefix="lagsim-build-"))
-        target = work / target.name
-    try:
-        src = work / "model.c"
-        src.write_text(source, encoding="utf-8")
-        built = work / "model.so"
-        done = subprocess.run([cc, *options, "-o", str(built), str(src), "-lm"],
-                              capture_output=True, check=False)
-        if done.returncode != 0 or not built.exists():
-            return None
-        os.replace(built, target)
-        return target
-    finally:
-        if target.parent != work:
-            shutil.rmtree(work, ignore_errors=True)
+        reported = lib.lagsim_cache_key
+    except AttributeError:
+        raise cache.Foreign("the library does not report a key") from None
+    reported.restype = ctypes.c_char_p
+    reported.argtypes = ()
+    got = reported()
+    if got != key.encode():
+        raise cache.Foreign(f"the library reports key {got!r}, not {key}")
+    return lib
+
+
+def fallback(why: str, reason: str | None = None) -> None:
+    """Say once on stderr that the slower LLVM path is used, and why."""
+    cache.say_once("fallback", f"warning: {why}; using symengine's LLVM path instead (slower)",
+                   reason)
 
 
 class CFunction:
-    """``f(x) -> fresh 1-d array`` of one compiled expression list (the shape of symengine's
-    ``Lambdify``)."""
+    """``f(x) -> fresh 1-d array`` of one compiled expression list at the parameter values
+    ``params`` (the shape of symengine's ``Lambdify``)."""
 
-    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_size")
+    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp")
 
-    def __init__(self, func: Callable, n_in: int, n_out: int) -> None:
-        func.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    def __init__(self, func: Callable, n_in: int, n_out: int, params: np.ndarray) -> None:
+        func.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         func.restype = None
         self._func = func
         self._in = np.zeros(n_in)
         self._out = np.zeros(n_out)
         self._pin = self._in.ctypes.data
         self._pout = self._out.ctypes.data
-        self._size = n_in
+        self._params = params
+        self._pp = params.ctypes.data
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         self._in[:] = x
-        self._func(self._pin, self._pout)
+        self._func(self._pin, self._pp, self._pout)
         return self._out.copy()
 
 
 class COdeRhs:
     """``rhs(t, y) -> fresh y' = [q̇, q̈]`` of an unconstrained system, one C call."""
 
-    __slots__ = ("_func", "_y", "_out", "_py", "_pout")
+    __slots__ = ("_func", "_y", "_out", "_py", "_pout", "_params", "_pp")
 
-    def __init__(self, func: Callable, n: int) -> None:
-        func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p)
+    def __init__(self, func: Callable, n: int, params: np.ndarray) -> None:
+        func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         func.restype = ctypes.c_int
         self._func = func
         self._y = np.zeros(2 * n)
         self._out = np.zeros(2 * n)
         self._py = self._y.ctypes.data
         self._pout = self._out.ctypes.data
+        self._params = params
+        self._pp = params.ctypes.data
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
         self._y[:] = y
-        if self._func(t, self._py, self._pout):
+        if self._func(t, self._py, self._pout, self._pp):
             raise np.linalg.LinAlgError("Singular matrix")
         return self._out.copy()
 
@@ -346,17 +414,20 @@ class CDop853Step:
     K, h_abs)`` → (code, y_new, f_new, t_new, h, h_abs, nfev) with code 0 accepted, 1 step too
     small, 2 singular mass matrix; ``K`` (13 rows) receives the stages."""
 
-    __slots__ = ("_func", "_info", "_pinfo", "n")
+    __slots__ = ("_func", "_info", "_pinfo", "n", "_params", "_pp")
 
-    def __init__(self, func: Callable, n: int) -> None:
+    def __init__(self, func: Callable, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
                          ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_double,
-                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.c_void_p)
         func.restype = ctypes.c_int
         self._func = func
         self._info = np.zeros(4)
         self._pinfo = self._info.ctypes.data
         self.n = 2 * n
+        self._params = params
+        self._pp = params.ctypes.data
 
     def __call__(self, t: float, y: np.ndarray, f: np.ndarray, t_bound: float,
                  direction: float, rtol: float, atol: np.ndarray, max_step: float,
@@ -366,7 +437,7 @@ class CDop853Step:
         self._info[0] = h_abs
         code = self._func(t, y.ctypes.data, f.ctypes.data, t_bound, direction, rtol,
                           atol.ctypes.data, max_step, K.ctypes.data, y_new.ctypes.data,
-                          f_new.ctypes.data, self._pinfo)
+                          f_new.ctypes.data, self._pinfo, self._pp)
         t_new, h, h_abs, nfev = self._info
         return code, y_new, f_new, float(t_new), float(h), float(h_abs), int(nfev)
 
@@ -374,37 +445,67 @@ class CDop853Step:
 @dataclass(frozen=True)
 class CompiledC:
     """The compiled functions by name (``f(x) -> array``) and, without constraints, the ODE
-    right-hand side; ``library`` is the shared object they come from."""
+    right-hand side and DOP853's step, all at the parameter values ``params``; ``library`` is
+    the shared object they come from. :meth:`bind` gives them at other values."""
 
     functions: dict[str, CFunction]
     ode_rhs: COdeRhs | None
     library: Path
     dop853_step: CDop853Step | None = None
+    params: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    _lib: Any = field(default=None, repr=False)
+    _sizes: tuple[tuple[str, int, int], ...] = ()
+    _n: int = 0
+
+    def bind(self, values: Sequence[float]) -> CompiledC:
+        """The same library's functions at the parameter values ``values`` (in the order the
+        parameters were given to :func:`compile_c`); nothing is compiled."""
+        params = np.array(values, dtype=float).reshape(-1)
+        if params.size != self.params.size:
+            raise ValueError(f"expected {self.params.size} parameter values, got {params.size}")
+        lib = self._lib
+        functions = {name: CFunction(getattr(lib, f"lagsim_{name}"), n_in, n_out, params)
+                     for name, n_in, n_out in self._sizes}
+        if self.ode_rhs is None:
+            return CompiledC(functions, None, self.library, None, params, lib, self._sizes,
+                             self._n)
+        return CompiledC(functions, COdeRhs(lib.lagsim_ode_rhs, self._n, params), self.library,
+                         CDop853Step(lib.lagsim_dop853_step, self._n, params), params, lib,
+                         self._sizes, self._n)
 
 
-def compile_c(n: int, m: int,
-              functions: Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]]
-              ) -> CompiledC | None:
-    """Compile ``functions`` (name, argument symbols, expressions) to C; None when that cannot
-    be done here. ``functions`` must hold ``dynamics`` (M, F, A, b flat, arguments t, q, q̇) for
-    the ODE right-hand side to be built (when ``m == 0``)."""
+def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol] = (),
+              values: Sequence[float] | None = None) -> CompiledC | None:
+    """Compile ``functions`` (name, argument symbols, expressions in those and the symbols
+    ``parameters``) to C, bound to the parameter ``values`` (default all 0); None when that
+    cannot be done here. ``functions`` must hold ``dynamics`` (M, F, A, b flat, arguments t, q,
+    q̇) for the ODE right-hand side to be built (when ``m == 0``)."""
     cc = compiler()
-    if cc is None or n > MAX_N:
+    if cc is None:
         return None
+    if n > MAX_N:
+        fallback(f"{n} coordinates are more than the C path's {MAX_N}")
+        return None
+    parameters = tuple(parameters)
     try:
-        source = _source(n, m, functions)
-        path = _library(source, cc)
-        if path is None:
-            return None
-        lib = ctypes.CDLL(str(path))
-    except Exception:  # any failure here means: use the LLVM path
+        key = model_key(cc, n, m, functions, parameters)
+
+        def build(work: Path) -> Path:
+            source = _source(n, m, functions, parameters, key)
+            return _compile(cc, source, flags(source), work)
+
+        lib, path = cache.obtain(key, build, lambda name: _open_checked(name, key))
+    except cache.BuildFailed as exc:
+        fallback("the C compiler failed on the generated code", str(exc))
         return None
-    compiled = {name: CFunction(getattr(lib, f"lagsim_{name}"), len(args), len(exprs))
-                for name, args, exprs in functions}
-    if m:
-        return CompiledC(compiled, None, path)
-    return CompiledC(compiled, COdeRhs(lib.lagsim_ode_rhs, n), path,
-                     CDop853Step(lib.lagsim_dop853_step, n))
+    except Exception as exc:  # any failure here means: use the LLVM path, and say so
+        fallback(f"the model could not be compiled to C ({type(exc).__name__})",
+                 f"{type(exc).__name__}: {exc}")
+        return None
+    sizes = tuple((name, len(args), len(exprs)) for name, args, exprs in functions)
+    unbound = CompiledC({}, COdeRhs(lib.lagsim_ode_rhs, n, np.zeros(0)) if m == 0 else None,
+                        path, None, np.zeros(len(parameters)), lib, sizes, n)
+    return unbound.bind(np.zeros(len(parameters)) if values is None else values)
 
 
 _NATIVE_SOURCE = r"""
@@ -414,13 +515,14 @@ _NATIVE_SOURCE = r"""
 #include <stdint.h>
 #include <string.h>
 
-typedef int (*lagsim_rhs_fn)(double t, const double *y, double *out);
+typedef int (*lagsim_rhs_fn)(double t, const double *y, double *out, const double *p);
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     lagsim_rhs_fn f;
-    PyObject *size, *empty, *convert, *error;
+    const double *p;
+    PyObject *size, *empty, *convert, *error, *params;
     Py_ssize_t n;
 } RhsObject;
 
@@ -467,7 +569,7 @@ static PyObject *rhs_vectorcall(PyObject *self, PyObject *const *args, size_t na
         PyBuffer_Release(&in); Py_XDECREF(held); Py_XDECREF(result);
         return NULL;
     }
-    code = r->f(t, (const double *)in.buf, (double *)out.buf);
+    code = r->f(t, (const double *)in.buf, (double *)out.buf, r->p);
     PyBuffer_Release(&out);
     PyBuffer_Release(&in);
     Py_XDECREF(held);
@@ -483,6 +585,7 @@ static void rhs_dealloc(PyObject *self)
 {
     RhsObject *r = (RhsObject *)self;
     Py_XDECREF(r->size); Py_XDECREF(r->empty); Py_XDECREF(r->convert); Py_XDECREF(r->error);
+    Py_XDECREF(r->params);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -499,25 +602,30 @@ static PyTypeObject RhsType = {
 
 static PyObject *make(PyObject *module, PyObject *args)
 {
-    unsigned long long address;
+    unsigned long long address, paddress;
     Py_ssize_t n;
-    PyObject *empty, *convert, *error;
+    PyObject *empty, *convert, *error, *params;
     RhsObject *r;
-    if (!PyArg_ParseTuple(args, "KnOOO", &address, &n, &empty, &convert, &error)) return NULL;
+    if (!PyArg_ParseTuple(args, "KnOOOKO", &address, &n, &empty, &convert, &error, &paddress,
+                          &params))
+        return NULL;
     r = PyObject_New(RhsObject, &RhsType);
     if (r == NULL) return NULL;
     r->vectorcall = rhs_vectorcall;
     r->f = (lagsim_rhs_fn)(uintptr_t)address;
+    r->p = (const double *)(uintptr_t)paddress;
     r->n = n;
     r->size = PyLong_FromSsize_t(n);
     Py_INCREF(empty); r->empty = empty;
     Py_INCREF(convert); r->convert = convert;
     Py_INCREF(error); r->error = error;
+    Py_INCREF(params); r->params = params;
     return (PyObject *)r;
 }
 
 static PyMethodDef methods[] = {
-    {"make", make, METH_VARARGS, "make(address, size, empty, convert, error) -> Rhs"},
+    {"make", make, METH_VARARGS,
+     "make(address, size, empty, convert, error, params_address, params) -> Rhs"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -532,46 +640,62 @@ PyMODINIT_FUNC PyInit__lagsim_native(void)
 }
 """
 
-_NATIVE: list[Any] = []
+_NATIVE: dict[str, Any] = {}
 
 
 def _native_module(cc: str) -> Any:
     """The model-independent CPython extension that calls a compiled right-hand side without
     ctypes (one vectorcall: t, y's buffer, a fresh ``numpy.empty``); compiled once per Python
-    and cached like the models; None when it cannot be built (no Python headers)."""
-    if _NATIVE:
-        return _NATIVE[0]
-    module = None
-    try:
-        import importlib.machinery
-        import importlib.util
-        import sysconfig
+    and cached like the models; None when it cannot be built (no Python headers) or the cache
+    cannot be used (it is not compiled again in every run)."""
+    if cc in _NATIVE:
+        return _NATIVE[cc]
+    import importlib.machinery
+    import importlib.util
 
-        include = sysconfig.get_paths()["include"]
-        if (Path(include) / "Python.h").exists():
-            source = _NATIVE_SOURCE + f"/* {sys.version} {include} */\n"
-            path = _library(source, cc, ("-O2", *FLAGS, f"-I{include}"))
-            if path is not None:
-                loader = importlib.machinery.ExtensionFileLoader("_lagsim_native", str(path))
-                spec = importlib.util.spec_from_file_location("_lagsim_native", str(path),
-                                                              loader=loader)
-                if spec is not None:
-                    module = importlib.util.module_from_spec(spec)
-                    loader.exec_module(module)
-    except Exception:  # any failure here means: use ctypes
-        module = None
-    _NATIVE.append(module)
+    include = sysconfig.get_paths()["include"]
+    module = None
+    if (Path(include) / "Python.h").exists():
+        key = hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
+                                        _NATIVE_SOURCE)).encode()).hexdigest()[:32]
+
+        def build(work: Path) -> Path:
+            return _compile(cc, _NATIVE_SOURCE + _key_source(key) + "\n",
+                            ("-O2", *FLAGS, f"-I{include}"), work)
+
+        def load(name: str) -> Any:
+            _open_checked(name, key)
+            loader = importlib.machinery.ExtensionFileLoader("_lagsim_native", name)
+            spec = importlib.util.spec_from_file_location("_lagsim_native", name,
+                                                          loader=loader)
+            if spec is None:
+                raise ImportError(f"cannot import {name}")
+            loaded = importlib.util.module_from_spec(spec)
+            loader.exec_module(loaded)
+            return loaded
+
+        try:
+            module, _ = cache.obtain(key, build, load, private=False)
+        except cache.Unusable:
+            return None  # not built in every run; the message on the cache says why
+        except Exception as exc:  # the ctypes call still works, and is slower: say so
+            cache.say_once("native", "warning: the direct call into compiled models could not "
+                           "be built; calling them through ctypes instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+    _NATIVE[cc] = module
     return module
 
 
 def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """The ODE right-hand side of ``compiled`` called through :func:`_native_module`, or None."""
     cc = compiler()
-    if compiled.ode_rhs is None or cc is None:
+    rhs = compiled.ode_rhs
+    if rhs is None or cc is None:
         return None
     module = _native_module(cc)
     if module is None:
         return None
-    address = ctypes.cast(compiled.ode_rhs._func, ctypes.c_void_p).value
-    return module.make(address, compiled.ode_rhs._y.size, np.empty,
-                       lambda y: np.ascontiguousarray(y, dtype=float), np.linalg.LinAlgError)
+    address = ctypes.cast(rhs._func, ctypes.c_void_p).value
+    return module.make(address, rhs._y.size, np.empty,
+                       lambda y: np.ascontiguousarray(y, dtype=float), np.linalg.LinAlgError,
+                       rhs._pp, rhs._params)

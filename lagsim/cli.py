@@ -595,5 +595,43 @@ def completion(shell: str) -> None:
     click.echo(complete(main, {}, "lagsim", "_LAGSIM_COMPLETE").source())
 
 
+@main.group("cache")
+def cache_group() -> None:
+    """Show or clear the compile cache of compiled models."""
+
+
+def _cache_folder_error(exc: Exception) -> InputError:
+    return InputError(f"the compile cache cannot be used: {exc}; set LAGSIM_CACHE to a folder "
+                      "of your own", Location("LAGSIM_CACHE"))
+
+
+@cache_group.command("info")
+def cache_info() -> None:
+    """Print the cache folder, its number of compiled models and their size."""
+    from lagsim import cache
+
+    try:
+        found = cache.info()
+    except cache.Unusable as exc:
+        raise _cache_folder_error(exc) from None
+    size = next((f"{found.size / scale:.1f} {unit}" for scale, unit in
+                 ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")) if found.size >= scale),
+                f"{found.size} bytes")
+    click.echo(f"folder: {found.folder}\nentries: {found.entries} (the {cache.KEEP} most "
+               f"recently used are kept)\nsize: {size}")
+
+
+@cache_group.command("clear")
+def cache_clear() -> None:
+    """Remove lagsim's compiled models from the cache folder (nothing else there)."""
+    from lagsim import cache
+
+    try:
+        folder, removed = cache.clear()
+    except cache.Unusable as exc:
+        raise _cache_folder_error(exc) from None
+    click.echo(f"removed {removed} compiled model{'s' * (removed != 1)} from {folder}")
+
+
 if __name__ == "__main__":
     main()

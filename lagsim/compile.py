@@ -1,23 +1,31 @@
 """Compiled numeric functions of a :class:`~lagsim.model.Model`.
 
-Parameters are substituted by their numbers before compiling. With a C compiler on the machine
-every function is C from :mod:`lagsim.ccompile` (one shared library per model, cached), and a
-system without constraints also gets its whole ODE right-hand side in C (:meth:`NumericSystem.
-ode_rhs`); otherwise each function is one symengine ``Lambdify`` call (LLVM when symengine has
-it). Both eliminate common subexpressions. Every call returns fresh arrays (the integrator keeps
-references to what a right-hand side returns).
+The parameters are inputs of the compiled code (issue 8 §1): every function takes their values
+as an array, so models that differ only in parameter values share one compiled code, which is
+compiled once per process (:data:`_MEMO`, keyed by the model's structure, never its values) and,
+for C, once per machine (the compile cache of :mod:`lagsim.ccompile`);
+:meth:`NumericSystem.with_parameters` gives the same model at other values without compiling.
+With a C compiler on the machine every function is C from :mod:`lagsim.ccompile` (one shared
+library per model structure), and a system without constraints also gets its whole ODE
+right-hand side in C (:meth:`NumericSystem.ode_rhs`); otherwise each function is one symengine
+``Lambdify`` call (LLVM when symengine has it) of the state and the parameters. Both eliminate
+common subexpressions. Every call returns fresh arrays (the integrator keeps references to what
+a right-hand side returns).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import symengine as se
 
-from lagsim.ccompile import compile_c, native_rhs
+from lagsim.ccompile import Functions, compile_c, compiler, native_rhs, structure
 from lagsim.model import Model
 
 BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
@@ -67,6 +75,7 @@ class NumericSystem:
     _ode_rhs: Callable | None = None
     backend: str = BACKEND
     _dop853_step: Callable | None = None
+    _code: Any = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -130,6 +139,19 @@ class NumericSystem:
         M, F, _, _ = self.dynamics(t, q, qd)
         return np.linalg.solve(M, F)
 
+    def with_parameters(self, values: Mapping[str, float]) -> NumericSystem:
+        """This system with the parameters named in ``values`` set to those numbers (the others
+        kept), using the same compiled code: nothing is compiled (issue 8 §1)."""
+        unknown = sorted(set(values) - set(self.parameters))
+        if unknown:
+            raise KeyError(f"no parameter {', '.join(unknown)}; the parameters are "
+                           f"{', '.join(self.parameters) or '(none)'}")
+        if self._code is None:
+            raise ValueError("this NumericSystem was not made by compile_model")
+        parameters = {k: float(values.get(k, v)) for k, v in self.parameters.items()}
+        return replace(self, parameters=parameters,
+                       **self._code.bind(np.array(list(parameters.values()), dtype=float)))
+
     def dop853_step(self) -> Callable | None:
         """DOP853's step in C for this system's ODE (:class:`lagsim.cstep.CDOP853`), or None."""
         return self._dop853_step
@@ -158,42 +180,102 @@ class NumericSystem:
         return rhs
 
 
+class _Bound:
+    """``f(x)`` of a ``Lambdify`` of (state, parameters) at fixed parameter values."""
+
+    __slots__ = ("_func", "_x", "_k")
+
+    def __init__(self, func: Callable, n_state: int, params: np.ndarray) -> None:
+        self._func = func
+        self._k = n_state
+        self._x = np.empty(n_state + params.size)
+        self._x[n_state:] = params
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        self._x[:self._k] = x
+        return self._func(self._x)
+
+
+@dataclass(frozen=True)
+class _Code:
+    """The compiled code of one model structure, before parameter values are given:
+    ``bind(values)`` returns the :class:`NumericSystem` fields of the functions at them."""
+
+    backend: str
+    bind: Callable[[np.ndarray], dict[str, Any]]
+
+
+MEMO_SIZE = 16
+_MEMO: OrderedDict[str, _Code] = OrderedDict()
+"""Compiled code by structure key, the most recently used last (issue 8 §1)."""
+
+
+def _c_code(n: int, m: int, groups: Functions, params: list[se.Symbol]) -> _Code | None:
+    compiled = compile_c(n, m, groups, params)
+    if compiled is None:
+        return None
+
+    def bind(values: np.ndarray) -> dict[str, Any]:
+        c = compiled.bind(values)
+        f = c.functions
+        return dict(_dynamics=f["dynamics"], _phi=f["phi"], _velocity=f["velocity"],
+                    _energy=f["energy"], _ode_rhs=native_rhs(c) or c.ode_rhs,
+                    _dop853_step=c.dop853_step)
+
+    return _Code("c", bind)
+
+
+def _llvm_code(groups: Functions, params: list[se.Symbol]) -> _Code:
+    funcs = {name: (lambdify([*args, *params], exprs), len(args)) for name, args, exprs in groups}
+
+    def bind(values: np.ndarray) -> dict[str, Any]:
+        f = {name: _Bound(func, k, values) for name, (func, k) in funcs.items()}
+        return dict(_dynamics=f["dynamics"], _phi=f["phi"], _velocity=f["velocity"],
+                    _energy=f["energy"], _ode_rhs=None, _dop853_step=None)
+
+    return _Code(BACKEND, bind)
+
+
 def compile_model(model: Model) -> NumericSystem:
-    """Compile the numeric functions of ``model`` with its parameter values substituted."""
-    subs = model.substitutions()
-
-    def num(exprs: list[se.Basic]) -> list[se.Basic]:
-        return [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
-
+    """Compile the numeric functions of ``model`` with its parameters as inputs, bound to its
+    parameter values; a model of the same structure compiled before in this process is not
+    compiled again."""
+    names = tuple(model.parameters)
+    params = list(model.substitutions())
+    values = np.array([model.parameters[k] for k in names], dtype=float)
     t, q, qd = model.t, list(model.q), list(model.qd)
     state = [t, *q, *qd]
     pos = [t, *q]
-    dyn = num(_flat(model.mass_matrix) + _flat(model.forcing) + _flat(model.A) + _flat(model.b))
+    dyn = _flat(model.mass_matrix) + _flat(model.forcing) + _flat(model.A) + _flat(model.b)
     hol = model.holonomic
     phis = [c.expression for c in hol]
     phi_q = [r for c in hol for r in c.row]
     rows = [r for c in model.constraints for r in c.row]
     offsets = [c.offset for c in model.constraints]
-    groups = (("dynamics", state, dyn), ("phi", pos, num(phis + phi_q)),
-              ("velocity", pos, num(rows + offsets)), ("energy", state, num([model.energy])))
-    common = dict(
+    groups = (("dynamics", state, dyn), ("phi", pos, phis + phi_q),
+              ("velocity", pos, rows + offsets), ("energy", state, [model.energy]))
+    cc = compiler()
+    key = hashlib.sha256("\0".join((str(cc), BACKEND, structure(model.n, model.m, groups,
+                                                                 params))).encode()).hexdigest()
+    code = _MEMO.get(key)
+    if code is None:
+        code = (_c_code(model.n, model.m, groups, params) if cc is not None else None) or (
+            _llvm_code(groups, params))
+        _MEMO[key] = code
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    _MEMO.move_to_end(key)
+    return NumericSystem(
         name=model.name,
         coordinates=model.coordinates,
         constraint_names=tuple(c.name for c in model.constraints),
         constraint_kinds=tuple(c.kind for c in model.constraints),
-        parameters=dict(model.parameters),
+        parameters=dict(zip(names, values.tolist())),
         time_dependent=model.is_time_dependent,
+        backend=code.backend,
+        _code=code,
+        **code.bind(values),
     )
-    compiled = compile_c(model.n, model.m, groups)
-    if compiled is not None:
-        f = compiled.functions
-        return NumericSystem(**common, _dynamics=f["dynamics"], _phi=f["phi"],
-                             _velocity=f["velocity"], _energy=f["energy"],
-                             _ode_rhs=native_rhs(compiled) or compiled.ode_rhs, backend="c",
-                             _dop853_step=compiled.dop853_step)
-    funcs = {name: lambdify(args, exprs) for name, args, exprs in groups}
-    return NumericSystem(**common, _dynamics=funcs["dynamics"], _phi=funcs["phi"],
-                         _velocity=funcs["velocity"], _energy=funcs["energy"])
 
 
 @dataclass(frozen=True)

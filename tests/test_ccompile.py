@@ -8,12 +8,14 @@ and the ODE right-hand side with ``numpy.linalg.solve`` of M q̈ = F (seed 001 e
 from __future__ import annotations
 
 import subprocess
+from collections import OrderedDict
 
 import numpy as np
 import pytest
 import symengine as se
 from scipy.integrate import solve_ivp
 
+import lagsim.compile
 from lagsim import ccompile
 from lagsim.chains import chain_yaml
 from lagsim.compile import compile_model
@@ -29,8 +31,10 @@ pytestmark = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compil
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
+    """An empty cache folder, and nothing compiled yet in this process, for every test."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
+    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
 
 
 def _both(model, monkeypatch):
@@ -122,7 +126,10 @@ def test_cache_is_reused_and_left_clean(tmp_path, monkeypatch):
     first = _one_dof(lambda q: 2 + se.cos(q))
     folder = tmp_path / "cache"
     assert first.library.parent == folder
-    assert [p.name for p in folder.iterdir()] == [first.library.name]
+    stem = first.library.name[:-len(".so")]
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", f"{stem}.sha256", f"{stem}.so"]
+    assert oct(folder.stat().st_mode & 0o777) == oct(0o700)
+    assert first.library.stat().st_mode & 0o022 == 0
 
     def no_compiler(*args, **kwargs):
         raise AssertionError("compiled again although the library is cached")
@@ -153,8 +160,16 @@ def test_fallback_without_compiler(monkeypatch):
     assert y[1] == pytest.approx(-9.81 * np.sin(0.5), rel=1e-12)
 
 
-def test_fallback_when_the_source_does_not_compile():
-    assert ccompile._library("this is not C", ccompile.compiler()) is None
+def test_fallback_when_the_source_does_not_compile(monkeypatch, capsys):
+    """Generated code the compiler refuses: the LLVM path, and one warning line (issue 8 §4)."""
+    monkeypatch.setattr(ccompile, "_source", lambda *args: "this is not C")
+    monkeypatch.setattr(ccompile.cache, "_SAID", set())
+    numeric = compile_model(build_model(load_spec("pendulum")))
+    assert numeric.backend != "c"
+    y = numeric.ode_rhs()(0.0, np.array([0.5, 0.0]))
+    assert y[1] == pytest.approx(-9.81 * np.sin(0.5), rel=1e-12)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "C compiler failed" in err and "LLVM" in err
 
 
 def test_coordinates_named_like_temporaries(monkeypatch):

@@ -189,7 +189,8 @@ ERRORS = [
           x_dot: 2
         coordinates: [x]
         kinetic: x_dot**2
-        """, 2, 3, "parameter 'x_dot' ends in _dot, which lagsim keeps for velocities; rename it"),
+        """, 2, 3, "parameter 'x_dot' has the form <coordinate>_dot of the CSV column of a "
+     "velocity, so the output would be misread; rename it (e.g. 'xdot')"),
     ("position-with-4-components", """
         coordinates: [x]
         masses:
@@ -369,7 +370,8 @@ ERRORS = [
     ("coordinate-is-a-velocity", """
         coordinates: [x, x_dot]
         kinetic: x_dot**2
-        """, 1, 18, "coordinate 'x_dot' clashes with the velocity of 'x'; rename it"),
+        """, 1, 18, "coordinate 'x_dot' has the form <coordinate>_dot of the CSV column of a "
+     "velocity, so the output would be misread; rename it (e.g. 'xdot')"),
     ("duplicated-top-key", """
         coordinates: [x]
         kinetic: x_dot**2

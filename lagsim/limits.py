@@ -51,7 +51,7 @@ LIMITS: dict[str, Limit] = {
     "expression size": Limit(MAX_EXPRESSION_NODES,
                              "numbers, names, operators and calls in one expression"),
     "expression nesting": Limit(MAX_NESTING, "nested parentheses, calls and powers"),
-    "exponent": Limit(MAX_EXPONENT, "|n| in a power base**n of a symbolic base"),
+    "exponent": Limit(MAX_EXPONENT, "for the exponent n of a power base**n of a symbolic base"),
     "coordinates": Limit(MAX_COORDINATES, "generalized coordinates"),
     "constraints": Limit(MAX_CONSTRAINTS, "constraints"),
 }
@@ -61,5 +61,5 @@ LIMITS: dict[str, Limit] = {
 def exceeded(name: str, found: int | str) -> str:
     """The message part that says limit ``name`` was passed: what was found and what is allowed."""
     limit = LIMITS[name]
-    return (f"{found} is past lagsim's {name} limit of {limit.value:,} {limit.counts} "
+    return (f"{found}, past lagsim's {name} limit of {limit.value:,} {limit.counts} "
             "(docs/format.md, \"Limits\")")

@@ -271,6 +271,67 @@ def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
     return out
 
 
+class _TooLarge(Exception):
+    """A YAML file past a limit; ``mark`` is where."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe composer, refusing nesting deeper than :data:`MAX_YAML_DEPTH` before it
+    recurses further."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                raise _TooLarge(exceeded("YAML depth", f"values nested more than {MAX_YAML_DEPTH} deep"),
+                                self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """The number of nodes of ``root`` with every alias expanded, counted without expanding (each
+    shared node once, times its uses); refuses an alias that contains itself."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if done:
+            open_nodes.discard(key)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in children), MAX_YAML_NODES + 1)
+            continue
+        if key in open_nodes:
+            raise _TooLarge("an alias (*name) refers to a value that contains it; YAML "
+                            "recursion is not allowed", node.start_mark)
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise _TooLarge("an alias (*name) refers to a value that contains it; YAML "
+                                "recursion is not allowed", child.start_mark)
+            stack.append((child, False))
+    return sizes[id(root)]
+
+
 def _loc(label: str, node: yaml.Node) -> Location:
     return Location(label, node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -440,8 +501,20 @@ class _Reader:
 
     def read(self, text: str, stem: str, overrides: Mapping[str, float],
              initial_over: Mapping[str, float]) -> SystemSpec:
+        if len(text) > MAX_FILE_CHARS:
+            raise InputError(exceeded("file size", f"more than {MAX_FILE_CHARS:,} "
+                                      "characters"), Location(self.label))
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=_BoundedLoader)
+            size = 0 if root is None else _expanded_size(root)
+            if size > MAX_YAML_NODES:
+                raise _TooLarge(exceeded("YAML size", f"more than {MAX_YAML_NODES:,} values "
+                                         "with the aliases expanded"),
+                                root.start_mark)
+        except _TooLarge as exc:
+            loc = (Location(self.label, exc.mark.line + 1, exc.mark.column + 1) if exc.mark
+                   else Location(self.label))
+            raise InputError(exc.message, loc) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             loc = (Location(self.label, mark.line + 1, mark.column + 1) if mark

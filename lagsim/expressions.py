@@ -175,7 +175,8 @@ def _number_problem(value: se.Basic) -> str | None:
     if math.isinf(number.real) and value.is_Number:
         return "is inf, not a finite number"
     if number.imag != 0:
-        return f"is {number.real:.6g} {'-+'[number.imag > 0]} {abs(number.imag):.6g}i, not a real number"
+        sign = "+" if number.imag > 0 else "-"
+        return f"is {number.real:.6g} {sign} {abs(number.imag):.6g}i, not a real number"
     return None
 
 

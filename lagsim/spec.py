@@ -292,8 +292,8 @@ class _BoundedLoader(yaml.SafeLoader):
         self.depth += 1
         try:
             if self.depth > MAX_YAML_DEPTH:
-                raise _TooLarge(exceeded("YAML depth", f"values nested more than {MAX_YAML_DEPTH} deep"),
-                                self.peek_event().start_mark)
+                found = f"values nested more than {MAX_YAML_DEPTH} deep"
+                raise _TooLarge(exceeded("YAML depth", found), self.peek_event().start_mark)
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("t", "time"),
     ("{q}", "a coordinate"),

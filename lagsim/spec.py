@@ -398,7 +398,10 @@ class _Reader:
                 node, f"{what}: {exc.problem}; lagsim reads plain YAML only (no tags)"
             ) from None
 
-    def mapping(self, node: yaml.Node, what: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+    def mapping(self, node: yaml.Node, what: str, item: str = "key"
+                ) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        """The (key, key node, value node) of a mapping; a key given twice, also in two spellings
+        that are one name in NFKC form, is an error; ``item`` names a key in that message."""
         self.plain_tag(node, what)
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, f"{what} must be a mapping of name: value, not a "
@@ -413,8 +416,8 @@ class _Reader:
             if normal in seen:
                 first_key, first_node = seen[normal]
                 if first_key != key:
-                    raise self.alike(key_node, f"the key of {what}", key,
-                                     (first_key, "the key", self.loc(first_node)))
+                    raise self.alike(key_node, item, key,
+                                     (first_key, item, self.loc(first_node)))
                 raise self.error(key_node, f"'{key}' appears twice in {what} (first on line "
                                  f"{first_node.start_mark.line + 1}); keep one")
             seen[normal] = (key, key_node)
@@ -578,7 +581,7 @@ class _Reader:
 
         forces = []
         if "forces" in top:
-            for raw, key_node, value_node in self.mapping(top["forces"], "'forces'"):
+            for raw, key_node, value_node in self.mapping(top["forces"], "'forces'", "coordinate"):
                 key = normal_name(raw)
                 if key not in coords:
                     raise self.error(key_node, f"'forces' names '{key}', which is not a "
@@ -588,7 +591,7 @@ class _Reader:
         loads = []
         if "loads" in top:
             mass_names = [m.name for m in masses]
-            for raw, key_node, value_node in self.mapping(top["loads"], "'loads'"):
+            for raw, key_node, value_node in self.mapping(top["loads"], "'loads'", "mass"):
                 key = normal_name(raw)
                 if key not in mass_names:
                     raise self.error(key_node, f"'loads' names '{key}', which is not a mass"
@@ -621,7 +624,7 @@ class _Reader:
         params: list[Parameter] = []
         names: dict[str, se.Basic] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
-            for _key, key_node, value_node in self.mapping(node, "'parameters'"):
+            for _key, key_node, value_node in self.mapping(node, "'parameters'", "parameter"):
                 pname = self.identifier(key_node, "parameter")
                 if pname.endswith("_ddot"):
                     raise self.error(key_node, f"parameter '{pname}' ends in _ddot, which lagsim "
@@ -680,7 +683,7 @@ class _Reader:
         if node is None:
             return ()
         masses = []
-        for raw, key_node, value_node in self.mapping(node, "'masses'"):
+        for raw, key_node, value_node in self.mapping(node, "'masses'", "mass"):
             mname = normal_name(raw)
             if not raw.isidentifier() or not mname.isidentifier():
                 raise self.error(key_node, f"mass name {raw!r} is not a valid name; use letters, "
@@ -790,7 +793,7 @@ class _Reader:
         valid = list(coords) + [f"{q}_dot" for q in coords]
         values: dict[str, float] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
-            for raw, key_node, value_node in self.mapping(node, "'initial'"):
+            for raw, key_node, value_node in self.mapping(node, "'initial'", "coordinate or velocity"):
                 key = normal_name(raw)
                 if key not in valid:
                     raise self.error(key_node, f"'initial' names '{key}', which is not a "

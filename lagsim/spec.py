@@ -793,7 +793,8 @@ class _Reader:
         valid = list(coords) + [f"{q}_dot" for q in coords]
         values: dict[str, float] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
-            for raw, key_node, value_node in self.mapping(node, "'initial'", "coordinate or velocity"):
+            entries = self.mapping(node, "'initial'", "coordinate or velocity")
+            for raw, key_node, value_node in entries:
                 key = normal_name(raw)
                 if key not in valid:
                     raise self.error(key_node, f"'initial' names '{key}', which is not a "

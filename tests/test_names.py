@@ -69,7 +69,7 @@ def test_mathematical_x_parameter_is_the_coordinate_x(tmp_path: Path) -> None:
         """, "simulate")
     line = error_line(result)
     assert f"coordinate 'x' and parameter '{MATH_X}' (U+1D465)" in line
-    assert f"sys.yaml:2:15: " in line and "sys.yaml:1:14)" in line
+    assert "sys.yaml:2:15: " in line and "sys.yaml:1:14)" in line
 
 
 def test_a_name_spelt_one_way_is_used_the_other_way(tmp_path: Path) -> None:

@@ -1218,7 +1218,7 @@ def test_non_finite_number_inside_an_expression_points_at_it() -> None:
 
 
 @pytest.mark.parametrize("option", ["--set", "--init"])
-@pytest.mark.parametrize("value", ["1e400", "nan", "1/0", "sqrt(-1)", "-1e309"])
+@pytest.mark.parametrize("value", ["1e400", "nan", "1/0", "sqrt(-1)"])
 def test_non_finite_flag_is_an_input_error(option: str, value: str) -> None:
     """Through a real process: exit 2, a message naming the option and the value."""
     import subprocess

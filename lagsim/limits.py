@@ -32,8 +32,8 @@ MAX_EXPRESSION_NODES = 20_000
 """Numbers, names, operators and calls in one expression (a sum of 1,000 terms of the form
 ``c*x**2`` has about 5,000)."""
 MAX_NESTING = 100
-"""Nesting of parentheses, function calls and powers in one expression; a chain of ``+``/``-`` or
-``*``/``/`` counts as one level, however long."""
+"""Levels of one expression's tree: each operand of an operator or argument of a call is one level
+deeper, except that a chain of ``+``/``-`` or of ``*``/``/`` is one level, however long."""
 MAX_EXPONENT = 100
 """The largest integer exponent |n| of a power of a symbolic base, such as ``(x + y)**n``: lagsim
 expands small right-hand sides, and ``(x + y + 1)**n`` has (n + 1)(n + 2)/2 terms."""
@@ -50,7 +50,7 @@ LIMITS: dict[str, Limit] = {
     "expression length": Limit(MAX_EXPRESSION_CHARS, "characters in one expression"),
     "expression size": Limit(MAX_EXPRESSION_NODES,
                              "numbers, names, operators and calls in one expression"),
-    "expression nesting": Limit(MAX_NESTING, "nested parentheses, calls and powers"),
+    "expression nesting": Limit(MAX_NESTING, "levels of operators and calls"),
     "exponent": Limit(MAX_EXPONENT, "for the exponent n of a power base**n of a symbolic base"),
     "coordinates": Limit(MAX_COORDINATES, "generalized coordinates"),
     "constraints": Limit(MAX_CONSTRAINTS, "constraints"),

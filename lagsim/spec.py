@@ -445,7 +445,7 @@ class _Reader:
         expr = self.expr(node, names, what, hint)
         try:
             value = float(expr.expr)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RuntimeError):
             raise self.error(node, f"{what} must be a number or an expression in numbers and "
                              f"earlier parameters, got {expr.text!r}") from None
         if not math.isfinite(value):

@@ -281,7 +281,8 @@ class _Builder:
                 raise self.fail(node, f"the number {ast.unparse(node)} is too large to compute "
                                 "exactly; write a decimal base (such as 2.0 instead of 2) for a "
                                 "floating-point value")
-            if not left.is_Number and right.is_Number and _past_exponent_limit(right):
+            if (right.is_Number and not left.is_Number and _past_exponent_limit(right)
+                    and left.free_symbols):
                 raise self.fail(node, f"the power {self.segment(node)}: "
                                 f"{exceeded('exponent', f'the exponent {right}')}")
             return self.checked(node, left**right)

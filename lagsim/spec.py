@@ -3,6 +3,11 @@
 Every check of user input happens here, once, and every error names the file, line and column of
 the offending value and says how to mend it. The format (version 1) is documented in
 ``docs/format.md``.
+
+Declared names are kept in Unicode NFKC form, the form Python's parser gives the names inside
+expressions, and two spellings of one name are refused (issue 15). A name of the form of a CSV
+column (:data:`lagsim.trajectory.COLUMNS`) is refused (issue 8 §4). The file is held to the
+limits of :mod:`lagsim.limits` before anything walks it.
 """
 
 from __future__ import annotations

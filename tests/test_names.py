@@ -222,3 +222,11 @@ def test_c_keywords_and_libm_names_are_ordinary_names(tmp_path: Path) -> None:
         np.testing.assert_allclose(data[:, 1 + i], x0 * np.cos(2 * t), atol=1e-8)
         np.testing.assert_allclose(data[:, 1 + len(names) + i], -2 * x0 * np.sin(2 * t),
                                    atol=1e-8)
+
+
+def test_a_file_name_with_escape_sequences_is_escaped_in_the_error() -> None:
+    """The label of a missing file is the user's text: printed escaped, never raw."""
+    result = CliRunner().invoke(main, ["derive", "no\x1b]0;title\x07such.yaml"])
+    line = error_line(result)
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert line.startswith("lagsim: error: no\\x1b]0;title\\x07such.yaml: no such file")

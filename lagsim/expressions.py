@@ -151,11 +151,24 @@ def _too_large(base: se.Basic, exponent: se.Basic) -> bool:
     return abs(int(exponent)) * max(p.bit_length(), q.bit_length()) > MAX_BITS
 
 
-def _past_exponent_limit(exponent: se.Basic) -> bool:
+def _large_power(value: se.Basic) -> se.Basic | None:
+    """A power past the exponent limit that ``value`` is, or has as a factor, once built
+    (``(x+1)*(x+1)*...`` and ``((x+1)**50)**3`` are single powers to symengine)."""
+    for factor in value.args if value.is_Mul else (value,):
+        if factor.is_Pow and _symbolic_power_past_limit(*factor.args):
+            return factor
+    return None
+
+
+def _symbolic_power_past_limit(base: se.Basic, exponent: se.Basic) -> bool:
+    """Whether base**exponent is a power of a non-constant base past :data:`MAX_EXPONENT`."""
+    if not exponent.is_Number or base.is_Number:
+        return False
     try:
-        return abs(float(exponent)) > MAX_EXPONENT
+        past = abs(float(exponent)) > MAX_EXPONENT
     except (TypeError, ValueError, RuntimeError):
         return False
+    return past and bool(base.free_symbols)
 
 
 def _number_problem(value: se.Basic) -> str | None:
@@ -281,11 +294,15 @@ class _Builder:
                 raise self.fail(node, f"the number {ast.unparse(node)} is too large to compute "
                                 "exactly; write a decimal base (such as 2.0 instead of 2) for a "
                                 "floating-point value")
-            if (right.is_Number and not left.is_Number and _past_exponent_limit(right)
-                    and left.free_symbols):
+            if _symbolic_power_past_limit(left, right):
                 raise self.fail(node, f"the power {self.segment(node)}: "
                                 f"{exceeded('exponent', f'the exponent {right}')}")
-            return self.checked(node, left**right)
+            value = left**right
+            large = _large_power(value)
+            if large is not None:
+                raise self.fail(node, f"the power {self.segment(node)} is {large}: "
+                                f"{exceeded('exponent', f'the exponent {large.args[1]}')}")
+            return self.checked(node, value)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](self.build(node.operand))
         if isinstance(node, ast.Call):
@@ -314,6 +331,10 @@ class _Builder:
             return self.checked(node, se.Add(*terms))
         for link in reversed(links):
             value = self.checked(link, _BINARY[type(link.op)](value, self.build(link.right)))
+        large = _large_power(value)
+        if large is not None:
+            raise self.fail(node, f"the product {self.segment(node)} is the power {large}: "
+                            f"{exceeded('exponent', f'the exponent {large.args[1]}')}")
         return value
 
     def checked(self, node: ast.AST, value: se.Basic) -> se.Basic:

@@ -299,3 +299,21 @@ def test_exponent_limit_applies_to_symbolic_bases_only() -> None:
     for text in (f"(x + 1)**{MAX_EXPONENT + 1}", f"x^-{MAX_EXPONENT + 1}", "(x+y)**(10**6)",
                  "(x+y)**1e6"):
         assert "exponent limit of 100" in error(text).message
+
+
+def test_a_product_that_combines_into_a_large_power_is_refused() -> None:
+    """``(x+y+1)*(x+y+1)*...`` is one power once built: the limit applies to it too."""
+    import symengine
+
+    names = {"x": symengine.Symbol("x"), "y": symengine.Symbol("y")}
+    product = "*".join(["(x+y+1)"] * 101)
+    with pytest.raises(InputError) as info:
+        parse_expression(f"2*{product}*x", names, SRC)
+    assert info.value.message.startswith(f"expression '2*{product}*x': the product 2*{product}*x "
+                                         "is the power (1 + x + y)**101: the exponent 101, past")
+    assert info.value.location == SRC.location
+    tower = r"the power \(\(x\+1\)\*\*50\)\*\*3 is \(1 \+ x\)\*\*150: the exponent 150"
+    with pytest.raises(InputError, match=tower):
+        parse_expression("((x+1)**50)**3", names, SRC)
+    hundred = parse_expression("*".join(["(x+y+1)"] * 100), names, SRC)
+    assert sympy.sympify(hundred) == (x + y + 1)**100

@@ -230,3 +230,16 @@ def test_a_file_name_with_escape_sequences_is_escaped_in_the_error() -> None:
     line = error_line(result)
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
     assert line.startswith("lagsim: error: no\\x1b]0;title\\x07such.yaml: no such file")
+
+
+def test_output_uses_the_normalized_name(tmp_path: Path) -> None:
+    """A coordinate written 𝑥 is the column x, and its velocity 𝑥_dot is x_dot."""
+    result = run(tmp_path, f"""
+        coordinates: [{MATH_X}]
+        kinetic: {MATH_X}_dot**2/2
+        initial: {{{MATH_X}_dot: 2}}
+        """, "simulate", "--t-end", "1", "--samples", "2")
+    header, data = rows(result)
+    assert header == ["t", "x", "x_dot", "energy"]
+    assert data[-1, 1] == pytest.approx(2.0, abs=1e-12)
+    assert data[-1, 3] == pytest.approx(2.0, abs=1e-12)

@@ -51,9 +51,10 @@ import numpy as np
 import symengine as se
 
 from lagsim import __version__, cache
+from lagsim.limits import MAX_COORDINATES
 
 CACHE_FORMAT = "2"
-MAX_N = 128
+MAX_N = MAX_COORDINATES
 """Above this many coordinates the C solver's stack arrays grow too large; LLVM is used."""
 FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-w")
 """No fast-math: the arithmetic is IEEE, as in the LLVM path."""

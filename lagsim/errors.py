@@ -1,12 +1,33 @@
 """One exception root for lagsim; each concrete error also inherits the matching builtin.
 
 The CLI decides the exit status in one place: :class:`InputError` (bad user input) exits 2,
-:class:`IntegrationError` (a run that failed) exits 1.
+:class:`IntegrationError` (a run that failed) exits 1. Every error prints as one line with its
+control characters escaped (:func:`printable`), so a name or a file path with escape sequences
+cannot drive the terminal (issue 15, "Names that look alike").
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
+
+_BIDI = frozenset(map(chr, (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                            *range(0x2066, 0x206A))))
+"""The bidirectional-text controls, which reorder what a terminal shows (CVE-2021-42574)."""
+
+
+def is_control(ch: str) -> bool:
+    """Whether character ``ch`` acts on a terminal instead of showing: C0/C1 controls (escape,
+    newline, ...), line and paragraph separators, and bidirectional controls."""
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in _BIDI
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character (:func:`is_control`) written as Python writes it in a
+    string literal: ``\\x1b``, ``\\n``, ``\\u202e``."""
+    if not any(map(is_control, text)):
+        return text
+    return "".join(repr(ch)[1:-1] if is_control(ch) else ch for ch in text)
 
 
 @dataclass(frozen=True)
@@ -37,8 +58,8 @@ class LagsimError(Exception):
 
     def __str__(self) -> str:
         if self.location is None:
-            return self.message
-        return f"{self.location}: {self.message}"
+            return printable(self.message)
+        return printable(f"{self.location}: {self.message}")
 
 
 class InputError(LagsimError, ValueError):

@@ -7,18 +7,32 @@ of node types and builds the expression itself: nothing is ever evaluated by Pyt
 symbol, whatever SymPy would make of it (``I``, ``S``, ``N``, ``beta``, ``gamma`` ...).
 Expressions are symengine objects (fast, and SymPy is not imported on the way to a simulation);
 ``sympy.sympify`` converts them for printing.
+
+Names are compared in Unicode NFKC form, as Python's own parser compares identifiers (PEP 3131):
+``µ`` (micro sign) and ``μ`` (Greek mu) are one name (:func:`normal_name`). The size, nesting and
+exponent limits of :mod:`lagsim.limits` are checked before anything is built, so no expression can
+make lagsim expand a huge power or recurse without end (issue 15).
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import symengine as se
 
 from lagsim.errors import InputError, Location
+from lagsim.limits import (
+    MAX_EXPONENT,
+    MAX_EXPRESSION_CHARS,
+    MAX_EXPRESSION_NODES,
+    MAX_NESTING,
+    exceeded,
+)
 
 FUNCTIONS: Mapping[str, object] = {
     "sin": se.sin,
@@ -53,6 +67,14 @@ _BINARY = {
     ast.Pow: lambda a, b: a**b,
 }
 _UNARY = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
+_CHAINS = ((ast.Add, ast.Sub), (ast.Mult, ast.Div))
+"""Left-associative operator families: a chain such as ``a + b - c + ...`` is one nesting level
+and is built without recursion."""
+
+
+def normal_name(name: str) -> str:
+    """``name`` in Unicode NFKC form, the form Python's parser gives identifiers (PEP 3131)."""
+    return unicodedata.normalize("NFKC", name)
 
 
 @dataclass(frozen=True)
@@ -95,12 +117,80 @@ def _caret_to_power(text: str) -> tuple[str, list[int]]:
     return "".join(out), back
 
 
+def _family(node: ast.AST) -> tuple[type, ...] | None:
+    if isinstance(node, ast.BinOp):
+        for family in _CHAINS:
+            if isinstance(node.op, family):
+                return family
+    return None
+
+
+def _measure(tree: ast.AST) -> tuple[int, int]:
+    """(number of nodes, nesting depth) of ``tree``, walked without recursion; a left-associative
+    chain of one operator family (:data:`_CHAINS`) counts as one level."""
+    count, deepest = 0, 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        deepest = max(deepest, depth)
+        family = _family(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.operator, ast.unaryop, ast.expr_context)):
+                continue
+            same = family is not None and child is node.left and _family(child) == family
+            stack.append((child, depth if same else depth + 1))
+    return count, deepest
+
+
 def _too_large(base: se.Basic, exponent: se.Basic) -> bool:
     """Whether the exact power base**exponent of two rationals would exceed :data:`MAX_BITS`."""
     if not (base.is_Rational and exponent.is_Integer) or abs(base) in (0, 1):
         return False
     p, q = (abs(int(v)) for v in base.as_numer_denom())
     return abs(int(exponent)) * max(p.bit_length(), q.bit_length()) > MAX_BITS
+
+
+def _large_power(value: se.Basic) -> se.Basic | None:
+    """A power past the exponent limit that ``value`` is, or has as a factor, once built
+    (``(x+1)*(x+1)*...`` and ``((x+1)**50)**3`` are single powers to symengine)."""
+    for factor in value.args if value.is_Mul else (value,):
+        if factor.is_Pow and _symbolic_power_past_limit(*factor.args):
+            return factor
+    return None
+
+
+def _symbolic_power_past_limit(base: se.Basic, exponent: se.Basic) -> bool:
+    """Whether base**exponent is a power of a non-constant base past :data:`MAX_EXPONENT`."""
+    if not exponent.is_Number or base.is_Number:
+        return False
+    try:
+        past = abs(float(exponent)) > MAX_EXPONENT
+    except (TypeError, ValueError, RuntimeError):
+        return False
+    return past and bool(base.free_symbols)
+
+
+def _number_problem(value: se.Basic) -> str | None:
+    """Why the constant ``value`` is not a finite real number, or None when it is one."""
+    if value.is_Integer or value.is_Rational:
+        return None
+    if value.has(se.nan):
+        return "is nan, not a number"
+    if value.has(se.zoo):
+        return "is not a finite number (a division by zero, or a logarithm of 0)"
+    try:
+        number = complex(value if value.is_Number else value.n())
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        return None
+    if math.isnan(number.real) or math.isnan(number.imag):
+        return "is nan, not a finite number"
+    if math.isinf(number.real) and value.is_Number:
+        return "is inf, not a finite number"
+    if number.imag != 0:
+        sign = "+" if number.imag > 0 else "-"
+        return f"is {number.real:.6g} {sign} {abs(number.imag):.6g}i, not a real number"
+    return None
 
 
 def parse_expression(
@@ -132,9 +222,17 @@ def parse_expression(
     if not stripped:
         raise InputError(f"{what} is empty: write an expression such as 'm*g*y'", source.location)
     lead = len(text) - len(text.lstrip())
+    if len(stripped) > MAX_EXPRESSION_CHARS:
+        raise InputError(f"{what}: {exceeded('expression length', f'{len(stripped):,} characters')}"
+                         "; split it with parameters or masses", source.location)
     python, back = _caret_to_power(stripped.replace("\n", " "))
     try:
         tree = ast.parse(python, mode="eval")
+    except (MemoryError, RecursionError):
+        raise InputError(f"{what} is nested too deeply or chained too long for the parser; "
+                         f"lagsim's expression nesting limit is {MAX_NESTING} levels and its "
+                         f"expression size limit {MAX_EXPRESSION_NODES:,} nodes (docs/format.md, "
+                         "\"Limits\")", source.location) from None
     except SyntaxError as exc:
         col = (back[min(exc.offset - 1, len(back) - 1)] + lead) if exc.offset else None
         raise InputError(
@@ -142,13 +240,21 @@ def parse_expression(
             "'1/2*m*x_dot**2'",
             source.at(col),
         ) from None
-    return _Builder(names, source, what, stripped, lead, back, hint).build(tree.body)
+    builder = _Builder(names, source, what, stripped, lead, back, hint, python)
+    nodes, depth = _measure(tree.body)
+    if nodes > MAX_EXPRESSION_NODES:
+        raise InputError(f"{what}: {exceeded('expression size', f'{nodes:,} nodes')}; split it "
+                         "with parameters or masses", source.location)
+    if depth > MAX_NESTING:
+        raise InputError(f"{what}: {exceeded('expression nesting', f'{depth:,} levels')}; "
+                         "write it flatter", source.location)
+    return builder.build(tree.body)
 
 
 class _Builder:
     def __init__(
         self, names: Mapping[str, se.Basic], source: Source, what: str, text: str, lead: int,
-        back: list[int], hint: str,
+        back: list[int], hint: str, python: str,
     ) -> None:
         self.names = names
         self.source = source
@@ -157,6 +263,11 @@ class _Builder:
         self.lead = lead
         self.back = back
         self.hint = hint
+        self.python = python
+
+    def segment(self, node: ast.AST) -> str:
+        """The text of ``node`` as written (``**`` for ``^``)."""
+        return ast.get_source_segment(self.python, node) or ast.unparse(node)
 
     def fail(self, node: ast.AST, message: str) -> InputError:
         col = getattr(node, "col_offset", None)
@@ -168,20 +279,34 @@ class _Builder:
             value = node.value
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.fail(node, f"{value!r} is not a number")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.fail(node, f"the number {self.segment(node)} is inf, not a finite "
+                                "number")
             return se.Integer(value) if isinstance(value, int) else se.RealDouble(value)
         if isinstance(node, ast.Name):
             return self.name(node)
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        family = _family(node)
+        if family is not None:
+            return self.chain(node, family)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             left, right = self.build(node.left), self.build(node.right)
-            if isinstance(node.op, ast.Pow) and _too_large(left, right):
+            if _too_large(left, right):
                 raise self.fail(node, f"the number {ast.unparse(node)} is too large to compute "
                                 "exactly; write a decimal base (such as 2.0 instead of 2) for a "
                                 "floating-point value")
-            return _BINARY[type(node.op)](left, right)
+            if _symbolic_power_past_limit(left, right):
+                raise self.fail(node, f"the power {self.segment(node)}: "
+                                f"{exceeded('exponent', f'the exponent {right}')}")
+            value = left**right
+            large = _large_power(value)
+            if large is not None:
+                raise self.fail(node, f"the power {self.segment(node)} is {large}: "
+                                f"{exceeded('exponent', f'the exponent {large.args[1]}')}")
+            return self.checked(node, value)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](self.build(node.operand))
         if isinstance(node, ast.Call):
-            return self.call(node)
+            return self.checked(node, self.call(node))
         kind = type(node).__name__
         raise self.fail(
             node,
@@ -189,8 +314,45 @@ class _Builder:
             f"{', '.join(FUNCTIONS)}",
         )
 
+    def chain(self, node: ast.BinOp, family: tuple[type, ...]) -> se.Basic:
+        """A left-associative chain ``a + b - c ...`` or ``a * b / c ...``, built without
+        recursing along the chain (a sum of thousands of terms is one level)."""
+        links: list[ast.BinOp] = []
+        head: ast.AST = node
+        while isinstance(head, ast.BinOp) and _family(head) == family:
+            links.append(head)
+            head = head.left
+        value = self.build(head)
+        if family is _CHAINS[0]:
+            terms = [value]
+            for link in reversed(links):
+                term = self.build(link.right)
+                terms.append(-term if isinstance(link.op, ast.Sub) else term)
+            return self.checked(node, se.Add(*terms))
+        for link in reversed(links):
+            value = self.checked(link, _BINARY[type(link.op)](value, self.build(link.right)))
+        large = _large_power(value)
+        if large is not None:
+            raise self.fail(node, f"the product {self.segment(node)} is the power {large}: "
+                            f"{exceeded('exponent', f'the exponent {large.args[1]}')}")
+        return value
+
+    def checked(self, node: ast.AST, value: se.Basic) -> se.Basic:
+        """``value``, refused when it is a number that is not finite and real (``1/0``,
+        ``0/0``, ``log(0)``, ``sqrt(-1)``, ``1e308*10``)."""
+        if value.is_Number:
+            problem = _number_problem(value)
+        elif isinstance(node, ast.Call) or (isinstance(node, ast.BinOp)
+                                            and isinstance(node.op, ast.Pow)):
+            problem = None if value.free_symbols else _number_problem(value)
+        else:
+            return value
+        if problem:
+            raise self.fail(node, f"{self.segment(node)} {problem}")
+        return value
+
     def name(self, node: ast.Name) -> se.Basic:
-        ident = node.id
+        ident = normal_name(node.id)
         if ident in self.names:
             return self.names[ident]
         if ident in CONSTANTS:

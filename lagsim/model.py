@@ -16,6 +16,7 @@ The mass matrix is never inverted symbolically.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,8 +253,27 @@ def make_constraint(name: str, kind: str, expr: se.Basic, q, qd, t) -> Constrain
     return Constraint(name, kind, expr, row, offset, w, rhs)
 
 
+EXPAND_MAX_TERMS = 400
+"""A constraint's right-hand side b is expanded (for readable output) only when its powers of sums
+expand to at most this many terms together: ``(x + y + 1)**100`` alone has 5,151."""
+
+
 def _small(expr: se.Basic) -> bool:
-    return len(str(expr)) < 400
+    """Whether ``expr`` is short (under 400 characters) and expands to a bounded size."""
+    return len(str(expr)) < 400 and _expands_small(expr)
+
+
+def _expands_small(expr: se.Basic) -> bool:
+    """Whether the powers of sums in ``expr`` expand to at most :data:`EXPAND_MAX_TERMS` terms
+    together (an upper bound on what expanding them adds)."""
+    terms = 1
+    for power in expr.atoms(se.Pow):
+        base, exponent = power.args
+        if base.is_Add and exponent.is_Integer and int(exponent) > 1:
+            terms *= math.comb(int(exponent) + len(base.args) - 1, len(base.args) - 1)
+            if terms > EXPAND_MAX_TERMS:
+                return False
+    return True
 
 
 def check_regular(model: Model, spec: SystemSpec | None = None) -> None:
@@ -284,6 +304,8 @@ def tidy_model(model: Model) -> Model:
     """
     import sympy
 
+    if not _expands_small(model.lagrangian):
+        return model
     lagrangian = to_sympy(model.lagrangian)
     if sympy.count_ops(lagrangian) > TIDY_MAX_OPS:
         return model

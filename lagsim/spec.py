@@ -3,6 +3,11 @@
 Every check of user input happens here, once, and every error names the file, line and column of
 the offending value and says how to mend it. The format (version 1) is documented in
 ``docs/format.md``.
+
+Declared names are kept in Unicode NFKC form, the form Python's parser gives the names inside
+expressions, and two spellings of one name are refused (issue 15). A name of the form of a CSV
+column (:data:`lagsim.trajectory.COLUMNS`) is refused (issue 8 §4). The file is held to the
+limits of :mod:`lagsim.limits` before anything walks it.
 """
 
 from __future__ import annotations
@@ -19,8 +24,25 @@ from typing import Any
 import symengine as se
 import yaml
 
-from lagsim.errors import InputError, Location
-from lagsim.expressions import DECLARE_HINT, FUNCTIONS, RESERVED, Source, parse_expression, suggest
+from lagsim.errors import InputError, Location, is_control, printable
+from lagsim.expressions import (
+    DECLARE_HINT,
+    FUNCTIONS,
+    RESERVED,
+    Source,
+    normal_name,
+    parse_expression,
+    suggest,
+)
+from lagsim.limits import (
+    MAX_CONSTRAINTS,
+    MAX_COORDINATES,
+    MAX_FILE_CHARS,
+    MAX_YAML_DEPTH,
+    MAX_YAML_NODES,
+    exceeded,
+)
+from lagsim.trajectory import COLUMNS
 
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
@@ -37,6 +59,49 @@ PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E an
                   "parameters above it")
 INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
                 "parameters")
+
+
+def _column_forms() -> tuple[tuple[str, str | None, str, str], ...]:
+    """(head, tail, template, meaning) of each CSV column of :data:`lagsim.trajectory.COLUMNS`
+    other than the declared name itself: ``tail`` is None for a fixed column (``energy``), else
+    the column is ``head + <name> + tail``."""
+    out = []
+    for template, meaning in COLUMNS:
+        head, brace, rest = template.partition("{")
+        tail = rest.partition("}")[2] if brace else None
+        if head or tail:
+            label = "".join(f"<{'coordinate' if part == 'q' else 'constraint'}>" if i % 2 else part
+                            for i, part in enumerate(template.replace("}", "{").split("{")))
+            out.append((head, tail, label, meaning))
+    return tuple(out)
+
+
+COLUMN_FORMS = _column_forms()
+"""The forms of the CSV columns that no declared name may have (issue 8 §4)."""
+
+
+def column_clash(name: str) -> str | None:
+    """Why ``name`` would be misread as a CSV column, with a rename that avoids it; or None."""
+    for head, tail, label, meaning in COLUMN_FORMS:
+        if tail is None:
+            clash, better, form = name == head, f"{name}1", "is"
+        else:
+            form = f"has the form {label} of"
+            clash = (name.startswith(head) and name.endswith(tail)
+                     and len(name) > len(head) + len(tail))
+            better = (head.rstrip("_") + name[len(head):] if head
+                      else name[: -len(tail)] + tail.lstrip("_"))
+        if clash:
+            return (f"{form} the CSV column of {meaning}, so the output would be misread; "
+                    f"rename it (e.g. '{better}')")
+    return None
+
+
+def spelled(name: str) -> str:
+    """``name`` quoted, with the code points of its non-ASCII characters, so that two spellings
+    that look alike can be told apart."""
+    wide = [f"U+{ord(ch):04X}" for ch in name if ord(ch) > 127]
+    return f"'{name}'" + (f" ({' '.join(wide)})" if wide else "")
 
 
 @dataclass(frozen=True)
@@ -153,11 +218,12 @@ def bundled_systems() -> list[str]:
 def read_source(source: str | Path) -> tuple[str, str, str]:
     """(text, label for messages, default name) of a path, a bundled system's name, or ``-``."""
     if str(source) == "-":
-        return sys.stdin.read(), "<stdin>", "stdin"
+        return sys.stdin.read(MAX_FILE_CHARS + 1), "<stdin>", "stdin"
     path = Path(source)
     if path.is_file():
         try:
-            return path.read_text(encoding="utf-8"), str(source), path.stem
+            with open(path, encoding="utf-8") as handle:
+                return handle.read(MAX_FILE_CHARS + 1), str(source), path.stem
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the file: {exc}", Location(str(source))) from None
     if path.is_dir():
@@ -196,6 +262,79 @@ def parse_spec(
 ) -> SystemSpec:
     """Validate YAML ``text``; ``label`` names the file in messages."""
     return _Reader(label).read(text, stem, overrides or {}, initial or {})
+
+
+def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
+    """``values`` of ``--set`` or ``--init`` by NFKC-normalized name, each a finite float."""
+    out = {}
+    for name, value in values.items():
+        number = float(value)
+        if not math.isfinite(number):
+            raise InputError(f"{name}={value}: the value is {number}, not a finite number; give a "
+                             "finite value such as 1.5", Location(option))
+        out[normal_name(name)] = number
+    return out
+
+
+class _TooLarge(Exception):
+    """A YAML file past a limit; ``mark`` is where."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe composer, refusing nesting deeper than :data:`MAX_YAML_DEPTH` before it
+    recurses further."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                found = f"values nested more than {MAX_YAML_DEPTH} deep"
+                raise _TooLarge(exceeded("YAML depth", found), self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """The number of nodes of ``root`` with every alias expanded, counted without expanding (each
+    shared node once, times its uses); refuses an alias that contains itself."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if done:
+            open_nodes.discard(key)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in children), MAX_YAML_NODES + 1)
+            continue
+        if key in open_nodes:
+            raise _TooLarge("an alias (*name) refers to a value that contains it; YAML "
+                            "recursion is not allowed", node.start_mark)
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise _TooLarge("an alias (*name) refers to a value that contains it; YAML "
+                                "recursion is not allowed", child.start_mark)
+            stack.append((child, False))
+    return sizes[id(root)]
 
 
 def _loc(label: str, node: yaml.Node) -> Location:
@@ -240,6 +379,7 @@ class _Reader:
     def __init__(self, label: str) -> None:
         self.label = label
         self.constructor = yaml.SafeLoader("")
+        self.spellings: dict[str, dict[str, tuple[str, str, Location]]] = {}
 
     def loc(self, node: yaml.Node) -> Location:
         return _loc(self.label, node)
@@ -263,22 +403,29 @@ class _Reader:
                 node, f"{what}: {exc.problem}; lagsim reads plain YAML only (no tags)"
             ) from None
 
-    def mapping(self, node: yaml.Node, what: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+    def mapping(self, node: yaml.Node, what: str, item: str = "key"
+                ) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        """The (key, key node, value node) of a mapping; a key given twice, also in two spellings
+        that are one name in NFKC form, is an error; ``item`` names a key in that message."""
         self.plain_tag(node, what)
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, f"{what} must be a mapping of name: value, not a "
                              f"{_type_name(node)}")
-        seen: dict[str, yaml.Node] = {}
+        seen: dict[str, tuple[str, yaml.Node]] = {}
         items = []
         for key_node, value_node in node.value:
             key = self.scalar(key_node, f"a key of {what}")
             if not isinstance(key, str):
                 raise self.error(key_node, f"a key of {what} must be a name, not {key!r}")
-            if key in seen:
-                first = seen[key].start_mark.line + 1
+            normal = normal_name(key)
+            if normal in seen:
+                first_key, first_node = seen[normal]
+                if first_key != key:
+                    raise self.alike(key_node, item, key,
+                                     (first_key, item, self.loc(first_node)))
                 raise self.error(key_node, f"'{key}' appears twice in {what} (first on line "
-                                 f"{first}); keep one")
-            seen[key] = key_node
+                                 f"{first_node.start_mark.line + 1}); keep one")
+            seen[normal] = (key, key_node)
             items.append((key, key_node, value_node))
         return items
 
@@ -303,17 +450,39 @@ class _Reader:
         expr = self.expr(node, names, what, hint)
         try:
             value = float(expr.expr)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RuntimeError):
             raise self.error(node, f"{what} must be a number or an expression in numbers and "
                              f"earlier parameters, got {expr.text!r}") from None
         if not math.isfinite(value):
             raise self.error(node, f"{what} is {value}, not a finite number")
         return value
 
-    def identifier(self, node: yaml.Node, what: str) -> str:
-        name = self.scalar(node, what)
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-            raise self.error(node, f"{what} {name!r} is not a valid name; use letters, digits and "
+    def alike(self, node: yaml.Node, what: str, raw: str, first: tuple[str, str, Location]
+              ) -> InputError:
+        """The error for ``raw`` at ``node``, which is ``first`` spelt another way."""
+        other_raw, other_what, where = first
+        return self.error(node, f"{what} {spelled(raw)} and {other_what} {spelled(other_raw)} "
+                          f"(at {where}) are the same name once Unicode-normalized (NFKC, as in "
+                          f"expressions: '{normal_name(raw)}'); rename one of them")
+
+    def declare(self, space: str, node: yaml.Node, raw: str, what: str) -> str:
+        """Record the name ``raw`` declared at ``node`` in namespace ``space`` and return its NFKC
+        form; refuse a name declared before in another spelling with the same NFKC form."""
+        name = normal_name(raw)
+        seen = self.spellings.setdefault(space, {})
+        if name in seen and seen[name][0] != raw:
+            raise self.alike(node, what, raw, seen[name])
+        seen.setdefault(name, (raw, what, self.loc(node)))
+        return name
+
+    def identifier(self, node: yaml.Node, what: str, space: str = "symbols") -> str:
+        """A declared name, NFKC-normalized (:meth:`declare`), checked against Python keywords,
+        the functions, ``t``, ``pi`` and the CSV columns."""
+        raw = self.scalar(node, what)
+        name = normal_name(raw) if isinstance(raw, str) else raw
+        if (not isinstance(raw, str) or not raw.isidentifier() or not name.isidentifier()
+                or keyword.iskeyword(name)):
+            raise self.error(node, f"{what} {raw!r} is not a valid name; use letters, digits and "
                              "_ starting with a letter (e.g. theta1)")
         if name in FUNCTIONS:
             raise self.error(node, f"{what} '{name}' shadows the function {name}(); rename it "
@@ -321,12 +490,39 @@ class _Reader:
         if name in RESERVED:
             meaning = "time" if name == "t" else "the constant pi"
             raise self.error(node, f"{what} '{name}' is reserved ({meaning}); rename it")
-        return name
+        clash = column_clash(name)
+        if clash:
+            raise self.error(node, f"{what} '{name}' {clash}")
+        return self.declare(space, node, raw, what)
+
+    def text(self, node: yaml.Node, what: str, allowed: str) -> str:
+        """A text value with no control characters (escape sequences) but those in ``allowed``:
+        it is printed to terminals."""
+        value = str(self.scalar(node, what))
+        bad = sorted({ch for ch in value if is_control(ch) and ch not in allowed})
+        if bad:
+            raise self.error(node, f"{what} contains the control character"
+                             f"{'s' if len(bad) > 1 else ''} {printable(''.join(bad))}, which "
+                             "would act on the terminal; remove "
+                             f"{'them' if len(bad) > 1 else 'it'}")
+        return value
 
     def read(self, text: str, stem: str, overrides: Mapping[str, float],
              initial_over: Mapping[str, float]) -> SystemSpec:
+        if len(text) > MAX_FILE_CHARS:
+            raise InputError(exceeded("file size", f"more than {MAX_FILE_CHARS:,} "
+                                      "characters"), Location(self.label))
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=_BoundedLoader)
+            size = 0 if root is None else _expanded_size(root)
+            if size > MAX_YAML_NODES:
+                raise _TooLarge(exceeded("YAML size", f"more than {MAX_YAML_NODES:,} values "
+                                         "with the aliases expanded"),
+                                root.start_mark)
+        except _TooLarge as exc:
+            loc = (Location(self.label, exc.mark.line + 1, exc.mark.column + 1) if exc.mark
+                   else Location(self.label))
+            raise InputError(exc.message, loc) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             loc = (Location(self.label, mark.line + 1, mark.column + 1) if mark
@@ -355,10 +551,10 @@ class _Reader:
 
         name = stem
         if "name" in top:
-            name = str(self.scalar(top["name"], "'name'"))
+            name = self.text(top["name"], "'name'", "")
         description = ""
         if "description" in top:
-            description = str(self.scalar(top["description"], "'description'"))
+            description = self.text(top["description"], "'description'", "\n\t")
 
         params, declared = self.parameters(top.get("parameters"), overrides)
         coords, coord_locs = self.coordinates(top.get("coordinates"), root, declared)
@@ -390,7 +586,8 @@ class _Reader:
 
         forces = []
         if "forces" in top:
-            for key, key_node, value_node in self.mapping(top["forces"], "'forces'"):
+            for raw, key_node, value_node in self.mapping(top["forces"], "'forces'", "coordinate"):
+                key = normal_name(raw)
                 if key not in coords:
                     raise self.error(key_node, f"'forces' names '{key}', which is not a "
                                      f"coordinate{suggest(key, coords)}; forces are given by "
@@ -399,7 +596,8 @@ class _Reader:
         loads = []
         if "loads" in top:
             mass_names = [m.name for m in masses]
-            for key, key_node, value_node in self.mapping(top["loads"], "'loads'"):
+            for raw, key_node, value_node in self.mapping(top["loads"], "'loads'", "mass"):
+                key = normal_name(raw)
                 if key not in mass_names:
                     raise self.error(key_node, f"'loads' names '{key}', which is not a mass"
                                      f"{suggest(key, mass_names)}; declare it under 'masses'")
@@ -425,17 +623,18 @@ class _Reader:
             location=self.loc(root),
         )
 
-    def parameters(self, node: yaml.Node | None, overrides: Mapping[str, float]
+    def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
                    ) -> tuple[tuple[Parameter, ...], set[str]]:
+        overrides = _finite(given, "--set")
         params: list[Parameter] = []
         names: dict[str, se.Basic] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
-            for _key, key_node, value_node in self.mapping(node, "'parameters'"):
+            for _key, key_node, value_node in self.mapping(node, "'parameters'", "parameter"):
                 pname = self.identifier(key_node, "parameter")
-                if pname.endswith("_dot") or pname.endswith("_ddot"):
-                    raise self.error(key_node, f"parameter '{pname}' ends in _dot, which lagsim "
-                                     "keeps for velocities; rename it")
-                value = (float(overrides[pname]) if pname in overrides
+                if pname.endswith("_ddot"):
+                    raise self.error(key_node, f"parameter '{pname}' ends in _ddot, which lagsim "
+                                     "keeps for accelerations; rename it")
+                value = (overrides[pname] if pname in overrides
                          else self.number(value_node, names, f"parameter '{pname}'",
                                           PARAMETER_HINT))
                 names[pname] = se.RealDouble(value)
@@ -455,6 +654,8 @@ class _Reader:
         items = self.sequence(node, "'coordinates'")
         if not items:
             raise self.error(node, "'coordinates' is empty; list at least one coordinate")
+        if len(items) > MAX_COORDINATES:
+            raise self.error(node, exceeded("coordinates", f"{len(items):,} coordinates"))
         names: list[str] = []
         locs = []
         for item in items:
@@ -463,15 +664,8 @@ class _Reader:
                 raise self.error(item, f"coordinate '{qname}' is also a parameter; rename one")
             if qname in names:
                 raise self.error(item, f"coordinate '{qname}' is listed twice; keep one")
-            if qname.endswith("_dot") and qname[:-4] in names:
-                raise self.error(item, f"coordinate '{qname}' clashes with the velocity of "
-                                 f"'{qname[:-4]}'; rename it")
             names.append(qname)
             locs.append(self.loc(item))
-        for qname, item in zip(names, items):
-            if f"{qname}_dot" in declared:
-                raise self.error(item, f"parameter '{qname}_dot' clashes with the velocity of "
-                                 f"coordinate '{qname}'; rename the parameter")
         return tuple(names), tuple(locs)
 
     def no_velocity(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, what: str,
@@ -494,9 +688,11 @@ class _Reader:
         if node is None:
             return ()
         masses = []
-        for mname, key_node, value_node in self.mapping(node, "'masses'"):
-            if not mname.isidentifier():
-                raise self.error(key_node, f"mass name {mname!r} is not a valid name")
+        for raw, key_node, value_node in self.mapping(node, "'masses'", "mass"):
+            mname = normal_name(raw)
+            if not raw.isidentifier() or not mname.isidentifier():
+                raise self.error(key_node, f"mass name {raw!r} is not a valid name; use letters, "
+                                 "digits and _ starting with a letter (e.g. bob)")
             fields = {}
             for key, fk_node, fv_node in self.mapping(value_node, f"mass '{mname}'"):
                 if key not in MASS_KEYS:
@@ -546,7 +742,10 @@ class _Reader:
         if node is None:
             return ()
         out: list[ConstraintSpec] = []
-        for index, item in enumerate(self.sequence(node, "'constraints'"), start=1):
+        items = self.sequence(node, "'constraints'")
+        if len(items) > MAX_CONSTRAINTS:
+            raise self.error(node, exceeded("constraints", f"{len(items):,} constraints"))
+        for index, item in enumerate(items, start=1):
             name = f"c{index}"
             if isinstance(item, yaml.MappingNode):
                 fields = {}
@@ -557,7 +756,7 @@ class _Reader:
                                          "use name:, and one of holonomic: or velocity:")
                     fields[key] = (k_node, v_node)
                 if "name" in fields:
-                    name = self.identifier(fields["name"][1], "constraint name")
+                    name = self.identifier(fields["name"][1], "constraint name", "constraints")
                 kinds = [k for k in ("holonomic", "velocity") if k in fields]
                 if len(kinds) != 1:
                     raise self.error(item, f"constraint '{name}' needs exactly one of "
@@ -599,18 +798,20 @@ class _Reader:
         valid = list(coords) + [f"{q}_dot" for q in coords]
         values: dict[str, float] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
-            for key, key_node, value_node in self.mapping(node, "'initial'"):
+            entries = self.mapping(node, "'initial'", "coordinate or velocity")
+            for raw, key_node, value_node in entries:
+                key = normal_name(raw)
                 if key not in valid:
                     raise self.error(key_node, f"'initial' names '{key}', which is not a "
                                      f"coordinate or velocity{suggest(key, valid)}")
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
-        for key, value in override.items():
+        for key, value in _finite(override, "--init").items():
             if key not in valid:
                 raise InputError(f"no such coordinate or velocity '{key}'"
                                  f"{suggest(key, valid)}; they are {', '.join(valid)}",
                                  Location("--init"))
-            values[key] = float(value)
+            values[key] = value
         return tuple((k, values[k]) for k in valid if k in values)
 
     def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:

@@ -13,6 +13,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("t", "time"),
+    ("{q}", "a coordinate"),
+    ("{q}_dot", "a velocity"),
+    ("lambda_{c}", "a multiplier"),
+    ("residual_{c}", "a constraint residual"),
+    ("residual_{h}_dot", "the rate of a holonomic constraint's residual"),
+    ("energy", "the energy"),
+)
+"""The CSV columns in order, as templates: ``{q}`` stands for each coordinate, ``{c}`` for each
+constraint and ``{h}`` for each holonomic constraint. The spec refuses a name that one of these
+would produce for something else (lagsim/spec.py, issue 8 §4)."""
+
 
 @dataclass(frozen=True)
 class Trajectory:
@@ -67,15 +80,15 @@ class Trajectory:
 
     def columns(self) -> list[str]:
         """The CSV header, in issue 3's order."""
-        return [
-            "t",
-            *self.coordinates,
-            *(f"{q}_dot" for q in self.coordinates),
-            *(f"lambda_{c}" for c in self.constraint_names),
-            *(f"residual_{c}" for c in self.constraint_names),
-            *(f"residual_{c}_dot" for c in self.holonomic_names),
-            "energy",
-        ]
+        fill = {"q": self.coordinates, "c": self.constraint_names, "h": self.holonomic_names}
+        out: list[str] = []
+        for template, _meaning in COLUMNS:
+            keys = [k for k in fill if f"{{{k}}}" in template]
+            if not keys:
+                out.append(template)
+            else:
+                out.extend(template.format(**{keys[0]: name}) for name in fill[keys[0]])
+        return out
 
     def as_array(self) -> np.ndarray:
         """All samples as one (N, len(columns())) float array, columns as in :meth:`columns`."""

@@ -231,3 +231,89 @@ def test_a_decimal_power_beyond_double_range_is_not_a_finite_parameter() -> None
     """Decimal numbers are doubles: 9.0**9**9 overflows, and a parameter must be finite."""
     with pytest.raises(InputError, match="is inf, not a finite number"):
         parse_spec("parameters: {big: 9.0**9**9}\ncoordinates: [x]\nkinetic: x_dot**2\n")
+
+
+# --- chains, nesting and Unicode names (issue 15) -------------------------------------------------
+
+def test_a_long_sum_is_exact() -> None:
+    """Σ_{k=1}^{2000} k·x = 2001000·x, built as one chain (a left-deep tree 2000 levels deep)."""
+    text = " + ".join(f"{k}*x" for k in range(1, 2001))
+    assert sympy.sympify(parse(text)) == 2001000 * x
+
+
+def test_mixed_chains_keep_their_signs_and_order() -> None:
+    assert sympy.sympify(parse("x - y + 3 - x*2 - -y")) == 3 - x
+    assert sympy.sympify(parse("x/2/3*4")) == sympy.Rational(2, 3) * x
+    assert sympy.sympify(parse("1 - (x - y) - 2^2")) == -3 - x + y
+    assert sympy.sympify(parse("2/x/y")) == 2 / (x * y)
+
+
+def test_nesting_counts_levels_of_the_tree_with_chains_as_one() -> None:
+    """``x*(1 + x*(1 + ...))`` alternates products and sums: two levels per parenthesis, while a
+    chain of any length is one. The polynomial built within the limit evaluates exactly."""
+    from lagsim.limits import MAX_NESTING
+
+    def horner(k: int) -> str:
+        return "x" + "*(1 + x" * k + ")" * k
+
+    k = (MAX_NESTING - 1) // 2
+    assert sympy.sympify(parse(horner(k))).subs(x, 2) == sum(2**j for j in range(1, k + 2))
+    err = error(horner(k + 1))
+    assert err.message.startswith(f"expression: {2 * k + 3} levels, past lagsim's expression "
+                                  f"nesting limit of {MAX_NESTING}")
+    assert sympy.sympify(parse(" - ".join(["x"] * 2000))) == -1998 * x
+
+
+def test_names_in_expressions_are_nfkc() -> None:
+    """The micro sign, the mathematical italic x and a fullwidth name each mean the declared
+    NFKC name (PEP 3131)."""
+    mu = sympy.Symbol("\u03bc")
+    names = {"\u03bc": mu, "x": x, "rod": sympy.Symbol("rod")}
+    assert sympy.sympify(parse("\u00b5*2", names)) == 2 * mu
+    assert sympy.sympify(parse("\U0001d465 + \u03bc", names)) == x + mu
+    assert sympy.sympify(parse("\uff52\uff4f\uff44", names)) == sympy.Symbol("rod")
+
+
+@pytest.mark.parametrize(("text", "col", "message"), [
+    ("x/0", 0, "x/0 is not a finite number (a division by zero, or a logarithm of 0)"),
+    ("1 + 0**-1", 4, "0**-1 is not a finite number (a division by zero, or a logarithm of 0)"),
+    ("x*log(-1)", 2, "log(-1) is 0 + 3.14159i, not a real number"),
+    ("(-8)^(1/3)*x", 0, "(-8)**(1/3) is 1 + 1.73205i, not a real number"),
+    ("x + 1e999", 4, "the number 1e999 is inf, not a finite number"),
+])
+def test_numbers_that_are_not_finite_and_real(text: str, col: int, message: str) -> None:
+    import symengine
+
+    err = error(text, {"x": symengine.Symbol("x")})
+    assert err.message == f"expression {text!r}: {message}"
+    assert err.location == Location("e.yaml", 3, 10 + col)
+
+
+def test_exponent_limit_applies_to_symbolic_bases_only() -> None:
+    from lagsim.limits import MAX_EXPONENT
+
+    assert sympy.sympify(parse(f"(x + 1)**{MAX_EXPONENT}")) == (x + 1)**MAX_EXPONENT
+    assert sympy.sympify(parse(f"(x + 1)**-{MAX_EXPONENT}")) == (x + 1)**-MAX_EXPONENT
+    assert sympy.sympify(parse("2**1000")) == 2**1000
+    assert float(parse("pi**300")) == pytest.approx(math.pi**300, rel=1e-12)
+    for text in (f"(x + 1)**{MAX_EXPONENT + 1}", f"x^-{MAX_EXPONENT + 1}", "(x+y)**(10**6)",
+                 "(x+y)**1e6"):
+        assert "exponent limit of 100" in error(text).message
+
+
+def test_a_product_that_combines_into_a_large_power_is_refused() -> None:
+    """``(x+y+1)*(x+y+1)*...`` is one power once built: the limit applies to it too."""
+    import symengine
+
+    names = {"x": symengine.Symbol("x"), "y": symengine.Symbol("y")}
+    product = "*".join(["(x+y+1)"] * 101)
+    with pytest.raises(InputError) as info:
+        parse_expression(f"2*{product}*x", names, SRC)
+    assert info.value.message.startswith(f"expression '2*{product}*x': the product 2*{product}*x "
+                                         "is the power (1 + x + y)**101: the exponent 101, past")
+    assert info.value.location == SRC.location
+    tower = r"the power \(\(x\+1\)\*\*50\)\*\*3 is \(1 \+ x\)\*\*150: the exponent 150"
+    with pytest.raises(InputError, match=tower):
+        parse_expression("((x+1)**50)**3", names, SRC)
+    hundred = parse_expression("*".join(["(x+y+1)"] * 100), names, SRC)
+    assert sympy.sympify(hundred) == (x + y + 1)**100

@@ -189,7 +189,8 @@ ERRORS = [
           x_dot: 2
         coordinates: [x]
         kinetic: x_dot**2
-        """, 2, 3, "parameter 'x_dot' ends in _dot, which lagsim keeps for velocities; rename it"),
+        """, 2, 3, "parameter 'x_dot' has the form <coordinate>_dot of the CSV column of a "
+     "velocity, so the output would be misread; rename it (e.g. 'xdot')"),
     ("position-with-4-components", """
         coordinates: [x]
         masses:
@@ -369,7 +370,8 @@ ERRORS = [
     ("coordinate-is-a-velocity", """
         coordinates: [x, x_dot]
         kinetic: x_dot**2
-        """, 1, 18, "coordinate 'x_dot' clashes with the velocity of 'x'; rename it"),
+        """, 1, 18, "coordinate 'x_dot' has the form <coordinate>_dot of the CSV column of a "
+     "velocity, so the output would be misread; rename it (e.g. 'xdot')"),
     ("duplicated-top-key", """
         coordinates: [x]
         kinetic: x_dot**2
@@ -1148,3 +1150,98 @@ def test_doc_lists_every_key() -> None:
         assert f"| `{key}` |" in doc or f"`{key}`" in doc, key
     for key in SIMULATE_KEYS:
         assert f"| `{key}` |" in doc, key
+
+
+# --- numbers that are not finite and real (issue 15, "No internal errors on ordinary use") -----
+
+NON_FINITE = [
+    ("1/0", "1/0 is not a finite number (a division by zero, or a logarithm of 0)"),
+    ("0/0", "0/0 is nan, not a number"),
+    ("log(0)", "log(0) is not a finite number (a division by zero, or a logarithm of 0)"),
+    ("1e400", "the number 1e400 is inf, not a finite number"),
+    ("1e308*10", "1e308*10 is inf, not a finite number"),
+    ("sqrt(-1)", "sqrt(-1) is 0 + 1i, not a real number"),
+    ("asin(2)", "asin(2) is 1.5708 + 1.31696i, not a real number"),
+]
+
+
+def cli_file(tmp_path: Path, text: str, *args: str):
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    path = tmp_path / "sys.yaml"
+    path.write_text(yml(text), encoding="utf-8")
+    return CliRunner().invoke(main, [args[0], str(path), *args[1:]])
+
+
+def one_error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "internal error" not in lines[0], lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(("value", "message"), NON_FINITE)
+def test_non_finite_parameter_is_an_input_error(tmp_path: Path, value: str, message: str
+                                                ) -> None:
+    line = one_error_line(cli_file(tmp_path, f"""
+        parameters:
+          k: "{value}"
+        coordinates: [x]
+        kinetic: x_dot**2/2
+        potential: k*x**2
+        """, "derive"))
+    assert line == (f"lagsim: error: {tmp_path / 'sys.yaml'}:2:7: parameter 'k' '{value}': "
+                    f"{message}")
+
+
+@pytest.mark.parametrize(("value", "message"), NON_FINITE)
+def test_non_finite_initial_value_is_an_input_error(tmp_path: Path, value: str, message: str
+                                                    ) -> None:
+    line = one_error_line(cli_file(tmp_path, f"""
+        coordinates: [x]
+        kinetic: x_dot**2/2
+        initial:
+          x_dot: "{value}"
+        """, "simulate"))
+    assert line == (f"lagsim: error: {tmp_path / 'sys.yaml'}:4:11: the initial value of "
+                    f"'x_dot' '{value}': {message}")
+
+
+def test_non_finite_number_inside_an_expression_points_at_it() -> None:
+    check(input_error("""
+        coordinates: [x]
+        kinetic: x_dot**2/2 + x/(1 - 1)
+        """), 2, 23, "'kinetic' 'x_dot**2/2 + x/(1 - 1)': x/(1 - 1) is not a finite number (a "
+          "division by zero, or a logarithm of 0)")
+
+
+@pytest.mark.parametrize("option", ["--set", "--init"])
+@pytest.mark.parametrize("value", ["1e400", "nan", "1/0", "sqrt(-1)"])
+def test_non_finite_flag_is_an_input_error(option: str, value: str) -> None:
+    """Through a real process: exit 2, a message naming the option and the value."""
+    import subprocess
+    import sys
+
+    name = "g" if option == "--set" else "theta_dot"
+    result = subprocess.run([sys.executable, "-m", "lagsim", "simulate", "pendulum", option,
+                             f"{name}={value}", "--t-end", "0.1"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert option in result.stderr and value in result.stderr
+
+
+@pytest.mark.parametrize(("key", "option"), [("overrides", "--set"), ("initial", "--init")])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_non_finite_override_is_refused_by_the_spec(key: str, option: str, value: float) -> None:
+    name = "m" if key == "overrides" else "x_dot"
+    err = input_error("""
+        parameters: {m: 1}
+        coordinates: [x]
+        kinetic: m*x_dot**2/2
+        """, **{key: {name: value}})
+    assert err.location == Location(option)
+    assert err.message == (f"{name}={value}: the value is {value}, not a finite number; give a "
+                           "finite value such as 1.5")

@@ -1,6 +1,9 @@
 """Print :class:`~lagsim.forms.Form` objects as text (terminal), LaTeX (paper) or JSON (scripts).
 
 * ``text``: SymPy's unicode pretty printer; ``theta_dot`` is shown as θ̇ and ``theta_ddot`` as θ̈.
+  An item larger than :data:`PRETTY_MAX_NODES` nodes is printed on lines instead (one line per
+  matrix entry or equation row, sums broken between terms): SymPy's two-dimensional layout of such
+  an item is slower than the whole derivation and, wrapped at the terminal's width, unreadable.
 * ``latex``: an ``align`` block; velocities print as ``\\dot{\\theta}``, accelerations as
   ``\\ddot{\\theta}`` (SymPy ``symbol_names``).
 * ``json``: the model (``name``, ``coordinates``, ``parameters``, ``lagrangian``, ``mass_matrix``,
@@ -17,11 +20,37 @@ from collections.abc import Sequence
 
 import sympy
 from sympy.printing.conventions import split_super_sub
+from sympy.printing.precedence import PRECEDENCE
+from sympy.printing.pretty.pretty_symbology import pretty_symbol
+from sympy.printing.str import StrPrinter
 
 from lagsim.forms import Form, Item
 from lagsim.model import Model, to_sympy
 
 FORMATS = ("text", "latex", "json")
+
+PRETTY_MAX_NODES = 300
+"""Items up to this many nodes (symbols, numbers and operations) are laid out by SymPy's pretty
+printer; longer ones line by line (:class:`_Linear`). Expressions longer than this are printed in
+SymPy's stored term order in every format (``order="none"``), which skips sorting their terms."""
+
+
+def _large(value: sympy.Basic, limit: int = PRETTY_MAX_NODES) -> bool:
+    """Whether ``value`` (expression, matrix or equation) has more than ``limit`` nodes; stops
+    counting there, so it costs at most ``limit`` steps."""
+    if isinstance(value, sympy.MatrixBase):
+        parts = list(value)
+    elif isinstance(value, sympy.Eq):
+        parts = [value.lhs, value.rhs]
+    else:
+        parts = [value]
+    count = 0
+    for part in parts:
+        for _ in sympy.preorder_traversal(part):
+            count += 1
+            if count > limit:
+                return True
+    return False
 
 
 def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
@@ -61,7 +90,76 @@ def _width() -> int:
 
 
 def _pretty(value: sympy.Basic, shown: dict) -> str:
+    if _large(value):
+        return _lines(value, _width(), shown)
     return sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=_width())
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class _Linear(StrPrinter):
+    """One-line unicode: θ̇₁ for the display symbols, x² for small powers, ⋅ for products."""
+
+    def __init__(self, shown: dict) -> None:
+        super().__init__({"order": "none"})
+        self.shown = shown
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        return pretty_symbol(self.shown.get(expr, expr).name)
+
+    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        e = expr.exp
+        if e.is_Integer and 1 < e < 10:
+            return self.parenthesize(expr.base, PRECEDENCE["Pow"]) + str(e).translate(_SUPERSCRIPTS)
+        return super()._print_Pow(expr, rational)
+
+    def doprint(self, expr: sympy.Basic) -> str:
+        return super().doprint(expr).replace("**", "^").replace("*", "⋅")
+
+
+def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
+    """``text`` broken before a top-level `` + `` or `` - `` so that lines fit ``width``."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([" and 1 or (-1 if ch in ")]" else 0)
+        if depth == 0 and ch == " " and text[i + 1:i + 3] in ("+ ", "- ") and i > start:
+            pieces.append(text[start:i])
+            start = i + 1
+    pieces.append(text[start:])
+    lines = [""]
+    for piece in pieces:
+        joined = f"{lines[-1]} {piece}" if lines[-1].strip() else lines[-1] + piece
+        if len(joined) > width and lines[-1].strip():
+            lines.append(indent + piece)
+        else:
+            lines[-1] = joined
+    return lines
+
+
+def _lines(value: sympy.Basic, width: int, shown: dict) -> str:
+    """A long item line by line: matrix entries by index (zeros left out), equations by row."""
+    _linear = _Linear(shown).doprint
+    if isinstance(value, sympy.Eq):
+        lhs, rhs = value.lhs, value.rhs
+        if isinstance(lhs, sympy.MatrixExpr) and not isinstance(lhs, sympy.MatrixBase):
+            lhs = lhs.doit()
+        if isinstance(lhs, sympy.MatrixBase):
+            out = []
+            for i, (a, b) in enumerate(zip(lhs, rhs), 1):
+                out += _wrap(f"[{i}] {_linear(a)} = {_linear(b)}", width)
+            return "\n".join(out)
+        return "\n".join(_wrap(f"{_linear(lhs)} = {_linear(rhs)}", width))
+    if isinstance(value, sympy.MatrixBase):
+        out = []
+        for i in range(value.rows):
+            for j in range(value.cols):
+                if value[i, j] != 0:
+                    index = f"[{i + 1}]" if value.cols == 1 else f"[{i + 1}, {j + 1}]"
+                    out += _wrap(f"{index} {_linear(value[i, j])}", width)
+        shape = f"{value.rows}×{value.cols}"
+        return "\n".join([f"({shape}; entries not listed are 0)", *out])
+    return "\n".join(_wrap(_linear(value), width))
 
 
 def _text(forms: list[Form], model: Model) -> str:
@@ -89,7 +187,8 @@ def _latex(forms: list[Form], model: Model) -> str:
     names = {k: sympy.latex(v) for k, v in display_symbols(model).items()}
 
     def tex(value: sympy.Basic) -> str:
-        return sympy.latex(value, symbol_names=names, mat_str="bmatrix", mat_delim="")
+        order = "none" if _large(value) else None
+        return sympy.latex(value, symbol_names=names, mat_str="bmatrix", mat_delim="", order=order)
 
     out = [f"% {model.name}: generated by lagsim derive"]
     for form in forms:
@@ -110,7 +209,7 @@ def _latex(forms: list[Form], model: Model) -> str:
 
 
 def _s(expr: sympy.Basic) -> str:
-    return str(expr)
+    return sympy.sstr(expr, order="none") if _large(expr) else str(expr)
 
 
 def _rows(matrix: sympy.MatrixBase) -> list[list[str]]:

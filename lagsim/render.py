@@ -56,6 +56,7 @@ def _large(value: sympy.Basic, limit: int = PRETTY_MAX_NODES) -> bool:
 def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
     """The forms of ``model`` in ``fmt`` (``text``, ``latex`` or ``json``), ending in a newline."""
     forms = [form_or_forms] if isinstance(form_or_forms, Form) else list(form_or_forms)
+    _report_untidied(forms)
     if fmt == "text":
         return _text(forms, model)
     if fmt == "latex":
@@ -63,6 +64,26 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
     if fmt == "json":
         return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _debug() -> bool:
+    """Whether the running `lagsim` command was given ``--debug`` (False outside the CLI)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return bool(isinstance(obj, dict) and obj.get("debug"))
+
+
+def _report_untidied(forms: list[Form]) -> None:
+    """Under ``--debug``, one line on stderr per expression printed untidied (over its budget)."""
+    if not _debug():
+        return
+    import sys
+
+    for form in forms:
+        for reason in form.untidied:
+            print(f"lagsim: debug: {form.name} form printed untidied: {reason}", file=sys.stderr)
 
 
 def _accented(name: str, modifier: str) -> sympy.Symbol:

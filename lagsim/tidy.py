@@ -9,7 +9,8 @@ depends only on the expression, never on the clock: the same input prints the sa
 busy machine. Past the budget the expression is kept as it is (exactly equal, just longer), and
 the reason is appended to the caller's list, for ``--debug`` to say on stderr.
 
-:func:`combine_trig` is the cheap tidying every expression gets: Pythagoras (c·r·sin²x + c·r·cos²x
+:func:`combine_trig` is the cheap tidying of the Lagrangian (:func:`lagsim.model.tidy_model`) and
+of the inputs of closed forms: Pythagoras (c·r·sin²x + c·r·cos²x
 = c·r) and the angle-sum identities (c·r·(sin a sin b + cos a cos b) = c·r·cos(a − b), …) applied
 term by term to an expanded sum, in time linear in its number of terms.
 """
@@ -25,7 +26,7 @@ from sympy import Add, Mul, cos, sin
 SIMPLIFY_MAX_OPS = 60
 """Largest expression (``count_ops``) that ``sympy.simplify`` is tried on."""
 
-CANCEL_MAX_OPS = 400
+CANCEL_MAX_OPS = 200
 """Largest expression that is put over a common denominator (``sympy.cancel``)."""
 
 
@@ -60,10 +61,12 @@ def light(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
 
 def cancelled(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
     """``expr`` over one denominator (``sympy.cancel``) when it has at most
-    :data:`CANCEL_MAX_OPS` operations, else as it is (recorded in ``skips``)."""
+    :data:`CANCEL_MAX_OPS` operations and that is not longer, else as it is (a skip for size is
+    recorded in ``skips``)."""
     if not within(expr, CANCEL_MAX_OPS, skips, what, "cancel"):
         return expr
-    return sympy.cancel(expr)
+    together = sympy.cancel(expr)
+    return together if sympy.count_ops(together) <= sympy.count_ops(expr) else expr
 
 
 def expand(expr: sympy.Expr) -> sympy.Expr:

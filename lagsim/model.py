@@ -286,12 +286,12 @@ def tidy_model(model: Model) -> Model:
     """
     import sympy
 
-    from lagsim.tidy import combine_trig, expand
+    from lagsim.tidy import combine_trig, expand, tidy_lagrangian
 
     lagrangian = to_sympy(model.lagrangian)
     if sympy.count_ops(lagrangian) > TIDY_MAX_OPS:
         return model
-    tidy = combine_trig(lagrangian)
+    tidy = tidy_lagrangian(lagrangian)
     if sympy.count_ops(tidy) >= sympy.count_ops(expand(lagrangian)):
         return model
     tau = se.DenseMatrix(model.n, 1, [se.sympify(combine_trig(to_sympy(x))) for x in model.tau])

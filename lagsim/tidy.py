@@ -176,6 +176,19 @@ def _combine_sum(expanded: sympy.Expr, max_terms: int) -> sympy.Expr:
     return Add(*(_rebuild(c, p) for c, p in terms))
 
 
+FACTOR_MAX_TERMS = 40
+"""Sums of at most this many terms get their common factors pulled out (``factor_terms``)."""
+
+
+def tidy_lagrangian(expr: sympy.Expr) -> sympy.Expr:
+    """A Lagrangian through :func:`combine_trig`, then with the factors common to all its terms
+    pulled out (m(ṙ²/2 + r²θ̇²/2 + μ/r)) when it has at most :data:`FACTOR_MAX_TERMS` terms."""
+    tidy = combine_trig(expr)
+    if len(Add.make_args(tidy)) <= FACTOR_MAX_TERMS:
+        tidy = sympy.factor_terms(tidy)
+    return tidy
+
+
 def combine_trig(expr: sympy.Expr, max_terms: int = 400) -> sympy.Expr:
     """``expr`` expanded, with sin² + cos² = 1 and the angle-sum identities applied to pairs of
     terms (and inside the bases of roots) while any pair matches; exactly equal to ``expr``. A

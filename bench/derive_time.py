@@ -29,6 +29,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BUDGET_S = 1.0
+TIMEOUT_S = 30.0
 FORMS = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "all")
 FULL_SYSTEMS = ("messy3", "uk2", "chain8", "chain8-natural", "pendulum", "double_pendulum",
                 "spring_pendulum", "slider_crank")
@@ -58,15 +59,20 @@ def system_files(names: tuple[str, ...], folder: Path) -> dict[str, str]:
     return out
 
 
-def run_once(cmd: list[str]) -> tuple[float, float, int]:
-    """(wall s, CPU s of the child, exit status) of one process."""
+def run_once(cmd: list[str]) -> tuple[float, float, int | str]:
+    """(wall s, CPU s of the child, exit status or "timeout") of one process, stopped after
+    :data:`TIMEOUT_S`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, check=False)
+    try:
+        status: int | str = subprocess.run(cmd, capture_output=True, check=False,
+                                           timeout=TIMEOUT_S).returncode
+    except subprocess.TimeoutExpired:
+        status = "timeout"
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.returncode
+    return wall, cpu, status
 
 
 def measure(quick: bool = False, reps: int = 3) -> dict[str, Any]:
@@ -81,9 +87,9 @@ def measure(quick: bool = False, reps: int = 3) -> dict[str, Any]:
         cases += [(s, "all", fmt) for s in systems for fmt in ("latex", "json")]
         for system, form, fmt in cases:
             cmd = [*_lagsim(), "derive", files[system], "--form", form, "--format", fmt]
-            if not quick:
-                run_once(cmd)
-            runs = [run_once(cmd) for _ in range(reps)]
+            warm = None if quick else run_once(cmd)
+            runs = [warm] if warm and warm[2] == "timeout" else [
+                run_once(cmd) for _ in range(reps)]
             row = {"system": system, "form": form, "format": fmt,
                    "wall_s": statistics.median(r[0] for r in runs),
                    "cpu_s": statistics.median(r[1] for r in runs),
@@ -92,23 +98,27 @@ def measure(quick: bool = False, reps: int = 3) -> dict[str, Any]:
             print(f"[{time.strftime('%H:%M:%S')}] derive {system} --form {form} --format {fmt}: "
                   f"{row['wall_s']:.2f} s wall, {row['cpu_s']:.2f} s CPU, exit {row['exit']}",
                   file=sys.stderr, flush=True)
-    return {"budget_s": BUDGET_S, "reps": reps, "rows": rows}
+    return {"budget_s": BUDGET_S, "reps": reps, "warmup": not quick, "rows": rows}
 
 
 def render(result: dict[str, Any]) -> list[str]:
     """A markdown section: one row per case, with the verdict against the budget."""
     budget = result["budget_s"]
     rows = result["rows"]
-    over = [r for r in rows if r["exit"] == 0 and r["cpu_s"] > budget]
+    over = [r for r in rows if r["exit"] == "timeout" or r["exit"] == 0 and r["cpu_s"] > budget]
     lines = ["## `lagsim derive` whole-process time (issue 8 §5, issue 16 §4)", "",
-             f"Median of {result['reps']} runs (after a warm-up run) of `lagsim derive FILE "
-             f"--form F --format X`; budget {budget:g} s for n ≤ 8. Exit 2 is a form that does "
-             "not apply (reduced with a velocity constraint). CPU = user + system time of the "
-             "process; wall includes waiting for a shared machine.", "",
+             f"Median of {result['reps']} runs"
+             + (" (after a warm-up run)" if result.get("warmup") else "")
+             + f" of `lagsim derive FILE --form F --format X`; budget {budget:g} s for n ≤ 8. "
+             "Exit 2 is a form that does "
+             "not apply (reduced with a velocity constraint); timeout is a run stopped after "
+             f"{TIMEOUT_S:g} s. CPU = user + system time of the process; wall includes waiting "
+             "for a shared machine.", "",
              "| system | form | format | wall s | CPU s | exit | ≤ 1 s (CPU) |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        verdict = "–" if r["exit"] != 0 else ("yes" if r["cpu_s"] <= budget else "**no**")
+        verdict = ("**no**" if r["exit"] == "timeout" or r["exit"] == 0 and r["cpu_s"] > budget
+                   else "yes" if r["exit"] == 0 else "–")
         lines.append(f"| {r['system']} | {r['form']} | {r['format']} | {r['wall_s']:.2f} | "
                      f"{r['cpu_s']:.2f} | {r['exit']} | {verdict} |")
     lines += ["", f"{len(over)} of {len(rows)} cases over the budget in CPU time."

@@ -1,9 +1,10 @@
 """Print :class:`~lagsim.forms.Form` objects as text (terminal), LaTeX (paper) or JSON (scripts).
 
 * ``text``: SymPy's unicode pretty printer; ``theta_dot`` is shown as θ̇ and ``theta_ddot`` as θ̈.
-  An item larger than :data:`PRETTY_MAX_NODES` nodes is printed on lines instead (one line per
-  matrix entry or equation row, sums broken between terms): SymPy's two-dimensional layout of such
-  an item is slower than the whole derivation and, wrapped at the terminal's width, unreadable.
+  An item larger than :data:`PRETTY_MAX_NODES` nodes, or a matrix wider than the terminal, is
+  printed on lines instead (one line per matrix entry or equation row, sums broken between terms):
+  SymPy's two-dimensional layout of such an item is slower than the whole derivation and, cut
+  into strips at the terminal's width, unreadable.
 * ``latex``: an ``align`` block; velocities print as ``\\dot{\\theta}``, accelerations as
   ``\\ddot{\\theta}`` (SymPy ``symbol_names``).
 * ``json``: the model (``name``, ``coordinates``, ``parameters``, ``lagrangian``, ``mass_matrix``,
@@ -110,10 +111,27 @@ def _width() -> int:
     return shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
 
 
+def _too_wide(value: sympy.Basic, width: int) -> bool:
+    """Whether a matrix (or an equation between matrices) is wider than ``width`` when its
+    columns are as wide as their longest entry: SymPy would then cut it into unreadable
+    strips."""
+    if isinstance(value, sympy.Eq):
+        return any(_too_wide(side, width) for side in (value.lhs, value.rhs))
+    if isinstance(value, sympy.MatMul):
+        return sum(_matrix_width(a) for a in value.args if isinstance(a, sympy.MatrixBase)) > width
+    return isinstance(value, sympy.MatrixBase) and _matrix_width(value) > width
+
+
+def _matrix_width(matrix: sympy.MatrixBase) -> int:
+    return 4 + sum(2 + max(len(sympy.sstr(matrix[i, j], order="none")) for i in range(matrix.rows))
+                   for j in range(matrix.cols))
+
+
 def _pretty(value: sympy.Basic, shown: dict) -> str:
-    if _large(value):
-        return _lines(value, _width(), shown)
-    return sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=_width())
+    width = _width()
+    if _large(value) or _too_wide(value, width):
+        return _lines(value, width, shown)
+    return sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=width)
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -525,3 +525,19 @@ def test_printed_forms_equal_the_untidied_model_at_random_states(name: str) -> N
         for form in forms:
             checked += _check_form(form, raw, point, ref)
     assert checked >= 3 * (3 * raw.n + 2)
+
+
+def test_udwadia_kalaba_over_budget_prints_the_pieces() -> None:
+    """Issue 16 §4 (over 150 s before): the closed form of the u, v mass with v − 0.21 exceeds
+    CLOSED_FORM_MAX_OPS, so M a = F, A and b are printed with a note, and Form.untidied says
+    which step was skipped; the flat pendulum, within the budget, keeps its closed form."""
+    from lagsim.forms import CLOSED_FORM_MAX_OPS
+
+    form = FORMS["udwadia-kalaba"](tidy_model(build_model(load_spec(BUDGET_SYSTEMS["uk2"]))))
+    assert [i.label for i in form.items] == ["a", "A", "b"]
+    assert isinstance(item(form, "a").value.lhs, sympy.MatMul)
+    assert item(form, "A").value == sympy.Matrix([[0, 1]])
+    assert any(f"budget of {CLOSED_FORM_MAX_OPS} operations" in n for n in form.notes)
+    assert any("closed form skipped" in u for u in form.untidied)
+    flat = form_of(FLAT, "udwadia-kalaba")
+    assert "x_ddot" in [i.label for i in flat.items] and flat.untidied == ()

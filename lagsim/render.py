@@ -1,10 +1,10 @@
 """Print :class:`~lagsim.forms.Form` objects as text (terminal), LaTeX (paper) or JSON (scripts).
 
 * ``text``: SymPy's unicode pretty printer; ``theta_dot`` is shown as θ̇ and ``theta_ddot`` as θ̈.
-  An item larger than :data:`PRETTY_MAX_NODES` nodes, or a matrix wider than the terminal, is
-  printed on lines instead (one line per matrix entry or equation row, sums broken between terms):
-  SymPy's two-dimensional layout of such an item is slower than the whole derivation and, cut
-  into strips at the terminal's width, unreadable.
+  An item larger than :data:`PRETTY_MAX_NODES` nodes, or one that would not fit the terminal's
+  width, is printed on lines instead (one line per matrix entry or equation row, sums broken
+  between terms): SymPy's two-dimensional layout of such an item is slower than the whole
+  derivation and, cut into strips at the terminal's width, unreadable.
 * ``latex``: an ``align`` block; velocities print as ``\\dot{\\theta}``, accelerations as
   ``\\ddot{\\theta}`` (SymPy ``symbol_names``).
 * ``json``: the model (``name``, ``coordinates``, ``parameters``, ``lagrangian``, ``mass_matrix``,
@@ -112,14 +112,20 @@ def _width() -> int:
 
 
 def _too_wide(value: sympy.Basic, width: int) -> bool:
-    """Whether a matrix (or an equation between matrices) is wider than ``width`` when its
-    columns are as wide as their longest entry: SymPy would then cut it into unreadable
-    strips."""
+    """Whether ``value`` would not fit in ``width`` columns: an expression or equation whose one
+    line is longer, a matrix whose columns (as wide as their longest entry) are. SymPy would cut
+    such an item into strips that cannot be read."""
     if isinstance(value, sympy.Eq):
-        return any(_too_wide(side, width) for side in (value.lhs, value.rhs))
+        return sum(_item_width(side) for side in (value.lhs, value.rhs)) + 3 > width
+    return _item_width(value) > width
+
+
+def _item_width(value: sympy.Basic) -> int:
     if isinstance(value, sympy.MatMul):
-        return sum(_matrix_width(a) for a in value.args if isinstance(a, sympy.MatrixBase)) > width
-    return isinstance(value, sympy.MatrixBase) and _matrix_width(value) > width
+        return sum(_item_width(a) for a in value.args)
+    if isinstance(value, sympy.MatrixBase):
+        return _matrix_width(value)
+    return len(sympy.sstr(value, order="none"))
 
 
 def _matrix_width(matrix: sympy.MatrixBase) -> int:
@@ -158,21 +164,25 @@ class _Linear(StrPrinter):
 
 
 def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
-    """``text`` broken before a top-level `` + `` or `` - `` so that lines fit ``width``."""
-    pieces, depth, start = [], 0, 0
+    """``text`` broken before a binary `` + `` or `` - `` that is not inside a function's
+    argument (sin(θ₁ - θ₂) stays whole) so that lines fit ``width`` where they can."""
+    pieces, start, calls = [], 0, []
     for i, ch in enumerate(text):
-        depth += ch in "([" and 1 or (-1 if ch in ")]" else 0)
-        if depth == 0 and ch == " " and text[i + 1:i + 3] in ("+ ", "- ") and i > start:
+        if ch == "(":
+            calls.append(i > 0 and text[i - 1].isalnum())
+        elif ch == ")" and calls:
+            calls.pop()
+        elif (ch == " " and i > start and text[i + 1:i + 3] in ("+ ", "- ")
+              and not any(calls)):
             pieces.append(text[start:i])
             start = i + 1
     pieces.append(text[start:])
-    lines = [""]
-    for piece in pieces:
-        joined = f"{lines[-1]} {piece}" if lines[-1].strip() else lines[-1] + piece
-        if len(joined) > width and lines[-1].strip():
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if len(lines[-1]) + 1 + len(piece) > width:
             lines.append(indent + piece)
         else:
-            lines[-1] = joined
+            lines[-1] += " " + piece
     return lines
 
 

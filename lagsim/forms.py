@@ -9,6 +9,13 @@ A stacks φ_q of the holonomic constraints and the rows a of the velocity constr
 with λ_c the multiplier of constraint c (symbol ``lambda_<c>``). Seed 003 writes L − zᵀc instead of
 001's L + λᵀφ, so its multiplier is z = −λ and its augmented matrix shows +Aᵀ where ours shows −Aᵀ.
 
+Printing stays fast for any system (issues 8 §5 and 16 §4): tidying runs within the operation
+budgets of :mod:`lagsim.tidy`, and the index1 and Udwadia–Kalaba forms are printed in their
+structural shape — K, [F; b] and the system K [q̈; λ] = [F; b]; M a = F, A and b with the
+formula — and get the solved closed form only when it stays within :data:`CLOSED_FORM_MAX_OPS`.
+A closed form past that is pages of one fraction no student reads, and cancelling it took
+minutes. What was left untidied is listed on :attr:`Form.untidied` (``--debug`` prints it).
+
 Seeds: ``001_80d65b968ce3cb18.txt`` (Lagrangian, Theorem 10.2, matrix form 10.12–10.14, §10.7),
 ``002_485a91571cac8ced.txt`` (§23.5 reduced coordinates), ``003_88d23709419132a0.txt`` (index
 reduction, augmented matrix), ``004_2a8ddee2a66c9af0.txt`` (Udwadia–Kalaba).

@@ -31,9 +31,10 @@ from lagsim.model import Model, to_sympy
 FORMATS = ("text", "latex", "json")
 
 PRETTY_MAX_NODES = 300
-"""Items up to this many nodes (symbols, numbers and operations) are laid out by SymPy's pretty
-printer; longer ones line by line (:class:`_Linear`). Expressions longer than this are printed in
-SymPy's stored term order in every format (``order="none"``), which skips sorting their terms."""
+"""Items up to this many nodes (symbols, numbers and operations) that fit the terminal's width
+are laid out by SymPy's pretty printer; the others line by line (:class:`_Linear`). Expressions
+longer than this are printed in SymPy's stored term order in every format (``order="none"``),
+which skips sorting their terms."""
 
 
 def _large(value: sympy.Basic, limit: int = PRETTY_MAX_NODES) -> bool:

@@ -541,3 +541,26 @@ def test_udwadia_kalaba_over_budget_prints_the_pieces() -> None:
     assert any("closed form skipped" in u for u in form.untidied)
     flat = form_of(FLAT, "udwadia-kalaba")
     assert "x_ddot" in [i.label for i in flat.items] and flat.untidied == ()
+
+
+def test_combine_trig_identities_are_exact() -> None:
+    """Pythagoras and the four angle sums, inside a root too; the result equals the input
+    at random points and is shorter; unequal coefficients (0.3 sin² + 0.7 cos²) are kept."""
+    from lagsim.tidy import combine_trig
+
+    a, b, c = S("a"), S("b"), S("c")
+    cases = {
+        c * sin(a)**2 + c * cos(a)**2: c,
+        m * (sin(a) * sin(b) + cos(a) * cos(b)): m * cos(a - b),
+        m * (cos(a) * cos(b) - sin(a) * sin(b)): m * cos(a + b),
+        2 * (sin(a) * cos(b) + cos(a) * sin(b)): 2 * sin(a + b),
+        sin(a) * cos(b) - cos(a) * sin(b): sin(a - b),
+        sympy.sqrt(l**2 * sin(a)**2 + l**2 * cos(a)**2 + c): sympy.sqrt(l**2 + c),
+        sin(a)**2 * sin(b)**2 + sin(a)**2 * cos(b)**2 + cos(a)**2: sympy.Integer(1),
+    }
+    for given, want in cases.items():
+        got = combine_trig(given)
+        assert sympy.expand(got - want) == 0, (given, got)
+        assert numerically_equal(got, given) and sympy.count_ops(got) < sympy.count_ops(given)
+    odd = 0.3 * sin(a)**2 + 0.7 * cos(a)**2
+    assert combine_trig(odd) == odd

@@ -112,33 +112,15 @@ def _width() -> int:
     return shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
 
 
-def _too_wide(value: sympy.Basic, width: int) -> bool:
-    """Whether ``value`` would not fit in ``width`` columns: an expression or equation whose one
-    line is longer, a matrix whose columns (as wide as their longest entry) are. SymPy would cut
-    such an item into strips that cannot be read."""
-    if isinstance(value, sympy.Eq):
-        return sum(_item_width(side) for side in (value.lhs, value.rhs)) + 3 > width
-    return _item_width(value) > width
-
-
-def _item_width(value: sympy.Basic) -> int:
-    if isinstance(value, sympy.MatMul):
-        return sum(_item_width(a) for a in value.args)
-    if isinstance(value, sympy.MatrixBase):
-        return _matrix_width(value)
-    return len(sympy.sstr(value, order="none"))
-
-
-def _matrix_width(matrix: sympy.MatrixBase) -> int:
-    return 4 + sum(2 + max(len(sympy.sstr(matrix[i, j], order="none")) for i in range(matrix.rows))
-                   for j in range(matrix.cols))
-
-
 def _pretty(value: sympy.Basic, shown: dict) -> str:
+    """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪),
+    else :func:`_lines`."""
     width = _width()
-    if _large(value) or _too_wide(value, width):
-        return _lines(value, width, shown)
-    return sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=width)
+    if not _large(value):
+        out = sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=width)
+        if "↪" not in out:
+            return out
+    return _lines(value, width, shown)
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -146,17 +146,28 @@ class _Linear(StrPrinter):
         return super().doprint(expr).replace("**", "^").replace("*", "⋅")
 
 
+_MIN_SPLIT_GROUP = 40
+"""A parenthesized group shorter than this many characters is never broken across lines."""
+
+
 def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
-    """``text`` broken before a binary `` + `` or `` - `` that is not inside a function's
-    argument (sin(θ₁ - θ₂) stays whole) so that lines fit ``width`` where they can."""
-    pieces, start, calls = [], 0, []
+    """``text`` broken before a binary `` + `` or `` - `` so that lines fit ``width`` where they
+    can; never inside a function's argument (sin(θ₁ - θ₂)) or a short group ((L + x)⋅(L - x))."""
+    close, stack = {}, []
     for i, ch in enumerate(text):
         if ch == "(":
-            calls.append(i > 0 and text[i - 1].isalnum())
-        elif ch == ")" and calls:
-            calls.pop()
+            stack.append(i)
+        elif ch == ")" and stack:
+            close[stack.pop()] = i
+    pieces, start, open_groups = [], 0, []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            call = i > 0 and text[i - 1].isalnum()
+            open_groups.append(call or close.get(i, len(text)) - i < _MIN_SPLIT_GROUP)
+        elif ch == ")" and open_groups:
+            open_groups.pop()
         elif (ch == " " and i > start and text[i + 1:i + 3] in ("+ ", "- ")
-              and not any(calls)):
+              and not any(open_groups)):
             pieces.append(text[start:i])
             start = i + 1
     pieces.append(text[start:])

@@ -305,3 +305,15 @@ def test_debug_says_what_was_printed_untidied() -> None:
     assert lines and all(x.startswith("lagsim: debug: udwadia-kalaba form printed untidied: ")
                          for x in lines)
     assert any("closed form skipped" in x and "operations > 300" in x for x in lines)
+
+
+def test_wrapped_lines_join_back_and_keep_groups_whole() -> None:
+    """Breaks fall before a binary + or −, never inside sin(…) or a short group, lines fit the
+    width where a break allows it, and the lines joined give the text back."""
+    from lagsim.render import _wrap
+
+    text = " + ".join(f"a{i}⋅sin(θ₁ - θ₂)/((L + x)⋅(L - x))" for i in range(6))
+    lines = _wrap(text, 60)
+    assert len(lines) > 1 and all(len(x) <= 60 for x in lines)
+    assert " ".join(x.strip() for x in lines) == text
+    assert all(x.count("(") == x.count(")") for x in lines)

@@ -401,10 +401,10 @@ def _generic_rank(G: sympy.MatrixBase) -> int:
 
     rng = random.Random(20240)
     names = sorted(G.free_symbols, key=str)
-    f = sympy.lambdify(names, G, "numpy")
     ranks = []
     for _ in range(2):
-        values = np.array(f(*(rng.uniform(0.3, 1.3) for _ in names)), dtype=complex)
+        point = {v: rng.uniform(0.3, 1.3) for v in names}
+        values = np.array(G.evalf(subs=point).tolist(), dtype=complex)
         ranks.append(int(np.linalg.matrix_rank(values)))
     return max(ranks)
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -251,7 +252,10 @@ def _latex(forms: list[Form], model: Model) -> str:
     return "\n".join(out) + "\n"
 
 
+@functools.lru_cache(maxsize=4096)
 def _s(expr: sympy.Basic) -> str:
+    """The JSON string of an expression; cached, since forms repeat expressions (M in matrix,
+    dae and index1; each equation in ``items`` and ``equations``)."""
     return sympy.sstr(expr, order="none") if _large(expr) else str(expr)
 
 

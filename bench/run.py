@@ -35,6 +35,7 @@ sys.path.insert(1, str(ROOT))
 
 import anchor_numpy  # noqa: E402
 import anchor_sympy  # noqa: E402
+import derive_time  # noqa: E402
 import exact  # noqa: E402
 import lagsim_side  # noqa: E402
 import params  # noqa: E402
@@ -539,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="n up to 4, 3 repetitions")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
-    parser.add_argument("--only", default="chain,natural,cold,precision,profile,params",
+    parser.add_argument("--only", default="chain,natural,cold,precision,profile,params,derive",
                         help="comma-separated workloads to run (for development)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
@@ -563,10 +564,13 @@ def main(argv: list[str] | None = None) -> int:
             results["profiles"] = workload_profiles(folder)
         if "params" in only:
             results["params"] = params.measure(reps=cfg["reps"] * 3)
+        if "derive" in only:
+            results["derive"] = derive_time.measure(args.quick)
     results["wall_s"] = time.perf_counter() - start
     if results["precision"]["series"]:
         plot_work_precision(results["precision"], args.output.parent / "work_precision.png")
-    args.output.write_text(render(results), encoding="utf-8")
+    derive = derive_time.render(results["derive"]) if "derive" in results else []
+    args.output.write_text(render(results) + "\n".join(["", *derive]), encoding="utf-8")
     (args.output.parent / "results.json").write_text(
         json.dumps(results, indent=1, default=str), encoding="utf-8")
     log(f"wrote {args.output} ({results['wall_s'] / 60:.1f} min)")

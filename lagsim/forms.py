@@ -9,6 +9,13 @@ A stacks φ_q of the holonomic constraints and the rows a of the velocity constr
 with λ_c the multiplier of constraint c (symbol ``lambda_<c>``). Seed 003 writes L − zᵀc instead of
 001's L + λᵀφ, so its multiplier is z = −λ and its augmented matrix shows +Aᵀ where ours shows −Aᵀ.
 
+Printing stays fast for any system (issues 8 §5 and 16 §4): tidying runs within the operation
+budgets of :mod:`lagsim.tidy`, and the index1 and Udwadia–Kalaba forms are printed in their
+structural shape — K, [F; b] and the system K [q̈; λ] = [F; b]; M a = F, A and b with the
+formula — and get the solved closed form only when it stays within :data:`CLOSED_FORM_MAX_OPS`.
+A closed form past that is pages of one fraction no student reads, and cancelling it took
+minutes. What was left untidied is listed on :attr:`Form.untidied` (``--debug`` prints it).
+
 Seeds: ``001_80d65b968ce3cb18.txt`` (Lagrangian, Theorem 10.2, matrix form 10.12–10.14, §10.7),
 ``002_485a91571cac8ced.txt`` (§23.5 reduced coordinates), ``003_88d23709419132a0.txt`` (index
 reduction, augmented matrix), ``004_2a8ddee2a66c9af0.txt`` (Udwadia–Kalaba).
@@ -23,6 +30,7 @@ from dataclasses import dataclass
 import symengine as se
 import sympy
 
+from lagsim import tidy
 from lagsim.model import Model, to_sympy
 
 SEED_001 = "001_80d65b968ce3cb18.txt"
@@ -31,7 +39,12 @@ SEED_003 = "003_88d23709419132a0.txt"
 SEED_004 = "004_2a8ddee2a66c9af0.txt"
 
 CLOSED_FORM_MAX_N = 3
-CLOSED_FORM_MAX_OPS = 40
+"""Udwadia–Kalaba closed forms are tried for n ≤ this; index1's for n ≤ this + 1 and m = 1."""
+
+CLOSED_FORM_MAX_OPS = 300
+"""A closed form (q̈, λ or Q_c, before cancelling) longer than this many operations, or one whose
+inputs are longer, is not printed: the structural pieces are (issue 16 §4). Deterministic, unlike
+a time limit, so the printed form does not depend on the machine's load."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,8 @@ class Form:
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     formula_latex: str = ""
+    untidied: tuple[str, ...] = ()
+    """What was printed without tidying because it was over its budget (`--debug` says so)."""
 
     @property
     def equations(self) -> tuple[sympy.Eq, ...]:
@@ -86,20 +101,29 @@ def warnings_for(model: Model) -> tuple[str, ...]:
             f"energy, so these equations cannot be solved for q̈ (simulate will refuse)",)
 
 
-def _tidy(value: sympy.Basic, simplify: bool) -> sympy.Basic:
-    if not simplify:
-        return value
+def _tidy(value: sympy.Basic, skips: list[str], what: str) -> sympy.Basic:
+    """``value`` (expression, matrix, equation, matrix product) tidied entry by entry within
+    the budgets of :func:`lagsim.tidy.light`."""
     if isinstance(value, sympy.Eq):
-        return sympy.Eq(_tidy(value.lhs, True), _tidy(value.rhs, True), evaluate=False)
+        return sympy.Eq(_tidy(value.lhs, skips, what), _tidy(value.rhs, skips, what),
+                        evaluate=False)
     if isinstance(value, sympy.MatrixBase):
-        return sympy.ImmutableMatrix(value.applyfunc(sympy.simplify))
+        return sympy.ImmutableMatrix(value.applyfunc(lambda e: tidy.light(e, skips, what)))
     if isinstance(value, sympy.MatMul):
-        return sympy.MatMul(*(_tidy(a, True) for a in value.args), evaluate=False)
-    return sympy.simplify(value)
+        return sympy.MatMul(*(_tidy(a, skips, what) for a in value.args), evaluate=False)
+    if isinstance(value, sympy.Expr):
+        return tidy.light(value, skips, what)
+    return value
 
 
-def _items(entries: list[Item], simplify: bool) -> tuple[Item, ...]:
-    return tuple(Item(e.label, _tidy(e.value, simplify), e.tex) for e in entries)
+def _items(entries: list[Item], simplify: bool, skips: list[str]) -> tuple[Item, ...]:
+    if not simplify:
+        return tuple(entries)
+    return tuple(Item(e.label, _tidy(e.value, skips, e.label), e.tex) for e in entries)
+
+
+def _untidied(skips: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(skips))
 
 
 def _eq(lhs: sympy.Basic, rhs: sympy.Basic) -> sympy.Eq:
@@ -163,10 +187,12 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     formula = "d/dt ∂L/∂q̇ − ∂L/∂q = τ" + (" + Aᵀλ,  φ(q, t) = 0" if model.m else "")
     tex = (r"\frac{d}{dt}\frac{\partial L}{\partial \dot{q}} - \frac{\partial L}{\partial q} = "
            r"\tau" + (r" + A^{T}\lambda, \quad \phi(q, t) = 0" if model.m else ""))
+    skips: list[str] = []
     return Form(
         name="lagrange", title="Euler–Lagrange equations", formula=formula,
         citation=f"{SEED_001} Theorem 10.2" + (", §10.7" if model.m else ""),
-        items=_items(entries, simplify), warnings=warnings_for(model), formula_latex=tex,
+        items=_items(entries, simplify, skips), warnings=warnings_for(model), formula_latex=tex,
+        untidied=_untidied(skips),
     )
 
 
@@ -245,10 +271,12 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     if rs is not None:
         notes = ("L is not of the form ½ q̇ᵀM(q)q̇ − U(q, t) (gyroscopic, time- or velocity-"
                  "dependent inertia); r collects what M q̈ + C q̇ + g misses",)
+    skips: list[str] = []
     return Form(
         name="matrix", title="matrix form", formula=f"M(q) q̈ + C(q, q̇) q̇ + g(q){extra} = τ{lam}",
         citation=f"{SEED_001} eqs 10.12–10.14 (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
-        items=_items(entries, simplify), warnings=warnings_for(model), notes=notes,
+        items=_items(entries, simplify, skips), warnings=warnings_for(model), notes=notes,
+        untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} + C(q, \dot{q})\dot{q} + g(q)"
                        + (r" + r(q, \dot{q}, t)" if rs is not None else "") + r" = \tau"
                        + (r" + A^{T}\lambda" if model.m else "")),
@@ -271,11 +299,12 @@ def dae_form(model: Model, simplify: bool = False) -> Form:
     ]
     entries += _constraint_items(model)
     notes = () if model.m else ("no constraints: the DAE is the ODE M q̈ = F",)
+    skips: list[str] = []
     return Form(
         name="dae", title="index-3 differential-algebraic equations",
         formula="M(q) q̈ − F(q, q̇, t) = Aᵀλ,  φ(q, t) = 0,  a(q, t)·q̇ + c(q, t) = 0",
-        citation=f"{SEED_001} §10.7", items=_items(entries, simplify),
-        warnings=warnings_for(model), notes=notes,
+        citation=f"{SEED_001} §10.7", items=_items(entries, simplify, skips),
+        warnings=warnings_for(model), notes=notes, untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} - F(q, \dot{q}, t) = A^{T}\lambda, \quad \phi(q, t) = 0, "
                        r"\quad a(q, t)\cdot\dot{q} + c(q, t) = 0"),
     )
@@ -302,63 +331,128 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
 
     Seed 003 (flat pendulum, L − z c) prints [[m, 0, x], [0, m, y], [x, y, 0]] [ẍ; ÿ; z] =
     [0; 0; −ẋ² − ẏ²]; with M q̈ = F + Aᵀλ the multiplier column carries −Aᵀ and λ = −z. For a
-    single constraint the closed-form solution [q̈; λ] is printed too (solved by SymPy for display
-    and simplified; the numerical path never inverts M).
+    single constraint the closed form [q̈; λ] is printed too when it stays within
+    :data:`CLOSED_FORM_MAX_OPS` (solved by SymPy for display only; the numerical path never
+    inverts M); otherwise the system above is the form to read, and a note says so.
     """
     K, x, rhs = augmented_system(model)
     warnings = list(warnings_for(model))
+    skips: list[str] = []
     entries = [Item("K", K, "K"), Item("unknowns", x, r"\begin{bmatrix}\ddot{q}\\ \lambda"
                                         r"\end{bmatrix}"),
                Item("right-hand side", rhs, r"\begin{bmatrix}F\\ b\end{bmatrix}"),
                Item("system", _eq(sympy.MatMul(K, x, evaluate=False), rhs), r"\text{system}")]
     notes = ["seed 003's multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
     if model.m == 1 and model.n <= CLOSED_FORM_MAX_N + 1:
-        try:
-            solution = _tidy_matrix(K).LUsolve(_tidy_matrix(rhs))
-        except (ValueError, ZeroDivisionError):
-            warnings.append("the augmented matrix is singular: no closed form")
-        else:
+        Kt, rt = _cheap(K), _cheap(rhs)
+        solution, singular = None, False
+        if _fits(Kt, rt, skips=skips, what="index1 closed form"):
+            try:
+                solution = Kt.LUsolve(rt)
+            except (ValueError, ZeroDivisionError):
+                singular = True
+                warnings.append("the augmented matrix is singular: no closed form")
+        if solution is not None and _fits(*solution, skips=skips, what="index1 closed form"):
             for unknown, value in zip(x, solution):
-                entries.append(Item(str(unknown), _eq(unknown, _closed(value)),
+                entries.append(Item(str(unknown), _eq(unknown, _closed(value, skips, str(unknown))),
                                     sympy.latex(unknown)))
+        elif not singular:
+            notes.append(_TOO_LONG)
     elif model.m == 1:
         notes.append(f"closed form printed only for n ≤ {CLOSED_FORM_MAX_N + 1}")
     return Form(
         name="index1", title="index-1 augmented system",
         formula="[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]", citation=f"{SEED_003} (augmented matrix)",
-        items=_items(entries, simplify), warnings=tuple(warnings), notes=tuple(notes),
+        items=_items(entries, simplify, skips), warnings=tuple(warnings), notes=tuple(notes),
         formula_latex=(r"\begin{bmatrix} M & -A^{T} \\ A & 0 \end{bmatrix}"
                        r"\begin{bmatrix} \ddot{q} \\ \lambda \end{bmatrix} = "
                        r"\begin{bmatrix} F \\ b \end{bmatrix}"),
+        untidied=_untidied(skips),
     )
 
 
-def _light(expr: sympy.Expr) -> sympy.Expr:
-    """Simplified while small; a large entry (a spring's square roots) is left as it is."""
-    return sympy.simplify(expr) if sympy.count_ops(expr) <= CLOSED_FORM_MAX_OPS else expr
+_TOO_LONG = (f"the closed form would exceed its budget of {CLOSED_FORM_MAX_OPS} operations, so it "
+             "is not printed: the pieces above are the equations to read")
 
 
-def _tidy_matrix(matrix: sympy.MatrixBase) -> sympy.Matrix:
-    """The inputs of a closed-form solve, entry by entry (:func:`_light`)."""
-    return sympy.Matrix(matrix).applyfunc(_light)
+def _fits(*values: sympy.Basic, skips: list[str], what: str) -> bool:
+    """Whether every value is at most :data:`CLOSED_FORM_MAX_OPS` operations (else recorded)."""
+    return all(tidy.within(v, CLOSED_FORM_MAX_OPS, skips, what, "closed form") for v in values)
 
 
-def _closed(expr: sympy.Expr) -> sympy.Expr:
-    """A solved expression cancelled to one fraction, and simplified while it stays small."""
-    return _light(sympy.cancel(expr))
+def _cheap(matrix: sympy.MatrixBase) -> sympy.Matrix:
+    """A matrix entry by entry through :func:`lagsim.tidy.combine_trig` (linear-time tidying)."""
+    return sympy.Matrix(matrix).applyfunc(tidy.combine_trig)
+
+
+def _closed(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
+    """A solved expression over one denominator and simplified, each within its budget."""
+    return tidy.light(tidy.cancelled(expr, skips, what), skips, what)
 
 
 def _is_diagonal(M: sympy.MatrixBase) -> bool:
     return all(sympy.expand(M[i, j]) == 0 for i in range(M.rows) for j in range(M.cols) if i != j)
 
 
+def _generic_rank(G: sympy.MatrixBase) -> int:
+    """The rank of G at two seeded random points (the larger): its rank for almost every state,
+    without simplifying its determinant."""
+    import numpy as np
+
+    rng = random.Random(20240)
+    names = sorted(G.free_symbols, key=str)
+    ranks = []
+    for _ in range(2):
+        point = {v: rng.uniform(0.3, 1.3) for v in names}
+        values = np.array(G.evalf(subs=point).tolist(), dtype=complex)
+        ranks.append(int(np.linalg.matrix_rank(values)))
+    return max(ranks)
+
+
+def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
+               b: sympy.MatrixBase, skips: list[str]):
+    """(a, Q_c, q̈, full_rank) of seed 004 in closed form, or None past the budget.
+
+    M⁻¹F and M⁻¹Aᵀ are LU solves (for display only), and M^{-1/2}(AM^{-1/2})⁺ is written as
+    M⁻¹Aᵀ(AM⁻¹Aᵀ)⁺, since B⁺ = Bᵀ(BBᵀ)⁺ for B = AM^{-1/2}.
+    """
+    what = "Udwadia–Kalaba closed form"
+    Mt, Ft, At, bt = (_cheap(v) for v in (M, F, A, b))
+    if not _fits(Mt, Ft, At, bt, skips=skips, what=what):
+        return None
+    n, m = Mt.rows, At.rows
+    if _is_diagonal(Mt):
+        a = sympy.Matrix(n, 1, [Ft[i] / Mt[i, i] for i in range(n)])
+        W = sympy.Matrix(n, m, [At[k, i] / Mt[i, i] for i in range(n) for k in range(m)])
+    else:
+        a = Mt.LUsolve(Ft)
+        W = Mt.LUsolve(At.T) if m else sympy.zeros(n, 0)
+    if not _fits(*a, *W, skips=skips, what=what):
+        return None
+    a = a.applyfunc(lambda e: _closed(e, skips, "a"))
+    if not m:
+        return a, None, a, True
+    G = (At * W).applyfunc(lambda e: _closed(e, skips, "A M⁻¹ Aᵀ"))
+    full_rank = _generic_rank(G) == m
+    if not _fits(G, skips=skips, what=what):
+        return None
+    Ginv = G.inv() if full_rank else G.pinv()
+    r = bt - At * a
+    Qc, qdd = At.T * Ginv * r, a + W * Ginv * r
+    if not _fits(*Qc, *qdd, skips=skips, what=what):
+        return None
+    return (a, Qc.applyfunc(lambda e: _closed(e, skips, "Q_c")),
+            qdd.applyfunc(lambda e: _closed(e, skips, "q̈")), full_rank)
+
+
 def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     """q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a) with a = M⁻¹F and A q̈ = b (seed 004).
 
-    a is printed as the solve M a = F, or in closed form when M is diagonal. For n ≤ 3 with a
-    regular M the closed form is printed, using M^{-1/2}B⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)⁺ for B = AM^{-1/2}
-    (since B⁺ = Bᵀ(BBᵀ)⁺); for a full-row-rank A this is a + M⁻¹Aᵀ(AM⁻¹Aᵀ)⁻¹(b − Aa). The
-    constraint force Q_c = Aᵀ(AM⁻¹Aᵀ)⁺(b − A a) (seed 004) is printed with it.
+    The pieces are printed: a (in closed form when M is diagonal, else as the solve M a = F), A
+    and b. For n ≤ 3 with a regular M the closed form q̈ and the constraint force
+    Q_c = Aᵀ(AM⁻¹Aᵀ)⁺(b − A a) (seed 004) are printed too when they stay within
+    :data:`CLOSED_FORM_MAX_OPS` (see :func:`_uk_closed`); otherwise a note says the pieces are
+    the form to read.
     """
     s = _Symbols(model)
     n, m = model.n, model.m
@@ -366,48 +460,46 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     A, b = _matrix(model.A), _matrix(model.b)
     warnings = list(warnings_for(model))
     notes: list[str] = []
+    skips: list[str] = []
     a_syms = _column([sympy.Symbol(f"a_{name}") for name in model.coordinates])
     regular = not warnings
+    closed = _uk_closed(M, F, A, b, skips) if regular and n <= CLOSED_FORM_MAX_N else None
+    diagonal = regular and _is_diagonal(M)
+    if closed is None and diagonal:
+        a_raw = [F[i] / M[i, i] for i in range(n)]
+        a_value = (_column([_closed(e, skips, "a") for e in a_raw])
+                   if _fits(*a_raw, skips=skips, what="a") else None)
+    else:
+        a_value = closed[0] if closed is not None and diagonal else None
     entries: list[Item] = []
-    a_value = None
-    if regular and _is_diagonal(M):
-        a_value = _column([_closed(F[i] / M[i, i]) for i in range(n)])
+    if a_value is not None:
         entries.append(Item("a", _eq(a_syms, a_value), "a"))
     else:
         entries.append(Item("a", _eq(sympy.MatMul(M, a_syms, evaluate=False), F), "a"))
     if m:
         entries += [Item("A", A, "A"), Item("b", b, "b")]
-    if regular and n <= CLOSED_FORM_MAX_N:
-        Mt, Ft, At, bt = (_tidy_matrix(x) for x in (M, F, A, b))
-        if _is_diagonal(Mt):
-            Minv = sympy.diag(*[1 / Mt[i, i] for i in range(n)])
-        else:
-            Minv = Mt.inv().applyfunc(sympy.cancel)
-        a = a_value if a_value is not None else (Minv * Ft).applyfunc(_closed)
+    if closed is not None:
+        a, Qc, qdd, full_rank = closed
         if a_value is None:
-            entries.append(Item("a = M⁻¹F", _eq(a_syms, a), r"a = M^{-1}F"))
+            entries.append(Item("a = M⁻¹F", _eq(a_syms, _column(list(a))), r"a = M^{-1}F"))
         if m:
-            G = (At * Minv * At.T).applyfunc(sympy.simplify)
-            full_rank = sympy.simplify(G.det()) != 0
-            Ginv = G.inv() if full_rank else G.pinv()
-            Qc = (At.T * Ginv * (bt - At * a)).applyfunc(_closed)
-            qdd = (a + Minv * Qc).applyfunc(_closed)
             entries.append(Item("Q_c", _column(list(Qc)), "Q_{c}"))
             notes.append("closed form via M^{-1/2}(AM^{-1/2})⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)"
                          + ("⁻¹ (A has full row rank)" if full_rank else "⁺ (A is rank-deficient)"))
-        else:
-            qdd = a
         entries += [Item(str(s.qdd[i]), _eq(s.qdd[i], qdd[i]), sympy.latex(s.qdd[i]))
                     for i in range(n)]
+    elif regular and n <= CLOSED_FORM_MAX_N:
+        notes.append(_TOO_LONG)
     elif regular:
         notes.append(f"n = {n} > {CLOSED_FORM_MAX_N}: the pieces are printed, not the closed form")
     return Form(
         name="udwadia-kalaba", title="Udwadia–Kalaba equation",
         formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
-        citation=f"{SEED_004} (Statement)", items=_items(entries, simplify),
+        citation=f"{SEED_004} (Statement)", items=_items(entries, simplify, skips),
         warnings=tuple(warnings), notes=tuple(notes),
         formula_latex=(r"\ddot{q} = a + M^{-1/2}\left(A M^{-1/2}\right)^{+}(b - A a), \quad "
                        r"M a = F, \quad A\ddot{q} = b"),
+        untidied=_untidied(skips),
     )
 
 
@@ -431,12 +523,13 @@ def reduced_form(model: Model, simplify: bool = False,
                 for name, eq in zip(reduction.free, reduction.equations)]
     entries += [Item(name, _eq(sympy.Symbol(name), sympy.sympify(expr)), _tex(name))
                 for name, expr in reduction.multipliers]
+    skips: list[str] = []
     return Form(
         name="reduced", title="reduced (constrained) coordinates",
         formula=("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
                  "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0"),
-        citation=f"{SEED_002} §23.5", items=_items(entries, simplify),
-        warnings=warnings_for(model),
+        citation=f"{SEED_002} §23.5", items=_items(entries, simplify, skips),
+        warnings=warnings_for(model), untidied=_untidied(skips),
         notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ (002 §23.7)",),
         formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"
                        r"\frac{\partial \tilde{L}}{\partial \dot{q}} - "

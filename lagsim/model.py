@@ -291,29 +291,32 @@ def check_regular(model: Model, spec: SystemSpec | None = None) -> None:
         )
 
 
-TIDY_MAX_OPS = 160
+TIDY_MAX_OPS = 2000
 """Lagrangians up to this many operations are tidied before printing (:func:`tidy_model`)."""
 
 
 def tidy_model(model: Model) -> Model:
-    """The same model re-derived from a tidied L (expanded, sin² + cos² = 1), for printing.
+    """The same model re-derived from a tidied L (expanded, sin² + cos² = 1, angle sums), for
+    printing.
 
-    Mass positions give T as sums of squares of sines and cosines; simplifying the one scalar L
-    before differentiating makes M, F and every printed form read like the seeds, at the cost of
-    one trigsimp. Large Lagrangians are left as they are.
+    Mass positions give T as sums of squares of sines and cosines; tidying the one scalar L
+    before differentiating makes M, F and every printed form read like the seeds, at a cost
+    linear in its terms (:func:`lagsim.tidy.combine_trig`; trigsimp took 15 s on issue 8's
+    messy3). Large Lagrangians are left as they are.
     """
     import sympy
 
     if not _expands_small(model.lagrangian):
         return model
+    from lagsim.tidy import combine_trig, expand, tidy_lagrangian
+
     lagrangian = to_sympy(model.lagrangian)
     if sympy.count_ops(lagrangian) > TIDY_MAX_OPS:
         return model
-    expanded = sympy.expand(lagrangian)
-    tidy = sympy.trigsimp(expanded)
-    if sympy.count_ops(tidy) >= sympy.count_ops(expanded):
+    tidy = tidy_lagrangian(lagrangian)
+    if sympy.count_ops(tidy) >= sympy.count_ops(expand(lagrangian)):
         return model
-    tau = se.DenseMatrix(model.n, 1, [se.sympify(sympy.trigsimp(to_sympy(x))) for x in model.tau])
+    tau = se.DenseMatrix(model.n, 1, [se.sympify(combine_trig(to_sympy(x))) for x in model.tau])
     return assemble_model(
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(tidy), tau=tau, constraints=model.constraints,

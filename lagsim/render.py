@@ -1,6 +1,10 @@
 """Print :class:`~lagsim.forms.Form` objects as text (terminal), LaTeX (paper) or JSON (scripts).
 
 * ``text``: SymPy's unicode pretty printer; ``theta_dot`` is shown as θ̇ and ``theta_ddot`` as θ̈.
+  An item larger than :data:`PRETTY_MAX_NODES` nodes, or one that would not fit the terminal's
+  width, is printed on lines instead (one line per matrix entry or equation row, sums broken
+  between terms): SymPy's two-dimensional layout of such an item is slower than the whole
+  derivation and, cut into strips at the terminal's width, unreadable.
 * ``latex``: an ``align`` block; velocities print as ``\\dot{\\theta}``, accelerations as
   ``\\ddot{\\theta}`` (SymPy ``symbol_names``).
 * ``json``: the model (``name``, ``coordinates``, ``parameters``, ``lagrangian``, ``mass_matrix``,
@@ -12,21 +16,50 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
 import sympy
 from sympy.printing.conventions import split_super_sub
+from sympy.printing.precedence import PRECEDENCE
+from sympy.printing.pretty.pretty_symbology import pretty_symbol
+from sympy.printing.str import StrPrinter
 
 from lagsim.forms import Form, Item
 from lagsim.model import Model, to_sympy
 
 FORMATS = ("text", "latex", "json")
 
+PRETTY_MAX_NODES = 300
+"""Items up to this many nodes (symbols, numbers and operations) that fit the terminal's width
+are laid out by SymPy's pretty printer; the others line by line (:class:`_Linear`). Expressions
+longer than this are printed in SymPy's stored term order in every format (``order="none"``),
+which skips sorting their terms."""
+
+
+def _large(value: sympy.Basic, limit: int = PRETTY_MAX_NODES) -> bool:
+    """Whether ``value`` (expression, matrix or equation) has more than ``limit`` nodes; stops
+    counting there, so it costs at most ``limit`` steps."""
+    if isinstance(value, sympy.MatrixBase):
+        parts = list(value)
+    elif isinstance(value, sympy.Eq):
+        parts = [value.lhs, value.rhs]
+    else:
+        parts = [value]
+    count = 0
+    for part in parts:
+        for _ in sympy.preorder_traversal(part):
+            count += 1
+            if count > limit:
+                return True
+    return False
+
 
 def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
     """The forms of ``model`` in ``fmt`` (``text``, ``latex`` or ``json``), ending in a newline."""
     forms = [form_or_forms] if isinstance(form_or_forms, Form) else list(form_or_forms)
+    _report_untidied(forms)
     if fmt == "text":
         return _text(forms, model)
     if fmt == "latex":
@@ -34,6 +67,26 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
     if fmt == "json":
         return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _debug() -> bool:
+    """Whether the running `lagsim` command was given ``--debug`` (False outside the CLI)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return bool(isinstance(obj, dict) and obj.get("debug"))
+
+
+def _report_untidied(forms: list[Form]) -> None:
+    """Under ``--debug``, one line on stderr per expression printed untidied (over its budget)."""
+    if not _debug():
+        return
+    import sys
+
+    for form in forms:
+        for reason in form.untidied:
+            print(f"lagsim: debug: {form.name} form printed untidied: {reason}", file=sys.stderr)
 
 
 def _accented(name: str, modifier: str) -> sympy.Symbol:
@@ -61,7 +114,96 @@ def _width() -> int:
 
 
 def _pretty(value: sympy.Basic, shown: dict) -> str:
-    return sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=_width())
+    """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪),
+    else :func:`_lines`."""
+    width = _width()
+    if not _large(value):
+        out = sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=width)
+        if "↪" not in out:
+            return out
+    return _lines(value, width, shown)
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class _Linear(StrPrinter):
+    """One-line unicode: θ̇₁ for the display symbols, x² for small powers, ⋅ for products."""
+
+    def __init__(self, shown: dict) -> None:
+        super().__init__({"order": "none"})
+        self.shown = shown
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        return pretty_symbol(self.shown.get(expr, expr).name)
+
+    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        e = expr.exp
+        if e.is_Integer and 1 < e < 10:
+            return self.parenthesize(expr.base, PRECEDENCE["Pow"]) + str(e).translate(_SUPERSCRIPTS)
+        return super()._print_Pow(expr, rational)
+
+    def doprint(self, expr: sympy.Basic) -> str:
+        return super().doprint(expr).replace("**", "^").replace("*", "⋅")
+
+
+_MIN_SPLIT_GROUP = 40
+"""A parenthesized group shorter than this many characters is never broken across lines."""
+
+
+def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
+    """``text`` broken before a binary `` + `` or `` - `` so that lines fit ``width`` where they
+    can; never inside a function's argument (sin(θ₁ - θ₂)) or a short group ((L + x)⋅(L - x))."""
+    close, stack = {}, []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            stack.append(i)
+        elif ch == ")" and stack:
+            close[stack.pop()] = i
+    pieces, start, open_groups = [], 0, []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            call = i > 0 and text[i - 1].isalnum()
+            open_groups.append(call or close.get(i, len(text)) - i < _MIN_SPLIT_GROUP)
+        elif ch == ")" and open_groups:
+            open_groups.pop()
+        elif (ch == " " and i > start and text[i + 1:i + 3] in ("+ ", "- ")
+              and not any(open_groups)):
+            pieces.append(text[start:i])
+            start = i + 1
+    pieces.append(text[start:])
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if len(lines[-1]) + 1 + len(piece) > width:
+            lines.append(indent + piece)
+        else:
+            lines[-1] += " " + piece
+    return lines
+
+
+def _lines(value: sympy.Basic, width: int, shown: dict) -> str:
+    """A long item line by line: matrix entries by index (zeros left out), equations by row."""
+    _linear = _Linear(shown).doprint
+    if isinstance(value, sympy.Eq):
+        lhs, rhs = value.lhs, value.rhs
+        if isinstance(lhs, sympy.MatrixExpr) and not isinstance(lhs, sympy.MatrixBase):
+            lhs = lhs.doit()
+        if isinstance(lhs, sympy.MatrixBase):
+            out = []
+            for i, (a, b) in enumerate(zip(lhs, rhs), 1):
+                out += _wrap(f"[{i}] {_linear(a)} = {_linear(b)}", width)
+            return "\n".join(out)
+        return "\n".join(_wrap(f"{_linear(lhs)} = {_linear(rhs)}", width))
+    if isinstance(value, sympy.MatrixBase):
+        out = []
+        for i in range(value.rows):
+            for j in range(value.cols):
+                if value[i, j] != 0:
+                    index = f"[{i + 1}]" if value.cols == 1 else f"[{i + 1}, {j + 1}]"
+                    out += _wrap(f"{index} {_linear(value[i, j])}", width)
+        shape = f"{value.rows}×{value.cols}"
+        return "\n".join([f"({shape}; entries not listed are 0)", *out])
+    return "\n".join(_wrap(_linear(value), width))
 
 
 def _text(forms: list[Form], model: Model) -> str:
@@ -89,7 +231,8 @@ def _latex(forms: list[Form], model: Model) -> str:
     names = {k: sympy.latex(v) for k, v in display_symbols(model).items()}
 
     def tex(value: sympy.Basic) -> str:
-        return sympy.latex(value, symbol_names=names, mat_str="bmatrix", mat_delim="")
+        order = "none" if _large(value) else None
+        return sympy.latex(value, symbol_names=names, mat_str="bmatrix", mat_delim="", order=order)
 
     out = [f"% {model.name}: generated by lagsim derive"]
     for form in forms:
@@ -109,8 +252,11 @@ def _latex(forms: list[Form], model: Model) -> str:
     return "\n".join(out) + "\n"
 
 
+@functools.lru_cache(maxsize=4096)
 def _s(expr: sympy.Basic) -> str:
-    return str(expr)
+    """The JSON string of an expression; cached, since forms repeat expressions (M in matrix,
+    dae and index1; each equation in ``items`` and ``equations``)."""
+    return sympy.sstr(expr, order="none") if _large(expr) else str(expr)
 
 
 def _rows(matrix: sympy.MatrixBase) -> list[list[str]]:

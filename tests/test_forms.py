@@ -10,7 +10,9 @@ Sign convention (docs/architecture.md): M q̈ = F + Aᵀλ with A = φ_q, so the
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
+import mpmath
 import pytest
 import sympy
 from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
@@ -18,8 +20,8 @@ from sympy import Symbol, cos, sin
 
 from lagsim.errors import InputError
 from lagsim.forms import FORMS, Form, Item
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
+from lagsim.model import build_model, tidy_model, to_sympy
+from lagsim.spec import load_spec, parse_spec
 
 S = Symbol
 m, g, r, l, k = S("m"), S("g"), S("r"), S("l"), S("k")
@@ -394,3 +396,171 @@ constraints:
 def test_reduced_refuses_velocity_constraints() -> None:
     with pytest.raises(InputError, match="velocity constraint 'skate'"):
         form_of(SKATE, "reduced")
+
+
+# --- budgets (issue 8 §5, issue 16 §4): what is printed equals the untidied model -------------
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+BUDGET_SYSTEMS = {
+    "messy3": BENCH / "derive_messy3.yaml", "uk2": BENCH / "derive_uk2.yaml",
+    "pendulum": "pendulum", "double_pendulum": "double_pendulum",
+    "spring_pendulum": "spring_pendulum", "flat_pendulum": "flat_pendulum",
+    "slider_crank": "slider_crank", "skate": "skate",
+}
+DPS = 30
+
+
+def _evaluator(expr: sympy.Basic, names: list[Symbol]):
+    return sympy.lambdify(names, expr, "mpmath")
+
+
+def _random_point(model, rng: random.Random) -> dict[Symbol, object]:
+    """Random q, q̇, q̈, λ, t and parameter values in (0.2, 1.4)."""
+    names = [*model.coordinates, *(str(v) for v in model.qd), *(str(a) for a in model.qdd),
+             *model.parameters, *(c.multiplier for c in model.constraints), "t"]
+    return {S(n): mpmath.mpf(rng.uniform(0.2, 1.4)) for n in names}
+
+
+def _num(expr: sympy.Basic, point: dict) -> object:
+    names = sorted(sympy.sympify(expr).free_symbols, key=str)
+    return _evaluator(expr, names)(*(point[s] for s in names))
+
+
+def _agree(got, want, what: str) -> None:
+    """got = want to 1e-12 relative (to max(1, |got|, |want|))."""
+    assert abs(got - want) <= 1e-12 * max(1, abs(got), abs(want)), f"{what}: {got} != {want}"
+
+
+def _reference(raw, point: dict) -> dict:
+    """M, F, A, b of the untidied model at the point, q̈ and λ of index1 and q̈ of seed 004's
+    formula for full-row-rank A, all in 30-digit arithmetic."""
+    M = mpmath.matrix(_num(to_sympy(raw.mass_matrix), point).tolist())
+    F = mpmath.matrix(_num(to_sympy(raw.forcing), point).tolist())
+    ref = {"M": M, "F": F, "a": mpmath.lu_solve(M, F)}
+    ref["uk"] = ref["a"]
+    if raw.m:
+        A = mpmath.matrix(_num(to_sympy(raw.A), point).tolist())
+        b = mpmath.matrix(_num(to_sympy(raw.b), point).tolist())
+        n, m = raw.n, raw.m
+        K = mpmath.zeros(n + m, n + m)
+        for i in range(n):
+            for j in range(n):
+                K[i, j] = M[i, j]
+            for k in range(m):
+                K[i, n + k], K[n + k, i] = -A[k, i], A[k, i]
+        ref.update(A=A, b=b, index1=mpmath.lu_solve(K, mpmath.matrix([*F, *b])))
+        W = mpmath.zeros(n, m)
+        for k in range(m):
+            column = mpmath.lu_solve(M, A.T[:, k])
+            for i in range(n):
+                W[i, k] = column[i]
+        y = mpmath.lu_solve(A * W, b - A * ref["a"])
+        ref["uk"], ref["Qc"] = ref["a"] + W * y, A.T * y
+    return ref
+
+
+def _check_form(form: Form, raw, point: dict, ref: dict) -> int:
+    """Every checkable item of a printed form against the untidied model; how many were."""
+    n, m = raw.n, raw.m
+    qdd = [point[S(str(a))] for a in raw.qdd]
+    lam = [point[S(c.multiplier)] for c in raw.constraints]
+    residual_ref = [sum(ref["M"][i, j] * qdd[j] for j in range(n)) - ref["F"][i]
+                    - sum((ref["A"][k, i] * lam[k] for k in range(m)), 0) for i in range(n)]
+    checked = 0
+    for it in form.items:
+        label, value = it.label, it.value
+        if label in raw.coordinates and isinstance(value, sympy.Eq):
+            _agree(_num(value.lhs - value.rhs, point), residual_ref[raw.coordinates.index(label)],
+                   f"{form.name} {label}")
+        elif label == "M(q)":
+            got = _num(value, point)
+            for i in range(n):
+                for j in range(n):
+                    _agree(got[i, j], ref["M"][i, j], f"{form.name} M[{i},{j}]")
+        elif label.endswith("_ddot") and form.name in ("index1", "udwadia-kalaba"):
+            i = [str(a) for a in raw.qdd].index(label)
+            want = ref["index1"][i] if form.name == "index1" else ref["uk"][i]
+            _agree(_num(value.rhs, point), want, f"{form.name} {label}")
+        elif label.startswith("lambda_") and form.name == "index1":
+            k = [c.multiplier for c in raw.constraints].index(label)
+            _agree(_num(value.rhs, point), ref["index1"][n + k], f"{form.name} {label}")
+        elif label == "Q_c":
+            got = _num(value, point)
+            for i in range(n):
+                _agree(got[i, 0], ref["Qc"][i], f"Q_c[{i}]")
+        elif label in ("a", "a = M⁻¹F"):
+            if isinstance(value.lhs, sympy.MatMul):
+                got = _num(value.lhs.doit() - value.rhs, {**point, **_a_point(raw, ref)})
+                for i in range(n):
+                    _agree(got[i, 0], 0, f"M a - F [{i}]")
+            else:
+                got = _num(value.rhs, point)
+                for i in range(n):
+                    _agree(got[i, 0], ref["a"][i], f"a[{i}]")
+        else:
+            continue
+        checked += 1
+    return checked
+
+
+def _a_point(raw, ref: dict) -> dict:
+    return {S(f"a_{c}"): ref["a"][i] for i, c in enumerate(raw.coordinates)}
+
+
+@pytest.mark.parametrize("name", list(BUDGET_SYSTEMS))
+def test_printed_forms_equal_the_untidied_model_at_random_states(name: str) -> None:
+    """Each form of the tidied model (what `lagsim derive` prints, budgets applied) evaluated at
+    random q, q̇, q̈, λ and parameter values equals the untidied model's M q̈ − F − Aᵀλ, its
+    index1 solution, seed 004's q̈ and Q_c and a = M⁻¹F, to 1e-12 relative (30 digits)."""
+    mpmath.mp.dps = DPS
+    raw = build_model(load_spec(BUDGET_SYSTEMS[name]))
+    model = tidy_model(raw)
+    rng = random.Random(sum(map(ord, name)))
+    forms = [FORMS[f](model, False) for f in ("lagrange", "matrix", "dae", "index1",
+                                              "udwadia-kalaba")]
+    checked = 0
+    for _ in range(3):
+        point = _random_point(raw, rng)
+        ref = _reference(raw, point)
+        for form in forms:
+            checked += _check_form(form, raw, point, ref)
+    assert checked >= 3 * (3 * raw.n + 2)
+
+
+def test_udwadia_kalaba_over_budget_prints_the_pieces() -> None:
+    """Issue 16 §4 (over 150 s before): the closed form of the u, v mass with v − 0.21 exceeds
+    CLOSED_FORM_MAX_OPS, so M a = F, A and b are printed with a note, and Form.untidied says
+    which step was skipped; the flat pendulum, within the budget, keeps its closed form."""
+    from lagsim.forms import CLOSED_FORM_MAX_OPS
+
+    form = FORMS["udwadia-kalaba"](tidy_model(build_model(load_spec(BUDGET_SYSTEMS["uk2"]))))
+    assert [i.label for i in form.items] == ["a", "A", "b"]
+    assert isinstance(item(form, "a").value.lhs, sympy.MatMul)
+    assert item(form, "A").value == sympy.Matrix([[0, 1]])
+    assert any(f"budget of {CLOSED_FORM_MAX_OPS} operations" in n for n in form.notes)
+    assert any("closed form skipped" in u for u in form.untidied)
+    flat = form_of(FLAT, "udwadia-kalaba")
+    assert "x_ddot" in [i.label for i in flat.items] and flat.untidied == ()
+
+
+def test_combine_trig_identities_are_exact() -> None:
+    """Pythagoras and the four angle sums, inside a root too; the result equals the input
+    at random points and is shorter; unequal coefficients (0.3 sin² + 0.7 cos²) are kept."""
+    from lagsim.tidy import combine_trig
+
+    a, b, c = S("a"), S("b"), S("c")
+    cases = {
+        c * sin(a)**2 + c * cos(a)**2: c,
+        m * (sin(a) * sin(b) + cos(a) * cos(b)): m * cos(a - b),
+        m * (cos(a) * cos(b) - sin(a) * sin(b)): m * cos(a + b),
+        2 * (sin(a) * cos(b) + cos(a) * sin(b)): 2 * sin(a + b),
+        sin(a) * cos(b) - cos(a) * sin(b): sin(a - b),
+        sympy.sqrt(l**2 * sin(a)**2 + l**2 * cos(a)**2 + c): sympy.sqrt(l**2 + c),
+        sin(a)**2 * sin(b)**2 + sin(a)**2 * cos(b)**2 + cos(a)**2: sympy.Integer(1),
+    }
+    for given, want in cases.items():
+        got = combine_trig(given)
+        assert sympy.expand(got - want) == 0, (given, got)
+        assert numerically_equal(got, given) and sympy.count_ops(got) < sympy.count_ops(given)
+    odd = 0.3 * sin(a)**2 + 0.7 * cos(a)**2
+    assert combine_trig(odd) == odd

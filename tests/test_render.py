@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import sympy
@@ -16,7 +20,7 @@ from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
 
 from lagsim.forms import FORMS
 from lagsim.model import build_model, to_sympy
-from lagsim.render import render
+from lagsim.render import display_symbols, render
 from lagsim.spec import parse_spec
 
 DAMPED = """
@@ -218,3 +222,98 @@ def test_unknown_format_is_refused() -> None:
     model = model_of(DAMPED)
     with pytest.raises(ValueError, match="unknown format 'html'"):
         render(FORMS["lagrange"](model, False), "html", model)
+
+
+# --- long items print line by line (issue 8 §5) -------------------------------------------------
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+_SUPER = {ch: str(d) for d, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
+
+
+def _read_linear(text: str, model) -> sympy.Expr:
+    """A line of the linear text format read back with the plain names (θ̇₁ → theta1_dot)."""
+    from sympy.printing.pretty.pretty_symbology import pretty_symbol
+
+    shown = display_symbols(model)
+    names = {str(s): s for s in shown}
+    names.update({c: sympy.Symbol(c) for c in model.coordinates})
+    names.update({p: sympy.Symbol(p) for p in model.parameters})
+    names.update({c.multiplier: sympy.Symbol(c.multiplier) for c in model.constraints})
+    display = {pretty_symbol(shown.get(s, s).name): plain for plain, s in
+               ((n, sympy.Symbol(n)) for n in names)}
+    text = "".join(f"**{_SUPER[ch]}" if ch in _SUPER else ch for ch in text)
+    pattern = "|".join(re.escape(p) for p in sorted(display, key=len, reverse=True))
+    text = re.sub(rf"(?<!\w)({pattern})(?![\w\u0300-\u036f])", lambda m: display[m[1]], text)
+    text = text.replace("⋅", "*").replace("^", "**")
+    return sympy.sympify(text, locals={n: sympy.Symbol(n) for n in names})
+
+
+def _entries(block: str) -> list[tuple[str, str]]:
+    """``[i] expr`` / ``[i, j] expr`` lines of a long item, continuation lines joined."""
+    out: list[list[str]] = []
+    for line in block.splitlines():
+        if line.startswith("["):
+            index, _, rest = line.partition("] ")
+            out.append([index + "]", rest])
+        elif line.startswith("    ") and out:
+            out[-1][1] += " " + line.strip()
+    return [(i, e) for i, e in out]
+
+
+def test_long_items_print_line_by_line_and_read_back_equal() -> None:
+    """messy3's M (its largest matrix) prints one line per non-zero entry, with θ̇-style names,
+    and each line reads back equal to the model's entry at random points (1e-12)."""
+    from lagsim.model import tidy_model
+    from lagsim.spec import load_spec
+
+    model = tidy_model(build_model(load_spec(BENCH / "derive_messy3.yaml")))
+    form = FORMS["matrix"](model, False)
+    text = render(form, "text", model)
+    block = text.split("\nC(q, q̇):\n")[0].split("\nM(q):\n")[1]
+    assert block.startswith("(3×3; entries not listed are 0)")
+    entries = _entries(block)
+    M = to_sympy(model.mass_matrix)
+    nonzero = [(i, j) for i in range(3) for j in range(3) if M[i, j] != 0]
+    assert [e[0] for e in entries] == [f"[{i + 1}, {j + 1}]" for i, j in nonzero]
+    rng = random.Random(8)
+    for (i, j), (_, expr) in zip(nonzero, entries):
+        assert close(_read_linear(expr, model), M[i, j], rng), expr
+    assert "φ̇" in text and "phi_dot" not in text and "**" not in text
+
+
+def test_small_items_keep_the_pretty_layout() -> None:
+    """The pendulum's equation is SymPy's two-dimensional layout, as before."""
+    model = model_of(DAMPED)
+    out = render(FORMS["lagrange"](model, False), "text", model)
+    assert "\n2\n" not in out and any(line.strip().startswith("2") for line in out.splitlines())
+    assert "⋅" in out and "[1]" not in out
+
+
+def test_debug_says_what_was_printed_untidied() -> None:
+    """Issue 16 §4's u, v mass with v − 0.21: the Udwadia–Kalaba closed form is over its budget;
+    the pieces are printed with a note, and --debug names the skipped step on stderr."""
+    path = str(BENCH / "derive_uk2.yaml")
+    plain = subprocess.run([sys.executable, "-m", "lagsim", "derive", path, "--form",
+                            "udwadia-kalaba"], capture_output=True, text=True, check=False)
+    debug = subprocess.run([sys.executable, "-m", "lagsim", "--debug", "derive", path, "--form",
+                            "udwadia-kalaba"], capture_output=True, text=True, check=False)
+    assert plain.returncode == debug.returncode == 0
+    assert plain.stdout == debug.stdout
+    assert "note: the closed form would exceed its budget" in plain.stdout
+    assert "untidied" not in plain.stderr
+    lines = [x for x in debug.stderr.splitlines() if "untidied" in x]
+    assert lines and all(x.startswith("lagsim: debug: udwadia-kalaba form printed untidied: ")
+                         for x in lines)
+    assert any("closed form skipped" in x and "operations > 300" in x for x in lines)
+
+
+def test_wrapped_lines_join_back_and_keep_groups_whole() -> None:
+    """Breaks fall before a binary + or −, never inside sin(…) or a short group, lines fit the
+    width where a break allows it, and the lines joined give the text back."""
+    from lagsim.render import _wrap
+
+    text = " + ".join(f"a{i}⋅sin(θ₁ - θ₂)/((L + x)⋅(L - x))" for i in range(6))
+    lines = _wrap(text, 60)
+    assert len(lines) > 1 and all(len(x) <= 60 for x in lines)
+    assert " ".join(x.strip() for x in lines) == text
+    assert all(x.count("(") == x.count(")") for x in lines)

@@ -222,40 +222,35 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     return spec, model, trajectory
 
 
-def _baumgarte(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
-    if value is None:
-        return None
-    try:
-        alpha, beta = (float(x) for x in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"expected ALPHA,BETA such as 5,5, got {value!r}") from None
-    return (alpha, beta)
+class _TableOption(click.Option):
+    """A flag of the options table (:mod:`lagsim.options`); its help line is filled in only
+    when shown, so that listing the choices does not import the numerics."""
+
+    def __init__(self, *args: Any, row: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.row = row
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self.row.help_text()
+        return super().get_help_record(ctx)
 
 
 def simulate_options(func: Callable) -> Callable:
-    """The flags of `lagsim simulate`, shared by `plot` and `animate` when they simulate."""
-    options = [
-        click.option("--t-start", type=float, help="Start time [default: 0]."),
-        click.option("--t-end", type=float, help="End time [default: 10]."),
-        click.option("--samples", type=int,
-                     help="Equally spaced output samples, both ends included [default: 1001]."),
-        click.option("--dt", type=float, help="Output spacing instead of --samples."),
-        click.option("--method", type=str,
-                     help="RK45, RK23, DOP853, Radau, BDF or LSODA [default: DOP853]."),
-        click.option("--rtol", type=float, help="Relative tolerance [default: 1e-10]."),
-        click.option("--atol", type=float, help="Absolute tolerance [default: 1e-10]."),
-        click.option("--formulation", type=str,
-                     help="auto, ode, index1, udwadia-kalaba or reduced [default: auto]."),
-        click.option("--stabilize", type=str,
-                     help="none, baumgarte or projection [default: projection]."),
-        click.option("--baumgarte", callback=_baumgarte, metavar="ALPHA,BETA",
-                     help="Baumgarte gains [default: 5,5]; good values depend on the system's "
-                          "time scale (about 1/period)."),
-        click.option("--stop-when", type=str, metavar="EXPR",
-                     help="Stop when EXPR changes sign, e.g. lambda_c1 or y."),
-        click.option("--strict-initial", is_flag=True,
-                     help="Refuse initial values off the constraint manifold instead of "
-                          "correcting them."),
+    """The flags of `lagsim simulate`, shared by `plot` and `animate` when they simulate: one per
+    row of the options table, each passed on as given (None when absent), validated by the
+    table; then --set and --init."""
+    from lagsim.options import OPTIONS
+
+    options = []
+    for row in OPTIONS:
+        if row.switch:
+            declaration = f"{row.flag}/--no-{row.flag[2:]}"
+            options.append(click.option(declaration, row.name, cls=_TableOption, row=row,
+                                        default=None))
+        else:
+            options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
+                                        type=str, metavar=row.metavar))
+    options += [
         click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
                      callback=_assignments("--set"), help="Override a parameter's value."),
         click.option("--init", "initial", multiple=True, metavar="NAME=VALUE",
@@ -267,13 +262,12 @@ def simulate_options(func: Callable) -> Callable:
     return func
 
 
-FLAG_NAMES = ("t_start", "t_end", "samples", "dt", "method", "rtol", "atol", "formulation",
-              "stabilize", "baumgarte", "stop_when", "strict_initial")
-
-
 def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The simulate flags the user gave (a flag given wins over the file's simulate: block)."""
-    return {k: kwargs[k] for k in FLAG_NAMES if kwargs.get(k) not in (None, False)}
+    """The simulate flags the user gave, by option name (a flag given, even 0, wins over the
+    file's simulate: block); ``None`` means not given."""
+    from lagsim.options import OPTIONS
+
+    return {row.name: kwargs[row.name] for row in OPTIONS if kwargs.get(row.name) is not None}
 
 
 @main.command(epilog=_example("simulate"))

@@ -46,6 +46,8 @@ from lagsim.trajectory import Trajectory
 PACE_PROBE_SECONDS = 1.0
 MAX_RUN_SECONDS = 86400.0
 """A run that, at the pace of its first second, would take longer than this is refused."""
+MASS_CHECK_EVERY = 8
+"""The mass matrix is checked at least every this many accepted steps (:class:`Guard`)."""
 
 
 class FailedRun(IntegrationError):
@@ -263,21 +265,28 @@ class Guard:
         self.form = problem.form
         self.mass = MassWatch(problem.numeric, problem.t0, problem.q0, problem.qd0)
         self.bad: tuple[float, np.ndarray, np.ndarray] | None = None
+        self.unchecked = 0
+        self.h = math.inf
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         f = self.form.rhs(t, y)
-        if self.bad is None and not np.all(np.isfinite(f)):
+        if self.bad is None and not math.isfinite(f @ f) and not np.all(np.isfinite(f)):
             self.bad = (float(t), np.array(y, dtype=float), np.array(f, dtype=float))
         return f
 
     def accepted(self, step: Step) -> None:
-        """Check the state at the end of an accepted step."""
+        """Check the state at the end of an accepted step: finite, and (every
+        :data:`MASS_CHECK_EVERY` steps, and whenever the step size falls to less than half the
+        last one, as it does when a mass matrix degenerates) a regular mass matrix."""
         self.bad = None
-        q, qd = self.form.unpack(step.t, step.y)
-        numeric = self.problem.numeric
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            raise IntegrationError(_first_nonfinite(numeric, q, qd), time=step.t)
-        self.mass(step.t, q, qd)
+        if not math.isfinite(step.y @ step.y) and not np.all(np.isfinite(step.y)):
+            q, qd = self.form.unpack(step.t, step.y)
+            raise IntegrationError(_first_nonfinite(self.problem.numeric, q, qd), time=step.t)
+        h, self.h = self.h, step.t - step.t_old
+        self.unchecked += 1
+        if self.unchecked >= MASS_CHECK_EVERY or self.h < 0.5 * h:
+            self.unchecked = 0
+            self.mass(step.t, *self.form.unpack(step.t, step.y))
 
     def singular(self, solver: OdeSolver, exc: Exception) -> IntegrationError:
         """A linear solve failed inside a step: say whether the mass matrix did."""
@@ -386,8 +395,8 @@ def _state(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
 def _first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
     names = (*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates))
     values = np.concatenate((q, qd))
-    i = int(np.flatnonzero(~np.isfinite(values))[0])
-    return f"{names[i]} became {values[i]}"
+    bad = np.flatnonzero(~np.isfinite(values))
+    return f"{names[bad[0]]} became {values[bad[0]]}" if bad.size else "the state became non-finite"
 
 
 def _trajectory(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,

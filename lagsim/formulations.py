@@ -138,27 +138,27 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
 class MassWatch:
     """Stops a run whose mass matrix becomes singular (issue 15, "Mid-run failures").
 
-    After each accepted step the Cholesky factor M = L Lᵀ is taken at the step's end: a failure,
-    or a smallest pivot L_kk² below :data:`SINGULAR_RTOL` times the largest diagonal entry of M
-    (now or at the start), is an :class:`IntegrationError` with the time and the coordinate of
-    the weakest direction. The pivots bound the smallest eigenvalue from above, so this costs
-    one Cholesky factor of an n×n matrix per step, not an eigen-decomposition.
+    Called after accepted steps (see :class:`lagsim.driver.Guard` for how often): the Cholesky
+    factor M = L Lᵀ is taken at the step's end; a failure, or a smallest pivot L_kk² below
+    :data:`SINGULAR_RTOL` times the largest diagonal entry of M (now or at the start), is an
+    :class:`IntegrationError` with the time and the coordinate of the weakest direction. The
+    pivots bound the smallest eigenvalue from above, so this costs one Cholesky factor of an
+    n×n matrix, not an eigen-decomposition.
     """
 
     def __init__(self, numeric: NumericSystem, t0: float, q0: np.ndarray, qd0: np.ndarray
                  ) -> None:
         self.numeric = numeric
-        self.scale = float(np.abs(np.diag(numeric.dynamics(t0, q0, qd0)[0])).max(initial=0.0))
+        self.scale = float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
 
     def __call__(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         M = self.numeric.dynamics(t, q, qd)[0]
-        scale = max(self.scale, float(np.abs(np.diag(M)).max(initial=0.0)))
         try:
-            pivots = np.diag(np.linalg.cholesky(M)) ** 2
-            if pivots.min() > SINGULAR_RTOL * scale:
-                return
+            weakest = float(np.linalg.cholesky(M).diagonal().min())
         except np.linalg.LinAlgError:
-            pass
+            weakest = 0.0
+        if weakest * weakest > SINGULAR_RTOL * max(self.scale, float(M.diagonal().max())):
+            return
         self.fail(t, q, M)
 
     def fail(self, t: float, q: np.ndarray, M: np.ndarray) -> None:

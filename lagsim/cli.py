@@ -204,7 +204,9 @@ class _Progress:
 
 
 def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
-              initial: dict[str, float]) -> tuple[Any, Any, Any]:
+              initial: dict[str, float], partial: str | None = None, output: str = "-"
+              ) -> tuple[Any, Any, Any]:
+    from lagsim.driver import FailedRun
     from lagsim.integrate import SimulateOptions, simulate
     from lagsim.model import build_model
     from lagsim.spec import load_spec
@@ -215,11 +217,32 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     progress = _Progress()
     try:
         trajectory = simulate(spec, model, options, report=_warn, progress=progress)
+    except FailedRun as failure:
+        progress.close()
+        if partial is not None:
+            _keep_partial(failure.partial, partial or _partial_path(output, spec.name))
+        raise
     finally:
         progress.close()
     if trajectory.message:
         _warn(trajectory.message)
     return spec, model, trajectory
+
+
+def _partial_path(output: str, name: str) -> str:
+    """--partial's default: beside -o FILE as FILE's stem + .partial.csv, else
+    <system name>.partial.csv in the current folder."""
+    if output != "-":
+        path = Path(output)
+        return str(path.with_name(f"{path.stem}.partial.csv"))
+    return f"{name}.partial.csv"
+
+
+def _keep_partial(trajectory: Any, path: str) -> None:
+    from lagsim.io import write_csv
+
+    write_csv(trajectory.columns(), trajectory.as_array(), path)
+    _warn(f"kept the {len(trajectory.t)} rows before the failure in {path}")
 
 
 class _TableOption(click.Option):
@@ -275,8 +298,12 @@ def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
 @simulate_options
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="CSV destination, - for stdout (written atomically).")
-def simulate(file: str, output: str, overrides: dict[str, float], initial: dict[str, float],
-             **kwargs: Any) -> None:
+@click.option("--partial", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              help="When the run fails, keep the rows up to the failure (and the last state "
+                   "reached) in PATH [default PATH: FILE.partial.csv beside -o FILE, else "
+                   "<system name>.partial.csv].")
+def simulate(file: str, output: str, partial: str | None, overrides: dict[str, float],
+             initial: dict[str, float], **kwargs: Any) -> None:
     """Integrate FILE and write the trajectory as CSV.
 
     Columns: t, the coordinates, their velocities (<q>_dot), the multipliers (lambda_<c>), the
@@ -286,7 +313,7 @@ def simulate(file: str, output: str, overrides: dict[str, float], initial: dict[
     """
     from lagsim.io import write_csv
 
-    _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial)
+    _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial, partial, output)
     write_csv(trajectory.columns(), trajectory.as_array(), output)
 
 

@@ -114,6 +114,7 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
             if progress is not None:
                 progress(min(1.0, (solver.t - problem.t0) / span))
     except IntegrationError as error:
+        samples.last(solver)
         raise FailedRun(error, samples.trajectory("failed", str(error))) from None
     return samples.trajectory("t_end", "")
 
@@ -211,6 +212,16 @@ class Samples:
         if end is not None:
             self.add(end, step.at(end))
 
+    def last(self, solver: OdeSolver) -> None:
+        """After a failure: the last state the solver accepted, as a final row, when it is
+        later than the last sample and finite."""
+        y = np.asarray(solver.y, dtype=float)
+        if solver.t > self.t[-1] and np.all(np.isfinite(y)):
+            try:
+                self.add(float(solver.t), y.copy())
+            except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
+                pass
+
     def trajectory(self, stop_reason: str, stop_message: str) -> Trajectory:
         """The rows so far, with residuals and energy recomputed from each sampled state."""
         numeric = self.problem.numeric
@@ -267,6 +278,7 @@ class Guard:
         self.bad: tuple[float, np.ndarray, np.ndarray] | None = None
         self.unchecked = 0
         self.h = math.inf
+        self.regular_at = problem.t0
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         f = self.form.rhs(t, y)
@@ -286,15 +298,13 @@ class Guard:
         self.unchecked += 1
         if self.unchecked >= MASS_CHECK_EVERY or self.h < 0.5 * h:
             self.unchecked = 0
-            self.mass(step.t, *self.form.unpack(step.t, step.y))
+            self.mass(step.t, *self.form.unpack(step.t, step.y), self.regular_at)
+            self.regular_at = step.t
 
     def singular(self, solver: OdeSolver, exc: Exception) -> IntegrationError:
         """A linear solve failed inside a step: say whether the mass matrix did."""
         q, qd = self.form.unpack(solver.t, solver.y)
-        self.mass(float(solver.t), q, qd)
-        M = self.problem.numeric.dynamics(solver.t, q, qd)[0]
-        if not np.all(np.isfinite(M)):
-            self.mass.fail(float(solver.t), q, M)
+        self.mass(float(solver.t), q, qd, self.regular_at)
         hint = ("; the constraints may have become dependent, try --formulation udwadia-kalaba"
                 if not self.form.dependent_rows else "")
         return IntegrationError(f"singular matrix ({exc}){hint}", time=float(solver.t))

@@ -108,7 +108,8 @@ def weakest_direction(M: np.ndarray) -> tuple[float, int, str]:
     scale = float(np.abs(np.diag(M)).max(initial=0.0))
     if scale == 0.0:
         return 0.0, 0, "singular"
-    w, v = np.linalg.eigh(0.5 * (M + M.T) / scale)
+    S = M / scale
+    w, v = np.linalg.eigh(0.5 * (S + S.T))
     index = int(np.argmax(np.abs(v[:, 0])))
     if w[0] > SINGULAR_RTOL * max(w[-1], 0.0):
         return float(w[0] * scale), index, ""
@@ -151,7 +152,10 @@ class MassWatch:
         self.numeric = numeric
         self.scale = float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
 
-    def __call__(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+    def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, regular_at: float | None = None
+                 ) -> None:
+        """Raise unless M is regular at (t, q, q̇); ``regular_at`` is when it last was, for the
+        message."""
         M = self.numeric.dynamics(t, q, qd)[0]
         try:
             weakest = float(np.linalg.cholesky(M).diagonal().min())
@@ -159,21 +163,23 @@ class MassWatch:
             weakest = 0.0
         if weakest * weakest > SINGULAR_RTOL * max(self.scale, float(M.diagonal().max())):
             return
-        self.fail(t, q, M)
+        self.fail(t, q, M, regular_at)
 
-    def fail(self, t: float, q: np.ndarray, M: np.ndarray) -> None:
+    def fail(self, t: float, q: np.ndarray, M: np.ndarray, regular_at: float | None = None
+             ) -> None:
         """Raise the error for a mass matrix found singular at (t, q)."""
         coordinates = self.numeric.coordinates
-        if not np.all(np.isfinite(M)):
-            raise IntegrationError("the mass matrix is no longer finite", time=float(t))
-        eigenvalue, index, kind = weakest_direction(M)
         state = ", ".join(f"{c} = {float(x):.6g}" for c, x in zip(coordinates, q))
+        if not np.all(np.isfinite(M)):
+            raise IntegrationError(f"the mass matrix is no longer finite ({state})",
+                                   time=float(t))
+        eigenvalue, index, kind = weakest_direction(M)
+        since = f"; it was regular at t = {regular_at:.6g}" if regular_at is not None else ""
         raise IntegrationError(
-            f"the mass matrix became {kind or 'nearly singular'} ({state}): the kinetic energy "
-            f"gives almost no inertia along {coordinates[index]} (eigenvalue {eigenvalue:.3g}, "
-            f"largest diagonal entry {self.scale:.3g} at the start); the coordinates are "
-            f"degenerate here: choose coordinates that stay regular along the motion",
-            time=float(t))
+            f"the mass matrix became {kind or 'nearly singular'} ({state}{since}): the kinetic "
+            f"energy gives almost no inertia along {coordinates[index]} (eigenvalue "
+            f"{eigenvalue:.3g}, largest diagonal entry {self.scale:.3g} at the start); choose "
+            f"coordinates that stay regular along the motion", time=float(t))
 
 
 # ---------------------------------------------------------------------------------------------

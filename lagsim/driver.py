@@ -36,9 +36,9 @@ from scipy.optimize import brentq
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, LagsimError
-from lagsim.formulations import METHODS, Formulation, MassWatch, Report
+from lagsim.formulations import FORMULATIONS, METHODS, Formulation, MassWatch, Report
 from lagsim.model import Model
-from lagsim.options import SimulateOptions, duration
+from lagsim.options import BY_NAME, SimulateOptions, duration
 from lagsim.problem import Problem
 from lagsim.spec import SystemSpec
 from lagsim.trajectory import Trajectory
@@ -108,7 +108,8 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
             samples.take(step, end)
             if end is not None:
                 return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                          f"{options.stop_when} changed sign (--stop-when)")
+                                          f"{options.stop_when} changed sign "
+                                          f"({options.label('stop_when')})")
             solver = after_step(problem, solver, guard)
             pace(solver.t)
             if progress is not None:
@@ -254,7 +255,8 @@ class StopEvent:
         """The time of the sign change inside ``step``, or None."""
         g = self.value(step.t, step.y)
         if not math.isfinite(g):
-            raise IntegrationError(f"the --stop-when expression is {g}", time=step.t)
+            raise IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is {g}",
+                                   time=step.t)
         if self.sign == 0.0:
             self.sign = float(np.sign(g))
             return None
@@ -305,8 +307,10 @@ class Guard:
         """A linear solve failed inside a step: say whether the mass matrix did."""
         q, qd = self.form.unpack(solver.t, solver.y)
         self.mass(float(solver.t), q, qd, self.regular_at)
-        hint = ("; the constraints may have become dependent, try --formulation udwadia-kalaba"
-                if not self.form.dependent_rows else "")
+        others = [name for name, form in FORMULATIONS.items() if form.dependent_rows and form.kinds]
+        hint = (f"; the constraints may have become dependent, try "
+                f"{BY_NAME['formulation'].flag} {' or '.join(others)}"
+                if self.form.m and not self.form.dependent_rows and others else "")
         return IntegrationError(f"singular matrix ({exc}){hint}", time=float(solver.t))
 
     def failure(self, solver: OdeSolver, message: str | None) -> IntegrationError:

@@ -34,7 +34,7 @@ from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 from lagsim.compile import NumericSystem, compile_reduction
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.model import Model
-from lagsim.options import SimulateOptions
+from lagsim.options import BY_NAME, SimulateOptions
 from lagsim.spec import SystemSpec
 
 METHODS: Mapping[str, type[OdeSolver]] = {
@@ -557,8 +557,8 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
         fits = [n for n, f in FORMULATIONS.items() if _misfit(f, numeric, dependent) is None]
         hint = f"; use {', '.join(fits)} (or auto)" if fits else ""
         if dependent and not form.dependent_rows and "udwadia-kalaba" in fits:
-            hint = ("; use --formulation udwadia-kalaba, which needs no independence of the "
-                    "constraints")
+            hint = (f"; use {BY_NAME['formulation'].flag} udwadia-kalaba, which needs no "
+                    "independence of the constraints")
         where = options.file_location("formulation")
         if where is None and dependent and locate is not None:
             where = locate(next(iter(dependent)))
@@ -582,11 +582,13 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
         raise InputError(
             f"{options.label('stabilize')} {stabilize} cannot be used with "
             f"{options.label('method')} {options.method} ({stabilizer.method_note}); use "
-            f"--method {_or_list(methods)}, or --stabilize {_or_list(others)}",
+            f"{BY_NAME['method'].flag} {_or_list(methods)}, or {BY_NAME['stabilize'].flag} "
+            f"{_or_list(others)}",
             options.file_location("stabilize") or options.file_location("method"))
     if options.method not in form.methods:
-        raise InputError(f"formulation {form.name} cannot be used with --method "
-                         f"{options.method}; use --method {_or_list(sorted(form.methods))}",
+        raise InputError(f"formulation {form.name} cannot be used with "
+                         f"{options.label('method')} {options.method}; use "
+                         f"{BY_NAME['method'].flag} {_or_list(sorted(form.methods))}",
                          options.file_location("method"))
     return stabilizer
 

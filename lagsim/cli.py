@@ -215,15 +215,17 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     options = SimulateOptions.resolve(spec.simulate, flags)
     model = build_model(spec)
     progress = _Progress()
+    failed: FailedRun | None = None
     try:
         trajectory = simulate(spec, model, options, report=_warn, progress=progress)
     except FailedRun as failure:
-        progress.close()
-        if partial is not None:
-            _keep_partial(failure.partial, partial or _partial_path(output, spec.name))
-        raise
+        failed = failure
     finally:
         progress.close()
+    if failed is not None:
+        if partial is not None:
+            _keep_partial(failed.partial, partial or _partial_path(output, spec.name))
+        raise failed
     if trajectory.message:
         _warn(trajectory.message)
     return spec, model, trajectory

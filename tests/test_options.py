@@ -162,3 +162,19 @@ def test_an_end_time_out_of_reach_is_refused_with_the_time_it_would_take() -> No
     elapsed, reached, years = (float(g) for g in match.groups())
     assert years == pytest.approx(elapsed * 1e308 / reached / 3.15e7, rel=0.01)
     assert math.isfinite(years) and years > 1e250
+
+
+def test_no_module_lists_the_option_names_again() -> None:
+    """The table is the only list of the options: no other module of lagsim holds a literal
+    tuple, list, set or dict with three or more of their names (issue 8 §2)."""
+    import ast
+
+    names = set(SIMULATE_KEYS)
+    for path in sorted((ROOT / "lagsim").rglob("*.py")):
+        if path.name == "options.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            items = (node.keys if isinstance(node, ast.Dict) else
+                     node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [])
+            strings = {e.value for e in items if isinstance(e, ast.Constant)}
+            assert len(strings & names) < 3, f"{path.name}:{node.lineno}"

@@ -135,14 +135,15 @@ def make_solver(problem: Problem, fun: Callable, t0: float, y0: np.ndarray,
 
 def after_step(problem: Problem, solver: OdeSolver, guard: Guard) -> OdeSolver:
     """Call the formulation's ``after_step`` hook; put its state into the solver (or restart
-    the solver from it)."""
+    the solver from it, with the last step size as its first)."""
     form = problem.form
     parts = (form.rhs, form.c_step)
     y = form.after_step(solver.t, solver.y)
-    if y is None:
+    if y is None or solver.status != "running":
         return solver
     if (form.rhs, form.c_step) != parts or isinstance(solver, LSODA):
-        return make_solver(problem, guard.rhs, solver.t, y)
+        h = min(solver.step_size or math.inf, problem.options.t_end - solver.t)
+        return make_solver(problem, guard.rhs, solver.t, y, first_step=h)
     solver.y = y
     if isinstance(solver, BDF):
         solver.D[0] = y

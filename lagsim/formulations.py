@@ -307,7 +307,9 @@ class Formulation:
        stabilizer ``projects``.
     8. ``after_step(t, y)`` is called after every accepted step, after that step's samples were
        taken; a non-None result replaces the solver's state. If it also replaces ``rhs`` or
-       ``c_step`` (a new chart), the driver restarts the solver from the new state.
+       ``c_step`` (a new chart), or the method is LSODA (state in Fortran), the driver restarts
+       the solver from the new state; a restart costs the solver its history, so it should be
+       rare (projection, which returns a state every step, is refused with LSODA).
     """
 
     name: ClassVar[str] = ""

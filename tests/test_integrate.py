@@ -436,7 +436,7 @@ def test_each_refused_combination_says_what_would_apply() -> None:
     assert "LSODA" not in STABILIZERS["projection"].methods
 
 
-# --- mid-run failures (issue 15) ------------------------------------------------------------------
+# --- mid-run failures (issue 15) --------------------------------------------------------------
 
 
 COS2 = """coordinates: [x, y]
@@ -546,3 +546,55 @@ def test_partial_keeps_the_rows_before_a_failure(tmp_path) -> None:
     chosen = tmp_path / "chosen.csv"
     result = cli("simulate", str(path), "--t-end", "3", "--partial", str(chosen))
     assert result.exit_code == 1 and chosen.exists()
+
+
+# --- the parts of a run (issue 8 §3) ----------------------------------------------------------
+
+
+OSCILLATOR = "coordinates: [x]\nkinetic: 1/2*x_dot**2\npotential: 1/2*x**2\ninitial: {x: 1.0}\n"
+"""ẍ = −x from x = 1 at rest: x = cos t."""
+
+
+def test_a_problem_is_built_once_and_immutable() -> None:
+    import dataclasses
+
+    from lagsim.integrate import Problem
+
+    spec, model = system(NATURAL, x=0.66, y=-0.88)
+    options = SimulateOptions.resolve({}, {"t_start": 0.5})
+    problem = Problem.build(spec, model, options)
+    assert (problem.formulation, problem.stabilize, problem.t0) == ("index1", "projection", 0.5)
+    np.testing.assert_allclose(problem.q0, [0.6, -0.8], rtol=0, atol=1e-14)
+    assert problem.parameters == {"m": 1.0, "g": 9.81, "l": 1.0}
+    assert problem.given == {"x", "y"}
+    assert problem.sources.constraint("rod") == spec.constraints[0].location
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        problem.t0 = 0.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "Radau", "BDF", "LSODA"])
+def test_after_step_may_replace_the_state_with_every_method(method: str) -> None:
+    """A formulation whose ``after_step`` hands back the state now and then (as a change of
+    chart would): the solver takes it over (LSODA, whose state is in Fortran, restarts from it)
+    and the run still follows x = cos t."""
+    import dataclasses
+
+    from lagsim.integrate import OdeFormulation, Problem, run
+
+    class HandsBack(OdeFormulation):
+        handed: list[float] = []
+
+        def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
+            if t < 0.5 * (len(self.handed) + 1):
+                return None
+            self.handed.append(t)
+            return y.copy()
+
+    spec, model = system(OSCILLATOR)
+    options = SimulateOptions.resolve({}, {"method": method, "t_end": 2.0, "samples": 5,
+                                           "rtol": 1e-8, "atol": 1e-10})
+    problem = Problem.build(spec, model, options)
+    form = HandsBack(problem.numeric, problem.form.stabilizer, spec, model)
+    traj = run(dataclasses.replace(problem, form=form))
+    assert len(HandsBack.handed) >= 3
+    np.testing.assert_allclose(traj.q[:, 0], np.cos(traj.t), rtol=0, atol=1e-5)

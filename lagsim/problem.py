@@ -141,6 +141,7 @@ class Problem:
             check_combination(options.formulation, options, numeric, (), sources.constraint)
         from lagsim.integrate import consistent_start
 
+        given = frozenset(name for name, _ in spec.initial)
         q0, qd0 = consistent_start(numeric, t0, q0, qd0, say, options.strict_initial)
         dependent = dependent_constraints(numeric, t0, q0, qd0)
         name = choose_formulation(options.formulation, numeric, t0, q0, qd0, say)
@@ -149,7 +150,7 @@ class Problem:
         form.check(t0, q0, qd0)
         return cls(spec=spec, model=model, numeric=numeric, options=options,
                    parameters=dict(numeric.parameters), t0=t0, q0=q0, qd0=qd0, form=form,
-                   stop=stop, sources=sources, given=frozenset(k for k, _ in spec.initial))
+                   stop=stop, sources=sources, given=given)
 
 
 def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions

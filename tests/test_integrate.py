@@ -526,7 +526,7 @@ def test_an_overflow_is_named(tmp_path) -> None:
     assert re.search(r": (x_dot|the generalized force on x) became -?inf", str(err.value))
 
 
-def test_partial_keeps_the_rows_before_a_failure(tmp_path) -> None:
+def test_partial_keeps_the_rows_before_a_failure(tmp_path, monkeypatch) -> None:
     path = tmp_path / "nan.yaml"
     path.write_text(NAN)
     out = tmp_path / "run.csv"
@@ -546,6 +546,10 @@ def test_partial_keeps_the_rows_before_a_failure(tmp_path) -> None:
     chosen = tmp_path / "chosen.csv"
     result = cli("simulate", str(path), "--t-end", "3", "--partial", str(chosen))
     assert result.exit_code == 1 and chosen.exists()
+    monkeypatch.chdir(tmp_path)
+    result = cli("simulate", str(path), "--t-end", "3", "--partial")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert 1 - 1e-9 < read_csv(tmp_path / "nan.partial.csv").column("t")[-1] <= 1.0
 
 
 # --- the parts of a run (issue 8 §3) ----------------------------------------------------------

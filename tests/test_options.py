@@ -178,3 +178,20 @@ def test_no_module_lists_the_option_names_again() -> None:
                      node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [])
             strings = {e.value for e in items if isinstance(e, ast.Constant)}
             assert len(strings & names) < 3, f"{path.name}:{node.lineno}"
+
+
+def test_the_format_documentation_shows_each_option_with_its_default() -> None:
+    """docs/format.md's `simulate:` table is written by hand; it must agree with the table."""
+
+    def shown(value) -> str:
+        if value is None:
+            return "—"
+        if isinstance(value, bool):
+            return f"`{str(value).lower()}`"
+        if isinstance(value, tuple):
+            return "`[" + ", ".join(f"{x:g}" for x in value) + "]`"
+        return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
+
+    doc = (ROOT / "docs" / "format.md").read_text(encoding="utf-8")
+    for row in OPTIONS:
+        assert f"| `{row.name}` | {shown(row.default)} |" in doc, row.name

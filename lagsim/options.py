@@ -266,9 +266,10 @@ class _Resolve:
             return
         name = "dt" if self.dt is not None else "samples"
         size = rows * columns * ROW_BYTES_PER_COLUMN
+        seconds = rows * columns * ROW_SECONDS_PER_COLUMN
         raise InputError(
             f"{self.label(name)} asks for {rows:.4g} samples: about {_bytes(size)} of CSV and "
-            f"{duration(rows * columns * ROW_SECONDS_PER_COLUMN)} of sampling alone; lagsim writes at most "
+            f"{duration(seconds)} of sampling alone; lagsim writes at most "
             f"{MAX_SAMPLES} samples per run: lower {BY_NAME['samples'].flag}, raise "
             f"{BY_NAME['dt'].flag}, or split the run with {BY_NAME['t_start'].flag}/"
             f"{BY_NAME['t_end'].flag}", self.file_location(name))

@@ -98,19 +98,19 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
         while solver.status == "running":
             try:
                 message = solver.step()
+                if solver.status == "failed":
+                    raise guard.failure(solver, message)
+                step = Step(solver)
+                guard.accepted(step)
+                end = stop.crossing(step) if stop is not None else None
+                samples.take(step, end)
+                if end is not None:
+                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
+                                              f"{options.stop_when} changed sign "
+                                              f"({options.label('stop_when')})")
+                solver = after_step(problem, solver, guard)
             except np.linalg.LinAlgError as exc:
                 raise guard.singular(solver, exc) from None
-            if solver.status == "failed":
-                raise guard.failure(solver, message)
-            step = Step(solver)
-            guard.accepted(step)
-            end = stop.crossing(step) if stop is not None else None
-            samples.take(step, end)
-            if end is not None:
-                return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                          f"{options.stop_when} changed sign "
-                                          f"({options.label('stop_when')})")
-            solver = after_step(problem, solver, guard)
             pace(solver.t)
             if progress is not None:
                 progress(min(1.0, (solver.t - problem.t0) / span))

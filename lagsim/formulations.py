@@ -558,8 +558,9 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     if misfit:
         fits = [n for n, f in FORMULATIONS.items() if _misfit(f, numeric, dependent) is None]
         hint = f"; use {', '.join(fits)} (or auto)" if fits else ""
-        if dependent and not form.dependent_rows and "udwadia-kalaba" in fits:
-            hint = (f"; use {BY_NAME['formulation'].flag} udwadia-kalaba, which needs no "
+        tolerant = [n for n in fits if FORMULATIONS[n].dependent_rows]
+        if dependent and not form.dependent_rows and tolerant:
+            hint = (f"; use {BY_NAME['formulation'].flag} {_or_list(tolerant)}, which needs no "
                     "independence of the constraints")
         where = options.file_location("formulation")
         if where is None and dependent and locate is not None:

@@ -605,10 +605,12 @@ def choose_formulation(requested: str, numeric: NumericSystem, t: float, q: np.n
     dependent = dependent_constraints(numeric, t, q, qd)
     for name in AUTO_ORDER:
         if _misfit(FORMULATIONS[name], numeric, dependent) is None:
-            if dependent:
+            passed = [n for n in AUTO_ORDER[:AUTO_ORDER.index(name)]
+                      if _misfit(FORMULATIONS[n], numeric, ()) is None]
+            if passed:
                 A = numeric.dynamics(t, q, qd)[2]
                 report(f"auto: the constraint rows are dependent at the start (rank {_rank(A)} "
-                       f"for {numeric.m} constraints), so index1's matrix is singular; using "
+                       f"for {numeric.m} constraints), so {_or_list(passed)} cannot run; using "
                        f"{name}")
             return name
     raise InputError("no formulation applies to this system")

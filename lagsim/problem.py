@@ -148,6 +148,8 @@ class Problem:
         stabilizer = check_combination(name, options, numeric, dependent, sources.constraint)
         form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model)
         form.check(t0, q0, qd0)
+        q0.setflags(write=False)
+        qd0.setflags(write=False)
         return cls(spec=spec, model=model, numeric=numeric, options=options,
                    parameters=dict(numeric.parameters), t0=t0, q0=q0, qd0=qd0, form=form,
                    stop=stop, sources=sources, given=given)

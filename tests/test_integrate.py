@@ -1,6 +1,7 @@
 """lagsim.integrate: options, the consistent start, the errors of issue 3, and the plumbing of the
 run (fresh right-hand sides, progress, methods, rheonomic constraints and time-dependent forces
-against closed forms). Physics against the seeds is in test_simulate_physics.py.
+against closed forms); errors located in the file and mid-run failures (issues 8 and 15); the
+parts of a run (Problem, after_step). Physics against the seeds is in test_simulate_physics.py.
 """
 
 from __future__ import annotations
@@ -574,6 +575,8 @@ def test_a_problem_is_built_once_and_immutable() -> None:
     assert problem.sources.constraint("rod") == spec.constraints[0].location
     with pytest.raises(dataclasses.FrozenInstanceError):
         problem.t0 = 0.0  # type: ignore[misc]
+    with pytest.raises(ValueError, match="read-only"):
+        problem.q0[0] = 1.0
 
 
 @pytest.mark.parametrize("method", ["RK45", "DOP853", "Radau", "BDF", "LSODA"])

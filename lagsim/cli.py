@@ -348,7 +348,9 @@ class _Progress:
 
 
 def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
-              initial: dict[str, float]) -> tuple[Any, Any, Any]:
+              initial: dict[str, float], partial: str | None = None, output: str = "-"
+              ) -> tuple[Any, Any, Any]:
+    from lagsim.driver import FailedRun
     from lagsim.integrate import SimulateOptions, simulate
     from lagsim.model import build_model
     from lagsim.spec import load_spec
@@ -357,49 +359,67 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     options = SimulateOptions.resolve(spec.simulate, flags)
     model = build_model(spec)
     progress = _Progress()
+    failed: FailedRun | None = None
     try:
         trajectory = simulate(spec, model, options, report=_warn, progress=progress)
+    except FailedRun as failure:
+        failed = failure
     finally:
         progress.close()
+    if failed is not None:
+        if partial is not None:
+            _keep_partial(failed.partial, partial or _partial_path(output, spec.name))
+        raise failed
     if trajectory.message:
         _warn(trajectory.message)
     return spec, model, trajectory
 
 
-def _baumgarte(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
-    if value is None:
-        return None
-    try:
-        alpha, beta = (float(x) for x in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"expected ALPHA,BETA such as 5,5, got {value!r}") from None
-    return (alpha, beta)
+def _partial_path(output: str, name: str) -> str:
+    """--partial's default: beside -o FILE as FILE's stem + .partial.csv, else
+    <system name>.partial.csv in the current folder."""
+    if output != "-":
+        path = Path(output)
+        return str(path.with_name(f"{path.stem}.partial.csv"))
+    return f"{name}.partial.csv"
+
+
+def _keep_partial(trajectory: Any, path: str) -> None:
+    from lagsim.io import write_csv
+
+    write_csv(trajectory.columns(), trajectory.as_array(), path)
+    _warn(f"kept the {len(trajectory.t)} rows before the failure in {path}")
+
+
+class _TableOption(click.Option):
+    """A flag of the options table (:mod:`lagsim.options`); its help line is filled in only
+    when shown, so that listing the choices does not import the numerics."""
+
+    def __init__(self, *args: Any, row: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.row = row
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self.row.help_text()
+        return super().get_help_record(ctx)
 
 
 def simulate_options(func: Callable) -> Callable:
-    """The flags of `lagsim simulate`, shared by `plot` and `animate` when they simulate."""
-    options = [
-        click.option("--t-start", type=float, help="Start time [default: 0]."),
-        click.option("--t-end", type=float, help="End time [default: 10]."),
-        click.option("--samples", type=int,
-                     help="Equally spaced output samples, both ends included [default: 1001]."),
-        click.option("--dt", type=float, help="Output spacing instead of --samples."),
-        click.option("--method", type=str,
-                     help="RK45, RK23, DOP853, Radau, BDF or LSODA [default: DOP853]."),
-        click.option("--rtol", type=float, help="Relative tolerance [default: 1e-10]."),
-        click.option("--atol", type=float, help="Absolute tolerance [default: 1e-10]."),
-        click.option("--formulation", type=str,
-                     help="auto, ode, index1, udwadia-kalaba or reduced [default: auto]."),
-        click.option("--stabilize", type=str,
-                     help="none, baumgarte or projection [default: projection]."),
-        click.option("--baumgarte", callback=_baumgarte, metavar="ALPHA,BETA",
-                     help="Baumgarte gains [default: 5,5]; good values depend on the system's "
-                          "time scale (about 1/period)."),
-        click.option("--stop-when", type=str, metavar="EXPR",
-                     help="Stop when EXPR changes sign, e.g. lambda_c1 or y."),
-        click.option("--strict-initial", is_flag=True,
-                     help="Refuse initial values off the constraint manifold instead of "
-                          "correcting them."),
+    """The flags of `lagsim simulate`, shared by `plot` and `animate` when they simulate: one per
+    row of the options table, each passed on as given (None when absent), validated by the
+    table; then --set and --init."""
+    from lagsim.options import OPTIONS
+
+    options = []
+    for row in OPTIONS:
+        if row.switch:
+            declaration = f"{row.flag}/--no-{row.flag[2:]}"
+            options.append(click.option(declaration, row.name, cls=_TableOption, row=row,
+                                        default=None))
+        else:
+            options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
+                                        type=str, metavar=row.metavar))
+    options += [
         click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
                      callback=_assignments("--set"), help="Override a parameter's value."),
         click.option("--init", "initial", multiple=True, metavar="NAME=VALUE",
@@ -411,13 +431,12 @@ def simulate_options(func: Callable) -> Callable:
     return func
 
 
-FLAG_NAMES = ("t_start", "t_end", "samples", "dt", "method", "rtol", "atol", "formulation",
-              "stabilize", "baumgarte", "stop_when", "strict_initial")
-
-
 def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The simulate flags the user gave (a flag given wins over the file's simulate: block)."""
-    return {k: kwargs[k] for k in FLAG_NAMES if kwargs.get(k) not in (None, False)}
+    """The simulate flags the user gave, by option name (a flag given, even 0, wins over the
+    file's simulate: block); ``None`` means not given."""
+    from lagsim.options import OPTIONS
+
+    return {row.name: kwargs[row.name] for row in OPTIONS if kwargs.get(row.name) is not None}
 
 
 @main.command(epilog=_example("simulate"))
@@ -426,8 +445,12 @@ def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="CSV destination, - for stdout. A file is replaced atomically (an "
                    "interrupted run keeps the old one); a device or FIFO is written in place.")
-def simulate(file: str, output: str, overrides: dict[str, float], initial: dict[str, float],
-             **kwargs: Any) -> None:
+@click.option("--partial", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+              help="When the run fails, keep the rows up to the failure (and the last state "
+                   "reached) in PATH [default PATH: FILE.partial.csv beside -o FILE, else "
+                   "<system name>.partial.csv].")
+def simulate(file: str, output: str, partial: str | None, overrides: dict[str, float],
+             initial: dict[str, float], **kwargs: Any) -> None:
     """Integrate FILE and write the trajectory as CSV.
 
     Columns: t, the coordinates, their velocities (<q>_dot), the multipliers (lambda_<c>), the
@@ -438,7 +461,7 @@ def simulate(file: str, output: str, overrides: dict[str, float], initial: dict[
     from lagsim.io import check_output, write_csv
 
     target = check_output(output)
-    _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial)
+    _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial, partial, output)
     write_csv(trajectory.columns(), trajectory.as_array(), target)
 
 

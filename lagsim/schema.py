@@ -116,7 +116,10 @@ def _constraint() -> dict[str, Any]:
 
 
 def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
-    from lagsim.integrate import FORMULATIONS, METHODS, STABILIZERS
+    """The ``simulate:`` keys, their types and meanings, from the option table
+    (:data:`lagsim.options.OPTIONS`): a key, its description or its choices are declared
+    there only."""
+    from lagsim import options
 
     pair = {"anyOf": [
         {"type": "array", "minItems": 2, "maxItems": 2,
@@ -124,28 +127,17 @@ def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
                              {"type": "string", "pattern": UNSIGNED_TEXT}]}},
         {"type": "string", "pattern": PAIR_TEXT},
     ]}
-    return {
-        "t_start": (NUMBER, "start time; the initial values are at this time"),
-        "t_end": (NUMBER, "end time, greater than `t_start`"),
-        "samples": ({"anyOf": [{"type": "integer", "minimum": 2},
-                               {"type": "string", "pattern": UNSIGNED_TEXT}]},
-                    "number of equally spaced output times, both ends included (at least 2)"),
-        "dt": (_positive(), "output spacing instead of `samples` (give one of the two)"),
-        "method": (_choice(METHODS), "scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or "
-                   "`LSODA`"),
-        "rtol": (_positive(), "relative tolerance, positive"),
-        "atol": (_positive(), "absolute tolerance, positive"),
-        "formulation": (_choice(("auto", *FORMULATIONS)), "`ode`, `index1`, `udwadia-kalaba`, "
-                        "`reduced`, or `auto` (`ode` without constraints, else `index1`, or "
-                        "`udwadia-kalaba` when the constraints are dependent)"),
-        "stabilize": (_choice(STABILIZERS), "`none`, `baumgarte` or `projection`"),
-        "baumgarte": (pair, "α, β of the Baumgarte stabilizer, as a list `[5, 5]` or the text "
-                      "`5,5`"),
-        "stop_when": (EXPRESSION, "an expression in t, q, q̇, parameters and `lambda_<c>`; the "
-                      "run ends when it changes sign"),
-        "strict_initial": ({"type": "boolean"}, "`true` refuses to move the initial values you "
-                           "set onto the constraints (left-out values are still computed)"),
+    by_parser: dict[Any, dict[str, Any]] = {
+        options._number: NUMBER,
+        options._positive: _positive(),
+        options._samples: {"anyOf": [{"type": "integer", "minimum": 2},
+                                     {"type": "string", "pattern": UNSIGNED_TEXT}]},
+        options._baumgarte: pair,
+        options._expression: EXPRESSION,
+        options._switch: {"type": "boolean"},
     }
+    return {o.name: (_choice(o.choices()) if o.choices else by_parser[o.parse], o.doc)
+            for o in options.OPTIONS}
 
 
 def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:

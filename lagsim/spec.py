@@ -42,6 +42,7 @@ from lagsim.limits import (
     MAX_YAML_NODES,
     exceeded,
 )
+from lagsim.options import SIMULATE_KEYS
 from lagsim.trajectory import COLUMNS
 
 TOP_KEYS = (
@@ -49,10 +50,6 @@ TOP_KEYS = (
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
 )
 MASS_KEYS = ("mass", "position", "inertia", "angle")
-SIMULATE_KEYS = (
-    "t_start", "t_end", "samples", "dt", "method", "rtol", "atol", "formulation", "stabilize",
-    "baumgarte", "stop_when", "strict_initial",
-)
 TIME = se.Symbol("t")
 PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
@@ -177,6 +174,8 @@ class SystemSpec:
     initial: tuple[tuple[str, float], ...]
     simulate: Mapping[str, Setting] = field(default_factory=dict)
     location: Location = field(default_factory=lambda: Location("<input>"))
+    initial_locations: tuple[tuple[str, Location], ...] = ()
+    """Where each entry of ``initial`` was set: its value in the file, or ``--init``."""
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -620,7 +619,7 @@ class _Reader:
             potential=potential, lagrangian=lagrangian, masses=masses, gravity=gravity,
             forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
             constraints=constraints, initial=initial, simulate=simulate,
-            location=self.loc(root),
+            location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
@@ -797,6 +796,7 @@ class _Reader:
         names = {p.name: se.RealDouble(p.value) for p in params}
         valid = list(coords) + [f"{q}_dot" for q in coords]
         values: dict[str, float] = {}
+        self.initial_locations: dict[str, Location] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
             entries = self.mapping(node, "'initial'", "coordinate or velocity")
             for raw, key_node, value_node in entries:
@@ -806,12 +806,14 @@ class _Reader:
                                      f"coordinate or velocity{suggest(key, valid)}")
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
+                self.initial_locations[key] = self.loc(value_node)
         for key, value in _finite(override, "--init").items():
             if key not in valid:
                 raise InputError(f"no such coordinate or velocity '{key}'"
                                  f"{suggest(key, valid)}; they are {', '.join(valid)}",
                                  Location("--init"))
             values[key] = value
+            self.initial_locations[key] = Location("--init")
         return tuple((k, values[k]) for k in valid if k in values)
 
     def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:

@@ -1,11 +1,14 @@
 """lagsim.integrate: options, the consistent start, the errors of issue 3, and the plumbing of the
 run (fresh right-hand sides, progress, methods, rheonomic constraints and time-dependent forces
-against closed forms). Physics against the seeds is in test_simulate_physics.py.
+against closed forms); errors located in the file and mid-run failures (issues 8 and 15); the
+parts of a run (Problem, after_step). Physics against the seeds is in test_simulate_physics.py.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -318,3 +321,288 @@ def test_trajectory_columns_in_csv_order() -> None:
     assert traj.column("lambda_rod")[0] == pytest.approx(2 * k / 5, abs=1e-12)
     assert traj.column("lambda_slide")[0] == pytest.approx(k / 5, abs=1e-12)
     assert math.isclose(traj.energy[0], -G * 0.8, rel_tol=1e-14)
+
+
+# --- errors found after the spec point into the file (issue 8 §4) ------------------------------
+
+
+def cli(*args: str):
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def place(text: str, line_text: str, token: str, nth: int = 1) -> str:
+    """LINE:COL of ``token`` on the ``nth`` line of ``text`` that contains ``line_text``."""
+    found = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
+             if line_text in line]
+    number, line = found[nth - 1]
+    return f"{number}:{line.index(token, line.index(line_text)) + 1}"
+
+
+POLAR = """parameters: {m: 1.0}
+coordinates: [r, theta]
+kinetic: 1/2*m*(r_dot**2 + r**2*theta_dot**2)
+initial:
+  r: 0.0
+  theta: 0.5
+"""
+
+
+def test_a_singular_mass_matrix_at_the_start_points_at_the_initial_value(tmp_path) -> None:
+    """M = diag(m, m r²) is singular at r = 0, along θ; θ's initial value is the part of the
+    file concerned."""
+    path = tmp_path / "polar.yaml"
+    path.write_text(POLAR)
+    result = cli("simulate", str(path))
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"lagsim: error: {path}:{place(POLAR, 'theta: 0.5', '0.5')}: the mass matrix is "
+        "singular at the start (r = 0.0, theta = 0.5): the kinetic energy gives no inertia "
+        "along theta")
+    by_flag = cli("simulate", str(path), "--init", "theta=1", "--init", "r=0")
+    assert by_flag.output.startswith("lagsim: error: --init: the mass matrix is singular")
+
+
+def test_an_inconsistent_start_points_at_a_constraint(tmp_path) -> None:
+    text = ("coordinates: [x, y]\nkinetic: 1/2*(x_dot**2 + y_dot**2)\n"
+            "constraints:\n  - name: left\n    holonomic: x\n"
+            "  - name: right\n    holonomic: x - 1\n")
+    path = tmp_path / "conflict.yaml"
+    path.write_text(text)
+    result = cli("simulate", str(path))
+    assert result.exit_code == 2
+    where = {place(text, "holonomic: x", "x"), place(text, "holonomic: x - 1", "x")}
+    error = result.output.splitlines()[-1]
+    assert result.output.startswith("lagsim: no initial values given")
+    assert any(error.startswith(f"lagsim: error: {path}:{w}: ") for w in where), result.output
+    assert "consistent" in error
+
+
+def test_a_formulation_that_cannot_apply_points_at_the_option_or_the_constraint(tmp_path
+                                                                               ) -> None:
+    text = NATURAL + "simulate:\n  formulation: ode\n"
+    path = tmp_path / "natural.yaml"
+    path.write_text(text)
+    result = cli("simulate", str(path))
+    assert result.exit_code == 2
+    assert result.output == (
+        f"lagsim: error: {path}:{place(text, 'formulation: ode', 'ode')}: formulation 'ode' is "
+        "for unconstrained systems, and this one has the constraints rod; use index1, "
+        "udwadia-kalaba, reduced (or auto)\n")
+    twice = NATURAL + "  - name: again\n    holonomic: x**2 + y**2 - l**2\n"
+    path.write_text(twice)
+    result = cli("simulate", str(path), "--formulation", "index1")
+    assert result.exit_code == 2
+    assert result.output == (
+        f"lagsim: error: {path}:{place(twice, 'holonomic: x**2 + y**2 - l**2', 'x', 2)}: "
+        "formulation index1 cannot run: the rows of A are dependent at the start (again "
+        "repeats earlier constraints), so its equations are singular; use --formulation "
+        "udwadia-kalaba, which needs no independence of the constraints\n")
+
+
+def test_a_stop_when_in_the_file_points_into_its_text(tmp_path) -> None:
+    text = NATURAL + "simulate:\n  stop_when: lambda_rods\n"
+    path = tmp_path / "natural.yaml"
+    path.write_text(text)
+    result = cli("simulate", str(path))
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"lagsim: error: {path}:{place(text, 'lambda_rods', 'lambda_rods')}: simulate.stop_when "
+        "'lambda_rods': unknown symbol 'lambda_rods' (did you mean 'lambda_rod'?)")
+
+
+def test_each_refused_combination_says_what_would_apply() -> None:
+    with pytest.raises(InputError) as err:
+        run_text(NATURAL, method="LSODA")
+    assert str(err.value) == (
+        "--stabilize projection cannot be used with --method LSODA (its state lives in Fortran "
+        "and cannot be corrected after a step); use --method RK45, RK23, DOP853, Radau or BDF, "
+        "or --stabilize none or baumgarte")
+    with pytest.raises(InputError) as err:
+        run_text(NATURAL, formulation="reduced", stabilize="baumgarte")
+    assert str(err.value) == (
+        "--stabilize baumgarte does not apply: formulation reduced keeps the constraints by "
+        "construction; leave it out, or use index1 or udwadia-kalaba with it")
+    skate = ("coordinates: [x, y, psi]\nkinetic: 1/2*(x_dot**2 + y_dot**2 + psi_dot**2)\n"
+             "constraints:\n  - name: blade\n    velocity: x_dot*sin(psi) - y_dot*cos(psi)\n")
+    with pytest.raises(InputError) as err:
+        run_text(skate, formulation="reduced")
+    assert str(err.value) == ("test.yaml:5:15: formulation 'reduced' handles holonomic "
+                              "constraints only, and "
+                              "blade is a velocity constraint; use index1, udwadia-kalaba "
+                              "(or auto)")
+    assert [cls.stabilizers for cls in FORMULATIONS.values()].count(frozenset({"none"})) == 2
+    assert "LSODA" not in STABILIZERS["projection"].methods
+
+
+# --- mid-run failures (issue 15) --------------------------------------------------------------
+
+
+COS2 = """coordinates: [x, y]
+kinetic: 1/2*cos(x)**2*x_dot**2 + 1/2*y_dot**2
+potential: 1/2*y**2
+initial: {x: 0.0, x_dot: 1.0, y: 1.0}
+"""
+"""d/dt(cos x · ẋ) = 0 with cos x · ẋ = 1: sin x = t, so x reaches π/2, where M = cos²x
+vanishes, at t = 1."""
+
+SHRINK = """coordinates: [x, y]
+kinetic: 1/2*(2 - t)*x_dot**2 + 1/2*y_dot**2
+potential: 1/2*x**2 + 1/2*y**2
+initial: {y: 1.0}
+"""
+"""M = diag(2 − t, 1) is singular at t = 2 and indefinite after; x stays 0, so the solver alone
+integrated straight through (exit 0)."""
+
+
+def test_a_mass_matrix_that_becomes_singular_stops_the_run_at_its_time() -> None:
+    with pytest.raises(IntegrationError) as err:
+        run_text(COS2, t_end=3.0)
+    assert err.value.time == pytest.approx(1.0, abs=1e-6)
+    assert "the mass matrix became singular (x = 1.5708" in str(err.value)
+    assert "no inertia along x" in str(err.value)
+
+
+def test_a_mass_matrix_that_turns_indefinite_is_not_integrated_through(tmp_path) -> None:
+    path = tmp_path / "shrink.yaml"
+    path.write_text(SHRINK)
+    result = cli("simulate", str(path), "--t-end", "3")
+    assert result.exit_code == 1
+    (line,) = result.output.splitlines()
+    time = float(re.match(r"lagsim: error: at t = (\S+): ", line).group(1))
+    assert 2.0 <= time <= 3.0
+    assert "the mass matrix became not positive definite" in line and "along x" in line
+
+
+def test_a_huge_mass_is_not_singular(tmp_path) -> None:
+    """m = 1e308 on a spring of stiffness m: x = cos t, h = m/2."""
+    text = ("parameters: {m: 1e308}\ncoordinates: [x]\nkinetic: 1/2*m*x_dot**2\n"
+            "potential: 1/2*m*x**2\ninitial: {x: 1.0}\n")
+    path = tmp_path / "heavy.yaml"
+    path.write_text(text)
+    result = cli("simulate", str(path), "--t-end", "3", "--samples", "4")
+    assert result.exit_code == 0, result.output
+    data = np.array([[float(v) for v in r.split(",")] for r in result.stdout.split()[1:]])
+    np.testing.assert_allclose(data[:, 1], np.cos(data[:, 0]), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(data[:, 3], 0.5e308, rtol=1e-8)
+
+
+NAN = "coordinates: [x]\nkinetic: 1/2*x_dot**2\nforces: {x: sqrt(1 - t)}\n"
+"""ẍ = √(1 − t) from rest: x = 2t/3 − 4/15·(1 − (1 − t)^{5/2}); the force is NaN after t = 1."""
+
+
+def nan_exact(t: np.ndarray) -> np.ndarray:
+    return 2 * t / 3 - 4 / 15 * (1 - (1 - t) ** 2.5)
+
+
+@pytest.mark.parametrize("backend", ["c", "llvm"])
+def test_a_nan_stops_the_run_with_one_message_naming_it(tmp_path, backend: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "nan.yaml"
+    path.write_text(NAN)
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="default")
+    if backend == "llvm":
+        env["LAGSIM_NO_CC"] = "1"
+    proc = subprocess.run([sys.executable, "-m", "lagsim", "simulate", str(path), "--t-end",
+                           "3"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("lagsim: error: at t = 1.0")
+    assert "the generalized force on x became nan at x = 0.4, x_dot = 0.666667" in line
+
+
+def test_an_overflow_is_named(tmp_path) -> None:
+    """ẍ = exp(exp(t)) overflows at t = ln ln(max float) = 6.565 at the latest (the solver's
+    trial stages overshoot first, so a rate may become infinite a little earlier)."""
+    text = "coordinates: [x]\nkinetic: 1/2*x_dot**2\nforces: {x: exp(exp(t))}\n"
+    with pytest.raises(IntegrationError) as err:
+        run_text(text, t_end=8.0)
+    assert 6.5 < err.value.time <= math.log(math.log(np.finfo(float).max))
+    assert re.search(r": (x_dot|the generalized force on x) became -?inf", str(err.value))
+
+
+def test_partial_keeps_the_rows_before_a_failure(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "nan.yaml"
+    path.write_text(NAN)
+    out = tmp_path / "run.csv"
+    result = cli("simulate", str(path), "--t-end", "3", "--samples", "31", "-o", str(out),
+                 "--partial")
+    assert result.exit_code == 1
+    kept = tmp_path / "run.partial.csv"
+    assert not out.exists() and kept.exists()
+    assert f"kept the 11 rows before the failure in {kept}" in result.output
+    from lagsim.io import read_csv
+
+    table = read_csv(kept)
+    t = table.column("t")
+    np.testing.assert_allclose(t[:10], np.arange(10) / 10, rtol=0, atol=1e-15)
+    assert 1 - 1e-9 < t[-1] <= 1.0
+    np.testing.assert_allclose(table.column("x"), nan_exact(t), rtol=0, atol=1e-9)
+    chosen = tmp_path / "chosen.csv"
+    result = cli("simulate", str(path), "--t-end", "3", "--partial", str(chosen))
+    assert result.exit_code == 1 and chosen.exists()
+    monkeypatch.chdir(tmp_path)
+    result = cli("simulate", str(path), "--t-end", "3", "--partial")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert 1 - 1e-9 < read_csv(tmp_path / "nan.partial.csv").column("t")[-1] <= 1.0
+
+
+# --- the parts of a run (issue 8 §3) ----------------------------------------------------------
+
+
+OSCILLATOR = "coordinates: [x]\nkinetic: 1/2*x_dot**2\npotential: 1/2*x**2\ninitial: {x: 1.0}\n"
+"""ẍ = −x from x = 1 at rest: x = cos t."""
+
+
+def test_a_problem_is_built_once_and_immutable() -> None:
+    import dataclasses
+
+    from lagsim.integrate import Problem
+
+    spec, model = system(NATURAL, x=0.66, y=-0.88)
+    options = SimulateOptions.resolve({}, {"t_start": 0.5})
+    problem = Problem.build(spec, model, options)
+    assert (problem.formulation, problem.stabilize, problem.t0) == ("index1", "projection", 0.5)
+    np.testing.assert_allclose(problem.q0, [0.6, -0.8], rtol=0, atol=1e-14)
+    assert problem.parameters == {"m": 1.0, "g": 9.81, "l": 1.0}
+    assert problem.given == {"x", "y"}
+    assert problem.sources.constraint("rod") == spec.constraints[0].location
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        problem.t0 = 0.0  # type: ignore[misc]
+    with pytest.raises(ValueError, match="read-only"):
+        problem.q0[0] = 1.0
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "Radau", "BDF", "LSODA"])
+def test_after_step_may_replace_the_state_with_every_method(method: str) -> None:
+    """A formulation whose ``after_step`` hands back the state now and then (as a change of
+    chart would): the solver takes it over (LSODA, whose state is in Fortran, restarts from it)
+    and the run still follows x = cos t."""
+    import dataclasses
+
+    from lagsim.integrate import OdeFormulation, Problem, run
+
+    class HandsBack(OdeFormulation):
+        handed: list[float] = []
+
+        def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
+            if t < 0.5 * (len(self.handed) + 1):
+                return None
+            self.handed.append(t)
+            return y.copy()
+
+    spec, model = system(OSCILLATOR)
+    options = SimulateOptions.resolve({}, {"method": method, "t_end": 2.0, "samples": 5,
+                                           "rtol": 1e-8, "atol": 1e-10})
+    problem = Problem.build(spec, model, options)
+    form = HandsBack(problem.numeric, problem.form.stabilizer, spec, model)
+    traj = run(dataclasses.replace(problem, form=form))
+    assert len(HandsBack.handed) >= 3
+    np.testing.assert_allclose(traj.q[:, 0], np.cos(traj.t), rtol=0, atol=1e-5)

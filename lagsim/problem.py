@@ -1,0 +1,181 @@
+"""What one run needs, built and checked once before the first step (issue 8 §3).
+
+:class:`Problem` holds the compiled system, the parameter values, the start time and the
+consistent start state, the options, the formulation chosen for them, the compiled
+``--stop-when`` condition and a :class:`SourceMap` of where each part stands in the user's file.
+Every error found here is an :class:`InputError` that names FILE:LINE:COL of the part concerned
+(the ``initial:`` entry, the constraint, the ``simulate:`` key), as README's "Errors" promises;
+the driver (:mod:`lagsim.driver`) only steps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from lagsim.compile import NumericSystem, compile_model, lambdify
+from lagsim.errors import InputError, Location
+from lagsim.expressions import Source, parse_expression
+from lagsim.formulations import (
+    FORMULATIONS,
+    Formulation,
+    Report,
+    check_combination,
+    check_mass_matrix,
+    choose_formulation,
+    dependent_constraints,
+)
+from lagsim.model import Model, check_regular
+from lagsim.options import SimulateOptions
+from lagsim.spec import SystemSpec
+from lagsim.start import consistent_start
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where the parts of a system stand in its file (read-only views of the spec's locations).
+
+    ``initial`` maps each entry of ``initial:`` to its value's location (``--init`` when set on
+    the command line); ``coordinates`` and ``constraints`` map names to their declarations.
+    """
+
+    coordinates: Mapping[str, Location]
+    constraints: Mapping[str, Location]
+    initial: Mapping[str, Location]
+
+    @classmethod
+    def of(cls, spec: SystemSpec) -> SourceMap:
+        return cls(coordinates=dict(zip(spec.coordinates, spec.coordinate_locations)),
+                   constraints={c.name: c.location for c in spec.constraints},
+                   initial=dict(spec.initial_locations))
+
+    def coordinate(self, name: str) -> Location | None:
+        """The initial value of coordinate ``name`` where one was given, else its declaration."""
+        return self.initial.get(name) or self.coordinates.get(name)
+
+    def constraint(self, name: str) -> Location | None:
+        return self.constraints.get(name)
+
+    def find(self, message: str) -> Location | None:
+        """The part a message is about: the first constraint it names, else the first initial
+        value or coordinate it names (as a whole word)."""
+        for table in (self.constraints, self.initial, self.coordinates):
+            hits = [(m.start(), name) for name in table
+                    if (m := re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", message))]
+            if hits:
+                return table[min(hits)[1]]
+        return None
+
+
+@dataclass(frozen=True)
+class StopWhen:
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ)."""
+
+    text: str
+    function: Callable[..., float]
+    uses_multipliers: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One run, ready to step: build it with :meth:`build`.
+
+    ``q0``, ``qd0`` are the consistent start at ``t0``; ``form`` is the formulation object (its
+    ``name`` the formulation chosen, ``auto`` resolved) with its stabilizer; ``given`` are the
+    state names the user set (``initial:`` and ``--init``).
+    """
+
+    spec: SystemSpec
+    model: Model
+    numeric: NumericSystem
+    options: SimulateOptions
+    parameters: Mapping[str, float]
+    t0: float
+    q0: np.ndarray
+    qd0: np.ndarray
+    form: Formulation
+    stop: StopWhen | None
+    sources: SourceMap
+    given: frozenset[str]
+
+    @property
+    def formulation(self) -> str:
+        return self.form.name
+
+    @property
+    def stabilize(self) -> str:
+        return self.form.stabilizer.name
+
+    @classmethod
+    def build(cls, spec: SystemSpec, model: Model, options: SimulateOptions,
+              report: Report | None = None, numeric: NumericSystem | None = None) -> Problem:
+        """Compile (unless ``numeric`` is given), check and prepare a run; ``report`` receives
+        the notes the CLI prints (corrected initial values, auto's choice). Raises
+        :class:`InputError` located in the user's file."""
+        sources = SourceMap.of(spec)
+        try:
+            return cls._build(spec, model, options, report or (lambda _m: None), numeric,
+                              sources)
+        except InputError as error:
+            if error.location is not None:
+                raise
+            raise InputError(error.message, sources.find(error.message)) from None
+
+    @classmethod
+    def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,
+               numeric: NumericSystem | None, sources: SourceMap) -> Problem:
+        kinds = [c.kind for c in spec.constraints]
+        options.check_size(2 + 2 * len(spec.coordinates) + 2 * len(kinds)
+                           + kinds.count("holonomic"))
+        numeric = numeric or compile_model(model)
+        check_regular(model, spec)
+        stop = compile_stop_when(spec, numeric, options)
+        t0 = options.t_start
+        q0 = np.array(spec.initial_state()[0], dtype=float)
+        qd0 = np.array(spec.initial_state()[1], dtype=float)
+        check_mass_matrix(numeric, t0, q0, qd0, sources.coordinate)
+        if options.formulation != "auto":
+            check_combination(options.formulation, options, numeric, (), sources.constraint)
+        given = frozenset(name for name, _ in spec.initial)
+        q0, qd0 = consistent_start(numeric, t0, q0, qd0, say, options.strict_initial,
+                                    given=given)
+        dependent = dependent_constraints(numeric, t0, q0, qd0)
+        name = choose_formulation(options.formulation, numeric, t0, q0, qd0, say)
+        stabilizer = check_combination(name, options, numeric, dependent, sources.constraint)
+        form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model)
+        form.check(t0, q0, qd0)
+        q0.setflags(write=False)
+        qd0.setflags(write=False)
+        return cls(spec=spec, model=model, numeric=numeric, options=options,
+                   parameters=dict(numeric.parameters), t0=t0, q0=q0, qd0=qd0, form=form,
+                   stop=stop, sources=sources, given=given)
+
+
+def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions
+                      ) -> StopWhen | None:
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ); an unknown name is an
+    :class:`InputError` at the option (its file location, or ``--stop-when``)."""
+    if options.stop_when is None:
+        return None
+    names = dict(spec.symbols())
+    lambdas = [se.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
+    names.update({s.name: s for s in lambdas})
+    in_file = options.file_location("stop_when")
+    where = in_file or Location(options.label("stop_when"))
+    label = "simulate.stop_when" if in_file else "expression"
+    hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
+            f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
+    expr = parse_expression(options.stop_when, names, Source(where), label, hint)
+    expr = expr.subs({se.Symbol(k): v for k, v in numeric.parameters.items()})
+    args = [se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
+            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas]
+    compiled = lambdify(args, [expr])
+
+    def function(*values: float) -> float:
+        return float(compiled(np.array(values, dtype=float))[0])
+
+    return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols))

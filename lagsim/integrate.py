@@ -47,7 +47,7 @@ import symengine as se
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 from scipy.optimize import brentq
 
-from lagsim.compile import NumericSystem, compile_model, compile_reduction, lambdify
+from lagsim.compile import NumericSystem, compile_model, lambdify
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.model import Model, check_regular
@@ -381,6 +381,9 @@ class Formulation:
        constraints).
     7. ``project(t, y)`` returns the projected y, or None when the formulation has nothing to
        project; it may raise :class:`IntegrationError`.
+    8. ``after_step(t, y)`` is called after every accepted step, after that step's samples were
+       taken (and unpacked); a non-None result replaces the solver's state (projection, or
+       ``reduced``'s switch of coordinate partition, whose y then has a new meaning).
     """
 
     name: ClassVar[str] = ""
@@ -409,6 +412,9 @@ class Formulation:
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
+        return self.project(t, y) if self.stabilizer.projects else None
 
     def project(self, t: float, y: np.ndarray) -> np.ndarray | None:
         if not self.stabilizer.projects or not self.m:
@@ -521,63 +527,7 @@ class UdwadiaKalaba(Formulation):
         return _min_norm(A.T, L @ z)
 
 
-class Reduced(Formulation):
-    """Integrate 002's free coordinates only (``lagsim.reduce``), rebuild q, q̇ and λ per sample.
-
-    The state y holds the free coordinates and their rates; the eliminated coordinates satisfy
-    the constraints by construction, so there is nothing to project (stabilizers do not apply).
-    """
-
-    name = "reduced"
-
-    def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
-        super().__init__(numeric, stabilizer, spec, model)
-        if not numeric.m:
-            raise InputError("formulation 'reduced' eliminates constrained coordinates, and this "
-                             "system has no constraints; use ode (or auto)")
-        if model is None or spec is None:
-            raise ValueError("the reduced formulation needs the spec and the model")
-        from lagsim.reduce import reduce_model
-
-        q0, _ = spec.initial_state()
-        self.reduction = compile_reduction(reduce_model(model, dict(zip(spec.coordinates, q0))))
-        self.free_numeric = self.reduction.numeric
-        self.index = [numeric.coordinates.index(c) for c in self.free_numeric.coordinates]
-        self.nf = self.free_numeric.n
-        if not self.free_numeric.m:
-            self.rhs = self.free_numeric.ode_rhs()
-            self.c_step = self.free_numeric.dop853_step()
-
-    def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
-        check_mass_matrix(self.free_numeric, t, q[self.index], qd[self.index])
-
-    def initial(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        return np.concatenate((q[self.index], qd[self.index]))
-
-    def _accelerations(self, t: float, y: np.ndarray) -> np.ndarray:
-        nf = self.nf
-        M, F, _, _ = self.free_numeric.dynamics(t, y[:nf], y[nf:])
-        return np.linalg.solve(M, F)
-
-    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        return np.concatenate((y[self.nf:], self._accelerations(t, y)))
-
-    def _full(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        nf = self.nf
-        return self.reduction.to_full(t, y[:nf], y[nf:], self._accelerations(t, y))
-
-    def unpack(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q, qd, _ = self._full(t, y)
-        return q, qd
-
-    def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        y = np.concatenate((q[self.index], qd[self.index]))
-        return self._full(t, y)[2]
-
-    def project(self, t: float, y: np.ndarray) -> np.ndarray | None:
-        return None
-
+from lagsim.reduced import Reduced  # noqa: E402  (it subclasses Formulation, above)
 
 FORMULATIONS: Mapping[str, type[Formulation]] = {
     "ode": OdeFormulation, "index1": Index1, "udwadia-kalaba": UdwadiaKalaba, "reduced": Reduced,
@@ -765,6 +715,7 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
     stabilizer = STABILIZERS[stabilize](numeric, options)
     q0, qd0 = consistent_start(numeric, t0, q0, qd0, say, options.strict_initial)
     form = form_class(numeric, stabilizer, spec, model)
+    form.report = say
     form.check(t0, q0, qd0)
 
     def stop_value(t: float, y: np.ndarray) -> float:
@@ -775,8 +726,15 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
 
     times = options.sample_times()
     y0 = form.initial(t0, q0, qd0)
-    rows_t: list[float] = [t0]
-    rows_y: list[np.ndarray] = [y0]
+    rows_t: list[float] = []
+    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def take(t: float, y: np.ndarray) -> None:
+        q, qd = form.unpack(t, y)
+        rows_t.append(float(t))
+        rows.append((q, qd, form.multipliers(t, q, qd) if numeric.m else np.zeros(0)))
+
+    take(t0, y0)
     k = 1
     stop_reason, stop_message = "t_end", ""
     sign_ref = 0.0
@@ -824,21 +782,22 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
                 else:
                     dense = dense or solver.dense_output()
                     y = dense(times[k])
-                rows_t.append(float(times[k]))
-                rows_y.append(form.project(times[k], y) if stabilizer.projects else y)
+                take(times[k], form.project(times[k], y) if stabilizer.projects else y)
                 k += 1
             if stopped:
                 y = dense(end)
-                rows_t.append(float(end))
-                rows_y.append(form.project(end, y) if stabilizer.projects else y)
+                take(end, form.project(end, y) if stabilizer.projects else y)
                 stop_reason = "stop_when"
                 stop_message = (f"stopped at t = {end!r}: {options.stop_when} changed sign "
                                 f"(--stop-when)")
                 break
-            if stabilizer.projects:
-                projected = form.project(t_new, solver.y)
-                if projected is not None:
-                    _set_state(solver, projected)
+            new_y = form.after_step(t_new, solver.y)
+            if new_y is not None:
+                if isinstance(solver, (BDF, LSODA)) and not stabilizer.projects:
+                    solver = METHODS[options.method](form.rhs, t_new, new_y, options.t_end,
+                                                     rtol=options.rtol, atol=options.atol)
+                else:
+                    _set_state(solver, new_y)
         except np.linalg.LinAlgError as exc:
             hint = ("; the constraints may have become dependent, try --formulation "
                     "udwadia-kalaba" if name == "index1" else "")
@@ -846,14 +805,14 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
         if progress is not None:
             progress(min(1.0, (solver.t - t0) / span))
 
-    return _trajectory(numeric, form, name, stabilize, np.array(rows_t), rows_y, stop_reason,
+    return _trajectory(numeric, name, stabilize, np.array(rows_t), rows, stop_reason,
                        stop_message)
 
 
-def _trajectory(numeric: NumericSystem, form: Formulation, name: str, stabilize: str,
-                t: np.ndarray, rows_y: list[np.ndarray], stop_reason: str, stop_message: str
-                ) -> Trajectory:
-    """Multipliers, residuals and energy recomputed from each sampled state."""
+def _trajectory(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
+                rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], stop_reason: str,
+                stop_message: str) -> Trajectory:
+    """Residuals and energy recomputed from each sample's full (q, q̇, λ)."""
     N, n, m = len(t), numeric.n, numeric.m
     hol = list(numeric.holonomic)
     q = np.empty((N, n))
@@ -862,11 +821,10 @@ def _trajectory(numeric: NumericSystem, form: Formulation, name: str, stabilize:
     residual = np.zeros((N, m))
     residual_dot = np.zeros((N, len(hol)))
     energy = np.empty(N)
-    for i, (ti, y) in enumerate(zip(t, rows_y)):
-        qi, qdi = form.unpack(ti, y)
+    for i, (ti, (qi, qdi, lami)) in enumerate(zip(t, rows)):
         q[i], qd[i] = qi, qdi
         if m:
-            lam[i] = form.multipliers(ti, qi, qdi)
+            lam[i] = lami
             w = numeric.velocity_residual(ti, qi, qdi)
             residual[i] = w
             if hol:

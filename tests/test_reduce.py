@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from lagsim.compile import compile_reduction
+from lagsim.reduce import compile_reduction, reduce_model
 from lagsim.errors import InputError
 from lagsim.model import build_model
-from lagsim.reduce import reduce_model
 from lagsim.spec import load_spec, parse_spec
 
 m, g, l, d, K, l0, m1, m2, l1, l2 = sp.symbols("m g l d K l0 m1 m2 l1 l2")

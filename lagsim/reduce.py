@@ -442,6 +442,8 @@ class NumericReduction:
         qd = out[n:2 * n]
         A_e = out[2 * n:2 * n + m * m].reshape(m, m)
         r = out[2 * n + m * m:]
+        if not (np.all(np.isfinite(A_e)) and np.all(np.isfinite(r))):
+            return q, qd, np.full(m, np.nan)
         lam = np.linalg.lstsq(A_e.T, r, rcond=None)[0] if m else np.zeros(0)
         return q, qd, lam
 

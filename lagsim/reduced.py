@@ -216,6 +216,7 @@ class Reduced(Formulation):
         self.switches = 0
         self._symbolic: list[SymbolicChart] = []
         self._no_symbolic: set[tuple[int, ...]] = set()
+        self._t_accepted = -np.inf
         if start is not None:
             self.prepare(*start)
 
@@ -224,6 +225,7 @@ class Reduced(Formulation):
         its chart: 002's symbolic reduction when one fits this start, else the numeric one."""
         phi_q = self.numeric.phi(t, q)[1]
         self._check_rank(t, phi_q, start=True)
+        self._t_accepted = float(t)
         self.chart = self._chart_for(t, q, qd, phi_q, at_start=True)
 
     def _chart_for(self, t: float, q: np.ndarray, qd: np.ndarray, phi_q: np.ndarray,
@@ -293,26 +295,45 @@ class Reduced(Formulation):
         return self._chart().pack(q, qd)
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The chart's y'; NaN where the chart does not reach (beyond a branch point, Newton
+        lost), which makes the solver reject the step and retry a shorter one. Only when even a
+        step of 1e-9 (relative) leaves the chart does the run stop, with the time and advice."""
         try:
             out = self._chart().rhs(t, y)
-        except np.linalg.LinAlgError:
-            raise IntegrationError(self._singular(), time=float(t)) from None
-        if not np.all(np.isfinite(out)):
+        except (np.linalg.LinAlgError, IntegrationError):
+            out = np.full(len(y), np.nan)
+        if not np.all(np.isfinite(out)) and abs(t - self._t_accepted) <= 1e-9 * max(1.0,
+                                                                                   abs(t)):
             raise IntegrationError(self._singular(), time=float(t))
         return out
 
     def _singular(self) -> str:
         dep = ", ".join(self.numeric.coordinates[i] for i in self._chart().dependent)
-        return (f"reduced: the equations of the chart that eliminates {dep} are singular here "
-                "(a branch point of the constraints was reached within a step); use "
-                "--formulation index1")
+        return (f"reduced: the chart that eliminates {dep} is singular here (a branch point of "
+                "the constraints where no partition of the coordinates applies, reached within "
+                "a step); use --formulation index1")
+
+    def _full(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        try:
+            q, qd, lam = self._chart().full(t, y)
+        except np.linalg.LinAlgError:
+            raise IntegrationError(self._singular(), time=float(t)) from None
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(lam))):
+            raise IntegrationError(self._singular(), time=float(t))
+        return q.copy(), qd.copy(), lam.copy()
 
     def unpack(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q, qd, _ = self._chart().full(t, y)
-        return q.copy(), qd.copy()
+        q, qd, _ = self._full(t, y)
+        return q, qd
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        return self._chart().multipliers(t, q, qd)
+        try:
+            lam = self._chart().multipliers(t, q, qd)
+        except np.linalg.LinAlgError:
+            raise IntegrationError(self._singular(), time=float(t)) from None
+        if not np.all(np.isfinite(lam)):
+            raise IntegrationError(self._singular(), time=float(t))
+        return lam
 
     def project(self, t: float, y: np.ndarray) -> np.ndarray | None:
         return None
@@ -321,10 +342,9 @@ class Reduced(Formulation):
         """Keep the chart, or switch the partition when its pivots have degenerated (the new y
         holds the new independent coordinates and their rates); stop when φ_q loses rank."""
         chart = self._chart()
-        q, qd, _ = chart.full(t, y)
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            raise IntegrationError(self._singular(), time=float(t))
+        q, qd, _ = self._full(t, y)
         chart.accept(t, q)
+        self._t_accepted = float(t)
         phi_q = self.numeric.phi(t, q)[1]
         self._check_rank(t, phi_q)
         dependent, independent = pivot_partition(phi_q)

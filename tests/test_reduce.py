@@ -134,8 +134,9 @@ def test_unconstrained_system_has_no_reduced_form():
 
 
 def test_a_redundant_constraint_is_named_as_such():
-    with pytest.raises(InputError, match="constraint 'rod_again' holds whenever the constraints "
-                                         "before it do"):
+    with pytest.raises(InputError, match="constraint 'rod_again' is redundant at the start: its "
+                                         "row of the constraint Jacobian is a combination of "
+                                         "those of rod"):
         _reduce("pendulum_redundant")
 
 

@@ -142,11 +142,15 @@ def test_square_root_branch_above_the_pivot(tmp_path):
 
 def test_moving_pivot_started_at_t2_starts_where_index1_does(tmp_path):
     """Issue 8 §4: the branch of the rheonomic constraint is chosen at t_start = 2, from the
-    consistent start there (the old code read the file's state at t = 0)."""
+    consistent start there. With the pivot at A sin(w t) = 0.45 at t = 2, the bob at x = 1.3,
+    y = 0.3 is above it; at t = 0 no real y fits x = 1.3, and the old code, which chose the
+    branch at t = 0 from the file's values, started at y = −0.334 instead of +0.334."""
     system = str(ROOT / "systems" / "moving_pivot_pendulum.yaml")
-    reduced, _ = compare(tmp_path, system, "--t-start", "2", "--t-end", "12")
-    index1, _ = simulate(tmp_path, system, "index1", "--t-start", "2", "--t-end", "12",
-                         "--samples", "2")
+    flags = ("--set", "A=0.5", "--set", "w=1", "--init", "x=1.3", "--init", "y=0.3",
+             "--t-start", "2", "--t-end", "12")
+    reduced, _ = compare(tmp_path, system, *flags)
+    index1, _ = simulate(tmp_path, system, "index1", *flags, "--samples", "2")
+    assert index1["y"][0] == pytest.approx(0.33444612426384945, rel=1e-12)
     for name in ("x", "y", "x_dot", "y_dot"):
         assert reduced[name][0] == pytest.approx(index1[name][0], abs=1e-12)
 

@@ -72,7 +72,9 @@ class Reduction:
 
 
 SOLVE_BUDGET = 3.0
-"""Seconds of wall time the symbolic reduction (sympy.solve, simplify) may take (issue 16 §3)."""
+"""Seconds of CPU time the symbolic reduction (sympy.solve, simplify) may take (issue 16 §3).
+CPU rather than wall time, so that a busy machine does not turn a reduction of one second (the
+slider-crank) into a refusal."""
 START_TOLERANCE = 1e-12
 """A branch is accepted when it rebuilds the start to this relative accuracy (issue 16 §1)."""
 
@@ -89,18 +91,18 @@ class ReductionError(InputError):
 
 
 class _OutOfTime(BaseException):
-    """Raised from the SIGALRM handler; a BaseException, so that the ``except Exception`` clauses
+    """Raised from the SIGPROF handler; a BaseException, so that the ``except Exception`` clauses
     inside sympy cannot swallow it."""
 
 
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
-    """Interrupt the block with :class:`_OutOfTime` after ``seconds`` of wall time.
+    """Interrupt the block with :class:`_OutOfTime` after ``seconds`` of the process's CPU time.
 
-    A thread cannot be stopped from outside, so the block is interrupted by SIGALRM, which only the
-    main thread receives; elsewhere the budget cannot be enforced and :class:`ReductionError` is
-    raised before the block starts. A timer already armed by the caller is re-armed afterwards
-    with its remaining time.
+    A thread cannot be stopped from outside, so the block is interrupted by SIGPROF (the
+    profiling interval timer), which Python handles in the main thread only; elsewhere the budget
+    cannot be enforced and :class:`ReductionError` is raised before the block starts. A timer
+    already armed by the caller is re-armed afterwards with its remaining time.
     """
     if seconds is None:
         yield
@@ -113,17 +115,17 @@ def time_budget(seconds: float | None) -> Iterator[None]:
     def expire(_signum: int, _frame: object) -> None:
         raise _OutOfTime
 
-    began = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, expire)
-    outer, _ = signal.getitimer(signal.ITIMER_REAL)
-    signal.setitimer(signal.ITIMER_REAL, seconds if not outer else min(seconds, outer))
+    began = time.process_time()
+    previous = signal.signal(signal.SIGPROF, expire)
+    outer, _ = signal.getitimer(signal.ITIMER_PROF)
+    signal.setitimer(signal.ITIMER_PROF, seconds if not outer else min(seconds, outer))
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
         if outer:
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - began), 1e-3))
+            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3))
 
 
 def flat(matrix: se.DenseMatrix) -> list[se.Basic]:
@@ -173,7 +175,8 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
             return _reduce(model, q0, t0, start, eliminate, where)
     except _OutOfTime:
         raise ReductionError(
-            f"the symbolic reduction did not finish within {budget:g} s (sympy on constraint "
+            f"the symbolic reduction did not finish within {budget:g} s of CPU time (sympy on "
+            "constraint "
             f"'{where['constraint']}')") from None
 
 

@@ -180,9 +180,11 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
             f"'{where['constraint']}')") from None
 
 
-def check_independent(model: Model, q0: Mapping[str, float], t0: float) -> None:
+def check_independent(model: Model, q0: Mapping[str, float], t0: float,
+                      where: str = "at the start") -> None:
     """Refuse constraints whose rows of φ_q are dependent at ``q0``, naming the redundant one
-    (issue 16 §3): each row is compared with the rows before it."""
+    (issue 16 §3): each row is compared with the rows before it. A row that vanishes at ``q0``
+    (a start that is not on the constraints, or a singular point) proves nothing and is skipped."""
     values = {s: float(q0.get(name, 0.0)) for s, name in zip(model.q, model.coordinates)}
     values.update({se.Symbol(k): v for k, v in model.parameters.items()})
     values[model.t] = t0
@@ -198,10 +200,10 @@ def check_independent(model: Model, q0: Mapping[str, float], t0: float) -> None:
     for k, c in enumerate(model.constraints):
         s = np.linalg.svd(rows[:k + 1], compute_uv=False)
         r = int(np.sum(s > 1e-10 * scale))
-        if r == rank:
+        if r == rank and np.abs(rows[k]).max() > 1e-10 * scale:
             before = ", ".join(x.name for x in model.constraints[:k]) or "(none)"
             raise _fail(
-                f"constraint '{c.name}' is redundant at the start: its row of the constraint "
+                f"constraint '{c.name}' is redundant {where}: its row of the constraint "
                 f"Jacobian is a combination of those of {before}, so it eliminates no "
                 f"coordinate ({model.n - rank} degree(s) of freedom remain); remove it, or use "
                 f"udwadia-kalaba, which accepts redundant constraints")
@@ -238,6 +240,9 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
         order.append(target)
     free = [s for s in q if s not in solved]
     if not free:
+        rng = np.random.default_rng(0)
+        check_independent(model, dict(zip(model.coordinates, rng.uniform(-1.0, 1.0, model.n))),
+                          float(rng.uniform(0.0, 1.0)), "at a random configuration")
         raise _fail("the constraints fix every coordinate: nothing is left to move")
 
     se_q = model.q

@@ -270,13 +270,19 @@ class Reduced(Formulation):
             if r == rank:
                 break
             rank = r
-        before = ", ".join(names[:k]) or "(none)"
-        what = (f"constraint '{names[k]}' is redundant" + (" at the start" if start else "")
-                + f": its row of the constraint Jacobian is a combination of those of {before}, "
-                f"so it determines no coordinate ({self.n - rank} degree(s) of freedom remain)")
+        before = ", ".join(names[:k])
+        here = " at the start" if start else ""
+        if np.abs(phi_q[k]).max() <= RANK_TOLERANCE * scale or not before:
+            what = (f"the gradient of constraint '{names[k]}' vanishes{here} (a singular point "
+                    "of the constraint, where it determines no coordinate)")
+            advice = "start elsewhere, or use udwadia-kalaba"
+        else:
+            what = (f"constraint '{names[k]}' is redundant{here}: its row of the constraint "
+                    f"Jacobian is a combination of those of {before}, so it determines no "
+                    f"coordinate ({self.n - rank} degree(s) of freedom remain)")
+            advice = "remove it, or use udwadia-kalaba, which accepts redundant constraints"
         if start:
-            raise InputError(f"{what}; remove it, or use udwadia-kalaba, which accepts "
-                             "redundant constraints")
+            raise InputError(f"{what}; {advice}")
         raise IntegrationError(f"reduced: {what}, and no partition of the coordinates can "
                                "continue; use --formulation udwadia-kalaba", time=float(t))
 

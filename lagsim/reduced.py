@@ -245,10 +245,11 @@ class Reduced(Formulation):
         names = [numeric.coordinates[i] for i in dependent]
         try:
             reduction = reduce_model(self.model, start=(t, q, qd), eliminate=names)
-        except ReductionError as exc:
+        except InputError as exc:
             self._no_symbolic.add(key)
             if at_start:
-                self.report(f"reduced: {exc.reason}; solving the constraints for "
+                reason = exc.reason if isinstance(exc, ReductionError) else exc.message
+                self.report(f"reduced: {reason}; solving the constraints for "
                             f"{', '.join(names)} numerically at each step instead")
             return numeric_chart
         chart = SymbolicChart(compile_reduction(reduction), numeric.n)

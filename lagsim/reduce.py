@@ -331,8 +331,20 @@ def _shifted(phi: sympy.Expr, s: sympy.Symbol, root: sympy.Expr, value: float,
     out = [(root, value)]
     k = round((target - value) / (2 * math.pi))
     if k and sympy.simplify(phi.subs(s, s + 2 * sympy.pi) - phi) == 0:
-        out.append((root + 2 * k * sympy.pi, value + 2 * k * math.pi))
+        out.append((_exact_pi(root) + 2 * k * sympy.pi, value + 2 * k * math.pi))
     return out
+
+
+def _exact_pi(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with each float that is a whole multiple of π (sympy writes 2π as 6.28318… when
+    the constraint has floats) replaced by that multiple, so that a shift by 2πk cancels."""
+    def is_pi_multiple(e: sympy.Basic) -> bool:
+        if not e.is_Float or e == 0:
+            return False
+        turns = float(e) / math.pi
+        return abs(turns - round(turns)) <= 1e-12 * abs(turns)
+
+    return expr.replace(is_pi_multiple, lambda e: round(float(e) / math.pi) * sympy.pi)
 
 
 def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapping,
@@ -386,7 +398,8 @@ def _value(root: sympy.Expr, params: Mapping, start: Mapping) -> float | None:
 def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapping,
                    start: Mapping, name: str) -> tuple[sympy.Symbol, sympy.Expr]:
     """The coordinate φ = 0 determines, preferring one it fixes linearly (β = 0, z = 0); of
-    several branches the one nearest ``start`` (what ``derive`` prints)."""
+    several branches (each shifted by the 2πk nearest the start when φ is 2π-periodic in the
+    coordinate) the one nearest ``start`` (what ``derive`` prints)."""
     present = [s for s in candidates if s in phi.free_symbols]
     if not present:
         raise ReductionError(f"constraint '{name}' does not involve a coordinate that is still "
@@ -404,6 +417,11 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
         if len(roots) == 1:
             return s, roots[0]
         if roots and start:
+            target = float(start.get(s, 0.0))
+            shifted = [pair for r in roots if (v := _value(r, params, start)) is not None
+                       for pair in _shifted(phi, s, r, v, target)]
+            if shifted:
+                return s, min(shifted, key=lambda pair: abs(pair[1] - target))[0]
             return s, min(roots, key=lambda r, s=s: _miss(r, s, params, start))
         if roots:
             return s, roots[0]

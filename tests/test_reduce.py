@@ -207,3 +207,15 @@ constraints: [{name: c, holonomic: 0.766*sin(y) - 0.2297*sin(2*a1)*cos(y) + 1.15
 """
     with pytest.raises(ReductionError, match="did not finish within 0.5 s of CPU time"):
         reduce_model(build_model(parse_spec(text)), {"a1": 0.5, "y": 0.1}, budget=0.5)
+
+
+@pytest.mark.parametrize("x0", [-1.3114618315090418, 1.3114618315090418, 7.6])
+def test_derive_prints_the_branch_nearest_the_file(x0):
+    """What ``derive --form reduced`` prints: of acos(…), 2π − acos(…) and their 2πk shifts, the
+    branch nearest the file's x (issue 16 §1; it printed +acos for x0 < 0)."""
+    model = build_model(parse_spec(BRANCH))
+    red = reduce_model(model, {"a": 0.1, "x": x0})
+    ((name, expr),) = red.eliminated
+    value = float(sp.sympify(expr).subs({sp.Symbol("a"): 0.1}))
+    assert name == "x"
+    assert value == pytest.approx(x0, abs=0.01)

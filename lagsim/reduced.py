@@ -7,13 +7,15 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
 
 * The partition is chosen by pivoting on φ_q: QR with column pivoting puts the columns of the
   largest pivots first, and those coordinates become dependent (:func:`pivot_partition`).
-* At the start, when the constraints can be solved for the chosen u symbolically within
-  :data:`lagsim.reduce.SOLVE_BUDGET` and a branch of that solution rebuilds the consistent start
-  (issue 16 §1), the chart is 002's reduced Lagrangian, compiled (:class:`SymbolicChart`).
-* Otherwise, and after every change of partition, the chart is numeric
-  (:class:`PartitionChart`): at each right-hand side φ(u, v, t) = 0 is solved for u by Newton
-  from the last accepted u, u̇ from φ_u u̇ = −φ_v v̇ − φ_t, and v̈ is taken from the augmented
-  system [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] of the full model (seed ``003_88d23709419132a0.txt``).
+* When the constraints can be solved for the chosen u symbolically within
+  :data:`lagsim.reduce.SOLVE_BUDGET` and a branch of that solution rebuilds the state (at the
+  start the consistent start, issue 16 §1), the chart is 002's reduced Lagrangian, compiled
+  (:class:`SymbolicChart`); the charts are kept, so a pendulum swinging through its partitions
+  compiles each (partition, branch) once.
+* Otherwise the chart is numeric (:class:`PartitionChart`): at each right-hand side
+  φ(u, v, t) = 0 is solved for u by Newton from the last accepted u, u̇ from
+  φ_u u̇ = −φ_v v̇ − φ_t, and v̈ is taken from the augmented system [[M, −Aᵀ], [A, 0]] [q̈; λ] =
+  [F; b] of the full model (seed ``003_88d23709419132a0.txt``).
 * After every accepted step (:meth:`Reduced.after_step`) the chart is checked: when the smallest
   singular value of φ_u falls below :data:`SWITCH_RATIO` times that of the best partition (the
   chart nears a branch point such as x = ℓ for y = −√(ℓ² − x²)), the partition is switched and
@@ -26,13 +28,14 @@ that class is defined, so import :mod:`lagsim.integrate` (or the CLI) before thi
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError
-from lagsim.integrate import Formulation, Stabilizer
+from lagsim.integrate import Formulation
 from lagsim.model import Model
 from lagsim.reduce import (
     START_TOLERANCE,
@@ -43,12 +46,16 @@ from lagsim.reduce import (
 )
 from lagsim.spec import SystemSpec
 
+if TYPE_CHECKING:
+    from lagsim.integrate import Stabilizer
+
 SWITCH_RATIO = 0.5
 """Switch the partition when σ_min(φ_u) < SWITCH_RATIO · σ_min(φ_u of the best partition).
 
 Right after a switch the ratio is 1, so a chart is kept until it has lost half its conditioning:
 the hysteresis keeps the partition from flickering, and the chart in use is never worse than
-half as well conditioned as the best one (Wehage and Haug switch on the same pivot test)."""
+half as well conditioned as the best one, far from the branch point where σ_min(φ_u) = 0
+(Wehage and Haug re-partition when the dependent Jacobian becomes ill-conditioned)."""
 RANK_TOLERANCE = 1e-10
 """φ_q has lost rank when its best σ_min is below this times its largest entry."""
 NEWTON_ITERATIONS = 30

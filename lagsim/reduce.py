@@ -141,7 +141,8 @@ Start = tuple[float, Sequence[float], Sequence[float]]
 
 
 def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float = 0.0, *,
-                 start: Start | None = None, eliminate: Sequence[str] | None = None,
+                 start: Start | None = None,
+                 eliminate: Sequence[tuple[str, str]] | None = None,
                  budget: float | None = SOLVE_BUDGET) -> Reduction:
     """Eliminate one coordinate per holonomic constraint (002 §23.5).
 
@@ -151,11 +152,13 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     accepted only if the eliminated coordinates rebuilt from the free ones reproduce q and q̇ to
     :data:`START_TOLERANCE` relative; the others are tried (every root sympy returns, and for a
     2π-periodic constraint the root shifted by the 2πk nearest the start), and when none fits
-    :class:`ReductionError` says so (issue 16 §1). ``eliminate`` lists the coordinates that may be
-    eliminated, best first (pivoting on φ_q, :mod:`lagsim.reduced`); None allows any, the last
-    coordinate first. The symbolic work is bounded by ``budget`` seconds
-    (:class:`ReductionError` when it runs out, issue 16 §3). Raises :class:`InputError` when a
-    constraint is a velocity constraint, or redundant at the start.
+    :class:`ReductionError` says so (issue 16 §1). ``eliminate`` pairs each constraint with the
+    coordinate it is solved for, in the order of solving (Gaussian elimination with complete
+    pivoting on φ_q, :mod:`lagsim.reduced`); None takes the constraints in the file's order, each
+    solved for a coordinate it fixes linearly if any, else for the last one it can. The symbolic
+    work is bounded by ``budget`` seconds of CPU (:class:`ReductionError` when it runs out,
+    issue 16 §3). Raises :class:`InputError` when a constraint is a velocity constraint, or
+    redundant at the start.
     """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
@@ -211,19 +214,20 @@ def check_independent(model: Model, q0: Mapping[str, float], t0: float,
 
 
 def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Start | None,
-            eliminate: Sequence[str] | None, where: dict[str, str]) -> Reduction:
+            eliminate: Sequence[tuple[str, str]] | None, where: dict[str, str]) -> Reduction:
     q = [to_sympy(s) for s in model.q]
     params = {sympy.Symbol(k): v for k, v in model.parameters.items()}
     at_start = {sympy.Symbol(k): v for k, v in (q0 or {}).items()}
     if at_start:
         at_start[sympy.Symbol("t")] = t0
+    by_name = {c.name: c for c in model.constraints}
     if eliminate is None:
-        allowed = list(reversed(q))
+        steps = [(c, list(reversed(q))) for c in model.constraints]
     else:
-        allowed = [sympy.Symbol(name) for name in eliminate]
+        steps = [(by_name[c], [sympy.Symbol(s)]) for c, s in eliminate]
     solved: dict[sympy.Symbol, sympy.Expr] = {}
     order: list[sympy.Symbol] = []
-    for c in model.constraints:
+    for c, allowed in steps:
         where["constraint"] = c.name
         phi = to_sympy(c.expression).subs(solved)
         if solved and sympy.simplify(phi) == 0:

@@ -5,8 +5,11 @@ ones v, and only v, v̇ are integrated (seed ``002_485a91571cac8ced.txt`` §23.5
 minimal coordinates; Wehage and Haug 1982, "Generalized coordinate partitioning for dimension
 reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–255).
 
-* The partition is chosen by pivoting on φ_q: QR with column pivoting puts the columns of the
-  largest pivots first, and those coordinates become dependent (:func:`pivot_partition`).
+* The partition is chosen by pivoting on φ_q: Gaussian elimination with complete pivoting pairs
+  each constraint with the coordinate of its largest pivot, and those coordinates become
+  dependent (:func:`pivot_partition`); a symbolic chart solves the constraints for them in that
+  order, so that no constraint is solved for a coordinate it barely depends on (the rod of a
+  slider-crank solved for y2 while it lies flat).
 * When the constraints can be solved for the chosen u symbolically within
   :data:`lagsim.reduce.SOLVE_BUDGET` and a branch of that solution rebuilds the state (at the
   start the consistent start, issue 16 §1), the chart is 002's reduced Lagrangian, compiled
@@ -16,10 +19,11 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
   φ(u, v, t) = 0 is solved for u by Newton from the last accepted u, u̇ from
   φ_u u̇ = −φ_v v̇ − φ_t, and v̈ is taken from the augmented system [[M, −Aᵀ], [A, 0]] [q̈; λ] =
   [F; b] of the full model (seed ``003_88d23709419132a0.txt``).
-* After every accepted step (:meth:`Reduced.after_step`) the chart is checked: when the smallest
-  singular value of φ_u falls below :data:`SWITCH_RATIO` times that of the best partition (the
-  chart nears a branch point such as x = ℓ for y = −√(ℓ² − x²)), the partition is switched and
-  the new y returned; when φ_q itself loses rank the run stops (exit 1) with the time and advice.
+* After every accepted step (:meth:`Reduced.after_step`) the chart is checked: when its
+  smallest pivot (:func:`quality`) falls below :data:`SWITCH_RATIO` times that of the best
+  partition (the chart nears a branch point such as x = ℓ for y = −√(ℓ² − x²)), the partition is
+  switched and the new y returned; when φ_q itself loses rank the run stops (exit 1) with the
+  time and advice.
 
 This module needs :class:`lagsim.integrate.Formulation`; :mod:`lagsim.integrate` imports it after
 that class is defined, so import :mod:`lagsim.integrate` (or the CLI) before this module.
@@ -27,11 +31,10 @@ that class is defined, so import :mod:`lagsim.integrate` (or the CLI) before thi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError
@@ -50,12 +53,13 @@ if TYPE_CHECKING:
     from lagsim.integrate import Stabilizer
 
 SWITCH_RATIO = 0.5
-"""Switch the partition when σ_min(φ_u) < SWITCH_RATIO · σ_min(φ_u of the best partition).
+"""Switch the partition when the chart's smallest pivot < SWITCH_RATIO · the best one's.
 
 Right after a switch the ratio is 1, so a chart is kept until it has lost half its conditioning:
 the hysteresis keeps the partition from flickering, and the chart in use is never worse than
 half as well conditioned as the best one, far from the branch point where σ_min(φ_u) = 0
 (Wehage and Haug re-partition when the dependent Jacobian becomes ill-conditioned)."""
+Pairs = list[tuple[int, int]]
 RANK_TOLERANCE = 1e-10
 """φ_q has lost rank when its best σ_min is below this times its largest entry."""
 NEWTON_ITERATIONS = 30
@@ -66,25 +70,71 @@ keeps turning needs a new branch, + 2πk, at every turn; later charts are numeri
 Report = Callable[[str], None]
 
 
+def complete_pivoting(phi_q: np.ndarray, columns: Sequence[int] | None = None
+                      ) -> tuple[Pairs, np.ndarray]:
+    """Gaussian elimination with complete pivoting on φ_q (m × n), restricted to ``columns``
+    when given: the (constraint row, coordinate column) pairs in the order of elimination and the
+    absolute pivots. Eliminating a coordinate from the other rows is the linearization of
+    substituting the constraint solved for it into the other constraints. Of equal pivots the
+    last coordinate is taken (as ``derive`` does; the slider-crank's rod is then solved for the
+    slider x2 rather than the crank pin x1, which keeps sympy's work small)."""
+    S = np.array(phi_q, dtype=float)
+    rows = list(range(S.shape[0]))
+    cols = list(range(S.shape[1])) if columns is None else [int(c) for c in columns]
+    pairs: Pairs = []
+    pivots = []
+    for _ in range(S.shape[0]):
+        sub = np.abs(S[np.ix_(rows, cols)])
+        ties = np.argwhere(sub >= (1.0 - 1e-12) * sub.max())
+        i, j = max(ties, key=lambda ij: (cols[ij[1]], -rows[ij[0]]))
+        r, c = rows.pop(int(i)), cols.pop(int(j))
+        pairs.append((r, c))
+        pivots.append(abs(S[r, c]))
+        if S[r, c] != 0.0:
+            for other in rows:
+                S[other] -= S[other, c] / S[r, c] * S[r]
+    return pairs, np.array(pivots)
+
+
+def pivots_along(phi_q: np.ndarray, pairs: Pairs) -> np.ndarray:
+    """The absolute pivots of φ_q eliminated in the order of ``pairs``, without pivoting: how
+    well conditioned each step of a symbolic chart's sequence of solutions is here."""
+    S = np.array(phi_q, dtype=float)
+    pivots = np.zeros(len(pairs))
+    for k, (r, c) in enumerate(pairs):
+        pivots[k] = abs(S[r, c])
+        if S[r, c] == 0.0:
+            break
+        for other, _ in pairs[k + 1:]:
+            S[other] -= S[other, c] / S[r, c] * S[r]
+    return pivots
+
+
 def pivot_partition(phi_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(dependent, independent) column indices of φ_q (m × n): QR with column pivoting, the m
-    columns of the largest pivots dependent (in pivot order), the rest independent (sorted)."""
-    m = phi_q.shape[0]
-    _, _, perm = scipy.linalg.qr(phi_q, mode="economic", pivoting=True)
-    return np.array(perm[:m], dtype=int), np.array(sorted(perm[m:]), dtype=int)
+    """(dependent, independent) column indices of φ_q: the dependent ones in the order of
+    :func:`complete_pivoting`, the independent ones sorted."""
+    pairs, _ = complete_pivoting(phi_q)
+    dependent = [c for _, c in pairs]
+    independent = [c for c in range(phi_q.shape[1]) if c not in dependent]
+    return np.array(dependent, dtype=int), np.array(independent, dtype=int)
 
 
-def conditioning(phi_q: np.ndarray, dependent: np.ndarray) -> float:
-    """σ_min(φ_u): how well the constraints determine the dependent coordinates."""
-    return float(np.linalg.svd(phi_q[:, dependent], compute_uv=False)[-1])
+def quality(phi_q: np.ndarray, chart: SymbolicChart | PartitionChart) -> float:
+    """The smallest pivot of ``chart`` at φ_q: along its order of solution for a symbolic chart,
+    with complete pivoting within its dependent coordinates for a numeric one (Newton solves
+    for them together)."""
+    if isinstance(chart, SymbolicChart):
+        return float(pivots_along(phi_q, chart.pairs).min())
+    return float(complete_pivoting(phi_q, chart.dependent)[1].min())
 
 
 class SymbolicChart:
     """002's reduced Lagrangian, compiled; y = (free q, free q̇) (seed 002 §23.5)."""
 
-    def __init__(self, reduction: NumericReduction, n: int) -> None:
+    def __init__(self, reduction: NumericReduction, n: int, pairs: Pairs) -> None:
         self.numeric = reduction.numeric
         self.reduction = reduction
+        self.pairs = pairs
         self.independent = np.array(reduction.free_indices, dtype=int)
         self.dependent = np.array([i for i in range(n) if i not in reduction.free_indices],
                                   dtype=int)
@@ -240,7 +290,9 @@ class Reduced(Formulation):
         """The chart of the pivoted partition at (t, q, q̇): a compiled symbolic one on this
         state's branch when there is one (cached, or reduced now), else the numeric one."""
         numeric = self.numeric
-        dependent, independent = pivot_partition(phi_q)
+        pairs, _ = complete_pivoting(phi_q)
+        dependent = np.array([c for _, c in pairs], dtype=int)
+        independent = np.array([c for c in range(numeric.n) if c not in dependent], dtype=int)
         key = tuple(sorted(int(i) for i in dependent))
         for chart in self._symbolic:
             if tuple(sorted(chart.dependent)) == key and chart.fits(t, q, qd):
@@ -250,8 +302,9 @@ class Reduced(Formulation):
                 self._symbolic) >= SYMBOLIC_CHARTS:
             return numeric_chart
         names = [numeric.coordinates[i] for i in dependent]
+        order = [(numeric.constraint_names[r], numeric.coordinates[c]) for r, c in pairs]
         try:
-            reduction = reduce_model(self.model, start=(t, q, qd), eliminate=names)
+            reduction = reduce_model(self.model, start=(t, q, qd), eliminate=order)
         except InputError as exc:
             self._no_symbolic.add(key)
             if at_start:
@@ -259,7 +312,7 @@ class Reduced(Formulation):
                 self.report(f"reduced: {reason}; solving the constraints for "
                             f"{', '.join(names)} numerically at each step instead")
             return numeric_chart
-        chart = SymbolicChart(compile_reduction(reduction), numeric.n)
+        chart = SymbolicChart(compile_reduction(reduction), numeric.n, pairs)
         if tuple(sorted(chart.dependent)) != key:
             return numeric_chart
         self._symbolic.append(chart)
@@ -361,15 +414,16 @@ class Reduced(Formulation):
         self._t_accepted = float(t)
         phi_q = self.numeric.phi(t, q)[1]
         self._check_rank(t, phi_q)
-        dependent, independent = pivot_partition(phi_q)
-        if conditioning(phi_q, chart.dependent) >= SWITCH_RATIO * conditioning(phi_q, dependent):
+        best = complete_pivoting(phi_q)[1].min()
+        if quality(phi_q, chart) >= SWITCH_RATIO * best:
             return None
+        self.chart = self._chart_for(t, q, qd, phi_q)
         if self.switches == 0:
             names = self.numeric.coordinates
             self.report(f"reduced: at t = {t:.6g} the chart eliminating "
                         f"{', '.join(names[i] for i in chart.dependent)} nears a branch point; "
-                        f"switching to eliminating {', '.join(names[i] for i in dependent)} "
+                        "switching to eliminating "
+                        f"{', '.join(names[i] for i in self.chart.dependent)} "
                         "(later switches are not reported)")
         self.switches += 1
-        self.chart = self._chart_for(t, q, qd, phi_q)
         return self.chart.pack(q, qd)

@@ -178,7 +178,7 @@ def test_branch_rebuilds_the_start(sign, turns):
     and ẋ from a, ȧ to 1e-12."""
     model = build_model(parse_spec(BRANCH))
     start = _branch_start(sign, turns)
-    red = reduce_model(model, start=start, eliminate=["x"])
+    red = reduce_model(model, start=start, eliminate=[("c", "x")])
     numeric = compile_reduction(red)
     qf, qfd = start[1][:1], start[2][:1]
     q, qd, _ = numeric.to_full(0.0, qf, qfd, numeric.numeric.accelerations(0.0, qf, qfd))
@@ -192,10 +192,10 @@ def test_a_start_off_every_branch_is_refused_with_advice():
     t, q, qd = _branch_start(-1.0)
     with pytest.raises(ReductionError, match="rebuilt from the free coordinates gives the "
                                              "velocity .* use index1"):
-        reduce_model(model, start=(t, q, qd + np.array([0.0, 0.1])), eliminate=["x"])
+        reduce_model(model, start=(t, q, qd + np.array([0.0, 0.1])), eliminate=[("c", "x")])
     with pytest.raises(ReductionError, match="no branch of constraint 'c' solved for a "
                                              "coordinate passes through the start .* use index1"):
-        reduce_model(model, start=(t, q + np.array([0.0, 0.05]), qd), eliminate=["x"])
+        reduce_model(model, start=(t, q + np.array([0.0, 0.05]), qd), eliminate=[("c", "x")])
 
 
 def test_symbolic_reduction_has_a_cpu_budget():

@@ -11,7 +11,14 @@ import lagsim.integrate  # noqa: F401  (defines Formulation before lagsim.reduce
 from lagsim.compile import compile_model
 from lagsim.integrate import SimulateOptions, Stabilizer
 from lagsim.model import build_model
-from lagsim.reduced import PartitionChart, Reduced, SymbolicChart, conditioning, pivot_partition
+from lagsim.reduced import (
+    PartitionChart,
+    Reduced,
+    SymbolicChart,
+    complete_pivoting,
+    pivot_partition,
+    pivots_along,
+)
 from lagsim.spec import load_spec
 
 
@@ -21,7 +28,20 @@ def test_pivoting_makes_the_largest_pivot_dependent():
     assert list(dependent) == [0] and list(independent) == [1]
     dependent, _ = pivot_partition(np.array([[0.6, -1.6]]))
     assert list(dependent) == [1]
-    assert conditioning(np.array([[0.6, -1.6]]), np.array([0])) == pytest.approx(0.6)
+
+
+def test_complete_pivoting_pairs_the_flat_rod_with_x2():
+    """Slider-crank with the crank pin at (−r, 0) and the slider at (l − r, 0): φ_q rows crank
+    (2x1, 2y1, 0, 0), rod (−2d, 2y1, 2d, −2y1) with d = x2 − x1, rail (0, 0, 0, 1). The flat rod
+    has no pivot in y1 or y2, so it is paired with x2 (|2d|, the later of the tie with x1), the
+    crank with x1 and the rail with y2; solving the rod for y2 (pivot 0 here) would be the
+    degenerate order that made the old symbolic chart singular at this point."""
+    r, l = 0.5, 1.5
+    phi_q = np.array([[-2 * r, 0.0, 0.0, 0.0], [-2 * l, 0.0, 2 * l, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    pairs, pivots = complete_pivoting(phi_q)
+    assert pairs[0] == (1, 2) and (2, 3) in pairs and (0, 0) in pairs
+    assert pivots.min() > 0.0
+    assert pivots_along(phi_q, [(0, 0), (1, 3), (2, 2)])[1] == 0.0
 
 
 def _reduced_at(x: float, y: float, xd: float, yd: float) -> tuple[Reduced, np.ndarray]:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.integrate import DOP853
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError
@@ -274,6 +275,7 @@ class Reduced(Formulation):
         self._symbolic: list[SymbolicChart] = []
         self._no_symbolic: set[tuple[int, ...]] = set()
         self._t_accepted = -np.inf
+        self._stepper: DOP853 | None = None
         if start is not None:
             self.prepare(*start)
 
@@ -346,6 +348,47 @@ class Reduced(Formulation):
             raise InputError(f"{what}; {advice}")
         raise IntegrationError(f"reduced: {what}, and no partition of the coordinates can "
                                "continue; use --formulation udwadia-kalaba", time=float(t))
+
+    @property
+    def c_step(self) -> Callable | None:  # type: ignore[override]
+        """DOP853's step for the driver's C stepper (:class:`lagsim.cstep.CDOP853`) when the run
+        starts on a compiled symbolic chart: each step is the current chart's step in C, or
+        scipy's step in Python on a chart without one (a numeric chart after a switch)."""
+        chart = self.chart
+        if isinstance(chart, SymbolicChart) and chart.numeric.dop853_step() is not None:
+            return self._step
+        return None
+
+    def _step(self, t: float, y: np.ndarray, f: np.ndarray, t_bound: float, direction: float,
+              rtol: float, atol: np.ndarray, max_step: float, K: np.ndarray, h_abs: float
+              ) -> tuple:
+        chart = self._chart()
+        step = chart.numeric.dop853_step() if isinstance(chart, SymbolicChart) else None
+        if step is not None:
+            out = step(t, y, f, t_bound, direction, rtol, atol, max_step, K, h_abs)
+        else:
+            out = self._python_step(t, y, f, t_bound, direction, rtol, atol, max_step, K, h_abs)
+        if out[0] != 0:
+            raise IntegrationError(self._singular(), time=float(t))
+        return out
+
+    def _python_step(self, t: float, y: np.ndarray, f: np.ndarray, t_bound: float,
+                     direction: float, rtol: float, atol: np.ndarray, max_step: float,
+                     K: np.ndarray, h_abs: float) -> tuple:
+        """scipy's own DOP853 step of :meth:`rhs`, with the C step's calling convention."""
+        solver = self._stepper
+        if solver is None:
+            solver = self._stepper = DOP853(self.rhs, t, y, t_bound, rtol=rtol, atol=atol)
+        solver.t, solver.y, solver.f = t, np.array(y), np.array(f)
+        solver.t_bound, solver.direction, solver.max_step = t_bound, direction, max_step
+        solver.rtol, solver.atol, solver.h_abs = rtol, atol, h_abs
+        nfev = solver.nfev
+        accepted, _ = solver._step_impl()
+        if not accepted:
+            return 1, y, f, t, 0.0, h_abs, solver.nfev - nfev
+        K[:] = solver.K_extended
+        return (0, solver.y, solver.f, solver.t, solver.h_previous, solver.h_abs,
+                solver.nfev - nfev)
 
     def _chart(self) -> SymbolicChart | PartitionChart:
         if self.chart is None:

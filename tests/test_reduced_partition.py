@@ -96,3 +96,22 @@ def test_numeric_chart_solves_the_constraint_by_newton():
     g = spec.parameter_values["g"]
     speed2 = qd @ qd
     assert -2.0 * lam[0] == pytest.approx(speed2 + g * 0.8, rel=1e-12)
+
+
+def test_c_stepper_continues_in_python_on_a_numeric_chart(monkeypatch):
+    """With one symbolic chart allowed, the run starts on it (each DOP853 step in C) and goes on
+    over the top on numeric charts (scipy's step in Python); it follows index1 to 1e-9."""
+    from lagsim.integrate import simulate
+
+    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 1)
+    spec = load_spec("pendulum_natural", initial={"x": 0.0, "y": -1.0, "x_dot": 5.0})
+    model = build_model(spec)
+    runs = {}
+    for formulation in ("reduced", "index1"):
+        options = SimulateOptions.resolve(spec.simulate, {
+            "formulation": formulation, "t_end": 3.0, "rtol": 1e-13, "atol": 1e-13})
+        runs[formulation] = simulate(spec, model, options)
+    for name in ("q", "qd", "lam"):
+        a, b = getattr(runs["reduced"], name), getattr(runs["index1"], name)
+        assert np.abs(a - b).max() <= 1e-9 * max(1.0, np.abs(b).max()), name
+    assert np.ptp(runs["reduced"].energy) < 1e-9

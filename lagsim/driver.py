@@ -141,7 +141,8 @@ def after_step(problem: Problem, solver: OdeSolver, guard: Guard) -> OdeSolver:
     y = form.after_step(solver.t, solver.y)
     if y is None or solver.status != "running":
         return solver
-    if (form.rhs, form.c_step) != parts or isinstance(solver, LSODA):
+    if ((form.rhs, form.c_step) != parts or isinstance(solver, LSODA)
+            or (isinstance(solver, BDF) and not form.stabilizer.projects)):
         h = min(solver.step_size or math.inf, problem.options.t_end - solver.t)
         return make_solver(problem, guard.rhs, solver.t, y, first_step=h)
     solver.y = y

@@ -25,13 +25,14 @@ solvers and controllers as small parts).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+import importlib
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 
-from lagsim.compile import NumericSystem, compile_reduction
+from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.model import Model
 from lagsim.options import BY_NAME, SimulateOptions
@@ -322,6 +323,9 @@ class Formulation:
     methods: ClassVar[frozenset[str]] = frozenset(METHODS)
     c_step: Callable | None = None
     """DOP853's step in C for ``rhs`` (:mod:`lagsim.cstep`), when the formulation has one."""
+    report: Report = staticmethod(lambda _message: None)
+    """Where the formulation says what it chose during a run (stderr in the CLI); set by
+    :class:`lagsim.problem.Problem`."""
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
                  spec: SystemSpec | None = None, model: Model | None = None) -> None:
@@ -444,70 +448,32 @@ class UdwadiaKalaba(Formulation):
         return _min_norm(A.T, L @ z)
 
 
-class Reduced(Formulation):
-    """Integrate 002's free coordinates only (``lagsim.reduce``), rebuild q, q̇ and λ per sample.
+class _Registry(Mapping[str, type[Formulation]]):
+    """Name → formulation class; a class kept in another module (``reduced``, which builds on
+    this one) is imported when first looked up, so neither module imports the other at load."""
 
-    The state y holds the free coordinates and their rates; the eliminated coordinates satisfy
-    the constraints by construction, so there is nothing to project (stabilizers do not apply).
-    """
+    def __init__(self, entries: Mapping[str, type[Formulation] | str]) -> None:
+        self._entries = dict(entries)
 
-    name = "reduced"
-    kinds = frozenset(("holonomic",))
-    needs_constraints = True
-    stabilizers = frozenset(("none",))
+    def __getitem__(self, name: str) -> type[Formulation]:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            module, _, attr = entry.partition(":")
+            entry = getattr(importlib.import_module(module), attr)
+            self._entries[name] = entry
+        return entry
 
-    def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
-        super().__init__(numeric, stabilizer, spec, model)
-        if not numeric.m:
-            raise InputError("formulation 'reduced' eliminates constrained coordinates, and this "
-                             "system has no constraints; use ode (or auto)")
-        if model is None or spec is None:
-            raise ValueError("the reduced formulation needs the spec and the model")
-        from lagsim.reduce import reduce_model
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
 
-        q0, _ = spec.initial_state()
-        self.reduction = compile_reduction(reduce_model(model, dict(zip(spec.coordinates, q0))))
-        self.free_numeric = self.reduction.numeric
-        self.index = [numeric.coordinates.index(c) for c in self.free_numeric.coordinates]
-        self.nf = self.free_numeric.n
-        if not self.free_numeric.m:
-            self.rhs = self.free_numeric.ode_rhs()
-            self.c_step = self.free_numeric.dop853_step()
-
-    def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
-        check_mass_matrix(self.free_numeric, t, q[self.index], qd[self.index])
-
-    def initial(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        return np.concatenate((q[self.index], qd[self.index]))
-
-    def _accelerations(self, t: float, y: np.ndarray) -> np.ndarray:
-        nf = self.nf
-        M, F, _, _ = self.free_numeric.dynamics(t, y[:nf], y[nf:])
-        return np.linalg.solve(M, F)
-
-    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        return np.concatenate((y[self.nf:], self._accelerations(t, y)))
-
-    def _full(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        nf = self.nf
-        return self.reduction.to_full(t, y[:nf], y[nf:], self._accelerations(t, y))
-
-    def unpack(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q, qd, _ = self._full(t, y)
-        return q, qd
-
-    def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        y = np.concatenate((q[self.index], qd[self.index]))
-        return self._full(t, y)[2]
-
-    def project(self, t: float, y: np.ndarray) -> np.ndarray | None:
-        return None
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
-FORMULATIONS: Mapping[str, type[Formulation]] = {
-    "ode": OdeFormulation, "index1": Index1, "udwadia-kalaba": UdwadiaKalaba, "reduced": Reduced,
-}
+FORMULATIONS: Mapping[str, type[Formulation]] = _Registry({
+    "ode": OdeFormulation, "index1": Index1, "udwadia-kalaba": UdwadiaKalaba,
+    "reduced": "lagsim.reduced:Reduced",
+})
 AUTO_ORDER = ("ode", "index1", "udwadia-kalaba")
 """What ``auto`` tries, in order: the first formulation that applies to the system."""
 

@@ -26,7 +26,6 @@ from lagsim.formulations import (
     MassWatch,
     OdeFormulation,
     Projection,
-    Reduced,
     Stabilizer,
     UdwadiaKalaba,
     _dependent_rows,
@@ -41,6 +40,7 @@ from lagsim.formulations import (
 )
 from lagsim.options import OPTIONS, SimulateOptions
 from lagsim.problem import Problem
+from lagsim.reduced import Reduced
 from lagsim.start import consistent_start
 
 __all__ = [

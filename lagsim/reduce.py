@@ -14,12 +14,19 @@ With constrained coordinates that are the constraint functions themselves (the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 import symengine as se
 import sympy
 
+from lagsim.compile import NumericSystem, compile_model, lambdify
 from lagsim.errors import InputError
 from lagsim.model import Model, assemble_model, time_derivative, to_sympy
 
@@ -64,17 +71,94 @@ class Reduction:
         return tuple((name, sympy.simplify(expr)) for name, expr in zip(names, solution))
 
 
+SOLVE_BUDGET = 3.0
+"""Seconds of CPU time the symbolic reduction (sympy.solve, simplify) may take (issue 16 §3).
+CPU rather than wall time, so that a busy machine does not turn a reduction of one second (the
+slider-crank) into a refusal."""
+START_TOLERANCE = 1e-12
+"""A branch is accepted when it rebuilds the start to this relative accuracy (issue 16 §1)."""
+
+
+class ReductionError(InputError):
+    """No symbolic reduction fits: too slow, not solvable, or no branch through the start.
+
+    ``simulate`` then integrates partitioned coordinates numerically (:mod:`lagsim.reduced`);
+    ``derive`` refuses with the message. ``reason`` is the message without the advice."""
+
+    def __init__(self, reason: str, advice: str = "use index1 or udwadia-kalaba") -> None:
+        super().__init__(f"{reason}; {advice}")
+        self.reason = reason
+
+
+class _OutOfTime(BaseException):
+    """Raised from the SIGPROF handler; a BaseException, so that the ``except Exception`` clauses
+    inside sympy cannot swallow it."""
+
+
+@contextmanager
+def time_budget(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block with :class:`_OutOfTime` after ``seconds`` of the process's CPU time.
+
+    A thread cannot be stopped from outside, so the block is interrupted by SIGPROF (the
+    profiling interval timer), which Python handles in the main thread only; elsewhere the budget
+    cannot be enforced and :class:`ReductionError` is raised before the block starts. A timer
+    already armed by the caller is re-armed afterwards with its remaining time.
+    """
+    if seconds is None:
+        yield
+        return
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "setitimer"):
+        raise ReductionError("the symbolic reduction can only be time-limited in the main "
+                             "thread of a POSIX process")
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _OutOfTime
+
+    began = time.process_time()
+    previous = signal.signal(signal.SIGPROF, expire)
+    outer, _ = signal.getitimer(signal.ITIMER_PROF)
+    signal.setitimer(signal.ITIMER_PROF, seconds if not outer else min(seconds, outer))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3))
+
+
+def flat(matrix: se.DenseMatrix) -> list[se.Basic]:
+    """The entries of ``matrix`` row by row."""
+    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+
+
 def _fail(message: str) -> InputError:
     return InputError(message)
 
 
-def reduce_model(model: Model, q0: Mapping[str, float] | None = None,
-                 t0: float = 0.0) -> Reduction:
+Start = tuple[float, Sequence[float], Sequence[float]]
+
+
+def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float = 0.0, *,
+                 start: Start | None = None,
+                 eliminate: Sequence[tuple[str, str]] | None = None,
+                 budget: float | None = SOLVE_BUDGET) -> Reduction:
     """Eliminate one coordinate per holonomic constraint (002 §23.5).
 
-    Where a constraint solved for a coordinate has several branches (y = ±√(ℓ² − x²)), the branch
-    through the initial configuration ``q0`` (at time ``t0``) is kept. Raises :class:`InputError`
-    when a constraint is a velocity constraint or cannot be solved for a single coordinate.
+    Without ``start``, where a constraint solved for a coordinate has several branches
+    (y = ±√(ℓ² − x²)), the branch nearest the configuration ``q0`` at time ``t0`` is kept (what
+    ``derive`` prints). With ``start = (t, q, q̇)``, the consistent start of a run, a branch is
+    accepted only if the eliminated coordinates rebuilt from the free ones reproduce q and q̇ to
+    :data:`START_TOLERANCE` relative; the others are tried (every root sympy returns, and for a
+    2π-periodic constraint the root shifted by the 2πk nearest the start), and when none fits
+    :class:`ReductionError` says so (issue 16 §1). ``eliminate`` pairs each constraint with the
+    coordinate it is solved for, in the order of solving (Gaussian elimination with complete
+    pivoting on φ_q, :mod:`lagsim.reduced`); None takes the constraints in the file's order, each
+    solved for a coordinate it fixes linearly if any, else for the last one it can. The symbolic
+    work is bounded by ``budget`` seconds of CPU (:class:`ReductionError` when it runs out,
+    issue 16 §3). Raises :class:`InputError` when a constraint is a velocity constraint, or
+    redundant at the start.
     """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
@@ -83,26 +167,86 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None,
         if c.kind != "holonomic":
             raise _fail(f"velocity constraint '{c.name}' cannot be eliminated by Lagrange's "
                         "recipe (it is not integrable); use index1 or udwadia-kalaba")
+    if start is not None:
+        t0 = float(start[0])
+        q0 = dict(zip(model.coordinates, (float(x) for x in start[1])))
+    if q0:
+        check_independent(model, q0, t0)
+    where = {"constraint": ""}
+    try:
+        with time_budget(budget):
+            return _reduce(model, q0, t0, start, eliminate, where)
+    except _OutOfTime:
+        raise ReductionError(
+            f"the symbolic reduction did not finish within {budget:g} s of CPU time (sympy on "
+            "constraint "
+            f"'{where['constraint']}')") from None
+
+
+def check_independent(model: Model, q0: Mapping[str, float], t0: float,
+                      where: str = "at the start") -> None:
+    """Refuse constraints whose rows of φ_q are dependent at ``q0``, naming the redundant one
+    (issue 16 §3): each row is compared with the rows before it. A row that vanishes at ``q0``
+    (a start that is not on the constraints, or a singular point) proves nothing and is skipped."""
+    values = {s: float(q0.get(name, 0.0)) for s, name in zip(model.q, model.coordinates)}
+    values.update({se.Symbol(k): v for k, v in model.parameters.items()})
+    values[model.t] = t0
+    try:
+        rows = np.array([[float(se.sympify(r).subs(values)) for r in c.row]
+                         for c in model.constraints])
+    except (RuntimeError, TypeError, ValueError):
+        return
+    if not np.all(np.isfinite(rows)):
+        return
+    scale = max(float(np.abs(rows).max(initial=0.0)), 1e-300)
+    rank = 0
+    for k, c in enumerate(model.constraints):
+        s = np.linalg.svd(rows[:k + 1], compute_uv=False)
+        r = int(np.sum(s > 1e-10 * scale))
+        if r == rank and np.abs(rows[k]).max() > 1e-10 * scale:
+            before = ", ".join(x.name for x in model.constraints[:k]) or "(none)"
+            raise _fail(
+                f"constraint '{c.name}' is redundant {where}: its row of the constraint "
+                f"Jacobian is a combination of those of {before}, so it eliminates no "
+                f"coordinate ({model.n - rank} degree(s) of freedom remain); remove it, or use "
+                f"udwadia-kalaba, which accepts redundant constraints")
+        rank = r
+
+
+def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Start | None,
+            eliminate: Sequence[tuple[str, str]] | None, where: dict[str, str]) -> Reduction:
     q = [to_sympy(s) for s in model.q]
     params = {sympy.Symbol(k): v for k, v in model.parameters.items()}
-    start = {sympy.Symbol(k): v for k, v in (q0 or {}).items()}
-    if start:
-        start[sympy.Symbol("t")] = t0
+    at_start = {sympy.Symbol(k): v for k, v in (q0 or {}).items()}
+    if at_start:
+        at_start[sympy.Symbol("t")] = t0
+    by_name = {c.name: c for c in model.constraints}
+    if eliminate is None:
+        steps = [(c, list(reversed(q))) for c in model.constraints]
+    else:
+        steps = [(by_name[c], [sympy.Symbol(s)]) for c, s in eliminate]
     solved: dict[sympy.Symbol, sympy.Expr] = {}
     order: list[sympy.Symbol] = []
-    for c in model.constraints:
+    for c, allowed in steps:
+        where["constraint"] = c.name
         phi = to_sympy(c.expression).subs(solved)
         if solved and sympy.simplify(phi) == 0:
             raise _fail(f"constraint '{c.name}' holds whenever the constraints before it do "
                         "(it is redundant), so it eliminates no coordinate; remove it, or use "
                         "udwadia-kalaba, which accepts redundant constraints")
-        target, expr = _solve_for_one(phi, [s for s in reversed(q) if s not in solved], params,
-                                      start, c.name)
+        candidates = [s for s in allowed if s not in solved]
+        if start is None:
+            target, expr = _solve_for_one(phi, candidates, params, at_start, c.name)
+        else:
+            target, expr = _branch_through_start(phi, candidates, params, at_start, c.name)
         solved = {k: v.subs(target, expr) for k, v in solved.items()}
         solved[target] = expr
         order.append(target)
     free = [s for s in q if s not in solved]
     if not free:
+        rng = np.random.default_rng(0)
+        check_independent(model, dict(zip(model.coordinates, rng.uniform(-1.0, 1.0, model.n))),
+                          float(rng.uniform(0.0, 1.0)), "at a random configuration")
         raise _fail("the constraints fix every coordinate: nothing is left to move")
 
     se_q = model.q
@@ -116,6 +260,8 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None,
     pos = {se_q[q.index(k)]: se.sympify(v) for k, v in solved.items()}
     full_q = tuple(pos.get(s, s) for s in se_q)
     full_qd = tuple(time_derivative(e, fq, fqd, t_se) for e in full_q)
+    if start is not None:
+        _check_rebuilt(model, start, free_idx, full_q, full_qd)
     full_qdd = tuple(
         sum((se.diff(v, a) * b for a, b in zip(fq + fqd, fqd + fqdd)), se.diff(v, t_se))
         for v in full_qd
@@ -155,13 +301,113 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None,
     )
 
 
-def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapping,
-                   start: Mapping, name: str) -> tuple[sympy.Symbol, sympy.Expr]:
-    """The coordinate φ = 0 determines, preferring one it fixes linearly (β = 0, z = 0)."""
+def _fits(value: float, target: float, scale: float) -> bool:
+    return math.isfinite(value) and abs(value - target) <= START_TOLERANCE * scale
+
+
+def _check_rebuilt(model: Model, start: Start, free_idx: list[int],
+                   full_q: tuple[se.Basic, ...], full_qd: tuple[se.Basic, ...]) -> None:
+    """The full q, q̇ rebuilt from the free start values must be the start (issue 16 §1)."""
+    t0, q0, qd0 = start
+    values: dict[se.Basic, float] = {se.Symbol(k): v for k, v in model.parameters.items()}
+    values[model.t] = float(t0)
+    for i in free_idx:
+        values[model.q[i]] = float(q0[i])
+        values[model.qd[i]] = float(qd0[i])
+    for label, exprs, target in (("position", full_q, q0), ("velocity", full_qd, qd0)):
+        scale = max(1.0, max(abs(float(x)) for x in target))
+        for name, expr, want in zip(model.coordinates, exprs, target):
+            try:
+                got = complex(se.sympify(expr).subs(values).n())
+            except (RuntimeError, TypeError, ValueError):
+                got = complex(math.nan)
+            if abs(got.imag) > START_TOLERANCE * scale or not _fits(got.real, float(want),
+                                                                      scale):
+                raise ReductionError(
+                    f"the eliminated {name} rebuilt from the free coordinates gives the {label} "
+                    f"{got.real!r} at the start instead of {float(want)!r}, so this branch does "
+                    f"not pass through the start", "use index1")
+
+
+def _shifted(phi: sympy.Expr, s: sympy.Symbol, root: sympy.Expr, value: float,
+             target: float) -> list[tuple[sympy.Expr, float]]:
+    """``root`` and, when φ is 2π-periodic in ``s``, root + 2πk with k nearest the start."""
+    out = [(root, value)]
+    k = round((target - value) / (2 * math.pi))
+    if k and sympy.simplify(phi.subs(s, s + 2 * sympy.pi) - phi) == 0:
+        out.append((_exact_pi(root) + 2 * k * sympy.pi, value + 2 * k * math.pi))
+    return out
+
+
+def _exact_pi(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with each float that is a whole multiple of π (sympy writes 2π as 6.28318… when
+    the constraint has floats) replaced by that multiple, so that a shift by 2πk cancels."""
+    def is_pi_multiple(e: sympy.Basic) -> bool:
+        if not e.is_Float or e == 0:
+            return False
+        turns = float(e) / math.pi
+        return abs(turns - round(turns)) <= 1e-12 * abs(turns)
+
+    return expr.replace(is_pi_multiple, lambda e: round(float(e) / math.pi) * sympy.pi)
+
+
+def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapping,
+                          start: Mapping, name: str) -> tuple[sympy.Symbol, sympy.Expr]:
+    """The first candidate coordinate and branch of φ = 0 that reproduces the start value of the
+    coordinate to :data:`START_TOLERANCE` relative (issue 16 §1)."""
     present = [s for s in candidates if s in phi.free_symbols]
     if not present:
-        raise _fail(f"constraint '{name}' does not involve a coordinate that is still free "
-                    "(redundant constraints cannot be reduced); use udwadia-kalaba")
+        raise ReductionError(f"constraint '{name}' does not involve a coordinate that may be "
+                             "eliminated")
+    scale = max([1.0, *(abs(float(v)) for v in start.values())])
+    missed: list[str] = []
+    for s in present:
+        coeff = sympy.diff(phi, s)
+        if coeff != 0 and coeff.free_symbols <= set(params):
+            roots = [sympy.simplify(s - phi / coeff)]
+        else:
+            try:
+                roots = sympy.solve(phi, s)
+            except (NotImplementedError, ValueError):
+                continue
+        target = float(start[s])
+        for root in roots:
+            value = _value(root, params, start)
+            if value is None:
+                continue
+            for expr, shifted in _shifted(phi, s, root, value, target):
+                if _fits(shifted, target, scale):
+                    return s, expr
+            missed.append(f"{s} = {value:.6g}")
+    if missed:
+        raise ReductionError(
+            f"no branch of constraint '{name}' solved for a coordinate passes through the "
+            f"start ({', '.join(f'{s} = {float(start[s]):.6g}' for s in present)}; the branches "
+            f"give {', '.join(missed)})", "use index1")
+    raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
+                         "reduced form does not apply")
+
+
+def _value(root: sympy.Expr, params: Mapping, start: Mapping) -> float | None:
+    """The real value of a branch at the start, None when complex or undefined there."""
+    try:
+        value = complex(root.subs(params).subs(start).evalf())
+    except (TypeError, ValueError):
+        return None
+    if abs(value.imag) > 1e-12 * max(1.0, abs(value.real)) or not math.isfinite(value.real):
+        return None
+    return value.real
+
+
+def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapping,
+                   start: Mapping, name: str) -> tuple[sympy.Symbol, sympy.Expr]:
+    """The coordinate φ = 0 determines, preferring one it fixes linearly (β = 0, z = 0); of
+    several branches (each shifted by the 2πk nearest the start when φ is 2π-periodic in the
+    coordinate) the one nearest ``start`` (what ``derive`` prints)."""
+    present = [s for s in candidates if s in phi.free_symbols]
+    if not present:
+        raise ReductionError(f"constraint '{name}' does not involve a coordinate that is still "
+                             "free (redundant constraints cannot be reduced)", "use udwadia-kalaba")
     for s in present:
         coeff = sympy.diff(phi, s)
         if coeff != 0 and coeff.free_symbols <= set(params):
@@ -175,11 +421,16 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
         if len(roots) == 1:
             return s, roots[0]
         if roots and start:
+            target = float(start.get(s, 0.0))
+            shifted = [pair for r in roots if (v := _value(r, params, start)) is not None
+                       for pair in _shifted(phi, s, r, v, target)]
+            if shifted:
+                return s, min(shifted, key=lambda pair: abs(pair[1] - target))[0]
             return s, min(roots, key=lambda r, s=s: _miss(r, s, params, start))
         if roots:
             return s, roots[0]
-    raise _fail(f"constraint '{name}' cannot be solved for a single coordinate, so the reduced "
-                "form does not apply; use index1 or udwadia-kalaba")
+    raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
+                         "reduced form does not apply")
 
 
 def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) -> float:
@@ -189,3 +440,57 @@ def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) ->
     except TypeError:
         return float("inf")
     return abs(value - start.get(s, 0.0)) + (1e3 if abs(value.imag) > 1e-9 else 0.0)
+
+
+@dataclass(frozen=True)
+class NumericReduction:
+    """The compiled reduced system (002 §23.5) and the map back to the full state.
+
+    ``numeric`` integrates the free coordinates; ``to_full(t, qf, qfd, qfdd)`` returns the full
+    q, q̇ and the multipliers λ from (A_e)ᵀλ = (M q̈ − F)_e on the constraint manifold
+    (the minimum-norm solution, which stays defined where a branch such as y = −√(ℓ² − x²)
+    makes A_e singular).
+    """
+
+    numeric: NumericSystem
+    free_indices: tuple[int, ...]
+    _full: Callable
+    n_full: int
+    m: int
+
+    def to_full(self, t: float, qf: np.ndarray, qfd: np.ndarray, qfdd: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = len(qf)
+        x = np.empty(1 + 3 * k)
+        x[0] = t
+        x[1:k + 1] = qf
+        x[k + 1:2 * k + 1] = qfd
+        x[2 * k + 1:] = qfdd
+        out = self._full(x)
+        n, m = self.n_full, self.m
+        q = out[:n]
+        qd = out[n:2 * n]
+        A_e = out[2 * n:2 * n + m * m].reshape(m, m)
+        r = out[2 * n + m * m:]
+        if not (np.all(np.isfinite(A_e)) and np.all(np.isfinite(r))):
+            return q, qd, np.full(m, np.nan)
+        lam = np.linalg.lstsq(A_e.T, r, rcond=None)[0] if m else np.zeros(0)
+        return q, qd, lam
+
+
+def compile_reduction(reduction: Reduction) -> NumericReduction:
+    """Compile a :class:`~lagsim.reduce.Reduction` with its parameter values substituted."""
+    red = reduction.reduced
+    subs = red.substitutions()
+    exprs = list(reduction.full_q) + list(reduction.full_qd) + flat(reduction.A_e) + flat(
+        reduction.residual_e)
+    exprs = [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
+    args = [red.t, *red.q, *red.qd, *red.qdd]
+    full_names = reduction.full.coordinates
+    return NumericReduction(
+        numeric=compile_model(red),
+        free_indices=tuple(full_names.index(name) for name in red.coordinates),
+        _full=lambdify(args, exprs),
+        n_full=reduction.full.n,
+        m=reduction.full.m,
+    )

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from lagsim.compile import compile_reduction
 from lagsim.errors import InputError
 from lagsim.model import build_model
-from lagsim.reduce import reduce_model
+from lagsim.reduce import ReductionError, compile_reduction, reduce_model
 from lagsim.spec import load_spec, parse_spec
 
 m, g, l, d, K, l0, m1, m2, l1, l2 = sp.symbols("m g l d K l0 m1 m2 l1 l2")
@@ -135,8 +134,9 @@ def test_unconstrained_system_has_no_reduced_form():
 
 
 def test_a_redundant_constraint_is_named_as_such():
-    with pytest.raises(InputError, match="constraint 'rod_again' holds whenever the constraints "
-                                         "before it do"):
+    with pytest.raises(InputError, match="constraint 'rod_again' is redundant at the start: its "
+                                         "row of the constraint Jacobian is a combination of "
+                                         "those of rod"):
         _reduce("pendulum_redundant")
 
 
@@ -154,3 +154,68 @@ def test_rheonomic_constraint_reduces_through_the_initial_branch():
         runs[formulation] = simulate(spec, model, options)
     np.testing.assert_allclose(runs["reduced"].q[-1], runs["index1"].q[-1], atol=1e-7)
     np.testing.assert_allclose(runs["reduced"].lam[-1], runs["index1"].lam[-1], atol=1e-6)
+
+
+BRANCH = """
+parameters: {k: 1.0}
+coordinates: [a, x]
+kinetic: 1/2*a_dot**2 + 1/2*x_dot**2
+potential: k*x + 1/2*a**2
+constraints: [{name: c, holonomic: cos(x) - 0.5*sin(a) - 0.2}]
+"""
+
+
+def _branch_start(x_sign: float, turns: int = 0, a: float = 0.1, a_dot: float = 0.3):
+    """A start on cos x = 0.5 sin a + 0.2 with x = ±acos(…) + 2π·turns and ẋ from φ̇ = 0."""
+    x = x_sign * np.arccos(0.5 * np.sin(a) + 0.2) + 2 * np.pi * turns
+    x_dot = -0.5 * np.cos(a) * a_dot / np.sin(x)
+    return 0.0, np.array([a, x]), np.array([a_dot, x_dot])
+
+
+@pytest.mark.parametrize(("sign", "turns"), [(-1.0, 0), (1.0, 0), (-1.0, 1), (1.0, -2)])
+def test_branch_rebuilds_the_start(sign, turns):
+    """Issue 16 §1: of x = ±acos(0.5 sin a + 0.2) + 2πk the branch kept rebuilds the start's x
+    and ẋ from a, ȧ to 1e-12."""
+    model = build_model(parse_spec(BRANCH))
+    start = _branch_start(sign, turns)
+    red = reduce_model(model, start=start, eliminate=[("c", "x")])
+    numeric = compile_reduction(red)
+    qf, qfd = start[1][:1], start[2][:1]
+    q, qd, _ = numeric.to_full(0.0, qf, qfd, numeric.numeric.accelerations(0.0, qf, qfd))
+    np.testing.assert_allclose(q, start[1], rtol=1e-13)
+    np.testing.assert_allclose(qd, start[2], rtol=1e-13)
+
+
+def test_a_start_off_every_branch_is_refused_with_advice():
+    """A velocity that no branch rebuilds (ẋ off φ̇ = 0) is refused, naming the coordinate."""
+    model = build_model(parse_spec(BRANCH))
+    t, q, qd = _branch_start(-1.0)
+    with pytest.raises(ReductionError, match="rebuilt from the free coordinates gives the "
+                                             "velocity .* use index1"):
+        reduce_model(model, start=(t, q, qd + np.array([0.0, 0.1])), eliminate=[("c", "x")])
+    with pytest.raises(ReductionError, match="no branch of constraint 'c' solved for a "
+                                             "coordinate passes through the start .* use index1"):
+        reduce_model(model, start=(t, q + np.array([0.0, 0.05]), qd), eliminate=[("c", "x")])
+
+
+def test_symbolic_reduction_has_a_cpu_budget():
+    """Issue 16 §3: sympy.solve on this constraint runs for minutes; the budget stops it."""
+    text = """
+coordinates: [a1, y]
+kinetic: 1/2*a1_dot**2 + 1/2*y_dot**2
+constraints: [{name: c, holonomic: 0.766*sin(y) - 0.2297*sin(2*a1)*cos(y) + 1.159*y*cos(y/2)}]
+"""
+    with pytest.raises(ReductionError, match="did not finish within 0.5 s of CPU time"):
+        reduce_model(build_model(parse_spec(text)), {"a1": 0.5, "y": 0.1}, budget=0.5)
+
+
+@pytest.mark.parametrize("x0", [-1.3114618315090418, 1.3114618315090418, 7.6])
+def test_derive_prints_the_branch_nearest_the_file(x0):
+    """What ``derive --form reduced`` prints: of acos(…), 2π − acos(…) and their 2πk shifts, the
+    branch nearest the file's x (issue 16 §1; it printed +acos for x0 < 0)."""
+    model = build_model(parse_spec(BRANCH))
+    red = reduce_model(model, {"a": 0.1, "x": x0})
+    ((name, expr),) = red.eliminated
+    value = float(sp.sympify(expr).subs({sp.Symbol("a"): 0.1}))
+    assert name == "x"
+    assert value == pytest.approx(x0, abs=0.01)

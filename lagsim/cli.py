@@ -24,7 +24,7 @@ from typing import Any
 import click
 
 from lagsim import __version__
-from lagsim.completion import complete_system
+from lagsim.completion import complete_choices, complete_system
 from lagsim.errors import InputError, LagsimError, Location
 
 EXAMPLES = {
@@ -418,7 +418,9 @@ def simulate_options(func: Callable) -> Callable:
                                         default=None))
         else:
             options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
-                                        type=str, metavar=row.metavar))
+                                        type=str, metavar=row.metavar,
+                                        shell_complete=complete_choices(row.choices)
+                                        if row.choices else None))
     options += [
         click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
                      callback=_assignments("--set"), help="Override a parameter's value."),

@@ -90,6 +90,9 @@ def test_zsh_gets_names_and_files_alike() -> None:
     ("lagsim completion ", ["bash", "zsh", "fish"]),
     ("lagsim sch", ["schema"]),
     ("lagsim s", ["schema", "simulate", "systems"]),
+    ("lagsim simulate --method dop", ["DOP853"]),
+    ("lagsim simulate pendulum --formulation u", ["udwadia-kalaba"]),
+    ("lagsim plot --stabilize ", ["none", "baumgarte", "projection"]),
 ])
 def test_choices_complete(line: str, expected: list[str]) -> None:
     assert sorted(values(line)) == sorted(expected)

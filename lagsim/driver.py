@@ -92,9 +92,11 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     guard = Guard(problem)
     stop = StopEvent(problem, y0) if problem.stop is not None else None
     pace = Pace(problem)
-    solver = make_solver(problem, guard.rhs, problem.t0, y0)
+    solver: OdeSolver | None = None
     span = options.t_end - problem.t0
     try:
+        guard.start(problem.t0, y0)
+        solver = make_solver(problem, guard.rhs, problem.t0, y0)
         while solver.status == "running":
             try:
                 message = solver.step()
@@ -115,7 +117,8 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
             if progress is not None:
                 progress(min(1.0, (solver.t - problem.t0) / span))
     except IntegrationError as error:
-        samples.last(solver)
+        if solver is not None:
+            samples.last(solver)
         raise FailedRun(error, samples.trajectory("failed", str(error))) from None
     return samples.trajectory("t_end", "")
 
@@ -314,6 +317,13 @@ class Guard:
                 f"{BY_NAME['formulation'].flag} {' or '.join(others)}"
                 if self.form.m and not self.form.dependent_rows and others else "")
         return IntegrationError(f"singular matrix ({exc}){hint}", time=float(solver.t))
+
+    def start(self, t: float, y: np.ndarray) -> None:
+        """Refuse a start whose right-hand side is not finite: scipy's choice of the first step
+        is then NaN, and its step loop never ends."""
+        self.rhs(t, y)
+        if self.bad is not None:
+            raise IntegrationError(self.describe(*self.bad), time=self.bad[0])
 
     def failure(self, solver: OdeSolver, message: str | None) -> IntegrationError:
         """The solver gave up: name the first non-finite quantity when that is why."""

@@ -518,6 +518,28 @@ def test_a_nan_stops_the_run_with_one_message_naming_it(tmp_path, backend: str) 
     assert "the generalized force on x became nan at x = 0.4, x_dot = 0.666667" in line
 
 
+@pytest.mark.parametrize("method", ["DOP853", "RK45", "Radau"])
+def test_a_start_whose_forces_are_nan_stops_at_once(tmp_path, method: str) -> None:
+    """U = x**0.5 at x = -1: the force is NaN at the start, so scipy's first step would be NaN
+    and its loop would never end (it hung, ignoring SIGTERM in the C stepper); now one message
+    naming the force, exit 1. A subprocess with a timeout, since the failure mode is a hang."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "sqrt.yaml"
+    path.write_text("coordinates: [x]\nkinetic: 1/2*x_dot**2\npotential: x**0.5\n"
+                    "initial: {x: -1}\n")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    proc = subprocess.run([sys.executable, "-m", "lagsim", "simulate", str(path), "--method",
+                           method], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("lagsim: error: at t = 0.0: the generalized force on x became nan "
+                           "at x = -1"), line
+
+
 def test_an_overflow_is_named(tmp_path) -> None:
     """ẍ = exp(exp(t)) overflows at t = ln ln(max float) = 6.565 at the latest (the solver's
     trial stages overshoot first, so a rate may become infinite a little earlier)."""

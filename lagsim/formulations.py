@@ -284,6 +284,17 @@ def project_state(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarra
 
 
 
+def solve_augmented(K: np.ndarray, M: np.ndarray, F: np.ndarray, A: np.ndarray, b: np.ndarray
+                    ) -> np.ndarray:
+    """[q̈; λ] from [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] (seed 001 §10.7, seed 003's augmented
+    matrix), assembled in the preallocated ``K`` of size n + m."""
+    n = len(F)
+    K[:n, :n] = M
+    K[:n, n:] = -A.T
+    K[n:, :n] = A
+    return np.linalg.solve(K, np.concatenate((F, b)))
+
+
 class Formulation:
     """One way of turning the constrained equations into an ODE y' = f(t, y).
 
@@ -397,15 +408,10 @@ class Index1(Formulation):
         self._K = np.zeros((size, size))
 
     def _solve(self, t: float, q: np.ndarray, qd: np.ndarray, stabilized: bool) -> np.ndarray:
-        n = self.n
         M, F, A, b = self.numeric.dynamics(t, q, qd)
         if stabilized:
             b = self.stabilizer.adjust(t, q, qd, A, b)
-        K = self._K
-        K[:n, :n] = M
-        K[:n, n:] = -A.T
-        K[n:, :n] = A
-        return np.linalg.solve(K, np.concatenate((F, b)))
+        return solve_augmented(self._K, M, F, A, b)
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         n = self.n

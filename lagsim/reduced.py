@@ -39,7 +39,7 @@ from scipy.integrate import DOP853
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError
-from lagsim.formulations import Formulation
+from lagsim.formulations import Formulation, solve_augmented
 from lagsim.model import Model
 from lagsim.reduce import (
     START_TOLERANCE,
@@ -211,13 +211,8 @@ class PartitionChart:
         return qd
 
     def _augmented(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        n = self.numeric.n
         M, F, A, b = self.numeric.dynamics(t, q, qd)
-        K = self._K
-        K[:n, :n] = M
-        K[:n, n:] = -A.T
-        K[n:, :n] = A
-        return np.linalg.solve(K, np.concatenate((F, b)))
+        return solve_augmented(self._K, M, F, A, b)
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         k = self.k

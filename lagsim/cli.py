@@ -216,12 +216,16 @@ def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Seque
         for item in values:
             name, sep, text = item.partition("=")
             if not sep or not name.strip():
-                raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint=option)
+                raise InputError(f"expected NAME=VALUE, got {item!r}", Location(option))
             try:
-                value = float(parse_expression(text, {}, Source(Location(option)), option))
-            except (InputError, TypeError):
-                raise click.BadParameter(f"{name.strip()}={text!r}: the value must be a number "
-                                         "such as 1.5 or pi/4", param_hint=option) from None
+                value = float(parse_expression(
+                    text, {}, Source(Location(option)), f"the value of {name.strip()}",
+                    "a value is a number or an expression in numbers, such as 1.5 or pi/4"))
+            except InputError as error:
+                raise InputError(error.message, Location(option)) from None
+            except TypeError:
+                raise InputError(f"{name.strip()}={text!r}: the value must be a number such as "
+                                 "1.5 or pi/4", Location(option)) from None
             out[name.strip()] = value
         return out
     return parse

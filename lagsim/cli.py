@@ -55,6 +55,20 @@ class UserError(click.ClickException):
         click.echo(f"lagsim: error: {_printable(self.format_message())}", err=True)
 
 
+class UsageError(click.UsageError):
+    """click's usage errors (an unknown option or command, a value not among the choices) in
+    lagsim's style: one ``lagsim: error:`` line, then where to find help; exit 2."""
+
+    def __init__(self, error: click.UsageError) -> None:
+        super().__init__(error.format_message(), error.ctx)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"lagsim: error: {_printable(self.format_message())}", err=True)
+        if self.ctx is not None:
+            command = self.ctx.command_path
+            click.echo(f"Try '{command} --help' for help.", err=True)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised like Ctrl-C so every cleanup (temporary files) runs."""
 
@@ -141,6 +155,13 @@ def _flush_stdout() -> None:
 
 
 class LagsimGroup(click.Group):
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         with _signals_interrupt(), _stdout_present():
             return self._invoke(ctx)
@@ -165,6 +186,10 @@ class LagsimGroup(click.Group):
             _flush_or_silence()
             click.echo(f"lagsim: {name}", err=True)
             ctx.exit(128 + signum)
+        except click.UsageError as exc:
+            if isinstance(exc, UsageError):
+                raise
+            raise UsageError(exc) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except OSError as exc:

@@ -371,3 +371,21 @@ def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
                              "of --debug\n")
     debug = CliRunner().invoke(main, ["--debug", "derive", "pendulum"])
     assert isinstance(debug.exception, ZeroDivisionError)
+
+
+@pytest.mark.parametrize(("args", "line", "command"), [
+    (("derive", "pendulum", "--form", "foo"),
+     "lagsim: error: Invalid value for '--form': 'foo' is not one of 'lagrange',", "lagsim derive"),
+    (("simulat",), "lagsim: error: No such command 'simulat'. Did you mean 'simulate'?",
+     "lagsim"),
+    (("simulate", "pendulum", "--formu", "index1"),
+     "lagsim: error: No such option '--formu'. Did you mean '--formulation'?", "lagsim simulate"),
+])
+def test_usage_errors_are_in_lagsims_style(args, line, command):
+    """Issue 13, one error style: click's usage errors are one 'lagsim: error:' line (with the
+    choices or a 'did you mean'), then at most one line saying where help is; exit 2."""
+    proc = run(*args)
+    assert proc.returncode == 2
+    first, second = proc.stderr.splitlines()
+    assert first.startswith(line), first
+    assert second == f"Try '{command} --help' for help."

@@ -68,7 +68,9 @@ class Reduction:
         rhs = to_sympy(self.residual_e)
         solution = At.LUsolve(rhs) if At.shape[0] else rhs
         names = [c.multiplier for c in self.full.constraints]
-        return tuple((name, sympy.simplify(expr)) for name, expr in zip(names, solution))
+        from lagsim.tidy import light
+
+        return tuple((name, light(expr, [], name)) for name, expr in zip(names, solution))
 
 
 SOLVE_BUDGET = 3.0

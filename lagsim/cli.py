@@ -25,7 +25,7 @@ import click
 
 from lagsim import __version__
 from lagsim.completion import complete_choices, complete_system
-from lagsim.errors import InputError, LagsimError, Location
+from lagsim.errors import InputError, LagsimError, Location, printable
 
 EXAMPLES = {
     "derive": "lagsim derive pendulum --form matrix --format latex",
@@ -38,12 +38,6 @@ EXAMPLES = {
 EXIT_PIPE = 128 + 13
 
 
-def _printable(text: str) -> str:
-    from lagsim.io import printable
-
-    return printable(text)
-
-
 class UserError(click.ClickException):
     """A :class:`LagsimError` shown as one line, ``lagsim: error: FILE:LINE:COL: ...``."""
 
@@ -52,7 +46,7 @@ class UserError(click.ClickException):
         self.exit_code = error.exit_code
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"lagsim: error: {_printable(self.format_message())}", err=True)
+        click.echo(f"lagsim: error: {printable(self.format_message())}", err=True)
 
 
 class UsageError(click.UsageError):
@@ -63,7 +57,7 @@ class UsageError(click.UsageError):
         super().__init__(error.format_message(), error.ctx)
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"lagsim: error: {_printable(self.format_message())}", err=True)
+        click.echo(f"lagsim: error: {printable(self.format_message())}", err=True)
         if self.ctx is not None:
             command = self.ctx.command_path
             click.echo(f"Try '{command} --help' for help.", err=True)
@@ -203,13 +197,13 @@ class LagsimGroup(click.Group):
                 message = f"cannot write standard output: {reason}"
             else:
                 message = reason
-            click.echo(_printable(f"lagsim: error: {message}"), err=True)
+            click.echo(printable(f"lagsim: error: {message}"), err=True)
             ctx.exit(1)
         except Exception as exc:
             if ctx.params.get("debug"):
                 raise
             _flush_or_silence()
-            click.echo(_printable(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); "
+            click.echo(printable(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); "
                                   "this is a bug in lagsim: please report it with the output of "
                                   "--debug"), err=True)
             ctx.exit(1)
@@ -228,7 +222,7 @@ def _flush_or_silence() -> None:
 
 
 def _warn(message: str) -> None:
-    click.echo(f"lagsim: {_printable(message)}", err=True)
+    click.echo(f"lagsim: {printable(message)}", err=True)
 
 
 def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Sequence[str]],

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import stat
 import sys
@@ -39,7 +38,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from lagsim.errors import InputError, LagsimError, Location
+from lagsim.errors import InputError, LagsimError, Location, printable
 
 __all__ = [
     "Output",
@@ -61,18 +60,6 @@ _CHUNK_ROWS = 4096
 _SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped (``\\x1b``, ``\\n``, bidi overrides as ``\\u202e``).
-
-    Names and CSV headers come from files a user may not have written; printed raw, an escape
-    sequence in them would drive the terminal (issue 15, "Names that look alike").
-    """
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-
 class OutputError(LagsimError):
     """Writing the output failed (a full disk, an I/O error): the run is lost, exit 1."""
 

@@ -43,7 +43,7 @@ from lagsim.limits import (
     exceeded,
 )
 from lagsim.options import SIMULATE_KEYS
-from lagsim.trajectory import COLUMNS
+from lagsim.trajectory import COLUMNS, EXTRA_COLUMNS
 
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
@@ -63,11 +63,12 @@ def _column_forms() -> tuple[tuple[str, str | None, str, str], ...]:
     other than the declared name itself: ``tail`` is None for a fixed column (``energy``), else
     the column is ``head + <name> + tail``."""
     out = []
-    for template, meaning in COLUMNS:
+    placeholders = {"q": "<coordinate>", "i": "<name>"}
+    for template, meaning in COLUMNS + EXTRA_COLUMNS:
         head, brace, rest = template.partition("{")
         tail = rest.partition("}")[2] if brace else None
         if head or tail:
-            label = "".join(f"<{'coordinate' if part == 'q' else 'constraint'}>" if i % 2 else part
+            label = "".join(placeholders.get(part, "<constraint>") if i % 2 else part
                             for i, part in enumerate(template.replace("}", "{").split("{")))
             out.append((head, tail, label, meaning))
     return tuple(out)

@@ -9,7 +9,7 @@ c = 0 and ċ = 0), then ``energy`` (h = q̇·∂L/∂q̇ − L, seed 001).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,14 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 """The CSV columns in order, as templates: ``{q}`` stands for each coordinate, ``{c}`` for each
 constraint and ``{h}`` for each holonomic constraint. The spec refuses a name that one of these
 would produce for something else (lagsim/spec.py, issue 8 §4)."""
+
+EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("invariant_{i}", "a conserved quantity (simulate --invariants)"),
+    ("action", "the running action (simulate --action)"),
+)
+"""Columns a run adds after ``energy`` only when asked (:attr:`Trajectory.extra`, in the order
+they were added); ``{i}`` stands for a conserved quantity's name. Declared names may not have
+these forms either."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ class Trajectory:
     stabilize: str
     stop_reason: str = "t_end"
     stop_message: str = ""
+    extra: tuple[tuple[str, np.ndarray], ...] = ()
 
     def __post_init__(self) -> None:
         n, m, mh = len(self.coordinates), len(self.constraint_names), len(self.holonomic_names)
@@ -63,6 +72,16 @@ class Trajectory:
             actual = np.shape(getattr(self, field_name))
             if actual != shape:
                 raise ValueError(f"Trajectory.{field_name} has shape {actual}, expected {shape}")
+        for name, values in self.extra:
+            if np.shape(values) != (rows,):
+                raise ValueError(f"extra column {name!r} has shape {np.shape(values)}, "
+                                 f"expected {(rows,)}")
+
+    def with_extra(self, name: str, values: np.ndarray) -> Trajectory:
+        """A copy with one more column after ``energy`` (``invariant_<name>``, ``action`` ...)."""
+        if name in self.columns():
+            raise ValueError(f"the trajectory has a column {name!r} already")
+        return replace(self, extra=(*self.extra, (name, np.asarray(values, dtype=float))))
 
     @property
     def holonomic_names(self) -> tuple[str, ...]:
@@ -88,12 +107,13 @@ class Trajectory:
                 out.append(template)
             else:
                 out.extend(template.format(**{keys[0]: name}) for name in fill[keys[0]])
-        return out
+        return out + [name for name, _ in self.extra]
 
     def as_array(self) -> np.ndarray:
         """All samples as one (N, len(columns())) float array, columns as in :meth:`columns`."""
         return np.column_stack([
             self.t, self.q, self.qd, self.lam, self.residual, self.residual_dot, self.energy,
+            *(values for _, values in self.extra),
         ]).astype(float, copy=False)
 
     def column(self, name: str) -> np.ndarray:

@@ -180,6 +180,10 @@ COLUMN_NAMES = [
      "  - {name: rod_dot, holonomic: x}", "constraint name 'rod_dot' has the form "
      "<coordinate>_dot of the CSV column of a velocity"),
     ("coordinates: [t]\nkinetic: t_dot**2", "coordinate 't' is reserved (time); rename it"),
+    ("coordinates: [action]\nkinetic: action_dot**2", "coordinate 'action' is the CSV column of "
+     "the running action (simulate --action)"),
+    ("coordinates: [invariant_h]\nkinetic: invariant_h_dot**2", "coordinate 'invariant_h' has "
+     "the form invariant_<name> of the CSV column of a conserved quantity"),
 ]
 
 
@@ -243,3 +247,25 @@ def test_output_uses_the_normalized_name(tmp_path: Path) -> None:
     assert header == ["t", "x", "x_dot", "energy"]
     assert data[-1, 1] == pytest.approx(2.0, abs=1e-12)
     assert data[-1, 3] == pytest.approx(2.0, abs=1e-12)
+
+
+def test_extra_columns_follow_energy_in_the_order_added() -> None:
+    """simulate --invariants / --action add columns after ``energy`` (trajectory.EXTRA_COLUMNS);
+    a name already present is refused rather than written twice."""
+    from lagsim.trajectory import Trajectory
+
+    rows = 3
+    base = Trajectory(name="s", coordinates=("x",), constraint_names=(), constraint_kinds=(),
+                      t=np.arange(rows, dtype=float), q=np.ones((rows, 1)),
+                      qd=np.zeros((rows, 1)), lam=np.zeros((rows, 0)),
+                      residual=np.zeros((rows, 0)), residual_dot=np.zeros((rows, 0)),
+                      energy=np.full(rows, 2.0), formulation="ode", stabilize="none")
+    grown = base.with_extra("invariant_p_x", np.array([1.0, 2.0, 3.0])).with_extra(
+        "action", np.array([0.0, 0.5, 1.5]))
+    assert grown.columns() == ["t", "x", "x_dot", "energy", "invariant_p_x", "action"]
+    assert grown.as_array()[:, -1].tolist() == [0.0, 0.5, 1.5]
+    assert grown.column("invariant_p_x").tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="column 'energy' already"):
+        grown.with_extra("energy", np.zeros(rows))
+    with pytest.raises(ValueError, match="expected"):
+        base.with_extra("action", np.zeros(rows + 1))

@@ -253,13 +253,13 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
 
 
 def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol],
-            key: str) -> str:
+            key: str, ode: bool = True) -> str:
     parts = [f"#define LAGSIM_NMAX {max(n, 1)}", _RUNTIME]
     parts += [c_function(name, args, exprs, parameters) for name, args, exprs in functions]
     for name, _, exprs in functions:
         parts.append(f"void lagsim_{name}(const double *in, const double *p, double *out) "
                      f"{{ {name}(in, p, out); }} /* {len(exprs)} values */")
-    if m == 0:
+    if ode:
         parts.append(f"""
 int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
 {{
@@ -322,9 +322,11 @@ def structure(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
 
 
 def model_key(cc: str, n: int, m: int, functions: Functions,
-              parameters: Sequence[se.Symbol] = ()) -> str:
-    """The cache key of a model's library (see the module docstring)."""
-    text = "\0".join((*_identity(cc), structure(n, m, functions, parameters)))
+              parameters: Sequence[se.Symbol] = (), ode: bool | None = None) -> str:
+    """The cache key of a model's library (see the module docstring); ``ode`` as in
+    :func:`compile_c`."""
+    ode = m == 0 if ode is None else ode
+    text = "\0".join((*_identity(cc), structure(n, m, functions, parameters), f"ode={ode}"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -476,11 +478,14 @@ class CompiledC:
 
 
 def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol] = (),
-              values: Sequence[float] | None = None) -> CompiledC | None:
+              values: Sequence[float] | None = None, ode: bool | None = None
+              ) -> CompiledC | None:
     """Compile ``functions`` (name, argument symbols, expressions in those and the symbols
     ``parameters``) to C, bound to the parameter ``values`` (default all 0); None when that
-    cannot be done here. ``functions`` must hold ``dynamics`` (M, F, A, b flat, arguments t, q,
-    q̇) for the ODE right-hand side to be built (when ``m == 0``)."""
+    cannot be done here. With ``ode`` (default: when ``m == 0``) the library also holds the ODE
+    right-hand side and DOP853's step, and ``functions`` must hold ``dynamics`` (M, F, A, b
+    flat, arguments t, q, q̇)."""
+    ode = m == 0 if ode is None else ode
     cc = compiler()
     if cc is None:
         return None
@@ -489,10 +494,10 @@ def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
         return None
     parameters = tuple(parameters)
     try:
-        key = model_key(cc, n, m, functions, parameters)
+        key = model_key(cc, n, m, functions, parameters, ode)
 
         def build(work: Path) -> Path:
-            source = _source(n, m, functions, parameters, key)
+            source = _source(n, m, functions, parameters, key, ode)
             return _compile(cc, source, flags(source), work)
 
         lib, path = cache.obtain(key, build, lambda name: _open_checked(name, key))
@@ -504,7 +509,7 @@ def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
                  f"{type(exc).__name__}: {exc}")
         return None
     sizes = tuple((name, len(args), len(exprs)) for name, args, exprs in functions)
-    unbound = CompiledC({}, COdeRhs(lib.lagsim_ode_rhs, n, np.zeros(0)) if m == 0 else None,
+    unbound = CompiledC({}, COdeRhs(lib.lagsim_ode_rhs, n, np.zeros(0)) if ode else None,
                         path, None, np.zeros(len(parameters)), lib, sizes, n)
     return unbound.bind(np.zeros(len(parameters)) if values is None else values)
 

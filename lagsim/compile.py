@@ -276,3 +276,35 @@ def compile_model(model: Model) -> NumericSystem:
         _code=code,
         **code.bind(values),
     )
+
+
+def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Symbol],
+                      values: Sequence[float]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """Extra compiled functions of a model beside :func:`compile_model`'s (the Jacobian of
+    :mod:`lagsim.jacobian`): ``groups`` as there, the parameters ``params`` run-time inputs bound
+    to ``values``; C when a compiler is there, else symengine's LLVM; compiled once per
+    structure in the process (:data:`_MEMO`) and, for C, once per machine (the compile cache)."""
+    params = list(params)
+    cc = compiler()
+    key = hashlib.sha256("\0".join(("functions", str(cc), BACKEND, structure(
+        n, m, groups, params))).encode()).hexdigest()
+    bind = _FUNCTION_MEMO.get(key)
+    if bind is None:
+        compiled = compile_c(n, m, groups, params, ode=False) if cc is not None else None
+        if compiled is not None:
+            def bind(v: np.ndarray, compiled: Any = compiled) -> dict[str, Callable]:
+                return dict(compiled.bind(v).functions)
+        else:
+            funcs = {name: (lambdify([*args, *params], exprs), len(args))
+                     for name, args, exprs in groups}
+
+            def bind(v: np.ndarray, funcs: dict = funcs) -> dict[str, Callable]:
+                return {name: _Bound(func, k, v) for name, (func, k) in funcs.items()}
+        _FUNCTION_MEMO[key] = bind
+        while len(_FUNCTION_MEMO) > MEMO_SIZE:
+            _FUNCTION_MEMO.popitem(last=False)
+    _FUNCTION_MEMO.move_to_end(key)
+    return bind(np.array(values, dtype=float))
+
+
+_FUNCTION_MEMO: OrderedDict[str, Callable[[np.ndarray], dict[str, Callable]]] = OrderedDict()

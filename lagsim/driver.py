@@ -37,6 +37,7 @@ from scipy.optimize import brentq
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.formulations import FORMULATIONS, METHODS, Formulation, MassWatch, Report
+from lagsim.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.model import Model
 from lagsim.options import BY_NAME, SimulateOptions, duration
 from lagsim.problem import Problem
@@ -133,6 +134,14 @@ def make_solver(problem: Problem, fun: Callable, t0: float, y0: np.ndarray,
         from lagsim.cstep import CDOP853
 
         return CDOP853(fun, t0, y0, options.t_end, form.c_step, **tolerances)
+    if options.method in IMPLICIT:
+        jac = rhs_jacobian(form, problem.model)
+        if jac is not None:
+            tolerances["jac"] = jac
+        elif not getattr(form, "_jacobian_noted", False):
+            form._jacobian_noted = True
+            form.report(f"note: --formulation {form.name} has no analytic Jacobian; "
+                        f"{options.method} estimates it by finite differences (slower)")
     return METHODS[options.method](fun, t0, y0, options.t_end, **tolerances)
 
 

@@ -157,8 +157,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("dt", float | None, None, _positive, "Output spacing instead of --samples.", "DT",
            doc="output spacing instead of `samples` (give one of the two)"),
     Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
-           "Integration method: {choices}.", "NAME", _registry("METHODS"),
-           doc="scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`"),
+           "Integration method: {choices}. DOP853 suits most systems, fast undamped "
+           "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
+           "strongly damped) and get the analytic Jacobian.", "NAME", _registry("METHODS"),
+           doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`; the implicit "
+                "`Radau`, `BDF` and `LSODA` (for stiff systems: strongly damped fast modes) "
+                "get the analytic Jacobian of the right-hand side")),
     Option("rtol", float, 1e-10, _positive, "Relative tolerance.", "RTOL",
            doc="relative tolerance, positive"),
     Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",

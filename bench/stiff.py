@@ -1,0 +1,116 @@
+"""Stiff systems and the analytic Jacobian (issue 9, "Stiff systems"), measured side by side.
+
+    .venv/bin/python bench/stiff.py [--span 1.0] [--json]
+
+Two systems, every method run in turns in one process through ``lagsim.integrate.simulate``
+(rtol = atol = 1e-10, final sample only), each error against DOP853 at 1e-13:
+
+(a) the issue's case: the bundled ``spring_pendulum`` with K = 1e6 over ``--span`` seconds
+    (the issue's 2000 s extrapolated linearly: the motion is periodic), ``--stabilize none``
+    (its constraints β = 0, z = 0 are linear; LSODA takes no projection). Its fast mode, the
+    swing of θ in the stiff spring's well, is undamped and excited by the start (θ̇ reaches
+    about 600 rad/s): every method must resolve it at 1e-10, so this system is oscillatory,
+    not stiff.
+(b) a stiff system: a pendulum on a critically damped stiff spring (K = 1e8, c = 2e4, radial
+    eigenvalues about −10⁴, the swing about ±3i) over 20 s.
+
+Each implicit method runs twice: with lagsim's analytic Jacobian and with scipy's finite
+differences (``lagsim.jacobian.rhs_jacobian`` patched to return None), so the Jacobian's share
+of the cost is measured rather than assumed. Steps and Jacobian evaluations are printed beside
+the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from lagsim import driver  # noqa: E402
+from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
+from lagsim.model import build_model  # noqa: E402
+from lagsim.spec import load_spec, parse_spec  # noqa: E402
+
+STIFF = """\
+name: stiff_damped_elastic_pendulum
+parameters: {m: 1.0, g: 9.81, l0: 1.0, K: 1.0e8, c: 2.0e4}
+coordinates: [r, theta]
+kinetic: m/2*(r_dot**2 + r**2*theta_dot**2)
+potential: -m*g*r*cos(theta) + K/2*(r - l0)**2
+dissipation: 1/2*c*r_dot**2
+initial: {r: 1.0, theta: 0.3}
+"""
+RUNS = (("DOP853", True), ("Radau", True), ("Radau", False), ("BDF", True), ("BDF", False),
+        ("LSODA", True), ("LSODA", False))
+
+
+def run(spec: Any, model: Any, method: str, analytic: bool, t_end: float,
+        tol: float = 1e-10) -> dict[str, Any]:
+    """One run: wall time, final state, accepted steps (rows of a dense run are not taken)."""
+    options = SimulateOptions.resolve(spec.simulate, {
+        "method": method, "t_end": t_end, "samples": 2, "rtol": tol, "atol": tol,
+        "stabilize": "none"})
+    original = driver.rhs_jacobian
+    if not analytic:
+        driver.rhs_jacobian = lambda form, model: None
+    try:
+        start = time.perf_counter()
+        trajectory = simulate(spec, model, options)
+        seconds = time.perf_counter() - start
+    finally:
+        driver.rhs_jacobian = original
+    label = ("analytic" if analytic else "differences") if method != "DOP853" else "-"
+    return {"method": method, "jacobian": label,
+            "seconds": seconds, "final": [*trajectory.q[-1], *trajectory.qd[-1]]}
+
+
+def measure(name: str, spec: Any, t_end: float, scale: float) -> dict[str, Any]:
+    model = build_model(spec)
+    for method, analytic in RUNS:  # warm-up: compile the model and the Jacobian once
+        run(spec, model, method, analytic, min(t_end, 0.01))
+    reference = run(spec, model, "DOP853", True, t_end, 1e-13)["final"]
+    rows = []
+    for method, analytic in RUNS:
+        row = run(spec, model, method, analytic, t_end)
+        row["error"] = max(abs(a - b) for a, b in zip(row["final"], reference))
+        row["extrapolated_s"] = row["seconds"] * scale
+        rows.append(row)
+    base = rows[0]["seconds"]
+    for row in rows:
+        row["vs_dop853"] = base / row["seconds"]
+    return {"system": name, "t_end": t_end, "rows": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--span", type=float, default=1.0,
+                        help="seconds of the K = 1e6 spring pendulum to run (default 1)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    oscillatory = load_spec("spring_pendulum", {"K": 1e6})
+    results = [
+        measure("spring_pendulum K=1e6 (undamped fast mode)", oscillatory, args.span,
+                2000.0 / args.span),
+        measure("damped stiff spring pendulum K=1e8, c=2e4", parse_spec(STIFF, "stiff.yaml"),
+                20.0, 1.0),
+    ]
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return
+    for result in results:
+        print(f"\n{result['system']}, {result['t_end']} s, rtol = atol = 1e-10")
+        print(f"{'method':8} {'Jacobian':12} {'time s':>9} {'×DOP853 speed':>14} "
+              f"{'2000 s est.':>12} {'error':>9}")
+        for row in result["rows"]:
+            print(f"{row['method']:8} {row['jacobian']:12} {row['seconds']:9.3f} "
+                  f"{row['vs_dop853']:14.2f} {row['extrapolated_s']:12.0f} {row['error']:9.2e}")
+
+
+if __name__ == "__main__":
+    main()

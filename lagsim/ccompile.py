@@ -38,6 +38,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -58,16 +59,20 @@ MAX_N = MAX_COORDINATES
 """Above this many coordinates the C solver's stack arrays grow too large; LLVM is used."""
 FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-w")
 """No fast-math: the arithmetic is IEEE, as in the LLVM path."""
-OPTIMIZE_BELOW = 40_000
-"""Sources shorter than this (the chain up to n ≈ 12) are compiled with -O1, longer ones with
--O0: gcc's register allocation on one long block grows fast (chain n = 16: 0.96 s at -O1 and
-0.20 s at -O0; n = 32: 6.5 s and 0.5 s), while -O0 code is still as fast as symengine's LLVM
-path (n = 24: 14 µs per right-hand side; 4 µs at -O1)."""
+OPTIMIZE = "-O1"
+"""Every library is compiled with -O1 (issue 17 §1). -O2 costs more to compile and ran no
+faster here (chain n = 32: 31 µs per right-hand side at -O2, 24 µs at -O1, 79 µs at -O0)."""
+CHUNK = 200
+"""A function of more statements than this is split (:func:`c_function`): gcc's register
+allocation over one long block grows faster than linearly (chain n = 32, whole ``dynamics``
+in one block: 5.0 s of CPU at -O1 against 0.35 s at -O0); in pieces of about this many
+statements, with the common subexpressions in an array, it takes 2.2 s, and the right-hand side
+runs 2.5 times as fast as at -O0."""
 
 
 def flags(source: str) -> tuple[str, ...]:
     """The compiler flags for ``source``."""
-    return ("-O1" if len(source) < OPTIMIZE_BELOW else "-O0", *FLAGS)
+    return (OPTIMIZE, *FLAGS)
 
 _RUNTIME = r"""
 #include <math.h>
@@ -242,14 +247,44 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
     unknown = used - set(dummies) - set(pdummies)
     if unknown:
         raise ValueError(f"free symbols left: {sorted(map(str, unknown))}")
-    lines += [f"    const double a_{i} = in[{i}];" for i, d in enumerate(dummies) if d in used]
-    lines += [f"    const double p_{j} = p[{j}];" for j, d in enumerate(pdummies) if d in used]
+    loads = [f"    const double a_{i} = in[{i}];" for i, d in enumerate(dummies) if d in used]
+    loads += [f"    const double p_{j} = p[{j}];" for j, d in enumerate(pdummies) if d in used]
+    body: list[str] = []
+    replacements: list = []
     if exprs:
         replacements, reduced = se.cse(exprs)
-        lines += [f"    const double {se.ccode(s)} = {se.ccode(v)};" for s, v in replacements]
-        lines += [f"    out[{i}] = {se.ccode(e)};" for i, e in enumerate(reduced)]
-    lines.append("}")
-    return "\n".join(lines)
+        body = [f"    const double {se.ccode(s)} = {se.ccode(v)};" for s, v in replacements]
+        body += [f"    out[{i}] = {se.ccode(e)};" for i, e in enumerate(reduced)]
+    if len(body) <= CHUNK:
+        return "\n".join([*lines, *loads, *body, "}"])
+    return _chunked(name, loads, body, len(replacements))
+
+
+_TEMPORARY = re.compile(r"\bx(\d+)\b")
+_DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
+_LOADED = re.compile(r"^    const double ([ap]_\d+) = ")
+
+
+def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> str:
+    """``name`` as a sequence of functions of at most :data:`CHUNK` statements each (never
+    inlined), the common subexpressions ``x<k>`` (symengine's cse names; the arguments are
+    ``a_<i>`` and ``p_<j>``) kept in an array ``T`` that the pieces share, each piece loading
+    only the arguments it uses."""
+    body = [_DECLARED.sub(r"    T[\1] = ", _TEMPORARY.sub(r"T[\1]", line)) for line in body]
+    names = [(_LOADED.match(load).group(1), load) for load in loads]
+    parts, calls = [], []
+    for k in range(0, len(body), CHUNK):
+        piece = body[k:k + CHUNK]
+        text = "\n".join(piece)
+        used = [load for arg, load in names if re.search(rf"\b{arg}\b", text)]
+        part = f"{name}_{k // CHUNK}"
+        parts.append(f"__attribute__((noinline)) static void {part}(const double *in, "
+                     f"const double *p, double *out, double *T)\n{{\n"
+                     + "\n".join([*used, text]) + "\n}")
+        calls.append(f"    {part}(in, p, out, T);")
+    parts.append(f"static void {name}(const double *in, const double *p, double *out)\n{{\n"
+                 f"    double T[{max(temporaries, 1)}];\n" + "\n".join(calls) + "\n}")
+    return "\n".join(parts)
 
 
 def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol],
@@ -306,7 +341,7 @@ def _identity(cc: str) -> tuple[str, ...]:
             "lagsim-c", CACHE_FORMAT, __version__,
             hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
             se.__version__, scipy.__version__, os.path.realpath(cc), version, *FLAGS,
-            str(OPTIMIZE_BELOW), str(sysconfig.get_config_var("SOABI")), sys.platform,
+            OPTIMIZE, str(CHUNK), str(sysconfig.get_config_var("SOABI")), sys.platform,
             platform.machine())
     return _IDENTITY[cc]
 

@@ -346,14 +346,26 @@ def _identity(cc: str) -> tuple[str, ...]:
     return _IDENTITY[cc]
 
 
+_LAST_STRUCTURE: list[tuple[tuple[int, int, Any, tuple], str]] = []
+
+
 def structure(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol]) -> str:
     """The text that determines a model's code: its sizes, the names of the arguments and
-    parameters, and every expression with the parameters as symbols (never their values)."""
+    parameters, and every expression with the parameters as symbols (never their values).
+    The last one is remembered for the same ``functions`` object: printing a large model's
+    expressions costs as much as loading its library (the process memo and the cache key both
+    ask for it)."""
+    ask = (n, m, functions, tuple(parameters))
+    for (n0, m0, f0, p0), text in _LAST_STRUCTURE:
+        if f0 is functions and (n0, m0, p0) == (n, m, ask[3]):
+            return text
     lines = [f"n={n} m={m}", "parameters " + " ".join(map(str, parameters))]
     for name, args, exprs in functions:
         lines.append(f"{name}({' '.join(map(str, args))})")
         lines += [str(e) for e in exprs]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    _LAST_STRUCTURE[:] = [(ask, text)]
+    return text
 
 
 def model_key(cc: str, n: int, m: int, functions: Functions,

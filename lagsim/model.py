@@ -130,8 +130,9 @@ def to_sympy(expr: se.Basic | se.DenseMatrix) -> Any:
 def time_derivative(
     expr: se.Basic, q: tuple[se.Symbol, ...], qd: tuple[se.Symbol, ...], t: se.Symbol
 ) -> se.Basic:
-    """d/dt of an expression in q and t along q̇: Σ ∂e/∂q_i q̇_i + ∂e/∂t."""
-    return sum((se.diff(expr, qi) * vi for qi, vi in zip(q, qd)), se.diff(expr, t))
+    """d/dt of an expression in q and t along q̇: Σ ∂e/∂q_i q̇_i + ∂e/∂t (one n-ary sum: adding
+    term by term would rebuild the growing sum n times)."""
+    return se.Add(*(se.diff(expr, qi) * vi for qi, vi in zip(q, qd)), se.diff(expr, t))
 
 
 def build_model(spec: SystemSpec) -> Model:
@@ -201,7 +202,7 @@ def assemble_model(
         for j in range(n):
             M[i, j] = se.diff(momenta[i], qd[j])
         F[i] = se.diff(lagrangian, q[i]) - time_derivative(momenta[i], q, qd, t) + tau[i]
-    energy = sum((v * p for v, p in zip(qd, momenta)), se.Integer(0)) - lagrangian
+    energy = se.Add(*(v * p for v, p in zip(qd, momenta))) - lagrangian
     m = len(constraints)
     A = se.zeros(m, n)
     b = se.zeros(m, 1)

@@ -12,19 +12,11 @@ The Python API (docs/api.md)::
 These names are the public API; every other module is private. ``lagsim.plot`` is the module
 lagsim/plot.py made callable (``lagsim.plot(traj)`` is :func:`lagsim.api.plot`), since importing
 the submodule would otherwise replace a function of that name. They are imported on first use
-(PEP 562), so ``import lagsim`` loads neither SymPy nor NumPy.
+(PEP 562), so ``import lagsim`` imports nothing else (not even ``typing``), and NumPy and SymPy
+only come with the first use of what needs them.
 """
 
 from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from lagsim.errors import InputError, IntegrationError, LagsimError, Location
-
-if TYPE_CHECKING:
-    from lagsim.api import LagsimWarning, System, load, read_csv
-    from lagsim.trajectory import Trajectory
 
 __version__ = "0.1.0"
 
@@ -43,6 +35,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "InputError": "lagsim.errors",
+    "IntegrationError": "lagsim.errors",
+    "LagsimError": "lagsim.errors",
+    "Location": "lagsim.errors",
     "LagsimWarning": "lagsim.api",
     "System": "lagsim.api",
     "load": "lagsim.api",
@@ -51,7 +47,9 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    import importlib
+
     if name == "plot":
         return importlib.import_module("lagsim.plot")
     module = _LAZY.get(name)

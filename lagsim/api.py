@@ -151,7 +151,7 @@ class System:
             self._model = build_model(self.spec)
         return self._model
 
-    def derive(self, form: str = "lagrange", format: str | None = "text",  # noqa: A002
+    def derive(self, form: str = "lagrange", format: str | None = "text",
                simplify: bool = False) -> Any:
         """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
         prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
@@ -162,7 +162,7 @@ class System:
 
         if format is not None and format not in FORMATS:
             raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
-                             f"{format!r}", Location("format"))
+                             f"{format!r}")
         model, forms = derive_forms(self, form, simplify, warn=_warn, label="form")
         if format is None:
             return forms if form == "all" else forms[0]
@@ -295,7 +295,7 @@ def derive_forms(system: System, form: str, simplify: bool = False,
 
         choices = (*FORMS, "all")
         raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
-                         f"form{suggest(form, choices)}", Location(label))
+                         f"form{suggest(form, choices)}")
     spec = system.spec
     status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
     if simplify:
@@ -352,7 +352,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
-                             "system=system)", Location("system"))
+                             "system=system)")
         from lagsim.kinematics import mass_paths
 
         path_xy = mass_paths(system.model, table)

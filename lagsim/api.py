@@ -235,30 +235,35 @@ def load(source: str | os.PathLike[str], **parameters: float) -> System:
     return open_system(source, parameters, api=True)
 
 
-def _specialised(system: System, parameters: Mapping[str, float] | None,
-                 initial: Mapping[str, float] | None, keywords: bool
-                 ) -> tuple[SystemSpec, Model, NumericSystem]:
-    """The spec, model and compiled model of one run of ``system``, with ``parameters`` and
-    ``initial`` replaced. The model's expressions hold the parameters as symbols
-    (:func:`lagsim.spec.symbol_table`), so other values change only ``Model.parameters``, and
-    the compiled model is rebound, not compiled again."""
-    from lagsim.compile import compile_model
+def _spec(system: System, parameters: Mapping[str, float] | None,
+          initial: Mapping[str, float] | None, keywords: bool) -> SystemSpec:
+    """The spec of one run: the file read again with ``parameters`` and ``initial`` replaced
+    (so parameters defined from others, and initial values given by parameters, follow)."""
+    if not parameters and not initial:
+        return system.spec
     from lagsim.spec import parse_spec
 
-    spec = system.spec
-    if parameters or initial:
-        with _keyword_errors(keywords):
-            spec = parse_spec(system._text, system._label, system._stem,
-                              {**system._parameters, **(parameters or {})},
-                              {**system._initial, **(initial or {})})
+    with _keyword_errors(keywords):
+        return parse_spec(system._text, system._label, system._stem,
+                          {**system._parameters, **(parameters or {})},
+                          {**system._initial, **(initial or {})})
+
+
+def _compiled(system: System, spec: SystemSpec) -> tuple[Model, NumericSystem]:
+    """The model and compiled model of ``system`` at the parameter values of ``spec``. The
+    model's expressions hold the parameters as symbols (:func:`lagsim.spec.symbol_table`), so
+    other values change only ``Model.parameters``, and the compiled model is rebound
+    (:meth:`~lagsim.compile.NumericSystem.with_parameters`), not compiled again."""
     if system._numeric is None:
+        from lagsim.compile import compile_model
+
         system._numeric = compile_model(system.model)
     model, numeric = system.model, system._numeric
     values = spec.parameter_values
     if values != model.parameters:
         model = replace(model, parameters=values)
         numeric = numeric.with_parameters(values)
-    return spec, model, numeric
+    return model, numeric
 
 
 def run(system: System, given: Mapping[str, Any], keywords: bool = False,
@@ -268,12 +273,17 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         progress: Callable[[float], None] | None = None) -> Trajectory:
     """Simulate ``system`` with the options ``given`` (by option name, None meaning not given)
     merged over its file's ``simulate:`` block; the one run of the API and the CLI. Options are
-    named by their flag in errors, or by their keyword when ``keywords``."""
+    named by their flag in errors, or by their keyword when ``keywords``. The options and the
+    size of the output are checked before anything is compiled."""
     from lagsim.driver import simulate
     from lagsim.options import SimulateOptions
+    from lagsim.trajectory import layout
 
-    spec, model, numeric = _specialised(system, parameters, initial, keywords)
+    spec = _spec(system, parameters, initial, keywords)
     options = SimulateOptions.resolve(spec.simulate, given, _keyword if keywords else None)
+    options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
+                                  [c.kind for c in spec.constraints])))
+    model, numeric = _compiled(system, spec)
     return simulate(spec, model, options, report=report, progress=progress, numeric=numeric)
 
 

@@ -107,7 +107,7 @@ class Trajectory:
 
     def columns(self) -> list[str]:
         """The CSV header, in issue 3's order."""
-        return (_layout(self.coordinates, self.constraint_names, self.constraint_kinds)
+        return (layout(self.coordinates, self.constraint_names, self.constraint_kinds)
                 + [name for name, _ in self.extra])
 
     def as_array(self) -> np.ndarray:
@@ -196,7 +196,7 @@ class Trajectory:
         n, m = len(coordinates), len(constraints)
         mh = kinds.count("holonomic")
         widths = (1, n, n, m, m, mh, 1)
-        expected = _layout(coordinates, constraints, kinds)
+        expected = layout(coordinates, constraints, kinds)
         for i, want in enumerate(expected):
             got = columns[i] if i < len(columns) else None
             if got != want:
@@ -220,7 +220,7 @@ class Trajectory:
                    formulation="", stabilize="", extra=extra)
 
 
-def _layout(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
+def layout(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
             ) -> list[str]:
     """The CSV columns of :data:`COLUMNS` for these coordinates and constraints."""
     holonomic = [c for c, k in zip(constraints, kinds) if k == "holonomic"]

@@ -224,6 +224,23 @@ def test_many_runs_with_other_parameters_compile_once(monkeypatch) -> None:
     assert builds == ["pendulum", "oscillator"]
 
 
+def test_bad_options_and_oversized_runs_are_refused_before_compiling(monkeypatch) -> None:
+    from lagsim import compile as compile_module
+
+    def refuse(_model):
+        raise AssertionError("compiled before the options were checked")
+
+    monkeypatch.setattr(compile_module, "compile_model", refuse)
+    system = lagsim.load("pendulum_natural")
+    with pytest.raises(lagsim.InputError, match="rtol must be positive"):
+        system.simulate(rtol=-1)
+    with pytest.raises(lagsim.InputError) as err:
+        system.simulate(samples=2_000_000)
+    message = cli_error("simulate", "pendulum_natural", "--samples", "2000000")
+    assert str(err.value) == message.replace("--samples", "samples", 1)
+    assert str(err.value).startswith("samples asks for 2e+06 samples: about 324 MB of CSV")
+
+
 def test_simulate_is_the_cli_run_bit_for_bit(tmp_path) -> None:
     traj = lagsim.load("pendulum_natural").simulate(
         t_end=1.0, samples=11, parameters={"l": 2.0}, initial={"x": 1.2, "y": -1.6},

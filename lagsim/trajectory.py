@@ -141,8 +141,13 @@ class Trajectory:
         return len(self.t)
 
     def keys(self) -> list[str]:
-        """The column names, as :meth:`columns` (so ``dict(traj)`` and ``pandas`` work)."""
+        """The column names, as :meth:`columns` (so ``dict(traj)`` maps names to columns)."""
         return self.columns()
+
+    def __repr__(self) -> str:
+        span = f"t = {self.t[0]:g} … {self.t[-1]:g}" if len(self.t) else "no samples"
+        return (f"<Trajectory {self.name!r}: {len(self.t)} samples, {span}; columns "
+                f"{', '.join(self.columns())}>")
 
     def _blocks(self) -> list[np.ndarray]:
         """The arrays of :meth:`as_array`, each two-dimensional, in column order."""

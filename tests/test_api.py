@@ -347,6 +347,19 @@ def test_trajectory_columns_by_name_numpy_and_csv_round_trip(tmp_path) -> None:
         "energy"]
     assert back.constraint_names == ("rod",) and back.constraint_kinds == ("holonomic",)
     assert np.array_equal(back.to_numpy(), table)
+    assert repr(back) == ("<Trajectory 'run': 21 samples, t = 0 … 1; columns t, x, y, x_dot, "
+                          "y_dot, lambda_rod, residual_rod, residual_rod_dot, energy>")
+    assert dict(back)["lambda_rod"] is not None and len(dict(back)) == 9
+    # columns a run adds after energy (trajectory.EXTRA_COLUMNS) come back as such
+    radius = np.hypot(traj["x"], traj["y"])
+    extended = traj.with_extra("invariant_radius", radius).with_extra("action", traj.t)
+    extended.to_csv(path)
+    back = lagsim.read_csv(path)
+    assert [name for name, _ in back.extra] == ["invariant_radius", "action"]
+    assert np.array_equal(back["invariant_radius"], radius)
+    path.write_text(path.read_text().replace("action", "other", 1))
+    with pytest.raises(lagsim.InputError, match="column 'other' after energy is not one of"):
+        lagsim.read_csv(path)
     # released at rest at 30°, the rod pulls with m g cos 30°: the constraint force is
     # Aᵀλ = λ (2x, 2y) (seed 001 §10.7), of size 2|λ| l
     x, y = back["x"][0], back["y"][0]

@@ -187,9 +187,10 @@ class System:
 
 
 def _options_doc() -> str:
-    lines = [f"    {row.name}: {row.doc or row.help_text()} (default {row.default!r})"
-             for row in OPTIONS]
-    return "\n\n        Options:\n\n" + "\n".join(f"    {line}" for line in lines) + "\n"
+    """The options of :meth:`System.simulate`, from the table, for ``help()``."""
+    lines = [f"{row.name}: {row.doc or row.help_text()}"
+             + ("" if row.default is None else f" (default {row.default!r})") for row in OPTIONS]
+    return "\n        Options:\n\n" + "".join(f"            {line}\n" for line in lines)
 
 
 def _simulate_signature() -> inspect.Signature:

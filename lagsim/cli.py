@@ -357,7 +357,7 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     from lagsim.driver import FailedRun
 
     system = open_system(file, overrides, initial)
-    spec, model = system.spec, system.model
+    spec = system.spec
     progress = _Progress()
     failed: FailedRun | None = None
     try:
@@ -372,7 +372,7 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
         raise failed
     if trajectory.message:
         _warn(trajectory.message)
-    return spec, model, trajectory
+    return spec, system.model, trajectory
 
 
 def _partial_path(output: str, name: str) -> str:

@@ -176,7 +176,7 @@ class Trajectory:
         :func:`lagsim.io.write_csv`: a file is replaced atomically."""
         from lagsim.io import check_output, write_csv
 
-        write_csv(self.columns(), self.as_array(), check_output(path, option=str(path)))
+        write_csv(self.columns(), self.as_array(), check_output(path, option="path"))
 
     @classmethod
     def from_columns(cls, columns: Sequence[str], data: np.ndarray, name: str = "",

@@ -367,6 +367,17 @@ def test_trajectory_columns_by_name_numpy_and_csv_round_trip(tmp_path) -> None:
         9.81 * math.cos(math.pi / 6), rel=1e-9)
 
 
+def test_to_csv_checks_its_path_as_the_cli_checks_its_output(tmp_path) -> None:
+    traj = lagsim.load(OSCILLATOR).simulate(t_end=1.0, samples=3)
+    missing = tmp_path / "no" / "run.csv"
+    with pytest.raises(lagsim.InputError) as err:
+        traj.to_csv(missing)
+    message = cli_error("simulate", "-", "--t-end", "1", "--samples", "3", "-o", str(missing),
+                        input=OSCILLATOR)
+    assert str(err.value) == message.replace("-o", "path", 1)
+    assert str(err.value).endswith(f"the folder {str(missing.parent)!r} does not exist")
+
+
 def test_read_csv_refuses_a_csv_of_other_columns(tmp_path) -> None:
     path = tmp_path / "other.csv"
     path.write_text("t,x,y_dot,energy\n0,1,0,0\n1,1,0,0\n")

@@ -257,6 +257,32 @@ def test_simulate_is_the_cli_run_bit_for_bit(tmp_path) -> None:
     np.testing.assert_allclose(traj["x"] ** 2 + traj["y"] ** 2, 4.0, rtol=1e-8)
 
 
+def test_the_commands_run_through_the_api_functions(monkeypatch) -> None:
+    """One path, not two: `simulate` (and `plot`/`animate` of a system) and `derive` call
+    api.open_system, api.run and api.derive_forms."""
+    from lagsim import api
+
+    calls = []
+
+    def spy(name):
+        original = getattr(api, name)
+
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return original(*args, **kwargs)
+        monkeypatch.setattr(api, name, wrapper)
+
+    for name in ("open_system", "run", "derive_forms"):
+        spy(name)
+    result = cli("simulate", "-", "--t-end", "1", "--samples", "3", input=OSCILLATOR)
+    assert result.exit_code == 0 and calls == ["open_system", "run"]
+    x = [float(line.split(",")[1]) for line in result.stdout.splitlines()[1:]]
+    np.testing.assert_allclose(x, 0.1 * np.cos(2.0 * np.array([0.0, 0.5, 1.0])), atol=1e-9)
+    calls.clear()
+    assert cli("derive", "pendulum").exit_code == 0
+    assert calls == ["open_system", "derive_forms"]
+
+
 @pytest.mark.parametrize(("options", "flags"), [
     ({"rtol": -1}, ["--rtol", "-1"]),
     ({"stabilize": "baumgart"}, ["--stabilize", "baumgart"]),

@@ -296,31 +296,11 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
               callback=_assignments("--set"), help="Override a parameter's value.")
 def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
-    from lagsim.forms import FORMS
-    from lagsim.model import build_model, tidy_model
+    from lagsim.api import derive_forms, open_system
     from lagsim.render import render
-    from lagsim.spec import load_spec
 
     status = _Status()
-    spec = load_spec(file, overrides)
-    status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
-    model = build_model(spec) if simplify else tidy_model(build_model(spec))
-    for name in model.singular_coordinates():
-        _warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
-              "in the kinetic energy; `lagsim simulate` will refuse this system")
-    names = [f for f in FORM_CHOICES if f != "all"] if form == "all" else [form]
-    forms = []
-    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
-    for name in names:
-        status(f"forming the {name} form")
-        try:
-            forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
-                         else FORMS[name](model, simplify))
-        except InputError as exc:
-            if form != "all":
-                raise
-            _warn(f"note: form {name} skipped: {exc.message}")
-    status("printing")
+    model, forms = derive_forms(open_system(file, overrides), form, simplify, status, _warn)
     text = render(forms if len(forms) > 1 else forms[0], fmt, model)
     status.close()
     click.echo(text, nl=False)
@@ -373,18 +353,15 @@ class _Progress:
 def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
               initial: dict[str, float], partial: str | None = None, output: str = "-"
               ) -> tuple[Any, Any, Any]:
+    from lagsim.api import open_system, run
     from lagsim.driver import FailedRun
-    from lagsim.integrate import SimulateOptions, simulate
-    from lagsim.model import build_model
-    from lagsim.spec import load_spec
 
-    spec = load_spec(file, overrides, initial)
-    options = SimulateOptions.resolve(spec.simulate, flags)
-    model = build_model(spec)
+    system = open_system(file, overrides, initial)
+    spec = system.spec
     progress = _Progress()
     failed: FailedRun | None = None
     try:
-        trajectory = simulate(spec, model, options, report=_warn, progress=progress)
+        trajectory = run(system, flags, report=_warn, progress=progress)
     except FailedRun as failure:
         failed = failure
     finally:
@@ -395,7 +372,7 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
         raise failed
     if trajectory.message:
         _warn(trajectory.message)
-    return spec, model, trajectory
+    return spec, system.model, trajectory
 
 
 def _partial_path(output: str, name: str) -> str:

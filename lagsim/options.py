@@ -213,14 +213,17 @@ class _Resolve:
     locations: tuple[tuple[str, Location], ...]
 
     @classmethod
-    def resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any]) -> Any:
+    def resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
+                name: Callable[[Option], str] | None = None) -> Any:
         """Merge the YAML ``simulate:`` settings and the command-line ``flags`` (a flag wins).
 
         ``settings`` maps keys to :class:`lagsim.spec.Setting` (value and location); ``flags``
         maps option names (``t_end``, not ``--t-end``) to raw values, ``None`` meaning "not
         given" (so ``0`` and ``False`` given on the command line count). A bad value is an
-        :class:`InputError` that names the option as the user wrote it.
+        :class:`InputError` that names the option as the user wrote it: ``name(row)`` says how a
+        flag is written (:attr:`Option.flag` by default; the Python API passes its keyword).
         """
+        name = name or (lambda row: row.flag)
         unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
         if unknown:
             raise InputError(f"unknown simulate option '{unknown[0]}'"
@@ -232,7 +235,7 @@ class _Resolve:
         flag_given = {k: v for k, v in flags.items() if v is not None}
         samples, dt = BY_NAME["samples"], BY_NAME["dt"]
         if "samples" in flag_given and "dt" in flag_given:
-            raise InputError(f"give either {samples.flag} or {dt.flag}, not both")
+            raise InputError(f"give either {name(samples)} or {name(dt)}, not both")
         if "samples" in flag_given or "dt" in flag_given:
             given.pop("samples", None)
             given.pop("dt", None)
@@ -240,7 +243,7 @@ class _Resolve:
             raise InputError(f"give either {samples.key} or {dt.key}, not both",
                              given["dt"][2])
         for key, value in flag_given.items():
-            given[key] = (value, BY_NAME[key].flag, Location(BY_NAME[key].flag))
+            given[key] = (value, name(BY_NAME[key]), Location(name(BY_NAME[key])))
 
         values: dict[str, Any] = {key: BY_NAME[key].parse(raw, label, loc if loc.line else None)
                                   for key, (raw, label, loc) in given.items()}
@@ -269,8 +272,12 @@ class _Resolve:
         return where if where is not None and where.line is not None else None
 
     def label(self, name: str) -> str:
-        """The option as the user gave it: ``--rtol``, or ``simulate.rtol`` from a file."""
-        return BY_NAME[name].key if self.file_location(name) else BY_NAME[name].flag
+        """The option as the user gave it: ``--rtol`` (or the API's ``rtol``), or
+        ``simulate.rtol`` from a file."""
+        where = self.where(name)
+        if where is not None and where.line is None:
+            return where.file
+        return BY_NAME[name].key if where is not None else BY_NAME[name].flag
 
     def rows(self) -> int:
         """How many samples the run writes (both ends included)."""

@@ -473,3 +473,17 @@ def show(table: Table, **kwargs: Any) -> None:
         plt.close(fig)
         raise TypeError(f"unexpected keywords: {sorted(kwargs)}")
     plt.show()
+
+
+class _CallableModule(type(sys)):
+    """``lagsim.plot`` is both this module and the Python API's ``lagsim.plot(traj, kind=...)``
+    (issue 13): importing the submodule makes it the package's attribute ``plot``, so the module
+    itself draws when called (:func:`lagsim.api.plot`)."""
+
+    def __call__(self, trajectory: Any, *args: Any, **kwargs: Any) -> Figure:
+        from lagsim.api import plot
+
+        return plot(trajectory, *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -9,9 +9,17 @@ c = 0 and ċ = 0), then ``energy`` (h = q̇·∂L/∂q̇ − L, seed 001).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from lagsim.errors import InputError, Location
+
+if TYPE_CHECKING:
+    import pandas
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("t", "time"),
@@ -99,15 +107,8 @@ class Trajectory:
 
     def columns(self) -> list[str]:
         """The CSV header, in issue 3's order."""
-        fill = {"q": self.coordinates, "c": self.constraint_names, "h": self.holonomic_names}
-        out: list[str] = []
-        for template, _meaning in COLUMNS:
-            keys = [k for k in fill if f"{{{k}}}" in template]
-            if not keys:
-                out.append(template)
-            else:
-                out.extend(template.format(**{keys[0]: name}) for name in fill[keys[0]])
-        return out + [name for name, _ in self.extra]
+        return (layout(self.coordinates, self.constraint_names, self.constraint_kinds)
+                + [name for name, _ in self.extra])
 
     def as_array(self) -> np.ndarray:
         """All samples as one (N, len(columns())) float array, columns as in :meth:`columns`."""
@@ -122,3 +123,116 @@ class Trajectory:
         if name not in columns:
             raise KeyError(f"no column {name!r}; the columns are {', '.join(columns)}")
         return self.as_array()[:, columns.index(name)]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """One column by its CSV name: ``traj["theta"]``, ``traj["lambda_rod"]``."""
+        columns = self.columns()
+        if not isinstance(name, str) or name not in columns:
+            raise KeyError(f"no column {name!r}; the columns are {', '.join(columns)}")
+        index = columns.index(name)
+        for block in self._blocks():
+            if index < block.shape[1]:
+                return block[:, index]
+            index -= block.shape[1]
+        raise AssertionError("columns() and _blocks() disagree")
+
+    def __len__(self) -> int:
+        """The number of samples."""
+        return len(self.t)
+
+    def keys(self) -> list[str]:
+        """The column names, as :meth:`columns` (so ``dict(traj)`` maps names to columns)."""
+        return self.columns()
+
+    def __repr__(self) -> str:
+        span = f"t = {self.t[0]:g} … {self.t[-1]:g}" if len(self.t) else "no samples"
+        return (f"<Trajectory {self.name!r}: {len(self.t)} samples, {span}; columns "
+                f"{', '.join(self.columns())}>")
+
+    def _blocks(self) -> list[np.ndarray]:
+        """The arrays of :meth:`as_array`, each two-dimensional, in column order."""
+        return [self.t[:, None], self.q, self.qd, self.lam, self.residual, self.residual_dot,
+                self.energy[:, None], *(values[:, None] for _, values in self.extra)]
+
+    def to_numpy(self) -> np.ndarray:
+        """All samples as one (N, len(columns())) float array (:meth:`as_array`)."""
+        return self.as_array()
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """A ``pandas.DataFrame`` with one column per CSV column, ``t`` first.
+
+        pandas is an optional dependency (``pip install 'lagsim[pandas]'``); without it this
+        raises ImportError saying so."""
+        try:
+            import pandas
+        except ImportError as exc:
+            raise ImportError("Trajectory.to_pandas needs pandas, which is not installed: "
+                              "pip install 'lagsim[pandas]' (or pip install pandas); "
+                              "Trajectory.to_numpy() and traj['name'] need nothing more") from exc
+        return pandas.DataFrame(self.as_array(), columns=self.columns())
+
+    def to_csv(self, path: str | Path) -> None:
+        """Write the CSV of ``lagsim simulate`` to ``path`` (``-`` is stdout), through
+        :func:`lagsim.io.write_csv`: a file is replaced atomically."""
+        from lagsim.io import check_output, write_csv
+
+        write_csv(self.columns(), self.as_array(), check_output(path, option="path"))
+
+    @classmethod
+    def from_columns(cls, columns: Sequence[str], data: np.ndarray, name: str = "",
+                     source: str = "<input>") -> Trajectory:
+        """The trajectory of a CSV with the columns of :data:`COLUMNS` (then any of
+        :data:`EXTRA_COLUMNS`), as ``lagsim simulate`` writes it; the coordinates are the columns
+        between ``t`` and the first ``_dot``, the constraints those of the ``lambda_`` columns,
+        holonomic when a ``residual_<c>_dot`` column follows. A CSV of other columns is an
+        :class:`InputError` naming the first column that differs. Formulation and stabilizer
+        are not in a CSV: they read ``""``."""
+        columns = list(columns)
+        data = np.asarray(data, dtype=float)
+        coordinates: list[str] = []
+        for column in columns[1:]:
+            if column.endswith("_dot") or column.startswith(("lambda_", "residual_")) \
+                    or column == "energy":
+                break
+            coordinates.append(column)
+        constraints = [c[len("lambda_"):] for c in columns if c.startswith("lambda_")]
+        kinds = ["holonomic" if f"residual_{c}_dot" in columns else "velocity"
+                 for c in constraints]
+        n, m = len(coordinates), len(constraints)
+        mh = kinds.count("holonomic")
+        widths = (1, n, n, m, m, mh, 1)
+        expected = layout(coordinates, constraints, kinds)
+        for i, want in enumerate(expected):
+            got = columns[i] if i < len(columns) else None
+            if got != want:
+                found = f"{got!r}" if got is not None else "the end of the header"
+                raise InputError(f"not a lagsim trajectory: column {i + 1} should be {want!r} "
+                                 f"(the layout is t, coordinates, <q>_dot, lambda_<c>, "
+                                 f"residual_<c>, residual_<c>_dot, energy), found {found}",
+                                 Location(source, 1))
+        extra_names = columns[len(expected):]
+        for extra in extra_names:
+            if not any(extra == t or ("{" in t and extra.startswith(t.partition("{")[0]))
+                       for t, _ in EXTRA_COLUMNS):
+                raise InputError(f"not a lagsim trajectory: column {extra!r} after energy is "
+                                 "not one of invariant_<name>, action", Location(source, 1))
+        parts = np.split(data[:, :len(expected)], np.cumsum(widths)[:-1], axis=1)
+        t, q, qd, lam, residual, residual_dot, energy = parts
+        extra = tuple((c, data[:, len(expected) + i]) for i, c in enumerate(extra_names))
+        return cls(name=name, coordinates=tuple(coordinates), constraint_names=tuple(constraints),
+                   constraint_kinds=tuple(kinds), t=t[:, 0], q=q, qd=qd, lam=lam,
+                   residual=residual, residual_dot=residual_dot, energy=energy[:, 0],
+                   formulation="", stabilize="", extra=extra)
+
+
+def layout(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
+            ) -> list[str]:
+    """The CSV columns of :data:`COLUMNS` for these coordinates and constraints."""
+    holonomic = [c for c, k in zip(constraints, kinds) if k == "holonomic"]
+    fill = {"q": coordinates, "c": constraints, "h": holonomic}
+    out: list[str] = []
+    for template, _meaning in COLUMNS:
+        keys = [k for k in fill if f"{{{k}}}" in template]
+        out.extend([template] if not keys else
+                   (template.format(**{keys[0]: x}) for x in fill[keys[0]]))
+    return out

@@ -363,7 +363,7 @@ def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(spec, "load_spec", broken)
+    monkeypatch.setattr(spec, "parse_spec", broken)
     result = CliRunner().invoke(main, ["derive", "pendulum"])
     assert result.exit_code == 1
     assert result.output == ("lagsim: error: internal error (ZeroDivisionError: division by "

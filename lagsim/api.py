@@ -1,0 +1,377 @@
+"""The Python API of lagsim (issue 13): load a system, derive, simulate, read, plot.
+
+The public names are re-exported by :mod:`lagsim` (its ``__all__``); docs/api.md is the manual.
+The command line is built on the same functions: ``lagsim simulate`` is :func:`open_system` and
+:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms` (lagsim/cli.py), so
+the checks, messages and locations are the same. Where the command line names a flag
+(``--rtol``, ``--set``, ``--init``), the API names its keyword (``rtol``, ``parameters``,
+``initial``).
+
+One compile per model structure: parameter values are run-time inputs of the compiled code
+(docs/architecture.md, "compile.py"), so a :class:`System` compiles its model once and rebinds
+it to each run's parameter values with :meth:`~lagsim.compile.NumericSystem.with_parameters`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lagsim.errors import InputError, Location
+from lagsim.options import OPTIONS, Option
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from lagsim.compile import NumericSystem
+    from lagsim.forms import Form
+    from lagsim.model import Model
+    from lagsim.spec import SystemSpec
+    from lagsim.trajectory import Trajectory
+
+TEXT_LABEL = "<string>"
+"""How messages name a system given as YAML text (as Python names code given as a string)."""
+
+KEYWORDS = {"--set": "parameters", "--init": "initial"}
+"""The API keyword of each command-line flag that the spec names in its messages."""
+
+
+class LagsimWarning(UserWarning):
+    """What the command line prints on stderr as ``lagsim: ...`` (an initial value moved onto
+    the constraints, auto's choice of formulation, a singular mass matrix in ``derive``)."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn(message: str) -> None:
+    """Warn at the caller's line: the first frame outside lagsim's own files."""
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, LagsimWarning, stacklevel=level)
+
+
+def _keyword(row: Option) -> str:
+    return row.name
+
+
+@contextlib.contextmanager
+def _keyword_errors(keywords: bool) -> Iterator[None]:
+    """Errors located at ``--set`` or ``--init`` located at the API's keyword instead."""
+    try:
+        yield
+    except InputError as error:
+        where = error.location
+        if not keywords or where is None or where.line is not None or where.file not in KEYWORDS:
+            raise
+        raise InputError(error.message, Location(KEYWORDS[where.file])) from None
+
+
+def _is_text(source: str) -> bool:
+    """Whether ``source`` is YAML text rather than a path or a bundled name: an existing file is
+    a path; otherwise a string with a line break, or one that starts as a YAML flow mapping
+    (``{``), is text (no system fits on one line in block style)."""
+    if "\n" in source or "\r" in source:
+        return True
+    with contextlib.suppress(OSError, ValueError):
+        if os.path.exists(source):
+            return False
+    return source.lstrip().startswith("{")
+
+
+def _read(source: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """(text, label, stem) of a path, a bundled name or YAML text."""
+    from lagsim.spec import read_source
+
+    if isinstance(source, os.PathLike):
+        return read_source(Path(source))
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a path, a bundled system's name or YAML text, not "
+                        f"{type(source).__name__}")
+    if _is_text(source):
+        return source, TEXT_LABEL, "system"
+    return read_source(source)
+
+
+class System:
+    """A loaded, validated system: what ``lagsim`` reads from one YAML file.
+
+    Made by :func:`load`. ``spec`` is the validated file (:class:`lagsim.spec.SystemSpec`),
+    ``model`` its symbolic model (:class:`lagsim.model.Model`, built on first use); both are what
+    lagsim's analysis functions take, ``f(system.spec, system.model)``.
+    """
+
+    def __init__(self, spec: SystemSpec, text: str, label: str, stem: str,
+                 parameters: Mapping[str, float], initial: Mapping[str, float]) -> None:
+        self.spec = spec
+        self._text, self._label, self._stem = text, label, stem
+        self._parameters = dict(parameters)
+        self._initial = dict(initial)
+        self._model: Model | None = None
+        self._tidy: Model | None = None
+        self._numeric: NumericSystem | None = None
+
+    def __repr__(self) -> str:
+        return (f"<lagsim.System {self.name!r}: coordinates {', '.join(self.coordinates)}; "
+                f"parameters {self.parameters}>")
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        return self.spec.coordinates
+
+    @property
+    def parameters(self) -> dict[str, float]:
+        """The parameter values, by name."""
+        return self.spec.parameter_values
+
+    @property
+    def initial(self) -> dict[str, float]:
+        """The initial values the file (or :func:`load`) sets, by coordinate or velocity."""
+        return dict(self.spec.initial)
+
+    @property
+    def model(self) -> Model:
+        """The symbolic model (seed 001 §10.6–10.7): L, M, F, A, b as symengine objects."""
+        if self._model is None:
+            from lagsim.model import build_model
+
+            self._model = build_model(self.spec)
+        return self._model
+
+    def derive(self, form: str = "lagrange", format: str | None = "text",
+               simplify: bool = False) -> Any:
+        """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
+        prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
+        :class:`lagsim.forms.Form` object itself (its ``items`` are SymPy values; a list of
+        forms for ``form="all"``). Forms: ``lagrange``, ``matrix``, ``dae``, ``index1``,
+        ``udwadia-kalaba``, ``reduced``, or ``all``."""
+        from lagsim.render import FORMATS
+
+        if format is not None and format not in FORMATS:
+            raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
+                             f"{format!r}")
+        model, forms = derive_forms(self, form, simplify, warn=_warn, label="form")
+        if format is None:
+            return forms if form == "all" else forms[0]
+        from lagsim.render import render
+
+        return render(forms if len(forms) > 1 else forms[0], format, model)
+
+    def simulate(self, *, parameters: Mapping[str, float] | None = None,
+                 initial: Mapping[str, float] | None = None, **options: Any) -> Trajectory:
+        """Integrate the system (``lagsim simulate``) and return the :class:`Trajectory`.
+
+        ``parameters`` and ``initial`` replace values of the file for this run only (as
+        ``--set`` and ``--init``); every other keyword is an option of a run, named and checked
+        as in the table lagsim/options.py (the options are listed below); an option left out
+        takes the file's ``simulate:`` value, else its default. Bad input raises
+        :class:`lagsim.InputError`, a failed run :class:`lagsim.IntegrationError` (its
+        ``partial`` is the trajectory up to the failure). What the command line prints on stderr
+        comes as a :class:`LagsimWarning`.
+        """
+        return run(self, options, keywords=True, parameters=parameters, initial=initial,
+                   report=_warn)
+
+
+def _options_doc() -> str:
+    """The options of :meth:`System.simulate`, from the table, for ``help()``."""
+    lines = [f"{row.name}: {row.doc or row.help_text()}"
+             + ("" if row.default is None else f" (default {row.default!r})") for row in OPTIONS]
+    return "\n        Options:\n\n" + "".join(f"            {line}\n" for line in lines)
+
+
+def _simulate_signature() -> inspect.Signature:
+    """``simulate``'s signature with one keyword per row of the options table, so that help()
+    and notebooks list them (each defaults to None: "not given")."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+              inspect.Parameter("parameters", keyword, default=None,
+                                annotation="Mapping[str, float] | None"),
+              inspect.Parameter("initial", keyword, default=None,
+                                annotation="Mapping[str, float] | None")]
+    params += [inspect.Parameter(row.name, keyword, default=None) for row in OPTIONS]
+    return inspect.Signature(params, return_annotation="Trajectory")
+
+
+System.simulate.__signature__ = _simulate_signature()  # type: ignore[attr-defined]
+System.simulate.__doc__ = (System.simulate.__doc__ or "") + _options_doc()
+
+
+def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] | None = None,
+                initial: Mapping[str, float] | None = None, api: bool = False) -> System:
+    """Read and validate ``source`` (a path, a bundled system's name or ``-`` for stdin) with
+    parameter and initial values replaced; the one loader of the API and the CLI. ``api``: the
+    Python API's reading, where ``source`` may also be YAML text (:func:`load`) and errors name
+    the keywords instead of ``--set``/``--init``."""
+    from lagsim.spec import parse_spec, read_source
+
+    text, label, stem = _read(source) if api else read_source(source)
+    with _keyword_errors(api):
+        spec = parse_spec(text, label, stem, parameters, initial)
+    return System(spec, text, label, stem, parameters or {}, initial or {})
+
+
+def load(source: str | os.PathLike[str], **parameters: float) -> System:
+    """Load a system: a path to a YAML file, the name of a bundled system (``"pendulum"``, see
+    ``lagsim systems``) or the YAML text itself (a string with a line break); ``parameters``
+    replace the file's values (``load("pendulum", l=2.0)``, as ``--set l=2``).
+
+    A path-like object is always a path; a string is a path when such a file exists, YAML text
+    when it has a line break or starts with ``{``, else a path or a bundled name. Errors are
+    :class:`lagsim.InputError` with the file, line and column the command line prints.
+    """
+    return open_system(source, parameters, api=True)
+
+
+def _spec(system: System, parameters: Mapping[str, float] | None,
+          initial: Mapping[str, float] | None, keywords: bool) -> SystemSpec:
+    """The spec of one run: the file read again with ``parameters`` and ``initial`` replaced
+    (so parameters defined from others, and initial values given by parameters, follow)."""
+    if not parameters and not initial:
+        return system.spec
+    from lagsim.spec import parse_spec
+
+    with _keyword_errors(keywords):
+        return parse_spec(system._text, system._label, system._stem,
+                          {**system._parameters, **(parameters or {})},
+                          {**system._initial, **(initial or {})})
+
+
+def _compiled(system: System, spec: SystemSpec) -> tuple[Model, NumericSystem]:
+    """The model and compiled model of ``system`` at the parameter values of ``spec``. The
+    model's expressions hold the parameters as symbols (:func:`lagsim.spec.symbol_table`), so
+    other values change only ``Model.parameters``, and the compiled model is rebound
+    (:meth:`~lagsim.compile.NumericSystem.with_parameters`), not compiled again."""
+    if system._numeric is None:
+        from lagsim.compile import compile_model
+
+        system._numeric = compile_model(system.model)
+    model, numeric = system.model, system._numeric
+    values = spec.parameter_values
+    if values != model.parameters:
+        model = replace(model, parameters=values)
+        numeric = numeric.with_parameters(values)
+    return model, numeric
+
+
+def run(system: System, given: Mapping[str, Any], keywords: bool = False,
+        parameters: Mapping[str, float] | None = None,
+        initial: Mapping[str, float] | None = None,
+        report: Callable[[str], None] | None = None,
+        progress: Callable[[float], None] | None = None) -> Trajectory:
+    """Simulate ``system`` with the options ``given`` (by option name, None meaning not given)
+    merged over its file's ``simulate:`` block; the one run of the API and the CLI. Options are
+    named by their flag in errors, or by their keyword when ``keywords``. The options and the
+    size of the output are checked before anything is compiled."""
+    from lagsim.driver import simulate
+    from lagsim.options import SimulateOptions
+    from lagsim.trajectory import layout
+
+    spec = _spec(system, parameters, initial, keywords)
+    options = SimulateOptions.resolve(spec.simulate, given, _keyword if keywords else None)
+    options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
+                                  [c.kind for c in spec.constraints])))
+    model, numeric = _compiled(system, spec)
+    return simulate(spec, model, options, report=report, progress=progress, numeric=numeric)
+
+
+def derive_forms(system: System, form: str, simplify: bool = False,
+                 status: Callable[[str], None] | None = None,
+                 warn: Callable[[str], None] | None = None,
+                 label: str = "--form") -> tuple[Model, list[Form]]:
+    """The model to print and the forms ``form`` (a name of :data:`lagsim.forms.FORMS` or
+    ``all``) of ``system``; the one derivation of the API and the CLI. The model is tidied for
+    printing unless ``simplify`` (:func:`lagsim.model.tidy_model`). ``status`` hears the stage,
+    ``warn`` what the command line prints on stderr."""
+    from lagsim.forms import FORMS
+    from lagsim.model import tidy_model
+
+    status = status or (lambda _stage: None)
+    warn = warn or (lambda _message: None)
+    if form != "all" and form not in FORMS:
+        from lagsim.expressions import suggest
+
+        choices = (*FORMS, "all")
+        raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
+                         f"form{suggest(form, choices)}")
+    spec = system.spec
+    status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
+    if simplify:
+        model = system.model
+    else:
+        if system._tidy is None:
+            system._tidy = tidy_model(system.model)
+        model = system._tidy
+    for name in model.singular_coordinates():
+        warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
+             "in the kinetic energy; `lagsim simulate` will refuse this system")
+    names = list(FORMS) if form == "all" else [form]
+    forms = []
+    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+    for name in names:
+        status(f"forming the {name} form")
+        try:
+            forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
+                         else FORMS[name](model, simplify))
+        except InputError as exc:
+            if form != "all":
+                raise
+            warn(f"note: form {name} skipped: {exc.message}")
+    status("printing")
+    return model, forms
+
+
+def read_csv(path: str | os.PathLike[str]) -> Trajectory:
+    """A CSV written by ``lagsim simulate`` (or :meth:`Trajectory.to_csv`) read back as a
+    :class:`Trajectory`; ``-`` reads stdin. Errors are :class:`lagsim.InputError` at
+    FILE:LINE:COL, as ``lagsim plot`` reports them."""
+    from lagsim import io
+    from lagsim.trajectory import Trajectory
+
+    table = io.read_csv(path)
+    name = Path(table.source).stem if not table.source.startswith("<") else ""
+    return Trajectory.from_columns(table.columns, table.data, name, table.source)
+
+
+def plot(trajectory: Trajectory, kind: str = "overview", system: System | None = None,
+         columns: list[str] | None = None, x: str | None = None, y: str | None = None,
+         title: str | None = None) -> Figure:
+    """The figure ``lagsim plot --kind KIND`` draws, as a matplotlib Figure (not shown; in a
+    notebook it displays itself, ``fig.savefig(path)`` writes it). Kinds: ``overview``,
+    ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``path`` (which needs ``system`` for
+    the masses' positions). ``columns``, ``x``, ``y`` choose columns for ``time`` and
+    ``phase``."""
+    from lagsim import plot as plotting
+    from lagsim.io import Table
+
+    table = Table(tuple(trajectory.columns()), trajectory.as_array(),
+                  trajectory.name or "<trajectory>")
+    path_xy = None
+    if kind == "path":
+        if system is None:
+            raise InputError("kind='path' needs the system: plot(traj, kind='path', "
+                             "system=system)")
+        from lagsim.kinematics import mass_paths
+
+        path_xy = mass_paths(system.model, table)
+    if title is None and system is not None:
+        title = system.name
+    return plotting.make_figure(table, kind=kind, columns=columns, x=x, y=y, title=title,
+                                path_xy=path_xy)
+
+
+__all__ = ["LagsimWarning", "System", "derive_forms", "load", "open_system", "plot", "read_csv",
+           "run"]

@@ -524,15 +524,24 @@ class CompiledC:
                          self._sizes, self._n)
 
 
-def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol] = (),
-              values: Sequence[float] | None = None, ode: bool | None = None
-              ) -> CompiledC | None:
+def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
+              parameters: Sequence[se.Symbol] = (), values: Sequence[float] | None = None,
+              ode: bool | None = None, key_text: str | None = None,
+              sizes: Sequence[tuple[str, int, int]] | None = None) -> CompiledC | None:
     """Compile ``functions`` (name, argument symbols, expressions in those and the symbols
     ``parameters``) to C, bound to the parameter ``values`` (default all 0); None when that
     cannot be done here. With ``ode`` (default: when ``m == 0``) the library also holds the ODE
     right-hand side and DOP853's step, and ``functions`` must hold ``dynamics`` (M, F, A, b
-    flat, arguments t, q, q̇)."""
+    flat, arguments t, q, q̇).
+
+    With ``key_text`` (what determines the functions, e.g. :func:`lagsim.model.spec_structure`)
+    the cache key comes from it instead of the printed expressions, ``functions`` may be a
+    callable that makes them, called only when the library is not in the cache, and ``sizes``
+    gives each function's (name, inputs, outputs) (issue 17 §2: a warm run does no symbolic
+    work)."""
     ode = m == 0 if ode is None else ode
+    if callable(functions) and (key_text is None or sizes is None):
+        raise ValueError("functions given as a callable need key_text and sizes")
     cc = compiler()
     if cc is None:
         return None
@@ -541,10 +550,16 @@ def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
         return None
     parameters = tuple(parameters)
     try:
-        key = model_key(cc, n, m, functions, parameters, ode)
+        if key_text is None:
+            key = model_key(cc, n, m, functions, parameters, ode)
+        else:
+            key = hashlib.sha256("\0".join((*_identity(cc), "spec", key_text, f"n={n} m={m}",
+                                             *map(str, parameters), f"ode={ode}")
+                                            ).encode()).hexdigest()[:32]
 
         def build(work: Path) -> Path:
-            source = _source(n, m, functions, parameters, key, ode)
+            made = functions() if callable(functions) else functions
+            source = _source(n, m, made, parameters, key, ode)
             return _compile(cc, source, flags(source), work)
 
         lib, path = cache.obtain(key, build, lambda name: _open_checked(name, key))
@@ -555,7 +570,9 @@ def compile_c(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
         fallback(f"the model could not be compiled to C ({type(exc).__name__})",
                  f"{type(exc).__name__}: {exc}")
         return None
-    sizes = tuple((name, len(args), len(exprs)) for name, args, exprs in functions)
+    if sizes is None:
+        sizes = tuple((name, len(args), len(exprs)) for name, args, exprs in functions)
+    sizes = tuple(sizes)
     unbound = CompiledC({}, COdeRhs(lib.lagsim_ode_rhs, n, np.zeros(0)) if ode else None,
                         path, None, np.zeros(len(parameters)), lib, sizes, n)
     return unbound.bind(np.zeros(len(parameters)) if values is None else values)

@@ -210,8 +210,10 @@ _MEMO: OrderedDict[str, _Code] = OrderedDict()
 """Compiled code by structure key, the most recently used last (issue 8 §1)."""
 
 
-def _c_code(n: int, m: int, groups: Functions, params: list[se.Symbol]) -> _Code | None:
-    compiled = compile_c(n, m, groups, params)
+def _c_code(n: int, m: int, groups: Functions | Callable[[], Functions],
+            params: list[se.Symbol], key_text: str | None = None,
+            sizes: Sequence[tuple[str, int, int]] | None = None) -> _Code | None:
+    compiled = compile_c(n, m, groups, params, key_text=key_text, sizes=sizes)
     if compiled is None:
         return None
 
@@ -236,13 +238,8 @@ def _llvm_code(groups: Functions, params: list[se.Symbol]) -> _Code:
     return _Code(BACKEND, bind)
 
 
-def compile_model(model: Model) -> NumericSystem:
-    """Compile the numeric functions of ``model`` with its parameters as inputs, bound to its
-    parameter values; a model of the same structure compiled before in this process is not
-    compiled again."""
-    names = tuple(model.parameters)
-    params = list(model.substitutions())
-    values = np.array([model.parameters[k] for k in names], dtype=float)
+def _groups(model: Model) -> Functions:
+    """The compiled functions of a model: (name, arguments, expressions)."""
     t, q, qd = model.t, list(model.q), list(model.qd)
     state = [t, *q, *qd]
     pos = [t, *q]
@@ -252,15 +249,42 @@ def compile_model(model: Model) -> NumericSystem:
     phi_q = [r for c in hol for r in c.row]
     rows = [r for c in model.constraints for r in c.row]
     offsets = [c.offset for c in model.constraints]
-    groups = (("dynamics", state, dyn), ("phi", pos, phis + phi_q),
-              ("velocity", pos, rows + offsets), ("energy", state, [model.energy]))
+    return (("dynamics", state, dyn), ("phi", pos, phis + phi_q),
+            ("velocity", pos, rows + offsets), ("energy", state, [model.energy]))
+
+
+def _sizes(model: Model) -> tuple[tuple[str, int, int], ...]:
+    """(name, inputs, outputs) of each of :func:`_groups`, known without building them."""
+    n, m, mh = model.n, model.m, len(model.holonomic)
+    return (("dynamics", 1 + 2 * n, n * n + n + m * n + m), ("phi", 1 + n, mh + mh * n),
+            ("velocity", 1 + n, m * n + m), ("energy", 1 + 2 * n, 1))
+
+
+def compile_model(model: Model) -> NumericSystem:
+    """Compile the numeric functions of ``model`` with its parameters as inputs, bound to its
+    parameter values; a model of the same structure compiled before in this process is not
+    compiled again. A model with a ``structure_key`` (one built from a spec) is looked up by
+    it, so that a model whose code is in the compile cache is loaded without deriving M, F
+    and h (issue 17 §2)."""
+    names = tuple(model.parameters)
+    params = list(model.substitutions())
+    values = np.array([model.parameters[k] for k in names], dtype=float)
     cc = compiler()
-    key = hashlib.sha256("\0".join((str(cc), BACKEND, structure(model.n, model.m, groups,
-                                                                 params))).encode()).hexdigest()
+    groups: Functions | None = None
+    if model.structure_key is not None:
+        text = "\0".join(("spec", model.structure_key, *names))
+        key = hashlib.sha256("\0".join((str(cc), BACKEND, text)).encode()).hexdigest()
+    else:
+        groups = _groups(model)
+        key = hashlib.sha256("\0".join((str(cc), BACKEND, structure(
+            model.n, model.m, groups, params))).encode()).hexdigest()
     code = _MEMO.get(key)
     if code is None:
-        code = (_c_code(model.n, model.m, groups, params) if cc is not None else None) or (
-            _llvm_code(groups, params))
+        if cc is not None:
+            code = (_c_code(model.n, model.m, groups, params) if groups is not None else
+                    _c_code(model.n, model.m, lambda: _groups(model), params, text,
+                            _sizes(model)))
+        code = code or _llvm_code(groups or _groups(model), params)
         _MEMO[key] = code
         while len(_MEMO) > MEMO_SIZE:
             _MEMO.popitem(last=False)

@@ -16,14 +16,17 @@ The mass matrix is never inverted symbolically.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
 from typing import Any
 
 import symengine as se
 
-from lagsim.errors import InputError
-from lagsim.spec import SystemSpec
+from lagsim.errors import InputError, Location
+from lagsim.spec import Expr, SystemSpec
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,15 @@ class Constraint:
 
 @dataclass(frozen=True)
 class Model:
-    """The symbolic model of one system; every field is a symengine object."""
+    """The symbolic model of one system; every field is a symengine object.
+
+    ``mass_matrix``, ``forcing`` and ``energy`` are derived from L and τ when first asked for
+    (then kept): they are most of the symbolic work (the 32-chain: 2.3 s of 2.6 s), and a run
+    whose compiled code is in the cache does not need them (issue 17 §2). ``structure_key``
+    says what determines the model's expressions (:func:`spec_structure`), so that the compiled
+    code can be looked up without them; None for a model made otherwise (then the expressions
+    themselves are the key).
+    """
 
     name: str
     description: str
@@ -61,15 +72,41 @@ class Model:
     kinetic: se.Basic
     potential: se.Basic
     lagrangian: se.Basic
-    energy: se.Basic
     momenta: se.DenseMatrix
-    mass_matrix: se.DenseMatrix
-    forcing: se.DenseMatrix
     tau: se.DenseMatrix
     constraints: tuple[Constraint, ...]
     A: se.DenseMatrix
     b: se.DenseMatrix
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
+    structure_key: str | None = None
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _derive(self) -> dict[str, Any]:
+        """M = ∂²L/∂q̇², F = ∂L/∂q − (∂²L/∂q̇∂q)q̇ − ∂²L/∂q̇∂t + τ, h = q̇·p − L (001 §10.6)."""
+        if not self._derived:
+            n, q, qd, t = self.n, self.q, self.qd, self.t
+            M = se.zeros(n, n)
+            F = se.zeros(n, 1)
+            for i in range(n):
+                for j in range(n):
+                    M[i, j] = se.diff(self.momenta[i], qd[j])
+                F[i] = (se.diff(self.lagrangian, q[i])
+                        - time_derivative(self.momenta[i], q, qd, t) + self.tau[i])
+            energy = se.Add(*(v * p for v, p in zip(qd, self.momenta))) - self.lagrangian
+            self._derived.update(mass_matrix=M, forcing=F, energy=energy)
+        return self._derived
+
+    @property
+    def mass_matrix(self) -> se.DenseMatrix:
+        return self._derive()["mass_matrix"]
+
+    @property
+    def forcing(self) -> se.DenseMatrix:
+        return self._derive()["forcing"]
+
+    @property
+    def energy(self) -> se.Basic:
+        return self._derive()["energy"]
 
     @property
     def n(self) -> int:
@@ -106,12 +143,11 @@ class Model:
         ]
 
     def singular_coordinates(self) -> list[str]:
-        """Coordinates whose velocity appears nowhere in T: a zero row of M."""
-        M = self.mass_matrix
-        return [
-            name for i, name in enumerate(self.coordinates)
-            if all(se.expand(M[i, j]) == 0 for j in range(self.n))
-        ]
+        """Coordinates whose velocity appears nowhere in T: a zero row of M = ∂p/∂q̇, that is a
+        momentum p_i = ∂L/∂q̇_i free of every velocity (read from p, without building M)."""
+        velocities = set(self.qd)
+        return [name for name, p in zip(self.coordinates, self.momenta)
+                if not (se.sympify(p).free_symbols & velocities)]
 
     def substitutions(self) -> dict[se.Symbol, float]:
         """Parameter symbols → their numbers."""
@@ -169,8 +205,44 @@ def build_model(spec: SystemSpec) -> Model:
         name=spec.name, description=spec.description, coordinates=spec.coordinates,
         lagrangian=lagrangian, tau=tau, constraints=constraints,
         parameters=spec.parameter_values, kinetic=kinetic, potential=potential,
-        mass_positions=tuple(positions),
+        mass_positions=tuple(positions), structure_key=spec_structure(spec),
     )
+
+
+_NOT_STRUCTURE = frozenset(("source", "name", "description", "initial", "simulate", "location",
+                            "initial_locations", "coordinate_locations", "value"))
+"""Fields of a spec (and of its parts) that do not enter the model's expressions: values of
+parameters and initial conditions, run settings, names and places in the file."""
+
+
+def _canonical(obj: Any) -> Any:
+    if isinstance(obj, Location):
+        return None
+    if isinstance(obj, Expr):
+        return str(obj.expr)
+    if is_dataclass(obj):
+        return (type(obj).__name__, tuple((f.name, _canonical(getattr(obj, f.name)))
+                                          for f in fields(obj) if f.name not in _NOT_STRUCTURE))
+    if isinstance(obj, (tuple, list)):
+        return tuple(_canonical(x) for x in obj)
+    if isinstance(obj, Mapping):
+        return tuple(sorted((str(k), _canonical(v)) for k, v in obj.items()))
+    return repr(obj)
+
+
+def spec_structure(spec: SystemSpec) -> str:
+    """A key for what determines a spec's model: every field of the spec and of its parts but
+    :data:`_NOT_STRUCTURE` (so not the parameters' values, issue 8 §1), the expressions as
+    parsed, and the source of the modules that derive and compile the model. Two specs with the
+    same key give the same expressions, so one compiled code serves both (issue 17 §2)."""
+    if not _SOURCES:
+        here = Path(__file__)
+        _SOURCES.append(hashlib.sha256(b"".join(
+            (here.parent / name).read_bytes() for name in ("model.py", "compile.py"))).hexdigest())
+    return hashlib.sha256((repr(_canonical(spec)) + _SOURCES[0]).encode()).hexdigest()
+
+
+_SOURCES: list[str] = []
 
 
 def assemble_model(
@@ -184,6 +256,7 @@ def assemble_model(
     kinetic: se.Basic | None = None,
     potential: se.Basic | None = None,
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
+    structure_key: str | None = None,
 ) -> Model:
     """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
     q = tuple(se.Symbol(c) for c in coordinates)
@@ -196,13 +269,6 @@ def assemble_model(
     if kinetic is None:
         kinetic = lagrangian + potential
     momenta = [se.diff(lagrangian, v) for v in qd]
-    M = se.zeros(n, n)
-    F = se.zeros(n, 1)
-    for i in range(n):
-        for j in range(n):
-            M[i, j] = se.diff(momenta[i], qd[j])
-        F[i] = se.diff(lagrangian, q[i]) - time_derivative(momenta[i], q, qd, t) + tau[i]
-    energy = se.Add(*(v * p for v, p in zip(qd, momenta))) - lagrangian
     m = len(constraints)
     A = se.zeros(m, n)
     b = se.zeros(m, 1)
@@ -214,9 +280,9 @@ def assemble_model(
         name=name, description=description, coordinates=tuple(coordinates), q=q, qd=qd,
         qdd=qdd, t=t, parameters=dict(parameters),
         param_symbols=tuple(se.Symbol(p) for p in parameters), kinetic=kinetic,
-        potential=potential, lagrangian=lagrangian, energy=energy,
-        momenta=se.DenseMatrix(n, 1, momenta), mass_matrix=M, forcing=F, tau=tau,
-        constraints=constraints, A=A, b=b, mass_positions=mass_positions,
+        potential=potential, lagrangian=lagrangian, momenta=se.DenseMatrix(n, 1, momenta),
+        tau=tau, constraints=constraints, A=A, b=b, mass_positions=mass_positions,
+        structure_key=structure_key,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import OrderedDict
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -335,3 +336,57 @@ def test_native_call_converts_inputs_and_reports_errors():
     singular = ccompile.native_rhs(_one_dof(lambda q: q))
     with pytest.raises(np.linalg.LinAlgError):
         singular(0.0, np.array([0.0, 1.0]))
+
+
+def test_structure_key_ignores_values_and_follows_expressions():
+    """What keys the compiled code (issue 17 §2): parameter values, initial values and run
+    settings leave it unchanged; any change of an expression, a parameter's name or a
+    constraint changes it."""
+    from lagsim.model import spec_structure
+
+    base = "parameters: {k: 1.0, m: 2.0}\ncoordinates: [x]\nkinetic: m/2*x_dot**2\n"
+    key = spec_structure(parse_spec(base + "potential: k/2*x**2\n", "a.yaml"))
+    same = [
+        "parameters: {k: 5.0, m: 3.0}\ncoordinates: [x]\nkinetic: m/2*x_dot**2\n"
+        "potential: k/2*x**2\n",
+        base + "potential: k/2*x**2\ninitial: {x: 0.3}\nsimulate: {t_end: 3}\n",
+        "name: other\n" + base + "potential: k/2*x**2\n",
+    ]
+    for text in same:
+        assert spec_structure(parse_spec(text, "b.yaml")) == key
+    different = [
+        base + "potential: k/2*x**3\n",
+        base + "potential: m/2*x**2\n",
+        base.replace("k: 1.0, m: 2.0", "k: 1.0, m: 2.0, c: 1.0") + "potential: k/2*x**2\n",
+        base + "potential: k/2*x**2\ndissipation: 1/2*k*x_dot**2\n",
+    ]
+    for text in different:
+        assert spec_structure(parse_spec(text, "c.yaml")) != key
+
+
+def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
+    """Once the library is in the cache, a new process (here: an empty in-process memo) builds
+    the model and loads the code without computing M, F or h, and gets the same numbers as a
+    model compiled from its expressions."""
+    spec = load_spec("double_pendulum")
+    compile_model(build_model(spec))
+    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    builds = []
+    compile_source = ccompile._compile
+
+    def count(*args):
+        builds.append(args)
+        return compile_source(*args)
+
+    monkeypatch.setattr(ccompile, "_compile", count)
+    model = build_model(load_spec("double_pendulum", {"m1": 3.0}))
+    warm = compile_model(model)
+    assert model._derived == {}
+    assert builds == []
+    cold = compile_model(replace(model, structure_key=None))
+    assert model._derived
+    rng = np.random.default_rng(5)
+    q, qd = rng.uniform(-1, 1, model.n), rng.uniform(-1, 1, model.n)
+    for a, b in zip(warm.dynamics(0.2, q, qd), cold.dynamics(0.2, q, qd)):
+        _close(a, b)
+    assert warm.energy(0.2, q, qd) == pytest.approx(cold.energy(0.2, q, qd), rel=1e-14)

@@ -79,7 +79,8 @@ class Model:
     b: se.DenseMatrix
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
     structure_key: str | None = None
-    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                     compare=False)
 
     def _derive(self) -> dict[str, Any]:
         """M = ∂²L/∂q̇², F = ∂L/∂q − (∂²L/∂q̇∂q)q̇ − ∂²L/∂q̇∂t + τ, h = q̇·p − L (001 §10.6)."""

@@ -33,6 +33,7 @@ EXAMPLES = {
     "plot": "lagsim simulate double_pendulum | lagsim plot --kind drift -o drift.png",
     "animate": "lagsim animate double_pendulum -o dp.gif --fps 25",
     "systems": "lagsim systems",
+    "check": "lagsim check skate --format json",
 }
 
 EXIT_PIPE = 128 + 13
@@ -324,6 +325,25 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     text = render(forms if len(forms) > 1 else forms[0], fmt, model)
     status.close()
     click.echo(text, nl=False)
+
+
+@main.command(epilog=_example("check"))
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for a terminal, json for scripts.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+def check(file: str, fmt: str, overrides: dict[str, float]) -> None:
+    """Report what FILE is: coordinates, constraints, rank and degrees of freedom, redundant
+    constraints, whether each velocity constraint is holonomic (Frobenius' test) and what is
+    conserved (energy, cyclic and Noether momenta)."""
+    from lagsim.check import check_system
+    from lagsim.model import build_model
+    from lagsim.spec import load_spec
+
+    spec = load_spec(file, overrides)
+    report = check_system(spec, build_model(spec))
+    click.echo(report.to_json() if fmt == "json" else report.to_text(), nl=False)
 
 
 class _Status:

@@ -129,7 +129,7 @@ class CheckReport:
                              "random states]")
                 if i.integral:
                     lines.append(f"    integrates to the holonomic constraint {i.integral}")
-                elif i.holonomic:
+                elif i.holonomic and len(i.constraints) == 1:
                     lines.append("    (no closed form of the integral found)")
                 if i.note:
                     lines.append(f"    note: {i.note}")

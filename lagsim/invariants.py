@@ -285,20 +285,25 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
     else:
         notes.append(f"the energy h is not conserved: {why}")
     cyclic = []
+    forced, held = [], []
     for j, q in enumerate(model.coordinates):
         if not _zero(se.diff(model.lagrangian.subs(values), model.q[j])):
             continue
         if not _zero(model.tau[j].subs(values)):
-            notes.append(f"{q} is cyclic but a force acts on it: p_{q} is not conserved")
+            forced.append(q)
             continue
         if any(not _zero(model.A[k, j].subs(values)) for k in range(model.m)):
-            notes.append(f"{q} is cyclic but a constraint acts on it: p_{q} is not conserved")
+            held.append(q)
             continue
         cyclic.append(j)
         p = model.momenta[j]
         found.append(Invariant(f"p_{q}", "cyclic", readable(p), f"p_{q}",
                                tuple(str(int(i == j)) for i in range(model.n)), value(p),
                                "symbolic", p))
+    for names, what in ((forced, "a force acts"), (held, "a constraint acts")):
+        if names:
+            notes.append(f"cyclic but {what} on {', '.join(names)}: "
+                         f"{', '.join('p_' + q for q in names)} not conserved")
     used = {inv.name for inv in found}
     for index, vector in enumerate(_symmetries(model, values, cyclic, q0, qd0, t0), start=1):
         coefficients = _oriented(model, vector)

@@ -415,6 +415,12 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
         raise failed
     if trajectory.message:
         _warn(trajectory.message)
+    if options.invariants:
+        from lagsim.invariants import with_invariants
+
+        trajectory = with_invariants(trajectory, model)
+        if not trajectory.extra:
+            _warn("--invariants: no conserved quantity found (`lagsim check` says why)")
     return spec, model, trajectory
 
 
@@ -542,7 +548,7 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
     return Table(tuple(trajectory.columns()), data, spec.source), model
 
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
+KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "invariants")
 
 
 @main.command(epilog=_example("plot"))
@@ -576,7 +582,10 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
-    table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    flags = _flags(kwargs)
+    if kind == "invariants":
+        flags.setdefault("invariants", True)
+    table, model = _table_and_model(source, system, flags, overrides, initial)
     path_xy = None
     if kind == "path":
         if model is None:

@@ -330,3 +330,13 @@ def evaluate_invariants(model: Model, invariants: Sequence[Invariant], t: np.nda
     exprs = [se.sympify(inv.symbolic).subs(values) for inv in invariants]
     states = np.hstack([q, qd, np.asarray(t, dtype=float)[:, None]])
     return _evaluate(model, exprs, states) if exprs else np.zeros((len(t), 0))
+
+
+def with_invariants(trajectory: Any, model: Model) -> Any:
+    """The trajectory with a column ``invariant_<name>`` per conserved quantity (found at its
+    first sample, the consistent start), after ``energy`` (:meth:`Trajectory.with_extra`)."""
+    found = find_invariants(model, trajectory.q[0], trajectory.qd[0], float(trajectory.t[0]))
+    values = evaluate_invariants(model, found.found, trajectory.t, trajectory.q, trajectory.qd)
+    for k, invariant in enumerate(found.found):
+        trajectory = trajectory.with_extra(f"invariant_{invariant.name}", values[:, k])
+    return trajectory

@@ -157,9 +157,10 @@ def _short(text: str) -> str:
 
 
 def _start(spec: SystemSpec, model: Model, notes: list[str]
-           ) -> tuple[float, np.ndarray, np.ndarray, Any]:
-    """The consistent start (the run's own, :mod:`lagsim.start`), or the file's values with a
-    note when there is none."""
+           ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """(t₀, q₀, q̇₀, A(q₀, t₀)): the file's values when they meet the constraints, else the
+    run's own consistent start (:mod:`lagsim.start`, which compiles the model), or the file's
+    values with a note when there is none."""
     from lagsim.options import BY_NAME
 
     setting = spec.simulate.get("t_start")
@@ -168,7 +169,11 @@ def _start(spec: SystemSpec, model: Model, notes: list[str]
     q0 = np.array(spec.initial_state()[0], dtype=float)
     qd0 = np.array(spec.initial_state()[1], dtype=float)
     if not model.constraints:
-        return t0, q0, qd0, None
+        return t0, q0, qd0, np.zeros((0, model.n))
+    A, residual = _rows(model, t0, q0, qd0)
+    scale = 1.0 + np.abs(A).max(initial=0.0) * (1.0 + np.abs(np.concatenate([q0, qd0])).max())
+    if np.all(np.isfinite(residual)) and np.abs(residual).max() <= START_TOL * scale:
+        return t0, q0, qd0, A
     from lagsim.compile import compile_model
     from lagsim.start import consistent_start
 
@@ -178,7 +183,28 @@ def _start(spec: SystemSpec, model: Model, notes: list[str]
         q0, qd0 = consistent_start(numeric, t0, q0, qd0, notes.append, given=given)
     except InputError as error:
         notes.append(f"no consistent start ({error.message}); A is taken at the file's values")
-    return t0, q0, qd0, numeric
+    return t0, q0, qd0, _rows(model, t0, q0, qd0)[0]
+
+
+START_TOL = 1e-10
+"""The file's start is used as it is when every φ and a·q̇ + c is below START_TOL × its scale
+(the tolerance of :mod:`lagsim.start`)."""
+
+
+def _rows(model: Model, t0: float, q0: np.ndarray, qd0: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """A (m, n) and the residuals (φ of holonomic constraints, w = a·q̇ + c of all) at a state."""
+    import symengine as se
+
+    values = model.substitutions()
+    exprs = [model.A[k, j] for k in range(model.m) for j in range(model.n)]
+    exprs += [c.expression for c in model.holonomic] + [c.velocity_form for c in model.constraints]
+    f = se.Lambdify([model.t, *model.q, *model.qd], [se.sympify(e).subs(values) for e in exprs],
+                    backend="lambda")
+    with np.errstate(all="ignore"):
+        out = np.asarray(f(np.array([t0, *q0, *qd0], dtype=float)), dtype=float).ravel()
+    cut = model.m * model.n
+    return out[:cut].reshape(model.m, model.n), out[cut:]
 
 
 def _rank(A: np.ndarray, names: tuple[str, ...]) -> tuple[int, tuple[Redundancy, ...]]:
@@ -203,13 +229,9 @@ def _rank(A: np.ndarray, names: tuple[str, ...]) -> tuple[int, tuple[Redundancy,
 def check_system(spec: SystemSpec, model: Model) -> CheckReport:
     """The check report of a system (module docstring)."""
     notes: list[str] = []
-    t0, q0, qd0, numeric = _start(spec, model, notes)
+    t0, q0, qd0, A = _start(spec, model, notes)
     names = tuple(c.name for c in model.constraints)
     kinds = tuple(c.kind for c in model.constraints)
-    if numeric is not None:
-        A, _ = numeric.velocity_terms(t0, q0)
-    else:
-        A = np.zeros((0, model.n))
     rank, redundant = _rank(np.asarray(A, dtype=float).reshape(len(names), model.n), names)
     holonomic_rows = [i for i, k in enumerate(kinds) if k == "holonomic"]
     holonomic_rank, _ = _rank(np.asarray(A, dtype=float).reshape(len(names), model.n)

@@ -182,7 +182,7 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
     matrix = matrix[scale[:, 0] > 0] / scale[scale[:, 0] > 0]
     if len(matrix) < unknowns:
         return []
-    _, s, Vt = np.linalg.svd(matrix)
+    _, s, Vt = np.linalg.svd(matrix, full_matrices=False)
     null = Vt[np.sum(s > NULL_TOL * s[0]):]
     if not len(null):
         return []
@@ -190,7 +190,7 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
         null[:, n * n + j] = 0.0
     if not np.any(null):
         return []
-    _, s2, V2 = np.linalg.svd(null)
+    _, s2, V2 = np.linalg.svd(null, full_matrices=False)
     basis = V2[: int(np.sum(s2 > 1e-8 * s2[0]))]
     return list(_echelon(basis))
 

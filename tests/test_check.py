@@ -376,3 +376,10 @@ def test_plot_invariants(tmp_path) -> None:
     result = invoke("plot", "-", "--kind", "invariants", "-o", str(out), stdin=csv)
     assert result.exit_code == 2
     assert "no invariant_* columns" in result.output
+
+
+def test_check_help_has_an_example() -> None:
+    result = invoke("check", "--help")
+    assert result.exit_code == 0
+    assert "Example:" in result.output and "lagsim check " in result.output
+    assert "--invariants" in invoke("simulate", "--help").output

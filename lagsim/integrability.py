@@ -77,7 +77,9 @@ class Integrability:
         return {
             "subject": self.subject, "constraints": list(self.constraints),
             "holonomic": self.holonomic, "verdict": self.verdict(), "method": self.method,
-            "symbolic": self.symbolic, "numeric_curvature": self.numeric_curvature,
+            "symbolic": self.symbolic,
+            "numeric_curvature": self.numeric_curvature
+            if np.isfinite(self.numeric_curvature) else None,
             "states": self.states, "integral": self.integral, "note": self.note,
         }
 
@@ -115,14 +117,18 @@ class _Evaluator:
     def __init__(self, model: Model, X: Sequence[se.Symbol]) -> None:
         self.X = list(X)
         self.values = model.substitutions()
+        self.compiled: dict[tuple[se.Basic, ...], Any] = {}
 
     def __call__(self, exprs: Sequence[se.Basic], points: np.ndarray) -> np.ndarray:
         if not exprs:
             return np.zeros((len(points), 0))
-        bound = [se.sympify(e).subs(self.values) for e in exprs]
-        f = se.Lambdify(self.X, bound, backend="lambda")
+        key = tuple(exprs)
+        f = self.compiled.get(key)
+        if f is None:
+            bound = [se.sympify(e).subs(self.values) for e in exprs]
+            f = self.compiled[key] = se.Lambdify(self.X, bound, backend="lambda")
         with np.errstate(all="ignore"):
-            return np.asarray(f(points), dtype=float).reshape(len(points), len(bound))
+            return np.asarray(f(points), dtype=float).reshape(len(points), len(exprs))
 
 
 def _states(model: Model, X: Sequence[se.Symbol], q0: np.ndarray, t0: float,

@@ -164,16 +164,24 @@ def _echelon(vectors: np.ndarray) -> np.ndarray:
     return R[:r]
 
 
+MAX_ROTATION_N = 20
+"""Past this many coordinates only translations ξ = c are searched (n + n² unknowns would make the
+solve slow); a note says so."""
+
+
 def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
                 q0: np.ndarray, qd0: np.ndarray, t0: float) -> list[np.ndarray]:
     """Coefficient vectors (B row-major, then c) of the Noether symmetries beyond the cyclic
     translations."""
     n = model.n
-    unknowns = n * n + n
+    linear = n <= MAX_ROTATION_N
+    unknowns = n * n + n if linear else n
     conditions = _conditions(model, values)
+    if not linear:
+        conditions = [row[n * n:] for row in conditions]
     rng = np.random.default_rng(SEED)
     blocks = []
-    states = _random_states(model, q0, qd0, t0, 3 * unknowns + 12, rng)
+    states = _random_states(model, q0, qd0, t0, unknowns + 16, rng)
     for coefficients in conditions:
         block = _evaluate(model, coefficients, states)
         blocks.append(block[np.all(np.isfinite(block), axis=1)])
@@ -182,10 +190,14 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
     matrix = matrix[scale[:, 0] > 0] / scale[scale[:, 0] > 0]
     if len(matrix) < unknowns:
         return []
+    if len(matrix) > 2 * unknowns:
+        matrix = np.linalg.qr(matrix, mode="r")
     _, s, Vt = np.linalg.svd(matrix, full_matrices=False)
     null = Vt[np.sum(s > NULL_TOL * s[0]):]
     if not len(null):
         return []
+    if not linear:
+        null = np.hstack([np.zeros((len(null), n * n)), null])
     for j in cyclic:
         null[:, n * n + j] = 0.0
     if not np.any(null):
@@ -305,6 +317,9 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
             notes.append(f"cyclic but {what} on {', '.join(names)}: "
                          f"{', '.join('p_' + q for q in names)} not conserved")
     used = {inv.name for inv in found}
+    if model.n > MAX_ROTATION_N:
+        notes.append(f"with {model.n} coordinates (more than {MAX_ROTATION_N}) only translations "
+                     "are searched for Noether symmetries, not rotations")
     for index, vector in enumerate(_symmetries(model, values, cyclic, q0, qd0, t0), start=1):
         coefficients = _oriented(model, vector)
         xi = _xi(model, coefficients)

@@ -361,7 +361,7 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
         values = dict(zip(X, [*q0, *([t0] if extended else [])]))
         values.update(model.substitutions())
         value = float(se.sympify(f).subs(values))
-        return f"{f} = {value:.12g}"
+        return f"{f} = {value!r}"
     return None
 
 

@@ -3,9 +3,10 @@
 Three sources (seed ``001_80d65b968ce3cb18.txt`` §10.5–10.7 for the equations
 d/dt ∂L/∂q̇ − ∂L/∂q = τ + Aᵀλ they rest on):
 
-* **energy** h = q̇·∂L/∂q̇ − L when ∂L/∂t = 0, τ = 0 and every constraint is scleronomic
-  (no t, and no offset c in a velocity constraint, so that the constraint forces do no work:
-  λ·A q̇ = −λ·c = 0);
+* **energy** h = q̇·∂L/∂q̇ − L when ∂L/∂t = 0, the forces do no work (τ = 0, or τ·q̇ ≡ 0 as for a
+  magnetic force) and every constraint is scleronomic (no t, and no offset c in a velocity
+  constraint, so that the constraint forces do no work: λ·A q̇ = −λ·c = 0), since
+  dh/dt = τ·q̇ + λ·A q̇ − ∂L/∂t;
 * **cyclic coordinates**: ∂L/∂q_j = 0, τ_j = 0 and column j of A zero: p_j = ∂L/∂q̇_j is constant
   (d/dt p_j = ∂L/∂q_j + τ_j + (Aᵀλ)_j = 0);
 * **Noether's theorem**: for ξ(q) = c + B q (constant c and B: translations, rotations and their
@@ -80,7 +81,8 @@ def energy_conserved(model: Model, values: dict[se.Symbol, float]) -> str | None
     if not _zero(se.diff(model.lagrangian.subs(values), model.t)):
         return "L depends on t explicitly"
     forced = [q for q, tau in zip(model.coordinates, model.tau) if not _zero(tau.subs(values))]
-    if forced:
+    power = sum((tau.subs(values) * v for tau, v in zip(model.tau, model.qd)), se.Integer(0))
+    if forced and not _zero(power):
         return f"forces act on {', '.join(forced)}"
     for c in model.constraints:
         if model.t in se.sympify(c.expression.subs(values)).free_symbols:

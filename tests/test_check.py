@@ -383,3 +383,43 @@ def test_check_help_has_an_example() -> None:
     assert result.exit_code == 0
     assert "Example:" in result.output and "lagsim check " in result.output
     assert "--invariants" in invoke("simulate", "--help").output
+
+
+TRIG_EXACT = """
+name: trig
+parameters: {m: 1.0}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+constraints:
+  - name: slope
+    velocity: cos(x)*x_dot + y_dot
+initial: {x: 0.5, y: 1}
+"""
+
+MAGNETIC = """
+name: magnetic
+parameters: {m: 1.0, e: 1.0, B: 2.0}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+forces:
+  x: e*B*y_dot
+  y: -e*B*x_dot
+initial: {x_dot: 1}
+"""
+
+
+def test_an_exact_form_beyond_powers_is_integrated_by_sympy() -> None:
+    """cos x dx + dy = d(sin x + y): the constraint y + sin x = 1 + sin ½."""
+    (test,) = check(TRIG_EXACT).integrability
+    f, value = integral(test.integral)
+    x, y = sp.symbols("x y")
+    assert sp.simplify(f - (y + sp.sin(x))) == 0
+    assert value == pytest.approx(1 + math.sin(0.5), rel=1e-12)
+
+
+def test_a_force_that_does_no_work_keeps_the_energy() -> None:
+    """The Lorentz force e B (ẏ, −ẋ) has τ·q̇ = 0: h = ½m(ẋ² + ẏ²) is conserved; p_x and p_y
+    are not (the force acts along x and y)."""
+    report = check(MAGNETIC)
+    assert names(report) == {"energy"}
+    assert report.invariants[0].value == pytest.approx(0.5)

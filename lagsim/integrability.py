@@ -300,8 +300,11 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
     curls = [_curl(forms[k], X) for k in velocity]
     numeric = _numeric_curvature(forms, curls, points, evaluate)
     if not velocity:
+        given = [c for c in constraints if c.kind == "velocity"]
+        integral = integrate_form(model, given[0], q0, t0) if len(given) == 1 else None
         return Integrability(subject, names, True, "holonomic rows", "zero", 0.0, len(points),
-                             note=note + "only holonomic rows remain")
+                             integral, note + "only holonomic rows remain: the velocity rows "
+                             "follow from the holonomic constraints at the start")
     if len(forms) == 1:
         method = "ω ∧ dω = 0"
         w, C = forms[0], curls[0]

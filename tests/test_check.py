@@ -423,3 +423,33 @@ def test_a_force_that_does_no_work_keeps_the_energy() -> None:
     report = check(MAGNETIC)
     assert names(report) == {"energy"}
     assert report.invariants[0].value == pytest.approx(0.5)
+
+
+ROD_TWICE = """
+name: rod_twice
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+  - name: rod_rate
+    velocity: x*x_dot + y*y_dot
+initial: {x: 0.6, y: -0.8}
+"""
+
+
+def test_a_velocity_row_implied_by_a_holonomic_one() -> None:
+    """x ẋ + y ẏ = ½ d/dt(x² + y² − l²): the row is ½ of the rod's (redundant), holonomic, and
+    integrates to (x² + y²)/2 = l²/2."""
+    report = check(ROD_TWICE)
+    (redundant,) = report.redundant
+    assert redundant.name == "rod_rate"
+    assert dict(redundant.depends_on)["rod"] == pytest.approx(0.5, rel=1e-12)
+    (test,) = report.integrability
+    assert test.holonomic is True
+    f, value = integral(test.integral)
+    x, y = sp.symbols("x y")
+    assert sp.simplify(f - (x**2 + y**2) / 2) == 0 and value == pytest.approx(0.5)

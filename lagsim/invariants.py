@@ -59,7 +59,8 @@ class Invariant:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "expression": self.expression,
                 "momentum": self.momentum, "xi": list(self.xi) if self.xi else None,
-                "value": self.value, "verified": self.verified}
+                "value": self.value if np.isfinite(self.value) else None,
+                "verified": self.verified}
 
 
 @dataclass(frozen=True)

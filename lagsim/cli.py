@@ -557,7 +557,8 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "inva
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
               "display, else <name>.png.")
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
-@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
+@click.option("--system", metavar="FILE",
+              help="The system the CSV came from (for --kind path and invariants).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
 @click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
 @click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
@@ -586,6 +587,11 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
     if kind == "invariants":
         flags.setdefault("invariants", True)
     table, model = _table_and_model(source, system, flags, overrides, initial)
+    if kind == "invariants" and model is not None and \
+            not any(c.startswith("invariant_") for c in table.columns):
+        from lagsim.invariants import table_with_invariants
+
+        table = table_with_invariants(table, model)
     path_xy = None
     if kind == "path":
         if model is None:

@@ -358,3 +358,21 @@ def with_invariants(trajectory: Any, model: Model) -> Any:
     for k, invariant in enumerate(found.found):
         trajectory = trajectory.with_extra(f"invariant_{invariant.name}", values[:, k])
     return trajectory
+
+
+def table_with_invariants(table: Any, model: Model) -> Any:
+    """A CSV table (:class:`lagsim.io.Table`) of a run of ``model`` with its ``invariant_<name>``
+    columns added, computed from its coordinates and velocities (for ``plot --kind invariants
+    --system FILE`` on a CSV written without ``--invariants``). A column the table lacks is an
+    :class:`InputError` naming it."""
+    from lagsim.io import Table
+
+    t = table.time
+    q = np.column_stack([table.column(c) for c in model.coordinates])
+    qd = np.column_stack([table.column(f"{c}_dot") for c in model.coordinates])
+    found = find_invariants(model, q[0], qd[0], float(t[0]))
+    values = evaluate_invariants(model, found.found, t, q, qd)
+    names = tuple(f"invariant_{i.name}" for i in found.found)
+    data = np.column_stack([table.data, values])
+    data.setflags(write=False)
+    return Table(columns=(*table.columns, *names), data=data, source=table.source)

@@ -378,6 +378,23 @@ def test_plot_invariants(tmp_path) -> None:
     assert "no invariant_* columns" in result.output
 
 
+def test_invariants_of_a_csv_from_its_system(tmp_path) -> None:
+    """A CSV written without --invariants, with --system: the columns are computed from q, q̇;
+    p_θ = m r² θ̇ stays 1.2."""
+    from lagsim.invariants import table_with_invariants
+    from lagsim.io import read_csv
+
+    csv = tmp_path / "kepler.csv"
+    assert invoke("simulate", "kepler", "--samples", "50", "-o", str(csv)).exit_code == 0
+    table = table_with_invariants(read_csv(csv), build_model(load_spec("kepler")))
+    assert table.columns[-2:] == ("invariant_energy", "invariant_p_theta")
+    assert np.allclose(table.column("invariant_p_theta"), 1.2, rtol=1e-8)
+    out = tmp_path / "inv.png"
+    result = invoke("plot", str(csv), "--kind", "invariants", "--system", "kepler", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
 def test_check_help_has_an_example() -> None:
     result = invoke("check", "--help")
     assert result.exit_code == 0

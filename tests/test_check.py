@@ -470,3 +470,31 @@ def test_a_velocity_row_implied_by_a_holonomic_one() -> None:
     f, value = integral(test.integral)
     x, y = sp.symbols("x y")
     assert sp.simplify(f - (x**2 + y**2) / 2) == 0 and value == pytest.approx(0.5)
+
+
+TURNING_DISK = """
+name: turning_disk
+parameters: {m: 1.0, R: 0.5, J: 0.1, K: 0.05}
+coordinates: [x, y, theta, phi]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*phi_dot**2 + 1/2*K*theta_dot**2
+constraints:
+  - name: roll_x
+    velocity: x_dot - R*cos(theta)*phi_dot
+  - name: roll_y
+    velocity: y_dot - R*sin(theta)*phi_dot
+initial: {phi_dot: 1, x_dot: 0.5}
+"""
+
+
+def test_a_rolling_disk_that_turns_is_nonholonomic() -> None:
+    """The vertical disk free to turn (heading θ): dx − R cos θ dφ has ω ∧ dω =
+    R sin θ dx∧dθ∧dφ ≠ 0, and the pair brackets out of the distribution: nonholonomic, unlike
+    rolling_disk_line. It keeps its energy, its spin p_θ = K θ̇ but no translation momentum."""
+    report = check(TURNING_DISK)
+    roll_x, roll_y, both = report.integrability
+    assert roll_x.holonomic is False and roll_y.holonomic is False and both.holonomic is False
+    assert both.method == "Lie brackets of a null-space basis" and both.numeric_curvature > 1e-2
+    assert report.degrees_of_freedom == 2
+    assert names(report) == {"energy", "p_theta"}
+    data = json.loads(report.to_json())
+    assert [t["verdict"] for t in data["integrability"]] == ["nonholonomic"] * 3

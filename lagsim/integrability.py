@@ -45,6 +45,9 @@ STATES = 8
 """Random states of the numeric cross-check (and of the evaluation that proves a nonzero)."""
 NONZERO = 1e-7
 """An expression is clearly nonzero when |value| exceeds NONZERO × the scale of its terms."""
+MAX_SYMBOLIC_ROWS = 4
+"""Past this many independent rows the symbolic bracket test (determinants and adjugates of the
+pivot block) is skipped and the numeric curvature decides, with a note."""
 SEED = 20230
 """The random states are reproducible: the same report every time."""
 
@@ -313,6 +316,9 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
             e = w[i] * C[j][k] + w[j] * C[k][i] + w[k] * C[i][j]
             exprs.append(e)
             scales.append(_magnitude(e))
+    elif len(forms) > MAX_SYMBOLIC_ROWS:
+        method = "Lie brackets (numeric only)"
+        exprs, scales = None, []
     else:
         method = "Lie brackets of a null-space basis"
         fields = _null_basis(forms, rows0[keep])
@@ -323,15 +329,19 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
                          if a != b), se.Integer(0))
                 exprs.append(e)
                 scales.append(_magnitude(e))
-    symbolic = _decide(exprs, scales, points, evaluate)
+    symbolic = _decide(exprs, scales, points, evaluate) if exprs is not None else "skipped"
     numeric_ok = numeric < NONZERO if np.isfinite(numeric) else None
-    if symbolic == "nonzero":
+    if symbolic == "skipped":
+        holonomic_ = numeric_ok
+        note += (f"the symbolic test is skipped for more than {MAX_SYMBOLIC_ROWS} independent "
+                 "rows (its determinants grow too fast); the numeric test decides; ")
+    elif symbolic == "nonzero":
         holonomic_ = False if numeric_ok is not True else None
     elif symbolic == "zero":
         holonomic_ = True if numeric_ok is not False else None
     else:
         holonomic_ = None
-    if holonomic_ is None:
+    if holonomic_ is None and symbolic != "skipped":
         note += (f"the symbolic test says {symbolic} and the numeric curvature is {numeric:.3g}; "
                  "undecided")
     integral = None

@@ -498,3 +498,24 @@ def test_a_rolling_disk_that_turns_is_nonholonomic() -> None:
     assert names(report) == {"energy", "p_theta"}
     data = json.loads(report.to_json())
     assert [t["verdict"] for t in data["integrability"]] == ["nonholonomic"] * 3
+
+
+@pytest.mark.parametrize(("row", "holonomic"), [
+    ("(y4 - y3)*x4_dot - (x4 - x3)*y4_dot", False),
+    ("x4_dot - x3_dot", True),
+])
+def test_many_rows_are_judged_by_the_numeric_curvature(row: str, holonomic: bool) -> None:
+    """The 4-chain in natural coordinates plus a fifth, velocity row: past four rows only the
+    numeric test runs, and says so. A blade on the last mass along the last rod is not
+    integrable; keeping the last rod's ends at one horizontal distance is (x₄ − x₃ = const)."""
+    import yaml
+
+    from lagsim.chains import chain_yaml
+
+    doc = yaml.safe_load(chain_yaml(4, natural=True))
+    doc["constraints"].append({"name": "extra", "velocity": row})
+    (test,) = check(yaml.safe_dump(doc)).integrability
+    assert test.symbolic == "skipped" and "numeric test decides" in test.note
+    assert test.holonomic is holonomic
+    if holonomic:
+        assert test.integral.startswith("-x3 + x4 = ")

@@ -371,11 +371,37 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
         f = _potential(b, X)
         if f is None:
             continue
+        f = _squares(f)
         values = dict(zip(X, [*q0, *([t0] if extended else [])]))
         values.update(model.substitutions())
         value = float(se.sympify(f).subs(values))
         return f"{f} = {value!r}"
     return None
+
+
+def _squares(f: se.Basic) -> se.Basic:
+    """c·a² + c·b² ∓ 2c·ab written as c·(a ∓ b)² for pairs of coordinates (the rod's
+    ½(x₁ − x₂)² + ½(y₁ − y₂)² instead of its six expanded terms); f itself when nothing pairs."""
+    terms = dict(se.expand(f).as_coefficients_dict())
+    symbols = sorted(se.sympify(f).free_symbols, key=str)
+    out: se.Basic = se.Integer(0)
+    used: set[se.Basic] = set()
+    for a, b in itertools.combinations(symbols, 2):
+        if a in used or b in used:
+            continue
+        c = terms.get(a**2, 0)
+        if c == 0 or terms.get(b**2, 0) != c:
+            continue
+        cross = terms.get(a * b, 0)
+        if cross == -2 * c or cross == 2 * c:
+            out += c * (a - b) ** 2 if cross == -2 * c else c * (a + b) ** 2
+            for key in (a**2, b**2, a * b):
+                terms.pop(key)
+            used.update((a, b))
+    if not used:
+        return f
+    result = out + sum((k * v for k, v in terms.items()), se.Integer(0))
+    return result if se.expand(result - f) == 0 else f
 
 
 def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None:

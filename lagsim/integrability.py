@@ -20,7 +20,8 @@ Two independent tests, as issue 10 asks:
   by pivoting at the start, F the others: no division, so the expressions stay polynomial in the
   entries). An expression is declared nonzero when it evaluates clearly away from 0 at a state (a
   proof that it is not identically 0), and zero when symengine's expansion (then, if needed,
-  SymPy's ``simplify``) reduces it to 0;
+  SymPy's ``simplify``) reduces it to 0; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
+  skipped and the numeric test decides;
 * **numeric**: at random states (projected onto the holonomic constraints of the set), an
   orthonormal basis N of the null space of the rows from an SVD, and max |Nᵀ C_k N| / |C_k|.
 

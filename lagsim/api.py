@@ -285,7 +285,15 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
     model, numeric = _compiled(system, spec)
-    return simulate(spec, model, options, report=report, progress=progress, numeric=numeric)
+    trajectory = simulate(spec, model, options, report=report, progress=progress,
+                          numeric=numeric)
+    if options.invariants:
+        from lagsim.invariants import with_invariants
+
+        trajectory = with_invariants(trajectory, model)
+        if not trajectory.extra and report is not None:
+            report("--invariants: no conserved quantity found (`lagsim check` says why)")
+    return trajectory
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,

@@ -33,6 +33,7 @@ EXAMPLES = {
     "plot": "lagsim simulate double_pendulum | lagsim plot --kind drift -o drift.png",
     "animate": "lagsim animate double_pendulum -o dp.gif --fps 25",
     "systems": "lagsim systems",
+    "check": "lagsim check skate --format json",
 }
 
 EXIT_PIPE = 128 + 13
@@ -306,6 +307,25 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     click.echo(text, nl=False)
 
 
+@main.command(epilog=_example("check"))
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for a terminal, json for scripts.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+def check(file: str, fmt: str, overrides: dict[str, float]) -> None:
+    """Report what FILE is: coordinates, constraints, rank and degrees of freedom, redundant
+    constraints, whether each velocity constraint is holonomic (Frobenius' test) and what is
+    conserved (energy, cyclic and Noether momenta)."""
+    from lagsim.check import check_system
+    from lagsim.model import build_model
+    from lagsim.spec import load_spec
+
+    spec = load_spec(file, overrides)
+    report = check_system(spec, build_model(spec))
+    click.echo(report.to_json() if fmt == "json" else report.to_text(), nl=False)
+
+
 class _Status:
     """One status line on stderr naming the stage of a long derivation, only on a terminal and
     only once the work has taken about a second; erased when done."""
@@ -499,7 +519,7 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
     return Table(tuple(trajectory.columns()), data, spec.source), model
 
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
+KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "invariants")
 
 
 @main.command(epilog=_example("plot"))
@@ -508,7 +528,8 @@ KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
               "display, else <name>.png.")
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
-@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
+@click.option("--system", metavar="FILE",
+              help="The system the CSV came from (for --kind path and invariants).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
 @click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
 @click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
@@ -533,7 +554,15 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
-    table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    flags = _flags(kwargs)
+    if kind == "invariants":
+        flags.setdefault("invariants", True)
+    table, model = _table_and_model(source, system, flags, overrides, initial)
+    if kind == "invariants" and model is not None and \
+            not any(c.startswith("invariant_") for c in table.columns):
+        from lagsim.invariants import table_with_invariants
+
+        table = table_with_invariants(table, model)
     path_xy = None
     if kind == "path":
         if model is None:

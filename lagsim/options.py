@@ -191,6 +191,12 @@ OPTIONS: tuple[Option, ...] = (
            switch=True,
            doc=("`true` refuses to move the initial values you set onto the constraints (left-out "
                 "values are still computed)")),
+    Option("invariants", bool, False, _switch,
+           "Add a column invariant_<name> for each conserved quantity `lagsim check` finds "
+           "(energy, cyclic and Noether momenta).",
+           switch=True,
+           doc=("`true` adds a column `invariant_<name>` for each conserved quantity `lagsim "
+                "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)")),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 

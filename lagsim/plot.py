@@ -27,6 +27,8 @@ What is drawn (column names as in docs/architecture.md):
 - ``drift``: position-level and velocity-level drift, two log panels.
 - ``energy``: h(t) and its relative drift (log).
 - ``forces``: the ``lambda_<c>`` columns.
+- ``invariants``: the drift of each ``invariant_<name>`` column (``simulate --invariants``, issue
+  10) on a log axis, relative |I − I₀| / |I₀| as for the energy, absolute where I₀ is no scale.
 - ``path``: ``path_xy`` maps a mass name to its (x, y) arrays (computed by the caller from the
   system); equal axis scales, start (circle) and end (square) marked.
 
@@ -75,7 +77,7 @@ __all__ = [
     "show",
 ]
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
+KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "invariants")
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
@@ -245,6 +247,27 @@ def _forces(table: Table) -> list[_Panel]:
     return [panel]
 
 
+def _invariants(table: Table) -> list[_Panel]:
+    """|I − I₀| / |I₀| of each ``invariant_<name>`` column, or |I − I₀| where I₀ = 0 or the
+    drift exceeds |I₀| (the rule of :func:`_energy_drift_panel`)."""
+    names = [c for c in table.columns if c.startswith("invariant_")]
+    if not names:
+        raise _missing(table, "invariant_*", "so there are no invariants to plot: simulate with "
+                       "--invariants, or plot the system itself")
+    series = []
+    for name in names:
+        values = table.column(name)
+        drift = np.abs(values - values[0])
+        finite = drift[np.isfinite(drift)]
+        scale = abs(float(values[0]))
+        if math.isfinite(scale) and scale > 0 and (finite.max() if finite.size else 0) <= scale:
+            series.append(_Series(f"{name[len('invariant_'):]} (relative)", table.time,
+                                  drift / scale))
+        else:
+            series.append(_Series(f"{name[len('invariant_'):]} (absolute)", table.time, drift))
+    return [_Panel("invariants", "invariant drift\n|I − I₀| (/ |I₀|)", tuple(series), log=True)]
+
+
 def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None) -> _Panel:
     if not path_xy:
         raise InputError(
@@ -398,6 +421,8 @@ def _draw(
         _stacked(fig, _energy(table), share_t=True)
     elif kind == "forces":
         _stacked(fig, _forces(table), share_t=True)
+    elif kind == "invariants":
+        _stacked(fig, _invariants(table), share_t=True)
     else:
         _path_figure(fig, _path(table, path_xy))
     fig.suptitle(title if title is not None else _default_title(table))

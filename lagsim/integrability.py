@@ -1,0 +1,474 @@
+"""Frobenius' integrability test of velocity constraints: holonomic or nonholonomic?
+
+Seed ``002_485a91571cac8ced.txt`` §23.1 names the criterion ("Frobenius' integrability criteria may
+be used to determine definitely if a constraint or a system of constraints is holonomic or not")
+and leaves it out; this module does it. A constraint ``a(q, t)·q̇ + c(q, t) = 0`` is the Pfaffian
+form ω = a·dq + c dt on the configuration space, with ``t`` as one more coordinate when some row
+depends on time or has an offset c (a rheonomic constraint). The constraints are holonomic (their
+rows integrate to functions φ(q, t) = const) exactly when the distribution D they annihilate is
+involutive: the Lie bracket of two fields of D stays in D (Frobenius' theorem; e.g. Bloch,
+*Nonholonomic Mechanics and Control*, §1.5, or Arnold, *Mathematical Methods of Classical
+Mechanics*, appendix 4). With ω([X, Y]) = X ω(Y) − Y ω(X) − dω(X, Y), for X, Y in D:
+
+    D involutive  ⇔  dω_k(X_i, X_j) = 0 for every row k and every pair of a basis X of D.
+
+Two independent tests, as issue 10 asks:
+
+* **symbolic**: for one form alone, ω ∧ dω = 0 (its components ω_i C_jk + ω_j C_ki + ω_k C_ij with
+  C = ∂_j ω_k − ∂_k ω_j); for several rows, the curvature dω_k(X_i, X_j) on the basis
+  X_j = det(B) e_{F_j} − adj(B) A_{F_j} of the null space of the rows (B the columns of A chosen
+  by pivoting at the start, F the others: no division, so the expressions stay polynomial in the
+  entries). An expression is declared nonzero when it evaluates clearly away from 0 at a state (a
+  proof that it is not identically 0), and zero when symengine's expansion (then, if needed,
+  SymPy's ``simplify``) reduces it to 0; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
+  skipped and the numeric test decides;
+* **numeric**: at random states (projected onto the holonomic constraints of the set), an
+  orthonormal basis N of the null space of the rows from an SVD, and max |Nᵀ C_k N| / |C_k|.
+
+An integrable constraint is integrated where SymPy can: μ·ω = df for μ among 1, 1/ω_i, 1/ω_i²,
+1/(ω_i ω_j) (an exact form after an integrating factor), f found by integrating coordinate by
+coordinate and checked (df = μω); the holonomic constraint is then f(q, t) = f(q₀, t₀).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import symengine as se
+
+from lagsim.model import Constraint, Model
+
+STATES = 8
+"""Random states of the numeric cross-check (and of the evaluation that proves a nonzero)."""
+NONZERO = 1e-7
+"""An expression is clearly nonzero when |value| exceeds NONZERO × the scale of its terms."""
+MAX_SYMBOLIC_ROWS = 4
+"""Past this many independent rows the symbolic bracket test (determinants and adjugates of the
+pivot block) is skipped and the numeric curvature decides, with a note."""
+SEED = 20230
+"""The random states are reproducible: the same report every time."""
+
+
+@dataclass(frozen=True)
+class Integrability:
+    """The Frobenius test of one velocity constraint (with the holonomic ones) or of the set.
+
+    ``holonomic`` is True (involutive), False (not) or None (the two tests disagree or the
+    symbolic one could not decide). ``integral`` is the holonomic constraint it integrates to,
+    ``f(q, t) = value`` at the start, when SymPy finds it.
+    """
+
+    subject: str
+    constraints: tuple[str, ...]
+    holonomic: bool | None
+    method: str
+    symbolic: str
+    numeric_curvature: float
+    states: int
+    integral: str | None = None
+    note: str = ""
+
+    def verdict(self) -> str:
+        if self.holonomic is None:
+            return "undecided"
+        return "holonomic (integrable)" if self.holonomic else "nonholonomic"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject, "constraints": list(self.constraints),
+            "holonomic": self.holonomic, "verdict": self.verdict(), "method": self.method,
+            "symbolic": self.symbolic,
+            "numeric_curvature": self.numeric_curvature
+            if np.isfinite(self.numeric_curvature) else None,
+            "states": self.states, "integral": self.integral, "note": self.note,
+        }
+
+
+def _forms(model: Model, constraints: Sequence[Constraint], extended: bool
+           ) -> list[list[se.Basic]]:
+    """The rows a·dq (+ c dt) of the constraints."""
+    return [list(c.row) + ([c.offset] if extended else []) for c in constraints]
+
+
+def needs_time(model: Model, constraints: Sequence[Constraint]) -> bool:
+    """Whether the forms live on (q, t): some row depends on t or has an offset c ≠ 0."""
+    for c in constraints:
+        if se.expand(c.offset) != 0:
+            return True
+        if any(model.t in se.sympify(a).free_symbols for a in c.row):
+            return True
+    return False
+
+
+def _curl(form: Sequence[se.Basic], X: Sequence[se.Symbol]) -> list[list[se.Basic]]:
+    """C_jk = ∂_j ω_k − ∂_k ω_j (dω as an antisymmetric matrix)."""
+    N = len(X)
+    C = [[se.Integer(0)] * N for _ in range(N)]
+    for j in range(N):
+        for k in range(j + 1, N):
+            C[j][k] = se.diff(form[k], X[j]) - se.diff(form[j], X[k])
+            C[k][j] = -C[j][k]
+    return C
+
+
+class _Evaluator:
+    """Numbers for symbolic expressions at states: parameters at their values."""
+
+    def __init__(self, model: Model, X: Sequence[se.Symbol]) -> None:
+        self.X = list(X)
+        self.values = model.substitutions()
+        self.compiled: dict[tuple[se.Basic, ...], Any] = {}
+
+    def __call__(self, exprs: Sequence[se.Basic], points: np.ndarray) -> np.ndarray:
+        if not exprs:
+            return np.zeros((len(points), 0))
+        key = tuple(exprs)
+        f = self.compiled.get(key)
+        if f is None:
+            bound = [se.sympify(e).subs(self.values) for e in exprs]
+            f = self.compiled[key] = se.Lambdify(self.X, bound, backend="lambda")
+        with np.errstate(all="ignore"):
+            return np.asarray(f(points), dtype=float).reshape(len(points), len(exprs))
+
+
+def _states(model: Model, X: Sequence[se.Symbol], q0: np.ndarray, t0: float,
+            holonomic: Sequence[Constraint], evaluate: _Evaluator, count: int) -> np.ndarray:
+    """``count`` random points of (q[, t]) near the start, moved onto the holonomic constraints by
+    Gauss–Newton (only q moves); points that do not converge or give non-finite values are
+    replaced."""
+    rng = np.random.default_rng(SEED)
+    n = model.n
+    extended = len(X) > n
+    phi = [c.expression for c in holonomic]
+    jac = [a for c in holonomic for a in c.row]
+    out: list[np.ndarray] = []
+    for _attempt in range(20 * count):
+        if len(out) == count:
+            break
+        spread = 0.5 * (1.0 + np.abs(q0))
+        point = np.concatenate([q0 + spread * rng.uniform(-1, 1, n),
+                                [t0 + rng.uniform(0, 1)] if extended else []])
+        for _ in range(50 if phi else 0):
+            values = evaluate(phi + jac, point[None, :])[0]
+            r, J = values[:len(phi)], values[len(phi):].reshape(len(phi), n)
+            if not np.all(np.isfinite(values)):
+                break
+            if np.max(np.abs(r)) < 1e-13 * (1 + np.max(np.abs(point[:n]))):
+                break
+            point[:n] -= np.linalg.lstsq(J, r, rcond=None)[0]
+        else:
+            if phi:
+                continue
+        if phi:
+            r = evaluate(phi, point[None, :])[0]
+            if not np.all(np.isfinite(r)) or np.max(np.abs(r)) > 1e-9 * (
+                    1 + np.max(np.abs(point[:n]))):
+                continue
+        out.append(point)
+    return np.array(out).reshape(len(out), len(X))
+
+
+def _independent(rows: np.ndarray) -> list[int]:
+    """Indices of rows that raise the rank, in order (a redundant row is left out)."""
+    kept: list[int] = []
+    scale = max(float(np.abs(rows).max()) if rows.size else 0.0, 1e-300)
+    for i in range(len(rows)):
+        trial = rows[[*kept, i]]
+        if np.linalg.matrix_rank(trial, tol=1e-10 * scale) > len(kept):
+            kept.append(i)
+    return kept
+
+
+def _null_basis(rows: list[list[se.Basic]], start: np.ndarray) -> list[list[se.Basic]]:
+    """det(B) e_F − adj(B) A_F: fields spanning the null space of the rows wherever the pivot
+    minor B (chosen by column pivoting at ``start``) is regular."""
+    r, N = len(rows), len(rows[0])
+    P = _pivots(start, r)
+    F = [j for j in range(N) if j not in P]
+    B = se.DenseMatrix(r, r, [rows[i][j] for i in range(r) for j in P])
+    det = B.det()
+    adj = _adjugate(B)
+    fields = []
+    for f in F:
+        X = [se.Integer(0)] * N
+        X[f] = det
+        for a, p in enumerate(P):
+            X[p] = -sum((adj[a, b] * rows[b][f] for b in range(r)), se.Integer(0))
+        fields.append(X)
+    return fields
+
+
+def _pivots(rows: np.ndarray, r: int) -> list[int]:
+    """``r`` columns chosen by column pivoting (the largest remaining column after removing the
+    chosen ones' span, as in QR with pivoting)."""
+    R = np.array(rows, dtype=float)
+    chosen: list[int] = []
+    for _ in range(r):
+        norms = np.linalg.norm(R, axis=0)
+        norms[chosen] = -1.0
+        j = int(np.argmax(norms))
+        chosen.append(j)
+        u = R[:, j] / np.linalg.norm(R[:, j])
+        R = R - np.outer(u, u @ R)
+    return sorted(chosen)
+
+
+def _adjugate(B: se.DenseMatrix) -> se.DenseMatrix:
+    r = B.rows
+    if r == 1:
+        return se.DenseMatrix(1, 1, [1])
+    adj = se.zeros(r, r)
+    for i in range(r):
+        for j in range(r):
+            minor = se.DenseMatrix([[B[a, b] for b in range(r) if b != j]
+                                    for a in range(r) if a != i])
+            adj[j, i] = (-1) ** (i + j) * minor.det()
+    return adj
+
+
+def _decide(exprs: list[se.Basic], scales: list[se.Basic], points: np.ndarray,
+            evaluate: _Evaluator) -> str:
+    """"nonzero" (a value clearly off 0 at some point), "zero" (reduced to 0 symbolically) or
+    "unknown" (numerically 0 but not reduced)."""
+    if not exprs:
+        return "zero"
+    values = np.abs(evaluate(exprs, points))
+    sizes = np.abs(evaluate(scales, points))
+    ok = np.isfinite(values) & np.isfinite(sizes)
+    if np.any(ok & (values > NONZERO * np.maximum(sizes, 1e-300))):
+        return "nonzero"
+    rest = [e for e in exprs if se.expand(e) != 0]
+    if not rest:
+        return "zero"
+    import sympy
+
+    if all(sympy.simplify(sympy.sympify(e)) == 0 for e in rest):
+        return "zero"
+    return "unknown"
+
+
+def _magnitude(expr: se.Basic) -> se.Basic:
+    """Σ|term| of the expanded expression: the scale against which a cancellation is judged."""
+    terms = se.expand(expr)
+    parts = terms.args if isinstance(terms, se.Add) else (terms,)
+    return sum((se.Abs(p) for p in parts), se.Integer(0))
+
+
+def _numeric_curvature(forms: list[list[se.Basic]], curls: list[list[list[se.Basic]]],
+                       points: np.ndarray, evaluate: _Evaluator) -> float:
+    """max over states and rows of |Nᵀ C_k N| / max|C_k|, N an orthonormal null-space basis."""
+    if not len(points):
+        return float("nan")
+    N = len(forms[0])
+    flat = [e for f in forms for e in f] + [e for C in curls for row in C for e in row]
+    values = evaluate(flat, points)
+    worst = 0.0
+    for v in values:
+        if not np.all(np.isfinite(v)):
+            continue
+        rows = v[:len(forms) * N].reshape(len(forms), N)
+        Cs = v[len(forms) * N:].reshape(len(curls), N, N)
+        _, s, Vt = np.linalg.svd(rows)
+        rank = int(np.sum(s > 1e-10 * max(s.max(initial=0.0), 1e-300)))
+        basis = Vt[rank:].T
+        for C in Cs:
+            size = np.abs(C).max()
+            if size > 0 and basis.shape[1] > 1:
+                worst = max(worst, float(np.abs(basis.T @ C @ basis).max() / size))
+    return worst
+
+
+def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
+                     q0: np.ndarray, t0: float) -> Integrability:
+    """The Frobenius test of the distribution annihilated by ``constraints`` (holonomic ones
+    included: their rows dφ are closed, so only the velocity rows' dω can fail)."""
+    extended = needs_time(model, constraints)
+    X = list(model.q) + ([model.t] if extended else [])
+    evaluate = _Evaluator(model, X)
+    start = np.concatenate([q0, [t0] if extended else []])
+    forms = _forms(model, constraints, extended)
+    rows0 = evaluate([e for f in forms for e in f], start[None, :]).reshape(len(forms), len(X))
+    keep = _independent(rows0)
+    names = tuple(c.name for c in constraints)
+    dropped = [constraints[i].name for i in range(len(constraints)) if i not in keep]
+    note = (f"left out as dependent at the start: {', '.join(dropped)}; " if dropped else "")
+    forms = [forms[i] for i in keep]
+    used = [constraints[i] for i in keep]
+    velocity = [i for i, c in enumerate(used) if c.kind == "velocity"]
+    holonomic = [c for c in used if c.kind == "holonomic"]
+    points = _states(model, X, q0, t0, holonomic, evaluate, STATES)
+    curls = [_curl(forms[k], X) for k in velocity]
+    numeric = _numeric_curvature(forms, curls, points, evaluate)
+    if not velocity:
+        given = [c for c in constraints if c.kind == "velocity"]
+        integral = integrate_form(model, given[0], q0, t0) if len(given) == 1 else None
+        return Integrability(subject, names, True, "holonomic rows", "zero", 0.0, len(points),
+                             integral, note + "only holonomic rows remain: the velocity rows "
+                             "follow from the holonomic constraints at the start")
+    if len(forms) == 1:
+        method = "ω ∧ dω = 0"
+        w, C = forms[0], curls[0]
+        exprs, scales = [], []
+        for i, j, k in itertools.combinations(range(len(X)), 3):
+            e = w[i] * C[j][k] + w[j] * C[k][i] + w[k] * C[i][j]
+            exprs.append(e)
+            scales.append(_magnitude(e))
+    elif len(forms) > MAX_SYMBOLIC_ROWS:
+        method = "Lie brackets (numeric only)"
+        exprs, scales = None, []
+    else:
+        method = "Lie brackets of a null-space basis"
+        fields = _null_basis(forms, rows0[keep])
+        exprs, scales = [], []
+        for C in curls:
+            for Xi, Xj in itertools.combinations(fields, 2):
+                e = sum((Xi[a] * C[a][b] * Xj[b] for a in range(len(X)) for b in range(len(X))
+                         if a != b), se.Integer(0))
+                exprs.append(e)
+                scales.append(_magnitude(e))
+    symbolic = _decide(exprs, scales, points, evaluate) if exprs is not None else "skipped"
+    numeric_ok = numeric < NONZERO if np.isfinite(numeric) else None
+    if symbolic == "skipped":
+        holonomic_ = numeric_ok
+        note += (f"the symbolic test is skipped for more than {MAX_SYMBOLIC_ROWS} independent "
+                 "rows (its determinants grow too fast); the numeric test decides; ")
+    elif symbolic == "nonzero":
+        holonomic_ = False if numeric_ok is not True else None
+    elif symbolic == "zero":
+        holonomic_ = True if numeric_ok is not False else None
+    else:
+        holonomic_ = None
+    if holonomic_ is None and symbolic != "skipped":
+        note += (f"the symbolic test says {symbolic} and the numeric curvature is {numeric:.3g}; "
+                 "undecided")
+    integral = None
+    if holonomic_ and len(velocity) == 1:
+        integral = integrate_form(model, used[velocity[0]], q0, t0)
+    return Integrability(subject, names, holonomic_, method, symbolic, numeric, len(points),
+                         integral, note.rstrip("; "))
+
+
+def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: float
+                   ) -> str | None:
+    """``f(q, t) = value``: the holonomic constraint a velocity constraint integrates to, when
+    μ·ω is closed for one of the candidate factors μ (1, 1/ω_i, 1/ω_i², 1/(ω_i ω_j)) and its
+    potential f is found (term by term for sums of powers, else SymPy's ``integrate``) and
+    checked: df = μ·ω. None when no candidate works."""
+    extended = needs_time(model, [constraint])
+    X = [*model.q, *([model.t] if extended else [])]
+    w = _forms(model, [constraint], extended)[0]
+    nonzero = [e for e in w if se.expand(e) != 0]
+    factors = [se.Integer(1)] + [1 / e for e in nonzero] + [1 / e**2 for e in nonzero] + [
+        1 / (a * b) for a, b in itertools.combinations(nonzero, 2)]
+    for mu in factors:
+        b = [se.expand(mu * e) for e in w]
+        if not all(se.expand(se.diff(b[i], X[j]) - se.diff(b[j], X[i])) == 0
+                   for i, j in itertools.combinations(range(len(X)), 2)):
+            continue
+        f = _potential(b, X)
+        if f is None:
+            continue
+        f = _squares(f)
+        values = dict(zip(X, [*q0, *([t0] if extended else [])]))
+        values.update(model.substitutions())
+        value = float(se.sympify(f).subs(values))
+        return f"{f} = {value!r}"
+    return None
+
+
+def _squares(f: se.Basic) -> se.Basic:
+    """c·a² + c·b² ∓ 2c·ab written as c·(a ∓ b)² for pairs of coordinates (the rod's
+    ½(x₁ − x₂)² + ½(y₁ − y₂)² instead of its six expanded terms); f itself when nothing pairs."""
+    terms = dict(se.expand(f).as_coefficients_dict())
+    symbols = sorted(se.sympify(f).free_symbols, key=str)
+    out: se.Basic = se.Integer(0)
+    used: set[se.Basic] = set()
+    for a, b in itertools.combinations(symbols, 2):
+        if a in used or b in used:
+            continue
+        c = terms.get(a**2, 0)
+        if c == 0 or terms.get(b**2, 0) != c:
+            continue
+        cross = terms.get(a * b, 0)
+        if cross == -2 * c or cross == 2 * c:
+            out += c * (a - b) ** 2 if cross == -2 * c else c * (a + b) ** 2
+            for key in (a**2, b**2, a * b):
+                terms.pop(key)
+            used.update((a, b))
+    if not used:
+        return f
+    result = out + sum((k * v for k, v in terms.items()), se.Integer(0))
+    return result if se.expand(result - f) == 0 else f
+
+
+def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None:
+    """f with ∂f/∂X_i = b_i (b closed), integrating one coordinate at a time."""
+    f: se.Basic = se.Integer(0)
+    for x, bi in zip(X, b):
+        rest = se.expand(bi - se.diff(f, x))
+        if rest == 0:
+            continue
+        part = _antiderivative(rest, x)
+        if part is None:
+            return None
+        f = f + part
+    if any(se.expand(se.diff(f, x) - bi) != 0 for x, bi in zip(X, b)):
+        return _sympy_potential(b, X)
+    return f
+
+
+def _antiderivative(expr: se.Basic, x: se.Symbol) -> se.Basic | None:
+    """∫ expr dx for a sum of terms c·x^k (c free of x), else SymPy's answer (None if it has
+    none)."""
+    out: se.Basic = se.Integer(0)
+    for term in (expr.args if isinstance(expr, se.Add) else (expr,)):
+        factors = term.args if isinstance(term, se.Mul) else (term,)
+        power = None
+        rest: se.Basic = se.Integer(1)
+        for factor in factors:
+            if x not in factor.free_symbols:
+                rest = rest * factor
+            elif factor == x:
+                power = se.Integer(1)
+            elif isinstance(factor, se.Pow) and factor.args[0] == x and \
+                    factor.args[1].is_Number:
+                power = factor.args[1]
+            else:
+                return _sympy_antiderivative(expr, x)
+        if power is None:
+            out += rest * x
+        elif power == -1:
+            out += rest * se.log(x)
+        else:
+            out += rest * x**(power + 1) / (power + 1)
+    return out
+
+
+def _sympy_antiderivative(expr: se.Basic, x: se.Symbol) -> se.Basic | None:
+    import sympy
+
+    result = sympy.integrate(sympy.sympify(expr), sympy.Symbol(str(x)))
+    return None if result.has(sympy.Integral) else se.sympify(result)
+
+
+def _sympy_potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None:
+    """The potential by SymPy, checked with ``simplify`` (forms symengine cannot expand to 0)."""
+    import sympy
+
+    xs = [sympy.Symbol(str(x)) for x in X]
+    bs = [sympy.sympify(e) for e in b]
+    f = sympy.Integer(0)
+    for x, bi in zip(xs, bs):
+        rest = sympy.simplify(bi - sympy.diff(f, x))
+        if rest != 0:
+            part = sympy.integrate(rest, x)
+            if part.has(sympy.Integral):
+                return None
+            f += part
+    if all(sympy.simplify(sympy.diff(f, x) - bi) == 0 for x, bi in zip(xs, bs)):
+        return se.sympify(sympy.simplify(f))
+    return None

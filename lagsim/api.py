@@ -185,6 +185,14 @@ class System:
         return run(self, options, keywords=True, parameters=parameters, initial=initial,
                    report=_warn)
 
+    def check(self) -> Any:
+        """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
+        the integrability of each velocity constraint and the conserved quantities, as a
+        :class:`lagsim.check.CheckReport` (``to_text()``, ``to_dict()``)."""
+        from lagsim.check import check_system
+
+        return check_system(self.spec, self.model)
+
 
 def _options_doc() -> str:
     """The options of :meth:`System.simulate`, from the table, for ``help()``."""

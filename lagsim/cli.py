@@ -33,6 +33,8 @@ EXAMPLES = {
     "plot": "lagsim simulate double_pendulum | lagsim plot --kind drift -o drift.png",
     "animate": "lagsim animate double_pendulum -o dp.gif --fps 25",
     "systems": "lagsim systems",
+    "equilibria": "lagsim equilibria double_pendulum --format json",
+    "modes": "lagsim modes double_pendulum --at \"theta1=0, theta2=0\" --plot -o modes.png",
 }
 
 EXIT_PIPE = 128 + 13
@@ -603,6 +605,90 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
                             title=model.name, dpi=dpi)
     _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
+
+
+# --- analysis (issue 10): `lagsim equilibria`, `lagsim modes` ---------------------------------
+
+
+def _analysis_spec(file: str, overrides: dict[str, float]) -> tuple[Any, Any]:
+    from lagsim.model import build_model
+    from lagsim.spec import load_spec
+
+    spec = load_spec(file, overrides)
+    return spec, build_model(spec)
+
+
+def _report_out(report: Any, fmt: str) -> None:
+    import json
+
+    if fmt == "json":
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.to_text(), nl=False)
+
+
+@main.command(epilog=_example("equilibria"))
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for a terminal, json for scripts.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
+    """List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and the constraints.
+
+    Found by Newton's method from the initial state and a seeded spread of starts,
+    deduplicated (angles modulo 2π), nearest to the initial state first, each with its residual,
+    multipliers and stability from the linearization. A system that depends on time has none;
+    one whose time dependence sits in holonomic constraints (a hoop turned at a prescribed rate)
+    is treated through its reduced Lagrangian when that is autonomous.
+    """
+    from lagsim.equilibria import find_equilibria
+
+    spec, model = _analysis_spec(file, overrides)
+    _report_out(find_equilibria(spec, model), fmt)
+
+
+@main.command(epilog=_example("modes"))
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
+@click.option("--at", "at", default="equilibrium", show_default=True, metavar="POINT",
+              help="'equilibrium' (the one nearest the initial state) or a point such as "
+                   "\"theta1=0, theta2=pi\" (other coordinates at their initial values), which "
+                   "must be an equilibrium to 1e-9.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for a terminal, json for scripts.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+@click.option("--plot", "draw", is_flag=True,
+              help="Draw each mode shape (systems with masses) to -o FILE.")
+@click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
+          output: str | None) -> None:
+    """Print the small oscillations of FILE about an equilibrium.
+
+    M0 δq̈ + D δq̇ + K δq = 0 on the tangent space of the constraints: natural frequencies
+    (rad/s and Hz), damping ratios, stability and mode shapes in the file's coordinates.
+    """
+    from lagsim.modes import normal_modes
+
+    target = None
+    if draw:
+        from lagsim import plot as plotting
+        from lagsim.io import check_output
+
+        if output is None:
+            raise InputError("--plot needs -o FILE (png, svg or pdf)", Location("--plot"))
+        target = check_output(output, formats=plotting.FORMATS, binary=True)
+    elif output is not None:
+        raise InputError("-o is the image of --plot; add --plot, or drop -o",
+                         Location("--output"))
+    spec, model = _analysis_spec(file, overrides)
+    report = normal_modes(spec, model, at)
+    if target is not None:
+        from lagsim.modeplot import mode_figure
+        from lagsim.plot import save_figure
+
+        save_figure(mode_figure(spec, model, report), target)
+    _report_out(report, fmt)
 
 
 # --- editor and shell support (issue 13): `lagsim schema`, `lagsim completion` -------------------

@@ -290,3 +290,29 @@ def test_equilibrium_residuals_are_at_rounding():
         q = np.array(e.q)
         assert e.residual < 1e-12
         assert abs(q[0] ** 2 + q[1] ** 2 - 1) < 1e-12
+
+
+def test_modes_plot_draws_one_panel_per_mode(tmp_path):
+    from lagsim.modeplot import mode_figure
+
+    spec, model = _system(CARTESIAN)
+    report = normal_modes(spec, model)
+    fig = mode_figure(spec, model, report)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert len(panels) == 2
+    # the slow mode moves both bobs to the same side, the fast one to opposite sides
+    for ax, same_side in zip(panels, (True, False)):
+        plus = [line for line in ax.lines if line.get_marker() == "o"][1]
+        xs = plus.get_xdata()
+        assert (xs[0] * xs[1] > 0) == same_side
+    out = tmp_path / "modes.png"
+    result = _run("modes", "-", "--plot", "-o", str(out), input=CARTESIAN)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_modes_plot_needs_masses(tmp_path):
+    result = _run("modes", "-", "--plot", "-o", str(tmp_path / "m.png"), input=DAMPED)
+    assert result.exit_code == 2
+    assert "declares no 'masses'" in result.output
+    assert not (tmp_path / "m.png").exists()

@@ -284,7 +284,8 @@ def systems() -> None:
         click.echo(f"{name:24s} {summary}")
 
 
-FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "all")
+FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
+                "all")
 
 
 @main.command(epilog=_example("derive"))
@@ -316,7 +317,7 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     for name in names:
         status(f"forming the {name} form")
         try:
-            forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
+            forms.append(FORMS[name](model, simplify, q0=q0) if name in ("reduced", "linear")
                          else FORMS[name](model, simplify))
         except InputError as exc:
             if form != "all":

@@ -78,9 +78,11 @@ def _time_sources(model: Model) -> list[str]:
     return out
 
 
-def autonomous_model(model: Model, spec: SystemSpec | None = None) -> AutonomousModel:
+def autonomous_model(model: Model, spec: SystemSpec | None = None,
+                     q0: Mapping[str, float] | None = None) -> AutonomousModel:
     """The autonomous model of ``model`` (itself, or its reduced form when only holonomic
-    constraints carry t and L̃ does not), else :class:`InputError` naming where t appears."""
+    constraints carry t and L̃ does not), else :class:`InputError` naming where t appears.
+    The reduction keeps the branch through the initial configuration (``spec``'s, or ``q0``)."""
     sources = _time_sources(model)
     if not sources:
         return AutonomousModel(model, model)
@@ -92,7 +94,8 @@ def autonomous_model(model: Model, spec: SystemSpec | None = None) -> Autonomous
         raise InputError(refuse, where)
     from lagsim.reduce import reduce_model
 
-    q0 = dict(zip(spec.coordinates, spec.initial_state()[0])) if spec is not None else None
+    if spec is not None:
+        q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
     try:
         reduction = reduce_model(model, q0)
     except InputError as exc:

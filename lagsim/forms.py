@@ -544,4 +544,12 @@ FORMS: dict[str, Callable[..., Form]] = {
     "index1": index1_form,
     "udwadia-kalaba": udwadia_kalaba_form,
     "reduced": reduced_form,
+    "linear": lambda model, simplify=False, q0=None: _linear(model, simplify, q0),
 }
+
+
+def _linear(model: Model, simplify: bool = False, q0: Mapping[str, float] | None = None) -> Form:
+    """``--form linear`` (issue 10), defined in :func:`lagsim.modes.linear_form`."""
+    from lagsim.modes import linear_form
+
+    return linear_form(model, simplify, q0)

@@ -48,13 +48,27 @@ this (absolute, in the file's units)."""
 SINGULAR_RCOND = 1e-12
 
 
-def _null_space(matrix: np.ndarray, n: int) -> np.ndarray:
+def _null_space(matrix: np.ndarray, n: int) -> tuple[np.ndarray, list[int]]:
+    """A basis N of the null space of ``matrix`` (rows × n) in coordinate-partitioning form
+    (Wehage and Haug 1982): complete pivoting picks the dependent columns d, and the others i
+    are the independent coordinates, N[i] = I, N[d] = −matrix_d⁻¹ matrix_i; so z are the
+    independent coordinates themselves."""
+    from scipy.linalg import qr
+
     if matrix.size == 0:
-        return np.eye(n)
-    _, s, vt = np.linalg.svd(matrix)
-    tol = 1e-10 * max(float(s.max(initial=0.0)), 1e-300)
-    rank = int(np.sum(s > tol))
-    return vt[rank:].T.copy()
+        return np.eye(n), list(range(n))
+    _, r, pivots = qr(matrix, pivoting=True)
+    diag = np.abs(np.diag(r))
+    rank = int(np.sum(diag > 1e-10 * max(float(diag.max(initial=0.0)), 1e-300)))
+    dependent = sorted(int(p) for p in pivots[:rank])
+    independent = [i for i in range(n) if i not in set(dependent)]
+    N = np.zeros((n, len(independent)))
+    N[independent, :] = np.eye(len(independent))
+    if dependent:
+        sol, *_ = np.linalg.lstsq(matrix[:, dependent], -matrix[:, independent], rcond=None)
+        N[dependent, :] = sol
+    N[np.abs(N) < 1e-15] = 0.0
+    return N, independent
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,8 @@ class Linearization:
     Nv: np.ndarray
     velocity_constraints: bool
     singular: bool
+    independent: tuple[str, ...] = ()
+    """The coordinates z stands for (δq = N z with N[independent] = I)."""
 
     @property
     def dof(self) -> int:
@@ -336,13 +352,13 @@ def linearize(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> Linearizati
     kinds = [c.kind for c in eqs.model.constraints]
     hol = A[[k for k, kind in enumerate(kinds) if kind == "holonomic"]]
     vel = A[[k for k, kind in enumerate(kinds) if kind == "velocity"]]
-    N = _null_space(hol, n)
+    N, independent = _null_space(hol, n)
     if vel.size:
         if np.any(np.abs(parts["c_q"] @ N) > 1e-12):
             raise InputError("a velocity constraint's offset c(q) changes with q at this "
                              "equilibrium; the linearization of such constraints is not "
                              "supported")
-        Nv = _null_space(vel @ N, N.shape[1])
+        Nv, _ = _null_space(vel @ N, N.shape[1])
     else:
         Nv = np.eye(N.shape[1])
     G = N @ Nv
@@ -350,7 +366,8 @@ def linearize(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> Linearizati
     singular = bool(Mr.size) and (not np.all(np.isfinite(Mr))
                                   or np.linalg.cond(Mr) > 1.0 / SINGULAR_RCOND)
     return Linearization(q=q, lam=lam, M0=M0, D=D, K=K, N=N, Nv=Nv,
-                         velocity_constraints=bool(vel.size), singular=singular)
+                         velocity_constraints=bool(vel.size), singular=singular,
+                         independent=tuple(eqs.names[i] for i in independent))
 
 
 def _rows(matrix: np.ndarray) -> tuple[tuple[float, ...], ...]:
@@ -434,3 +451,66 @@ def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str |
         residual=point.residual, dof=lin.Nv.shape[1], stability=lin.stability(),
         modes=lin.modes(), M0=_rows(lin.M0), D=_rows(lin.D), K=_rows(lin.K),
         notes=tuple(notes), eliminated=point.eliminated)
+
+
+def _exact_float(value: float) -> Any:
+    """A SymPy Float that prints with the digits of Python's repr, so that the JSON reads back to
+    the same double."""
+    import sympy
+
+    text = repr(float(value))
+    return sympy.Float(text, max(15, sum(ch.isdigit() for ch in text.split("e")[0])))
+
+
+def linear_form(model: Model, simplify: bool = False,
+                q0: Mapping[str, float] | None = None) -> Any:
+    """``derive --form linear``: M₀, D, K about the equilibrium nearest ``q0`` (the initial
+    configuration), the tangent basis N of the constraints, and the state space ẋ = S x + B δτ
+    in x = (z, u) with δq = N z (module docstring; seed 001 §10.7). Numbers, not formulas:
+    the equilibrium is found numerically."""
+    import sympy
+
+    from lagsim.forms import Form, Item
+
+    auto = autonomous_model(model, q0=q0)
+    eqs = RestEquations(auto.model)
+    start = np.array([float((q0 or {}).get(c, 0.0)) for c in auto.model.coordinates])
+    solutions, _, count = solve_equilibria(eqs, start)
+    if not solutions:
+        raise InputError(f"system '{model.name}' has no equilibrium near any of {count} starts, "
+                         "so there is no linearization to print")
+    q, lam, residual, _ = solutions[0]
+    lin = linearize(eqs, q, lam)
+    S, B = lin.state_space()
+
+    def matrix(values: np.ndarray) -> sympy.ImmutableMatrix:
+        rows, cols = values.shape
+        values = np.where(np.abs(values) < 1e-14 * max(float(np.max(np.abs(values),
+                                                                      initial=0.0)), 1e-300),
+                          0.0, values)
+        return sympy.ImmutableMatrix(rows, cols, [_exact_float(v) for v in values.reshape(-1)])
+
+    names = auto.model.coordinates
+    point = sympy.ImmutableMatrix(len(names), 1, [_exact_float(v) for v in _snap(q)])
+    items = [Item("q*", point, r"q^{*}"), Item("M0", matrix(lin.M0), r"M_{0}"),
+             Item("D", matrix(lin.D), "D"), Item("K", matrix(lin.K), "K")]
+    if auto.model.m:
+        items.append(Item("N", matrix(lin.N), "N"))
+    items += [Item("A", matrix(S), "A"), Item("B", matrix(B), "B")]
+    notes = [f"about the equilibrium nearest the initial state ({', '.join(names)}; residual "
+             f"{residual:.1e}; `lagsim equilibria` lists all)",
+             (f"state x = (z, ż) with δq = N z, z = ({', '.join(lin.independent)}) the "
+              "independent coordinates" if auto.model.m else "state x = (δq, δq̇)"),
+             "B maps generalized forces δτ on " + ", ".join(names)]
+    if auto.reduced:
+        notes.insert(0, auto.note())
+    if lin.velocity_constraints:
+        notes.append("velocity constraints: x = (z, u) with ż = N_v u, δq̇ = N N_v u")
+    return Form(
+        name="linear", title="linearization about an equilibrium",
+        formula="M0 δq̈ + D δq̇ + K δq = 0 on δq = N z;  ẋ = A x + B δτ",
+        citation="001_80d65b968ce3cb18.txt §10.7 (M q̈ = F + Aᵀλ linearized at rest)",
+        items=tuple(items), notes=tuple(notes),
+        formula_latex=(r"M_{0}\,\delta\ddot{q} + D\,\delta\dot{q} + K\,\delta q = 0, "
+                       r"\quad \dot{x} = A x + B\,\delta\tau"),
+    )

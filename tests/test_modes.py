@@ -316,3 +316,30 @@ def test_modes_plot_needs_masses(tmp_path):
     assert result.exit_code == 2
     assert "declares no 'masses'" in result.output
     assert not (tmp_path / "m.png").exists()
+
+
+def test_derive_linear_prints_the_stiffness_of_the_rods_and_the_state_space():
+    """Cartesian double pendulum hanging down: K = −Σ λ_k ∂²φ_k with λ1 = −g, λ2 = −g/2, so
+    K[x1,x1] = 2g + g = 3g, K[x1,x2] = −g, K[x2,x2] = g (the y block the same); the state
+    matrix has eigenvalues ±iω with ω² = g(2 ∓ √2); B feeds forces through M_r⁻¹."""
+    result = _run("derive", "-", "--form", "linear", "--format", "json", input=CARTESIAN)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    items = {item["label"]: np.array(item["value"], dtype=float) for item in doc["items"]}
+    K = items["K"]
+    expected = np.array([[3 * G, 0, -G, 0], [0, 3 * G, 0, -G], [-G, 0, G, 0], [0, -G, 0, G]])
+    assert np.allclose(K, expected, rtol=RTOL, atol=1e-12)
+    assert np.allclose(items["M0"], np.eye(4), atol=0)
+    assert np.allclose(items["q*"].ravel(), [0, -1, 0, -2], atol=1e-12)
+    A, B = items["A"], items["B"]
+    assert A.shape == (4, 4) and B.shape == (4, 4)
+    w = np.sort(np.abs(np.linalg.eigvals(A).imag))
+    assert w[::2] == pytest.approx(np.sqrt(_double_pendulum_w2()), rel=RTOL)
+    # a force on x1 accelerates z1 = x1 at 1/m1 = 1 and nothing else
+    assert np.allclose(B[:, 0], [0, 0, 1, 0], atol=1e-12)
+    assert any("z = (x1, x2)" in note for note in doc["notes"])
+
+
+def test_derive_linear_refuses_a_driven_system():
+    result = _run("derive", "-", "--form", "linear", input=DRIVEN)
+    assert result.exit_code == 2 and "not autonomous" in result.output

@@ -285,7 +285,7 @@ def systems() -> None:
 
 
 FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
-                "all")
+                "hamilton", "all")
 
 
 @main.command(epilog=_example("derive"))

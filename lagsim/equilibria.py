@@ -41,6 +41,9 @@ NEWTON_ITERATIONS = 80
 MAX_REPORTED = 24
 """At most this many equilibria are listed (a family of equilibria gives one per start)."""
 TWO_PI = 2.0 * math.pi
+REDUCE_BUDGET = 1.0
+"""CPU seconds the symbolic reduction of a rheonomic system may take here (the full derive
+budget is 3 s; a system whose reduced form is autonomous reduces in well under this)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def autonomous_model(model: Model, spec: SystemSpec | None = None,
     if spec is not None:
         q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
     try:
-        reduction = reduce_model(model, q0)
+        reduction = reduce_model(model, q0, budget=REDUCE_BUDGET)
     except InputError as exc:
         raise InputError(f"{refuse}; its reduced form was tried and failed: {exc.message}",
                          where) from None

@@ -53,14 +53,25 @@ def _null_space(matrix: np.ndarray, n: int) -> tuple[np.ndarray, list[int]]:
     (Wehage and Haug 1982): complete pivoting picks the dependent columns d, and the others i
     are the independent coordinates, N[i] = I, N[d] = −matrix_d⁻¹ matrix_i; so z are the
     independent coordinates themselves."""
-    from scipy.linalg import qr
-
     if matrix.size == 0:
         return np.eye(n), list(range(n))
-    _, r, pivots = qr(matrix, pivoting=True)
-    diag = np.abs(np.diag(r))
-    rank = int(np.sum(diag > 1e-10 * max(float(diag.max(initial=0.0)), 1e-300)))
-    dependent = sorted(int(p) for p in pivots[:rank])
+    work = np.array(matrix, dtype=float)
+    tol = 1e-10 * max(float(np.max(np.abs(work), initial=0.0)), 1e-300)
+    rows, cols = list(range(work.shape[0])), list(range(n))
+    dependent = []
+    while rows and cols:
+        sub = np.abs(work[np.ix_(rows, cols)])
+        k = int(np.argmax(sub))
+        if sub.flat[k] <= tol:
+            break
+        i, j = rows[k // len(cols)], cols[k % len(cols)]
+        for r in rows:
+            if r != i:
+                work[r] -= work[r, j] / work[i, j] * work[i]
+        dependent.append(j)
+        rows.remove(i)
+        cols.remove(j)
+    dependent.sort()
     independent = [i for i in range(n) if i not in set(dependent)]
     N = np.zeros((n, len(independent)))
     N[independent, :] = np.eye(len(independent))
@@ -150,12 +161,13 @@ class Linearization:
                    / m) / m
 
     def _conservative_modes(self) -> tuple[Mode, ...]:
-        from scipy.linalg import eigh
-
         if not self.dof:
             return ()
         Kr = 0.5 * (self.Kr + self.Kr.T)
-        w2, vectors = eigh(Kr, self.Mr)
+        chol = np.linalg.cholesky(0.5 * (self.Mr + self.Mr.T))
+        inv = np.linalg.inv(chol)
+        w2, y = np.linalg.eigh(inv @ Kr @ inv.T)
+        vectors = inv.T @ y
         tol = 1e-9 * max(float(np.max(np.abs(w2), initial=0.0)), self._scale())
         out = []
         for value, v in zip(w2, vectors.T):

@@ -398,6 +398,13 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
         raise failed
     if trajectory.message:
         _warn(trajectory.message)
+    if options.action:
+        from lagsim.action import trajectory_action
+
+        running = trajectory_action(model, trajectory)
+        trajectory = trajectory.with_extra("action", running.values)
+        _warn(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
+              "corrected trapezoids on the samples)")
     return spec, model, trajectory
 
 
@@ -690,6 +697,84 @@ def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
 
         save_figure(mode_figure(spec, model, report), target)
     _report_out(report, fmt)
+
+
+def _point(text: str, spec: Any, option: str) -> dict[str, float]:
+    from lagsim.equilibria import parse_point
+
+    return parse_point(text, spec, spec.coordinates, option)
+
+
+@main.command(epilog="\b\nExamples:\n  lagsim action seed_10_2.yaml --path \"q1=2, q2=t\" "
+              "--t-start 0 --t-end 1\n  lagsim simulate pendulum | lagsim action pendulum --csv -"
+              "\n  lagsim action free_mass_cartesian --stationary --from \"x=0, y=0\" "
+              "--to \"x=1, y=0\" --t-end 1")
+@click.argument("file", metavar="FILE", shell_complete=complete_system)
+@click.option("--path", "path", metavar="\"Q=EXPR, ...\"",
+              help="A path q(t): every coordinate as an expression in t and the parameters.")
+@click.option("--csv", "csv", metavar="CSV|-", help="A simulated trajectory of FILE (- for "
+              "standard input): S along its samples.")
+@click.option("--stationary", is_flag=True, help="Solve δS = 0 between --from and --to: the "
+              "path as CSV (with its running action), S on stderr.")
+@click.option("--from", "start", metavar="\"Q=VALUE, ...\"", help="Start of --stationary.")
+@click.option("--to", "end", metavar="\"Q=VALUE, ...\"", help="End of --stationary.")
+@click.option("--t-start", type=float, default=0.0, show_default=True)
+@click.option("--t-end", type=float, default=1.0, show_default=True)
+@click.option("--samples", type=click.IntRange(min=2, max=1_000_000), default=201,
+              show_default=True, help="Rows of the --stationary path.")
+@click.option("-o", "--output", default="-", metavar="FILE",
+              help="CSV destination of --stationary, - for stdout.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True)
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+def action(file: str, path: str | None, csv: str | None, stationary: bool, start: str | None,
+           end: str | None, t_start: float, t_end: float, samples: int, output: str, fmt: str,
+           overrides: dict[str, float]) -> None:
+    """The action S = ∫ L dt of FILE along a path, a simulated run, or the stationary path.
+
+    Along --path, exactly when SymPy integrates it (printed as a fraction and a float),
+    numerically otherwise; along --csv by corrected trapezoids on the samples, with an error
+    estimate; with --stationary the Euler–Lagrange boundary-value problem (scipy's solve_bvp).
+    """
+    chosen = [name for name, given in (("--path", path), ("--csv", csv),
+                                       ("--stationary", stationary)) if given]
+    if len(chosen) != 1:
+        raise InputError("give one of --path, --csv and --stationary"
+                         + (f" (not {' and '.join(chosen)})" if chosen else ""),
+                         Location(chosen[1] if len(chosen) > 1 else "--path"))
+    if file == "-" and csv == "-":
+        raise InputError("FILE and --csv cannot both be standard input", Location("--csv"))
+    spec, model = _analysis_spec(file, overrides)
+    if path is not None:
+        from lagsim.action import path_action
+
+        _report_out(path_action(spec, model, path, t_start, t_end), fmt)
+        return
+    if csv is not None:
+        from lagsim.action import ActionReport, table_action
+        from lagsim.io import read_csv
+
+        table = read_csv(csv)
+        running = table_action(model, table)
+        t = table.column("t")
+        _report_out(ActionReport(model.name, float(t[0]), float(t[-1]),
+                                 float(running.values[-1]), "",
+                                 f"corrected trapezoids on {len(t)} samples", running.error),
+                    fmt)
+        return
+    from lagsim.action import stationary_path
+    from lagsim.io import check_output, write_csv
+
+    for option, value in (("--from", start), ("--to", end)):
+        if value is None:
+            raise InputError(f"--stationary needs {option} \"Q=VALUE, ...\"", Location(option))
+    target = check_output(output)
+    found = stationary_path(spec, model, _point(start, spec, "--from"),
+                            _point(end, spec, "--to"), t_start, t_end, samples)
+    write_csv(found.columns(), found.as_array(), target)
+    _warn(f"stationary path: S = {found.S:.15g} (quadrature error estimate {found.error:.1e}; "
+          f"solve_bvp residual {found.residual:.1e})")
 
 
 # --- editor and shell support (issue 13): `lagsim schema`, `lagsim completion` -------------------

@@ -187,6 +187,11 @@ OPTIONS: tuple[Option, ...] = (
            switch=True,
            doc=("`true` refuses to move the initial values you set onto the constraints (left-out "
                 "values are still computed)")),
+    Option("action", bool, False, _switch,
+           "Add the running action S = ∫L dt as a column `action` (corrected trapezoids on the "
+           "samples, error O(h⁴), its estimate on stderr).",
+           switch=True,
+           doc="`true` adds the running action S = ∫L dt as a last column `action`"),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 

@@ -48,8 +48,8 @@ class ActionReport:
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"system": self.system, "t_start": self.t_start, "t_end": self.t_end,
-                "action": self.value, "exact": self.exact or None, "method": self.method,
+        return {"system": self.system, "interval": [self.t_start, self.t_end],
+                "S": self.value, "exact": self.exact or None, "how": self.method,
                 "error_estimate": self.error, "path": dict(self.path),
                 "notes": list(self.notes)}
 

@@ -93,7 +93,7 @@ def test_seed_example_10_2_exact(tmp_path):
     assert f"S ≈ {13 / 3!r}" in result.output
     doc = json.loads(_run("action", str(path), "--path", "q1=2, q2=t", "--format",
                           "json").output)
-    assert doc["exact"] == "13/3" and doc["action"] == 13 / 3
+    assert doc["exact"] == "13/3" and doc["S"] == 13 / 3
 
 
 def test_numeric_path_action_when_sympy_cannot():
@@ -151,10 +151,10 @@ def test_cli_csv_on_stdin_agrees_with_the_column(tmp_path):
     result = _run("action", str(path), "--csv", "-", "--format", "json", input=run.stdout)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert doc["action"] == pytest.approx(data[-1, -1], rel=1e-14)
+    assert doc["S"] == pytest.approx(data[-1, -1], rel=1e-14)
     m, k, A = 2.0, 8.0, 0.7
     w = math.sqrt(k / m)
-    assert doc["action"] == pytest.approx(-(m * A**2 * w / 4) * math.sin(2 * w), rel=1e-8)
+    assert doc["S"] == pytest.approx(-(m * A**2 * w / 4) * math.sin(2 * w), rel=1e-8)
 
 
 def test_stationary_free_fall_is_the_parabola(tmp_path):

@@ -449,6 +449,27 @@ def _starts(q0: np.ndarray, periodic: Sequence[int], count: int) -> list[np.ndar
     return out
 
 
+def _singular_point(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> bool:
+    """Whether (q, λ) sits where the rest equations are not differentiable (a spring of zero
+    length, |r| at r = 0): their Jacobian is not finite there, or a thousand times larger than at
+    every one of four points 1e-6 away (a smooth Jacobian changes by about that distance)."""
+    x = np.concatenate([q, lam])
+    with np.errstate(all="ignore"):
+        here = eqs.evaluate(x)["J"]
+        if not np.all(np.isfinite(here)):
+            return True
+        size = float(np.max(np.abs(here), initial=0.0))
+        rng = np.random.default_rng(SEED)
+        nearby = []
+        for _ in range(4):
+            step = np.zeros_like(x)
+            step[:eqs.n] = rng.uniform(-1.0, 1.0, eqs.n) * 1e-6 * (1.0 + np.abs(q))
+            J = eqs.evaluate(x + step)["J"]
+            nearby.append(float(np.max(np.abs(J), initial=0.0)) if np.all(np.isfinite(J))
+                          else math.inf)
+    return size > 1e3 * max(nearby)
+
+
 def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS
                      ) -> tuple[list[tuple[np.ndarray, np.ndarray, float, int]], tuple[int, ...],
                                 int]:
@@ -465,6 +486,8 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS
         if not ok:
             continue
         q = _wrap(q, periodic)
+        if _singular_point(eqs, q, lam):
+            continue
         tol = 1e-7 * (1.0 + np.abs(q))
         if any(np.all(distance(q, other, periodic) <= tol) for other, _, _ in found):
             continue

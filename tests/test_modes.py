@@ -343,3 +343,30 @@ def test_derive_linear_prints_the_stiffness_of_the_rods_and_the_state_space():
 def test_derive_linear_refuses_a_driven_system():
     result = _run("derive", "-", "--form", "linear", input=DRIVEN)
     assert result.exit_code == 2 and "not autonomous" in result.output
+
+
+SPRING_LINE = """
+name: spring_line
+parameters: {m: 2.0, k: 5.0, l0: 1.0, g: 9.81}
+coordinates: [x, y, z]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2 + z_dot**2)
+potential: 1/2*k*(sqrt((x + l0)**2 + y**2 + z**2) - l0)**2 + m*g*z
+constraints:
+  - name: line
+    holonomic: y
+  - name: table
+    holonomic: z
+initial: {x: 0.3}
+"""
+
+
+def test_spring_on_a_line_rests_at_its_length_on_either_side_not_at_zero_length():
+    """The spring's stretch |r + l0 E_x| − l0 vanishes at x = 0 and at x = −2 l0 (ω² = k/m at
+    both); at x = −l0 (zero length) the force is not differentiable and is no equilibrium."""
+    report = find_equilibria(*_system(SPRING_LINE))
+    xs = sorted(e.q[0] for e in report.equilibria)
+    assert xs == pytest.approx([-2.0, 0.0], abs=1e-12)
+    assert all(e.stability == "stable" for e in report.equilibria)
+    for x in xs:
+        modes = normal_modes(*_system(SPRING_LINE), at={"x": x, "y": 0.0, "z": 0.0})
+        assert [m.omega_squared for m in modes.modes] == pytest.approx([5.0 / 2.0], rel=RTOL)

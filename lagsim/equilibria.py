@@ -37,7 +37,9 @@ from lagsim.spec import SystemSpec
 STARTS = 64
 """Random starts besides the initial state (and the 0/π corners of the periodic coordinates)."""
 SEED = 20261202
-NEWTON_ITERATIONS = 80
+NEWTON_ITERATIONS = 50
+STALL = 8
+"""A start is abandoned when its residual has not halved in this many Newton steps."""
 MAX_REPORTED = 24
 """At most this many equilibria are listed (a family of equilibria gives one per start)."""
 TWO_PI = 2.0 * math.pi
@@ -178,6 +180,7 @@ class RestEquations:
         exprs = rows + jac + mass + damping + A + c_q
         self._f = se.Lambdify(unknowns, exprs, cse=True, backend="lambda")
         self._r = se.Lambdify(unknowns, rows, cse=True, backend="lambda")
+        self._rj = se.Lambdify(unknowns, rows + jac, cse=True, backend="lambda")
         self.names = model.coordinates
 
     def force_scale(self, q0: np.ndarray) -> float:
@@ -192,6 +195,10 @@ class RestEquations:
             if np.all(np.isfinite(values)):
                 largest = max(largest, float(np.max(np.abs(values), initial=0.0)))
         return largest
+
+    def residual_and_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = np.asarray(self._rj(x), dtype=float).reshape(-1)
+        return out[:self.size], out[self.size:].reshape(self.size, self.n + self.m)
 
     def residual(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self._r(x), dtype=float).reshape(-1)
@@ -368,13 +375,14 @@ def newton(eqs: RestEquations, q: np.ndarray, fixed: Sequence[int] = ()
         r = eqs.residual(x)
         norm = float(np.linalg.norm(r))
         last = math.inf
+        history = [norm]
         for _ in range(NEWTON_ITERATIONS):
             if not math.isfinite(norm):
                 return x[:n], x[n:], math.inf, False
-            J = eqs.evaluate(x)["J"][:, free]
+            J = eqs.residual_and_jacobian(x)[1][:, free]
             dx, *_ = np.linalg.lstsq(J, -r, rcond=None)
             step = 1.0
-            while step > 1e-6:
+            while step >= 2.0**-10:
                 trial = x.copy()
                 trial[free] += step * dx
                 rt = eqs.residual(trial)
@@ -387,6 +395,9 @@ def newton(eqs: RestEquations, q: np.ndarray, fixed: Sequence[int] = ()
             x, r, norm = trial, rt, nt
             last = float(np.max(np.abs(step * dx), initial=0.0))
             if norm == 0.0 or last <= 1e-15 * (1.0 + float(np.max(np.abs(x)))):
+                break
+            history.append(norm)
+            if len(history) > STALL and history[-1] > 0.5 * history[-1 - STALL]:
                 break
         J = eqs.evaluate(x)["J"]
         scale = max(1.0, float(np.max(np.abs(J), initial=0.0))) * max(

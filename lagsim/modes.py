@@ -197,16 +197,17 @@ class Linearization:
                 continue
             s = complex(s.real if abs(s.real) > tol else 0.0, s.imag if abs(s.imag) > tol else 0.0)
             size = abs(s)
-            if s.real > 0:
-                kind = "unstable"
-            elif size == 0.0:
+            if size == 0.0:
                 kind = "neutral"
             elif s.imag > 0:
-                kind = "oscillatory" if s.real == 0 else "damped"
+                kind = "unstable" if s.real > 0 else "oscillatory" if s.real == 0 else "damped"
             else:
-                kind = "damped" if s.real < 0 else "neutral"
-            zeta = -s.real / size if size > 0 else None
-            out.append(Mode(eigenvalue=s, omega_squared=None, frequency=size,
+                kind = "unstable" if s.real > 0 else "overdamped"
+            if s.imag > 0:
+                freq, zeta = size, -s.real / size
+            else:
+                freq, zeta = 0.0, None
+            out.append(Mode(eigenvalue=s, omega_squared=None, frequency=freq,
                             damping_ratio=zeta, kind=kind, shape=_shape(self.N @ v[:k])))
         out.sort(key=lambda mode: (mode.frequency, mode.eigenvalue.real))
         return tuple(out)
@@ -248,7 +249,9 @@ def _shape(v: np.ndarray) -> tuple[complex, ...] | tuple[float, ...]:
 class Mode:
     """One mode: the eigenvalue s of the state matrix (iω for an undamped mode, +σ for an
     unstable one), ω² of the conservative problem (None otherwise), the natural frequency |s| in
-    rad/s, the damping ratio −Re s/|s|, its kind and its shape δq in the file's coordinates."""
+    rad/s and the damping ratio −Re s/|s| of an oscillating mode (0 and None for a real s: an
+    overdamped or unstable direction, whose rate is −s or s), its kind and its shape δq in the
+    file's coordinates."""
 
     eigenvalue: complex
     omega_squared: float | None
@@ -328,7 +331,8 @@ class ModesReport:
             zeta = "—" if m.damping_ratio is None else f"{m.damping_ratio:.6g}"
             w2 = "—" if m.omega_squared is None else f"{m.omega_squared:.10g}"
             growth = (f" (growth rate {m.eigenvalue.real:.6g} 1/s)" if m.kind == "unstable"
-                      else "")
+                      else f" (decay rate {-m.eigenvalue.real:.6g} 1/s)"
+                      if m.kind == "overdamped" else "")
             lines.append(f"{k:>4}  {m.frequency:>14.10g}  {m.hertz:>14.10g}  {zeta:>10}  "
                          f"{w2:>14}  {m.kind}{growth}")
         lines.append("")

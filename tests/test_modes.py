@@ -370,3 +370,26 @@ def test_spring_on_a_line_rests_at_its_length_on_either_side_not_at_zero_length(
     for x in xs:
         modes = normal_modes(*_system(SPRING_LINE), at={"x": x, "y": 0.0, "z": 0.0})
         assert [m.omega_squared for m in modes.modes] == pytest.approx([5.0 / 2.0], rel=RTOL)
+
+
+OVERDAMPED = """
+name: overdamped
+parameters: {m: 1.0, k: 2.0, c: 5.0}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*x**2
+dissipation: 1/2*c*x_dot**2
+initial: {x: 0.1}
+"""
+
+
+def test_overdamped_oscillator_has_two_decay_rates():
+    """m ẍ + c ẋ + k x = 0 with c² > 4mk: s = (−c ± √(c² − 4mk)) / 2m, both real and negative."""
+    m, k, c = 1.0, 2.0, 5.0
+    report = normal_modes(*_system(OVERDAMPED))
+    rates = sorted(-mode.eigenvalue.real for mode in report.modes)
+    root = math.sqrt(c * c - 4 * m * k)
+    assert rates == pytest.approx(sorted([(c - root) / (2 * m), (c + root) / (2 * m)]), rel=RTOL)
+    assert all(mode.kind == "overdamped" and mode.damping_ratio is None for mode in report.modes)
+    assert report.stability == "asymptotically stable"
+    assert "decay rate" in report.to_text()

@@ -6,9 +6,12 @@ the 1 s budget (issue 10, "Done when").
 
 Measured as a user runs it (`time lagsim modes NAME`); the table shows the fastest and median
 wall time and the median CPU time (user + system) of the process, and the exit status (2: the
-system has no equilibria, e.g. a driven one, which the command says in one line). The verdict
-uses the fastest run: on a shared machine the median also measures the other work. Results are
-written to bench/modes_results.md.
+system has no equilibria, e.g. a driven one, which the command says in one line). In the same
+run, `lagsim --version` (the interpreter and lagsim's start) and `lagsim derive pendulum` (the
+same imports of symengine) are measured as anchors, so the ratio to them can be read on a
+loaded machine. The verdict uses the CPU time of the process: on a shared machine the wall time
+also measures the other sessions' work (the load average is printed). Results are written to
+bench/modes_results.md.
 """
 
 from __future__ import annotations
@@ -49,6 +52,14 @@ def main() -> None:
     from lagsim.spec import bundled_systems
 
     rows = []
+    anchors = []
+    for label, extra in (("lagsim --version", ["--version"]),
+                         ("lagsim derive pendulum", ["derive", "pendulum"])):
+        argv = [*_lagsim(), *extra]
+        _once(argv)
+        runs = [_once(argv) for _ in range(args.reps)]
+        anchors.append((label, min(w for w, _, _ in runs),
+                        statistics.median(c for _, c, _ in runs)))
     for name in bundled_systems():
         for command in COMMANDS:
             argv = [*_lagsim(), command, name]
@@ -61,17 +72,23 @@ def main() -> None:
             print(f"{name:24s} {command:10s} min {min(walls):.2f} s  median "
                   f"{statistics.median(walls):.2f} s  cpu {statistics.median(cpus):.2f} s  "
                   f"exit {runs[-1][2]}", flush=True)
-    over = [r for r in rows if r[2] > BUDGET_S]
+    over = [r for r in rows if r[4] > BUDGET_S]
+    import os
+
+    load = os.getloadavg()[0]
     lines = ["# `lagsim equilibria` / `lagsim modes`: whole-process time per bundled system", "",
-             f"Budget {BUDGET_S:g} s (issue 10). {args.reps} runs after a warm-up; min and median "
-             "wall, median CPU (user + system). Exit 2: no equilibria (not autonomous, or none "
-             "found), said in one line.", "",
+             f"Budget {BUDGET_S:g} s (issue 10), judged on the process's CPU time. "
+             f"{args.reps} runs after a warm-up; min and median wall, median CPU (user + "
+             "system). Exit 2: no equilibria (not autonomous, or none found), said in one line. "
+             f"Load average during the run: {load:.1f} on {os.cpu_count()} cores.", "",
+             "| anchor | min wall (s) | median CPU (s) |", "| --- | ---: | ---: |",
+             *(f"| {label} | {w:.2f} | {c:.2f} |" for label, w, c in anchors), "",
              "| system | command | min wall (s) | median wall (s) | median CPU (s) | exit |",
              "| --- | --- | ---: | ---: | ---: | ---: |"]
     lines += [f"| {n} | {c} | {w:.2f} | {m:.2f} | {cpu:.2f} | {code} |"
               for n, c, w, m, cpu, code in rows]
-    lines += ["", f"Over budget (fastest run): {', '.join(f'{n} {c}' for n, c, *_ in over)}"
-              if over else "", "All within budget (fastest run)." if not over else ""]
+    lines += ["", f"Over budget (CPU): {', '.join(f'{n} {c}' for n, c, *_ in over)}"
+              if over else "All within budget (CPU time of the process)."]
     (HERE / "modes_results.md").write_text("\n".join(lines).rstrip() + "\n")
 
 

@@ -43,9 +43,6 @@ STALL = 8
 MAX_REPORTED = 24
 """At most this many equilibria are listed (a family of equilibria gives one per start)."""
 TWO_PI = 2.0 * math.pi
-REDUCE_BUDGET = 1.0
-"""CPU seconds the symbolic reduction of a rheonomic system may take here (the full derive
-budget is 3 s; a system whose reduced form is autonomous reduces in well under this)."""
 
 
 @dataclass(frozen=True)
@@ -85,32 +82,76 @@ def _time_sources(model: Model) -> list[str]:
 
 def autonomous_model(model: Model, spec: SystemSpec | None = None,
                      q0: Mapping[str, float] | None = None) -> AutonomousModel:
-    """The autonomous model of ``model`` (itself, or its reduced form when only holonomic
-    constraints carry t and L̃ does not), else :class:`InputError` naming where t appears.
-    The reduction keeps the branch through the initial configuration (``spec``'s, or ``q0``)."""
+    """The autonomous model of ``model``: itself when t appears nowhere; when t appears only in
+    holonomic constraints that prescribe one coordinate each (q_k = f(t)), the model with those
+    coordinates substituted (seed 002 §23.5, Lagrange's recipe for such a constraint) if its
+    Lagrangian and forces then do not change with t; else :class:`InputError` naming where t
+    appears. (``spec`` and ``q0`` are accepted for callers that pass the start; the reduction
+    here has a single branch.)"""
     sources = _time_sources(model)
     if not sources:
         return AutonomousModel(model, model)
     where = spec.location if spec is not None else None
     refuse = (f"system '{model.name}' is not autonomous: t appears in {', '.join(sources)}, so "
               "it has no equilibria (rest states need equations that do not change with time)")
-    if any(not s.startswith("constraint") for s in sources) or any(
-            c.kind != "holonomic" for c in model.constraints):
+    if any(not s.startswith("constraint") for s in sources):
         raise InputError(refuse, where)
-    from lagsim.reduce import reduce_model
+    moving = [c for c in model.constraints if model.t in se.sympify(c.expression).free_symbols]
+    for c in moving:
+        if c.kind != "holonomic" or not _prescribes_one(c, model):
+            raise InputError(f"{refuse}; a rheonomic constraint is reduced here only when it "
+                             f"prescribes one coordinate (q = f(t)), and '{c.name}' does not",
+                             where)
+    reduced, eliminated = _prescribe(model, moving)
+    frozen = _without_t(reduced)
+    if frozen is None:
+        raise InputError(f"{refuse}; with {', '.join(f'{k} = {v}' for k, v in eliminated)} "
+                         "substituted its Lagrangian still depends on t", where)
+    return AutonomousModel(frozen, model, eliminated)
 
-    if spec is not None:
-        q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
-    try:
-        reduction = reduce_model(model, q0, budget=REDUCE_BUDGET)
-    except InputError as exc:
-        raise InputError(f"{refuse}; its reduced form was tried and failed: {exc.message}",
-                         where) from None
-    reduced = _without_t(reduction.reduced)
-    if reduced is None:
-        raise InputError(f"{refuse}; its reduced Lagrangian depends on t as well", where)
-    eliminated = tuple((name, str(expr)) for name, expr in reduction.eliminated)
-    return AutonomousModel(reduced, model, eliminated)
+
+def _prescribe(model: Model, moving: Sequence[Any]) -> tuple[Model, tuple[tuple[str, str], ...]]:
+    """``model`` with each coordinate that a constraint of ``moving`` prescribes replaced by its
+    motion q_k = f(t) (and q̇_k by f'(t)) in L, τ (projected on the remaining coordinates: the
+    prescribed one takes no virtual displacement), the other constraints and the masses."""
+    from lagsim.model import assemble_model, make_constraint
+
+    t = model.t
+    subs: dict[Any, Any] = {}
+    eliminated = []
+    for c in moving:
+        k = next(i for i, a in enumerate(c.row) if se.sympify(a) != 0)
+        coefficient = se.sympify(c.row[k])
+        motion = se.expand(model.q[k] - se.sympify(c.expression) / coefficient)
+        subs[model.q[k]] = motion
+        subs[model.qd[k]] = se.diff(motion, t)
+        eliminated.append((model.coordinates[k], str(motion)))
+    keep = [i for i, qi in enumerate(model.q) if qi not in subs]
+    names = tuple(model.coordinates[i] for i in keep)
+    q = tuple(model.q[i] for i in keep)
+    qd = tuple(model.qd[i] for i in keep)
+    tau = se.DenseMatrix(len(keep), 1, [se.sympify(model.tau[i]).subs(subs) for i in keep])
+    constraints = tuple(
+        make_constraint(c.name, c.kind, se.sympify(c.expression).subs(subs), q, qd, t)
+        for c in model.constraints if c not in moving)
+    reduced = assemble_model(
+        name=model.name, description=model.description, coordinates=names,
+        lagrangian=se.sympify(model.lagrangian).subs(subs), tau=tau, constraints=constraints,
+        parameters=model.parameters,
+        mass_positions=tuple((name, tuple(se.sympify(r).subs(subs) for r in rs))
+                             for name, rs in model.mass_positions))
+    return reduced, tuple(eliminated)
+
+
+def _prescribes_one(constraint: Any, model: Model) -> bool:
+    """Whether φ = c q_k − f(t): one coordinate with a constant coefficient (a prescribed
+    motion such as ϕ = ωt), the case whose reduced Lagrangian can be autonomous cheaply."""
+    rows = [se.sympify(a) for a in constraint.row]
+    used = [a for a in rows if a != 0]
+    if len(used) != 1:
+        return False
+    symbols = used[0].free_symbols
+    return not (symbols & set(model.q)) and model.t not in symbols
 
 
 def _without_t(model: Model) -> Model | None:
@@ -120,6 +161,8 @@ def _without_t(model: Model) -> Model | None:
     from lagsim.model import assemble_model
 
     t = model.t
+    if any(t in se.sympify(c.expression).free_symbols for c in model.constraints):
+        return None
     exprs = [se.sympify(model.lagrangian), *(se.sympify(f) for f in model.tau)]
     if not any(t in e.free_symbols for e in exprs):
         return model
@@ -138,8 +181,8 @@ def _without_t(model: Model) -> Model | None:
     tau = se.DenseMatrix(model.n, 1, [se.sympify(f).subs(frozen) for f in model.tau])
     return assemble_model(
         name=model.name, description=model.description, coordinates=model.coordinates,
-        lagrangian=se.sympify(model.lagrangian).subs(frozen), tau=tau, constraints=(),
-        parameters=model.parameters,
+        lagrangian=se.sympify(model.lagrangian).subs(frozen), tau=tau,
+        constraints=model.constraints, parameters=model.parameters,
         mass_positions=model.mass_positions)
 
 

@@ -393,3 +393,49 @@ def test_overdamped_oscillator_has_two_decay_rates():
     assert all(mode.kind == "overdamped" and mode.damping_ratio is None for mode in report.modes)
     assert report.stability == "asymptotically stable"
     assert "decay rate" in report.to_text()
+
+
+HOOP_WITH_RADIUS = """
+name: hoop_r
+parameters: {m: 1.0, R: 0.5, g: 9.81, w: 7.0}
+coordinates: [theta, phi, r]
+masses:
+  bead:
+    mass: m
+    position: [r*sin(theta)*cos(phi), r*sin(theta)*sin(phi), -r*cos(theta)]
+gravity: [0, 0, -g]
+constraints:
+  - name: wire
+    holonomic: r - R
+  - name: spin
+    holonomic: phi - w*t
+initial: {theta: 1.0, r: R, phi_dot: w}
+"""
+
+
+def test_prescribed_rotation_with_an_ordinary_constraint_beside_it():
+    """The hoop with the radius as a coordinate held by r − R = 0: the prescribed ϕ = ωt is
+    substituted, the wire stays a constraint (its multiplier is the normal force), and the
+    off-axis equilibrium and its frequency are those of the reduced hoop."""
+    report = normal_modes(*_system(HOOP_WITH_RADIUS))
+    R, w = 0.5, 7.0
+    theta_star = math.acos(G / (R * w * w))
+    assert report.coordinates == ("theta", "r")
+    assert report.q == pytest.approx((theta_star, R), rel=RTOL)
+    assert [m.frequency for m in report.modes] == pytest.approx([w * math.sin(theta_star)],
+                                                                rel=RTOL)
+
+
+def test_a_moving_pivot_is_not_reduced_and_says_why():
+    text = """
+parameters: {m: 1.0, g: 9.81, l: 1.0, A: 0.1, w: 3.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: (x - A*sin(w*t))**2 + y**2 - l**2
+"""
+    with pytest.raises(InputError, match="t appears in constraint 'rod'.*'rod' does not"):
+        find_equilibria(*_system(text))

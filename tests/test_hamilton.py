@@ -141,3 +141,25 @@ def test_latex_output():
     assert result.exit_code == 0
     assert r"\frac{\partial H}{\partial p}" in result.output
     assert "p_{theta}" in result.output or r"p_{\theta}" in result.output
+
+
+def test_constraint_forces_act_on_the_momenta():
+    """The pendulum in (x, y) with φ = x² + y² − l²: p = m q̇, H = (p_x² + p_y²)/2m + m g y, and
+    ṗ_x = 2 x λ_rod, ṗ_y = −m g + 2 y λ_rod (Aᵀλ with A = φ_q, seed 001 §10.7)."""
+    text = """
+parameters: {m: 2.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+"""
+    form = FORMS["hamilton"](_system(text)[1])
+    eqs = {item.label: item.value.rhs for item in form.items if isinstance(item.value, sympy.Eq)}
+    x, y, lam, m, g = sympy.symbols("x y lambda_rod m g")
+    px, py = sympy.symbols("p_x p_y")
+    assert sympy.simplify(eqs["H"] - ((px**2 + py**2) / (2 * m) + m * g * y)) == 0
+    assert sympy.simplify(eqs["p_x_dot"] - 2 * x * lam) == 0
+    assert sympy.simplify(eqs["p_y_dot"] - (-m * g + 2 * y * lam)) == 0

@@ -439,3 +439,19 @@ constraints:
 """
     with pytest.raises(InputError, match="t appears in constraint 'rod'.*'rod' does not"):
         find_equilibria(*_system(text))
+
+
+def test_kepler_has_no_equilibrium_even_far_away():
+    """F_r = −μm/r² at rest never vanishes; Newton drifts to r → ∞ where the residual becomes
+    small but its steps do not, which must not count as an equilibrium."""
+    text = """
+parameters: {m: 1.0, mu: 1.0}
+coordinates: [r, theta]
+kinetic: 1/2*m*(r_dot**2 + r**2*theta_dot**2)
+potential: -mu*m/r
+initial: {r: 1.0}
+"""
+    report = find_equilibria(*_system(text))
+    assert report.equilibria == ()
+    assert report.pinned == ("theta",)
+    assert "no equilibrium found" in report.to_text()

@@ -78,7 +78,7 @@ def hamilton_form(model: Model, simplify: bool = False):
     q = [sympy.Symbol(str(s)) for s in model.q]
     qd = [sympy.Symbol(str(s)) for s in model.qd]
     p = [sympy.Symbol(name) for name in momentum_names(model)]
-    pd = [sympy.Symbol(f"{name}_dot") for name in momentum_names(model)]
+    pd = [sympy.Symbol(f"pdot_{name}") for name in model.coordinates]
     M = to_sympy(parts.M)
     b = to_sympy(parts.b)
     L0 = to_sympy(parts.L0)
@@ -105,7 +105,7 @@ def hamilton_form(model: Model, simplify: bool = False):
         H = energy / (2 * D) - L0
         items.append(Item("H", sympy.Eq(sympy.Symbol("H"), H, evaluate=False), "H"))
         for i in range(n):
-            items.append(Item(f"{q[i]}_dot", sympy.Eq(qd[i], velocity[i], evaluate=False),
+            items.append(Item(f"d{q[i]}/dt", sympy.Eq(qd[i], velocity[i], evaluate=False),
                               sympy.latex(qd[i])))
         back = dict(zip(qd, velocity))
         for i in range(n):
@@ -115,7 +115,7 @@ def hamilton_form(model: Model, simplify: bool = False):
             linear = _tidy(sum((db[j] * numer[j] for j in range(n)), sympy.Integer(0)))
             rate = (quadratic / D**2 + linear / D + sympy.diff(L0, q[i])
                     + tau[i].subs(back) + constraint[i])
-            items.append(Item(f"{p[i]}_dot", sympy.Eq(pd[i], rate, evaluate=False),
+            items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  q̇ = ∂H/∂p,  ṗ = −∂H/∂q + τ"
     else:
@@ -133,7 +133,7 @@ def hamilton_form(model: Model, simplify: bool = False):
         L = to_sympy(model.lagrangian)
         for i in range(n):
             rate = sympy.diff(L, q[i]) + tau[i] + constraint[i]
-            items.append(Item(f"{p[i]}_dot", sympy.Eq(pd[i], rate, evaluate=False),
+            items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  M q̇ = p − b,  ṗ = ∂L/∂q + τ"
     if model.m:

@@ -81,8 +81,8 @@ def _printed(form, model):
     rhs = {item.label: item.value.rhs.subs(subs) for item in form.items
            if isinstance(item.value, sympy.Eq)}
     H = sympy.lambdify([q, p], rhs["H"])
-    qd = sympy.lambdify([q, p], [rhs[f"{c}_dot"] for c in model.coordinates])
-    pd = sympy.lambdify([q, p], [rhs[f"p_{c}_dot"] for c in model.coordinates])
+    qd = sympy.lambdify([q, p], [rhs[f"d{c}/dt"] for c in model.coordinates])
+    pd = sympy.lambdify([q, p], [rhs[f"dp_{c}/dt"] for c in model.coordinates])
     return H, qd, pd
 
 
@@ -129,11 +129,11 @@ def test_large_non_diagonal_mass_matrix_keeps_m_inverse_written_as_such():
     assert "M" in labels and "H" not in labels
     assert any("not written out" in note for note in form.notes)
     L = sympy.sympify(model.lagrangian)
-    rates = {item.label: item.value.rhs for item in form.items if item.label.startswith("p_")
-             and item.label.endswith("_dot")}
+    rates = {item.label: item.value.rhs for item in form.items
+             if item.label.startswith("dp_")}
     assert len(rates) == 4
     for name in model.coordinates:
-        assert sympy.expand(rates[f"p_{name}_dot"] - sympy.diff(L, sympy.Symbol(name))) == 0
+        assert sympy.expand(rates[f"dp_{name}/dt"] - sympy.diff(L, sympy.Symbol(name))) == 0
 
 
 def test_latex_output():
@@ -161,5 +161,5 @@ constraints:
     x, y, lam, m, g = sympy.symbols("x y lambda_rod m g")
     px, py = sympy.symbols("p_x p_y")
     assert sympy.simplify(eqs["H"] - ((px**2 + py**2) / (2 * m) + m * g * y)) == 0
-    assert sympy.simplify(eqs["p_x_dot"] - 2 * x * lam) == 0
-    assert sympy.simplify(eqs["p_y_dot"] - (-m * g + 2 * y * lam)) == 0
+    assert sympy.simplify(eqs["dp_x/dt"] - 2 * x * lam) == 0
+    assert sympy.simplify(eqs["dp_y/dt"] - (-m * g + 2 * y * lam)) == 0

@@ -683,8 +683,9 @@ def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
         from lagsim import plot as plotting
         from lagsim.io import check_output
 
-        if output is None:
-            raise InputError("--plot needs -o FILE (png, svg or pdf)", Location("--plot"))
+        if output is None or output == "-":
+            raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
+                             "the report", Location("--plot"))
         target = check_output(output, formats=plotting.FORMATS, binary=True)
     elif output is not None:
         raise InputError("-o is the image of --plot; add --plot, or drop -o",

@@ -276,6 +276,8 @@ def test_cli_errors_are_one_line_with_exit_2(tmp_path):
     assert result.exit_code == 2 and "'psi' is not a coordinate here" in result.output
     result = _run("modes", "-", "-o", str(tmp_path / "m.png"), input=ANGLES)
     assert result.exit_code == 2 and "add --plot" in result.output
+    result = _run("modes", "-", "--plot", "-o", "-", input=ANGLES)
+    assert result.exit_code == 2 and "standard output carries the report" in result.output
     free = "parameters: {m: 1.0, g: 9.81}\ncoordinates: [y]\nkinetic: 1/2*m*y_dot**2\n" \
            "potential: m*g*y\n"
     result = _run("modes", "-", input=free)

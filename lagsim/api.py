@@ -301,6 +301,14 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:
             report("--invariants: no conserved quantity found (`lagsim check` says why)")
+    if options.action:
+        from lagsim.action import trajectory_action
+
+        running = trajectory_action(model, trajectory)
+        trajectory = trajectory.with_extra("action", running.values)
+        if report is not None:
+            report(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
+                   "corrected trapezoids on the samples)")
     return trajectory
 
 
@@ -340,7 +348,7 @@ def derive_forms(system: System, form: str, simplify: bool = False,
     for name in names:
         status(f"forming the {name} form")
         try:
-            forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
+            forms.append(FORMS[name](model, simplify, q0=q0) if name in ("reduced", "linear")
                          else FORMS[name](model, simplify))
         except InputError as exc:
             if form != "all":

@@ -34,6 +34,8 @@ EXAMPLES = {
     "animate": "lagsim animate double_pendulum -o dp.gif --fps 25",
     "systems": "lagsim systems",
     "check": "lagsim check skate --format json",
+    "equilibria": "lagsim equilibria double_pendulum --format json",
+    "modes": "lagsim modes double_pendulum --at \"theta1=0, theta2=0\" --plot -o modes.png",
 }
 
 EXIT_PIPE = 128 + 13
@@ -283,7 +285,8 @@ def systems() -> None:
         click.echo(f"{name:24s} {summary}")
 
 
-FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "all")
+FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
+                "hamilton", "all")
 
 
 @main.command(epilog=_example("derive"))
@@ -609,6 +612,169 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
                             title=model.name, dpi=dpi)
     _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
+
+
+# --- analysis (issue 10): `lagsim equilibria`, `lagsim modes` ---------------------------------
+
+
+def _analysis_spec(file: str, overrides: dict[str, float]) -> tuple[Any, Any]:
+    from lagsim.model import build_model
+    from lagsim.spec import load_spec
+
+    spec = load_spec(file, overrides)
+    return spec, build_model(spec)
+
+
+def _report_out(report: Any, fmt: str) -> None:
+    import json
+
+    if fmt == "json":
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.to_text(), nl=False)
+
+
+@main.command(epilog=_example("equilibria"))
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for a terminal, json for scripts.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
+    """List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and the constraints.
+
+    Found by Newton's method from the initial state and a seeded spread of starts,
+    deduplicated (angles modulo 2π), nearest to the initial state first, each with its residual,
+    multipliers and stability from the linearization. A system that depends on time has none;
+    one whose time dependence sits in holonomic constraints (a hoop turned at a prescribed rate)
+    is treated through its reduced Lagrangian when that is autonomous.
+    """
+    from lagsim.equilibria import find_equilibria
+
+    spec, model = _analysis_spec(file, overrides)
+    _report_out(find_equilibria(spec, model), fmt)
+
+
+@main.command(epilog=_example("modes"))
+@click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
+@click.option("--at", "at", default="equilibrium", show_default=True, metavar="POINT",
+              help="'equilibrium' (the one nearest the initial state) or a point such as "
+                   "\"theta1=0, theta2=pi\" (other coordinates at their initial values), which "
+                   "must be an equilibrium to 1e-9.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for a terminal, json for scripts.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+@click.option("--plot", "draw", is_flag=True,
+              help="Draw each mode shape (systems with masses) to -o FILE.")
+@click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
+          output: str | None) -> None:
+    """Print the small oscillations of FILE about an equilibrium.
+
+    M0 δq̈ + D δq̇ + K δq = 0 on the tangent space of the constraints: natural frequencies
+    (rad/s and Hz), damping ratios, stability and mode shapes in the file's coordinates.
+    """
+    from lagsim.modes import normal_modes
+
+    target = None
+    if draw:
+        from lagsim import plot as plotting
+        from lagsim.io import check_output
+
+        if output is None or output == "-":
+            raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
+                             "the report", Location("--plot"))
+        target = check_output(output, formats=plotting.FORMATS, binary=True)
+    elif output is not None:
+        raise InputError("-o is the image of --plot; add --plot, or drop -o",
+                         Location("--output"))
+    spec, model = _analysis_spec(file, overrides)
+    report = normal_modes(spec, model, at)
+    if target is not None:
+        from lagsim.modeplot import mode_figure
+        from lagsim.plot import save_figure
+
+        save_figure(mode_figure(spec, model, report), target)
+    _report_out(report, fmt)
+
+
+def _point(text: str, spec: Any, option: str) -> dict[str, float]:
+    from lagsim.equilibria import parse_point
+
+    return parse_point(text, spec, spec.coordinates, option)
+
+
+@main.command(epilog="\b\nExamples:\n  lagsim action seed_10_2.yaml --path \"q1=2, q2=t\" "
+              "--t-start 0 --t-end 1\n  lagsim simulate pendulum | lagsim action pendulum --csv -"
+              "\n  lagsim action free_mass_cartesian --stationary --from \"x=0, y=0\" "
+              "--to \"x=1, y=0\" --t-end 1")
+@click.argument("file", metavar="FILE", shell_complete=complete_system)
+@click.option("--path", "path", metavar="\"Q=EXPR, ...\"",
+              help="A path q(t): every coordinate as an expression in t and the parameters.")
+@click.option("--csv", "csv", metavar="CSV|-", help="A simulated trajectory of FILE (- for "
+              "standard input): S along its samples.")
+@click.option("--stationary", is_flag=True, help="Solve δS = 0 between --from and --to: the "
+              "path as CSV (with its running action), S on stderr.")
+@click.option("--from", "start", metavar="\"Q=VALUE, ...\"", help="Start of --stationary.")
+@click.option("--to", "end", metavar="\"Q=VALUE, ...\"", help="End of --stationary.")
+@click.option("--t-start", type=float, default=0.0, show_default=True)
+@click.option("--t-end", type=float, default=1.0, show_default=True)
+@click.option("--samples", type=click.IntRange(min=2, max=1_000_000), default=201,
+              show_default=True, help="Rows of the --stationary path.")
+@click.option("-o", "--output", default="-", metavar="FILE",
+              help="CSV destination of --stationary, - for stdout.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True)
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              callback=_assignments("--set"), help="Override a parameter's value.")
+def action(file: str, path: str | None, csv: str | None, stationary: bool, start: str | None,
+           end: str | None, t_start: float, t_end: float, samples: int, output: str, fmt: str,
+           overrides: dict[str, float]) -> None:
+    """The action S = ∫ L dt of FILE along a path, a simulated run, or the stationary path.
+
+    Along --path, exactly when SymPy integrates it (printed as a fraction and a float),
+    numerically otherwise; along --csv by corrected trapezoids on the samples, with an error
+    estimate; with --stationary the Euler–Lagrange boundary-value problem (scipy's solve_bvp).
+    """
+    chosen = [name for name, given in (("--path", path), ("--csv", csv),
+                                       ("--stationary", stationary)) if given]
+    if len(chosen) != 1:
+        raise InputError("give one of --path, --csv and --stationary"
+                         + (f" (not {' and '.join(chosen)})" if chosen else ""),
+                         Location(chosen[1] if len(chosen) > 1 else "--path"))
+    if file == "-" and csv == "-":
+        raise InputError("FILE and --csv cannot both be standard input", Location("--csv"))
+    spec, model = _analysis_spec(file, overrides)
+    if path is not None:
+        from lagsim.action import path_action
+
+        _report_out(path_action(spec, model, path, t_start, t_end), fmt)
+        return
+    if csv is not None:
+        from lagsim.action import ActionReport, table_action
+        from lagsim.io import read_csv
+
+        table = read_csv(csv)
+        running = table_action(model, table)
+        t = table.column("t")
+        _report_out(ActionReport(model.name, float(t[0]), float(t[-1]),
+                                 float(running.values[-1]), "",
+                                 f"corrected trapezoids on {len(t)} samples", running.error),
+                    fmt)
+        return
+    from lagsim.action import stationary_path
+    from lagsim.io import check_output, write_csv
+
+    for option, value in (("--from", start), ("--to", end)):
+        if value is None:
+            raise InputError(f"--stationary needs {option} \"Q=VALUE, ...\"", Location(option))
+    target = check_output(output)
+    found = stationary_path(spec, model, _point(start, spec, "--from"),
+                            _point(end, spec, "--to"), t_start, t_end, samples)
+    write_csv(found.columns(), found.as_array(), target)
+    _warn(f"stationary path: S = {found.S:.15g} (quadrature error estimate {found.error:.1e}; "
+          f"solve_bvp residual {found.residual:.1e})")
 
 
 # --- editor and shell support (issue 13): `lagsim schema`, `lagsim completion` -------------------

@@ -544,4 +544,20 @@ FORMS: dict[str, Callable[..., Form]] = {
     "index1": index1_form,
     "udwadia-kalaba": udwadia_kalaba_form,
     "reduced": reduced_form,
+    "linear": lambda model, simplify=False, q0=None: _linear(model, simplify, q0),
+    "hamilton": lambda model, simplify=False: _hamilton(model, simplify),
 }
+
+
+def _hamilton(model: Model, simplify: bool = False) -> Form:
+    """``--form hamilton`` (issue 10), defined in :func:`lagsim.hamilton.hamilton_form`."""
+    from lagsim.hamilton import hamilton_form
+
+    return hamilton_form(model, simplify)
+
+
+def _linear(model: Model, simplify: bool = False, q0: Mapping[str, float] | None = None) -> Form:
+    """``--form linear`` (issue 10), defined in :func:`lagsim.modes.linear_form`."""
+    from lagsim.modes import linear_form
+
+    return linear_form(model, simplify, q0)

@@ -197,6 +197,11 @@ OPTIONS: tuple[Option, ...] = (
            switch=True,
            doc=("`true` adds a column `invariant_<name>` for each conserved quantity `lagsim "
                 "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)")),
+    Option("action", bool, False, _switch,
+           "Add the running action S = ∫L dt as a column `action` (corrected trapezoids on the "
+           "samples, error O(h⁴), its estimate on stderr).",
+           switch=True,
+           doc="`true` adds the running action S = ∫L dt as a last column `action`"),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 

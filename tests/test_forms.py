@@ -102,7 +102,8 @@ def numerically_equal(a: sympy.Expr, b: sympy.Expr, trials: int = 5, tol: float 
 
 
 def test_registry_names_and_signature() -> None:
-    assert list(FORMS) == ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced"]
+    assert list(FORMS) == ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced",
+                           "linear", "hamilton"]
     model = model_of(PENDULUM)
     for name in ["lagrange", "matrix", "dae", "index1", "udwadia-kalaba"]:
         form = FORMS[name](model, False)

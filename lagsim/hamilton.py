@@ -1,0 +1,214 @@
+"""Hamilton's form of a Lagrangian quadratic in the velocities (issue 10, `derive --form hamilton`).
+
+For L = ½ q̇ᵀ M(q, t) q̇ + b(q, t)·q̇ + L₀(q, t) (seed ``001_80d65b968ce3cb18.txt`` §10.6: M is
+∂²L/∂q̇², which then does not depend on q̇) the Legendre transform is
+
+    p = ∂L/∂q̇ = M q̇ + b,    q̇ = M⁻¹(p − b),    H(q, p, t) = p·q̇ − L = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀,
+
+and Hamilton's equations, with the generalized forces τ and the constraint forces Aᵀλ of
+M q̈ = F + Aᵀλ (§10.7) added to ṗ, are
+
+    q̇ = ∂H/∂p,    ṗ = −∂H/∂q + τ + Aᵀλ.
+
+H equals the energy function h = q̇·∂L/∂q̇ − L at the same state. M⁻¹ is written out only for
+printing and only while small (n ≤ :data:`EXPLICIT_MAX_N`, or M diagonal); otherwise the form
+is printed with q̇ defined by M q̇ = p − b and ṗ = ∂L/∂q + τ + Aᵀλ at that q̇ (the same
+equations: ∂H/∂q = −∂L/∂q at fixed p). The numerical right-hand side (:func:`hamilton_rhs`)
+solves M q̇ = p − b at run time and never inverts M symbolically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+import sympy
+
+from lagsim.errors import InputError
+from lagsim.model import Model, to_sympy
+
+EXPLICIT_MAX_N = 3
+SEED_001 = "001_80d65b968ce3cb18.txt"
+
+
+@dataclass(frozen=True)
+class QuadraticParts:
+    """L = ½ q̇ᵀ M q̇ + b·q̇ + L₀ (symengine): ``M`` (n×n), ``b`` (n×1), ``L0``."""
+
+    M: se.DenseMatrix
+    b: se.DenseMatrix
+    L0: se.Basic
+
+
+def quadratic_parts(model: Model) -> QuadraticParts:
+    """M, b and L₀ of L; :class:`InputError` when L is not quadratic in q̇ (M = ∂²L/∂q̇²
+    depends on q̇), naming the entry."""
+    rest = {v: 0 for v in model.qd}
+    velocities = set(model.qd)
+    M = model.mass_matrix
+    for i in range(model.n):
+        for j in range(model.n):
+            moving = velocities & se.sympify(M[i, j]).free_symbols
+            if moving:
+                raise InputError(
+                    f"L is not quadratic in the velocities: ∂²L/∂q̇² depends on "
+                    f"{', '.join(sorted(map(str, moving)))} (entry {model.coordinates[i]}, "
+                    f"{model.coordinates[j]}), so p = ∂L/∂q̇ cannot be solved for q̇ in closed "
+                    "form; the Hamiltonian form is printed only for L = ½ q̇ᵀM(q)q̇ + b·q̇ + L₀")
+    b = se.DenseMatrix(model.n, 1, [se.sympify(model.momenta[i]).subs(rest)
+                                    for i in range(model.n)])
+    L0 = se.sympify(model.lagrangian).subs(rest)
+    return QuadraticParts(M=M, b=b, L0=L0)
+
+
+def momentum_names(model: Model) -> list[str]:
+    """``p_<q>`` for each coordinate."""
+    return [f"p_{name}" for name in model.coordinates]
+
+
+def hamilton_form(model: Model, simplify: bool = False):
+    """``derive --form hamilton`` as a :class:`lagsim.forms.Form` (module docstring)."""
+    from lagsim import tidy
+    from lagsim.forms import Form, Item
+
+    parts = quadratic_parts(model)
+    n = model.n
+    q = [sympy.Symbol(str(s)) for s in model.q]
+    qd = [sympy.Symbol(str(s)) for s in model.qd]
+    p = [sympy.Symbol(name) for name in momentum_names(model)]
+    pd = [sympy.Symbol(f"pdot_{name}") for name in model.coordinates]
+    M = to_sympy(parts.M)
+    b = to_sympy(parts.b)
+    L0 = to_sympy(parts.L0)
+    tau = to_sympy(model.tau)
+    A = to_sympy(model.A) if model.m else sympy.zeros(0, n)
+    lam = [sympy.Symbol(c.multiplier) for c in model.constraints]
+    constraint = [sympy.Add(*(A[k, i] * lam[k] for k in range(model.m))) for i in range(n)]
+    skips: list[str] = []
+    diagonal = all(sympy.expand(M[i, j]) == 0 for i in range(n) for j in range(n) if i != j)
+    items = [Item(str(p[i]), sympy.Eq(p[i], to_sympy(model.momenta[i]), evaluate=False),
+                  sympy.latex(p[i])) for i in range(n)]
+    notes: list[str] = []
+    P = sympy.Matrix(n, 1, [p[i] - b[i] for i in range(n)])
+    if diagonal or n <= EXPLICIT_MAX_N:
+        if diagonal:
+            D = sympy.Integer(1)
+            adj = sympy.diag(*[1 / M[i, i] for i in range(n)])
+        else:
+            D = tidy.light(M.det(method="berkowitz"), skips, "det M")
+            adj = M.adjugate(method="berkowitz")
+        numer = [_tidy(e) for e in adj * P]
+        velocity = [e / D for e in numer]
+        energy = _tidy(sum((P[i] * numer[i] for i in range(n)), sympy.Integer(0)))
+        H = energy / (2 * D) - L0
+        items.append(Item("H", sympy.Eq(sympy.Symbol("H"), H, evaluate=False), "H"))
+        for i in range(n):
+            items.append(Item(f"d{q[i]}/dt", sympy.Eq(qd[i], velocity[i], evaluate=False),
+                              sympy.latex(qd[i])))
+        back = dict(zip(qd, velocity))
+        for i in range(n):
+            dM, db = M.diff(q[i]), b.diff(q[i])
+            quadratic = _tidy(sum((numer[j] * dM[j, k] * numer[k] for j in range(n)
+                                   for k in range(n)), sympy.Integer(0)) / 2)
+            linear = _tidy(sum((db[j] * numer[j] for j in range(n)), sympy.Integer(0)))
+            rate = (quadratic / D**2 + linear / D + sympy.diff(L0, q[i])
+                    + tau[i].subs(back) + constraint[i])
+            items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
+                              sympy.latex(pd[i])))
+        formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  q̇ = ∂H/∂p,  ṗ = −∂H/∂q + τ"
+    else:
+        notes.append(f"n = {n} > {EXPLICIT_MAX_N} and M is not diagonal: M⁻¹ is not written "
+                     "out; q̇ is the solution of M q̇ = p − b, and ṗ = ∂L/∂q + τ at that q̇ "
+                     "(equal to −∂H/∂q at fixed p)")
+        items.append(Item("M", sympy.ImmutableMatrix(M), "M"))
+        items.append(Item("b", sympy.ImmutableMatrix(b), "b"))
+        items.append(Item("L0", L0, "L_{0}"))
+        items.append(Item("q̇", sympy.Eq(sympy.MatMul(sympy.ImmutableMatrix(M),
+                                                        sympy.ImmutableMatrix(n, 1, qd),
+                                                        evaluate=False),
+                                        sympy.ImmutableMatrix(P), evaluate=False),
+                          r"\dot{q}"))
+        L = to_sympy(model.lagrangian)
+        for i in range(n):
+            rate = sympy.diff(L, q[i]) + tau[i] + constraint[i]
+            items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
+                              sympy.latex(pd[i])))
+        formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  M q̇ = p − b,  ṗ = ∂L/∂q + τ"
+    if model.m:
+        formula += " + Aᵀλ"
+        notes.append("constraints as in the other forms; their forces Aᵀλ act on ṗ")
+    return Form(
+        name="hamilton", title="Hamilton's equations", formula=formula,
+        citation=f"{SEED_001} §10.6 (p = ∂L/∂q̇, h = q̇·p − L) and §10.7",
+        items=tuple(items), notes=tuple(notes), untidied=tuple(dict.fromkeys(skips)),
+        formula_latex=(r"H = \tfrac{1}{2}(p - b)^{T} M^{-1} (p - b) - L_{0}, \quad "
+                       r"\dot{q} = \frac{\partial H}{\partial p}, \quad "
+                       r"\dot{p} = -\frac{\partial H}{\partial q} + \tau"
+                       + (r" + A^{T}\lambda" if model.m else "")),
+    )
+
+
+def _tidy(expr: sympy.Expr) -> sympy.Expr:
+    """Expanded, sin² + cos² and angle sums combined, common factors out: linear in the terms
+    (:func:`lagsim.tidy.combine_trig`), so printing stays fast."""
+    from lagsim import tidy
+
+    return sympy.factor_terms(tidy.combine_trig(sympy.expand(expr)))
+
+
+@dataclass(frozen=True)
+class NumericHamiltonian:
+    """Numeric H(t, q, p), the momenta p(t, q, q̇) and the right-hand side of Hamilton's
+    equations for y = (q, p) of an unconstrained model (M q̇ = p − b solved at run time)."""
+
+    n: int
+    _parts: Callable
+    _rates: Callable
+
+    def _split(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        n = self.n
+        out = np.asarray(self._parts(np.concatenate([[t], q])), dtype=float).reshape(-1)
+        return out[:n * n].reshape(n, n), out[n * n:n * n + n], float(out[-1])
+
+    def velocities(self, t: float, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+        M, b, _ = self._split(t, q)
+        return np.linalg.solve(M, p - b)
+
+    def momenta(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        M, b, _ = self._split(t, q)
+        return M @ qd + b
+
+    def hamiltonian(self, t: float, q: np.ndarray, p: np.ndarray) -> float:
+        """H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀."""
+        M, b, L0 = self._split(t, q)
+        v = np.linalg.solve(M, p - b)
+        return 0.5 * float((p - b) @ v) - L0
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """(q̇, ṗ) = (M⁻¹(p − b), ∂L/∂q + τ at that q̇)."""
+        n = self.n
+        q, p = y[:n], y[n:]
+        qd = self.velocities(t, q, p)
+        pd = np.asarray(self._rates(np.concatenate([[t], q, qd])), dtype=float).reshape(-1)
+        return np.concatenate([qd, pd])
+
+
+def numeric_hamiltonian(model: Model) -> NumericHamiltonian:
+    """The compiled Hamiltonian of an unconstrained model quadratic in q̇ (parameters
+    substituted); :class:`InputError` for a constrained one or one not quadratic in q̇."""
+    if model.m:
+        raise InputError("the numeric Hamiltonian is for systems without constraints")
+    parts = quadratic_parts(model)
+    subs = model.substitutions()
+    n = model.n
+    flat = [parts.M[i, j] for i in range(n) for j in range(n)] + list(parts.b) + [parts.L0]
+    flat = [se.sympify(e).subs(subs) for e in flat]
+    rates = [(se.diff(model.lagrangian, model.q[i]) + model.tau[i]).subs(subs) for i in range(n)]
+    args_q = [model.t, *model.q]
+    return NumericHamiltonian(
+        n=n,
+        _parts=se.Lambdify(args_q, flat, cse=True, backend="lambda"),
+        _rates=se.Lambdify([*args_q, *model.qd], rates, cse=True, backend="lambda"),
+    )

@@ -1,0 +1,165 @@
+"""`lagsim derive --form hamilton` (lagsim.hamilton; issue 10).
+
+Checks: the pendulum's H = p²/(2ml²) − mgl cos θ (seed 001_80d65b968ce3cb18.txt Example 10.5
+with p = ∂L/∂θ̇, §10.6); the printed H equals the `energy` column of a simulated double pendulum to
+1e-12 (h = q̇·∂L/∂q̇ − L = H for L quadratic in q̇); the printed Hamilton's equations, integrated,
+reproduce the Lagrangian run to 1e-10; a Lagrangian that is not quadratic in q̇ is refused.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sympy
+from click.testing import CliRunner
+from scipy.integrate import solve_ivp
+
+from lagsim.cli import main
+from lagsim.forms import FORMS
+from lagsim.hamilton import numeric_hamiltonian
+from lagsim.integrate import SimulateOptions, simulate
+from lagsim.model import build_model
+from lagsim.spec import parse_spec
+
+ANGLES = """
+name: dp_angles
+parameters: {m1: 1.0, m2: 1.5, l1: 1.0, l2: 0.8, g: 9.81}
+coordinates: [theta1, theta2]
+masses:
+  a: {mass: m1, position: [l1*sin(theta1), -l1*cos(theta1)]}
+  b: {mass: m2, position: [l1*sin(theta1) + l2*sin(theta2), -l1*cos(theta1) - l2*cos(theta2)]}
+gravity: [0, -g]
+initial: {theta1: 1.2, theta2: -0.4, theta2_dot: 1.0}
+"""
+
+PENDULUM = """
+name: pendulum
+parameters: {m: 2.0, l: 0.5, g: 9.81}
+coordinates: [theta]
+kinetic: 1/2*m*l**2*theta_dot**2
+potential: -m*g*l*cos(theta)
+"""
+
+RELATIVISTIC = """
+name: relativistic
+parameters: {m: 1.0, c: 3.0}
+coordinates: [x]
+lagrangian: -m*c**2*sqrt(1 - x_dot**2/c**2)
+"""
+
+
+def _run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def _system(text):
+    spec = parse_spec(text, "inline.yaml", "inline")
+    return spec, build_model(spec)
+
+
+def test_pendulum_hamiltonian_from_json():
+    result = _run("derive", "-", "--form", "hamilton", "--format", "json", input=PENDULUM)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    names = {n: sympy.Symbol(n) for n in doc["symbols"] + ["p_theta", "H"]}
+    equations = [sympy.sympify(e.replace(" = ", "-(") + ")", locals=names)
+                 for e in doc["equations"]]
+    H = next(sympy.solve(e, names["H"])[0] for e in equations if e.has(names["H"]))
+    m, l, g = 2.0, 0.5, 9.81
+    p, theta = names["p_theta"], names["theta"]
+    expected = p**2 / (2 * m * l**2) - m * g * l * sympy.cos(theta)
+    assert sympy.simplify(H.subs({names["m"]: m, names["l"]: l, names["g"]: g}) - expected) == 0
+
+
+def _printed(form, model):
+    """The printed H, q̇(q, p) and ṗ(q, p) of the form as numeric functions."""
+    subs = {sympy.Symbol(k): v for k, v in model.parameters.items()}
+    q = [sympy.Symbol(c) for c in model.coordinates]
+    p = [sympy.Symbol(f"p_{c}") for c in model.coordinates]
+    rhs = {item.label: item.value.rhs.subs(subs) for item in form.items
+           if isinstance(item.value, sympy.Eq)}
+    H = sympy.lambdify([q, p], rhs["H"])
+    qd = sympy.lambdify([q, p], [rhs[f"d{c}/dt"] for c in model.coordinates])
+    pd = sympy.lambdify([q, p], [rhs[f"dp_{c}/dt"] for c in model.coordinates])
+    return H, qd, pd
+
+
+def test_printed_hamiltonian_equals_energy_and_its_equations_reproduce_the_run():
+    spec, model = _system(ANGLES)
+    options = SimulateOptions.resolve({}, {"t_end": "2", "rtol": "1e-13", "atol": "1e-13",
+                                           "samples": "21"})
+    run = simulate(spec, model, options)
+    form = FORMS["hamilton"](model)
+    H, qd, pd = _printed(form, model)
+    numeric = numeric_hamiltonian(model)
+    p_samples = np.array([numeric.momenta(t, q, v) for t, q, v in zip(run.t, run.q, run.qd)])
+    for q, p, energy in zip(run.q, p_samples, run.energy):
+        assert H(q, p) == pytest.approx(energy, rel=1e-12, abs=1e-12)
+        assert numeric.hamiltonian(0.0, q, p) == pytest.approx(energy, rel=1e-12, abs=1e-12)
+    y0 = np.concatenate([run.q[0], p_samples[0]])
+
+    def printed_rhs(_t, y):
+        return np.concatenate([qd(y[:2], y[2:]), pd(y[:2], y[2:])])
+
+    for rhs in (printed_rhs, numeric.rhs):
+        sol = solve_ivp(rhs, (0.0, 2.0), y0, method="DOP853", rtol=1e-13, atol=1e-13,
+                        t_eval=run.t)
+        assert sol.success
+        assert np.max(np.abs(sol.y[:2].T - run.q)) < 1e-10
+        assert np.max(np.abs(sol.y[2:].T - p_samples)) < 1e-10
+
+
+def test_not_quadratic_is_refused():
+    result = _run("derive", "-", "--form", "hamilton", input=RELATIVISTIC)
+    assert result.exit_code == 2
+    assert "L is not quadratic in the velocities" in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_large_non_diagonal_mass_matrix_keeps_m_inverse_written_as_such():
+    """A 4-link chain in angles: M is full, so M⁻¹ is not expanded; ṗ_i = ∂L/∂q_i (+ τ)."""
+    from lagsim.chains import chain_yaml
+
+    spec = parse_spec(chain_yaml(4), "chain.yaml", "chain")
+    model = build_model(spec)
+    form = FORMS["hamilton"](model)
+    labels = [item.label for item in form.items]
+    assert "M" in labels and "H" not in labels
+    assert any("not written out" in note for note in form.notes)
+    L = sympy.sympify(model.lagrangian)
+    rates = {item.label: item.value.rhs for item in form.items
+             if item.label.startswith("dp_")}
+    assert len(rates) == 4
+    for name in model.coordinates:
+        assert sympy.expand(rates[f"dp_{name}/dt"] - sympy.diff(L, sympy.Symbol(name))) == 0
+
+
+def test_latex_output():
+    result = _run("derive", "-", "--form", "hamilton", "--format", "latex", input=PENDULUM)
+    assert result.exit_code == 0
+    assert r"\frac{\partial H}{\partial p}" in result.output
+    assert "p_{theta}" in result.output or r"p_{\theta}" in result.output
+
+
+def test_constraint_forces_act_on_the_momenta():
+    """The pendulum in (x, y) with φ = x² + y² − l²: p = m q̇, H = (p_x² + p_y²)/2m + m g y, and
+    ṗ_x = 2 x λ_rod, ṗ_y = −m g + 2 y λ_rod (Aᵀλ with A = φ_q, seed 001 §10.7)."""
+    text = """
+parameters: {m: 2.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+"""
+    form = FORMS["hamilton"](_system(text)[1])
+    eqs = {item.label: item.value.rhs for item in form.items if isinstance(item.value, sympy.Eq)}
+    x, y, lam, m, g = sympy.symbols("x y lambda_rod m g")
+    px, py = sympy.symbols("p_x p_y")
+    assert sympy.simplify(eqs["H"] - ((px**2 + py**2) / (2 * m) + m * g * y)) == 0
+    assert sympy.simplify(eqs["dp_x/dt"] - 2 * x * lam) == 0
+    assert sympy.simplify(eqs["dp_y/dt"] - (-m * g + 2 * y * lam)) == 0

@@ -193,6 +193,20 @@ class System:
 
         return check_system(self.spec, self.model)
 
+    def equilibria(self) -> Any:
+        """The rest states (``lagsim equilibria``), each with its residual and stability, as a
+        :class:`lagsim.equilibria.EquilibriaReport` (``to_text()``, ``to_dict()``)."""
+        from lagsim.equilibria import find_equilibria
+
+        return find_equilibria(self.spec, self.model)
+
+    def modes(self, at: Mapping[str, float] | str | None = None) -> Any:
+        """The normal modes about an equilibrium (``lagsim modes``; ``at`` as ``--at``, default
+        the equilibrium nearest the initial state), as a :class:`lagsim.modes.ModesReport`."""
+        from lagsim.modes import normal_modes
+
+        return normal_modes(self.spec, self.model, at=at)
+
 
 def _options_doc() -> str:
     """The options of :meth:`System.simulate`, from the table, for ``help()``."""

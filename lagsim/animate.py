@@ -28,7 +28,7 @@ import shutil
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from PIL import Image
 
-__all__ = ["FORMATS", "ORIGIN", "animate", "check_animation_output", "frame_count"]
+__all__ = ["FORMATS", "ORIGIN", "animate", "check_animation_output", "frame_count", "gravity_arrow"]
 
 FORMATS = ("gif", "mp4")
 
@@ -173,6 +173,7 @@ def _stage(
     uses_origin: bool,
     title: str | None,
     dpi: int,
+    gravity: tuple[float, float] | None = None,
 ) -> tuple[Figure, Axes]:
     """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
 
@@ -197,6 +198,8 @@ def _stage(
         ax.set_title(title)
     if uses_origin:
         ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
+    if gravity is not None:
+        gravity_arrow(ax, gravity)
     if len(names) <= 12:
         handles = [
             Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=name)
@@ -222,6 +225,25 @@ def _stage(
     return fig, live
 
 
+GRAVITY_CORNER = (0.91, 0.86)
+"""Where the gravity arrow's middle sits, in axes fractions (top right; the clock is top left)."""
+GRAVITY_LENGTH = 0.1
+
+
+def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
+    """Draw an arrow labelled g along the unit vector ``direction`` in the top right corner of
+    ``ax`` (equal aspect, so axes fractions keep directions); return the annotation."""
+    cx, cy = GRAVITY_CORNER
+    dx, dy = (0.5 * GRAVITY_LENGTH * c for c in direction)
+    arrow = ax.annotate("", xy=(cx + dx, cy + dy), xytext=(cx - dx, cy - dy),
+                        xycoords="axes fraction", textcoords="axes fraction",
+                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
+    side = (-direction[1], direction[0])
+    ax.text(cx + 0.05 * side[0], cy + 0.05 * side[1], "g", transform=ax.transAxes,
+            ha="center", va="center", color="0.3", fontstyle="italic")
+    return arrow
+
+
 def animate(
     table: Table,
     positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
@@ -231,8 +253,12 @@ def animate(
     trail: float = 1.0,
     title: str | None = None,
     dpi: int = 100,
+    gravity: tuple[float, float] | None = None,
 ) -> int:
-    """Write an animation of ``positions`` to ``out_path`` and return the number of frames."""
+    """Write an animation of ``positions`` to ``out_path`` and return the number of frames.
+
+    ``gravity``, a unit vector in the picture's x–y plane (:func:`lagsim.kinematics.
+    gravity_direction`), is drawn as an arrow so that "down" can be read off every frame."""
     from matplotlib.collections import LineCollection
     from matplotlib.colors import to_rgba
 
@@ -259,7 +285,7 @@ def animate(
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
-    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi)
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
     trails = []
     for colour in colours:

@@ -30,7 +30,7 @@ from lagsim.errors import InputError, LagsimError, Location, printable
 EXAMPLES = {
     "derive": "lagsim derive pendulum --form matrix --format latex",
     "simulate": "lagsim simulate pendulum --t-end 10 | lagsim plot -o pendulum.png",
-    "plot": "lagsim simulate double_pendulum | lagsim plot --kind drift -o drift.png",
+    "plot": "lagsim simulate pendulum_natural | lagsim plot --kind drift -o drift.png",
     "animate": "lagsim animate double_pendulum -o dp.gif --fps 25",
     "systems": "lagsim systems",
 }
@@ -269,17 +269,77 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command(epilog=_example("systems"))
-def systems() -> None:
-    """List the bundled systems, with the first line of each description."""
+@click.option("--show", "show", metavar="NAME", shell_complete=complete_system,
+              help="Print the file of the bundled system NAME instead of the list.")
+def systems(show: str | None) -> None:
+    """List the bundled systems, with the first line of each description.
+
+    Each works by name in every command (`lagsim derive pendulum`); `--show NAME` prints its
+    file, and `lagsim new NAME -o my.yaml` copies it as a starting point of your own.
+    """
     from lagsim.spec import bundled_systems, load_spec
 
-    for name in bundled_systems():
+    if show is not None:
+        click.echo(_bundled_text(show, "--show"), nl=False)
+        return
+    names = bundled_systems()
+    width = max(map(len, names), default=0) + 2
+    for name in names:
         spec = load_spec(name)
         summary = " ".join(spec.description.split())
         summary = summary.split(". ")[0].rstrip(".:")
-        if len(summary) > 72:
-            summary = summary[:71] + "…"
-        click.echo(f"{name:24s} {summary}")
+        room = max(40, 96 - width)
+        if len(summary) > room:
+            summary = summary[:room - 1] + "…"
+        click.echo(f"{name:{width}s}{summary}")
+
+
+def _bundled_text(name: str, option: str) -> str:
+    """The text of the bundled system ``name``, or an error naming ``option`` that lists the
+    bundled names (a path is not a bundled system: it is already a file of the user's)."""
+    from importlib import resources
+
+    from lagsim.expressions import suggest
+    from lagsim.spec import bundled_systems
+
+    names = bundled_systems()
+    if name not in names:
+        raise InputError(f"no bundled system {printable(repr(name))}{suggest(name, names)}; "
+                         f"they are {', '.join(names)}", Location(option))
+    return resources.files("lagsim.systems").joinpath(f"{name}.yaml").read_text("utf-8")
+
+
+@main.command("new", epilog="\b\nExample:\n  lagsim new double_pendulum -o my_pendulum.yaml")
+@click.argument("name", metavar="NAME", shell_complete=complete_system)
+@click.option("-o", "--output", metavar="FILE", default=None,
+              help="Where to write the copy [default: NAME.yaml here]; - for standard output.")
+@click.option("--force", is_flag=True,
+              help="Replace FILE if it exists (without it, an existing file is kept).")
+def new(name: str, output: str | None, force: bool) -> None:
+    """Copy the bundled system NAME into a file of your own, as a starting point.
+
+    The copy's `name:` becomes the file's name (my_pendulum.yaml is named my_pendulum); the rest
+    is the bundled file as `lagsim systems --show NAME` prints it. An existing FILE is never
+    replaced without --force: it is most likely a system you have edited, and unlike a CSV or a
+    picture it cannot be made again by running a command.
+    """
+    import re
+
+    from lagsim.io import check_output, open_output
+
+    text = _bundled_text(name, "NAME")
+    output = output if output is not None else f"{name}.yaml"
+    target = check_output(output, "-o")
+    if target.kind == "file" and target.path.exists() and not force:
+        raise InputError(f"{printable(repr(output))} exists; give --force to replace it, or "
+                         "another file name", Location("-o"))
+    stem = Path(output).stem if target.kind == "file" else name
+    if stem != name and stem.isidentifier():
+        text = re.sub(r"^name:.*$", f"name: {stem}", text, count=1, flags=re.MULTILINE)
+    with open_output(target) as out:
+        out.write(text)
+    if target.kind != "stdout":
+        _warn(f"wrote {output} (a copy of {name}); try `lagsim derive {output}`")
 
 
 FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "all")
@@ -505,21 +565,24 @@ def _looks_like_csv(source: str) -> bool:
 
 
 def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
-                     overrides: dict[str, float], initial: dict[str, float]) -> tuple[Any, Any]:
-    """A CSV table from a CSV source, or by simulating a system; the system's model if known."""
+                     overrides: dict[str, float], initial: dict[str, float]
+                     ) -> tuple[Any, Any, Any]:
+    """A CSV table from a CSV source, or by simulating a system; the system's model and spec if
+    known (``--system`` wins over the simulated one)."""
     from lagsim.io import Table, read_csv
     from lagsim.model import build_model
     from lagsim.spec import load_spec
 
     if _looks_like_csv(source):
         table = read_csv(source)
-        model = build_model(load_spec(system, overrides)) if system else None
-        return table, model
+        spec = load_spec(system, overrides) if system else None
+        return table, (build_model(spec) if spec else None), spec
     spec, model, trajectory = _simulate(source, flags, overrides, initial)
     if system:
-        model = build_model(load_spec(system, overrides))
+        spec = load_spec(system, overrides)
+        model = build_model(spec)
     data = trajectory.as_array()
-    return Table(tuple(trajectory.columns()), data, spec.source), model
+    return Table(tuple(trajectory.columns()), data, spec.source), model, spec
 
 
 KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
@@ -556,7 +619,7 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
-    table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    table, model, _spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     path_xy = None
     if kind == "path":
         if model is None:
@@ -592,16 +655,16 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     """Animate the masses of a system: dots, rods, a fading trail and a clock."""
     from lagsim.animate import animate as make_animation
     from lagsim.animate import check_animation_output
-    from lagsim.kinematics import mass_paths, rods
+    from lagsim.kinematics import gravity_direction, mass_paths, rods
 
     target = check_animation_output(output)
-    table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    table, model, spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     if model is None:
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
                          Location("--system"))
     paths = mass_paths(model, table)
     frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
-                            title=model.name, dpi=dpi)
+                            title=model.name, dpi=dpi, gravity=gravity_direction(spec))
     _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
 
 

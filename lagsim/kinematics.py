@@ -18,6 +18,7 @@ from lagsim.compile import lambdify
 from lagsim.errors import InputError
 from lagsim.io import Table
 from lagsim.model import Model, to_sympy
+from lagsim.spec import SystemSpec
 
 ORIGIN = "origin"
 
@@ -93,3 +94,21 @@ def _fixed(d2: sympy.Expr, phis: list[sympy.Expr], coords: set) -> bool:
         if not (sympy.simplify(simple - ratio * phi).free_symbols & coords):
             return True
     return False
+
+
+def gravity_direction(spec: SystemSpec) -> tuple[float, float] | None:
+    """The unit vector of the file's ``gravity:`` in the x–y plane of the pictures, or None when
+    there is no gravity, it has no x–y part, or it depends on q or t (no one arrow shows it)."""
+    if spec.gravity is None:
+        return None
+    values = {se.Symbol(k): v for k, v in spec.parameter_values.items()}
+    parts = []
+    for component in spec.gravity[:2]:
+        value = se.sympify(component.expr).subs(values)
+        if value.free_symbols:
+            return None
+        parts.append(float(value))
+    norm = float(np.hypot(*parts))
+    if not np.isfinite(norm) or norm == 0.0:
+        return None
+    return parts[0] / norm, parts[1] / norm

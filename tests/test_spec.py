@@ -1064,7 +1064,8 @@ def test_safe_loader_reads_plain_yaml_features() -> None:
 
 
 @pytest.mark.parametrize("name", ["pendulum", "pendulum_natural", "skate", "double_pendulum",
-                                  "sho_table", "spring_pendulum", "pendulum_constrained"])
+                                  "double_pendulum_constrained", "sho_table", "spring_pendulum",
+                                  "pendulum_constrained"])
 def test_bundled_systems_validate(name: str) -> None:
     spec = load_spec(name)
     assert spec.name == name and spec.coordinates

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import math
 import os
 import signal
 import sys
@@ -26,6 +27,7 @@ import click
 from lagsim import __version__
 from lagsim.completion import complete_choices, complete_system
 from lagsim.errors import InputError, LagsimError, Location, printable
+from lagsim.plot_kinds import KIND_HELP, KINDS
 
 EXAMPLES = {
     "derive": "lagsim derive pendulum --form matrix --format latex",
@@ -149,6 +151,14 @@ def _flush_stdout() -> None:
 
 
 class LagsimGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``--debug`` anywhere before a ``--`` counts as the group's (``lagsim derive x
+        --debug`` as well as ``lagsim --debug derive x``)."""
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:end]:
+            args = ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+        return super().parse_args(ctx, args)
+
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
         try:
@@ -225,6 +235,14 @@ def _warn(message: str) -> None:
     click.echo(f"lagsim: {printable(message)}", err=True)
 
 
+def _stdin_hint(source: str, what: str, argument: str) -> None:
+    """One line on stderr when a command is about to read a terminal (a bare `lagsim derive`):
+    without it, waiting for input looks like a hang."""
+    stdin = sys.stdin
+    if source == "-" and stdin is not None and stdin.isatty():
+        _warn(f"reading {what} from standard input; Ctrl-D to end, or give {argument}")
+
+
 def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Sequence[str]],
                                           dict[str, float]]:
     def parse(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]
@@ -236,6 +254,7 @@ def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Seque
             name, sep, text = item.partition("=")
             if not sep or not name.strip():
                 raise InputError(f"expected NAME=VALUE, got {item!r}", Location(option))
+            _finite_number(name.strip(), text.strip(), option)
             try:
                 value = float(parse_expression(
                     text, {}, Source(Location(option)), f"the value of {name.strip()}",
@@ -248,6 +267,23 @@ def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Seque
             out[name.strip()] = value
         return out
     return parse
+
+
+def _finite_number(name: str, text: str, option: str) -> None:
+    """Refuse a plain number that is not a finite float (``l=1e400`` overflows to inf, ``nan``),
+    naming the value and what the largest float is."""
+    try:
+        number = float(text)
+    except ValueError:
+        return
+    if math.isnan(number):
+        raise InputError(f"the value of {name} {text!r}: {text} is not a number (nan); give a "
+                         "finite value such as 1.5", Location(option))
+    if math.isinf(number):
+        why = ("is infinite" if text.lstrip("+-").lower().startswith("inf")
+               else "is too large for a floating-point number (it overflows to inf)")
+        raise InputError(f"the value of {name} {text!r}: {text} {why}; give a finite value, at "
+                         f"most {sys.float_info.max:.4g} in size", Location(option))
 
 
 def _example(name: str) -> str:
@@ -362,6 +398,7 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     from lagsim.spec import load_spec
 
     status = _Status()
+    _stdin_hint(file, "YAML", "FILE")
     spec = load_spec(file, overrides)
     status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
     model = build_model(spec) if simplify else tidy_model(build_model(spec))
@@ -438,6 +475,7 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     from lagsim.model import build_model
     from lagsim.spec import load_spec
 
+    _stdin_hint(file, "YAML", "FILE")
     spec = load_spec(file, overrides, initial)
     options = SimulateOptions.resolve(spec.simulate, flags)
     model = build_model(spec)
@@ -487,6 +525,27 @@ class _TableOption(click.Option):
         return super().get_help_record(ctx)
 
 
+class _RowChoice(click.Choice):
+    """The choices of a row of the options table (``--method``, ``--formulation``,
+    ``--stabilize``), read from their registry only when shown or completed (so that building
+    the commands imports no numerics), listed in ``--help`` as ``[DOP853|RK45|...]``.
+
+    The value is passed on as given: the table validates it, in one place for flags and files,
+    folding case and suggesting the closest name (:mod:`lagsim.options`)."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
+        self.names = names
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.names())
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        return value
+
+
 def simulate_options(func: Callable) -> Callable:
     """The flags of `lagsim simulate`, shared by `plot` and `animate` when they simulate: one per
     row of the options table, each passed on as given (None when absent), validated by the
@@ -499,11 +558,13 @@ def simulate_options(func: Callable) -> Callable:
             declaration = f"{row.flag}/--no-{row.flag[2:]}"
             options.append(click.option(declaration, row.name, cls=_TableOption, row=row,
                                         default=None))
+        elif row.choices:
+            options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
+                                        type=_RowChoice(row.choices),
+                                        shell_complete=complete_choices(row.choices)))
         else:
             options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
-                                        type=str, metavar=row.metavar,
-                                        shell_complete=complete_choices(row.choices)
-                                        if row.choices else None))
+                                        type=str, metavar=row.metavar))
     options += [
         click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
                      callback=_assignments("--set"), help="Override a parameter's value."),
@@ -574,6 +635,7 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
     from lagsim.spec import load_spec
 
     if _looks_like_csv(source):
+        _stdin_hint(source, "CSV", "INPUT (a CSV file or a system)")
         table = read_csv(source)
         spec = load_spec(system, overrides) if system else None
         return table, (build_model(spec) if spec else None), spec
@@ -585,15 +647,25 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
     return Table(tuple(trajectory.columns()), data, spec.source), model, spec
 
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
+def _kinds_help() -> str:
+    """The kinds of ``plot --kind`` and what each draws, as a block click keeps as written."""
+    import textwrap
+
+    width = max(map(len, KINDS)) + 4
+    lines = []
+    for kind in KINDS:
+        lines += textwrap.wrap(KIND_HELP[kind], 76, initial_indent=f"  {kind:{width - 2}s}",
+                               subsequent_indent=" " * width)
+    return "\b\nKinds (--kind):\n" + "\n".join(lines)
 
 
-@main.command(epilog=_example("plot"))
+@main.command(epilog=f"{_kinds_help()}\n\n{_example('plot')}")
 @click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
               "display, else <name>.png.")
-@click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
+@click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True,
+              help="What to draw; the kinds are listed below.")
 @click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
 @click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
@@ -606,8 +678,9 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
          overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Draw the trajectory, constraint drift and energy drift of a CSV, or of a system.
 
-    INPUT is a CSV file, - or nothing for CSV on standard input, or a system (YAML path or bundled
-    name), which is simulated first with its own simulate: settings.
+    INPUT is a CSV file (the output of `lagsim simulate`), - or nothing for such a CSV on
+    standard input, or a system (a YAML path or a bundled name), which is simulated first with
+    its own simulate: settings and the simulate options below.
     """
     from lagsim import plot as plotting
     from lagsim.io import check_output
@@ -652,7 +725,17 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
 @simulate_options
 def animate(source: str, system: str | None, output: str, fps: int, trail: float, dpi: int,
             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
-    """Animate the masses of a system: dots, rods, a fading trail and a clock."""
+    """Animate the masses of a system: dots, rods, a fading trail, a clock and gravity.
+
+    INPUT is a system (a YAML path or a bundled name), simulated first with its own simulate:
+    settings and the simulate options below; or a CSV file of `lagsim simulate` (- or nothing:
+    on standard input) together with --system naming the system it came from.
+
+    Each frame shows the masses as dots, a rod between two masses (or a mass and the origin)
+    whose distance stays fixed, a spring where the file declares one (springs:) or its
+    potential has a term k/2*(|r1 - r2| - l0)**2, the trail of the last --trail seconds through
+    every sample, the clock, and an arrow along the file's gravity.
+    """
     from lagsim.animate import animate as make_animation
     from lagsim.animate import check_animation_output
     from lagsim.kinematics import gravity_direction, mass_paths, rods

@@ -58,6 +58,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.io import Output, Table, check_output, open_output
+from lagsim.plot_kinds import KINDS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -75,7 +76,6 @@ __all__ = [
     "show",
 ]
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16

@@ -95,6 +95,42 @@ def column_clash(name: str) -> str | None:
     return None
 
 
+_CSV_HINT = ("this looks like a CSV (a trajectory of `lagsim simulate`, first column t), not a "
+             "system; derive and simulate read a YAML system file: give that, or plot the CSV "
+             "with `lagsim plot`")
+
+
+def _looks_like_csv(text: str) -> bool:
+    """Whether ``text`` starts like lagsim's CSV: a header ``t,<name>,...`` then numbers."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if len(lines) < 1 or not lines[0].startswith("t,"):
+        return False
+    return all(name.strip().isidentifier() for name in lines[0].split(","))
+
+
+def _alias_value(text: str, exc: yaml.MarkedYAMLError) -> str | None:
+    """The line of a YAML error at a value that starts with ``*`` (read as an alias), written
+    with that value quoted; None when the error is elsewhere."""
+    mark = exc.context_mark if "alias" in str(exc.context or "") else exc.problem_mark
+    if mark is None or mark.buffer is None:
+        return None
+    lines = text.splitlines()
+    if not 0 <= mark.line < len(lines):
+        return None
+    line = lines[mark.line]
+    key, colon, value = line.partition(": ")
+    if not colon:
+        key, colon, value = line.rpartition("- ")
+    if not colon or not value.strip().startswith("*"):
+        return None
+    return f"{key}{colon}'{value.strip()}'".strip()
+
+
+def _unkeyword(name: str) -> str:
+    """A name close to the Python keyword ``name`` that is not one (lambda → lam)."""
+    return {"lambda": "lam"}.get(name, f"{name}_")
+
+
 def spelled(name: str) -> str:
     """``name`` quoted, with the code points of its non-ASCII characters, so that two spellings
     that look alike can be told apart."""
@@ -480,8 +516,10 @@ class _Reader:
         the functions, ``t``, ``pi`` and the CSV columns."""
         raw = self.scalar(node, what)
         name = normal_name(raw) if isinstance(raw, str) else raw
-        if (not isinstance(raw, str) or not raw.isidentifier() or not name.isidentifier()
-                or keyword.iskeyword(name)):
+        if isinstance(raw, str) and keyword.iskeyword(name):
+            raise self.error(node, f"{what} '{name}' is a Python keyword, which expressions "
+                             f"cannot use as a name; rename it (e.g. '{_unkeyword(name)}')")
+        if (not isinstance(raw, str) or not raw.isidentifier() or not name.isidentifier()):
             raise self.error(node, f"{what} {raw!r} is not a valid name; use letters, digits and "
                              "_ starting with a letter (e.g. theta1)")
         if name in FUNCTIONS:
@@ -527,6 +565,13 @@ class _Reader:
             mark = exc.problem_mark or exc.context_mark
             loc = (Location(self.label, mark.line + 1, mark.column + 1) if mark
                    else Location(self.label))
+            if _looks_like_csv(text):
+                raise InputError(_CSV_HINT, Location(self.label, 1, 1)) from None
+            alias = _alias_value(text, exc)
+            if alias is not None:
+                raise InputError(f"malformed YAML: {exc.problem}: a value that starts with * is "
+                                 "a YAML alias (*name); if it is an expression, quote it, as in "
+                                 f"{alias}", loc) from None
             raise InputError(f"malformed YAML: {exc.problem or exc.context}; check indentation, "
                              "colons and quotes", loc) from None
         except yaml.YAMLError as exc:
@@ -538,6 +583,8 @@ class _Reader:
             self.scalar(root, "the system file")
         self.plain_tag(root, "the system file")
         if not isinstance(root, yaml.MappingNode):
+            if _looks_like_csv(text):
+                raise InputError(_CSV_HINT, Location(self.label, 1, 1))
             raise self.error(root, f"a system file must be a mapping of keys (coordinates:, "
                              f"kinetic:, ...), not a {_type_name(root)}")
         top = {}
@@ -638,7 +685,8 @@ class _Reader:
                          else self.number(value_node, names, f"parameter '{pname}'",
                                           PARAMETER_HINT))
                 names[pname] = se.RealDouble(value)
-                params.append(Parameter(pname, value, self.loc(value_node)))
+                where = Location("--set") if pname in overrides else self.loc(value_node)
+                params.append(Parameter(pname, value, where))
         unknown = [k for k in overrides if k not in names]
         if unknown:
             raise InputError(f"no such parameter '{unknown[0]}'"

@@ -182,8 +182,8 @@ ERRORS = [
         coordinates: [x]
         kinetic: x_dot**2
         """, 2, 3,
-     "parameter 'lambda' is not a valid name; use letters, digits and _ starting with a letter "
-     "(e.g. theta1)"),
+     "parameter 'lambda' is a Python keyword, which expressions cannot use as a name; rename it "
+     "(e.g. 'lam')"),
     ("parameter-ends-in-dot", """
         parameters:
           x_dot: 2

@@ -659,40 +659,63 @@ def _kinds_help() -> str:
     return "\b\nKinds (--kind):\n" + "\n".join(lines)
 
 
-@main.command(epilog=f"{_kinds_help()}\n\n{_example('plot')}")
-@click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
+@main.command(epilog=f"{_kinds_help()}\n\n{_example('plot')}\n"
+                    "  lagsim plot none.csv projection.csv --kind drift -o drift.png")
+@click.argument("sources", nargs=-1, metavar="[INPUT]...", shell_complete=complete_system)
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
               "display, else <name>.png.")
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True,
               help="What to draw; the kinds are listed below.")
-@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path).")
+@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path, "
+              "units, lengths and angles).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
-@click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
+@click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind); equal scales "
+              "when it measures what --y does (two lengths).")
 @click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
-@click.option("--title", metavar="TEXT", help="Figure title [default: the system's name].")
+@click.option("--wrap", is_flag=False, flag_value="", default=None, metavar="[A,B,...]",
+              help="Draw angles wrapped to (-pi, pi]: the columns named, or without names the "
+                   "angle coordinates of the system (those only inside sin and cos, or with a "
+                   "unit rad).")
+@click.option("--label", "labels", multiple=True, metavar="TEXT",
+              help="Legend label of each INPUT, in order, when several are drawn over each "
+                   "other [default: their file names].")
+@click.option("--title", metavar="TEXT", help="Figure title [default: the system's name, or "
+              "the CSV's file name].")
 @click.option("--dpi", type=click.IntRange(min=10, max=2400), default=150, show_default=True)
 @simulate_options
-def plot(source: str, output: str | None, kind: str, system: str | None, columns: str | None,
-         x: str | None, y: str | None, title: str | None, dpi: int,
-         overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
+def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | None,
+         columns: str | None, x: str | None, y: str | None, wrap: str | None,
+         labels: tuple[str, ...], title: str | None, dpi: int, overrides: dict[str, float],
+         initial: dict[str, float], **kwargs: Any) -> None:
     """Draw the trajectory, constraint drift and energy drift of a CSV, or of a system.
 
     INPUT is a CSV file (the output of `lagsim simulate`), - or nothing for such a CSV on
     standard input, or a system (a YAML path or a bundled name), which is simulated first with
-    its own simulate: settings and the simulate options below.
+    its own simulate: settings and the simulate options below. Several INPUTs are drawn over
+    each other, one colour each, with a legend of their file names (or --label).
     """
     from lagsim import plot as plotting
     from lagsim.io import check_output
 
+    sources = sources or ("-",)
+    if labels and len(labels) != len(sources):
+        raise InputError(f"--label is given {len(labels)} times for {len(sources)} INPUTs; give "
+                         "one label per INPUT, in order", Location("--label"))
+    if sources.count("-") > 1:
+        raise InputError("standard input (-) can be read once; give the other INPUTs as files",
+                         Location("INPUT"))
     target = None
+    first = sources[0]
     if output is not None or not plotting.can_show_window():
         if output is None:
-            stem = Path(source).stem if source != "-" else Path(system or "lagsim").stem
+            stem = Path(first).stem if first != "-" else Path(system or "lagsim").stem
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
-    table, model, _spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    runs = [_table_and_model(source, system, _flags(kwargs), overrides, initial)
+            for source in sources]
+    table, model, spec = runs[0]
     path_xy = None
     if kind == "path":
         if model is None:
@@ -701,15 +724,55 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
         from lagsim.kinematics import mass_paths
 
         path_xy = mass_paths(model, table)
+    info = None
+    if model is not None:
+        from lagsim.kinematics import quantities
+
+        info = quantities(spec, model)
     if title is None and model is not None:
         title = model.name
     cols = [c.strip() for c in columns.split(",")] if columns else None
-    fig = plotting.make_figure(table, kind=kind, columns=cols, x=x, y=y, title=title,
-                               path_xy=path_xy)
+    wrapped = _wrap_columns(wrap, info, table)
+    inputs: Any = table
+    if len(runs) > 1:
+        names = labels or _input_labels(sources)
+        inputs = [(name, run[0]) for name, run in zip(names, runs)]
+    options = {"kind": kind, "columns": cols, "x": x, "y": y, "title": title,
+               "path_xy": path_xy, "info": info, "wrap": wrapped}
+    fig = plotting.make_figure(inputs, **options)
     if target is None:
-        plotting.show(table, kind=kind, columns=cols, x=x, y=y, title=title, path_xy=path_xy)
+        plotting.show(inputs, **options)
         return
     plotting.save_figure(fig, target, dpi)
+
+
+def _input_labels(sources: Sequence[str]) -> list[str]:
+    """Legend labels of several INPUTs: their file names, made unique by their folders."""
+    names = [Path(s).name if s != "-" else "stdin" for s in sources]
+    if len(set(names)) < len(names):
+        names = [s if s != "-" else "stdin" for s in sources]
+    return names
+
+
+def _wrap_columns(wrap: str | None, info: Any, table: Any) -> list[str]:
+    """The columns ``--wrap`` wraps: those named, or the system's angle coordinates."""
+    if wrap is None:
+        return []
+    if wrap.strip():
+        names = [c.strip() for c in wrap.split(",") if c.strip()]
+        for name in names:
+            table.column(name)
+        return names
+    if info is None:
+        raise InputError("--wrap without names needs the system to know which coordinates are "
+                         "angles: give --system FILE, or name them (--wrap theta1,theta2)",
+                         Location("--wrap"))
+    angles = [q for q in table.coordinates if info.dimensions.get(q) == "angle"]
+    if not angles:
+        raise InputError("--wrap: the system has no angle coordinates (none enters the mass "
+                         "positions only through sin and cos); name the columns to wrap",
+                         Location("--wrap"))
+    return angles
 
 
 @main.command(epilog=_example("animate"))

@@ -18,6 +18,7 @@ from lagsim.compile import lambdify
 from lagsim.errors import InputError
 from lagsim.io import Table
 from lagsim.model import Model, to_sympy
+from lagsim.plot import Quantities, unit_columns
 from lagsim.spec import SystemSpec
 
 ORIGIN = "origin"
@@ -112,3 +113,50 @@ def gravity_direction(spec: SystemSpec) -> tuple[float, float] | None:
     if not np.isfinite(norm) or norm == 0.0:
         return None
     return parts[0] / norm, parts[1] / norm
+
+
+def coordinate_dimensions(model: Model) -> dict[str, str]:
+    """``"angle"`` for a coordinate that enters the mass positions only inside sin, cos and tan,
+    ``"length"`` for one that enters them elsewhere too; coordinates in no position are left
+    out."""
+    out: dict[str, str] = {}
+    trig = (sympy.sin, sympy.cos, sympy.tan)
+    for _, r in model.mass_positions:
+        for component in r:
+            expr = to_sympy(component)
+            calls = expr.atoms(*trig)
+            bare = expr.subs({call: sympy.Dummy() for call in calls}).free_symbols
+            inside = set().union(*(call.free_symbols for call in calls)) if calls else set()
+            for name in model.coordinates:
+                symbol = sympy.Symbol(name)
+                if symbol in bare:
+                    out[name] = "length"
+                elif symbol in inside and out.get(name) != "length":
+                    out[name] = "angle"
+    return out
+
+
+def held_by_constraints(model: Model) -> tuple[str, ...]:
+    """Coordinates that a holonomic constraint φ = q (times a constant) holds at zero (002
+    §23.7's beta and z)."""
+    out = []
+    for c in model.holonomic:
+        phi = to_sympy(c.expression)
+        symbols = phi.free_symbols
+        if len(symbols) == 1 and sympy.simplify(phi / next(iter(symbols))).is_number:
+            name = str(next(iter(symbols)))
+            if name in model.coordinates:
+                out.append(name)
+    return tuple(out)
+
+
+def quantities(spec: SystemSpec, model: Model) -> Quantities:
+    """What the CSV columns of ``spec`` measure, for :mod:`lagsim.plot`: the file's units,
+    lengths and angles from the mass positions, and the coordinates constraints hold at 0."""
+    units = dict(spec.units)
+    dimensions = coordinate_dimensions(model)
+    for name, unit in units.items():
+        if unit in ("rad", "deg", "°", "degree", "degrees", "radian", "radians"):
+            dimensions[name] = "angle"
+    return Quantities(unit_columns(units, model.coordinates), dimensions,
+                      held_by_constraints(model))

@@ -48,6 +48,7 @@ from lagsim.trajectory import COLUMNS, EXTRA_COLUMNS
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
+    "units", "springs",
 )
 MASS_KEYS = ("mass", "position", "inertia", "angle")
 TIME = se.Symbol("t")
@@ -183,6 +184,10 @@ class ConstraintSpec:
     location: Location
 
 
+SpringEnd = str | tuple[float, float]
+"""An end of a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
+
+
 @dataclass(frozen=True)
 class Setting:
     value: Any
@@ -213,6 +218,11 @@ class SystemSpec:
     location: Location = field(default_factory=lambda: Location("<input>"))
     initial_locations: tuple[tuple[str, Location], ...] = ()
     """Where each entry of ``initial`` was set: its value in the file, or ``--init``."""
+    units: tuple[tuple[str, str], ...] = ()
+    """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
+    springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
+    """``springs:``: pairs of ends (a mass name, ``origin``, or a fixed point (x, y)) that
+    ``lagsim animate`` draws as springs."""
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -660,6 +670,8 @@ class _Reader:
         constraints = self.constraints(top.get("constraints"), symbols, coords)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
         simulate = self.simulate(top.get("simulate"))
+        units = self.units(top.get("units"), params, coords)
+        springs = self.springs(top.get("springs"), masses, params)
 
         return SystemSpec(
             source=self.label, name=name, description=description, parameters=params,
@@ -668,6 +680,7 @@ class _Reader:
             forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
+            units=units, springs=springs,
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
@@ -864,6 +877,58 @@ class _Reader:
             values[key] = value
             self.initial_locations[key] = Location("--init")
         return tuple((k, values[k]) for k in valid if k in values)
+
+    def units(self, node: yaml.Node | None, params: tuple[Parameter, ...],
+              coords: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """``units:``, a mapping of coordinates, parameters and ``t`` to unit text."""
+        if node is None:
+            return ()
+        known = [*coords, *(p.name for p in params), "t"]
+        out = []
+        for raw, key_node, value_node in self.mapping(node, "'units'", "name"):
+            key = normal_name(raw)
+            if key not in known:
+                raise self.error(key_node, f"'units' names '{key}', which is not a coordinate, "
+                                 f"a parameter or t{suggest(key, known)}; velocities take the "
+                                 "unit of their coordinate per unit of t")
+            unit = self.text(value_node, f"the unit of '{key}'", "")
+            if not unit.strip() or "\n" in unit:
+                raise self.error(value_node, f"the unit of '{key}' must be one line of text such "
+                                 "as m, rad or kg")
+            out.append((key, unit.strip()))
+        return tuple(out)
+
+    def springs(self, node: yaml.Node | None, masses: tuple[MassSpec, ...],
+                params: tuple[Parameter, ...]) -> tuple[tuple[SpringEnd, SpringEnd], ...]:
+        """``springs:``, a list of [end, end] pairs; an end is a mass, ``origin`` or a point
+        [x, y] in numbers and parameters."""
+        if node is None:
+            return ()
+        names = [m.name for m in masses]
+        values = {p.name: se.RealDouble(p.value) for p in params}
+        out = []
+        for item in self.sequence(node, "'springs'"):
+            ends = self.sequence(item, "a spring")
+            if len(ends) != 2:
+                raise self.error(item, f"a spring has two ends, not {len(ends)}: write "
+                                 "[mass, mass], [mass, origin] or [mass, [x, y]]")
+            pair: list[SpringEnd] = []
+            for end in ends:
+                if isinstance(end, yaml.SequenceNode):
+                    point = tuple(self.number(n, values, "a coordinate of a spring's end",
+                                              PARAMETER_HINT) for n in end.value)
+                    if len(point) != 2:
+                        raise self.error(end, "a spring's fixed end is a point [x, y]")
+                    pair.append((point[0], point[1]))
+                    continue
+                name = normal_name(str(self.scalar(end, "a spring's end")))
+                if name != "origin" and name not in names:
+                    raise self.error(end, f"a spring's end '{name}' is not a mass"
+                                     f"{suggest(name, names)}; an end is a mass, origin or a "
+                                     "point [x, y]")
+                pair.append(name)
+            out.append((pair[0], pair[1]))
+        return tuple(out)
 
     def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:
         if node is None:

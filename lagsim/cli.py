@@ -447,7 +447,8 @@ class _Status:
 class _Progress:
     """A progress bar on stderr once a run has taken about a second, only on a terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "simulating") -> None:
+        self.label = label
         self.enabled = sys.stderr.isatty()
         self.start = time.monotonic()
         self.bar: Any = None
@@ -458,7 +459,7 @@ class _Progress:
         if self.bar is None:
             if time.monotonic() - self.start < 1.0:
                 return
-            self.bar = click.progressbar(length=1000, label="simulating", file=sys.stderr)
+            self.bar = click.progressbar(length=1000, label=self.label, file=sys.stderr)
             self.bar.__enter__()
         self.bar.update(int(1000 * min(max(fraction, 0.0), 1.0)) - self.bar.pos)
 
@@ -801,7 +802,7 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     """
     from lagsim.animate import animate as make_animation
     from lagsim.animate import check_animation_output
-    from lagsim.kinematics import gravity_direction, mass_paths, rods
+    from lagsim.kinematics import gravity_direction, mass_paths, rods, springs
 
     target = check_animation_output(output)
     table, model, spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
@@ -809,8 +810,13 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
                          Location("--system"))
     paths = mass_paths(model, table)
-    frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
-                            title=model.name, dpi=dpi, gravity=gravity_direction(spec))
+    progress = _Progress("animating")
+    try:
+        frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
+                                title=model.name, dpi=dpi, gravity=gravity_direction(spec),
+                                springs=springs(spec, model), progress=progress)
+    finally:
+        progress.close()
     _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
 
 

@@ -293,7 +293,8 @@ def _example(name: str) -> str:
 @click.group(cls=LagsimGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="\b\nExample:\n  lagsim simulate pendulum --t-end 10 | lagsim plot -o p.png")
 @click.version_option(__version__, prog_name="lagsim")
-@click.option("--debug", is_flag=True, help="Show tracebacks and symbolic-engine fallbacks.")
+@click.option("--debug", is_flag=True, help="Show tracebacks and symbolic-engine fallbacks "
+              "(also accepted after the command: lagsim derive FILE --debug).")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Derive and simulate the equations of motion of constrained mechanical systems.

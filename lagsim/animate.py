@@ -28,7 +28,7 @@ import shutil
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -41,11 +41,14 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from PIL import Image
 
-__all__ = ["FORMATS", "ORIGIN", "animate", "check_animation_output", "frame_count"]
+__all__ = ["FORMATS", "ORIGIN", "animate", "check_animation_output", "frame_count",
+           "gravity_arrow", "trail_points", "zigzag"]
 
 FORMATS = ("gif", "mp4")
 
 ORIGIN = "origin"
+End = str | tuple[float, float]
+"""An end of a rod or a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
 _TRAIL_ALPHA = 0.8
 
 
@@ -173,6 +176,7 @@ def _stage(
     uses_origin: bool,
     title: str | None,
     dpi: int,
+    gravity: tuple[float, float] | None = None,
 ) -> tuple[Figure, Axes]:
     """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
 
@@ -197,6 +201,8 @@ def _stage(
         ax.set_title(title)
     if uses_origin:
         ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
+    if gravity is not None:
+        gravity_arrow(ax, gravity)
     if len(names) <= 12:
         handles = [
             Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=name)
@@ -222,6 +228,25 @@ def _stage(
     return fig, live
 
 
+GRAVITY_CORNER = (0.91, 0.86)
+"""Where the gravity arrow's middle sits, in axes fractions (top right; the clock is top left)."""
+GRAVITY_LENGTH = 0.1
+
+
+def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
+    """Draw an arrow labelled g along the unit vector ``direction`` in the top right corner of
+    ``ax`` (equal aspect, so axes fractions keep directions); return the annotation."""
+    cx, cy = GRAVITY_CORNER
+    dx, dy = (0.5 * GRAVITY_LENGTH * c for c in direction)
+    arrow = ax.annotate("", xy=(cx + dx, cy + dy), xytext=(cx - dx, cy - dy),
+                        xycoords="axes fraction", textcoords="axes fraction",
+                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
+    side = (-direction[1], direction[0])
+    ax.text(cx + 0.05 * side[0], cy + 0.05 * side[1], "g", transform=ax.transAxes,
+            ha="center", va="center", color="0.3", fontstyle="italic")
+    return arrow
+
+
 def animate(
     table: Table,
     positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
@@ -231,8 +256,18 @@ def animate(
     trail: float = 1.0,
     title: str | None = None,
     dpi: int = 100,
+    gravity: tuple[float, float] | None = None,
+    springs: Sequence[tuple[End, End]] = (),
+    progress: Callable[[float], None] | None = None,
 ) -> int:
-    """Write an animation of ``positions`` to ``out_path`` and return the number of frames."""
+    """Write an animation of ``positions`` to ``out_path`` and return the number of frames.
+
+    ``gravity``, a unit vector in the picture's x–y plane (:func:`lagsim.kinematics.
+    gravity_direction`), is drawn as an arrow so that "down" can be read off every frame;
+    ``springs`` are pairs of ends (a mass, ``"origin"`` or a fixed point (x, y)) drawn as
+    zigzags (:func:`lagsim.kinematics.springs`); ``progress(fraction)`` is called after each
+    frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
+    seconds (:func:`trail_points`), not only through the frames' positions."""
     from matplotlib.collections import LineCollection
     from matplotlib.colors import to_rgba
 
@@ -244,23 +279,30 @@ def animate(
         raise InputError("nothing to animate: the system names no masses", Location(table.source))
     target = check_animation_output(out_path)
     fmt = target.format(FORMATS)
-    for a, b in rods:
+    for a, b in [*rods, *springs]:
         for end in (a, b):
-            if end != ORIGIN and end not in positions:
-                raise ValueError(f"rod end {end!r} is neither a mass nor {ORIGIN!r}")
+            if isinstance(end, str) and end != ORIGIN and end not in positions:
+                raise ValueError(f"end {end!r} is neither a mass nor {ORIGIN!r}")
 
     t = _check_time(table)
     n = frame_count(float(t[0]), float(t[-1]), fps)
     frames = np.linspace(t[0], t[-1], n)
     xy = _resampled(t, positions, frames)
-    uses_origin = any(ORIGIN in rod for rod in rods)
-    extent = [*xy.values(), np.zeros((1, 2))] if uses_origin else list(xy.values())
+    uses_origin = any(ORIGIN in rod for rod in [*rods, *springs])
+    fixed = [np.array([end], dtype=float) for pair in springs for end in pair
+             if not isinstance(end, str)]
+    extent = [*xy.values(), *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
     xmin, xmax, ymin, ymax = _limits(extent)
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
-    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi)
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
+    spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
+                    for _ in springs]
+    coil = 0.035 * (xmax - xmin)
+    samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+               for name, (xs, ys) in positions.items()}
     trails = []
     for colour in colours:
         collection = LineCollection([], linewidths=1.5, zorder=1)
@@ -270,41 +312,83 @@ def animate(
     dots = [live.plot([], [], "o", color=c, markersize=9, zorder=3)[0] for c in colours]
     clock_format = _clock_format(float(frames[1] - frames[0]))
     clock = live.text(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
-    trail_frames = int(round(trail * fps))
-
-    def point(name: str, i: int) -> np.ndarray:
-        return np.zeros(2) if name == ORIGIN else xy[name][i]
+    def point(end: End, i: int) -> np.ndarray:
+        if not isinstance(end, str):
+            return np.asarray(end, dtype=float)
+        return np.zeros(2) if end == ORIGIN else xy[end][i]
 
     def draw(i: int) -> None:
         for line, (a, b) in zip(rod_lines, rods, strict=True):
             pa, pb = point(a, i), point(b, i)
             line.set_data([pa[0], pb[0]], [pa[1], pb[1]])
-        first = max(0, i - trail_frames)
+        for line, (a, b) in zip(spring_lines, springs, strict=True):
+            path = zigzag(point(a, i), point(b, i), width=coil)
+            line.set_data(path[:, 0], path[:, 1])
         for name, dot, collection, colour in zip(names, dots, trails, colours, strict=True):
             p = xy[name]
             dot.set_data([p[i, 0]], [p[i, 1]])
-            if i > first:
-                segments = np.stack([p[first:i], p[first + 1 : i + 1]], axis=1)
-                alpha = np.linspace(0.0, _TRAIL_ALPHA, len(segments) + 1)[1:]
+            points, times = trail_points(t, samples[name], frames[i], p[i], trail)
+            if len(points) > 1:
+                segments = np.stack([points[:-1], points[1:]], axis=1)
+                age = frames[i] - 0.5 * (times[:-1] + times[1:])
                 rgba = np.tile(colour, (len(segments), 1))
-                rgba[:, 3] = alpha
+                rgba[:, 3] = _TRAIL_ALPHA * np.clip(1.0 - age / trail, 0.0, 1.0)
                 collection.set_segments(segments)
                 collection.set_color(rgba)
             else:
                 collection.set_segments([])
         clock.set_text(clock_format.format(frames[i]))
 
+    def drawn(i: int) -> None:
+        draw(i)
+        if progress is not None:
+            progress((i + 1) / n)
+
     if fmt == "mp4":
-        _write_mp4(fig, target, fps, dpi, n, draw)
+        _write_mp4(fig, target, fps, dpi, n, drawn)
         return n
     with open_output(target, binary=True) as out:
         gif = _GifStream(out, fig.canvas.get_width_height(physical=True), fps)
         for i in range(n):
-            draw(i)
+            drawn(i)
             fig.canvas.draw()
             gif.add(np.asarray(fig.canvas.buffer_rgba()))
         gif.close()
     return n
+
+
+def trail_points(t: np.ndarray, path: np.ndarray, now: float, here: np.ndarray, span: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The trail of a mass at time ``now``: its position at ``now − span`` (interpolated), every
+    sample of ``path`` (an (N, 2) array at times ``t``) in between, and ``here``, its position at
+    ``now``; with their times. A trail through the samples follows the motion between frames
+    (a fast swing drawn at 15 frames per second is a curve, not a few chords)."""
+    if span <= 0.0 or now <= t[0]:
+        return here[None, :], np.array([now])
+    start = max(float(t[0]), now - span)
+    lo = int(np.searchsorted(t, start, side="right"))
+    hi = int(np.searchsorted(t, now, side="left"))
+    first = np.array([np.interp(start, t, path[:, 0]), np.interp(start, t, path[:, 1])])
+    points = np.vstack([first, path[lo:hi], here])
+    times = np.concatenate([[start], t[lo:hi], [now]])
+    return points, times
+
+
+def zigzag(a: np.ndarray, b: np.ndarray, width: float, coils: int = 8) -> np.ndarray:
+    """A spring from ``a`` to ``b``: straight ends of a tenth of the length each, and ``coils``
+    zigzags of half-width ``width`` across the line between them; an (m, 2) array from a to
+    b."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = b - a
+    length = float(np.hypot(*d))
+    if length == 0.0:
+        return np.array([a, b])
+    normal = np.array([-d[1], d[0]]) / length
+    s = np.linspace(0.1, 0.9, 2 * coils + 1)
+    side = np.zeros_like(s)
+    side[1:-1] = np.where(np.arange(1, len(s) - 1) % 2 == 1, 1.0, -1.0)
+    middle = a + np.outer(s, d) + np.outer(side * width, normal)
+    return np.vstack([a, middle, b])
 
 
 def _write_mp4(

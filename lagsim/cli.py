@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import math
 import os
 import signal
 import sys
@@ -26,11 +27,12 @@ import click
 from lagsim import __version__
 from lagsim.completion import complete_choices, complete_system
 from lagsim.errors import InputError, LagsimError, Location, printable
+from lagsim.plot_kinds import KIND_HELP, KINDS
 
 EXAMPLES = {
     "derive": "lagsim derive pendulum --form matrix --format latex",
     "simulate": "lagsim simulate pendulum --t-end 10 | lagsim plot -o pendulum.png",
-    "plot": "lagsim simulate double_pendulum | lagsim plot --kind drift -o drift.png",
+    "plot": "lagsim simulate pendulum_natural | lagsim plot --kind drift -o drift.png",
     "animate": "lagsim animate double_pendulum -o dp.gif --fps 25",
     "systems": "lagsim systems",
     "check": "lagsim check skate --format json",
@@ -152,6 +154,14 @@ def _flush_stdout() -> None:
 
 
 class LagsimGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``--debug`` anywhere before a ``--`` counts as the group's (``lagsim derive x
+        --debug`` as well as ``lagsim --debug derive x``)."""
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:end]:
+            args = ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+        return super().parse_args(ctx, args)
+
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
         try:
@@ -228,6 +238,14 @@ def _warn(message: str) -> None:
     click.echo(f"lagsim: {printable(message)}", err=True)
 
 
+def _stdin_hint(source: str, what: str, argument: str) -> None:
+    """One line on stderr when a command is about to read a terminal (a bare `lagsim derive`):
+    without it, waiting for input looks like a hang."""
+    stdin = sys.stdin
+    if source == "-" and stdin is not None and stdin.isatty():
+        _warn(f"reading {what} from standard input; Ctrl-D to end, or give {argument}")
+
+
 def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Sequence[str]],
                                           dict[str, float]]:
     def parse(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]
@@ -239,6 +257,7 @@ def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Seque
             name, sep, text = item.partition("=")
             if not sep or not name.strip():
                 raise InputError(f"expected NAME=VALUE, got {item!r}", Location(option))
+            _finite_number(name.strip(), text.strip(), option)
             try:
                 value = float(parse_expression(
                     text, {}, Source(Location(option)), f"the value of {name.strip()}",
@@ -253,6 +272,23 @@ def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Seque
     return parse
 
 
+def _finite_number(name: str, text: str, option: str) -> None:
+    """Refuse a plain number that is not a finite float (``l=1e400`` overflows to inf, ``nan``),
+    naming the value and what the largest float is."""
+    try:
+        number = float(text)
+    except ValueError:
+        return
+    if math.isnan(number):
+        raise InputError(f"the value of {name} {text!r}: {text} is not a number (nan); give a "
+                         "finite value such as 1.5", Location(option))
+    if math.isinf(number):
+        why = ("is infinite" if text.lstrip("+-").lower().startswith("inf")
+               else "is too large for a floating-point number (it overflows to inf)")
+        raise InputError(f"the value of {name} {text!r}: {text} {why}; give a finite value, at "
+                         f"most {sys.float_info.max:.4g} in size", Location(option))
+
+
 def _example(name: str) -> str:
     return f"\b\nExample:\n  {EXAMPLES[name]}"
 
@@ -260,7 +296,8 @@ def _example(name: str) -> str:
 @click.group(cls=LagsimGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="\b\nExample:\n  lagsim simulate pendulum --t-end 10 | lagsim plot -o p.png")
 @click.version_option(__version__, prog_name="lagsim")
-@click.option("--debug", is_flag=True, help="Show tracebacks and symbolic-engine fallbacks.")
+@click.option("--debug", is_flag=True, help="Show tracebacks and symbolic-engine fallbacks "
+              "(also accepted after the command: lagsim derive FILE --debug).")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Derive and simulate the equations of motion of constrained mechanical systems.
@@ -272,17 +309,77 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command(epilog=_example("systems"))
-def systems() -> None:
-    """List the bundled systems, with the first line of each description."""
+@click.option("--show", "show", metavar="NAME", shell_complete=complete_system,
+              help="Print the file of the bundled system NAME instead of the list.")
+def systems(show: str | None) -> None:
+    """List the bundled systems, with the first line of each description.
+
+    Each works by name in every command (`lagsim derive pendulum`); `--show NAME` prints its
+    file, and `lagsim new NAME -o my.yaml` copies it as a starting point of your own.
+    """
     from lagsim.spec import bundled_systems, load_spec
 
-    for name in bundled_systems():
+    if show is not None:
+        click.echo(_bundled_text(show, "--show"), nl=False)
+        return
+    names = bundled_systems()
+    width = max(map(len, names), default=0) + 2
+    for name in names:
         spec = load_spec(name)
         summary = " ".join(spec.description.split())
         summary = summary.split(". ")[0].rstrip(".:")
-        if len(summary) > 72:
-            summary = summary[:71] + "…"
-        click.echo(f"{name:24s} {summary}")
+        room = max(40, 96 - width)
+        if len(summary) > room:
+            summary = summary[:room - 1] + "…"
+        click.echo(f"{name:{width}s}{summary}")
+
+
+def _bundled_text(name: str, option: str) -> str:
+    """The text of the bundled system ``name``, or an error naming ``option`` that lists the
+    bundled names (a path is not a bundled system: it is already a file of the user's)."""
+    from importlib import resources
+
+    from lagsim.expressions import suggest
+    from lagsim.spec import bundled_systems
+
+    names = bundled_systems()
+    if name not in names:
+        raise InputError(f"no bundled system {printable(repr(name))}{suggest(name, names)}; "
+                         f"they are {', '.join(names)}", Location(option))
+    return resources.files("lagsim.systems").joinpath(f"{name}.yaml").read_text("utf-8")
+
+
+@main.command("new", epilog="\b\nExample:\n  lagsim new double_pendulum -o my_pendulum.yaml")
+@click.argument("name", metavar="NAME", shell_complete=complete_system)
+@click.option("-o", "--output", metavar="FILE", default=None,
+              help="Where to write the copy [default: NAME.yaml here]; - for standard output.")
+@click.option("--force", is_flag=True,
+              help="Replace FILE if it exists (without it, an existing file is kept).")
+def new(name: str, output: str | None, force: bool) -> None:
+    """Copy the bundled system NAME into a file of your own, as a starting point.
+
+    The copy's `name:` becomes the file's name (my_pendulum.yaml is named my_pendulum); the rest
+    is the bundled file as `lagsim systems --show NAME` prints it. An existing FILE is never
+    replaced without --force: it is most likely a system you have edited, and unlike a CSV or a
+    picture it cannot be made again by running a command.
+    """
+    import re
+
+    from lagsim.io import check_output, open_output
+
+    text = _bundled_text(name, "NAME")
+    output = output if output is not None else f"{name}.yaml"
+    target = check_output(output, "-o")
+    if target.kind == "file" and target.path.exists() and not force:
+        raise InputError(f"{printable(repr(output))} exists; give --force to replace it, or "
+                         "another file name", Location("-o"))
+    stem = Path(output).stem if target.kind == "file" else name
+    if stem != name and stem.isidentifier():
+        text = re.sub(r"^name:.*$", f"name: {stem}", text, count=1, flags=re.MULTILINE)
+    with open_output(target) as out:
+        out.write(text)
+    if target.kind != "stdout":
+        _warn(f"wrote {output} (a copy of {name}); try `lagsim derive {output}`")
 
 
 FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
@@ -304,6 +401,7 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     from lagsim.render import render
 
     status = _Status()
+    _stdin_hint(file, "YAML", "FILE")
     model, forms = derive_forms(open_system(file, overrides), form, simplify, status, _warn)
     text = render(forms if len(forms) > 1 else forms[0], fmt, model)
     status.close()
@@ -353,7 +451,8 @@ class _Status:
 class _Progress:
     """A progress bar on stderr once a run has taken about a second, only on a terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "simulating") -> None:
+        self.label = label
         self.enabled = sys.stderr.isatty()
         self.start = time.monotonic()
         self.bar: Any = None
@@ -364,7 +463,7 @@ class _Progress:
         if self.bar is None:
             if time.monotonic() - self.start < 1.0:
                 return
-            self.bar = click.progressbar(length=1000, label="simulating", file=sys.stderr)
+            self.bar = click.progressbar(length=1000, label=self.label, file=sys.stderr)
             self.bar.__enter__()
         self.bar.update(int(1000 * min(max(fraction, 0.0), 1.0)) - self.bar.pos)
 
@@ -379,6 +478,7 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     from lagsim.api import open_system, run
     from lagsim.driver import FailedRun
 
+    _stdin_hint(file, "YAML", "FILE")
     system = open_system(file, overrides, initial)
     spec = system.spec
     progress = _Progress()
@@ -427,6 +527,27 @@ class _TableOption(click.Option):
         return super().get_help_record(ctx)
 
 
+class _RowChoice(click.Choice):
+    """The choices of a row of the options table (``--method``, ``--formulation``,
+    ``--stabilize``), read from their registry only when shown or completed (so that building
+    the commands imports no numerics), listed in ``--help`` as ``[DOP853|RK45|...]``.
+
+    The value is passed on as given: the table validates it, in one place for flags and files,
+    folding case and suggesting the closest name (:mod:`lagsim.options`)."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
+        self.names = names
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.names())
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        return value
+
+
 def simulate_options(func: Callable) -> Callable:
     """The flags of `lagsim simulate`, shared by `plot` and `animate` when they simulate: one per
     row of the options table, each passed on as given (None when absent), validated by the
@@ -439,11 +560,13 @@ def simulate_options(func: Callable) -> Callable:
             declaration = f"{row.flag}/--no-{row.flag[2:]}"
             options.append(click.option(declaration, row.name, cls=_TableOption, row=row,
                                         default=None))
+        elif row.choices:
+            options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
+                                        type=_RowChoice(row.choices),
+                                        shell_complete=complete_choices(row.choices)))
         else:
             options.append(click.option(row.flag, row.name, cls=_TableOption, row=row,
-                                        type=str, metavar=row.metavar,
-                                        shell_complete=complete_choices(row.choices)
-                                        if row.choices else None))
+                                        type=str, metavar=row.metavar))
     options += [
         click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
                      callback=_assignments("--set"), help="Override a parameter's value."),
@@ -505,67 +628,104 @@ def _looks_like_csv(source: str) -> bool:
 
 
 def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
-                     overrides: dict[str, float], initial: dict[str, float]) -> tuple[Any, Any]:
-    """A CSV table from a CSV source, or by simulating a system; the system's model if known."""
+                     overrides: dict[str, float], initial: dict[str, float]
+                     ) -> tuple[Any, Any, Any]:
+    """A CSV table from a CSV source, or by simulating a system; the system's model and spec if
+    known (``--system`` wins over the simulated one)."""
     from lagsim.io import Table, read_csv
     from lagsim.model import build_model
     from lagsim.spec import load_spec
 
     if _looks_like_csv(source):
+        _stdin_hint(source, "CSV", "INPUT (a CSV file or a system)")
         table = read_csv(source)
-        model = build_model(load_spec(system, overrides)) if system else None
-        return table, model
+        spec = load_spec(system, overrides) if system else None
+        return table, (build_model(spec) if spec else None), spec
     spec, model, trajectory = _simulate(source, flags, overrides, initial)
     if system:
-        model = build_model(load_spec(system, overrides))
+        spec = load_spec(system, overrides)
+        model = build_model(spec)
     data = trajectory.as_array()
-    return Table(tuple(trajectory.columns()), data, spec.source), model
+    return Table(tuple(trajectory.columns()), data, spec.source), model, spec
 
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "invariants")
+def _kinds_help() -> str:
+    """The kinds of ``plot --kind`` and what each draws, as a block click keeps as written."""
+    import textwrap
+
+    width = max(map(len, KINDS)) + 4
+    lines = []
+    for kind in KINDS:
+        lines += textwrap.wrap(KIND_HELP[kind], 76, initial_indent=f"  {kind:{width - 2}s}",
+                               subsequent_indent=" " * width)
+    return "\b\nKinds (--kind):\n" + "\n".join(lines)
 
 
-@main.command(epilog=_example("plot"))
-@click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
+@main.command(epilog=f"{_kinds_help()}\n\n{_example('plot')}\n"
+                    "  lagsim plot none.csv projection.csv --kind drift -o drift.png")
+@click.argument("sources", nargs=-1, metavar="[INPUT]...", shell_complete=complete_system)
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
               "display, else <name>.png.")
-@click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True)
-@click.option("--system", metavar="FILE",
-              help="The system the CSV came from (for --kind path and invariants).")
+@click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True,
+              help="What to draw; the kinds are listed below.")
+@click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path "
+              "and invariants, units, lengths and angles).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
-@click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind).")
+@click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind); equal scales "
+              "when it measures what --y does (two lengths).")
 @click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
-@click.option("--title", metavar="TEXT", help="Figure title [default: the system's name].")
+@click.option("--wrap", is_flag=False, flag_value="", default=None, metavar="[A,B,...]",
+              help="Draw angles wrapped to (-pi, pi]: the columns named, or without names the "
+                   "angle coordinates of the system (those only inside sin and cos, or with a "
+                   "unit rad).")
+@click.option("--label", "labels", multiple=True, metavar="TEXT",
+              help="Legend label of each INPUT, in order, when several are drawn over each "
+                   "other [default: their file names].")
+@click.option("--title", metavar="TEXT", help="Figure title [default: the system's name, or "
+              "the CSV's file name].")
 @click.option("--dpi", type=click.IntRange(min=10, max=2400), default=150, show_default=True)
 @simulate_options
-def plot(source: str, output: str | None, kind: str, system: str | None, columns: str | None,
-         x: str | None, y: str | None, title: str | None, dpi: int,
-         overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
+def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | None,
+         columns: str | None, x: str | None, y: str | None, wrap: str | None,
+         labels: tuple[str, ...], title: str | None, dpi: int, overrides: dict[str, float],
+         initial: dict[str, float], **kwargs: Any) -> None:
     """Draw the trajectory, constraint drift and energy drift of a CSV, or of a system.
 
-    INPUT is a CSV file, - or nothing for CSV on standard input, or a system (YAML path or bundled
-    name), which is simulated first with its own simulate: settings.
+    INPUT is a CSV file (the output of `lagsim simulate`), - or nothing for such a CSV on
+    standard input, or a system (a YAML path or a bundled name), which is simulated first with
+    its own simulate: settings and the simulate options below. Several INPUTs are drawn over
+    each other, one colour each, with a legend of their file names (or --label).
     """
     from lagsim import plot as plotting
     from lagsim.io import check_output
 
+    sources = sources or ("-",)
+    if labels and len(labels) != len(sources):
+        raise InputError(f"--label is given {len(labels)} times for {len(sources)} INPUTs; give "
+                         "one label per INPUT, in order", Location("--label"))
+    if sources.count("-") > 1:
+        raise InputError("standard input (-) can be read once; give the other INPUTs as files",
+                         Location("INPUT"))
     target = None
+    first = sources[0]
     if output is not None or not plotting.can_show_window():
         if output is None:
-            stem = Path(source).stem if source != "-" else Path(system or "lagsim").stem
+            stem = Path(first).stem if first != "-" else Path(system or "lagsim").stem
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
     flags = _flags(kwargs)
     if kind == "invariants":
         flags.setdefault("invariants", True)
-    table, model = _table_and_model(source, system, flags, overrides, initial)
-    if kind == "invariants" and model is not None and \
-            not any(c.startswith("invariant_") for c in table.columns):
+    runs = [_table_and_model(source, system, flags, overrides, initial) for source in sources]
+    if kind == "invariants":
         from lagsim.invariants import table_with_invariants
 
-        table = table_with_invariants(table, model)
+        runs = [(table_with_invariants(t, m) if m is not None and not any(
+                    c.startswith("invariant_") for c in t.columns) else t, m, s)
+                for t, m, s in runs]
+    table, model, spec = runs[0]
     path_xy = None
     if kind == "path":
         if model is None:
@@ -574,15 +734,55 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
         from lagsim.kinematics import mass_paths
 
         path_xy = mass_paths(model, table)
+    info = None
+    if model is not None:
+        from lagsim.kinematics import quantities
+
+        info = quantities(spec, model)
     if title is None and model is not None:
         title = model.name
     cols = [c.strip() for c in columns.split(",")] if columns else None
-    fig = plotting.make_figure(table, kind=kind, columns=cols, x=x, y=y, title=title,
-                               path_xy=path_xy)
+    wrapped = _wrap_columns(wrap, info, table)
+    inputs: Any = table
+    if len(runs) > 1:
+        names = labels or _input_labels(sources)
+        inputs = [(name, run[0]) for name, run in zip(names, runs)]
+    options = {"kind": kind, "columns": cols, "x": x, "y": y, "title": title,
+               "path_xy": path_xy, "info": info, "wrap": wrapped}
+    fig = plotting.make_figure(inputs, **options)
     if target is None:
-        plotting.show(table, kind=kind, columns=cols, x=x, y=y, title=title, path_xy=path_xy)
+        plotting.show(inputs, **options)
         return
     plotting.save_figure(fig, target, dpi)
+
+
+def _input_labels(sources: Sequence[str]) -> list[str]:
+    """Legend labels of several INPUTs: their file names, made unique by their folders."""
+    names = [Path(s).name if s != "-" else "stdin" for s in sources]
+    if len(set(names)) < len(names):
+        names = [s if s != "-" else "stdin" for s in sources]
+    return names
+
+
+def _wrap_columns(wrap: str | None, info: Any, table: Any) -> list[str]:
+    """The columns ``--wrap`` wraps: those named, or the system's angle coordinates."""
+    if wrap is None:
+        return []
+    if wrap.strip():
+        names = [c.strip() for c in wrap.split(",") if c.strip()]
+        for name in names:
+            table.column(name)
+        return names
+    if info is None:
+        raise InputError("--wrap without names needs the system to know which coordinates are "
+                         "angles: give --system FILE, or name them (--wrap theta1,theta2)",
+                         Location("--wrap"))
+    angles = [q for q in table.coordinates if info.dimensions.get(q) == "angle"]
+    if not angles:
+        raise InputError("--wrap: the system has no angle coordinates (none enters the mass "
+                         "positions only through sin and cos); name the columns to wrap",
+                         Location("--wrap"))
+    return angles
 
 
 @main.command(epilog=_example("animate"))
@@ -598,19 +798,34 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
 @simulate_options
 def animate(source: str, system: str | None, output: str, fps: int, trail: float, dpi: int,
             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
-    """Animate the masses of a system: dots, rods, a fading trail and a clock."""
+    """Animate the masses of a system: dots, rods, a fading trail, a clock and gravity.
+
+    INPUT is a system (a YAML path or a bundled name), simulated first with its own simulate:
+    settings and the simulate options below; or a CSV file of `lagsim simulate` (- or nothing:
+    on standard input) together with --system naming the system it came from.
+
+    Each frame shows the masses as dots, a rod between two masses (or a mass and the origin)
+    whose distance stays fixed, a spring where the file declares one (springs:) or its
+    potential has a term k/2*(|r1 - r2| - l0)**2, the trail of the last --trail seconds through
+    every sample, the clock, and an arrow along the file's gravity.
+    """
     from lagsim.animate import animate as make_animation
     from lagsim.animate import check_animation_output
-    from lagsim.kinematics import mass_paths, rods
+    from lagsim.kinematics import gravity_direction, mass_paths, rods, springs
 
     target = check_animation_output(output)
-    table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    table, model, spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     if model is None:
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
                          Location("--system"))
     paths = mass_paths(model, table)
-    frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
-                            title=model.name, dpi=dpi)
+    progress = _Progress("animating")
+    try:
+        frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
+                                title=model.name, dpi=dpi, gravity=gravity_direction(spec),
+                                springs=springs(spec, model), progress=progress)
+    finally:
+        progress.close()
     _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
 
 

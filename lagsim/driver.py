@@ -34,6 +34,7 @@ import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, OdeSolver
 from scipy.optimize import brentq
 
+from lagsim.aliasing import AliasWatch
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.formulations import FORMULATIONS, METHODS, Formulation, MassWatch, Report
@@ -93,6 +94,8 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     guard = Guard(problem)
     stop = StopEvent(problem, y0) if problem.stop is not None else None
     pace = Pace(problem)
+    alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates, form.report,
+                       problem.qd0)
     solver: OdeSolver | None = None
     span = options.t_end - problem.t0
     try:
@@ -107,6 +110,7 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
                 guard.accepted(step)
                 end = stop.crossing(step) if stop is not None else None
                 samples.take(step, end)
+                alias.accepted(step.t, step.y)
                 if end is not None:
                     return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
                                               f"{options.stop_when} changed sign "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import difflib
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -235,6 +236,11 @@ def parse_expression(
                          "\"Limits\")", source.location) from None
     except SyntaxError as exc:
         col = (back[min(exc.offset - 1, len(back) - 1)] + lead) if exc.offset else None
+        found = syntax_hint(stripped)
+        if found is not None:
+            hint, at = found
+            raise InputError(f"{what} {stripped!r} does not parse: {hint}",
+                             source.at(at + lead)) from None
         raise InputError(
             f"{what} {stripped!r} does not parse ({exc.msg}); use SymPy syntax such as "
             "'1/2*m*x_dot**2'",
@@ -249,6 +255,57 @@ def parse_expression(
         raise InputError(f"{what}: {exceeded('expression nesting', f'{depth:,} levels')}; "
                          "write it flatter", source.location)
     return builder.build(tree.body)
+
+
+_EQUALS = re.compile(r"(?<![<>=!])=(?!=)")
+_PRIME = re.compile(r"([^\W\d]\w*)\s*'")
+_GAP = re.compile(r"(?<=[\w.)\]])\s+(?=[^\W\d]|[(\d])")
+FUNCTION_ALIASES: Mapping[str, str] = {
+    "ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "abs": "Abs",
+    "sgn": "sign", "Sqrt": "sqrt", "Exp": "exp", "Log": "log", "sen": "sin", "tg": "tan",
+}
+"""Other names of lagsim's functions (other languages, NumPy, Mathematica): their hint names
+the function meant."""
+
+
+def _operand(text: str) -> str:
+    """``text`` as the right side of a minus sign: in parentheses when it is a sum."""
+    text = text.strip()
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and i > 0 and ch in "+-" and text[i - 1] not in "eE*/(":
+            return f"({text})"
+    return text
+
+
+def syntax_hint(text: str) -> tuple[str, int] | None:
+    """What a common mistake in an expression that does not parse means, and the column to
+    point at: an equation instead of the zero expression, ``x'`` for a velocity, factors
+    without ``*`` between them, a leading ``*``; None for any other syntax error."""
+    equals = _EQUALS.search(text)
+    if equals:
+        left, right = text[:equals.start()].strip(), text[equals.end():].strip()
+        zero = f"{left} - {_operand(right)}" if left and right else "the expression that is 0"
+        return (f"it is an equation; lagsim wants the expression phi with phi = 0, here "
+                f"'{zero}'", equals.start())
+    prime = _PRIME.search(text)
+    if prime:
+        name = prime.group(1)
+        return (f"the velocity of {name} is written {name}_dot, not {name}' (and its "
+                f"acceleration {name}_ddot)", prime.end() - 1)
+    if text.startswith("*"):
+        return ("it starts with '*', which multiplies nothing; remove it, or put the factor "
+                "it multiplies in front", 0)
+    gap = _GAP.search(text)
+    if gap:
+        fixed = _GAP.sub("*", text)
+        try:
+            ast.parse(fixed, mode="eval")
+        except SyntaxError:
+            return None
+        return f"put * between factors, as in '{fixed}'", gap.start()
+    return None
 
 
 class _Builder:
@@ -307,6 +364,11 @@ class _Builder:
             return _UNARY[type(node.op)](self.build(node.operand))
         if isinstance(node, ast.Call):
             return self.checked(node, self.call(node))
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], ast.Eq)):
+            left, right = self.segment(node.left), self.segment(node.comparators[0])
+            raise self.fail(node, "it is an equation; lagsim wants the expression phi with "
+                            f"phi = 0, here '{left} - {_operand(right)}'")
         kind = type(node).__name__
         raise self.fail(
             node,
@@ -369,9 +431,13 @@ class _Builder:
         func = node.func
         if not isinstance(func, ast.Name) or func.id not in FUNCTIONS or func.id in self.names:
             label = func.id if isinstance(func, ast.Name) else ast.unparse(func)
+            meant = FUNCTION_ALIASES.get(label)
+            natural = " log is the natural logarithm" if meant == "log" else ""
+            hint = (f" (did you mean '{meant}'?{natural})" if meant and meant not in self.names
+                    else suggest(label, list(FUNCTIONS)))
             raise self.fail(
                 node,
-                f"'{label}' is not a known function{suggest(label, list(FUNCTIONS))}; "
+                f"'{label}' is not a known function{hint}; "
                 f"the functions are {', '.join(FUNCTIONS)}",
             )
         if node.keywords:

@@ -8,6 +8,7 @@ multiple of one holonomic constraint φ (seed 001 §10.7, φ = x² + y² − r²
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -18,6 +19,8 @@ from lagsim.compile import lambdify
 from lagsim.errors import InputError
 from lagsim.io import Table
 from lagsim.model import Model, to_sympy
+from lagsim.plot import Quantities, unit_columns
+from lagsim.spec import SystemSpec
 
 ORIGIN = "origin"
 
@@ -93,3 +96,150 @@ def _fixed(d2: sympy.Expr, phis: list[sympy.Expr], coords: set) -> bool:
         if not (sympy.simplify(simple - ratio * phi).free_symbols & coords):
             return True
     return False
+
+
+def gravity_direction(spec: SystemSpec) -> tuple[float, float] | None:
+    """The unit vector of the file's ``gravity:`` in the x–y plane of the pictures, or None when
+    there is no gravity, it has no x–y part, or it depends on q or t (no one arrow shows it)."""
+    if spec.gravity is None:
+        return None
+    values = {se.Symbol(k): v for k, v in spec.parameter_values.items()}
+    parts = []
+    for component in spec.gravity[:2]:
+        value = se.sympify(component.expr).subs(values)
+        if value.free_symbols:
+            return None
+        parts.append(float(value))
+    norm = float(np.hypot(*parts))
+    if not np.isfinite(norm) or norm == 0.0:
+        return None
+    return parts[0] / norm, parts[1] / norm
+
+
+def coordinate_dimensions(model: Model) -> dict[str, str]:
+    """``"angle"`` for a coordinate that enters the mass positions only inside sin, cos and tan,
+    ``"length"`` for one that enters them elsewhere too; coordinates in no position are left
+    out."""
+    out: dict[str, str] = {}
+    trig = (sympy.sin, sympy.cos, sympy.tan)
+    for _, r in model.mass_positions:
+        for component in r:
+            expr = to_sympy(component)
+            calls = expr.atoms(*trig)
+            bare = expr.subs({call: sympy.Dummy() for call in calls}).free_symbols
+            inside = set().union(*(call.free_symbols for call in calls)) if calls else set()
+            for name in model.coordinates:
+                symbol = sympy.Symbol(name)
+                if symbol in bare:
+                    out[name] = "length"
+                elif symbol in inside and out.get(name) != "length":
+                    out[name] = "angle"
+    return out
+
+
+def held_by_constraints(model: Model) -> tuple[str, ...]:
+    """Coordinates that a holonomic constraint φ = q (times a constant) holds at zero (002
+    §23.7's beta and z)."""
+    out = []
+    for c in model.holonomic:
+        phi = to_sympy(c.expression)
+        symbols = phi.free_symbols
+        if len(symbols) == 1 and sympy.simplify(phi / next(iter(symbols))).is_number:
+            name = str(next(iter(symbols)))
+            if name in model.coordinates:
+                out.append(name)
+    return tuple(out)
+
+
+def quantities(spec: SystemSpec, model: Model) -> Quantities:
+    """What the CSV columns of ``spec`` measure, for :mod:`lagsim.plot`: the file's units,
+    lengths and angles from the mass positions, and the coordinates constraints hold at 0."""
+    units = dict(spec.units)
+    dimensions = coordinate_dimensions(model)
+    for name, unit in units.items():
+        if unit in ("rad", "deg", "°", "degree", "degrees", "radian", "radians"):
+            dimensions[name] = "angle"
+    return Quantities(unit_columns(units, model.coordinates), dimensions,
+                      held_by_constraints(model))
+
+
+def _ends_of(model: Model) -> dict[str, tuple]:
+    """Each mass's position expressions (sympy), and the origin's."""
+    positions = {name: tuple(to_sympy(c) for c in r) for name, r in model.mass_positions}
+    dim = len(next(iter(positions.values()))) if positions else 2
+    return {**positions, ORIGIN: (sympy.Integer(0),) * dim}
+
+
+def _spring_terms(potential: sympy.Expr) -> list[sympy.Expr]:
+    """The S of each term c·(√S − l0)² of ``potential`` (c and l0 free of S's symbols)."""
+    out = []
+    for term in sympy.Add.make_args(potential):
+        for factor in sympy.Mul.make_args(term):
+            if not (factor.is_Pow and factor.exp == 2 and factor.base.is_Add):
+                continue
+            roots = [a for a in factor.base.args if a.is_Pow and a.exp == sympy.Rational(1, 2)]
+            if len(roots) == 1:
+                S = roots[0].base
+                rest = factor.base - roots[0]
+                if not (rest.free_symbols & S.free_symbols):
+                    out.append(S)
+    return out
+
+
+def _tidy(point: np.ndarray) -> tuple[float, float]:
+    """A least-squares point without its round-off (1e-17 → 0, 1.0000000000000004 → 1): ten
+    decimals of its size."""
+    digits = 10 - math.floor(math.log10(max(float(np.abs(point[:2]).max()), 1e-300)))
+    return tuple(round(float(v), digits) + 0.0 for v in point[:2])  # type: ignore[return-value]
+
+
+def springs(spec: SystemSpec, model: Model, samples: int = 6
+            ) -> list[tuple[str | tuple[float, float], str | tuple[float, float]]]:
+    """The springs ``lagsim animate`` draws: the file's ``springs:``, then each potential term
+    k/2·(|r_a − r_b| − l0)² between two masses, a mass and the origin, or a mass and a fixed
+    point P (seed 002 §23.9's spring to B). S under the root is compared with |r_a − r_b|² at
+    seeded random states; for a fixed point, S − |r_a|² = −2 P·r_a + |P|² is solved for P by
+    least squares and checked."""
+    found: list = list(spec.springs)
+    if spec.potential is None or not model.mass_positions:
+        return found
+    potential = to_sympy(se.sympify(spec.potential.expr).subs(model.substitutions()))
+    terms = _spring_terms(potential)
+    if not terms:
+        return found
+    ends = _ends_of(model)
+    values = {sympy.Symbol(k): v for k, v in model.parameters.items()}
+    symbols = [sympy.Symbol("t"), *(sympy.Symbol(q) for q in model.coordinates)]
+    rng = np.random.default_rng(14)
+    states = rng.uniform(-1.0, 1.0, (samples, len(symbols)))
+
+    def at(expr: sympy.Expr) -> np.ndarray:
+        f = sympy.lambdify(symbols, sympy.sympify(expr).subs(values), "numpy")
+        return np.array([float(f(*s)) for s in states])
+
+    points = {name: np.column_stack([at(c) for c in r]) for name, r in ends.items()}
+    for S in terms:
+        s_values = at(S)
+        match = None
+        names = list(points)
+        for j, b in enumerate(names):
+            for a in names[:j]:
+                d2 = np.sum((points[a] - points[b]) ** 2, axis=1)
+                if np.allclose(s_values, d2, rtol=1e-9, atol=1e-12):
+                    match = (b, a) if a == ORIGIN else (a, b)
+        if match is None:
+            for name in names:
+                if name == ORIGIN:
+                    continue
+                r = points[name]
+                lhs = s_values - np.sum(r**2, axis=1)
+                design = np.column_stack([-2.0 * r, np.ones(len(r))])
+                solution, *_ = np.linalg.lstsq(design, lhs, rcond=None)
+                p, c = solution[:-1], solution[-1]
+                if (np.allclose(design @ solution, lhs, rtol=1e-9, atol=1e-9)
+                        and math.isclose(c, float(p @ p), rel_tol=1e-9, abs_tol=1e-9)):
+                    match = (name, _tidy(p))
+                    break
+        if match is not None and match not in found:
+            found.append(match)
+    return found

@@ -137,13 +137,16 @@ class Option:
         return f"simulate.{self.name}"
 
     def help_text(self) -> str:
-        """The help line of the flag, with the choices and the default filled in."""
+        """The help line of the flag, with the choices and the default filled in; the default
+        names the file's ``simulate:`` key, which wins over it (a flag wins over both)."""
         text = self.help.format(choices=", ".join(self.choices()) if self.choices else "")
-        if self.default is None or self.switch:
+        if self.switch:
+            return f"{text} [default: off, or the file's {self.key}]"
+        if self.default is None:
             return text
         shown = ",".join(f"{x:g}" for x in self.default) if isinstance(self.default, tuple) \
             else f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
-        return f"{text} [default: {shown}]"
+        return f"{text} [default: {shown}, or the file's {self.key}]"
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -157,9 +160,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("dt", float | None, None, _positive, "Output spacing instead of --samples.", "DT",
            doc="output spacing instead of `samples` (give one of the two)"),
     Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
-           "Integration method: {choices}. DOP853 suits most systems, fast undamped "
-           "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
-           "strongly damped) and get the analytic Jacobian.", "NAME", _registry("METHODS"),
+           "Integration method (scipy's solvers; DOP853 steps in C). DOP853 suits most "
+           "systems, fast undamped oscillations included; Radau, BDF or LSODA suit stiff ones "
+           "(fast modes that are strongly damped) and get the analytic Jacobian.", "NAME",
+           _registry("METHODS"),
            doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`; the implicit "
                 "`Radau`, `BDF` and `LSODA` (for stiff systems: strongly damped fast modes) "
                 "get the analytic Jacobian of the right-hand side")),
@@ -168,13 +172,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",
            doc="absolute tolerance, positive"),
     Option("formulation", str, "auto", _choice(_registry("FORMULATIONS", "auto"), "formulation"),
-           "How constraints enter the ODE: {choices}.", "NAME",
+           "How constraints enter the ODE (auto picks ode, index1 or udwadia-kalaba).", "NAME",
            _registry("FORMULATIONS", "auto"),
            doc=("`ode`, `index1`, `udwadia-kalaba`, `reduced`, or `auto` (`ode` without "
                 "constraints, else `index1`, or `udwadia-kalaba` when the constraints are "
                 "dependent)")),
     Option("stabilize", str, "projection", _choice(_registry("STABILIZERS"), "stabilizer"),
-           "How a constrained run keeps to its constraints: {choices}.", "NAME",
+           "How a constrained run keeps to its constraints.", "NAME",
            _registry("STABILIZERS"),
            doc="`none`, `baumgarte` or `projection`"),
     Option("baumgarte", tuple[float, float], (5.0, 5.0), _baumgarte,
@@ -316,13 +320,14 @@ class _Resolve:
             f"{BY_NAME['t_end'].flag}", self.file_location(name))
 
     def sample_times(self) -> Any:
-        """The sample times, both ends included."""
-        import numpy as np
+        """The sample times, both ends included, each the double nearest its decimal value
+        (:func:`lagsim.trajectory.clean_times`: 0.15 is written 0.15)."""
+        from lagsim.trajectory import clean_steps, clean_times
 
         t0, t1, dt = self.t_start, self.t_end, self.dt
         if dt is None:
-            return np.linspace(t0, t1, self.samples or 2)
-        times = t0 + dt * np.arange(self.rows())
+            return clean_times(t0, t1, self.samples or 2)
+        times = clean_steps(t0, dt, self.rows())
         times[-1] = min(times[-1], t1)
         return times
 

@@ -52,7 +52,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.io import Output, Table, check_output, open_output
+from lagsim.plot_kinds import KINDS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -69,6 +70,10 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMATS",
     "KINDS",
+    "Quantities",
+    "held_coordinates",
+    "unit_columns",
+    "wrap_angle",
     "LOG_DECADES",
     "LOG_FLOOR",
     "can_show_window",
@@ -77,7 +82,6 @@ __all__ = [
     "show",
 ]
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "invariants")
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
@@ -93,6 +97,8 @@ class _Series:
     x: np.ndarray
     y: np.ndarray
     dashed: bool = False
+    source: int | None = None
+    """Which input of an overlay the series comes from (its colour); None for one input."""
 
 
 @dataclass(frozen=True)
@@ -104,24 +110,109 @@ class _Panel:
     xlabel: str = "t"
     mark_ends: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    """Legend lines for what is not drawn (a coordinate held at 0)."""
+    equal: bool = False
+    """Equal scales on both axes (two lengths: a circle stays round)."""
 
 
-def _group_label(names: Sequence[str], group: str) -> str:
-    """The column names when they fit a small panel's height (two short lines), else ``group``."""
-    lines = textwrap.wrap(", ".join(names), _SHORT_LABEL, break_long_words=False)
+@dataclass(frozen=True)
+class Quantities:
+    """What the columns measure, for labels and scales: ``units`` maps a column (a coordinate,
+    a velocity, ``t``) to its unit text; ``dimensions`` maps a coordinate to ``"length"`` or
+    ``"angle"`` where the system shows it; ``held`` are the coordinates a constraint holds at
+    zero (None: find them in the data)."""
+
+    units: Mapping[str, str] = field(default_factory=dict)
+    dimensions: Mapping[str, str] = field(default_factory=dict)
+    held: tuple[str, ...] | None = None
+
+    def label(self, name: str) -> str:
+        unit = self.units.get(name)
+        return f"{name} [{unit}]" if unit else name
+
+    def same_scale(self, a: str, b: str) -> bool:
+        """Whether two columns measure the same thing (equal axis scales make sense)."""
+        if a in self.units or b in self.units:
+            return self.units.get(a) == self.units.get(b)
+        kind = self.dimensions.get(a)
+        return kind is not None and kind == self.dimensions.get(b)
+
+
+_PLAIN = Quantities()
+
+
+def unit_columns(units: Mapping[str, str], coordinates: Sequence[str]) -> dict[str, str]:
+    """The units of the CSV columns from a file's ``units:``: each coordinate's, its velocity's
+    (the coordinate's per unit of t; ``s`` unless ``t`` has a unit) and ``t``'s."""
+    out = {name: unit for name, unit in units.items() if name in coordinates or name == "t"}
+    per = units.get("t", "s")
+    for q in coordinates:
+        if q in units:
+            out[f"{q}_dot"] = f"{units[q]}/{per}"
+    return out
+
+
+def wrap_angle(values: np.ndarray) -> np.ndarray:
+    """Angles wrapped to (−π, π]: θ − 2π·⌈(θ − π)/(2π)⌉."""
+    values = np.asarray(values, dtype=float)
+    return values - 2.0 * np.pi * np.ceil((values - np.pi) / (2.0 * np.pi))
+
+
+def _broken(x: np.ndarray, y: np.ndarray, wrapped_x: bool, wrapped_y: bool
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """x, y with a NaN between two samples where a wrapped angle jumps by more than π, so the
+    line breaks there instead of crossing the panel."""
+    jumps = np.zeros(max(len(x) - 1, 0), dtype=bool)
+    if wrapped_x:
+        jumps |= np.abs(np.diff(x)) > np.pi
+    if wrapped_y:
+        jumps |= np.abs(np.diff(y)) > np.pi
+    if not jumps.any():
+        return x, y
+    at = np.flatnonzero(jumps) + 1
+    return np.insert(x.astype(float), at, np.nan), np.insert(y.astype(float), at, np.nan)
+
+
+def held_coordinates(table: Table) -> tuple[str, ...]:
+    """Coordinates of a constrained run whose values and velocities stay within round-off of
+    zero (1e-9 of the largest coordinate), as 002 §23.7's beta and z: a panel of them would show
+    rounding noise only."""
+    if not table.residuals:
+        return ()
+    coords = list(table.coordinates)
+    scale = max((float(np.nanmax(np.abs(table.column(q)))) for q in coords), default=0.0)
+    tiny = 1e-9 * max(scale, 1e-300)
+    out = []
+    for q in coords:
+        values = [np.abs(table.column(q))]
+        if table.has(f"{q}_dot"):
+            values.append(np.abs(table.column(f"{q}_dot")))
+        if all(float(np.nanmax(v)) <= tiny for v in values):
+            out.append(q)
+    return tuple(out)
+
+
+def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
+    """The column names when they fit a small panel's height (two short lines), else ``group``;
+    with their unit when they share one."""
+    units = {info.units.get(n) for n in names}
+    suffix = f" [{units.pop()}]" if len(units) == 1 and None not in units else ""
+    lines = textwrap.wrap(", ".join(names) + suffix, _SHORT_LABEL, break_long_words=False)
     if len(lines) <= 2 and all(len(line) <= _SHORT_LABEL for line in lines):
         return "\n".join(lines)
     if len(names) > MAX_LEGEND:
-        return f"{group}\n({names[0]} … {names[-1]})"
-    return group
+        return f"{group}\n({names[0]} … {names[-1]}){suffix}"
+    return group + suffix
 
 
-def _columns_panel(table: Table, key: str, names: Sequence[str], group: str) -> _Panel | None:
+def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
+                   info: Quantities = _PLAIN, notes: tuple[str, ...] = ()) -> _Panel | None:
     if not names:
         return None
     t = table.time
     series = tuple(_Series(name, t, table.column(name)) for name in names)
-    return _Panel(key, _group_label(names, group), series)
+    return _Panel(key, _group_label(names, group, info), series, xlabel=info.label("t"),
+                  notes=notes)
 
 
 def _drift_panel(
@@ -142,7 +233,8 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
 
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
-    |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units.
+    |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units. The label
+    says which, and why.
     """
     if not table.has_energy:
         return None
@@ -152,16 +244,28 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
-        drift, label = drift / abs(h0), "|energy − energy₀|\n/ |energy₀|"
+        drift, label = drift / abs(h0), "relative drift\n|energy − energy₀|\n/ |energy₀|"
+    elif math.isfinite(h0) and abs(h0) > 0.0:
+        label = f"absolute drift\n|energy − energy₀|\n(energy₀ = {h0:.2g} < drift)"
     else:
-        label = "|energy − energy₀|"
+        label = "absolute drift\n|energy − energy₀|\n(energy₀ = 0)"
     return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
 
 
-def _overview(table: Table) -> list[_Panel]:
+def _shown(table: Table, info: Quantities) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """(coordinates, velocities) worth a curve, and the held ones left out (their note)."""
+    held = held_coordinates(table) if info.held is None else info.held
+    coords = [q for q in table.coordinates if q not in held]
+    velocities = [v for v in table.velocities if v[:-4] not in held]
+    notes = tuple(f"{q} ≡ 0 (a constraint)" for q in table.coordinates if q in held)
+    return coords, velocities, notes
+
+
+def _overview(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
+    coords, velocities, notes = _shown(table, info)
     panels = [
-        _columns_panel(table, "coordinates", table.coordinates, "coordinates"),
-        _columns_panel(table, "velocities", table.velocities, "velocities"),
+        _columns_panel(table, "coordinates", coords, "coordinates", info, notes),
+        _columns_panel(table, "velocities", velocities, "velocities", info),
         _drift_panel(
             table,
             "drift",
@@ -188,21 +292,27 @@ def _checked(table: Table, names: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | None) -> _Panel:
+def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | None,
+          info: Quantities = _PLAIN) -> _Panel:
     xname = x or "t"
     names = _checked(table, [*(columns or ()), *([y] if y else [])])
+    notes: tuple[str, ...] = ()
     if not names:
-        names = list(table.coordinates) or [c for c in table.columns if c != xname]
+        shown, _, notes = _shown(table, info)
+        names = shown or [c for c in table.columns if c != xname]
     _checked(table, [xname, *names])
     xdata = table.column(xname)
     series = tuple(_Series(name, xdata, table.column(name)) for name in names)
+    equal = xname != "t" and len(names) == 1 and info.same_scale(xname, names[0])
     return _Panel(
-        "time", _group_label(names, "values"), series, xlabel=xname, mark_ends=xname != "t"
+        "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
+        mark_ends=xname != "t", notes=notes, equal=equal,
     )
 
 
-def _phase(table: Table, columns: Sequence[str] | None) -> list[_Panel]:
-    coords = _checked(table, columns) if columns else list(table.coordinates)
+def _phase(table: Table, columns: Sequence[str] | None, info: Quantities = _PLAIN
+           ) -> list[_Panel]:
+    coords = _checked(table, columns) if columns else _shown(table, info)[0]
     panels = []
     for q in coords:
         if not table.has(f"{q}_dot"):
@@ -214,7 +324,8 @@ def _phase(table: Table, columns: Sequence[str] | None) -> list[_Panel]:
                 )
             continue
         series = (_Series(q, table.column(q), table.column(f"{q}_dot")),)
-        panels.append(_Panel(f"phase {q}", f"{q}_dot", series, xlabel=q, mark_ends=True))
+        panels.append(_Panel(f"phase {q}", info.label(f"{q}_dot"), series,
+                             xlabel=info.label(q), mark_ends=True))
     if not panels:
         raise _missing(table, "coordinate/velocity", "so there is no phase plot")
     return panels
@@ -234,10 +345,15 @@ def _drift(table: Table) -> list[_Panel]:
 
 
 def _energy(table: Table) -> list[_Panel]:
+    """energy − energy₀ (its value at the start in the label: no offset on the axis), then the
+    drift panel."""
     drift = _energy_drift_panel(table)
     if drift is None:
         raise _missing(table, "energy", "so there is no energy to plot")
-    return [_columns_panel(table, "energy", ["energy"], "energy"), drift]  # type: ignore[list-item]
+    h = table.column("energy")
+    change = _Series("energy − energy₀", table.time, h - h[0])
+    label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"
+    return [_Panel("energy", label, (change,)), drift]
 
 
 def _forces(table: Table) -> list[_Panel]:
@@ -306,19 +422,30 @@ def _colours(n: int) -> list[Any]:
     return list(colormaps["viridis"](np.linspace(0.0, 0.9, n)))
 
 
+_STYLES = ("-", "--", ":", "-.")
+
+
 def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     from matplotlib.lines import Line2D
 
     zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
     drawn = [s for s in panel.series if not any(s is z for z in zero)]
-    for series, colour in zip(drawn, _colours(len(drawn)), strict=True):
+    overlay = any(s.source is not None for s in drawn)
+    colours = _colours(len(drawn))
+    seen: dict[int | None, int] = {}
+    for series, colour in zip(drawn, colours, strict=True):
         y = np.maximum(series.y, LOG_FLOOR) if panel.log else series.y
+        style = "--" if series.dashed else "-"
+        if overlay:
+            colour = f"C{(series.source or 0) % 10}"
+            style = _STYLES[seen.get(series.source, 0) % len(_STYLES)]
+            seen[series.source] = seen.get(series.source, 0) + 1
         ax.plot(
             series.x,
             y,
             color=colour,
             label=series.label,
-            linestyle="--" if series.dashed else "-",
+            linestyle=style,
             linewidth=1.2,
         )
         if panel.mark_ends:
@@ -327,13 +454,21 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     if panel.log:
         ax.set_yscale("log")
         _log_limits(ax, drawn)
+    else:
+        ax.ticklabel_format(axis="y", useOffset=False)
+    if ax.get_xscale() == "linear":
+        ax.ticklabel_format(axis="x", useOffset=False)
+    if panel.equal:
+        ax.set_aspect("equal", adjustable="datalim")
     ax.set_ylabel(panel.ylabel)
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
-    if legend and 1 < len(panel.series) <= MAX_LEGEND:
+    count = len(panel.series) + len(panel.notes)
+    if legend and (1 < count <= MAX_LEGEND or overlay):
         handles = [line for line in ax.lines if not line.get_label().startswith("_")]
         handles += [Line2D([], [], linestyle="none", label=f"{s.label} ≡ 0") for s in zero]
-        _outside_legend(ax, handles, ncols=1 if len(panel.series) <= 10 else 2)
+        handles += [Line2D([], [], linestyle="none", label=note) for note in panel.notes]
+        _outside_legend(ax, handles, ncols=1 if count <= 10 else 2)
 
 
 def _outside_legend(ax: Axes, handles: list, ncols: int = 1) -> None:
@@ -389,43 +524,128 @@ def _check_kind(kind: str) -> None:
         raise InputError(f"unknown plot kind {kind!r}; choose one of: {', '.join(KINDS)}")
 
 
+Inputs = Table | Sequence[tuple[str, Table]]
+"""One table, or (label, table) pairs drawn over each other in one figure."""
+
+
+def _inputs(table: Inputs) -> list[tuple[str | None, Table]]:
+    if isinstance(table, Table):
+        return [(None, table)]
+    pairs = [(label, t) for label, t in table]
+    if not pairs:
+        raise ValueError("no table to draw")
+    return pairs if len(pairs) > 1 else [(None, pairs[0][1])]
+
+
+def _wrapped(table: Table, names: Sequence[str]) -> Table:
+    """``table`` with the columns ``names`` wrapped to (−π, π]."""
+    if not names:
+        return table
+    data = np.array(table.data, dtype=float)
+    for name in names:
+        table.column(name)
+        index = table.columns.index(name)
+        data[:, index] = wrap_angle(data[:, index])
+    return Table(table.columns, data, table.source)
+
+
+def _breaks(panel: _Panel, wrap: frozenset[str], x: str | None) -> _Panel:
+    """The panel with its lines broken where a wrapped angle jumps by more than π."""
+    if not wrap:
+        return panel
+    phase = panel.key.startswith("phase ")
+    series = []
+    for s in panel.series:
+        name = s.label.rsplit(": ", 1)[-1]
+        wrap_x = (name in wrap) if phase else (x is not None and x in wrap)
+        wrap_y = (not phase) and name in wrap
+        xs, ys = _broken(s.x, s.y, wrap_x, wrap_y)
+        series.append(replace(s, x=xs, y=ys))
+    return replace(panel, series=tuple(series))
+
+
+def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | None,
+            y: str | None, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None,
+            info: Quantities) -> list[_Panel]:
+    if kind == "overview":
+        panels = _overview(table, info)
+        if not panels:
+            raise _missing(table, "coordinate, drift or energy", "so there is no overview")
+        return panels
+    if kind == "time":
+        return [_time(table, columns, x, y, info)]
+    if kind == "phase":
+        return _phase(table, columns, info)
+    if kind == "drift":
+        return _drift(table)
+    if kind == "energy":
+        return _energy(table)
+    if kind == "forces":
+        return _forces(table)
+    if kind == "invariants":
+        return _invariants(table)
+    return [_path(table, path_xy)]
+
+
+def _merged(runs: list[tuple[str | None, list[_Panel]]]) -> list[_Panel]:
+    """The panels of several inputs, one panel per key in order of first appearance, each series
+    labelled with its input's label and coloured by input."""
+    if len(runs) == 1:
+        return runs[0][1]
+    order: list[str] = []
+    merged: dict[str, _Panel] = {}
+    for index, (label, panels) in enumerate(runs):
+        for panel in panels:
+            series = tuple(replace(s, label=f"{label}: {s.label}" if len(panel.series) > 1
+                                   else str(label), source=index) for s in panel.series)
+            if panel.key not in merged:
+                order.append(panel.key)
+                merged[panel.key] = replace(panel, series=series)
+            else:
+                old = merged[panel.key]
+                merged[panel.key] = replace(old, series=old.series + series,
+                                            notes=tuple(dict.fromkeys(old.notes + panel.notes)))
+    return [merged[key] for key in order]
+
+
 def _draw(
     fig: Figure,
-    table: Table,
+    table: Inputs,
     kind: str,
     columns: Sequence[str] | None,
     x: str | None,
     y: str | None,
     title: str | None,
     path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None,
+    info: Quantities | None = None,
+    wrap: Sequence[str] = (),
 ) -> None:
     _check_kind(kind)
+    info = info or _PLAIN
     if kind not in ("time", "phase") and (columns or x or y):
         raise InputError(
             f"--columns, --x and --y apply to --kind time (and --columns to phase), not {kind!r}"
         )
     if kind == "phase" and (x or y):
         raise InputError("--x and --y apply to --kind time; --kind phase takes --columns")
-    if kind == "overview":
-        panels = _overview(table)
-        if not panels:
-            raise _missing(table, "coordinate, drift or energy", "so there is no overview")
+    inputs = _inputs(table)
+    if kind == "path" and len(inputs) > 1:
+        raise InputError("--kind path draws one input; give one CSV or system")
+    runs = [(label, [_breaks(p, frozenset(wrap), x)
+                     for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
+            for label, t in inputs]
+    panels = _merged(runs)
+    if kind in ("overview", "drift", "energy", "forces", "invariants"):
         _stacked(fig, panels, share_t=True)
     elif kind == "time":
-        _stacked(fig, [_time(table, columns, x, y)], share_t=False)
+        _stacked(fig, panels, share_t=False)
     elif kind == "phase":
-        _grid(fig, _phase(table, columns))
-    elif kind == "drift":
-        _stacked(fig, _drift(table), share_t=True)
-    elif kind == "energy":
-        _stacked(fig, _energy(table), share_t=True)
-    elif kind == "forces":
-        _stacked(fig, _forces(table), share_t=True)
-    elif kind == "invariants":
-        _stacked(fig, _invariants(table), share_t=True)
+        _grid(fig, panels)
     else:
-        _path_figure(fig, _path(table, path_xy))
-    fig.suptitle(title if title is not None else _default_title(table))
+        _path_figure(fig, panels[0])
+    if title is None:
+        title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
+    fig.suptitle(title)
 
 
 def _default_title(table: Table) -> str:
@@ -433,22 +653,28 @@ def _default_title(table: Table) -> str:
 
 
 def make_figure(
-    table: Table,
+    table: Inputs,
     kind: str = "overview",
     columns: Sequence[str] | None = None,
     x: str | None = None,
     y: str | None = None,
     title: str | None = None,
     path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+    info: Quantities | None = None,
+    wrap: Sequence[str] = (),
 ) -> Figure:
-    """Build the figure of ``kind`` for ``table`` on an Agg canvas (see the module docstring)."""
+    """Build the figure of ``kind`` for ``table`` on an Agg canvas (see the module docstring).
+
+    ``table`` may be a list of (label, table) pairs, drawn over each other with a legend of the
+    labels; ``info`` says what the columns measure (units, lengths, angles, held coordinates);
+    ``wrap`` names angle columns drawn wrapped to (−π, π]."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     _check_kind(kind)
     fig = Figure(layout="constrained")
     FigureCanvasAgg(fig)
-    _draw(fig, table, kind, columns, x, y, title, path_xy)
+    _draw(fig, table, kind, columns, x, y, title, path_xy, info, wrap)
     return fig
 
 
@@ -490,6 +716,8 @@ def show(table: Table, **kwargs: Any) -> None:
             kwargs.pop("y", None),
             kwargs.pop("title", None),
             kwargs.pop("path_xy", None),
+            kwargs.pop("info", None),
+            kwargs.pop("wrap", ()),
         )
     except BaseException:
         plt.close(fig)

@@ -137,7 +137,12 @@ class Problem:
         t0 = options.t_start
         q0 = np.array(spec.initial_state()[0], dtype=float)
         qd0 = np.array(spec.initial_state()[1], dtype=float)
-        check_mass_matrix(numeric, t0, q0, qd0, sources.coordinate)
+        try:
+            check_mass_matrix(numeric, t0, q0, qd0, sources.coordinate)
+        except InputError as error:
+            from lagsim.hints import singular_cause
+
+            raise singular_cause(error, numeric, spec, t0, q0, qd0) from None
         if options.formulation != "auto":
             check_combination(options.formulation, options, numeric, (), sources.constraint)
         given = frozenset(name for name, _ in spec.initial)

@@ -174,6 +174,15 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
                       "additionalProperties": False,
                       "not": {"required": ["samples", "dt"]}},
                      "default settings of `lagsim simulate`"),
+        "units": ({"type": "object", "additionalProperties": {"type": "string",
+                                                                "pattern": r"\S"}},
+                  "optional units of coordinates, parameters and `t`, shown in axis labels"),
+        "springs": ({"type": "array", "items": {
+                        "type": "array", "minItems": 2, "maxItems": 2,
+                        "items": {"anyOf": [{"type": "string"},
+                                            {"type": "array", "items": EXPRESSION,
+                                             "minItems": 2, "maxItems": 2}]}}},
+                    "pairs of ends that `lagsim animate` draws as springs"),
     }
 
 

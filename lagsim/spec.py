@@ -48,6 +48,7 @@ from lagsim.trajectory import COLUMNS, EXTRA_COLUMNS
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
+    "units", "springs",
 )
 MASS_KEYS = ("mass", "position", "inertia", "angle")
 TIME = se.Symbol("t")
@@ -93,6 +94,42 @@ def column_clash(name: str) -> str | None:
             return (f"{form} the CSV column of {meaning}, so the output would be misread; "
                     f"rename it (e.g. '{better}')")
     return None
+
+
+_CSV_HINT = ("this looks like a CSV (a trajectory of `lagsim simulate`, first column t), not a "
+             "system; derive and simulate read a YAML system file: give that, or plot the CSV "
+             "with `lagsim plot`")
+
+
+def _looks_like_csv(text: str) -> bool:
+    """Whether ``text`` starts like lagsim's CSV: a header ``t,<name>,...`` then numbers."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if len(lines) < 1 or not lines[0].startswith("t,"):
+        return False
+    return all(name.strip().isidentifier() for name in lines[0].split(","))
+
+
+def _alias_value(text: str, exc: yaml.MarkedYAMLError) -> str | None:
+    """The line of a YAML error at a value that starts with ``*`` (read as an alias), written
+    with that value quoted; None when the error is elsewhere."""
+    mark = exc.context_mark if "alias" in str(exc.context or "") else exc.problem_mark
+    if mark is None or mark.buffer is None:
+        return None
+    lines = text.splitlines()
+    if not 0 <= mark.line < len(lines):
+        return None
+    line = lines[mark.line]
+    key, colon, value = line.partition(": ")
+    if not colon:
+        key, colon, value = line.rpartition("- ")
+    if not colon or not value.strip().startswith("*"):
+        return None
+    return f"{key}{colon}'{value.strip()}'".strip()
+
+
+def _unkeyword(name: str) -> str:
+    """A name close to the Python keyword ``name`` that is not one (lambda → lam)."""
+    return {"lambda": "lam"}.get(name, f"{name}_")
 
 
 def spelled(name: str) -> str:
@@ -147,6 +184,10 @@ class ConstraintSpec:
     location: Location
 
 
+SpringEnd = str | tuple[float, float]
+"""An end of a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
+
+
 @dataclass(frozen=True)
 class Setting:
     value: Any
@@ -177,6 +218,11 @@ class SystemSpec:
     location: Location = field(default_factory=lambda: Location("<input>"))
     initial_locations: tuple[tuple[str, Location], ...] = ()
     """Where each entry of ``initial`` was set: its value in the file, or ``--init``."""
+    units: tuple[tuple[str, str], ...] = ()
+    """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
+    springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
+    """``springs:``: pairs of ends (a mass name, ``origin``, or a fixed point (x, y)) that
+    ``lagsim animate`` draws as springs."""
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -480,8 +526,10 @@ class _Reader:
         the functions, ``t``, ``pi`` and the CSV columns."""
         raw = self.scalar(node, what)
         name = normal_name(raw) if isinstance(raw, str) else raw
-        if (not isinstance(raw, str) or not raw.isidentifier() or not name.isidentifier()
-                or keyword.iskeyword(name)):
+        if isinstance(raw, str) and keyword.iskeyword(name):
+            raise self.error(node, f"{what} '{name}' is a Python keyword, which expressions "
+                             f"cannot use as a name; rename it (e.g. '{_unkeyword(name)}')")
+        if (not isinstance(raw, str) or not raw.isidentifier() or not name.isidentifier()):
             raise self.error(node, f"{what} {raw!r} is not a valid name; use letters, digits and "
                              "_ starting with a letter (e.g. theta1)")
         if name in FUNCTIONS:
@@ -527,6 +575,13 @@ class _Reader:
             mark = exc.problem_mark or exc.context_mark
             loc = (Location(self.label, mark.line + 1, mark.column + 1) if mark
                    else Location(self.label))
+            if _looks_like_csv(text):
+                raise InputError(_CSV_HINT, Location(self.label, 1, 1)) from None
+            alias = _alias_value(text, exc)
+            if alias is not None:
+                raise InputError(f"malformed YAML: {exc.problem}: a value that starts with * is "
+                                 "a YAML alias (*name); if it is an expression, quote it, as in "
+                                 f"{alias}", loc) from None
             raise InputError(f"malformed YAML: {exc.problem or exc.context}; check indentation, "
                              "colons and quotes", loc) from None
         except yaml.YAMLError as exc:
@@ -538,6 +593,8 @@ class _Reader:
             self.scalar(root, "the system file")
         self.plain_tag(root, "the system file")
         if not isinstance(root, yaml.MappingNode):
+            if _looks_like_csv(text):
+                raise InputError(_CSV_HINT, Location(self.label, 1, 1))
             raise self.error(root, f"a system file must be a mapping of keys (coordinates:, "
                              f"kinetic:, ...), not a {_type_name(root)}")
         top = {}
@@ -613,6 +670,8 @@ class _Reader:
         constraints = self.constraints(top.get("constraints"), symbols, coords)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
         simulate = self.simulate(top.get("simulate"))
+        units = self.units(top.get("units"), params, coords)
+        springs = self.springs(top.get("springs"), masses, params)
 
         return SystemSpec(
             source=self.label, name=name, description=description, parameters=params,
@@ -621,6 +680,7 @@ class _Reader:
             forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
+            units=units, springs=springs,
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
@@ -638,7 +698,8 @@ class _Reader:
                          else self.number(value_node, names, f"parameter '{pname}'",
                                           PARAMETER_HINT))
                 names[pname] = se.RealDouble(value)
-                params.append(Parameter(pname, value, self.loc(value_node)))
+                where = Location("--set") if pname in overrides else self.loc(value_node)
+                params.append(Parameter(pname, value, where))
         unknown = [k for k in overrides if k not in names]
         if unknown:
             raise InputError(f"no such parameter '{unknown[0]}'"
@@ -816,6 +877,58 @@ class _Reader:
             values[key] = value
             self.initial_locations[key] = Location("--init")
         return tuple((k, values[k]) for k in valid if k in values)
+
+    def units(self, node: yaml.Node | None, params: tuple[Parameter, ...],
+              coords: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """``units:``, a mapping of coordinates, parameters and ``t`` to unit text."""
+        if node is None:
+            return ()
+        known = [*coords, *(p.name for p in params), "t"]
+        out = []
+        for raw, key_node, value_node in self.mapping(node, "'units'", "name"):
+            key = normal_name(raw)
+            if key not in known:
+                raise self.error(key_node, f"'units' names '{key}', which is not a coordinate, "
+                                 f"a parameter or t{suggest(key, known)}; velocities take the "
+                                 "unit of their coordinate per unit of t")
+            unit = self.text(value_node, f"the unit of '{key}'", "")
+            if not unit.strip() or "\n" in unit:
+                raise self.error(value_node, f"the unit of '{key}' must be one line of text such "
+                                 "as m, rad or kg")
+            out.append((key, unit.strip()))
+        return tuple(out)
+
+    def springs(self, node: yaml.Node | None, masses: tuple[MassSpec, ...],
+                params: tuple[Parameter, ...]) -> tuple[tuple[SpringEnd, SpringEnd], ...]:
+        """``springs:``, a list of [end, end] pairs; an end is a mass, ``origin`` or a point
+        [x, y] in numbers and parameters."""
+        if node is None:
+            return ()
+        names = [m.name for m in masses]
+        values = {p.name: se.RealDouble(p.value) for p in params}
+        out = []
+        for item in self.sequence(node, "'springs'"):
+            ends = self.sequence(item, "a spring")
+            if len(ends) != 2:
+                raise self.error(item, f"a spring has two ends, not {len(ends)}: write "
+                                 "[mass, mass], [mass, origin] or [mass, [x, y]]")
+            pair: list[SpringEnd] = []
+            for end in ends:
+                if isinstance(end, yaml.SequenceNode):
+                    point = tuple(self.number(n, values, "a coordinate of a spring's end",
+                                              PARAMETER_HINT) for n in end.value)
+                    if len(point) != 2:
+                        raise self.error(end, "a spring's fixed end is a point [x, y]")
+                    pair.append((point[0], point[1]))
+                    continue
+                name = normal_name(str(self.scalar(end, "a spring's end")))
+                if name != "origin" and name not in names:
+                    raise self.error(end, f"a spring's end '{name}' is not a mass"
+                                     f"{suggest(name, names)}; an end is a mass, origin or a "
+                                     "point [x, y]")
+                pair.append(name)
+            out.append((pair[0], pair[1]))
+        return tuple(out)
 
     def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:
         if node is None:

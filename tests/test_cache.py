@@ -191,7 +191,7 @@ def test_damaged_library_is_rebuilt(damage, tmp_path, tmp_path_factory, monkeypa
     elif damage == "foreign":
         other = tmp_path / "other"
         monkeypatch.setenv("LAGSIM_CACHE", str(other))
-        assert compile_model(build_model(load_spec("double_pendulum"))).backend == "c"
+        assert compile_model(build_model(load_spec("double_pendulum_constrained"))).backend == "c"
         foreign = _model_library(other)
         shutil.copyfile(foreign, library)
         shutil.copyfile(foreign.with_suffix(".sha256"), library.with_suffix(".sha256"))
@@ -284,7 +284,7 @@ def test_a_full_disk_or_read_only_cache_still_runs_and_says_so_once(code, tmp_pa
     monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    for name in ("pendulum", "double_pendulum"):
+    for name in ("pendulum", "double_pendulum_constrained"):
         numeric = compile_model(build_model(load_spec(name)))
         assert numeric.backend == "c"
     q = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -433,7 +433,8 @@ def test_set_values_compile_once_and_agree_with_fresh_models(backend, tmp_path, 
     assert not np.allclose(outputs[0], outputs[1])
 
 
-@pytest.mark.parametrize("name", ("double_pendulum", "slider_crank", "moving_pivot_pendulum"))
+@pytest.mark.parametrize("name", ("double_pendulum_constrained", "slider_crank",
+                                  "moving_pivot_pendulum"))
 def test_with_parameters_equals_a_model_built_with_them(name, monkeypatch):
     """Every function of ``with_parameters`` against a model compiled with those values
     (the other backend's code, fresh) at seeded random states."""
@@ -543,8 +544,9 @@ def test_files_are_never_group_writable_whatever_the_umask(tmp_path):
 
 
 def test_models_differing_in_parameter_values_share_their_code():
-    first = compile_model(build_model(load_spec("double_pendulum")))
-    other = compile_model(build_model(load_spec("double_pendulum", {"l1": 2.0, "m2": 0.3})))
+    first = compile_model(build_model(load_spec("double_pendulum_constrained")))
+    other = compile_model(build_model(load_spec("double_pendulum_constrained",
+                                                {"l1": 2.0, "m2": 0.3})))
     assert other._code is first._code and other.backend == first.backend
     assert other.parameters["l1"] == 2.0 and first.parameters["l1"] != 2.0
 

@@ -66,7 +66,7 @@ def test_a_system_name_completes_from_the_bundled_ones() -> None:
 
 @pytest.mark.parametrize(("line", "expected"), [
     ("lagsim simulate sk", ["skate"]),
-    ("lagsim plot dou", ["double_pendulum"]),
+    ("lagsim plot dou", ["double_pendulum", "double_pendulum_constrained"]),
     ("lagsim animate spr", ["spring_pendulum"]),
 ])
 def test_every_system_argument_completes_names(line: str, expected: list[str]) -> None:

@@ -18,7 +18,7 @@ def _table(columns, data):
 
 def test_paths_of_the_double_pendulum_follow_its_positions():
     """002 §23.8: r1 = ℓ1 e1_x, r2 = r1 + ℓ2 e2_x with e_x = (cos θ, sin θ) on the constraints."""
-    model = build_model(load_spec("double_pendulum"))
+    model = build_model(load_spec("double_pendulum_constrained"))
     t = np.linspace(0.0, 1.0, 5)
     th1, th2 = 0.3 * np.cos(t), -0.7 + t
     zeros = np.zeros_like(t)

@@ -11,7 +11,8 @@ from lagsim.model import build_model, tidy_model, to_sympy
 from lagsim.spec import load_spec
 
 
-@pytest.mark.parametrize("name", ["pendulum_constrained", "double_pendulum", "spring_pendulum"])
+@pytest.mark.parametrize("name", ["pendulum_constrained", "double_pendulum_constrained",
+                                  "spring_pendulum"])
 def test_tidy_model_is_the_same_model(name):
     model = build_model(load_spec(name))
     tidy = tidy_model(model)

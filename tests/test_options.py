@@ -69,7 +69,10 @@ def test_the_table_makes_the_options_object_the_file_keys_and_the_flags() -> Non
         text = invoke(command, "--help").output
         assert all(o.flag in text for o in OPTIONS), command
     text = invoke("simulate", "--help").output
-    assert "RK45, RK23, DOP853, Radau, BDF, LSODA" in " ".join(text.split())
+    assert "--method [RK45|RK23|DOP853|Radau|BDF|LSODA]" in text
+    assert "--formulation [auto|ode|index1|udwadia-kalaba|reduced]" in text
+    assert "--stabilize [none|baumgarte|projection]" in text
+    assert "End time. [default: 10, or the file's simulate.t_end]" in " ".join(text.split())
     assert "--strict-initial / --no-strict-initial" in text
 
 

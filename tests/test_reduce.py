@@ -43,7 +43,7 @@ def test_simple_pendulum_tension_23_7():
 
 def test_double_pendulum_tensions_23_8():
     """§23.8: the two reduced equations and μ1, μ2ℓ2 with θ̈ from the equations of motion."""
-    red = _reduce("double_pendulum")
+    red = _reduce("double_pendulum_constrained")
     assert red.free == ("theta1", "theta2")
     eq1, eq2 = red.equations
     c, s = sp.cos(t2 - t1), sp.sin(t2 - t1)

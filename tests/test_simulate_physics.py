@@ -142,7 +142,7 @@ def test_string_tension_of_the_pendulum(natural_projection, natural_uk) -> None:
 
 def test_string_tensions_of_the_double_pendulum() -> None:
     """002 §23.8: μ1 = λ_string1 and μ2ℓ2 = λ_string2, with θ̈ from the seed's two equations."""
-    traj = run("double_pendulum", t_end=5.0, samples=101)
+    traj = run("double_pendulum_constrained", t_end=5.0, samples=101)
     m1 = m2 = l1 = l2 = 1.0
     th1, th2 = traj.q[:, 0], traj.q[:, 1]
     w1, w2 = traj.qd[:, 0], traj.qd[:, 1]

@@ -182,8 +182,8 @@ ERRORS = [
         coordinates: [x]
         kinetic: x_dot**2
         """, 2, 3,
-     "parameter 'lambda' is not a valid name; use letters, digits and _ starting with a letter "
-     "(e.g. theta1)"),
+     "parameter 'lambda' is a Python keyword, which expressions cannot use as a name; rename it "
+     "(e.g. 'lam')"),
     ("parameter-ends-in-dot", """
         parameters:
           x_dot: 2
@@ -1064,7 +1064,8 @@ def test_safe_loader_reads_plain_yaml_features() -> None:
 
 
 @pytest.mark.parametrize("name", ["pendulum", "pendulum_natural", "skate", "double_pendulum",
-                                  "sho_table", "spring_pendulum", "pendulum_constrained"])
+                                  "double_pendulum_constrained", "sho_table", "spring_pendulum",
+                                  "pendulum_constrained"])
 def test_bundled_systems_validate(name: str) -> None:
     spec = load_spec(name)
     assert spec.name == name and spec.coordinates

@@ -23,7 +23,7 @@ import yaml
 SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
 ISSUE_2 = (
     "free_mass_cartesian", "free_mass_polar", "pendulum", "pendulum_natural", "flat_pendulum",
-    "sho_table", "pendulum_constrained", "double_pendulum", "spring_pendulum", "skate",
+    "sho_table", "pendulum_constrained", "double_pendulum_constrained", "spring_pendulum", "skate",
 )
 STATES = 6
 TOL = 1e-10
@@ -403,11 +403,69 @@ def test_pendulum_constrained_tension() -> None:
         close(lam["plane"], 0.0, "lambda_plane")
 
 
+def _textbook_double_pendulum(m1, m2, l1, l2, gv, t1, t2, w1, w2):
+    """M and F of the planar double pendulum in its angles from the downward vertical, from
+    L = T − U of the two bobs (001 §10.1–10.6; e.g. Goldstein, Classical Mechanics §1.6):
+    M = [[(m1+m2) l1², m2 l1 l2 cos(θ1−θ2)], [m2 l1 l2 cos(θ1−θ2), m2 l2²]],
+    F = [−m2 l1 l2 sin(θ1−θ2) θ̇2² − (m1+m2) g l1 sin θ1,
+         m2 l1 l2 sin(θ1−θ2) θ̇1² − m2 g l2 sin θ2]."""
+    c, s = np.cos(t1 - t2), np.sin(t1 - t2)
+    M = np.array([[(m1 + m2) * l1**2, m2 * l1 * l2 * c], [m2 * l1 * l2 * c, m2 * l2**2]])
+    F = np.array([-m2 * l1 * l2 * s * w2**2 - (m1 + m2) * gv * l1 * np.sin(t1),
+                  m2 * l1 * l2 * s * w1**2 - m2 * gv * l2 * np.sin(t2)])
+    return M, F
+
+
+def test_showcase_double_pendulum_is_the_textbook_one() -> None:
+    """The bundled double_pendulum (the README's showcase) hangs down with gravity −y, in its two
+    angles: M and F at random states equal the textbook closed forms; at θ = 0 both bobs are
+    straight below the pivot and U is least."""
+    m1, m2, l1, l2, gv = 1.3, 0.7, 1.1, 0.8, 9.81
+    mdl = model("double_pendulum", m1=m1, m2=m2, l1=l1, l2=l2, g=gv)
+    assert mdl.coordinates == ("theta1", "theta2") and not mdl.constraints
+    rng = np.random.default_rng(14)
+    for _ in range(STATES):
+        t1, t2, w1, w2 = rng.uniform(-3.0, 3.0, 4)
+        state = full_state(mdl, {"theta1": t1, "theta2": t2, "theta1_dot": w1, "theta2_dot": w2})
+        M, F = _textbook_double_pendulum(m1, m2, l1, l2, gv, t1, t2, w1, w2)
+        np.testing.assert_allclose(value(mdl.mass_matrix, state).reshape(2, 2), M, rtol=TOL,
+                                   atol=TOL)
+        np.testing.assert_allclose(value(mdl.forcing, state).reshape(2), F, rtol=TOL, atol=TOL)
+    down = full_state(mdl, {})
+    assert value(mdl.potential, down) == pytest.approx(-gv * (m1 * l1 + m2 * (l1 + l2)), rel=TOL)
+
+
+def test_plain_derive_of_the_showcase_prints_the_textbook_equations() -> None:
+    """`lagsim derive double_pendulum` with no options: its two printed equations (the JSON
+    format of the same command) evaluate to M q̈ − F of the textbook at random states."""
+    import json
+
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["derive", "double_pendulum", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    equations = json.loads(result.output)["equations"]
+    assert len(equations) == 2
+    names = "theta1 theta2 theta1_dot theta2_dot theta1_ddot theta2_ddot m1 m2 l1 l2 g"
+    symbols = sp.symbols(names)
+    residuals = [sp.lambdify(symbols, sp.sympify(e.split("=")[0]) - sp.sympify(e.split("=")[1]))
+                 for e in equations]
+    rng = np.random.default_rng(141)
+    for _ in range(STATES):
+        t1, t2, w1, w2, a1, a2 = rng.uniform(-3.0, 3.0, 6)
+        M, F = _textbook_double_pendulum(1.0, 1.0, 1.0, 1.0, 9.81, t1, t2, w1, w2)
+        want = M @ [a1, a2] - F
+        got = [f(t1, t2, w1, w2, a1, a2, 1.0, 1.0, 1.0, 1.0, 9.81) for f in residuals]
+        np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL)
+
+
 def test_double_pendulum_equations_and_tensions() -> None:
     """002 §23.8 at random states: q̈ satisfies the seed's two equations of motion, and
     λ_string1 = μ1, λ_string2 = μ2ℓ2 are the seed's closed forms with θ̈ from those equations."""
     m1, m2, l1, l2, gv = 1.3, 0.7, 1.1, 0.8, 9.81
-    mdl = model("double_pendulum", m1=m1, m2=m2, l1=l1, l2=l2, g=gv)
+    mdl = model("double_pendulum_constrained", m1=m1, m2=m2, l1=l1, l2=l2, g=gv)
     assert [c.name for c in mdl.constraints] == ["string1", "string2", "plane1", "plane2"]
     rng = np.random.default_rng(238)
     for _ in range(STATES):

@@ -1,0 +1,25 @@
+"""The kinds of ``lagsim plot``, each with what it draws: declared once, here, for the plotting
+code (:mod:`lagsim.plot`), the ``--kind`` choices and ``lagsim plot --help`` (a module without
+numerics, so that building the command line stays fast)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+KIND_HELP: Mapping[str, str] = {
+    "overview": "stacked panels sharing t: coordinates, velocities, constraint drift |residual| "
+                "(log), energy drift (log), multipliers lambda; each one the CSV has",
+    "time": "--columns (or --y) against --x (default t); default columns: the coordinates",
+    "phase": "each coordinate against its velocity, start (circle) and end (square) marked",
+    "drift": "constraint drift on log axes: |phi| (position level) and the velocity level",
+    "energy": "the energy h(t) and its drift |h - h0|, relative to |h0| when that is a scale",
+    "forces": "the multipliers lambda_<c> (the constraint forces) against t",
+    "invariants": "the relative drift |I - I0| / |I0| of each conserved quantity that `lagsim "
+                  "check` finds (log); simulates with --invariants, or computes them for a CSV "
+                  "given with --system",
+    "path": "the masses' paths in the x-y plane, equal axes (needs the system: a system "
+            "INPUT, or --system)",
+}
+"""Each plot kind and what it draws, in the order ``--help`` lists them."""
+
+KINDS: tuple[str, ...] = tuple(KIND_HELP)

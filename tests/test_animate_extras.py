@@ -1,0 +1,160 @@
+"""What an animation shows besides the masses (issue 14): the direction of gravity, a trail
+drawn through the samples, springs, and progress on a terminal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.text import Annotation
+
+from lagsim.animate import _stage, gravity_arrow
+from lagsim.kinematics import gravity_direction
+from lagsim.spec import load_spec
+
+
+@pytest.mark.parametrize(("name", "direction"), [
+    ("double_pendulum", (0.0, -1.0)),              # gravity: [0, -g], hangs down the screen
+    ("double_pendulum_constrained", (1.0, 0.0)),   # 002 §23.8's axes: E_x points down, g = g E_x
+    ("pendulum_natural", (0.0, -1.0)),
+    ("kepler", None),                              # a central force, no gravity: no arrow
+])
+def test_gravity_direction_is_the_files_unit_vector(name, direction) -> None:
+    got = gravity_direction(load_spec(name))
+    if direction is None:
+        assert got is None
+    else:
+        np.testing.assert_allclose(got, direction, atol=1e-15)
+
+
+def test_gravity_direction_scales_out_the_magnitude_and_drops_z() -> None:
+    from lagsim.spec import parse_spec
+
+    spec = parse_spec("parameters: {g: 9.81, m: 2}\ncoordinates: [x, y, z]\n"
+                      "masses: {a: {mass: m, position: [x, y, z]}}\ngravity: [3*g, -4*g, -g]\n")
+    np.testing.assert_allclose(gravity_direction(spec), (0.6, -0.8), rtol=1e-15)
+
+
+def test_the_arrow_points_along_gravity_in_the_top_right_corner() -> None:
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    ax.set_aspect("equal")
+    arrow = gravity_arrow(ax, (0.6, -0.8))
+    (x0, y0), (x1, y1) = arrow.xyann, arrow.xy
+    np.testing.assert_allclose([x1 - x0, y1 - y0], [0.06, -0.08], atol=1e-12)
+    assert min(x0, x1) > 0.5 and min(y0, y1) > 0.5
+    assert [t.get_text() for t in ax.texts if not isinstance(t, Annotation)] == ["g"]
+
+
+def test_the_stage_of_an_animation_carries_the_arrow_only_with_gravity() -> None:
+    colours = [(0.0, 0.0, 1.0, 1.0)]
+    with_g, _ = _stage(-1, 1, -1, 1, ["bob"], colours, True, "t", 40, (0.0, -1.0))
+    without, _ = _stage(-1, 1, -1, 1, ["bob"], colours, True, "t", 40, None)
+    arrows = [a for a in with_g.axes[0].texts if isinstance(a, Annotation)]
+    assert len(arrows) == 1 and arrows[0].xy[1] < arrows[0].xyann[1]
+    assert not [a for a in without.axes[0].texts if isinstance(a, Annotation)]
+
+
+# --- the trail, springs and progress --------------------------------------------------------------
+
+
+def test_the_trail_runs_through_every_sample_of_its_span() -> None:
+    """A mass on the unit circle sampled 1000 times a revolution, drawn at 2 frames per second:
+    the trail of the last 0.25 s is made of the samples in it (each on the circle), not of one
+    chord between two frames."""
+    from lagsim.animate import trail_points
+
+    t = np.linspace(0.0, 1.0, 1001)
+    path = np.column_stack([np.cos(2 * np.pi * t), np.sin(2 * np.pi * t)])
+    now = 0.5
+    here = np.array([np.cos(np.pi), np.sin(np.pi)])
+    points, times = trail_points(t, path, now, here, 0.25)
+    assert times[0] == pytest.approx(0.25) and times[-1] == now
+    assert len(points) == 250 + 1 and np.all(np.diff(times) > 0)
+    np.testing.assert_allclose(np.hypot(points[:, 0], points[:, 1]), 1.0, atol=1e-5)
+    np.testing.assert_allclose(points[-1], here)
+    start, _ = trail_points(t, path, 0.0, path[0], 0.25)
+    assert len(start) == 1
+
+
+def test_a_zigzag_spring_joins_its_two_ends() -> None:
+    from lagsim.animate import zigzag
+
+    a, b = np.array([0.0, 1.0]), np.array([3.0, -3.0])
+    path = zigzag(a, b, width=0.1, coils=5)
+    np.testing.assert_array_equal(path[0], a)
+    np.testing.assert_array_equal(path[-1], b)
+    d = (b - a) / 5.0
+    rel = path - a
+    offsets = np.abs(d[0] * rel[:, 1] - d[1] * rel[:, 0]) / np.hypot(*d)
+    assert offsets.max() == pytest.approx(0.1) and len(path) == 2 * 5 + 1 + 2
+
+
+def test_springs_come_from_the_file_and_from_the_potential() -> None:
+    """002 §23.9's spring from the bob to B = d E_y (spring_pendulum, d = 1) is found in its
+    potential K/2 (|r_A − r_B| − l0)²; two masses and a mass and the origin likewise; the file's
+    springs: come first."""
+    from lagsim.kinematics import springs
+    from lagsim.model import build_model
+    from lagsim.spec import parse_spec
+
+    spec = load_spec("spring_pendulum")
+    assert springs(spec, build_model(spec)) == [("bob", (0.0, 1.0))]
+    pair = parse_spec("parameters: {k: 3, l0: 0.5}\ncoordinates: [x1, y1, x2, y2]\n"
+                      "masses: {a: {mass: 1, position: [x1, y1]}, b: {mass: 1, position: [x2, "
+                      "y2]}}\npotential: k/2*(sqrt((x1 - x2)**2 + (y1 - y2)**2) - l0)**2 + "
+                      "k/2*(sqrt(x1**2 + y1**2) - l0)**2 + y2\nsprings: [[b, [1, 2]]]\n")
+    assert springs(pair, build_model(pair)) == [("b", (1.0, 2.0)), ("a", "origin"), ("a", "b")]
+    assert springs(load_spec("pendulum"), build_model(load_spec("pendulum"))) == []
+
+
+def test_animate_calls_progress_for_every_frame(tmp_path) -> None:
+    from lagsim.animate import animate
+    from lagsim.io import Table
+
+    t = np.linspace(0.0, 1.0, 51)
+    table = Table(("t", "x"), np.column_stack([t, t]), "<test>")
+    seen: list[float] = []
+    frames = animate(table, {"bob": (np.cos(t), np.sin(t))}, [("origin", "bob")],
+                     tmp_path / "a.gif", fps=6, dpi=30, springs=[("bob", (1.0, 1.0))],
+                     progress=seen.append)
+    assert frames == 6 and seen == pytest.approx([(i + 1) / 6 for i in range(6)])
+
+
+def test_animate_shows_progress_on_a_terminal_only(monkeypatch, tmp_path) -> None:
+    """`lagsim animate` hands the frames' progress to the same bar as `simulate`, labelled
+    animating; the bar appears once the work has taken about a second, only on a terminal."""
+    import io
+    import sys
+
+    from click.testing import CliRunner
+
+    from lagsim import cli
+
+    bars: list[cli._Progress] = []
+    real = cli._Progress
+
+    def early(label: str = "simulating") -> cli._Progress:
+        progress = real(label)
+        progress.start -= 2.0
+        bars.append(progress)
+        return progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(cli, "_Progress", early)
+    result = CliRunner().invoke(cli.main, ["animate", "pendulum", "--t-end", "0.5", "--fps", "4",
+                                           "--dpi", "30", "-o", str(tmp_path / "p.gif")])
+    assert result.exit_code == 0, result.output
+    animating = [bar for bar in bars if bar.label == "animating"]
+    assert len(animating) == 1 and animating[0].bar is None   # CliRunner's stderr: no terminal
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    bar = real("animating")
+    bar.start -= 2.0
+    for k in range(4):
+        bar((k + 1) / 4)
+    bar.close()
+    assert "animating" in stream.getvalue()

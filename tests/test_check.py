@@ -152,7 +152,7 @@ def test_redundant_rod_is_named_with_the_row_it_repeats() -> None:
 def test_double_pendulum_has_two_degrees_of_freedom() -> None:
     """Six coordinates (two angles, two string lengths, two heights) and four independent
     holonomic constraints."""
-    report = check("double_pendulum")
+    report = check("double_pendulum_constrained")
     assert (report.n, report.rank, report.degrees_of_freedom, report.redundant) == (6, 4, 2, ())
 
 

@@ -592,9 +592,10 @@ def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: Nume
     for name, idle in (("formulation", "auto"), ("stabilize", "none")):
         value = getattr(options, name)
         if options.where(name) is not None and value != idle:
+            flag = BY_NAME[name].flag
             raise InputError(f"{options.label(name)} {value} does not apply to {label} "
-                             f"{method.name}, which keeps the constraints itself; leave it out",
-                             options.file_location(name) or at)
+                             f"{method.name}, which keeps the constraints itself; leave it out "
+                             f"(or give {flag} {idle})", options.file_location(name) or at)
     if options.stop_when is not None:
         raise InputError(f"{options.label('stop_when')} is not available with {label} "
                          f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run that "

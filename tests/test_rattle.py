@@ -326,3 +326,15 @@ def test_csv_through_the_cli() -> None:
     lines = result.output.strip().splitlines()
     assert lines[0] == "t,x,y,x_dot,y_dot,lambda_rod,residual_rod,residual_rod_dot,energy"
     assert [float(line.split(",")[0]) for line in lines[1:]] == [0.0, 0.5, 1.0]
+
+
+def test_dependent_constraints_are_refused_naming_udwadia_kalaba() -> None:
+    """The same rod twice: SHAKE's Newton matrix would be singular."""
+    text = A01.replace("initial:", "  - name: again\n    holonomic: 2*(x**2 + y**2 - l**2)\n"
+                       "initial:")
+    result = CliRunner().invoke(main, ["simulate", "-", "--method", "rattle", "--dt", "0.01"],
+                                input=text)
+    assert result.exit_code == 2, result.output
+    message = result.output.strip().splitlines()[-1]
+    assert message.startswith("lagsim: error: <stdin>:")
+    assert "dependent" in message and "udwadia-kalaba" in message

@@ -301,6 +301,11 @@ class FixedStepMethod:
         why = cls.misfit(problem.model)
         if why:
             raise InputError(why, options.file_location("method"))
+        for name in ("rtol", "atol"):
+            if options.where(name) is not None:
+                problem.form.report(f"{options.label(name)} does not apply to "
+                                    f"{options.label('method')} {cls.name}, whose accuracy is "
+                                    f"set by its step {options.label('dt')}; ignored")
         compiled, aux, state = cls.prepare(problem)
         n = problem.numeric.n
         t0, h = problem.t0, float(options.dt)
@@ -331,6 +336,8 @@ class FixedStepMethod:
                 pace(t0 + k * h)
                 if progress is not None:
                     progress(min(1.0, k * h / (options.t_end - t0)))
+            if progress is not None:
+                progress(1.0)
         except IntegrationError as error:
             partial = _trajectory(problem, cls.name, times[:int(taken[0])],
                                   out[:int(taken[0])], "failed", str(error))

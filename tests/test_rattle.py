@@ -338,3 +338,12 @@ def test_dependent_constraints_are_refused_naming_udwadia_kalaba() -> None:
     message = result.output.strip().splitlines()[-1]
     assert message.startswith("lagsim: error: <stdin>:")
     assert "dependent" in message and "udwadia-kalaba" in message
+
+
+def test_tolerances_are_said_not_to_apply() -> None:
+    """--rtol has no effect on a fixed-step method: said on stderr, the run goes on."""
+    result = CliRunner().invoke(main, ["simulate", "-", "--method", "rattle", "--dt", "0.01",
+                                       "--t-end", "0.1", "--rtol", "1e-3"], input=A01)
+    assert result.exit_code == 0, result.output
+    assert "--rtol does not apply to --method rattle" in result.stderr
+    assert result.stdout.startswith("t,x,y")

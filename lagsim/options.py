@@ -158,14 +158,11 @@ OPTIONS: tuple[Option, ...] = (
            "Output spacing instead of --samples. With --method rattle or variational: the "
            "fixed step (required), a sample every step unless --samples is given too; a "
            "sample between steps is one partial step from the last step.", "DT",
-           doc=("output spacing instead of `samples` (give one of the two); with the methods "
-                "`rattle` and `variational` the fixed step (required), and `samples` may then "
-                "be given too")),
+           doc="output spacing instead of `samples` (give one of the two)"),
     Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
            "Integration method: {choices} (rattle and variational: fixed steps of --dt that "
            "keep the constraints and the energy, see README).", "NAME", _registry("METHODS"),
-           doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`, or the fixed-step "
-                "`rattle` (constant mass matrix) or `variational` (any Lagrangian)")),
+           doc="scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`"),
     Option("rtol", float, 1e-10, _positive, "Relative tolerance.", "RTOL",
            doc="relative tolerance, positive"),
     Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",

@@ -12,6 +12,9 @@ The equations are those of docs/architecture.md: ``M q̈ = F + Aᵀλ`` and ``A 
   minimum-norm solution of (A L^{-T}) z = b − A a; this is the seed's formula with the square root
   L in place of M^{1/2} (any B with BBᵀ = M gives the same q̈). Q_c = L z, and λ is the
   minimum-norm solution of Aᵀλ = Q_c.
+* the fixed-step methods ``rattle`` and ``variational`` (:mod:`lagsim.rattle`,
+  :mod:`lagsim.variational`, issue 11) need no formulation: they are entries of
+  :data:`METHODS` that declare what they take, checked by :func:`check_combination`.
 * ``reduced``: 002's minimal coordinates (``lagsim.reduce``), the eliminated coordinates and the
   multipliers rebuilt at each sample (seed ``002_485a91571cac8ced.txt`` §23.5).
 

@@ -300,7 +300,9 @@ class FixedStepMethod:
         options = problem.options
         why = cls.misfit(problem.model)
         if why:
-            raise InputError(why, options.file_location("method"))
+            named = [c.name for c in problem.model.constraints if f" {c.name} " in why]
+            raise InputError(why, options.file_location("method") or (
+                problem.sources.constraint(named[0]) if named else None))
         for name in ("rtol", "atol"):
             if options.where(name) is not None:
                 problem.form.report(f"{options.label(name)} does not apply to "

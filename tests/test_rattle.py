@@ -296,6 +296,7 @@ def test_mass_matrix_depending_on_q_names_variational() -> None:
 def test_rheonomic_constraint_names_variational() -> None:
     message = refuse(MOVING_PIVOT, "--method", "rattle", "--dt", "0.01")
     assert "depend on t" in message and "--method variational" in message
+    assert message.startswith("lagsim: error: <stdin>:10:16: ")  # the constraint rod
 
 
 def test_velocity_constraint_is_refused_with_the_literature() -> None:

@@ -175,7 +175,7 @@ class Compiled:
     def __init__(self, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]],
                  params: Sequence[se.Symbol], values: np.ndarray, c_body: str, state: int,
                  row_code: str, n: int, m: int, tag: str) -> None:
-        from lagsim.ccompile import compiler
+        from lagsim.ccompile import compiler, structure
 
         self.params = np.ascontiguousarray(values, dtype=float)
         self.lib: Any = None
@@ -183,14 +183,27 @@ class Compiled:
         self.state = state
         self.m = m
         cc = compiler()
-        if cc is not None:
-            self.lib = _build_c(cc, functions, params, c_body, state, row_code, n, m, tag)
-        if self.lib is None:
-            from lagsim.compile import lambdify
+        memo = "\0".join((str(cc), tag, c_body, structure(n, m, functions, params)))
+        if memo not in _MEMO:
+            if cc is not None:
+                _MEMO[memo] = _build_c(cc, functions, params, c_body, state, row_code, n, m,
+                                       tag)
+            if _MEMO.get(memo) is None:
+                from lagsim.compile import lambdify
 
-            for name, args, exprs in functions:
-                f = lambdify([*args, *params], list(exprs))
-                self.functions[name] = _bind(f, len(args), self.params, len(exprs))
+                _MEMO[memo] = {name: (lambdify([*args, *params], list(exprs)), len(args),
+                                      len(exprs)) for name, args, exprs in functions}
+        code = _MEMO[memo]
+        if isinstance(code, dict):
+            self.functions = {name: _bind(f, k, self.params, size)
+                              for name, (f, k, size) in code.items()}
+        else:
+            self.lib = code
+
+
+_MEMO: dict[str, Any] = {}
+"""A method's compiled code by compiler, method and model structure, in this process (the
+parameter values are bound per run)."""
 
 
 def _bind(f: Callable, k: int, params: np.ndarray, size: int) -> Callable[[np.ndarray],

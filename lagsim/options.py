@@ -233,14 +233,12 @@ class _Resolve:
         samples, dt = BY_NAME["samples"], BY_NAME["dt"]
         fixed = _fixed_step(flag_given.get("method", settings["method"].value
                                            if "method" in settings else None))
-        if fixed:
-            pass
-        elif "samples" in flag_given and "dt" in flag_given:
+        if not fixed and "samples" in flag_given and "dt" in flag_given:
             raise InputError(f"give either {samples.flag} or {dt.flag}, not both")
-        elif "samples" in flag_given or "dt" in flag_given:
+        if not fixed and ("samples" in flag_given or "dt" in flag_given):
             given.pop("samples", None)
             given.pop("dt", None)
-        elif "samples" in given and "dt" in given:
+        elif not fixed and "samples" in given and "dt" in given:
             raise InputError(f"give either {samples.key} or {dt.key}, not both",
                              given["dt"][2])
         for key, value in flag_given.items():

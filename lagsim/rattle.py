@@ -139,7 +139,8 @@ int lagsim_fs_run(double t0, double h, long k0, long nsteps, double *state,
 
 FAILURES = {
     1: "Newton's method did not converge in the step",
-    2: "a singular linear system in the step (the constraints may be dependent here)",
+    2: "a singular linear system in the step (the mass matrix or the constraints may be "
+       "singular here)",
     3: "the state became non-finite",
 }
 

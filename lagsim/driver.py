@@ -86,7 +86,11 @@ def _quiet() -> Iterator[None]:
 
 
 def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step ``problem`` from its start to ``t_end`` or its stop event."""
+    """Step ``problem`` from its start to ``t_end`` or its stop event (a fixed-step method,
+    :class:`lagsim.rattle.FixedStepMethod`, runs its own loop)."""
+    method = METHODS[problem.options.method]
+    if getattr(method, "fixed_step", False):
+        return method.run(problem, progress)
     form, options = problem.form, problem.options
     y0 = form.initial(problem.t0, problem.q0, problem.qd0)
     samples = Samples(problem)

@@ -12,6 +12,9 @@ The equations are those of docs/architecture.md: ``M q̈ = F + Aᵀλ`` and ``A 
   minimum-norm solution of (A L^{-T}) z = b − A a; this is the seed's formula with the square root
   L in place of M^{1/2} (any B with BBᵀ = M gives the same q̈). Q_c = L z, and λ is the
   minimum-norm solution of Aᵀλ = Q_c.
+* the fixed-step methods ``rattle`` and ``variational`` (:mod:`lagsim.rattle`,
+  :mod:`lagsim.variational`, issue 11) need no formulation: they are entries of
+  :data:`METHODS` that declare what they take, checked by :func:`check_combination`.
 * ``reduced``: 002's minimal coordinates (``lagsim.reduce``), the eliminated coordinates and the
   multipliers rebuilt at each sample (seed ``002_485a91571cac8ced.txt`` §23.5).
 
@@ -36,11 +39,20 @@ from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.model import Model
 from lagsim.options import BY_NAME, SimulateOptions
+from lagsim.rattle import FixedStepMethod, Rattle
 from lagsim.spec import SystemSpec
+from lagsim.variational import Variational
 
-METHODS: Mapping[str, type[OdeSolver]] = {
+SOLVERS: Mapping[str, type[OdeSolver]] = {
     "RK45": RK45, "RK23": RK23, "DOP853": DOP853, "Radau": Radau, "BDF": BDF, "LSODA": LSODA,
 }
+"""scipy's adaptive solvers: they integrate the ODE a formulation makes."""
+METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = {
+    **SOLVERS, "rattle": Rattle, "variational": Variational,
+}
+"""Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
+(:class:`lagsim.rattle.FixedStepMethod`, issue 11), which need no formulation or stabilizer and
+declare what they support (``kinds``, ``dependent_rows``, :meth:`misfit`)."""
 RCOND = 1e-12
 """Relative cut-off of singular values in every pseudo-inverse (dependent constraint rows)."""
 SINGULAR_RTOL = 1e-12
@@ -201,7 +213,7 @@ class Stabilizer:
 
     name: ClassVar[str] = "none"
     projects: ClassVar[bool] = False
-    methods: ClassVar[frozenset[str]] = frozenset(METHODS)
+    methods: ClassVar[frozenset[str]] = frozenset(SOLVERS)
     method_note: ClassVar[str] = ""
 
     def __init__(self, numeric: NumericSystem, options: SimulateOptions) -> None:
@@ -243,7 +255,7 @@ class Projection(Stabilizer):
 
     name = "projection"
     projects = True
-    methods = frozenset(METHODS) - {"LSODA"}
+    methods = frozenset(SOLVERS) - {"LSODA"}
     method_note = "its state lives in Fortran and cannot be corrected after a step"
 
 
@@ -331,7 +343,7 @@ class Formulation:
     dependent_rows: ClassVar[bool] = False
     rheonomic: ClassVar[bool] = True
     stabilizers: ClassVar[frozenset[str]] = frozenset(("none", "baumgarte", "projection"))
-    methods: ClassVar[frozenset[str]] = frozenset(METHODS)
+    methods: ClassVar[frozenset[str]] = frozenset(SOLVERS)
     c_step: Callable | None = None
     """DOP853's step in C for ``rhs`` (:mod:`lagsim.cstep`), when the formulation has one."""
     report: Report = staticmethod(lambda _message: None)
@@ -525,6 +537,9 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     an :class:`InputError` that says what would apply, located at the option in the file (or
     at the constraint concerned through ``locate(constraint name)``).
     """
+    method = METHODS[options.method]
+    if issubclass(method, FixedStepMethod):
+        return _check_fixed_step(method, options, numeric, dependent, locate)
     form = FORMULATIONS[requested]
     misfit = _misfit(form, numeric, dependent)
     if misfit:
@@ -553,7 +568,7 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     if options.method not in stabilizer.methods:
         others = [s for s, c in STABILIZERS.items()
                   if options.method in c.methods and s in form.stabilizers]
-        methods = [m for m in METHODS if m in stabilizer.methods]
+        methods = [m for m in SOLVERS if m in stabilizer.methods]
         raise InputError(
             f"{options.label('stabilize')} {stabilize} cannot be used with "
             f"{options.label('method')} {options.method} ({stabilizer.method_note}); use "
@@ -566,6 +581,41 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
                          f"{BY_NAME['method'].flag} {_or_list(sorted(form.methods))}",
                          options.file_location("method"))
     return stabilizer
+
+
+def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: NumericSystem,
+                      dependent: Collection[str], locate: Locate | None) -> type[Stabilizer]:
+    """The checks of a fixed-step method (issue 11): a step ``--dt``, no formulation,
+    stabilizer or stop condition (the method handles the constraints itself), and the
+    constraint kinds and rows it declares; returns the ``none`` stabilizer."""
+    label, at = options.label("method"), options.file_location("method")
+    if options.dt is None:
+        raise InputError(f"{label} {method.name} takes fixed steps: give the step with "
+                         f"{BY_NAME['dt'].flag} (e.g. {BY_NAME['dt'].flag} 0.01)", at)
+    for name, idle in (("formulation", "auto"), ("stabilize", "none")):
+        value = getattr(options, name)
+        if options.where(name) is not None and value != idle:
+            flag = BY_NAME[name].flag
+            raise InputError(f"{options.label(name)} {value} does not apply to {label} "
+                             f"{method.name}, which keeps the constraints itself; leave it out "
+                             f"(or give {flag} {idle})", options.file_location(name) or at)
+    if options.stop_when is not None:
+        raise InputError(f"{options.label('stop_when')} is not available with {label} "
+                         f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run that "
+                         f"stops on a condition", options.file_location("stop_when") or at)
+    kinds = numeric.constraint_kinds
+    other = [c for c, k in zip(numeric.constraint_names, kinds) if k not in method.kinds]
+    if other:
+        raise InputError(f"{label} {method.name} handles holonomic constraints only, and "
+                         f"{other[0]} is a velocity constraint; {method.velocity_note}",
+                         at or (locate(other[0]) if locate else None))
+    if dependent and not method.dependent_rows:
+        raise InputError(f"{label} {method.name} cannot run: the rows of A are dependent at "
+                         f"the start ({', '.join(dependent)} repeats earlier constraints); use "
+                         f"{BY_NAME['method'].flag} DOP853 {BY_NAME['formulation'].flag} "
+                         f"udwadia-kalaba", at or (locate(next(iter(dependent))) if locate
+                                                   else None))
+    return STABILIZERS["none"]
 
 
 def choose_formulation(requested: str, numeric: NumericSystem, t: float, q: np.ndarray,

@@ -157,16 +157,21 @@ OPTIONS: tuple[Option, ...] = (
     Option("samples", int | None, 1001, _samples,
            "Equally spaced output samples, both ends included.", "N",
            doc="number of equally spaced output times, both ends included (at least 2)"),
-    Option("dt", float | None, None, _positive, "Output spacing instead of --samples.", "DT",
+    Option("dt", float | None, None, _positive,
+           "Output spacing instead of --samples. With --method rattle or variational: the "
+           "fixed step (required), a sample every step unless --samples is given too; a "
+           "sample between steps is one partial step from the last step.", "DT",
            doc="output spacing instead of `samples` (give one of the two)"),
     Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
-           "Integration method (scipy's solvers; DOP853 steps in C). DOP853 suits most "
-           "systems, fast undamped oscillations included; Radau, BDF or LSODA suit stiff ones "
-           "(fast modes that are strongly damped) and get the analytic Jacobian.", "NAME",
+           "Integration method. DOP853 (steps in C) suits most systems, fast undamped "
+           "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
+           "strongly damped) and get the analytic Jacobian; rattle and variational take fixed "
+           "steps of --dt that keep the constraints and the energy (see README).", "NAME",
            _registry("METHODS"),
-           doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`; the implicit "
-                "`Radau`, `BDF` and `LSODA` (for stiff systems: strongly damped fast modes) "
-                "get the analytic Jacobian of the right-hand side")),
+           doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`, or the fixed-step "
+                "`rattle` and `variational` (with `dt`); the implicit `Radau`, `BDF` and "
+                "`LSODA` (for stiff systems: strongly damped fast modes) get the analytic "
+                "Jacobian of the right-hand side")),
     Option("rtol", float, 1e-10, _positive, "Relative tolerance.", "RTOL",
            doc="relative tolerance, positive"),
     Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",
@@ -249,12 +254,14 @@ class _Resolve:
             given[key] = (setting.value, BY_NAME[key].key, setting.location)
         flag_given = {k: v for k, v in flags.items() if v is not None}
         samples, dt = BY_NAME["samples"], BY_NAME["dt"]
-        if "samples" in flag_given and "dt" in flag_given:
+        fixed = _fixed_step(flag_given.get("method", settings["method"].value
+                                           if "method" in settings else None))
+        if not fixed and "samples" in flag_given and "dt" in flag_given:
             raise InputError(f"give either {name(samples)} or {name(dt)}, not both")
-        if "samples" in flag_given or "dt" in flag_given:
+        if not fixed and ("samples" in flag_given or "dt" in flag_given):
             given.pop("samples", None)
             given.pop("dt", None)
-        elif "samples" in given and "dt" in given:
+        elif not fixed and "samples" in given and "dt" in given:
             raise InputError(f"give either {samples.key} or {dt.key}, not both",
                              given["dt"][2])
         for key, value in flag_given.items():
@@ -262,7 +269,7 @@ class _Resolve:
 
         values: dict[str, Any] = {key: BY_NAME[key].parse(raw, label, loc if loc.line else None)
                                   for key, (raw, label, loc) in given.items()}
-        if "dt" in values:
+        if "dt" in values and not (fixed and "samples" in values):
             values["samples"] = None
         t_start = values.get("t_start", BY_NAME["t_start"].default)
         t_end = values.get("t_end", BY_NAME["t_end"].default)
@@ -325,11 +332,21 @@ class _Resolve:
         from lagsim.trajectory import clean_steps, clean_times
 
         t0, t1, dt = self.t_start, self.t_end, self.dt
-        if dt is None:
+        if dt is None or self.samples is not None:
             return clean_times(t0, t1, self.samples or 2)
         times = clean_steps(t0, dt, self.rows())
         times[-1] = min(times[-1], t1)
         return times
+
+
+def _fixed_step(raw: Any) -> bool:
+    """Whether the method ``raw`` (as given; None: the default) takes fixed steps of ``dt``
+    (then ``dt`` is the step and ``samples`` may be given as well)."""
+    if raw is None:
+        return False
+    methods = importlib.import_module("lagsim.formulations").METHODS
+    name = {k.lower(): k for k in methods}.get(str(raw).strip().lower())
+    return name is not None and bool(getattr(methods[name], "fixed_step", False))
 
 
 def _bytes(size: float) -> str:

@@ -154,6 +154,7 @@ def test_choices_checked_later_complete_without_regard_to_case() -> None:
     assert asked == []
     shell = BashComplete(command, {}, "run", "_RUN_COMPLETE")
     assert [i.value for i in shell.get_completions(["--method"], "dop")] == ["DOP853"]
-    assert [i.value for i in shell.get_completions(["--method"], "R")] == ["RK45", "RK23", "Radau"]
+    assert [i.value for i in shell.get_completions(["--method"], "R")] == ["RK45", "RK23", "Radau",
+                                                                         "rattle"]
     assert [i.value for i in shell.get_completions(["--method"], "")] == list(METHODS)
     assert len(asked) == 3

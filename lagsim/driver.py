@@ -84,7 +84,21 @@ def _quiet() -> Iterator[None]:
 
 
 def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step ``problem`` from its start to ``t_end`` or its stop event."""
+    """Step ``problem`` from its start to ``t_end`` or its stop event: in C where
+    :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1 or
+    udwadia-kalaba), else with :func:`run_python`."""
+    from lagsim.cloop import loop_for
+
+    loop = loop_for(problem)
+    if loop is not None:
+        return loop.run(progress)
+    return run_python(problem, progress)
+
+
+def run_python(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
+    """Step ``problem`` from its start to ``t_end`` or its stop event with scipy's
+    ``OdeSolver`` driven from Python, one round per accepted step (the reference the C loop is
+    tested against, and the path of the methods and formulations it does not cover)."""
     form, options = problem.form, problem.options
     y0 = form.initial(problem.t0, problem.q0, problem.qd0)
     samples = Samples(problem)

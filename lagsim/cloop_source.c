@@ -372,7 +372,7 @@ static int dop853_step(D *d)
     else if (h_abs < min_step) h_abs = min_step;
     for (;;) {
         double e5 = 0.0, e3 = 0.0, err;
-        if (h_abs < min_step) return RUN_SMALL;
+        if (!(h_abs >= min_step)) return RUN_SMALL;  /* also a NaN step size: never hang */
         h = h_abs * d->direction;
         t_new = t + h;
         if (d->direction * (t_new - d->t_bound) > 0) t_new = d->t_bound;
@@ -410,7 +410,7 @@ static int dop853_step(D *d)
             h_abs *= factor;
             break;
         }
-        h_abs *= dmax(0.2, 0.9 * pow(err, -1.0 / 8.0));
+        h_abs *= fmax(0.2, 0.9 * pow(err, -1.0 / 8.0));  /* a NaN error gives 0.2, as max() */
         rejected = 1;
     }
     d->h_prev = h;

@@ -143,6 +143,9 @@ class CLoop:
         self.params = numeric._dynamics._params
         self.addresses = [_address(numeric._dynamics), _address(numeric._phi),
                           _address(numeric._velocity)]
+        self.steps = 0
+        """Accepted steps of the last :meth:`run` (and ``nfev`` its evaluations)."""
+        self.nfev = 0
 
     def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
         problem, numeric = self.problem, self.problem.numeric
@@ -204,6 +207,7 @@ class CLoop:
                                                 STEPS_PER_CALL, info.ctypes.data,
                                                 last.ctypes.data, event.ctypes.data)
                 state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
+                self.nfev, self.steps = int(info[3]), int(info[4])
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
                 if code == STOP:
@@ -289,11 +293,15 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
-    DOP853, the ``reduced`` formulation, a model without C code (all expected, and silent), or
-    a C loop that cannot be built (said on stderr)."""
-    numeric = problem.numeric
-    if (problem.options.method != "DOP853" or problem.form.name not in FORMS
-            or problem.form.stabilizer.name not in STABILIZE
+    DOP853, the ``reduced`` formulation, a formulation or stabilizer class other than the
+    registered ones (a subclass may change any step), a model without C code (all expected,
+    and silent), or a C loop that cannot be built (said on stderr)."""
+    from lagsim.formulations import FORMULATIONS, STABILIZERS
+
+    numeric, form = problem.numeric, problem.form
+    if (problem.options.method != "DOP853" or form.name not in FORMS
+            or type(form) is not FORMULATIONS[form.name]
+            or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)
             or None in (_address(numeric._dynamics), _address(numeric._phi),
                         _address(numeric._velocity))):
         return None

@@ -19,17 +19,17 @@ typedef struct {
     int n, m, mh, N, form, stab, has_stop, stop_lam, mass_every;
     lagsim_fn dyn, phi, vel, stop;
     const double *p;
-    int *hol;
+    int *hol, *nz;
     double *gain, *atol;
     double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
     /* solver state (scipy's DOP853 attributes) */
     double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
-    int unchecked, dense_ready, finished;
+    int unchecked, dense_ready, finished, gram, diag;
     long nfev, nsteps;
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
     /* linear algebra work */
     double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
-        *qdp, *delta, *tmp, *lam, *row, *ys, *acc;
+        *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy;
 } D;
 
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -71,6 +71,32 @@ static void lower_inverse(int n, const double *L, double *W)
     }
 }
 
+/* M = L Lᵀ and W = L⁻¹ (lagsim.formulations._factor): 0, or 1 when M is not positive
+   definite. A diagonal M (natural coordinates of point masses) takes the short way, and
+   d->diag says so to the products with W. */
+static int factor(D *d, const double *M)
+{
+    int n = d->n, i, j, diag = 1;
+    for (i = 0; i < n && diag; i++)
+        for (j = 0; j < n; j++)
+            if (i != j && M[i * n + j] != 0.0) { diag = 0; break; }
+    d->diag = diag;
+    if (!diag) {
+        if (cholesky(n, M, d->L)) return 1;
+        lower_inverse(n, d->L, d->W);
+        return 0;
+    }
+    memset(d->L, 0, (size_t)n * n * sizeof(double));
+    memset(d->W, 0, (size_t)n * n * sizeof(double));
+    for (i = 0; i < n; i++) {
+        double v = M[i * n + i];
+        if (!(v > 0.0)) return 1;
+        d->L[i * n + i] = sqrt(v);
+        d->W[i * n + i] = 1.0 / d->L[i * n + i];
+    }
+    return 0;
+}
+
 /* Solve A x = r by LU with partial pivoting (A s-by-s, overwritten; r becomes x): 0, or 1 for
    an exactly singular A (numpy.linalg.solve's LinAlgError). */
 static int lu_solve(int s, double *A, double *r)
@@ -105,8 +131,8 @@ static int lu_solve(int s, double *A, double *r)
 /* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
    rows-by-cols; singular values at or below rcond·σ_max are cut. One-sided Jacobi on the
    columns of Bᵀ: Bᵀ V = U Σ, so B⁺ r = Σ_j ĝ_j (v_jᵀ r) / σ_j². G (cols·rows), V (rows²). */
-static void min_norm(const D *d, int rows, int cols, const double *B, const double *r,
-                     double *x, double *G, double *V)
+static void min_norm_svd(const D *d, int rows, int cols, const double *B, const double *r,
+                         double *x, double *G, double *V)
 {
     int i, j, k, sweep, rotated;
     double smax = 0.0;
@@ -126,7 +152,7 @@ static void min_norm(const D *d, int rows, int cols, const double *B, const doub
                 for (i = 0; i < cols; i++) {
                     al += gj[i] * gj[i]; be += gk[i] * gk[i]; ga += gj[i] * gk[i];
                 }
-                if (ga == 0.0 || fabs(ga) <= 1e-16 * sqrt(al * be)) continue;
+                if (ga == 0.0 || fabs(ga) <= 4.5e-16 * sqrt(al * be)) continue;
                 rotated = 1;
                 zeta = (be - al) / (2.0 * ga);
                 t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
@@ -158,21 +184,103 @@ static void min_norm(const D *d, int rows, int cols, const double *B, const doub
     }
 }
 
+#define GRAM_PIVOT_RATIO 0.05
+/* x = B⁺ r as Bᵀ (B Bᵀ)⁻¹ r by Cholesky when B has full row rank and is well conditioned (the
+   smallest pivot of B Bᵀ = C Cᵀ at least GRAM_PIVOT_RATIO of the largest, so that the normal
+   equations lose no more than rounding: cond(B)² ε ≲ 1e-13), else by the SVD; y receives
+   (B Bᵀ)⁻¹ r on the Cholesky path (the multipliers), and the return value says which path
+   (1: Cholesky, 0: SVD). G, V: work of rows·max(rows, cols) and rows². */
+static int min_norm(const D *d, int rows, int cols, const double *B, const double *r,
+                    double *x, double *G, double *V, double *y)
+{
+    int i, j, k;
+    double lo = INFINITY, hi = 0.0;
+    if (rows == 0 || cols == 0 || rows > cols) {
+        min_norm_svd(d, rows, cols, B, r, x, G, V);
+        return 0;
+    }
+    for (i = 0; i < rows; i++) {  /* B Bᵀ over the nonzero entries of row i */
+        int cnt = 0, *nz = d->nz;
+        for (k = 0; k < cols; k++) if (B[i * cols + k] != 0.0) nz[cnt++] = k;
+        for (j = 0; j <= i; j++) {
+            double acc = 0.0;
+            for (k = 0; k < cnt; k++) acc += B[i * cols + nz[k]] * B[j * cols + nz[k]];
+            V[i * rows + j] = acc;
+        }
+    }
+    for (j = 0; j < rows; j++) {
+        double dd = V[j * rows + j];
+        for (k = 0; k < j; k++) dd -= G[j * rows + k] * G[j * rows + k];
+        if (!(dd > 0.0)) { min_norm_svd(d, rows, cols, B, r, x, G, V); return 0; }
+        dd = sqrt(dd);
+        G[j * rows + j] = dd;
+        lo = fmin(lo, dd); hi = fmax(hi, dd);
+        for (i = j + 1; i < rows; i++) {
+            double acc = V[i * rows + j];
+            for (k = 0; k < j; k++) acc -= G[i * rows + k] * G[j * rows + k];
+            G[i * rows + j] = acc / dd;
+        }
+    }
+    if (!(lo >= GRAM_PIVOT_RATIO * hi)) { min_norm_svd(d, rows, cols, B, r, x, G, V); return 0; }
+    for (i = 0; i < rows; i++) {
+        double acc = r[i];
+        for (k = 0; k < i; k++) acc -= G[i * rows + k] * y[k];
+        y[i] = acc / G[i * rows + i];
+    }
+    for (i = rows - 1; i >= 0; i--) {
+        double acc = y[i];
+        for (k = i + 1; k < rows; k++) acc -= G[k * rows + i] * y[k];
+        y[i] = acc / G[i * rows + i];
+    }
+    for (k = 0; k < cols; k++) x[k] = 0.0;
+    for (i = 0; i < rows; i++)
+        for (k = 0; k < cols; k++)
+            if (B[i * cols + k] != 0.0) x[k] += B[i * cols + k] * y[i];
+    return 1;
+}
+
 /* δ = Wᵀ (J Wᵀ)⁺ r (lagsim.formulations._metric_step); J rows-by-n. */
 static void metric_step(D *d, int rows, const double *J, const double *r, double *delta)
 {
     int n = d->n, i, j, k;
+    if (d->diag) {
+        for (i = 0; i < rows; i++)
+            for (j = 0; j < n; j++) d->B[i * n + j] = J[i * n + j] * d->W[j * n + j];
+        d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
+        for (j = 0; j < n; j++) delta[j] = d->W[j * n + j] * d->z[j];
+        return;
+    }
     for (i = 0; i < rows; i++)
         for (j = 0; j < n; j++) {
             double s = 0.0;
             for (k = 0; k <= j; k++) s += J[i * n + k] * d->W[j * n + k];
             d->B[i * n + j] = s;
         }
-    min_norm(d, rows, n, d->B, r, d->z, d->G, d->V);
+    d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
     for (j = 0; j < n; j++) {
         double s = 0.0;
         for (k = j; k < n; k++) s += d->W[k * n + j] * d->z[k];
         delta[j] = s;
+    }
+}
+
+/* a = Wᵀ (W F) = M⁻¹ F with the factor of factor(). */
+static void mass_solve(D *d, const double *F, double *a)
+{
+    int n = d->n, i, j, k;
+    if (d->diag) {
+        for (i = 0; i < n; i++) a[i] = d->W[i * n + i] * (d->W[i * n + i] * F[i]);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        double acc = 0.0;
+        for (k = 0; k <= i; k++) acc += d->W[i * n + k] * F[k];
+        d->tmp[i] = acc;
+    }
+    for (j = 0; j < n; j++) {
+        double acc = 0.0;
+        for (k = j; k < n; k++) acc += d->W[k * n + j] * d->tmp[k];
+        a[j] = acc;
     }
 }
 
@@ -228,6 +336,23 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         if (lam) for (i = 0; i < m; i++) lam[i] = NAN;
         return 0;
     }
+    if (d->form == FORM_INDEX1 && m > 0 && factor(d, M) == 0) {
+        /* the Schur complement: with M = L Lᵀ, W = L⁻¹, a = M⁻¹F and B = A Wᵀ, λ solves
+           (B Bᵀ) λ = b − A a and q̈ = a + Wᵀ Bᵀ λ; taken when B Bᵀ is well conditioned
+           (min_norm's test), else the LU of the augmented matrix below */
+        mass_solve(d, F, d->a);
+        for (i = 0; i < m; i++) {
+            double acc = b[i];
+            for (j = 0; j < n; j++) acc -= A[i * n + j] * d->a[j];
+            d->r[i] = acc;
+        }
+        metric_step(d, m, A, d->r, d->delta);
+        if (d->gram) {
+            for (j = 0; j < n; j++) qdd[j] = d->a[j] + d->delta[j];
+            if (lam) memcpy(lam, d->gy, m * sizeof(double));
+            return 0;
+        }
+    }
     if (d->form == FORM_INDEX1 || (d->form == FORM_ODE && m > 0)) {
         for (i = 0; i < s * s; i++) d->Kaug[i] = 0.0;
         for (i = 0; i < n; i++) {
@@ -265,18 +390,8 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         return 0;
     }
     /* Udwadia–Kalaba (lagsim.formulations.UdwadiaKalaba._solve) */
-    if (cholesky(n, M, d->L)) return 1;
-    lower_inverse(n, d->L, d->W);
-    for (i = 0; i < n; i++) {
-        double acc = 0.0;
-        for (k = 0; k <= i; k++) acc += d->W[i * n + k] * F[k];
-        d->tmp[i] = acc;
-    }
-    for (j = 0; j < n; j++) {
-        double acc = 0.0;
-        for (k = j; k < n; k++) acc += d->W[k * n + j] * d->tmp[k];
-        d->a[j] = acc;
-    }
+    if (factor(d, M)) return 1;
+    mass_solve(d, F, d->a);
     if (m == 0) { memcpy(qdd, d->a, n * sizeof(double)); return 0; }
     for (i = 0; i < m; i++) {
         double acc = b[i];
@@ -293,7 +408,8 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         }
         for (i = 0; i < n; i++)
             for (k = 0; k < m; k++) d->x[i * m + k] = A[k * n + i];
-        min_norm(d, n, m, d->x, d->tmp, lam, d->G, d->V);
+        if (d->gram) memcpy(lam, d->gy, m * sizeof(double));  /* A full rank: λ = y */
+        else min_norm_svd(d, n, m, d->x, d->tmp, lam, d->G, d->V);
     }
     return 0;
 }
@@ -315,8 +431,7 @@ static int project(D *d, double t, const double *y, double *out)
     memcpy(q, y, n * sizeof(double));
     memcpy(qd, y + n, n * sizeof(double));
     eval_dynamics(d, t, q, qd);
-    if (cholesky(n, d->dynv, d->L)) return 1;
-    lower_inverse(n, d->L, d->W);
+    if (factor(d, d->dynv)) return 1;
     if (mh) {
         converged = 0;
         for (it = 0; it < 8; it++) {
@@ -589,9 +704,10 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     d->dyn = (lagsim_fn)dyn; d->phi = (lagsim_fn)phi; d->vel = (lagsim_fn)vel;
     d->stop = (lagsim_fn)stop; d->p = p;
     d->hol = calloc((size_t)mh + 1, sizeof(int));
+    d->nz = calloc((size_t)P + 1, sizeof(int));
     total = (size_t)N * 40 + (size_t)P * P * 12 + (size_t)P * 16 + 2 * (size_t)m + 64;
     w = calloc(total, sizeof(double));
-    if (!d->hol || !w) { free(d->hol); free(w); free(d); return NULL; }
+    if (!d->hol || !d->nz || !w) { free(d->hol); free(d->nz); free(w); free(d); return NULL; }
     for (i = 0; i < mh; i++) d->hol[i] = hol[i];
 #define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
     TAKE(gain, m + 1); TAKE(atol, N);
@@ -600,7 +716,7 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     TAKE(in, P + N); TAKE(dynv, P * P + P); TAKE(Kaug, P * P); TAKE(r, P); TAKE(bb, P);
     TAKE(velv, P * P); TAKE(phiv, P * P); TAKE(L, P * P); TAKE(W, P * P); TAKE(a, P);
     TAKE(B, P * P); TAKE(G, P * P); TAKE(V, P * P); TAKE(z, P); TAKE(x, P * P); TAKE(qp, P);
-    TAKE(qdp, P); TAKE(delta, P); TAKE(tmp, P); TAKE(lam, P); TAKE(row, P + N); TAKE(acc, P);
+    TAKE(qdp, P); TAKE(delta, P); TAKE(tmp, P); TAKE(lam, P); TAKE(row, P + N); TAKE(acc, P); TAKE(gy, P);
 #undef TAKE
     for (i = 0; i < m; i++) d->gain[i] = dc[0];
     for (i = 0; i < mh; i++) d->gain[hol[i]] = 2 * dc[0];
@@ -613,6 +729,7 @@ void lagsim_loop_free(void *handle)
     D *d = handle;
     if (!d) return;
     free(d->hol);
+    free(d->nz);
     free(d->gain);
     free(d);
 }

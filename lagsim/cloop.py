@@ -107,7 +107,13 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
     assert stop is not None
     if stop.expression is None:
         return None
-    body = ccompile.c_function("stop", stop.arguments, [stop.expression])
+    try:
+        body = ccompile.c_function("stop", stop.arguments, [stop.expression])
+    except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
+        cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
+                       "could not be written as C; stepping in Python instead (slower)",
+                       f"{type(exc).__name__}: {exc}")
+        return None
     text = body + ("\nvoid lagsim_stop(const double *in, const double *p, double *out) "
                    "{ stop(in, p, out); }\n")
     key = hashlib.sha256("\0".join((*ccompile._identity(cc), "stop", text)).encode()

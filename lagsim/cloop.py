@@ -86,8 +86,8 @@ def _library(cc: str) -> Any:
         lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
         lib.lagsim_loop_free.restype = None
         lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
-                                          ctypes.c_void_p, ctypes.c_double, ctypes.c_double)
-        lib.lagsim_loop_start.restype = None
+                                          ctypes.c_double)
+        lib.lagsim_loop_start.restype = ctypes.c_int
         lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -204,14 +204,13 @@ class CLoop:
         handle = None
         try:
             guard.start(problem.t0, y0)
-            first = DOP853(guard.rhs, problem.t0, y0, options.t_end, rtol=options.rtol,
-                           atol=options.atol)
-            atol = np.ascontiguousarray(np.broadcast_to(first.atol, (2 * n,)), dtype=float)
+            atol = np.empty(2 * n)
+            atol[:] = options.atol
             handle = self._new(guard.mass.scale, atol)
-            y = np.ascontiguousarray(first.y, dtype=float)
-            f = np.ascontiguousarray(first.f, dtype=float)
-            self.lib.lagsim_loop_start(handle, first.t, y.ctypes.data, f.ctypes.data,
-                                       first.h_abs, stop.sign if stop is not None else 0.0)
+            y = np.ascontiguousarray(y0, dtype=float)
+            if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
+                                          stop.sign if stop is not None else 0.0):
+                raise _failure(SINGULAR, problem, guard, stop, state, problem.t0, problem.t0)
             times = np.ascontiguousarray(samples.times, dtype=float)
             rows = np.zeros((len(times), max(width, 1)))
             info = np.zeros(6)
@@ -312,12 +311,15 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
     DOP853, the ``reduced`` formulation, a formulation or stabilizer class other than the
-    registered ones (a subclass may change any step), a model without C code (all expected,
-    and silent), or a C loop that cannot be built (said on stderr)."""
+    registered ones (a subclass may change any step), a stand-in for the
+    :class:`~lagsim.compile.NumericSystem`, a model without C code (all expected, and
+    silent), or a C loop that cannot be built (said on stderr)."""
+    from lagsim.compile import NumericSystem
     from lagsim.formulations import FORMULATIONS, STABILIZERS
 
     numeric, form = problem.numeric, problem.form
     if (problem.options.method != "DOP853" or form.name not in FORMS
+            or not isinstance(numeric, NumericSystem)
             or type(form) is not FORMULATIONS[form.name]
             or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):
         return None

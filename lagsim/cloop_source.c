@@ -734,15 +734,52 @@ void lagsim_loop_free(void *handle)
     free(d);
 }
 
-/* Start (scipy's DOP853 after __init__: t, y, f and the first step size). */
-void lagsim_loop_start(void *handle, double t, const double *y, const double *f, double h_abs,
-                       double stop_sign)
+/* scipy's select_initial_step (scipy/integrate/_ivp/common.py) for DOP853 (error order 7),
+   with f0 = f(t0, y0): the first step size. */
+static double initial_step(D *d, double t0, int *bad)
+{
+    int N = d->N, i;
+    double interval = fabs(d->t_bound - t0), d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, h;
+    const double *y0 = d->y, *f0 = d->f;
+    if (interval == 0.0) return 0.0;
+    for (i = 0; i < N; i++) {
+        double scale = d->atol[i] + fabs(y0[i]) * d->rtol;
+        d0 += (y0[i] / scale) * (y0[i] / scale);
+        d1 += (f0[i] / scale) * (f0[i] / scale);
+    }
+    d0 = sqrt(d0) / sqrt((double)N);
+    d1 = sqrt(d1) / sqrt((double)N);
+    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    if (interval < h0) h0 = interval;
+    for (i = 0; i < N; i++) d->ytmp[i] = y0[i] + h0 * d->direction * f0[i];
+    if (rhs(d, t0 + h0 * d->direction, d->ytmp, d->fnew)) { *bad = 1; return 0.0; }
+    for (i = 0; i < N; i++) {
+        double scale = d->atol[i] + fabs(y0[i]) * d->rtol, e = (d->fnew[i] - f0[i]) / scale;
+        d2 += e * e;
+    }
+    d2 = sqrt(d2) / sqrt((double)N) / h0;
+    if (d1 <= 1e-15 && d2 <= 1e-15) h1 = 1e-6 > h0 * 1e-3 ? 1e-6 : h0 * 1e-3;
+    else h1 = pow(0.01 / (d2 > d1 ? d2 : d1), 1.0 / 8.0);
+    h = 100 * h0;
+    if (h1 < h) h = h1;
+    if (interval < h) h = interval;
+    if (d->max_step < h) h = d->max_step;
+    return h;
+}
+
+/* Start as scipy's DOP853.__init__ does: f = f(t, y) and the first step size (0, or
+   RUN_SINGULAR when a linear solve fails). */
+int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
 {
     D *d = handle;
-    d->t = t; d->t_old = t; d->h_abs = h_abs; d->stop_sign = stop_sign;
+    int bad = 0;
+    d->t = t; d->t_old = t; d->stop_sign = stop_sign;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
-    memcpy(d->f, f, d->N * sizeof(double));
+    if (rhs(d, t, d->y, d->f)) return RUN_SINGULAR;
+    d->h_abs = initial_step(d, t, &bad);
+    d->nfev = 2;  /* as scipy counts them: f(t0, y0) and the probe of the first step */
+    return bad ? RUN_SINGULAR : 0;
 }
 
 /* Steps until the sample times times[*k..] are written to rows (N + m values a row), the run

@@ -180,3 +180,19 @@ def test_python_loop_for_what_c_does_not_cover() -> None:
     assert cloop.loop_for(problem("pendulum_natural", method="RK45")) is None
     assert cloop.loop_for(problem("pendulum_natural", formulation="reduced")) is None
     assert cloop.loop_for(problem("pendulum_natural")) is not None
+
+
+def test_c_loop_makes_the_evaluations_of_solve_ivp() -> None:
+    """Dense output only where a sample falls: with two samples the C loop takes solve_ivp's
+    DOP853 steps on the pendulum (no dense output there either), the same number of
+    evaluations and the same end state to 1e-12."""
+    from scipy.integrate import solve_ivp
+
+    pr = problem("pendulum", t_end=10.0, samples=2)
+    loop = cloop.loop_for(pr)
+    traj = loop.run()
+    ref = solve_ivp(pr.form.rhs, (0.0, 10.0), [*pr.q0, *pr.qd0], method="DOP853",
+                    rtol=1e-10, atol=1e-10)
+    assert loop.nfev == ref.nfev and loop.steps == len(ref.t) - 1
+    np.testing.assert_allclose([traj.q[-1, 0], traj.qd[-1, 0]], ref.y[:, -1], rtol=1e-12,
+                               atol=1e-12)

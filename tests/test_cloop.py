@@ -18,13 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lagsim import cloop, driver
+from lagsim import ccompile, cloop, driver
 from lagsim.errors import LagsimError
 from lagsim.model import build_model
 from lagsim.options import SimulateOptions
 from lagsim.problem import Problem
 from lagsim.spec import load_spec, parse_spec
 
+pytestmark = pytest.mark.skipif(ccompile.compiler() is None,
+                                reason="the C loop needs a C compiler (LAGSIM_NO_CC is set)")
 SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
 CONSTRAINED = sorted(p.stem for p in SYSTEMS.glob("*.yaml")
                      if "constraints:" in p.read_text(encoding="utf-8"))

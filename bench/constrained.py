@@ -89,29 +89,57 @@ def problem(spec_or_name: Any, initial: dict | None = None, **flags) -> Any:
     return Problem.build(spec, build_model(spec), SimulateOptions.resolve(spec.simulate, flags))
 
 
+CLOCK = time.process_time
+"""In-process runs are timed in CPU time of this process, the fastest of several: on a shared
+2-core machine the wall time of a millisecond run swings by 3× with other sessions' load, the
+CPU time it takes much less."""
+
+
 def timed(fn: Any, reps: int) -> tuple[float, Any]:
-    """Median seconds of ``fn()`` over ``reps`` runs after one warm-up, and its last result."""
+    """CPU seconds of ``fn()``, the fastest of ``reps`` runs after one warm-up, and its last
+    result."""
     from lagsim.driver import _quiet
 
     with _quiet():
         result = fn()
         times = []
         for _ in range(reps):
-            start = time.perf_counter()
+            start = CLOCK()
             result = fn()
-            times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+            times.append(CLOCK() - start)
+    return min(times), result
 
 
-def python_steps(pr: Any) -> tuple[float, int, Any]:
-    """The Python loop's time and accepted steps (its progress is called once a step)."""
+def interleaved(fns: dict[str, Any], reps: int) -> dict[str, float]:
+    """The fastest of ``reps`` runs of each function, the functions taking turns (so that the
+    machine's load falls on all alike)."""
+    from lagsim.driver import _quiet
+
+    best = {k: math.inf for k in fns}
+    with _quiet():
+        for fn in fns.values():
+            fn()
+        for _ in range(reps):
+            for k, fn in fns.items():
+                start = CLOCK()
+                fn()
+                best[k] = min(best[k], CLOCK() - start)
+    return best
+
+
+def python_steps(pr: Any, reps: int = 1) -> tuple[float, int, Any]:
+    """The Python loop's time (the fastest of ``reps`` runs) and accepted steps (its progress
+    is called once a step)."""
     from lagsim.driver import _quiet, run_python
 
-    calls: list[float] = []
+    best = math.inf
     with _quiet():
-        start = time.perf_counter()
-        traj = run_python(pr, progress=calls.append)
-        return time.perf_counter() - start, len(calls), traj
+        for _ in range(reps):
+            calls: list[float] = []
+            start = CLOCK()
+            traj = run_python(pr, progress=calls.append)
+            best = min(best, CLOCK() - start)
+    return best, len(calls), traj
 
 
 def c_run(pr: Any, reps: int) -> tuple[float, int, Any]:
@@ -210,12 +238,12 @@ def casadi_chain(n: int, tol: float) -> tuple[float, np.ndarray] | None:
     x0 = np.concatenate([np.ravel(natural_positions(n, 0.5)), np.zeros(2 * n)])
     integ(x0=x0, z0=np.zeros(3 * n))
     times = []
-    for _ in range(3):
-        start = time.perf_counter()
+    for _ in range(5):
+        start = CLOCK()
         res = integ(x0=x0, z0=np.zeros(3 * n))
-        times.append(time.perf_counter() - start)
+        times.append(CLOCK() - start)
     xf = np.array(res["xf"]).ravel()[:2 * n]
-    return statistics.median(times), xf.reshape(n, 2)
+    return min(times), xf.reshape(n, 2)
 
 
 def section_chain(reps: int, n: int = 8) -> dict[str, float]:
@@ -227,9 +255,14 @@ def section_chain(reps: int, n: int = 8) -> dict[str, float]:
     natural = problem(parse_spec(chain_yaml(n, natural=True)), t_end=10.0, samples=2,
                       formulation="index1", stabilize="projection")
     minimal = problem(parse_spec(chain_yaml(n)), t_end=10.0, samples=2)
-    c_nat, steps_nat, traj_nat = c_run(natural, reps)
-    c_min, steps_min, traj_min = c_run(minimal, reps)
-    py_nat, py_steps, _ = python_steps(natural)
+    from lagsim.cloop import loop_for
+
+    loops = {"natural": loop_for(natural), "minimal": loop_for(minimal)}
+    best = interleaved({k: loop.run for k, loop in loops.items()}, 10 * reps)
+    c_nat, c_min = best["natural"], best["minimal"]
+    traj_nat, traj_min = loops["natural"].run(), loops["minimal"].run()
+    steps_nat, steps_min = loops["natural"].steps, loops["minimal"].steps
+    py_nat, py_steps, _ = python_steps(natural, 3)
     ref = tight_chain_reference(n)
     th = traj_min.q[-1]
     err_min = np.abs(np.column_stack((np.cumsum(np.sin(th)), -np.cumsum(np.cos(th)))) - ref).max()
@@ -280,12 +313,12 @@ def bare_c_steps(pr: Any, reps: int) -> float:
     for _ in range(reps + 1):
         handle = loop._new(1.0, atol)
         k = ctypes.c_int(0)
-        start = time.perf_counter()
+        start = CLOCK()
         loop.lib.lagsim_loop_start(handle, pr.t0, y0.ctypes.data, 0.0)
         code = loop.lib.lagsim_loop_run(handle, times.ctypes.data, 1, ctypes.byref(k),
                                         rows.ctypes.data, 10**9, info.ctypes.data,
                                         last.ctypes.data, event.ctypes.data)
-        out.append(time.perf_counter() - start)
+        out.append(CLOCK() - start)
         loop.lib.lagsim_loop_free(handle)
         assert code == 1
     return min(out[1:])
@@ -305,10 +338,15 @@ def section_n2(reps: int) -> dict[str, float]:
     model = build_model(spec)
     numeric = compile_model(model)
     options = SimulateOptions.resolve(spec.simulate, {"t_end": 10.0, "samples": 2})
-    sim, _ = timed(lambda: simulate(spec, model, options, numeric=numeric), reps * 4)
     pr = problem(spec, t_end=10.0, samples=2)
-    run_s, steps, _ = c_run(pr, reps * 4)
-    bare = bare_c_steps(pr, reps * 4)
+    from lagsim.cloop import loop_for
+
+    loop = loop_for(pr)
+    best = interleaved({"simulate": lambda: simulate(spec, model, options, numeric=numeric),
+                        "run": loop.run, "bare": lambda: bare_c_steps(pr, 1)}, 20 * reps)
+    sim, run_s = best["simulate"], best["run"]
+    bare = bare_c_steps(pr, 20 * reps)
+    steps = loop.steps
     say("| what | ms |")
     say("|---|---|")
     say(f"| `simulate` (checks, consistent start, run, trajectory) | {1e3 * sim:.3f} |")
@@ -344,9 +382,9 @@ def section_precision(quick: bool, plot: bool) -> None:
             from lagsim.driver import _quiet, run
 
             with _quiet():
-                start = time.perf_counter()
+                start = CLOCK()
                 traj = run(pr)
-                sec = time.perf_counter() - start
+                sec = CLOCK() - start
             if name == "pendulum":
                 pos = (math.sin(traj.q[-1, 0]), -math.cos(traj.q[-1, 0]))
             else:
@@ -386,8 +424,10 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only.split(","))
     say("# Constrained runs in C (issues 9, 17 §4)")
     say()
-    say(f"{os.cpu_count()} cores (shared), Python {sys.version.split()[0]}; medians of {reps} "
-        "repetitions after a warm-up; whole processes take turns.")
+    say(f"{os.cpu_count()} cores (shared with other sessions), Python "
+        f"{sys.version.split()[0]}. Whole processes: medians of {reps} runs, the commands taking "
+        "turns. Runs in the process: CPU time, the fastest of several, the runs taking turns (the "
+        "load of other sessions swings the wall time of millisecond runs by 3×).")
     say()
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, str(HERE))

@@ -24,7 +24,7 @@ typedef struct {
     double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
     /* solver state (scipy's DOP853 attributes) */
     double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
-    int unchecked, dense_ready, finished, gram, diag;
+    int unchecked, dense_ready, finished, gram, diag, clean;
     long nfev, nsteps;
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
     /* linear algebra work */
@@ -82,12 +82,16 @@ static int factor(D *d, const double *M)
             if (i != j && M[i * n + j] != 0.0) { diag = 0; break; }
     d->diag = diag;
     if (!diag) {
+        d->clean = 0;
         if (cholesky(n, M, d->L)) return 1;
         lower_inverse(n, d->L, d->W);
         return 0;
     }
-    memset(d->L, 0, (size_t)n * n * sizeof(double));
-    memset(d->W, 0, (size_t)n * n * sizeof(double));
+    if (!d->clean) {  /* off the diagonal L and W stay zero from one diagonal M to the next */
+        memset(d->L, 0, (size_t)n * n * sizeof(double));
+        memset(d->W, 0, (size_t)n * n * sizeof(double));
+        d->clean = 1;
+    }
     for (i = 0; i < n; i++) {
         double v = M[i * n + i];
         if (!(v > 0.0)) return 1;
@@ -287,8 +291,9 @@ static void mass_solve(D *d, const double *F, double *a)
 static int all_finite(int k, const double *v)
 {
     int i;
-    for (i = 0; i < k; i++) if (!isfinite(v[i])) return 0;
-    return 1;
+    double acc = 0.0;
+    for (i = 0; i < k; i++) acc += v[i] * 0.0;  /* NaN as soon as one value is inf or NaN */
+    return acc == 0.0;
 }
 
 /* --- the formulations ---------------------------------------------------------------- */
@@ -372,6 +377,7 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
     if (d->form == FORM_ODE) {  /* lagsim_solve of the model library: Cholesky, else LU */
         memcpy(d->Kaug, M, n * n * sizeof(double));
         memcpy(d->r, F, n * sizeof(double));
+        d->clean = 0;
         if (cholesky(n, M, d->L) == 0) {
             for (i = 0; i < n; i++) {
                 double acc = d->r[i];
@@ -681,6 +687,7 @@ static int mass_regular(D *d, double t, const double *y)
     int n = d->n, i;
     double weakest = 0.0, dmx = 0.0;
     eval_dynamics(d, t, y, y + n);
+    d->clean = 0;
     if (cholesky(n, d->dynv, d->L) == 0) {
         weakest = INFINITY;
         for (i = 0; i < n; i++) weakest = fmin(weakest, d->L[i * n + i]);

@@ -20,6 +20,10 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 5. :class:`Pace` refuses, after the first second, a run that would take more than a day.
 
 A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
+
+With DOP853 and the formulations ode, index1 and udwadia-kalaba, :func:`run` hands this whole
+loop to C (:mod:`lagsim.cloop`, the same parts step for step, Python once per few thousand
+steps); :func:`run_python` is the loop written here, the reference and the path of the rest.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ solves of Udwadia–Kalaba and of the projection by a one-sided Jacobi SVD (the 
 and its sign change found by Brent's method on the step's dense output. Each part mirrors the
 Python code it replaces (named in the C source), so both loops give the same trajectory to
 rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained system). Python
-runs once per call of :data:`STEPS_PER_CALL` steps (the progress bar and the pace check), not
-once per step.
+runs once per call (the progress bar, the pace check and Ctrl-C), about every
+:data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
 The Python loop stays the reference and the path for everything else: the other methods, the
 ``reduced`` formulation (its chart changes during a run), systems compiled without a C compiler
@@ -27,6 +27,7 @@ import ctypes
 import hashlib
 import math
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -43,7 +44,9 @@ from lagsim.problem import Problem
 from lagsim.trajectory import Trajectory
 
 STEPS_PER_CALL = 4096
-"""Accepted steps per C call at most, between the Python checks (pace, progress)."""
+"""Accepted steps of the first C call; later calls take as many as fit in :data:`CALL_SECONDS`
+at the pace measured (between 16 and 2**20)."""
+CALL_SECONDS = 0.05
 FORMS = {"ode": 0, "index1": 1, "udwadia-kalaba": 2}
 STABILIZE = {"none": 0, "baumgarte": 1, "projection": 2}
 MORE, DONE, STOP, SMALL, SINGULAR, NONFINITE, MASS, PROJECTION, STOP_NONFINITE = range(9)
@@ -217,12 +220,14 @@ class CLoop:
             last = np.zeros(2 * n)
             event = np.zeros(max(width, 1))
             k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            self.steps = self.nfev = 0
             while True:
-                before = k.value
+                before, steps_before, clock = k.value, self.steps, time.perf_counter()
                 code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
-                                                ctypes.byref(k), rows.ctypes.data,
-                                                STEPS_PER_CALL, info.ctypes.data,
-                                                last.ctypes.data, event.ctypes.data)
+                                                ctypes.byref(k), rows.ctypes.data, chunk,
+                                                info.ctypes.data, last.ctypes.data,
+                                                event.ctypes.data)
                 state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
                 self.nfev, self.steps = int(info[3]), int(info[4])
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
@@ -238,6 +243,9 @@ class CLoop:
                                    float(info[2]))
                 if code == DONE:
                     break
+                elapsed = time.perf_counter() - clock
+                taken = max(self.steps - steps_before, 1)
+                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
                 pace(state.t)
                 if progress is not None:
                     progress(min(1.0, (state.t - problem.t0) / span))

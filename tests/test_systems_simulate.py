@@ -13,7 +13,9 @@ coordinates, flat pendulum, pendulum with a spring). References:
   the flat pendulum's rod force z = m v²/L² (seed 003_88d23709419132a0.txt), the spring
   pendulum's string tension (seed 002 §23.9), the free fall parabola (seed 001 Ex. 10.1/10.4);
 - the moving-pivot angle equation solved independently by scipy's solve_ivp;
-- the chain of 3 in rod angles against the same chain in natural coordinates (seed 001 §10.7).
+- the chain of 3 in rod angles against the same chain in natural coordinates (seed 001 §10.7);
+- IFToMM benchmark A01 against the pendulum's Jacobi-elliptic solution (bench/exact.py) and A02
+  (the N-four-bar, N = 2) against its own reduced parallelogram equation solved by solve_ivp.
 
 Every run is short; the whole file takes about ten seconds.
 """

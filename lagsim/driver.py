@@ -20,6 +20,10 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 5. :class:`Pace` refuses, after the first second, a run that would take more than a day.
 
 A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
+
+With DOP853 and the formulations ode, index1 and udwadia-kalaba, :func:`run` hands this whole
+loop to C (:mod:`lagsim.cloop`, the same parts step for step, Python once per few thousand
+steps); :func:`run_python` is the loop written here, the reference and the path of the rest.
 """
 
 from __future__ import annotations
@@ -86,11 +90,25 @@ def _quiet() -> Iterator[None]:
 
 
 def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step ``problem`` from its start to ``t_end`` or its stop event (a fixed-step method,
-    :class:`lagsim.rattle.FixedStepMethod`, runs its own loop)."""
+    """Step ``problem`` from its start to ``t_end`` or its stop event: a fixed-step method
+    (:class:`lagsim.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
+    :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1 or
+    udwadia-kalaba), else with :func:`run_python`."""
     method = METHODS[problem.options.method]
     if getattr(method, "fixed_step", False):
         return method.run(problem, progress)
+    from lagsim.cloop import loop_for
+
+    loop = loop_for(problem)
+    if loop is not None:
+        return loop.run(progress)
+    return run_python(problem, progress)
+
+
+def run_python(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
+    """Step ``problem`` from its start to ``t_end`` or its stop event with scipy's
+    ``OdeSolver`` driven from Python, one round per accepted step (the reference the C loop is
+    tested against, and the path of the methods and formulations it does not cover)."""
     form, options = problem.form, problem.options
     y0 = form.initial(problem.t0, problem.q0, problem.qd0)
     samples = Samples(problem)

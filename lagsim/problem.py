@@ -73,11 +73,15 @@ class SourceMap:
 
 @dataclass(frozen=True)
 class StopWhen:
-    """The ``--stop-when`` expression compiled in (t, q, q̇, λ)."""
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ); ``expression`` and
+    ``arguments`` are the symbolic form and its argument symbols in that order (the C step loop
+    compiles them, :mod:`lagsim.cloop`)."""
 
     text: str
     function: Callable[..., float]
     uses_multipliers: bool
+    expression: se.Basic | None = None
+    arguments: tuple[se.Symbol, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,4 +188,5 @@ def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: Simulat
     def function(*values: float) -> float:
         return float(compiled(np.array(values, dtype=float))[0])
 
-    return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols))
+    return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols), expr,
+                    tuple(args))

@@ -13,7 +13,9 @@ coordinates, flat pendulum, pendulum with a spring). References:
   the flat pendulum's rod force z = m v²/L² (seed 003_88d23709419132a0.txt), the spring
   pendulum's string tension (seed 002 §23.9), the free fall parabola (seed 001 Ex. 10.1/10.4);
 - the moving-pivot angle equation solved independently by scipy's solve_ivp;
-- the chain of 3 in rod angles against the same chain in natural coordinates (seed 001 §10.7).
+- the chain of 3 in rod angles against the same chain in natural coordinates (seed 001 §10.7);
+- IFToMM benchmark A01 against the pendulum's Jacobi-elliptic solution (bench/exact.py) and A02
+  (the N-four-bar, N = 2) against its own reduced parallelogram equation solved by solve_ivp.
 
 Every run is short; the whole file takes about ten seconds.
 """
@@ -21,6 +23,7 @@ Every run is short; the whole file takes about ten seconds.
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +53,7 @@ SIMULATED_IN_CHECK = {"rod_two_particles", "knife_edge", "chaplygin_sleigh", "ro
 SIMULATED_HERE = {
     "spherical_pendulum", "atwood", "cart_pole", "driven_damped_pendulum", "kepler",
     "moving_pivot_pendulum", "slider_crank", "free_mass_polar", "flat_pendulum",
-    "spring_pendulum", "double_pendulum",
+    "spring_pendulum", "double_pendulum", "a01_pendulum", "a02_four_bar",
 }
 
 
@@ -247,6 +250,50 @@ def test_slider_crank_closed_loop_index1_and_udwadia_kalaba() -> None:
     np.testing.assert_allclose(uk.lam, index1.lam, rtol=0, atol=1e-6)
     crank = np.unwrap(np.arctan2(index1.q[:, 1], index1.q[:, 0]))
     assert crank[-1] - crank[0] > 2 * math.pi
+
+
+def test_a01_pendulum_follows_the_exact_solution() -> None:
+    """IFToMM A01: released at rest from x = l, y = 0 (θ0 = π/2), the natural-coordinate run
+    (defaults: index1 + projection) follows the Jacobi-elliptic θ(t) of bench/exact.py (seed
+    001 Ex. 10.5) to 1e-8 over 20 s (measured 5e-9), on the rod to 1e-12."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import exact
+
+    traj = run("a01_pendulum", t_end=20.0, samples=41)
+    assert (traj.formulation, traj.stabilize) == ("index1", "projection")
+    theta = exact.angle(traj.t, math.pi / 2)[0]
+    np.testing.assert_allclose(traj.q[:, 0], np.sin(theta), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(traj.q[:, 1], -np.cos(theta), rtol=0, atol=1e-8)
+    assert np.abs(traj.residual).max() < 1e-12
+
+
+def four_bar_reduced(t: np.ndarray, n_windows: int = 2, v0: float = 1.0) -> np.ndarray:
+    """The crank angle θ(t) of A02's parallelogram motion from its own equation: all B_i move
+    alike, B_0 = (cos θ, sin θ); N + 1 cranks (I = m l²/3 each) and N translating couplers
+    (m l² each) give T = ½ I θ̇², I = (N + 1)/3 + N, and U = g sin θ ((N + 1)/2 + N), so
+    I θ̈ = −g cos θ ((N + 1)/2 + N) (m = l = 1); θ(0) = π/2, θ̇(0) = −v0."""
+    inertia = (n_windows + 1) / 3 + n_windows
+    weight = G * ((n_windows + 1) / 2 + n_windows)
+    sol = solve_ivp(lambda _t, y: [y[1], -weight * math.cos(y[0]) / inertia], (0.0, t[-1]),
+                    [math.pi / 2, -v0], method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
+    return sol.y[0]
+
+
+def test_a02_four_bar_passes_its_singular_positions() -> None:
+    """IFToMM A02 (N = 2): B0 follows the reduced parallelogram motion θ(t) through the flat
+    positions (y = 0, where the five constraint rows have rank 4) to 1e-6 (measured 3e-8), the
+    rank drop is visited (some |y0| < 0.05, measured 3e-3, and θ turns past 2π), and h = T + V
+    is constant to rel 1e-8 (measured 7e-10)."""
+    traj = run("a02_four_bar", samples=201)
+    assert traj.formulation == "udwadia-kalaba"
+    theta = four_bar_reduced(traj.t)
+    np.testing.assert_allclose(traj.q[:, 0], np.cos(theta), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(traj.q[:, 1], np.sin(theta), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(traj.q[:, 2:4], traj.q[:, 0:2] + [1.0, 0.0], rtol=0, atol=1e-6)
+    assert np.abs(theta[0] - theta[-1]) > 2 * math.pi
+    assert np.abs(traj.q[:, 1]).min() < 0.05
+    assert relative_spread(traj.energy) < 1e-8
+    assert traj.energy[0] == pytest.approx(1.5 + 3.5 * G, rel=1e-14)
 
 
 def test_chain_of_three_minimal_and_natural_agree() -> None:

@@ -1,0 +1,348 @@
+"""The accepted-step loop of a run in C: whole sample intervals per call (issue 9, issue 17 §4).
+
+:func:`lagsim.driver.run` steps a formulation's ODE with scipy's ``OdeSolver`` in Python, one
+Python round per accepted step (the step itself, the checks, the ``--stop-when`` search, the
+samples, the projection). With DOP853 (the default) and the formulations ``ode``, ``index1``
+and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
+module runs that same loop in C (``cloop_source.c``, compiled once per machine with -O2 and kept
+in the compile cache of :mod:`lagsim.cache`): the model's compiled functions are called through
+their addresses, the augmented system is solved by LU with partial pivoting, the minimum-norm
+solves of Udwadia–Kalaba and of the projection by a one-sided Jacobi SVD (the same cut-off
+:data:`lagsim.formulations.RCOND`), the ``--stop-when`` expression is compiled to C as well
+and its sign change found by Brent's method on the step's dense output. Each part mirrors the
+Python code it replaces (named in the C source), so both loops give the same trajectory to
+rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained system). Python
+runs once per call (the progress bar, the pace check and Ctrl-C), about every
+:data:`CALL_SECONDS` whatever the size of the model, not once per step.
+
+The Python loop stays the reference and the path for everything else: the other methods, the
+``reduced`` formulation (its chart changes during a run), systems compiled without a C compiler
+(symengine's LLVM path). Those are expected, and silent; a C loop that cannot be built or
+loaded says so on stderr, once, and the Python loop runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from scipy.integrate import DOP853
+
+from lagsim import cache, ccompile
+from lagsim.errors import IntegrationError
+from lagsim.formulations import RCOND, SINGULAR_RTOL
+from lagsim.options import BY_NAME
+from lagsim.problem import Problem
+from lagsim.trajectory import Trajectory
+
+STEPS_PER_CALL = 4096
+"""Accepted steps of the first C call; later calls take as many as fit in :data:`CALL_SECONDS`
+at the pace measured (between 16 and 2**20)."""
+CALL_SECONDS = 0.05
+FORMS = {"ode": 0, "index1": 1, "udwadia-kalaba": 2}
+STABILIZE = {"none": 0, "baumgarte": 1, "projection": 2}
+MORE, DONE, STOP, SMALL, SINGULAR, NONFINITE, MASS, PROJECTION, STOP_NONFINITE = range(9)
+SOURCE = Path(__file__).with_name("cloop_source.c")
+
+_LIBRARY: dict[str, Any] = {}
+_STOPS: dict[str, Any] = {}
+
+
+def _coefficients() -> str:
+    """DOP853's tables as scipy's class holds them, printed exactly."""
+
+    def array(name: str, values: Any) -> str:
+        flat = np.asarray(values, dtype=float).ravel()
+        return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
+
+    d = DOP853
+    return "\n".join([
+        f"#define DOP_S {d.n_stages}", f"#define DOP_SX {d.D.shape[1]}",
+        array("DOP_A", d.A), array("DOP_B", d.B), array("DOP_C", d.C), array("DOP_E3", d.E3),
+        array("DOP_E5", d.E5), array("DOP_AX", d.A_EXTRA), array("DOP_CX", d.C_EXTRA),
+        array("DOP_D", d.D)])
+
+
+def _library(cc: str) -> Any:
+    """The loop's shared library (model independent), built once per machine; None when it
+    cannot be built or loaded (said on stderr)."""
+    if cc in _LIBRARY:
+        return _LIBRARY[cc]
+    source = SOURCE.read_text(encoding="utf-8").replace("@COEFFICIENTS@", _coefficients())
+    key = hashlib.sha256("\0".join((*ccompile._identity(cc), "cloop", source)).encode()
+                         ).hexdigest()[:32]
+    lib = None
+    try:
+        lib, _ = cache.obtain(key, lambda work: ccompile._compile(
+            cc, source + ccompile._key_source(key) + "\n", ("-O2", *ccompile.FLAGS), work),
+            lambda name: ccompile._open_checked(name, key))
+        lib.lagsim_loop_new.restype = ctypes.c_void_p
+        lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
+        lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
+        lib.lagsim_loop_free.restype = None
+        lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
+                                          ctypes.c_double)
+        lib.lagsim_loop_start.restype = ctypes.c_int
+        lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_run.restype = ctypes.c_int
+    except Exception as exc:  # the Python loop still runs, and is slower: say so
+        cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
+                       "Python instead (slower)", f"{type(exc).__name__}: {exc}")
+        lib = None
+    _LIBRARY[cc] = lib
+    return lib
+
+
+def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
+    """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ):
+    (the library, the function's address); None when it cannot be compiled (said on stderr)."""
+    stop = problem.stop
+    assert stop is not None
+    if stop.expression is None:
+        return None
+    try:
+        body = ccompile.c_function("stop", stop.arguments, [stop.expression])
+    except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
+        cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
+                       "could not be written as C; stepping in Python instead (slower)",
+                       f"{type(exc).__name__}: {exc}")
+        return None
+    text = body + ("\nvoid lagsim_stop(const double *in, const double *p, double *out) "
+                   "{ stop(in, p, out); }\n")
+    key = hashlib.sha256("\0".join((*ccompile._identity(cc), "stop", text)).encode()
+                         ).hexdigest()[:32]
+    if key not in _STOPS:
+        try:
+            lib, _ = cache.obtain(key, lambda work: ccompile._compile(
+                cc, "#include <math.h>\n" + text + ccompile._key_source(key) + "\n",
+                ("-O1", *ccompile.FLAGS), work), lambda name: ccompile._open_checked(name, key))
+            _STOPS[key] = (lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value)
+        except Exception as exc:
+            cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
+                           "could not be compiled to C; stepping in Python instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+            _STOPS[key] = None
+    return _STOPS[key]
+
+
+_COMPILER: dict[tuple[str | None, ...], str | None] = {}
+
+
+def _compiler() -> str | None:
+    """:func:`lagsim.ccompile.compiler`, looked up once per environment (a PATH search costs
+    0.4 ms, a tenth of a short run)."""
+    key = tuple(os.environ.get(k) for k in ("CC", "LAGSIM_NO_CC", "PATH"))
+    if key not in _COMPILER:
+        _COMPILER[key] = ccompile.compiler()
+    return _COMPILER[key]
+
+
+def _address(function: Any) -> int | None:
+    """The C address of a compiled model function (:class:`lagsim.ccompile.CFunction`)."""
+    if not isinstance(function, ccompile.CFunction):
+        return None
+    return ctypes.cast(function._func, ctypes.c_void_p).value
+
+
+class CLoop:
+    """The C loop for one problem: :meth:`run` gives the trajectory the Python loop would."""
+
+    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None,
+                 addresses: list[int]) -> None:
+        self.problem = problem
+        self.lib = lib
+        self.stop = stop
+        self.params = problem.numeric._dynamics._params
+        self.addresses = addresses
+        self.steps = 0
+        """Accepted steps of the last :meth:`run` (and ``nfev`` its evaluations)."""
+        self.nfev = 0
+
+    def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
+        problem, numeric = self.problem, self.problem.numeric
+        form, options = problem.form, problem.options
+        stabilizer = form.stabilizer
+        alpha, beta = getattr(stabilizer, "alpha", 0.0), getattr(stabilizer, "beta", 0.0)
+        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
+        ints = np.array([numeric.n, numeric.m, len(numeric.holonomic), FORMS[form.name],
+                         STABILIZE[stabilizer.name], problem.stop is not None, uses_lam,
+                         _mass_every()], dtype=np.intc)
+        doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
+                            SINGULAR_RTOL, mass_scale, RCOND], dtype=float)
+        hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
+        handle = self.lib.lagsim_loop_new(
+            ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
+            *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
+        if not handle:
+            raise MemoryError("the C step loop could not allocate its work space")
+        return handle
+
+    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
+        """Step the problem from its start to ``t_end`` or its stop event (as
+        :func:`lagsim.driver.run`)."""
+        from lagsim.driver import FailedRun, Guard, Pace, Samples, StopEvent
+
+        problem = self.problem
+        form, options, numeric = problem.form, problem.options, problem.numeric
+        n, m = numeric.n, numeric.m
+        width = 2 * n + (m if form.name != "ode" else 0)
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        span = options.t_end - problem.t0
+        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
+        handle = None
+        try:
+            guard.start(problem.t0, y0)
+            atol = np.empty(2 * n)
+            atol[:] = options.atol
+            handle = self._new(guard.mass.scale, atol)
+            y = np.ascontiguousarray(y0, dtype=float)
+            if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
+                                          stop.sign if stop is not None else 0.0):
+                raise _failure(SINGULAR, problem, guard, stop, state, problem.t0, problem.t0)
+            times = np.ascontiguousarray(samples.times, dtype=float)
+            rows = np.zeros((len(times), max(width, 1)))
+            info = np.zeros(6)
+            last = np.zeros(2 * n)
+            event = np.zeros(max(width, 1))
+            k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            self.steps = self.nfev = 0
+            while True:
+                before, steps_before, clock = k.value, self.steps, time.perf_counter()
+                code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
+                                                ctypes.byref(k), rows.ctypes.data, chunk,
+                                                info.ctypes.data, last.ctypes.data,
+                                                event.ctypes.data)
+                state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
+                self.nfev, self.steps = int(info[3]), int(info[4])
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
+                samples.k = k.value
+                if code == STOP:
+                    end = float(info[1])
+                    _extend(samples, np.array([end]), event[None, :], n)
+                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
+                                              f"{options.stop_when} changed sign "
+                                              f"({options.label('stop_when')})")
+                if code not in (MORE, DONE):
+                    raise _failure(code, problem, guard, stop, state, float(info[1]),
+                                   float(info[2]))
+                if code == DONE:
+                    break
+                elapsed = time.perf_counter() - clock
+                taken = max(self.steps - steps_before, 1)
+                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
+                pace(state.t)
+                if progress is not None:
+                    progress(min(1.0, (state.t - problem.t0) / span))
+            if progress is not None:
+                progress(1.0)
+        except IntegrationError as error:
+            samples.last(state)
+            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
+        finally:
+            if handle is not None:
+                self.lib.lagsim_loop_free(handle)
+        return samples.trajectory("t_end", "")
+
+
+def _mass_every() -> int:
+    from lagsim.driver import MASS_CHECK_EVERY
+
+    return MASS_CHECK_EVERY
+
+
+def _extend(samples: Any, t: np.ndarray, rows: np.ndarray, n: int) -> None:
+    """Append rows [q, q̇, λ] made in C; a non-finite λ stops the run as in
+    :meth:`lagsim.driver.Samples.add`."""
+    if not len(t):
+        return
+    q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
+    bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
+    count = int(bad[0]) if bad.size else len(t)
+    samples.t.extend(float(v) for v in t[:count])
+    samples.q.extend(q[:count].copy())
+    samples.qd.extend(qd[:count].copy())
+    samples.lam.extend(lam[:count].copy())
+    if bad.size:
+        from lagsim.driver import _state
+
+        numeric = samples.problem.numeric
+        i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
+        raise IntegrationError(f"lambda_{numeric.constraint_names[i]} became {lam[count, i]} "
+                               f"({_state(numeric, q[count], qd[count])})", time=float(t[count]))
+
+
+def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNamespace,
+             when: float, regular_at: float) -> IntegrationError:
+    """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
+    made by the same :class:`lagsim.driver.Guard`)."""
+    from lagsim.driver import _first_nonfinite
+
+    form, numeric = problem.form, problem.numeric
+    n = numeric.n
+    if code == SMALL:
+        return guard.failure(state, DOP853.TOO_SMALL_STEP)
+    if code == SINGULAR:
+        why = ("Matrix is not positive definite"
+               if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
+        return guard.singular(state, np.linalg.LinAlgError(why))
+    q, qd = state.y[:n], state.y[n:]
+    if code == NONFINITE:
+        return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
+    if code == MASS:
+        guard.mass(when, q, qd, regular_at)
+        guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
+    if code == PROJECTION:
+        return IntegrationError("the projection onto the constraints did not converge; the "
+                                "constraints may be singular here", time=when)
+    if code == STOP_NONFINITE:
+        return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
+                                f"{stop.value(when, state.y)}", time=when)
+    return IntegrationError(f"the C step loop failed (code {code})", time=when)
+
+
+def loop_for(problem: Problem) -> CLoop | None:
+    """The C loop for ``problem``, or None when the Python loop is to run: a method other than
+    DOP853, the ``reduced`` formulation, a formulation or stabilizer class other than the
+    registered ones (a subclass may change any step), a stand-in for the
+    :class:`~lagsim.compile.NumericSystem`, a model without C code (all expected, and
+    silent), or a C loop that cannot be built (said on stderr)."""
+    from lagsim.compile import NumericSystem
+    from lagsim.formulations import FORMULATIONS, STABILIZERS
+
+    numeric, form = problem.numeric, problem.form
+    if (problem.options.method != "DOP853" or form.name not in FORMS
+            or not isinstance(numeric, NumericSystem)
+            or type(form) is not FORMULATIONS[form.name]
+            or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):
+        return None
+    addresses = [_address(numeric._dynamics), _address(numeric._phi), _address(numeric._velocity)]
+    if None in addresses:
+        return None
+    cc = _compiler()
+    if cc is None:
+        return None
+    lib = _library(cc)
+    if lib is None:
+        return None
+    stop = None
+    if problem.stop is not None:
+        stop = _stop_function(cc, problem)
+        if stop is None:
+            return None
+    return CLoop(problem, lib, stop, addresses)

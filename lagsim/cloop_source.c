@@ -1,0 +1,875 @@
+/* lagsim's accepted-step loop in C (issue 9, issue 17 §4): DOP853 stepping, the right-hand
+   sides of the formulations ode, index1 and udwadia-kalaba with the stabilizers none,
+   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event (Brent's
+   method on the dense output) and the samples, for whole sample intervals per call.
+   Model independent: the model's compiled functions come in as pointers. Each part mirrors
+   the Python code it replaces (named in the comments), so the two agree to rounding. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*lagsim_fn)(const double *in, const double *p, double *out);
+
+enum { FORM_ODE = 0, FORM_INDEX1 = 1, FORM_UK = 2 };
+enum { STAB_NONE = 0, STAB_BAUMGARTE = 1, STAB_PROJECTION = 2 };
+enum { RUN_MORE = 0, RUN_DONE = 1, RUN_STOP = 2, RUN_SMALL = 3, RUN_SINGULAR = 4,
+       RUN_NONFINITE = 5, RUN_MASS = 6, RUN_PROJECTION = 7, RUN_STOP_NONFINITE = 8 };
+
+typedef struct {
+    int n, m, mh, N, form, stab, has_stop, stop_lam, mass_every;
+    lagsim_fn dyn, phi, vel, stop;
+    const double *p;
+    int *hol, *nz;
+    double *gain, *atol;
+    double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
+    /* solver state (scipy's DOP853 attributes) */
+    double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
+    int unchecked, dense_ready, finished, gram, diag, clean;
+    long nfev, nsteps;
+    double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
+    /* linear algebra work */
+    double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
+        *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy;
+} D;
+
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* --- small dense linear algebra ------------------------------------------------------- */
+
+/* M = L Lᵀ (numpy.linalg.cholesky); 0, or 1 when M is not positive definite. */
+static int cholesky(int n, const double *M, double *L)
+{
+    int i, j, k;
+    memset(L, 0, (size_t)n * n * sizeof(double));
+    for (j = 0; j < n; j++) {
+        double d = M[j * n + j];
+        for (k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
+        if (!(d > 0.0)) return 1;
+        d = sqrt(d);
+        L[j * n + j] = d;
+        for (i = j + 1; i < n; i++) {
+            double s = M[i * n + j];
+            for (k = 0; k < j; k++) s -= L[i * n + k] * L[j * n + k];
+            L[i * n + j] = s / d;
+        }
+    }
+    return 0;
+}
+
+/* W = L⁻¹ (lower triangular). */
+static void lower_inverse(int n, const double *L, double *W)
+{
+    int i, j, k;
+    memset(W, 0, (size_t)n * n * sizeof(double));
+    for (j = 0; j < n; j++) {
+        W[j * n + j] = 1.0 / L[j * n + j];
+        for (i = j + 1; i < n; i++) {
+            double s = 0.0;
+            for (k = j; k < i; k++) s += L[i * n + k] * W[k * n + j];
+            W[i * n + j] = -s / L[i * n + i];
+        }
+    }
+}
+
+/* M = L Lᵀ and W = L⁻¹ (lagsim.formulations._factor): 0, or 1 when M is not positive
+   definite. A diagonal M (natural coordinates of point masses) takes the short way, and
+   d->diag says so to the products with W. */
+static int factor(D *d, const double *M)
+{
+    int n = d->n, i, j, diag;
+    double off = 0.0;
+    for (i = 0; i < n; i++) {  /* without branches: the sum of |M_ij| off the diagonal */
+        for (j = 0; j < i; j++) off += fabs(M[i * n + j]);
+        for (j = i + 1; j < n; j++) off += fabs(M[i * n + j]);
+    }
+    diag = off == 0.0;
+    d->diag = diag;
+    if (!diag) {
+        d->clean = 0;
+        if (cholesky(n, M, d->L)) return 1;
+        lower_inverse(n, d->L, d->W);
+        return 0;
+    }
+    if (!d->clean) {  /* off the diagonal L and W stay zero from one diagonal M to the next */
+        memset(d->L, 0, (size_t)n * n * sizeof(double));
+        memset(d->W, 0, (size_t)n * n * sizeof(double));
+        d->clean = 1;
+    }
+    for (i = 0; i < n; i++) {
+        double v = M[i * n + i];
+        if (!(v > 0.0)) return 1;
+        d->L[i * n + i] = sqrt(v);
+        d->W[i * n + i] = 1.0 / d->L[i * n + i];
+    }
+    return 0;
+}
+
+/* Solve A x = r by LU with partial pivoting (A s-by-s, overwritten; r becomes x): 0, or 1 for
+   an exactly singular A (numpy.linalg.solve's LinAlgError). */
+static int lu_solve(int s, double *A, double *r)
+{
+    int i, j, k;
+    for (k = 0; k < s; k++) {
+        int p = k;
+        double best = fabs(A[k * s + k]);
+        for (i = k + 1; i < s; i++)
+            if (fabs(A[i * s + k]) > best) { best = fabs(A[i * s + k]); p = i; }
+        if (best == 0.0) return 1;
+        if (p != k) {
+            double t;
+            for (j = 0; j < s; j++) { t = A[k * s + j]; A[k * s + j] = A[p * s + j]; A[p * s + j] = t; }
+            t = r[k]; r[k] = r[p]; r[p] = t;
+        }
+        for (i = k + 1; i < s; i++) {
+            double f = A[i * s + k] / A[k * s + k];
+            if (f == 0.0) continue;
+            for (j = k + 1; j < s; j++) A[i * s + j] -= f * A[k * s + j];
+            r[i] -= f * r[k];
+        }
+    }
+    for (i = s - 1; i >= 0; i--) {
+        double acc = r[i];
+        for (j = i + 1; j < s; j++) acc -= A[i * s + j] * r[j];
+        r[i] = acc / A[i * s + i];
+    }
+    return 0;
+}
+
+/* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
+   rows-by-cols; singular values at or below rcond·σ_max are cut. One-sided Jacobi on the
+   columns of Bᵀ: Bᵀ V = U Σ, so B⁺ r = Σ_j ĝ_j (v_jᵀ r) / σ_j². G (cols·rows), V (rows²). */
+static void min_norm_svd(const D *d, int rows, int cols, const double *B, const double *r,
+                         double *x, double *G, double *V)
+{
+    int i, j, k, sweep, rotated;
+    double smax = 0.0;
+    memset(x, 0, (size_t)cols * sizeof(double));
+    if (rows == 0 || cols == 0) return;
+    for (j = 0; j < rows; j++)
+        for (i = 0; i < cols; i++) G[j * cols + i] = B[j * cols + i];
+    for (j = 0; j < rows; j++)
+        for (k = 0; k < rows; k++) V[j * rows + k] = j == k ? 1.0 : 0.0;
+    for (sweep = 0; sweep < 80; sweep++) {
+        rotated = 0;
+        for (j = 0; j < rows - 1; j++)
+            for (k = j + 1; k < rows; k++) {
+                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
+                double *gj = G + j * cols, *gk = G + k * cols, *vj = V + j * rows,
+                       *vk = V + k * rows;
+                for (i = 0; i < cols; i++) {
+                    al += gj[i] * gj[i]; be += gk[i] * gk[i]; ga += gj[i] * gk[i];
+                }
+                if (ga == 0.0 || fabs(ga) <= 4.5e-16 * sqrt(al * be)) continue;
+                rotated = 1;
+                zeta = (be - al) / (2.0 * ga);
+                t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                s = c * t;
+                for (i = 0; i < cols; i++) {
+                    double u = gj[i], w = gk[i];
+                    gj[i] = c * u - s * w; gk[i] = s * u + c * w;
+                }
+                for (i = 0; i < rows; i++) {
+                    double u = vj[i], w = vk[i];
+                    vj[i] = c * u - s * w; vk[i] = s * u + c * w;
+                }
+            }
+        if (!rotated) break;
+    }
+    for (j = 0; j < rows; j++) {
+        double s2 = 0.0;
+        for (i = 0; i < cols; i++) s2 += G[j * cols + i] * G[j * cols + i];
+        smax = dmax(smax, sqrt(s2));
+    }
+    for (j = 0; j < rows; j++) {
+        double s2 = 0.0, vr = 0.0;
+        for (i = 0; i < cols; i++) s2 += G[j * cols + i] * G[j * cols + i];
+        if (!(sqrt(s2) > d->rcond * smax)) continue;
+        for (i = 0; i < rows; i++) vr += V[j * rows + i] * r[i];
+        vr /= s2;
+        for (i = 0; i < cols; i++) x[i] += G[j * cols + i] * vr;
+    }
+}
+
+#define GRAM_PIVOT_RATIO 0.05
+/* x = B⁺ r as Bᵀ (B Bᵀ)⁻¹ r by Cholesky when B has full row rank and is well conditioned (the
+   smallest pivot of B Bᵀ = C Cᵀ at least GRAM_PIVOT_RATIO of the largest, so that the normal
+   equations lose no more than rounding: cond(B)² ε ≲ 1e-13), else by the SVD; y receives
+   (B Bᵀ)⁻¹ r on the Cholesky path (the multipliers), and the return value says which path
+   (1: Cholesky, 0: SVD). G, V: work of rows·max(rows, cols) and rows². */
+static int min_norm(const D *d, int rows, int cols, const double *B, const double *r,
+                    double *x, double *G, double *V, double *y)
+{
+    int i, j, k;
+    double lo = INFINITY, hi = 0.0;
+    if (rows == 0 || cols == 0 || rows > cols) {
+        min_norm_svd(d, rows, cols, B, r, x, G, V);
+        return 0;
+    }
+    for (i = 0; i < rows; i++) {  /* B Bᵀ over the nonzero entries of row i */
+        int cnt = 0, *nz = d->nz;
+        for (k = 0; k < cols; k++) if (B[i * cols + k] != 0.0) nz[cnt++] = k;
+        for (j = 0; j <= i; j++) {
+            double acc = 0.0;
+            for (k = 0; k < cnt; k++) acc += B[i * cols + nz[k]] * B[j * cols + nz[k]];
+            V[i * rows + j] = acc;
+        }
+    }
+    for (j = 0; j < rows; j++) {
+        double dd = V[j * rows + j];
+        for (k = 0; k < j; k++) dd -= G[j * rows + k] * G[j * rows + k];
+        if (!(dd > 0.0)) { min_norm_svd(d, rows, cols, B, r, x, G, V); return 0; }
+        dd = sqrt(dd);
+        G[j * rows + j] = dd;
+        lo = fmin(lo, dd); hi = fmax(hi, dd);
+        for (i = j + 1; i < rows; i++) {
+            double acc = V[i * rows + j];
+            for (k = 0; k < j; k++) acc -= G[i * rows + k] * G[j * rows + k];
+            G[i * rows + j] = acc / dd;
+        }
+    }
+    if (!(lo >= GRAM_PIVOT_RATIO * hi)) { min_norm_svd(d, rows, cols, B, r, x, G, V); return 0; }
+    for (i = 0; i < rows; i++) {
+        double acc = r[i];
+        for (k = 0; k < i; k++) acc -= G[i * rows + k] * y[k];
+        y[i] = acc / G[i * rows + i];
+    }
+    for (i = rows - 1; i >= 0; i--) {
+        double acc = y[i];
+        for (k = i + 1; k < rows; k++) acc -= G[k * rows + i] * y[k];
+        y[i] = acc / G[i * rows + i];
+    }
+    for (k = 0; k < cols; k++) x[k] = 0.0;
+    for (i = 0; i < rows; i++)
+        for (k = 0; k < cols; k++)
+            if (B[i * cols + k] != 0.0) x[k] += B[i * cols + k] * y[i];
+    return 1;
+}
+
+/* δ = Wᵀ (J Wᵀ)⁺ r (lagsim.formulations._metric_step); J rows-by-n. */
+static void metric_step(D *d, int rows, const double *J, const double *r, double *delta)
+{
+    int n = d->n, i, j, k;
+    if (d->diag) {
+        for (i = 0; i < rows; i++)
+            for (j = 0; j < n; j++) d->B[i * n + j] = J[i * n + j] * d->W[j * n + j];
+        d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
+        for (j = 0; j < n; j++) delta[j] = d->W[j * n + j] * d->z[j];
+        return;
+    }
+    for (i = 0; i < rows; i++)
+        for (j = 0; j < n; j++) {
+            double s = 0.0;
+            for (k = 0; k <= j; k++) s += J[i * n + k] * d->W[j * n + k];
+            d->B[i * n + j] = s;
+        }
+    d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
+    for (j = 0; j < n; j++) {
+        double s = 0.0;
+        for (k = j; k < n; k++) s += d->W[k * n + j] * d->z[k];
+        delta[j] = s;
+    }
+}
+
+/* a = Wᵀ (W F) = M⁻¹ F with the factor of factor(). */
+static void mass_solve(D *d, const double *F, double *a)
+{
+    int n = d->n, i, j, k;
+    if (d->diag) {
+        for (i = 0; i < n; i++) a[i] = d->W[i * n + i] * (d->W[i * n + i] * F[i]);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        double acc = 0.0;
+        for (k = 0; k <= i; k++) acc += d->W[i * n + k] * F[k];
+        d->tmp[i] = acc;
+    }
+    for (j = 0; j < n; j++) {
+        double acc = 0.0;
+        for (k = j; k < n; k++) acc += d->W[k * n + j] * d->tmp[k];
+        a[j] = acc;
+    }
+}
+
+static int all_finite(int k, const double *v)
+{
+    int i;
+    double acc = 0.0;
+    for (i = 0; i < k; i++) acc += v[i] * 0.0;  /* NaN as soon as one value is inf or NaN */
+    return acc == 0.0;
+}
+
+/* --- the formulations ---------------------------------------------------------------- */
+
+static void eval_dynamics(D *d, double t, const double *q, const double *qd)
+{
+    d->in[0] = t;
+    memcpy(d->in + 1, q, d->n * sizeof(double));
+    memcpy(d->in + 1 + d->n, qd, d->n * sizeof(double));
+    d->dyn(d->in, d->p, d->dynv);
+}
+
+/* b of A q̈ = b, adjusted by Baumgarte's stabilizer (lagsim.formulations.Baumgarte.adjust). */
+static const double *rhs_b(D *d, double t, const double *q, const double *qd, int stabilized)
+{
+    int n = d->n, m = d->m, i, j;
+    const double *A = d->dynv + n * n + n, *b = A + m * n;
+    if (!stabilized || d->stab != STAB_BAUMGARTE || m == 0) return b;
+    d->in[0] = t;
+    memcpy(d->in + 1, q, n * sizeof(double));
+    d->vel(d->in, d->p, d->velv);
+    for (i = 0; i < m; i++) {
+        double w = d->velv[m * n + i];
+        for (j = 0; j < n; j++) w += A[i * n + j] * qd[j];
+        d->bb[i] = b[i] - d->gain[i] * w;
+    }
+    if (d->mh) {
+        d->phi(d->in, d->p, d->phiv);
+        for (i = 0; i < d->mh; i++) d->bb[d->hol[i]] -= d->beta2 * d->phiv[i];
+    }
+    return d->bb;
+}
+
+/* q̈ (and λ when lam != NULL, unstabilized) at (t, q, q̇): 0, or 1 for a singular matrix. */
+static int accelerations(D *d, double t, const double *q, const double *qd, double *qdd,
+                         double *lam, int stabilized)
+{
+    int n = d->n, m = d->m, s = n + m, i, j, k;
+    const double *M, *F, *A, *b;
+    eval_dynamics(d, t, q, qd);
+    M = d->dynv; F = M + n * n; A = F + n;
+    b = rhs_b(d, t, q, qd, stabilized);
+    if (!all_finite(n * n + n + m * n, d->dynv) || !all_finite(m, b)) {
+        for (i = 0; i < n; i++) qdd[i] = NAN;
+        if (lam) for (i = 0; i < m; i++) lam[i] = NAN;
+        return 0;
+    }
+    if (d->form == FORM_INDEX1 && m > 0 && factor(d, M) == 0) {
+        /* the Schur complement: with M = L Lᵀ, W = L⁻¹, a = M⁻¹F and B = A Wᵀ, λ solves
+           (B Bᵀ) λ = b − A a and q̈ = a + Wᵀ Bᵀ λ; taken when B Bᵀ is well conditioned
+           (min_norm's test), else the LU of the augmented matrix below */
+        mass_solve(d, F, d->a);
+        for (i = 0; i < m; i++) {
+            double acc = b[i];
+            for (j = 0; j < n; j++) acc -= A[i * n + j] * d->a[j];
+            d->r[i] = acc;
+        }
+        metric_step(d, m, A, d->r, d->delta);
+        if (d->gram) {
+            for (j = 0; j < n; j++) qdd[j] = d->a[j] + d->delta[j];
+            if (lam) memcpy(lam, d->gy, m * sizeof(double));
+            return 0;
+        }
+    }
+    if (d->form == FORM_INDEX1 || (d->form == FORM_ODE && m > 0)) {
+        for (i = 0; i < s * s; i++) d->Kaug[i] = 0.0;
+        for (i = 0; i < n; i++) {
+            for (j = 0; j < n; j++) d->Kaug[i * s + j] = M[i * n + j];
+            for (k = 0; k < m; k++) d->Kaug[i * s + n + k] = -A[k * n + i];
+            d->r[i] = F[i];
+        }
+        for (k = 0; k < m; k++) {
+            for (j = 0; j < n; j++) d->Kaug[(n + k) * s + j] = A[k * n + j];
+            d->r[n + k] = b[k];
+        }
+        if (lu_solve(s, d->Kaug, d->r)) return 1;
+        memcpy(qdd, d->r, n * sizeof(double));
+        if (lam) memcpy(lam, d->r + n, m * sizeof(double));
+        return 0;
+    }
+    if (d->form == FORM_ODE) {  /* lagsim_solve of the model library: Cholesky, else LU */
+        memcpy(d->Kaug, M, n * n * sizeof(double));
+        memcpy(d->r, F, n * sizeof(double));
+        d->clean = 0;
+        if (cholesky(n, M, d->L) == 0) {
+            for (i = 0; i < n; i++) {
+                double acc = d->r[i];
+                for (k = 0; k < i; k++) acc -= d->L[i * n + k] * d->r[k];
+                d->r[i] = acc / d->L[i * n + i];
+            }
+            for (i = n - 1; i >= 0; i--) {
+                double acc = d->r[i];
+                for (k = i + 1; k < n; k++) acc -= d->L[k * n + i] * d->r[k];
+                d->r[i] = acc / d->L[i * n + i];
+            }
+        } else if (lu_solve(n, d->Kaug, d->r)) {
+            return 1;
+        }
+        memcpy(qdd, d->r, n * sizeof(double));
+        return 0;
+    }
+    /* Udwadia–Kalaba (lagsim.formulations.UdwadiaKalaba._solve) */
+    if (factor(d, M)) return 1;
+    mass_solve(d, F, d->a);
+    if (m == 0) { memcpy(qdd, d->a, n * sizeof(double)); return 0; }
+    for (i = 0; i < m; i++) {
+        double acc = b[i];
+        for (j = 0; j < n; j++) acc -= A[i * n + j] * d->a[j];
+        d->r[i] = acc;
+    }
+    metric_step(d, m, A, d->r, d->delta);  /* Wᵀ z, z = (A Wᵀ)⁺ (b − A a) */
+    for (j = 0; j < n; j++) qdd[j] = d->a[j] + d->delta[j];
+    if (lam) {  /* λ = (Aᵀ)⁺ L z */
+        for (i = 0; i < n; i++) {
+            double acc = 0.0;
+            for (k = 0; k <= i; k++) acc += d->L[i * n + k] * d->z[k];
+            d->tmp[i] = acc;
+        }
+        for (i = 0; i < n; i++)
+            for (k = 0; k < m; k++) d->x[i * m + k] = A[k * n + i];
+        if (d->gram) memcpy(lam, d->gy, m * sizeof(double));  /* A full rank: λ = y */
+        else min_norm_svd(d, n, m, d->x, d->tmp, lam, d->G, d->V);
+    }
+    return 0;
+}
+
+/* y' = [q̇, q̈] (the formulation's rhs): 0, or 1 for a singular matrix. */
+static int rhs(D *d, double t, const double *y, double *out)
+{
+    int n = d->n;
+    memcpy(out, y + n, n * sizeof(double));
+    return accelerations(d, t, y, y + n, out + n, NULL, 1);
+}
+
+/* The state moved onto the constraints (lagsim.formulations.project_state): 0, 1 for a mass
+   matrix that is not positive definite, 2 when the positions did not converge. */
+static int project(D *d, double t, const double *y, double *out)
+{
+    int n = d->n, m = d->m, mh = d->mh, it, i, j, converged = 1;
+    double *q = d->qp, *qd = d->qdp;
+    memcpy(q, y, n * sizeof(double));
+    memcpy(qd, y + n, n * sizeof(double));
+    eval_dynamics(d, t, q, qd);
+    if (factor(d, d->dynv)) return 1;
+    if (mh) {
+        converged = 0;
+        for (it = 0; it < 8; it++) {
+            double scale, jmax = 0.0, qmax = 0.0, pmax = 0.0, dmaxv = 0.0;
+            d->in[0] = t;
+            memcpy(d->in + 1, q, n * sizeof(double));
+            d->phi(d->in, d->p, d->phiv);
+            for (i = 0; i < mh * n; i++) jmax = dmax(jmax, fabs(d->phiv[mh + i]));
+            for (i = 0; i < n; i++) qmax = dmax(qmax, fabs(q[i]));
+            for (i = 0; i < mh; i++) pmax = dmax(pmax, fabs(d->phiv[i]));
+            scale = 1.0 + jmax * (1.0 + qmax);
+            if (pmax <= 1e-15 * scale) { converged = 1; break; }
+            for (i = 0; i < mh; i++) d->tmp[i] = -d->phiv[i];
+            metric_step(d, mh, d->phiv + mh, d->tmp, d->delta);
+            for (i = 0; i < n; i++) q[i] += d->delta[i];
+            qmax = 0.0;
+            for (i = 0; i < n; i++) { qmax = dmax(qmax, fabs(q[i]));
+                                      dmaxv = dmax(dmaxv, fabs(d->delta[i])); }
+            if (dmaxv <= 4e-16 * (1.0 + qmax)) { converged = 1; break; }
+        }
+    }
+    if (m) {
+        d->in[0] = t;
+        memcpy(d->in + 1, q, n * sizeof(double));
+        d->vel(d->in, d->p, d->velv);
+        for (i = 0; i < m; i++) {
+            double w = d->velv[m * n + i];
+            for (j = 0; j < n; j++) w += d->velv[i * n + j] * qd[j];
+            d->r[i] = -w;
+        }
+        metric_step(d, m, d->velv, d->r, d->delta);
+        for (i = 0; i < n; i++) qd[i] += d->delta[i];
+    }
+    memcpy(out, q, n * sizeof(double));
+    memcpy(out + n, qd, n * sizeof(double));
+    return converged ? 0 : 2;
+}
+
+static int projects(const D *d) { return d->stab == STAB_PROJECTION && d->m > 0; }
+
+/* --- DOP853 (scipy.integrate.DOP853, stage for stage) ----------------------------------- */
+@COEFFICIENTS@
+
+/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. */
+static int dop853_step(D *d)
+{
+    const int N = d->N, S = DOP_S;
+    double t = d->t, h_abs = d->h_abs, h = 0.0, t_new = t;
+    double min_step = 10.0 * fabs(nextafter(t, d->direction * INFINITY) - t);
+    double *K = d->K, *y = d->y;
+    int i, j, s, rejected = 0;
+    if (h_abs > d->max_step) h_abs = d->max_step;
+    else if (h_abs < min_step) h_abs = min_step;
+    for (;;) {
+        double e5 = 0.0, e3 = 0.0, err;
+        if (!(h_abs >= min_step)) return RUN_SMALL;  /* also a NaN step size: never hang */
+        h = h_abs * d->direction;
+        t_new = t + h;
+        if (d->direction * (t_new - d->t_bound) > 0) t_new = d->t_bound;
+        h = t_new - t;
+        h_abs = fabs(h);
+        memcpy(K, d->f, N * sizeof(double));
+        for (s = 1; s < S; s++) {
+            for (i = 0; i < N; i++) {
+                double acc = 0.0;
+                for (j = 0; j < s; j++) acc += K[j * N + i] * DOP_A[s * S + j];
+                d->ytmp[i] = y[i] + acc * h;
+            }
+            if (rhs(d, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
+        }
+        for (i = 0; i < N; i++) {
+            double acc = 0.0;
+            for (j = 0; j < S; j++) acc += K[j * N + i] * DOP_B[j];
+            d->ynew[i] = y[i] + h * acc;
+        }
+        if (rhs(d, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
+        memcpy(K + S * N, d->fnew, N * sizeof(double));
+        d->nfev += S;
+        for (i = 0; i < N; i++) {
+            double a5 = 0.0, a3 = 0.0;
+            double scale = d->atol[i] + dmax(fabs(y[i]), fabs(d->ynew[i])) * d->rtol;
+            for (j = 0; j <= S; j++) { a5 += K[j * N + i] * DOP_E5[j];
+                                       a3 += K[j * N + i] * DOP_E3[j]; }
+            a5 /= scale; a3 /= scale;
+            e5 += a5 * a5; e3 += a3 * a3;
+        }
+        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * N);
+        if (err < 1.0) {
+            double factor = err == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
+            if (rejected) factor = fmin(1.0, factor);
+            h_abs *= factor;
+            break;
+        }
+        h_abs *= fmax(0.2, 0.9 * pow(err, -1.0 / 8.0));  /* a NaN error gives 0.2, as max() */
+        rejected = 1;
+    }
+    d->h_prev = h;
+    memcpy(d->y_old, y, N * sizeof(double));
+    d->t_old = t;
+    d->t = t_new;
+    memcpy(d->y_raw, d->ynew, N * sizeof(double));
+    memcpy(d->y, d->ynew, N * sizeof(double));
+    memcpy(d->f, d->fnew, N * sizeof(double));
+    d->h_abs = h_abs;
+    d->dense_ready = 0;
+    d->nsteps++;
+    if (d->direction * (d->t - d->t_bound) >= 0) d->finished = 1;
+    return 0;
+}
+
+/* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
+   is its state, as lagsim.driver.Step.at): 0, or RUN_SINGULAR. */
+static int dense(D *d, double s, double *out)
+{
+    const int N = d->N, S = DOP_S;
+    int i, j, k;
+    double h = d->h_prev, x;
+    double *K = d->K, *F = d->F;
+    if (s == d->t) { memcpy(out, d->y_raw, N * sizeof(double)); return 0; }
+    if (!d->dense_ready) {
+        for (k = 0; k < 3; k++) {
+            int st = S + 1 + k;
+            for (i = 0; i < N; i++) {
+                double acc = 0.0;
+                for (j = 0; j < st; j++) acc += K[j * N + i] * DOP_AX[k * DOP_SX + j];
+                d->ytmp[i] = d->y_old[i] + acc * h;
+            }
+            if (rhs(d, d->t_old + DOP_CX[k] * h, d->ytmp, K + st * N)) return RUN_SINGULAR;
+        }
+        d->nfev += 3;
+        for (i = 0; i < N; i++) {
+            double dy = d->y_raw[i] - d->y_old[i], f_old = K[i];
+            F[i] = dy;
+            F[N + i] = h * f_old - dy;
+            F[2 * N + i] = 2 * dy - h * (K[S * N + i] + f_old);
+        }
+        for (k = 0; k < 4; k++)
+            for (i = 0; i < N; i++) {
+                double acc = 0.0;
+                for (j = 0; j < DOP_SX; j++) acc += DOP_D[k * DOP_SX + j] * K[j * N + i];
+                F[(3 + k) * N + i] = h * acc;
+            }
+        d->dense_ready = 1;
+    }
+    x = (s - d->t_old) / h;
+    for (i = 0; i < N; i++) {
+        double v = 0.0;
+        for (k = 0; k < 7; k++) {
+            v += F[(6 - k) * N + i];
+            v *= (k % 2 == 0) ? x : 1.0 - x;
+        }
+        out[i] = v + d->y_old[i];
+    }
+    return 0;
+}
+
+/* --- the run ------------------------------------------------------------------------- */
+
+/* The --stop-when expression at (t, y) (lagsim.driver.StopEvent.value); *bad set when a
+   linear solve failed. */
+static double stop_value(D *d, double t, const double *y, int *bad)
+{
+    int n = d->n, m = d->m, i;
+    double out = 0.0;
+    for (i = 0; i < m; i++) d->lam[i] = 0.0;
+    if (d->stop_lam && accelerations(d, t, y, y + n, d->acc, d->lam, 0)) { *bad = 1; return NAN; }
+    d->row[0] = t;
+    memcpy(d->row + 1, y, 2 * n * sizeof(double));
+    memcpy(d->row + 1 + 2 * n, d->lam, m * sizeof(double));
+    d->stop(d->row, d->p, &out);
+    return out;
+}
+
+static double event_at(D *d, double s, int *bad)
+{
+    if (dense(d, s, d->ys)) { *bad = 1; return NAN; }
+    return stop_value(d, s, d->ys, bad);
+}
+
+/* scipy.optimize.brentq (scipy/optimize/Zeros/brentq.c) on event_at over [xa, xb]. */
+static double brent(D *d, double xa, double xb, double xtol, double rtol, int *bad)
+{
+    double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
+    double sbis, delta, stry, dpre, dblk;
+    int i;
+    fpre = event_at(d, xpre, bad);
+    fcur = event_at(d, xcur, bad);
+    if (*bad) return NAN;
+    if (fpre == 0) return xpre;
+    if (fcur == 0) return xcur;
+    for (i = 0; i < 100; i++) {
+        if (fpre != 0 && fcur != 0 && (signbit(fpre) != signbit(fcur))) {
+            xblk = xpre; fblk = fpre; spre = scur = xcur - xpre;
+        }
+        if (fabs(fblk) < fabs(fcur)) {
+            xpre = xcur; xcur = xblk; xblk = xpre;
+            fpre = fcur; fcur = fblk; fblk = fpre;
+        }
+        delta = (xtol + rtol * fabs(xcur)) / 2;
+        sbis = (xblk - xcur) / 2;
+        if (fcur == 0 || fabs(sbis) < delta) return xcur;
+        if (fabs(spre) > delta && fabs(fcur) < fabs(fpre)) {
+            if (xpre == xblk) {
+                stry = -fcur * (xcur - xpre) / (fcur - fpre);
+            } else {
+                dpre = (fpre - fcur) / (xpre - xcur);
+                dblk = (fblk - fcur) / (xblk - xcur);
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
+            }
+            if (2 * fabs(stry) < fmin(fabs(spre), 3 * fabs(sbis) - delta)) {
+                spre = scur; scur = stry;
+            } else {
+                spre = sbis; scur = sbis;
+            }
+        } else {
+            spre = sbis; scur = sbis;
+        }
+        xpre = xcur; fpre = fcur;
+        if (fabs(scur) > delta) xcur += scur;
+        else xcur += (sbis > 0 ? delta : -delta);
+        fcur = event_at(d, xcur, bad);
+        if (*bad) return NAN;
+    }
+    return xcur;
+}
+
+/* One output row at s: the state (projected when the stabilizer projects) and λ. */
+static int sample(D *d, double s, double *row, double *info)
+{
+    int N = d->N, code;
+    if (dense(d, s, d->ys)) return RUN_SINGULAR;
+    if (projects(d)) {
+        code = project(d, s, d->ys, row);
+        if (code == 1) return RUN_SINGULAR;
+        if (code == 2) { info[1] = s; return RUN_PROJECTION; }
+    } else {
+        memcpy(row, d->ys, N * sizeof(double));
+    }
+    if (d->m && d->form != FORM_ODE) {
+        if (accelerations(d, s, row, row + d->n, d->acc, row + N, 0)) return RUN_SINGULAR;
+    }
+    return 0;
+}
+
+static int mass_regular(D *d, double t, const double *y)
+{
+    int n = d->n, i;
+    double weakest = 0.0, dmx = 0.0;
+    eval_dynamics(d, t, y, y + n);
+    d->clean = 0;
+    if (cholesky(n, d->dynv, d->L) == 0) {
+        weakest = INFINITY;
+        for (i = 0; i < n; i++) weakest = fmin(weakest, d->L[i * n + i]);
+    }
+    for (i = 0; i < n; i++) dmx = dmax(dmx, d->dynv[i * n + i]);
+    return weakest * weakest > d->mass_rtol * dmax(d->mass_scale, dmx);
+}
+
+void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const double *atol,
+                      void *dyn, void *phi, void *vel, void *stop, const double *p)
+{
+    int n = ic[0], m = ic[1], mh = ic[2], N = 2 * n, P = n + m + 1, i;
+    size_t total = 0;
+    double *w;
+    D *d = calloc(1, sizeof(D));
+    if (!d) return NULL;
+    d->n = n; d->m = m; d->mh = mh; d->N = N; d->form = ic[3]; d->stab = ic[4];
+    d->has_stop = ic[5]; d->stop_lam = ic[6]; d->mass_every = ic[7];
+    d->beta2 = dc[1] * dc[1]; d->rtol = dc[2]; d->max_step = dc[3]; d->t_bound = dc[4];
+    d->direction = dc[5]; d->mass_rtol = dc[6]; d->mass_scale = dc[7]; d->rcond = dc[8];
+    d->dyn = (lagsim_fn)dyn; d->phi = (lagsim_fn)phi; d->vel = (lagsim_fn)vel;
+    d->stop = (lagsim_fn)stop; d->p = p;
+    d->hol = calloc((size_t)mh + 1, sizeof(int));
+    d->nz = calloc((size_t)P + 1, sizeof(int));
+    total = (size_t)N * 40 + (size_t)P * P * 12 + (size_t)P * 16 + 2 * (size_t)m + 64;
+    w = calloc(total, sizeof(double));
+    if (!d->hol || !d->nz || !w) { free(d->hol); free(d->nz); free(w); free(d); return NULL; }
+    for (i = 0; i < mh; i++) d->hol[i] = hol[i];
+#define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
+    TAKE(gain, m + 1); TAKE(atol, N);
+    TAKE(y, N); TAKE(f, N); TAKE(y_old, N); TAKE(y_raw, N); TAKE(K, 16 * N); TAKE(F, 7 * N);
+    TAKE(ytmp, N); TAKE(ynew, N); TAKE(fnew, N); TAKE(ys, N);
+    TAKE(in, P + N); TAKE(dynv, P * P + P); TAKE(Kaug, P * P); TAKE(r, P); TAKE(bb, P);
+    TAKE(velv, P * P); TAKE(phiv, P * P); TAKE(L, P * P); TAKE(W, P * P); TAKE(a, P);
+    TAKE(B, P * P); TAKE(G, P * P); TAKE(V, P * P); TAKE(z, P); TAKE(x, P * P); TAKE(qp, P);
+    TAKE(qdp, P); TAKE(delta, P); TAKE(tmp, P); TAKE(lam, P); TAKE(row, P + N); TAKE(acc, P); TAKE(gy, P);
+#undef TAKE
+    for (i = 0; i < m; i++) d->gain[i] = dc[0];
+    for (i = 0; i < mh; i++) d->gain[hol[i]] = 2 * dc[0];
+    memcpy(d->atol, atol, N * sizeof(double));
+    return d;
+}
+
+void lagsim_loop_free(void *handle)
+{
+    D *d = handle;
+    if (!d) return;
+    free(d->hol);
+    free(d->nz);
+    free(d->gain);
+    free(d);
+}
+
+/* scipy's select_initial_step (scipy/integrate/_ivp/common.py) for DOP853 (error order 7),
+   with f0 = f(t0, y0): the first step size. */
+static double initial_step(D *d, double t0, int *bad)
+{
+    int N = d->N, i;
+    double interval = fabs(d->t_bound - t0), d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, h;
+    const double *y0 = d->y, *f0 = d->f;
+    if (interval == 0.0) return 0.0;
+    for (i = 0; i < N; i++) {
+        double scale = d->atol[i] + fabs(y0[i]) * d->rtol;
+        d0 += (y0[i] / scale) * (y0[i] / scale);
+        d1 += (f0[i] / scale) * (f0[i] / scale);
+    }
+    d0 = sqrt(d0) / sqrt((double)N);
+    d1 = sqrt(d1) / sqrt((double)N);
+    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    if (interval < h0) h0 = interval;
+    for (i = 0; i < N; i++) d->ytmp[i] = y0[i] + h0 * d->direction * f0[i];
+    if (rhs(d, t0 + h0 * d->direction, d->ytmp, d->fnew)) { *bad = 1; return 0.0; }
+    for (i = 0; i < N; i++) {
+        double scale = d->atol[i] + fabs(y0[i]) * d->rtol, e = (d->fnew[i] - f0[i]) / scale;
+        d2 += e * e;
+    }
+    d2 = sqrt(d2) / sqrt((double)N) / h0;
+    if (d1 <= 1e-15 && d2 <= 1e-15) h1 = 1e-6 > h0 * 1e-3 ? 1e-6 : h0 * 1e-3;
+    else h1 = pow(0.01 / (d2 > d1 ? d2 : d1), 1.0 / 8.0);
+    h = 100 * h0;
+    if (h1 < h) h = h1;
+    if (interval < h) h = interval;
+    if (d->max_step < h) h = d->max_step;
+    return h;
+}
+
+/* Start as scipy's DOP853.__init__ does: f = f(t, y) and the first step size (0, or
+   RUN_SINGULAR when a linear solve fails). */
+int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
+{
+    D *d = handle;
+    int bad = 0;
+    d->t = t; d->t_old = t; d->stop_sign = stop_sign;
+    d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
+    memcpy(d->y, y, d->N * sizeof(double));
+    if (rhs(d, t, d->y, d->f)) return RUN_SINGULAR;
+    d->h_abs = initial_step(d, t, &bad);
+    d->nfev = 2;  /* as scipy counts them: f(t0, y0) and the probe of the first step */
+    return bad ? RUN_SINGULAR : 0;
+}
+
+/* Steps until the sample times times[*k..] are written to rows (N + m values a row), the run
+   ends, the stop event is found or max_steps steps were taken (lagsim.driver.run, the loop
+   body). info out: [0] the solver's t, [1] the event's or failure's time, [2] regular_at,
+   [3] nfev, [4] accepted steps, [5] the next step size; state: the solver's y (for the failure messages); event: the
+   event's row. Returns a RUN_ code. */
+int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, double *rows,
+                    int max_steps, double *info, double *state, double *event)
+{
+    D *d = handle;
+    int N = d->N, W = N + d->m, steps, code;
+    for (steps = 0; steps < max_steps && !d->finished; steps++) {
+        double end = NAN, g, h;
+        int has_end = 0, bad = 0;
+        code = dop853_step(d);
+        if (code) {
+            info[1] = d->t;
+            memcpy(state, d->y, N * sizeof(double));
+            goto out;
+        }
+        memcpy(state, d->y_raw, N * sizeof(double));
+        info[1] = d->t;
+        /* Guard.accepted */
+        if (!all_finite(N, d->y_raw)) { code = RUN_NONFINITE; goto out; }
+        h = d->guard_h;
+        d->guard_h = d->t - d->t_old;
+        d->unchecked++;
+        if (d->unchecked >= d->mass_every || d->guard_h < 0.5 * h) {
+            d->unchecked = 0;
+            if (!mass_regular(d, d->t, d->y_raw)) { code = RUN_MASS; goto out; }
+            d->regular_at = d->t;
+        }
+        /* StopEvent.crossing */
+        if (d->has_stop) {
+            g = stop_value(d, d->t, d->y_raw, &bad);
+            if (bad) { code = RUN_SINGULAR; goto out; }
+            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
+            if (d->stop_sign == 0.0) {
+                d->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
+            } else if (!(g * d->stop_sign > 0.0)) {
+                has_end = 1;
+                if (g == 0.0) end = d->t;
+                else {
+                    end = brent(d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
+                                4 * 2.220446049250313e-16, &bad);
+                    if (bad) { code = RUN_SINGULAR; goto out; }
+                }
+            }
+        }
+        /* Samples.take */
+        while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= d->t)) {
+            code = sample(d, times[*k], rows + (size_t)(*k) * W, info);
+            if (code) goto out;
+            (*k)++;
+        }
+        if (has_end) {
+            code = sample(d, end, event, info);
+            if (code) goto out;
+            info[1] = end;
+            code = RUN_STOP;
+            goto out;
+        }
+        /* Formulation.after_step */
+        if (projects(d)) {
+            code = project(d, d->t, d->y_raw, d->ys);
+            if (code == 1) { code = RUN_SINGULAR; goto out; }
+            if (code == 2) { code = RUN_PROJECTION; goto out; }
+            if (!d->finished) {
+                memcpy(d->y, d->ys, N * sizeof(double));
+                if (rhs(d, d->t, d->y, d->f)) {
+                    code = RUN_SINGULAR; memcpy(state, d->y, N * sizeof(double)); goto out;
+                }
+                d->nfev++;
+            }
+        }
+    }
+    code = d->finished ? RUN_DONE : RUN_MORE;
+out:
+    info[0] = d->t; info[2] = d->regular_at; info[3] = (double)d->nfev;
+    info[4] = (double)d->nsteps; info[5] = d->h_abs;
+    return code;
+}

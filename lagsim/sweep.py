@@ -400,22 +400,35 @@ def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: 
 
 def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
             progress: Callable[[int], None] | None = None) -> list[Row]:
-    """Every run of ``plan``, in run order: run 0 here, the others on the engine."""
+    """Every run of ``plan``, in run order: the engine is reached first (a wrong address fails
+    before any work), then run 0 is done here (compiling the model, timing a run), the others
+    on the engine."""
     say = progress or (lambda _n: None)
-    first = run_one(job, 0, plan.values[0])
-    rows: dict[int, Row] = {0: first}
-    say(1)
-    rest = list(range(1, len(plan)))
-    if rest:
-        if scheduler in LOCAL_SCHEDULERS:
-            results = _local(job, chunks(rest, plan.values, first.seconds, 1), scheduler)
-        else:
-            results = _distributed(job, plan.values, rest, first.seconds, scheduler, workers)
-        for batch in results:
-            for row in batch:
-                rows[row.index] = row
-            say(len(batch))
+    with _engine(scheduler, workers, len(plan) > 1) as engine:
+        first = run_one(job, 0, plan.values[0])
+        rows: dict[int, Row] = {0: first}
+        say(1)
+        rest = list(range(1, len(plan)))
+        if rest:
+            for batch in engine(job, plan.values, rest, first.seconds):
+                for row in batch:
+                    rows[row.index] = row
+                say(len(batch))
     return [rows[i] for i in range(len(plan))]
+
+
+Engine = Callable[[Job, np.ndarray, list[int], float], Iterator[list[Row]]]
+
+
+@contextlib.contextmanager
+def _engine(scheduler: str | None, workers: int | None, needed: bool) -> Iterator[Engine]:
+    if scheduler in LOCAL_SCHEDULERS or not needed:
+        yield lambda job, values, rest, seconds: _local(
+            job, chunks(rest, values, seconds, 1), scheduler or "synchronous")
+        return
+    with _client(scheduler, workers) as client:
+        yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
+                                                              seconds)
 
 
 def _local(job: Job, parts: list[list[tuple[int, list[float]]]], scheduler: str
@@ -436,33 +449,46 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _distributed(job: Job, values: np.ndarray, rest: list[int], seconds: float,
-                 scheduler: str | None, workers: int | None) -> Iterator[list[Row]]:
-    """The runs on a Dask cluster: the user's (``scheduler``) or a ``LocalCluster`` of
-    ``workers`` single-threaded processes, closed at the end."""
-    from distributed import Client, LocalCluster, as_completed
+CONNECT_SECONDS = 10.0
+"""How long to try to reach a ``--scheduler`` before giving up."""
+
+
+@contextlib.contextmanager
+def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    """A Dask client of the user's cluster (``scheduler``) or of a ``LocalCluster`` of
+    ``workers`` single-threaded processes; the local cluster is closed at the end."""
+    from distributed import Client, LocalCluster
 
     with contextlib.ExitStack() as stack:
         if scheduler is None:
             cluster = stack.enter_context(LocalCluster(
                 n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR, worker_dashboard_address=None))
-            client = stack.enter_context(Client(cluster, set_as_default=False))
-        else:
-            try:
-                client = stack.enter_context(Client(scheduler, timeout=10,
-                                                    set_as_default=False))
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start "
-                                 "one with `dask scheduler` and workers with `dask worker "
-                                 "ADDRESS`, or leave --scheduler out for this machine's cores",
-                                 Location("--scheduler")) from None
-        count = len(client.scheduler_info(n_workers=-1)["workers"]) or 1
-        shared = client.scatter(job, broadcast=True, hash=False)
-        futures = [client.submit(run_chunk, shared, part, pure=False)
-                   for part in chunks(rest, values, seconds, count)]
-        for future in as_completed(futures, loop=client.loop):
-            yield future.result()
+                dashboard_address=None, silence_logs=logging.ERROR,
+                worker_dashboard_address=None))
+            yield stack.enter_context(Client(cluster, set_as_default=False))
+            return
+        try:
+            client = stack.enter_context(Client(scheduler, timeout=CONNECT_SECONDS,
+                                                set_as_default=False))
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start "
+                             "one with `dask scheduler` and workers with `dask worker "
+                             "ADDRESS`, or leave --scheduler out for this machine's cores",
+                             Location("--scheduler")) from None
+        yield client
+
+
+def _distributed(client: Any, job: Job, values: np.ndarray, rest: list[int], seconds: float
+                 ) -> Iterator[list[Row]]:
+    """The runs in chunks on the cluster of ``client``; the job is sent to each worker once."""
+    from distributed import as_completed
+
+    count = len(client.scheduler_info(n_workers=-1)["workers"]) or 1
+    shared = client.scatter(job, broadcast=True, hash=False)
+    futures = [client.submit(run_chunk, shared, part, pure=False)
+               for part in chunks(rest, values, seconds, count)]
+    for future in as_completed(futures, loop=client.loop):
+        yield future.result()
 
 
 # --- the table ---------------------------------------------------------------------------------

@@ -523,7 +523,7 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
     return Table(tuple(trajectory.columns()), data, spec.source), model
 
 
-KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
+KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path", "sweep", "poincare")
 
 
 @main.command(epilog=_example("plot"))
@@ -557,6 +557,8 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
+    if _plot_sweep(source, kind, x, y, title, target, dpi, system, kwargs, overrides, initial):
+        return
     table, model = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     path_xy = None
     if kind == "path":
@@ -575,6 +577,34 @@ def plot(source: str, output: str | None, kind: str, system: str | None, columns
         plotting.show(table, kind=kind, columns=cols, x=x, y=y, title=title, path_xy=path_xy)
         return
     plotting.save_figure(fig, target, dpi)
+
+
+def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str | None,
+                target: Any, dpi: int, system: str | None, kwargs: dict[str, Any],
+                overrides: dict[str, float], initial: dict[str, float]) -> bool:
+    """The kinds of :mod:`lagsim.plot_sweep` (issue 12): a sweep's table (chosen by itself for
+    a table whose first column is run), or Poincaré sections of a file, a folder of runs, or a
+    system simulated with --section. False when the plot is none of these."""
+    from lagsim import plot_sweep
+
+    if kind not in plot_sweep.KINDS and not (kind == "overview"
+                                             and plot_sweep.is_sweep_table(source)):
+        return False
+    from lagsim.plot import save_figure
+
+    table = None
+    if kind == "poincare" and not Path(source).is_dir() and (
+            source == "-" or not _looks_like_csv(source)):
+        table, _ = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    kind = "poincare" if kind == "poincare" else "sweep"
+    if target is None:
+        import matplotlib.pyplot as plt
+
+        plot_sweep.draw(plt.figure(layout="constrained"), kind, source, x, y, title, table)
+        plt.show()
+        return True
+    save_figure(plot_sweep.make_figure(kind, source, x, y, title, table), target, dpi)
+    return True
 
 
 @main.command(epilog=_example("animate"))

@@ -273,8 +273,9 @@ class Session:
         self.numeric = compile_model(self.model)
         self.parameters = {p.name for p in self.spec.parameters}
 
-    def simulate(self, values: Mapping[str, float], notes: list[str]) -> Any:
-        """The trajectory of one run: ``lagsim simulate --set/--init`` with ``values``."""
+    def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
+        """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
+        ``values``."""
         from lagsim.driver import simulate
         from lagsim.options import SimulateOptions
         from lagsim.spec import parse_spec
@@ -287,7 +288,8 @@ class Session:
         parameters = spec.parameter_values
         model = replace(self.model, parameters=dict(parameters))
         numeric = self.numeric.with_parameters(parameters)
-        return simulate(spec, model, options, report=notes.append, numeric=numeric)
+        trajectory = simulate(spec, model, options, report=notes.append, numeric=numeric)
+        return trajectory, options, spec
 
 
 _SESSIONS: dict[str, Session] = {}
@@ -333,8 +335,8 @@ def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
     notes: list[str] = []
     values_by_name = dict(zip(job.names, map(float, values)))
     try:
-        trajectory = state.simulate(values_by_name, notes)
-        numbers = _numbers(job, trajectory, state.spec, values_by_name)
+        trajectory, options, spec = state.simulate(values_by_name, notes)
+        numbers = _numbers(job, trajectory, spec, options.section is None)
         if job.save is not None:
             save_trajectory(trajectory, job.save, index, job.runs)
         error = ""
@@ -346,8 +348,9 @@ def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
     return Row(index, numbers, error, tuple(notes), time.perf_counter() - start)
 
 
-def _numbers(job: Job, trajectory: Any, spec: Any, values: Mapping[str, float]
-             ) -> tuple[float, ...]:
+def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float, ...]:
+    """Final state, residuals, energy drift, stop time (known from the last row of a sampled
+    run; NaN with --section, whose rows are crossings) and summaries of one run."""
     with np.errstate(all="ignore"):
         final = (*trajectory.q[-1], *trajectory.qd[-1]) if len(trajectory.t) else \
             (math.nan,) * (2 * len(trajectory.coordinates))
@@ -356,7 +359,7 @@ def _numbers(job: Job, trajectory: Any, spec: Any, values: Mapping[str, float]
         h = trajectory.energy
         change = float(np.max(np.abs(h - h[0]))) if len(h) else math.nan
         drift = change / abs(h[0]) if len(h) and h[0] != 0 else (0.0 if change == 0 else math.inf)
-        stop = float(trajectory.t[-1]) if trajectory.stopped else math.nan
+        stop = float(trajectory.t[-1]) if trajectory.stopped and sampled else math.nan
         table = dict(zip(trajectory.columns(), trajectory.as_array().T))
         parameters = {**spec.parameter_values}
         summaries = [s.evaluate(table, parameters) for s in job.summaries]

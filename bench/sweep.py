@@ -52,7 +52,7 @@ def shell_loop(count: int, values: np.ndarray) -> float:
     start = time.perf_counter()
     for value in values[:count]:
         subprocess.run([sys.executable, "-m", "lagsim", "simulate", "double_pendulum",
-                        "--t-end", "10", "--init", f"theta2={value!r}", "-o", os.devnull],
+                        "--t-end", "10", "--init", f"theta2={float(value)!r}", "-o", os.devnull],
                        check=True, env=env)
     return (time.perf_counter() - start) / count
 
@@ -67,7 +67,9 @@ def main() -> None:
     job, plan = job_and_plan(args.runs)
     sw.run_one(job, 0, plan.values[0])  # compile once (fills the cache), untimed
     serial, rows_serial = timed(job, plan, "synchronous", None)
+    print(f"one process: {serial:.1f} s", flush=True)
     cluster, rows_cluster = timed(job, plan, None, args.workers)
+    print(f"LocalCluster: {cluster:.1f} s", flush=True)
     same = all(a.numbers == b.numbers for a, b in zip(rows_serial, rows_cluster))
     per_shell = shell_loop(args.shell_runs, plan.values[:, 0])
     run_time = float(np.mean([r.seconds for r in rows_cluster]))

@@ -210,3 +210,31 @@ def test_chunks_hold_about_chunk_seconds_of_work():
     assert [i for p in parts for i, _ in p] == list(range(1000))
     few = sw.chunks(list(range(16)), np.zeros((16, 1)), 0.001, 2)
     assert len(few) == 8
+
+
+def test_summaries_see_each_run_s_own_parameters(tmp_path):
+    """sqrt(g/l) per run, and the small-angle period 2π√(l/g) within the amplitude's
+    correction (T ≈ T0 (1 + θ0²/16), Landau and Lifshitz §11 problem 1) for θ0 = 0.01."""
+    result = invoke("sweep", "pendulum", "--values", "l=0.5,2", "--init", "theta=0.01",
+                    "--stop-when", "theta_dot", "--samples", "2", "--summary", "omega=sqrt(g/l)",
+                    "--summary", "period=2*final(t)", *SYNC)
+    assert result.exit_code == 0, result.output
+    for row in rows(result.stdout):
+        length = float(row["l"])
+        assert float(row["omega"]) == math.sqrt(9.81 / length)
+        small = 2 * math.pi * math.sqrt(length / 9.81) * (1 + 0.01**2 / 16)
+        assert float(row["period"]) == pytest.approx(small, rel=1e-8)
+
+
+def test_trajectories_as_one_parquet_dataset(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    folder = tmp_path / "runs.parquet"
+    result = invoke("sweep", "pendulum", "--values", "theta=0.1,0.2,0.3", "--t-end", "1",
+                    "--samples", "11", "--save-trajectories", str(folder), *SYNC)
+    assert result.exit_code == 0
+    data = pq.read_table(folder)
+    assert sorted(set(data.column("run").to_pylist())) == [0.0, 1.0, 2.0]
+    first = data.filter(data.column("run").to_numpy() == 2.0)
+    single = rows(invoke("simulate", "pendulum", "--init", "theta=0.3", "--t-end", "1",
+                         "--samples", "11").stdout)
+    assert [repr(x) for x in first.column("theta").to_pylist()] == [r["theta"] for r in single]

@@ -70,7 +70,8 @@ def main() -> None:
     print(f"one process: {serial:.1f} s", flush=True)
     cluster, rows_cluster = timed(job, plan, None, args.workers)
     print(f"LocalCluster: {cluster:.1f} s", flush=True)
-    same = all(a.numbers == b.numbers for a, b in zip(rows_serial, rows_cluster))
+    same = all(list(map(repr, a.numbers)) == list(map(repr, b.numbers))
+               for a, b in zip(rows_serial, rows_cluster))
     per_shell = shell_loop(args.shell_runs, plan.values[:, 0])
     run_time = float(np.mean([r.seconds for r in rows_cluster]))
     overhead = cluster * args.workers / args.runs - run_time

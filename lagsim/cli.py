@@ -692,9 +692,11 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     if runs is not None and not randoms:
         raise InputError("--runs counts the --random draws; give --random NAME=LOW:HIGH too",
                          Location("--runs"))
-    if scheduler is not None and scheduler in sw.LOCAL_SCHEDULERS and workers is not None:
-        raise InputError(f"--workers sizes the local cluster; --scheduler {scheduler} runs in "
-                         "this process alone", Location("--workers"))
+    if scheduler is not None and workers is not None:
+        alone = scheduler in sw.LOCAL_SCHEDULERS
+        raise InputError(f"--workers sizes the local cluster; --scheduler {scheduler} "
+                         f"{'runs in this process alone' if alone else 'has its own workers'}",
+                         Location("--workers"))
     text, label, stem = read_source(file)
     spec = parse_spec(text, label, stem, overrides, initial)
     flags = _flags(kwargs)

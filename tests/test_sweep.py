@@ -177,6 +177,8 @@ def test_parquet_without_pyarrow_says_how_to_get_it(monkeypatch, tmp_path):
      "has a column 'theta' already"),
     (("--values", "theta=1,2", "--workers", "2", "--scheduler", "synchronous"), "--workers: "
      "--workers sizes the local cluster; --scheduler synchronous runs in this process alone"),
+    (("--values", "theta=1,2", "--workers", "2", "--scheduler", "tcp://h:8786"), "--workers: "
+     "--workers sizes the local cluster; --scheduler tcp://h:8786 has its own workers"),
 ])
 def test_input_errors_are_one_line_exit_2(args, message, tmp_path):
     result = CliRunner().invoke(main, ["sweep", "pendulum", *args])

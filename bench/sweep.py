@@ -80,7 +80,8 @@ def main() -> None:
         "# lagsim sweep benchmark (bench/sweep.py)",
         "",
         f"double_pendulum, 10 s per run, {args.runs} runs, {args.workers} workers, "
-        f"{os.cpu_count()} cores (shared with other work while measured); {failed} runs failed; "
+        f"{os.cpu_count()} cores (shared with other work while measured: load average "
+        f"{os.getloadavg()[0]:.1f} at the end); {failed} runs failed; "
         f"rows of the cluster and of the serial sweep identical: {same}.",
         "",
         "| way | wall s | s per run | speed-up of the cluster |",

@@ -9,7 +9,7 @@ section and θ̇1 solves h = ENERGY. `lagsim sweep` runs them (``--table``) with
 --section-direction up`` and saves each run's crossings; `lagsim plot --kind poincare` draws
 (θ2, θ̇2) of all of them on one figure.
 
-Usage: ``python docs/poincare.py [--t-end T] [OUTFILE]`` (default 150 s and
+Usage: ``python docs/poincare.py [--t-end T] [OUTFILE]`` (default 250 s and
 docs/img/double_pendulum_poincare.png).
 """
 
@@ -23,12 +23,13 @@ from pathlib import Path
 from lagsim.cli import main as lagsim_main
 
 G = 9.81
-ENERGY = -12.0
-"""About halfway between the rest energy −3g and −g, where the second rod can turn over."""
+ENERGY = -15.0
+"""Between the rest energy −3g and −g, where the second rod can turn over: regular islands in a
+chaotic sea."""
 IMG = Path(__file__).resolve().parent / "img" / "double_pendulum_poincare.png"
 
 
-def starts(count: int = 24) -> list[tuple[float, float, float]]:
+def starts(count: int = 30) -> list[tuple[float, float, float]]:
     """(θ2, θ̇1, θ̇2) at θ1 = 0 on the energy surface: θ2 across the allowed range, θ̇2 = 0 and
     ±1.5, θ̇1 > 0 the larger root of θ̇1² + cos θ2 θ̇2 θ̇1 + ½θ̇2² − g(2 + cos θ2) − E = 0."""
     out = []
@@ -46,7 +47,7 @@ def starts(count: int = 24) -> list[tuple[float, float, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", default=str(IMG))
-    parser.add_argument("--t-end", default="150")
+    parser.add_argument("--t-end", default="250")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "starts.csv"

@@ -161,7 +161,7 @@ def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
     ax = fig.add_subplot()
     count = 0
     for (xs, ys), colour in zip(sections, _colours(len(sections))):
-        ax.scatter(xs, ys, s=1.5, color=colour, linewidths=0)
+        ax.scatter(xs, ys, s=2.5, color=colour, linewidths=0)
         count += len(xs)
     ax.set_xlabel(x)
     ax.set_ylabel(y)

@@ -25,7 +25,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.compile import NumericSystem, lambdify
-from lagsim.errors import Location
+from lagsim.errors import InputError, Location
 from lagsim.expressions import Source, parse_expression
 from lagsim.options import SimulateOptions
 from lagsim.spec import SystemSpec
@@ -50,6 +50,11 @@ def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateO
     """The ``--section`` expression of ``options``, or None; an unknown name is an
     :class:`InputError` at the option (its file location, or ``--section``)."""
     if options.section is None:
+        if options.where("section_direction") is not None:
+            raise InputError(f"{options.label('section_direction')} chooses the crossings of "
+                             "--section; give --section EXPR too",
+                             options.file_location("section_direction")
+                             or Location(options.label("section_direction")))
         return None
     lambdas = [f"lambda_{c}" for c in numeric.constraint_names]
     params = list(numeric.parameters)

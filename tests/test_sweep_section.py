@@ -84,6 +84,8 @@ def test_section_with_stop_when_keeps_the_crossings_before_the_stop():
      "'thetta' (did you mean 'theta'?)"),
     (("--section", "theta", "--section-direction", "sideways"), "lagsim: error: "
      "--section-direction must be one of both, up, down; 'sideways' is not a known direction"),
+    (("--section-direction", "up"), "lagsim: error: --section-direction: --section-direction "
+     "chooses the crossings of --section; give --section EXPR too"),
 ])
 def test_section_errors(args, message):
     result = CliRunner().invoke(main, ["simulate", "pendulum", *args])

@@ -57,11 +57,45 @@ def shell_loop(count: int, values: np.ndarray) -> float:
     return (time.perf_counter() - start) / count
 
 
+def machinery(runs: int) -> tuple[float, float]:
+    """Seconds per run of the pendulum (10 s, default samples) by the sweep's synchronous
+    engine, and by bare ``driver.simulate`` calls on one spec, model and compiled system with
+    only θ(0) replaced: the difference is what the sweep adds to a run in a process (parsing
+    the file again, options, summaries, the row)."""
+    from dataclasses import replace
+
+    from lagsim.compile import compile_model
+    from lagsim.driver import simulate
+    from lagsim.model import build_model
+    from lagsim.options import SimulateOptions
+    from lagsim.spec import parse_spec
+
+    text, label, stem = read_source("pendulum")
+    values = np.linspace(0.1, 3.0, runs)
+    plan = sw.Plan(("theta",), values.reshape(runs, 1))
+    job = sw.Job(text, label, stem, {}, {}, {}, plan.names, runs=runs).keyed()
+    sw.run_one(job, 0, plan.values[0])
+    start = time.perf_counter()
+    sw.execute(job, plan, "synchronous", None)
+    swept = (time.perf_counter() - start) / runs
+    spec = parse_spec(text, label, stem)
+    model = build_model(spec)
+    numeric = compile_model(model)
+    options = SimulateOptions.resolve(spec.simulate, {})
+    start = time.perf_counter()
+    for value in values:
+        simulate(replace(spec, initial=(("theta", float(value)), ("theta_dot", 0.0))), model,
+                 options, numeric=numeric)
+    bare = (time.perf_counter() - start) / runs
+    return swept, bare
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--workers", type=int, default=sw.default_workers())
     parser.add_argument("--shell-runs", type=int, default=5)
+    parser.add_argument("--machinery-runs", type=int, default=200)
     parser.add_argument("--out", default=str(ROOT / "bench" / "sweep_results.md"))
     args = parser.parse_args()
     job, plan = job_and_plan(args.runs)
@@ -73,6 +107,7 @@ def main() -> None:
     same = all(list(map(repr, a.numbers)) == list(map(repr, b.numbers))
                for a, b in zip(rows_serial, rows_cluster))
     per_shell = shell_loop(args.shell_runs, plan.values[:, 0])
+    swept, bare = machinery(args.machinery_runs)
     run_time = float(np.mean([r.seconds for r in rows_cluster]))
     overhead = cluster * args.workers / args.runs - run_time
     failed = sum(bool(r.error) for r in rows_cluster)
@@ -96,6 +131,11 @@ def main() -> None:
         f"Mean time of a run inside a worker: {run_time * 1e3:.1f} ms; overhead per run on the "
         f"cluster (wall × workers / runs − run time): {overhead * 1e3:.2f} ms = "
         f"{100 * overhead / run_time:.1f} % of a run.",
+        "",
+        f"What the sweep adds to a run inside a process (pendulum, 10 s, 1001 samples, "
+        f"{args.machinery_runs} runs, synchronous): {swept * 1e3:.2f} ms per run against "
+        f"{bare * 1e3:.2f} ms for bare `driver.simulate` calls, "
+        f"{100 * (swept - bare) / bare:.1f} % more.",
         "",
     ]
     text = "\n".join(lines)

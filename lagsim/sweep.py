@@ -272,19 +272,43 @@ class Session:
         self.model = build_model(self.spec)
         self.numeric = compile_model(self.model)
         self.parameters = {p.name for p in self.spec.parameters}
+        self._parsed: tuple[tuple[tuple[str, float], ...], Any] | None = None
+
+    def run_spec(self, values: Mapping[str, float]) -> Any:
+        """The spec of one run: what ``parse_spec`` gives with the run's parameters as
+        ``--set`` and its initial values as ``--init``. The file is parsed again only when the
+        parameters change (values derived from them must follow); initial values alone are put
+        in as the parser puts an ``--init`` (value replaced, location ``--init``, coordinate
+        order), which the tests check against ``parse_spec``."""
+        from lagsim.spec import parse_spec
+
+        job = self.job
+        run_parameters = {k: v for k, v in values.items() if k in self.parameters}
+        run_initial = {k: float(v) for k, v in values.items() if k not in self.parameters}
+        key = tuple(run_parameters.items())
+        if self._parsed is None or self._parsed[0] != key:
+            base = parse_spec(job.text, job.label, job.stem,
+                              {**job.overrides, **run_parameters}, job.initial)
+            self._parsed = (key, base)
+        base = self._parsed[1]
+        if not run_initial:
+            return base
+        state = dict(base.initial)
+        state.update(run_initial)
+        order = (*base.coordinates, *base.velocities)
+        where = dict(base.initial_locations)
+        where.update({k: Location("--init") for k in run_initial})
+        return replace(base, initial=tuple((k, state[k]) for k in order if k in state),
+                       initial_locations=tuple(where.items()))
 
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
         ``values``."""
         from lagsim.driver import simulate
         from lagsim.options import SimulateOptions
-        from lagsim.spec import parse_spec
 
-        job = self.job
-        overrides = {**job.overrides, **{k: v for k, v in values.items() if k in self.parameters}}
-        initial = {**job.initial, **{k: v for k, v in values.items() if k not in self.parameters}}
-        spec = parse_spec(job.text, job.label, job.stem, overrides, initial)
-        options = SimulateOptions.resolve(spec.simulate, job.flags)
+        spec = self.run_spec(values)
+        options = SimulateOptions.resolve(spec.simulate, self.job.flags)
         parameters = spec.parameter_values
         model = replace(self.model, parameters=dict(parameters))
         numeric = self.numeric.with_parameters(parameters)

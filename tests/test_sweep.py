@@ -240,3 +240,26 @@ def test_trajectories_as_one_parquet_dataset(tmp_path):
     single = rows(invoke("simulate", "pendulum", "--init", "theta=0.3", "--t-end", "1",
                          "--samples", "11").stdout)
     assert [repr(x) for x in first.column("theta").to_pylist()] == [r["theta"] for r in single]
+
+
+@pytest.mark.parametrize(("system", "values"), [
+    ("pendulum_natural", {"x": 0.3, "y_dot": 0.1}),
+    ("pendulum_natural", {"l": 2.0, "x_dot": 0.5}),
+    ("double_pendulum", {"theta2": 1.0, "theta1_dot": 0.2}),
+])
+def test_a_run_s_spec_is_the_parser_s_with_set_and_init(system, values):
+    """The session re-parses only when parameters change; otherwise it puts initial values in
+    itself: the spec must be the one ``parse_spec`` makes from --set/--init (every field,
+    locations included), with fixed --set/--init values kept."""
+    from lagsim.spec import parse_spec, read_source
+
+    text, label, stem = read_source(system)
+    job = sw.Job(text, label, stem, {}, {"g": 9.0}, {"y": -0.5} if "x" in values else {},
+                 tuple(values)).keyed()
+    state = sw.Session(job)
+    parameters = {k: v for k, v in values.items() if k in state.parameters}
+    initial = {k: v for k, v in values.items() if k not in state.parameters}
+    expected = parse_spec(text, label, stem, {**job.overrides, **parameters},
+                          {**job.initial, **initial})
+    assert state.run_spec(values) == expected
+    assert state.run_spec(values) == expected  # the second time from the kept parse

@@ -4,10 +4,10 @@ The runs: each ``--grid``, ``--values``, the ``--random`` draws (one block of ``
 and the rows of ``--table`` is an axis; the runs are their product, in order (the last axis
 varies fastest). A NAME is a parameter or an initial value (``theta``, ``theta_dot``).
 
-Every run is ``lagsim simulate`` with its values: the system file is parsed again with the run's
-values as ``--set`` / ``--init`` (:func:`lagsim.spec.parse_spec`, a few ms), so parameters and
-initial values written as expressions of a swept parameter follow it as they would on the
-command line; the model is derived and compiled once per process (:class:`Session`) and bound to
+Every run is ``lagsim simulate`` with its values: its spec is the one ``--set`` / ``--init``
+give (:meth:`Session.run_spec`: the file is parsed again when the parameters change, so values
+written as expressions of a swept parameter follow it as on the command line); the model is
+derived and compiled once per process (:class:`Session`) and bound to
 the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled);
 then :func:`lagsim.driver.simulate`, with its consistent start, formulations and stabilizers.
 So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -715,6 +716,9 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
             output = f"{stem or 'lagsim'}.png"
             _warn(f"no display: writing {output}")
         target = check_output(output, formats=plotting.FORMATS, binary=True)
+    if len(sources) == 1 and _plot_sweep(sources[0], kind, x, y, title, target, dpi, system,
+                                         kwargs, overrides, initial):
+        return
     flags = _flags(kwargs)
     if kind == "invariants":
         flags.setdefault("invariants", True)
@@ -783,6 +787,34 @@ def _wrap_columns(wrap: str | None, info: Any, table: Any) -> list[str]:
                          "positions only through sin and cos); name the columns to wrap",
                          Location("--wrap"))
     return angles
+
+
+def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str | None,
+                target: Any, dpi: int, system: str | None, kwargs: dict[str, Any],
+                overrides: dict[str, float], initial: dict[str, float]) -> bool:
+    """The kinds of :mod:`lagsim.plot_sweep` (issue 12): a sweep's table (chosen by itself for
+    a table whose first column is run), or Poincaré sections of a file, a folder of runs, or a
+    system simulated with --section. False when the plot is none of these."""
+    from lagsim import plot_sweep
+
+    if kind not in plot_sweep.KINDS and not (kind == "overview"
+                                             and plot_sweep.is_sweep_table(source)):
+        return False
+    from lagsim.plot import save_figure
+
+    table = None
+    if kind == "poincare" and not Path(source).is_dir() and (
+            source == "-" or not _looks_like_csv(source)):
+        table, _ = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    kind = "poincare" if kind == "poincare" else "sweep"
+    if target is None:
+        import matplotlib.pyplot as plt
+
+        plot_sweep.draw(plt.figure(layout="constrained"), kind, source, x, y, title, table)
+        plt.show()
+        return True
+    save_figure(plot_sweep.make_figure(kind, source, x, y, title, table), target, dpi)
+    return True
 
 
 @main.command(epilog=_example("animate"))
@@ -990,6 +1022,137 @@ def action(file: str, path: str | None, csv: str | None, stationary: bool, start
     write_csv(found.columns(), found.as_array(), target)
     _warn(f"stationary path: S = {found.S:.15g} (quadrature error estimate {found.error:.1e}; "
           f"solve_bvp residual {found.residual:.1e})")
+
+
+# --- many runs (issue 12): `lagsim sweep` -------------------------------------------------------
+
+
+@main.command(epilog="\b\nExample:\n  lagsim sweep pendulum --grid theta=0.1:3:50 --stop-when "
+              "theta_dot --summary 'period=2*final(t)' -o period.csv")
+@click.argument("file", metavar="FILE", shell_complete=complete_system)
+@click.option("--grid", "grids", multiple=True, metavar="NAME=START:STOP:COUNT",
+              help="COUNT equally spaced values of a parameter or initial value (ends included).")
+@click.option("--values", "value_lists", multiple=True, metavar="NAME=V1,V2,...",
+              help="The listed values of a parameter or initial value.")
+@click.option("--random", "randoms", multiple=True, metavar="NAME=LOW:HIGH",
+              help="--runs uniform draws in [LOW, HIGH), reproducible from --seed.")
+@click.option("--runs", type=int, default=None, metavar="N", help="How many --random draws.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --random draws.")
+@click.option("--table", "table_file", metavar="FILE.csv",
+              help="A CSV of runs: a header of names, one run per row.")
+@click.option("--summary", "summaries", multiple=True, metavar="[NAME=]EXPR",
+              help="A column of the table: an expression in the run's CSV columns reduced with "
+                   "max, min, mean, final or first, e.g. 'amp=max(abs(theta))'.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="A Dask scheduler (tcp://HOST:8786), or 'synchronous' for this process "
+                   "alone [default: a local cluster of --workers processes].")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Worker processes of the local cluster [default: one per core].")
+@click.option("--save-trajectories", "save", metavar="DIR",
+              help="Write each run's CSV as DIR/run_<index>.csv (DIR ending .parquet: one "
+                   "Parquet file per run, a dataset).")
+@simulate_options
+@click.option("-o", "--output", default="-", metavar="FILE",
+              help="The table: CSV (- for stdout), or Parquet when FILE ends .parquet.")
+def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
+          randoms: tuple[str, ...], runs: int | None, seed: int, table_file: str | None,
+          summaries: tuple[str, ...], scheduler: str | None, workers: int | None,
+          save: str | None, output: str, overrides: dict[str, float],
+          initial: dict[str, float], **kwargs: Any) -> None:
+    """Simulate FILE once for every combination of the swept values, on Dask, and write one
+    row per run: the values, the final state, the largest constraint residuals, the energy
+    drift, the stop time of --stop-when and each --summary.
+
+    Every run is `lagsim simulate` with its values (bit for bit). A run that fails is recorded
+    in the error column and the sweep goes on; then the exit status is 1.
+    """
+    from lagsim import sweep as sw
+    from lagsim.errors import IntegrationError
+    from lagsim.io import check_output
+    from lagsim.options import SimulateOptions
+    from lagsim.spec import parse_spec, read_source
+    from lagsim.summary import parse_summary
+
+    target = check_output(output, formats=sw.FORMATS)
+    fmt = target.format(sw.FORMATS)
+    if fmt == "parquet" and not sw.have_parquet():
+        raise InputError(sw.PARQUET_MISSING, Location("-o"))
+    if runs is not None and not randoms:
+        raise InputError("--runs counts the --random draws; give --random NAME=LOW:HIGH too",
+                         Location("--runs"))
+    if scheduler is not None and workers is not None:
+        alone = scheduler in sw.LOCAL_SCHEDULERS
+        raise InputError(f"--workers sizes the local cluster; --scheduler {scheduler} "
+                         f"{'runs in this process alone' if alone else 'has its own workers'}",
+                         Location("--workers"))
+    text, label, stem = read_source(file)
+    spec = parse_spec(text, label, stem, overrides, initial)
+    flags = _flags(kwargs)
+    SimulateOptions.resolve(spec.simulate, flags)
+    axes = [*(sw.grid_axis(g) for g in grids), *(sw.values_axis(v) for v in value_lists)]
+    if randoms or runs is not None:
+        axes.append(sw.random_axis(randoms, runs, seed))
+    if table_file is not None:
+        axes.append(sw.table_axis(table_file))
+    fixed = {**{k: "--set" for k in overrides}, **{k: "--init" for k in initial}}
+    plan = sw.plan(axes, [p.name for p in spec.parameters], spec.coordinates, fixed)
+    job = sw.Job(text, label, stem, flags, dict(overrides), dict(initial), plan.names,
+                 runs=len(plan))
+    coordinates = spec.coordinates
+    constraints = [c.name for c in spec.constraints]
+    taken = sw.columns(job, coordinates, constraints)
+    parsed: list[Any] = []
+    for raw in summaries:
+        parsed.append(parse_summary(raw, sw.trajectory_columns(spec),
+                                       [p.name for p in spec.parameters],
+                                       taken + [s.name for s in parsed]))
+    if save is not None:
+        save = sw.check_save_folder(save)
+    job = replace(job, summaries=tuple(parsed), save=save).keyed()
+    bar = _SweepProgress(len(plan))
+    try:
+        rows = sw.execute(job, plan, scheduler, workers, bar)
+    finally:
+        bar.close()
+    notes = [(i, r.notes) for i, r in enumerate(rows) if r.notes]
+    if notes:
+        for note in notes[0][1]:
+            _warn(f"run {notes[0][0]}: {note}")
+        if len(notes) > 1:
+            _warn(f"({len(notes) - 1} more runs had notes like these)")
+    header, data, errors = sw.table(job, plan, rows, coordinates, constraints)
+    sw.write_table(header, data, errors, target, fmt)
+    failed = [(i, e) for i, e in enumerate(errors) if e]
+    if failed:
+        first, why = failed[0]
+        raise IntegrationError(f"{len(failed)} of {len(plan)} runs failed; their rows say why "
+                               f"in the error column (run {first}: {why})")
+
+
+class _SweepProgress:
+    """A bar of runs done on stderr, only on a terminal, once the sweep has taken a second."""
+
+    def __init__(self, total: int) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.start = time.monotonic()
+        self.total = total
+        self.done = 0
+        self.bar: Any = None
+
+    def __call__(self, count: int) -> None:
+        self.done += count
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < 1.0:
+                return
+            self.bar = click.progressbar(length=self.total, label="runs", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(self.done - self.bar.pos)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
 
 
 # --- editor and shell support (issue 13): `lagsim schema`, `lagsim completion` -------------------

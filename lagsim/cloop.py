@@ -318,7 +318,7 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
-    DOP853, the ``reduced`` formulation, a formulation or stabilizer class other than the
+    DOP853, ``--section`` (its crossings are taken in Python), the ``reduced`` formulation, a formulation or stabilizer class other than the
     registered ones (a subclass may change any step), a stand-in for the
     :class:`~lagsim.compile.NumericSystem`, a model without C code (all expected, and
     silent), or a C loop that cannot be built (said on stderr)."""
@@ -327,6 +327,7 @@ def loop_for(problem: Problem) -> CLoop | None:
 
     numeric, form = problem.numeric, problem.form
     if (problem.options.method != "DOP853" or form.name not in FORMS
+            or problem.options.section is not None
             or not isinstance(numeric, NumericSystem)
             or type(form) is not FORMULATIONS[form.name]
             or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):

@@ -46,6 +46,7 @@ from lagsim.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.model import Model
 from lagsim.options import BY_NAME, SimulateOptions, duration
 from lagsim.problem import Problem
+from lagsim.section import SectionFunction
 from lagsim.spec import SystemSpec
 from lagsim.trajectory import Trajectory
 
@@ -112,7 +113,9 @@ def run_python(problem: Problem, progress: Callable[[float], None] | None = None
     form, options = problem.form, problem.options
     y0 = form.initial(problem.t0, problem.q0, problem.qd0)
     samples = Samples(problem)
-    samples.add(problem.t0, y0, project=False)
+    section = Section.of(problem, y0)
+    if section is None:
+        samples.add(problem.t0, y0, project=False)
     guard = Guard(problem)
     stop = StopEvent(problem, y0) if problem.stop is not None else None
     pace = Pace(problem)
@@ -131,7 +134,10 @@ def run_python(problem: Problem, progress: Callable[[float], None] | None = None
                 step = Step(solver)
                 guard.accepted(step)
                 end = stop.crossing(step) if stop is not None else None
-                samples.take(step, end)
+                if section is None:
+                    samples.take(step, end)
+                else:
+                    section.take(step, end, samples)
                 alias.accepted(step.t, step.y)
                 if end is not None:
                     return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
@@ -306,6 +312,48 @@ class StopEvent:
             return step.t
         return float(brentq(lambda s: self.value(s, step.at(s)), step.t_old, step.t,
                             xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
+
+
+class Section:
+    """``--section``: the state at every crossing of the expression's zero in the chosen
+    direction, located like :class:`StopEvent`'s (:mod:`lagsim.section`); these rows replace
+    the samples."""
+
+    def __init__(self, problem: Problem, function: SectionFunction, y0: np.ndarray) -> None:
+        self.function = function
+        self.form = problem.form
+        self.want = {"both": 0.0, "up": -1.0, "down": 1.0}[function.direction]
+        self.sign = float(np.sign(self.value(problem.t0, y0)))
+
+    @classmethod
+    def of(cls, problem: Problem, y0: np.ndarray) -> Section | None:
+        from lagsim.section import compile_section
+
+        function = compile_section(problem.spec, problem.numeric, problem.options)
+        return None if function is None else cls(problem, function, y0)
+
+    def value(self, t: float, y: np.ndarray) -> float:
+        form = self.form
+        q, qd = form.unpack(t, y)
+        lam = (form.multipliers(t, q, qd) if self.function.uses_multipliers
+               else np.zeros(form.m))
+        return float(self.function.function(t, *q, *qd, *lam))
+
+    def take(self, step: Step, end: float | None, samples: Samples) -> None:
+        """A row for the crossing inside ``step`` (before the stop time ``end``), if any and in
+        the wanted direction (``want`` is the sign before the crossing, 0 for both)."""
+        g = self.value(step.t, step.y)
+        if not math.isfinite(g):
+            raise IntegrationError(f"the {BY_NAME['section'].flag} expression is {g}",
+                                   time=step.t)
+        before, self.sign = self.sign, float(np.sign(g))
+        if before == 0.0 or g * before > 0.0:
+            return
+        t = step.t if g == 0.0 else float(brentq(
+            lambda s: self.value(s, step.at(s)), step.t_old, step.t,
+            xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
+        if (self.want == 0.0 or before == self.want) and (end is None or t <= end):
+            samples.add(t, step.at(t))
 
 
 class Guard:

@@ -149,6 +149,9 @@ class Option:
         return f"{text} [default: {shown}, or the file's {self.key}]"
 
 
+SECTION_DIRECTIONS = ("both", "up", "down")
+"""``--section-direction``: every crossing, the expression rising through 0, or falling."""
+
 OPTIONS: tuple[Option, ...] = (
     Option("t_start", float, 0.0, _number, "Start time.", "T",
            doc="start time; the initial values are at this time"),
@@ -194,6 +197,16 @@ OPTIONS: tuple[Option, ...] = (
            "Stop when EXPR changes sign, e.g. lambda_c1 or y.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the run ends when it "
                 "changes sign")),
+    Option("section", str | None, None, _expression,
+           "Write, instead of the samples, the state at every crossing of EXPR = 0 (a "
+           "Poincaré section), e.g. theta1.", "EXPR",
+           doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the output is the state "
+                "at each of its zeros (a Poincaré section) instead of the samples")),
+    Option("section_direction", str, "both",
+           _choice(lambda: SECTION_DIRECTIONS, "direction"),
+           "Which crossings of --section: up (EXPR rising through 0), down or both.",
+           "up|down|both", lambda: SECTION_DIRECTIONS,
+           doc="`up` (the expression rising through 0), `down` or `both`"),
     Option("strict_initial", bool, False, _switch,
            "Refuse to move the initial values you set onto the constraints (values left out "
            "are still computed).",

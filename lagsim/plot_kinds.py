@@ -17,6 +17,11 @@ KIND_HELP: Mapping[str, str] = {
     "invariants": "the relative drift |I - I0| / |I0| of each conserved quantity that `lagsim "
                   "check` finds (log); simulates with --invariants, or computes them for a CSV "
                   "given with --system",
+    "sweep": "a sweep's table (lagsim sweep): --y against the swept --x, a line for one swept "
+             "value, a heat map for a grid of two, coloured points for random draws; chosen by "
+             "itself for a table whose first column is run",
+    "poincare": "Poincaré sections: --y against --x at the crossings of simulate --section, of "
+                "one CSV, a folder of runs (sweep --save-trajectories) or a system",
     "path": "the masses' paths in the x-y plane, equal axes (needs the system: a system "
             "INPUT, or --system)",
 }

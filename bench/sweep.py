@@ -1,0 +1,147 @@
+"""Benchmark of ``lagsim sweep`` (issue 12, "Goals, measured in bench/").
+
+The double pendulum (bundled ``double_pendulum``: six coordinates, four constraints, index-1
+with projection), 10 s per run, θ2(0) swept; three ways side by side in one run:
+
+1. ``lagsim sweep`` on a ``LocalCluster`` of ``--workers`` processes (cluster start-up included);
+2. the same runs one after another in one process (``--scheduler synchronous``);
+3. a shell loop of ``lagsim simulate`` (one process per run: start-up, parse, model, cache
+   load), timed on ``--shell-runs`` runs and **extrapolated** to the sweep's count.
+
+The overhead per run on the cluster is ``wall × workers / runs − mean run time``, the run
+time being measured inside each run (:attr:`lagsim.sweep.Row.seconds`): what a run costs beyond
+its own work (scheduling, transfer, idle workers at the end). Speed is never asserted in tests.
+
+    .venv/bin/python bench/sweep.py --runs 10000        # the issue's figure (about an hour)
+    .venv/bin/python bench/sweep.py --runs 200          # a quick look; per-run figures scale
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from lagsim import sweep as sw
+from lagsim.spec import read_source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def job_and_plan(runs: int) -> tuple[sw.Job, sw.Plan]:
+    text, label, stem = read_source("double_pendulum")
+    plan = sw.Plan(("theta2",), np.linspace(1.0, 2.0, runs).reshape(runs, 1))
+    job = sw.Job(text, label, stem, {"t_end": "10"}, {}, {}, plan.names, runs=runs).keyed()
+    return job, plan
+
+
+def timed(job: sw.Job, plan: sw.Plan, scheduler: str | None, workers: int | None
+          ) -> tuple[float, list[sw.Row]]:
+    start = time.perf_counter()
+    rows = sw.execute(job, plan, scheduler, workers)
+    return time.perf_counter() - start, rows
+
+
+def shell_loop(count: int, values: np.ndarray) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    for value in values[:count]:
+        subprocess.run([sys.executable, "-m", "lagsim", "simulate", "double_pendulum",
+                        "--t-end", "10", "--init", f"theta2={float(value)!r}", "-o", os.devnull],
+                       check=True, env=env)
+    return (time.perf_counter() - start) / count
+
+
+def machinery(runs: int) -> tuple[float, float]:
+    """Seconds per run of the pendulum (10 s, default samples) by the sweep's synchronous
+    engine, and by bare ``driver.simulate`` calls on one spec, model and compiled system with
+    only θ(0) replaced: the difference is what the sweep adds to a run in a process (parsing
+    the file again, options, summaries, the row)."""
+    from dataclasses import replace
+
+    from lagsim.compile import compile_model
+    from lagsim.driver import simulate
+    from lagsim.model import build_model
+    from lagsim.options import SimulateOptions
+    from lagsim.spec import parse_spec
+
+    text, label, stem = read_source("pendulum")
+    values = np.linspace(0.1, 3.0, runs)
+    plan = sw.Plan(("theta",), values.reshape(runs, 1))
+    job = sw.Job(text, label, stem, {}, {}, {}, plan.names, runs=runs).keyed()
+    sw.run_one(job, 0, plan.values[0])
+    start = time.perf_counter()
+    sw.execute(job, plan, "synchronous", None)
+    swept = (time.perf_counter() - start) / runs
+    spec = parse_spec(text, label, stem)
+    model = build_model(spec)
+    numeric = compile_model(model)
+    options = SimulateOptions.resolve(spec.simulate, {})
+    start = time.perf_counter()
+    for value in values:
+        simulate(replace(spec, initial=(("theta", float(value)), ("theta_dot", 0.0))), model,
+                 options, numeric=numeric)
+    bare = (time.perf_counter() - start) / runs
+    return swept, bare
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=sw.default_workers())
+    parser.add_argument("--shell-runs", type=int, default=5)
+    parser.add_argument("--machinery-runs", type=int, default=200)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "sweep_results.md"))
+    args = parser.parse_args()
+    job, plan = job_and_plan(args.runs)
+    sw.run_one(job, 0, plan.values[0])  # compile once (fills the cache), untimed
+    serial, rows_serial = timed(job, plan, "synchronous", None)
+    print(f"one process: {serial:.1f} s", flush=True)
+    cluster, rows_cluster = timed(job, plan, None, args.workers)
+    print(f"LocalCluster: {cluster:.1f} s", flush=True)
+    same = all(list(map(repr, a.numbers)) == list(map(repr, b.numbers))
+               for a, b in zip(rows_serial, rows_cluster))
+    per_shell = shell_loop(args.shell_runs, plan.values[:, 0])
+    swept, bare = machinery(args.machinery_runs)
+    run_time = float(np.mean([r.seconds for r in rows_cluster]))
+    overhead = cluster * args.workers / args.runs - run_time
+    failed = sum(bool(r.error) for r in rows_cluster)
+    lines = [
+        "# lagsim sweep benchmark (bench/sweep.py)",
+        "",
+        f"double_pendulum, 10 s per run, {args.runs} runs, {args.workers} workers, "
+        f"{os.cpu_count()} cores (shared with other work while measured: load average "
+        f"{os.getloadavg()[0]:.1f} at the end); {failed} runs failed; "
+        f"rows of the cluster and of the serial sweep identical: {same}.",
+        "",
+        "| way | wall s | s per run | speed-up of the cluster |",
+        "| --- | ---: | ---: | ---: |",
+        f"| LocalCluster, {args.workers} processes (start-up included) | {cluster:.1f} | "
+        f"{cluster / args.runs:.4f} | 1 |",
+        f"| one process, one run after another | {serial:.1f} | {serial / args.runs:.4f} | "
+        f"{serial / cluster:.2f}× |",
+        f"| shell loop of `lagsim simulate` (extrapolated from {args.shell_runs} runs) | "
+        f"{per_shell * args.runs:.0f} | {per_shell:.3f} | {per_shell * args.runs / cluster:.1f}× |",
+        "",
+        f"Mean time of a run inside a worker: {run_time * 1e3:.1f} ms; overhead per run on the "
+        f"cluster (wall × workers / runs − run time): {overhead * 1e3:.2f} ms = "
+        f"{100 * overhead / run_time:.1f} % of a run.",
+        "",
+        f"What the sweep adds to a run inside a process (pendulum, 10 s, 1001 samples, "
+        f"{args.machinery_runs} runs, synchronous): {swept * 1e3:.2f} ms per run against "
+        f"{bare * 1e3:.2f} ms for bare `driver.simulate` calls, "
+        f"{100 * (swept - bare) / bare:.1f} % more.",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

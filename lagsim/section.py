@@ -1,0 +1,94 @@
+"""Poincaré sections: ``--section EXPR`` (issue 12).
+
+A run with a section writes, instead of its samples, the state at every crossing of EXPR = 0 in
+the chosen direction (``--section-direction``: ``up``, EXPR rising through 0; ``down``; ``both``),
+each crossing located like ``--stop-when``'s: a sign change of EXPR between the ends of an
+accepted step, found by ``brentq`` on the step's dense output (:class:`lagsim.driver.Section`).
+A step that crosses twice (EXPR back to its sign within one step) shows no sign change and is
+missed, as for ``--stop-when``; lagsim's default tolerances keep steps far shorter than the
+motion's periods. The section of the double pendulum at θ1 = 0 going up, plotted as (θ2, θ̇2)
+for many starts at one energy, is the classic picture of its mixed regular and chaotic motion
+(``lagsim plot --kind poincare``).
+
+The expression is compiled once per process with the parameters as inputs (so a sweep over
+parameter values compiles it once), from the same names as ``--stop-when``: t, the coordinates,
+their velocities, the parameters and the multipliers ``lambda_<c>``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from lagsim.compile import NumericSystem, lambdify
+from lagsim.errors import InputError, Location
+from lagsim.expressions import Source, parse_expression
+from lagsim.options import SimulateOptions
+from lagsim.spec import SystemSpec
+
+
+@dataclass(frozen=True)
+class SectionFunction:
+    """The ``--section`` expression compiled in (t, q, q̇, λ) at one run's parameter values."""
+
+    text: str
+    function: Callable[..., float]
+    uses_multipliers: bool
+    direction: str
+
+
+_MEMO: OrderedDict[tuple, tuple[Callable, bool]] = OrderedDict()
+MEMO_SIZE = 16
+
+
+def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions
+                    ) -> SectionFunction | None:
+    """The ``--section`` expression of ``options``, or None; an unknown name is an
+    :class:`InputError` at the option (its file location, or ``--section``)."""
+    if options.section is None:
+        if options.where("section_direction") is not None:
+            raise InputError(f"{options.label('section_direction')} chooses the crossings of "
+                             "--section; give --section EXPR too",
+                             options.file_location("section_direction")
+                             or Location(options.label("section_direction")))
+        return None
+    lambdas = [f"lambda_{c}" for c in numeric.constraint_names]
+    params = list(numeric.parameters)
+    key = (options.section, numeric.coordinates, tuple(lambdas), tuple(params))
+    found = _MEMO.get(key)
+    if found is None:
+        found = _MEMO[key] = _compile(spec, numeric, options, lambdas, params)
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    compiled, uses = found
+    values = np.array(list(numeric.parameters.values()), dtype=float)
+    k = 1 + 2 * numeric.n + numeric.m
+    x = np.empty(k + len(values))
+    x[k:] = values
+
+    def function(*state: float) -> float:
+        x[:k] = state
+        return float(compiled(x)[0])
+
+    return SectionFunction(options.section, function, uses, options.section_direction)
+
+
+def _compile(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions,
+             lambdas: list[str], params: list[str]) -> tuple[Callable, bool]:
+    names = dict(spec.symbols())
+    names.update({name: se.Symbol(name) for name in lambdas})
+    in_file = options.file_location("section")
+    where = in_file or Location(options.label("section"))
+    label = "simulate.section" if in_file else "expression"
+    hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
+            f"multipliers {', '.join(lambdas) or '(none: no constraints)'}")
+    expr = parse_expression(options.section, names, Source(where), label, hint)
+    args = [se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
+            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates),
+            *(se.Symbol(name) for name in lambdas), *(se.Symbol(p) for p in params)]
+    uses = bool({se.Symbol(name) for name in lambdas} & expr.free_symbols)
+    return lambdify(args, [expr]), uses

@@ -1,0 +1,648 @@
+"""``lagsim sweep``: many runs of one system on Dask, from a laptop to a cluster (issue 12).
+
+The runs: each ``--grid``, ``--values``, the ``--random`` draws (one block of ``--runs`` rows)
+and the rows of ``--table`` is an axis; the runs are their product, in order (the last axis
+varies fastest). A NAME is a parameter or an initial value (``theta``, ``theta_dot``).
+
+Every run is ``lagsim simulate`` with its values: its spec is the one ``--set`` / ``--init``
+give (:meth:`Session.run_spec`: the file is parsed again when the parameters change, so values
+written as expressions of a swept parameter follow it as on the command line); the model is
+derived and compiled once per process (:class:`Session`) and bound to
+the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled);
+then :func:`lagsim.driver.simulate`, with its consistent start, formulations and stabilizers.
+So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers
+and the order in which runs finish (each run is placed by its index).
+
+The engine: without ``--scheduler`` a Dask ``LocalCluster`` with one single-threaded worker
+process per core (``--workers N``); ``--scheduler tcp://HOST:PORT`` the user's cluster (whose
+workers need lagsim installed and, for ``--save-trajectories``, the folder); ``--scheduler
+synchronous`` every run in this process, one after another (Dask's synchronous scheduler).
+The client runs run 0 itself: it compiles the model (so that the workers find it in the compile
+cache) and times a run, from which runs are grouped in chunks of about :data:`CHUNK_SECONDS` of
+work. The job (file text, options, summaries) is sent to each worker once (``scatter``); a
+chunk carries only its runs' indices and values, and returns only their rows.
+
+A run that fails is recorded (its row's ``error`` column says why, its numbers are NaN) and the
+sweep goes on; the command then exits 1 and says how many failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import itertools
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lagsim.errors import InputError, LagsimError, Location
+from lagsim.expressions import Source, parse_expression, suggest
+from lagsim.summary import Summary
+
+CHUNK_SECONDS = 0.3
+"""Work per chunk sent to a worker: enough that Dask's few ms per task stay small, little
+enough that the chunks spread evenly over the workers."""
+CHUNKS_PER_WORKER = 4
+"""At least this many chunks per worker (when there are runs enough), for an even finish."""
+MAX_RUNS = 10_000_000
+"""A sweep of more runs than this is refused before any work."""
+LOCAL_SCHEDULERS = ("synchronous",)
+
+
+# --- the runs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One factor of the sweep: ``names`` swept together, one row of values per point."""
+
+    names: tuple[str, ...]
+    rows: tuple[tuple[float, ...], ...]
+    option: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The runs: ``values[i]`` are run i's values of ``names``."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def run(self, i: int) -> dict[str, float]:
+        return dict(zip(self.names, self.values[i].tolist()))
+
+
+def _number(text: str, option: str, what: str) -> float:
+    where = Location(option)
+    try:
+        value = float(parse_expression(text, {}, Source(where), what,
+                                       "a value is a number or an expression in numbers, such "
+                                       "as 1.5 or pi/4"))
+    except InputError as error:
+        raise InputError(error.message, where) from None
+    except (TypeError, ValueError):
+        raise InputError(f"{what} {text!r} must be a number such as 1.5 or pi/4",
+                         where) from None
+    if not math.isfinite(value):
+        raise InputError(f"{what} must be finite, got {text!r}", where)
+    return value
+
+
+def _split(item: str, option: str, form: str) -> tuple[str, str]:
+    name, sep, text = item.partition("=")
+    if not sep or not name.strip() or not text.strip():
+        raise InputError(f"expected {form}, got {item!r}", Location(option))
+    return name.strip(), text.strip()
+
+
+def grid_axis(item: str) -> Axis:
+    """``NAME=START:STOP:COUNT``: COUNT equally spaced values, both ends included."""
+    form = "NAME=START:STOP:COUNT (e.g. theta=0.1:3:50)"
+    name, text = _split(item, "--grid", form)
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise InputError(f"expected {form}, got {item!r}", Location("--grid"))
+    start = _number(parts[0], "--grid", f"the start of {name}")
+    stop = _number(parts[1], "--grid", f"the stop of {name}")
+    count = _number(parts[2], "--grid", f"the count of {name}")
+    if count != int(count) or count < 2:
+        raise InputError(f"{name}: the count must be a whole number of at least 2 (both ends "
+                         f"are values), got {parts[2]!r}; for one value use --set or --init",
+                         Location("--grid"))
+    if count > MAX_RUNS:
+        raise InputError(f"{name}: {int(count)} values is more than the {MAX_RUNS} runs a sweep "
+                         "may have", Location("--grid"))
+    if start == stop:
+        raise InputError(f"{name}: the start and the stop are both {start!r}; give a range",
+                         Location("--grid"))
+    values = np.linspace(start, stop, int(count))
+    return Axis((name,), tuple((float(v),) for v in values), "--grid")
+
+
+def values_axis(item: str) -> Axis:
+    """``NAME=v1,v2,...``."""
+    name, text = _split(item, "--values", "NAME=v1,v2,... (e.g. l=0.5,1,2)")
+    values = [_number(v, "--values", f"a value of {name}") for v in text.split(",")]
+    return Axis((name,), tuple((v,) for v in values), "--values")
+
+
+def random_axis(items: Sequence[str], runs: int | None, seed: int) -> Axis:
+    """``NAME=LOW:HIGH`` for each item: ``runs`` draws, uniform in [LOW, HIGH), reproducible
+    from ``seed`` (NumPy's PCG64, one (runs, names) array in one call)."""
+    if runs is None:
+        raise InputError("--random needs --runs N, the number of draws", Location("--random"))
+    if runs < 1 or runs > MAX_RUNS:
+        raise InputError(f"--runs must be between 1 and {MAX_RUNS}, got {runs}",
+                         Location("--runs"))
+    names, lows, highs = [], [], []
+    for item in items:
+        form = "NAME=LOW:HIGH (e.g. theta=0:1)"
+        name, text = _split(item, "--random", form)
+        parts = text.split(":")
+        if len(parts) != 2:
+            raise InputError(f"expected {form}, got {item!r}", Location("--random"))
+        low = _number(parts[0], "--random", f"the low end of {name}")
+        high = _number(parts[1], "--random", f"the high end of {name}")
+        if not high > low:
+            raise InputError(f"{name}: the high end must be greater than the low end, got "
+                             f"{low!r}:{high!r}", Location("--random"))
+        names.append(name)
+        lows.append(low)
+        highs.append(high)
+    draws = np.random.default_rng(seed).uniform(lows, highs, size=(runs, len(names)))
+    return Axis(tuple(names), tuple(tuple(map(float, row)) for row in draws), "--random")
+
+
+def table_axis(path: str) -> Axis:
+    """``--table FILE``: a CSV whose header names the swept names, one run per row."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the table: {exc}", Location(path)) from None
+    rows = [r for r in rows if any(cell.strip() for cell in r)]
+    if len(rows) < 2:
+        raise InputError("the table needs a header line of names and at least one row of "
+                         "values", Location(path, 1))
+    names = tuple(cell.strip() for cell in rows[0])
+    out = []
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(names):
+            raise InputError(f"this row has {len(row)} values but the header names "
+                             f"{len(names)}", Location(path, line))
+        values = []
+        for cell, name in zip(row, names):
+            try:
+                value = float(cell)
+            except ValueError:
+                raise InputError(f"the value of {name} {cell.strip()!r} is not a number",
+                                 Location(path, line)) from None
+            if not math.isfinite(value):
+                raise InputError(f"the value of {name} must be finite, got {cell.strip()!r}",
+                                 Location(path, line))
+            values.append(value)
+        out.append(tuple(values))
+    return Axis(names, tuple(out), "--table")
+
+
+def plan(axes: Sequence[Axis], parameters: Sequence[str], coordinates: Sequence[str],
+         fixed: Mapping[str, str] = {}) -> Plan:
+    """The product of ``axes``; every name must be a parameter or an initial value, swept once
+    and not also given in ``fixed`` (name → the flag that sets it: ``--set``, ``--init``)."""
+    if not axes:
+        raise InputError("nothing to sweep: give --grid NAME=START:STOP:COUNT, --values "
+                         "NAME=v1,v2,..., --random NAME=LOW:HIGH --runs N or --table FILE",
+                         Location("lagsim sweep"))
+    known = (*parameters, *coordinates, *(f"{q}_dot" for q in coordinates))
+    seen: dict[str, str] = {}
+    for axis in axes:
+        for name in axis.names:
+            if name not in known:
+                raise InputError(f"no parameter or initial value '{name}'"
+                                 f"{suggest(name, known)}; a sweep varies "
+                                 f"{', '.join(known)}", Location(axis.option))
+            if name in seen:
+                raise InputError(f"'{name}' is swept twice ({seen[name]} and {axis.option}); "
+                                 "sweep each name once", Location(axis.option))
+            if name in fixed:
+                raise InputError(f"'{name}' is swept and also set with {fixed[name]}; drop one",
+                                 Location(axis.option))
+            seen[name] = axis.option
+    total = math.prod(len(a.rows) for a in axes)
+    if total > MAX_RUNS:
+        raise InputError(f"the sweep has {total:,} runs, more than the {MAX_RUNS:,} allowed; "
+                         "use fewer values", Location(axes[0].option))
+    names = tuple(n for a in axes for n in a.names)
+    values = np.array([[v for row in combo for v in row]
+                       for combo in itertools.product(*(a.rows for a in axes))], dtype=float)
+    return Plan(names, values.reshape(total, len(names)))
+
+
+# --- one run, in whichever process ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every worker needs, sent once: the system file's text, the flags of ``simulate``
+    (as given), the fixed ``--set``/``--init`` values, the swept names, the summaries, and where
+    to save trajectories."""
+
+    text: str
+    label: str
+    stem: str
+    flags: Mapping[str, Any]
+    overrides: Mapping[str, float]
+    initial: Mapping[str, float]
+    names: tuple[str, ...]
+    summaries: tuple[Summary, ...] = ()
+    save: str | None = None
+    runs: int = 0
+    key: str = field(default="", compare=False)
+
+    def keyed(self) -> Job:
+        blob = json.dumps([self.text, self.label, self.stem, dict(self.flags),
+                           dict(self.overrides), dict(self.initial), self.names,
+                           [(s.name, s.text) for s in self.summaries], self.save, self.runs],
+                          sort_keys=True, default=str)
+        return replace(self, key=hashlib.sha256(blob.encode()).hexdigest())
+
+
+class Session:
+    """The parsed spec, model and compiled system of a job, made once per process."""
+
+    def __init__(self, job: Job) -> None:
+        from lagsim.compile import compile_model
+        from lagsim.model import build_model
+        from lagsim.spec import parse_spec
+
+        self.job = job
+        self.spec = parse_spec(job.text, job.label, job.stem, job.overrides, job.initial)
+        self.model = build_model(self.spec)
+        self.numeric = compile_model(self.model)
+        self.parameters = {p.name for p in self.spec.parameters}
+        self._parsed: tuple[tuple[tuple[str, float], ...], Any] | None = None
+
+    def run_spec(self, values: Mapping[str, float]) -> Any:
+        """The spec of one run: what ``parse_spec`` gives with the run's parameters as
+        ``--set`` and its initial values as ``--init``. The file is parsed again only when the
+        parameters change (values derived from them must follow); initial values alone are put
+        in as the parser puts an ``--init`` (value replaced, location ``--init``, coordinate
+        order), which the tests check against ``parse_spec``."""
+        from lagsim.spec import parse_spec
+
+        job = self.job
+        run_parameters = {k: v for k, v in values.items() if k in self.parameters}
+        run_initial = {k: float(v) for k, v in values.items() if k not in self.parameters}
+        key = tuple(run_parameters.items())
+        if self._parsed is None or self._parsed[0] != key:
+            base = parse_spec(job.text, job.label, job.stem,
+                              {**job.overrides, **run_parameters}, job.initial)
+            self._parsed = (key, base)
+        base = self._parsed[1]
+        if not run_initial:
+            return base
+        state = dict(base.initial)
+        state.update(run_initial)
+        order = (*base.coordinates, *base.velocities)
+        where = dict(base.initial_locations)
+        where.update({k: Location("--init") for k in run_initial})
+        return replace(base, initial=tuple((k, state[k]) for k in order if k in state),
+                       initial_locations=tuple(where.items()))
+
+    def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
+        """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
+        ``values``."""
+        from lagsim.driver import simulate
+        from lagsim.options import SimulateOptions
+
+        spec = self.run_spec(values)
+        options = SimulateOptions.resolve(spec.simulate, self.job.flags)
+        parameters = spec.parameter_values
+        model = replace(self.model, parameters=dict(parameters))
+        numeric = self.numeric.with_parameters(parameters)
+        trajectory = simulate(spec, model, options, report=notes.append, numeric=numeric)
+        return trajectory, options, spec
+
+
+_SESSIONS: dict[str, Session] = {}
+
+
+def session(job: Job) -> Session:
+    """This process's :class:`Session` of ``job`` (kept for the next chunk of the same job)."""
+    found = _SESSIONS.get(job.key)
+    if found is None:
+        _SESSIONS.clear()
+        found = _SESSIONS[job.key] = Session(job)
+    return found
+
+
+def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str]) -> list[str]:
+    """The sweep table's header: ``run``, the swept values (an initial value ``theta`` as
+    ``theta0``), the final state, ``max_residual_<c>``, ``energy_drift`` (max |h − h0| / |h0|),
+    ``energy_change`` (max |h − h0|), ``stop_time``, the summaries, ``error``."""
+    swept = [name if name not in (*coordinates, *(f"{q}_dot" for q in coordinates))
+             else f"{name}0" for name in job.names]
+    return ["run", *swept, *coordinates, *(f"{q}_dot" for q in coordinates),
+            *(f"max_residual_{c}" for c in constraints), "energy_drift", "energy_change",
+            "stop_time", *(s.name for s in job.summaries), "error"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One run's numbers (after ``run`` and the swept values), its error, its notes."""
+
+    index: int
+    numbers: tuple[float, ...]
+    error: str
+    notes: tuple[str, ...]
+    seconds: float
+
+
+def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
+    """Run ``index`` of ``job`` with ``values`` of ``job.names``; a failure is recorded."""
+    start = time.perf_counter()
+    state = session(job)
+    numeric = state.numeric
+    width = 2 * numeric.n + numeric.m + 3 + len(job.summaries)
+    notes: list[str] = []
+    values_by_name = dict(zip(job.names, map(float, values)))
+    try:
+        trajectory, options, spec = state.simulate(values_by_name, notes)
+        numbers = _numbers(job, trajectory, spec, options.section is None)
+        if job.save is not None:
+            save_trajectory(trajectory, job.save, index, job.runs)
+        error = ""
+    except LagsimError as exc:
+        numbers, error = (math.nan,) * width, str(exc)
+    except Exception as exc:  # noqa: BLE001 - a run's failure is recorded, the sweep goes on
+        numbers = (math.nan,) * width
+        error = f"internal error ({type(exc).__name__}: {exc})"
+    return Row(index, numbers, error, tuple(notes), time.perf_counter() - start)
+
+
+def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float, ...]:
+    """Final state, residuals, energy drift, stop time (known from the last row of a sampled
+    run; NaN with --section, whose rows are crossings) and summaries of one run."""
+    with np.errstate(all="ignore"):
+        final = (*trajectory.q[-1], *trajectory.qd[-1]) if len(trajectory.t) else \
+            (math.nan,) * (2 * len(trajectory.coordinates))
+        residual = np.abs(trajectory.residual).max(axis=0) if len(trajectory.t) else \
+            np.full(len(trajectory.constraint_names), math.nan)
+        h = trajectory.energy
+        change = float(np.max(np.abs(h - h[0]))) if len(h) else math.nan
+        drift = change / abs(h[0]) if len(h) and h[0] != 0 else (0.0 if change == 0 else math.inf)
+        stop = float(trajectory.t[-1]) if trajectory.stopped and sampled else math.nan
+        table = dict(zip(trajectory.columns(), trajectory.as_array().T))
+        parameters = {**spec.parameter_values}
+        summaries = [s.evaluate(table, parameters) for s in job.summaries]
+    return tuple(float(x) for x in (*final, *residual, drift, change, stop, *summaries))
+
+
+def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Row]:
+    """The rows of a chunk of runs (what a Dask task does)."""
+    return [run_one(job, index, values) for index, values in chunk]
+
+
+def save_trajectory(trajectory: Any, folder: str, index: int, runs: int) -> None:
+    """Run ``index``'s trajectory as ``run_<index>.csv`` in ``folder`` (zero-padded to the
+    width of the last index), or as ``run_<index>.parquet`` (with a ``run`` column) in a folder
+    named ``*.parquet``: one Parquet dataset."""
+    from lagsim.io import write_csv
+
+    width = len(str(max(runs - 1, 0)))
+    if folder.endswith(".parquet"):
+        data = trajectory.as_array()
+        names = ["run", *trajectory.columns()]
+        rows = np.column_stack([np.full(len(data), float(index)), data])
+        write_parquet(names, rows, [], os.path.join(folder, f"run_{index:0{width}d}.parquet"))
+        return
+    write_csv(trajectory.columns(), trajectory.as_array(),
+              os.path.join(folder, f"run_{index:0{width}d}.csv"))
+
+
+# --- the engine --------------------------------------------------------------------------------
+
+
+def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: int
+           ) -> list[list[tuple[int, list[float]]]]:
+    """Runs grouped so that a chunk is about :data:`CHUNK_SECONDS` of work (a run took
+    ``seconds``), with at least :data:`CHUNKS_PER_WORKER` chunks per worker when possible."""
+    size = max(1, int(CHUNK_SECONDS / max(seconds, 1e-6)))
+    size = max(1, min(size, math.ceil(len(indices) / (CHUNKS_PER_WORKER * max(workers, 1)))))
+    runs = [(i, values[i].tolist()) for i in indices]
+    return [runs[k:k + size] for k in range(0, len(runs), size)]
+
+
+def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
+            progress: Callable[[int], None] | None = None) -> list[Row]:
+    """Every run of ``plan``, in run order: the engine is reached first (a wrong address fails
+    before any work), then run 0 is done here (compiling the model, timing a run), the others
+    on the engine."""
+    say = progress or (lambda _n: None)
+    with _engine(scheduler, workers, len(plan) > 1) as engine:
+        first = run_one(job, 0, plan.values[0])
+        rows: dict[int, Row] = {0: first}
+        say(1)
+        rest = list(range(1, len(plan)))
+        if rest:
+            for batch in engine(job, plan.values, rest, first.seconds):
+                for row in batch:
+                    rows[row.index] = row
+                say(len(batch))
+    return [rows[i] for i in range(len(plan))]
+
+
+Engine = Callable[[Job, np.ndarray, list[int], float], Iterator[list[Row]]]
+
+
+@contextlib.contextmanager
+def _engine(scheduler: str | None, workers: int | None, needed: bool) -> Iterator[Engine]:
+    if scheduler in LOCAL_SCHEDULERS or not needed:
+        yield lambda job, values, rest, seconds: _local(
+            job, chunks(rest, values, seconds, 1), scheduler or "synchronous")
+        return
+    with _client(scheduler, workers) as client:
+        yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
+                                                              seconds)
+
+
+def _local(job: Job, parts: list[list[tuple[int, list[float]]]], scheduler: str
+           ) -> Iterator[list[Row]]:
+    """Dask's synchronous scheduler, one chunk at a time in this process."""
+    import dask
+
+    for part in parts:
+        (batch,) = dask.compute(dask.delayed(run_chunk)(job, part), scheduler=scheduler)
+        yield batch
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+CONNECT_SECONDS = 10.0
+"""How long to try to reach a ``--scheduler`` before giving up."""
+
+
+@contextlib.contextmanager
+def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    """A Dask client of the user's cluster (``scheduler``) or of a ``LocalCluster`` of
+    ``workers`` single-threaded processes; the local cluster is closed at the end."""
+    from distributed import Client, LocalCluster
+
+    with contextlib.ExitStack() as stack:
+        if scheduler is None:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR,
+                worker_dashboard_address=None))
+            yield stack.enter_context(Client(cluster, set_as_default=False))
+            return
+        try:
+            client = stack.enter_context(Client(scheduler, timeout=CONNECT_SECONDS,
+                                                set_as_default=False))
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start "
+                             "one with `dask scheduler` and workers with `dask worker "
+                             "ADDRESS`, or leave --scheduler out for this machine's cores",
+                             Location("--scheduler")) from None
+        yield client
+
+
+def _distributed(client: Any, job: Job, values: np.ndarray, rest: list[int], seconds: float
+                 ) -> Iterator[list[Row]]:
+    """The runs in chunks on the cluster of ``client``; the job is sent to each worker once."""
+    from distributed import as_completed
+
+    count = len(client.scheduler_info(n_workers=-1)["workers"]) or 1
+    shared = client.scatter(job, broadcast=True, hash=False)
+    futures = [client.submit(run_chunk, shared, part, pure=False)
+               for part in chunks(rest, values, seconds, count)]
+    for future in as_completed(futures, loop=client.loop):
+        yield future.result()
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+FORMATS = ("csv", "parquet")
+
+
+def table(job: Job, plan: Plan, rows: Sequence[Row], coordinates: Sequence[str],
+          constraints: Sequence[str]) -> tuple[list[str], np.ndarray, list[str]]:
+    """The header, the numbers (one row per run) and the error texts."""
+    header = columns(job, coordinates, constraints)
+    data = np.column_stack([np.arange(len(plan), dtype=float), plan.values,
+                            np.array([r.numbers for r in rows], dtype=float)])
+    return header, data, [r.error for r in rows]
+
+
+def write_table(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
+                target: Any, fmt: str) -> None:
+    """The sweep table as CSV (each float as ``repr``, the ``error`` column quoted as CSV
+    needs) or Parquet, through :func:`lagsim.io.open_output`."""
+    if fmt == "parquet":
+        write_parquet(header, data, errors, target)
+        return
+    from lagsim.io import open_output
+
+    with open_output(target) as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(header)
+        for numbers, error in zip(data.tolist(), errors):
+            writer.writerow([*(repr(x) for x in numbers), error])
+
+
+PARQUET_MISSING = ("Parquet output needs pyarrow, which is not installed: pip install "
+                   "'lagsim[parquet]' (or pyarrow), or write CSV")
+
+
+def have_parquet() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def write_parquet(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
+                  target: Any) -> None:
+    """A Parquet file of float64 columns (and ``error`` as text when ``errors``), through
+    :func:`lagsim.io.open_output`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lagsim.io import open_output
+
+    names = list(header[:len(header) - 1] if errors else header)
+    arrays = [pa.array(data[:, k], type=pa.float64()) for k in range(len(names))]
+    if errors:
+        arrays.append(pa.array(list(errors), type=pa.string()))
+        names.append(header[-1])
+    with open_output(target, binary=True) as out:
+        pq.write_table(pa.table(arrays, names=names), out)
+
+
+def read_table(source: str) -> tuple[list[str], np.ndarray, list[str]]:
+    """A sweep table (CSV or Parquet) back: header, numbers, errors."""
+    if source.endswith(".parquet"):
+        if not have_parquet():
+            raise InputError(PARQUET_MISSING, Location(source))
+        import pyarrow.parquet as pq
+
+        data = pq.read_table(source)
+        names = list(data.column_names)
+        errors = data.column("error").to_pylist() if "error" in names else []
+        numeric = [n for n in names if n != "error"]
+        return (numeric + (["error"] if errors else []),
+                np.column_stack([data.column(n).to_numpy() for n in numeric]), errors)
+    from lagsim.io import _read_text
+
+    text, label = _read_text(source)
+    rows = list(csv.reader(text.splitlines()))
+    if not rows or rows[0][:1] != ["run"]:
+        raise InputError("not a sweep table: its first column is not 'run'", Location(label, 1))
+    header = rows[0]
+    has_error = header[-1] == "error"
+    width = len(header) - has_error
+    data = np.empty((len(rows) - 1, width))
+    errors = []
+    for k, row in enumerate(rows[1:]):
+        if len(row) != len(header):
+            raise InputError(f"this row has {len(row)} cells but the header {len(header)}",
+                             Location(label, k + 2))
+        try:
+            data[k] = [float(x) for x in row[:width]]
+        except ValueError as exc:
+            raise InputError(f"a cell is not a number ({exc})", Location(label, k + 2)) from None
+        errors.append(row[-1] if has_error else "")
+    return header, data, errors
+
+
+def check_save_folder(folder: str) -> str:
+    """``--save-trajectories DIR``: made if missing (its parent must exist); a folder."""
+    path = Path(folder)
+    if folder.endswith(".parquet") and not have_parquet():
+        raise InputError(PARQUET_MISSING, Location("--save-trajectories"))
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{folder!r} is not a folder; give a folder for the runs' files",
+                         Location("--save-trajectories"))
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot make the folder {folder!r}: {exc.strerror or exc}",
+                         Location("--save-trajectories")) from None
+    return str(path)
+
+
+def trajectory_columns(spec: Any) -> list[str]:
+    """The CSV columns a run of ``spec`` writes (what a summary may use)."""
+    from lagsim.trajectory import Trajectory
+
+    n, m = len(spec.coordinates), len(spec.constraints)
+    kinds = tuple(c.kind for c in spec.constraints)
+    mh = kinds.count("holonomic")
+    empty = Trajectory(name=spec.name, coordinates=spec.coordinates,
+                       constraint_names=tuple(c.name for c in spec.constraints),
+                       constraint_kinds=kinds, t=np.zeros(0), q=np.zeros((0, n)),
+                       qd=np.zeros((0, n)), lam=np.zeros((0, m)), residual=np.zeros((0, m)),
+                       residual_dot=np.zeros((0, mh)), energy=np.zeros(0), formulation="",
+                       stabilize="")
+    return empty.columns()

@@ -89,9 +89,13 @@ class AliasWatch:
     def _warn(self, t: float) -> None:
         self.done = True
         i = int(np.argmax(self.turns))
-        spacing = float(self.times[self.k] - self.times[self.k - 1])
-        period = 2.0 * (t - self.since) / self.total[i]
-        self.say(f"warning: the samples are {spacing:.4g} apart, but {self.names[i]} turns "
-                 f"back {self.turns[i]} times between two of them (it swings with a period of "
-                 f"about {period:.3g}): the CSV aliases the motion; give --dt {period / 20:.2g} "
-                 "or more --samples")
+        self.say(message(float(self.times[self.k] - self.times[self.k - 1]), self.names[i],
+                         int(self.turns[i]), 2.0 * (t - self.since) / self.total[i]))
+
+
+def message(spacing: float, name: str, turns: int, period: float) -> str:
+    """The warning of a run whose samples ``spacing`` apart see ``name`` turn back ``turns``
+    times between two of them (the Python loop's :class:`AliasWatch` and the C loop's)."""
+    return (f"warning: the samples are {spacing:.4g} apart, but {name} turns back {turns} "
+            f"times between two of them (it swings with a period of about {period:.3g}): the "
+            f"CSV aliases the motion; give --dt {period / 20:.2g} or more --samples")

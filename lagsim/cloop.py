@@ -95,6 +95,8 @@ def _library(cc: str) -> Any:
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         lib.lagsim_loop_run.restype = ctypes.c_int
+        lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_alias.restype = None
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
@@ -233,6 +235,7 @@ class CLoop:
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
                 if code == STOP:
+                    self._alias(handle, times)
                     end = float(info[1])
                     _extend(samples, np.array([end]), event[None, :], n)
                     return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
@@ -242,6 +245,7 @@ class CLoop:
                     raise _failure(code, problem, guard, stop, state, float(info[1]),
                                    float(info[2]))
                 if code == DONE:
+                    self._alias(handle, times)
                     break
                 elapsed = time.perf_counter() - clock
                 taken = max(self.steps - steps_before, 1)
@@ -258,6 +262,19 @@ class CLoop:
             if handle is not None:
                 self.lib.lagsim_loop_free(handle)
         return samples.trajectory("t_end", "")
+
+
+    def _alias(self, handle: int, times: np.ndarray) -> None:
+        """Say what the C loop's aliasing watch found (:mod:`lagsim.aliasing`), once."""
+        from lagsim.aliasing import message
+
+        out = np.zeros(7)
+        self.lib.lagsim_loop_alias(handle, out.ctypes.data)
+        if out[0]:
+            i, k = int(out[2]), int(out[6])
+            self.problem.form.report(message(float(times[k] - times[k - 1]),
+                                             self.problem.numeric.coordinates[i], int(out[3]),
+                                             2.0 * (out[1] - out[5]) / out[4]))
 
 
 def _mass_every() -> int:
@@ -318,10 +335,10 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
-    DOP853, ``--section`` (its crossings are taken in Python), the ``reduced`` formulation, a formulation or stabilizer class other than the
-    registered ones (a subclass may change any step), a stand-in for the
-    :class:`~lagsim.compile.NumericSystem`, a model without C code (all expected, and
-    silent), or a C loop that cannot be built (said on stderr)."""
+    DOP853, ``--section`` (its crossings are taken in Python), the ``reduced`` formulation, a
+    formulation or stabilizer class other than the registered ones (a subclass may change any
+    step), a stand-in for the :class:`~lagsim.compile.NumericSystem`, a model without C code
+    (all expected, and silent), or a C loop that cannot be built (said on stderr)."""
     from lagsim.compile import NumericSystem
     from lagsim.formulations import FORMULATIONS, STABILIZERS
 

@@ -30,6 +30,10 @@ typedef struct {
     /* linear algebra work */
     double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
         *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy;
+    /* lagsim.aliasing.AliasWatch, step for step: turns of each velocity between samples */
+    double *al_sign, *al_top, *al_turns, *al_total, al_since, al_t;
+    int al_done, al_found, al_reading, al_k, al_i;
+    long al_steps;
 } D;
 
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -715,7 +719,7 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     d->stop = (lagsim_fn)stop; d->p = p;
     d->hol = calloc((size_t)mh + 1, sizeof(int));
     d->nz = calloc((size_t)P + 1, sizeof(int));
-    total = (size_t)N * 40 + (size_t)P * P * 12 + (size_t)P * 16 + 2 * (size_t)m + 64;
+    total = (size_t)N * 44 + (size_t)P * P * 12 + (size_t)P * 16 + 2 * (size_t)m + 64;
     w = calloc(total, sizeof(double));
     if (!d->hol || !d->nz || !w) { free(d->hol); free(d->nz); free(w); free(d); return NULL; }
     for (i = 0; i < mh; i++) d->hol[i] = hol[i];
@@ -727,6 +731,7 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     TAKE(velv, P * P); TAKE(phiv, P * P); TAKE(L, P * P); TAKE(W, P * P); TAKE(a, P);
     TAKE(B, P * P); TAKE(G, P * P); TAKE(V, P * P); TAKE(z, P); TAKE(x, P * P); TAKE(qp, P);
     TAKE(qdp, P); TAKE(delta, P); TAKE(tmp, P); TAKE(lam, P); TAKE(row, P + N); TAKE(acc, P); TAKE(gy, P);
+    TAKE(al_sign, N); TAKE(al_top, N); TAKE(al_turns, N); TAKE(al_total, N);
 #undef TAKE
     for (i = 0; i < m; i++) d->gain[i] = dc[0];
     for (i = 0; i < mh; i++) d->gain[hol[i]] = 2 * dc[0];
@@ -786,10 +791,62 @@ int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
     d->t = t; d->t_old = t; d->stop_sign = stop_sign;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
+    for (int i = 0; i < d->n; i++) {
+        d->al_top[i] = fabs(y[d->n + i]);
+        d->al_sign[i] = d->al_turns[i] = d->al_total[i] = 0.0;
+    }
+    d->al_k = 1; d->al_steps = 0; d->al_reading = 0; d->al_done = d->n == 0; d->al_found = 0;
     if (rhs(d, t, d->y, d->f)) return RUN_SINGULAR;
     d->h_abs = initial_step(d, t, &bad);
     d->nfev = 2;  /* as scipy counts them: f(t0, y0) and the probe of the first step */
     return bad ? RUN_SINGULAR : 0;
+}
+
+/* AliasWatch.accepted (lagsim/aliasing.py, the same constants): after each accepted step, the
+   turns of each velocity between two sample times; a run whose samples alias the motion is
+   marked once (al_found), lagsim_loop_alias reports it. */
+static void alias_step(D *d, const double *times, int ntimes)
+{
+    int n = d->n, i;
+    double most = 0.0;
+    if (d->al_done || ntimes < 2) return;
+    d->al_steps++;
+    if (d->al_steps > 4 && !d->al_reading) { d->al_reading = 1; d->al_since = d->t; }
+    if (d->al_reading && d->al_steps % 3 == 0) {
+        const double *qd = d->y_raw + n;
+        for (i = 0; i < n; i++)
+            if (isfinite(qd[i]) && fabs(qd[i]) > d->al_top[i]) d->al_top[i] = fabs(qd[i]);
+        for (i = 0; i < n; i++) if (d->al_top[i] > most) most = d->al_top[i];
+        for (i = 0; i < n; i++) {
+            double threshold = 1e-6 * dmax(d->al_top[i], 1e-6 * most);
+            double sign = qd[i] > threshold ? 1.0 : (qd[i] < -threshold ? -1.0 : 0.0);
+            if (sign != 0.0 && d->al_sign[i] != 0.0 && sign != d->al_sign[i]) {
+                d->al_turns[i] += 1.0; d->al_total[i] += 1.0;
+            }
+            if (sign != 0.0) d->al_sign[i] = sign;
+        }
+    }
+    if (d->t < times[d->al_k]) return;
+    d->al_i = 0;
+    for (i = 1; i < n; i++) if (d->al_turns[i] > d->al_turns[d->al_i]) d->al_i = i;
+    if (d->al_turns[d->al_i] >= 2.0) {
+        d->al_done = d->al_found = 1; d->al_t = d->t;
+        return;
+    }
+    while (d->al_k < ntimes && times[d->al_k] <= d->t) d->al_k++;
+    if (d->al_k > ntimes - 1) d->al_k = ntimes - 1;
+    d->al_steps = 0;
+    for (i = 0; i < n; i++) d->al_turns[i] = 0.0;
+}
+
+/* The aliasing found, if any: out = [found, t, coordinate, turns, total turns, since, k]. */
+void lagsim_loop_alias(void *handle, double *out)
+{
+    D *d = handle;
+    int i = d->al_i;
+    out[0] = d->al_found;
+    out[1] = d->al_t; out[2] = i; out[3] = d->al_turns[i]; out[4] = d->al_total[i];
+    out[5] = d->al_since; out[6] = d->al_k;
 }
 
 /* Steps until the sample times times[*k..] are written to rows (N + m values a row), the run
@@ -853,6 +910,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
             code = RUN_STOP;
             goto out;
         }
+        alias_step(d, times, ntimes);
         /* Formulation.after_step */
         if (projects(d)) {
             code = project(d, d->t, d->y_raw, d->ys);

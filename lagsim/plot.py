@@ -8,7 +8,7 @@ Signatures for the CLI::
     save_figure(fig: Figure, path: str | Path | Output, dpi: int = 150) -> None
     show(table: Table, **same keywords as make_figure) -> None      # a pyplot window
     can_show_window() -> bool                                       # is there a display?
-    KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "path")
+    KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "invariants", "path")
 
 ``table`` comes from :func:`lagsim.io.read_csv`.  Bad user choices (unknown kind or column, a
 kind whose columns are missing, an unsupported extension) raise :class:`InputError` naming the
@@ -60,7 +60,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.io import Output, Table, check_output, open_output
-from lagsim.plot_kinds import KINDS
+from lagsim.plot_kinds import FIGURE_KINDS as KINDS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

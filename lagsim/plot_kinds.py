@@ -28,3 +28,9 @@ KIND_HELP: Mapping[str, str] = {
 """Each plot kind and what it draws, in the order ``--help`` lists them."""
 
 KINDS: tuple[str, ...] = tuple(KIND_HELP)
+
+SWEEP_KINDS: tuple[str, ...] = ("sweep", "poincare")
+"""The kinds :mod:`lagsim.plot_sweep` draws (from a sweep's table or sections); the others are
+:mod:`lagsim.plot`'s (:data:`FIGURE_KINDS`)."""
+
+FIGURE_KINDS: tuple[str, ...] = tuple(k for k in KINDS if k not in SWEEP_KINDS)

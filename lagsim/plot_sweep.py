@@ -21,8 +21,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.expressions import suggest
-
-KINDS = ("sweep", "poincare")
+from lagsim.plot_kinds import SWEEP_KINDS as KINDS  # noqa: F401  (cli.py reads plot_sweep.KINDS)
 
 
 def is_sweep_table(source: str) -> bool:

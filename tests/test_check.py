@@ -357,7 +357,7 @@ def test_check_unknown_parameter_is_one_line_exit_2() -> None:
 def test_simulate_invariants_adds_the_columns() -> None:
     result = invoke("simulate", "kepler", "--invariants", "--samples", "3")
     assert result.exit_code == 0, result.output
-    header, *rows = result.output.strip().splitlines()
+    header, *rows = result.stdout.strip().splitlines()
     assert header.endswith(",energy,invariant_energy,invariant_p_theta")
     values = np.array([[float(x) for x in row.split(",")] for row in rows])
     assert np.allclose(values[:, -1], 1.2, rtol=1e-8)
@@ -372,7 +372,7 @@ def test_plot_invariants(tmp_path) -> None:
                     "-o", str(out))
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:4] == b"\x89PNG"
-    csv = invoke("simulate", "pendulum", "--samples", "3").output
+    csv = invoke("simulate", "pendulum", "--samples", "3").stdout
     result = invoke("plot", "-", "--kind", "invariants", "-o", str(out), stdin=csv)
     assert result.exit_code == 2
     assert "no invariant_* columns" in result.output

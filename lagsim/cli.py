@@ -805,7 +805,7 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
     table = None
     if kind == "poincare" and not Path(source).is_dir() and (
             source == "-" or not _looks_like_csv(source)):
-        table, _ = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+        table = _table_and_model(source, system, _flags(kwargs), overrides, initial)[0]
     kind = "poincare" if kind == "poincare" else "sweep"
     if target is None:
         import matplotlib.pyplot as plt

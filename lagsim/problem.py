@@ -135,6 +135,9 @@ class Problem:
         kinds = [c.kind for c in spec.constraints]
         options.check_size(2 + 2 * len(spec.coordinates) + 2 * len(kinds)
                            + kinds.count("holonomic"))
+        from lagsim.section import check_direction
+
+        check_direction(options)
         numeric = numeric or compile_model(model)
         check_regular(model, spec)
         stop = compile_stop_when(spec, numeric, options)

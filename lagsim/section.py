@@ -45,16 +45,22 @@ _MEMO: OrderedDict[tuple, tuple[Callable, bool]] = OrderedDict()
 MEMO_SIZE = 16
 
 
+def check_direction(options: SimulateOptions) -> None:
+    """Refuse ``--section-direction`` without ``--section`` (before any work: every run checks
+    it, whichever loop steps it)."""
+    if options.section is None and options.where("section_direction") is not None:
+        raise InputError(f"{options.label('section_direction')} chooses the crossings of "
+                         "--section; give --section EXPR too",
+                         options.file_location("section_direction")
+                         or Location(options.label("section_direction")))
+
+
 def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions
                     ) -> SectionFunction | None:
     """The ``--section`` expression of ``options``, or None; an unknown name is an
     :class:`InputError` at the option (its file location, or ``--section``)."""
     if options.section is None:
-        if options.where("section_direction") is not None:
-            raise InputError(f"{options.label('section_direction')} chooses the crossings of "
-                             "--section; give --section EXPR too",
-                             options.file_location("section_direction")
-                             or Location(options.label("section_direction")))
+        check_direction(options)
         return None
     lambdas = [f"lambda_{c}" for c in numeric.constraint_names]
     params = list(numeric.parameters)

@@ -54,7 +54,8 @@ def test_choices_are_listed_but_validated_by_the_table() -> None:
     through the options table, the one place that validates it for flags and files."""
     assert invoke("simulate", "pendulum", "--method", "dop853", "--t-end", "0.1").exit_code == 0
     line = error_line(invoke("simulate", "pendulum", "--method", "dopp", "--t-end", "0.1"))
-    assert line == ("lagsim: error: --method must be one of RK45, RK23, DOP853, Radau, BDF, LSODA; "
+    assert line == ("lagsim: error: --method must be one of RK45, RK23, DOP853, Radau, BDF, LSODA, "
+                    "rattle, variational; "
                     "'dopp' is not a known method")
 
 

@@ -1,7 +1,7 @@
 """Benchmark of ``lagsim sweep`` (issue 12, "Goals, measured in bench/").
 
-The double pendulum (bundled ``double_pendulum``: six coordinates, four constraints, index-1
-with projection), 10 s per run, θ2(0) swept; three ways side by side in one run:
+The double pendulum (bundled ``double_pendulum``: two angles, unconstrained, DOP853 stepping
+in C), 10 s per run, θ2(0) swept; three ways side by side in one run:
 
 1. ``lagsim sweep`` on a ``LocalCluster`` of ``--workers`` processes (cluster start-up included);
 2. the same runs one after another in one process (``--scheduler synchronous``);

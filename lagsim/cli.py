@@ -296,6 +296,7 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
               callback=_assignments("--set"), help="Override a parameter's value.")
 def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
+    from lagsim import tidy
     from lagsim.forms import FORMS
     from lagsim.model import build_model, tidy_model
     from lagsim.render import render
@@ -304,22 +305,29 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     status = _Status()
     spec = load_spec(file, overrides)
     status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
-    model = build_model(spec) if simplify else tidy_model(build_model(spec))
+    model = tidy_model(build_model(spec))
     for name in model.singular_coordinates():
         _warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
               "in the kinetic energy; `lagsim simulate` will refuse this system")
     names = [f for f in FORM_CHOICES if f != "all"] if form == "all" else [form]
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
-    for name in names:
-        status(f"forming the {name} form")
-        try:
-            forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
-                         else FORMS[name](model, simplify))
-        except InputError as exc:
-            if form != "all":
-                raise
-            _warn(f"note: form {name} skipped: {exc.message}")
+    seconds = tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS
+    with tidy.budget(seconds, deep=simplify) as spent:
+        for name in names:
+            status(f"forming the {name} form")
+            try:
+                forms.append(FORMS[name](model, simplify, q0=q0) if name == "reduced"
+                             else FORMS[name](model, simplify))
+            except InputError as exc:
+                if form != "all":
+                    raise
+                _warn(f"note: form {name} skipped: {exc.message}")
+    if spent.stopped:
+        _warn(f"note: tidying stopped after its budget of {seconds:g} s CPU: {spent.stopped} "
+              "step(s) left expressions as derived (equal, only longer)"
+              + ("" if simplify else "; --simplify allows "
+                 f"{tidy.SIMPLIFY_SECONDS:g} s"))
     status("printing")
     text = render(forms if len(forms) > 1 else forms[0], fmt, model)
     status.close()

@@ -89,6 +89,8 @@ class _Symbols:
         self.qdd = [sympy.Symbol(str(s)) for s in model.qdd]
         self.lam = [sympy.Symbol(c.multiplier) for c in model.constraints]
         self.t = sympy.Symbol("t")
+        self.accel = tuple(self.qdd + self.lam)
+        """q̈ and λ: the symbols whose terms a printed equation gathers."""
 
 
 def warnings_for(model: Model) -> tuple[str, ...]:
@@ -101,25 +103,34 @@ def warnings_for(model: Model) -> tuple[str, ...]:
             f"energy, so these equations cannot be solved for q̈ (simulate will refuse)",)
 
 
-def _tidy(value: sympy.Basic, skips: list[str], what: str) -> sympy.Basic:
-    """``value`` (expression, matrix, equation, matrix product) tidied entry by entry within
-    the budgets of :func:`lagsim.tidy.light`."""
+def _tidy(value: sympy.Basic, skips: list[str], what: str, deep: bool = False,
+          collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Basic:
+    """``value`` (expression, matrix, equation, matrix product) tidied entry by entry:
+    :func:`lagsim.tidy.cheap` (like terms combined, sin² + cos² = 1, ``collect`` gathered, common
+    factors out; issue 14), and with ``deep`` (``--simplify``) :func:`lagsim.tidy.light`'s
+    bounded ``sympy.simplify`` too."""
+    def one(e: sympy.Expr) -> sympy.Expr:
+        e = tidy.cheap(e, skips, what, collect)
+        return tidy.light(e, skips, what, deep=True) if deep else e
+
     if isinstance(value, sympy.Eq):
-        return sympy.Eq(_tidy(value.lhs, skips, what), _tidy(value.rhs, skips, what),
-                        evaluate=False)
+        return sympy.Eq(_tidy(value.lhs, skips, what, deep, collect),
+                        _tidy(value.rhs, skips, what, deep, collect), evaluate=False)
     if isinstance(value, sympy.MatrixBase):
-        return sympy.ImmutableMatrix(value.applyfunc(lambda e: tidy.light(e, skips, what)))
+        return sympy.ImmutableMatrix(value.applyfunc(one))
     if isinstance(value, sympy.MatMul):
-        return sympy.MatMul(*(_tidy(a, skips, what) for a in value.args), evaluate=False)
+        return sympy.MatMul(*(_tidy(a, skips, what, deep, collect) for a in value.args),
+                            evaluate=False)
     if isinstance(value, sympy.Expr):
-        return tidy.light(value, skips, what)
+        return one(value)
     return value
 
 
-def _items(entries: list[Item], simplify: bool, skips: list[str]) -> tuple[Item, ...]:
-    if not simplify:
-        return tuple(entries)
-    return tuple(Item(e.label, _tidy(e.value, skips, e.label), e.tex) for e in entries)
+def _items(entries: list[Item], simplify: bool, skips: list[str],
+           collect: tuple[sympy.Symbol, ...] = ()) -> tuple[Item, ...]:
+    """The entries tidied (:func:`_tidy`): cheaply by default, deeper with ``simplify``."""
+    return tuple(Item(e.label, _tidy(e.value, skips, e.label, simplify, collect), e.tex)
+                 for e in entries)
 
 
 def _untidied(skips: list[str]) -> tuple[str, ...]:
@@ -191,7 +202,8 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="lagrange", title="Euler–Lagrange equations", formula=formula,
         citation=f"{SEED_001} Theorem 10.2" + (", §10.7" if model.m else ""),
-        items=_items(entries, simplify, skips), warnings=warnings_for(model), formula_latex=tex,
+        items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model),
+        formula_latex=tex,
         untidied=_untidied(skips),
     )
 
@@ -275,7 +287,7 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="matrix", title="matrix form", formula=f"M(q) q̈ + C(q, q̇) q̇ + g(q){extra} = τ{lam}",
         citation=f"{SEED_001} eqs 10.12–10.14 (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
-        items=_items(entries, simplify, skips), warnings=warnings_for(model), notes=notes,
+        items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model), notes=notes,
         untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} + C(q, \dot{q})\dot{q} + g(q)"
                        + (r" + r(q, \dot{q}, t)" if rs is not None else "") + r" = \tau"
@@ -303,7 +315,7 @@ def dae_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="dae", title="index-3 differential-algebraic equations",
         formula="M(q) q̈ − F(q, q̇, t) = Aᵀλ,  φ(q, t) = 0,  a(q, t)·q̇ + c(q, t) = 0",
-        citation=f"{SEED_001} §10.7", items=_items(entries, simplify, skips),
+        citation=f"{SEED_001} §10.7", items=_items(entries, simplify, skips, s.accel),
         warnings=warnings_for(model), notes=notes, untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} - F(q, \dot{q}, t) = A^{T}\lambda, \quad \phi(q, t) = 0, "
                        r"\quad a(q, t)\cdot\dot{q} + c(q, t) = 0"),
@@ -515,6 +527,7 @@ def reduced_form(model: Model, simplify: bool = False,
     """
     from lagsim.reduce import reduce_model
 
+    s = _Symbols(model)
     reduction = reduce_model(model, q0)
     entries = [Item(f"eliminated {name}", _eq(sympy.Symbol(name), sympy.sympify(expr)),
                     _tex(name)) for name, expr in reduction.eliminated]
@@ -528,7 +541,7 @@ def reduced_form(model: Model, simplify: bool = False,
         name="reduced", title="reduced (constrained) coordinates",
         formula=("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
                  "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0"),
-        citation=f"{SEED_002} §23.5", items=_items(entries, simplify, skips),
+        citation=f"{SEED_002} §23.5", items=_items(entries, simplify, skips, s.accel),
         warnings=warnings_for(model), untidied=_untidied(skips),
         notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ (002 §23.7)",),
         formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"

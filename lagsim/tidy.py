@@ -17,17 +17,133 @@ term by term to an expanded sum, in time linear in its number of terms.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import math
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import symengine as se
 import sympy
 from sympy import Add, Mul, cos, sin
+from sympy.core.mul import _keep_coeff
 
 SIMPLIFY_MAX_OPS = 40
 """Largest expression (``count_ops``) that ``sympy.simplify`` is tried on."""
 
 CANCEL_MAX_OPS = 200
 """Largest expression that is put over a common denominator (``sympy.cancel``)."""
+
+
+DEFAULT_SECONDS = 0.3
+"""CPU seconds that the tidying of one `lagsim derive` may spend in SymPy's own routines
+(``cancel``, ``simplify``, ``solve``) by default; past it, expressions print as derived (issue 16
+§4: every form within 1 s for n ≤ 8)."""
+
+SIMPLIFY_SECONDS = 10.0
+"""The same for ``lagsim derive --simplify``, which also runs ``sympy.simplify`` (issue 14)."""
+
+
+class OutOfTime(BaseException):
+    """Raised from the SIGPROF handler of :func:`time_budget`; a BaseException, so that the
+    ``except Exception`` clauses inside SymPy cannot swallow it."""
+
+
+@contextmanager
+def time_budget(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block with :class:`OutOfTime` after ``seconds`` of the process's CPU time.
+
+    A thread cannot be stopped from outside, so the block is interrupted by SIGPROF (the
+    profiling interval timer), which Python handles in the main thread only; elsewhere (and
+    without ``setitimer``) :class:`RuntimeError` is raised before the block starts. A timer
+    already armed by an enclosing block is re-armed afterwards with its remaining time.
+    """
+    if seconds is None:
+        yield
+        return
+    if not can_interrupt():
+        raise RuntimeError("a CPU-time budget needs the main thread of a POSIX process")
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise OutOfTime
+
+    began = time.process_time()
+    previous = signal.signal(signal.SIGPROF, expire)
+    outer, _ = signal.getitimer(signal.ITIMER_PROF)
+    signal.setitimer(signal.ITIMER_PROF, max(seconds if not outer else min(seconds, outer), 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3))
+
+
+def can_interrupt() -> bool:
+    """Whether :func:`time_budget` can interrupt work here (main thread, POSIX timers)."""
+    return threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+
+
+@dataclass
+class Budget:
+    """The CPU time the tidying of one derivation may take, and whether it goes deep
+    (``sympy.simplify``, for ``--simplify``). ``stopped`` counts the steps cut short by it."""
+
+    seconds: float
+    deep: bool = False
+    deadline: float = field(default=0.0)
+    stopped: int = 0
+
+    def left(self) -> float:
+        return self.deadline - time.process_time()
+
+
+_ACTIVE: list[Budget] = []
+
+
+@contextmanager
+def budget(seconds: float, deep: bool = False) -> Iterator[Budget]:
+    """Within the block, SymPy steps of the tidying share ``seconds`` of CPU time (each step is
+    interrupted when the rest runs out and its input kept: exactly equal, only longer); ``deep``
+    adds ``sympy.simplify``. Outside any block the steps are bounded by operation counts only
+    (deterministic), and ``light`` simplifies as ``deep`` would."""
+    b = Budget(seconds, deep, time.process_time() + seconds)
+    _ACTIVE.append(b)
+    try:
+        yield b
+    finally:
+        _ACTIVE.remove(b)
+
+
+def active() -> Budget | None:
+    """The innermost :func:`budget`, or None."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
+            name: str) -> sympy.Basic | None:
+    """``step()`` within the active budget's remaining CPU time, or None (recorded in ``skips``)
+    when it is used up or runs out during the step. Without an active budget, or where a step
+    cannot be interrupted (not the main thread), ``step()`` runs as it is."""
+    b = active()
+    if b is None or not can_interrupt():
+        return step()
+    left = b.left()
+    if left <= 0:
+        b.stopped += 1
+        skips.append(f"{what}: {name} skipped (the {b.seconds:g} s budget was used up)")
+        return None
+    try:
+        with time_budget(left):
+            return step()
+    except OutOfTime:
+        b.stopped += 1
+        skips.append(f"{what}: {name} stopped when the {b.seconds:g} s budget ran out")
+        return None
 
 
 def ops(expr: sympy.Basic) -> int:
@@ -49,17 +165,109 @@ def within(expr: sympy.Basic, budget: int, skips: list[str], what: str, step: st
     return False
 
 
-def light(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
-    """``expr`` through :func:`combine_trig`, then ``sympy.simplify`` if that is shorter and the
-    expression is at most :data:`SIMPLIFY_MAX_OPS` operations (else recorded in ``skips``); an
-    expression with a root only gets its common factors pulled out."""
-    expr = combine_trig(expr)
-    if expr.is_number or not within(expr, SIMPLIFY_MAX_OPS, skips, what, "simplify"):
+def light(expr: sympy.Expr, skips: list[str], what: str, deep: bool | None = None
+          ) -> sympy.Expr:
+    """``expr`` through :func:`cheap`, then (``deep``; default: the active budget's, or True
+    outside one) ``sympy.simplify`` if that is shorter and the expression is at most
+    :data:`SIMPLIFY_MAX_OPS` operations (else recorded in ``skips``); an expression with a root
+    only gets its common factors pulled out."""
+    expr = cheap(expr, skips, what)
+    if deep is None:
+        b = active()
+        deep = b.deep if b is not None else True
+    if not deep or expr.is_number or not within(expr, SIMPLIFY_MAX_OPS, skips, what,
+                                                "simplify"):
         return expr
     if _has_root(expr):
         return sympy.factor_terms(expr)
-    tidy = sympy.simplify(expr)
-    return tidy if sympy.count_ops(tidy) <= sympy.count_ops(expr) else expr
+    tidy = bounded(lambda: sympy.simplify(expr), skips, what, "simplify")
+    return tidy if tidy is not None and sympy.count_ops(tidy) <= sympy.count_ops(expr) else expr
+
+
+CHEAP_MAX_NODES = 4000
+"""Expressions up to this many nodes go through :func:`cheap`; larger ones print as derived."""
+
+
+def nodes_over(expr: sympy.Basic, limit: int) -> bool:
+    """Whether ``expr`` has more than ``limit`` nodes; stops counting there."""
+    count = 0
+    for _ in sympy.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            return True
+    return False
+
+
+def cheap(expr: sympy.Expr, skips: list[str] | None = None, what: str = "",
+          collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Expr:
+    """The default tidying (issue 14), in time about linear in the size: :func:`combine_trig`
+    (expanded: like terms combined, 8a² − 4a² → 4a²; sin² + cos² = 1; angle sums), the terms of
+    each symbol in ``collect`` gathered with its coefficient's common factors pulled out
+    (m r̈(4a²r² + 1)), or without ``collect`` the factors common to every term pulled out
+    (:func:`common_factor`). Exactly equal to ``expr``; one larger than
+    :data:`CHEAP_MAX_NODES` nodes is returned as it is (recorded in ``skips``). Memoized: the
+    forms of one model share M, F, A and b."""
+    if not isinstance(expr, sympy.Expr) or expr.is_Atom:
+        return expr
+    out = _cheap(expr, collect)
+    if out is None:
+        if skips is not None:
+            skips.append(f"{what}: tidying skipped (more than {CHEAP_MAX_NODES} nodes)")
+        return expr
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _cheap(expr: sympy.Expr, collect: tuple[sympy.Symbol, ...]) -> sympy.Expr | None:
+    if nodes_over(expr, CHEAP_MAX_NODES):
+        return None
+    out = combine_trig(expr)
+    present = [c for c in collect if out.has(c)] if isinstance(out, Add) else []
+    if not collect:
+        return common_factor(out)
+    if not present:
+        return out
+    groups: dict[sympy.Basic, list[sympy.Expr]] = {}
+    for term in Add.make_args(out):
+        key = next((c for c in present if term.has(c)), None)
+        if key is not None and not (term / key).has(key):
+            groups.setdefault(key, []).append(term / key)
+        else:
+            groups.setdefault(None, []).append(term)
+    parts = [Mul(common_factor(Add(*ts)), key, evaluate=False) if len(ts) > 1 else ts[0] * key
+             for key, ts in groups.items() if key is not None]
+    parts += groups.get(None, [])
+    return Add(*parts)
+
+
+def common_factor(expr: sympy.Expr) -> sympy.Expr:
+    """A sum with the numeric and symbolic factors common to all its terms pulled out
+    (m⋅(ṙ²/2 + r²θ̇²/2)), in time linear in its terms: the cheap part of ``factor_terms``."""
+    if not isinstance(expr, Add):
+        return expr
+    terms = [t.as_coeff_Mul() for t in expr.args]
+    coeffs = [c for c, _ in terms]
+    if not all(c.is_Rational for c in coeffs):
+        return expr
+    common: dict | None = None
+    for _, rest in terms:
+        powers = {b: e for b, e in rest.as_powers_dict().items()
+                  if e.is_Integer and e > 0 and not b.is_Number}
+        if common is None:
+            common = powers
+        else:
+            common = {b: min(e, powers[b]) for b, e in common.items() if b in powers}
+        if not common:
+            break
+    num = sympy.Rational(functools.reduce(math.gcd, (c.p for c in coeffs)),
+                         functools.reduce(math.lcm, (c.q for c in coeffs)))
+    if all(c < 0 for c in coeffs):
+        num = -num
+    factor = Mul(*(b**e for b, e in (common or {}).items()))
+    if factor == 1 and num == 1:
+        return expr
+    inner = Add(*(c / num * (r / factor) for c, r in terms))
+    return _keep_coeff(num, factor * inner)
 
 
 def _has_root(expr: sympy.Expr) -> bool:
@@ -74,8 +282,9 @@ def cancelled(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
     recorded in ``skips``)."""
     if not within(expr, CANCEL_MAX_OPS, skips, what, "cancel"):
         return expr
-    together = sympy.cancel(expr)
-    return together if sympy.count_ops(together) <= sympy.count_ops(expr) else expr
+    together = bounded(lambda: sympy.cancel(expr), skips, what, "cancel")
+    return together if together is not None and sympy.count_ops(together) <= sympy.count_ops(
+        expr) else expr
 
 
 def expand(expr: sympy.Expr) -> sympy.Expr:

@@ -360,14 +360,20 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
         solution, singular = None, False
         if _fits(Kt, rt, skips=skips, what="index1 closed form"):
             try:
-                solution = Kt.LUsolve(rt)
+                solution = tidy.bounded(lambda: Kt.LUsolve(rt), skips,
+                                        "index1 closed form", "solve")
             except (ValueError, ZeroDivisionError):
                 singular = True
                 warnings.append("the augmented matrix is singular: no closed form")
-        if solution is not None and _fits(*solution, skips=skips, what="index1 closed form"):
+        if solution is not None and not _fits(*solution, skips=skips, what="index1 closed form"):
+            solution = None
+        if solution is not None:
+            solution = tidy.bounded(
+                lambda: [_closed(v, skips, str(u)) for u, v in zip(x, solution)], skips,
+                "index1 closed form", "tidying")
+        if solution is not None:
             for unknown, value in zip(x, solution):
-                entries.append(Item(str(unknown), _eq(unknown, _closed(value, skips, str(unknown))),
-                                    sympy.latex(unknown)))
+                entries.append(Item(str(unknown), _eq(unknown, value), sympy.latex(unknown)))
         elif not singular:
             notes.append(_TOO_LONG)
     elif model.m == 1:
@@ -437,8 +443,11 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
         a = sympy.Matrix(n, 1, [Ft[i] / Mt[i, i] for i in range(n)])
         W = sympy.Matrix(n, m, [At[k, i] / Mt[i, i] for i in range(n) for k in range(m)])
     else:
-        a = Mt.LUsolve(Ft)
-        W = Mt.LUsolve(At.T) if m else sympy.zeros(n, 0)
+        solved = tidy.bounded(lambda: (Mt.LUsolve(Ft), Mt.LUsolve(At.T) if m else
+                                       sympy.zeros(n, 0)), skips, what, "solve")
+        if solved is None:
+            return None
+        a, W = solved
     if not _fits(*a, *W, skips=skips, what=what):
         return None
     a = a.applyfunc(lambda e: _closed(e, skips, "a"))
@@ -448,13 +457,25 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
     full_rank = _generic_rank(G) == m
     if not _fits(G, skips=skips, what=what):
         return None
-    Ginv = G.inv() if full_rank else G.pinv()
+    Ginv = tidy.bounded(lambda: _inverse(G, full_rank), skips, what, "inverse")
+    if Ginv is None:
+        return None
     r = bt - At * a
     Qc, qdd = At.T * Ginv * r, a + W * Ginv * r
     if not _fits(*Qc, *qdd, skips=skips, what=what):
         return None
     return (a, Qc.applyfunc(lambda e: _closed(e, skips, "Q_c")),
             qdd.applyfunc(lambda e: _closed(e, skips, "q̈")), full_rank)
+
+
+def _inverse(G: sympy.Matrix, full_rank: bool) -> sympy.Matrix:
+    """G⁻¹ (1/g for 1×1, else by LU, whose pivoting tests only structural zeros: Gauss–Jordan's
+    pivot search simplified a 1×1 G for 21 s) or G⁺ when G is rank-deficient."""
+    if not full_rank:
+        return G.pinv()
+    if G.shape == (1, 1):
+        return sympy.Matrix([[1 / G[0, 0]]])
+    return G.inv(method="LU")
 
 
 def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:

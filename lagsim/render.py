@@ -21,9 +21,12 @@ import json
 from collections.abc import Sequence
 
 import sympy
+from sympy import Number, Pow, Rational, S
 from sympy.printing.conventions import split_super_sub
 from sympy.printing.precedence import PRECEDENCE
-from sympy.printing.pretty.pretty_symbology import pretty_symbol
+from sympy.printing.pretty.pretty import PrettyPrinter
+from sympy.printing.pretty.pretty_symbology import pretty_symbol, pretty_use_unicode
+from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
 from lagsim.forms import Form, Item
@@ -113,12 +116,57 @@ def _width() -> int:
     return shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
 
 
+class _Pretty(PrettyPrinter):
+    """SymPy's unicode pretty printer without the import of ``sympy.physics.units`` that its
+    ``_print_Mul`` makes on its first product (0.45–0.6 s of every `lagsim derive`, half the
+    1 s budget of issue 16 §4): physical quantities, which it sorts last, never occur here."""
+
+    def _print_Mul(self, product: sympy.Mul) -> prettyForm:
+        args = product.args
+        if args[0] is S.One or any(isinstance(arg, Number) for arg in args[1:]):
+            strargs = list(map(self._print, args))
+            negone = strargs[0] == "-1"
+            if negone:
+                strargs[0] = prettyForm("1", 0, 0)
+            obj = prettyForm.__mul__(*strargs)
+            if negone:
+                obj = prettyForm("-" + obj.s, obj.baseline, obj.binding)
+            return obj
+        args = product.as_ordered_factors() if self.order not in ("old", "none") else list(args)
+        a, b = [], []
+        for item in args:
+            if (item.is_commutative and item.is_Pow and item.exp.is_Rational
+                    and item.exp.is_negative):
+                b.append(Pow(item.base, -item.exp, evaluate=item.exp == -1))
+            elif item.is_Rational and item is not S.Infinity:
+                if item.p != 1:
+                    a.append(Rational(item.p))
+                if item.q != 1:
+                    b.append(Rational(item.q))
+            else:
+                a.append(item)
+        pa = [self._print(x) for x in a]
+        if not b:
+            return prettyForm.__mul__(*pa)
+        pb = [self._print(x) for x in b]
+        return prettyForm.__mul__(*(pa or [self._print(S.One)])) / prettyForm.__mul__(*pb)
+
+
+def pretty(value: sympy.Basic, width: int) -> str:
+    """``sympy.pretty(value, use_unicode=True, num_columns=width)`` by :class:`_Pretty`."""
+    flag = pretty_use_unicode(True)
+    try:
+        return _Pretty({"use_unicode": True, "num_columns": width}).doprint(value)
+    finally:
+        pretty_use_unicode(flag)
+
+
 def _pretty(value: sympy.Basic, shown: dict) -> str:
     """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪),
     else :func:`_lines`."""
     width = _width()
     if not _large(value):
-        out = sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=width)
+        out = pretty(value.xreplace(shown), width)
         if "↪" not in out:
             return out
     return _lines(value, width, shown)

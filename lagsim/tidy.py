@@ -127,11 +127,19 @@ def active() -> Budget | None:
 def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
             name: str) -> sympy.Basic | None:
     """``step()`` within the active budget's remaining CPU time, or None (recorded in ``skips``)
-    when it is used up or runs out during the step. Without an active budget, or where a step
-    cannot be interrupted (not the main thread), ``step()`` runs as it is."""
+    when it is used up or runs out during the step. Without an active budget each step gets
+    :data:`SIMPLIFY_SECONDS`; where a step cannot be interrupted (not the main thread) it runs
+    as it is, bounded by the operation counts only."""
     b = active()
-    if b is None or not can_interrupt():
+    if not can_interrupt():
         return step()
+    if b is None:
+        try:
+            with time_budget(SIMPLIFY_SECONDS):
+                return step()
+        except OutOfTime:
+            skips.append(f"{what}: {name} stopped after {SIMPLIFY_SECONDS:g} s")
+            return None
     left = b.left()
     if left <= 0:
         b.stopped += 1

@@ -309,7 +309,8 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     for name in model.singular_coordinates():
         _warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
               "in the kinetic energy; `lagsim simulate` will refuse this system")
-    names = [f for f in FORM_CHOICES if f != "all"] if form == "all" else [form]
+    names = [f for f in FORM_CHOICES if f != "all" and (model.m or f != "udwadia-kalaba")
+             ] if form == "all" else [form]
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
     seconds = tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS

@@ -404,8 +404,11 @@ def _cheap(matrix: sympy.MatrixBase) -> sympy.Matrix:
 
 
 def _closed(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
-    """A solved expression over one denominator and simplified, each within its budget."""
-    return tidy.light(tidy.cancelled(expr, skips, what), skips, what)
+    """A solved expression tidied (:func:`lagsim.tidy.cheap`) and over one denominator, and
+    simplified when deep (``--simplify``, or outside a budget), each within its budget."""
+    out = tidy.cancelled(tidy.cheap(expr, skips, what), skips, what)
+    b = tidy.active()
+    return tidy.light(out, skips, what, deep=True) if b is None or b.deep else out
 
 
 def _is_diagonal(M: sympy.MatrixBase) -> bool:
@@ -478,6 +481,10 @@ def _inverse(G: sympy.Matrix, full_rank: bool) -> sympy.Matrix:
     return G.inv(method="LU")
 
 
+NOTHING_TO_CONSTRAIN = ("no constraints, so the Udwadia–Kalaba equation is M q̈ = F itself: "
+                        "see --form matrix or lagrange")
+
+
 def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     """q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a) with a = M⁻¹F and A q̈ = b (seed 004).
 
@@ -485,8 +492,14 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     and b. For n ≤ 3 with a regular M the closed form q̈ and the constraint force
     Q_c = Aᵀ(AM⁻¹Aᵀ)⁺(b − A a) (seed 004) are printed too when they stay within
     :data:`CLOSED_FORM_MAX_OPS` (see :func:`_uk_closed`); otherwise a note says the pieces are
-    the form to read.
+    the form to read. Without constraints there is nothing to add to M q̈ = F: the form has no
+    items, only a note saying so (issue 14).
     """
+    if not model.m:
+        return Form(name="udwadia-kalaba", title="Udwadia–Kalaba equation",
+                    formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
+                    citation=f"{SEED_004} (Statement)", items=(),
+                    notes=(NOTHING_TO_CONSTRAIN,), warnings=warnings_for(model))
     s = _Symbols(model)
     n, m = model.n, model.m
     M, F = _matrix(model.mass_matrix), _matrix(model.forcing)

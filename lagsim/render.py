@@ -259,12 +259,21 @@ def _text(forms: list[Form], model: Model) -> str:
     coords = ", ".join(_pretty(sympy.Symbol(c), shown) for c in model.coordinates)
     params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters.items())
     lines = [f"{model.name}: coordinates {coords}" + (f"; parameters {params}" if params else "")]
+    printed: dict[tuple[str, sympy.Basic], str] = {}
     for form in forms:
+        if not form.items and form.notes:
+            lines += ["", f"{form.title} [{form.name}]: {form.notes[0]}"]
+            continue
         lines += ["", f"{form.title} [{form.name}]: {form.formula}", f"  ({form.citation})"]
         lines += [f"warning: {w}" for w in form.warnings]
         lines += [f"note: {n}" for n in form.notes]
         for item in form.items:
-            lines += ["", f"{_text_label(item, shown)}:", _pretty(item.value, shown)]
+            label = _text_label(item, shown)
+            first = printed.setdefault((item.label, item.value), form.name)
+            if first != form.name:
+                lines += ["", f"{label}: as in [{first}] above"]
+            else:
+                lines += ["", f"{label}:", _pretty(item.value, shown)]
     return "\n".join(lines) + "\n"
 
 
@@ -296,7 +305,8 @@ def _latex(forms: list[Form], model: Model) -> str:
                 rows.append(f"% {item.label}\n  {tex(item.value.lhs)} &= {tex(item.value.rhs)}")
             else:
                 rows.append(f"% {item.label}\n  {label} &= {tex(item.value)}")
-        out += [r"\begin{align}", " \\\\\n".join(rows), r"\end{align}"]
+        if rows:
+            out += [r"\begin{align}", " \\\\\n".join(rows), r"\end{align}"]
     return "\n".join(out) + "\n"
 
 

@@ -209,7 +209,8 @@ def nodes_over(expr: sympy.Basic, limit: int) -> bool:
 def cheap(expr: sympy.Expr, skips: list[str] | None = None, what: str = "",
           collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Expr:
     """The default tidying (issue 14), in time about linear in the size: :func:`combine_trig`
-    (expanded: like terms combined, 8a² − 4a² → 4a²; sin² + cos² = 1; angle sums), the terms of
+    (expanded: like terms combined, 8a² − 4a² → 4a²; sin² + cos² = 1; angle sums; a fraction's
+    numerator and denominator each, not split into one fraction per term), the terms of
     each symbol in ``collect`` gathered with its coefficient's common factors pulled out
     (m r̈(4a²r² + 1)), or without ``collect`` the factors common to every term pulled out
     (:func:`common_factor`). Exactly equal to ``expr``; one larger than
@@ -229,6 +230,10 @@ def cheap(expr: sympy.Expr, skips: list[str] | None = None, what: str = "",
 def _cheap(expr: sympy.Expr, collect: tuple[sympy.Symbol, ...]) -> sympy.Expr | None:
     if nodes_over(expr, CHEAP_MAX_NODES):
         return None
+    if expr.is_Mul:
+        num, den = sympy.fraction(expr)
+        if den != 1 and isinstance(num, Add) or isinstance(den, Add):
+            return _cheap(num, collect) / common_factor(combine_trig(den))
     out = combine_trig(expr)
     present = [c for c in collect if out.has(c)] if isinstance(out, Add) else []
     if not collect:
@@ -242,8 +247,7 @@ def _cheap(expr: sympy.Expr, collect: tuple[sympy.Symbol, ...]) -> sympy.Expr | 
             groups.setdefault(key, []).append(term / key)
         else:
             groups.setdefault(None, []).append(term)
-    parts = [Mul(common_factor(Add(*ts)), key, evaluate=False) if len(ts) > 1 else ts[0] * key
-             for key, ts in groups.items() if key is not None]
+    parts = [common_factor(Add(*ts)) * key for key, ts in groups.items() if key is not None]
     parts += groups.get(None, [])
     return Add(*parts)
 

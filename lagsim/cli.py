@@ -282,6 +282,12 @@ def systems() -> None:
         click.echo(f"{name:24s} {summary}")
 
 
+def _finite_budget(value: float | None) -> float | None:
+    if value is not None and value != value:
+        raise click.BadParameter("nan is not a number of seconds; give one in 0..86400")
+    return value
+
+
 FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "all")
 
 
@@ -291,10 +297,16 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
               show_default=True, help="Which form of the equations of motion to print.")
 @click.option("--format", "fmt", type=click.Choice(("text", "latex", "json")), default="text",
               show_default=True, help="text for a terminal, latex for a paper, json for scripts.")
-@click.option("--simplify", is_flag=True, help="Simplify every expression (slower).")
+@click.option("--simplify", is_flag=True,
+              help="Also run SymPy's simplify on each expression, within --budget.")
+@click.option("--budget", type=click.FloatRange(min=0.0, max=86400.0), default=None,
+              metavar="SECONDS", callback=lambda _c, _p, v: _finite_budget(v),
+              help="CPU seconds the tidying may spend in SymPy (default 0.3, 10 with "
+                   "--simplify); past it, expressions print as derived, with a note.")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               callback=_assignments("--set"), help="Override a parameter's value.")
-def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, float]) -> None:
+def derive(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
+           overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim import tidy
     from lagsim.forms import FORMS
@@ -313,7 +325,8 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
              ] if form == "all" else [form]
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
-    seconds = tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS
+    seconds = budget if budget is not None else (
+        tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS)
     with tidy.budget(seconds, deep=simplify) as spent:
         for name in names:
             status(f"forming the {name} form")
@@ -327,8 +340,7 @@ def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, 
     if spent.stopped:
         _warn(f"note: tidying stopped after its budget of {seconds:g} s CPU: {spent.stopped} "
               "step(s) left expressions as derived (equal, only longer)"
-              + ("" if simplify else "; --simplify allows "
-                 f"{tidy.SIMPLIFY_SECONDS:g} s"))
+              + "; --budget SECONDS allows more")
     status("printing")
     text = render(forms if len(forms) > 1 else forms[0], fmt, model)
     status.close()

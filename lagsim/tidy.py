@@ -150,6 +150,7 @@ def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
             return step()
     except OutOfTime:
         b.stopped += 1
+        b.deadline = min(b.deadline, time.process_time())
         skips.append(f"{what}: {name} stopped when the {b.seconds:g} s budget ran out")
         return None
 

@@ -145,9 +145,27 @@ def _tex(name: str) -> str:
     return sympy.latex(sympy.Symbol(name))
 
 
+EXPAND_MAX_TERMS = 2000
+"""An expression is printed expanded (by SymEngine, before the conversion to SymPy) when that
+gives at most this many terms: the 32-chain's Euler–Lagrange equations are 1.2 MB of nested
+sums as derived and about 130 terms each expanded, which the tidying then combines."""
+
+
+def _sy(expr: se.Basic) -> sympy.Expr:
+    """A SymEngine expression as SymPy, expanded first when that stays within
+    :data:`EXPAND_MAX_TERMS` terms and does not raise a power of a sum (linear in its size)."""
+    from lagsim.model import _expands_small
+
+    if _expands_small(expr):
+        expanded = se.expand(expr)
+        if len(expanded.args) <= EXPAND_MAX_TERMS:
+            expr = expanded
+    return to_sympy(expr)
+
+
 def _matrix(expr: se.DenseMatrix | sympy.MatrixBase) -> sympy.ImmutableMatrix:
     if isinstance(expr, se.DenseMatrix):
-        expr = to_sympy(expr)
+        expr = sympy.Matrix(expr.rows, expr.cols, [_sy(e) for e in expr])
     return sympy.ImmutableMatrix(expr)
 
 
@@ -187,11 +205,11 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     constraint, whose row a takes the place of φ_q.
     """
     s = _Symbols(model)
-    tau = to_sympy(model.tau)
+    tau = _matrix(model.tau)
     lhs = _euler_lagrange_lhs(model)
     forces = _constraint_forces(model, s)
     entries = [
-        Item(name, _eq(to_sympy(lhs[i]), tau[i] + forces[i]), _tex(name))
+        Item(name, _eq(_sy(lhs[i]), tau[i] + forces[i]), _tex(name))
         for i, name in enumerate(model.coordinates)
     ]
     entries += _constraint_items(model)

@@ -303,10 +303,13 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
               metavar="SECONDS", callback=lambda _c, _p, v: _finite_budget(v),
               help="CPU seconds the tidying may spend in SymPy (default 0.3, 10 with "
                    "--simplify); past it, expressions print as derived, with a note.")
+@click.option("--width", type=click.IntRange(min=0, max=100000), default=None, metavar="N",
+              help="Text line width (default: the terminal's, 80 in a pipe or file); lines "
+                   "break only between terms; 0: no wrapping.")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               callback=_assignments("--set"), help="Override a parameter's value.")
 def derive(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
-           overrides: dict[str, float]) -> None:
+           width: int | None, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim import tidy
     from lagsim.forms import FORMS
@@ -342,7 +345,7 @@ def derive(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
               "step(s) left expressions as derived (equal, only longer)"
               + "; --budget SECONDS allows more")
     status("printing")
-    text = render(forms if len(forms) > 1 else forms[0], fmt, model)
+    text = render(forms if len(forms) > 1 else forms[0], fmt, model, width)
     status.close()
     click.echo(text, nl=False)
 

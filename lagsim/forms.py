@@ -24,19 +24,47 @@ reduction, augmented matrix), ``004_2a8ddee2a66c9af0.txt`` (Udwadia–Kalaba).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import symengine as se
 import sympy
 
-from lagsim import tidy
+from lagsim import names, tidy
 from lagsim.model import Model, to_sympy
 
 SEED_001 = "001_80d65b968ce3cb18.txt"
 SEED_002 = "002_485a91571cac8ced.txt"
 SEED_003 = "003_88d23709419132a0.txt"
 SEED_004 = "004_2a8ddee2a66c9af0.txt"
+
+SOURCES = {SEED_001: "DAE", SEED_002: "Lagrange", SEED_003: "Index reduction",
+           SEED_004: "Udwadia–Kalaba"}
+"""Each seed file → the short name that docs/references.md gives its author, title and sections;
+what users see (issue 14: no file hashes in the output), while docstrings and tests keep the
+seed file names for developers."""
+
+REFERENCES = "docs/references.md"
+
+
+def cite(source: str, where: str = "") -> str:
+    """``[DAE §10.7]``: a seed's short name in docs/references.md and a place in it."""
+    return f"[{SOURCES[source]}{' ' + where if where else ''}]"
+
+
+_SEED_FILE = re.compile(
+    r"(?:seeds?\s+)?(?:``(\d{3}_[0-9a-f]{16}\.txt)``|(\d{3}_[0-9a-f]{16}\.txt))")
+
+
+def public_text(text: str) -> str:
+    """``text`` (a bundled system's description) with each seed file name, and the word "seed"
+    before it, replaced by its short name in docs/references.md: ``[DAE]``."""
+    def short(m: re.Match) -> str:
+        name = m[1] or m[2]
+        return f"[{SOURCES[name]}]" if name in SOURCES else m[0]
+
+    return _SEED_FILE.sub(short, text)
 
 CLOSED_FORM_MAX_N = 3
 """Udwadia–Kalaba closed forms are tried for n ≤ this; index1's for n ≤ this + 1 and m = 1."""
@@ -142,7 +170,7 @@ def _eq(lhs: sympy.Basic, rhs: sympy.Basic) -> sympy.Eq:
 
 
 def _tex(name: str) -> str:
-    return sympy.latex(sympy.Symbol(name))
+    return names.latex(name)
 
 
 EXPAND_MAX_TERMS = 2000
@@ -219,7 +247,7 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     skips: list[str] = []
     return Form(
         name="lagrange", title="Euler–Lagrange equations", formula=formula,
-        citation=f"{SEED_001} Theorem 10.2" + (", §10.7" if model.m else ""),
+        citation=cite(SEED_001, "Theorem 10.2" + (", §10.7" if model.m else "")),
         items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model),
         formula_latex=tex,
         untidied=_untidied(skips),
@@ -304,7 +332,7 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     skips: list[str] = []
     return Form(
         name="matrix", title="matrix form", formula=f"M(q) q̈ + C(q, q̇) q̇ + g(q){extra} = τ{lam}",
-        citation=f"{SEED_001} eqs 10.12–10.14 (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
+        citation=cite(SEED_001, "eqs 10.12–10.14") + " (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
         items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model), notes=notes,
         untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} + C(q, \dot{q})\dot{q} + g(q)"
@@ -333,7 +361,7 @@ def dae_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="dae", title="index-3 differential-algebraic equations",
         formula="M(q) q̈ − F(q, q̇, t) = Aᵀλ,  φ(q, t) = 0,  a(q, t)·q̇ + c(q, t) = 0",
-        citation=f"{SEED_001} §10.7", items=_items(entries, simplify, skips, s.accel),
+        citation=cite(SEED_001, "§10.7"), items=_items(entries, simplify, skips, s.accel),
         warnings=warnings_for(model), notes=notes, untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} - F(q, \dot{q}, t) = A^{T}\lambda, \quad \phi(q, t) = 0, "
                        r"\quad a(q, t)\cdot\dot{q} + c(q, t) = 0"),
@@ -372,7 +400,7 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
                                         r"\end{bmatrix}"),
                Item("right-hand side", rhs, r"\begin{bmatrix}F\\ b\end{bmatrix}"),
                Item("system", _eq(sympy.MatMul(K, x, evaluate=False), rhs), r"\text{system}")]
-    notes = ["seed 003's multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
+    notes = [f"{cite(SEED_003)}'s multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
     if model.m == 1 and model.n <= CLOSED_FORM_MAX_N + 1:
         Kt, rt = _cheap(K), _cheap(rhs)
         solution, singular = None, False
@@ -391,14 +419,15 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
                 "index1 closed form", "tidying")
         if solution is not None:
             for unknown, value in zip(x, solution):
-                entries.append(Item(str(unknown), _eq(unknown, value), sympy.latex(unknown)))
+                entries.append(Item(str(unknown), _eq(unknown, value), _tex(str(unknown))))
         elif not singular:
             notes.append(_TOO_LONG)
     elif model.m == 1:
         notes.append(f"closed form printed only for n ≤ {CLOSED_FORM_MAX_N + 1}")
     return Form(
         name="index1", title="index-1 augmented system",
-        formula="[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]", citation=f"{SEED_003} (augmented matrix)",
+        formula="[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]",
+        citation=cite(SEED_003) + " (augmented matrix)",
         items=_items(entries, simplify, skips), warnings=tuple(warnings), notes=tuple(notes),
         formula_latex=(r"\begin{bmatrix} M & -A^{T} \\ A & 0 \end{bmatrix}"
                        r"\begin{bmatrix} \ddot{q} \\ \lambda \end{bmatrix} = "
@@ -516,7 +545,7 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     if not model.m:
         return Form(name="udwadia-kalaba", title="Udwadia–Kalaba equation",
                     formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
-                    citation=f"{SEED_004} (Statement)", items=(),
+                    citation=cite(SEED_004) + " (Statement)", items=(),
                     notes=(NOTHING_TO_CONSTRAIN,), warnings=warnings_for(model))
     s = _Symbols(model)
     n, m = model.n, model.m
@@ -550,7 +579,7 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
             entries.append(Item("Q_c", _column(list(Qc)), "Q_{c}"))
             notes.append("closed form via M^{-1/2}(AM^{-1/2})⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)"
                          + ("⁻¹ (A has full row rank)" if full_rank else "⁺ (A is rank-deficient)"))
-        entries += [Item(str(s.qdd[i]), _eq(s.qdd[i], qdd[i]), sympy.latex(s.qdd[i]))
+        entries += [Item(str(s.qdd[i]), _eq(s.qdd[i], qdd[i]), _tex(str(s.qdd[i])))
                     for i in range(n)]
     elif regular and n <= CLOSED_FORM_MAX_N:
         notes.append(_TOO_LONG)
@@ -559,7 +588,7 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="udwadia-kalaba", title="Udwadia–Kalaba equation",
         formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
-        citation=f"{SEED_004} (Statement)", items=_items(entries, simplify, skips),
+        citation=cite(SEED_004) + " (Statement)", items=_items(entries, simplify, skips),
         warnings=tuple(warnings), notes=tuple(notes),
         formula_latex=(r"\ddot{q} = a + M^{-1/2}\left(A M^{-1/2}\right)^{+}(b - A a), \quad "
                        r"M a = F, \quad A\ddot{q} = b"),
@@ -593,9 +622,10 @@ def reduced_form(model: Model, simplify: bool = False,
         name="reduced", title="reduced (constrained) coordinates",
         formula=("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
                  "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0"),
-        citation=f"{SEED_002} §23.5", items=_items(entries, simplify, skips, s.accel),
+        citation=cite(SEED_002, "§23.5"), items=_items(entries, simplify, skips, s.accel),
         warnings=warnings_for(model), untidied=_untidied(skips),
-        notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ (002 §23.7)",),
+        notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ "
+               f"{cite(SEED_002, '§23.7')}",),
         formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"
                        r"\frac{\partial \tilde{L}}{\partial \dot{q}} - "
                        r"\frac{\partial \tilde{L}}{\partial q} - \tilde{\tau} = 0"),

@@ -105,7 +105,11 @@ class _Panel:
 
 
 def _group_label(names: Sequence[str], group: str) -> str:
-    """The column names when they fit a small panel's height (two short lines), else ``group``."""
+    """The column names (shown by the one names rule of :mod:`lagsim.names`: θ̇, λ_roll_x) when
+    they fit a small panel's height (two short lines), else ``group``."""
+    from lagsim.names import text
+
+    names = [text(n) for n in names]
     lines = textwrap.wrap(", ".join(names), _SHORT_LABEL, break_long_words=False)
     if len(lines) <= 2 and all(len(line) <= _SHORT_LABEL for line in lines):
         return "\n".join(lines)

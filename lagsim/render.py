@@ -1,12 +1,13 @@
 """Print :class:`~lagsim.forms.Form` objects as text (terminal), LaTeX (paper) or JSON (scripts).
 
-* ``text``: SymPy's unicode pretty printer; ``theta_dot`` is shown as θ̇ and ``theta_ddot`` as θ̈.
+* ``text``: SymPy's unicode pretty printer, names by the one rule of :mod:`lagsim.names`
+  (``theta_dot`` is θ̇, ``theta_ddot`` θ̈, ``lambda_roll_x`` λ_roll_x).
   An item larger than :data:`PRETTY_MAX_NODES` nodes, or one that would not fit the terminal's
   width, is printed on lines instead (one line per matrix entry or equation row, sums broken
   between terms): SymPy's two-dimensional layout of such an item is slower than the whole
   derivation and, cut into strips at the terminal's width, unreadable.
-* ``latex``: an ``align`` block; velocities print as ``\\dot{\\theta}``, accelerations as
-  ``\\ddot{\\theta}`` (SymPy ``symbol_names``).
+* ``latex``: an ``align`` block; names by :func:`lagsim.names.latex` (``\\dot{\\theta}``,
+  ``\\lambda_{\\mathrm{roll\\_x}}``).
 * ``json``: the model (``name``, ``coordinates``, ``parameters``, ``lagrangian``, ``mass_matrix``,
   ``forcing``, ``energy``, ``constraints``) and the form (``form``, ``items``, ``equations``), every
   expression a plain ``str()`` that ``sympy.sympify`` reads back with the plain names
@@ -22,15 +23,16 @@ from collections.abc import Sequence
 
 import sympy
 from sympy import Number, Pow, Rational, S
-from sympy.printing.conventions import split_super_sub
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pretty.pretty import PrettyPrinter
-from sympy.printing.pretty.pretty_symbology import pretty_symbol, pretty_use_unicode
+from sympy.printing.pretty.pretty_symbology import pretty_use_unicode
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
-from lagsim.forms import Form, Item
+from lagsim import names
+from lagsim.forms import REFERENCES, Form, Item, public_text
 from lagsim.model import Model, to_sympy
+from lagsim.tidy import cheap
 
 FORMATS = ("text", "latex", "json")
 
@@ -59,12 +61,16 @@ def _large(value: sympy.Basic, limit: int = PRETTY_MAX_NODES) -> bool:
     return False
 
 
-def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
-    """The forms of ``model`` in ``fmt`` (``text``, ``latex`` or ``json``), ending in a newline."""
+def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
+           width: int | None = None) -> str:
+    """The forms of ``model`` in ``fmt`` (``text``, ``latex`` or ``json``), ending in a newline.
+
+    ``width``: the text's line width (None: the terminal's, or 80 for a pipe or a file; 0: no
+    wrapping, one line per equation or matrix entry)."""
     forms = [form_or_forms] if isinstance(form_or_forms, Form) else list(form_or_forms)
     _report_untidied(forms)
     if fmt == "text":
-        return _text(forms, model)
+        return _text(forms, model, _width() if width is None else width)
     if fmt == "latex":
         return _latex(forms, model)
     if fmt == "json":
@@ -92,20 +98,12 @@ def _report_untidied(forms: list[Form]) -> None:
             print(f"lagsim: debug: {form.name} form printed untidied: {reason}", file=sys.stderr)
 
 
-def _accented(name: str, modifier: str) -> sympy.Symbol:
-    """θ → the symbol SymPy prints as θ̇ (``thetadot``), keeping subscripts (x_1 → ẋ₁)."""
-    head, supers, subs = split_super_sub(name)
-    return sympy.Symbol(head + modifier + "".join(f"__{s}" for s in supers)
-                        + "".join(f"_{s}" for s in subs))
-
-
-def display_symbols(model: Model) -> dict[sympy.Symbol, sympy.Symbol]:
-    """``x_dot`` → ẋ and ``x_ddot`` → ẍ display symbols for every coordinate."""
-    out = {}
-    for name in model.coordinates:
-        out[sympy.Symbol(f"{name}_dot")] = _accented(name, "dot")
-        out[sympy.Symbol(f"{name}_ddot")] = _accented(name, "ddot")
-    return out
+def display_symbols(model: Model) -> dict[sympy.Symbol, str]:
+    """Each symbol of the model (q, q̇, q̈, parameters, multipliers) → its text by the one names
+    rule of :mod:`lagsim.names` (``x_dot`` → ẋ, ``lambda_roll_x`` → λ_roll_x)."""
+    plain = [*model.coordinates, *(str(v) for v in model.qd), *(str(a) for a in model.qdd),
+             *model.parameters, *(c.multiplier for c in model.constraints)]
+    return {sympy.Symbol(n): names.text(n) for n in plain}
 
 
 def _width() -> int:
@@ -117,9 +115,13 @@ def _width() -> int:
 
 
 class _Pretty(PrettyPrinter):
-    """SymPy's unicode pretty printer without the import of ``sympy.physics.units`` that its
+    """SymPy's unicode pretty printer with names by :func:`lagsim.names.text` (not SymPy's
+    subscript guesses), and without the import of ``sympy.physics.units`` that its
     ``_print_Mul`` makes on its first product (0.45–0.6 s of every `lagsim derive`, half the
     1 s budget of issue 16 §4): physical quantities, which it sorts last, never occur here."""
+
+    def _print_Symbol(self, e: sympy.Symbol, bold_name: bool = False) -> prettyForm:
+        return prettyForm(names.text(e.name))
 
     def _print_Mul(self, product: sympy.Mul) -> prettyForm:
         args = product.args
@@ -161,15 +163,14 @@ def pretty(value: sympy.Basic, width: int) -> str:
         pretty_use_unicode(flag)
 
 
-def _pretty(value: sympy.Basic, shown: dict) -> str:
-    """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪),
-    else :func:`_lines`."""
-    width = _width()
+def _pretty(value: sympy.Basic, width: int) -> str:
+    """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪;
+    width 0: any width), else :func:`_lines`."""
     if not _large(value):
-        out = pretty(value.xreplace(shown), width)
+        out = pretty(value, width or 10**9)
         if "↪" not in out:
             return out
-    return _lines(value, width, shown)
+    return _lines(value, width)
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -178,12 +179,11 @@ _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 class _Linear(StrPrinter):
     """One-line unicode: θ̇₁ for the display symbols, x² for small powers, ⋅ for products."""
 
-    def __init__(self, shown: dict) -> None:
+    def __init__(self) -> None:
         super().__init__({"order": "none"})
-        self.shown = shown
 
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
-        return pretty_symbol(self.shown.get(expr, expr).name)
+        return names.text(expr.name)
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
         e = expr.exp
@@ -229,9 +229,11 @@ def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
     return lines
 
 
-def _lines(value: sympy.Basic, width: int, shown: dict) -> str:
-    """A long item line by line: matrix entries by index (zeros left out), equations by row."""
-    _linear = _Linear(shown).doprint
+def _lines(value: sympy.Basic, width: int) -> str:
+    """A long item line by line: matrix entries by index (zeros left out), equations by row;
+    width 0: each on one line."""
+    _linear = _Linear().doprint
+    width = width or 10**9
     if isinstance(value, sympy.Eq):
         lhs, rhs = value.lhs, value.rhs
         if isinstance(lhs, sympy.MatrixExpr) and not isinstance(lhs, sympy.MatrixBase):
@@ -254,9 +256,8 @@ def _lines(value: sympy.Basic, width: int, shown: dict) -> str:
     return "\n".join(_wrap(_linear(value), width))
 
 
-def _text(forms: list[Form], model: Model) -> str:
-    shown = display_symbols(model)
-    coords = ", ".join(_pretty(sympy.Symbol(c), shown) for c in model.coordinates)
+def _text(forms: list[Form], model: Model, width: int) -> str:
+    coords = ", ".join(names.text(c) for c in model.coordinates)
     params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters.items())
     lines = [f"{model.name}: coordinates {coords}" + (f"; parameters {params}" if params else "")]
     printed: dict[tuple[str, sympy.Basic], str] = {}
@@ -264,36 +265,35 @@ def _text(forms: list[Form], model: Model) -> str:
         if not form.items and form.notes:
             lines += ["", f"{form.title} [{form.name}]: {form.notes[0]}"]
             continue
-        lines += ["", f"{form.title} [{form.name}]: {form.formula}", f"  ({form.citation})"]
+        lines += ["", f"{form.title} [{form.name}]: {form.formula}",
+                  f"  (source: {form.citation}; see {REFERENCES})"]
         lines += [f"warning: {w}" for w in form.warnings]
         lines += [f"note: {n}" for n in form.notes]
         for item in form.items:
-            label = _text_label(item, shown)
+            label = _text_label(item)
             first = printed.setdefault((item.label, item.value), form.name)
             if first != form.name:
                 lines += ["", f"{label}: as in [{first}] above"]
             else:
-                lines += ["", f"{label}:", _pretty(item.value, shown)]
+                lines += ["", f"{label}:", _pretty(item.value, width)]
     return "\n".join(lines) + "\n"
 
 
-def _text_label(item: Item, shown: dict) -> str:
-    symbol = sympy.Symbol(item.label)
-    if item.label.isidentifier():
-        return _pretty(symbol, shown)
-    return item.label
+def _text_label(item: Item) -> str:
+    return names.text(item.label) if item.label.isidentifier() else item.label
 
 
 def _latex(forms: list[Form], model: Model) -> str:
-    names = {k: sympy.latex(v) for k, v in display_symbols(model).items()}
-
     def tex(value: sympy.Basic) -> str:
         order = "none" if _large(value) else None
-        return sympy.latex(value, symbol_names=names, mat_str="bmatrix", mat_delim="", order=order)
+        shown = {s: names.latex(s.name) for s in value.free_symbols if isinstance(s, sympy.Symbol)}
+        return sympy.latex(value, symbol_names=shown, mat_str="bmatrix", mat_delim="",
+                           order=order)
 
     out = [f"% {model.name}: generated by lagsim derive"]
     for form in forms:
-        out += [f"% {form.title} [{form.name}]: {form.formula}", f"% {form.citation}"]
+        out += [f"% {form.title} [{form.name}]: {form.formula}",
+                f"% source: {form.citation}; see {REFERENCES}"]
         out += [f"% warning: {w}" for w in form.warnings]
         out += [f"% note: {n}" for n in form.notes]
         if form.formula_latex:
@@ -359,15 +359,15 @@ def _document(forms: list[Form], model: Model) -> dict:
                *model.parameters, *(c.multiplier for c in model.constraints), "t"]
     doc = {
         "name": model.name,
-        "description": model.description,
+        "description": public_text(model.description),
         "coordinates": list(model.coordinates),
         "velocities": [str(v) for v in model.qd],
         "parameters": dict(model.parameters),
         "symbols": symbols,
-        "lagrangian": _s(to_sympy(model.lagrangian)),
-        "kinetic": _s(to_sympy(model.kinetic)),
-        "potential": _s(to_sympy(model.potential)),
-        "energy": _s(to_sympy(model.energy)),
+        "lagrangian": _s(cheap(to_sympy(model.lagrangian))),
+        "kinetic": _s(cheap(to_sympy(model.kinetic))),
+        "potential": _s(cheap(to_sympy(model.potential))),
+        "energy": _s(cheap(to_sympy(model.energy))),
         "mass_matrix": _rows(M),
         "forcing": [_s(e) for e in to_sympy(model.forcing)],
         "tau": [_s(e) for e in to_sympy(model.tau)],

@@ -179,11 +179,15 @@ gives at most this many terms: the 32-chain's Euler–Lagrange equations are 1.2
 sums as derived and about 130 terms each expanded, which the tidying then combines."""
 
 
-def _sy(expr: se.Basic) -> sympy.Expr:
-    """A SymEngine expression as SymPy, expanded first when that stays within
-    :data:`EXPAND_MAX_TERMS` terms and does not raise a power of a sum (linear in its size)."""
+def _sy(expr: se.Basic, collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Expr:
+    """A SymEngine expression as SymPy, tidied on the way (:func:`lagsim.tidy.cheap`, in
+    SymEngine where it can), else expanded first when that stays within
+    :data:`EXPAND_MAX_TERMS` terms and does not raise a power of a sum."""
     from lagsim.model import _expands_small
 
+    fast = tidy.cheap(expr, collect=collect)
+    if isinstance(fast, sympy.Basic):
+        return fast
     if _expands_small(expr):
         expanded = se.expand(expr)
         if len(expanded.args) <= EXPAND_MAX_TERMS:
@@ -202,15 +206,12 @@ def _column(values: list[sympy.Basic]) -> sympy.ImmutableMatrix:
 
 
 def _euler_lagrange_lhs(model: Model) -> list[se.Basic]:
-    """d/dt ∂L/∂q̇_i − ∂L/∂q_i along q̇, q̈, without τ (001 Theorem 10.2)."""
-    out = []
-    for i in range(model.n):
-        p = model.momenta[i]
-        total = se.diff(p, model.t) - se.diff(model.lagrangian, model.q[i])
-        for j in range(model.n):
-            total += se.diff(p, model.qd[j]) * model.qdd[j] + se.diff(p, model.q[j]) * model.qd[j]
-        out.append(total)
-    return out
+    """d/dt ∂L/∂q̇_i − ∂L/∂q_i along q̇, q̈, without τ (001 Theorem 10.2): M q̈ − F + τ, since
+    F = ∂L/∂q − (∂²L/∂q̇∂q) q̇ − ∂²L/∂q̇∂t + τ and d/dt ∂L/∂q̇ = M q̈ + (∂²L/∂q̇∂q) q̇ +
+    ∂²L/∂q̇∂t (the model's M and F, not differentiated again)."""
+    M, F, tau = model.mass_matrix, model.forcing, model.tau
+    return [se.Add(*(M[i, j] * model.qdd[j] for j in range(model.n))) - F[i] + tau[i]
+            for i in range(model.n)]
 
 
 def _constraint_items(model: Model) -> list[Item]:
@@ -237,7 +238,7 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     lhs = _euler_lagrange_lhs(model)
     forces = _constraint_forces(model, s)
     entries = [
-        Item(name, _eq(_sy(lhs[i]), tau[i] + forces[i]), _tex(name))
+        Item(name, _eq(_sy(lhs[i], s.accel), tau[i] + forces[i]), _tex(name))
         for i, name in enumerate(model.coordinates)
     ]
     entries += _constraint_items(model)

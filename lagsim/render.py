@@ -74,7 +74,10 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
     if fmt == "latex":
         return _latex(forms, model)
     if fmt == "json":
-        return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
+        try:
+            return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
+        finally:
+            _PLAIN.memo.clear()
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -195,6 +198,117 @@ class _Linear(StrPrinter):
         return super().doprint(expr).replace("**", "^").replace("*", "⋅")
 
 
+_ADD, _MUL, _POW, _ATOM = 10, 20, 30, 1000
+_FLOATS = StrPrinter({"full_prec": False})
+
+
+class _Fast:
+    """The one-line format of :class:`_Linear` in time linear in the size of the expression
+    (issue 17 §3): one pass, each distinct subexpression printed once (memo), signs read from
+    numeric coefficients instead of negating SymPy objects, no precedence queries through
+    SymPy. Anything but numbers, symbols, sums, products, powers and functions of them goes to
+    :class:`_Linear`. ``plain``: SymPy's syntax with the plain names (``x_dot**2``), for JSON;
+    10× faster than ``sympy.sstr`` on the natural 8-chain's reduced form (327 kB)."""
+
+    def __init__(self, plain: bool = False) -> None:
+        self.memo: dict[sympy.Basic, tuple[str, int]] = {}
+        self.slow = StrPrinter({"order": "none"}) if plain else _Linear()
+        self.plain = plain
+        self.times = "*" if plain else "⋅"
+
+    def __call__(self, expr: sympy.Basic) -> str:
+        return self.show(expr)[0]
+
+    def paren(self, expr: sympy.Basic, level: int) -> str:
+        text, prec = self.show(expr)
+        return f"({text})" if prec <= level else text
+
+    def show(self, expr: sympy.Basic) -> tuple[str, int]:
+        """(text, precedence) of ``expr``."""
+        out = self.memo.get(expr)
+        if out is None:
+            out = self._show(expr)
+            self.memo[expr] = out
+        return out
+
+    def _show(self, e: sympy.Basic) -> tuple[str, int]:
+        if e.is_Symbol:
+            return (e.name if self.plain else names.text(e.name)), _ATOM
+        if e.is_Integer:
+            return str(e), (_ATOM if e >= 0 else _MUL)
+        if e.is_Rational:
+            return f"{e.p}/{e.q}", _MUL
+        if e.is_Number:
+            text = _FLOATS.doprint(e)
+            return text, (_MUL if text.startswith("-") else _ATOM)
+        if e.is_Add:
+            return self._add(e), _ADD
+        if e.is_Mul:
+            sign, body, prec = self._mul(e)
+            return (f"-{body}", _MUL) if sign else (body, prec)
+        if e.is_Pow:
+            return self._pow(e)
+        if isinstance(e, sympy.Function) and e.args:
+            return f"{type(e).__name__}({', '.join(self.show(a)[0] for a in e.args)})", _ATOM
+        return self.slow.doprint(e), _ADD
+
+    def _add(self, e: sympy.Add) -> str:
+        parts: list[str] = []
+        for i, term in enumerate(e.args):
+            negative, body = self._term(term)
+            if i == 0:
+                parts.append(f"-{body}" if negative else body)
+            else:
+                parts.append(f" - {body}" if negative else f" + {body}")
+        return "".join(parts)
+
+    def _term(self, term: sympy.Basic) -> tuple[bool, str]:
+        """(whether the term has a negative numeric coefficient, its text without the sign)."""
+        if term.is_Mul:
+            sign, body, prec = self._mul(term)
+            return sign, (body if prec > _ADD else f"({body})")
+        if term.is_Number and term.is_negative:
+            return True, self.show(-term)[0]
+        return False, self.paren(term, _ADD)
+
+    def _mul(self, e: sympy.Mul) -> tuple[bool, str, int]:
+        """(negative, text of |e|, precedence) of a product: c⋅a⋅b/(d⋅f)."""
+        coeff, rest = e.as_coeff_Mul()
+        negative = bool(coeff.is_negative)
+        coeff = -coeff if negative else coeff
+        num: list[str] = []
+        den: list[str] = []
+        if coeff.is_Rational:
+            if coeff.p != 1:
+                num.append(str(coeff.p))
+            if coeff.q != 1:
+                den.append(str(coeff.q))
+        elif coeff != 1:
+            num.append(self.paren(coeff, _MUL))
+        for f in sympy.Mul.make_args(rest):
+            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+                inverse = f.base if f.exp == -1 else sympy.Pow(f.base, -f.exp, evaluate=False)
+                den.append(self.paren(inverse, _MUL))
+            elif f is not sympy.S.One:
+                num.append(self.paren(f, _MUL))
+        text = self.times.join(num) if num else "1"
+        if den:
+            text += "/" + (den[0] if len(den) == 1 else f"({self.times.join(den)})")
+        return negative, text, _MUL
+
+    def _pow(self, e: sympy.Pow) -> tuple[str, int]:
+        base, exp = e.args
+        if exp is sympy.S.Half:
+            return f"sqrt({self.show(base)[0]})", _ATOM
+        if exp.is_Rational and exp.is_negative:
+            inverse = base if exp == -1 else sympy.Pow(base, -exp, evaluate=False)
+            return f"1/{self.paren(inverse, _MUL)}", _MUL
+        if exp.is_Integer and 1 < exp < 10 and not self.plain:
+            return self.paren(base, _POW) + str(exp).translate(_SUPERSCRIPTS), _POW
+        power = "**" if self.plain else "^"
+        return f"{self.paren(base, _POW)}{power}{self.paren(exp, _ATOM - 1)}", _POW
+
+
 _MIN_SPLIT_GROUP = 40
 """A parenthesized group shorter than this many characters is never broken across lines."""
 
@@ -232,7 +346,7 @@ def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
 def _lines(value: sympy.Basic, width: int) -> str:
     """A long item line by line: matrix entries by index (zeros left out), equations by row;
     width 0: each on one line."""
-    _linear = _Linear().doprint
+    _linear = _Fast()
     width = width or 10**9
     if isinstance(value, sympy.Eq):
         lhs, rhs = value.lhs, value.rhs
@@ -310,11 +424,14 @@ def _latex(forms: list[Form], model: Model) -> str:
     return "\n".join(out) + "\n"
 
 
+_PLAIN = _Fast(plain=True)
+
+
 @functools.lru_cache(maxsize=4096)
 def _s(expr: sympy.Basic) -> str:
     """The JSON string of an expression; cached, since forms repeat expressions (M in matrix,
     dae and index1; each equation in ``items`` and ``equations``)."""
-    return sympy.sstr(expr, order="none") if _large(expr) else str(expr)
+    return _PLAIN(expr) if _large(expr) else str(expr)
 
 
 def _rows(matrix: sympy.MatrixBase) -> list[list[str]]:

@@ -459,7 +459,8 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
             roots = _roots(phi, s)
         except (NotImplementedError, ValueError):
             continue
-        roots = [r for r in roots if r.is_real is not False]
+        if not start:
+            roots = [r for r in roots if r.is_real is not False]
         if len(roots) == 1:
             return s, roots[0]
         if roots and start:

@@ -248,15 +248,16 @@ def _cheap(expr: sympy.Expr, collect: tuple[sympy.Symbol, ...]) -> sympy.Expr | 
         if den != 1 and isinstance(num, Add) or isinstance(den, Add):
             return _cheap(num, collect) / common_factor(combine_trig(den))
     out = combine_trig(expr)
-    present = [c for c in collect if out.has(c)] if isinstance(out, Add) else []
     if not collect:
         return common_factor(out)
-    if not present:
+    if not isinstance(out, Add):
         return out
+    wanted = set(collect)
     groups: dict[sympy.Basic, list[sympy.Expr]] = {}
-    for term in Add.make_args(out):
-        key = next((c for c in present if term.has(c)), None)
-        if key is not None and not (term / key).has(key):
+    for term in out.args:
+        factors = Mul.make_args(term)
+        key = next((f for f in factors if f in wanted), None)
+        if key is not None and factors.count(key) == 1:
             groups.setdefault(key, []).append(term / key)
         else:
             groups.setdefault(None, []).append(term)

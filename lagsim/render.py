@@ -388,6 +388,8 @@ def _text(forms: list[Form], model: Model, width: int) -> str:
             first = printed.setdefault((item.label, item.value), form.name)
             if first != form.name:
                 lines += ["", f"{label}: as in [{first}] above"]
+            elif isinstance(item.value, sympy.MatrixBase) and item.value.is_zero_matrix:
+                lines += ["", f"{label}: 0 ({item.value.rows}×{item.value.cols})"]
             else:
                 lines += ["", f"{label}:", _pretty(item.value, width)]
     return "\n".join(lines) + "\n"

@@ -397,3 +397,19 @@ def test_text_wraps_between_terms_only_and_width_zero_does_not_wrap() -> None:
     flat = render(form, "text", model, width=0)
     assert not any(line.startswith("    + ") or line.startswith("    - ")
                    for line in flat.splitlines())
+
+
+def test_form_all_of_a_two_coordinate_system_is_a_page() -> None:
+    """Issue 14: `--form all` of the polar free mass (2 coordinates, no constraints) prints
+    each item once (later forms refer back), a zero τ as one line, no Udwadia–Kalaba pieces:
+    well under 100 lines (it was 3,000 lines for such a system)."""
+    from lagsim.cli import FORM_CHOICES
+
+    model = build_model(load_spec("free_mass_polar"))
+    forms = [FORMS[f](model, False) for f in FORM_CHOICES
+             if f not in ("all", "reduced", "udwadia-kalaba")]
+    text = render(forms, "text", model, width=80)
+    assert len(text.splitlines()) < 100
+    assert "as in [lagrange] above" in text and "τ: 0 (2×1)" in text
+    alone = render(FORMS["udwadia-kalaba"](model, False), "text", model)
+    assert len(alone.strip().splitlines()) == 3 and "no constraints" in alone

@@ -153,12 +153,79 @@ def render(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+SCALING_SIZES = (8, 16, 32)
+STAGES = r"""
+import sys, time
+T = time.process_time
+t0 = T()
+from lagsim import tidy
+from lagsim.forms import FORMS
+from lagsim.model import build_model, tidy_model
+from lagsim.render import render
+from lagsim.spec import load_spec
+t1 = T()
+model = tidy_model(build_model(load_spec(sys.argv[1])))
+t2 = T()
+with tidy.budget(tidy.DEFAULT_SECONDS):
+    form = FORMS["lagrange"](model, False)
+t3 = T()
+text = render(form, "text", model, 80)
+t4 = T()
+print(t1 - t0, t2 - t1, t3 - t2, t4 - t3, len(text))
+"""
+
+
+def scaling(reps: int = 3) -> dict[str, Any]:
+    """Issue 17 §3: `lagsim derive chain_n` (the lagrange form, text) for n = 8, 16, 32 —
+    whole-process wall and CPU (fastest of ``reps``) and, in a second process, the CPU seconds
+    of each stage (import, model, form with its tidying, text rendering) and the output size."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="lagsim-chains-") as tmp:
+        for n in SCALING_SIZES:
+            path = Path(tmp) / f"chain{n}.yaml"
+            subprocess.run([sys.executable, "-m", "lagsim.chains", str(n), "-o", str(path)],
+                           check=True, capture_output=True)
+            runs = [run_once([*_lagsim(), "derive", str(path)]) for _ in range(reps)]
+            best = min(runs, key=lambda r: r[0])
+            stages = subprocess.run([sys.executable, "-c", STAGES, str(path)], check=True,
+                                    capture_output=True, text=True).stdout.split()
+            rows.append({"n": n, "wall_s": best[0], "cpu_s": best[1], "exit": best[2],
+                         "import_s": float(stages[0]), "model_s": float(stages[1]),
+                         "form_s": float(stages[2]), "render_s": float(stages[3]),
+                         "chars": int(stages[4])})
+            print(f"[{time.strftime('%H:%M:%S')}] chain {n}: {best[0]:.2f} s wall, "
+                  f"{best[1]:.2f} s CPU", file=sys.stderr, flush=True)
+    return {"reps": reps, "rows": rows,
+            "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+
+
+def render_scaling(result: dict[str, Any]) -> list[str]:
+    """A markdown table of :func:`scaling`, with the goal of issue 17 §3 (n = 32 in ≤ 3 s)."""
+    lines = ["## `lagsim derive chain_n` at scale (issue 17 §3: n = 32 in ≤ 3 s)", "",
+             f"Fastest of {result['reps']} whole-process runs of `lagsim derive chain_n.yaml` "
+             "(lagrange form, text); stage CPU seconds from one more process."
+             + (f" Load average at the end: {result['load']:.1f} on {os.cpu_count()} cores."
+                if result.get("load") is not None else ""), "",
+             "| n | wall s | CPU s | import | model | form + tidying | text | output chars |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['n']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['import_s']:.2f} "
+                     f"| {r['model_s']:.2f} | {r['form_s']:.2f} | {r['render_s']:.2f} "
+                     f"| {r['chars']} |")
+    return [*lines, ""]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the known slow systems only")
     parser.add_argument("--reps", type=int, default=3,
                         help="most runs of a case over the budget (its fastest counts)")
+    parser.add_argument("--chains", action="store_true",
+                        help="only the n-chain scaling of issue 17 §3 (n = 8, 16, 32)")
     args = parser.parse_args(argv)
+    if args.chains:
+        print("\n".join(render_scaling(scaling(args.reps))))
+        return 0
     print("\n".join(render(measure(args.quick, args.reps))))
     return 0
 

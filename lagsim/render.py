@@ -109,6 +109,9 @@ def display_symbols(model: Model) -> dict[sympy.Symbol, str]:
     return {sympy.Symbol(n): names.text(n) for n in plain}
 
 
+_PIPE_WIDTH = 80
+
+
 def _width() -> int:
     """The terminal's width when stdout is one, else 80 (what a pipe or a file gets)."""
     import shutil
@@ -168,9 +171,9 @@ def pretty(value: sympy.Basic, width: int) -> str:
 
 def _pretty(value: sympy.Basic, width: int) -> str:
     """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪;
-    width 0: any width), else :func:`_lines`."""
+    width 0: the width of a pipe, 80), else :func:`_lines` (width 0: unwrapped)."""
     if not _large(value):
-        out = pretty(value, width or 10**9)
+        out = pretty(value, width or _PIPE_WIDTH)
         if "↪" not in out:
             return out
     return _lines(value, width)

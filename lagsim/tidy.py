@@ -461,14 +461,14 @@ def _se_common(terms: list[tuple]) -> se.Basic:
     out, kept as a product (SymEngine does not distribute it)."""
     if len(terms) == 1:
         return _se_rebuild(*terms[0])
-    try:
+    if all(isinstance(c, (se.Integer, se.Rational)) for c, _ in terms):
         fracs = [Fraction(str(c)) for c, _ in terms]
-    except ValueError:
-        return se.Add(*(_se_rebuild(c, p) for c, p in terms))
-    num = Fraction(functools.reduce(math.gcd, (f.numerator for f in fracs)),
-                   functools.reduce(math.lcm, (f.denominator for f in fracs)))
-    if all(f < 0 for f in fracs):
-        num = -num
+        num = Fraction(functools.reduce(math.gcd, (f.numerator for f in fracs)),
+                       functools.reduce(math.lcm, (f.denominator for f in fracs)))
+        if all(f < 0 for f in fracs):
+            num = -num
+    else:
+        num = Fraction(1)
     common = {b: e for b, e in terms[0][1].items() if _is_int(e) and int(e) > 0}
     for _, powers in terms[1:]:
         common = {b: min(e, powers[b]) for b, e in common.items()

@@ -413,3 +413,38 @@ def test_form_all_of_a_two_coordinate_system_is_a_page() -> None:
     assert "as in [lagrange] above" in text and "τ: 0 (2×1)" in text
     alone = render(FORMS["udwadia-kalaba"](model, False), "text", model)
     assert len(alone.strip().splitlines()) == 3 and "no constraints" in alone
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--budget", "nan"], "nan is not a number of seconds"),
+    (["--budget", "-1"], "--budget"),
+    (["--width", "-3"], "--width"),
+])
+def test_derive_refuses_a_bad_budget_or_width(args: list[str], words: str) -> None:
+    """A budget or width that is not a number in range is a usage error: one line, exit 2."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["derive", "pendulum", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("lagsim: error: ") and words in result.stderr
+
+
+def test_derive_width_zero_prints_each_equation_on_one_line() -> None:
+    """`derive --width 0` through the command line: no continuation lines."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["derive", str(BENCH / "derive_messy3.yaml"),
+                                       "--width", "0"])
+    assert result.exit_code == 0, result.output
+
+    def continued(text: str) -> bool:
+        return any(line.startswith(("    + ", "    - ")) for line in text.splitlines())
+
+    assert not continued(result.stdout)
+    narrow = CliRunner().invoke(main, ["derive", str(BENCH / "derive_messy3.yaml"),
+                                       "--width", "50"])
+    assert continued(narrow.stdout)

@@ -312,6 +312,93 @@ class _Fast:
         return f"{self.paren(base, _POW)}{power}{self.paren(exp, _ATOM - 1)}", _POW
 
 
+class _FastTex:
+    """LaTeX of a long expression (sum, product, power, function, number, symbol) in one pass,
+    each distinct subexpression once, names by :func:`lagsim.names.latex`: ``sympy.latex`` took
+    1.6 s for the natural 8-chain's reduced form (issue 16 §4). Other nodes go to it."""
+
+    def __init__(self) -> None:
+        self.memo: dict[sympy.Basic, tuple[str, int]] = {}
+
+    def __call__(self, expr: sympy.Basic) -> str:
+        return self.show(expr)[0]
+
+    def paren(self, expr: sympy.Basic, level: int) -> str:
+        text, prec = self.show(expr)
+        return rf"\left({text}\right)" if prec <= level else text
+
+    def show(self, expr: sympy.Basic) -> tuple[str, int]:
+        out = self.memo.get(expr)
+        if out is None:
+            out = self._show(expr)
+            self.memo[expr] = out
+        return out
+
+    def _show(self, e: sympy.Basic) -> tuple[str, int]:
+        if e.is_Symbol:
+            return names.latex(e.name), _ATOM
+        if e.is_Rational and not e.is_Integer:
+            sign = "- " if e < 0 else ""
+            return rf"{sign}\frac{{{abs(e.p)}}}{{{e.q}}}", _MUL
+        if e.is_Number:
+            text = sympy.latex(e)
+            return text, (_MUL if text.startswith("-") else _ATOM)
+        if e.is_Add:
+            parts = []
+            for i, term in enumerate(e.args):
+                negative, body = self._term(term)
+                parts.append(("- " if negative else "") + body if i == 0
+                             else (" - " if negative else " + ") + body)
+            return "".join(parts), _ADD
+        if e.is_Mul:
+            negative, body = self._mul(e)
+            return ("- " + body if negative else body), _MUL
+        if e.is_Pow:
+            base, exp = e.args
+            if exp is sympy.S.Half:
+                return rf"\sqrt{{{self.show(base)[0]}}}", _ATOM
+            if exp.is_Rational and exp.is_negative:
+                inverse = base if exp == -1 else sympy.Pow(base, -exp, evaluate=False)
+                return rf"\frac{{1}}{{{self.show(inverse)[0]}}}", _MUL
+            return f"{self.paren(base, _POW)}^{{{self.show(exp)[0]}}}", _POW
+        if isinstance(e, sympy.Function) and e.args and type(e).__name__.isalpha():
+            args = ", ".join(self.show(a)[0] for a in e.args)
+            return rf"\{type(e).__name__}{{\left({args} \right)}}", _ATOM
+        return sympy.latex(e, symbol_names={s: names.latex(s.name) for s in e.free_symbols
+                                            if isinstance(s, sympy.Symbol)}), _ADD
+
+    def _term(self, term: sympy.Basic) -> tuple[bool, str]:
+        if term.is_Mul:
+            return self._mul(term)
+        if term.is_Number and term.is_negative:
+            return True, self.show(-term)[0]
+        return False, self.paren(term, _ADD)
+
+    def _mul(self, e: sympy.Mul) -> tuple[bool, str]:
+        coeff, rest = e.as_coeff_Mul()
+        negative = bool(coeff.is_negative)
+        coeff = -coeff if negative else coeff
+        num, den = [], []
+        if coeff.is_Rational:
+            if coeff.p != 1:
+                num.append(str(coeff.p))
+            if coeff.q != 1:
+                den.append(str(coeff.q))
+        elif coeff != 1:
+            num.append(self.paren(coeff, _MUL))
+        for f in sympy.Mul.make_args(rest):
+            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+                inverse = f.base if f.exp == -1 else sympy.Pow(f.base, -f.exp, evaluate=False)
+                den.append(self.paren(inverse, _MUL) if len(sympy.Mul.make_args(rest)) > 1
+                           else self.show(inverse)[0])
+            elif f is not sympy.S.One:
+                num.append(self.paren(f, _MUL))
+        top = " ".join(num) if num else "1"
+        if den:
+            return negative, rf"\frac{{{top}}}{{{' '.join(den)}}}"
+        return negative, top
+
+
 _MIN_SPLIT_GROUP = 40
 """A parenthesized group shorter than this many characters is never broken across lines."""
 
@@ -403,7 +490,12 @@ def _text_label(item: Item) -> str:
 
 
 def _latex(forms: list[Form], model: Model) -> str:
+    fast = _FastTex()
+
     def tex(value: sympy.Basic) -> str:
+        if _large(value) and isinstance(value, sympy.Expr) and not isinstance(
+                value, sympy.MatrixExpr):
+            return fast(value)
         order = "none" if _large(value) else None
         shown = {s: names.latex(s.name) for s in value.free_symbols if isinstance(s, sympy.Symbol)}
         return sympy.latex(value, symbol_names=shown, mat_str="bmatrix", mat_delim="",

@@ -296,15 +296,32 @@ def _roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr]:
 def _quadratic_roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr] | None:
     """s = −h ± √(h² − c/a), h = b/(2a), when φ = a s² + b s + c with a free of s (the
     derivatives show it without expanding φ, whose coefficients on a chain are nested roots that
-    sympy.solve factored for seconds); None otherwise."""
-    d1 = sympy.diff(phi, s)
-    d2 = sympy.diff(d1, s)
-    if d2 == 0 or s in d2.free_symbols:
+    sympy.solve factored for seconds); None otherwise. Differentiated and substituted in
+    SymEngine (SymPy's diff and subs of the natural 8-chain's nested roots took 3 s)."""
+    from lagsim.tidy import to_sympy as from_se
+
+    try:
+        f, x = se.sympify(phi), se.Symbol(str(s))
+    except (RuntimeError, TypeError, ValueError, se.SympifyError):
+        return None
+    d1 = se.diff(f, x)
+    d2 = se.diff(d1, x)
+    if d2 == 0 or x in d2.free_symbols:
         return None
     a = d2 / 2
-    h = d1.subs(s, 0) / (2 * a)
-    root = sympy.sqrt(h**2 - phi.subs(s, 0) / a)
-    return [-h - root, -h + root]
+    h = d1.subs({x: 0}) / (2 * a)
+    root = se.sqrt(h**2 - f.subs({x: 0}) / a)
+    return [from_se(-h - root), from_se(-h + root)]
+
+
+def _diff(phi: sympy.Expr, s: sympy.Symbol) -> sympy.Expr:
+    """∂φ/∂s, by SymEngine when it reads φ."""
+    from lagsim.tidy import to_sympy as from_se
+
+    try:
+        return from_se(se.diff(se.sympify(phi), se.Symbol(str(s))))
+    except (RuntimeError, TypeError, ValueError, se.SympifyError):
+        return sympy.diff(phi, s)
 
 
 def _tidy_root(root: sympy.Expr) -> sympy.Expr:
@@ -404,7 +421,7 @@ def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], param
     scale = max([1.0, *(abs(float(v)) for v in start.values())])
     missed: list[str] = []
     for s in present:
-        coeff = sympy.diff(phi, s)
+        coeff = _diff(phi, s)
         if coeff != 0 and coeff.free_symbols <= set(params):
             roots = [_linear_root(phi, s, coeff)]
         else:
@@ -451,7 +468,7 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
         raise ReductionError(f"constraint '{name}' does not involve a coordinate that is still "
                              "free (redundant constraints cannot be reduced)", "use udwadia-kalaba")
     for s in present:
-        coeff = sympy.diff(phi, s)
+        coeff = _diff(phi, s)
         if coeff != 0 and coeff.free_symbols <= set(params):
             return s, _linear_root(phi, s, coeff)
     for s in present:

@@ -319,10 +319,10 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
         entries.append(Item("r(q, q̇, t)", rs, r"r(q, \dot{q}, t)"))
     forces = _constraint_forces(model, s)
     for i, name in enumerate(model.coordinates):
-        row = sympy.Add(*(Ms[i, j] * s.qdd[j] for j in range(n))) + Cqds[i] + gs[i]
+        row = se.Add(*(M[i, j] * model.qdd[j] for j in range(n))) + Cqd[i] + g[i]
         if rs is not None:
-            row += rs[i]
-        entries.append(Item(name, _eq(row, tau[i] + forces[i]), _tex(name)))
+            row += remainder[i]
+        entries.append(Item(name, _eq(_sy(row, s.accel), tau[i] + forces[i]), _tex(name)))
     entries += _constraint_items(model)
     extra = " + r(q, q̇, t)" if rs is not None else ""
     lam = " + Aᵀλ" if model.m else ""
@@ -349,10 +349,10 @@ def dae_form(model: Model, simplify: bool = False) -> Form:
     A with their row a, like φ_q.
     """
     s = _Symbols(model)
-    M, F = _matrix(model.mass_matrix), _matrix(model.forcing)
     forces = _constraint_forces(model, s)
     entries = [
-        Item(name, _eq(sympy.Add(*(M[i, j] * s.qdd[j] for j in range(model.n))) - F[i],
+        Item(name, _eq(_sy(se.Add(*(model.mass_matrix[i, j] * model.qdd[j]
+                                    for j in range(model.n))) - model.forcing[i], s.accel),
                        forces[i]), _tex(name))
         for i, name in enumerate(model.coordinates)
     ]

@@ -152,23 +152,26 @@ class System:
         return self._model
 
     def derive(self, form: str = "lagrange", format: str | None = "text",
-               simplify: bool = False) -> Any:
+               simplify: bool = False, budget: float | None = None,
+               width: int | None = None) -> Any:
         """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
         prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
         :class:`lagsim.forms.Form` object itself (its ``items`` are SymPy values; a list of
         forms for ``form="all"``). Forms: ``lagrange``, ``matrix``, ``dae``, ``index1``,
-        ``udwadia-kalaba``, ``reduced``, or ``all``."""
+        ``udwadia-kalaba``, ``reduced``, ``linear``, ``hamilton``, or ``all``. ``budget`` and
+        ``width`` are ``--budget`` (CPU seconds for tidying) and ``--width`` (0: no wrap)."""
         from lagsim.render import FORMATS
 
         if format is not None and format not in FORMATS:
             raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
                              f"{format!r}")
-        model, forms = derive_forms(self, form, simplify, warn=_warn, label="form")
+        model, forms = derive_forms(self, form, simplify, warn=_warn, label="form",
+                                    budget=budget)
         if format is None:
             return forms if form == "all" else forms[0]
         from lagsim.render import render
 
-        return render(forms if len(forms) > 1 else forms[0], format, model)
+        return render(forms if len(forms) > 1 else forms[0], format, model, width)
 
     def simulate(self, *, parameters: Mapping[str, float] | None = None,
                  initial: Mapping[str, float] | None = None, **options: Any) -> Trajectory:
@@ -329,11 +332,17 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
 def derive_forms(system: System, form: str, simplify: bool = False,
                  status: Callable[[str], None] | None = None,
                  warn: Callable[[str], None] | None = None,
-                 label: str = "--form") -> tuple[Model, list[Form]]:
+                 label: str = "--form", budget: float | None = None
+                 ) -> tuple[Model, list[Form]]:
     """The model to print and the forms ``form`` (a name of :data:`lagsim.forms.FORMS` or
     ``all``) of ``system``; the one derivation of the API and the CLI. The model is tidied for
-    printing unless ``simplify`` (:func:`lagsim.model.tidy_model`). ``status`` hears the stage,
-    ``warn`` what the command line prints on stderr."""
+    printing (:func:`lagsim.model.tidy_model`); the tidying of each form shares a CPU-time
+    ``budget`` in seconds (default :data:`lagsim.tidy.DEFAULT_SECONDS`, or
+    :data:`lagsim.tidy.SIMPLIFY_SECONDS` with ``simplify``, which also runs SymPy's simplify),
+    past which expressions print as derived, and ``warn`` hears a note (issue 16 §4).
+    ``status`` hears the stage, ``warn`` what the command line prints on stderr. Without
+    constraints ``all`` leaves the Udwadia–Kalaba form out (there is nothing to constrain)."""
+    from lagsim import tidy
     from lagsim.forms import FORMS
     from lagsim.model import tidy_model
 
@@ -347,27 +356,32 @@ def derive_forms(system: System, form: str, simplify: bool = False,
                          f"form{suggest(form, choices)}")
     spec = system.spec
     status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
-    if simplify:
-        model = system.model
-    else:
-        if system._tidy is None:
-            system._tidy = tidy_model(system.model)
-        model = system._tidy
+    if system._tidy is None:
+        system._tidy = tidy_model(system.model)
+    model = system._tidy
     for name in model.singular_coordinates():
         warn(f"warning: the mass matrix is singular: the velocity of {name} appears nowhere "
              "in the kinetic energy; `lagsim simulate` will refuse this system")
-    names = list(FORMS) if form == "all" else [form]
+    names = ([f for f in FORMS if model.m or f != "udwadia-kalaba"] if form == "all"
+             else [form])
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
-    for name in names:
-        status(f"forming the {name} form")
-        try:
-            forms.append(FORMS[name](model, simplify, q0=q0) if name in ("reduced", "linear")
-                         else FORMS[name](model, simplify))
-        except InputError as exc:
-            if form != "all":
-                raise
-            warn(f"note: form {name} skipped: {exc.message}")
+    seconds = budget if budget is not None else (
+        tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS)
+    with tidy.budget(seconds, deep=simplify) as spent:
+        for name in names:
+            status(f"forming the {name} form")
+            try:
+                forms.append(FORMS[name](model, simplify, q0=q0)
+                             if name in ("reduced", "linear") else FORMS[name](model, simplify))
+            except InputError as exc:
+                if form != "all":
+                    raise
+                warn(f"note: form {name} skipped: {exc.message}")
+    if spent.stopped:
+        warn(f"note: tidying stopped after its budget of {seconds:g} s CPU: {spent.stopped} "
+             "step(s) left expressions as derived (equal, only longer); --budget SECONDS "
+             "allows more")
     status("printing")
     return model, forms
 

@@ -383,6 +383,13 @@ def new(name: str, output: str | None, force: bool) -> None:
         _warn(f"wrote {output} (a copy of {name}); try `lagsim derive {output}`")
 
 
+def _finite_budget(value: float | None) -> float | None:
+    if value is not None and value != value:
+        raise click.BadParameter("nan is not a number of seconds; give one in 0..86400")
+    return value
+
+
+
 FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
                 "hamilton", "all")
 
@@ -393,18 +400,28 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
               show_default=True, help="Which form of the equations of motion to print.")
 @click.option("--format", "fmt", type=click.Choice(("text", "latex", "json")), default="text",
               show_default=True, help="text for a terminal, latex for a paper, json for scripts.")
-@click.option("--simplify", is_flag=True, help="Simplify every expression (slower).")
+@click.option("--simplify", is_flag=True,
+              help="Also run SymPy's simplify on each expression, within --budget.")
+@click.option("--budget", type=click.FloatRange(min=0.0, max=86400.0), default=None,
+              metavar="SECONDS", callback=lambda _c, _p, v: _finite_budget(v),
+              help="CPU seconds the tidying may spend in SymPy (default 0.3, 10 with "
+                   "--simplify); past it, expressions print as derived, with a note.")
+@click.option("--width", type=click.IntRange(min=0, max=100000), default=None, metavar="N",
+              help="Text line width (default: the terminal's, 80 in a pipe or file); lines "
+                   "break only between terms; 0: no wrapping.")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               callback=_assignments("--set"), help="Override a parameter's value.")
-def derive(file: str, form: str, fmt: str, simplify: bool, overrides: dict[str, float]) -> None:
+def derive(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
+           width: int | None, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim.api import derive_forms, open_system
     from lagsim.render import render
 
     status = _Status()
     _stdin_hint(file, "YAML", "FILE")
-    model, forms = derive_forms(open_system(file, overrides), form, simplify, status, _warn)
-    text = render(forms if len(forms) > 1 else forms[0], fmt, model)
+    model, forms = derive_forms(open_system(file, overrides), form, simplify, status, _warn,
+                                budget=budget)
+    text = render(forms if len(forms) > 1 else forms[0], fmt, model, width)
     status.close()
     click.echo(text, nl=False)
 

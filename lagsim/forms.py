@@ -24,19 +24,47 @@ reduction, augmented matrix), ``004_2a8ddee2a66c9af0.txt`` (Udwadia–Kalaba).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import symengine as se
 import sympy
 
-from lagsim import tidy
+from lagsim import names, tidy
 from lagsim.model import Model, to_sympy
 
 SEED_001 = "001_80d65b968ce3cb18.txt"
 SEED_002 = "002_485a91571cac8ced.txt"
 SEED_003 = "003_88d23709419132a0.txt"
 SEED_004 = "004_2a8ddee2a66c9af0.txt"
+
+SOURCES = {SEED_001: "DAE", SEED_002: "Lagrange", SEED_003: "Index reduction",
+           SEED_004: "Udwadia–Kalaba"}
+"""Each seed file → the short name that docs/references.md gives its author, title and sections;
+what users see (issue 14: no file hashes in the output), while docstrings and tests keep the
+seed file names for developers."""
+
+REFERENCES = "docs/references.md"
+
+
+def cite(source: str, where: str = "") -> str:
+    """``[DAE §10.7]``: a seed's short name in docs/references.md and a place in it."""
+    return f"[{SOURCES[source]}{' ' + where if where else ''}]"
+
+
+_SEED_FILE = re.compile(
+    r"(?:seeds?\s+)?(?:``(\d{3}_[0-9a-f]{16}\.txt)``|(\d{3}_[0-9a-f]{16}\.txt))")
+
+
+def public_text(text: str) -> str:
+    """``text`` (a bundled system's description) with each seed file name, and the word "seed"
+    before it, replaced by its short name in docs/references.md: ``[DAE]``."""
+    def short(m: re.Match) -> str:
+        name = m[1] or m[2]
+        return f"[{SOURCES[name]}]" if name in SOURCES else m[0]
+
+    return _SEED_FILE.sub(short, text)
 
 CLOSED_FORM_MAX_N = 3
 """Udwadia–Kalaba closed forms are tried for n ≤ this; index1's for n ≤ this + 1 and m = 1."""
@@ -89,6 +117,8 @@ class _Symbols:
         self.qdd = [sympy.Symbol(str(s)) for s in model.qdd]
         self.lam = [sympy.Symbol(c.multiplier) for c in model.constraints]
         self.t = sympy.Symbol("t")
+        self.accel = tuple(self.qdd + self.lam)
+        """q̈ and λ: the symbols whose terms a printed equation gathers."""
 
 
 def warnings_for(model: Model) -> tuple[str, ...]:
@@ -101,25 +131,34 @@ def warnings_for(model: Model) -> tuple[str, ...]:
             f"energy, so these equations cannot be solved for q̈ (simulate will refuse)",)
 
 
-def _tidy(value: sympy.Basic, skips: list[str], what: str) -> sympy.Basic:
-    """``value`` (expression, matrix, equation, matrix product) tidied entry by entry within
-    the budgets of :func:`lagsim.tidy.light`."""
+def _tidy(value: sympy.Basic, skips: list[str], what: str, deep: bool = False,
+          collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Basic:
+    """``value`` (expression, matrix, equation, matrix product) tidied entry by entry:
+    :func:`lagsim.tidy.cheap` (like terms combined, sin² + cos² = 1, ``collect`` gathered, common
+    factors out; issue 14), and with ``deep`` (``--simplify``) :func:`lagsim.tidy.light`'s
+    bounded ``sympy.simplify`` too."""
+    def one(e: sympy.Expr) -> sympy.Expr:
+        e = tidy.cheap(e, skips, what, collect)
+        return tidy.light(e, skips, what, deep=True) if deep else e
+
     if isinstance(value, sympy.Eq):
-        return sympy.Eq(_tidy(value.lhs, skips, what), _tidy(value.rhs, skips, what),
-                        evaluate=False)
+        return sympy.Eq(_tidy(value.lhs, skips, what, deep, collect),
+                        _tidy(value.rhs, skips, what, deep, collect), evaluate=False)
     if isinstance(value, sympy.MatrixBase):
-        return sympy.ImmutableMatrix(value.applyfunc(lambda e: tidy.light(e, skips, what)))
+        return sympy.ImmutableMatrix(value.applyfunc(one))
     if isinstance(value, sympy.MatMul):
-        return sympy.MatMul(*(_tidy(a, skips, what) for a in value.args), evaluate=False)
+        return sympy.MatMul(*(_tidy(a, skips, what, deep, collect) for a in value.args),
+                            evaluate=False)
     if isinstance(value, sympy.Expr):
-        return tidy.light(value, skips, what)
+        return one(value)
     return value
 
 
-def _items(entries: list[Item], simplify: bool, skips: list[str]) -> tuple[Item, ...]:
-    if not simplify:
-        return tuple(entries)
-    return tuple(Item(e.label, _tidy(e.value, skips, e.label), e.tex) for e in entries)
+def _items(entries: list[Item], simplify: bool, skips: list[str],
+           collect: tuple[sympy.Symbol, ...] = ()) -> tuple[Item, ...]:
+    """The entries tidied (:func:`_tidy`): cheaply by default, deeper with ``simplify``."""
+    return tuple(Item(e.label, _tidy(e.value, skips, e.label, simplify, collect), e.tex)
+                 for e in entries)
 
 
 def _untidied(skips: list[str]) -> tuple[str, ...]:
@@ -131,12 +170,34 @@ def _eq(lhs: sympy.Basic, rhs: sympy.Basic) -> sympy.Eq:
 
 
 def _tex(name: str) -> str:
-    return sympy.latex(sympy.Symbol(name))
+    return names.latex(name)
+
+
+EXPAND_MAX_TERMS = 2000
+"""An expression is printed expanded (by SymEngine, before the conversion to SymPy) when that
+gives at most this many terms: the 32-chain's Euler–Lagrange equations are 1.2 MB of nested
+sums as derived and about 130 terms each expanded, which the tidying then combines."""
+
+
+def _sy(expr: se.Basic, collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Expr:
+    """A SymEngine expression as SymPy, tidied on the way (:func:`lagsim.tidy.cheap`, in
+    SymEngine where it can), else expanded first when that stays within
+    :data:`EXPAND_MAX_TERMS` terms and does not raise a power of a sum."""
+    from lagsim.model import _expands_small
+
+    fast = tidy.cheap(expr, collect=collect)
+    if isinstance(fast, sympy.Basic):
+        return fast
+    if _expands_small(expr):
+        expanded = se.expand(expr)
+        if len(expanded.args) <= EXPAND_MAX_TERMS:
+            expr = expanded
+    return to_sympy(expr)
 
 
 def _matrix(expr: se.DenseMatrix | sympy.MatrixBase) -> sympy.ImmutableMatrix:
     if isinstance(expr, se.DenseMatrix):
-        expr = to_sympy(expr)
+        expr = sympy.Matrix(expr.rows, expr.cols, [_sy(e) for e in expr])
     return sympy.ImmutableMatrix(expr)
 
 
@@ -145,15 +206,12 @@ def _column(values: list[sympy.Basic]) -> sympy.ImmutableMatrix:
 
 
 def _euler_lagrange_lhs(model: Model) -> list[se.Basic]:
-    """d/dt ∂L/∂q̇_i − ∂L/∂q_i along q̇, q̈, without τ (001 Theorem 10.2)."""
-    out = []
-    for i in range(model.n):
-        p = model.momenta[i]
-        total = se.diff(p, model.t) - se.diff(model.lagrangian, model.q[i])
-        for j in range(model.n):
-            total += se.diff(p, model.qd[j]) * model.qdd[j] + se.diff(p, model.q[j]) * model.qd[j]
-        out.append(total)
-    return out
+    """d/dt ∂L/∂q̇_i − ∂L/∂q_i along q̇, q̈, without τ (001 Theorem 10.2): M q̈ − F + τ, since
+    F = ∂L/∂q − (∂²L/∂q̇∂q) q̇ − ∂²L/∂q̇∂t + τ and d/dt ∂L/∂q̇ = M q̈ + (∂²L/∂q̇∂q) q̇ +
+    ∂²L/∂q̇∂t (the model's M and F, not differentiated again)."""
+    M, F, tau = model.mass_matrix, model.forcing, model.tau
+    return [se.Add(*(M[i, j] * model.qdd[j] for j in range(model.n))) - F[i] + tau[i]
+            for i in range(model.n)]
 
 
 def _constraint_items(model: Model) -> list[Item]:
@@ -176,11 +234,11 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     constraint, whose row a takes the place of φ_q.
     """
     s = _Symbols(model)
-    tau = to_sympy(model.tau)
+    tau = _matrix(model.tau)
     lhs = _euler_lagrange_lhs(model)
     forces = _constraint_forces(model, s)
     entries = [
-        Item(name, _eq(to_sympy(lhs[i]), tau[i] + forces[i]), _tex(name))
+        Item(name, _eq(_sy(lhs[i], s.accel), tau[i] + forces[i]), _tex(name))
         for i, name in enumerate(model.coordinates)
     ]
     entries += _constraint_items(model)
@@ -190,8 +248,9 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     skips: list[str] = []
     return Form(
         name="lagrange", title="Euler–Lagrange equations", formula=formula,
-        citation=f"{SEED_001} Theorem 10.2" + (", §10.7" if model.m else ""),
-        items=_items(entries, simplify, skips), warnings=warnings_for(model), formula_latex=tex,
+        citation=cite(SEED_001, "Theorem 10.2" + (", §10.7" if model.m else "")),
+        items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model),
+        formula_latex=tex,
         untidied=_untidied(skips),
     )
 
@@ -260,10 +319,10 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
         entries.append(Item("r(q, q̇, t)", rs, r"r(q, \dot{q}, t)"))
     forces = _constraint_forces(model, s)
     for i, name in enumerate(model.coordinates):
-        row = sympy.Add(*(Ms[i, j] * s.qdd[j] for j in range(n))) + Cqds[i] + gs[i]
+        row = se.Add(*(M[i, j] * model.qdd[j] for j in range(n))) + Cqd[i] + g[i]
         if rs is not None:
-            row += rs[i]
-        entries.append(Item(name, _eq(row, tau[i] + forces[i]), _tex(name)))
+            row += remainder[i]
+        entries.append(Item(name, _eq(_sy(row, s.accel), tau[i] + forces[i]), _tex(name)))
     entries += _constraint_items(model)
     extra = " + r(q, q̇, t)" if rs is not None else ""
     lam = " + Aᵀλ" if model.m else ""
@@ -274,8 +333,8 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     skips: list[str] = []
     return Form(
         name="matrix", title="matrix form", formula=f"M(q) q̈ + C(q, q̇) q̇ + g(q){extra} = τ{lam}",
-        citation=f"{SEED_001} eqs 10.12–10.14 (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
-        items=_items(entries, simplify, skips), warnings=warnings_for(model), notes=notes,
+        citation=cite(SEED_001, "eqs 10.12–10.14") + " (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
+        items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model), notes=notes,
         untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} + C(q, \dot{q})\dot{q} + g(q)"
                        + (r" + r(q, \dot{q}, t)" if rs is not None else "") + r" = \tau"
@@ -290,10 +349,10 @@ def dae_form(model: Model, simplify: bool = False) -> Form:
     A with their row a, like φ_q.
     """
     s = _Symbols(model)
-    M, F = _matrix(model.mass_matrix), _matrix(model.forcing)
     forces = _constraint_forces(model, s)
     entries = [
-        Item(name, _eq(sympy.Add(*(M[i, j] * s.qdd[j] for j in range(model.n))) - F[i],
+        Item(name, _eq(_sy(se.Add(*(model.mass_matrix[i, j] * model.qdd[j]
+                                    for j in range(model.n))) - model.forcing[i], s.accel),
                        forces[i]), _tex(name))
         for i, name in enumerate(model.coordinates)
     ]
@@ -303,7 +362,7 @@ def dae_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="dae", title="index-3 differential-algebraic equations",
         formula="M(q) q̈ − F(q, q̇, t) = Aᵀλ,  φ(q, t) = 0,  a(q, t)·q̇ + c(q, t) = 0",
-        citation=f"{SEED_001} §10.7", items=_items(entries, simplify, skips),
+        citation=cite(SEED_001, "§10.7"), items=_items(entries, simplify, skips, s.accel),
         warnings=warnings_for(model), notes=notes, untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} - F(q, \dot{q}, t) = A^{T}\lambda, \quad \phi(q, t) = 0, "
                        r"\quad a(q, t)\cdot\dot{q} + c(q, t) = 0"),
@@ -342,27 +401,34 @@ def index1_form(model: Model, simplify: bool = False) -> Form:
                                         r"\end{bmatrix}"),
                Item("right-hand side", rhs, r"\begin{bmatrix}F\\ b\end{bmatrix}"),
                Item("system", _eq(sympy.MatMul(K, x, evaluate=False), rhs), r"\text{system}")]
-    notes = ["seed 003's multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
+    notes = [f"{cite(SEED_003)}'s multiplier z (from L − zᵀc) is −λ, hence its +Aᵀ column"]
     if model.m == 1 and model.n <= CLOSED_FORM_MAX_N + 1:
         Kt, rt = _cheap(K), _cheap(rhs)
         solution, singular = None, False
         if _fits(Kt, rt, skips=skips, what="index1 closed form"):
             try:
-                solution = Kt.LUsolve(rt)
+                solution = tidy.bounded(lambda: Kt.LUsolve(rt), skips,
+                                        "index1 closed form", "solve")
             except (ValueError, ZeroDivisionError):
                 singular = True
                 warnings.append("the augmented matrix is singular: no closed form")
-        if solution is not None and _fits(*solution, skips=skips, what="index1 closed form"):
+        if solution is not None and not _fits(*solution, skips=skips, what="index1 closed form"):
+            solution = None
+        if solution is not None:
+            solution = tidy.bounded(
+                lambda: [_closed(v, skips, str(u)) for u, v in zip(x, solution)], skips,
+                "index1 closed form", "tidying")
+        if solution is not None:
             for unknown, value in zip(x, solution):
-                entries.append(Item(str(unknown), _eq(unknown, _closed(value, skips, str(unknown))),
-                                    sympy.latex(unknown)))
+                entries.append(Item(str(unknown), _eq(unknown, value), _tex(str(unknown))))
         elif not singular:
             notes.append(_TOO_LONG)
     elif model.m == 1:
         notes.append(f"closed form printed only for n ≤ {CLOSED_FORM_MAX_N + 1}")
     return Form(
         name="index1", title="index-1 augmented system",
-        formula="[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]", citation=f"{SEED_003} (augmented matrix)",
+        formula="[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b]",
+        citation=cite(SEED_003) + " (augmented matrix)",
         items=_items(entries, simplify, skips), warnings=tuple(warnings), notes=tuple(notes),
         formula_latex=(r"\begin{bmatrix} M & -A^{T} \\ A & 0 \end{bmatrix}"
                        r"\begin{bmatrix} \ddot{q} \\ \lambda \end{bmatrix} = "
@@ -386,8 +452,11 @@ def _cheap(matrix: sympy.MatrixBase) -> sympy.Matrix:
 
 
 def _closed(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
-    """A solved expression over one denominator and simplified, each within its budget."""
-    return tidy.light(tidy.cancelled(expr, skips, what), skips, what)
+    """A solved expression tidied (:func:`lagsim.tidy.cheap`) and over one denominator, and
+    simplified when deep (``--simplify``, or outside a budget), each within its budget."""
+    out = tidy.cancelled(tidy.cheap(expr, skips, what), skips, what)
+    b = tidy.active()
+    return tidy.light(out, skips, what, deep=True) if b is None or b.deep else out
 
 
 def _is_diagonal(M: sympy.MatrixBase) -> bool:
@@ -425,8 +494,11 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
         a = sympy.Matrix(n, 1, [Ft[i] / Mt[i, i] for i in range(n)])
         W = sympy.Matrix(n, m, [At[k, i] / Mt[i, i] for i in range(n) for k in range(m)])
     else:
-        a = Mt.LUsolve(Ft)
-        W = Mt.LUsolve(At.T) if m else sympy.zeros(n, 0)
+        solved = tidy.bounded(lambda: (Mt.LUsolve(Ft), Mt.LUsolve(At.T) if m else
+                                       sympy.zeros(n, 0)), skips, what, "solve")
+        if solved is None:
+            return None
+        a, W = solved
     if not _fits(*a, *W, skips=skips, what=what):
         return None
     a = a.applyfunc(lambda e: _closed(e, skips, "a"))
@@ -436,13 +508,29 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
     full_rank = _generic_rank(G) == m
     if not _fits(G, skips=skips, what=what):
         return None
-    Ginv = G.inv() if full_rank else G.pinv()
+    Ginv = tidy.bounded(lambda: _inverse(G, full_rank), skips, what, "inverse")
+    if Ginv is None:
+        return None
     r = bt - At * a
     Qc, qdd = At.T * Ginv * r, a + W * Ginv * r
     if not _fits(*Qc, *qdd, skips=skips, what=what):
         return None
     return (a, Qc.applyfunc(lambda e: _closed(e, skips, "Q_c")),
             qdd.applyfunc(lambda e: _closed(e, skips, "q̈")), full_rank)
+
+
+def _inverse(G: sympy.Matrix, full_rank: bool) -> sympy.Matrix:
+    """G⁻¹ (1/g for 1×1, else by LU, whose pivoting tests only structural zeros: Gauss–Jordan's
+    pivot search simplified a 1×1 G for 21 s) or G⁺ when G is rank-deficient."""
+    if not full_rank:
+        return G.pinv()
+    if G.shape == (1, 1):
+        return sympy.Matrix([[1 / G[0, 0]]])
+    return G.inv(method="LU")
+
+
+NOTHING_TO_CONSTRAIN = ("no constraints, so the Udwadia–Kalaba equation is M q̈ = F itself: "
+                        "see --form matrix or lagrange")
 
 
 def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
@@ -452,8 +540,14 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     and b. For n ≤ 3 with a regular M the closed form q̈ and the constraint force
     Q_c = Aᵀ(AM⁻¹Aᵀ)⁺(b − A a) (seed 004) are printed too when they stay within
     :data:`CLOSED_FORM_MAX_OPS` (see :func:`_uk_closed`); otherwise a note says the pieces are
-    the form to read.
+    the form to read. Without constraints there is nothing to add to M q̈ = F: the form has no
+    items, only a note saying so (issue 14).
     """
+    if not model.m:
+        return Form(name="udwadia-kalaba", title="Udwadia–Kalaba equation",
+                    formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
+                    citation=cite(SEED_004) + " (Statement)", items=(),
+                    notes=(NOTHING_TO_CONSTRAIN,), warnings=warnings_for(model))
     s = _Symbols(model)
     n, m = model.n, model.m
     M, F = _matrix(model.mass_matrix), _matrix(model.forcing)
@@ -486,7 +580,7 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
             entries.append(Item("Q_c", _column(list(Qc)), "Q_{c}"))
             notes.append("closed form via M^{-1/2}(AM^{-1/2})⁺ = M⁻¹Aᵀ(AM⁻¹Aᵀ)"
                          + ("⁻¹ (A has full row rank)" if full_rank else "⁺ (A is rank-deficient)"))
-        entries += [Item(str(s.qdd[i]), _eq(s.qdd[i], qdd[i]), sympy.latex(s.qdd[i]))
+        entries += [Item(str(s.qdd[i]), _eq(s.qdd[i], qdd[i]), _tex(str(s.qdd[i])))
                     for i in range(n)]
     elif regular and n <= CLOSED_FORM_MAX_N:
         notes.append(_TOO_LONG)
@@ -495,7 +589,7 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     return Form(
         name="udwadia-kalaba", title="Udwadia–Kalaba equation",
         formula="q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a),  M a = F,  A q̈ = b",
-        citation=f"{SEED_004} (Statement)", items=_items(entries, simplify, skips),
+        citation=cite(SEED_004) + " (Statement)", items=_items(entries, simplify, skips),
         warnings=tuple(warnings), notes=tuple(notes),
         formula_latex=(r"\ddot{q} = a + M^{-1/2}\left(A M^{-1/2}\right)^{+}(b - A a), \quad "
                        r"M a = F, \quad A\ddot{q} = b"),
@@ -515,6 +609,7 @@ def reduced_form(model: Model, simplify: bool = False,
     """
     from lagsim.reduce import reduce_model
 
+    s = _Symbols(model)
     reduction = reduce_model(model, q0)
     entries = [Item(f"eliminated {name}", _eq(sympy.Symbol(name), sympy.sympify(expr)),
                     _tex(name)) for name, expr in reduction.eliminated]
@@ -528,9 +623,10 @@ def reduced_form(model: Model, simplify: bool = False,
         name="reduced", title="reduced (constrained) coordinates",
         formula=("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
                  "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0"),
-        citation=f"{SEED_002} §23.5", items=_items(entries, simplify, skips),
+        citation=cite(SEED_002, "§23.5"), items=_items(entries, simplify, skips, s.accel),
         warnings=warnings_for(model), untidied=_untidied(skips),
-        notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ (002 §23.7)",),
+        notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ "
+               f"{cite(SEED_002, '§23.7')}",),
         formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"
                        r"\frac{\partial \tilde{L}}{\partial \dot{q}} - "
                        r"\frac{\partial \tilde{L}}{\partial q} - \tilde{\tau} = 0"),

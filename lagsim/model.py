@@ -364,8 +364,8 @@ TIDY_MAX_OPS = 2000
 
 
 def tidy_model(model: Model) -> Model:
-    """The same model re-derived from a tidied L (expanded, sin² + cos² = 1, angle sums), for
-    printing.
+    """The same model re-derived from a tidied L (expanded, sin² + cos² = 1, angle sums), with
+    T and V tidied alike (issue 14: the JSON energy), for printing.
 
     Mass positions give T as sums of squares of sines and cosines; tidying the one scalar L
     before differentiating makes M, F and every printed form read like the seeds, at a cost
@@ -385,8 +385,11 @@ def tidy_model(model: Model) -> Model:
     if sympy.count_ops(tidy) >= sympy.count_ops(expand(lagrangian)):
         return model
     tau = se.DenseMatrix(model.n, 1, [se.sympify(combine_trig(to_sympy(x))) for x in model.tau])
+    kinetic, potential = (se.sympify(tidy_lagrangian(to_sympy(e)))
+                          for e in (model.kinetic, model.potential))
     return assemble_model(
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(tidy), tau=tau, constraints=model.constraints,
         parameters=model.parameters, mass_positions=model.mass_positions,
+        kinetic=kinetic, potential=potential,
     )

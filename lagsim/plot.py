@@ -127,8 +127,11 @@ class Quantities:
     held: tuple[str, ...] | None = None
 
     def label(self, name: str) -> str:
+        """An axis label: the name by the names rule (:mod:`lagsim.names`), then its unit."""
+        from lagsim.names import text
+
         unit = self.units.get(name)
-        return f"{name} [{unit}]" if unit else name
+        return f"{text(name)} [{unit}]" if unit else text(name)
 
     def same_scale(self, a: str, b: str) -> bool:
         """Whether two columns measure the same thing (equal axis scales make sense)."""
@@ -193,10 +196,14 @@ def held_coordinates(table: Table) -> tuple[str, ...]:
 
 
 def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
-    """The column names when they fit a small panel's height (two short lines), else ``group``;
-    with their unit when they share one."""
+    """The column names (shown by the one names rule of :mod:`lagsim.names`: θ̇, λ_roll_x) when
+    they fit a small panel's height (two short lines), else ``group``; with their unit when they
+    share one."""
+    from lagsim.names import text
+
     units = {info.units.get(n) for n in names}
     suffix = f" [{units.pop()}]" if len(units) == 1 and None not in units else ""
+    names = [text(n) for n in names]
     lines = textwrap.wrap(", ".join(names) + suffix, _SHORT_LABEL, break_long_words=False)
     if len(lines) <= 2 and all(len(line) <= _SHORT_LABEL for line in lines):
         return "\n".join(lines)

@@ -15,9 +15,6 @@ With constrained coordinates that are the constraint functions themselves (the s
 from __future__ import annotations
 
 import math
-import signal
-import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +26,8 @@ import sympy
 from lagsim.compile import NumericSystem, compile_model, lambdify
 from lagsim.errors import InputError
 from lagsim.model import Model, assemble_model, time_derivative, to_sympy
+from lagsim.tidy import OutOfTime, can_interrupt
+from lagsim.tidy import time_budget as _time_budget
 
 
 @dataclass(frozen=True)
@@ -92,42 +91,18 @@ class ReductionError(InputError):
         self.reason = reason
 
 
-class _OutOfTime(BaseException):
-    """Raised from the SIGPROF handler; a BaseException, so that the ``except Exception`` clauses
-    inside sympy cannot swallow it."""
+_OutOfTime = OutOfTime
 
 
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
-    """Interrupt the block with :class:`_OutOfTime` after ``seconds`` of the process's CPU time.
-
-    A thread cannot be stopped from outside, so the block is interrupted by SIGPROF (the
-    profiling interval timer), which Python handles in the main thread only; elsewhere the budget
-    cannot be enforced and :class:`ReductionError` is raised before the block starts. A timer
-    already armed by the caller is re-armed afterwards with its remaining time.
-    """
-    if seconds is None:
-        yield
-        return
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-            signal, "setitimer"):
+    """:func:`lagsim.tidy.time_budget`, refused with :class:`ReductionError` where it cannot
+    interrupt (not the main thread of a POSIX process)."""
+    if seconds is not None and not can_interrupt():
         raise ReductionError("the symbolic reduction can only be time-limited in the main "
                              "thread of a POSIX process")
-
-    def expire(_signum: int, _frame: object) -> None:
-        raise _OutOfTime
-
-    began = time.process_time()
-    previous = signal.signal(signal.SIGPROF, expire)
-    outer, _ = signal.getitimer(signal.ITIMER_PROF)
-    signal.setitimer(signal.ITIMER_PROF, seconds if not outer else min(seconds, outer))
-    try:
+    with _time_budget(seconds):
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
-        if outer:
-            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3))
 
 
 def flat(matrix: se.DenseMatrix) -> list[se.Basic]:
@@ -232,7 +207,7 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
     for c, allowed in steps:
         where["constraint"] = c.name
         phi = to_sympy(c.expression).subs(solved)
-        if solved and sympy.simplify(phi) == 0:
+        if solved and _vanishes(phi):
             raise _fail(f"constraint '{c.name}' holds whenever the constraints before it do "
                         "(it is redundant), so it eliminates no coordinate; remove it, or use "
                         "udwadia-kalaba, which accepts redundant constraints")
@@ -241,7 +216,7 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
             target, expr = _solve_for_one(phi, candidates, params, at_start, c.name)
         else:
             target, expr = _branch_through_start(phi, candidates, params, at_start, c.name)
-        solved = {k: v.subs(target, expr) for k, v in solved.items()}
+        solved = {k: _tidy_root(v.subs(target, expr)) for k, v in solved.items()}
         solved[target] = expr
         order.append(target)
     free = [s for s in q if s not in solved]
@@ -301,6 +276,91 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
         eliminated=tuple((model.coordinates[q.index(k)], se.sympify(solved[k])) for k in order),
         full_q=full_q, full_qd=full_qd, full_qdd=full_qdd, A_e=A_e, residual_e=residual,
     )
+
+
+ROOT_EXPAND_MAX_TERMS = 24
+"""The argument of a root in a solved constraint is expanded when that gives at most this many
+terms: ``sqrt(r**2 - x1**2)`` rather than ``sqrt(-(x1 - r)*(x1 + r))``, and nested roots of a
+closed loop cancel (the slider-crank's rail y2 = 0)."""
+
+
+def _roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr]:
+    """The roots of φ = 0 for ``s`` by ``sympy.solve`` without its own ``simplify`` (which took
+    0.2 s of a rod constraint's 0.22 s and grew without bound on a chain, issue 16 §4), each
+    root's radicands expanded when short (:data:`ROOT_EXPAND_MAX_TERMS`)."""
+    quadratic = _quadratic_roots(phi, s)
+    roots = quadratic if quadratic is not None else sympy.solve(phi, s, simplify=False)
+    return [_tidy_root(r) for r in roots]
+
+
+def _quadratic_roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr] | None:
+    """s = −h ± √(h² − c/a), h = b/(2a), when φ = a s² + b s + c with a free of s (the
+    derivatives show it without expanding φ, whose coefficients on a chain are nested roots that
+    sympy.solve factored for seconds); None otherwise. Differentiated and substituted in
+    SymEngine (SymPy's diff and subs of the natural 8-chain's nested roots took 3 s)."""
+    from lagsim.tidy import to_sympy as from_se
+
+    try:
+        f, x = se.sympify(phi), se.Symbol(str(s))
+    except (RuntimeError, TypeError, ValueError, se.SympifyError):
+        return None
+    d1 = se.diff(f, x)
+    d2 = se.diff(d1, x)
+    if d2 == 0 or x in d2.free_symbols:
+        return None
+    a = d2 / 2
+    h = d1.subs({x: 0}) / (2 * a)
+    root = se.sqrt(h**2 - f.subs({x: 0}) / a)
+    return [from_se(-h - root), from_se(-h + root)]
+
+
+def _diff(phi: sympy.Expr, s: sympy.Symbol) -> sympy.Expr:
+    """∂φ/∂s, by SymEngine when it reads φ."""
+    from lagsim.tidy import to_sympy as from_se
+
+    try:
+        return from_se(se.diff(se.sympify(phi), se.Symbol(str(s))))
+    except (RuntimeError, TypeError, ValueError, se.SympifyError):
+        return sympy.diff(phi, s)
+
+
+def _tidy_root(root: sympy.Expr) -> sympy.Expr:
+    """``root`` with each radicand (base of a non-integer power) expanded when short; equal."""
+    def short(e: sympy.Basic) -> bool:
+        return (e.is_Pow and not e.exp.is_Integer and not e.base.is_Atom
+                and len(sympy.Add.make_args(sympy.expand(e.base))) <= ROOT_EXPAND_MAX_TERMS)
+
+    return root.replace(short, lambda e: sympy.expand(e.base) ** e.exp)
+
+
+def _linear_root(phi: sympy.Expr, s: sympy.Symbol, coeff: sympy.Expr) -> sympy.Expr:
+    """s = s − φ/(∂φ/∂s) for φ linear in s, tidied within :func:`lagsim.tidy.light`'s budget."""
+    from lagsim.tidy import light
+
+    return light(s - phi / coeff, [], str(s))
+
+
+def _vanishes(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` is identically zero: zero once expanded, or (nested roots that do not
+    expand away) below 1e-10 at three seeded random complex points. Replaces ``simplify(φ) ==
+    0``, whose cost grew without bound on a chain (issue 16 §4)."""
+    try:
+        if se.expand(se.sympify(expr)) == 0:
+            return True
+    except (RuntimeError, TypeError, ValueError, se.SympifyError):
+        pass
+    expanded = expr
+    names = sorted(expanded.free_symbols, key=str)
+    rng = np.random.default_rng(20240)
+    for _ in range(3):
+        point = {v: complex(*rng.uniform(0.3, 1.3, 2)) for v in names}
+        try:
+            value = complex(expanded.evalf(subs=point))
+        except (TypeError, ValueError):
+            return False
+        if not abs(value) < 1e-10:
+            return False
+    return True
 
 
 def _fits(value: float, target: float, scale: float) -> bool:
@@ -364,12 +424,12 @@ def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], param
     scale = max([1.0, *(abs(float(v)) for v in start.values())])
     missed: list[str] = []
     for s in present:
-        coeff = sympy.diff(phi, s)
+        coeff = _diff(phi, s)
         if coeff != 0 and coeff.free_symbols <= set(params):
-            roots = [sympy.simplify(s - phi / coeff)]
+            roots = [_linear_root(phi, s, coeff)]
         else:
             try:
-                roots = sympy.solve(phi, s)
+                roots = _roots(phi, s)
             except (NotImplementedError, ValueError):
                 continue
         target = float(start[s])
@@ -411,15 +471,16 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
         raise ReductionError(f"constraint '{name}' does not involve a coordinate that is still "
                              "free (redundant constraints cannot be reduced)", "use udwadia-kalaba")
     for s in present:
-        coeff = sympy.diff(phi, s)
+        coeff = _diff(phi, s)
         if coeff != 0 and coeff.free_symbols <= set(params):
-            return s, sympy.simplify(s - phi / coeff)
+            return s, _linear_root(phi, s, coeff)
     for s in present:
         try:
-            roots = sympy.solve(phi, s)
+            roots = _roots(phi, s)
         except (NotImplementedError, ValueError):
             continue
-        roots = [r for r in roots if r.is_real is not False]
+        if not start:
+            roots = [r for r in roots if r.is_real is not False]
         if len(roots) == 1:
             return s, roots[0]
         if roots and start:

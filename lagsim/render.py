@@ -1,12 +1,13 @@
 """Print :class:`~lagsim.forms.Form` objects as text (terminal), LaTeX (paper) or JSON (scripts).
 
-* ``text``: SymPy's unicode pretty printer; ``theta_dot`` is shown as θ̇ and ``theta_ddot`` as θ̈.
+* ``text``: SymPy's unicode pretty printer, names by the one rule of :mod:`lagsim.names`
+  (``theta_dot`` is θ̇, ``theta_ddot`` θ̈, ``lambda_roll_x`` λ_roll_x).
   An item larger than :data:`PRETTY_MAX_NODES` nodes, or one that would not fit the terminal's
   width, is printed on lines instead (one line per matrix entry or equation row, sums broken
   between terms): SymPy's two-dimensional layout of such an item is slower than the whole
   derivation and, cut into strips at the terminal's width, unreadable.
-* ``latex``: an ``align`` block; velocities print as ``\\dot{\\theta}``, accelerations as
-  ``\\ddot{\\theta}`` (SymPy ``symbol_names``).
+* ``latex``: an ``align`` block; names by :func:`lagsim.names.latex` (``\\dot{\\theta}``,
+  ``\\lambda_{\\mathrm{roll\\_x}}``).
 * ``json``: the model (``name``, ``coordinates``, ``parameters``, ``lagrangian``, ``mass_matrix``,
   ``forcing``, ``energy``, ``constraints``) and the form (``form``, ``items``, ``equations``), every
   expression a plain ``str()`` that ``sympy.sympify`` reads back with the plain names
@@ -21,13 +22,17 @@ import json
 from collections.abc import Sequence
 
 import sympy
-from sympy.printing.conventions import split_super_sub
+from sympy import Number, Pow, Rational, S
 from sympy.printing.precedence import PRECEDENCE
-from sympy.printing.pretty.pretty_symbology import pretty_symbol
+from sympy.printing.pretty.pretty import PrettyPrinter
+from sympy.printing.pretty.pretty_symbology import pretty_use_unicode
+from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
-from lagsim.forms import Form, Item
+from lagsim import names
+from lagsim.forms import REFERENCES, Form, Item, public_text
 from lagsim.model import Model, to_sympy
+from lagsim.tidy import cheap
 
 FORMATS = ("text", "latex", "json")
 
@@ -56,16 +61,23 @@ def _large(value: sympy.Basic, limit: int = PRETTY_MAX_NODES) -> bool:
     return False
 
 
-def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model) -> str:
-    """The forms of ``model`` in ``fmt`` (``text``, ``latex`` or ``json``), ending in a newline."""
+def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
+           width: int | None = None) -> str:
+    """The forms of ``model`` in ``fmt`` (``text``, ``latex`` or ``json``), ending in a newline.
+
+    ``width``: the text's line width (None: the terminal's, or 80 for a pipe or a file; 0: no
+    wrapping, one line per equation or matrix entry)."""
     forms = [form_or_forms] if isinstance(form_or_forms, Form) else list(form_or_forms)
     _report_untidied(forms)
     if fmt == "text":
-        return _text(forms, model)
+        return _text(forms, model, _width() if width is None else width)
     if fmt == "latex":
         return _latex(forms, model)
     if fmt == "json":
-        return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
+        try:
+            return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
+        finally:
+            _PLAIN.memo.clear()
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -89,20 +101,15 @@ def _report_untidied(forms: list[Form]) -> None:
             print(f"lagsim: debug: {form.name} form printed untidied: {reason}", file=sys.stderr)
 
 
-def _accented(name: str, modifier: str) -> sympy.Symbol:
-    """θ → the symbol SymPy prints as θ̇ (``thetadot``), keeping subscripts (x_1 → ẋ₁)."""
-    head, supers, subs = split_super_sub(name)
-    return sympy.Symbol(head + modifier + "".join(f"__{s}" for s in supers)
-                        + "".join(f"_{s}" for s in subs))
+def display_symbols(model: Model) -> dict[sympy.Symbol, str]:
+    """Each symbol of the model (q, q̇, q̈, parameters, multipliers) → its text by the one names
+    rule of :mod:`lagsim.names` (``x_dot`` → ẋ, ``lambda_roll_x`` → λ_roll_x)."""
+    plain = [*model.coordinates, *(str(v) for v in model.qd), *(str(a) for a in model.qdd),
+             *model.parameters, *(c.multiplier for c in model.constraints)]
+    return {sympy.Symbol(n): names.text(n) for n in plain}
 
 
-def display_symbols(model: Model) -> dict[sympy.Symbol, sympy.Symbol]:
-    """``x_dot`` → ẋ and ``x_ddot`` → ẍ display symbols for every coordinate."""
-    out = {}
-    for name in model.coordinates:
-        out[sympy.Symbol(f"{name}_dot")] = _accented(name, "dot")
-        out[sympy.Symbol(f"{name}_ddot")] = _accented(name, "ddot")
-    return out
+_PIPE_WIDTH = 80
 
 
 def _width() -> int:
@@ -113,15 +120,63 @@ def _width() -> int:
     return shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
 
 
-def _pretty(value: sympy.Basic, shown: dict) -> str:
-    """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪),
-    else :func:`_lines`."""
-    width = _width()
+class _Pretty(PrettyPrinter):
+    """SymPy's unicode pretty printer with names by :func:`lagsim.names.text` (not SymPy's
+    subscript guesses), and without the import of ``sympy.physics.units`` that its
+    ``_print_Mul`` makes on its first product (0.45–0.6 s of every `lagsim derive`, half the
+    1 s budget of issue 16 §4): physical quantities, which it sorts last, never occur here."""
+
+    def _print_Symbol(self, e: sympy.Symbol, bold_name: bool = False) -> prettyForm:
+        return prettyForm(names.text(e.name))
+
+    def _print_Mul(self, product: sympy.Mul) -> prettyForm:
+        args = product.args
+        if args[0] is S.One or any(isinstance(arg, Number) for arg in args[1:]):
+            strargs = list(map(self._print, args))
+            negone = strargs[0] == "-1"
+            if negone:
+                strargs[0] = prettyForm("1", 0, 0)
+            obj = prettyForm.__mul__(*strargs)
+            if negone:
+                obj = prettyForm("-" + obj.s, obj.baseline, obj.binding)
+            return obj
+        args = product.as_ordered_factors() if self.order not in ("old", "none") else list(args)
+        a, b = [], []
+        for item in args:
+            if (item.is_commutative and item.is_Pow and item.exp.is_Rational
+                    and item.exp.is_negative):
+                b.append(Pow(item.base, -item.exp, evaluate=item.exp == -1))
+            elif item.is_Rational and item is not S.Infinity:
+                if item.p != 1:
+                    a.append(Rational(item.p))
+                if item.q != 1:
+                    b.append(Rational(item.q))
+            else:
+                a.append(item)
+        pa = [self._print(x) for x in a]
+        if not b:
+            return prettyForm.__mul__(*pa)
+        pb = [self._print(x) for x in b]
+        return prettyForm.__mul__(*(pa or [self._print(S.One)])) / prettyForm.__mul__(*pb)
+
+
+def pretty(value: sympy.Basic, width: int) -> str:
+    """``sympy.pretty(value, use_unicode=True, num_columns=width)`` by :class:`_Pretty`."""
+    flag = pretty_use_unicode(True)
+    try:
+        return _Pretty({"use_unicode": True, "num_columns": width}).doprint(value)
+    finally:
+        pretty_use_unicode(flag)
+
+
+def _pretty(value: sympy.Basic, width: int) -> str:
+    """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪;
+    width 0: the width of a pipe, 80), else :func:`_lines` (width 0: unwrapped)."""
     if not _large(value):
-        out = sympy.pretty(value.xreplace(shown), use_unicode=True, num_columns=width)
+        out = pretty(value, width or _PIPE_WIDTH)
         if "↪" not in out:
             return out
-    return _lines(value, width, shown)
+    return _lines(value, width)
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -130,12 +185,11 @@ _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 class _Linear(StrPrinter):
     """One-line unicode: θ̇₁ for the display symbols, x² for small powers, ⋅ for products."""
 
-    def __init__(self, shown: dict) -> None:
+    def __init__(self) -> None:
         super().__init__({"order": "none"})
-        self.shown = shown
 
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
-        return pretty_symbol(self.shown.get(expr, expr).name)
+        return names.text(expr.name)
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
         e = expr.exp
@@ -145,6 +199,204 @@ class _Linear(StrPrinter):
 
     def doprint(self, expr: sympy.Basic) -> str:
         return super().doprint(expr).replace("**", "^").replace("*", "⋅")
+
+
+_ADD, _MUL, _POW, _ATOM = 10, 20, 30, 1000
+_FLOATS = StrPrinter({"full_prec": False})
+
+
+class _Fast:
+    """The one-line format of :class:`_Linear` in time linear in the size of the expression
+    (issue 17 §3): one pass, each distinct subexpression printed once (memo), signs read from
+    numeric coefficients instead of negating SymPy objects, no precedence queries through
+    SymPy. Anything but numbers, symbols, sums, products, powers and functions of them goes to
+    :class:`_Linear`. ``plain``: SymPy's syntax with the plain names (``x_dot**2``), for JSON;
+    10× faster than ``sympy.sstr`` on the natural 8-chain's reduced form (327 kB)."""
+
+    def __init__(self, plain: bool = False) -> None:
+        self.memo: dict[sympy.Basic, tuple[str, int]] = {}
+        self.slow = StrPrinter({"order": "none"}) if plain else _Linear()
+        self.plain = plain
+        self.times = "*" if plain else "⋅"
+
+    def __call__(self, expr: sympy.Basic) -> str:
+        return self.show(expr)[0]
+
+    def paren(self, expr: sympy.Basic, level: int) -> str:
+        text, prec = self.show(expr)
+        return f"({text})" if prec <= level else text
+
+    def show(self, expr: sympy.Basic) -> tuple[str, int]:
+        """(text, precedence) of ``expr``."""
+        out = self.memo.get(expr)
+        if out is None:
+            out = self._show(expr)
+            self.memo[expr] = out
+        return out
+
+    def _show(self, e: sympy.Basic) -> tuple[str, int]:
+        if e.is_Symbol:
+            return (e.name if self.plain else names.text(e.name)), _ATOM
+        if e.is_Integer:
+            return str(e), (_ATOM if e >= 0 else _MUL)
+        if e.is_Rational:
+            return f"{e.p}/{e.q}", _MUL
+        if e.is_Number:
+            text = _FLOATS.doprint(e)
+            return text, (_MUL if text.startswith("-") else _ATOM)
+        if e.is_Add:
+            return self._add(e), _ADD
+        if e.is_Mul:
+            sign, body, prec = self._mul(e)
+            return (f"-{body}", _MUL) if sign else (body, prec)
+        if e.is_Pow:
+            return self._pow(e)
+        if isinstance(e, sympy.Function) and e.args:
+            return f"{type(e).__name__}({', '.join(self.show(a)[0] for a in e.args)})", _ATOM
+        return self.slow.doprint(e), _ADD
+
+    def _add(self, e: sympy.Add) -> str:
+        parts: list[str] = []
+        for i, term in enumerate(e.args):
+            negative, body = self._term(term)
+            if i == 0:
+                parts.append(f"-{body}" if negative else body)
+            else:
+                parts.append(f" - {body}" if negative else f" + {body}")
+        return "".join(parts)
+
+    def _term(self, term: sympy.Basic) -> tuple[bool, str]:
+        """(whether the term has a negative numeric coefficient, its text without the sign)."""
+        if term.is_Mul:
+            sign, body, prec = self._mul(term)
+            return sign, (body if prec > _ADD else f"({body})")
+        if term.is_Number and term.is_negative:
+            return True, self.show(-term)[0]
+        return False, self.paren(term, _ADD)
+
+    def _mul(self, e: sympy.Mul) -> tuple[bool, str, int]:
+        """(negative, text of |e|, precedence) of a product: c⋅a⋅b/(d⋅f)."""
+        coeff, rest = e.as_coeff_Mul()
+        negative = bool(coeff.is_negative)
+        coeff = -coeff if negative else coeff
+        num: list[str] = []
+        den: list[str] = []
+        if coeff.is_Rational:
+            if coeff.p != 1:
+                num.append(str(coeff.p))
+            if coeff.q != 1:
+                den.append(str(coeff.q))
+        elif coeff != 1:
+            num.append(self.paren(coeff, _MUL))
+        for f in sympy.Mul.make_args(rest):
+            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+                inverse = f.base if f.exp == -1 else sympy.Pow(f.base, -f.exp, evaluate=False)
+                den.append(self.paren(inverse, _MUL))
+            elif f is not sympy.S.One:
+                num.append(self.paren(f, _MUL))
+        text = self.times.join(num) if num else "1"
+        if den:
+            text += "/" + (den[0] if len(den) == 1 else f"({self.times.join(den)})")
+        return negative, text, _MUL
+
+    def _pow(self, e: sympy.Pow) -> tuple[str, int]:
+        base, exp = e.args
+        if exp is sympy.S.Half:
+            return f"sqrt({self.show(base)[0]})", _ATOM
+        if exp.is_Rational and exp.is_negative:
+            inverse = base if exp == -1 else sympy.Pow(base, -exp, evaluate=False)
+            return f"1/{self.paren(inverse, _MUL)}", _MUL
+        if exp.is_Integer and 1 < exp < 10 and not self.plain:
+            return self.paren(base, _POW) + str(exp).translate(_SUPERSCRIPTS), _POW
+        power = "**" if self.plain else "^"
+        return f"{self.paren(base, _POW)}{power}{self.paren(exp, _ATOM - 1)}", _POW
+
+
+class _FastTex:
+    """LaTeX of a long expression (sum, product, power, function, number, symbol) in one pass,
+    each distinct subexpression once, names by :func:`lagsim.names.latex`: ``sympy.latex`` took
+    1.6 s for the natural 8-chain's reduced form (issue 16 §4). Other nodes go to it."""
+
+    def __init__(self) -> None:
+        self.memo: dict[sympy.Basic, tuple[str, int]] = {}
+
+    def __call__(self, expr: sympy.Basic) -> str:
+        return self.show(expr)[0]
+
+    def paren(self, expr: sympy.Basic, level: int) -> str:
+        text, prec = self.show(expr)
+        return rf"\left({text}\right)" if prec <= level else text
+
+    def show(self, expr: sympy.Basic) -> tuple[str, int]:
+        out = self.memo.get(expr)
+        if out is None:
+            out = self._show(expr)
+            self.memo[expr] = out
+        return out
+
+    def _show(self, e: sympy.Basic) -> tuple[str, int]:
+        if e.is_Symbol:
+            return names.latex(e.name), _ATOM
+        if e.is_Rational and not e.is_Integer:
+            sign = "- " if e < 0 else ""
+            return rf"{sign}\frac{{{abs(e.p)}}}{{{e.q}}}", _MUL
+        if e.is_Number:
+            text = sympy.latex(e)
+            return text, (_MUL if text.startswith("-") else _ATOM)
+        if e.is_Add:
+            parts = []
+            for i, term in enumerate(e.args):
+                negative, body = self._term(term)
+                parts.append(("- " if negative else "") + body if i == 0
+                             else (" - " if negative else " + ") + body)
+            return "".join(parts), _ADD
+        if e.is_Mul:
+            negative, body = self._mul(e)
+            return ("- " + body if negative else body), _MUL
+        if e.is_Pow:
+            base, exp = e.args
+            if exp is sympy.S.Half:
+                return rf"\sqrt{{{self.show(base)[0]}}}", _ATOM
+            if exp.is_Rational and exp.is_negative:
+                inverse = base if exp == -1 else sympy.Pow(base, -exp, evaluate=False)
+                return rf"\frac{{1}}{{{self.show(inverse)[0]}}}", _MUL
+            return f"{self.paren(base, _POW)}^{{{self.show(exp)[0]}}}", _POW
+        if isinstance(e, sympy.Function) and e.args and type(e).__name__.isalpha():
+            args = ", ".join(self.show(a)[0] for a in e.args)
+            return rf"\{type(e).__name__}{{\left({args} \right)}}", _ATOM
+        return sympy.latex(e, symbol_names={s: names.latex(s.name) for s in e.free_symbols
+                                            if isinstance(s, sympy.Symbol)}), _ADD
+
+    def _term(self, term: sympy.Basic) -> tuple[bool, str]:
+        if term.is_Mul:
+            return self._mul(term)
+        if term.is_Number and term.is_negative:
+            return True, self.show(-term)[0]
+        return False, self.paren(term, _ADD)
+
+    def _mul(self, e: sympy.Mul) -> tuple[bool, str]:
+        coeff, rest = e.as_coeff_Mul()
+        negative = bool(coeff.is_negative)
+        coeff = -coeff if negative else coeff
+        num, den = [], []
+        if coeff.is_Rational:
+            if coeff.p != 1:
+                num.append(str(coeff.p))
+            if coeff.q != 1:
+                den.append(str(coeff.q))
+        elif coeff != 1:
+            num.append(self.paren(coeff, _MUL))
+        for f in sympy.Mul.make_args(rest):
+            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+                inverse = f.base if f.exp == -1 else sympy.Pow(f.base, -f.exp, evaluate=False)
+                den.append(self.paren(inverse, _MUL) if len(sympy.Mul.make_args(rest)) > 1
+                           else self.show(inverse)[0])
+            elif f is not sympy.S.One:
+                num.append(self.paren(f, _MUL))
+        top = " ".join(num) if num else "1"
+        if den:
+            return negative, rf"\frac{{{top}}}{{{' '.join(den)}}}"
+        return negative, top
 
 
 _MIN_SPLIT_GROUP = 40
@@ -181,9 +433,11 @@ def _wrap(text: str, width: int, indent: str = "    ") -> list[str]:
     return lines
 
 
-def _lines(value: sympy.Basic, width: int, shown: dict) -> str:
-    """A long item line by line: matrix entries by index (zeros left out), equations by row."""
-    _linear = _Linear(shown).doprint
+def _lines(value: sympy.Basic, width: int) -> str:
+    """A long item line by line: matrix entries by index (zeros left out), equations by row;
+    width 0: each on one line."""
+    _linear = _Fast()
+    width = width or 10**9
     if isinstance(value, sympy.Eq):
         lhs, rhs = value.lhs, value.rhs
         if isinstance(lhs, sympy.MatrixExpr) and not isinstance(lhs, sympy.MatrixBase):
@@ -206,37 +460,51 @@ def _lines(value: sympy.Basic, width: int, shown: dict) -> str:
     return "\n".join(_wrap(_linear(value), width))
 
 
-def _text(forms: list[Form], model: Model) -> str:
-    shown = display_symbols(model)
-    coords = ", ".join(_pretty(sympy.Symbol(c), shown) for c in model.coordinates)
+def _text(forms: list[Form], model: Model, width: int) -> str:
+    coords = ", ".join(names.text(c) for c in model.coordinates)
     params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters.items())
     lines = [f"{model.name}: coordinates {coords}" + (f"; parameters {params}" if params else "")]
+    printed: dict[tuple[str, sympy.Basic], str] = {}
     for form in forms:
-        lines += ["", f"{form.title} [{form.name}]: {form.formula}", f"  ({form.citation})"]
+        if not form.items and form.notes:
+            lines += ["", f"{form.title} [{form.name}]: {form.notes[0]}"]
+            continue
+        lines += ["", f"{form.title} [{form.name}]: {form.formula}",
+                  f"  (source: {form.citation}; see {REFERENCES})"]
         lines += [f"warning: {w}" for w in form.warnings]
         lines += [f"note: {n}" for n in form.notes]
         for item in form.items:
-            lines += ["", f"{_text_label(item, shown)}:", _pretty(item.value, shown)]
+            label = _text_label(item)
+            first = printed.setdefault((item.label, item.value), form.name)
+            if first != form.name:
+                lines += ["", f"{label}: as in [{first}] above"]
+            elif isinstance(item.value, sympy.MatrixBase) and item.value.is_zero_matrix:
+                lines += ["", f"{label}: 0 ({item.value.rows}×{item.value.cols})"]
+            else:
+                lines += ["", f"{label}:", _pretty(item.value, width)]
     return "\n".join(lines) + "\n"
 
 
-def _text_label(item: Item, shown: dict) -> str:
-    symbol = sympy.Symbol(item.label)
-    if item.label.isidentifier():
-        return _pretty(symbol, shown)
-    return item.label
+def _text_label(item: Item) -> str:
+    return names.text(item.label) if item.label.isidentifier() else item.label
 
 
 def _latex(forms: list[Form], model: Model) -> str:
-    names = {k: sympy.latex(v) for k, v in display_symbols(model).items()}
+    fast = _FastTex()
 
     def tex(value: sympy.Basic) -> str:
+        if _large(value) and isinstance(value, sympy.Expr) and not isinstance(
+                value, sympy.MatrixExpr):
+            return fast(value)
         order = "none" if _large(value) else None
-        return sympy.latex(value, symbol_names=names, mat_str="bmatrix", mat_delim="", order=order)
+        shown = {s: names.latex(s.name) for s in value.free_symbols if isinstance(s, sympy.Symbol)}
+        return sympy.latex(value, symbol_names=shown, mat_str="bmatrix", mat_delim="",
+                           order=order)
 
     out = [f"% {model.name}: generated by lagsim derive"]
     for form in forms:
-        out += [f"% {form.title} [{form.name}]: {form.formula}", f"% {form.citation}"]
+        out += [f"% {form.title} [{form.name}]: {form.formula}",
+                f"% source: {form.citation}; see {REFERENCES}"]
         out += [f"% warning: {w}" for w in form.warnings]
         out += [f"% note: {n}" for n in form.notes]
         if form.formula_latex:
@@ -248,15 +516,19 @@ def _latex(forms: list[Form], model: Model) -> str:
                 rows.append(f"% {item.label}\n  {tex(item.value.lhs)} &= {tex(item.value.rhs)}")
             else:
                 rows.append(f"% {item.label}\n  {label} &= {tex(item.value)}")
-        out += [r"\begin{align}", " \\\\\n".join(rows), r"\end{align}"]
+        if rows:
+            out += [r"\begin{align}", " \\\\\n".join(rows), r"\end{align}"]
     return "\n".join(out) + "\n"
+
+
+_PLAIN = _Fast(plain=True)
 
 
 @functools.lru_cache(maxsize=4096)
 def _s(expr: sympy.Basic) -> str:
     """The JSON string of an expression; cached, since forms repeat expressions (M in matrix,
     dae and index1; each equation in ``items`` and ``equations``)."""
-    return sympy.sstr(expr, order="none") if _large(expr) else str(expr)
+    return _PLAIN(expr) if _large(expr) else str(expr)
 
 
 def _rows(matrix: sympy.MatrixBase) -> list[list[str]]:
@@ -301,15 +573,15 @@ def _document(forms: list[Form], model: Model) -> dict:
                *model.parameters, *(c.multiplier for c in model.constraints), "t"]
     doc = {
         "name": model.name,
-        "description": model.description,
+        "description": public_text(model.description),
         "coordinates": list(model.coordinates),
         "velocities": [str(v) for v in model.qd],
         "parameters": dict(model.parameters),
         "symbols": symbols,
-        "lagrangian": _s(to_sympy(model.lagrangian)),
-        "kinetic": _s(to_sympy(model.kinetic)),
-        "potential": _s(to_sympy(model.potential)),
-        "energy": _s(to_sympy(model.energy)),
+        "lagrangian": _s(cheap(to_sympy(model.lagrangian))),
+        "kinetic": _s(cheap(to_sympy(model.kinetic))),
+        "potential": _s(cheap(to_sympy(model.potential))),
+        "energy": _s(cheap(to_sympy(model.energy))),
         "mass_matrix": _rows(M),
         "forcing": [_s(e) for e in to_sympy(model.forcing)],
         "tau": [_s(e) for e in to_sympy(model.tau)],

@@ -77,10 +77,10 @@ def test_overview_has_the_expected_panels(constrained: Table) -> None:
     assert _panels(fig) == ["coordinates", "velocities", "drift", "energy drift", "multipliers"]
     assert [ax.get_ylabel() for ax in fig.axes] == [
         "x",
-        "x_dot",
+        "ẋ",  # names by lagsim.names (issue 14)
         "|residual_c1|,\n|residual_c1_dot|",
         "relative drift\n|energy − energy₀|\n/ |energy₀|",
-        "lambda_c1",
+        "λ_c1",
     ]
     assert [ax.get_yscale() for ax in fig.axes] == ["linear", "linear", "log", "log", "linear"]
     assert fig.axes[-1].get_xlabel() == "t"
@@ -177,7 +177,7 @@ def test_legend_sits_outside_the_data_area(free: Table) -> None:
 def test_time_kind_with_x_and_y(constrained: Table) -> None:
     fig = make_figure(constrained, "time", x="x", y="x_dot")
     (ax,) = fig.axes
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x", "x_dot")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x", "ẋ")
     line = ax.lines[0]
     assert np.array_equal(line.get_xdata(), np.cos(T))
     assert np.array_equal(line.get_ydata(), -np.sin(T))
@@ -365,7 +365,7 @@ def test_many_columns_drop_the_legend_and_name_the_range(tmp_path: Path) -> None
     fig = make_figure(_table(tmp_path, columns, name="chain.csv"))
     (ax,) = fig.axes
     assert ax.get_legend() is None
-    assert ax.get_ylabel() == "coordinates\n(theta1 … theta32)"
+    assert ax.get_ylabel() == "coordinates\n(θ1 … θ32)"
     assert len(ax.lines) == n
     assert len({tuple(line.get_color()) for line in ax.lines}) == n
 

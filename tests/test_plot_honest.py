@@ -72,7 +72,7 @@ def test_units_are_validated_and_carried_into_labels() -> None:
                   np.column_stack([T, T, np.sin(T), np.ones_like(T), np.cos(T)]), "<test>")
     fig = make_figure(table, "phase", info=Quantities(columns))
     assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes] == [
-        ("x [m]", "x_dot [m/ms]"), ("theta [rad]", "theta_dot [rad/ms]")]
+        ("x [m]", "ẋ [m/ms]"), ("θ [rad]", "θ̇ [rad/ms]")]   # the names rule of lagsim.names
     time = make_figure(table, "time", columns=["x"], info=Quantities(columns))
     assert time.axes[0].get_xlabel() == "t [ms]" and time.axes[0].get_ylabel() == "x [m]"
 

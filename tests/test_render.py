@@ -12,6 +12,7 @@ import random
 import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
 from lagsim.forms import FORMS
 from lagsim.model import build_model, to_sympy
 from lagsim.render import display_symbols, render
-from lagsim.spec import parse_spec
+from lagsim.spec import load_spec, parse_spec
 
 DAMPED = """
 name: damped
@@ -91,7 +92,7 @@ def test_text_shows_dotted_velocities() -> None:
     out = render(FORMS["lagrange"](model, False), "text", model)
     assert "θ̇" in out and "θ̈" in out
     assert "theta_dot" not in out and "_ddot" not in out
-    assert "Euler–Lagrange" in out and "001_80d65b968ce3cb18.txt" in out
+    assert "Euler–Lagrange" in out and "[DAE Theorem 10.2]" in out and ".txt" not in out
     assert out.endswith("\n")
 
 
@@ -104,14 +105,15 @@ def test_latex_uses_dot_and_ddot() -> None:
     assert r"\sin{\left(\theta \right)}" in out
 
 
-def test_subscripted_coordinate_keeps_its_subscript() -> None:
-    """x1_ddot prints as x, combining diaeresis, subscript one (ẍ₁) and \\ddot{x}_{1}."""
+def test_numbered_coordinate_keeps_its_digit() -> None:
+    """x1_ddot prints as x, combining diaeresis, 1 (ẍ1) and \\ddot{x}1: digits stay digits by the
+    one names rule (issue 14), no subscript guessed."""
     model = model_of(AWKWARD)
     text = render(FORMS["lagrange"](model, False), "text", model)
     latex = render(FORMS["lagrange"](model, False), "latex", model)
-    assert "x\u0308\u2081" in text and "\u03b2\u0308" in text
-    assert "x1_ddot" not in text
-    assert r"\ddot{x}_{1}" in latex and r"\ddot{\beta}" in latex
+    assert "x\u03081" in unicodedata.normalize("NFD", text) and "\u03b2\u0308" in text
+    assert "x1_ddot" not in text and "\u2081" not in text
+    assert r"\ddot{x}1" in latex and r"\ddot{\beta}" in latex
 
 
 @pytest.mark.parametrize(("system", "form"), CASES)
@@ -120,7 +122,8 @@ def test_every_form_renders_in_every_format(built: dict, system: str, form: str)
     text = render(f, "text", model)
     assert f.title in text and f"[{form}]" in text
     latex = render(f, "latex", model)
-    assert latex.count(r"\begin{align}") == latex.count(r"\end{align}") == 1
+    blocks = 1 if f.items else 0  # Udwadia–Kalaba without constraints: only a note (issue 14)
+    assert latex.count(r"\begin{align}") == latex.count(r"\end{align}") == blocks
     assert "_dot" not in latex.replace(r"\dot", "")
     doc = json.loads(render(f, "json", model))
     assert doc["form"] == form and len(doc["items"]) == len(f.items)
@@ -231,21 +234,14 @@ _SUPER = {ch: str(d) for d, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}
 
 
 def _read_linear(text: str, model) -> sympy.Expr:
-    """A line of the linear text format read back with the plain names (θ̇₁ → theta1_dot)."""
-    from sympy.printing.pretty.pretty_symbology import pretty_symbol
-
+    """A line of the linear text format read back with the plain names (θ̇1 → theta1_dot)."""
     shown = display_symbols(model)
-    names = {str(s): s for s in shown}
-    names.update({c: sympy.Symbol(c) for c in model.coordinates})
-    names.update({p: sympy.Symbol(p) for p in model.parameters})
-    names.update({c.multiplier: sympy.Symbol(c.multiplier) for c in model.constraints})
-    display = {pretty_symbol(shown.get(s, s).name): plain for plain, s in
-               ((n, sympy.Symbol(n)) for n in names)}
+    display = {shown_name: str(plain) for plain, shown_name in shown.items()}
     text = "".join(f"**{_SUPER[ch]}" if ch in _SUPER else ch for ch in text)
     pattern = "|".join(re.escape(p) for p in sorted(display, key=len, reverse=True))
     text = re.sub(rf"(?<!\w)({pattern})(?![\w\u0300-\u036f])", lambda m: display[m[1]], text)
     text = text.replace("⋅", "*").replace("^", "**")
-    return sympy.sympify(text, locals={n: sympy.Symbol(n) for n in names})
+    return sympy.sympify(text, locals={str(n): n for n in shown})
 
 
 def _entries(block: str) -> list[tuple[str, str]]:
@@ -317,3 +313,138 @@ def test_wrapped_lines_join_back_and_keep_groups_whole() -> None:
     assert len(lines) > 1 and all(len(x) <= 60 for x in lines)
     assert " ".join(x.strip() for x in lines) == text
     assert all(x.count("(") == x.count(")") for x in lines)
+
+
+# --- one names rule (issue 14): text, LaTeX and plot labels ---------------------------------
+
+NAMES = """
+name: names
+parameters: {m: 1.0, g: 9.81, l1: 1.0}
+coordinates: [theta1, x, y]
+kinetic: 1/2*m*(l1**2*theta1_dot**2 + x_dot**2 + y_dot**2)
+potential: -m*g*l1*cos(theta1) + m*g*y
+constraints:
+  - name: roll_x
+    holonomic: x - l1*sin(theta1)
+  - name: roll_y
+    velocity: y_dot
+  - name: string1
+    holonomic: y - 0*x
+"""
+
+
+@pytest.mark.parametrize(("name", "text", "tex"), [
+    ("theta_dot", "θ̇", r"\dot{\theta}"),
+    ("theta1_ddot", "θ̈1", r"\ddot{\theta}1"),
+    ("lambda_roll_x", "λ_roll_x", r"\lambda_{\mathrm{roll\_x}}"),
+    ("lambda_string1", "λ_string1", r"\lambda_{\mathrm{string1}}"),
+    ("a_theta1", "a_θ1", r"a_{\theta1}"),
+    ("a_y", "a_y", "a_{y}"),
+    ("x_1_dot", "ẋ_1", r"\dot{x}_{1}"),
+    ("phi", "φ", r"\phi"),
+])
+def test_one_names_rule(name: str, text: str, tex: str) -> None:
+    """A name's own underscores stay; only _dot/_ddot become dots; Greek names become letters;
+    digits stay digits (no subscript guesses such as λᵣₒₗₗ ₓ or aₜₕₑₜₐ₁)."""
+    from lagsim import names
+
+    assert names.text(name) == unicodedata.normalize("NFC", text)
+    assert names.latex(name) == tex
+
+
+def test_names_print_one_way_in_text_latex_and_json() -> None:
+    """Every multiplier and velocity prints by the one rule in text (pretty and line-by-line)
+    and LaTeX; JSON keeps the plain names."""
+    model = model_of(NAMES)
+    form = FORMS["lagrange"](model, False)
+    text = render(form, "text", model) + render(form, "text", model, width=0)
+    for shown in ("λ_roll_x", "λ_roll_y", "λ_string1", "θ̈1", "ẍ"):
+        assert unicodedata.normalize("NFC", shown) in text, shown
+    for guess in ("ᵣₒₗₗ", "λₛ", "θ₁", "λ_{", "_dot"):
+        assert guess not in text, guess
+    latex = render(form, "latex", model)
+    for shown in (r"\lambda_{\mathrm{roll\_x}}", r"\lambda_{\mathrm{roll\_y}}",
+                  r"\lambda_{\mathrm{string1}}", r"\ddot{\theta}1"):
+        assert shown in latex, shown
+    doc = json.loads(render(form, "json", model))
+    assert "lambda_roll_x" in " ".join(doc["equations"])
+
+
+def _calls_closed(line: str) -> bool:
+    """Whether every function call opened on the line (sin(, cos(, sqrt() closes on it."""
+    for m in re.finditer(r"(sin|cos|sqrt|tan|exp|log)\(", line):
+        depth = 0
+        for ch in line[m.end() - 1:]:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                break
+        if depth:
+            return False
+    return True
+
+
+def test_text_wraps_between_terms_only_and_width_zero_does_not_wrap() -> None:
+    """Text to a pipe wraps at the given width only between terms, never inside sin(…); with
+    width 0 each equation stays on one line."""
+    model = build_model(load_spec(BENCH / "derive_messy3.yaml"))
+    form = FORMS["lagrange"](model, False)
+    narrow = render(form, "text", model, width=60)
+    for line in narrow.splitlines():
+        assert _calls_closed(line), line
+    wrapped = [line for line in narrow.splitlines() if line.startswith("    + ")
+               or line.startswith("    - ")]
+    assert wrapped
+    flat = render(form, "text", model, width=0)
+    assert not any(line.startswith("    + ") or line.startswith("    - ")
+                   for line in flat.splitlines())
+
+
+def test_form_all_of_a_two_coordinate_system_is_a_page() -> None:
+    """Issue 14: `--form all` of the polar free mass (2 coordinates, no constraints) prints
+    each item once (later forms refer back), a zero τ as one line, no Udwadia–Kalaba pieces:
+    well under 100 lines (it was 3,000 lines for such a system)."""
+    from lagsim.cli import FORM_CHOICES
+
+    model = build_model(load_spec("free_mass_polar"))
+    forms = [FORMS[f](model, False) for f in FORM_CHOICES
+             if f not in ("all", "reduced", "udwadia-kalaba")]
+    text = render(forms, "text", model, width=80)
+    assert len(text.splitlines()) < 100
+    assert "as in [lagrange] above" in text and "τ: 0 (2×1)" in text
+    alone = render(FORMS["udwadia-kalaba"](model, False), "text", model)
+    assert len(alone.strip().splitlines()) == 3 and "no constraints" in alone
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--budget", "nan"], "nan is not a number of seconds"),
+    (["--budget", "-1"], "--budget"),
+    (["--width", "-3"], "--width"),
+])
+def test_derive_refuses_a_bad_budget_or_width(args: list[str], words: str) -> None:
+    """A budget or width that is not a number in range is a usage error: one line, exit 2."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["derive", "pendulum", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("lagsim: error: ") and words in result.stderr
+
+
+def test_derive_width_zero_prints_each_equation_on_one_line() -> None:
+    """`derive --width 0` through the command line: no continuation lines."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["derive", str(BENCH / "derive_messy3.yaml"),
+                                       "--width", "0"])
+    assert result.exit_code == 0, result.output
+
+    def continued(text: str) -> bool:
+        return any(line.startswith(("    + ", "    - ")) for line in text.splitlines())
+
+    assert not continued(result.stdout)
+    narrow = CliRunner().invoke(main, ["derive", str(BENCH / "derive_messy3.yaml"),
+                                       "--width", "50"])
+    assert continued(narrow.stdout)

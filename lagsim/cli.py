@@ -318,6 +318,7 @@ def systems(show: str | None) -> None:
     Each works by name in every command (`lagsim derive pendulum`); `--show NAME` prints its
     file, and `lagsim new NAME -o my.yaml` copies it as a starting point of your own.
     """
+    from lagsim.references import public_text
     from lagsim.spec import bundled_systems, load_spec
 
     if show is not None:
@@ -327,7 +328,7 @@ def systems(show: str | None) -> None:
     width = max(map(len, names), default=0) + 2
     for name in names:
         spec = load_spec(name)
-        summary = " ".join(spec.description.split())
+        summary = " ".join(public_text(spec.description).split())
         summary = summary.split(". ")[0].rstrip(".:")
         room = max(40, 96 - width)
         if len(summary) > room:

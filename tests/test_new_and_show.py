@@ -84,3 +84,15 @@ def test_new_of_an_unknown_system_says_which_exist(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no bundled system 'dubble_pendulum' (did you mean 'double_pendulum'?)" in result.output
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_the_list_of_systems_cites_sources_by_short_name_not_by_file() -> None:
+    """Issue 14: user-facing output carries no seed file names; the list shows the short names
+    of docs/references.md (the bundled files themselves keep the file names for developers)."""
+    import re
+
+    listing = CliRunner().invoke(main, ["systems"])
+    assert listing.exit_code == 0
+    assert not re.search(r"\d{3}_[0-9a-f]{16}", listing.output)
+    assert "double_pendulum_constrained  The double pendulum with constrained coordinates " \
+           "([Lagrange]" in listing.output

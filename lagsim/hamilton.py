@@ -28,9 +28,9 @@ import sympy
 
 from lagsim.errors import InputError
 from lagsim.model import Model, to_sympy
+from lagsim.references import SEED_001, cite
 
 EXPLICIT_MAX_N = 3
-SEED_001 = "001_80d65b968ce3cb18.txt"
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def hamilton_form(model: Model, simplify: bool = False):
         notes.append("constraints as in the other forms; their forces Aᵀλ act on ṗ")
     return Form(
         name="hamilton", title="Hamilton's equations", formula=formula,
-        citation=f"{SEED_001} §10.6 (p = ∂L/∂q̇, h = q̇·p − L) and §10.7",
+        citation=cite(SEED_001, "§10.6") + " (p = ∂L/∂q̇, h = q̇·p − L) and §10.7",
         items=tuple(items), notes=tuple(notes), untidied=tuple(dict.fromkeys(skips)),
         formula_latex=(r"H = \tfrac{1}{2}(p - b)^{T} M^{-1} (p - b) - L_{0}, \quad "
                        r"\dot{q} = \frac{\partial H}{\partial p}, \quad "

@@ -40,6 +40,7 @@ from lagsim.equilibria import (
 )
 from lagsim.errors import InputError, Location
 from lagsim.model import Model
+from lagsim.references import SEED_001, cite
 from lagsim.spec import SystemSpec
 
 AT_TOLERANCE = 1e-9
@@ -525,7 +526,7 @@ def linear_form(model: Model, simplify: bool = False,
     return Form(
         name="linear", title="linearization about an equilibrium",
         formula="M0 δq̈ + D δq̇ + K δq = 0 on δq = N z;  ẋ = A x + B δτ",
-        citation="001_80d65b968ce3cb18.txt §10.7 (M q̈ = F + Aᵀλ linearized at rest)",
+        citation=cite(SEED_001, "§10.7") + " (M q̈ = F + Aᵀλ linearized at rest)",
         items=tuple(items), notes=tuple(notes),
         formula_latex=(r"M_{0}\,\delta\ddot{q} + D\,\delta\dot{q} + K\,\delta q = 0, "
                        r"\quad \dot{x} = A x + B\,\delta\tau"),

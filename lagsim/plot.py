@@ -195,6 +195,14 @@ def held_coordinates(table: Table) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _legend(label: str) -> str:
+    """A legend label: a column name by the names rule of :mod:`lagsim.names` (θ̇1, λ_rod),
+    any other text as it is."""
+    from lagsim.names import text
+
+    return text(label) if label.isidentifier() else label
+
+
 def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
     """The column names (shown by the one names rule of :mod:`lagsim.names`: θ̇, λ_roll_x) when
     they fit a small panel's height (two short lines), else ``group``; with their unit when they
@@ -451,7 +459,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             series.x,
             y,
             color=colour,
-            label=series.label,
+            label=_legend(series.label),
             linestyle=style,
             linewidth=1.2,
         )
@@ -473,7 +481,8 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     count = len(panel.series) + len(panel.notes)
     if legend and (1 < count <= MAX_LEGEND or overlay):
         handles = [line for line in ax.lines if not line.get_label().startswith("_")]
-        handles += [Line2D([], [], linestyle="none", label=f"{s.label} ≡ 0") for s in zero]
+        handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
+                    for s in zero]
         handles += [Line2D([], [], linestyle="none", label=note) for note in panel.notes]
         _outside_legend(ax, handles, ncols=1 if count <= 10 else 2)
 

@@ -670,4 +670,5 @@ def test_derive_of_the_uk_case_returns() -> None:
 
     doc = json.loads(done.stdout)
     assert [f["form"] for f in doc["forms"]] == ["lagrange", "matrix", "dae", "index1",
-                                                 "udwadia-kalaba", "reduced"]
+                                                 "udwadia-kalaba", "reduced", "hamilton"]
+    assert "note: form linear skipped" in done.stderr   # the mass moves at the start: no rest

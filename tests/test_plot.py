@@ -185,7 +185,7 @@ def test_time_kind_with_x_and_y(constrained: Table) -> None:
 
 def test_time_kind_columns(constrained: Table) -> None:
     (ax,) = make_figure(constrained, "time", columns=["x", "lambda_c1"]).axes
-    assert [line.get_label() for line in ax.lines] == ["x", "lambda_c1"]
+    assert [line.get_label() for line in ax.lines] == ["x", "λ_c1"]   # the names rule
     assert ax.get_xlabel() == "t"
 
 
@@ -193,7 +193,7 @@ def test_phase_portrait_is_the_unit_circle(free: Table) -> None:
     fig = make_figure(free, "phase")
     assert _panels(fig) == ["phase x", "phase y"]
     for ax, q in zip(fig.axes, ["x", "y"], strict=True):
-        assert (ax.get_xlabel(), ax.get_ylabel()) == (q, f"{q}_dot")
+        assert (ax.get_xlabel(), ax.get_ylabel()) == (q, {"x": "ẋ", "y": "ẏ"}[q])   # names rule
         line = ax.lines[0]
         radius = np.hypot(line.get_xdata(), line.get_ydata())
         np.testing.assert_allclose(radius, 1.0, atol=1e-12)

@@ -34,7 +34,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from scipy.integrate import DOP853
 
 from lagsim import cache, ccompile
 from lagsim.errors import IntegrationError
@@ -63,7 +62,8 @@ def _coefficients() -> str:
         flat = np.asarray(values, dtype=float).ravel()
         return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
 
-    d = DOP853
+    from scipy.integrate import DOP853 as d
+
     return "\n".join([
         f"#define DOP_S {d.n_stages}", f"#define DOP_SX {d.D.shape[1]}",
         array("DOP_A", d.A), array("DOP_B", d.B), array("DOP_C", d.C), array("DOP_E3", d.E3),
@@ -71,19 +71,29 @@ def _coefficients() -> str:
         array("DOP_D", d.D)])
 
 
+def _too_small() -> str:
+    from scipy.integrate import DOP853
+
+    return DOP853.TOO_SMALL_STEP
+
+
 def _library(cc: str) -> Any:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr)."""
     if cc in _LIBRARY:
         return _LIBRARY[cc]
-    source = SOURCE.read_text(encoding="utf-8").replace("@COEFFICIENTS@", _coefficients())
-    key = hashlib.sha256("\0".join((*ccompile._identity(cc), "cloop", source)).encode()
+    template = SOURCE.read_text(encoding="utf-8")
+    key = hashlib.sha256("\0".join((*ccompile._identity(cc), "cloop", template)).encode()
                          ).hexdigest()[:32]
     lib = None
+
+    def build(work: Path) -> Path:
+        source = template.replace("@COEFFICIENTS@", _coefficients())
+        return ccompile._compile(cc, source + ccompile._key_source(key) + "\n",
+                                 ("-O2", *ccompile.FLAGS), work)
+
     try:
-        lib, _ = cache.obtain(key, lambda work: ccompile._compile(
-            cc, source + ccompile._key_source(key) + "\n", ("-O2", *ccompile.FLAGS), work),
-            lambda name: ccompile._open_checked(name, key))
+        lib, _ = cache.obtain(key, build, lambda name: ccompile._open_checked(name, key))
         lib.lagsim_loop_new.restype = ctypes.c_void_p
         lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
         lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
@@ -313,7 +323,7 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
     form, numeric = problem.form, problem.numeric
     n = numeric.n
     if code == SMALL:
-        return guard.failure(state, DOP853.TOO_SMALL_STEP)
+        return guard.failure(state, _too_small())
     if code == SINGULAR:
         why = ("Matrix is not positive definite"
                if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")

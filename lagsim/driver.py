@@ -33,15 +33,14 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.integrate import BDF, DOP853, LSODA, OdeSolver
-from scipy.optimize import brentq
 
 from lagsim.aliasing import AliasWatch
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, LagsimError
-from lagsim.formulations import FORMULATIONS, METHODS, Formulation, MassWatch, Report
+from lagsim.formulations import FIXED_STEP, FORMULATIONS, METHODS, Formulation, MassWatch, Report
 from lagsim.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.model import Model
 from lagsim.options import BY_NAME, SimulateOptions, duration
@@ -49,6 +48,23 @@ from lagsim.problem import Problem
 from lagsim.section import SectionFunction
 from lagsim.spec import SystemSpec
 from lagsim.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from scipy.integrate import OdeSolver
+
+
+def _integrate() -> Any:
+    """scipy.integrate, imported when the Python loop first needs it (a third of a run's
+    start-up; the C loop and the fixed-step methods do without)."""
+    import scipy.integrate
+
+    return scipy.integrate
+
+
+def _brentq() -> Callable[..., float]:
+    from scipy.optimize import brentq
+
+    return brentq
 
 PACE_PROBE_SECONDS = 1.0
 MAX_RUN_SECONDS = 86400.0
@@ -95,9 +111,8 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     (:class:`lagsim.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
     :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1 or
     udwadia-kalaba), else with :func:`run_python`."""
-    method = METHODS[problem.options.method]
-    if getattr(method, "fixed_step", False):
-        return method.run(problem, progress)
+    if problem.options.method in FIXED_STEP:
+        return FIXED_STEP[problem.options.method].run(problem, progress)
     from lagsim.cloop import loop_for
 
     loop = loop_for(problem)
@@ -185,12 +200,12 @@ def after_step(problem: Problem, solver: OdeSolver, guard: Guard) -> OdeSolver:
     y = form.after_step(solver.t, solver.y)
     if y is None or solver.status != "running":
         return solver
-    if ((form.rhs, form.c_step) != parts or isinstance(solver, LSODA)
-            or (isinstance(solver, BDF) and not form.stabilizer.projects)):
+    if ((form.rhs, form.c_step) != parts or isinstance(solver, _integrate().LSODA)
+            or (isinstance(solver, _integrate().BDF) and not form.stabilizer.projects)):
         h = min(solver.step_size or math.inf, problem.options.t_end - solver.t)
         return make_solver(problem, guard.rhs, solver.t, y, first_step=h)
     solver.y = y
-    if isinstance(solver, BDF):
+    if isinstance(solver, _integrate().BDF):
         solver.D[0] = y
     else:
         solver.f = solver.fun(solver.t, y)
@@ -310,7 +325,7 @@ class StopEvent:
             return None
         if g == 0.0:
             return step.t
-        return float(brentq(lambda s: self.value(s, step.at(s)), step.t_old, step.t,
+        return float(_brentq()(lambda s: self.value(s, step.at(s)), step.t_old, step.t,
                             xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
 
 
@@ -349,7 +364,7 @@ class Section:
         before, self.sign = self.sign, float(np.sign(g))
         if before == 0.0 or g * before > 0.0:
             return
-        t = step.t if g == 0.0 else float(brentq(
+        t = step.t if g == 0.0 else float(_brentq()(
             lambda s: self.value(s, step.at(s)), step.t_old, step.t,
             xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
         if (self.want == 0.0 or before == self.want) and (end is None or t <= end):
@@ -410,7 +425,7 @@ class Guard:
 
     def failure(self, solver: OdeSolver, message: str | None) -> IntegrationError:
         """The solver gave up: name the first non-finite quantity when that is why."""
-        if self.bad is None and not isinstance(solver, LSODA):
+        if self.bad is None and not isinstance(solver, _integrate().LSODA):
             self._probe(solver)
         if self.bad is not None:
             return IntegrationError(self.describe(*self.bad), time=self.bad[0])
@@ -423,8 +438,9 @@ class Guard:
         through :meth:`rhs` (the C stepper's do not)."""
         options = self.problem.options
         try:
-            probe = DOP853(self.rhs, solver.t, solver.y, options.t_end, rtol=options.rtol,
-                           atol=options.atol, first_step=getattr(solver, "h_abs", None) or None)
+            probe = _integrate().DOP853(self.rhs, solver.t, solver.y, options.t_end,
+                                        rtol=options.rtol, atol=options.atol,
+                                        first_step=getattr(solver, "h_abs", None) or None)
             for _ in range(3):
                 if self.bad is not None or probe.status != "running":
                     break

@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 
 from lagsim.compile import NumericSystem
 from lagsim.errors import InputError, IntegrationError, Location
@@ -43,13 +42,46 @@ from lagsim.rattle import FixedStepMethod, Rattle
 from lagsim.spec import SystemSpec
 from lagsim.variational import Variational
 
-SOLVERS: Mapping[str, type[OdeSolver]] = {
-    "RK45": RK45, "RK23": RK23, "DOP853": DOP853, "Radau": Radau, "BDF": BDF, "LSODA": LSODA,
-}
+if TYPE_CHECKING:
+    from scipy.integrate import OdeSolver
+
+SOLVER_NAMES = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+
+class _Lazy(Mapping[str, Any]):
+    """Name → class, each made by ``load(name)`` when first looked up: scipy.integrate, a third
+    of a run's start-up, is imported only when a run steps with one of its solvers in Python
+    (the C loop and the fixed-step methods do not)."""
+
+    def __init__(self, names: tuple[str, ...], load: Callable[[str], Any]) -> None:
+        self._names = names
+        self._load = load
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._load(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _solver(name: str) -> type[OdeSolver]:
+    import scipy.integrate
+
+    return getattr(scipy.integrate, name)
+
+
+SOLVERS: Mapping[str, type[OdeSolver]] = _Lazy(SOLVER_NAMES, _solver)
 """scipy's adaptive solvers: they integrate the ODE a formulation makes."""
-METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = {
-    **SOLVERS, "rattle": Rattle, "variational": Variational,
-}
+FIXED_STEP: Mapping[str, type[FixedStepMethod]] = {"rattle": Rattle, "variational": Variational}
+"""The fixed-step methods, which run their own loop (:class:`lagsim.rattle.FixedStepMethod`)."""
+_FIXED = FIXED_STEP
+METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = _Lazy(
+    (*SOLVER_NAMES, *_FIXED), lambda name: _FIXED[name] if name in _FIXED else _solver(name))
 """Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
 (:class:`lagsim.rattle.FixedStepMethod`, issue 11), which need no formulation or stabilizer and
 declare what they support (``kinds``, ``dependent_rows``, :meth:`misfit`)."""
@@ -537,9 +569,8 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     an :class:`InputError` that says what would apply, located at the option in the file (or
     at the constraint concerned through ``locate(constraint name)``).
     """
-    method = METHODS[options.method]
-    if issubclass(method, FixedStepMethod):
-        return _check_fixed_step(method, options, numeric, dependent, locate)
+    if options.method in _FIXED:
+        return _check_fixed_step(_FIXED[options.method], options, numeric, dependent, locate)
     form = FORMULATIONS[requested]
     misfit = _misfit(form, numeric, dependent)
     if misfit:

@@ -99,9 +99,9 @@ def hamilton_form(model: Model, simplify: bool = False):
         else:
             D = tidy.light(M.det(method="berkowitz"), skips, "det M")
             adj = M.adjugate(method="berkowitz")
-        numer = [_tidy(e) for e in adj * P]
+        numer = [_tidy(e, skips, f"q̇ of {q[i]}") for i, e in enumerate(adj * P)]
         velocity = [e / D for e in numer]
-        energy = _tidy(sum((P[i] * numer[i] for i in range(n)), sympy.Integer(0)))
+        energy = _tidy(sum((P[i] * numer[i] for i in range(n)), sympy.Integer(0)), skips, "H")
         H = energy / (2 * D) - L0
         items.append(Item("H", sympy.Eq(sympy.Symbol("H"), H, evaluate=False), "H"))
         for i in range(n):
@@ -111,8 +111,10 @@ def hamilton_form(model: Model, simplify: bool = False):
         for i in range(n):
             dM, db = M.diff(q[i]), b.diff(q[i])
             quadratic = _tidy(sum((numer[j] * dM[j, k] * numer[k] for j in range(n)
-                                   for k in range(n)), sympy.Integer(0)) / 2)
-            linear = _tidy(sum((db[j] * numer[j] for j in range(n)), sympy.Integer(0)))
+                                   for k in range(n)), sympy.Integer(0)) / 2, skips,
+                              f"ṗ of {q[i]}")
+            linear = _tidy(sum((db[j] * numer[j] for j in range(n)), sympy.Integer(0)), skips,
+                           f"ṗ of {q[i]}")
             rate = (quadratic / D**2 + linear / D + sympy.diff(L0, q[i])
                     + tau[i].subs(back) + constraint[i])
             items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
@@ -150,12 +152,15 @@ def hamilton_form(model: Model, simplify: bool = False):
     )
 
 
-def _tidy(expr: sympy.Expr) -> sympy.Expr:
-    """Expanded, sin² + cos² and angle sums combined, common factors out: linear in the terms
-    (:func:`lagsim.tidy.combine_trig`), so printing stays fast."""
+def _tidy(expr: sympy.Expr, skips: list[str], name: str) -> sympy.Expr:
+    """Expanded, sin² + cos² and angle sums combined, common factors out (linear in the terms,
+    :func:`lagsim.tidy.combine_trig`), within the derive budget of :func:`lagsim.tidy.bounded`
+    (issue 16 §4): past it ``expr`` as it is, equal and only longer, and a note in ``skips``."""
     from lagsim import tidy
 
-    return sympy.factor_terms(tidy.combine_trig(sympy.expand(expr)))
+    done = tidy.bounded(lambda: sympy.factor_terms(tidy.combine_trig(sympy.expand(expr))),
+                        skips, "hamilton", name)
+    return expr if done is None else done
 
 
 @dataclass(frozen=True)

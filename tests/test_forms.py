@@ -672,3 +672,13 @@ def test_derive_of_the_uk_case_returns() -> None:
     assert [f["form"] for f in doc["forms"]] == ["lagrange", "matrix", "dae", "index1",
                                                  "udwadia-kalaba", "reduced", "hamilton"]
     assert "note: form linear skipped" in done.stderr   # the mass moves at the start: no rest
+
+
+def test_hamilton_form_of_a_messy_system_returns_within_the_budget() -> None:
+    """The Hamiltonian form's tidying shares derive's budget (issue 16 §4): messy3's ran for
+    minutes when `--form all` first included it; now it prints, untidied where the budget ran
+    out, with the note."""
+    done = _run_derive(str(BUDGET_SYSTEMS["messy3"]), "--form", "hamilton")
+    assert done.returncode == 0, done.stderr
+    assert "Hamilton's equations [hamilton]" in done.stdout
+    assert "note: tidying stopped after its budget" in done.stderr

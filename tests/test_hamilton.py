@@ -163,3 +163,31 @@ constraints:
     assert sympy.simplify(eqs["H"] - ((px**2 + py**2) / (2 * m) + m * g * y)) == 0
     assert sympy.simplify(eqs["dp_x/dt"] - 2 * x * lam) == 0
     assert sympy.simplify(eqs["dp_y/dt"] - (-m * g + 2 * y * lam)) == 0
+
+
+def test_hamilton_form_past_an_exhausted_budget_is_the_same_hamiltonian() -> None:
+    """With derive's budget used up (issue 16 §4) the form skips its tidying; every printed
+    right-hand side (H, q̇, ṗ) still equals the tidied one at random states to 1e-12."""
+    import random
+
+    import sympy
+
+    from lagsim import tidy
+    from lagsim.hamilton import hamilton_form
+    from lagsim.model import build_model
+    from lagsim.spec import load_spec
+
+    model = build_model(load_spec("double_pendulum"))
+    tidied = hamilton_form(model)
+    with tidy.budget(0.0):
+        raw = hamilton_form(model)
+    assert any("budget was used up" in u for u in raw.untidied)
+    rng = random.Random(3)
+    for a, b in zip(tidied.items, raw.items, strict=True):
+        if not isinstance(a.value, sympy.Eq):
+            continue
+        free = sorted(a.value.rhs.free_symbols | b.value.rhs.free_symbols, key=str)
+        for _ in range(3):
+            point = {s: rng.uniform(0.5, 1.5) for s in free}
+            x, y = float(a.value.rhs.subs(point)), float(b.value.rhs.subs(point))
+            assert abs(x - y) <= 1e-12 * max(1.0, abs(x)), a.name

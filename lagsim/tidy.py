@@ -48,6 +48,12 @@ SIMPLIFY_SECONDS = 10.0
 """The same for ``lagsim derive --simplify``, which also runs ``sympy.simplify`` (issue 14)."""
 
 
+REPEAT = 0.1
+"""After the budget runs out, SIGPROF comes again every this many CPU seconds until the block
+ends: SymPy has bare ``except:`` clauses that swallow one :class:`OutOfTime` (seen in
+``solve``, which then ran on for minutes), and the next one gets out."""
+
+
 class OutOfTime(BaseException):
     """Raised from the SIGPROF handler of :func:`time_budget`; a BaseException, so that the
     ``except Exception`` clauses inside SymPy cannot swallow it."""
@@ -59,7 +65,8 @@ def time_budget(seconds: float | None) -> Iterator[None]:
 
     A thread cannot be stopped from outside, so the block is interrupted by SIGPROF (the
     profiling interval timer), which Python handles in the main thread only; elsewhere (and
-    without ``setitimer``) :class:`RuntimeError` is raised before the block starts. A timer
+    without ``setitimer``) :class:`RuntimeError` is raised before the block starts. Past the
+    budget the signal repeats every :data:`REPEAT` seconds until the block ends. A timer
     already armed by an enclosing block is re-armed afterwards with its remaining time.
     """
     if seconds is None:
@@ -74,14 +81,16 @@ def time_budget(seconds: float | None) -> Iterator[None]:
     began = time.process_time()
     previous = signal.signal(signal.SIGPROF, expire)
     outer, _ = signal.getitimer(signal.ITIMER_PROF)
-    signal.setitimer(signal.ITIMER_PROF, max(seconds if not outer else min(seconds, outer), 1e-3))
+    signal.setitimer(signal.ITIMER_PROF, max(seconds if not outer else min(seconds, outer), 1e-3),
+                     REPEAT)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
         if outer:
-            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3))
+            signal.setitimer(signal.ITIMER_PROF, max(outer - (time.process_time() - began), 1e-3),
+                             REPEAT)
 
 
 def can_interrupt() -> bool:

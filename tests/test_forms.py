@@ -682,3 +682,27 @@ def test_hamilton_form_of_a_messy_system_returns_within_the_budget() -> None:
     assert done.returncode == 0, done.stderr
     assert "Hamilton's equations [hamilton]" in done.stdout
     assert "note: tidying stopped after its budget" in done.stderr
+
+
+def test_an_interruption_swallowed_by_a_bare_except_comes_again() -> None:
+    """SymPy's bare ``except:`` clauses can swallow one OutOfTime (solve then ran on for
+    minutes in the suite); past the budget SIGPROF repeats, so the next one gets out."""
+    import time
+
+    from lagsim import tidy
+
+    if not tidy.can_interrupt():
+        pytest.skip("no POSIX interval timers here")
+    swallowed = 0
+    start = time.process_time()
+    with pytest.raises(tidy.OutOfTime):
+        with tidy.time_budget(0.05):
+            while time.process_time() - start < 5.0:
+                try:
+                    sum(i * i for i in range(20_000))
+                except BaseException:  # noqa: BLE001, as SymPy's bare except does
+                    if swallowed:
+                        raise
+                    swallowed += 1
+    assert swallowed == 1
+    assert time.process_time() - start < 0.05 + 10 * tidy.REPEAT

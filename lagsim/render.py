@@ -205,7 +205,33 @@ _ADD, _MUL, _POW, _ATOM = 10, 20, 30, 1000
 _FLOATS = StrPrinter({"full_prec": False})
 
 
-class _Fast:
+class _OnePass:
+    """What the one-pass printers share: each distinct subexpression shown once (``memo`` of
+    (text, precedence)), parentheses where a precedence asks for them."""
+
+    OPEN, CLOSE = "(", ")"
+    memo: dict[sympy.Basic, tuple[str, int]]
+
+    def __call__(self, expr: sympy.Basic) -> str:
+        return self.show(expr)[0]
+
+    def paren(self, expr: sympy.Basic, level: int) -> str:
+        text, prec = self.show(expr)
+        return f"{self.OPEN}{text}{self.CLOSE}" if prec <= level else text
+
+    def show(self, expr: sympy.Basic) -> tuple[str, int]:
+        """(text, precedence) of ``expr``."""
+        out = self.memo.get(expr)
+        if out is None:
+            out = self._show(expr)
+            self.memo[expr] = out
+        return out
+
+    def _show(self, e: sympy.Basic) -> tuple[str, int]:
+        raise NotImplementedError
+
+
+class _Fast(_OnePass):
     """The one-line format of :class:`_Linear` in time linear in the size of the expression
     (issue 17 §3): one pass, each distinct subexpression printed once (memo), signs read from
     numeric coefficients instead of negating SymPy objects, no precedence queries through
@@ -218,21 +244,6 @@ class _Fast:
         self.slow = StrPrinter({"order": "none"}) if plain else _Linear()
         self.plain = plain
         self.times = "*" if plain else "⋅"
-
-    def __call__(self, expr: sympy.Basic) -> str:
-        return self.show(expr)[0]
-
-    def paren(self, expr: sympy.Basic, level: int) -> str:
-        text, prec = self.show(expr)
-        return f"({text})" if prec <= level else text
-
-    def show(self, expr: sympy.Basic) -> tuple[str, int]:
-        """(text, precedence) of ``expr``."""
-        out = self.memo.get(expr)
-        if out is None:
-            out = self._show(expr)
-            self.memo[expr] = out
-        return out
 
     def _show(self, e: sympy.Basic) -> tuple[str, int]:
         if e.is_Symbol:
@@ -312,7 +323,7 @@ class _Fast:
         return f"{self.paren(base, _POW)}{power}{self.paren(exp, _ATOM - 1)}", _POW
 
 
-class _FastTex:
+class _FastTex(_OnePass):
     """LaTeX of a long expression (sum, product, power, function, number, symbol) in one pass,
     each distinct subexpression once, names by :func:`lagsim.names.latex`: ``sympy.latex`` took
     1.6 s for the natural 8-chain's reduced form (issue 16 §4). Other nodes go to it."""
@@ -320,19 +331,7 @@ class _FastTex:
     def __init__(self) -> None:
         self.memo: dict[sympy.Basic, tuple[str, int]] = {}
 
-    def __call__(self, expr: sympy.Basic) -> str:
-        return self.show(expr)[0]
-
-    def paren(self, expr: sympy.Basic, level: int) -> str:
-        text, prec = self.show(expr)
-        return rf"\left({text}\right)" if prec <= level else text
-
-    def show(self, expr: sympy.Basic) -> tuple[str, int]:
-        out = self.memo.get(expr)
-        if out is None:
-            out = self._show(expr)
-            self.memo[expr] = out
-        return out
+    OPEN, CLOSE = r"\left(", r"\right)"
 
     def _show(self, e: sympy.Basic) -> tuple[str, int]:
         if e.is_Symbol:

@@ -325,13 +325,6 @@ def _se_rebuild(coeff: se.Basic, powers: dict) -> se.Basic:
     return se.Mul(coeff, *(b**e for b, e in powers.items() if e != 0))
 
 
-def _se_without(powers: dict, drop: dict) -> frozenset:
-    out = dict(powers)
-    for base, e in drop.items():
-        out[base] = out.get(base, 0) - e
-    return frozenset((b, e) for b, e in out.items() if e != 0)
-
-
 def _se_pythagoras(terms: list[tuple]) -> list[tuple] | None:
     """SymEngine twin of :func:`_pythagoras`: c·r·sin²x + c·r·cos²x → c·r."""
     seen: dict[tuple, int] = {}
@@ -342,7 +335,7 @@ def _se_pythagoras(terms: list[tuple]) -> list[tuple] | None:
             if i in used or not (isinstance(base, (se.sin, se.cos)) and _is_int(e)
                                  and int(e) >= 2):
                 continue
-            key = (base.args[0], coeff, _se_without(powers, {base: 2}))
+            key = (base.args[0], coeff, _without(powers, {base: 2}))
             kind = isinstance(base, se.sin)
             other = seen.get((not kind, *key))
             if other is not None and other not in used:
@@ -371,7 +364,7 @@ def _se_angle_sum(terms: list[tuple]) -> list[tuple] | None:
                     continue
                 if str(a) > str(b):
                     a, b, u, v = b, a, v, u
-                rest = _se_without(powers, {u: 1, v: 1})
+                rest = _without(powers, {u: 1, v: 1})
                 shape = ("sin" if isinstance(u, se.sin) else "cos",
                          "sin" if isinstance(v, se.sin) else "cos")
                 other = seen.get((_PARTNER[shape], a, b, rest))

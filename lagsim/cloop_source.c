@@ -19,17 +19,17 @@ typedef struct {
     int n, m, mh, N, form, stab, has_stop, stop_lam, mass_every;
     lagsim_fn dyn, phi, vel, stop;
     const double *p;
-    int *hol, *nz;
+    int *hol, *nz, *cnt, *first;
     double *gain, *atol;
     double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
     /* solver state (scipy's DOP853 attributes) */
     double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
-    int unchecked, dense_ready, finished, gram, diag, clean;
+    int unchecked, dense_ready, finished, gram, diag, clean, fact_code, fact_finite;
     long nfev, nsteps;
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
     /* linear algebra work */
     double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
-        *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy;
+        *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy, *Mf, *wd, *Lm, *sum5, *sum3;
     /* lagsim.aliasing.AliasWatch, step for step: turns of each velocity between samples */
     double *al_sign, *al_top, *al_turns, *al_total, al_since, al_t;
     int al_done, al_found, al_reading, al_k, al_i;
@@ -37,6 +37,19 @@ typedef struct {
 } D;
 
 static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* 1 when the k values are finite: a sum of v·0, NaN as soon as one value is inf or NaN, in
+   four independent sums (one chain of k additions waits on each one before it). */
+static int all_finite(int k, const double *v)
+{
+    int i;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (i = 0; i + 4 <= k; i += 4) {
+        a0 += v[i] * 0.0; a1 += v[i + 1] * 0.0; a2 += v[i + 2] * 0.0; a3 += v[i + 3] * 0.0;
+    }
+    for (; i < k; i++) a0 += v[i] * 0.0;
+    return a0 + a1 + a2 + a3 == 0.0;
+}
 
 /* --- small dense linear algebra ------------------------------------------------------- */
 
@@ -77,8 +90,8 @@ static void lower_inverse(int n, const double *L, double *W)
 
 /* M = L Lᵀ and W = L⁻¹ (lagsim.formulations._factor): 0, or 1 when M is not positive
    definite. A diagonal M (natural coordinates of point masses) takes the short way, and
-   d->diag says so to the products with W. */
-static int factor(D *d, const double *M)
+   d->diag says so to the products with W (d->wd holds W's diagonal). */
+static int factor_now(D *d, const double *M)
 {
     int n = d->n, i, j, diag;
     double off = 0.0;
@@ -103,9 +116,23 @@ static int factor(D *d, const double *M)
         double v = M[i * n + i];
         if (!(v > 0.0)) return 1;
         d->L[i * n + i] = sqrt(v);
-        d->W[i * n + i] = 1.0 / d->L[i * n + i];
+        d->W[i * n + i] = d->wd[i] = 1.0 / d->L[i * n + i];
     }
     return 0;
+}
+
+/* factor_now's result, kept while M stays the same bit for bit: a constant mass matrix (the
+   natural coordinates of point masses have one) is factored once a run, and each call costs
+   a comparison of M with the last one factored. d->fact_finite says whether that M is
+   finite. */
+static int factor(D *d, const double *M)
+{
+    size_t bytes = (size_t)d->n * d->n * sizeof(double);
+    if (d->fact_code >= 0 && memcmp(M, d->Mf, bytes) == 0) return d->fact_code;
+    memcpy(d->Mf, M, bytes);
+    d->fact_finite = all_finite(d->n * d->n, M);
+    d->fact_code = factor_now(d, M);
+    return d->fact_code;
 }
 
 /* Solve A x = r by LU with partial pivoting (A s-by-s, overwritten; r becomes x): 0, or 1 for
@@ -200,53 +227,72 @@ static void min_norm_svd(const D *d, int rows, int cols, const double *B, const 
    smallest pivot of B Bᵀ = C Cᵀ at least GRAM_PIVOT_RATIO of the largest, so that the normal
    equations lose no more than rounding: cond(B)² ε ≲ 1e-13), else by the SVD; y receives
    (B Bᵀ)⁻¹ r on the Cholesky path (the multipliers), and the return value says which path
-   (1: Cholesky, 0: SVD). G, V: work of rows·max(rows, cols) and rows². */
+   (1: Cholesky, 0: SVD). G, V: work of rows·max(rows, cols) and rows².
+   Sparse rows (a chain's constraints couple neighbours only) cost what their nonzero entries
+   do: B Bᵀ over each row's nonzero columns, and its Cholesky factor within the envelope of
+   B Bᵀ (row i of C is zero left of row i's first nonzero, so those terms, exact zeros, are
+   skipped; the factor is the dense one). */
 static int min_norm(const D *d, int rows, int cols, const double *B, const double *r,
                     double *x, double *G, double *V, double *y)
 {
-    int i, j, k;
+    int i, j, k, *cnt = d->cnt, *first = d->first;
     double lo = INFINITY, hi = 0.0;
     if (rows == 0 || cols == 0 || rows > cols) {
         min_norm_svd(d, rows, cols, B, r, x, G, V);
         return 0;
     }
-    for (i = 0; i < rows; i++) {  /* B Bᵀ over the nonzero entries of row i */
-        int cnt = 0, *nz = d->nz;
-        for (k = 0; k < cols; k++) if (B[i * cols + k] != 0.0) nz[cnt++] = k;
+    for (i = 0; i < rows; i++) {  /* the nonzero columns of each row */
+        const double *bi = B + i * cols;
+        int *ci = d->nz + i * cols, c = 0;
+        for (k = 0; k < cols; k++) { ci[c] = k; c += bi[k] != 0.0; }
+        cnt[i] = c;
+    }
+    for (i = 0; i < rows; i++) {  /* B Bᵀ, lower triangle, and where each row starts */
+        const double *bi = B + i * cols;
+        const int *ci = d->nz + i * cols;
         for (j = 0; j <= i; j++) {
+            const double *bj = B + j * cols;
             double acc = 0.0;
-            for (k = 0; k < cnt; k++) acc += B[i * cols + nz[k]] * B[j * cols + nz[k]];
+            for (k = 0; k < cnt[i]; k++) acc += bi[ci[k]] * bj[ci[k]];
             V[i * rows + j] = acc;
         }
+        for (j = 0; j < i && V[i * rows + j] == 0.0; j++) continue;
+        first[i] = j;
     }
     for (j = 0; j < rows; j++) {
         double dd = V[j * rows + j];
-        for (k = 0; k < j; k++) dd -= G[j * rows + k] * G[j * rows + k];
+        for (k = first[j]; k < j; k++) dd -= G[j * rows + k] * G[j * rows + k];
         if (!(dd > 0.0)) { min_norm_svd(d, rows, cols, B, r, x, G, V); return 0; }
         dd = sqrt(dd);
         G[j * rows + j] = dd;
         lo = fmin(lo, dd); hi = fmax(hi, dd);
         for (i = j + 1; i < rows; i++) {
-            double acc = V[i * rows + j];
-            for (k = 0; k < j; k++) acc -= G[i * rows + k] * G[j * rows + k];
+            double acc;
+            if (first[i] > j) continue;  /* C_ij = 0, never read */
+            acc = V[i * rows + j];
+            for (k = first[i] > first[j] ? first[i] : first[j]; k < j; k++)
+                acc -= G[i * rows + k] * G[j * rows + k];
             G[i * rows + j] = acc / dd;
         }
     }
     if (!(lo >= GRAM_PIVOT_RATIO * hi)) { min_norm_svd(d, rows, cols, B, r, x, G, V); return 0; }
     for (i = 0; i < rows; i++) {
         double acc = r[i];
-        for (k = 0; k < i; k++) acc -= G[i * rows + k] * y[k];
+        for (k = first[i]; k < i; k++) acc -= G[i * rows + k] * y[k];
         y[i] = acc / G[i * rows + i];
     }
     for (i = rows - 1; i >= 0; i--) {
         double acc = y[i];
-        for (k = i + 1; k < rows; k++) acc -= G[k * rows + i] * y[k];
+        for (k = i + 1; k < rows; k++)
+            if (first[k] <= i) acc -= G[k * rows + i] * y[k];
         y[i] = acc / G[i * rows + i];
     }
-    for (k = 0; k < cols; k++) x[k] = 0.0;
-    for (i = 0; i < rows; i++)
-        for (k = 0; k < cols; k++)
-            if (B[i * cols + k] != 0.0) x[k] += B[i * cols + k] * y[i];
+    memset(x, 0, (size_t)cols * sizeof(double));
+    for (i = 0; i < rows; i++) {
+        const double *bi = B + i * cols;
+        const int *ci = d->nz + i * cols;
+        for (k = 0; k < cnt[i]; k++) x[ci[k]] += bi[ci[k]] * y[i];
+    }
     return 1;
 }
 
@@ -256,9 +302,9 @@ static void metric_step(D *d, int rows, const double *J, const double *r, double
     int n = d->n, i, j, k;
     if (d->diag) {
         for (i = 0; i < rows; i++)
-            for (j = 0; j < n; j++) d->B[i * n + j] = J[i * n + j] * d->W[j * n + j];
+            for (j = 0; j < n; j++) d->B[i * n + j] = J[i * n + j] * d->wd[j];
         d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
-        for (j = 0; j < n; j++) delta[j] = d->W[j * n + j] * d->z[j];
+        for (j = 0; j < n; j++) delta[j] = d->wd[j] * d->z[j];
         return;
     }
     for (i = 0; i < rows; i++)
@@ -280,7 +326,7 @@ static void mass_solve(D *d, const double *F, double *a)
 {
     int n = d->n, i, j, k;
     if (d->diag) {
-        for (i = 0; i < n; i++) a[i] = d->W[i * n + i] * (d->W[i * n + i] * F[i]);
+        for (i = 0; i < n; i++) a[i] = d->wd[i] * (d->wd[i] * F[i]);
         return;
     }
     for (i = 0; i < n; i++) {
@@ -295,13 +341,6 @@ static void mass_solve(D *d, const double *F, double *a)
     }
 }
 
-static int all_finite(int k, const double *v)
-{
-    int i;
-    double acc = 0.0;
-    for (i = 0; i < k; i++) acc += v[i] * 0.0;  /* NaN as soon as one value is inf or NaN */
-    return acc == 0.0;
-}
 
 /* --- the formulations ---------------------------------------------------------------- */
 
@@ -338,17 +377,19 @@ static const double *rhs_b(D *d, double t, const double *q, const double *qd, in
 static int accelerations(D *d, double t, const double *q, const double *qd, double *qdd,
                          double *lam, int stabilized)
 {
-    int n = d->n, m = d->m, s = n + m, i, j, k;
+    int n = d->n, m = d->m, s = n + m, i, j, k, factored = -1;
     const double *M, *F, *A, *b;
     eval_dynamics(d, t, q, qd);
     M = d->dynv; F = M + n * n; A = F + n;
     b = rhs_b(d, t, q, qd, stabilized);
-    if (!all_finite(n * n + n + m * n, d->dynv) || !all_finite(m, b)) {
+    if (d->form == FORM_UK || (d->form == FORM_INDEX1 && m > 0)) factored = factor(d, M);
+    if (!(factored >= 0 ? d->fact_finite : all_finite(n * n, M)) || !all_finite(n + m * n, F)
+        || !all_finite(m, b)) {
         for (i = 0; i < n; i++) qdd[i] = NAN;
         if (lam) for (i = 0; i < m; i++) lam[i] = NAN;
         return 0;
     }
-    if (d->form == FORM_INDEX1 && m > 0 && factor(d, M) == 0) {
+    if (d->form == FORM_INDEX1 && m > 0 && factored == 0) {
         /* the Schur complement: with M = L Lᵀ, W = L⁻¹, a = M⁻¹F and B = A Wᵀ, λ solves
            (B Bᵀ) λ = b − A a and q̈ = a + Wᵀ Bᵀ λ; taken when B Bᵀ is well conditioned
            (min_norm's test), else the LU of the augmented matrix below */
@@ -384,17 +425,16 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
     if (d->form == FORM_ODE) {  /* lagsim_solve of the model library: Cholesky, else LU */
         memcpy(d->Kaug, M, n * n * sizeof(double));
         memcpy(d->r, F, n * sizeof(double));
-        d->clean = 0;
-        if (cholesky(n, M, d->L) == 0) {
+        if (cholesky(n, M, d->Lm) == 0) {
             for (i = 0; i < n; i++) {
                 double acc = d->r[i];
-                for (k = 0; k < i; k++) acc -= d->L[i * n + k] * d->r[k];
-                d->r[i] = acc / d->L[i * n + i];
+                for (k = 0; k < i; k++) acc -= d->Lm[i * n + k] * d->r[k];
+                d->r[i] = acc / d->Lm[i * n + i];
             }
             for (i = n - 1; i >= 0; i--) {
                 double acc = d->r[i];
-                for (k = i + 1; k < n; k++) acc -= d->L[k * n + i] * d->r[k];
-                d->r[i] = acc / d->L[i * n + i];
+                for (k = i + 1; k < n; k++) acc -= d->Lm[k * n + i] * d->r[k];
+                d->r[i] = acc / d->Lm[i * n + i];
             }
         } else if (lu_solve(n, d->Kaug, d->r)) {
             return 1;
@@ -403,7 +443,7 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         return 0;
     }
     /* Udwadia–Kalaba (lagsim.formulations.UdwadiaKalaba._solve) */
-    if (factor(d, M)) return 1;
+    if (factored) return 1;
     mass_solve(d, F, d->a);
     if (m == 0) { memcpy(qdd, d->a, n * sizeof(double)); return 0; }
     for (i = 0; i < m; i++) {
@@ -494,7 +534,7 @@ static int dop853_step(D *d)
     const int N = d->N, S = DOP_S;
     double t = d->t, h_abs = d->h_abs, h = 0.0, t_new = t;
     double min_step = 10.0 * fabs(nextafter(t, d->direction * INFINITY) - t);
-    double *K = d->K, *y = d->y;
+    double *K = d->K, *y = d->y, *acc = d->sum5, *acc3 = d->sum3;
     int i, j, s, rejected = 0;
     if (h_abs > d->max_step) h_abs = d->max_step;
     else if (h_abs < min_step) h_abs = min_step;
@@ -507,28 +547,35 @@ static int dop853_step(D *d)
         h = t_new - t;
         h_abs = fabs(h);
         memcpy(K, d->f, N * sizeof(double));
+        /* the sums over the stages run stage by stage across the state (each value's sum in
+           the same order as stage-inner loops, so the same numbers, and vectorized) */
         for (s = 1; s < S; s++) {
-            for (i = 0; i < N; i++) {
-                double acc = 0.0;
-                for (j = 0; j < s; j++) acc += K[j * N + i] * DOP_A[s * S + j];
-                d->ytmp[i] = y[i] + acc * h;
+            memset(acc, 0, N * sizeof(double));
+            for (j = 0; j < s; j++) {
+                const double a = DOP_A[s * S + j], *kj = K + j * N;
+                for (i = 0; i < N; i++) acc[i] += kj[i] * a;
             }
+            for (i = 0; i < N; i++) d->ytmp[i] = y[i] + acc[i] * h;
             if (rhs(d, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
         }
-        for (i = 0; i < N; i++) {
-            double acc = 0.0;
-            for (j = 0; j < S; j++) acc += K[j * N + i] * DOP_B[j];
-            d->ynew[i] = y[i] + h * acc;
+        memset(acc, 0, N * sizeof(double));
+        for (j = 0; j < S; j++) {
+            const double b = DOP_B[j], *kj = K + j * N;
+            for (i = 0; i < N; i++) acc[i] += kj[i] * b;
         }
+        for (i = 0; i < N; i++) d->ynew[i] = y[i] + h * acc[i];
         if (rhs(d, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
         memcpy(K + S * N, d->fnew, N * sizeof(double));
         d->nfev += S;
+        memset(acc, 0, N * sizeof(double));
+        memset(acc3, 0, N * sizeof(double));
+        for (j = 0; j <= S; j++) {
+            const double c5 = DOP_E5[j], c3 = DOP_E3[j], *kj = K + j * N;
+            for (i = 0; i < N; i++) { acc[i] += kj[i] * c5; acc3[i] += kj[i] * c3; }
+        }
         for (i = 0; i < N; i++) {
-            double a5 = 0.0, a3 = 0.0;
             double scale = d->atol[i] + dmax(fabs(y[i]), fabs(d->ynew[i])) * d->rtol;
-            for (j = 0; j <= S; j++) { a5 += K[j * N + i] * DOP_E5[j];
-                                       a3 += K[j * N + i] * DOP_E3[j]; }
-            a5 /= scale; a3 /= scale;
+            double a5 = acc[i] / scale, a3 = acc3[i] / scale;
             e5 += a5 * a5; e3 += a3 * a3;
         }
         err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * N);
@@ -694,10 +741,9 @@ static int mass_regular(D *d, double t, const double *y)
     int n = d->n, i;
     double weakest = 0.0, dmx = 0.0;
     eval_dynamics(d, t, y, y + n);
-    d->clean = 0;
-    if (cholesky(n, d->dynv, d->L) == 0) {
+    if (cholesky(n, d->dynv, d->Lm) == 0) {
         weakest = INFINITY;
-        for (i = 0; i < n; i++) weakest = fmin(weakest, d->L[i * n + i]);
+        for (i = 0; i < n; i++) weakest = fmin(weakest, d->Lm[i * n + i]);
     }
     for (i = 0; i < n; i++) dmx = dmax(dmx, d->dynv[i * n + i]);
     return weakest * weakest > d->mass_rtol * dmax(d->mass_scale, dmx);
@@ -718,10 +764,12 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     d->dyn = (lagsim_fn)dyn; d->phi = (lagsim_fn)phi; d->vel = (lagsim_fn)vel;
     d->stop = (lagsim_fn)stop; d->p = p;
     d->hol = calloc((size_t)mh + 1, sizeof(int));
-    d->nz = calloc((size_t)P + 1, sizeof(int));
-    total = (size_t)N * 44 + (size_t)P * P * 12 + (size_t)P * 16 + 2 * (size_t)m + 64;
+    d->nz = calloc((size_t)P * P + 3 * (size_t)P + 1, sizeof(int));
+    total = (size_t)N * 48 + (size_t)P * P * 14 + (size_t)P * 18 + 2 * (size_t)m + 64;
     w = calloc(total, sizeof(double));
     if (!d->hol || !d->nz || !w) { free(d->hol); free(d->nz); free(w); free(d); return NULL; }
+    d->cnt = d->nz + P * P; d->first = d->cnt + P;
+    d->fact_code = -1;
     for (i = 0; i < mh; i++) d->hol[i] = hol[i];
 #define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
     TAKE(gain, m + 1); TAKE(atol, N);
@@ -731,6 +779,7 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     TAKE(velv, P * P); TAKE(phiv, P * P); TAKE(L, P * P); TAKE(W, P * P); TAKE(a, P);
     TAKE(B, P * P); TAKE(G, P * P); TAKE(V, P * P); TAKE(z, P); TAKE(x, P * P); TAKE(qp, P);
     TAKE(qdp, P); TAKE(delta, P); TAKE(tmp, P); TAKE(lam, P); TAKE(row, P + N); TAKE(acc, P); TAKE(gy, P);
+    TAKE(Mf, P * P); TAKE(Lm, P * P); TAKE(wd, P); TAKE(sum5, N); TAKE(sum3, N);
     TAKE(al_sign, N); TAKE(al_top, N); TAKE(al_turns, N); TAKE(al_total, N);
 #undef TAKE
     for (i = 0; i < m; i++) d->gain[i] = dc[0];

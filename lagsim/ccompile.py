@@ -70,8 +70,9 @@ statements, with the common subexpressions in an array, it takes 2.2 s, and the 
 runs 2.5 times as fast as at -O0."""
 
 
-def flags(source: str) -> tuple[str, ...]:
-    """The compiler flags for ``source``."""
+def flags() -> tuple[str, ...]:
+    """The compiler options of generated code (part of each library's key, so known before its
+    source is made)."""
     return (OPTIMIZE, *FLAGS)
 
 _RUNTIME = r"""
@@ -288,7 +289,7 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> 
 
 
 def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol],
-            key: str, ode: bool = True) -> str:
+            ode: bool = True) -> str:
     parts = [f"#define LAGSIM_NMAX {max(n, 1)}", _RUNTIME]
     parts += [c_function(name, args, exprs, parameters) for name, args, exprs in functions]
     for name, _, exprs in functions:
@@ -313,8 +314,7 @@ int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
     return lagsim_solve({n}, dyn, out + {n});
 }}""")
         parts.append(_dop853_source(n))
-    parts.append(_key_source(key))
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts)
 
 
 def _key_source(key: str) -> str:
@@ -389,6 +389,42 @@ def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path
         output = (done.stderr or done.stdout).decode("utf-8", "replace")
         raise cache.BuildFailed(f"{cc} exited with {done.returncode}: {output[-2000:]}")
     return built
+
+
+def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: Sequence[str],
+                   key_text: str | None = None) -> tuple[ctypes.CDLL, str]:
+    """A shared library of lagsim's own C code, from the compile cache or built: (the loaded
+    library, its key).
+
+    The key covers this module's identity for ``cc`` (:func:`_identity`: the compiler's path and
+    version, lagsim's, symengine's and scipy's versions, the Python ABI, the platform), ``tag``,
+    the compiler ``options`` and ``key_text``, what determines the source (default: ``source``
+    itself). ``source`` may be a callable that makes the text, called only when the library is
+    not in the cache. The library is kept by :func:`lagsim.cache.obtain` (which trusts only
+    entries of this user whose sha256 matches) and reports its key through
+    ``lagsim_cache_key`` (appended here), checked after loading (:func:`_open_checked`).
+    Raises :class:`lagsim.cache.BuildFailed` when the compiler fails, and what loading
+    raises."""
+    if key_text is None:
+        if callable(source):
+            raise ValueError("a source given as a callable needs key_text")
+        key_text = source
+    options = tuple(options)
+    key = hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
+                         ).hexdigest()[:32]
+    return _obtain(cc, key, source, options)[0], key
+
+
+def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...]
+            ) -> tuple[ctypes.CDLL, Path]:
+    """The library ``key`` from the cache or built from ``source`` with its key appended (see
+    :func:`build_and_load`): (the library, where it is)."""
+
+    def build(work: Path) -> Path:
+        text = source() if callable(source) else source
+        return _compile(cc, text + "\n" + _key_source(key) + "\n", options, work)
+
+    return cache.obtain(key, build, lambda name: _open_checked(name, key))
 
 
 def _open_checked(name: str, key: str) -> ctypes.CDLL:
@@ -557,12 +593,11 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
                                              *map(str, parameters), f"ode={ode}")
                                             ).encode()).hexdigest()[:32]
 
-        def build(work: Path) -> Path:
+        def source() -> str:
             made = functions() if callable(functions) else functions
-            source = _source(n, m, made, parameters, key, ode)
-            return _compile(cc, source, flags(source), work)
+            return _source(n, m, made, parameters, ode)
 
-        lib, path = cache.obtain(key, build, lambda name: _open_checked(name, key))
+        lib, path = _obtain(cc, key, source, flags())
     except cache.BuildFailed as exc:
         fallback("the C compiler failed on the generated code", str(exc))
         return None

@@ -19,7 +19,7 @@ typedef struct {
     int n, m, mh, N, form, stab, has_stop, stop_lam, mass_every;
     lagsim_fn dyn, phi, vel, stop;
     const double *p;
-    int *hol, *nz, *cnt, *first;
+    int *hol, *nz, *cnt, *first, *crow, *ccnt;
     double *gain, *atol;
     double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
     /* solver state (scipy's DOP853 attributes) */
@@ -229,33 +229,37 @@ static void min_norm_svd(const D *d, int rows, int cols, const double *B, const 
    (B Bᵀ)⁻¹ r on the Cholesky path (the multipliers), and the return value says which path
    (1: Cholesky, 0: SVD). G, V: work of rows·max(rows, cols) and rows².
    Sparse rows (a chain's constraints couple neighbours only) cost what their nonzero entries
-   do: B Bᵀ over each row's nonzero columns, and its Cholesky factor within the envelope of
-   B Bᵀ (row i of C is zero left of row i's first nonzero, so those terms, exact zeros, are
-   skipped; the factor is the dense one). */
+   do: B Bᵀ column by column over the rows nonzero there (each entry summed over k in the
+   order of the dense product, the exact zeros left out), and its Cholesky factor within the
+   envelope of B Bᵀ (row i of C is zero left of row i's first nonzero, so those terms, exact
+   zeros, are skipped; the factor is the dense one). */
 static int min_norm(const D *d, int rows, int cols, const double *B, const double *r,
                     double *x, double *G, double *V, double *y)
 {
-    int i, j, k, *cnt = d->cnt, *first = d->first;
+    int i, j, k, a, *cnt = d->cnt, *first = d->first, *ccnt = d->ccnt;
     double lo = INFINITY, hi = 0.0;
     if (rows == 0 || cols == 0 || rows > cols) {
         min_norm_svd(d, rows, cols, B, r, x, G, V);
         return 0;
     }
-    for (i = 0; i < rows; i++) {  /* the nonzero columns of each row */
+    memset(ccnt, 0, (size_t)cols * sizeof(int));
+    for (i = 0; i < rows; i++) {  /* the nonzero columns of each row, the rows of each column */
         const double *bi = B + i * cols;
         int *ci = d->nz + i * cols, c = 0;
         for (k = 0; k < cols; k++) { ci[c] = k; c += bi[k] != 0.0; }
         cnt[i] = c;
+        for (k = 0; k < c; k++) d->crow[ci[k] * rows + ccnt[ci[k]]++] = i;
     }
-    for (i = 0; i < rows; i++) {  /* B Bᵀ, lower triangle, and where each row starts */
-        const double *bi = B + i * cols;
-        const int *ci = d->nz + i * cols;
-        for (j = 0; j <= i; j++) {
-            const double *bj = B + j * cols;
-            double acc = 0.0;
-            for (k = 0; k < cnt[i]; k++) acc += bi[ci[k]] * bj[ci[k]];
-            V[i * rows + j] = acc;
+    for (i = 0; i < rows; i++) memset(V + i * rows, 0, (size_t)(i + 1) * sizeof(double));
+    for (k = 0; k < cols; k++) {  /* B Bᵀ, lower triangle */
+        const int *rk = d->crow + k * rows;
+        for (a = 0; a < ccnt[k]; a++) {
+            const double bik = B[rk[a] * cols + k];
+            double *vi = V + rk[a] * rows;
+            for (j = 0; j <= a; j++) vi[rk[j]] += bik * B[rk[j] * cols + k];
         }
+    }
+    for (i = 0; i < rows; i++) {  /* where each row starts */
         for (j = 0; j < i && V[i * rows + j] == 0.0; j++) continue;
         first[i] = j;
     }
@@ -764,11 +768,12 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     d->dyn = (lagsim_fn)dyn; d->phi = (lagsim_fn)phi; d->vel = (lagsim_fn)vel;
     d->stop = (lagsim_fn)stop; d->p = p;
     d->hol = calloc((size_t)mh + 1, sizeof(int));
-    d->nz = calloc((size_t)P * P + 3 * (size_t)P + 1, sizeof(int));
+    d->nz = calloc(2 * (size_t)P * P + 4 * (size_t)P + 1, sizeof(int));
     total = (size_t)N * 48 + (size_t)P * P * 14 + (size_t)P * 18 + 2 * (size_t)m + 64;
     w = calloc(total, sizeof(double));
     if (!d->hol || !d->nz || !w) { free(d->hol); free(d->nz); free(w); free(d); return NULL; }
-    d->cnt = d->nz + P * P; d->first = d->cnt + P;
+    d->cnt = d->nz + P * P; d->first = d->cnt + P; d->ccnt = d->first + P;
+    d->crow = d->ccnt + P;
     d->fact_code = -1;
     for (i = 0; i < mh; i++) d->hol[i] = hol[i];
 #define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)

@@ -225,22 +225,12 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
     """The library of one method and model structure, from the compile cache or built; None
     (said on stderr) when it cannot be built."""
     from lagsim import cache
-    from lagsim.ccompile import (
-        _compile,
-        _identity,
-        _key_source,
-        _open_checked,
-        c_function,
-        fallback,
-        flags,
-        structure,
-    )
+    from lagsim.ccompile import build_and_load, c_function, fallback, flags, structure
 
     here = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    text = "\0".join((*_identity(cc), tag, here, c_body, structure(n, m, functions, params)))
-    key = hashlib.sha256(text.encode()).hexdigest()[:32]
+    text = "\0".join((here, c_body, structure(n, m, functions, params)))
 
-    def build(work: Path) -> Path:
+    def source() -> str:
         parts = [f"#define FS_N {max(n, 1)}", f"#define FS_M {max(m, 1)}",
                  f"#define FS_STATE {state}", f"#define FS_ROW {2 * n}",
                  f"#define FS_EPS {SAMPLE_EPS!r}", f"#define FS_MAXIT {MAX_NEWTON}", _LU]
@@ -248,12 +238,11 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
         parts += [f"void lagsim_fs_{name}(const double *in, const double *p, double *out) "
                   f"{{ {name}(in, p, out); }}" for name, _, _ in functions]
         parts += [f"static void fs_row(const double *x, double *row) {{ {row_code} }}",
-                  c_body, _LOOP, _key_source(key)]
-        source = "\n".join(parts) + "\n"
-        return _compile(cc, source, flags(source), work)
+                  c_body, _LOOP]
+        return "\n".join(parts)
 
     try:
-        lib, _ = cache.obtain(key, build, lambda name: _open_checked(name, key))
+        lib, _ = build_and_load(cc, tag, source, flags(), key_text=text)
     except cache.BuildFailed as exc:
         fallback(f"the C compiler failed on the {tag} step", str(exc))
         return None

@@ -60,7 +60,7 @@ MAX_N = MAX_COORDINATES
 FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-w")
 """No fast-math: the arithmetic is IEEE, as in the LLVM path."""
 OPTIMIZE = "-O1"
-"""Every library is compiled with -O1 (issue 17 §1). -O2 costs more to compile and ran no
+"""Every model library is compiled with -O1 (issue 17 §1). -O2 costs more to compile and ran no
 faster here (chain n = 32: 31 µs per right-hand side at -O2, 24 µs at -O1, 79 µs at -O0)."""
 CHUNK = 200
 """A function of more statements than this is split (:func:`c_function`): gcc's register
@@ -75,20 +75,25 @@ def flags() -> tuple[str, ...]:
     source is made)."""
     return (OPTIMIZE, *FLAGS)
 
-_RUNTIME = r"""
+
+RUNTIME = r"""
 #include <math.h>
 #include <string.h>
 
-/* Solve M x = r (M n-by-n row-major, overwritten); Cholesky, else LU with partial pivoting.
-   Returns 0, or 1 when M is singular. */
-static int lagsim_solve(int n, double *M, double *r)
+/* lagsim's small dense linear algebra, one text in every library that needs it: the model
+   libraries (the ODE right-hand side) and the C step loop (lagsim/cloop_source.c). Matrices
+   are row-major. */
+
+/* M = L Lᵀ (numpy.linalg.cholesky; L lower triangular, its upper part zeroed): 0, or 1 when
+   M is not positive definite. */
+static int lagsim_cholesky(int n, const double *M, double *L)
 {
-    int i, j, k, spd = 1;
-    double L[LAGSIM_NMAX * LAGSIM_NMAX];
-    for (j = 0; j < n && spd; j++) {
+    int i, j, k;
+    memset(L, 0, (size_t)n * n * sizeof(double));
+    for (j = 0; j < n; j++) {
         double d = M[j * n + j];
         for (k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
-        if (!(d > 0.0)) { spd = 0; break; }
+        if (!(d > 0.0)) return 1;
         d = sqrt(d);
         L[j * n + j] = d;
         for (i = j + 1; i < n; i++) {
@@ -97,43 +102,70 @@ static int lagsim_solve(int n, double *M, double *r)
             L[i * n + j] = s / d;
         }
     }
-    if (spd) {
-        for (i = 0; i < n; i++) {
-            double s = r[i];
-            for (k = 0; k < i; k++) s -= L[i * n + k] * r[k];
-            r[i] = s / L[i * n + i];
-        }
-        for (i = n - 1; i >= 0; i--) {
-            double s = r[i];
-            for (k = i + 1; k < n; k++) s -= L[k * n + i] * r[k];
-            r[i] = s / L[i * n + i];
-        }
-        return 0;
-    }
-    for (k = 0; k < n; k++) {
-        int p = k;
-        double best = fabs(M[k * n + k]);
-        for (i = k + 1; i < n; i++)
-            if (fabs(M[i * n + k]) > best) { best = fabs(M[i * n + k]); p = i; }
-        if (best == 0.0 || !isfinite(best)) return 1;
-        if (p != k) {
-            double tmp;
-            for (j = 0; j < n; j++) { tmp = M[k * n + j]; M[k * n + j] = M[p * n + j];
-                                      M[p * n + j] = tmp; }
-            tmp = r[k]; r[k] = r[p]; r[p] = tmp;
-        }
-        for (i = k + 1; i < n; i++) {
-            double f = M[i * n + k] / M[k * n + k];
-            for (j = k + 1; j < n; j++) M[i * n + j] -= f * M[k * n + j];
-            r[i] -= f * r[k];
-        }
+    return 0;
+}
+
+/* r ← (L Lᵀ)⁻¹ r: the two triangular solves with the factor of lagsim_cholesky. */
+static void lagsim_cholesky_solve(int n, const double *L, double *r)
+{
+    int i, k;
+    for (i = 0; i < n; i++) {
+        double s = r[i];
+        for (k = 0; k < i; k++) s -= L[i * n + k] * r[k];
+        r[i] = s / L[i * n + i];
     }
     for (i = n - 1; i >= 0; i--) {
         double s = r[i];
-        for (j = i + 1; j < n; j++) s -= M[i * n + j] * r[j];
-        r[i] = s / M[i * n + i];
+        for (k = i + 1; k < n; k++) s -= L[k * n + i] * r[k];
+        r[i] = s / L[i * n + i];
     }
-    return 0;
+}
+
+/* Solve A x = r by LU with partial pivoting (A s-by-s, overwritten; r becomes x): 0; 1 for an
+   exactly singular A (numpy.linalg.solve's LinAlgError), r then unfinished; 2 when a pivot
+   was not finite (solved through, as LAPACK would). */
+static int lagsim_lu_solve(int s, double *A, double *r)
+{
+    int i, j, k, finite = 1;
+    for (k = 0; k < s; k++) {
+        int p = k;
+        double best = fabs(A[k * s + k]);
+        for (i = k + 1; i < s; i++)
+            if (fabs(A[i * s + k]) > best) { best = fabs(A[i * s + k]); p = i; }
+        if (best == 0.0) return 1;
+        finite &= isfinite(best) != 0;
+        if (p != k) {
+            double t;
+            for (j = 0; j < s; j++) { t = A[k * s + j]; A[k * s + j] = A[p * s + j];
+                                      A[p * s + j] = t; }
+            t = r[k]; r[k] = r[p]; r[p] = t;
+        }
+        for (i = k + 1; i < s; i++) {
+            double f = A[i * s + k] / A[k * s + k];
+            if (f == 0.0) continue;
+            for (j = k + 1; j < s; j++) A[i * s + j] -= f * A[k * s + j];
+            r[i] -= f * r[k];
+        }
+    }
+    for (i = s - 1; i >= 0; i--) {
+        double acc = r[i];
+        for (j = i + 1; j < s; j++) acc -= A[i * s + j] * r[j];
+        r[i] = acc / A[i * s + i];
+    }
+    return finite ? 0 : 2;
+}
+
+/* Solve M x = r (M n-by-n, overwritten; r becomes x) for a mass matrix: Cholesky into the
+   work L (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
+   that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
+   finite. */
+static int lagsim_solve(int n, double *M, double *r, double *L)
+{
+    if (lagsim_cholesky(n, M, L) == 0) {
+        lagsim_cholesky_solve(n, L, r);
+        return 0;
+    }
+    return lagsim_lu_solve(n, M, r) != 0;
 }
 """
 
@@ -290,7 +322,7 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> 
 
 def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol],
             ode: bool = True) -> str:
-    parts = [f"#define LAGSIM_NMAX {max(n, 1)}", _RUNTIME]
+    parts = [RUNTIME]
     parts += [c_function(name, args, exprs, parameters) for name, args, exprs in functions]
     for name, _, exprs in functions:
         parts.append(f"void lagsim_{name}(const double *in, const double *p, double *out) "
@@ -299,7 +331,7 @@ def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol
         parts.append(f"""
 int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
 {{
-    double in[{1 + 2 * n}], dyn[{n * n + n}];
+    double in[{1 + 2 * n}], dyn[{n * n + n}], L[{n * n}];
     int i;
     in[0] = t;
     memcpy(in + 1, y, {2 * n} * sizeof(double));
@@ -311,7 +343,7 @@ int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
             for (i = {n}; i < {2 * n}; i++) out[i] = NAN;
             return 0;
         }}
-    return lagsim_solve({n}, dyn, out + {n});
+    return lagsim_solve({n}, dyn, out + {n}, L);
 }}""")
         parts.append(_dop853_source(n))
     return "\n".join(parts)

@@ -4,11 +4,15 @@
 Python round per accepted step (the step itself, the checks, the ``--stop-when`` search, the
 samples, the projection). With DOP853 (the default) and the formulations ``ode``, ``index1``
 and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
-module runs that same loop in C (``cloop_source.c``, compiled once per machine with -O2 and kept
-in the compile cache of :mod:`lagsim.cache`): the model's compiled functions are called through
-their addresses, the augmented system is solved by LU with partial pivoting, the minimum-norm
-solves of Udwadia–Kalaba and of the projection by a one-sided Jacobi SVD (the same cut-off
-:data:`lagsim.formulations.RCOND`), the ``--stop-when`` expression is compiled to C as well
+module runs that same loop in C (``cloop_source.c``, compiled once per machine with
+:data:`OPTIMIZE` and kept in the compile cache of :mod:`lagsim.cache`): the model's compiled
+functions are called through their addresses; index1's augmented system is solved through its
+Schur complement (Cholesky of M, factored once while M does not change, and of A M⁻¹ Aᵀ), by
+LU with partial pivoting of the augmented matrix when that is ill-conditioned; the
+minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equations
+(Cholesky) when well conditioned, else by a one-sided Jacobi SVD (the same cut-off
+:data:`lagsim.formulations.RCOND`); the dense linear algebra is the model libraries' own
+(:data:`lagsim.ccompile.RUNTIME`). The ``--stop-when`` expression is compiled to C as well
 and its sign change found by Brent's method on the step's dense output. Each part mirrors the
 Python code it replaces (named in the C source), so both loops give the same trajectory to
 rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained system). Python
@@ -86,7 +90,7 @@ def _library(cc: str) -> Any:
     cannot be built or loaded (said on stderr)."""
     if cc in _LIBRARY:
         return _LIBRARY[cc]
-    template = SOURCE.read_text(encoding="utf-8")
+    template = SOURCE.read_text(encoding="utf-8").replace("@RUNTIME@", ccompile.RUNTIME)
     lib = None
     try:
         lib, _ = ccompile.build_and_load(

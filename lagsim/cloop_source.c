@@ -53,25 +53,9 @@ static int all_finite(int k, const double *v)
 
 /* --- small dense linear algebra ------------------------------------------------------- */
 
-/* M = L Lᵀ (numpy.linalg.cholesky); 0, or 1 when M is not positive definite. */
-static int cholesky(int n, const double *M, double *L)
-{
-    int i, j, k;
-    memset(L, 0, (size_t)n * n * sizeof(double));
-    for (j = 0; j < n; j++) {
-        double d = M[j * n + j];
-        for (k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
-        if (!(d > 0.0)) return 1;
-        d = sqrt(d);
-        L[j * n + j] = d;
-        for (i = j + 1; i < n; i++) {
-            double s = M[i * n + j];
-            for (k = 0; k < j; k++) s -= L[i * n + k] * L[j * n + k];
-            L[i * n + j] = s / d;
-        }
-    }
-    return 0;
-}
+/* lagsim_cholesky, lagsim_cholesky_solve, lagsim_lu_solve and lagsim_solve: the runtime the
+   model libraries hold too (lagsim.ccompile.RUNTIME) */
+@RUNTIME@
 
 /* W = L⁻¹ (lower triangular). */
 static void lower_inverse(int n, const double *L, double *W)
@@ -103,7 +87,7 @@ static int factor_now(D *d, const double *M)
     d->diag = diag;
     if (!diag) {
         d->clean = 0;
-        if (cholesky(n, M, d->L)) return 1;
+        if (lagsim_cholesky(n, M, d->L)) return 1;
         lower_inverse(n, d->L, d->W);
         return 0;
     }
@@ -133,37 +117,6 @@ static int factor(D *d, const double *M)
     d->fact_finite = all_finite(d->n * d->n, M);
     d->fact_code = factor_now(d, M);
     return d->fact_code;
-}
-
-/* Solve A x = r by LU with partial pivoting (A s-by-s, overwritten; r becomes x): 0, or 1 for
-   an exactly singular A (numpy.linalg.solve's LinAlgError). */
-static int lu_solve(int s, double *A, double *r)
-{
-    int i, j, k;
-    for (k = 0; k < s; k++) {
-        int p = k;
-        double best = fabs(A[k * s + k]);
-        for (i = k + 1; i < s; i++)
-            if (fabs(A[i * s + k]) > best) { best = fabs(A[i * s + k]); p = i; }
-        if (best == 0.0) return 1;
-        if (p != k) {
-            double t;
-            for (j = 0; j < s; j++) { t = A[k * s + j]; A[k * s + j] = A[p * s + j]; A[p * s + j] = t; }
-            t = r[k]; r[k] = r[p]; r[p] = t;
-        }
-        for (i = k + 1; i < s; i++) {
-            double f = A[i * s + k] / A[k * s + k];
-            if (f == 0.0) continue;
-            for (j = k + 1; j < s; j++) A[i * s + j] -= f * A[k * s + j];
-            r[i] -= f * r[k];
-        }
-    }
-    for (i = s - 1; i >= 0; i--) {
-        double acc = r[i];
-        for (j = i + 1; j < s; j++) acc -= A[i * s + j] * r[j];
-        r[i] = acc / A[i * s + i];
-    }
-    return 0;
 }
 
 /* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
@@ -421,30 +374,15 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
             for (j = 0; j < n; j++) d->Kaug[(n + k) * s + j] = A[k * n + j];
             d->r[n + k] = b[k];
         }
-        if (lu_solve(s, d->Kaug, d->r)) return 1;
+        if (lagsim_lu_solve(s, d->Kaug, d->r) == 1) return 1;
         memcpy(qdd, d->r, n * sizeof(double));
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
     }
-    if (d->form == FORM_ODE) {  /* lagsim_solve of the model library: Cholesky, else LU */
+    if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side */
         memcpy(d->Kaug, M, n * n * sizeof(double));
-        memcpy(d->r, F, n * sizeof(double));
-        if (cholesky(n, M, d->Lm) == 0) {
-            for (i = 0; i < n; i++) {
-                double acc = d->r[i];
-                for (k = 0; k < i; k++) acc -= d->Lm[i * n + k] * d->r[k];
-                d->r[i] = acc / d->Lm[i * n + i];
-            }
-            for (i = n - 1; i >= 0; i--) {
-                double acc = d->r[i];
-                for (k = i + 1; k < n; k++) acc -= d->Lm[k * n + i] * d->r[k];
-                d->r[i] = acc / d->Lm[i * n + i];
-            }
-        } else if (lu_solve(n, d->Kaug, d->r)) {
-            return 1;
-        }
-        memcpy(qdd, d->r, n * sizeof(double));
-        return 0;
+        memcpy(qdd, F, n * sizeof(double));
+        return lagsim_solve(n, d->Kaug, qdd, d->Lm);
     }
     /* Udwadia–Kalaba (lagsim.formulations.UdwadiaKalaba._solve) */
     if (factored) return 1;
@@ -745,7 +683,7 @@ static int mass_regular(D *d, double t, const double *y)
     int n = d->n, i;
     double weakest = 0.0, dmx = 0.0;
     eval_dynamics(d, t, y, y + n);
-    if (cholesky(n, d->dynv, d->Lm) == 0) {
+    if (lagsim_cholesky(n, d->dynv, d->Lm) == 0) {
         weakest = INFINITY;
         for (i = 0; i < n; i++) weakest = fmin(weakest, d->Lm[i * n + i]);
     }

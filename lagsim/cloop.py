@@ -51,6 +51,10 @@ at the pace measured (between 16 and 2**20)."""
 CALL_SECONDS = 0.05
 FORMS = {"ode": 0, "index1": 1, "udwadia-kalaba": 2}
 STABILIZE = {"none": 0, "baumgarte": 1, "projection": 2}
+PATHS = ("cholesky", "svd", "lu")
+"""The ways the C loop solves a constrained system: the normal equations by Cholesky (index1's
+Schur complement, the minimum-norm solves when well conditioned), the Jacobi SVD (minimum-norm
+solves of rank-deficient or ill-conditioned rows), LU of index1's augmented matrix."""
 MORE, DONE, STOP, SMALL, SINGULAR, NONFINITE, MASS, PROJECTION, STOP_NONFINITE = range(9)
 SOURCE = Path(__file__).with_name("cloop_source.c")
 OPTIMIZE = "-O3"
@@ -109,6 +113,8 @@ def _library(cc: str) -> Any:
         lib.lagsim_loop_run.restype = ctypes.c_int
         lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
         lib.lagsim_loop_alias.restype = None
+        lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_paths.restype = None
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
@@ -178,6 +184,8 @@ class CLoop:
         self.steps = 0
         """Accepted steps of the last :meth:`run` (and ``nfev`` its evaluations)."""
         self.nfev = 0
+        self.paths = dict.fromkeys(PATHS, 0)
+        """How the last :meth:`run` solved its constrained systems: solves of each path."""
 
     def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
         problem, numeric = self.problem, self.problem.numeric
@@ -269,6 +277,9 @@ class CLoop:
             raise FailedRun(error, samples.trajectory("failed", str(error))) from None
         finally:
             if handle is not None:
+                counts = np.zeros(len(PATHS))
+                self.lib.lagsim_loop_paths(handle, counts.ctypes.data)
+                self.paths = dict(zip(PATHS, map(int, counts)))
                 self.lib.lagsim_loop_free(handle)
         return samples.trajectory("t_end", "")
 

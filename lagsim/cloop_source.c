@@ -26,6 +26,7 @@ typedef struct {
     double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
     int unchecked, dense_ready, finished, gram, diag, clean, fact_code, fact_finite;
     long nfev, nsteps;
+    double n_gram, n_svd, n_lu;  /* the solves by path, for lagsim_loop_paths */
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
     /* linear algebra work */
     double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
@@ -261,6 +262,7 @@ static void metric_step(D *d, int rows, const double *J, const double *r, double
         for (i = 0; i < rows; i++)
             for (j = 0; j < n; j++) d->B[i * n + j] = J[i * n + j] * d->wd[j];
         d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
+        *(d->gram ? &d->n_gram : &d->n_svd) += 1;
         for (j = 0; j < n; j++) delta[j] = d->wd[j] * d->z[j];
         return;
     }
@@ -271,6 +273,7 @@ static void metric_step(D *d, int rows, const double *J, const double *r, double
             d->B[i * n + j] = s;
         }
     d->gram = min_norm(d, rows, n, d->B, r, d->z, d->G, d->V, d->gy);
+    *(d->gram ? &d->n_gram : &d->n_svd) += 1;
     for (j = 0; j < n; j++) {
         double s = 0.0;
         for (k = j; k < n; k++) s += d->W[k * n + j] * d->z[k];
@@ -374,6 +377,7 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
             for (j = 0; j < n; j++) d->Kaug[(n + k) * s + j] = A[k * n + j];
             d->r[n + k] = b[k];
         }
+        d->n_lu += 1;
         if (lagsim_lu_solve(s, d->Kaug, d->r) == 1) return 1;
         memcpy(qdd, d->r, n * sizeof(double));
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
@@ -404,7 +408,7 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         for (i = 0; i < n; i++)
             for (k = 0; k < m; k++) d->x[i * m + k] = A[k * n + i];
         if (d->gram) memcpy(lam, d->gy, m * sizeof(double));  /* A full rank: λ = y */
-        else min_norm_svd(d, n, m, d->x, d->tmp, lam, d->G, d->V);
+        else { min_norm_svd(d, n, m, d->x, d->tmp, lam, d->G, d->V); d->n_svd += 1; }
     }
     return 0;
 }
@@ -729,6 +733,14 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     for (i = 0; i < mh; i++) d->gain[hol[i]] = 2 * dc[0];
     memcpy(d->atol, atol, N * sizeof(double));
     return d;
+}
+
+/* How the constrained systems were solved since lagsim_loop_new: out = [minimum-norm solves
+   by the normal equations (Cholesky), by the SVD, index1's augmented matrix by LU]. */
+void lagsim_loop_paths(void *handle, double *out)
+{
+    D *d = handle;
+    out[0] = d->n_gram; out[1] = d->n_svd; out[2] = d->n_lu;
 }
 
 void lagsim_loop_free(void *handle)

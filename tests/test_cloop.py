@@ -198,3 +198,45 @@ def test_c_loop_makes_the_evaluations_of_solve_ivp() -> None:
     assert loop.nfev == ref.nfev and loop.steps == len(ref.t) - 1
     np.testing.assert_allclose([traj.q[-1, 0], traj.qd[-1, 0]], ref.y[:, -1], rtol=1e-12,
                                atol=1e-12)
+
+
+def test_solves_fall_back_from_cholesky_and_still_equal_python() -> None:
+    """The C loop solves by the normal equations (Cholesky) only when they are well conditioned
+    (full row rank, smallest pivot ≥ 0.05 of the largest), else by the Jacobi SVD (minimum
+    norm) or, for index1, LU of the augmented matrix; each path equals the Python loop's
+    (LAPACK's SVD and solve).
+
+    - pendulum_redundant under udwadia-kalaba (the rod listed twice: A Aᵀ singular), with
+      none and projection: every solve by the SVD, none by Cholesky; q, q̇, λ to 1e-12.
+    - a02_four_bar under index1 + projection for 3 s, through the flat positions where A
+      loses rank: all three paths taken; states to 1e-12, λ to 1e-10 relative (the split of
+      the force among nearly dependent rows, as SINGULAR_UNSTABILIZED says).
+    - the natural 3-chain (lagsim.chains) under index1 + projection, well conditioned: every
+      solve by Cholesky."""
+    for stabilize in ("none", "projection"):
+        pr = problem("pendulum_redundant", t_end=1.0, samples=11,
+                     formulation="udwadia-kalaba", stabilize=stabilize)
+        loop = cloop.loop_for(pr)
+        with driver._quiet():
+            a, b = driver.run_python(pr), loop.run()
+        assert_same(a, b)
+        assert loop.paths["cholesky"] == 0 and loop.paths["svd"] > 0
+    pr = problem("a02_four_bar", t_end=3.0, samples=31, formulation="index1",
+                 stabilize="projection")
+    loop = cloop.loop_for(pr)
+    with driver._quiet():
+        a, b = driver.run_python(pr), loop.run()
+    assert b.formulation == "index1"
+    assert_same(a, b, lam_rel=1e-10)
+    assert min(loop.paths.values()) > 0
+    from lagsim.chains import chain_yaml
+
+    spec = parse_spec(chain_yaml(3, natural=True))
+    pr = Problem.build(spec, build_model(spec), SimulateOptions.resolve(
+        spec.simulate, {"t_end": 1.0, "samples": 11, "formulation": "index1",
+                        "stabilize": "projection"}))
+    loop = cloop.loop_for(pr)
+    with driver._quiet():
+        a, b = driver.run_python(pr), loop.run()
+    assert_same(a, b)
+    assert loop.paths["cholesky"] > 0 and loop.paths["svd"] == loop.paths["lu"] == 0

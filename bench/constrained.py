@@ -54,6 +54,11 @@ A01_EXACT = (-0.8146030685890322, -0.5800188278369355)
 OUT: list[str] = []
 
 
+def load() -> str:
+    """The machine's load averages over 1, 5 and 15 minutes."""
+    return " / ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def say(line: str = "") -> None:
     print(line, flush=True)
     OUT.append(line)
@@ -286,7 +291,12 @@ def section_chain(reps: int, n: int = 8) -> dict[str, float]:
     per = (c_nat / steps_nat) / (c_min / steps_min)
     speed = py_nat / c_nat
     say(f"- cost per accepted step, natural / minimal: **{per:.2f}×** (goal ≤ 2×: "
-        f"{'met' if per <= 2 else 'not met'}).")
+        f"{'met' if per <= 2 else 'not met'}), the two runs taking turns in this process "
+        f"(load average {load()}).")
+    paths = ", ".join(f"{k} {v}" for k, v in loops["natural"].paths.items())
+    say(f"- the natural chain's constrained solves by path: {paths} (index1's Schur complement "
+        "and the projection's minimum-norm steps by Cholesky, the constant mass matrix "
+        "factored once).")
     say(f"- whole 10 s run, C loop against the Python loop: **{speed:.0f}×** (goal ≥ 20×: "
         f"{'met' if speed >= 20 else 'not met'}).")
     if peer is not None:
@@ -427,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     say(f"{os.cpu_count()} cores (shared with other sessions), Python "
         f"{sys.version.split()[0]}. Whole processes: medians of {reps} runs, the commands taking "
         "turns. Runs in the process: CPU time, the fastest of several, the runs taking turns (the "
-        "load of other sessions swings the wall time of millisecond runs by 3×).")
+        f"load of other sessions swings the wall time of millisecond runs by 3×). Load average "
+        f"at the start: {load()}.")
     say()
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, str(HERE))
@@ -445,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             section_n2(reps)
         if "precision" in only:
             section_precision(args.quick, not args.no_plot)
+    say(f"Load average at the end: {load()}.")
     (HERE / "constrained_results.md").write_text("\n".join(OUT) + "\n", encoding="utf-8")
     return 0
 

@@ -391,3 +391,39 @@ def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
     for a, b in zip(warm.dynamics(0.2, q, qd), cold.dynamics(0.2, q, qd)):
         _close(a, b)
     assert warm.energy(0.2, q, qd) == pytest.approx(cold.energy(0.2, q, qd), rel=1e-14)
+
+
+def test_build_and_load_keys_by_source_and_options_and_checks_the_key(monkeypatch):
+    """ccompile.build_and_load, through which the C loop, its stop expression, rattle and the
+    models get their libraries: the same tag, options and key text load the cached library
+    without compiling; other options or another key text compile anew; a library whose reported
+    key is not the one asked for is refused (cache.Foreign), so that one cache entry cannot
+    stand in for another."""
+    import ctypes
+
+    from lagsim import cache
+
+    cc = ccompile.compiler()
+    builds = []
+    compile_source = ccompile._compile
+
+    def count(*args):
+        builds.append(args)
+        return compile_source(*args)
+
+    monkeypatch.setattr(ccompile, "_compile", count)
+    source = "int lagsim_answer(void) { return 42; }"
+    lib, key = ccompile.build_and_load(cc, "test", source, ccompile.flags())
+    lib.lagsim_answer.restype = ctypes.c_int
+    assert lib.lagsim_answer() == 42 and len(builds) == 1
+    assert ccompile.build_and_load(cc, "test", source, ccompile.flags())[1] == key
+    assert len(builds) == 1
+    _, other = ccompile.build_and_load(cc, "test", source, ("-O0", *ccompile.FLAGS))
+    assert other != key and len(builds) == 2
+    _, made = ccompile.build_and_load(cc, "test", lambda: source, ccompile.flags(),
+                                      key_text="version 2")
+    assert made not in (key, other) and len(builds) == 3
+    with pytest.raises(ValueError, match="key_text"):
+        ccompile.build_and_load(cc, "test", lambda: source, ccompile.flags())
+    with pytest.raises(cache.Foreign):
+        ccompile._open_checked(lib._name, other)

@@ -107,6 +107,7 @@ def _library(cc: str) -> Any:
         lib.lagsim_loop_run.restype = ctypes.c_int
         lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
         lib.lagsim_loop_alias.restype = None
+        _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
@@ -353,7 +354,7 @@ def loop_for(problem: Problem) -> CLoop | None:
     from lagsim.formulations import FORMULATIONS, STABILIZERS
 
     numeric, form = problem.numeric, problem.form
-    if (problem.options.method != "DOP853" or form.name not in FORMS
+    if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")
             or problem.options.section is not None
             or not isinstance(numeric, NumericSystem)
             or type(form) is not FORMULATIONS[form.name]
@@ -373,4 +374,318 @@ def loop_for(problem: Problem) -> CLoop | None:
         stop = _stop_function(cc, problem)
         if stop is None:
             return None
+    if form.name == "reduced":
+        return _reduced_loop(problem, cc, lib, stop)
     return CLoop(problem, lib, stop, addresses)
+
+
+# ---- reduced ----------------------------------------------------------------------------------
+# The reduced formulation in the C loop (issue 9): the current symbolic chart's ODE in the free
+# coordinates is stepped in C, and after each accepted step the C code does what
+# lagsim.driver.run_python does around it (the guard, --stop-when, the samples and the aliasing
+# watch on the full state rebuilt by the chart's map, compiled to C here; Reduced.after_step's
+# check of the chart). When that check is not clearly passed the C call returns RED_CHECK at that
+# step and Python runs Reduced.after_step itself: it keeps the chart, switches it (the C loop
+# goes on in the new chart with the same step size, as the Python loop's solver does) or stops
+# the run. A switch to a numeric chart (PartitionChart) hands the rest of the run to the Python
+# loop, which restarts its solver there too.
+
+RED_CHECK, RED_SINGULAR = 20, 21
+_MAPS: dict[str, Any] = {}
+
+
+def _reduced_argtypes(lib: Any) -> None:
+    """Argument types of the reduced block's entry points (``cloop_source.c``, at its end)."""
+    p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+    lib.lagsim_reduced_new.restype = p
+    lib.lagsim_reduced_new.argtypes = (p,) * 7
+    lib.lagsim_reduced_free.argtypes = (p,)
+    lib.lagsim_reduced_free.restype = None
+    lib.lagsim_reduced_switch.argtypes = (p,) * 7
+    lib.lagsim_reduced_switch.restype = None
+    lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
+    lib.lagsim_reduced_start.restype = i
+    lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
+    lib.lagsim_reduced_run.restype = i
+
+
+def _map_function(cc: str, chart: Any) -> int | None:
+    """The address of the chart's map (t, v, v̇, v̈) → (q, q̇, A_e, r_e) compiled to C
+    (:func:`lagsim.reduced.full_map`), or None when it cannot be (said on stderr)."""
+    from lagsim.reduced import full_map
+
+    cached = getattr(chart, "_c_map", None)
+    if cached is not None:
+        return cached[1]
+    if chart.source is None:
+        return None
+    try:
+        args, exprs = full_map(chart.source)
+        text = ccompile.c_function("full", args, exprs) + (
+            "\nvoid lagsim_full(const double *in, const double *p, double *out) "
+            "{ full(in, p, out); }\n")
+    except Exception as exc:
+        cache.say_once("cloop-map", "warning: the reduced chart's map to the full state could "
+                       "not be written as C; stepping in Python instead (slower)",
+                       f"{type(exc).__name__}: {exc}")
+        return None
+    key = hashlib.sha256("\0".join((*ccompile._identity(cc), "reduced-map", text)).encode()
+                         ).hexdigest()[:32]
+    if key not in _MAPS:
+        try:
+            lib, _ = cache.obtain(key, lambda work: ccompile._compile(
+                cc, "#include <math.h>\n" + text + ccompile._key_source(key) + "\n",
+                (ccompile.OPTIMIZE, *ccompile.FLAGS), work),
+                lambda name: ccompile._open_checked(name, key))
+            _MAPS[key] = (lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value)
+        except Exception as exc:
+            cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
+                           "could not be compiled to C; stepping in Python instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+            _MAPS[key] = None
+    chart._c_map = _MAPS[key]
+    return None if _MAPS[key] is None else _MAPS[key][1]
+
+
+def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray] | None:
+    """(dynamics address, its parameters, map address, pairs) of a chart the C loop can step:
+    a :class:`~lagsim.reduced.SymbolicChart` compiled to C; None for any other."""
+    from lagsim.reduced import SymbolicChart
+
+    if not isinstance(chart, SymbolicChart):
+        return None
+    dyn = _address(chart.numeric._dynamics)
+    if dyn is None:
+        return None
+    address = _map_function(cc, chart)
+    if address is None:
+        return None
+    pairs = np.ascontiguousarray(np.array(chart.pairs, dtype=np.intc).reshape(-1))
+    return dyn, chart.numeric._dynamics._params, address, pairs
+
+
+def _reduced_loop(problem: Problem, cc: str, lib: Any, stop: tuple[Any, int] | None
+                  ) -> RLoop | None:
+    """The C loop of a ``reduced`` run that starts on a compiled symbolic chart, else None (a
+    numeric chart at the start: the Python loop, expected and silent)."""
+    form = problem.form
+    form.check(problem.t0, problem.q0, problem.qd0)
+    parts = _chart_parts(cc, form.chart)
+    if parts is None:
+        return None
+    return RLoop(problem, lib, stop, cc)
+
+
+class RLoop(CLoop):
+    """The C loop of the ``reduced`` formulation: :meth:`run` gives the trajectory
+    :func:`lagsim.driver.run_python` would."""
+
+    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None, cc: str
+                 ) -> None:
+        numeric = problem.numeric
+        super().__init__(problem, lib, stop, [_address(numeric._dynamics),
+                                              _address(numeric._phi),
+                                              _address(numeric._velocity)])
+        self.cc = cc
+        self.handed_over = False
+        """Whether the last :meth:`run` went on in the Python loop (a numeric chart)."""
+        self._aliased = False
+        self._keep: list[np.ndarray] = []
+
+    def _alias(self, handle: int, times: np.ndarray) -> None:
+        out = np.zeros(7)
+        self.lib.lagsim_loop_alias(handle, out.ctypes.data)
+        self._aliased = bool(out[0])
+        super()._alias(handle, times)
+
+    def _handles(self, chart_parts: tuple, mass_scale: float) -> tuple[Any, Any, Any]:
+        from lagsim.reduced import RANK_TOLERANCE, SWITCH_RATIO
+
+        problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
+        form = problem.form
+        n, m, k = numeric.n, numeric.m, form.chart.k
+        dyn, params, address, pairs = chart_parts
+        every = _mass_every()
+        self._keep = [params, pairs]
+        handles = []
+        for ints, doubles, atol, hol, functions, p in (
+                ([k, 0, 0, FORMS["ode"], 0, 0, 0, every],
+                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+                  mass_scale, np.finfo(float).eps * m], 2 * k, (0,), (dyn, None, None), params),
+                ([n, m, len(numeric.holonomic), FORMS["index1"], 0, 0, 0, every],
+                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+                  mass_scale, RCOND], 2 * n, numeric.holonomic or (0,), self.addresses,
+                 self.params)):
+            a = np.empty(atol)
+            a[:] = options.atol
+            i = np.array(ints, dtype=np.intc)
+            dd = np.array(doubles, dtype=float)
+            h = np.array(hol, dtype=np.intc)
+            handle = self.lib.lagsim_loop_new(i.ctypes.data, dd.ctypes.data, h.ctypes.data,
+                                              a.ctypes.data, *functions, None, p.ctypes.data)
+            if not handle:
+                raise MemoryError("the C step loop could not allocate its work space")
+            handles.append(handle)
+        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
+        ints = np.array([k, n, m, problem.stop is not None, uses_lam, every], dtype=np.intc)
+        doubles = np.array([SWITCH_RATIO, RANK_TOLERANCE])
+        r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints.ctypes.data,
+                                        doubles.ctypes.data, address, pairs.ctypes.data,
+                                        self.stop[1] if self.stop else None)
+        if not r:
+            raise MemoryError("the C step loop could not allocate its work space")
+        return handles[0], handles[1], r
+
+    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
+        """Step the problem from its start to ``t_end`` or its stop event (as
+        :func:`lagsim.driver.run_python`)."""
+        from lagsim.driver import FailedRun, Guard, Pace, Samples, StopEvent
+
+        problem = self.problem
+        form, options, numeric = problem.form, problem.options, problem.numeric
+        n, m = numeric.n, numeric.m
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        span = options.t_end - problem.t0
+        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
+        self.handed_over = False
+        chart_d = full_d = r = None
+        try:
+            guard.start(problem.t0, y0)
+            parts = _chart_parts(self.cc, form.chart)
+            assert parts is not None
+            chart_d, full_d, r = self._handles(parts, guard.mass.scale)
+            y = np.ascontiguousarray(y0, dtype=float)
+            qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
+            if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
+                                             stop.sign if stop is not None else 0.0,
+                                             qd0.ctypes.data):
+                raise IntegrationError(form._singular(), time=float(problem.t0))
+            times = np.ascontiguousarray(samples.times, dtype=float)
+            width = 2 * n + m
+            rows = np.zeros((len(times), width))
+            info = np.zeros(9)
+            last = np.zeros(len(y0))
+            event = np.zeros(width)
+            k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            self.steps = self.nfev = 0
+            while True:
+                before, steps_before, clock = k.value, self.steps, time.perf_counter()
+                code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
+                                                   ctypes.byref(k), rows.ctypes.data, chunk,
+                                                   info.ctypes.data, last.ctypes.data,
+                                                   event.ctypes.data)
+                state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
+                self.nfev, self.steps = int(info[3]), int(info[4])
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
+                samples.k = k.value
+                if code == STOP:
+                    self._alias(full_d, times)
+                    end = float(info[1])
+                    _extend(samples, np.array([end]), event[None, :], n)
+                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
+                                              f"{options.stop_when} changed sign "
+                                              f"({options.label('stop_when')})")
+                if code == RED_CHECK:
+                    y_new = self._after_step(guard, state)
+                    if y_new is not None and state.t != options.t_end:
+                        parts = _chart_parts(self.cc, form.chart)
+                        if parts is None:
+                            self._alias(full_d, times)
+                            return self._hand_over(samples, guard, stop, pace, state, y_new,
+                                                   info, progress)
+                        self._switch(r, guard, state.t, y_new, parts)
+                    code = MORE
+                if code not in (MORE, DONE):
+                    raise self._reduced_failure(code, guard, stop, state, float(info[1]),
+                                                float(info[2]))
+                if code == DONE:
+                    self._alias(full_d, times)
+                    break
+                elapsed = time.perf_counter() - clock
+                taken = max(self.steps - steps_before, 1)
+                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
+                pace(state.t)
+                if progress is not None:
+                    progress(min(1.0, (state.t - problem.t0) / span))
+            if progress is not None:
+                progress(1.0)
+        except FailedRun:
+            raise
+        except IntegrationError as error:
+            samples.last(state)
+            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
+        finally:
+            if r is not None:
+                self.lib.lagsim_reduced_free(r)
+            for handle in (chart_d, full_d):
+                if handle is not None:
+                    self.lib.lagsim_loop_free(handle)
+        return samples.trajectory("t_end", "")
+
+    def _after_step(self, guard: Any, state: SimpleNamespace) -> np.ndarray | None:
+        """Reduced.after_step at the accepted step, as :func:`lagsim.driver.run_python` calls
+        it (a failed linear solve reported by the guard)."""
+        try:
+            return self.problem.form.after_step(state.t, state.y)
+        except np.linalg.LinAlgError as exc:
+            raise guard.singular(state, exc) from None
+
+    def _switch(self, r: Any, guard: Any, t: float, y: np.ndarray, parts: tuple) -> None:
+        """Go on in the new chart from y with f = its rhs there (driver.after_step: the solver
+        keeps its step size)."""
+        dyn, params, address, pairs = parts
+        f = np.ascontiguousarray(guard.rhs(t, y), dtype=float)
+        y = np.ascontiguousarray(y, dtype=float)
+        self._keep += [params, pairs]
+        self.lib.lagsim_reduced_switch(r, dyn, params.ctypes.data, address, pairs.ctypes.data,
+                                       y.ctypes.data, f.ctypes.data)
+
+    def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
+                   y: np.ndarray, info: np.ndarray, progress: Callable[[float], None] | None
+                   ) -> Trajectory:
+        """The rest of the run in the Python loop, from the state the switch gave (on a numeric
+        chart the Python loop restarts its solver there as well: driver.after_step)."""
+        from lagsim.aliasing import AliasWatch
+        from lagsim.driver import Resume, run_python
+
+        problem = self.problem
+        self.handed_over = True
+        guard.h, guard.unchecked, guard.regular_at = float(info[6]), int(info[7]), float(info[2])
+        if stop is not None:
+            stop.sign = float(info[8])
+        alias = AliasWatch(problem.form.unpack, samples.times, problem.numeric.coordinates,
+                           problem.form.report, problem.qd0)
+        alias.done = alias.done or self._aliased
+        alias.k = min(int(np.searchsorted(samples.times, state.t, side="right")),
+                      len(samples.times) - 1)
+        first = min(float(info[6]), problem.options.t_end - state.t)
+        return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
+                                                    y, first))
+
+    def _reduced_failure(self, code: int, guard: Any, stop: Any, state: SimpleNamespace,
+                         when: float, regular_at: float) -> IntegrationError:
+        """The error the Python loop raises for the reduced C loop's failure ``code``."""
+        from lagsim.driver import _first_nonfinite
+
+        form, numeric = self.problem.form, self.problem.numeric
+        if code == RED_SINGULAR:
+            return IntegrationError(form._singular(), time=when)
+        try:
+            q, qd = form.unpack(when, state.y)
+        except IntegrationError as error:
+            return error
+        if code == NONFINITE:
+            return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
+        if code == MASS:
+            guard.mass(when, q, qd, regular_at)
+            guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
+        if code == STOP_NONFINITE:
+            return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
+                                    f"{stop.value(when, state.y)}", time=when)
+        return IntegrationError(f"the C step loop failed (code {code})", time=when)

@@ -931,3 +931,380 @@ out:
     info[4] = (double)d->nsteps; info[5] = d->h_abs;
     return code;
 }
+
+/* ---- reduced ---- */
+/* The reduced formulation (lagsim.reduced.Reduced on a SymbolicChart) in the same loop: the
+   chart's ODE in the free coordinates v is stepped by the D above (n = k, FORM_ODE without
+   constraints, the chart's compiled dynamics), and after each accepted step this block does
+   what lagsim.driver.run_python does around it with the full state rebuilt by the chart's map
+   (t, v, v̇, v̈) → (q, q̇, A_e, r_e), λ the minimum-norm solution of A_eᵀ λ = r_e
+   (lagsim.reduce.NumericReduction.to_full). Reduced.after_step's check of the chart is made
+   here as well; when it is not clearly passed (the chart's pivot nears SWITCH_RATIO times the
+   best one, or φ_q nears rank loss) the run returns RED_CHECK at that accepted step, after its
+   samples, and Python makes the decision (lagsim.cloop.RLoop). */
+
+enum { RED_CHECK = 20, RED_SINGULAR = 21 };
+
+typedef struct {
+    D *c, *s;  /* the chart's ODE; the full model (its φ, the mass check, the aliasing watch) */
+    lagsim_fn map, stop;
+    int k, n, m, has_stop, stop_lam, mass_every, unchecked, end_bad, *pr, *pc, *rows, *cols;
+    double ratio, rank_tol, stop_sign, guard_h, regular_at, bad_t;
+    double *min, *mout, *acc, *ys, *end, *row, *S, *G, *V, *B, *piv;
+} R;
+
+void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *dc, void *map,
+                         const int *pairs, void *stop)
+{
+    int k = ic[0], n = ic[1], m = ic[2], W = 2 * n + m, P = m * n + m * m + 1, i;
+    double *w;
+    R *r = calloc(1, sizeof(R));
+    if (!r) return NULL;
+    r->c = chart; r->s = full; r->map = (lagsim_fn)map; r->stop = (lagsim_fn)stop;
+    r->k = k; r->n = n; r->m = m; r->has_stop = ic[3]; r->stop_lam = ic[4];
+    r->mass_every = ic[5];
+    r->ratio = dc[0]; r->rank_tol = dc[1];
+    r->pr = calloc(4 * (size_t)(n + m) + 4, sizeof(int));
+    w = calloc(3 * (size_t)k + 1 + 2 * n + 2 * (size_t)m * m + m + 2 * (size_t)k + W
+               + (1 + W) + 4 * (size_t)P + m + 64, sizeof(double));
+    if (!r->pr || !w) { free(r->pr); free(w); free(r); return NULL; }
+    r->pc = r->pr + m + 1; r->rows = r->pc + m + 1; r->cols = r->rows + m + 1;
+    for (i = 0; i < m; i++) { r->pr[i] = pairs[2 * i]; r->pc[i] = pairs[2 * i + 1]; }
+    r->min = w; w += 3 * k + 1;
+    r->mout = w; w += 2 * n + 2 * m * m + m;
+    r->acc = w; w += 2 * k;
+    r->ys = w; w += 2 * k;
+    r->end = w; w += W;
+    r->row = w; w += 1 + W;
+    r->S = w; w += P; r->G = w; w += P; r->V = w; w += P; r->B = w; w += P;
+    r->piv = w;
+    return r;
+}
+
+void lagsim_reduced_free(void *handle)
+{
+    R *r = handle;
+    if (!r) return;
+    free(r->pr);
+    free(r->min);
+    free(r);
+}
+
+/* Switch to another chart (Reduced.after_step chose it): its compiled dynamics and parameters,
+   its map and pairs; the solver goes on from y with f = its rhs there (computed by Python, as
+   lagsim.driver.after_step does), keeping its step size. */
+void lagsim_reduced_switch(void *handle, void *dyn, const double *p, void *map,
+                           const int *pairs, const double *y, const double *f)
+{
+    R *r = handle;
+    D *c = r->c;
+    int i;
+    c->dyn = (lagsim_fn)dyn; c->p = p; r->map = (lagsim_fn)map;
+    for (i = 0; i < r->m; i++) { r->pr[i] = pairs[2 * i]; r->pc[i] = pairs[2 * i + 1]; }
+    memcpy(c->y, y, c->N * sizeof(double));
+    memcpy(c->f, f, c->N * sizeof(double));
+    c->nfev++;
+}
+
+/* The full state [q, q̇, λ] at (t, y) (Reduced._full: SymbolicChart.full): 0, or 1 when the
+   chart does not give a finite one there (the message of Reduced._singular). */
+static int reduced_full(R *r, double t, const double *y, double *out)
+{
+    int k = r->k, n = r->n, m = r->m, i, j;
+    const double *Ae = r->mout + 2 * n, *re = Ae + m * m;
+    if (rhs(r->c, t, y, r->acc)) return 1;
+    r->min[0] = t;
+    memcpy(r->min + 1, y, 2 * k * sizeof(double));
+    memcpy(r->min + 1 + 2 * k, r->acc + k, k * sizeof(double));
+    r->map(r->min, NULL, r->mout);
+    if (!all_finite(2 * n + m * m + m, r->mout)) return 1;
+    memcpy(out, r->mout, 2 * n * sizeof(double));
+    for (i = 0; i < m; i++)
+        for (j = 0; j < m; j++) r->B[i * m + j] = Ae[j * m + i];
+    min_norm_svd(r->c, m, m, r->B, re, out + 2 * n, r->G, r->V);
+    return !all_finite(m, out + 2 * n);
+}
+
+/* The --stop-when expression at (t, y) (StopEvent.value); *bad set when the chart fails. */
+static double reduced_stop_value(R *r, double t, const double *y, int *bad)
+{
+    int n = r->n, m = r->m, i;
+    double out = 0.0;
+    if (reduced_full(r, t, y, r->row + 1)) { *bad = 1; r->bad_t = t; return NAN; }
+    r->row[0] = t;
+    if (!r->stop_lam) for (i = 0; i < m; i++) r->row[1 + 2 * n + i] = 0.0;
+    r->stop(r->row, r->s->p, &out);
+    return out;
+}
+
+static double reduced_event_at(R *r, double s, int *bad)
+{
+    if (dense(r->c, s, r->ys)) { *bad = 1; r->bad_t = s; return NAN; }
+    return reduced_stop_value(r, s, r->ys, bad);
+}
+
+/* brent() above, on reduced_event_at (scipy.optimize.brentq, scipy/optimize/Zeros/brentq.c). */
+static double reduced_brent(R *r, double xa, double xb, double xtol, double rtol, int *bad)
+{
+    double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
+    double sbis, delta, stry, dpre, dblk;
+    int i;
+    fpre = reduced_event_at(r, xpre, bad);
+    if (*bad) return NAN;
+    fcur = reduced_event_at(r, xcur, bad);
+    if (*bad) return NAN;
+    if (fpre == 0) return xpre;
+    if (fcur == 0) return xcur;
+    for (i = 0; i < 100; i++) {
+        if (fpre != 0 && fcur != 0 && (signbit(fpre) != signbit(fcur))) {
+            xblk = xpre; fblk = fpre; spre = scur = xcur - xpre;
+        }
+        if (fabs(fblk) < fabs(fcur)) {
+            xpre = xcur; xcur = xblk; xblk = xpre;
+            fpre = fcur; fcur = fblk; fblk = fpre;
+        }
+        delta = (xtol + rtol * fabs(xcur)) / 2;
+        sbis = (xblk - xcur) / 2;
+        if (fcur == 0 || fabs(sbis) < delta) return xcur;
+        if (fabs(spre) > delta && fabs(fcur) < fabs(fpre)) {
+            if (xpre == xblk) {
+                stry = -fcur * (xcur - xpre) / (fcur - fpre);
+            } else {
+                dpre = (fpre - fcur) / (xpre - xcur);
+                dblk = (fblk - fcur) / (xblk - xcur);
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
+            }
+            if (2 * fabs(stry) < fmin(fabs(spre), 3 * fabs(sbis) - delta)) {
+                spre = scur; scur = stry;
+            } else {
+                spre = sbis; scur = sbis;
+            }
+        } else {
+            spre = sbis; scur = sbis;
+        }
+        xpre = xcur; fpre = fcur;
+        if (fabs(scur) > delta) xcur += scur;
+        else xcur += (sbis > 0 ? delta : -delta);
+        fcur = reduced_event_at(r, xcur, bad);
+        if (*bad) return NAN;
+    }
+    return xcur;
+}
+
+static int reduced_sample(R *r, double s, double *row)
+{
+    if (dense(r->c, s, r->ys) || reduced_full(r, s, r->ys, row)) { r->bad_t = s; return 1; }
+    return 0;
+}
+
+/* The smallest singular value of the m-by-n matrix A (one-sided Jacobi on its rows, in G). */
+static double smallest_singular(int m, int n, const double *A, double *G)
+{
+    int i, j, l, sweep, rotated;
+    double low = INFINITY;
+    memcpy(G, A, (size_t)m * n * sizeof(double));
+    for (sweep = 0; sweep < 80; sweep++) {
+        rotated = 0;
+        for (j = 0; j < m - 1; j++)
+            for (l = j + 1; l < m; l++) {
+                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
+                double *gj = G + j * n, *gl = G + l * n;
+                for (i = 0; i < n; i++) {
+                    al += gj[i] * gj[i]; be += gl[i] * gl[i]; ga += gj[i] * gl[i];
+                }
+                if (ga == 0.0 || fabs(ga) <= 4.5e-16 * sqrt(al * be)) continue;
+                rotated = 1;
+                zeta = (be - al) / (2.0 * ga);
+                t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                s = c * t;
+                for (i = 0; i < n; i++) {
+                    double u = gj[i], w = gl[i];
+                    gj[i] = c * u - s * w; gl[i] = s * u + c * w;
+                }
+            }
+        if (!rotated) break;
+    }
+    for (j = 0; j < m; j++) {
+        double s2 = 0.0;
+        for (i = 0; i < n; i++) s2 += G[j * n + i] * G[j * n + i];
+        low = fmin(low, sqrt(s2));
+    }
+    return low;
+}
+
+/* The smallest pivot of Gaussian elimination with complete pivoting on φ_q (m-by-n, in S),
+   ties as lagsim.reduced.complete_pivoting breaks them (the last column, then the first
+   row). */
+static double complete_pivot_min(R *r, int m, int n, double *S)
+{
+    int nr = m, nc = n, it, a, b, o, j, *rows = r->rows, *cols = r->cols;
+    double low = INFINITY;
+    for (a = 0; a < m; a++) rows[a] = a;
+    for (b = 0; b < n; b++) cols[b] = b;
+    for (it = 0; it < m; it++) {
+        double top = 0.0, p;
+        int bi = 0, bj = 0, rr, cc, found = 0;
+        for (a = 0; a < nr; a++)
+            for (b = 0; b < nc; b++) top = fmax(top, fabs(S[rows[a] * n + cols[b]]));
+        for (a = 0; a < nr; a++)
+            for (b = 0; b < nc; b++)
+                if (fabs(S[rows[a] * n + cols[b]]) >= (1.0 - 1e-12) * top
+                    && (!found || cols[b] > cols[bj]
+                        || (cols[b] == cols[bj] && rows[a] < rows[bi]))) {
+                    bi = a; bj = b; found = 1;
+                }
+        rr = rows[bi]; cc = cols[bj];
+        for (a = bi; a < nr - 1; a++) rows[a] = rows[a + 1];
+        for (b = bj; b < nc - 1; b++) cols[b] = cols[b + 1];
+        nr--; nc--;
+        p = S[rr * n + cc];
+        low = fmin(low, fabs(p));
+        if (p != 0.0)
+            for (o = 0; o < nr; o++) {
+                double f = S[rows[o] * n + cc] / p;
+                for (j = 0; j < n; j++) S[rows[o] * n + j] -= f * S[rr * n + j];
+            }
+    }
+    return low;
+}
+
+/* The smallest pivot of φ_q eliminated in the chart's order (lagsim.reduced.pivots_along). */
+static double pivots_along_min(R *r, int m, int n, double *S)
+{
+    int a, o, j;
+    double low = INFINITY;
+    for (a = 0; a < m; a++) {
+        int rr = r->pr[a], cc = r->pc[a];
+        double p = S[rr * n + cc];
+        low = fmin(low, fabs(p));
+        if (p == 0.0) return 0.0;
+        for (o = a + 1; o < m; o++) {
+            double f = S[r->pr[o] * n + cc] / p;
+            for (j = 0; j < n; j++) S[r->pr[o] * n + j] -= f * S[rr * n + j];
+        }
+    }
+    return low;
+}
+
+/* Reduced.after_step's verdict on the chart at the accepted (t, q): 1 when it is clearly kept
+   (φ_q far from rank loss, the chart's pivot clearly at least SWITCH_RATIO times the best),
+   0 when Python is to decide. */
+static int reduced_keeps(R *r, double t, const double *q)
+{
+    D *s = r->s;
+    int n = r->n, m = r->m, i;
+    const double *J = s->phiv + s->mh;
+    double scale = 0.0, best, along;
+    s->in[0] = t;
+    memcpy(s->in + 1, q, n * sizeof(double));
+    s->phi(s->in, s->p, s->phiv);
+    if (!all_finite(m * n, J)) return 0;
+    for (i = 0; i < m * n; i++) scale = fmax(scale, fabs(J[i]));
+    scale = fmax(scale, 1e-300);
+    if (!(smallest_singular(m, n, J, r->G) > 2.0 * r->rank_tol * scale)) return 0;
+    memcpy(r->S, J, (size_t)m * n * sizeof(double));
+    best = complete_pivot_min(r, m, n, r->S);
+    memcpy(r->S, J, (size_t)m * n * sizeof(double));
+    along = pivots_along_min(r, m, n, r->S);
+    return along >= r->ratio * best * (1.0 + 1e-9);
+}
+
+/* Start: the chart's solver (lagsim_loop_start of the chart's D), the stop sign, the full
+   state's aliasing watch from q̇0. */
+int lagsim_reduced_start(void *handle, double t, const double *y, double stop_sign,
+                         const double *qd0)
+{
+    R *r = handle;
+    D *s = r->s;
+    int i;
+    r->stop_sign = stop_sign; r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
+    for (i = 0; i < s->n; i++) {
+        s->al_top[i] = fabs(qd0[i]);
+        s->al_sign[i] = s->al_turns[i] = s->al_total[i] = 0.0;
+    }
+    s->al_k = 1; s->al_steps = 0; s->al_reading = 0; s->al_done = s->n == 0; s->al_found = 0;
+    return lagsim_loop_start(r->c, t, y, 0.0);
+}
+
+/* lagsim_loop_run for the reduced formulation (lagsim.driver.run_python's loop body with
+   Reduced's unpack, multipliers and after_step). rows: 2n + m values a row; state: the
+   chart's y; info as lagsim_loop_run's, and [6] the guard's last step, [7] its unchecked
+   steps, [8] the stop sign (for a run that goes on in Python). Returns a RUN_ or RED_ code. */
+int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, double *rows,
+                       int max_steps, double *info, double *state, double *event)
+{
+    R *r = handle;
+    D *c = r->c, *s = r->s;
+    int N = c->N, W = 2 * r->n + r->m, steps, code;
+    for (steps = 0; steps < max_steps && !c->finished; steps++) {
+        double end = NAN, g, h;
+        int has_end = 0, bad = 0, due;
+        code = dop853_step(c);
+        if (code) {
+            info[1] = c->t;
+            memcpy(state, c->y, N * sizeof(double));
+            code = RED_SINGULAR;
+            goto out;
+        }
+        memcpy(state, c->y_raw, N * sizeof(double));
+        info[1] = c->t;
+        /* Guard.accepted */
+        if (!all_finite(N, c->y_raw)) { code = RUN_NONFINITE; goto out; }
+        r->end_bad = reduced_full(r, c->t, c->y_raw, r->end);
+        h = r->guard_h;
+        r->guard_h = c->t - c->t_old;
+        r->unchecked++;
+        due = r->unchecked >= r->mass_every || r->guard_h < 0.5 * h;
+        if (due) {
+            r->unchecked = 0;
+            if (r->end_bad) { code = RED_SINGULAR; goto out; }
+            if (!mass_regular(s, c->t, r->end)) { code = RUN_MASS; goto out; }
+            r->regular_at = c->t;
+        }
+        /* StopEvent.crossing */
+        if (r->has_stop) {
+            if (r->end_bad) { code = RED_SINGULAR; goto out; }
+            g = reduced_stop_value(r, c->t, c->y_raw, &bad);
+            if (bad) { info[1] = r->bad_t; code = RED_SINGULAR; goto out; }
+            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
+            if (r->stop_sign == 0.0) {
+                r->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
+            } else if (!(g * r->stop_sign > 0.0)) {
+                has_end = 1;
+                if (g == 0.0) end = c->t;
+                else {
+                    end = reduced_brent(r, c->t_old, c->t, 1e-14 * dmax(1.0, fabs(c->t)),
+                                        4 * 2.220446049250313e-16, &bad);
+                    if (bad) { info[1] = r->bad_t; code = RED_SINGULAR; goto out; }
+                }
+            }
+        }
+        /* Samples.take */
+        while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= c->t)) {
+            if (reduced_sample(r, times[*k], rows + (size_t)(*k) * W)) {
+                info[1] = r->bad_t; code = RED_SINGULAR; goto out;
+            }
+            (*k)++;
+        }
+        if (has_end) {
+            if (reduced_sample(r, end, event)) { info[1] = r->bad_t; code = RED_SINGULAR; goto out; }
+            info[1] = end;
+            code = RUN_STOP;
+            goto out;
+        }
+        if (r->end_bad) { code = RED_SINGULAR; goto out; }
+        /* AliasWatch.accepted on the full state */
+        s->t = c->t;
+        memcpy(s->y_raw, r->end, 2 * r->n * sizeof(double));
+        alias_step(s, times, ntimes);
+        /* Reduced.after_step */
+        if (!reduced_keeps(r, c->t, r->end)) { code = RED_CHECK; goto out; }
+    }
+    code = c->finished ? RUN_DONE : RUN_MORE;
+out:
+    info[0] = c->t; info[2] = r->regular_at; info[3] = (double)c->nfev;
+    info[4] = (double)c->nsteps; info[5] = c->h_abs; info[6] = r->guard_h;
+    info[7] = r->unchecked; info[8] = r->stop_sign;
+    return code;
+}

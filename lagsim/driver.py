@@ -33,6 +33,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -121,26 +122,52 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     return run_python(problem, progress)
 
 
-def run_python(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step ``problem`` from its start to ``t_end`` or its stop event with scipy's
-    ``OdeSolver`` driven from Python, one round per accepted step (the reference the C loop is
-    tested against, and the path of the methods and formulations it does not cover)."""
+@dataclass
+class Resume:
+    """A run that goes on in :func:`run_python` from a mid-way state (the reduced C loop on
+    reaching a numeric chart, :class:`lagsim.cloop.RLoop`): its parts so far and the state at t,
+    from which the solver restarts with ``first_step``."""
+
+    samples: Samples
+    guard: Guard
+    stop: StopEvent | None
+    pace: Pace
+    alias: AliasWatch
+    t: float
+    y: np.ndarray
+    first_step: float
+
+
+def run_python(problem: Problem, progress: Callable[[float], None] | None = None,
+               resume: Resume | None = None) -> Trajectory:
+    """Step ``problem`` from its start (or ``resume``) to ``t_end`` or its stop event with
+    scipy's ``OdeSolver`` driven from Python, one round per accepted step (the reference the C
+    loop is tested against, and the path of the methods and formulations it does not cover)."""
     form, options = problem.form, problem.options
-    y0 = form.initial(problem.t0, problem.q0, problem.qd0)
-    samples = Samples(problem)
-    section = Section.of(problem, y0)
-    if section is None:
-        samples.add(problem.t0, y0, project=False)
-    guard = Guard(problem)
-    stop = StopEvent(problem, y0) if problem.stop is not None else None
-    pace = Pace(problem)
-    alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates, form.report,
-                       problem.qd0)
+    if resume is None:
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        section = Section.of(problem, y0)
+        if section is None:
+            samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates,
+                           form.report, problem.qd0)
+    else:
+        samples, guard, stop, pace, alias = (resume.samples, resume.guard, resume.stop,
+                                             resume.pace, resume.alias)
+        section = None
     solver: OdeSolver | None = None
     span = options.t_end - problem.t0
     try:
-        guard.start(problem.t0, y0)
-        solver = make_solver(problem, guard.rhs, problem.t0, y0)
+        if resume is None:
+            guard.start(problem.t0, y0)
+            solver = make_solver(problem, guard.rhs, problem.t0, y0)
+        else:
+            solver = make_solver(problem, guard.rhs, resume.t, resume.y,
+                                 first_step=resume.first_step)
         while solver.status == "running":
             try:
                 message = solver.step()

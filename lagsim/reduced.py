@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import symengine as se
 from scipy.integrate import DOP853
 
 from lagsim.compile import NumericSystem
@@ -44,8 +45,10 @@ from lagsim.model import Model
 from lagsim.reduce import (
     START_TOLERANCE,
     NumericReduction,
+    Reduction,
     ReductionError,
     compile_reduction,
+    flat,
     reduce_model,
 )
 from lagsim.spec import SystemSpec
@@ -129,12 +132,28 @@ def quality(phi_q: np.ndarray, chart: SymbolicChart | PartitionChart) -> float:
     return float(complete_pivoting(phi_q, chart.dependent)[1].min())
 
 
+def full_map(reduction: Reduction) -> tuple[list, list]:
+    """The arguments (t, free q, q̇, q̈) and expressions (full q, q̇, A_e, (M q̈ − F)_e, the
+    parameters substituted) of the map back to the full state, as
+    :func:`lagsim.reduce.compile_reduction` compiles them; :mod:`lagsim.cloop` compiles them to
+    C for the reduced C loop."""
+    red = reduction.reduced
+    subs = red.substitutions()
+    exprs = list(reduction.full_q) + list(reduction.full_qd) + flat(reduction.A_e) + flat(
+        reduction.residual_e)
+    exprs = [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
+    return [red.t, *red.q, *red.qd, *red.qdd], exprs
+
+
 class SymbolicChart:
     """002's reduced Lagrangian, compiled; y = (free q, free q̇) (seed 002 §23.5)."""
 
-    def __init__(self, reduction: NumericReduction, n: int, pairs: Pairs) -> None:
+    def __init__(self, reduction: NumericReduction, n: int, pairs: Pairs,
+                 source: Reduction | None = None) -> None:
         self.numeric = reduction.numeric
         self.reduction = reduction
+        self.source = source
+        """The symbolic reduction compiled (for the C loop's map, :func:`full_map`)."""
         self.pairs = pairs
         self.independent = np.array(reduction.free_indices, dtype=int)
         self.dependent = np.array([i for i in range(n) if i not in reduction.free_indices],
@@ -312,7 +331,7 @@ class Reduced(Formulation):
                 self.report(f"reduced: {reason}; solving the constraints for "
                             f"{', '.join(names)} numerically at each step instead")
             return numeric_chart
-        chart = SymbolicChart(compile_reduction(reduction), numeric.n, pairs)
+        chart = SymbolicChart(compile_reduction(reduction), numeric.n, pairs, reduction)
         if tuple(sorted(chart.dependent)) != key:
             return numeric_chart
         self._symbolic.append(chart)

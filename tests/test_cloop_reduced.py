@@ -1,0 +1,174 @@
+"""The reduced formulation in the C step loop (lagsim.cloop.RLoop) against the Python loop it
+replaces (lagsim.driver.run_python, the reference): the same trajectories, multipliers, switches
+of partition, stop events and failures.
+
+Both loops take scipy's DOP853 steps of the same chart's ODE (002 §23.5, the chart's compiled
+right-hand side), rebuild the full state by the same map (compiled by symengine for the Python
+loop, to C for the C loop: they differ by rounding) and switch the partition at the same steps
+(Reduced.after_step, Wehage and Haug's pivot test, decided in Python whenever the C check is
+not clear), so they agree to rounding: 1e-12 of each quantity's scale.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lagsim import ccompile, cloop, driver
+from lagsim.errors import InputError, LagsimError
+from lagsim.model import build_model
+from lagsim.options import SimulateOptions
+from lagsim.problem import Problem
+from lagsim.spec import load_spec, parse_spec
+
+pytestmark = pytest.mark.skipif(ccompile.compiler() is None,
+                                reason="the C loop needs a C compiler (LAGSIM_NO_CC is set)")
+SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
+CONSTRAINED = sorted(p.stem for p in SYSTEMS.glob("*.yaml")
+                     if "constraints:" in p.read_text(encoding="utf-8"))
+REDUCED = ["a01_pendulum", "atwood", "double_pendulum_constrained", "flat_pendulum",
+           "moving_pivot_pendulum", "pendulum_constrained", "pendulum_natural", "sho_table",
+           "slider_crank", "spring_pendulum"]
+"""The bundled constrained systems reduced runs on (the others have velocity constraints or a
+redundant one, checked below); a02_four_bar runs on a numeric chart (tested on its own)."""
+BRANCH_POINT = "a02_four_bar"
+
+
+@cache
+def model(name: str, initial: tuple = ()):
+    spec = load_spec(name, initial=dict(initial)) if initial else load_spec(name)
+    return spec, build_model(spec)
+
+
+def problem(name: str, initial: tuple = (), spec_model=None, **flags) -> Problem:
+    spec, built = spec_model or model(name, initial)
+    flags = {"formulation": "reduced", **flags}
+    return Problem.build(spec, built, SimulateOptions.resolve(spec.simulate, flags))
+
+
+def both(name: str, initial: tuple = (), spec_model=None, **flags):
+    """(Python loop, C loop, the C loop object) of one problem."""
+    reference = problem(name, initial, spec_model, **flags)
+    pr = problem(name, initial, spec_model, **flags)
+    loop = cloop.loop_for(pr)
+    assert isinstance(loop, cloop.RLoop)
+    with driver._quiet():
+        return driver.run_python(reference), loop.run(), loop
+
+
+def assert_same(a, b, rel: float = 1e-12) -> None:
+    assert a.t.shape == b.t.shape and a.stop_reason == b.stop_reason
+    np.testing.assert_array_equal(a.t[:-1], b.t[:-1])
+    assert abs(a.t[-1] - b.t[-1]) <= rel * max(1.0, abs(a.t[-1]))
+    for x, y in ((a.q, b.q), (a.qd, b.qd), (a.lam, b.lam), (a.residual, b.residual)):
+        np.testing.assert_allclose(y, x, rtol=0, atol=rel * max(1.0, np.abs(x).max()))
+
+
+def test_the_list_of_reduced_systems_is_complete() -> None:
+    """Every bundled constrained system not in REDUCED has a velocity constraint, which reduced
+    refuses (or is the redundant pendulum, refused likewise), so the comparison below covers
+    all that reduced runs on."""
+    for name in CONSTRAINED:
+        if name in REDUCED or name == BRANCH_POINT:
+            continue
+        kinds = {c.kind for c in load_spec(name).constraints}
+        assert kinds != {"holonomic"} or name == "pendulum_redundant", name
+    with pytest.raises(InputError):
+        problem("pendulum_redundant")
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_c_loop_equals_python_loop(name: str) -> None:
+    a, b, _ = both(name, t_end=1.0, samples=51)
+    assert_same(a, b)
+
+
+def test_over_the_top_switches_alike() -> None:
+    """Issue 16 §2's run: from x = 0, y = −1 with ẋ = 5 the bob goes over the top, the partition
+    switching between x and y; both loops switch at the same steps and agree to 1e-12, and
+    h = ½·25 − 9.81 = 2.69 holds to 1e-8 (rtol 1e-12)."""
+    initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
+    a, b, loop = both("pendulum_natural", initial, t_end=3.0, samples=61, rtol=1e-12,
+                      atol=1e-12)
+    assert loop.problem.form.switches >= 4 and not loop.handed_over
+    assert_same(a, b)
+    assert np.abs(b.energy - 2.69).max() < 1e-8
+
+
+def test_stop_event_found_alike() -> None:
+    """--stop-when in the reduced C loop: the first sign change of x (a quarter period from the
+    release at 30°, bench/exact.py) and a condition on the rod's multiplier, which the C loop
+    takes from the chart's map: same times to 1e-12, same rows."""
+    import math
+    import sys
+
+    sys.path.insert(0, str(SYSTEMS.parent / "bench"))
+    import exact
+
+    a, b, _ = both("pendulum_natural", t_end=10.0, samples=101, stop_when="x")
+    assert a.stop_reason == b.stop_reason == "stop_when"
+    assert abs(b.t[-1] - exact.period(math.pi / 6) / 4) < 1e-9
+    assert_same(a, b)
+    a, b, _ = both("pendulum_natural", t_end=10.0, samples=101, stop_when="lambda_rod + 5.5")
+    assert a.stop_reason == b.stop_reason == "stop_when" and 0.0 < b.t[-1] < 10.0
+    assert_same(a, b)
+
+
+def test_numeric_chart_goes_on_in_python(monkeypatch) -> None:
+    """With one symbolic chart allowed, the first switch lands on a numeric chart: the C loop
+    hands the rest of the run to the Python loop, which restarts its solver there exactly as
+    the reference does, so the two still agree to 1e-12."""
+    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 1)
+    initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
+    a, b, loop = both("pendulum_natural", initial, t_end=1.0, samples=21)
+    assert loop.handed_over
+    assert_same(a, b)
+
+
+CUSP = """name: cusp
+coordinates: [x, y]
+kinetic: 1/2*(x_dot**2 + y_dot**2)
+constraints:
+  - name: curve
+    holonomic: y**2 - x**3
+initial: {x: 1.0, y: -1.0, x_dot: -1.0, y_dot: 1.5}
+simulate: {t_end: 3}
+"""
+
+
+def test_branch_point_stops_alike() -> None:
+    """A branch point no partition passes (the cusp y² = x³ at the origin, as in
+    test_reduced_cli): both loops stop with the same message and time (to 1e-12) and the same
+    rows before it."""
+    spec = parse_spec(CUSP)
+    spec_model = (spec, build_model(spec))
+    errors = []
+    for c in (False, True):
+        pr = problem("cusp", spec_model=spec_model)
+        with driver._quiet(), pytest.raises(LagsimError) as info:
+            if c:
+                loop = cloop.loop_for(pr)
+                assert isinstance(loop, cloop.RLoop)
+                loop.run()
+            else:
+                driver.run_python(pr)
+        errors.append(info.value)
+    a, b = errors
+    assert str(a) == str(b) and "branch point" in str(b)
+    assert abs(a.time - 0.8) < 0.1 and abs(a.time - b.time) <= 1e-12
+    assert_same(a.partial, b.partial)
+
+
+def test_numeric_chart_at_the_start_runs_the_python_loop(monkeypatch) -> None:
+    """A run that starts on a numeric chart (Newton at each right-hand side; here no symbolic
+    chart allowed, as for A02's four-bar, which has none within the solve budget) keeps the
+    Python loop, silently (expected)."""
+    from lagsim.reduced import PartitionChart
+
+    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0)
+    pr = problem("pendulum_natural")
+    assert isinstance(pr.form.chart, PartitionChart)
+    assert cloop.loop_for(pr) is None

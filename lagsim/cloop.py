@@ -401,7 +401,9 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_new.argtypes = (p,) * 7
     lib.lagsim_reduced_free.argtypes = (p,)
     lib.lagsim_reduced_free.restype = None
-    lib.lagsim_reduced_switch.argtypes = (p,) * 7
+    lib.lagsim_reduced_chart.argtypes = (p, i, p, p, p, p, p, p)
+    lib.lagsim_reduced_chart.restype = None
+    lib.lagsim_reduced_switch.argtypes = (p, i, p, p, i)
     lib.lagsim_reduced_switch.restype = None
     lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
     lib.lagsim_reduced_start.restype = i
@@ -491,6 +493,7 @@ class RLoop(CLoop):
         """Whether the last :meth:`run` went on in the Python loop (a numeric chart)."""
         self._aliased = False
         self._keep: list[np.ndarray] = []
+        self._registered = self._c_switches = 0
 
     def _alias(self, handle: int, times: np.ndarray) -> None:
         out = np.zeros(7)
@@ -499,7 +502,8 @@ class RLoop(CLoop):
         super()._alias(handle, times)
 
     def _handles(self, chart_parts: tuple, mass_scale: float) -> tuple[Any, Any, Any]:
-        from lagsim.reduced import RANK_TOLERANCE, SWITCH_RATIO
+        from lagsim import reduced
+        from lagsim.reduced import RANK_TOLERANCE, START_TOLERANCE, SWITCH_RATIO
 
         problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
         form = problem.form
@@ -527,8 +531,9 @@ class RLoop(CLoop):
                 raise MemoryError("the C step loop could not allocate its work space")
             handles.append(handle)
         uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
-        ints = np.array([k, n, m, problem.stop is not None, uses_lam, every], dtype=np.intc)
-        doubles = np.array([SWITCH_RATIO, RANK_TOLERANCE])
+        ints = np.array([k, n, m, problem.stop is not None, uses_lam, every,
+                         reduced.SYMBOLIC_CHARTS], dtype=np.intc)
+        doubles = np.array([SWITCH_RATIO, RANK_TOLERANCE, START_TOLERANCE])
         r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints.ctypes.data,
                                         doubles.ctypes.data, address, pairs.ctypes.data,
                                         self.stop[1] if self.stop else None)
@@ -559,6 +564,8 @@ class RLoop(CLoop):
             parts = _chart_parts(self.cc, form.chart)
             assert parts is not None
             chart_d, full_d, r = self._handles(parts, guard.mass.scale)
+            self._registered, self._c_switches = 0, 0
+            self._register(r, None, None)
             y = np.ascontiguousarray(y0, dtype=float)
             qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
             if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
@@ -568,7 +575,7 @@ class RLoop(CLoop):
             times = np.ascontiguousarray(samples.times, dtype=float)
             width = 2 * n + m
             rows = np.zeros((len(times), width))
-            info = np.zeros(9)
+            info = np.zeros(11)
             last = np.zeros(len(y0))
             event = np.zeros(width)
             k = ctypes.c_int(samples.k)
@@ -582,6 +589,7 @@ class RLoop(CLoop):
                                                    event.ctypes.data)
                 state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
                 self.nfev, self.steps = int(info[3]), int(info[4])
+                self._sync(info)
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
                 if code == STOP:
@@ -599,7 +607,10 @@ class RLoop(CLoop):
                             self._alias(full_d, times)
                             return self._hand_over(samples, guard, stop, pace, state, y_new,
                                                    info, progress)
-                        self._switch(r, guard, state.t, y_new, parts)
+                        f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
+                        self._register(r, y_new, f)
+                    else:
+                        self._register(r, None, None)
                     code = MORE
                 if code not in (MORE, DONE):
                     raise self._reduced_failure(code, guard, stop, state, float(info[1]),
@@ -636,15 +647,42 @@ class RLoop(CLoop):
         except np.linalg.LinAlgError as exc:
             raise guard.singular(state, exc) from None
 
-    def _switch(self, r: Any, guard: Any, t: float, y: np.ndarray, parts: tuple) -> None:
-        """Go on in the new chart from y with f = its rhs there (driver.after_step: the solver
-        keeps its step size)."""
-        dyn, params, address, pairs = parts
-        f = np.ascontiguousarray(guard.rhs(t, y), dtype=float)
-        y = np.ascontiguousarray(y, dtype=float)
-        self._keep += [params, pairs]
-        self.lib.lagsim_reduced_switch(r, dyn, params.ctypes.data, address, pairs.ctypes.data,
-                                       y.ctypes.data, f.ctypes.data)
+    def _register(self, r: Any, y: np.ndarray | None, f: np.ndarray | None) -> None:
+        """Give the C loop the symbolic charts built since the last call (in the order of
+        Reduced._symbolic, where Reduced._chart_for looks) and the current chart; with y and f
+        the state goes on from y in it with the derivative f (driver.after_step)."""
+        form = self.problem.form
+        charts = form._symbolic
+        for j in range(self._registered, len(charts)):
+            chart = charts[j]
+            parts = _chart_parts(self.cc, chart)
+            dep = np.ascontiguousarray(np.sort(chart.dependent), dtype=np.intc)
+            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
+            self._keep += [dep, ind]
+            if parts is None:
+                self.lib.lagsim_reduced_chart(r, j, None, None, None, None, None,
+                                              dep.ctypes.data)
+                continue
+            dyn, params, address, pairs = parts
+            self._keep += [params, pairs]
+            self.lib.lagsim_reduced_chart(r, j, dyn, params.ctypes.data, address,
+                                          pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
+        self._registered = len(charts)
+        state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
+        self.lib.lagsim_reduced_switch(r, charts.index(form.chart),
+                                       state[0].ctypes.data if state else None,
+                                       state[1].ctypes.data if state else None,
+                                       int(form.switches > 0))
+
+    def _sync(self, info: np.ndarray) -> None:
+        """Bring the form up to the C loop's state: its chart, switches and last accepted time
+        (what Reduced.after_step sets when it runs in Python)."""
+        form = self.problem.form
+        form.chart = form._symbolic[int(info[9])]
+        form.switches += int(info[10]) - self._c_switches
+        self._c_switches = int(info[10])
+        if self.steps:
+            form._t_accepted = float(info[0])
 
     def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
                    y: np.ndarray, info: np.ndarray, progress: Callable[[float], None] | None

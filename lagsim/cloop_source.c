@@ -938,10 +938,12 @@ out:
    constraints, the chart's compiled dynamics), and after each accepted step this block does
    what lagsim.driver.run_python does around it with the full state rebuilt by the chart's map
    (t, v, v̇, v̈) → (q, q̇, A_e, r_e), λ the minimum-norm solution of A_eᵀ λ = r_e
-   (lagsim.reduce.NumericReduction.to_full). Reduced.after_step's check of the chart is made
-   here as well; when it is not clearly passed (the chart's pivot nears SWITCH_RATIO times the
-   best one, or φ_q nears rank loss) the run returns RED_CHECK at that accepted step, after its
-   samples, and Python makes the decision (lagsim.cloop.RLoop). */
+   (lagsim.reduce.NumericReduction.to_full). Reduced.after_step is made here as well: the
+   check of the chart, and the switch to a chart Python has already built (Reduced._chart_for
+   finds it among Reduced._symbolic by the same pivoting and fit). Whatever is not clear (the
+   chart's pivot within rounding of SWITCH_RATIO times the best one, φ_q near rank loss, a
+   partition without a built chart, the first switch, which Python reports) returns RED_CHECK
+   at that accepted step, after its samples, and Python decides (lagsim.cloop.RLoop). */
 
 enum { RED_CHECK = 20, RED_SINGULAR = 21 };
 
@@ -949,8 +951,14 @@ typedef struct {
     D *c, *s;  /* the chart's ODE; the full model (its φ, the mass check, the aliasing watch) */
     lagsim_fn map, stop;
     int k, n, m, has_stop, stop_lam, mass_every, unchecked, end_bad, *pr, *pc, *rows, *cols;
-    double ratio, rank_tol, stop_sign, guard_h, regular_at, bad_t;
-    double *min, *mout, *acc, *ys, *end, *row, *S, *G, *V, *B, *piv;
+    double ratio, rank_tol, fit_tol, stop_sign, guard_h, regular_at, bad_t;
+    double *min, *mout, *acc, *ys, *end, *row, *S, *G, *V, *B, *piv, *yn, *fn;
+    /* the symbolic charts Python has built, in its order (Reduced._symbolic): each one's
+       dynamics, parameters and map (NULL: not compiled to C), pairs, independent coordinates
+       and sorted dependent ones; the current one, and the switches made here */
+    int ncharts, maxcharts, cur, switches, allow, *tpairs, *tind, *tdep, *dep;
+    void **tdyn, **tmap;
+    const double **tp;
 } R;
 
 void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *dc, void *map,
@@ -963,12 +971,21 @@ void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *d
     r->c = chart; r->s = full; r->map = (lagsim_fn)map; r->stop = (lagsim_fn)stop;
     r->k = k; r->n = n; r->m = m; r->has_stop = ic[3]; r->stop_lam = ic[4];
     r->mass_every = ic[5];
-    r->ratio = dc[0]; r->rank_tol = dc[1];
-    r->pr = calloc(4 * (size_t)(n + m) + 4, sizeof(int));
+    int T = ic[6] > 0 ? ic[6] : 1;
+    r->ratio = dc[0]; r->rank_tol = dc[1]; r->fit_tol = dc[2];
+    r->maxcharts = T;
+    r->pr = calloc(4 * (size_t)(n + m) + 4 + (size_t)T * (3 * m + k + 3) + m + 1, sizeof(int));
+    r->tdyn = calloc(2 * (size_t)T + 2, sizeof(void *));
+    r->tp = calloc((size_t)T + 1, sizeof(double *));
     w = calloc(3 * (size_t)k + 1 + 2 * n + 2 * (size_t)m * m + m + 2 * (size_t)k + W
-               + (1 + W) + 4 * (size_t)P + m + 64, sizeof(double));
-    if (!r->pr || !w) { free(r->pr); free(w); free(r); return NULL; }
+               + (1 + W) + 4 * (size_t)P + m + 4 * (size_t)k + 64, sizeof(double));
+    if (!r->pr || !r->tdyn || !r->tp || !w) {
+        free(r->pr); free(r->tdyn); free(r->tp); free(w); free(r); return NULL;
+    }
+    r->tmap = r->tdyn + T + 1;
     r->pc = r->pr + m + 1; r->rows = r->pc + m + 1; r->cols = r->rows + m + 1;
+    r->tpairs = r->cols + n + 1; r->tind = r->tpairs + (size_t)T * 2 * m + 1;
+    r->tdep = r->tind + (size_t)T * k + 1; r->dep = r->tdep + (size_t)T * m + 1;
     for (i = 0; i < m; i++) { r->pr[i] = pairs[2 * i]; r->pc[i] = pairs[2 * i + 1]; }
     r->min = w; w += 3 * k + 1;
     r->mout = w; w += 2 * n + 2 * m * m + m;
@@ -977,7 +994,9 @@ void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *d
     r->end = w; w += W;
     r->row = w; w += 1 + W;
     r->S = w; w += P; r->G = w; w += P; r->V = w; w += P; r->B = w; w += P;
-    r->piv = w;
+    r->piv = w; w += m;
+    r->yn = w; w += 2 * k;
+    r->fn = w;
     return r;
 }
 
@@ -986,21 +1005,52 @@ void lagsim_reduced_free(void *handle)
     R *r = handle;
     if (!r) return;
     free(r->pr);
+    free(r->tdyn);
+    free(r->tp);
     free(r->min);
     free(r);
 }
 
-/* Switch to another chart (Reduced.after_step chose it): its compiled dynamics and parameters,
-   its map and pairs; the solver goes on from y with f = its rhs there (computed by Python, as
-   lagsim.driver.after_step does), keeping its step size. */
-void lagsim_reduced_switch(void *handle, void *dyn, const double *p, void *map,
-                           const int *pairs, const double *y, const double *f)
+/* Chart j of Reduced._symbolic (pairs: 2m ints, independent: k, dependent: m sorted); dyn and
+   map NULL for a chart not compiled to C (then a switch to its partition is left to Python). */
+void lagsim_reduced_chart(void *handle, int j, void *dyn, const double *p, void *map,
+                          const int *pairs, const int *independent, const int *dependent)
+{
+    R *r = handle;
+    int m = r->m, k = r->k;
+    if (j < 0 || j >= r->maxcharts) return;
+    r->tdyn[j] = dyn; r->tp[j] = p; r->tmap[j] = map;
+    if (dyn) {
+        memcpy(r->tpairs + (size_t)j * 2 * m, pairs, 2 * m * sizeof(int));
+        memcpy(r->tind + (size_t)j * k, independent, k * sizeof(int));
+    }
+    memcpy(r->tdep + (size_t)j * m, dependent, m * sizeof(int));
+    if (j >= r->ncharts) r->ncharts = j + 1;
+}
+
+static void use_chart(R *r, int j)
+{
+    int i;
+    r->c->dyn = (lagsim_fn)r->tdyn[j]; r->c->p = r->tp[j]; r->map = (lagsim_fn)r->tmap[j];
+    for (i = 0; i < r->m; i++) {
+        r->pr[i] = r->tpairs[(size_t)j * 2 * r->m + 2 * i];
+        r->pc[i] = r->tpairs[(size_t)j * 2 * r->m + 2 * i + 1];
+    }
+    r->cur = j;
+}
+
+/* Make chart j (registered) the current one; Python switched to it (Reduced.after_step) and
+   the solver goes on from y with f = its rhs there (computed by Python, as
+   lagsim.driver.after_step does), keeping its step size (y NULL: no state change). allow:
+   whether the C loop may switch charts itself (not before Python has reported the first
+   switch). */
+void lagsim_reduced_switch(void *handle, int j, const double *y, const double *f, int allow)
 {
     R *r = handle;
     D *c = r->c;
-    int i;
-    c->dyn = (lagsim_fn)dyn; c->p = p; r->map = (lagsim_fn)map;
-    for (i = 0; i < r->m; i++) { r->pr[i] = pairs[2 * i]; r->pc[i] = pairs[2 * i + 1]; }
+    use_chart(r, j);
+    r->allow = allow;
+    if (!y) return;
     memcpy(c->y, y, c->N * sizeof(double));
     memcpy(c->f, f, c->N * sizeof(double));
     c->nfev++;
@@ -1155,6 +1205,7 @@ static double complete_pivot_min(R *r, int m, int n, double *S)
                     bi = a; bj = b; found = 1;
                 }
         rr = rows[bi]; cc = cols[bj];
+        r->dep[it] = cc;
         for (a = bi; a < nr - 1; a++) rows[a] = rows[a + 1];
         for (b = bj; b < nc - 1; b++) cols[b] = cols[b + 1];
         nr--; nc--;
@@ -1207,7 +1258,53 @@ static int reduced_keeps(R *r, double t, const double *q)
     best = complete_pivot_min(r, m, n, r->S);
     memcpy(r->S, J, (size_t)m * n * sizeof(double));
     along = pivots_along_min(r, m, n, r->S);
-    return along >= r->ratio * best * (1.0 + 1e-9);
+    if (along >= r->ratio * best * (1.0 + 1e-9)) return 1;
+    return along < r->ratio * best * (1.0 - 1e-9) ? 2 : 0;
+}
+
+/* Reduced._chart_for and the switch, for a partition whose chart Python has built: the first
+   registered chart with the pivoted dependent coordinates that rebuilds (q, q̇) from its free
+   part (SymbolicChart.fits, clearly: within half or beyond twice START_TOLERANCE, else
+   Python decides); the state goes over to it with f = its rhs (lagsim.driver.after_step).
+   1 when switched, 0 when Python is to do it (nothing changed). */
+static int reduced_switch_here(R *r, double t)
+{
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, j, l, old = r->cur;
+    const double *q = r->end, *qd = r->end + n;
+    double qmax = 1.0, qdmax = 1.0;
+    for (i = 1; i < m; i++) {  /* sort the dependent columns of the pivoting */
+        int v = r->dep[i];
+        for (l = i - 1; l >= 0 && r->dep[l] > v; l--) r->dep[l + 1] = r->dep[l];
+        r->dep[l + 1] = v;
+    }
+    for (i = 0; i < n; i++) { qmax = fmax(qmax, fabs(q[i])); qdmax = fmax(qdmax, fabs(qd[i])); }
+    for (j = 0; j < r->ncharts; j++) {
+        const int *ind = r->tind + (size_t)j * k;
+        int same = 1, fits = 1, clear = 1;
+        for (i = 0; i < m; i++) same &= r->tdep[(size_t)j * m + i] == r->dep[i];
+        if (!same) continue;
+        if (!r->tdyn[j] || !r->tmap[j]) return 0;
+        for (i = 0; i < k; i++) { r->yn[i] = q[ind[i]]; r->yn[k + i] = qd[ind[i]]; }
+        r->min[0] = t;
+        memcpy(r->min + 1, r->yn, N * sizeof(double));
+        memset(r->min + 1 + N, 0, k * sizeof(double));  /* q, q̇ do not depend on v̈ */
+        ((lagsim_fn)r->tmap[j])(r->min, NULL, r->mout);
+        for (i = 0; i < 2 * n; i++) {
+            double e = fabs(r->mout[i] - r->end[i]), tol = r->fit_tol * (i < n ? qmax : qdmax);
+            if (!(e <= tol)) fits = 0;
+            if (!(e <= 0.5 * tol || e > 2.0 * tol)) clear = 0;
+        }
+        if (!clear) return 0;
+        if (!fits) continue;
+        use_chart(r, j);
+        if (rhs(r->c, t, r->yn, r->fn) || !all_finite(N, r->fn)) { use_chart(r, old); return 0; }
+        memcpy(r->c->y, r->yn, N * sizeof(double));
+        memcpy(r->c->f, r->fn, N * sizeof(double));
+        r->c->nfev++;
+        r->switches++;
+        return 1;
+    }
+    return 0;
 }
 
 /* Start: the chart's solver (lagsim_loop_start of the chart's D), the stop sign, the full
@@ -1230,7 +1327,8 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
 /* lagsim_loop_run for the reduced formulation (lagsim.driver.run_python's loop body with
    Reduced's unpack, multipliers and after_step). rows: 2n + m values a row; state: the
    chart's y; info as lagsim_loop_run's, and [6] the guard's last step, [7] its unchecked
-   steps, [8] the stop sign (for a run that goes on in Python). Returns a RUN_ or RED_ code. */
+   steps, [8] the stop sign (for a run that goes on in Python), [9] the current chart, [10]
+   the switches made here. Returns a RUN_ or RED_ code. */
 int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, double *rows,
                        int max_steps, double *info, double *state, double *event)
 {
@@ -1239,7 +1337,7 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
     int N = c->N, W = 2 * r->n + r->m, steps, code;
     for (steps = 0; steps < max_steps && !c->finished; steps++) {
         double end = NAN, g, h;
-        int has_end = 0, bad = 0, due;
+        int has_end = 0, bad = 0, due, keep;
         code = dop853_step(c);
         if (code) {
             info[1] = c->t;
@@ -1299,12 +1397,16 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
         memcpy(s->y_raw, r->end, 2 * r->n * sizeof(double));
         alias_step(s, times, ntimes);
         /* Reduced.after_step */
-        if (!reduced_keeps(r, c->t, r->end)) { code = RED_CHECK; goto out; }
+        keep = reduced_keeps(r, c->t, r->end);
+        if (keep == 1) continue;
+        if (keep == 2 && r->allow && !c->finished && reduced_switch_here(r, c->t)) continue;
+        code = RED_CHECK;
+        goto out;
     }
     code = c->finished ? RUN_DONE : RUN_MORE;
 out:
     info[0] = c->t; info[2] = r->regular_at; info[3] = (double)c->nfev;
     info[4] = (double)c->nsteps; info[5] = c->h_abs; info[6] = r->guard_h;
-    info[7] = r->unchecked; info[8] = r->stop_sign;
+    info[7] = r->unchecked; info[8] = r->stop_sign; info[9] = r->cur; info[10] = r->switches;
     return code;
 }

@@ -15,10 +15,18 @@ rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained s
 runs once per call (the progress bar, the pace check and Ctrl-C), about every
 :data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
-The Python loop stays the reference and the path for everything else: the other methods, the
-``reduced`` formulation (its chart changes during a run), systems compiled without a C compiler
-(symengine's LLVM path). Those are expected, and silent; a C loop that cannot be built or
-loaded says so on stderr, once, and the Python loop runs.
+The ``reduced`` formulation on a compiled symbolic chart runs in C as well (:class:`RLoop`, the
+reduced section at the end of this module and of ``cloop_source.c``): the chart's ODE in the
+free coordinates is stepped by the same DOP853 code, the full state comes from the chart's map
+(compiled to C), and ``Reduced.after_step`` (the chart check, the switch to a chart already
+built) is done in C; Python runs only where it decides (the first switch, a new chart, a check
+within rounding of its threshold, rank loss), and a switch to a numeric chart hands the rest of
+the run to the Python loop (tests/test_cloop_reduced.py: 1e-12).
+
+The Python loop stays the reference and the path for everything else: the other methods,
+``reduced`` on a numeric chart (Newton in Python at each right-hand side), systems compiled
+without a C compiler (symengine's LLVM path). Those are expected, and silent; a C loop that
+cannot be built or loaded says so on stderr, once, and the Python loop runs.
 """
 
 from __future__ import annotations
@@ -346,7 +354,7 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
-    DOP853, ``--section`` (its crossings are taken in Python), the ``reduced`` formulation, a
+    DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a numeric chart, a
     formulation or stabilizer class other than the registered ones (a subclass may change any
     step), a stand-in for the :class:`~lagsim.compile.NumericSystem`, a model without C code
     (all expected, and silent), or a C loop that cannot be built (said on stderr)."""

@@ -422,6 +422,8 @@ def _reduced_argtypes(lib: Any) -> None:
 def _map_function(cc: str, chart: Any) -> int | None:
     """The address of the chart's map (t, v, v̇, v̈) → (q, q̇, A_e, r_e) compiled to C
     (:func:`lagsim.reduced.full_map`), or None when it cannot be (said on stderr)."""
+    import hashlib  # here: the module's own use of it may move to ccompile.build_and_load
+
     from lagsim.reduced import full_map
 
     cached = getattr(chart, "_c_map", None)

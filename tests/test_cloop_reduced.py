@@ -191,3 +191,38 @@ def test_numeric_chart_at_the_start_runs_the_python_loop(monkeypatch) -> None:
     pr = problem("pendulum_natural")
     assert isinstance(pr.form.chart, PartitionChart)
     assert cloop.loop_for(pr) is None
+
+
+FALL = """name: fall
+coordinates: [x, y]
+kinetic: 1/2*(x_dot**2 + y_dot**2)
+potential: -1/x
+constraints:
+  - name: slant
+    holonomic: y - x
+initial:
+  x: 1
+  y: 1
+"""
+
+
+def test_failure_reported_alike() -> None:
+    """A mass on the slant y = x pulled by −1/x falls into x = 0 at t = π/2 (the radial Kepler
+    fall of μ = ½ from rest at 1, as in test_cloop): in the chart y = x the acceleration blows
+    up there, and both loops stop with the same message and time (to 1e-12) and the same rows
+    before it."""
+    import math
+
+    spec = parse_spec(FALL)
+    spec_model = (spec, build_model(spec))
+    errors = []
+    for runner in (driver.run_python, lambda pr: cloop.loop_for(pr).run()):
+        pr = problem("fall", spec_model=spec_model, t_end=2.0, samples=21)
+        with driver._quiet(), pytest.raises(LagsimError) as info:
+            runner(pr)
+        errors.append(info.value)
+    a, b = errors
+    assert str(a) == str(b)
+    assert abs(a.time - math.pi / 2) < 1e-9 and abs(b.time - a.time) <= 1e-12
+    assert len(b.partial.t) == 17
+    assert_same(a.partial, b.partial)

@@ -398,7 +398,7 @@ def loop_for(problem: Problem) -> CLoop | None:
 # the run. A switch to a numeric chart (PartitionChart) hands the rest of the run to the Python
 # loop, which restarts its solver there too.
 
-RED_CHECK, RED_SINGULAR = 20, 21
+RED_CHECK, RED_SINGULAR, RED_NEWTON = 20, 21, 22
 _MAPS: dict[str, Any] = {}
 
 
@@ -411,8 +411,12 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_free.restype = None
     lib.lagsim_reduced_chart.argtypes = (p, i, p, p, p, p, p, p)
     lib.lagsim_reduced_chart.restype = None
-    lib.lagsim_reduced_switch.argtypes = (p, i, p, p, i)
+    lib.lagsim_reduced_switch.argtypes = (p, i, p, p, i, d)
     lib.lagsim_reduced_switch.restype = None
+    lib.lagsim_reduced_partition.argtypes = (p, p, p, p, p, p, i, d)
+    lib.lagsim_reduced_partition.restype = None
+    lib.lagsim_reduced_partition_state.argtypes = (p, p)
+    lib.lagsim_reduced_partition_state.restype = None
     lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
     lib.lagsim_reduced_start.restype = i
     lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
@@ -478,12 +482,13 @@ def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray]
 
 def _reduced_loop(problem: Problem, cc: str, lib: Any, stop: tuple[Any, int] | None
                   ) -> RLoop | None:
-    """The C loop of a ``reduced`` run that starts on a compiled symbolic chart, else None (a
-    numeric chart at the start: the Python loop, expected and silent)."""
+    """The C loop of a ``reduced`` run that starts on a numeric chart or on a symbolic one
+    compiled to C; else None (a symbolic chart without C code: the Python loop)."""
+    from lagsim.reduced import PartitionChart
+
     form = problem.form
     form.check(problem.t0, problem.q0, problem.qd0)
-    parts = _chart_parts(cc, form.chart)
-    if parts is None:
+    if not isinstance(form.chart, PartitionChart) and _chart_parts(cc, form.chart) is None:
         return None
     return RLoop(problem, lib, stop, cc)
 
@@ -511,14 +516,15 @@ class RLoop(CLoop):
         self._aliased = bool(out[0])
         super()._alias(handle, times)
 
-    def _handles(self, chart_parts: tuple, mass_scale: float) -> tuple[Any, Any, Any]:
+    def _handles(self, chart_parts: tuple | None, mass_scale: float) -> tuple[Any, Any, Any]:
         from lagsim import reduced
         from lagsim.reduced import RANK_TOLERANCE, START_TOLERANCE, SWITCH_RATIO
 
         problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
         form = problem.form
         n, m, k = numeric.n, numeric.m, form.chart.k
-        dyn, params, address, pairs = chart_parts
+        dyn, params, address, pairs = chart_parts or (None, np.zeros(1), None,
+                                                      np.zeros(2 * m, dtype=np.intc))
         every = _mass_every()
         self._keep = [params, pairs]
         handles = []
@@ -555,6 +561,7 @@ class RLoop(CLoop):
         """Step the problem from its start to ``t_end`` or its stop event (as
         :func:`lagsim.driver.run_python`)."""
         from lagsim.driver import FailedRun, Guard, Pace, Samples, StopEvent
+        from lagsim.reduced import PartitionChart
 
         problem = self.problem
         form, options, numeric = problem.form, problem.options, problem.numeric
@@ -572,10 +579,9 @@ class RLoop(CLoop):
         try:
             guard.start(problem.t0, y0)
             parts = _chart_parts(self.cc, form.chart)
-            assert parts is not None
             chart_d, full_d, r = self._handles(parts, guard.mass.scale)
             self._registered, self._c_switches = 0, 0
-            self._register(r, None, None)
+            self._register(r)
             y = np.ascontiguousarray(y0, dtype=float)
             qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
             if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
@@ -599,7 +605,7 @@ class RLoop(CLoop):
                                                    event.ctypes.data)
                 state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
                 self.nfev, self.steps = int(info[3]), int(info[4])
-                self._sync(info)
+                self._sync(r, info)
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
                 if code == STOP:
@@ -610,17 +616,20 @@ class RLoop(CLoop):
                                               f"{options.stop_when} changed sign "
                                               f"({options.label('stop_when')})")
                 if code == RED_CHECK:
+                    before_chart = form.chart
                     y_new = self._after_step(guard, state)
                     if y_new is not None and state.t != options.t_end:
-                        parts = _chart_parts(self.cc, form.chart)
-                        if parts is None:
+                        if (not isinstance(form.chart, PartitionChart)
+                                and _chart_parts(self.cc, form.chart) is None):
                             self._alias(full_d, times)
                             return self._hand_over(samples, guard, stop, pace, state, y_new,
                                                    info, progress)
+                        restart = type(form.chart) is not type(before_chart)
                         f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
-                        self._register(r, y_new, f)
+                        self._register(r, y_new, f, min(float(info[6]), options.t_end
+                                                        - state.t) if restart else 0.0)
                     else:
-                        self._register(r, None, None)
+                        self._register(r)
                     code = MORE
                 if code not in (MORE, DONE):
                     raise self._reduced_failure(code, guard, stop, state, float(info[1]),
@@ -657,10 +666,15 @@ class RLoop(CLoop):
         except np.linalg.LinAlgError as exc:
             raise guard.singular(state, exc) from None
 
-    def _register(self, r: Any, y: np.ndarray | None, f: np.ndarray | None) -> None:
+    def _register(self, r: Any, y: np.ndarray | None = None, f: np.ndarray | None = None,
+                  restart: float = 0.0) -> None:
         """Give the C loop the symbolic charts built since the last call (in the order of
-        Reduced._symbolic, where Reduced._chart_for looks) and the current chart; with y and f
-        the state goes on from y in it with the derivative f (driver.after_step)."""
+        Reduced._symbolic, where Reduced._chart_for looks) and the current chart (a numeric one
+        with its last accepted state and tangent); with y and f the state goes on from y in it
+        with the derivative f, the solver restarted with first step ``restart`` when > 0
+        (driver.after_step)."""
+        from lagsim.reduced import PartitionChart
+
         form = self.problem.form
         charts = form._symbolic
         for j in range(self._registered, len(charts)):
@@ -668,27 +682,44 @@ class RLoop(CLoop):
             parts = _chart_parts(self.cc, chart)
             dep = np.ascontiguousarray(np.sort(chart.dependent), dtype=np.intc)
             ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
-            self._keep += [dep, ind]
             if parts is None:
                 self.lib.lagsim_reduced_chart(r, j, None, None, None, None, None,
                                               dep.ctypes.data)
                 continue
             dyn, params, address, pairs = parts
-            self._keep += [params, pairs]
+            self._keep.append(params)
             self.lib.lagsim_reduced_chart(r, j, dyn, params.ctypes.data, address,
                                           pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
         self._registered = len(charts)
         state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
-        self.lib.lagsim_reduced_switch(r, charts.index(form.chart),
-                                       state[0].ctypes.data if state else None,
-                                       state[1].ctypes.data if state else None,
-                                       int(form.switches > 0))
+        yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
+        allow = int(form.switches > 0)
+        chart = form.chart
+        if isinstance(chart, PartitionChart):
+            dep = np.ascontiguousarray(chart.dependent, dtype=np.intc)
+            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
+            st = np.ascontiguousarray(np.concatenate(([chart.t_last], chart.q_last,
+                                                      chart._tangent.ravel())), dtype=float)
+            self.lib.lagsim_reduced_partition(r, dep.ctypes.data, ind.ctypes.data,
+                                              st.ctypes.data, yp, fp, allow, restart)
+        else:
+            self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
 
-    def _sync(self, info: np.ndarray) -> None:
-        """Bring the form up to the C loop's state: its chart, switches and last accepted time
-        (what Reduced.after_step sets when it runs in Python)."""
+    def _sync(self, r: Any, info: np.ndarray) -> None:
+        """Bring the form up to the C loop's state: its chart (a numeric one's last accepted
+        state and tangent), switches and last accepted time (what Reduced.after_step sets when
+        it runs in Python)."""
         form = self.problem.form
-        form.chart = form._symbolic[int(info[9])]
+        if int(info[9]) >= 0:
+            form.chart = form._symbolic[int(info[9])]
+        else:
+            chart = form.chart
+            n, k = chart.numeric.n, chart.k
+            st = np.zeros(1 + n + chart.numeric.m * (k + 1))
+            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data)
+            chart.t_last = float(st[0])
+            chart.q_last = st[1:1 + n].copy()
+            chart._tangent = st[1 + n:].reshape(chart.numeric.m, k + 1).copy()
         form.switches += int(info[10]) - self._c_switches
         self._c_switches = int(info[10])
         if self.steps:
@@ -724,6 +755,13 @@ class RLoop(CLoop):
         form, numeric = self.problem.form, self.problem.numeric
         if code == RED_SINGULAR:
             return IntegrationError(form._singular(), time=when)
+        if code == RED_NEWTON:
+            return form.chart.newton_failure(when)
+        if code == SMALL:
+            from lagsim.driver import Guard
+
+            assert isinstance(guard, Guard)
+            return guard.failure(state, _too_small())
         try:
             q, qd = form.unpack(when, state.y)
         except IntegrationError as error:

@@ -222,10 +222,14 @@ class PartitionChart:
             q[dep] += du
             if np.abs(du).max() <= 1e-9 * (1.0 + np.abs(q[dep]).max()):
                 return q
-        raise IntegrationError(
+        raise self.newton_failure(t)
+
+    def newton_failure(self, t: float) -> IntegrationError:
+        """The error of :meth:`positions` when Newton's method does not converge at t."""
+        return IntegrationError(
             "reduced: Newton's method on the constraints for the dependent coordinates "
-            f"{', '.join(self.numeric.coordinates[i] for i in dep)} did not converge (the "
-            "step left the chart); use --formulation index1", time=float(t))
+            f"{', '.join(self.numeric.coordinates[i] for i in self.dependent)} did not converge "
+            "(the step left the chart); use --formulation index1", time=float(t))
 
     def velocities(self, t: float, q: np.ndarray, vd: np.ndarray) -> np.ndarray:
         """q̇ with q̇_v = v̇ and φ_u u̇ = −φ_v v̇ − φ_t (A q̇ + c = 0, c = φ_t)."""

@@ -15,18 +15,18 @@ rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained s
 runs once per call (the progress bar, the pace check and Ctrl-C), about every
 :data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
-The ``reduced`` formulation on a compiled symbolic chart runs in C as well (:class:`RLoop`, the
-reduced section at the end of this module and of ``cloop_source.c``): the chart's ODE in the
-free coordinates is stepped by the same DOP853 code, the full state comes from the chart's map
-(compiled to C), and ``Reduced.after_step`` (the chart check, the switch to a chart already
-built) is done in C; Python runs only where it decides (the first switch, a new chart, a check
-within rounding of its threshold, rank loss), and a switch to a numeric chart hands the rest of
-the run to the Python loop (tests/test_cloop_reduced.py: 1e-12).
+The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
+of this module and of ``cloop_source.c``): the chart's ODE in the free coordinates is stepped by
+the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
+numeric chart's from Newton's method on the constraints (mirrored in C), and
+``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built) is done
+in C; Python runs only where it decides (the first switch, a new chart, a check within rounding
+of its threshold, rank loss) (tests/test_cloop_reduced.py: 1e-12).
 
 The Python loop stays the reference and the path for everything else: the other methods,
-``reduced`` on a numeric chart (Newton in Python at each right-hand side), systems compiled
-without a C compiler (symengine's LLVM path). Those are expected, and silent; a C loop that
-cannot be built or loaded says so on stderr, once, and the Python loop runs.
+systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;
+a C loop that cannot be built or loaded says so on stderr, once, and the Python loop runs (a
+reduced run that reaches a symbolic chart without C code goes on in it from there).
 """
 
 from __future__ import annotations
@@ -354,7 +354,8 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
-    DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a numeric chart, a
+    DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a symbolic chart
+    without C code, a
     formulation or stabilizer class other than the registered ones (a subclass may change any
     step), a stand-in for the :class:`~lagsim.compile.NumericSystem`, a model without C code
     (all expected, and silent), or a C loop that cannot be built (said on stderr)."""
@@ -388,15 +389,16 @@ def loop_for(problem: Problem) -> CLoop | None:
 
 
 # ---- reduced ----------------------------------------------------------------------------------
-# The reduced formulation in the C loop (issue 9): the current symbolic chart's ODE in the free
-# coordinates is stepped in C, and after each accepted step the C code does what
-# lagsim.driver.run_python does around it (the guard, --stop-when, the samples and the aliasing
-# watch on the full state rebuilt by the chart's map, compiled to C here; Reduced.after_step's
-# check of the chart). When that check is not clearly passed the C call returns RED_CHECK at that
-# step and Python runs Reduced.after_step itself: it keeps the chart, switches it (the C loop
-# goes on in the new chart with the same step size, as the Python loop's solver does) or stops
-# the run. A switch to a numeric chart (PartitionChart) hands the rest of the run to the Python
-# loop, which restarts its solver there too.
+# The reduced formulation in the C loop (issue 9): the current chart's ODE in the free
+# coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
+# solve), and after each accepted step the C code does what lagsim.driver.run_python does
+# around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
+# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart and
+# its switch to a symbolic chart already built). When that is not clear-cut the C call returns
+# RED_CHECK at that step and Python runs Reduced.after_step itself: it keeps the chart, switches
+# it (the C loop goes on in the new chart with the same step size, or restarted when the kind of
+# chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
+# code hands the rest of the run to the Python loop.
 
 RED_CHECK, RED_SINGULAR, RED_NEWTON = 20, 21, 22
 _MAPS: dict[str, Any] = {}

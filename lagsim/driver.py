@@ -21,11 +21,11 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 
 A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
 
-With DOP853 and the formulations ode, index1, udwadia-kalaba and reduced (on a symbolic
-chart), :func:`run` hands this whole loop to C (:mod:`lagsim.cloop`, the same parts step for
-step, Python once per few thousand steps); :func:`run_python` is the loop written here, the
-reference and the path of the rest (also the rest of a reduced run whose chart becomes numeric,
-from a :class:`Resume`).
+With DOP853 and the formulations ode, index1, udwadia-kalaba and reduced, :func:`run` hands
+this whole loop to C (:mod:`lagsim.cloop`, the same parts step for step, Python once per few
+thousand steps); :func:`run_python` is the loop written here, the reference and the path of the
+rest (also the rest of a reduced run that reaches a chart without C code, from a
+:class:`Resume`).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     """Step ``problem`` from its start to ``t_end`` or its stop event: a fixed-step method
     (:class:`lagsim.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
     :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1,
-    udwadia-kalaba or reduced on a symbolic chart), else with :func:`run_python`."""
+    udwadia-kalaba or reduced), else with :func:`run_python`."""
     if problem.options.method in FIXED_STEP:
         return FIXED_STEP[problem.options.method].run(problem, progress)
     from lagsim.cloop import loop_for
@@ -127,8 +127,8 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
 @dataclass
 class Resume:
     """A run that goes on in :func:`run_python` from a mid-way state (the reduced C loop on
-    reaching a numeric chart, :class:`lagsim.cloop.RLoop`): its parts so far and the state at t,
-    from which the solver restarts with ``first_step``."""
+    reaching a symbolic chart without C code, :class:`lagsim.cloop.RLoop`): its parts so far and
+    the state at t, from which the solver restarts with ``first_step``."""
 
     samples: Samples
     guard: Guard

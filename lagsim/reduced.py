@@ -25,12 +25,13 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
   switched and the new y returned; when φ_q itself loses rank the run stops (exit 1) with the
   time and advice.
 
-Where the run is stepped: with DOP853 on a symbolic chart, the whole accepted-step loop runs in
-C (:class:`lagsim.cloop.RLoop`): the chart's compiled right-hand side, its map to the full state
-(:func:`full_map`, compiled to C), and :meth:`Reduced.after_step`'s check and its switch to a
-chart already built mirrored in C; this class decides in Python only the first switch, a new
-chart, a check within rounding of its threshold and rank loss. On a numeric chart, and with the
-other methods, the Python loop steps (:func:`lagsim.driver.run_python`).
+Where the run is stepped: with DOP853 the whole accepted-step loop runs in C
+(:class:`lagsim.cloop.RLoop`): a symbolic chart's compiled right-hand side and its map to the
+full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, and
+:meth:`Reduced.after_step`'s check and its switch to a symbolic chart already built, mirrored in
+C; this class decides in Python only the first switch, a new chart, a check within rounding of
+its threshold and rank loss. With the other methods the Python loop steps
+(:func:`lagsim.driver.run_python`).
 
 The class is registered in :data:`lagsim.formulations.FORMULATIONS`, which imports this module
 when ``reduced`` is first looked up.

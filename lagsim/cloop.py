@@ -624,8 +624,9 @@ class RLoop(CLoop):
                         if (not isinstance(form.chart, PartitionChart)
                                 and _chart_parts(self.cc, form.chart) is None):
                             self._alias(full_d, times)
+                            restart = type(form.chart) is not type(before_chart)
                             return self._hand_over(samples, guard, stop, pace, state, y_new,
-                                                   info, progress)
+                                                   info, restart, progress)
                         restart = type(form.chart) is not type(before_chart)
                         f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
                         self._register(r, y_new, f, min(float(info[6]), options.t_end
@@ -728,10 +729,12 @@ class RLoop(CLoop):
             form._t_accepted = float(info[0])
 
     def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
-                   y: np.ndarray, info: np.ndarray, progress: Callable[[float], None] | None
-                   ) -> Trajectory:
-        """The rest of the run in the Python loop, from the state the switch gave (on a numeric
-        chart the Python loop restarts its solver there as well: driver.after_step)."""
+                   y: np.ndarray, info: np.ndarray, restart: bool,
+                   progress: Callable[[float], None] | None) -> Trajectory:
+        """The rest of the run in the Python loop, from the state the switch gave: its solver
+        starts there with the C solver's next step size (what the Python loop's solver keeps
+        through a switch), or with the last step's size when the kind of chart changed (where
+        driver.after_step restarts it)."""
         from lagsim.aliasing import AliasWatch
         from lagsim.driver import Resume, run_python
 
@@ -745,7 +748,8 @@ class RLoop(CLoop):
         alias.done = alias.done or self._aliased
         alias.k = min(int(np.searchsorted(samples.times, state.t, side="right")),
                       len(samples.times) - 1)
-        first = min(float(info[6]), problem.options.t_end - state.t)
+        first = min(float(info[6]) if restart else state.h_abs,
+                    problem.options.t_end - state.t)
         return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
                                                     y, first))
 

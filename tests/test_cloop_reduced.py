@@ -149,6 +149,25 @@ def test_numeric_chart_after_a_switch_alike(monkeypatch) -> None:
     assert_same(a, b)
 
 
+def test_chart_without_c_code_goes_on_in_python(monkeypatch) -> None:
+    """A symbolic chart whose map could not be compiled to C (here: any but the first) hands the
+    rest of the run to the Python loop at the switch to it (driver.Resume: its solver starts
+    with the C solver's next step size, which the reference keeps through the switch), and the
+    whole run equals the reference to 1e-12."""
+    parts, first = cloop._chart_parts, []
+
+    def only_first(cc, chart):
+        if not first:
+            first.append(chart)
+        return parts(cc, chart) if chart is first[0] else None
+
+    monkeypatch.setattr(cloop, "_chart_parts", only_first)
+    initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
+    a, b, loop = both("pendulum_natural", initial, t_end=2.0, samples=41)
+    assert loop.handed_over and loop.problem.form.switches >= 3
+    assert_same(a, b)
+
+
 def test_numeric_chart_from_the_start_alike(monkeypatch) -> None:
     """No symbolic chart at all (as for A02's four-bar, which has none within the solve
     budget): the numeric chart runs in the C loop from the start and equals the Python loop to

@@ -507,7 +507,7 @@ class RLoop(CLoop):
                                               _address(numeric._velocity)])
         self.cc = cc
         self.handed_over = False
-        """Whether the last :meth:`run` went on in the Python loop (a numeric chart)."""
+        """Whether the last :meth:`run` went on in the Python loop (a chart without C code)."""
         self._aliased = False
         self._keep: list[np.ndarray] = []
         self._registered = self._c_switches = 0
@@ -519,6 +519,9 @@ class RLoop(CLoop):
         super()._alias(handle, times)
 
     def _handles(self, chart_parts: tuple | None, mass_scale: float) -> tuple[Any, Any, Any]:
+        """The C loop's three parts: the chart's solver (a loop of the chart's ODE, k free
+        coordinates, no constraints), the full model's (its φ, velocity terms, augmented solve,
+        mass check and aliasing watch) and the reduced loop over both; freed by :meth:`run`."""
         from lagsim import reduced
         from lagsim.reduced import RANK_TOLERANCE, START_TOLERANCE, SWITCH_RATIO
 
@@ -546,6 +549,8 @@ class RLoop(CLoop):
             handle = self.lib.lagsim_loop_new(i.ctypes.data, dd.ctypes.data, h.ctypes.data,
                                               a.ctypes.data, *functions, None, p.ctypes.data)
             if not handle:
+                for made in handles:
+                    self.lib.lagsim_loop_free(made)
                 raise MemoryError("the C step loop could not allocate its work space")
             handles.append(handle)
         uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
@@ -556,6 +561,8 @@ class RLoop(CLoop):
                                         doubles.ctypes.data, address, pairs.ctypes.data,
                                         self.stop[1] if self.stop else None)
         if not r:
+            for made in handles:
+                self.lib.lagsim_loop_free(made)
             raise MemoryError("the C step loop could not allocate its work space")
         return handles[0], handles[1], r
 

@@ -24,6 +24,9 @@ Measured in one run, turns interleaved, medians (``bench/timing.py``):
    rtol = atol = 1e-13, positions x_k = Σ sin θ_i, y_k = −Σ cos θ_i).
 4. The 2-chain in its angles (unconstrained), 10 s: ``simulate`` and the run alone against the
    same DOP853 steps driven from C with no Python at all (one C call); goal ≤ 3×.
+1b. A01 under ``--formulation reduced``, rtol = atol = 1e-10 and 1e-12: the C loop against the
+   Python loop (``run_python``) side by side, accepted steps, switches of partition and the
+   error at 2000 s against the exact position; and 200 s on numeric charts only.
 5. Work–precision of A01 over 2000 s: index1 + projection, udwadia-kalaba + projection,
    reduced, and the angle pendulum, rtol = atol = 1e-6 … 1e-12, error against the exact
    solution; written to ``bench/work_precision_a01.png``.
@@ -204,6 +207,60 @@ def section_a01(reps: int, folder: Path) -> dict[str, float]:
     return {"a01_vs_angle": r1, "tight_error": err["a01_tight"], "tight_ratio": r2}
 
 
+def section_reduced(reps: int) -> dict[str, float]:
+    """A01 under ``--formulation reduced`` (symbolic charts, about 1600 switches of partition in
+    2000 s): the C loop against the Python loop, side by side, with the error at 2000 s."""
+    say("## 1b. IFToMM A01, 2000 s, reduced: C loop against Python loop")
+    say()
+    say("| tolerances | C loop s | Python loop s | Python / C | accepted steps | switches | "
+        "error at 2000 s |")
+    say("|---|---|---|---|---|---|---|")
+    out = {}
+    from lagsim.cloop import loop_for
+    from lagsim.driver import _quiet, run_python
+
+    for tol in (1e-10, 1e-12):
+        run_c = math.inf
+        for _ in range(reps + 1):  # a fresh problem each run: the form keeps its chart
+            pr = problem("a01_pendulum", formulation="reduced", samples=2, rtol=tol, atol=tol)
+            loop = loop_for(pr)
+            assert loop is not None, "no C loop for reduced A01"
+            with _quiet():
+                start = CLOCK()
+                traj = loop.run()
+                run_c = min(run_c, CLOCK() - start)
+        steps, switches = loop.steps, pr.form.switches
+        pr = problem("a01_pendulum", formulation="reduced", samples=2, rtol=tol, atol=tol)
+        run_py, py_steps, ref = python_steps(pr)
+        err = math.hypot(*(traj.q[-1, :2] - A01_EXACT))
+        same = float(np.abs(traj.q[-1] - ref.q[-1]).max())
+        say(f"| {tol:g} | {run_c:.3f} | {run_py:.3f} | {run_py / run_c:.0f}× | {steps} "
+            f"({py_steps} in Python) | {switches} | {err:.2e} (C − Python {same:.1e}) |")
+        out[f"reduced_{tol:g}"] = run_py / run_c
+    import lagsim.reduced
+
+    charts = lagsim.reduced.SYMBOLIC_CHARTS
+    lagsim.reduced.SYMBOLIC_CHARTS = 0  # numeric charts only (Newton at each right-hand side)
+    try:
+        runs = []
+        for c in (True, False):
+            pr = problem("a01_pendulum", formulation="reduced", samples=2, t_end=200.0)
+            loop = loop_for(pr) if c else None
+            with _quiet():
+                start = CLOCK()
+                traj = loop.run() if loop is not None else run_python(pr)
+                runs.append((CLOCK() - start, traj, pr.form.switches))
+    finally:
+        lagsim.reduced.SYMBOLIC_CHARTS = charts
+    (run_c, traj, switches), (run_py, ref, _) = runs
+    same = float(np.abs(traj.q[-1] - ref.q[-1]).max())
+    say(f"| 1e-10, numeric charts only, 200 s | {run_c:.3f} | {run_py:.3f} | "
+        f"{run_py / run_c:.0f}× | – | {switches} | (C − Python {same:.1e}) |")
+    out["reduced_numeric"] = run_py / run_c
+    say()
+    return out
+
+
 def tight_chain_reference(n: int) -> np.ndarray:
     """Bob positions at 10 s of the minimal chain at rtol = atol = 1e-13 (x_k, y_k)."""
     from lagsim.chains import chain_yaml
@@ -380,7 +437,7 @@ def section_precision(quick: bool, plot: bool) -> None:
                                                  "stabilize": "projection"}),
         "udwadia-kalaba + projection": ("a01_pendulum", {"formulation": "udwadia-kalaba",
                                                          "stabilize": "projection"}),
-        "reduced (Python loop)": ("a01_pendulum", {"formulation": "reduced"}),
+        "reduced": ("a01_pendulum", {"formulation": "reduced"}),
         "angle (ode)": ("pendulum", {"t_end": 2000.0}),
     }
     say("| run | tol | s | error |")
@@ -428,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="3 repetitions, fewer tolerances")
     parser.add_argument("--no-plot", action="store_true")
-    parser.add_argument("--only", default="a01,chain,n2,precision")
+    parser.add_argument("--only", default="a01,reduced,chain,n2,precision")
     args = parser.parse_args(argv)
     reps = 3 if args.quick else args.reps
     only = set(args.only.split(","))
@@ -450,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         say()
         if "a01" in only:
             section_a01(reps, Path(tmp))
+        if "reduced" in only:
+            section_reduced(reps)
         if "chain" in only:
             section_chain(reps)
         if "n2" in only:

@@ -19,10 +19,18 @@ rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained s
 runs once per call (the progress bar, the pace check and Ctrl-C), about every
 :data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
-The Python loop stays the reference and the path for everything else: the other methods, the
-``reduced`` formulation (its chart changes during a run), systems compiled without a C compiler
-(symengine's LLVM path). Those are expected, and silent; a C loop that cannot be built or
-loaded says so on stderr, once, and the Python loop runs.
+The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
+of this module and of ``cloop_source.c``): the chart's ODE in the free coordinates is stepped by
+the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
+numeric chart's from Newton's method on the constraints (mirrored in C), and
+``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built) is done
+in C; Python runs only where it decides (the first switch, a new chart, a check within rounding
+of its threshold, rank loss) (tests/test_cloop_reduced.py: 1e-12).
+
+The Python loop stays the reference and the path for everything else: the other methods,
+systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;
+a C loop that cannot be built or loaded says so on stderr, once, and the Python loop runs (a
+reduced run that reaches a symbolic chart without C code goes on in it from there).
 """
 
 from __future__ import annotations
@@ -115,6 +123,7 @@ def _library(cc: str) -> Any:
         lib.lagsim_loop_alias.restype = None
         lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
         lib.lagsim_loop_paths.restype = None
+        _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
@@ -355,7 +364,8 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
 
 def loop_for(problem: Problem) -> CLoop | None:
     """The C loop for ``problem``, or None when the Python loop is to run: a method other than
-    DOP853, ``--section`` (its crossings are taken in Python), the ``reduced`` formulation, a
+    DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a symbolic chart
+    without C code, a
     formulation or stabilizer class other than the registered ones (a subclass may change any
     step), a stand-in for the :class:`~lagsim.compile.NumericSystem`, a model without C code
     (all expected, and silent), or a C loop that cannot be built (said on stderr)."""
@@ -363,7 +373,7 @@ def loop_for(problem: Problem) -> CLoop | None:
     from lagsim.formulations import FORMULATIONS, STABILIZERS
 
     numeric, form = problem.numeric, problem.form
-    if (problem.options.method != "DOP853" or form.name not in FORMS
+    if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")
             or problem.options.section is not None
             or not isinstance(numeric, NumericSystem)
             or type(form) is not FORMULATIONS[form.name]
@@ -383,4 +393,402 @@ def loop_for(problem: Problem) -> CLoop | None:
         stop = _stop_function(cc, problem)
         if stop is None:
             return None
+    if form.name == "reduced":
+        return _reduced_loop(problem, cc, lib, stop)
     return CLoop(problem, lib, stop, addresses)
+
+
+# ---- reduced ----------------------------------------------------------------------------------
+# The reduced formulation in the C loop (issue 9): the current chart's ODE in the free
+# coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
+# solve), and after each accepted step the C code does what lagsim.driver.run_python does
+# around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
+# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart and
+# its switch to a symbolic chart already built). When that is not clear-cut the C call returns
+# RED_CHECK at that step and Python runs Reduced.after_step itself: it keeps the chart, switches
+# it (the C loop goes on in the new chart with the same step size, or restarted when the kind of
+# chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
+# code hands the rest of the run to the Python loop.
+
+RED_CHECK, RED_SINGULAR, RED_NEWTON = 20, 21, 22
+_MAPS: dict[str, Any] = {}
+
+
+def _reduced_argtypes(lib: Any) -> None:
+    """Argument types of the reduced block's entry points (``cloop_source.c``, at its end)."""
+    p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+    lib.lagsim_reduced_new.restype = p
+    lib.lagsim_reduced_new.argtypes = (p,) * 7
+    lib.lagsim_reduced_free.argtypes = (p,)
+    lib.lagsim_reduced_free.restype = None
+    lib.lagsim_reduced_chart.argtypes = (p, i, p, p, p, p, p, p)
+    lib.lagsim_reduced_chart.restype = None
+    lib.lagsim_reduced_switch.argtypes = (p, i, p, p, i, d)
+    lib.lagsim_reduced_switch.restype = None
+    lib.lagsim_reduced_partition.argtypes = (p, p, p, p, p, p, i, d)
+    lib.lagsim_reduced_partition.restype = None
+    lib.lagsim_reduced_partition_state.argtypes = (p, p)
+    lib.lagsim_reduced_partition_state.restype = None
+    lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
+    lib.lagsim_reduced_start.restype = i
+    lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
+    lib.lagsim_reduced_run.restype = i
+
+
+def _map_function(cc: str, chart: Any) -> int | None:
+    """The address of the chart's map (t, v, v̇, v̈) → (q, q̇, A_e, r_e) compiled to C
+    (:func:`lagsim.reduced.full_map`), or None when it cannot be (said on stderr)."""
+    from lagsim.reduced import full_map
+
+    cached = getattr(chart, "_c_map", None)
+    if cached is not None:
+        return cached[1]
+    if chart.source is None:
+        return None
+    try:
+        args, exprs = full_map(chart.source)
+        text = ccompile.c_function("full", args, exprs) + (
+            "\nvoid lagsim_full(const double *in, const double *p, double *out) "
+            "{ full(in, p, out); }\n")
+    except Exception as exc:
+        cache.say_once("cloop-map", "warning: the reduced chart's map to the full state could "
+                       "not be written as C; stepping in Python instead (slower)",
+                       f"{type(exc).__name__}: {exc}")
+        return None
+    source = "#include <math.h>\n" + text
+    if source not in _MAPS:
+        try:
+            lib, _ = ccompile.build_and_load(cc, "reduced-map", source, ccompile.flags())
+            _MAPS[source] = (lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value)
+        except Exception as exc:
+            cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
+                           "could not be compiled to C; stepping in Python instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+            _MAPS[source] = None
+    chart._c_map = _MAPS[source]
+    return None if _MAPS[source] is None else _MAPS[source][1]
+
+
+def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray] | None:
+    """(dynamics address, its parameters, map address, pairs) of a chart the C loop can step:
+    a :class:`~lagsim.reduced.SymbolicChart` compiled to C; None for any other."""
+    from lagsim.reduced import SymbolicChart
+
+    if not isinstance(chart, SymbolicChart):
+        return None
+    dyn = _address(chart.numeric._dynamics)
+    if dyn is None:
+        return None
+    address = _map_function(cc, chart)
+    if address is None:
+        return None
+    pairs = np.ascontiguousarray(np.array(chart.pairs, dtype=np.intc).reshape(-1))
+    return dyn, chart.numeric._dynamics._params, address, pairs
+
+
+def _reduced_loop(problem: Problem, cc: str, lib: Any, stop: tuple[Any, int] | None
+                  ) -> RLoop | None:
+    """The C loop of a ``reduced`` run that starts on a numeric chart or on a symbolic one
+    compiled to C; else None (a symbolic chart without C code: the Python loop)."""
+    from lagsim.reduced import PartitionChart
+
+    form = problem.form
+    form.check(problem.t0, problem.q0, problem.qd0)
+    if not isinstance(form.chart, PartitionChart) and _chart_parts(cc, form.chart) is None:
+        return None
+    return RLoop(problem, lib, stop, cc)
+
+
+class RLoop(CLoop):
+    """The C loop of the ``reduced`` formulation: :meth:`run` gives the trajectory
+    :func:`lagsim.driver.run_python` would."""
+
+    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None, cc: str
+                 ) -> None:
+        numeric = problem.numeric
+        super().__init__(problem, lib, stop, [_address(numeric._dynamics),
+                                              _address(numeric._phi),
+                                              _address(numeric._velocity)])
+        self.cc = cc
+        self.handed_over = False
+        """Whether the last :meth:`run` went on in the Python loop (a chart without C code)."""
+        self._aliased = False
+        self._keep: list[np.ndarray] = []
+        self._registered = self._c_switches = 0
+
+    def _alias(self, handle: int, times: np.ndarray) -> None:
+        out = np.zeros(7)
+        self.lib.lagsim_loop_alias(handle, out.ctypes.data)
+        self._aliased = bool(out[0])
+        super()._alias(handle, times)
+
+    def _handles(self, chart_parts: tuple | None, mass_scale: float) -> tuple[Any, Any, Any]:
+        """The C loop's three parts: the chart's solver (a loop of the chart's ODE, k free
+        coordinates, no constraints), the full model's (its φ, velocity terms, augmented solve,
+        mass check and aliasing watch) and the reduced loop over both; freed by :meth:`run`."""
+        from lagsim import reduced
+        from lagsim.reduced import RANK_TOLERANCE, START_TOLERANCE, SWITCH_RATIO
+
+        problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
+        form = problem.form
+        n, m, k = numeric.n, numeric.m, form.chart.k
+        dyn, params, address, pairs = chart_parts or (None, np.zeros(1), None,
+                                                      np.zeros(2 * m, dtype=np.intc))
+        every = _mass_every()
+        self._keep = [params, pairs]
+        handles = []
+        for ints, doubles, atol, hol, functions, p in (
+                ([k, 0, 0, FORMS["ode"], 0, 0, 0, every],
+                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+                  mass_scale, np.finfo(float).eps * m], 2 * k, (0,), (dyn, None, None), params),
+                ([n, m, len(numeric.holonomic), FORMS["index1"], 0, 0, 0, every],
+                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+                  mass_scale, RCOND], 2 * n, numeric.holonomic or (0,), self.addresses,
+                 self.params)):
+            a = np.empty(atol)
+            a[:] = options.atol
+            i = np.array(ints, dtype=np.intc)
+            dd = np.array(doubles, dtype=float)
+            h = np.array(hol, dtype=np.intc)
+            handle = self.lib.lagsim_loop_new(i.ctypes.data, dd.ctypes.data, h.ctypes.data,
+                                              a.ctypes.data, *functions, None, p.ctypes.data)
+            if not handle:
+                for made in handles:
+                    self.lib.lagsim_loop_free(made)
+                raise MemoryError("the C step loop could not allocate its work space")
+            handles.append(handle)
+        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
+        ints = np.array([k, n, m, problem.stop is not None, uses_lam, every,
+                         reduced.SYMBOLIC_CHARTS], dtype=np.intc)
+        doubles = np.array([SWITCH_RATIO, RANK_TOLERANCE, START_TOLERANCE])
+        r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints.ctypes.data,
+                                        doubles.ctypes.data, address, pairs.ctypes.data,
+                                        self.stop[1] if self.stop else None)
+        if not r:
+            for made in handles:
+                self.lib.lagsim_loop_free(made)
+            raise MemoryError("the C step loop could not allocate its work space")
+        return handles[0], handles[1], r
+
+    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
+        """Step the problem from its start to ``t_end`` or its stop event (as
+        :func:`lagsim.driver.run_python`)."""
+        from lagsim.driver import FailedRun, Guard, Pace, Samples, StopEvent
+        from lagsim.reduced import PartitionChart
+
+        problem = self.problem
+        form, options, numeric = problem.form, problem.options, problem.numeric
+        n, m = numeric.n, numeric.m
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        span = options.t_end - problem.t0
+        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
+        self.handed_over = False
+        chart_d = full_d = r = None
+        try:
+            guard.start(problem.t0, y0)
+            parts = _chart_parts(self.cc, form.chart)
+            chart_d, full_d, r = self._handles(parts, guard.mass.scale)
+            self._registered, self._c_switches = 0, 0
+            self._register(r)
+            y = np.ascontiguousarray(y0, dtype=float)
+            qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
+            if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
+                                             stop.sign if stop is not None else 0.0,
+                                             qd0.ctypes.data):
+                raise IntegrationError(form._singular(), time=float(problem.t0))
+            times = np.ascontiguousarray(samples.times, dtype=float)
+            width = 2 * n + m
+            rows = np.zeros((len(times), width))
+            info = np.zeros(11)
+            last = np.zeros(len(y0))
+            event = np.zeros(width)
+            k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            self.steps = self.nfev = 0
+            while True:
+                before, steps_before, clock = k.value, self.steps, time.perf_counter()
+                code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
+                                                   ctypes.byref(k), rows.ctypes.data, chunk,
+                                                   info.ctypes.data, last.ctypes.data,
+                                                   event.ctypes.data)
+                state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
+                self.nfev, self.steps = int(info[3]), int(info[4])
+                self._sync(r, info)
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
+                samples.k = k.value
+                if code == STOP:
+                    self._alias(full_d, times)
+                    end = float(info[1])
+                    _extend(samples, np.array([end]), event[None, :], n)
+                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
+                                              f"{options.stop_when} changed sign "
+                                              f"({options.label('stop_when')})")
+                if code == RED_CHECK:
+                    before_chart = form.chart
+                    y_new = self._after_step(guard, state)
+                    if y_new is not None and state.t != options.t_end:
+                        if (not isinstance(form.chart, PartitionChart)
+                                and _chart_parts(self.cc, form.chart) is None):
+                            self._alias(full_d, times)
+                            restart = type(form.chart) is not type(before_chart)
+                            return self._hand_over(samples, guard, stop, pace, state, y_new,
+                                                   info, restart, progress)
+                        restart = type(form.chart) is not type(before_chart)
+                        f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
+                        self._register(r, y_new, f, min(float(info[6]), options.t_end
+                                                        - state.t) if restart else 0.0)
+                    else:
+                        self._register(r)
+                    code = MORE
+                if code not in (MORE, DONE):
+                    raise self._reduced_failure(code, guard, stop, state, float(info[1]),
+                                                float(info[2]))
+                if code == DONE:
+                    self._alias(full_d, times)
+                    break
+                elapsed = time.perf_counter() - clock
+                taken = max(self.steps - steps_before, 1)
+                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
+                pace(state.t)
+                if progress is not None:
+                    progress(min(1.0, (state.t - problem.t0) / span))
+            if progress is not None:
+                progress(1.0)
+        except FailedRun:
+            raise
+        except IntegrationError as error:
+            samples.last(state)
+            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
+        finally:
+            if r is not None:
+                self.lib.lagsim_reduced_free(r)
+            for handle in (chart_d, full_d):
+                if handle is not None:
+                    self.lib.lagsim_loop_free(handle)
+        return samples.trajectory("t_end", "")
+
+    def _after_step(self, guard: Any, state: SimpleNamespace) -> np.ndarray | None:
+        """Reduced.after_step at the accepted step, as :func:`lagsim.driver.run_python` calls
+        it (a failed linear solve reported by the guard)."""
+        try:
+            return self.problem.form.after_step(state.t, state.y)
+        except np.linalg.LinAlgError as exc:
+            raise guard.singular(state, exc) from None
+
+    def _register(self, r: Any, y: np.ndarray | None = None, f: np.ndarray | None = None,
+                  restart: float = 0.0) -> None:
+        """Give the C loop the symbolic charts built since the last call (in the order of
+        Reduced._symbolic, where Reduced._chart_for looks) and the current chart (a numeric one
+        with its last accepted state and tangent); with y and f the state goes on from y in it
+        with the derivative f, the solver restarted with first step ``restart`` when > 0
+        (driver.after_step)."""
+        from lagsim.reduced import PartitionChart
+
+        form = self.problem.form
+        charts = form._symbolic
+        for j in range(self._registered, len(charts)):
+            chart = charts[j]
+            parts = _chart_parts(self.cc, chart)
+            dep = np.ascontiguousarray(np.sort(chart.dependent), dtype=np.intc)
+            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
+            if parts is None:
+                self.lib.lagsim_reduced_chart(r, j, None, None, None, None, None,
+                                              dep.ctypes.data)
+                continue
+            dyn, params, address, pairs = parts
+            self._keep.append(params)
+            self.lib.lagsim_reduced_chart(r, j, dyn, params.ctypes.data, address,
+                                          pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
+        self._registered = len(charts)
+        state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
+        yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
+        allow = int(form.switches > 0)
+        chart = form.chart
+        if isinstance(chart, PartitionChart):
+            dep = np.ascontiguousarray(chart.dependent, dtype=np.intc)
+            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
+            st = np.ascontiguousarray(np.concatenate(([chart.t_last], chart.q_last,
+                                                      chart._tangent.ravel())), dtype=float)
+            self.lib.lagsim_reduced_partition(r, dep.ctypes.data, ind.ctypes.data,
+                                              st.ctypes.data, yp, fp, allow, restart)
+        else:
+            self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
+
+    def _sync(self, r: Any, info: np.ndarray) -> None:
+        """Bring the form up to the C loop's state: its chart (a numeric one's last accepted
+        state and tangent), switches and last accepted time (what Reduced.after_step sets when
+        it runs in Python)."""
+        form = self.problem.form
+        if int(info[9]) >= 0:
+            form.chart = form._symbolic[int(info[9])]
+        else:
+            chart = form.chart
+            n, k = chart.numeric.n, chart.k
+            st = np.zeros(1 + n + chart.numeric.m * (k + 1))
+            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data)
+            chart.t_last = float(st[0])
+            chart.q_last = st[1:1 + n].copy()
+            chart._tangent = st[1 + n:].reshape(chart.numeric.m, k + 1).copy()
+        form.switches += int(info[10]) - self._c_switches
+        self._c_switches = int(info[10])
+        if self.steps:
+            form._t_accepted = float(info[0])
+
+    def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
+                   y: np.ndarray, info: np.ndarray, restart: bool,
+                   progress: Callable[[float], None] | None) -> Trajectory:
+        """The rest of the run in the Python loop, from the state the switch gave: its solver
+        starts there with the C solver's next step size (what the Python loop's solver keeps
+        through a switch), or with the last step's size when the kind of chart changed (where
+        driver.after_step restarts it)."""
+        from lagsim.aliasing import AliasWatch
+        from lagsim.driver import Resume, run_python
+
+        problem = self.problem
+        self.handed_over = True
+        guard.h, guard.unchecked, guard.regular_at = float(info[6]), int(info[7]), float(info[2])
+        if stop is not None:
+            stop.sign = float(info[8])
+        alias = AliasWatch(problem.form.unpack, samples.times, problem.numeric.coordinates,
+                           problem.form.report, problem.qd0)
+        alias.done = alias.done or self._aliased
+        alias.k = min(int(np.searchsorted(samples.times, state.t, side="right")),
+                      len(samples.times) - 1)
+        first = min(float(info[6]) if restart else state.h_abs,
+                    problem.options.t_end - state.t)
+        return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
+                                                    y, first))
+
+    def _reduced_failure(self, code: int, guard: Any, stop: Any, state: SimpleNamespace,
+                         when: float, regular_at: float) -> IntegrationError:
+        """The error the Python loop raises for the reduced C loop's failure ``code``."""
+        from lagsim.driver import _first_nonfinite
+
+        form, numeric = self.problem.form, self.problem.numeric
+        if code == RED_SINGULAR:
+            return IntegrationError(form._singular(), time=when)
+        if code == RED_NEWTON:
+            return form.chart.newton_failure(when)
+        if code == SMALL:
+            from lagsim.driver import Guard
+
+            assert isinstance(guard, Guard)
+            return guard.failure(state, _too_small())
+        try:
+            q, qd = form.unpack(when, state.y)
+        except IntegrationError as error:
+            return error
+        if code == NONFINITE:
+            return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
+        if code == MASS:
+            guard.mass(when, q, qd, regular_at)
+            guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
+        if code == STOP_NONFINITE:
+            return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
+                                    f"{stop.value(when, state.y)}", time=when)
+        return IntegrationError(f"the C step loop failed (code {code})", time=when)

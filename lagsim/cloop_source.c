@@ -935,3 +935,729 @@ out:
     info[4] = (double)d->nsteps; info[5] = d->h_abs;
     return code;
 }
+
+/* ---- reduced ---- */
+/* The reduced formulation (lagsim.reduced.Reduced on a SymbolicChart) in the same loop: the
+   chart's ODE in the free coordinates v is stepped by the D above (n = k, FORM_ODE without
+   constraints, the chart's compiled dynamics), and after each accepted step this block does
+   what lagsim.driver.run_python does around it with the full state rebuilt by the chart's map
+   (t, v, v̇, v̈) → (q, q̇, A_e, r_e), λ the minimum-norm solution of A_eᵀ λ = r_e
+   (lagsim.reduce.NumericReduction.to_full). Reduced.after_step is made here as well: the
+   check of the chart, and the switch to a chart Python has already built (Reduced._chart_for
+   finds it among Reduced._symbolic by the same pivoting and fit). Whatever is not clear (the
+   chart's pivot within rounding of SWITCH_RATIO times the best one, φ_q near rank loss, a
+   partition without a built chart, the first switch, which Python reports) returns RED_CHECK
+   at that accepted step, after its samples, and Python decides (lagsim.cloop.RLoop). */
+
+enum { RED_CHECK = 20, RED_SINGULAR = 21, RED_NEWTON = 22 };
+
+typedef struct {
+    D *c, *s;  /* the chart's ODE; the full model (its φ, the mass check, the aliasing watch) */
+    lagsim_fn map, stop;
+    int k, n, m, has_stop, stop_lam, mass_every, unchecked, end_bad, *pr, *pc, *rows, *cols;
+    double ratio, rank_tol, fit_tol, stop_sign, guard_h, regular_at, bad_t;
+    double *min, *mout, *acc, *ys, *end, *row, *S, *G, *V, *B, *piv, *yn, *fn;
+    /* the symbolic charts Python has built, in its order (Reduced._symbolic): each one's
+       dynamics, parameters and map (NULL: not compiled to C), pairs, independent coordinates
+       and sorted dependent ones; the current one, and the switches made here */
+    int ncharts, maxcharts, cur, switches, allow, *tpairs, *tind, *tdep, *dep;
+    void **tdyn, **tmap;
+    const double **tp;
+    /* a numeric chart (lagsim.reduced.PartitionChart; cur = -1): its dependent and independent
+       coordinates, the last accepted (t, q) and tangent; raised: Reduced.rhs would have raised
+       (a non-finite right-hand side within 1e-9 of the last accepted time), at raise_t */
+    int numeric, raised, bad_code, *ndep, *nind;
+    double t_last, t_acc, raise_t, *q_last, *tan, *qw, *qdw, *qddw, *Au, *bu, *xw, *tnew, *Kw;
+} R;
+
+void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *dc, void *map,
+                         const int *pairs, void *stop)
+{
+    int k = ic[0], n = ic[1], m = ic[2], W = 2 * n + m, P = m * n + m * m + 1, i;
+    double *w;
+    R *r = calloc(1, sizeof(R));
+    if (!r) return NULL;
+    r->c = chart; r->s = full; r->map = (lagsim_fn)map; r->stop = (lagsim_fn)stop;
+    r->k = k; r->n = n; r->m = m; r->has_stop = ic[3]; r->stop_lam = ic[4];
+    r->mass_every = ic[5];
+    int T = ic[6] > 0 ? ic[6] : 1;
+    r->ratio = dc[0]; r->rank_tol = dc[1]; r->fit_tol = dc[2];
+    r->maxcharts = T;
+    r->pr = calloc(4 * (size_t)(n + m) + 4 + (size_t)T * (3 * m + k + 3) + m + 1 + n + 2,
+                   sizeof(int));
+    r->tdyn = calloc(2 * (size_t)T + 2, sizeof(void *));
+    r->tp = calloc((size_t)T + 1, sizeof(double *));
+    w = calloc(3 * (size_t)k + 1 + 2 * n + 2 * (size_t)m * m + m + 2 * (size_t)k + W
+               + (1 + W) + 4 * (size_t)P + m + 4 * (size_t)k + 64
+               + 5 * (size_t)n + 2 * (size_t)m * (k + 1) + (size_t)m * m
+               + (size_t)m * (k + 2) + k + 2 + (size_t)(n + m) * (n + m + 1) + m,
+               sizeof(double));
+    if (!r->pr || !r->tdyn || !r->tp || !w) {
+        free(r->pr); free(r->tdyn); free(r->tp); free(w); free(r); return NULL;
+    }
+    r->tmap = r->tdyn + T + 1;
+    r->pc = r->pr + m + 1; r->rows = r->pc + m + 1; r->cols = r->rows + m + 1;
+    r->tpairs = r->cols + n + 1; r->tind = r->tpairs + (size_t)T * 2 * m + 1;
+    r->tdep = r->tind + (size_t)T * k + 1; r->dep = r->tdep + (size_t)T * m + 1;
+    r->ndep = r->dep + m + 1; r->nind = r->ndep + m;
+    for (i = 0; i < m; i++) { r->pr[i] = pairs[2 * i]; r->pc[i] = pairs[2 * i + 1]; }
+    r->min = w; w += 3 * k + 1;
+    r->mout = w; w += 2 * n + 2 * m * m + m;
+    r->acc = w; w += 2 * k;
+    r->ys = w; w += 2 * k;
+    r->end = w; w += W;
+    r->row = w; w += 1 + W;
+    r->S = w; w += P; r->G = w; w += P; r->V = w; w += P; r->B = w; w += P;
+    r->piv = w; w += m;
+    r->yn = w; w += 2 * k;
+    r->fn = w; w += 2 * k;
+    r->q_last = w; w += n; r->qw = w; w += n; r->qdw = w; w += n; r->qddw = w; w += n + m;
+    r->tan = w; w += (size_t)m * (k + 1); r->tnew = w; w += (size_t)m * (k + 1);
+    r->Au = w; w += (size_t)m * m; r->bu = w; w += (size_t)m * (k + 2); r->xw = w;
+    w += k + 2; r->Kw = w;
+    return r;
+}
+
+void lagsim_reduced_free(void *handle)
+{
+    R *r = handle;
+    if (!r) return;
+    free(r->pr);
+    free(r->tdyn);
+    free(r->tp);
+    free(r->min);
+    free(r);
+}
+
+/* Chart j of Reduced._symbolic (pairs: 2m ints, independent: k, dependent: m sorted); dyn and
+   map NULL for a chart not compiled to C (then a switch to its partition is left to Python). */
+void lagsim_reduced_chart(void *handle, int j, void *dyn, const double *p, void *map,
+                          const int *pairs, const int *independent, const int *dependent)
+{
+    R *r = handle;
+    int m = r->m, k = r->k;
+    if (j < 0 || j >= r->maxcharts) return;
+    r->tdyn[j] = dyn; r->tp[j] = p; r->tmap[j] = map;
+    if (dyn) {
+        memcpy(r->tpairs + (size_t)j * 2 * m, pairs, 2 * m * sizeof(int));
+        memcpy(r->tind + (size_t)j * k, independent, k * sizeof(int));
+    }
+    memcpy(r->tdep + (size_t)j * m, dependent, m * sizeof(int));
+    if (j >= r->ncharts) r->ncharts = j + 1;
+}
+
+static void use_chart(R *r, int j)
+{
+    int i;
+    r->c->dyn = (lagsim_fn)r->tdyn[j]; r->c->p = r->tp[j]; r->map = (lagsim_fn)r->tmap[j];
+    for (i = 0; i < r->m; i++) {
+        r->pr[i] = r->tpairs[(size_t)j * 2 * r->m + 2 * i];
+        r->pc[i] = r->tpairs[(size_t)j * 2 * r->m + 2 * i + 1];
+    }
+    r->cur = j;
+}
+
+/* Make chart j (registered) the current one; Python switched to it (Reduced.after_step) and
+   the solver goes on from y with f = its rhs there (computed by Python, as
+   lagsim.driver.after_step does), keeping its step size (y NULL: no state change). allow:
+   whether the C loop may switch charts itself (not before Python has reported the first
+   switch). */
+void lagsim_reduced_switch(void *handle, int j, const double *y, const double *f, int allow,
+                           double h)
+{
+    R *r = handle;
+    D *c = r->c;
+    r->numeric = 0;
+    use_chart(r, j);
+    r->allow = allow;
+    if (!y) return;
+    memcpy(c->y, y, c->N * sizeof(double));
+    memcpy(c->f, f, c->N * sizeof(double));
+    c->nfev++;
+    if (h > 0.0) c->h_abs = h;  /* the solver restarted with this first step */
+}
+
+/* Solve A X = B by LU with partial pivoting (numpy.linalg.solve; A s-by-s and B s-by-nb, row
+   major, both overwritten, X in B): 0, or 1 for an exactly singular A. */
+static int red_lu(int s, int nb, double *A, double *B)
+{
+    int i, j, l;
+    for (l = 0; l < s; l++) {
+        int p = l;
+        double best = fabs(A[l * s + l]);
+        for (i = l + 1; i < s; i++)
+            if (fabs(A[i * s + l]) > best) { best = fabs(A[i * s + l]); p = i; }
+        if (best == 0.0) return 1;
+        if (p != l) {
+            double t;
+            for (j = 0; j < s; j++) { t = A[l * s + j]; A[l * s + j] = A[p * s + j]; A[p * s + j] = t; }
+            for (j = 0; j < nb; j++) { t = B[l * nb + j]; B[l * nb + j] = B[p * nb + j]; B[p * nb + j] = t; }
+        }
+        for (i = l + 1; i < s; i++) {
+            double f = A[i * s + l] / A[l * s + l];
+            if (f == 0.0) continue;
+            for (j = l + 1; j < s; j++) A[i * s + j] -= f * A[l * s + j];
+            for (j = 0; j < nb; j++) B[i * nb + j] -= f * B[l * nb + j];
+        }
+    }
+    for (i = s - 1; i >= 0; i--)
+        for (j = 0; j < nb; j++) {
+            double acc = B[i * nb + j];
+            for (l = i + 1; l < s; l++) acc -= A[i * s + l] * B[l * nb + j];
+            B[i * nb + j] = acc / A[i * s + i];
+        }
+    return 0;
+}
+
+/* PartitionChart.positions: q with q_v = v and q_u from Newton on φ(u, v, t) = 0, started
+   from the last accepted u moved along the tangent. 0, RED_SINGULAR (φ_u exactly singular)
+   or RED_NEWTON (no convergence in 30 iterations). */
+static int partition_positions(R *r, double t, const double *v, double *q)
+{
+    D *s = r->s;
+    int n = r->n, m = r->m, k = r->k, i, a, b, it;
+    const double *J = s->phiv + s->mh;
+    memcpy(q, r->q_last, n * sizeof(double));
+    for (i = 0; i < k; i++) r->xw[i] = v[i] - q[r->nind[i]];
+    r->xw[k] = t - r->t_last;
+    for (i = 0; i < k; i++) q[r->nind[i]] = v[i];
+    for (a = 0; a < m; a++) {
+        double acc = 0.0;
+        for (i = 0; i <= k; i++) acc += r->tan[a * (k + 1) + i] * r->xw[i];
+        q[r->ndep[a]] -= acc;
+    }
+    for (it = 0; it < 30; it++) {
+        double big = 0.0, qb = 0.0;
+        int nan = 0;
+        s->in[0] = t;
+        memcpy(s->in + 1, q, n * sizeof(double));
+        s->phi(s->in, s->p, s->phiv);
+        for (a = 0; a < m; a++) {
+            r->bu[a] = -s->phiv[a];
+            for (b = 0; b < m; b++) r->Au[a * m + b] = J[a * n + r->ndep[b]];
+        }
+        if (red_lu(m, 1, r->Au, r->bu)) return RED_SINGULAR;
+        for (a = 0; a < m; a++) {
+            q[r->ndep[a]] += r->bu[a];
+            nan |= isnan(r->bu[a]);
+            big = fmax(big, fabs(r->bu[a]));
+        }
+        for (a = 0; a < m; a++) { nan |= isnan(q[r->ndep[a]]); qb = fmax(qb, fabs(q[r->ndep[a]])); }
+        if (!nan && big <= 1e-9 * (1.0 + qb)) return 0;
+    }
+    return RED_NEWTON;
+}
+
+/* PartitionChart.velocities: q̇ with q̇_v = v̇ and φ_u u̇ = −φ_v v̇ − c. */
+static int partition_velocities(R *r, double t, const double *q, const double *vd, double *qd)
+{
+    D *s = r->s;
+    int n = r->n, m = r->m, k = r->k, i, a, b;
+    const double *A = s->velv, *c = s->velv + m * n;
+    s->in[0] = t;
+    memcpy(s->in + 1, q, n * sizeof(double));
+    s->vel(s->in, s->p, s->velv);
+    for (i = 0; i < k; i++) qd[r->nind[i]] = vd[i];
+    for (a = 0; a < m; a++) {
+        double acc = 0.0;
+        for (i = 0; i < k; i++) acc += A[a * n + r->nind[i]] * vd[i];
+        r->bu[a] = -(acc + c[a]);
+        for (b = 0; b < m; b++) r->Au[a * m + b] = A[a * n + r->ndep[b]];
+    }
+    if (red_lu(m, 1, r->Au, r->bu)) return RED_SINGULAR;
+    for (a = 0; a < m; a++) qd[r->ndep[a]] = r->bu[a];
+    return 0;
+}
+
+/* [q̈; λ] into out (n + m) from [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] at (t, q, q̇), by LU as
+   lagsim.formulations.solve_augmented (numpy.linalg.solve): 0, or 1 for a singular matrix. */
+static int partition_augmented(R *r, double t, const double *q, const double *qd, double *out)
+{
+    D *s = r->s;
+    int n = r->n, m = r->m, S = n + m, i, j;
+    const double *M = s->dynv, *F = M + n * n, *A = F + n, *b = A + m * n;
+    eval_dynamics(s, t, q, qd);
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < n; j++) r->Kw[i * S + j] = M[i * n + j];
+        for (j = 0; j < m; j++) r->Kw[i * S + n + j] = -A[j * n + i];
+        out[i] = F[i];
+    }
+    for (i = 0; i < m; i++) {
+        for (j = 0; j < n; j++) r->Kw[(n + i) * S + j] = A[i * n + j];
+        for (j = 0; j < m; j++) r->Kw[(n + i) * S + n + j] = 0.0;
+        out[n + i] = b[i];
+    }
+    return red_lu(S, 1, r->Kw, out);
+}
+
+/* PartitionChart.full: [q, q̇, λ] (λ and q̈ from the full model's augmented system). */
+static int partition_full(R *r, double t, const double *y, double *out)
+{
+    int n = r->n, m = r->m, e;
+    e = partition_positions(r, t, y, out);
+    if (!e) e = partition_velocities(r, t, out, y + r->k, out + n);
+    if (!e && partition_augmented(r, t, out, out + n, r->qddw)) e = RED_SINGULAR;
+    if (!e) memcpy(out + 2 * n, r->qddw + n, m * sizeof(double));
+    if (!e && !all_finite(2 * n + m, out)) e = RED_SINGULAR;
+    return e;
+}
+
+/* The chart's ODE for the DOP853 code above, as its "dynamics" (p is the R): M = I and
+   F = v̈ (PartitionChart.rhs), so that its solve gives v̈ exactly; NaN where the chart does not
+   reach, as Reduced.rhs, which also raises there within 1e-9 of the last accepted time. */
+static void partition_dyn(const double *in, const double *p, double *out)
+{
+    R *r = (R *)p;
+    int k = r->k, i, e;
+    double t = in[0];
+    for (i = 0; i < k * k; i++) out[i] = 0.0;
+    for (i = 0; i < k; i++) out[i * k + i] = 1.0;
+    e = partition_positions(r, t, in + 1, r->qw);
+    if (!e) e = partition_velocities(r, t, r->qw, in + 1 + k, r->qdw);
+    if (!e && partition_augmented(r, t, r->qw, r->qdw, r->qddw)) e = RED_SINGULAR;
+    for (i = 0; i < k; i++) out[k * k + i] = e ? NAN : r->qddw[r->nind[i]];
+    if (!r->raised && !(all_finite(k, out + k * k) && all_finite(k, in + 1 + k))
+        && fabs(t - r->t_acc) <= 1e-9 * fmax(1.0, fabs(t))) {
+        r->raised = 1; r->raise_t = t;
+    }
+}
+
+/* PartitionChart.accept: the tangent −φ_u⁻¹[φ_v, c] at the accepted (t, q); 0, or 1 for a
+   singular φ_u (nothing changed then). */
+static int partition_accept(R *r, double t, const double *q)
+{
+    D *s = r->s;
+    int n = r->n, m = r->m, k = r->k, i, a, b;
+    const double *A = s->velv, *c = s->velv + m * n;
+    s->in[0] = t;
+    memcpy(s->in + 1, q, n * sizeof(double));
+    s->vel(s->in, s->p, s->velv);
+    for (a = 0; a < m; a++) {
+        for (b = 0; b < m; b++) r->Au[a * m + b] = A[a * n + r->ndep[b]];
+        for (i = 0; i < k; i++) r->tnew[a * (k + 1) + i] = A[a * n + r->nind[i]];
+        r->tnew[a * (k + 1) + k] = c[a];
+    }
+    if (red_lu(m, k + 1, r->Au, r->tnew)) return 1;
+    memcpy(r->tan, r->tnew, (size_t)m * (k + 1) * sizeof(double));
+    memcpy(r->q_last, q, n * sizeof(double));
+    r->t_last = t;
+    return 0;
+}
+
+/* Make a numeric chart current (Python built it: dependent, independent coordinates; st =
+   [t_last, q_last, tangent]), going on from y with f (h > 0: the solver restarted with that
+   first step, as lagsim.driver.after_step restarts it when the chart's kind changes). */
+void lagsim_reduced_partition(void *handle, const int *dependent, const int *independent,
+                              const double *st, const double *y, const double *f, int allow,
+                              double h)
+{
+    R *r = handle;
+    D *c = r->c;
+    int n = r->n, m = r->m, k = r->k;
+    r->numeric = 1; r->cur = -1; r->allow = allow;
+    memcpy(r->ndep, dependent, m * sizeof(int));
+    memcpy(r->nind, independent, k * sizeof(int));
+    r->t_last = st[0];
+    memcpy(r->q_last, st + 1, n * sizeof(double));
+    memcpy(r->tan, st + 1 + n, (size_t)m * (k + 1) * sizeof(double));
+    c->dyn = partition_dyn; c->p = (const double *)r;
+    if (!y) return;
+    memcpy(c->y, y, c->N * sizeof(double));
+    memcpy(c->f, f, c->N * sizeof(double));
+    c->nfev++;
+    if (h > 0.0) c->h_abs = h;
+}
+
+/* The numeric chart's state for Python: [t_last, q_last, tangent]. */
+void lagsim_reduced_partition_state(void *handle, double *st)
+{
+    R *r = handle;
+    st[0] = r->t_last;
+    memcpy(st + 1, r->q_last, r->n * sizeof(double));
+    memcpy(st + 1 + r->n, r->tan, (size_t)r->m * (r->k + 1) * sizeof(double));
+}
+
+/* The full state [q, q̇, λ] at (t, y) (Reduced._full: the chart's full): 0, or RED_SINGULAR
+   when the chart does not give a finite one there (the message of Reduced._singular),
+   RED_NEWTON when a numeric chart's Newton iteration does not converge. */
+static int reduced_full(R *r, double t, const double *y, double *out)
+{
+    int k = r->k, n = r->n, m = r->m, i, j;
+    const double *Ae = r->mout + 2 * n, *re = Ae + m * m;
+    if (r->numeric) return partition_full(r, t, y, out);
+    if (rhs(r->c, t, y, r->acc)) return RED_SINGULAR;
+    r->min[0] = t;
+    memcpy(r->min + 1, y, 2 * k * sizeof(double));
+    memcpy(r->min + 1 + 2 * k, r->acc + k, k * sizeof(double));
+    r->map(r->min, NULL, r->mout);
+    if (!all_finite(2 * n + m * m + m, r->mout)) return RED_SINGULAR;
+    memcpy(out, r->mout, 2 * n * sizeof(double));
+    for (i = 0; i < m; i++)
+        for (j = 0; j < m; j++) r->B[i * m + j] = Ae[j * m + i];
+    min_norm_svd(r->c, m, m, r->B, re, out + 2 * n, r->G, r->V);
+    return all_finite(m, out + 2 * n) ? 0 : RED_SINGULAR;
+}
+
+/* The --stop-when expression at (t, y) (StopEvent.value); *bad set when the chart fails. */
+static double reduced_stop_value(R *r, double t, const double *y, int *bad)
+{
+    int n = r->n, m = r->m, i;
+    double out = 0.0;
+    int e = reduced_full(r, t, y, r->row + 1);
+    if (e) { *bad = 1; r->bad_t = t; r->bad_code = e; return NAN; }
+    r->row[0] = t;
+    if (!r->stop_lam) for (i = 0; i < m; i++) r->row[1 + 2 * n + i] = 0.0;
+    r->stop(r->row, r->s->p, &out);
+    return out;
+}
+
+static double reduced_event_at(R *r, double s, int *bad)
+{
+    if (dense(r->c, s, r->ys) || r->raised) {
+        *bad = 1; r->bad_t = r->raised ? r->raise_t : s; r->bad_code = RED_SINGULAR;
+        return NAN;
+    }
+    return reduced_stop_value(r, s, r->ys, bad);
+}
+
+/* brent() above, on reduced_event_at (scipy.optimize.brentq, scipy/optimize/Zeros/brentq.c). */
+static double reduced_brent(R *r, double xa, double xb, double xtol, double rtol, int *bad)
+{
+    double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
+    double sbis, delta, stry, dpre, dblk;
+    int i;
+    fpre = reduced_event_at(r, xpre, bad);
+    if (*bad) return NAN;
+    fcur = reduced_event_at(r, xcur, bad);
+    if (*bad) return NAN;
+    if (fpre == 0) return xpre;
+    if (fcur == 0) return xcur;
+    for (i = 0; i < 100; i++) {
+        if (fpre != 0 && fcur != 0 && (signbit(fpre) != signbit(fcur))) {
+            xblk = xpre; fblk = fpre; spre = scur = xcur - xpre;
+        }
+        if (fabs(fblk) < fabs(fcur)) {
+            xpre = xcur; xcur = xblk; xblk = xpre;
+            fpre = fcur; fcur = fblk; fblk = fpre;
+        }
+        delta = (xtol + rtol * fabs(xcur)) / 2;
+        sbis = (xblk - xcur) / 2;
+        if (fcur == 0 || fabs(sbis) < delta) return xcur;
+        if (fabs(spre) > delta && fabs(fcur) < fabs(fpre)) {
+            if (xpre == xblk) {
+                stry = -fcur * (xcur - xpre) / (fcur - fpre);
+            } else {
+                dpre = (fpre - fcur) / (xpre - xcur);
+                dblk = (fblk - fcur) / (xblk - xcur);
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
+            }
+            if (2 * fabs(stry) < fmin(fabs(spre), 3 * fabs(sbis) - delta)) {
+                spre = scur; scur = stry;
+            } else {
+                spre = sbis; scur = sbis;
+            }
+        } else {
+            spre = sbis; scur = sbis;
+        }
+        xpre = xcur; fpre = fcur;
+        if (fabs(scur) > delta) xcur += scur;
+        else xcur += (sbis > 0 ? delta : -delta);
+        fcur = reduced_event_at(r, xcur, bad);
+        if (*bad) return NAN;
+    }
+    return xcur;
+}
+
+static int reduced_sample(R *r, double s, double *row)
+{
+    int e = dense(r->c, s, r->ys) ? RED_SINGULAR : 0;
+    if (r->raised) { r->bad_t = r->raise_t; r->bad_code = RED_SINGULAR; return 1; }
+    if (!e) e = reduced_full(r, s, r->ys, row);
+    if (e) { r->bad_t = s; r->bad_code = e; return 1; }
+    return 0;
+}
+
+/* The smallest singular value of the m-by-n matrix A (one-sided Jacobi on its rows, in G). */
+static double smallest_singular(int m, int n, const double *A, double *G)
+{
+    int i, j, l, sweep, rotated;
+    double low = INFINITY;
+    memcpy(G, A, (size_t)m * n * sizeof(double));
+    for (sweep = 0; sweep < 80; sweep++) {
+        rotated = 0;
+        for (j = 0; j < m - 1; j++)
+            for (l = j + 1; l < m; l++) {
+                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
+                double *gj = G + j * n, *gl = G + l * n;
+                for (i = 0; i < n; i++) {
+                    al += gj[i] * gj[i]; be += gl[i] * gl[i]; ga += gj[i] * gl[i];
+                }
+                if (ga == 0.0 || fabs(ga) <= 4.5e-16 * sqrt(al * be)) continue;
+                rotated = 1;
+                zeta = (be - al) / (2.0 * ga);
+                t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                s = c * t;
+                for (i = 0; i < n; i++) {
+                    double u = gj[i], w = gl[i];
+                    gj[i] = c * u - s * w; gl[i] = s * u + c * w;
+                }
+            }
+        if (!rotated) break;
+    }
+    for (j = 0; j < m; j++) {
+        double s2 = 0.0;
+        for (i = 0; i < n; i++) s2 += G[j * n + i] * G[j * n + i];
+        low = fmin(low, sqrt(s2));
+    }
+    return low;
+}
+
+/* The smallest pivot of Gaussian elimination with complete pivoting on φ_q (m-by-n, in S),
+   within the columns ``within`` when given, ties as lagsim.reduced.complete_pivoting breaks
+   them (the last column, then the first row); dep (when given) receives the pivot columns. */
+static double complete_pivot_min(R *r, int m, int n, double *S, const int *within, int nw,
+                                 int *dep)
+{
+    int nr = m, nc = within ? nw : n, it, a, b, o, j, *rows = r->rows, *cols = r->cols;
+    double low = INFINITY;
+    for (a = 0; a < m; a++) rows[a] = a;
+    for (b = 0; b < nc; b++) cols[b] = within ? within[b] : b;
+    for (it = 0; it < m; it++) {
+        double top = 0.0, p;
+        int bi = 0, bj = 0, rr, cc, found = 0;
+        for (a = 0; a < nr; a++)
+            for (b = 0; b < nc; b++) top = fmax(top, fabs(S[rows[a] * n + cols[b]]));
+        for (a = 0; a < nr; a++)
+            for (b = 0; b < nc; b++)
+                if (fabs(S[rows[a] * n + cols[b]]) >= (1.0 - 1e-12) * top
+                    && (!found || cols[b] > cols[bj]
+                        || (cols[b] == cols[bj] && rows[a] < rows[bi]))) {
+                    bi = a; bj = b; found = 1;
+                }
+        rr = rows[bi]; cc = cols[bj];
+        if (dep) dep[it] = cc;
+        for (a = bi; a < nr - 1; a++) rows[a] = rows[a + 1];
+        for (b = bj; b < nc - 1; b++) cols[b] = cols[b + 1];
+        nr--; nc--;
+        p = S[rr * n + cc];
+        low = fmin(low, fabs(p));
+        if (p != 0.0)
+            for (o = 0; o < nr; o++) {
+                double f = S[rows[o] * n + cc] / p;
+                for (j = 0; j < n; j++) S[rows[o] * n + j] -= f * S[rr * n + j];
+            }
+    }
+    return low;
+}
+
+/* The smallest pivot of φ_q eliminated in the chart's order (lagsim.reduced.pivots_along). */
+static double pivots_along_min(R *r, int m, int n, double *S)
+{
+    int a, o, j;
+    double low = INFINITY;
+    for (a = 0; a < m; a++) {
+        int rr = r->pr[a], cc = r->pc[a];
+        double p = S[rr * n + cc];
+        low = fmin(low, fabs(p));
+        if (p == 0.0) return 0.0;
+        for (o = a + 1; o < m; o++) {
+            double f = S[r->pr[o] * n + cc] / p;
+            for (j = 0; j < n; j++) S[r->pr[o] * n + j] -= f * S[rr * n + j];
+        }
+    }
+    return low;
+}
+
+/* Reduced.after_step's verdict on the chart at the accepted (t, q): 1 when it is clearly kept
+   (φ_q far from rank loss, the chart's pivot clearly at least SWITCH_RATIO times the best),
+   0 when Python is to decide. */
+static int reduced_keeps(R *r, double t, const double *q)
+{
+    D *s = r->s;
+    int n = r->n, m = r->m, i;
+    const double *J = s->phiv + s->mh;
+    double scale = 0.0, best, along;
+    s->in[0] = t;
+    memcpy(s->in + 1, q, n * sizeof(double));
+    s->phi(s->in, s->p, s->phiv);
+    if (!all_finite(m * n, J)) return 0;
+    for (i = 0; i < m * n; i++) scale = fmax(scale, fabs(J[i]));
+    scale = fmax(scale, 1e-300);
+    if (!(smallest_singular(m, n, J, r->G) > 2.0 * r->rank_tol * scale)) return 0;
+    memcpy(r->S, J, (size_t)m * n * sizeof(double));
+    best = complete_pivot_min(r, m, n, r->S, NULL, 0, r->dep);
+    memcpy(r->S, J, (size_t)m * n * sizeof(double));
+    along = r->numeric ? complete_pivot_min(r, m, n, r->S, r->ndep, m, NULL)
+                       : pivots_along_min(r, m, n, r->S);
+    if (along >= r->ratio * best * (1.0 + 1e-9)) return 1;
+    return along < r->ratio * best * (1.0 - 1e-9) ? 2 : 0;
+}
+
+/* Reduced._chart_for and the switch, for a partition whose chart Python has built: the first
+   registered chart with the pivoted dependent coordinates that rebuilds (q, q̇) from its free
+   part (SymbolicChart.fits, clearly: within half or beyond twice START_TOLERANCE, else
+   Python decides); the state goes over to it with f = its rhs (lagsim.driver.after_step).
+   1 when switched, 0 when Python is to do it (nothing changed). */
+static int reduced_switch_here(R *r, double t)
+{
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, j, l, old = r->cur;
+    const double *q = r->end, *qd = r->end + n;
+    double qmax = 1.0, qdmax = 1.0;
+    for (i = 1; i < m; i++) {  /* sort the dependent columns of the pivoting */
+        int v = r->dep[i];
+        for (l = i - 1; l >= 0 && r->dep[l] > v; l--) r->dep[l + 1] = r->dep[l];
+        r->dep[l + 1] = v;
+    }
+    for (i = 0; i < n; i++) { qmax = fmax(qmax, fabs(q[i])); qdmax = fmax(qdmax, fabs(qd[i])); }
+    for (j = 0; j < r->ncharts; j++) {
+        const int *ind = r->tind + (size_t)j * k;
+        int same = 1, fits = 1, clear = 1;
+        for (i = 0; i < m; i++) same &= r->tdep[(size_t)j * m + i] == r->dep[i];
+        if (!same) continue;
+        if (!r->tdyn[j] || !r->tmap[j]) return 0;
+        for (i = 0; i < k; i++) { r->yn[i] = q[ind[i]]; r->yn[k + i] = qd[ind[i]]; }
+        r->min[0] = t;
+        memcpy(r->min + 1, r->yn, N * sizeof(double));
+        memset(r->min + 1 + N, 0, k * sizeof(double));  /* q, q̇ do not depend on v̈ */
+        ((lagsim_fn)r->tmap[j])(r->min, NULL, r->mout);
+        for (i = 0; i < 2 * n; i++) {
+            double e = fabs(r->mout[i] - r->end[i]), tol = r->fit_tol * (i < n ? qmax : qdmax);
+            if (!(e <= tol)) fits = 0;
+            if (!(e <= 0.5 * tol || e > 2.0 * tol)) clear = 0;
+        }
+        if (!clear) return 0;
+        if (!fits) continue;
+        use_chart(r, j);
+        if (rhs(r->c, t, r->yn, r->fn) || !all_finite(N, r->fn)) { use_chart(r, old); return 0; }
+        memcpy(r->c->y, r->yn, N * sizeof(double));
+        memcpy(r->c->f, r->fn, N * sizeof(double));
+        r->c->nfev++;
+        r->switches++;
+        return 1;
+    }
+    return 0;
+}
+
+/* Start: the chart's solver (lagsim_loop_start of the chart's D), the stop sign, the full
+   state's aliasing watch from q̇0. */
+int lagsim_reduced_start(void *handle, double t, const double *y, double stop_sign,
+                         const double *qd0)
+{
+    R *r = handle;
+    D *s = r->s;
+    int i;
+    r->stop_sign = stop_sign; r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
+    r->t_acc = t;
+    for (i = 0; i < s->n; i++) {
+        s->al_top[i] = fabs(qd0[i]);
+        s->al_sign[i] = s->al_turns[i] = s->al_total[i] = 0.0;
+    }
+    s->al_k = 1; s->al_steps = 0; s->al_reading = 0; s->al_done = s->n == 0; s->al_found = 0;
+    i = lagsim_loop_start(r->c, t, y, 0.0);
+    return i ? i : (r->raised ? RED_SINGULAR : 0);
+}
+
+/* lagsim_loop_run for the reduced formulation (lagsim.driver.run_python's loop body with
+   Reduced's unpack, multipliers and after_step). rows: 2n + m values a row; state: the
+   chart's y; info as lagsim_loop_run's, and [6] the guard's last step, [7] its unchecked
+   steps, [8] the stop sign (for a run that goes on in Python), [9] the current chart, [10]
+   the switches made here. Returns a RUN_ or RED_ code. */
+int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, double *rows,
+                       int max_steps, double *info, double *state, double *event)
+{
+    R *r = handle;
+    D *c = r->c, *s = r->s;
+    int N = c->N, W = 2 * r->n + r->m, steps, code;
+    for (steps = 0; steps < max_steps && !c->finished; steps++) {
+        double end = NAN, g, h;
+        int has_end = 0, bad = 0, due, keep;
+        code = dop853_step(c);
+        if (r->raised) {  /* Python would have stopped inside this step: undo it */
+            if (!code) { c->t = c->t_old; memcpy(c->y, c->y_old, N * sizeof(double)); }
+            info[1] = r->raise_t;
+            memcpy(state, c->y, N * sizeof(double));
+            code = RED_SINGULAR;
+            goto out;
+        }
+        if (code) {
+            info[1] = c->t;
+            memcpy(state, c->y, N * sizeof(double));
+            if (!r->numeric || code != RUN_SMALL) code = RED_SINGULAR;
+            goto out;
+        }
+        memcpy(state, c->y_raw, N * sizeof(double));
+        info[1] = c->t;
+        /* Guard.accepted */
+        if (!all_finite(N, c->y_raw)) { code = RUN_NONFINITE; goto out; }
+        r->end_bad = reduced_full(r, c->t, c->y_raw, r->end);
+        h = r->guard_h;
+        r->guard_h = c->t - c->t_old;
+        r->unchecked++;
+        due = r->unchecked >= r->mass_every || r->guard_h < 0.5 * h;
+        if (due) {
+            r->unchecked = 0;
+            if (r->end_bad) { code = r->end_bad; goto out; }
+            if (!mass_regular(s, c->t, r->end)) { code = RUN_MASS; goto out; }
+            r->regular_at = c->t;
+        }
+        /* StopEvent.crossing */
+        if (r->has_stop) {
+            if (r->end_bad) { code = r->end_bad; goto out; }
+            g = reduced_stop_value(r, c->t, c->y_raw, &bad);
+            if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
+            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
+            if (r->stop_sign == 0.0) {
+                r->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
+            } else if (!(g * r->stop_sign > 0.0)) {
+                has_end = 1;
+                if (g == 0.0) end = c->t;
+                else {
+                    end = reduced_brent(r, c->t_old, c->t, 1e-14 * dmax(1.0, fabs(c->t)),
+                                        4 * 2.220446049250313e-16, &bad);
+                    if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
+                }
+            }
+        }
+        /* Samples.take */
+        while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= c->t)) {
+            if (reduced_sample(r, times[*k], rows + (size_t)(*k) * W)) {
+                info[1] = r->bad_t; code = r->bad_code; goto out;
+            }
+            (*k)++;
+        }
+        if (has_end) {
+            if (reduced_sample(r, end, event)) {
+                info[1] = r->bad_t; code = r->bad_code; goto out;
+            }
+            info[1] = end;
+            code = RUN_STOP;
+            goto out;
+        }
+        if (r->end_bad) { code = r->end_bad; goto out; }
+        /* AliasWatch.accepted on the full state */
+        s->t = c->t;
+        memcpy(s->y_raw, r->end, 2 * r->n * sizeof(double));
+        alias_step(s, times, ntimes);
+        /* Reduced.after_step */
+        keep = reduced_keeps(r, c->t, r->end);
+        if (keep == 1 && !(r->numeric && partition_accept(r, c->t, r->end))) {
+            r->t_acc = c->t;
+            continue;
+        }
+        if (keep == 1) keep = 0;
+        if (keep == 2 && r->allow && !c->finished && !r->numeric && reduced_switch_here(r, c->t)) {
+            r->t_acc = c->t;
+            continue;
+        }
+        r->t_acc = c->t;
+        code = RED_CHECK;
+        goto out;
+    }
+    code = c->finished ? RUN_DONE : RUN_MORE;
+out:
+    info[0] = c->t; info[2] = r->regular_at; info[3] = (double)c->nfev;
+    info[4] = (double)c->nsteps; info[5] = c->h_abs; info[6] = r->guard_h;
+    info[7] = r->unchecked; info[8] = r->stop_sign; info[9] = r->cur; info[10] = r->switches;
+    return code;
+}

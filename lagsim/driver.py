@@ -21,9 +21,11 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 
 A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
 
-With DOP853 and the formulations ode, index1 and udwadia-kalaba, :func:`run` hands this whole
-loop to C (:mod:`lagsim.cloop`, the same parts step for step, Python once per few thousand
-steps); :func:`run_python` is the loop written here, the reference and the path of the rest.
+With DOP853 and the formulations ode, index1, udwadia-kalaba and reduced, :func:`run` hands
+this whole loop to C (:mod:`lagsim.cloop`, the same parts step for step, Python once per few
+thousand steps); :func:`run_python` is the loop written here, the reference and the path of the
+rest (also the rest of a reduced run that reaches a chart without C code, from a
+:class:`Resume`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -109,8 +112,8 @@ def _quiet() -> Iterator[None]:
 def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
     """Step ``problem`` from its start to ``t_end`` or its stop event: a fixed-step method
     (:class:`lagsim.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
-    :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1 or
-    udwadia-kalaba), else with :func:`run_python`."""
+    :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1,
+    udwadia-kalaba or reduced), else with :func:`run_python`."""
     if problem.options.method in FIXED_STEP:
         return FIXED_STEP[problem.options.method].run(problem, progress)
     from lagsim.cloop import loop_for
@@ -121,26 +124,52 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     return run_python(problem, progress)
 
 
-def run_python(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step ``problem`` from its start to ``t_end`` or its stop event with scipy's
-    ``OdeSolver`` driven from Python, one round per accepted step (the reference the C loop is
-    tested against, and the path of the methods and formulations it does not cover)."""
+@dataclass
+class Resume:
+    """A run that goes on in :func:`run_python` from a mid-way state (the reduced C loop on
+    reaching a symbolic chart without C code, :class:`lagsim.cloop.RLoop`): its parts so far and
+    the state at t, from which the solver restarts with ``first_step``."""
+
+    samples: Samples
+    guard: Guard
+    stop: StopEvent | None
+    pace: Pace
+    alias: AliasWatch
+    t: float
+    y: np.ndarray
+    first_step: float
+
+
+def run_python(problem: Problem, progress: Callable[[float], None] | None = None,
+               resume: Resume | None = None) -> Trajectory:
+    """Step ``problem`` from its start (or ``resume``) to ``t_end`` or its stop event with
+    scipy's ``OdeSolver`` driven from Python, one round per accepted step (the reference the C
+    loop is tested against, and the path of the methods and formulations it does not cover)."""
     form, options = problem.form, problem.options
-    y0 = form.initial(problem.t0, problem.q0, problem.qd0)
-    samples = Samples(problem)
-    section = Section.of(problem, y0)
-    if section is None:
-        samples.add(problem.t0, y0, project=False)
-    guard = Guard(problem)
-    stop = StopEvent(problem, y0) if problem.stop is not None else None
-    pace = Pace(problem)
-    alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates, form.report,
-                       problem.qd0)
+    if resume is None:
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        section = Section.of(problem, y0)
+        if section is None:
+            samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates,
+                           form.report, problem.qd0)
+    else:
+        samples, guard, stop, pace, alias = (resume.samples, resume.guard, resume.stop,
+                                             resume.pace, resume.alias)
+        section = None
     solver: OdeSolver | None = None
     span = options.t_end - problem.t0
     try:
-        guard.start(problem.t0, y0)
-        solver = make_solver(problem, guard.rhs, problem.t0, y0)
+        if resume is None:
+            guard.start(problem.t0, y0)
+            solver = make_solver(problem, guard.rhs, problem.t0, y0)
+        else:
+            solver = make_solver(problem, guard.rhs, resume.t, resume.y,
+                                 first_step=resume.first_step)
         while solver.status == "running":
             try:
                 message = solver.step()

@@ -25,6 +25,14 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
   switched and the new y returned; when φ_q itself loses rank the run stops (exit 1) with the
   time and advice.
 
+Where the run is stepped: with DOP853 the whole accepted-step loop runs in C
+(:class:`lagsim.cloop.RLoop`): a symbolic chart's compiled right-hand side and its map to the
+full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, and
+:meth:`Reduced.after_step`'s check and its switch to a symbolic chart already built, mirrored in
+C; this class decides in Python only the first switch, a new chart, a check within rounding of
+its threshold and rank loss. With the other methods the Python loop steps
+(:func:`lagsim.driver.run_python`).
+
 The class is registered in :data:`lagsim.formulations.FORMULATIONS`, which imports this module
 when ``reduced`` is first looked up.
 """
@@ -35,6 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import symengine as se
 from scipy.integrate import DOP853
 
 from lagsim.compile import NumericSystem
@@ -44,8 +53,10 @@ from lagsim.model import Model
 from lagsim.reduce import (
     START_TOLERANCE,
     NumericReduction,
+    Reduction,
     ReductionError,
     compile_reduction,
+    flat,
     reduce_model,
 )
 from lagsim.spec import SystemSpec
@@ -129,12 +140,28 @@ def quality(phi_q: np.ndarray, chart: SymbolicChart | PartitionChart) -> float:
     return float(complete_pivoting(phi_q, chart.dependent)[1].min())
 
 
+def full_map(reduction: Reduction) -> tuple[list, list]:
+    """The arguments (t, free q, q̇, q̈) and expressions (full q, q̇, A_e, (M q̈ − F)_e, the
+    parameters substituted) of the map back to the full state, as
+    :func:`lagsim.reduce.compile_reduction` compiles them; :mod:`lagsim.cloop` compiles them to
+    C for the reduced C loop."""
+    red = reduction.reduced
+    subs = red.substitutions()
+    exprs = list(reduction.full_q) + list(reduction.full_qd) + flat(reduction.A_e) + flat(
+        reduction.residual_e)
+    exprs = [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
+    return [red.t, *red.q, *red.qd, *red.qdd], exprs
+
+
 class SymbolicChart:
     """002's reduced Lagrangian, compiled; y = (free q, free q̇) (seed 002 §23.5)."""
 
-    def __init__(self, reduction: NumericReduction, n: int, pairs: Pairs) -> None:
+    def __init__(self, reduction: NumericReduction, n: int, pairs: Pairs,
+                 source: Reduction | None = None) -> None:
         self.numeric = reduction.numeric
         self.reduction = reduction
+        self.source = source
+        """The symbolic reduction compiled (for the C loop's map, :func:`full_map`)."""
         self.pairs = pairs
         self.independent = np.array(reduction.free_indices, dtype=int)
         self.dependent = np.array([i for i in range(n) if i not in reduction.free_indices],
@@ -196,10 +223,14 @@ class PartitionChart:
             q[dep] += du
             if np.abs(du).max() <= 1e-9 * (1.0 + np.abs(q[dep]).max()):
                 return q
-        raise IntegrationError(
+        raise self.newton_failure(t)
+
+    def newton_failure(self, t: float) -> IntegrationError:
+        """The error of :meth:`positions` when Newton's method does not converge at t."""
+        return IntegrationError(
             "reduced: Newton's method on the constraints for the dependent coordinates "
-            f"{', '.join(self.numeric.coordinates[i] for i in dep)} did not converge (the "
-            "step left the chart); use --formulation index1", time=float(t))
+            f"{', '.join(self.numeric.coordinates[i] for i in self.dependent)} did not converge "
+            "(the step left the chart); use --formulation index1", time=float(t))
 
     def velocities(self, t: float, q: np.ndarray, vd: np.ndarray) -> np.ndarray:
         """q̇ with q̇_v = v̇ and φ_u u̇ = −φ_v v̇ − φ_t (A q̇ + c = 0, c = φ_t)."""
@@ -312,7 +343,7 @@ class Reduced(Formulation):
                 self.report(f"reduced: {reason}; solving the constraints for "
                             f"{', '.join(names)} numerically at each step instead")
             return numeric_chart
-        chart = SymbolicChart(compile_reduction(reduction), numeric.n, pairs)
+        chart = SymbolicChart(compile_reduction(reduction), numeric.n, pairs, reduction)
         if tuple(sorted(chart.dependent)) != key:
             return numeric_chart
         self._symbolic.append(chart)

@@ -178,9 +178,9 @@ def test_failures_are_reported_alike() -> None:
 
 
 def test_python_loop_for_what_c_does_not_cover() -> None:
-    """Other methods and the reduced formulation run the Python loop (expected, silent)."""
+    """Other methods run the Python loop (expected, silent); reduced has its own C loop
+    (tests/test_cloop_reduced.py)."""
     assert cloop.loop_for(problem("pendulum_natural", method="RK45")) is None
-    assert cloop.loop_for(problem("pendulum_natural", formulation="reduced")) is None
     assert cloop.loop_for(problem("pendulum_natural")) is not None
 
 

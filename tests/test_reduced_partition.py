@@ -99,8 +99,9 @@ def test_numeric_chart_solves_the_constraint_by_newton():
 
 
 def test_c_stepper_continues_in_python_on_a_numeric_chart(monkeypatch):
-    """With one symbolic chart allowed, the run starts on it (each DOP853 step in C) and goes on
-    over the top on numeric charts (scipy's step in Python); it follows index1 to 1e-9."""
+    """With one symbolic chart allowed, the run starts on it and goes on over the top on numeric
+    charts (all in the C loop since issue 9; tests/test_cloop_reduced.py holds it to the Python
+    loop); it follows index1 to 1e-9."""
     from lagsim.integrate import simulate
 
     monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 1)

@@ -68,6 +68,13 @@ class SourceMap:
             return self.constraint(about.name)
         return self.coordinate(about.name)
 
+    def place(self, error: InputError) -> InputError:
+        """``error`` located at the part it is ``about`` (itself when it has a location or is
+        about no part)."""
+        if error.location is not None or error.about is None:
+            return error
+        return InputError(error.message, self.locate(error.about), error.about)
+
 
 @dataclass(frozen=True)
 class StopWhen:
@@ -125,7 +132,7 @@ class Problem:
         except InputError as error:
             if error.location is not None:
                 raise
-            raise InputError(error.message, sources.locate(error.about), error.about) from None
+            raise sources.place(error) from None
 
     @classmethod
     def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,

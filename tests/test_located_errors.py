@@ -152,3 +152,26 @@ def test_a_reduction_error_carries_the_constraint_it_is_about(name):
         reduce_model(build_model(parse_spec(text, "t.yaml")), {"x": 0.0, "y": 0.0})
     assert err.value.about == Subject("constraint", name)
     assert f"constraint '{name}'" in err.value.message
+
+
+QUINTIC = """coordinates: [x, y]
+kinetic: 1/2*(x_dot**2 + y_dot**2)
+initial: {x: 0.5}
+constraints:
+  - name: y
+    holonomic: x**5 + x*y**5 + y - 3
+"""
+
+
+def test_derive_points_a_refused_reduction_at_its_constraint(tmp_path):
+    """x⁵ + x y⁵ + y = 3 has no closed-form root in x or in y (Abel–Ruffini): the reduced form
+    of seed 002 §23.5 is refused at the constraint, named y like a coordinate, not at the
+    coordinate y."""
+    path = tmp_path / "quintic.yaml"
+    path.write_text(QUINTIC)
+    result = CliRunner().invoke(main, ["derive", str(path), "--form", "reduced"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"lagsim: error: {path}:{place(QUINTIC, 'holonomic:', 'x**5')}: constraint 'y' cannot "
+        "be solved for a single coordinate, so the reduced form does not apply; use index1 or "
+        "udwadia-kalaba\n")

@@ -155,9 +155,9 @@ def _descend(residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     return q
 
 
-def _about(name: str) -> Subject:
-    """An error about constraint ``name`` (located at its declaration by the caller)."""
-    return Subject("constraint", name)
+def _about(names: Sequence[str]) -> Subject | None:
+    """The first of the constraints ``names`` as the subject of an error (None for none)."""
+    return Subject("constraint", names[0]) if names and names[0] else None
 
 
 def _names(rows: Sequence[int], names: Sequence[str]) -> str:
@@ -231,7 +231,7 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
             raise InputError(
                 f"the initial positions cannot be made consistent: the holonomic constraints "
                 f"{', '.join(culprits)} conflict at t = {t!r} (closest residuals {values}); "
-                f"check the constraints and the initial values", about=_about(culprits[0]))
+                f"check the constraints and the initial values", about=_about(culprits))
     level.after = q
     level.explain(J, violated, conflict, names, fallen)
 
@@ -317,7 +317,7 @@ def _off_singular_point(numeric: NumericSystem, t: float,
                 f"the {_names(unmet, names)} cannot decide "
                 f"{', '.join(coords)} from {at}: that is a singular point with starts on either "
                 f"side and no force at rest picks one; give {' or '.join(coords)} in "
-                f"'initial:' or with --init", about=_about(names[unmet[0]]))
+                f"'initial:' or with --init", about=_about([names[k] for k in unmet]))
         q = trial
         fallen.update(int(i) for i, x in zip(free, direction) if abs(x) > 1e-8)
         if not _unmet(phi_t, J_t, q).any():
@@ -344,7 +344,7 @@ def _velocities(numeric: NumericSystem, t: float, q: np.ndarray, level: _Level, 
             f"the initial velocities cannot be made consistent: the constraints "
             f"{', '.join(culprits)} conflict at t = {t!r} (velocity "
             f"residuals {', '.join(f'{n} = {x:.3g}' for n, x in zip(names, w))})",
-            about=_about(culprits[0]))
+            about=_about(culprits))
     level.after = qd
     level.explain(A, violated, conflict, names)
 
@@ -387,7 +387,7 @@ def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nda
         raise InputError(
             f"the initial state is off the constraints and --strict-initial forbids correcting it "
             f"({changes}): {why}; give consistent initial values or leave out the ones the "
-            f"constraints should compute", about=_about(refused[0][4]) if refused[0][4] else None)
+            f"constraints should compute", about=_about(refused[0][4:]))
     for name, a, b, why, _ in moves:
         say(f"initial {name}: {a!r} -> {b!r} ({why})")
     return pos.after, vel.after

@@ -143,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         files = ", ".join(str(p.relative_to(ROOT)) for p in o.results)
         load = f"{o.load[0]:.1f} / {o.load[1]:.1f}" if o.results else ""
         print(f"| {o.name} | {o.status} | {o.seconds:.0f} | {load} | {files} |")
+    if args.quick:
+        written = " ".join(str(p.relative_to(ROOT)) for o in outcomes for p in o.results
+                           if p.exists())
+        print(f"\nThe quick run's rough figures are now in: {written}\n"
+              "Restore the committed results with git checkout -- FILE (and remove the "
+              "files git does not track) before committing.")
     return 1 if any(o.status.startswith("failed") for o in outcomes) else 0
 
 

@@ -105,17 +105,9 @@ SPHERICAL_CARTESIAN = named(
     "initial: {x: l*sin(1), y: 0, z: -l*cos(1), x_dot: 0, y_dot: 3*l*sin(1), z_dot: 0}\n")
 """Released at θ = 1 rad with the azimuthal speed 3 l sin 1: it swings and turns."""
 
-MOVING_PIVOT_PENDULUM = """\
-parameters: {m: 1.0, g: 9.81, l: 1.0, A: 0.1, w: 3.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: (x - A*sin(w*t))**2 + y**2 - l**2
-"""
-"""A pendulum whose pivot moves as A sin(ω t) along x: a rheonomic constraint."""
+MOVING_PIVOT_PENDULUM = NATURAL_PENDULUM.replace("l: 1.0}", "l: 1.0, A: 0.1, w: 3.0}").replace(
+    "x**2 + y**2 - l**2", "(x - A*sin(w*t))**2 + y**2 - l**2")
+"""The natural pendulum whose pivot moves as A sin(ω t) along x: a rheonomic constraint."""
 
 HARMONIC_OSCILLATOR = """\
 parameters: {m: 2.0, k: 8.0}

@@ -73,6 +73,9 @@ BENCHES = (
 
 @dataclass(frozen=True)
 class Outcome:
+    """How one bench went: ``ok``, ``failed (exit N)`` or ``skipped: why``; its wall time, the
+    1-minute load average before and after it, and its results files."""
+
     name: str
     status: str
     seconds: float

@@ -5,7 +5,8 @@
     .venv/bin/python bench/all.py --only modes,stiff  # some of them
 
 Each bench writes its results file (see :data:`BENCHES`; a bench that only prints has its
-standard output written to ``bench/<name>_results.md`` with the command and the load average).
+standard output written, as printed, to ``bench/<name>_results.md`` under the command and the
+load average).
 A bench that fails is reported and the others still run; the exit status is 1 when any failed.
 A bench whose optional peers (``pip install -e '.[bench]'``) are all missing is skipped with
 one line saying so. ``params.py`` and ``derive_time.py`` run inside ``run.py`` (their tables
@@ -113,7 +114,7 @@ def run(bench: Bench, quick: bool) -> Outcome:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         head = (f"# `{shown}`\n\nMeasured {stamp}, {seconds:.0f} s, load average "
                 f"{load[0]:.1f} before and {load[1]:.1f} after ({os.cpu_count()} cores).\n\n")
-        bench.printed().write_text(head + "".join(lines), encoding="utf-8")
+        bench.printed().write_text(f"{head}```text\n{''.join(lines)}```\n", encoding="utf-8")
     return Outcome(bench.name, status, seconds, load, bench.results())
 
 

@@ -33,8 +33,10 @@ test-nocc: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench
 
+# Every bench in one go (bench/all.py); `make bench ARGS=--quick` for a smoke run,
+# `ARGS=--only modes,stiff` for some of them.
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/all.py $(ARGS)
 
 docs: $(STAMP)
 	$(BIN)/python docs/make_docs.py

@@ -57,9 +57,12 @@ def built_in(model: Model) -> Model:
     constraints = tuple(replace(c, expression=sub(c.expression), row=tuple(map(sub, c.row)),
                                 offset=sub(c.offset), velocity_form=sub(c.velocity_form),
                                 rhs=sub(c.rhs)) for c in model.constraints)
-    return replace(model, parameters={}, param_symbols=(), mass_matrix=sub(model.mass_matrix),
-                   forcing=sub(model.forcing), A=sub(model.A), b=sub(model.b),
-                   energy=sub(model.energy), constraints=constraints)
+    positions = tuple((name, tuple(map(sub, p))) for name, p in model.mass_positions)
+    return replace(model, parameters={}, param_symbols=(), kinetic=sub(model.kinetic),
+                   potential=sub(model.potential), lagrangian=sub(model.lagrangian),
+                   momenta=sub(model.momenta), tau=sub(model.tau), A=sub(model.A),
+                   b=sub(model.b), constraints=constraints, mass_positions=positions,
+                   structure_key=None)
 
 
 def measure(n: int = 8, values: int = 20, reps: int = 15) -> dict[str, Any]:

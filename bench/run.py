@@ -1,6 +1,6 @@
 """The benchmark of issue 5: lagsim and its anchors measured in one run, written to RESULTS.md.
 
-    .venv/bin/python bench/run.py            # full run (make bench), about 10-20 min on 2 cores
+    .venv/bin/python bench/run.py            # full run (the first of make bench), 10-20 min
     .venv/bin/python bench/run.py --quick    # smoke run: n up to 4, 3 repetitions
 
 Workloads (see bench/README.md): 1 the n-chain in minimal coordinates (build, RHS, simulate,

@@ -31,21 +31,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from inline_systems import STIFF  # noqa: E402
 
 from lagsim import driver  # noqa: E402
 from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
 from lagsim.model import build_model  # noqa: E402
 from lagsim.spec import load_spec, parse_spec  # noqa: E402
 
-STIFF = """\
-name: stiff_damped_elastic_pendulum
-parameters: {m: 1.0, g: 9.81, l0: 1.0, K: 1.0e8, c: 2.0e4}
-coordinates: [r, theta]
-kinetic: m/2*(r_dot**2 + r**2*theta_dot**2)
-potential: -m*g*r*cos(theta) + K/2*(r - l0)**2
-dissipation: 1/2*c*r_dot**2
-initial: {r: 1.0, theta: 0.3}
-"""
 RUNS = (("DOP853", True), ("Radau", True), ("Radau", False), ("BDF", True), ("BDF", False),
         ("LSODA", True), ("LSODA", False))
 

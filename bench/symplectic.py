@@ -36,8 +36,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import exact  # noqa: E402
+from inline_systems import A01  # noqa: E402
+from inline_systems import SPHERICAL_CARTESIAN as SPHERICAL  # noqa: E402
 
 from lagsim.compile import compile_model  # noqa: E402
 from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
@@ -45,18 +48,6 @@ from lagsim.model import build_model  # noqa: E402
 from lagsim.problem import Problem  # noqa: E402
 from lagsim.spec import parse_spec  # noqa: E402
 
-A01 = """
-name: a01
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 - l**2
-initial: {x: l, y: 0, x_dot: 0, y_dot: 0}
-"""
 PERIOD = exact.period(np.pi / 2)
 GOLDEN = (1 + 5**0.5) / 2
 """Samples are GOLDEN periods apart: a spacing commensurate with the period (t_end / 10⁵ is one
@@ -122,18 +113,6 @@ def speed(steps: int) -> None:
           f"{best['rattle'] / best['dynamics']:.3f}")
 
 
-SPHERICAL = """
-name: spherical_cartesian
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y, z]
-masses:
-  bob: {mass: m, position: [x, y, z]}
-gravity: [0, 0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 + z**2 - l**2
-initial: {x: l*sin(1), y: 0, z: -l*cos(1), x_dot: 0, y_dot: 3*l*sin(1), z_dot: 0}
-"""
 
 
 def spherical(steps: int = 100_000, h: float = 0.01) -> None:

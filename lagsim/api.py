@@ -376,7 +376,9 @@ def derive_forms(system: System, form: str, simplify: bool = False,
                              if name in ("reduced", "linear") else FORMS[name](model, simplify))
             except InputError as exc:
                 if form != "all":
-                    raise
+                    from lagsim.problem import SourceMap
+
+                    raise SourceMap.of(spec).place(exc) from None
                 warn(f"note: form {name} skipped: {exc.message}")
     if spent.stopped:
         warn(f"note: tidying stopped after its budget of {seconds:g} s CPU: {spent.stopped} "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Literal
 
 _BIDI = frozenset(map(chr, (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
                             *range(0x2066, 0x206A))))
@@ -46,15 +47,28 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+@dataclass(frozen=True)
+class Subject:
+    """The part of the user's system an error is about, for the caller that knows where the
+    parts stand in the file (:class:`lagsim.problem.SourceMap`) when the code that raises does
+    not: ``kind`` is ``"constraint"`` or ``"coordinate"``, ``name`` its name as declared."""
+
+    kind: Literal["constraint", "coordinate"]
+    name: str
+
+
 class LagsimError(Exception):
-    """Root of every error lagsim raises on purpose."""
+    """Root of every error lagsim raises on purpose. ``location`` is where in the user's input
+    the error stands; ``about`` the part it concerns when the raiser cannot locate it."""
 
     exit_code = 1
 
-    def __init__(self, message: str, location: Location | None = None) -> None:
+    def __init__(self, message: str, location: Location | None = None,
+                 about: Subject | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.location = location
+        self.about = about
 
     def __str__(self) -> str:
         if self.location is None:

@@ -534,26 +534,27 @@ def _or_list(names: Collection[str]) -> str:
 
 
 def _misfit(form: type[Formulation], numeric: NumericSystem, dependent: Collection[str]
-            ) -> str | None:
-    """Why ``form`` cannot integrate this system (None when it can)."""
+            ) -> tuple[str, str | None] | None:
+    """Why ``form`` cannot integrate this system and the constraint that shows it (None when
+    it can)."""
     names = numeric.constraint_names
     if not form.kinds and numeric.m:
         return (f"formulation '{form.name}' is for unconstrained systems, and this one has the "
-                f"constraints {', '.join(names)}")
+                f"constraints {', '.join(names)}", names[0])
     if form.needs_constraints and not numeric.m:
         return (f"formulation '{form.name}' eliminates constrained coordinates, and this system "
-                f"has no constraints")
+                f"has no constraints", None)
     other = [n for n, k in zip(names, numeric.constraint_kinds) if k not in form.kinds]
     if form.kinds and other:
         return (f"formulation '{form.name}' handles {_or_list(sorted(form.kinds))} constraints "
                 f"only, and {other[0]} is a {numeric.constraint_kinds[names.index(other[0])]} "
-                f"constraint")
+                f"constraint", other[0])
     if dependent and not form.dependent_rows:
         return (f"formulation {form.name} cannot run: the rows of A are dependent at the start "
                 f"({', '.join(dependent)} repeats earlier constraints), so its equations are "
-                f"singular")
+                f"singular", next(iter(dependent)))
     if numeric.m and numeric.time_dependent and not form.rheonomic:
-        return f"formulation '{form.name}' needs constraints that do not depend on t"
+        return f"formulation '{form.name}' needs constraints that do not depend on t", None
     return None
 
 
@@ -574,6 +575,7 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     form = FORMULATIONS[requested]
     misfit = _misfit(form, numeric, dependent)
     if misfit:
+        why, concerned = misfit
         fits = [n for n, f in FORMULATIONS.items() if _misfit(f, numeric, dependent) is None]
         hint = f"; use {', '.join(fits)} (or auto)" if fits else ""
         tolerant = [n for n in fits if FORMULATIONS[n].dependent_rows]
@@ -581,9 +583,9 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
             hint = (f"; use {BY_NAME['formulation'].flag} {_or_list(tolerant)}, which needs no "
                     "independence of the constraints")
         where = options.file_location("formulation")
-        if where is None and dependent and locate is not None:
-            where = locate(next(iter(dependent)))
-        raise InputError(misfit + hint, where)
+        if where is None and concerned is not None and locate is not None:
+            where = locate(concerned)
+        raise InputError(why + hint, where)
     stabilize = options.stabilize
     if stabilize not in form.stabilizers or not numeric.m:
         if options.where("stabilize") is not None and stabilize != "none":

@@ -10,7 +10,6 @@ the driver (:mod:`lagsim.driver`) only steps.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.compile import NumericSystem, compile_model, lambdify
-from lagsim.errors import InputError, Location
+from lagsim.errors import InputError, Location, Subject
 from lagsim.expressions import Source, parse_expression
 from lagsim.formulations import (
     FORMULATIONS,
@@ -60,15 +59,21 @@ class SourceMap:
     def constraint(self, name: str) -> Location | None:
         return self.constraints.get(name)
 
-    def find(self, message: str) -> Location | None:
-        """The part a message is about: the first constraint it names, else the first initial
-        value or coordinate it names (as a whole word)."""
-        for table in (self.constraints, self.initial, self.coordinates):
-            hits = [(m.start(), name) for name in table
-                    if (m := re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", message))]
-            if hits:
-                return table[min(hits)[1]]
-        return None
+    def locate(self, about: Subject | None) -> Location | None:
+        """Where the part an error is ``about`` stands: a constraint's declaration, a
+        coordinate's initial value or declaration (:meth:`coordinate`); None for no part."""
+        if about is None:
+            return None
+        if about.kind == "constraint":
+            return self.constraint(about.name)
+        return self.coordinate(about.name)
+
+    def place(self, error: InputError) -> InputError:
+        """``error`` located at the part it is ``about`` (itself when it has a location or is
+        about no part)."""
+        if error.location is not None or error.about is None:
+            return error
+        return InputError(error.message, self.locate(error.about), error.about)
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,7 @@ class Problem:
         except InputError as error:
             if error.location is not None:
                 raise
-            raise InputError(error.message, sources.find(error.message)) from None
+            raise sources.place(error) from None
 
     @classmethod
     def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,

@@ -24,7 +24,7 @@ import symengine as se
 import sympy
 
 from lagsim.compile import NumericSystem, compile_model, lambdify
-from lagsim.errors import InputError
+from lagsim.errors import InputError, Subject
 from lagsim.model import Model, assemble_model, time_derivative, to_sympy
 from lagsim.tidy import OutOfTime, can_interrupt
 from lagsim.tidy import time_budget as _time_budget
@@ -84,10 +84,12 @@ class ReductionError(InputError):
     """No symbolic reduction fits: too slow, not solvable, or no branch through the start.
 
     ``simulate`` then integrates partitioned coordinates numerically (:mod:`lagsim.reduced`);
-    ``derive`` refuses with the message. ``reason`` is the message without the advice."""
+    ``derive`` refuses with the message. ``reason`` is the message without the advice; ``about``
+    the constraint or coordinate concerned."""
 
-    def __init__(self, reason: str, advice: str = "use index1 or udwadia-kalaba") -> None:
-        super().__init__(f"{reason}; {advice}")
+    def __init__(self, reason: str, advice: str = "use index1 or udwadia-kalaba",
+                 about: Subject | None = None) -> None:
+        super().__init__(f"{reason}; {advice}", about=about)
         self.reason = reason
 
 
@@ -157,7 +159,8 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
         raise ReductionError(
             f"the symbolic reduction did not finish within {budget:g} s of CPU time (sympy on "
             "constraint "
-            f"'{where['constraint']}')") from None
+            f"'{where['constraint']}')", about=Subject("constraint", where["constraint"])
+        ) from None
 
 
 def check_independent(model: Model, q0: Mapping[str, float], t0: float,
@@ -388,7 +391,7 @@ def _check_rebuilt(model: Model, start: Start, free_idx: list[int],
                 raise ReductionError(
                     f"the eliminated {name} rebuilt from the free coordinates gives the {label} "
                     f"{got.real!r} at the start instead of {float(want)!r}, so this branch does "
-                    f"not pass through the start", "use index1")
+                    f"not pass through the start", "use index1", Subject("coordinate", name))
 
 
 def _shifted(phi: sympy.Expr, s: sympy.Symbol, root: sympy.Expr, value: float,
@@ -420,7 +423,7 @@ def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], param
     present = [s for s in candidates if s in phi.free_symbols]
     if not present:
         raise ReductionError(f"constraint '{name}' does not involve a coordinate that may be "
-                             "eliminated")
+                             "eliminated", about=Subject("constraint", name))
     scale = max([1.0, *(abs(float(v)) for v in start.values())])
     missed: list[str] = []
     for s in present:
@@ -445,9 +448,9 @@ def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], param
         raise ReductionError(
             f"no branch of constraint '{name}' solved for a coordinate passes through the "
             f"start ({', '.join(f'{s} = {float(start[s]):.6g}' for s in present)}; the branches "
-            f"give {', '.join(missed)})", "use index1")
+            f"give {', '.join(missed)})", "use index1", Subject("constraint", name))
     raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
-                         "reduced form does not apply")
+                         "reduced form does not apply", about=Subject("constraint", name))
 
 
 def _value(root: sympy.Expr, params: Mapping, start: Mapping) -> float | None:
@@ -469,7 +472,8 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
     present = [s for s in candidates if s in phi.free_symbols]
     if not present:
         raise ReductionError(f"constraint '{name}' does not involve a coordinate that is still "
-                             "free (redundant constraints cannot be reduced)", "use udwadia-kalaba")
+                             "free (redundant constraints cannot be reduced)", "use udwadia-kalaba",
+                             Subject("constraint", name))
     for s in present:
         coeff = _diff(phi, s)
         if coeff != 0 and coeff.free_symbols <= set(params):
@@ -493,7 +497,7 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
         if roots:
             return s, roots[0]
     raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
-                         "reduced form does not apply")
+                         "reduced form does not apply", about=Subject("constraint", name))
 
 
 def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) -> float:

@@ -47,7 +47,7 @@ import symengine as se
 from scipy.integrate import DOP853
 
 from lagsim.compile import NumericSystem
-from lagsim.errors import InputError, IntegrationError
+from lagsim.errors import InputError, IntegrationError, Subject
 from lagsim.formulations import Formulation, solve_augmented
 from lagsim.model import Model
 from lagsim.reduce import (
@@ -374,7 +374,7 @@ class Reduced(Formulation):
                     f"coordinate ({self.n - rank} degree(s) of freedom remain)")
             advice = "remove it, or use udwadia-kalaba, which accepts redundant constraints"
         if start:
-            raise InputError(f"{what}; {advice}")
+            raise InputError(f"{what}; {advice}", about=Subject("constraint", names[k]))
         raise IntegrationError(f"reduced: {what}, and no partition of the coordinates can "
                                "continue; use --formulation udwadia-kalaba", time=float(t))
 

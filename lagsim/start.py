@@ -42,7 +42,7 @@ from collections.abc import Callable, Collection, Sequence
 import numpy as np
 
 from lagsim.compile import NumericSystem
-from lagsim.errors import InputError
+from lagsim.errors import InputError, Subject
 
 Report = Callable[[str], None]
 
@@ -155,6 +155,11 @@ def _descend(residual: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     return q
 
 
+def _about(names: Sequence[str]) -> Subject | None:
+    """The first of the constraints ``names`` as the subject of an error (None for none)."""
+    return Subject("constraint", names[0]) if names and names[0] else None
+
+
 def _names(rows: Sequence[int], names: Sequence[str]) -> str:
     label = "constraint" if len(rows) == 1 else "constraints"
     return f"{label} {', '.join(names[k] for k in rows)}"
@@ -175,6 +180,7 @@ class _Level:
         self.before = before.copy()
         self.after = before.copy()
         self.reasons: dict[int, str] = {}
+        self.concerned: dict[int, str] = {}
 
     def explain(self, J: np.ndarray, violated: np.ndarray, conflict: np.ndarray,
                 names: Sequence[str], fallen: Collection[int] = ()) -> None:
@@ -187,10 +193,13 @@ class _Level:
                 rows = _why(i, J, violated)
                 where = ", on the side the force at rest points to" if i in fallen else ""
                 self.reasons[i] = f"computed from {_names(rows, names)}{where}"
+            if rows:
+                self.concerned[i] = names[rows[0]]
 
-    def moves(self) -> list[tuple[str, float, float, str]]:
-        return [(self.labels[i], float(self.before[i]), float(self.after[i]), self.reasons[i])
-                for i in sorted(self.reasons)]
+    def moves(self) -> list[tuple[str, float, float, str, str]]:
+        """(value, before, after, why, the first constraint concerned) of each change."""
+        return [(self.labels[i], float(self.before[i]), float(self.after[i]), self.reasons[i],
+                 self.concerned.get(i, "")) for i in sorted(self.reasons)]
 
 
 def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M: np.ndarray
@@ -218,11 +227,11 @@ def _positions(numeric: NumericSystem, t: float, level: _Level, split: _Split, M
         bad = _unmet(phi, J, q)
         if bad.any() or not np.all(np.isfinite(q)):
             values = ", ".join(f"{n} = {p:.3g}" for n, p in zip(names, phi))
+            culprits = [n for n, b in zip(names, bad) if b] or names
             raise InputError(
                 f"the initial positions cannot be made consistent: the holonomic constraints "
-                f"{', '.join(n for n, b in zip(names, bad) if b) or ', '.join(names)} conflict "
-                f"at t = {t!r} (closest residuals {values}); check the constraints and the "
-                f"initial values")
+                f"{', '.join(culprits)} conflict at t = {t!r} (closest residuals {values}); "
+                f"check the constraints and the initial values", about=_about(culprits))
     level.after = q
     level.explain(J, violated, conflict, names, fallen)
 
@@ -303,11 +312,12 @@ def _off_singular_point(numeric: NumericSystem, t: float,
             undecided = [i for i, k in zip(free, np.abs(N).max(axis=1) > 1e-8) if k]
             coords = [numeric.coordinates[i] for i in undecided]
             at = ", ".join(f"{numeric.coordinates[i]} = {float(q[i])!r}" for i in undecided)
+            unmet = list(np.flatnonzero(_unmet(phi, J, q)))
             raise InputError(
-                f"the {_names(list(np.flatnonzero(_unmet(phi, J, q))), names)} cannot decide "
+                f"the {_names(unmet, names)} cannot decide "
                 f"{', '.join(coords)} from {at}: that is a singular point with starts on either "
                 f"side and no force at rest picks one; give {' or '.join(coords)} in "
-                f"'initial:' or with --init")
+                f"'initial:' or with --init", about=_about([names[k] for k in unmet]))
         q = trial
         fallen.update(int(i) for i, x in zip(free, direction) if abs(x) > 1e-8)
         if not _unmet(phi_t, J_t, q).any():
@@ -329,10 +339,12 @@ def _velocities(numeric: NumericSystem, t: float, q: np.ndarray, level: _Level, 
     w = A @ qd + c
     bad = _unmet(w, A, qd)
     if bad.any():
+        culprits = [n for n, b in zip(names, bad) if b]
         raise InputError(
             f"the initial velocities cannot be made consistent: the constraints "
-            f"{', '.join(n for n, b in zip(names, bad) if b)} conflict at t = {t!r} (velocity "
-            f"residuals {', '.join(f'{n} = {x:.3g}' for n, x in zip(names, w))})")
+            f"{', '.join(culprits)} conflict at t = {t!r} (velocity "
+            f"residuals {', '.join(f'{n} = {x:.3g}' for n, x in zip(names, w))})",
+            about=_about(culprits))
     level.after = qd
     level.explain(A, violated, conflict, names)
 
@@ -368,14 +380,14 @@ def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nda
     vel = _Level(velocities, given_qd, qd)
     _velocities(numeric, t, pos.after, vel, _Split(M, given_qd))
     moves = pos.moves() + vel.moves()
-    refused = [(name, a, b, why) for name, a, b, why in moves if why.startswith("moved")]
+    refused = [move for move in moves if move[3].startswith("moved")]
     if refused and strict:
-        changes = "; ".join(f"{name}: {a!r} -> {b!r}" for name, a, b, _ in refused)
+        changes = "; ".join(f"{name}: {a!r} -> {b!r}" for name, a, b, _, _ in refused)
         why = refused[0][3].removeprefix("moved: ")
         raise InputError(
             f"the initial state is off the constraints and --strict-initial forbids correcting it "
             f"({changes}): {why}; give consistent initial values or leave out the ones the "
-            f"constraints should compute")
-    for name, a, b, why in moves:
+            f"constraints should compute", about=_about(refused[0][4:]))
+    for name, a, b, why, _ in moves:
         say(f"initial {name}: {a!r} -> {b!r} ({why})")
     return pos.after, vel.after

@@ -1,4 +1,16 @@
-"""Small systems written inline, shared by the tests of the forms and of their rendering."""
+"""Small systems written inline, shared by the tests (and by benches, through ``sys.path``).
+
+Where tests need one system with other names or start values, the system is written once
+without them (``NATURAL_PENDULUM``, ...) and :func:`named` adds the ``name:`` line before and
+the ``initial:``/``simulate:`` lines after, so each test's text is as it was written inline.
+"""
+
+
+def named(name: str, body: str, rest: str = "") -> str:
+    """The text of a system: ``name: NAME``, then ``body``, then ``rest`` (its ``initial:`` and
+    ``simulate:`` lines)."""
+    return f"\nname: {name}\n{body}{rest}"
+
 
 FLAT = """
 name: flat
@@ -43,3 +55,76 @@ coordinates: [x, z]
 kinetic: 1/2*m*x_dot**2
 potential: 1/2*k*(x**2 + z**2)
 """
+
+
+NATURAL_PENDULUM = """\
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+"""
+"""The pendulum of seed 001 (Example 10.5) in natural coordinates (x, y): a point mass on a rod
+of length l, φ = x² + y² − l² = 0."""
+
+A01 = named("a01", NATURAL_PENDULUM, "initial: {x: l, y: 0, x_dot: 0, y_dot: 0}\n")
+"""IFToMM A01: the pendulum in natural coordinates released from the horizontal."""
+
+DOUBLE_PENDULUM_CARTESIAN = """\
+parameters: {m1: 1.0, m2: 1.0, l1: 1.0, l2: 1.0, g: 9.81}
+coordinates: [x1, y1, x2, y2]
+masses:
+  a: {mass: m1, position: [x1, y1]}
+  b: {mass: m2, position: [x2, y2]}
+gravity: [0, -g]
+constraints:
+  - name: rod1
+    holonomic: x1**2 + y1**2 - l1**2
+  - name: rod2
+    holonomic: (x2 - x1)**2 + (y2 - y1)**2 - l2**2
+"""
+"""The double pendulum in the Cartesian coordinates of its two bobs, one rod each."""
+
+SPHERICAL_PENDULUM_CARTESIAN = """\
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y, z]
+masses:
+  bob: {mass: m, position: [x, y, z]}
+gravity: [0, 0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 + z**2 - l**2
+"""
+"""The spherical pendulum in Cartesian coordinates, φ = x² + y² + z² − l² = 0."""
+
+SPHERICAL_CARTESIAN = named(
+    "spherical_cartesian", SPHERICAL_PENDULUM_CARTESIAN,
+    "initial: {x: l*sin(1), y: 0, z: -l*cos(1), x_dot: 0, y_dot: 3*l*sin(1), z_dot: 0}\n")
+"""Released at θ = 1 rad with the azimuthal speed 3 l sin 1: it swings and turns."""
+
+MOVING_PIVOT_PENDULUM = NATURAL_PENDULUM.replace("l: 1.0}", "l: 1.0, A: 0.1, w: 3.0}").replace(
+    "x**2 + y**2 - l**2", "(x - A*sin(w*t))**2 + y**2 - l**2")
+"""The natural pendulum whose pivot moves as A sin(ω t) along x: a rheonomic constraint."""
+
+HARMONIC_OSCILLATOR = """\
+parameters: {m: 2.0, k: 8.0}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*x**2
+"""
+"""m ẍ = −k x: ω = √(k/m) = 2."""
+
+STIFF = """\
+name: stiff_damped_elastic_pendulum
+parameters: {m: 1.0, g: 9.81, l0: 1.0, K: 1.0e8, c: 2.0e4}
+coordinates: [r, theta]
+kinetic: m/2*(r_dot**2 + r**2*theta_dot**2)
+potential: -m*g*r*cos(theta) + K/2*(r - l0)**2
+dissipation: 1/2*c*r_dot**2
+initial: {r: 1.0, theta: 0.3}
+"""
+"""A pendulum on a stiff, critically damped spring (ζ = c / (2√(K m)) = 1): the radial mode's
+eigenvalues are about −10⁴, the swing's about ±3i, so explicit methods step at 10⁻⁴ s."""

@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from inline_systems import HARMONIC_OSCILLATOR, NATURAL_PENDULUM, named
 from scipy.integrate import simpson
 
 from lagsim.action import lagrangian_values, path_action, stationary_path
@@ -28,14 +29,7 @@ coordinates: [q1, q2]
 lagrangian: q1**2 + q2**2
 """
 
-OSCILLATOR = """
-name: oscillator
-parameters: {m: 2.0, k: 8.0}
-coordinates: [x]
-kinetic: 1/2*m*x_dot**2
-potential: 1/2*k*x**2
-initial: {x: 0.7}
-"""
+OSCILLATOR = named("oscillator", HARMONIC_OSCILLATOR, "initial: {x: 0.7}\n")
 
 FALL = """
 name: fall
@@ -55,18 +49,8 @@ gravity: [0, -g]
 initial: {theta: 0.5}
 """
 
-NATURAL = """
-name: pendulum_natural
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 - l**2
-initial: {x: l*sin(0.5), y: -l*cos(0.5)}
-"""
+NATURAL = named("pendulum_natural", NATURAL_PENDULUM,
+                "initial: {x: l*sin(0.5), y: -l*cos(0.5)}\n")
 
 
 def _run(*args, input=None):

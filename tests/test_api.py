@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from inline_systems import HARMONIC_OSCILLATOR, named
 from scipy.special import ellipk
 
 import lagsim
@@ -27,14 +28,7 @@ from lagsim.options import OPTIONS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 
-OSCILLATOR = """\
-name: oscillator
-parameters: {m: 2.0, k: 8.0}
-coordinates: [x]
-kinetic: 1/2*m*x_dot**2
-potential: 1/2*k*x**2
-initial: {x: 0.1}
-"""
+OSCILLATOR = named("oscillator", HARMONIC_OSCILLATOR, "initial: {x: 0.1}\n").lstrip("\n")
 """m ẍ = −k x from x = 0.1 at rest: x = 0.1 cos(√(k/m) t), h = ½ k x₀² = 0.04."""
 
 BLOW_UP = "coordinates: [x]\nkinetic: 1/2*x_dot**2\npotential: -x**4\ninitial: {x: 1.0}\n"

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from click.testing import CliRunner
+from inline_systems import NATURAL_PENDULUM, SPHERICAL_PENDULUM_CARTESIAN, named
 
 from lagsim.check import CheckReport, check_system
 from lagsim.cli import main
@@ -36,19 +37,9 @@ initial: {x: 1.0, y: 0.2, x_dot: -0.1, y_dot: 1.2}
 simulate: {t_end: 20}
 """
 
-SPHERICAL_CARTESIAN = """
-name: spherical_cartesian
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y, z]
-masses:
-  bob: {mass: m, position: [x, y, z]}
-gravity: [0, 0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 + z**2 - l**2
-initial: {x: 0.6, y: 0, z: -0.8, x_dot: 0, y_dot: 2.0, z_dot: 0}
-simulate: {t_end: 5}
-"""
+SPHERICAL_CARTESIAN = named(
+    "spherical_cartesian", SPHERICAL_PENDULUM_CARTESIAN,
+    "initial: {x: 0.6, y: 0, z: -0.8, x_dot: 0, y_dot: 2.0, z_dot: 0}\nsimulate: {t_end: 5}\n")
 
 DAMPED_FREE = """
 name: damped_free
@@ -442,20 +433,12 @@ def test_a_force_that_does_no_work_keeps_the_energy() -> None:
     assert report.invariants[0].value == pytest.approx(0.5)
 
 
-ROD_TWICE = """
-name: rod_twice
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 - l**2
+ROD_TWICE = named("rod_twice", NATURAL_PENDULUM, """\
   - name: rod_rate
     velocity: x*x_dot + y*y_dot
 initial: {x: 0.6, y: -0.8}
-"""
+""")
+"""The natural pendulum with the rod's rate as a second, velocity constraint."""
 
 
 def test_a_velocity_row_implied_by_a_holonomic_one() -> None:

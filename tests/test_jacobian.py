@@ -7,12 +7,12 @@ Udwadia–Kalaba); and a stiff system integrated by the implicit methods agrees 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from inline_systems import STIFF
 
 from lagsim import jacobian as jacobian_module
 from lagsim.cli import main
@@ -21,18 +21,6 @@ from lagsim.jacobian import rhs_jacobian
 from lagsim.model import build_model
 from lagsim.problem import Problem
 from lagsim.spec import load_spec, parse_spec
-
-STIFF = textwrap.dedent("""\
-    name: stiff_damped_elastic_pendulum
-    parameters: {m: 1.0, g: 9.81, l0: 1.0, K: 1.0e8, c: 2.0e4}
-    coordinates: [r, theta]
-    kinetic: m/2*(r_dot**2 + r**2*theta_dot**2)
-    potential: -m*g*r*cos(theta) + K/2*(r - l0)**2
-    dissipation: 1/2*c*r_dot**2
-    initial: {r: 1.0, theta: 0.3}
-""")
-"""A pendulum on a stiff, critically damped spring (ζ = c / (2√(K m)) = 1): the radial mode's
-eigenvalues are about −10⁴, the swing's about ±3i, so explicit methods step at 10⁻⁴ s."""
 
 
 def _central(f, t: float, y: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from inline_systems import DOUBLE_PENDULUM_CARTESIAN, MOVING_PIVOT_PENDULUM, named
 
 from lagsim.cli import main
 from lagsim.equilibria import find_equilibria
@@ -44,21 +45,8 @@ gravity: [0, -g]
 initial: {theta1: 0.2, theta2: 0.1}
 """
 
-CARTESIAN = """
-name: dp_cartesian
-parameters: {m1: 1.0, m2: 1.0, l1: 1.0, l2: 1.0, g: 9.81}
-coordinates: [x1, y1, x2, y2]
-masses:
-  a: {mass: m1, position: [x1, y1]}
-  b: {mass: m2, position: [x2, y2]}
-gravity: [0, -g]
-constraints:
-  - name: rod1
-    holonomic: x1**2 + y1**2 - l1**2
-  - name: rod2
-    holonomic: (x2 - x1)**2 + (y2 - y1)**2 - l2**2
-initial: {x1: 0.1, y1: -0.99, x2: 0.2, y2: -1.9}
-"""
+CARTESIAN = named("dp_cartesian", DOUBLE_PENDULUM_CARTESIAN,
+                  "initial: {x1: 0.1, y1: -0.99, x2: 0.2, y2: -1.9}\n")
 
 HOOP = """
 name: hoop
@@ -429,16 +417,7 @@ def test_prescribed_rotation_with_an_ordinary_constraint_beside_it():
 
 
 def test_a_moving_pivot_is_not_reduced_and_says_why():
-    text = """
-parameters: {m: 1.0, g: 9.81, l: 1.0, A: 0.1, w: 3.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: (x - A*sin(w*t))**2 + y**2 - l**2
-"""
+    text = "\n" + MOVING_PIVOT_PENDULUM
     with pytest.raises(InputError, match="t appears in constraint 'rod'.*'rod' does not"):
         find_equilibria(*_system(text))
 

@@ -27,34 +27,15 @@ from lagsim.spec import parse_spec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import exact  # noqa: E402
+from inline_systems import (  # noqa: E402
+    A01,
+    DOUBLE_PENDULUM_CARTESIAN,
+    MOVING_PIVOT_PENDULUM,
+    SPHERICAL_CARTESIAN,
+    named,
+)
 
-A01 = """
-name: a01
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 - l**2
-initial: {x: l, y: 0, x_dot: 0, y_dot: 0}
-"""
-"""IFToMM A01: the pendulum in natural coordinates released from the horizontal."""
-
-DOUBLE_NATURAL = """
-name: double_natural
-parameters: {m1: 1.0, m2: 1.0, l1: 1.0, l2: 1.0, g: 9.81}
-coordinates: [x1, y1, x2, y2]
-masses:
-  a: {mass: m1, position: [x1, y1]}
-  b: {mass: m2, position: [x2, y2]}
-gravity: [0, -g]
-constraints:
-  - name: rod1
-    holonomic: x1**2 + y1**2 - l1**2
-  - name: rod2
-    holonomic: (x2 - x1)**2 + (y2 - y1)**2 - l2**2
+DOUBLE_NATURAL = named("double_natural", DOUBLE_PENDULUM_CARTESIAN, """\
 initial:
   x1: l1*sin(1)
   y1: -l1*cos(1)
@@ -64,20 +45,8 @@ initial:
   y1_dot: 0
   x2_dot: 0
   y2_dot: 0
-"""
+""")
 
-SPHERICAL_CARTESIAN = """
-name: spherical_cartesian
-parameters: {m: 1.0, g: 9.81, l: 1.0}
-coordinates: [x, y, z]
-masses:
-  bob: {mass: m, position: [x, y, z]}
-gravity: [0, 0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 + z**2 - l**2
-initial: {x: l*sin(1), y: 0, z: -l*cos(1), x_dot: 0, y_dot: 3*l*sin(1), z_dot: 0}
-"""
 
 SPHERICAL_ANGLES = """
 name: spherical_angles
@@ -104,18 +73,8 @@ forces:
 initial: {theta: 1.0, theta_dot: 0}
 """
 
-MOVING_PIVOT = """
-name: moving_pivot
-parameters: {m: 1.0, g: 9.81, l: 1.0, A: 0.1, w: 3.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: (x - A*sin(w*t))**2 + y**2 - l**2
-initial: {x: l*sin(0.3), y: -l*cos(0.3), x_dot: A*w, y_dot: 0}
-"""
+MOVING_PIVOT = named("moving_pivot", MOVING_PIVOT_PENDULUM,
+                     "initial: {x: l*sin(0.3), y: -l*cos(0.3), x_dot: A*w, y_dot: 0}\n")
 
 SKATE = """
 name: skate

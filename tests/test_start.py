@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from inline_systems import DOUBLE_PENDULUM_CARTESIAN
 
 from lagsim.cli import main
 from lagsim.compile import compile_model
@@ -224,17 +225,7 @@ def test_double_pendulum_without_initial_values_hangs_straight_down(tmp_path):
     """Two singular points in a row (both rods have no gradient at the origin, then the second
     none at the first bob): each nudge along gravity settles one rod. At rest hanging,
     h = −g (m1 l1 + m2 (l1 + l2)) = −9.81·(1 + 2·1.5) all along the run."""
-    text = """
-parameters: {m1: 1.0, m2: 2.0, g: 9.81, l1: 1.0, l2: 0.5}
-coordinates: [x1, y1, x2, y2]
-masses: {a: {mass: m1, position: [x1, y1]}, b: {mass: m2, position: [x2, y2]}}
-gravity: [0, -g]
-constraints:
-  - name: rod1
-    holonomic: x1**2 + y1**2 - l1**2
-  - name: rod2
-    holonomic: (x2 - x1)**2 + (y2 - y1)**2 - l2**2
-"""
+    text = DOUBLE_PENDULUM_CARTESIAN.replace("m2: 1.0", "m2: 2.0").replace("l2: 1.0", "l2: 0.5")
     code, first, notes, energy = simulate(tmp_path, text)
     assert code == 0, notes
     assert [first[c] for c in ("x1", "y1", "x2", "y2")] == [0.0, -1.0, 0.0, -1.5]

@@ -378,7 +378,7 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
             d->r[n + k] = b[k];
         }
         d->n_lu += 1;
-        if (lagsim_lu_solve(s, d->Kaug, d->r) == 1) return 1;
+        if (lagsim_lu_solve(s, 1, d->Kaug, d->r) == 1) return 1;
         memcpy(qdd, d->r, n * sizeof(double));
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
@@ -1077,38 +1077,6 @@ void lagsim_reduced_switch(void *handle, int j, const double *y, const double *f
     if (h > 0.0) c->h_abs = h;  /* the solver restarted with this first step */
 }
 
-/* Solve A X = B by LU with partial pivoting (numpy.linalg.solve; A s-by-s and B s-by-nb, row
-   major, both overwritten, X in B): 0, or 1 for an exactly singular A. */
-static int red_lu(int s, int nb, double *A, double *B)
-{
-    int i, j, l;
-    for (l = 0; l < s; l++) {
-        int p = l;
-        double best = fabs(A[l * s + l]);
-        for (i = l + 1; i < s; i++)
-            if (fabs(A[i * s + l]) > best) { best = fabs(A[i * s + l]); p = i; }
-        if (best == 0.0) return 1;
-        if (p != l) {
-            double t;
-            for (j = 0; j < s; j++) { t = A[l * s + j]; A[l * s + j] = A[p * s + j]; A[p * s + j] = t; }
-            for (j = 0; j < nb; j++) { t = B[l * nb + j]; B[l * nb + j] = B[p * nb + j]; B[p * nb + j] = t; }
-        }
-        for (i = l + 1; i < s; i++) {
-            double f = A[i * s + l] / A[l * s + l];
-            if (f == 0.0) continue;
-            for (j = l + 1; j < s; j++) A[i * s + j] -= f * A[l * s + j];
-            for (j = 0; j < nb; j++) B[i * nb + j] -= f * B[l * nb + j];
-        }
-    }
-    for (i = s - 1; i >= 0; i--)
-        for (j = 0; j < nb; j++) {
-            double acc = B[i * nb + j];
-            for (l = i + 1; l < s; l++) acc -= A[i * s + l] * B[l * nb + j];
-            B[i * nb + j] = acc / A[i * s + i];
-        }
-    return 0;
-}
-
 /* PartitionChart.positions: q with q_v = v and q_u from Newton on φ(u, v, t) = 0, started
    from the last accepted u moved along the tangent. 0, RED_SINGULAR (φ_u exactly singular)
    or RED_NEWTON (no convergence in 30 iterations). */
@@ -1136,7 +1104,7 @@ static int partition_positions(R *r, double t, const double *v, double *q)
             r->bu[a] = -s->phiv[a];
             for (b = 0; b < m; b++) r->Au[a * m + b] = J[a * n + r->ndep[b]];
         }
-        if (red_lu(m, 1, r->Au, r->bu)) return RED_SINGULAR;
+        if (lagsim_lu_solve(m, 1, r->Au, r->bu) == 1) return RED_SINGULAR;
         for (a = 0; a < m; a++) {
             q[r->ndep[a]] += r->bu[a];
             nan |= isnan(r->bu[a]);
@@ -1164,7 +1132,7 @@ static int partition_velocities(R *r, double t, const double *q, const double *v
         r->bu[a] = -(acc + c[a]);
         for (b = 0; b < m; b++) r->Au[a * m + b] = A[a * n + r->ndep[b]];
     }
-    if (red_lu(m, 1, r->Au, r->bu)) return RED_SINGULAR;
+    if (lagsim_lu_solve(m, 1, r->Au, r->bu) == 1) return RED_SINGULAR;
     for (a = 0; a < m; a++) qd[r->ndep[a]] = r->bu[a];
     return 0;
 }
@@ -1187,7 +1155,7 @@ static int partition_augmented(R *r, double t, const double *q, const double *qd
         for (j = 0; j < m; j++) r->Kw[(n + i) * S + n + j] = 0.0;
         out[n + i] = b[i];
     }
-    return red_lu(S, 1, r->Kw, out);
+    return lagsim_lu_solve(S, 1, r->Kw, out) == 1;
 }
 
 /* PartitionChart.full: [q, q̇, λ] (λ and q̈ from the full model's augmented system). */
@@ -1237,7 +1205,7 @@ static int partition_accept(R *r, double t, const double *q)
         for (i = 0; i < k; i++) r->tnew[a * (k + 1) + i] = A[a * n + r->nind[i]];
         r->tnew[a * (k + 1) + k] = c[a];
     }
-    if (red_lu(m, k + 1, r->Au, r->tnew)) return 1;
+    if (lagsim_lu_solve(m, k + 1, r->Au, r->tnew) == 1) return 1;
     memcpy(r->tan, r->tnew, (size_t)m * (k + 1) * sizeof(double));
     memcpy(r->q_last, q, n * sizeof(double));
     r->t_last = t;

@@ -611,20 +611,29 @@ static double stop_value(D *d, double t, const double *y, int *bad)
     return out;
 }
 
-static double event_at(D *d, double s, int *bad)
+/* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
+   be evaluated there. */
+typedef double (*event_fn)(void *ctx, double s, int *bad);
+
+/* The --stop-when expression at s on the step's dense output. */
+static double event_at(void *ctx, double s, int *bad)
 {
+    D *d = ctx;
     if (dense(d, s, d->ys)) { *bad = 1; return NAN; }
     return stop_value(d, s, d->ys, bad);
 }
 
-/* scipy.optimize.brentq (scipy/optimize/Zeros/brentq.c) on event_at over [xa, xb]. */
-static double brent(D *d, double xa, double xb, double xtol, double rtol, int *bad)
+/* scipy.optimize.brentq (scipy/optimize/Zeros/brentq.c) on g(ctx, ·) over [xa, xb]; NAN with
+   *bad set as soon as g fails (the first failure is the one reported). */
+static double brent(event_fn g, void *ctx, double xa, double xb, double xtol, double rtol,
+                    int *bad)
 {
     double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
     double sbis, delta, stry, dpre, dblk;
     int i;
-    fpre = event_at(d, xpre, bad);
-    fcur = event_at(d, xcur, bad);
+    fpre = g(ctx, xpre, bad);
+    if (*bad) return NAN;
+    fcur = g(ctx, xcur, bad);
     if (*bad) return NAN;
     if (fpre == 0) return xpre;
     if (fcur == 0) return xcur;
@@ -658,7 +667,7 @@ static double brent(D *d, double xa, double xb, double xtol, double rtol, int *b
         xpre = xcur; fpre = fcur;
         if (fabs(scur) > delta) xcur += scur;
         else xcur += (sbis > 0 ? delta : -delta);
-        fcur = event_at(d, xcur, bad);
+        fcur = g(ctx, xcur, bad);
         if (*bad) return NAN;
     }
     return xcur;
@@ -895,7 +904,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
                 has_end = 1;
                 if (g == 0.0) end = d->t;
                 else {
-                    end = brent(d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
+                    end = brent(event_at, d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
                                 4 * 2.220446049250313e-16, &bad);
                     if (bad) { code = RUN_SINGULAR; goto out; }
                 }
@@ -1279,61 +1288,15 @@ static double reduced_stop_value(R *r, double t, const double *y, int *bad)
     return out;
 }
 
-static double reduced_event_at(R *r, double s, int *bad)
+/* The --stop-when expression at s on the chart's dense output (brent()'s event_fn). */
+static double reduced_event_at(void *ctx, double s, int *bad)
 {
+    R *r = ctx;
     if (dense(r->c, s, r->ys) || r->raised) {
         *bad = 1; r->bad_t = r->raised ? r->raise_t : s; r->bad_code = RED_SINGULAR;
         return NAN;
     }
     return reduced_stop_value(r, s, r->ys, bad);
-}
-
-/* brent() above, on reduced_event_at (scipy.optimize.brentq, scipy/optimize/Zeros/brentq.c). */
-static double reduced_brent(R *r, double xa, double xb, double xtol, double rtol, int *bad)
-{
-    double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
-    double sbis, delta, stry, dpre, dblk;
-    int i;
-    fpre = reduced_event_at(r, xpre, bad);
-    if (*bad) return NAN;
-    fcur = reduced_event_at(r, xcur, bad);
-    if (*bad) return NAN;
-    if (fpre == 0) return xpre;
-    if (fcur == 0) return xcur;
-    for (i = 0; i < 100; i++) {
-        if (fpre != 0 && fcur != 0 && (signbit(fpre) != signbit(fcur))) {
-            xblk = xpre; fblk = fpre; spre = scur = xcur - xpre;
-        }
-        if (fabs(fblk) < fabs(fcur)) {
-            xpre = xcur; xcur = xblk; xblk = xpre;
-            fpre = fcur; fcur = fblk; fblk = fpre;
-        }
-        delta = (xtol + rtol * fabs(xcur)) / 2;
-        sbis = (xblk - xcur) / 2;
-        if (fcur == 0 || fabs(sbis) < delta) return xcur;
-        if (fabs(spre) > delta && fabs(fcur) < fabs(fpre)) {
-            if (xpre == xblk) {
-                stry = -fcur * (xcur - xpre) / (fcur - fpre);
-            } else {
-                dpre = (fpre - fcur) / (xpre - xcur);
-                dblk = (fblk - fcur) / (xblk - xcur);
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
-            }
-            if (2 * fabs(stry) < fmin(fabs(spre), 3 * fabs(sbis) - delta)) {
-                spre = scur; scur = stry;
-            } else {
-                spre = sbis; scur = sbis;
-            }
-        } else {
-            spre = sbis; scur = sbis;
-        }
-        xpre = xcur; fpre = fcur;
-        if (fabs(scur) > delta) xcur += scur;
-        else xcur += (sbis > 0 ? delta : -delta);
-        fcur = reduced_event_at(r, xcur, bad);
-        if (*bad) return NAN;
-    }
-    return xcur;
 }
 
 static int reduced_sample(R *r, double s, double *row)
@@ -1581,8 +1544,9 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
                 has_end = 1;
                 if (g == 0.0) end = c->t;
                 else {
-                    end = reduced_brent(r, c->t_old, c->t, 1e-14 * dmax(1.0, fabs(c->t)),
-                                        4 * 2.220446049250313e-16, &bad);
+                    end = brent(reduced_event_at, r, c->t_old, c->t,
+                                1e-14 * dmax(1.0, fabs(c->t)), 4 * 2.220446049250313e-16,
+                                &bad);
                     if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
                 }
             }

@@ -120,27 +120,19 @@ static int factor(D *d, const double *M)
     return d->fact_code;
 }
 
-/* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
-   rows-by-cols; singular values at or below rcond·σ_max are cut. One-sided Jacobi on the
-   columns of Bᵀ: Bᵀ V = U Σ, so B⁺ r = Σ_j ĝ_j (v_jᵀ r) / σ_j². G (cols·rows), V (rows²). */
-static void min_norm_svd(const D *d, int rows, int cols, const double *B, const double *r,
-                         double *x, double *G, double *V)
+/* One-sided Jacobi on the rows of G (rows-by-cols, row major): plane rotations of pairs of
+   rows until they are orthogonal (at most 80 sweeps), their norms then G's singular values.
+   The same rotations are applied to the rows of V (rows-by-rows; NULL: not kept), so that from
+   V = I the result is G = V G₀. */
+static void jacobi_rows(int rows, int cols, double *G, double *V)
 {
     int i, j, k, sweep, rotated;
-    double smax = 0.0;
-    memset(x, 0, (size_t)cols * sizeof(double));
-    if (rows == 0 || cols == 0) return;
-    for (j = 0; j < rows; j++)
-        for (i = 0; i < cols; i++) G[j * cols + i] = B[j * cols + i];
-    for (j = 0; j < rows; j++)
-        for (k = 0; k < rows; k++) V[j * rows + k] = j == k ? 1.0 : 0.0;
     for (sweep = 0; sweep < 80; sweep++) {
         rotated = 0;
         for (j = 0; j < rows - 1; j++)
             for (k = j + 1; k < rows; k++) {
                 double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
-                double *gj = G + j * cols, *gk = G + k * cols, *vj = V + j * rows,
-                       *vk = V + k * rows;
+                double *gj = G + j * cols, *gk = G + k * cols;
                 for (i = 0; i < cols; i++) {
                     al += gj[i] * gj[i]; be += gk[i] * gk[i]; ga += gj[i] * gk[i];
                 }
@@ -154,13 +146,31 @@ static void min_norm_svd(const D *d, int rows, int cols, const double *B, const 
                     double u = gj[i], w = gk[i];
                     gj[i] = c * u - s * w; gk[i] = s * u + c * w;
                 }
-                for (i = 0; i < rows; i++) {
-                    double u = vj[i], w = vk[i];
-                    vj[i] = c * u - s * w; vk[i] = s * u + c * w;
-                }
+                if (V)
+                    for (i = 0; i < rows; i++) {
+                        double *vj = V + j * rows, *vk = V + k * rows, u = vj[i], w = vk[i];
+                        vj[i] = c * u - s * w; vk[i] = s * u + c * w;
+                    }
             }
         if (!rotated) break;
     }
+}
+
+/* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
+   rows-by-cols; singular values at or below rcond·σ_max are cut. One-sided Jacobi on the
+   columns of Bᵀ: Bᵀ V = U Σ, so B⁺ r = Σ_j ĝ_j (v_jᵀ r) / σ_j². G (cols·rows), V (rows²). */
+static void min_norm_svd(const D *d, int rows, int cols, const double *B, const double *r,
+                         double *x, double *G, double *V)
+{
+    int i, j, k;
+    double smax = 0.0;
+    memset(x, 0, (size_t)cols * sizeof(double));
+    if (rows == 0 || cols == 0) return;
+    for (j = 0; j < rows; j++)
+        for (i = 0; i < cols; i++) G[j * cols + i] = B[j * cols + i];
+    for (j = 0; j < rows; j++)
+        for (k = 0; k < rows; k++) V[j * rows + k] = j == k ? 1.0 : 0.0;
+    jacobi_rows(rows, cols, G, V);
     for (j = 0; j < rows; j++) {
         double s2 = 0.0;
         for (i = 0; i < cols; i++) s2 += G[j * cols + i] * G[j * cols + i];
@@ -1311,31 +1321,10 @@ static int reduced_sample(R *r, double s, double *row)
 /* The smallest singular value of the m-by-n matrix A (one-sided Jacobi on its rows, in G). */
 static double smallest_singular(int m, int n, const double *A, double *G)
 {
-    int i, j, l, sweep, rotated;
+    int i, j;
     double low = INFINITY;
     memcpy(G, A, (size_t)m * n * sizeof(double));
-    for (sweep = 0; sweep < 80; sweep++) {
-        rotated = 0;
-        for (j = 0; j < m - 1; j++)
-            for (l = j + 1; l < m; l++) {
-                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
-                double *gj = G + j * n, *gl = G + l * n;
-                for (i = 0; i < n; i++) {
-                    al += gj[i] * gj[i]; be += gl[i] * gl[i]; ga += gj[i] * gl[i];
-                }
-                if (ga == 0.0 || fabs(ga) <= 4.5e-16 * sqrt(al * be)) continue;
-                rotated = 1;
-                zeta = (be - al) / (2.0 * ga);
-                t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
-                c = 1.0 / sqrt(1.0 + t * t);
-                s = c * t;
-                for (i = 0; i < n; i++) {
-                    double u = gj[i], w = gl[i];
-                    gj[i] = c * u - s * w; gl[i] = s * u + c * w;
-                }
-            }
-        if (!rotated) break;
-    }
+    jacobi_rows(m, n, G, NULL);
     for (j = 0; j < m; j++) {
         double s2 = 0.0;
         for (i = 0; i < n; i++) s2 += G[j * n + i] * G[j * n + i];

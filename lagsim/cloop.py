@@ -23,9 +23,11 @@ The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced secti
 of this module and of ``cloop_source.c``): the chart's ODE in the free coordinates is stepped by
 the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
 numeric chart's from Newton's method on the constraints (mirrored in C), and
-``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built) is done
-in C; Python runs only where it decides (the first switch, a new chart, a check within rounding
-of its threshold, rank loss) (tests/test_cloop_reduced.py: 1e-12).
+``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built, the
+switch between numeric charts where no symbolic one is to be tried) is done in C; Python runs
+only where it decides (the first switch, a new chart, a switch between a symbolic and a numeric
+chart, a check within rounding of its threshold, rank loss) (tests/test_cloop_reduced.py:
+1e-12).
 
 The Python loop stays the reference and the path for everything else: the other methods,
 systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;
@@ -427,8 +429,10 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_switch.restype = None
     lib.lagsim_reduced_partition.argtypes = (p, p, p, p, p, p, i, d)
     lib.lagsim_reduced_partition.restype = None
-    lib.lagsim_reduced_partition_state.argtypes = (p, p)
+    lib.lagsim_reduced_partition_state.argtypes = (p, p, p, p)
     lib.lagsim_reduced_partition_state.restype = None
+    lib.lagsim_reduced_numeric.argtypes = (p, i, i, p)
+    lib.lagsim_reduced_numeric.restype = None
     lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
     lib.lagsim_reduced_start.restype = i
     lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
@@ -514,6 +518,7 @@ class RLoop(CLoop):
         """Whether the last :meth:`run` went on in the Python loop (a chart without C code)."""
         self._aliased = False
         self._keep: list[np.ndarray] = []
+        self._numeric_keys = np.zeros(1, dtype=np.intc)
         self._registered = self._c_switches = 0
 
     def _alias(self, handle: int, times: np.ndarray) -> None:
@@ -686,7 +691,9 @@ class RLoop(CLoop):
         Reduced._symbolic, where Reduced._chart_for looks) and the current chart (a numeric one
         with its last accepted state and tangent); with y and f the state goes on from y in it
         with the derivative f, the solver restarted with first step ``restart`` when > 0
-        (driver.after_step)."""
+        (driver.after_step). The C loop is told where Reduced._chart_for would build a numeric
+        chart without trying a symbolic one, so that it switches between numeric charts itself."""
+        from lagsim import reduced
         from lagsim.reduced import PartitionChart
 
         form = self.problem.form
@@ -705,6 +712,11 @@ class RLoop(CLoop):
             self.lib.lagsim_reduced_chart(r, j, dyn, params.ctypes.data, address,
                                           pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
         self._registered = len(charts)
+        self._numeric_keys = np.ascontiguousarray(
+            sorted(form._no_symbolic) or np.zeros((0, form.numeric.m)), dtype=np.intc)
+        numeric_only = form.model is None or len(charts) >= reduced.SYMBOLIC_CHARTS
+        self.lib.lagsim_reduced_numeric(r, numeric_only, len(self._numeric_keys),
+                                        self._numeric_keys.ctypes.data)
         state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
         yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
         allow = int(form.switches > 0)
@@ -720,9 +732,9 @@ class RLoop(CLoop):
             self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
 
     def _sync(self, r: Any, info: np.ndarray) -> None:
-        """Bring the form up to the C loop's state: its chart (a numeric one's last accepted
-        state and tangent), switches and last accepted time (what Reduced.after_step sets when
-        it runs in Python)."""
+        """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
+        accepted state and tangent), switches and last accepted time (what Reduced.after_step
+        sets when it runs in Python)."""
         form = self.problem.form
         if int(info[9]) >= 0:
             form.chart = form._symbolic[int(info[9])]
@@ -730,7 +742,11 @@ class RLoop(CLoop):
             chart = form.chart
             n, k = chart.numeric.n, chart.k
             st = np.zeros(1 + n + chart.numeric.m * (k + 1))
-            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data)
+            dep = np.zeros(chart.numeric.m, dtype=np.intc)
+            ind = np.zeros(k, dtype=np.intc)
+            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data, dep.ctypes.data,
+                                                    ind.ctypes.data)
+            chart.dependent, chart.independent = dep.astype(int), ind.astype(int)
             chart.t_last = float(st[0])
             chart.q_last = st[1:1 + n].copy()
             chart._tangent = st[1 + n:].reshape(chart.numeric.m, k + 1).copy()

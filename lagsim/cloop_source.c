@@ -961,12 +961,16 @@ out:
    constraints, the chart's compiled dynamics), and after each accepted step this block does
    what lagsim.driver.run_python does around it with the full state rebuilt by the chart's map
    (t, v, v̇, v̈) → (q, q̇, A_e, r_e), λ the minimum-norm solution of A_eᵀ λ = r_e
-   (lagsim.reduce.NumericReduction.to_full). Reduced.after_step is made here as well: the
-   check of the chart, and the switch to a chart Python has already built (Reduced._chart_for
-   finds it among Reduced._symbolic by the same pivoting and fit). Whatever is not clear (the
-   chart's pivot within rounding of SWITCH_RATIO times the best one, φ_q near rank loss, a
-   partition without a built chart, the first switch, which Python reports) returns RED_CHECK
-   at that accepted step, after its samples, and Python decides (lagsim.cloop.RLoop). */
+   (lagsim.reduce.NumericReduction.to_full); on a numeric chart (lagsim.reduced.PartitionChart)
+   by Newton's method on the constraints. Reduced.after_step is made here as well: the check of
+   the chart, the switch to a symbolic chart Python has already built (Reduced._chart_for finds
+   it among Reduced._symbolic by the same pivoting and fit), and from a numeric chart to the
+   numeric chart of another partition where Reduced._chart_for would try no symbolic one.
+   Whatever is not clear (the chart's pivot within rounding of SWITCH_RATIO times the best one,
+   φ_q near rank loss, a partition without a built chart that Python may reduce, a switch
+   between a symbolic and a numeric chart, which restarts the solver, the first switch, which
+   Python reports) returns RED_CHECK at that accepted step, after its samples, and Python
+   decides (lagsim.cloop.RLoop). */
 
 enum { RED_CHECK = 20, RED_SINGULAR = 21, RED_NEWTON = 22 };
 
@@ -987,6 +991,13 @@ typedef struct {
        (a non-finite right-hand side within 1e-9 of the last accepted time), at raise_t */
     int numeric, raised, bad_code, *ndep, *nind;
     double t_last, t_acc, raise_t, *q_last, *tan, *qw, *qdw, *qddw, *Au, *bu, *xw, *tnew, *Kw;
+    /* where Reduced._chart_for builds no symbolic chart (lagsim_reduced_numeric): for every
+       partition (numeric_only), or for the nkeys sorted dependent sets in keys; key: the
+       sorted dependent coordinates of a pivoting; a numeric chart's parts kept while a
+       switch is tried (Python's still, should it be left to Python) */
+    int numeric_only, nkeys, *key, *bdep, *bind;
+    const int *keys;
+    double bt_last, *bq_last, *btan;
 } R;
 
 void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *dc, void *map,
@@ -1011,9 +1022,13 @@ void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *d
                + 5 * (size_t)n + 2 * (size_t)m * (k + 1) + (size_t)m * m
                + (size_t)m * (k + 2) + k + 2 + (size_t)(n + m) * (n + m + 1) + m,
                sizeof(double));
-    if (!r->pr || !r->tdyn || !r->tp || !w) {
-        free(r->pr); free(r->tdyn); free(r->tp); free(w); free(r); return NULL;
+    r->key = calloc(2 * (size_t)m + k + 1, sizeof(int));
+    r->bq_last = calloc((size_t)n + (size_t)m * (k + 1) + 1, sizeof(double));
+    if (!r->pr || !r->tdyn || !r->tp || !w || !r->key || !r->bq_last) {
+        free(r->pr); free(r->tdyn); free(r->tp); free(w); free(r->key); free(r->bq_last);
+        free(r); return NULL;
     }
+    r->bdep = r->key + m; r->bind = r->bdep + m; r->btan = r->bq_last + n;
     r->tmap = r->tdyn + T + 1;
     r->pc = r->pr + m + 1; r->rows = r->pc + m + 1; r->cols = r->rows + m + 1;
     r->tpairs = r->cols + n + 1; r->tind = r->tpairs + (size_t)T * 2 * m + 1;
@@ -1045,6 +1060,8 @@ void lagsim_reduced_free(void *handle)
     free(r->tdyn);
     free(r->tp);
     free(r->min);
+    free(r->key);
+    free(r->bq_last);
     free(r);
 }
 
@@ -1255,13 +1272,25 @@ void lagsim_reduced_partition(void *handle, const int *dependent, const int *ind
     if (h > 0.0) c->h_abs = h;
 }
 
-/* The numeric chart's state for Python: [t_last, q_last, tangent]. */
-void lagsim_reduced_partition_state(void *handle, double *st)
+/* The numeric chart's state for Python: st = [t_last, q_last, tangent], its dependent and
+   independent coordinates (the C loop may have switched to another numeric chart). */
+void lagsim_reduced_partition_state(void *handle, double *st, int *dependent, int *independent)
 {
     R *r = handle;
+    memcpy(dependent, r->ndep, r->m * sizeof(int));
+    memcpy(independent, r->nind, r->k * sizeof(int));
     st[0] = r->t_last;
     memcpy(st + 1, r->q_last, r->n * sizeof(double));
     memcpy(st + 1 + r->n, r->tan, (size_t)r->m * (r->k + 1) * sizeof(double));
+}
+
+/* Where Reduced._chart_for gives a numeric chart without trying 002's symbolic reduction:
+   numeric_only (no model, or Reduced.SYMBOLIC_CHARTS built), else for the count sorted sets
+   of m dependent coordinates in keys (Reduced._no_symbolic; the array stays Python's). */
+void lagsim_reduced_numeric(void *handle, int numeric_only, int count, const int *keys)
+{
+    R *r = handle;
+    r->numeric_only = numeric_only; r->nkeys = count; r->keys = keys;
 }
 
 /* The full state [q, q̇, λ] at (t, y) (Reduced._full: the chart's full): 0, or RED_SINGULAR
@@ -1414,28 +1443,29 @@ static int reduced_keeps(R *r, double t, const double *q)
     return along < r->ratio * best * (1.0 - 1e-9) ? 2 : 0;
 }
 
-/* Reduced._chart_for and the switch, for a partition whose chart Python has built: the first
-   registered chart with the pivoted dependent coordinates that rebuilds (q, q̇) from its free
-   part (SymbolicChart.fits, clearly: within half or beyond twice START_TOLERANCE, else
-   Python decides); the state goes over to it with f = its rhs (lagsim.driver.after_step).
-   1 when switched, 0 when Python is to do it (nothing changed). */
-static int reduced_switch_here(R *r, double t)
+/* Reduced._chart_for's search of the symbolic charts Python has built for the pivoted
+   partition (r->dep; its sorted copy into r->key): the first registered chart with these
+   dependent coordinates that rebuilds (q, q̇) = r->end from its free part (SymbolicChart.fits,
+   clearly: within half or beyond twice START_TOLERANCE), its free part then in r->yn; -1 when
+   none does, -2 when Python is to decide (a chart without C code, a fit within rounding). */
+static int symbolic_fit(R *r, double t)
 {
-    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, j, l, old = r->cur;
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, j, l;
     const double *q = r->end, *qd = r->end + n;
     double qmax = 1.0, qdmax = 1.0;
-    for (i = 1; i < m; i++) {  /* sort the dependent columns of the pivoting */
-        int v = r->dep[i];
-        for (l = i - 1; l >= 0 && r->dep[l] > v; l--) r->dep[l + 1] = r->dep[l];
-        r->dep[l + 1] = v;
+    memcpy(r->key, r->dep, m * sizeof(int));
+    for (i = 1; i < m; i++) {
+        int v = r->key[i];
+        for (l = i - 1; l >= 0 && r->key[l] > v; l--) r->key[l + 1] = r->key[l];
+        r->key[l + 1] = v;
     }
     for (i = 0; i < n; i++) { qmax = fmax(qmax, fabs(q[i])); qdmax = fmax(qdmax, fabs(qd[i])); }
     for (j = 0; j < r->ncharts; j++) {
         const int *ind = r->tind + (size_t)j * k;
         int same = 1, fits = 1, clear = 1;
-        for (i = 0; i < m; i++) same &= r->tdep[(size_t)j * m + i] == r->dep[i];
+        for (i = 0; i < m; i++) same &= r->tdep[(size_t)j * m + i] == r->key[i];
         if (!same) continue;
-        if (!r->tdyn[j] || !r->tmap[j]) return 0;
+        if (!r->tdyn[j] || !r->tmap[j]) return -2;
         for (i = 0; i < k; i++) { r->yn[i] = q[ind[i]]; r->yn[k + i] = qd[ind[i]]; }
         r->min[0] = t;
         memcpy(r->min + 1, r->yn, N * sizeof(double));
@@ -1446,16 +1476,83 @@ static int reduced_switch_here(R *r, double t)
             if (!(e <= tol)) fits = 0;
             if (!(e <= 0.5 * tol || e > 2.0 * tol)) clear = 0;
         }
-        if (!clear) return 0;
-        if (!fits) continue;
-        use_chart(r, j);
-        if (rhs(r->c, t, r->yn, r->fn) || !all_finite(N, r->fn)) { use_chart(r, old); return 0; }
-        memcpy(r->c->y, r->yn, N * sizeof(double));
-        memcpy(r->c->f, r->fn, N * sizeof(double));
-        r->c->nfev++;
-        r->switches++;
-        return 1;
+        if (!clear) return -2;
+        if (fits) return j;
     }
+    return -1;
+}
+
+/* From a symbolic chart to the symbolic chart of the pivoted partition that fits, the state
+   going over to it with f = its rhs (lagsim.driver.after_step, no restart). 1 when switched,
+   0 when Python is to do it (nothing changed). */
+static int reduced_switch_here(R *r, double t)
+{
+    int N = 2 * r->k, j = symbolic_fit(r, t), old = r->cur;
+    if (j < 0) return 0;
+    use_chart(r, j);
+    if (rhs(r->c, t, r->yn, r->fn) || !all_finite(N, r->fn)) { use_chart(r, old); return 0; }
+    memcpy(r->c->y, r->yn, N * sizeof(double));
+    memcpy(r->c->f, r->fn, N * sizeof(double));
+    r->c->nfev++;
+    r->switches++;
+    return 1;
+}
+
+/* 1 when Reduced._chart_for gives the pivoted partition (sorted in r->key) a numeric chart
+   without trying a symbolic reduction (lagsim_reduced_numeric). */
+static int numeric_partition(const R *r)
+{
+    int a, i, m = r->m;
+    if (r->numeric_only) return 1;
+    for (a = 0; a < r->nkeys; a++) {
+        int same = 1;
+        for (i = 0; i < m; i++) same &= r->keys[(size_t)a * m + i] == r->key[i];
+        if (same) return 1;
+    }
+    return 0;
+}
+
+/* From a numeric chart to the numeric chart of the pivoted partition (Reduced.after_step with
+   Reduced._chart_for's PartitionChart: the old chart's accept, then the new one's, its
+   dependent coordinates in the pivots' order, the independent ones sorted), the state going
+   over to it with f = its rhs (lagsim.driver.after_step: the kind of chart is kept, so the
+   solver is not restarted). Only where Python would find no symbolic chart (none fits clearly)
+   and try no symbolic reduction; 1 when switched, 0 when Python is to do it (the old chart
+   as it was after its accept). */
+static int partition_switch_here(R *r, double t)
+{
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, a, b;
+    const double *q = r->end, *qd = r->end + n;
+    if (partition_accept(r, t, q)) return 0;
+    r->t_acc = t;
+    if (symbolic_fit(r, t) != -1 || !numeric_partition(r)) return 0;
+    memcpy(r->bdep, r->ndep, m * sizeof(int));
+    memcpy(r->bind, r->nind, k * sizeof(int));
+    memcpy(r->bq_last, r->q_last, n * sizeof(double));
+    memcpy(r->btan, r->tan, (size_t)m * (k + 1) * sizeof(double));
+    r->bt_last = r->t_last;
+    memcpy(r->ndep, r->dep, m * sizeof(int));
+    for (i = 0, b = 0; i < n; i++) {
+        int dependent = 0;
+        for (a = 0; a < m; a++) dependent |= r->dep[a] == i;
+        if (!dependent) r->nind[b++] = i;
+    }
+    if (!partition_accept(r, t, q)) {
+        for (i = 0; i < k; i++) { r->yn[i] = q[r->nind[i]]; r->yn[k + i] = qd[r->nind[i]]; }
+        if (!rhs(r->c, t, r->yn, r->fn) && all_finite(N, r->fn) && !r->raised) {
+            memcpy(r->c->y, r->yn, N * sizeof(double));
+            memcpy(r->c->f, r->fn, N * sizeof(double));
+            r->c->nfev++;
+            r->switches++;
+            return 1;
+        }
+    }
+    r->raised = 0;
+    memcpy(r->ndep, r->bdep, m * sizeof(int));
+    memcpy(r->nind, r->bind, k * sizeof(int));
+    memcpy(r->q_last, r->bq_last, n * sizeof(double));
+    memcpy(r->tan, r->btan, (size_t)m * (k + 1) * sizeof(double));
+    r->t_last = r->bt_last;
     return 0;
 }
 
@@ -1567,7 +1664,8 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             continue;
         }
         if (keep == 1) keep = 0;
-        if (keep == 2 && r->allow && !c->finished && !r->numeric && reduced_switch_here(r, c->t)) {
+        if (keep == 2 && r->allow && !c->finished
+            && (r->numeric ? partition_switch_here(r, c->t) : reduced_switch_here(r, c->t))) {
             r->t_acc = c->t;
             continue;
         }

@@ -405,8 +405,9 @@ def loop_for(problem: Problem) -> CLoop | None:
 # coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
 # solve), and after each accepted step the C code does what lagsim.driver.run_python does
 # around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
-# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart and
-# its switch to a symbolic chart already built). When that is not clear-cut the C call returns
+# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart, its
+# switch to a symbolic chart already built and between numeric charts where no symbolic one is
+# to be tried). When that is not clear-cut the C call returns
 # RED_CHECK at that step and Python runs Reduced.after_step itself: it keeps the chart, switches
 # it (the C loop goes on in the new chart with the same step size, or restarted when the kind of
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C

@@ -23,11 +23,10 @@ The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced secti
 of this module and of ``cloop_source.c``): the chart's ODE in the free coordinates is stepped by
 the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
 numeric chart's from Newton's method on the constraints (mirrored in C), and
-``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built, the
-switch between numeric charts where no symbolic one is to be tried) is done in C; Python runs
-only where it decides (the first switch, a new chart, a switch between a symbolic and a numeric
-chart, a check within rounding of its threshold, rank loss) (tests/test_cloop_reduced.py:
-1e-12).
+``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built or to a
+numeric chart where no symbolic one is to be tried) is done in C; Python runs only where it
+decides (the first switch, a new symbolic chart, a check within rounding of its threshold, rank
+loss) (tests/test_cloop_reduced.py: 1e-12).
 
 The Python loop stays the reference and the path for everything else: the other methods,
 systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;
@@ -406,8 +405,8 @@ def loop_for(problem: Problem) -> CLoop | None:
 # solve), and after each accepted step the C code does what lagsim.driver.run_python does
 # around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
 # symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart, its
-# switch to a symbolic chart already built and between numeric charts where no symbolic one is
-# to be tried). When that is not clear-cut the C call returns
+# switch to a symbolic chart already built or to a numeric chart where no symbolic one is to be
+# tried). When that is not clear-cut the C call returns
 # RED_CHECK at that step and Python runs Reduced.after_step itself: it keeps the chart, switches
 # it (the C loop goes on in the new chart with the same step size, or restarted when the kind of
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
@@ -736,21 +735,26 @@ class RLoop(CLoop):
         """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
         accepted state and tangent), switches and last accepted time (what Reduced.after_step
         sets when it runs in Python)."""
+        from lagsim.reduced import PartitionChart
+
         form = self.problem.form
         if int(info[9]) >= 0:
             form.chart = form._symbolic[int(info[9])]
         else:
-            chart = form.chart
-            n, k = chart.numeric.n, chart.k
-            st = np.zeros(1 + n + chart.numeric.m * (k + 1))
-            dep = np.zeros(chart.numeric.m, dtype=np.intc)
+            numeric, k = form.numeric, form.chart.k
+            n, m = numeric.n, numeric.m
+            st = np.zeros(1 + n + m * (k + 1))
+            dep = np.zeros(m, dtype=np.intc)
             ind = np.zeros(k, dtype=np.intc)
             self.lib.lagsim_reduced_partition_state(r, st.ctypes.data, dep.ctypes.data,
                                                     ind.ctypes.data)
-            chart.dependent, chart.independent = dep.astype(int), ind.astype(int)
-            chart.t_last = float(st[0])
-            chart.q_last = st[1:1 + n].copy()
-            chart._tangent = st[1 + n:].reshape(chart.numeric.m, k + 1).copy()
+            dep, ind, t_last, q_last = dep.astype(int), ind.astype(int), float(st[0]), st[1:1 + n]
+            if not isinstance(form.chart, PartitionChart):  # the C loop switched to it
+                form.chart = PartitionChart(numeric, dep, ind, t_last, q_last)
+            chart = form.chart
+            chart.dependent, chart.independent = dep, ind
+            chart.t_last, chart.q_last = t_last, q_last.copy()
+            chart._tangent = st[1 + n:].reshape(m, k + 1).copy()
         form.switches += int(info[10]) - self._c_switches
         self._c_switches = int(info[10])
         if self.steps:

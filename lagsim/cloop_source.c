@@ -963,14 +963,14 @@ out:
    (t, v, v̇, v̈) → (q, q̇, A_e, r_e), λ the minimum-norm solution of A_eᵀ λ = r_e
    (lagsim.reduce.NumericReduction.to_full); on a numeric chart (lagsim.reduced.PartitionChart)
    by Newton's method on the constraints. Reduced.after_step is made here as well: the check of
-   the chart, the switch to a symbolic chart Python has already built (Reduced._chart_for finds
-   it among Reduced._symbolic by the same pivoting and fit), and from a numeric chart to the
-   numeric chart of another partition where Reduced._chart_for would try no symbolic one.
-   Whatever is not clear (the chart's pivot within rounding of SWITCH_RATIO times the best one,
-   φ_q near rank loss, a partition without a built chart that Python may reduce, a switch
-   between a symbolic and a numeric chart, which restarts the solver, the first switch, which
-   Python reports) returns RED_CHECK at that accepted step, after its samples, and Python
-   decides (lagsim.cloop.RLoop). */
+   the chart and the switch where Python would build no chart: to a symbolic chart it has
+   already built (Reduced._chart_for finds it among Reduced._symbolic by the same pivoting and
+   fit), or to the numeric chart of the partition where Reduced._chart_for would try no
+   symbolic reduction; a change of the kind of chart restarts the solver as driver.after_step
+   does. Whatever is not clear (the chart's pivot within rounding of SWITCH_RATIO times the best
+   one, φ_q near rank loss, a partition Python may reduce, a fit within rounding, the first
+   switch, which Python reports) returns RED_CHECK at that accepted step, after its samples,
+   and Python decides (lagsim.cloop.RLoop). */
 
 enum { RED_CHECK = 20, RED_SINGULAR = 21, RED_NEWTON = 22 };
 
@@ -1482,22 +1482,6 @@ static int symbolic_fit(R *r, double t)
     return -1;
 }
 
-/* From a symbolic chart to the symbolic chart of the pivoted partition that fits, the state
-   going over to it with f = its rhs (lagsim.driver.after_step, no restart). 1 when switched,
-   0 when Python is to do it (nothing changed). */
-static int reduced_switch_here(R *r, double t)
-{
-    int N = 2 * r->k, j = symbolic_fit(r, t), old = r->cur;
-    if (j < 0) return 0;
-    use_chart(r, j);
-    if (rhs(r->c, t, r->yn, r->fn) || !all_finite(N, r->fn)) { use_chart(r, old); return 0; }
-    memcpy(r->c->y, r->yn, N * sizeof(double));
-    memcpy(r->c->f, r->fn, N * sizeof(double));
-    r->c->nfev++;
-    r->switches++;
-    return 1;
-}
-
 /* 1 when Reduced._chart_for gives the pivoted partition (sorted in r->key) a numeric chart
    without trying a symbolic reduction (lagsim_reduced_numeric). */
 static int numeric_partition(const R *r)
@@ -1512,40 +1496,57 @@ static int numeric_partition(const R *r)
     return 0;
 }
 
-/* From a numeric chart to the numeric chart of the pivoted partition (Reduced.after_step with
-   Reduced._chart_for's PartitionChart: the old chart's accept, then the new one's, its
-   dependent coordinates in the pivots' order, the independent ones sorted), the state going
-   over to it with f = its rhs (lagsim.driver.after_step: the kind of chart is kept, so the
-   solver is not restarted). Only where Python would find no symbolic chart (none fits clearly)
-   and try no symbolic reduction; 1 when switched, 0 when Python is to do it (the old chart
-   as it was after its accept). */
-static int partition_switch_here(R *r, double t)
+/* Make the current chart numeric (its partition in ndep, nind; its state in tan, q_last,
+   t_last), or symbolic chart j (j >= 0). */
+static void set_chart(R *r, int j)
 {
-    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, a, b;
+    r->numeric = j < 0;
+    if (j >= 0) { use_chart(r, j); return; }
+    r->cur = -1;
+    r->c->dyn = partition_dyn; r->c->p = (const double *)r;
+}
+
+/* Reduced.after_step's switch where Python would make the same one without building a chart:
+   the old chart's accept (PartitionChart.accept; nothing for a symbolic one), then
+   Reduced._chart_for: the first registered symbolic chart of the pivoted partition that fits,
+   else (where no symbolic reduction is to be tried) its numeric chart, the dependent
+   coordinates in the pivots' order, the independent ones sorted, with its tangent at (t, q).
+   The state goes over to it with f = its rhs (lagsim.driver.after_step), the solver restarted
+   with first step min(last step, t_bound − t) when the kind of chart changes, as driver.after_step
+   restarts scipy's (lagsim_reduced_switch, lagsim_reduced_partition). 1 when switched, 0 when
+   Python is to do it (the old chart as it was, after its accept). */
+static int switch_here(R *r, double t)
+{
+    D *c = r->c;
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, a, b, j, old = r->numeric ? -1 : r->cur;
     const double *q = r->end, *qd = r->end + n;
-    if (partition_accept(r, t, q)) return 0;
+    if (r->numeric && partition_accept(r, t, q)) return 0;
     r->t_acc = t;
-    if (symbolic_fit(r, t) != -1 || !numeric_partition(r)) return 0;
+    j = symbolic_fit(r, t);
+    if (j == -2 || (j == -1 && !numeric_partition(r))) return 0;
     memcpy(r->bdep, r->ndep, m * sizeof(int));
     memcpy(r->bind, r->nind, k * sizeof(int));
     memcpy(r->bq_last, r->q_last, n * sizeof(double));
     memcpy(r->btan, r->tan, (size_t)m * (k + 1) * sizeof(double));
     r->bt_last = r->t_last;
-    memcpy(r->ndep, r->dep, m * sizeof(int));
-    for (i = 0, b = 0; i < n; i++) {
-        int dependent = 0;
-        for (a = 0; a < m; a++) dependent |= r->dep[a] == i;
-        if (!dependent) r->nind[b++] = i;
-    }
-    if (!partition_accept(r, t, q)) {
-        for (i = 0; i < k; i++) { r->yn[i] = q[r->nind[i]]; r->yn[k + i] = qd[r->nind[i]]; }
-        if (!rhs(r->c, t, r->yn, r->fn) && all_finite(N, r->fn) && !r->raised) {
-            memcpy(r->c->y, r->yn, N * sizeof(double));
-            memcpy(r->c->f, r->fn, N * sizeof(double));
-            r->c->nfev++;
-            r->switches++;
-            return 1;
+    if (j < 0) {
+        memcpy(r->ndep, r->dep, m * sizeof(int));
+        for (i = 0, b = 0; i < n; i++) {
+            int dependent = 0;
+            for (a = 0; a < m; a++) dependent |= r->dep[a] == i;
+            if (!dependent) r->nind[b++] = i;
         }
+        for (i = 0; i < k; i++) { r->yn[i] = q[r->nind[i]]; r->yn[k + i] = qd[r->nind[i]]; }
+    }
+    set_chart(r, j);
+    if ((j >= 0 || !partition_accept(r, t, q)) && !rhs(c, t, r->yn, r->fn)
+        && all_finite(N, r->fn) && !r->raised) {
+        memcpy(c->y, r->yn, N * sizeof(double));
+        memcpy(c->f, r->fn, N * sizeof(double));
+        c->nfev++;
+        r->switches++;
+        if ((j < 0) != (old < 0)) c->h_abs = fmin(r->guard_h, c->t_bound - t);
+        return 1;
     }
     r->raised = 0;
     memcpy(r->ndep, r->bdep, m * sizeof(int));
@@ -1553,6 +1554,7 @@ static int partition_switch_here(R *r, double t)
     memcpy(r->q_last, r->bq_last, n * sizeof(double));
     memcpy(r->tan, r->btan, (size_t)m * (k + 1) * sizeof(double));
     r->t_last = r->bt_last;
+    set_chart(r, old);
     return 0;
 }
 
@@ -1664,8 +1666,7 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             continue;
         }
         if (keep == 1) keep = 0;
-        if (keep == 2 && r->allow && !c->finished
-            && (r->numeric ? partition_switch_here(r, c->t) : reduced_switch_here(r, c->t))) {
+        if (keep == 2 && r->allow && !c->finished && switch_here(r, c->t)) {
             r->t_acc = c->t;
             continue;
         }

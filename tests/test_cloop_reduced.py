@@ -149,23 +149,26 @@ def test_numeric_chart_after_a_switch_alike(monkeypatch) -> None:
     assert_same(a, b)
 
 
-@pytest.mark.parametrize("numeric_only", [True, False])
-def test_switches_between_numeric_charts_made_in_c(monkeypatch, numeric_only: bool) -> None:
-    """Where Reduced._chart_for builds no symbolic chart (none allowed, Reduced.SYMBOLIC_CHARTS
-    = 0; or the reduction failed for that partition before, Reduced._no_symbolic: here it fails
-    for both, at the start and when Python makes the first switch), the C loop switches between
-    numeric charts itself, without a restart of the solver (driver.after_step: the kind of chart
-    is kept): Python's after_step runs only at the first switch (which it reports). The pendulum
-    over the top switches x ↔ y; both loops agree to 1e-12."""
+@pytest.mark.parametrize("charts", ["none", "refused", "one"])
+def test_switches_made_in_c(monkeypatch, charts: str) -> None:
+    """Where Reduced._chart_for builds no chart, the C loop makes the switch itself: to a
+    numeric chart where no symbolic one fits and none is to be tried (none allowed,
+    Reduced.SYMBOLIC_CHARTS = 0; or the reduction failed for that partition before,
+    Reduced._no_symbolic: here for both, at the start and at the first switch), to a symbolic
+    chart built before that fits. Between charts of one kind the solver goes on; between kinds
+    (one symbolic chart allowed: the pendulum goes from it to a numeric chart and back) it is
+    restarted with the last step size, as driver.after_step does. Python's after_step runs only
+    at the first switch (which it reports). The pendulum over the top switches x ↔ y; both loops
+    agree to 1e-12."""
     from lagsim.errors import InputError as Refused
 
-    if numeric_only:
-        monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0)
-    else:
+    if charts == "refused":
         def refuse(*_args, **_kwargs):
             raise Refused("no symbolic reduction in this test")
 
         monkeypatch.setattr("lagsim.reduced.reduce_model", refuse)
+    else:
+        monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0 if charts == "none" else 1)
     decided = []
     after_step = cloop.RLoop._after_step
 

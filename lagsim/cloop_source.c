@@ -805,6 +805,17 @@ static double initial_step(D *d, double t0, int *bad)
     return h;
 }
 
+/* AliasWatch.__init__: the aliasing watch of d from the start velocities qd0. */
+static void alias_start(D *d, const double *qd0)
+{
+    int i;
+    for (i = 0; i < d->n; i++) {
+        d->al_top[i] = fabs(qd0[i]);
+        d->al_sign[i] = d->al_turns[i] = d->al_total[i] = 0.0;
+    }
+    d->al_k = 1; d->al_steps = 0; d->al_reading = 0; d->al_done = d->n == 0; d->al_found = 0;
+}
+
 /* Start as scipy's DOP853.__init__ does: f = f(t, y) and the first step size (0, or
    RUN_SINGULAR when a linear solve fails). */
 int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
@@ -814,11 +825,7 @@ int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
     d->t = t; d->t_old = t; d->stop_sign = stop_sign;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
-    for (int i = 0; i < d->n; i++) {
-        d->al_top[i] = fabs(y[d->n + i]);
-        d->al_sign[i] = d->al_turns[i] = d->al_total[i] = 0.0;
-    }
-    d->al_k = 1; d->al_steps = 0; d->al_reading = 0; d->al_done = d->n == 0; d->al_found = 0;
+    alias_start(d, y + d->n);
     if (rhs(d, t, d->y, d->f)) return RUN_SINGULAR;
     d->h_abs = initial_step(d, t, &bad);
     d->nfev = 2;  /* as scipy counts them: f(t0, y0) and the probe of the first step */
@@ -1564,15 +1571,10 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
                          const double *qd0)
 {
     R *r = handle;
-    D *s = r->s;
     int i;
     r->stop_sign = stop_sign; r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
     r->t_acc = t;
-    for (i = 0; i < s->n; i++) {
-        s->al_top[i] = fabs(qd0[i]);
-        s->al_sign[i] = s->al_turns[i] = s->al_total[i] = 0.0;
-    }
-    s->al_k = 1; s->al_steps = 0; s->al_reading = 0; s->al_done = s->n == 0; s->al_found = 0;
+    alias_start(r->s, qd0);
     i = lagsim_loop_start(r->c, t, y, 0.0);
     return i ? i : (r->raised ? RED_SINGULAR : 0);
 }

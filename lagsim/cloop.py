@@ -197,6 +197,19 @@ class CLoop:
         self.paths = dict.fromkeys(PATHS, 0)
         """How the last :meth:`run` solved its constrained systems: solves of each path."""
 
+    def _next_call(self, t: float, steps_before: int, clock: float, pace: Any,
+                   progress: Callable[[float], None] | None) -> int:
+        """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and
+        ended at t): the pace check, the progress, and the steps of the next call, as many as
+        fit in :data:`CALL_SECONDS` at the pace measured."""
+        elapsed = time.perf_counter() - clock
+        taken = max(self.steps - steps_before, 1)
+        pace(t)
+        if progress is not None:
+            t0 = self.problem.t0
+            progress(min(1.0, (t - t0) / (self.problem.options.t_end - t0)))
+        return int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
+
     def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
         problem, numeric = self.problem, self.problem.numeric
         form, options = problem.form, problem.options
@@ -231,7 +244,6 @@ class CLoop:
         guard = Guard(problem)
         stop = StopEvent(problem, y0) if problem.stop is not None else None
         pace = Pace(problem)
-        span = options.t_end - problem.t0
         state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
         handle = None
         try:
@@ -263,23 +275,14 @@ class CLoop:
                 samples.k = k.value
                 if code == STOP:
                     self._alias(handle, times)
-                    end = float(info[1])
-                    _extend(samples, np.array([end]), event[None, :], n)
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    return _stopped(samples, float(info[1]), event)
                 if code not in (MORE, DONE):
                     raise _failure(code, problem, guard, stop, state, float(info[1]),
                                    float(info[2]))
                 if code == DONE:
                     self._alias(handle, times)
                     break
-                elapsed = time.perf_counter() - clock
-                taken = max(self.steps - steps_before, 1)
-                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
-                pace(state.t)
-                if progress is not None:
-                    progress(min(1.0, (state.t - problem.t0) / span))
+                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
             if progress is not None:
                 progress(1.0)
         except IntegrationError as error:
@@ -338,8 +341,6 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
              when: float, regular_at: float) -> IntegrationError:
     """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
     made by the same :class:`lagsim.driver.Guard`)."""
-    from lagsim.driver import _first_nonfinite
-
     form, numeric = problem.form, problem.numeric
     n = numeric.n
     if code == SMALL:
@@ -348,7 +349,18 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
         why = ("Matrix is not positive definite"
                if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
         return guard.singular(state, np.linalg.LinAlgError(why))
-    q, qd = state.y[:n], state.y[n:]
+    return _state_failure(code, problem, guard, stop, state, state.y[:n], state.y[n:], when,
+                          regular_at)
+
+
+def _state_failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNamespace,
+                   q: np.ndarray, qd: np.ndarray, when: float, regular_at: float
+                   ) -> IntegrationError:
+    """The error of a failure found at the state (q, q̇) at ``when`` (either C loop's), as the
+    Python loop's :class:`lagsim.driver.Guard` and stop event make it."""
+    from lagsim.driver import _first_nonfinite
+
+    numeric = problem.numeric
     if code == NONFINITE:
         return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
     if code == MASS:
@@ -361,6 +373,15 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
         return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
                                 f"{stop.value(when, state.y)}", time=when)
     return IntegrationError(f"the C step loop failed (code {code})", time=when)
+
+
+def _stopped(samples: Any, end: float, event: np.ndarray) -> Trajectory:
+    """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
+    λ] appended), as the Python loop ends it."""
+    options = samples.problem.options
+    _extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
+    return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
+                              f"changed sign ({options.label('stop_when')})")
 
 
 def loop_for(problem: Problem) -> CLoop | None:
@@ -590,7 +611,6 @@ class RLoop(CLoop):
         guard = Guard(problem)
         stop = StopEvent(problem, y0) if problem.stop is not None else None
         pace = Pace(problem)
-        span = options.t_end - problem.t0
         state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
         self.handed_over = False
         chart_d = full_d = r = None
@@ -628,11 +648,7 @@ class RLoop(CLoop):
                 samples.k = k.value
                 if code == STOP:
                     self._alias(full_d, times)
-                    end = float(info[1])
-                    _extend(samples, np.array([end]), event[None, :], n)
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    return _stopped(samples, float(info[1]), event)
                 if code == RED_CHECK:
                     before_chart = form.chart
                     y_new = self._after_step(guard, state)
@@ -656,12 +672,7 @@ class RLoop(CLoop):
                 if code == DONE:
                     self._alias(full_d, times)
                     break
-                elapsed = time.perf_counter() - clock
-                taken = max(self.steps - steps_before, 1)
-                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
-                pace(state.t)
-                if progress is not None:
-                    progress(min(1.0, (state.t - problem.t0) / span))
+                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
             if progress is not None:
                 progress(1.0)
         except FailedRun:
@@ -788,9 +799,7 @@ class RLoop(CLoop):
     def _reduced_failure(self, code: int, guard: Any, stop: Any, state: SimpleNamespace,
                          when: float, regular_at: float) -> IntegrationError:
         """The error the Python loop raises for the reduced C loop's failure ``code``."""
-        from lagsim.driver import _first_nonfinite
-
-        form, numeric = self.problem.form, self.problem.numeric
+        form = self.problem.form
         if code == RED_SINGULAR:
             return IntegrationError(form._singular(), time=when)
         if code == RED_NEWTON:
@@ -804,12 +813,4 @@ class RLoop(CLoop):
             q, qd = form.unpack(when, state.y)
         except IntegrationError as error:
             return error
-        if code == NONFINITE:
-            return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
-        if code == MASS:
-            guard.mass(when, q, qd, regular_at)
-            guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
-        if code == STOP_NONFINITE:
-            return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
-                                    f"{stop.value(when, state.y)}", time=when)
-        return IntegrationError(f"the C step loop failed (code {code})", time=when)
+        return _state_failure(code, self.problem, guard, stop, state, q, qd, when, regular_at)

@@ -121,12 +121,13 @@ static void lagsim_cholesky_solve(int n, const double *L, double *r)
     }
 }
 
-/* Solve A x = r by LU with partial pivoting (A s-by-s, overwritten; r becomes x): 0; 1 for an
-   exactly singular A (numpy.linalg.solve's LinAlgError), r then unfinished; 2 when a pivot
-   was not finite (solved through, as LAPACK would). */
-static int lagsim_lu_solve(int s, double *A, double *r)
+/* Solve A X = B by LU with partial pivoting (A s-by-s, overwritten; B s-by-nb row major, a
+   right-hand side a column, becomes X; with nb = 1 a vector): 0; 1 for an exactly singular A
+   (numpy.linalg.solve's LinAlgError), B then unfinished; 2 when a pivot was not finite (solved
+   through, as LAPACK would). */
+static int lagsim_lu_solve(int s, int nb, double *A, double *B)
 {
-    int i, j, k, finite = 1;
+    int i, j, k, l, finite = 1;
     for (k = 0; k < s; k++) {
         int p = k;
         double best = fabs(A[k * s + k]);
@@ -138,20 +139,22 @@ static int lagsim_lu_solve(int s, double *A, double *r)
             double t;
             for (j = 0; j < s; j++) { t = A[k * s + j]; A[k * s + j] = A[p * s + j];
                                       A[p * s + j] = t; }
-            t = r[k]; r[k] = r[p]; r[p] = t;
+            for (l = 0; l < nb; l++) { t = B[k * nb + l]; B[k * nb + l] = B[p * nb + l];
+                                       B[p * nb + l] = t; }
         }
         for (i = k + 1; i < s; i++) {
             double f = A[i * s + k] / A[k * s + k];
             if (f == 0.0) continue;
             for (j = k + 1; j < s; j++) A[i * s + j] -= f * A[k * s + j];
-            r[i] -= f * r[k];
+            for (l = 0; l < nb; l++) B[i * nb + l] -= f * B[k * nb + l];
         }
     }
-    for (i = s - 1; i >= 0; i--) {
-        double acc = r[i];
-        for (j = i + 1; j < s; j++) acc -= A[i * s + j] * r[j];
-        r[i] = acc / A[i * s + i];
-    }
+    for (i = s - 1; i >= 0; i--)
+        for (l = 0; l < nb; l++) {
+            double acc = B[i * nb + l];
+            for (j = i + 1; j < s; j++) acc -= A[i * s + j] * B[j * nb + l];
+            B[i * nb + l] = acc / A[i * s + i];
+        }
     return finite ? 0 : 2;
 }
 
@@ -165,7 +168,7 @@ static int lagsim_solve(int n, double *M, double *r, double *L)
         lagsim_cholesky_solve(n, L, r);
         return 0;
     }
-    return lagsim_lu_solve(n, M, r) != 0;
+    return lagsim_lu_solve(n, 1, M, r) != 0;
 }
 """
 

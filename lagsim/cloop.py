@@ -23,9 +23,10 @@ The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced secti
 of this module and of ``cloop_source.c``): the chart's ODE in the free coordinates is stepped by
 the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
 numeric chart's from Newton's method on the constraints (mirrored in C), and
-``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built) is done
-in C; Python runs only where it decides (the first switch, a new chart, a check within rounding
-of its threshold, rank loss) (tests/test_cloop_reduced.py: 1e-12).
+``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built or to a
+numeric chart where no symbolic one is to be tried) is done in C; Python runs only where it
+decides (the first switch, a new symbolic chart, a check within rounding of its threshold, rank
+loss) (tests/test_cloop_reduced.py: 1e-12).
 
 The Python loop stays the reference and the path for everything else: the other methods,
 systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;
@@ -196,6 +197,19 @@ class CLoop:
         self.paths = dict.fromkeys(PATHS, 0)
         """How the last :meth:`run` solved its constrained systems: solves of each path."""
 
+    def _next_call(self, t: float, steps_before: int, clock: float, pace: Any,
+                   progress: Callable[[float], None] | None) -> int:
+        """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and
+        ended at t): the pace check, the progress, and the steps of the next call, as many as
+        fit in :data:`CALL_SECONDS` at the pace measured."""
+        elapsed = time.perf_counter() - clock
+        taken = max(self.steps - steps_before, 1)
+        pace(t)
+        if progress is not None:
+            t0 = self.problem.t0
+            progress(min(1.0, (t - t0) / (self.problem.options.t_end - t0)))
+        return int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
+
     def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
         problem, numeric = self.problem, self.problem.numeric
         form, options = problem.form, problem.options
@@ -230,7 +244,6 @@ class CLoop:
         guard = Guard(problem)
         stop = StopEvent(problem, y0) if problem.stop is not None else None
         pace = Pace(problem)
-        span = options.t_end - problem.t0
         state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
         handle = None
         try:
@@ -262,23 +275,14 @@ class CLoop:
                 samples.k = k.value
                 if code == STOP:
                     self._alias(handle, times)
-                    end = float(info[1])
-                    _extend(samples, np.array([end]), event[None, :], n)
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    return _stopped(samples, float(info[1]), event)
                 if code not in (MORE, DONE):
                     raise _failure(code, problem, guard, stop, state, float(info[1]),
                                    float(info[2]))
                 if code == DONE:
                     self._alias(handle, times)
                     break
-                elapsed = time.perf_counter() - clock
-                taken = max(self.steps - steps_before, 1)
-                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
-                pace(state.t)
-                if progress is not None:
-                    progress(min(1.0, (state.t - problem.t0) / span))
+                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
             if progress is not None:
                 progress(1.0)
         except IntegrationError as error:
@@ -337,8 +341,6 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
              when: float, regular_at: float) -> IntegrationError:
     """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
     made by the same :class:`lagsim.driver.Guard`)."""
-    from lagsim.driver import _first_nonfinite
-
     form, numeric = problem.form, problem.numeric
     n = numeric.n
     if code == SMALL:
@@ -347,7 +349,18 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
         why = ("Matrix is not positive definite"
                if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
         return guard.singular(state, np.linalg.LinAlgError(why))
-    q, qd = state.y[:n], state.y[n:]
+    return _state_failure(code, problem, guard, stop, state, state.y[:n], state.y[n:], when,
+                          regular_at)
+
+
+def _state_failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNamespace,
+                   q: np.ndarray, qd: np.ndarray, when: float, regular_at: float
+                   ) -> IntegrationError:
+    """The error of a failure found at the state (q, q̇) at ``when`` (either C loop's), as the
+    Python loop's :class:`lagsim.driver.Guard` and stop event make it."""
+    from lagsim.driver import _first_nonfinite
+
+    numeric = problem.numeric
     if code == NONFINITE:
         return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
     if code == MASS:
@@ -360,6 +373,15 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
         return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
                                 f"{stop.value(when, state.y)}", time=when)
     return IntegrationError(f"the C step loop failed (code {code})", time=when)
+
+
+def _stopped(samples: Any, end: float, event: np.ndarray) -> Trajectory:
+    """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
+    λ] appended), as the Python loop ends it."""
+    options = samples.problem.options
+    _extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
+    return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
+                              f"changed sign ({options.label('stop_when')})")
 
 
 def loop_for(problem: Problem) -> CLoop | None:
@@ -403,8 +425,9 @@ def loop_for(problem: Problem) -> CLoop | None:
 # coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
 # solve), and after each accepted step the C code does what lagsim.driver.run_python does
 # around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
-# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart and
-# its switch to a symbolic chart already built). When that is not clear-cut the C call returns
+# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart, its
+# switch to a symbolic chart already built or to a numeric chart where no symbolic one is to be
+# tried). When that is not clear-cut the C call returns
 # RED_CHECK at that step and Python runs Reduced.after_step itself: it keeps the chart, switches
 # it (the C loop goes on in the new chart with the same step size, or restarted when the kind of
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
@@ -427,8 +450,10 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_switch.restype = None
     lib.lagsim_reduced_partition.argtypes = (p, p, p, p, p, p, i, d)
     lib.lagsim_reduced_partition.restype = None
-    lib.lagsim_reduced_partition_state.argtypes = (p, p)
+    lib.lagsim_reduced_partition_state.argtypes = (p, p, p, p)
     lib.lagsim_reduced_partition_state.restype = None
+    lib.lagsim_reduced_numeric.argtypes = (p, i, i, p)
+    lib.lagsim_reduced_numeric.restype = None
     lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
     lib.lagsim_reduced_start.restype = i
     lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
@@ -514,6 +539,7 @@ class RLoop(CLoop):
         """Whether the last :meth:`run` went on in the Python loop (a chart without C code)."""
         self._aliased = False
         self._keep: list[np.ndarray] = []
+        self._numeric_keys = np.zeros(1, dtype=np.intc)
         self._registered = self._c_switches = 0
 
     def _alias(self, handle: int, times: np.ndarray) -> None:
@@ -585,7 +611,6 @@ class RLoop(CLoop):
         guard = Guard(problem)
         stop = StopEvent(problem, y0) if problem.stop is not None else None
         pace = Pace(problem)
-        span = options.t_end - problem.t0
         state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
         self.handed_over = False
         chart_d = full_d = r = None
@@ -623,11 +648,7 @@ class RLoop(CLoop):
                 samples.k = k.value
                 if code == STOP:
                     self._alias(full_d, times)
-                    end = float(info[1])
-                    _extend(samples, np.array([end]), event[None, :], n)
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    return _stopped(samples, float(info[1]), event)
                 if code == RED_CHECK:
                     before_chart = form.chart
                     y_new = self._after_step(guard, state)
@@ -651,12 +672,7 @@ class RLoop(CLoop):
                 if code == DONE:
                     self._alias(full_d, times)
                     break
-                elapsed = time.perf_counter() - clock
-                taken = max(self.steps - steps_before, 1)
-                chunk = int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
-                pace(state.t)
-                if progress is not None:
-                    progress(min(1.0, (state.t - problem.t0) / span))
+                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
             if progress is not None:
                 progress(1.0)
         except FailedRun:
@@ -686,7 +702,9 @@ class RLoop(CLoop):
         Reduced._symbolic, where Reduced._chart_for looks) and the current chart (a numeric one
         with its last accepted state and tangent); with y and f the state goes on from y in it
         with the derivative f, the solver restarted with first step ``restart`` when > 0
-        (driver.after_step)."""
+        (driver.after_step). The C loop is told where Reduced._chart_for would build a numeric
+        chart without trying a symbolic one, so that it switches between numeric charts itself."""
+        from lagsim import reduced
         from lagsim.reduced import PartitionChart
 
         form = self.problem.form
@@ -705,6 +723,11 @@ class RLoop(CLoop):
             self.lib.lagsim_reduced_chart(r, j, dyn, params.ctypes.data, address,
                                           pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
         self._registered = len(charts)
+        self._numeric_keys = np.ascontiguousarray(
+            sorted(form._no_symbolic) or np.zeros((0, form.numeric.m)), dtype=np.intc)
+        numeric_only = form.model is None or len(charts) >= reduced.SYMBOLIC_CHARTS
+        self.lib.lagsim_reduced_numeric(r, numeric_only, len(self._numeric_keys),
+                                        self._numeric_keys.ctypes.data)
         state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
         yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
         allow = int(form.switches > 0)
@@ -720,20 +743,29 @@ class RLoop(CLoop):
             self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
 
     def _sync(self, r: Any, info: np.ndarray) -> None:
-        """Bring the form up to the C loop's state: its chart (a numeric one's last accepted
-        state and tangent), switches and last accepted time (what Reduced.after_step sets when
-        it runs in Python)."""
+        """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
+        accepted state and tangent), switches and last accepted time (what Reduced.after_step
+        sets when it runs in Python)."""
+        from lagsim.reduced import PartitionChart
+
         form = self.problem.form
         if int(info[9]) >= 0:
             form.chart = form._symbolic[int(info[9])]
         else:
+            numeric, k = form.numeric, form.chart.k
+            n, m = numeric.n, numeric.m
+            st = np.zeros(1 + n + m * (k + 1))
+            dep = np.zeros(m, dtype=np.intc)
+            ind = np.zeros(k, dtype=np.intc)
+            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data, dep.ctypes.data,
+                                                    ind.ctypes.data)
+            dep, ind, t_last, q_last = dep.astype(int), ind.astype(int), float(st[0]), st[1:1 + n]
+            if not isinstance(form.chart, PartitionChart):  # the C loop switched to it
+                form.chart = PartitionChart(numeric, dep, ind, t_last, q_last)
             chart = form.chart
-            n, k = chart.numeric.n, chart.k
-            st = np.zeros(1 + n + chart.numeric.m * (k + 1))
-            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data)
-            chart.t_last = float(st[0])
-            chart.q_last = st[1:1 + n].copy()
-            chart._tangent = st[1 + n:].reshape(chart.numeric.m, k + 1).copy()
+            chart.dependent, chart.independent = dep, ind
+            chart.t_last, chart.q_last = t_last, q_last.copy()
+            chart._tangent = st[1 + n:].reshape(m, k + 1).copy()
         form.switches += int(info[10]) - self._c_switches
         self._c_switches = int(info[10])
         if self.steps:
@@ -767,9 +799,7 @@ class RLoop(CLoop):
     def _reduced_failure(self, code: int, guard: Any, stop: Any, state: SimpleNamespace,
                          when: float, regular_at: float) -> IntegrationError:
         """The error the Python loop raises for the reduced C loop's failure ``code``."""
-        from lagsim.driver import _first_nonfinite
-
-        form, numeric = self.problem.form, self.problem.numeric
+        form = self.problem.form
         if code == RED_SINGULAR:
             return IntegrationError(form._singular(), time=when)
         if code == RED_NEWTON:
@@ -783,12 +813,4 @@ class RLoop(CLoop):
             q, qd = form.unpack(when, state.y)
         except IntegrationError as error:
             return error
-        if code == NONFINITE:
-            return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
-        if code == MASS:
-            guard.mass(when, q, qd, regular_at)
-            guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
-        if code == STOP_NONFINITE:
-            return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
-                                    f"{stop.value(when, state.y)}", time=when)
-        return IntegrationError(f"the C step loop failed (code {code})", time=when)
+        return _state_failure(code, self.problem, guard, stop, state, q, qd, when, regular_at)

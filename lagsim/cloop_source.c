@@ -120,27 +120,19 @@ static int factor(D *d, const double *M)
     return d->fact_code;
 }
 
-/* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
-   rows-by-cols; singular values at or below rcond·σ_max are cut. One-sided Jacobi on the
-   columns of Bᵀ: Bᵀ V = U Σ, so B⁺ r = Σ_j ĝ_j (v_jᵀ r) / σ_j². G (cols·rows), V (rows²). */
-static void min_norm_svd(const D *d, int rows, int cols, const double *B, const double *r,
-                         double *x, double *G, double *V)
+/* One-sided Jacobi on the rows of G (rows-by-cols, row major): plane rotations of pairs of
+   rows until they are orthogonal (at most 80 sweeps), their norms then G's singular values.
+   The same rotations are applied to the rows of V (rows-by-rows; NULL: not kept), so that from
+   V = I the result is G = V G₀. */
+static void jacobi_rows(int rows, int cols, double *G, double *V)
 {
     int i, j, k, sweep, rotated;
-    double smax = 0.0;
-    memset(x, 0, (size_t)cols * sizeof(double));
-    if (rows == 0 || cols == 0) return;
-    for (j = 0; j < rows; j++)
-        for (i = 0; i < cols; i++) G[j * cols + i] = B[j * cols + i];
-    for (j = 0; j < rows; j++)
-        for (k = 0; k < rows; k++) V[j * rows + k] = j == k ? 1.0 : 0.0;
     for (sweep = 0; sweep < 80; sweep++) {
         rotated = 0;
         for (j = 0; j < rows - 1; j++)
             for (k = j + 1; k < rows; k++) {
                 double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
-                double *gj = G + j * cols, *gk = G + k * cols, *vj = V + j * rows,
-                       *vk = V + k * rows;
+                double *gj = G + j * cols, *gk = G + k * cols;
                 for (i = 0; i < cols; i++) {
                     al += gj[i] * gj[i]; be += gk[i] * gk[i]; ga += gj[i] * gk[i];
                 }
@@ -154,13 +146,31 @@ static void min_norm_svd(const D *d, int rows, int cols, const double *B, const 
                     double u = gj[i], w = gk[i];
                     gj[i] = c * u - s * w; gk[i] = s * u + c * w;
                 }
-                for (i = 0; i < rows; i++) {
-                    double u = vj[i], w = vk[i];
-                    vj[i] = c * u - s * w; vk[i] = s * u + c * w;
-                }
+                if (V)
+                    for (i = 0; i < rows; i++) {
+                        double *vj = V + j * rows, *vk = V + k * rows, u = vj[i], w = vk[i];
+                        vj[i] = c * u - s * w; vk[i] = s * u + c * w;
+                    }
             }
         if (!rotated) break;
     }
+}
+
+/* x = B⁺ r, the minimum-norm least-squares solution (lagsim.formulations._min_norm): B is
+   rows-by-cols; singular values at or below rcond·σ_max are cut. One-sided Jacobi on the
+   columns of Bᵀ: Bᵀ V = U Σ, so B⁺ r = Σ_j ĝ_j (v_jᵀ r) / σ_j². G (cols·rows), V (rows²). */
+static void min_norm_svd(const D *d, int rows, int cols, const double *B, const double *r,
+                         double *x, double *G, double *V)
+{
+    int i, j, k;
+    double smax = 0.0;
+    memset(x, 0, (size_t)cols * sizeof(double));
+    if (rows == 0 || cols == 0) return;
+    for (j = 0; j < rows; j++)
+        for (i = 0; i < cols; i++) G[j * cols + i] = B[j * cols + i];
+    for (j = 0; j < rows; j++)
+        for (k = 0; k < rows; k++) V[j * rows + k] = j == k ? 1.0 : 0.0;
+    jacobi_rows(rows, cols, G, V);
     for (j = 0; j < rows; j++) {
         double s2 = 0.0;
         for (i = 0; i < cols; i++) s2 += G[j * cols + i] * G[j * cols + i];
@@ -378,7 +388,7 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
             d->r[n + k] = b[k];
         }
         d->n_lu += 1;
-        if (lagsim_lu_solve(s, d->Kaug, d->r) == 1) return 1;
+        if (lagsim_lu_solve(s, 1, d->Kaug, d->r) == 1) return 1;
         memcpy(qdd, d->r, n * sizeof(double));
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
@@ -611,20 +621,29 @@ static double stop_value(D *d, double t, const double *y, int *bad)
     return out;
 }
 
-static double event_at(D *d, double s, int *bad)
+/* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
+   be evaluated there. */
+typedef double (*event_fn)(void *ctx, double s, int *bad);
+
+/* The --stop-when expression at s on the step's dense output. */
+static double event_at(void *ctx, double s, int *bad)
 {
+    D *d = ctx;
     if (dense(d, s, d->ys)) { *bad = 1; return NAN; }
     return stop_value(d, s, d->ys, bad);
 }
 
-/* scipy.optimize.brentq (scipy/optimize/Zeros/brentq.c) on event_at over [xa, xb]. */
-static double brent(D *d, double xa, double xb, double xtol, double rtol, int *bad)
+/* scipy.optimize.brentq (scipy/optimize/Zeros/brentq.c) on g(ctx, ·) over [xa, xb]; NAN with
+   *bad set as soon as g fails (the first failure is the one reported). */
+static double brent(event_fn g, void *ctx, double xa, double xb, double xtol, double rtol,
+                    int *bad)
 {
     double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
     double sbis, delta, stry, dpre, dblk;
     int i;
-    fpre = event_at(d, xpre, bad);
-    fcur = event_at(d, xcur, bad);
+    fpre = g(ctx, xpre, bad);
+    if (*bad) return NAN;
+    fcur = g(ctx, xcur, bad);
     if (*bad) return NAN;
     if (fpre == 0) return xpre;
     if (fcur == 0) return xcur;
@@ -658,7 +677,7 @@ static double brent(D *d, double xa, double xb, double xtol, double rtol, int *b
         xpre = xcur; fpre = fcur;
         if (fabs(scur) > delta) xcur += scur;
         else xcur += (sbis > 0 ? delta : -delta);
-        fcur = event_at(d, xcur, bad);
+        fcur = g(ctx, xcur, bad);
         if (*bad) return NAN;
     }
     return xcur;
@@ -786,6 +805,17 @@ static double initial_step(D *d, double t0, int *bad)
     return h;
 }
 
+/* AliasWatch.__init__: the aliasing watch of d from the start velocities qd0. */
+static void alias_start(D *d, const double *qd0)
+{
+    int i;
+    for (i = 0; i < d->n; i++) {
+        d->al_top[i] = fabs(qd0[i]);
+        d->al_sign[i] = d->al_turns[i] = d->al_total[i] = 0.0;
+    }
+    d->al_k = 1; d->al_steps = 0; d->al_reading = 0; d->al_done = d->n == 0; d->al_found = 0;
+}
+
 /* Start as scipy's DOP853.__init__ does: f = f(t, y) and the first step size (0, or
    RUN_SINGULAR when a linear solve fails). */
 int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
@@ -795,11 +825,7 @@ int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
     d->t = t; d->t_old = t; d->stop_sign = stop_sign;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
-    for (int i = 0; i < d->n; i++) {
-        d->al_top[i] = fabs(y[d->n + i]);
-        d->al_sign[i] = d->al_turns[i] = d->al_total[i] = 0.0;
-    }
-    d->al_k = 1; d->al_steps = 0; d->al_reading = 0; d->al_done = d->n == 0; d->al_found = 0;
+    alias_start(d, y + d->n);
     if (rhs(d, t, d->y, d->f)) return RUN_SINGULAR;
     d->h_abs = initial_step(d, t, &bad);
     d->nfev = 2;  /* as scipy counts them: f(t0, y0) and the probe of the first step */
@@ -895,7 +921,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
                 has_end = 1;
                 if (g == 0.0) end = d->t;
                 else {
-                    end = brent(d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
+                    end = brent(event_at, d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
                                 4 * 2.220446049250313e-16, &bad);
                     if (bad) { code = RUN_SINGULAR; goto out; }
                 }
@@ -942,12 +968,16 @@ out:
    constraints, the chart's compiled dynamics), and after each accepted step this block does
    what lagsim.driver.run_python does around it with the full state rebuilt by the chart's map
    (t, v, v̇, v̈) → (q, q̇, A_e, r_e), λ the minimum-norm solution of A_eᵀ λ = r_e
-   (lagsim.reduce.NumericReduction.to_full). Reduced.after_step is made here as well: the
-   check of the chart, and the switch to a chart Python has already built (Reduced._chart_for
-   finds it among Reduced._symbolic by the same pivoting and fit). Whatever is not clear (the
-   chart's pivot within rounding of SWITCH_RATIO times the best one, φ_q near rank loss, a
-   partition without a built chart, the first switch, which Python reports) returns RED_CHECK
-   at that accepted step, after its samples, and Python decides (lagsim.cloop.RLoop). */
+   (lagsim.reduce.NumericReduction.to_full); on a numeric chart (lagsim.reduced.PartitionChart)
+   by Newton's method on the constraints. Reduced.after_step is made here as well: the check of
+   the chart and the switch where Python would build no chart: to a symbolic chart it has
+   already built (Reduced._chart_for finds it among Reduced._symbolic by the same pivoting and
+   fit), or to the numeric chart of the partition where Reduced._chart_for would try no
+   symbolic reduction; a change of the kind of chart restarts the solver as driver.after_step
+   does. Whatever is not clear (the chart's pivot within rounding of SWITCH_RATIO times the best
+   one, φ_q near rank loss, a partition Python may reduce, a fit within rounding, the first
+   switch, which Python reports) returns RED_CHECK at that accepted step, after its samples,
+   and Python decides (lagsim.cloop.RLoop). */
 
 enum { RED_CHECK = 20, RED_SINGULAR = 21, RED_NEWTON = 22 };
 
@@ -968,6 +998,13 @@ typedef struct {
        (a non-finite right-hand side within 1e-9 of the last accepted time), at raise_t */
     int numeric, raised, bad_code, *ndep, *nind;
     double t_last, t_acc, raise_t, *q_last, *tan, *qw, *qdw, *qddw, *Au, *bu, *xw, *tnew, *Kw;
+    /* where Reduced._chart_for builds no symbolic chart (lagsim_reduced_numeric): for every
+       partition (numeric_only), or for the nkeys sorted dependent sets in keys; key: the
+       sorted dependent coordinates of a pivoting; a numeric chart's parts kept while a
+       switch is tried (Python's still, should it be left to Python) */
+    int numeric_only, nkeys, *key, *bdep, *bind;
+    const int *keys;
+    double bt_last, *bq_last, *btan;
 } R;
 
 void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *dc, void *map,
@@ -992,9 +1029,13 @@ void *lagsim_reduced_new(void *chart, void *full, const int *ic, const double *d
                + 5 * (size_t)n + 2 * (size_t)m * (k + 1) + (size_t)m * m
                + (size_t)m * (k + 2) + k + 2 + (size_t)(n + m) * (n + m + 1) + m,
                sizeof(double));
-    if (!r->pr || !r->tdyn || !r->tp || !w) {
-        free(r->pr); free(r->tdyn); free(r->tp); free(w); free(r); return NULL;
+    r->key = calloc(2 * (size_t)m + k + 1, sizeof(int));
+    r->bq_last = calloc((size_t)n + (size_t)m * (k + 1) + 1, sizeof(double));
+    if (!r->pr || !r->tdyn || !r->tp || !w || !r->key || !r->bq_last) {
+        free(r->pr); free(r->tdyn); free(r->tp); free(w); free(r->key); free(r->bq_last);
+        free(r); return NULL;
     }
+    r->bdep = r->key + m; r->bind = r->bdep + m; r->btan = r->bq_last + n;
     r->tmap = r->tdyn + T + 1;
     r->pc = r->pr + m + 1; r->rows = r->pc + m + 1; r->cols = r->rows + m + 1;
     r->tpairs = r->cols + n + 1; r->tind = r->tpairs + (size_t)T * 2 * m + 1;
@@ -1026,6 +1067,8 @@ void lagsim_reduced_free(void *handle)
     free(r->tdyn);
     free(r->tp);
     free(r->min);
+    free(r->key);
+    free(r->bq_last);
     free(r);
 }
 
@@ -1077,38 +1120,6 @@ void lagsim_reduced_switch(void *handle, int j, const double *y, const double *f
     if (h > 0.0) c->h_abs = h;  /* the solver restarted with this first step */
 }
 
-/* Solve A X = B by LU with partial pivoting (numpy.linalg.solve; A s-by-s and B s-by-nb, row
-   major, both overwritten, X in B): 0, or 1 for an exactly singular A. */
-static int red_lu(int s, int nb, double *A, double *B)
-{
-    int i, j, l;
-    for (l = 0; l < s; l++) {
-        int p = l;
-        double best = fabs(A[l * s + l]);
-        for (i = l + 1; i < s; i++)
-            if (fabs(A[i * s + l]) > best) { best = fabs(A[i * s + l]); p = i; }
-        if (best == 0.0) return 1;
-        if (p != l) {
-            double t;
-            for (j = 0; j < s; j++) { t = A[l * s + j]; A[l * s + j] = A[p * s + j]; A[p * s + j] = t; }
-            for (j = 0; j < nb; j++) { t = B[l * nb + j]; B[l * nb + j] = B[p * nb + j]; B[p * nb + j] = t; }
-        }
-        for (i = l + 1; i < s; i++) {
-            double f = A[i * s + l] / A[l * s + l];
-            if (f == 0.0) continue;
-            for (j = l + 1; j < s; j++) A[i * s + j] -= f * A[l * s + j];
-            for (j = 0; j < nb; j++) B[i * nb + j] -= f * B[l * nb + j];
-        }
-    }
-    for (i = s - 1; i >= 0; i--)
-        for (j = 0; j < nb; j++) {
-            double acc = B[i * nb + j];
-            for (l = i + 1; l < s; l++) acc -= A[i * s + l] * B[l * nb + j];
-            B[i * nb + j] = acc / A[i * s + i];
-        }
-    return 0;
-}
-
 /* PartitionChart.positions: q with q_v = v and q_u from Newton on φ(u, v, t) = 0, started
    from the last accepted u moved along the tangent. 0, RED_SINGULAR (φ_u exactly singular)
    or RED_NEWTON (no convergence in 30 iterations). */
@@ -1136,7 +1147,7 @@ static int partition_positions(R *r, double t, const double *v, double *q)
             r->bu[a] = -s->phiv[a];
             for (b = 0; b < m; b++) r->Au[a * m + b] = J[a * n + r->ndep[b]];
         }
-        if (red_lu(m, 1, r->Au, r->bu)) return RED_SINGULAR;
+        if (lagsim_lu_solve(m, 1, r->Au, r->bu) == 1) return RED_SINGULAR;
         for (a = 0; a < m; a++) {
             q[r->ndep[a]] += r->bu[a];
             nan |= isnan(r->bu[a]);
@@ -1164,7 +1175,7 @@ static int partition_velocities(R *r, double t, const double *q, const double *v
         r->bu[a] = -(acc + c[a]);
         for (b = 0; b < m; b++) r->Au[a * m + b] = A[a * n + r->ndep[b]];
     }
-    if (red_lu(m, 1, r->Au, r->bu)) return RED_SINGULAR;
+    if (lagsim_lu_solve(m, 1, r->Au, r->bu) == 1) return RED_SINGULAR;
     for (a = 0; a < m; a++) qd[r->ndep[a]] = r->bu[a];
     return 0;
 }
@@ -1187,7 +1198,7 @@ static int partition_augmented(R *r, double t, const double *q, const double *qd
         for (j = 0; j < m; j++) r->Kw[(n + i) * S + n + j] = 0.0;
         out[n + i] = b[i];
     }
-    return red_lu(S, 1, r->Kw, out);
+    return lagsim_lu_solve(S, 1, r->Kw, out) == 1;
 }
 
 /* PartitionChart.full: [q, q̇, λ] (λ and q̈ from the full model's augmented system). */
@@ -1237,7 +1248,7 @@ static int partition_accept(R *r, double t, const double *q)
         for (i = 0; i < k; i++) r->tnew[a * (k + 1) + i] = A[a * n + r->nind[i]];
         r->tnew[a * (k + 1) + k] = c[a];
     }
-    if (red_lu(m, k + 1, r->Au, r->tnew)) return 1;
+    if (lagsim_lu_solve(m, k + 1, r->Au, r->tnew) == 1) return 1;
     memcpy(r->tan, r->tnew, (size_t)m * (k + 1) * sizeof(double));
     memcpy(r->q_last, q, n * sizeof(double));
     r->t_last = t;
@@ -1268,13 +1279,25 @@ void lagsim_reduced_partition(void *handle, const int *dependent, const int *ind
     if (h > 0.0) c->h_abs = h;
 }
 
-/* The numeric chart's state for Python: [t_last, q_last, tangent]. */
-void lagsim_reduced_partition_state(void *handle, double *st)
+/* The numeric chart's state for Python: st = [t_last, q_last, tangent], its dependent and
+   independent coordinates (the C loop may have switched to another numeric chart). */
+void lagsim_reduced_partition_state(void *handle, double *st, int *dependent, int *independent)
 {
     R *r = handle;
+    memcpy(dependent, r->ndep, r->m * sizeof(int));
+    memcpy(independent, r->nind, r->k * sizeof(int));
     st[0] = r->t_last;
     memcpy(st + 1, r->q_last, r->n * sizeof(double));
     memcpy(st + 1 + r->n, r->tan, (size_t)r->m * (r->k + 1) * sizeof(double));
+}
+
+/* Where Reduced._chart_for gives a numeric chart without trying 002's symbolic reduction:
+   numeric_only (no model, or Reduced.SYMBOLIC_CHARTS built), else for the count sorted sets
+   of m dependent coordinates in keys (Reduced._no_symbolic; the array stays Python's). */
+void lagsim_reduced_numeric(void *handle, int numeric_only, int count, const int *keys)
+{
+    R *r = handle;
+    r->numeric_only = numeric_only; r->nkeys = count; r->keys = keys;
 }
 
 /* The full state [q, q̇, λ] at (t, y) (Reduced._full: the chart's full): 0, or RED_SINGULAR
@@ -1311,61 +1334,15 @@ static double reduced_stop_value(R *r, double t, const double *y, int *bad)
     return out;
 }
 
-static double reduced_event_at(R *r, double s, int *bad)
+/* The --stop-when expression at s on the chart's dense output (brent()'s event_fn). */
+static double reduced_event_at(void *ctx, double s, int *bad)
 {
+    R *r = ctx;
     if (dense(r->c, s, r->ys) || r->raised) {
         *bad = 1; r->bad_t = r->raised ? r->raise_t : s; r->bad_code = RED_SINGULAR;
         return NAN;
     }
     return reduced_stop_value(r, s, r->ys, bad);
-}
-
-/* brent() above, on reduced_event_at (scipy.optimize.brentq, scipy/optimize/Zeros/brentq.c). */
-static double reduced_brent(R *r, double xa, double xb, double xtol, double rtol, int *bad)
-{
-    double xpre = xa, xcur = xb, xblk = 0.0, fpre, fcur, fblk = 0.0, spre = 0.0, scur = 0.0;
-    double sbis, delta, stry, dpre, dblk;
-    int i;
-    fpre = reduced_event_at(r, xpre, bad);
-    if (*bad) return NAN;
-    fcur = reduced_event_at(r, xcur, bad);
-    if (*bad) return NAN;
-    if (fpre == 0) return xpre;
-    if (fcur == 0) return xcur;
-    for (i = 0; i < 100; i++) {
-        if (fpre != 0 && fcur != 0 && (signbit(fpre) != signbit(fcur))) {
-            xblk = xpre; fblk = fpre; spre = scur = xcur - xpre;
-        }
-        if (fabs(fblk) < fabs(fcur)) {
-            xpre = xcur; xcur = xblk; xblk = xpre;
-            fpre = fcur; fcur = fblk; fblk = fpre;
-        }
-        delta = (xtol + rtol * fabs(xcur)) / 2;
-        sbis = (xblk - xcur) / 2;
-        if (fcur == 0 || fabs(sbis) < delta) return xcur;
-        if (fabs(spre) > delta && fabs(fcur) < fabs(fpre)) {
-            if (xpre == xblk) {
-                stry = -fcur * (xcur - xpre) / (fcur - fpre);
-            } else {
-                dpre = (fpre - fcur) / (xpre - xcur);
-                dblk = (fblk - fcur) / (xblk - xcur);
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
-            }
-            if (2 * fabs(stry) < fmin(fabs(spre), 3 * fabs(sbis) - delta)) {
-                spre = scur; scur = stry;
-            } else {
-                spre = sbis; scur = sbis;
-            }
-        } else {
-            spre = sbis; scur = sbis;
-        }
-        xpre = xcur; fpre = fcur;
-        if (fabs(scur) > delta) xcur += scur;
-        else xcur += (sbis > 0 ? delta : -delta);
-        fcur = reduced_event_at(r, xcur, bad);
-        if (*bad) return NAN;
-    }
-    return xcur;
 }
 
 static int reduced_sample(R *r, double s, double *row)
@@ -1380,31 +1357,10 @@ static int reduced_sample(R *r, double s, double *row)
 /* The smallest singular value of the m-by-n matrix A (one-sided Jacobi on its rows, in G). */
 static double smallest_singular(int m, int n, const double *A, double *G)
 {
-    int i, j, l, sweep, rotated;
+    int i, j;
     double low = INFINITY;
     memcpy(G, A, (size_t)m * n * sizeof(double));
-    for (sweep = 0; sweep < 80; sweep++) {
-        rotated = 0;
-        for (j = 0; j < m - 1; j++)
-            for (l = j + 1; l < m; l++) {
-                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, s;
-                double *gj = G + j * n, *gl = G + l * n;
-                for (i = 0; i < n; i++) {
-                    al += gj[i] * gj[i]; be += gl[i] * gl[i]; ga += gj[i] * gl[i];
-                }
-                if (ga == 0.0 || fabs(ga) <= 4.5e-16 * sqrt(al * be)) continue;
-                rotated = 1;
-                zeta = (be - al) / (2.0 * ga);
-                t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
-                c = 1.0 / sqrt(1.0 + t * t);
-                s = c * t;
-                for (i = 0; i < n; i++) {
-                    double u = gj[i], w = gl[i];
-                    gj[i] = c * u - s * w; gl[i] = s * u + c * w;
-                }
-            }
-        if (!rotated) break;
-    }
+    jacobi_rows(m, n, G, NULL);
     for (j = 0; j < m; j++) {
         double s2 = 0.0;
         for (i = 0; i < n; i++) s2 += G[j * n + i] * G[j * n + i];
@@ -1494,28 +1450,29 @@ static int reduced_keeps(R *r, double t, const double *q)
     return along < r->ratio * best * (1.0 - 1e-9) ? 2 : 0;
 }
 
-/* Reduced._chart_for and the switch, for a partition whose chart Python has built: the first
-   registered chart with the pivoted dependent coordinates that rebuilds (q, q̇) from its free
-   part (SymbolicChart.fits, clearly: within half or beyond twice START_TOLERANCE, else
-   Python decides); the state goes over to it with f = its rhs (lagsim.driver.after_step).
-   1 when switched, 0 when Python is to do it (nothing changed). */
-static int reduced_switch_here(R *r, double t)
+/* Reduced._chart_for's search of the symbolic charts Python has built for the pivoted
+   partition (r->dep; its sorted copy into r->key): the first registered chart with these
+   dependent coordinates that rebuilds (q, q̇) = r->end from its free part (SymbolicChart.fits,
+   clearly: within half or beyond twice START_TOLERANCE), its free part then in r->yn; -1 when
+   none does, -2 when Python is to decide (a chart without C code, a fit within rounding). */
+static int symbolic_fit(R *r, double t)
 {
-    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, j, l, old = r->cur;
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, j, l;
     const double *q = r->end, *qd = r->end + n;
     double qmax = 1.0, qdmax = 1.0;
-    for (i = 1; i < m; i++) {  /* sort the dependent columns of the pivoting */
-        int v = r->dep[i];
-        for (l = i - 1; l >= 0 && r->dep[l] > v; l--) r->dep[l + 1] = r->dep[l];
-        r->dep[l + 1] = v;
+    memcpy(r->key, r->dep, m * sizeof(int));
+    for (i = 1; i < m; i++) {
+        int v = r->key[i];
+        for (l = i - 1; l >= 0 && r->key[l] > v; l--) r->key[l + 1] = r->key[l];
+        r->key[l + 1] = v;
     }
     for (i = 0; i < n; i++) { qmax = fmax(qmax, fabs(q[i])); qdmax = fmax(qdmax, fabs(qd[i])); }
     for (j = 0; j < r->ncharts; j++) {
         const int *ind = r->tind + (size_t)j * k;
         int same = 1, fits = 1, clear = 1;
-        for (i = 0; i < m; i++) same &= r->tdep[(size_t)j * m + i] == r->dep[i];
+        for (i = 0; i < m; i++) same &= r->tdep[(size_t)j * m + i] == r->key[i];
         if (!same) continue;
-        if (!r->tdyn[j] || !r->tmap[j]) return 0;
+        if (!r->tdyn[j] || !r->tmap[j]) return -2;
         for (i = 0; i < k; i++) { r->yn[i] = q[ind[i]]; r->yn[k + i] = qd[ind[i]]; }
         r->min[0] = t;
         memcpy(r->min + 1, r->yn, N * sizeof(double));
@@ -1526,16 +1483,85 @@ static int reduced_switch_here(R *r, double t)
             if (!(e <= tol)) fits = 0;
             if (!(e <= 0.5 * tol || e > 2.0 * tol)) clear = 0;
         }
-        if (!clear) return 0;
-        if (!fits) continue;
-        use_chart(r, j);
-        if (rhs(r->c, t, r->yn, r->fn) || !all_finite(N, r->fn)) { use_chart(r, old); return 0; }
-        memcpy(r->c->y, r->yn, N * sizeof(double));
-        memcpy(r->c->f, r->fn, N * sizeof(double));
-        r->c->nfev++;
+        if (!clear) return -2;
+        if (fits) return j;
+    }
+    return -1;
+}
+
+/* 1 when Reduced._chart_for gives the pivoted partition (sorted in r->key) a numeric chart
+   without trying a symbolic reduction (lagsim_reduced_numeric). */
+static int numeric_partition(const R *r)
+{
+    int a, i, m = r->m;
+    if (r->numeric_only) return 1;
+    for (a = 0; a < r->nkeys; a++) {
+        int same = 1;
+        for (i = 0; i < m; i++) same &= r->keys[(size_t)a * m + i] == r->key[i];
+        if (same) return 1;
+    }
+    return 0;
+}
+
+/* Make the current chart numeric (its partition in ndep, nind; its state in tan, q_last,
+   t_last), or symbolic chart j (j >= 0). */
+static void set_chart(R *r, int j)
+{
+    r->numeric = j < 0;
+    if (j >= 0) { use_chart(r, j); return; }
+    r->cur = -1;
+    r->c->dyn = partition_dyn; r->c->p = (const double *)r;
+}
+
+/* Reduced.after_step's switch where Python would make the same one without building a chart:
+   the old chart's accept (PartitionChart.accept; nothing for a symbolic one), then
+   Reduced._chart_for: the first registered symbolic chart of the pivoted partition that fits,
+   else (where no symbolic reduction is to be tried) its numeric chart, the dependent
+   coordinates in the pivots' order, the independent ones sorted, with its tangent at (t, q).
+   The state goes over to it with f = its rhs (lagsim.driver.after_step), the solver restarted
+   with first step min(last step, t_bound − t) when the kind of chart changes, as driver.after_step
+   restarts scipy's (lagsim_reduced_switch, lagsim_reduced_partition). 1 when switched, 0 when
+   Python is to do it (the old chart as it was, after its accept). */
+static int switch_here(R *r, double t)
+{
+    D *c = r->c;
+    int n = r->n, m = r->m, k = r->k, N = 2 * k, i, a, b, j, old = r->numeric ? -1 : r->cur;
+    const double *q = r->end, *qd = r->end + n;
+    if (r->numeric && partition_accept(r, t, q)) return 0;
+    r->t_acc = t;
+    j = symbolic_fit(r, t);
+    if (j == -2 || (j == -1 && !numeric_partition(r))) return 0;
+    memcpy(r->bdep, r->ndep, m * sizeof(int));
+    memcpy(r->bind, r->nind, k * sizeof(int));
+    memcpy(r->bq_last, r->q_last, n * sizeof(double));
+    memcpy(r->btan, r->tan, (size_t)m * (k + 1) * sizeof(double));
+    r->bt_last = r->t_last;
+    if (j < 0) {
+        memcpy(r->ndep, r->dep, m * sizeof(int));
+        for (i = 0, b = 0; i < n; i++) {
+            int dependent = 0;
+            for (a = 0; a < m; a++) dependent |= r->dep[a] == i;
+            if (!dependent) r->nind[b++] = i;
+        }
+        for (i = 0; i < k; i++) { r->yn[i] = q[r->nind[i]]; r->yn[k + i] = qd[r->nind[i]]; }
+    }
+    set_chart(r, j);
+    if ((j >= 0 || !partition_accept(r, t, q)) && !rhs(c, t, r->yn, r->fn)
+        && all_finite(N, r->fn) && !r->raised) {
+        memcpy(c->y, r->yn, N * sizeof(double));
+        memcpy(c->f, r->fn, N * sizeof(double));
+        c->nfev++;
         r->switches++;
+        if ((j < 0) != (old < 0)) c->h_abs = fmin(r->guard_h, c->t_bound - t);
         return 1;
     }
+    r->raised = 0;
+    memcpy(r->ndep, r->bdep, m * sizeof(int));
+    memcpy(r->nind, r->bind, k * sizeof(int));
+    memcpy(r->q_last, r->bq_last, n * sizeof(double));
+    memcpy(r->tan, r->btan, (size_t)m * (k + 1) * sizeof(double));
+    r->t_last = r->bt_last;
+    set_chart(r, old);
     return 0;
 }
 
@@ -1545,15 +1571,10 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
                          const double *qd0)
 {
     R *r = handle;
-    D *s = r->s;
     int i;
     r->stop_sign = stop_sign; r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
     r->t_acc = t;
-    for (i = 0; i < s->n; i++) {
-        s->al_top[i] = fabs(qd0[i]);
-        s->al_sign[i] = s->al_turns[i] = s->al_total[i] = 0.0;
-    }
-    s->al_k = 1; s->al_steps = 0; s->al_reading = 0; s->al_done = s->n == 0; s->al_found = 0;
+    alias_start(r->s, qd0);
     i = lagsim_loop_start(r->c, t, y, 0.0);
     return i ? i : (r->raised ? RED_SINGULAR : 0);
 }
@@ -1613,8 +1634,9 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
                 has_end = 1;
                 if (g == 0.0) end = c->t;
                 else {
-                    end = reduced_brent(r, c->t_old, c->t, 1e-14 * dmax(1.0, fabs(c->t)),
-                                        4 * 2.220446049250313e-16, &bad);
+                    end = brent(reduced_event_at, r, c->t_old, c->t,
+                                1e-14 * dmax(1.0, fabs(c->t)), 4 * 2.220446049250313e-16,
+                                &bad);
                     if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
                 }
             }
@@ -1646,7 +1668,7 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             continue;
         }
         if (keep == 1) keep = 0;
-        if (keep == 2 && r->allow && !c->finished && !r->numeric && reduced_switch_here(r, c->t)) {
+        if (keep == 2 && r->allow && !c->finished && switch_here(r, c->t)) {
             r->t_acc = c->t;
             continue;
         }

@@ -51,46 +51,17 @@ CHUNK_SECONDS = 0.05
 SAMPLE_EPS = 1e-9
 """A sample time within this fraction of a step from a step's end is that step's state."""
 
-_LU = r"""
-#include <math.h>
-#include <string.h>
-
-/* Solve A x = b in place (A k-by-k row-major, overwritten; b becomes x): LU with partial
-   pivoting. Returns 0, or 1 when A is singular. */
-static int fs_solve(int k, double *A, double *b)
-{
-    int i, j, c;
-    for (c = 0; c < k; c++) {
-        int piv = c;
-        double best = fabs(A[c * k + c]);
-        for (i = c + 1; i < k; i++)
-            if (fabs(A[i * k + c]) > best) { best = fabs(A[i * k + c]); piv = i; }
-        if (best == 0.0 || !isfinite(best)) return 1;
-        if (piv != c) {
-            double tmp;
-            for (j = 0; j < k; j++) { tmp = A[c * k + j]; A[c * k + j] = A[piv * k + j];
-                                      A[piv * k + j] = tmp; }
-            tmp = b[c]; b[c] = b[piv]; b[piv] = tmp;
-        }
-        for (i = c + 1; i < k; i++) {
-            double f = A[i * k + c] / A[c * k + c];
-            for (j = c + 1; j < k; j++) A[i * k + j] -= f * A[c * k + j];
-            b[i] -= f * b[c];
-        }
-    }
-    for (i = k - 1; i >= 0; i--) {
-        double s = b[i];
-        for (j = i + 1; j < k; j++) s -= A[i * k + j] * b[j];
-        b[i] = s / A[i * k + i];
-    }
-    return 0;
-}
-
+_MAXABS = r"""
+/* The largest |x_i| of the k values, NaN when one is NaN (np.abs(x).max() of the NumPy path;
+   Newton's tests take a NaN for a non-finite state). */
 static double fs_maxabs(int k, const double *x)
 {
     double r = 0.0;
     int i;
-    for (i = 0; i < k; i++) if (!(fabs(x[i]) <= r)) r = fabs(x[i]);
+    for (i = 0; i < k; i++) {
+        if (isnan(x[i])) return x[i];
+        if (fabs(x[i]) > r) r = fabs(x[i]);
+    }
     return r;
 }
 """
@@ -225,7 +196,7 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
     """The library of one method and model structure, from the compile cache or built; None
     (said on stderr) when it cannot be built."""
     from lagsim import cache
-    from lagsim.ccompile import build_and_load, c_function, fallback, flags, structure
+    from lagsim.ccompile import RUNTIME, build_and_load, c_function, fallback, flags, structure
 
     here = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     text = "\0".join((here, c_body, structure(n, m, functions, params)))
@@ -233,7 +204,8 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
     def source() -> str:
         parts = [f"#define FS_N {max(n, 1)}", f"#define FS_M {max(m, 1)}",
                  f"#define FS_STATE {state}", f"#define FS_ROW {2 * n}",
-                 f"#define FS_EPS {SAMPLE_EPS!r}", f"#define FS_MAXIT {MAX_NEWTON}", _LU]
+                 f"#define FS_EPS {SAMPLE_EPS!r}", f"#define FS_MAXIT {MAX_NEWTON}", RUNTIME,
+                 _MAXABS]
         parts += [c_function(name, args, exprs, params) for name, args, exprs in functions]
         parts += [f"void lagsim_fs_{name}(const double *in, const double *p, double *out) "
                   f"{{ {name}(in, p, out); }}" for name, _, _ in functions]
@@ -473,7 +445,7 @@ static int fs_step(double t, double h, const double *x, double *y, const double 
                     J[a * m + b] = s;
                 }
             for (a = 0; a < m; a++) r[a] = -cg[a];
-            if (fs_solve(m, J, r)) return 2;
+            if (lagsim_lu_solve(m, 1, J, r)) return 2;
             for (a = 0; a < m; a++) lam[a] += r[a];
             for (i = 0; i < n; i++) {
                 double s = qt[i];
@@ -515,7 +487,7 @@ static int fs_step(double t, double h, const double *x, double *y, const double 
                 J[a * m + b] = u;
             }
         }
-        if (fs_solve(m, J, r)) return 2;
+        if (lagsim_lu_solve(m, 1, J, r)) return 2;
         for (i = 0; i < n; i++) {
             double s = 0.0;
             for (a = 0; a < m; a++) s += MG[i * m + a] * r[a];

@@ -28,9 +28,10 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
 Where the run is stepped: with DOP853 the whole accepted-step loop runs in C
 (:class:`lagsim.cloop.RLoop`): a symbolic chart's compiled right-hand side and its map to the
 full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, and
-:meth:`Reduced.after_step`'s check and its switch to a symbolic chart already built, mirrored in
-C; this class decides in Python only the first switch, a new chart, a check within rounding of
-its threshold and rank loss. With the other methods the Python loop steps
+:meth:`Reduced.after_step`'s check, its switch to a symbolic chart already built or to a
+numeric chart (where :meth:`Reduced._chart_for` would try no symbolic reduction), mirrored in
+C; this class decides in Python only the first switch, a new symbolic chart, a check within
+rounding of its threshold and rank loss. With the other methods the Python loop steps
 (:func:`lagsim.driver.run_python`).
 
 The class is registered in :data:`lagsim.formulations.FORMULATIONS`, which imports this module

@@ -96,7 +96,7 @@ static int fs_step(double t, double h, const double *x, double *y, const double 
                 for (j = 0; j < m; j++) J[(n + a) * K + n + j] = 0.0;
             }
         }
-        if (fs_solve(K, J, r)) return 2;
+        if (lagsim_lu_solve(K, 1, J, r)) return 2;
         for (i = 0; i < n; i++) { vb[i] += r[i] / h; q1[i] = q[i] + h * vb[i]; }
         for (a = 0; a < m; a++) lam[a] += r[n + a];
         step = fs_maxabs(n, r);
@@ -141,7 +141,7 @@ static int fs_step(double t, double h, const double *x, double *y, const double 
             for (j = 0; j < m; j++) J[(n + a) * K + n + j] = 0.0;
             r[n + a] = -s;
         }
-        if (fs_solve(K, J, r)) return 2;
+        if (lagsim_lu_solve(K, 1, J, r)) return 2;
         for (i = 0; i < n; i++) v1[i] += r[i];
         for (a = 0; a < m; a++) lam[a] += r[n + a];
         step = fs_maxabs(n, r);

@@ -149,6 +149,41 @@ def test_numeric_chart_after_a_switch_alike(monkeypatch) -> None:
     assert_same(a, b)
 
 
+@pytest.mark.parametrize("charts", ["none", "refused", "one"])
+def test_switches_made_in_c(monkeypatch, charts: str) -> None:
+    """Where Reduced._chart_for builds no chart, the C loop makes the switch itself: to a
+    numeric chart where no symbolic one fits and none is to be tried (none allowed,
+    Reduced.SYMBOLIC_CHARTS = 0; or the reduction failed for that partition before,
+    Reduced._no_symbolic: here for both, at the start and at the first switch), to a symbolic
+    chart built before that fits. Between charts of one kind the solver goes on; between kinds
+    (one symbolic chart allowed: the pendulum goes from it to a numeric chart and back) it is
+    restarted with the last step size, as driver.after_step does. Python's after_step runs only
+    at the first switch (which it reports). The pendulum over the top switches x ↔ y; both loops
+    agree to 1e-12."""
+    from lagsim.errors import InputError as Refused
+
+    if charts == "refused":
+        def refuse(*_args, **_kwargs):
+            raise Refused("no symbolic reduction in this test")
+
+        monkeypatch.setattr("lagsim.reduced.reduce_model", refuse)
+    else:
+        monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0 if charts == "none" else 1)
+    decided = []
+    after_step = cloop.RLoop._after_step
+
+    def counted(self, guard, state):
+        decided.append(state.t)
+        return after_step(self, guard, state)
+
+    monkeypatch.setattr(cloop.RLoop, "_after_step", counted)
+    initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
+    a, b, loop = both("pendulum_natural", initial, t_end=4.0, samples=41)
+    assert loop.problem.form.switches >= 5 and not loop.handed_over
+    assert len(decided) == 1
+    assert_same(a, b)
+
+
 def test_chart_without_c_code_goes_on_in_python(monkeypatch) -> None:
     """A symbolic chart whose map could not be compiled to C (here: any but the first) hands the
     rest of the run to the Python loop at the switch to it (driver.Resume: its solver starts

@@ -73,9 +73,13 @@ class Reduction:
 
 
 SOLVE_BUDGET = 3.0
-"""Seconds of CPU time the symbolic reduction (sympy.solve, simplify) may take (issue 16 §3).
-CPU rather than wall time, so that a busy machine does not turn a reduction of one second (the
-slider-crank) into a refusal."""
+"""Seconds of CPU time the symbolic reduction (sympy.solve, simplify) may take in ``simulate
+--formulation reduced`` and outside ``derive`` (issue 16 §3). CPU rather than wall time, so that
+a busy machine does not turn a reduction of one second (the slider-crank) into a refusal.
+``derive`` draws on its own budget instead (``--budget``, :data:`lagsim.tidy.DEFAULT_SECONDS`),
+shared with its tidying: it prints the partitioned form when the solve does not fit, whereas a
+run compiles and integrates for seconds anyway, and a compiled symbolic chart repays a longer
+solve over the run."""
 START_TOLERANCE = 1e-12
 """A branch is accepted when it rebuilds the start to this relative accuracy (issue 16 §1)."""
 
@@ -84,11 +88,25 @@ class ReductionError(InputError):
     """No symbolic reduction fits: too slow, not solvable, or no branch through the start.
 
     ``simulate`` then integrates partitioned coordinates numerically (:mod:`lagsim.reduced`);
-    ``derive`` refuses with the message. ``reason`` is the message without the advice."""
+    ``derive`` prints the partitioned form for :class:`NoClosedForm` and refuses with the
+    message otherwise. ``reason`` is the message without the advice."""
 
     def __init__(self, reason: str, advice: str = "use index1 or udwadia-kalaba") -> None:
         super().__init__(f"{reason}; {advice}")
         self.reason = reason
+
+
+class NoClosedForm(ReductionError):
+    """SymPy found no closed form for an eliminated coordinate: its solve ran out of time
+    (``timed_out``, issue 16 §3) or cannot solve the constraint for a single coordinate. The
+    constraints still define the dependent coordinates implicitly, so ``derive`` prints them
+    partitioned (:func:`partition`) rather than refusing (issue 16 §4)."""
+
+    def __init__(self, reason: str, constraint: str, timed_out: bool,
+                 advice: str = "use index1 or udwadia-kalaba") -> None:
+        super().__init__(reason, advice)
+        self.constraint = constraint
+        self.timed_out = timed_out
 
 
 _OutOfTime = OutOfTime
@@ -133,9 +151,10 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     coordinate it is solved for, in the order of solving (Gaussian elimination with complete
     pivoting on φ_q, :mod:`lagsim.reduced`); None takes the constraints in the file's order, each
     solved for a coordinate it fixes linearly if any, else for the last one it can. The symbolic
-    work is bounded by ``budget`` seconds of CPU (:class:`ReductionError` when it runs out,
-    issue 16 §3). Raises :class:`InputError` when a constraint is a velocity constraint, or
-    redundant at the start.
+    work is bounded by ``budget`` seconds of CPU (:class:`NoClosedForm` when it runs out, issue 16
+    §3; None: by the enclosing :func:`lagsim.tidy.time_budget` only, as ``derive`` calls it
+    within its one budget through :func:`lagsim.tidy.bounded`). Raises :class:`InputError` when
+    a constraint is a velocity constraint, or redundant at the start.
     """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
@@ -154,10 +173,10 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
         with time_budget(budget):
             return _reduce(model, q0, t0, start, eliminate, where)
     except _OutOfTime:
-        raise ReductionError(
-            f"the symbolic reduction did not finish within {budget:g} s of CPU time (sympy on "
-            "constraint "
-            f"'{where['constraint']}')") from None
+        within = f"{budget:g} s of CPU time" if budget is not None else "its time budget"
+        raise NoClosedForm(
+            f"the symbolic reduction did not finish within {within} (sympy on constraint "
+            f"'{where['constraint']}')", where["constraint"], timed_out=True) from None
 
 
 def check_independent(model: Model, q0: Mapping[str, float], t0: float,
@@ -188,6 +207,48 @@ def check_independent(model: Model, q0: Mapping[str, float], t0: float,
                 f"coordinate ({model.n - rank} degree(s) of freedom remain); remove it, or use "
                 f"udwadia-kalaba, which accepts redundant constraints")
         rank = r
+
+
+def _phi_q(model: Model, q0: Mapping[str, float], t0: float) -> np.ndarray:
+    """φ_q (the rows a of the constraints) at the configuration ``q0`` and time ``t0``."""
+    values = {s: float(q0.get(name, 0.0)) for s, name in zip(model.q, model.coordinates)}
+    values.update({se.Symbol(k): v for k, v in model.parameters.items()})
+    values[model.t] = t0
+    try:
+        return np.array([[float(se.sympify(r).subs(values)) for r in c.row]
+                         for c in model.constraints], dtype=float).reshape(model.m, model.n)
+    except (RuntimeError, TypeError, ValueError):
+        return np.full((model.m, model.n), np.nan)
+
+
+def partition(model: Model, q0: Mapping[str, float] | None = None, t0: float = 0.0
+              ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(dependent u, independent v) coordinate names of the generalized coordinate partitioning
+    of Wehage and Haug (1982): Gaussian elimination with complete pivoting on φ_q at ``q0``
+    pairs each constraint with the coordinate of its largest pivot (of equal pivots the last
+    coordinate), and those coordinates are u, in the order of elimination; v keeps the file's
+    order. The same rule as :func:`lagsim.reduced.complete_pivoting` at a run's start, written
+    with NumPy alone so that ``derive`` does not import SciPy. Without ``q0``, or where φ_q is
+    not finite or loses rank there, at a seeded random configuration."""
+    S = _phi_q(model, q0, t0) if q0 else np.full((model.m, model.n), np.nan)
+    if not np.all(np.isfinite(S)) or np.linalg.matrix_rank(S) < model.m:
+        rng = np.random.default_rng(0)
+        S = _phi_q(model, dict(zip(model.coordinates, rng.uniform(0.3, 1.3, model.n))),
+                   float(rng.uniform(0.3, 1.3)))
+    S = np.where(np.isfinite(S), S, 0.0)
+    rows, cols = list(range(model.m)), list(range(model.n))
+    dependent = []
+    for _ in range(model.m):
+        sub = np.abs(S[np.ix_(rows, cols)])
+        ties = np.argwhere(sub >= (1.0 - 1e-12) * sub.max())
+        i, j = max(ties, key=lambda ij: (cols[ij[1]], -rows[ij[0]]))
+        r, c = rows.pop(int(i)), cols.pop(int(j))
+        dependent.append(c)
+        if S[r, c] != 0.0:
+            for other in rows:
+                S[other] -= S[other, c] / S[r, c] * S[r]
+    return (tuple(model.coordinates[c] for c in dependent),
+            tuple(model.coordinates[c] for c in range(model.n) if c not in dependent))
 
 
 def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Start | None,
@@ -446,8 +507,8 @@ def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], param
             f"no branch of constraint '{name}' solved for a coordinate passes through the "
             f"start ({', '.join(f'{s} = {float(start[s]):.6g}' for s in present)}; the branches "
             f"give {', '.join(missed)})", "use index1")
-    raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
-                         "reduced form does not apply")
+    raise NoClosedForm(f"constraint '{name}' cannot be solved for a single coordinate in closed "
+                       "form", name, timed_out=False)
 
 
 def _value(root: sympy.Expr, params: Mapping, start: Mapping) -> float | None:
@@ -492,8 +553,8 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
             return s, min(roots, key=lambda r, s=s: _miss(r, s, params, start))
         if roots:
             return s, roots[0]
-    raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
-                         "reduced form does not apply")
+    raise NoClosedForm(f"constraint '{name}' cannot be solved for a single coordinate in closed "
+                       "form", name, timed_out=False)
 
 
 def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) -> float:

@@ -100,16 +100,21 @@ def can_interrupt() -> bool:
 
 @dataclass
 class Budget:
-    """The CPU time the tidying of one derivation may take, and whether it goes deep
-    (``sympy.simplify``, for ``--simplify``). ``stopped`` counts the steps cut short by it."""
+    """The CPU time the open-ended SymPy steps of one derivation may take together, and whether
+    it goes deep (``sympy.simplify``, for ``--simplify``). ``spent`` is the CPU time of the steps
+    run through :func:`bounded` so far (a step inside another counts once, in the outer one);
+    the linear-time tidying between them is not charged, so that ``lagsim derive --form all``
+    leaves its later forms (the reduction, seed 002 §23.5) the budget that ``--form reduced``
+    would give them. ``stopped`` counts the steps cut short by it."""
 
     seconds: float
     deep: bool = False
-    deadline: float = field(default=0.0)
+    spent: float = 0.0
     stopped: int = 0
+    depth: int = field(default=0, repr=False)
 
     def left(self) -> float:
-        return self.deadline - time.process_time()
+        return self.seconds - self.spent
 
 
 _ACTIVE: list[Budget] = []
@@ -117,11 +122,12 @@ _ACTIVE: list[Budget] = []
 
 @contextmanager
 def budget(seconds: float, deep: bool = False) -> Iterator[Budget]:
-    """Within the block, SymPy steps of the tidying share ``seconds`` of CPU time (each step is
-    interrupted when the rest runs out and its input kept: exactly equal, only longer); ``deep``
-    adds ``sympy.simplify``. Outside any block the steps are bounded by operation counts only
-    (deterministic), and ``light`` simplifies as ``deep`` would."""
-    b = Budget(seconds, deep, time.process_time() + seconds)
+    """Within the block, the SymPy steps of the tidying (and the symbolic solves of the
+    reduction) share ``seconds`` of CPU time: each step is interrupted when the rest runs out and
+    its input kept (exactly equal, only longer); ``deep`` adds ``sympy.simplify``. Outside any
+    block the steps are bounded by operation counts only (deterministic), and ``light``
+    simplifies as ``deep`` would."""
+    b = Budget(seconds, deep)
     _ACTIVE.append(b)
     try:
         yield b
@@ -137,9 +143,10 @@ def active() -> Budget | None:
 def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
             name: str) -> sympy.Basic | None:
     """``step()`` within the active budget's remaining CPU time, or None (recorded in ``skips``)
-    when it is used up or runs out during the step. Without an active budget each step gets
-    :data:`SIMPLIFY_SECONDS`; where a step cannot be interrupted (not the main thread) it runs
-    as it is, bounded by the operation counts only."""
+    when it is used up or runs out during the step; the step's CPU time is charged to the budget
+    (:attr:`Budget.spent`). Without an active budget each step gets :data:`SIMPLIFY_SECONDS`;
+    where a step cannot be interrupted (not the main thread) it runs as it is, bounded by the
+    operation counts only."""
     b = active()
     if not can_interrupt():
         return step()
@@ -155,14 +162,20 @@ def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
         b.stopped += 1
         skips.append(f"{what}: {name} skipped (the {b.seconds:g} s budget was used up)")
         return None
+    began = time.process_time()
+    b.depth += 1
     try:
         with time_budget(left):
             return step()
     except OutOfTime:
         b.stopped += 1
-        b.deadline = min(b.deadline, time.process_time())
         skips.append(f"{what}: {name} stopped when the {b.seconds:g} s budget ran out")
+        b.spent = b.seconds
         return None
+    finally:
+        b.depth -= 1
+        if not b.depth:
+            b.spent = min(b.seconds, b.spent + time.process_time() - began)
 
 
 def ops(expr: sympy.Basic) -> int:

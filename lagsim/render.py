@@ -477,7 +477,7 @@ def _text(forms: list[Form], model: Model, width: int) -> str:
             first = printed.setdefault((item.label, item.value), form.name)
             if first != form.name:
                 lines += ["", f"{label}: as in [{first}] above"]
-            elif isinstance(item.value, sympy.MatrixBase) and item.value.is_zero_matrix:
+            elif isinstance(item.value, sympy.MatrixBase) and all(e == 0 for e in item.value):
                 lines += ["", f"{label}: 0 ({item.value.rows}×{item.value.cols})"]
             else:
                 lines += ["", f"{label}:", _pretty(item.value, width)]
@@ -577,10 +577,10 @@ def _document(forms: list[Form], model: Model) -> dict:
         "velocities": [str(v) for v in model.qd],
         "parameters": dict(model.parameters),
         "symbols": symbols,
-        "lagrangian": _s(cheap(to_sympy(model.lagrangian))),
-        "kinetic": _s(cheap(to_sympy(model.kinetic))),
-        "potential": _s(cheap(to_sympy(model.potential))),
-        "energy": _s(cheap(to_sympy(model.energy))),
+        "lagrangian": _s(cheap(model.lagrangian)),
+        "kinetic": _s(cheap(model.kinetic)),
+        "potential": _s(cheap(model.potential)),
+        "energy": _s(cheap(model.energy)),
         "mass_matrix": _rows(M),
         "forcing": [_s(e) for e in to_sympy(model.forcing)],
         "tau": [_s(e) for e in to_sympy(model.tau)],

@@ -467,6 +467,11 @@ _SE_FUNCTIONS = {"sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "exp": sy
                  "atan": sympy.atan, "asin": sympy.asin, "acos": sympy.acos}
 
 
+_PARITY = {"cos": 1, "sin": -1, "tan": -1}
+"""cos(−a) = cos a, sin(−a) = −sin a, tan(−a) = −tan a: what SymPy's evaluation would write,
+cos(θ₁ − θ₂) rather than SymEngine's cos(−θ₁ + θ₂)."""
+
+
 def to_sympy(expr: se.Basic, memo: dict | None = None) -> sympy.Basic:
     """``sympy.sympify(expr)`` converting each distinct subexpression once, and functions
     unevaluated: SymEngine has put their arguments in canonical form already, and SymPy's
@@ -484,7 +489,11 @@ def to_sympy(expr: se.Basic, memo: dict | None = None) -> sympy.Basic:
         elif isinstance(e, se.Pow):
             out = sympy.Pow(*map(conv, e.args))
         elif type(e).__name__ in _SE_FUNCTIONS and len(e.args) == 1:
-            out = _SE_FUNCTIONS[type(e).__name__](conv(e.args[0]), evaluate=False)
+            name, arg = type(e).__name__, conv(e.args[0])
+            if name in _PARITY and arg.is_Add and arg.could_extract_minus_sign():
+                out = _PARITY[name] * _SE_FUNCTIONS[name](-arg, evaluate=False)
+            else:
+                out = _SE_FUNCTIONS[name](arg, evaluate=False)
         else:
             out = sympy.sympify(e)
         memo[e] = out

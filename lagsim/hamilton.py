@@ -141,9 +141,9 @@ def hamilton_form(model: Model, simplify: bool = False):
                                                         evaluate=False),
                                         sympy.ImmutableMatrix(P), evaluate=False),
                           r"\dot{q}"))
-        L = to_sympy(model.lagrangian)
         for i in range(n):
-            rate = sympy.diff(L, q[i]) + tau[i] + constraint[i]
+            rate = (tidy.cheap(se.diff(model.lagrangian, model.q[i]) + model.tau[i])
+                    + constraint[i])
             items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  M q̇ = p − b,  ṗ = ∂L/∂q + τ"

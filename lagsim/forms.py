@@ -27,6 +27,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import symengine as se
 import sympy
 
@@ -440,19 +441,17 @@ def _is_diagonal(M: sympy.MatrixBase) -> bool:
     return all(sympy.expand(M[i, j]) == 0 for i in range(M.rows) for j in range(M.cols) if i != j)
 
 
+def _generic_point(G: sympy.MatrixBase, seed: int) -> np.ndarray:
+    """G at a seeded random point, each free symbol in (0.3, 1.3), as a complex array."""
+    rng = random.Random(seed)
+    point = {v: rng.uniform(0.3, 1.3) for v in sorted(G.free_symbols, key=str)}
+    return np.array(G.evalf(subs=point).tolist(), dtype=complex)
+
+
 def _generic_rank(G: sympy.MatrixBase) -> int:
     """The rank of G at two seeded random points (the larger): its rank for almost every state,
     without simplifying its determinant."""
-    import numpy as np
-
-    rng = random.Random(20240)
-    names = sorted(G.free_symbols, key=str)
-    ranks = []
-    for _ in range(2):
-        point = {v: rng.uniform(0.3, 1.3) for v in names}
-        values = np.array(G.evalf(subs=point).tolist(), dtype=complex)
-        ranks.append(int(np.linalg.matrix_rank(values)))
-    return max(ranks)
+    return max(int(np.linalg.matrix_rank(_generic_point(G, 20240 + k))) for k in range(2))
 
 
 def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
@@ -498,12 +497,33 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
 
 def _inverse(G: sympy.Matrix, full_rank: bool) -> sympy.Matrix:
     """G⁻¹ (1/g for 1×1, else by LU, whose pivoting tests only structural zeros: Gauss–Jordan's
-    pivot search simplified a 1×1 G for 21 s) or G⁺ when G is rank-deficient."""
+    pivot search simplified a 1×1 G for 21 s) or G⁺ when G is rank-deficient
+    (:func:`_pseudo_inverse`)."""
     if not full_rank:
-        return G.pinv()
+        return _pseudo_inverse(G)
     if G.shape == (1, 1):
         return sympy.Matrix([[1 / G[0, 0]]])
     return G.inv(method="LU")
+
+
+def _pseudo_inverse(G: sympy.Matrix) -> sympy.Matrix:
+    """G⁺ = F⁺C⁺ = Fᵀ(FFᵀ)⁻¹(CᵀC)⁻¹Cᵀ from the full-rank factorization G = CF, C the columns
+    of G that are independent at a random point (as many as its generic rank) and
+    F = (CᵀC)⁻¹CᵀG, by LU solves only. SymPy's ``pinv`` row-reduces symbolically and calls
+    ``simplify`` to decide its pivots, whose first call imports sympy.physics.units (0.5 s of
+    the redundant pendulum's Udwadia–Kalaba form, issue 16 §4)."""
+    values = _generic_point(G, 20240)
+    rank = int(np.linalg.matrix_rank(values))
+    cols: list[int] = []
+    for j in range(G.cols):
+        if np.linalg.matrix_rank(values[:, cols + [j]]) > len(cols):
+            cols.append(j)
+        if len(cols) == rank:
+            break
+    C = G[:, cols]
+    CtC = C.T * C
+    F = CtC.LUsolve(C.T * G)
+    return F.T * (F * F.T).LUsolve(CtC.LUsolve(C.T))
 
 
 NOTHING_TO_CONSTRAIN = ("no constraints, so the Udwadia–Kalaba equation is M q̈ = F itself: "

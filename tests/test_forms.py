@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
 from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
@@ -894,3 +895,26 @@ def test_derive_reduced_of_the_four_bar_with_the_default_budget() -> None:
     assert [str(s) for s in item(Form("", "", "", "", tuple(items)), "independent v").value] \
         == ["x0"]
     assert "budget" in doc["notes"][0] or "operations" in doc["notes"][0]
+
+
+def test_pseudo_inverse_meets_the_penrose_conditions() -> None:
+    """Seed 004's (AM⁻¹Aᵀ)⁺ for dependent rows, by the full-rank factorization (no symbolic
+    row reduction, whose simplify imported sympy.physics.units): G G⁺ G = G, G⁺ G G⁺ = G⁺ and
+    G G⁺, G⁺ G symmetric, at random points to 1e-12, for symbolic G of rank 1 and 2."""
+    from lagsim.forms import _pseudo_inverse
+
+    a, b, c = S("a"), S("b"), S("c")
+    u = sympy.Matrix([a, b * c, 1])
+    v = sympy.Matrix([1, a, c])
+    for G in (u * u.T, u * u.T + v * v.T):
+        P = sympy.lambdify((a, b, c), _pseudo_inverse(sympy.Matrix(G)), "numpy")
+        rng = random.Random(4)
+        for _ in range(3):
+            point = {s: rng.uniform(0.3, 1.3) for s in (a, b, c)}
+            g = np.array(G.evalf(subs=point), dtype=float)
+            p = np.array(P(*point.values()), dtype=float)
+            scale = max(1.0, np.abs(g).max(), np.abs(p).max())
+            np.testing.assert_allclose(g @ p @ g, g, atol=1e-12 * scale**3)
+            np.testing.assert_allclose(p @ g @ p, p, atol=1e-12 * scale**3)
+            np.testing.assert_allclose(g @ p, (g @ p).T, atol=1e-12 * scale**2)
+            np.testing.assert_allclose(p @ g, (p @ g).T, atol=1e-12 * scale**2)

@@ -496,14 +496,15 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
 
 
 def _inverse(G: sympy.Matrix, full_rank: bool) -> sympy.Matrix:
-    """G⁻¹ (1/g for 1×1, else by LU, whose pivoting tests only structural zeros: Gauss–Jordan's
-    pivot search simplified a 1×1 G for 21 s) or G⁺ when G is rank-deficient
-    (:func:`_pseudo_inverse`)."""
+    """G⁻¹ (1/g for 1×1, else by LU solves, whose pivoting tests only structural zeros:
+    Gauss–Jordan's pivot search simplified a 1×1 G for 21 s, and ``inv(method="LU")`` first
+    checks det G ≠ 0 by ``equals``, whose simplify imports sympy.physics.units; the generic rank
+    has told already) or G⁺ when G is rank-deficient (:func:`_pseudo_inverse`)."""
     if not full_rank:
         return _pseudo_inverse(G)
     if G.shape == (1, 1):
         return sympy.Matrix([[1 / G[0, 0]]])
-    return G.inv(method="LU")
+    return G.LUsolve(sympy.eye(G.rows))
 
 
 def _pseudo_inverse(G: sympy.Matrix) -> sympy.Matrix:

@@ -345,13 +345,34 @@ terms: ``sqrt(r**2 - x1**2)`` rather than ``sqrt(-(x1 - r)*(x1 + r))``, and nest
 closed loop cancel (the slider-crank's rail y2 = 0)."""
 
 
-def _roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr]:
+def _roots(phi: sympy.Expr, s: sympy.Symbol, at: Mapping | None = None) -> list[sympy.Expr]:
     """The roots of φ = 0 for ``s`` by ``sympy.solve`` without its own ``simplify`` (which took
     0.2 s of a rod constraint's 0.22 s and grew without bound on a chain, issue 16 §4), each
-    root's radicands expanded when short (:data:`ROOT_EXPAND_MAX_TERMS`)."""
+    root's radicands expanded when short (:data:`ROOT_EXPAND_MAX_TERMS`). Given ``at`` (the
+    parameter and start values), sympy's own check of each root (whose simplify imported
+    sympy.physics.units: 0.2 s of the slider-crank's derive) is replaced by φ(root) ≈ 0 there
+    (:func:`_solves_at`); a root that does not solve φ at the start is no branch through it."""
     quadratic = _quadratic_roots(phi, s)
-    roots = quadratic if quadratic is not None else sympy.solve(phi, s, simplify=False)
+    if quadratic is not None:
+        roots = quadratic
+    elif at:
+        roots = [r for r in sympy.solve(phi, s, simplify=False, check=False)
+                 if _solves_at(phi, s, r, at)]
+    else:
+        roots = sympy.solve(phi, s, simplify=False)
     return [_tidy_root(r) for r in roots]
+
+
+def _solves_at(phi: sympy.Expr, s: sympy.Symbol, root: sympy.Expr, at: Mapping) -> bool:
+    """Whether φ(root) vanishes at the values ``at`` to 1e-9 of the size of φ's terms there
+    (complex values count: a branch that is real only elsewhere is kept for the caller)."""
+    try:
+        terms = [_complex_value(t.subs(s, root), {}, at) for t in sympy.Add.make_args(phi)]
+    except (TypeError, ValueError, ZeroDivisionError):
+        return False
+    size = max([1.0, *(abs(t) for t in terms)])
+    total = sum(terms)
+    return math.isfinite(abs(total)) and abs(total) <= 1e-9 * size
 
 
 def _quadratic_roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr] | None:
@@ -551,7 +572,7 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
             return s, _linear_root(phi, s, coeff)
     for s in present:
         try:
-            roots = _roots(phi, s)
+            roots = _roots(phi, s, {**params, **start} if start else None)
         except (NotImplementedError, ValueError):
             continue
         if not start:

@@ -29,11 +29,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 BUDGET_S = 1.0
 TIMEOUT_S = 30.0
-FORMS = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "all")
+FORMS = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
+         "hamilton", "all")
 FORMATS = ("text", "latex", "json")
 CHAINS = tuple(f"chain{n}{kind}" for n in (2, 4, 8) for kind in ("", "-natural"))
 QUICK_SYSTEMS = ("messy3", "uk2", "chain8", "chain8-natural", "double_pendulum", "slider_crank",
-                 "spring_pendulum")
+                 "spring_pendulum", "a02_four_bar", "moving_pivot_pendulum")
 
 
 def full_systems() -> tuple[str, ...]:
@@ -121,7 +122,8 @@ def render(result: dict[str, Any]) -> list[str]:
              "of `lagsim derive FILE --form F --format X` for X in text, latex, json; each cell "
              "is the largest over the three formats: wall s / CPU s (user + system). Budget "
              f"{budget:g} s for n ≤ 8. Exit 2 (–) is a form that does not apply (reduced without "
-             f"holonomic constraints or with a velocity constraint); timeout is {TIMEOUT_S:g} s."
+             "holonomic constraints or with a velocity constraint, linear without a rest state, "
+             f"hamilton with a velocity-dependent M); timeout is {TIMEOUT_S:g} s."
              + (f" Load average at the end: {result['load']:.1f} on "
                 f"{os.cpu_count()} cores." if result.get("load") is not None else ""), "",
              "| system | " + " | ".join(FORMS) + " |", "|---" * (len(FORMS) + 1) + "|"]

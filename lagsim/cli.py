@@ -405,8 +405,9 @@ FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduce
               help="Also run SymPy's simplify on each expression, within --budget.")
 @click.option("--budget", type=click.FloatRange(min=0.0, max=86400.0), default=None,
               metavar="SECONDS", callback=lambda _c, _p, v: _finite_budget(v),
-              help="CPU seconds the tidying may spend in SymPy (default 0.3, 10 with "
-                   "--simplify); past it, expressions print as derived, with a note.")
+              help="CPU seconds the tidying and the reduced form's solve may spend in SymPy "
+                   "(default 0.3, 10 with --simplify); past it, expressions print as derived "
+                   "and the reduced form partitioned, with a note.")
 @click.option("--width", type=click.IntRange(min=0, max=100000), default=None, metavar="N",
               help="Text line width (default: the terminal's, 80 in a pipe or file); lines "
                    "break only between terms; 0: no wrapping.")

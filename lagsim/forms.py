@@ -27,6 +27,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import symengine as se
 import sympy
 
@@ -440,19 +441,17 @@ def _is_diagonal(M: sympy.MatrixBase) -> bool:
     return all(sympy.expand(M[i, j]) == 0 for i in range(M.rows) for j in range(M.cols) if i != j)
 
 
+def _generic_point(G: sympy.MatrixBase, seed: int) -> np.ndarray:
+    """G at a seeded random point, each free symbol in (0.3, 1.3), as a complex array."""
+    rng = random.Random(seed)
+    point = {v: rng.uniform(0.3, 1.3) for v in sorted(G.free_symbols, key=str)}
+    return np.array(G.evalf(subs=point).tolist(), dtype=complex)
+
+
 def _generic_rank(G: sympy.MatrixBase) -> int:
     """The rank of G at two seeded random points (the larger): its rank for almost every state,
     without simplifying its determinant."""
-    import numpy as np
-
-    rng = random.Random(20240)
-    names = sorted(G.free_symbols, key=str)
-    ranks = []
-    for _ in range(2):
-        point = {v: rng.uniform(0.3, 1.3) for v in names}
-        values = np.array(G.evalf(subs=point).tolist(), dtype=complex)
-        ranks.append(int(np.linalg.matrix_rank(values)))
-    return max(ranks)
+    return max(int(np.linalg.matrix_rank(_generic_point(G, 20240 + k))) for k in range(2))
 
 
 def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
@@ -497,13 +496,35 @@ def _uk_closed(M: sympy.MatrixBase, F: sympy.MatrixBase, A: sympy.MatrixBase,
 
 
 def _inverse(G: sympy.Matrix, full_rank: bool) -> sympy.Matrix:
-    """G⁻¹ (1/g for 1×1, else by LU, whose pivoting tests only structural zeros: Gauss–Jordan's
-    pivot search simplified a 1×1 G for 21 s) or G⁺ when G is rank-deficient."""
+    """G⁻¹ (1/g for 1×1, else by LU solves, whose pivoting tests only structural zeros:
+    Gauss–Jordan's pivot search simplified a 1×1 G for 21 s, and ``inv(method="LU")`` first
+    checks det G ≠ 0 by ``equals``, whose simplify imports sympy.physics.units; the generic rank
+    has told already) or G⁺ when G is rank-deficient (:func:`_pseudo_inverse`)."""
     if not full_rank:
-        return G.pinv()
+        return _pseudo_inverse(G)
     if G.shape == (1, 1):
         return sympy.Matrix([[1 / G[0, 0]]])
-    return G.inv(method="LU")
+    return G.LUsolve(sympy.eye(G.rows))
+
+
+def _pseudo_inverse(G: sympy.Matrix) -> sympy.Matrix:
+    """G⁺ = F⁺C⁺ = Fᵀ(FFᵀ)⁻¹(CᵀC)⁻¹Cᵀ from the full-rank factorization G = CF, C the columns
+    of G that are independent at a random point (as many as its generic rank) and
+    F = (CᵀC)⁻¹CᵀG, by LU solves only. SymPy's ``pinv`` row-reduces symbolically and calls
+    ``simplify`` to decide its pivots, whose first call imports sympy.physics.units (0.5 s of
+    the redundant pendulum's Udwadia–Kalaba form, issue 16 §4)."""
+    values = _generic_point(G, 20240)
+    rank = int(np.linalg.matrix_rank(values))
+    cols: list[int] = []
+    for j in range(G.cols):
+        if np.linalg.matrix_rank(values[:, cols + [j]]) > len(cols):
+            cols.append(j)
+        if len(cols) == rank:
+            break
+    C = G[:, cols]
+    CtC = C.T * C
+    F = CtC.LUsolve(C.T * G)
+    return F.T * (F * F.T).LUsolve(CtC.LUsolve(C.T))
 
 
 NOTHING_TO_CONSTRAIN = ("no constraints, so the Udwadia–Kalaba equation is M q̈ = F itself: "
@@ -574,6 +595,12 @@ def udwadia_kalaba_form(model: Model, simplify: bool = False) -> Form:
     )
 
 
+_REDUCED_FORMULA = ("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
+                    "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0")
+_REDUCED_NOTE = ("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ "
+                 f"{cite(SEED_002, '§23.7')}")
+
+
 def reduced_form(model: Model, simplify: bool = False,
                  q0: Mapping[str, float] | None = None) -> Form:
     """Lagrange's recipe (seed 002 §23.5): eliminate constrained coordinates, print L̃, the
@@ -581,32 +608,134 @@ def reduced_form(model: Model, simplify: bool = False,
     the unconstrained equations evaluated on the constraint (step 5).
 
     λ_c is the multiplier of M q̈ = F + Aᵀλ, so for a constraint β = 0 it is the seed's μ (§23.7:
-    λ_string = −mℓθ̇² − mg cos θ, the tension is −λ). Raises InputError when no reduction applies;
-    ``q0`` picks the branch of a constraint solved for a coordinate.
+    λ_string = −mℓθ̇² − mg cos θ, the tension is −λ). ``q0`` picks the branch of a constraint
+    solved for a coordinate. Raises InputError when no reduction applies (velocity or redundant
+    constraints, none at all).
+
+    Within derive's budget (issue 16 §4): the symbolic solve draws on the active
+    :func:`lagsim.tidy.budget` through :func:`lagsim.tidy.bounded` (outside one, on
+    :data:`lagsim.reduce.SOLVE_BUDGET`). When it does not finish, or SymPy has no closed form,
+    or the reduced equations exceed :data:`CLOSED_FORM_MAX_OPS` (the natural 8-chain's were
+    327 kB of text; ``simplify`` prints them anyway), the form is the partitioned one of
+    :func:`_partitioned_form`, equal to L̃'s equations, with a note saying why.
     """
-    from lagsim.reduce import reduce_model
+    from lagsim.reduce import SOLVE_BUDGET, NoClosedForm, reduce_model
 
     s = _Symbols(model)
-    reduction = reduce_model(model, q0)
+    skips: list[str] = []
+    b = tidy.active()
+    try:
+        if b is None:
+            reduction = reduce_model(model, q0, budget=SOLVE_BUDGET)
+        else:
+            reduction = tidy.bounded(lambda: reduce_model(model, q0, budget=None), skips,
+                                     "reduced", "symbolic elimination")
+    except NoClosedForm as exc:
+        if exc.timed_out:
+            return _partitioned_form(model, q0, simplify, _out_of_time(b, exc.constraint))
+        return _partitioned_form(
+            model, q0, simplify, f"SymPy has no closed form for constraint '{exc.constraint}' "
+            "solved for a single coordinate, so the dependent coordinates stay implicit")
+    if reduction is None:
+        return _partitioned_form(model, q0, simplify, _out_of_time(b, ""))
+    equations = reduction.reduced.euler_lagrange()
+    size = max(se.count_ops(e) for e in (*equations, *reduction.residual_e))
+    if size > CLOSED_FORM_MAX_OPS and not simplify:
+        return _partitioned_form(
+            model, q0, simplify,
+            f"the reduced equations in closed form reach {size} operations (more than "
+            f"{CLOSED_FORM_MAX_OPS}: pages of one expression), so they are printed partitioned; "
+            "--simplify prints the closed form however long", reduction)
     entries = [Item(f"eliminated {name}", _eq(sympy.Symbol(name), sympy.sympify(expr)),
                     _tex(name)) for name, expr in reduction.eliminated]
     entries.append(Item("L̃", reduction.lagrangian, r"\tilde{L}"))
-    entries += [Item(name, _eq(sympy.sympify(eq), sympy.Integer(0)), _tex(name))
-                for name, eq in zip(reduction.free, reduction.equations)]
-    entries += [Item(name, _eq(sympy.Symbol(name), sympy.sympify(expr)), _tex(name))
-                for name, expr in reduction.multipliers]
-    skips: list[str] = []
+    entries += [Item(name, _eq(to_sympy(eq), sympy.Integer(0)), _tex(name))
+                for name, eq in zip(reduction.free, equations)]
+    multipliers = tidy.bounded(lambda: reduction.multipliers, skips, "reduced", "multipliers")
+    if multipliers is not None:
+        entries += [Item(name, _eq(sympy.Symbol(name), sympy.sympify(expr)), _tex(name))
+                    for name, expr in multipliers]
+    else:
+        lam = _column([sympy.Symbol(c.multiplier) for c in model.constraints])
+        entries.append(Item("λ", _eq(sympy.MatMul(to_sympy(reduction.A_e).T, lam,
+                                                  evaluate=False),
+                                     _matrix(reduction.residual_e)), r"\lambda"))
     return Form(
-        name="reduced", title="reduced (constrained) coordinates",
-        formula=("L̃ = L on φ = 0;  d/dt ∂L̃/∂q̇ − ∂L̃/∂q − τ̃ = 0;  "
-                 "λ from (M q̈ − F)_e = (Aᵀλ)_e on φ = 0"),
+        name="reduced", title="reduced (constrained) coordinates", formula=_REDUCED_FORMULA,
         citation=cite(SEED_002, "§23.5"), items=_items(entries, simplify, skips, s.accel),
-        warnings=warnings_for(model), untidied=_untidied(skips),
-        notes=("λ_c is the multiplier of M q̈ = F + Aᵀλ; a string's tension is −λ "
-               f"{cite(SEED_002, '§23.7')}",),
+        warnings=warnings_for(model), untidied=_untidied(skips), notes=(_REDUCED_NOTE,),
         formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"
                        r"\frac{\partial \tilde{L}}{\partial \dot{q}} - "
                        r"\frac{\partial \tilde{L}}{\partial q} - \tilde{\tau} = 0"),
+    )
+
+
+def _out_of_time(b: tidy.Budget | None, constraint: str) -> str:
+    """Why the reduced form is partitioned when the symbolic solve ran out of time, and how to
+    give it more."""
+    from lagsim.reduce import SOLVE_BUDGET
+
+    seconds = b.seconds if b is not None else SOLVE_BUDGET
+    on = f" (SymPy was solving constraint '{constraint}')" if constraint else ""
+    return (f"the symbolic elimination did not finish within derive's budget of {seconds:g} s "
+            f"CPU{on}, so the dependent coordinates stay implicit; --budget SECONDS (or "
+            f"--simplify, {tidy.SIMPLIFY_SECONDS:g} s) gives SymPy time for the closed form")
+
+
+def _partitioned_form(model: Model, q0: Mapping[str, float] | None, simplify: bool, why: str,
+                      reduction: object | None = None) -> Form:
+    """The reduced equations without solving the constraints: the coordinates partitioned into
+    dependent u and independent v (Wehage and Haug 1982, by pivoting on φ_q at the start:
+    :func:`lagsim.reduce.partition`, the partition ``simulate --formulation reduced`` starts
+    with), u defined implicitly by φ(u, v, t) = 0, u̇ by φ̇ = φ_u u̇ + φ_v v̇ + φ_t = 0, and
+    v̈ (with ü and λ) from M q̈ − F = Aᵀλ, A q̈ = b (seed 003's augmented system, the index-1
+    DAE). Every item is the model's own M, F, A, b, φ: equal to the full derivation, and as cheap
+    as the ``dae`` form. With a ``reduction`` (solved, but too long to print) its u and v, each
+    eliminated coordinate and L̃ that stays within :data:`CLOSED_FORM_MAX_OPS` are printed
+    too."""
+    from lagsim.reduce import partition
+
+    s = _Symbols(model)
+    skips: list[str] = []
+    entries: list[Item] = []
+    if reduction is not None:
+        dependent = tuple(name for name, _ in reduction.eliminated)
+        independent = reduction.free
+    else:
+        dependent, independent = partition(model, q0)
+    entries += [Item(label, sympy.ImmutableMatrix([[sympy.Symbol(n) for n in names]]), tex)
+                for label, names, tex in (("dependent u", dependent, "u"),
+                                          ("independent v", independent, "v"))]
+    if reduction is not None:
+        entries += [Item(f"eliminated {name}", _eq(sympy.Symbol(name), to_sympy(expr)),
+                         _tex(name)) for name, expr in reduction.eliminated
+                    if se.count_ops(expr) <= CLOSED_FORM_MAX_OPS]
+        if se.count_ops(reduction.reduced.lagrangian) <= CLOSED_FORM_MAX_OPS:
+            entries.append(Item("L̃", reduction.lagrangian, r"\tilde{L}"))
+    entries += _constraint_items(model)
+    entries += [Item(f"{c.name}, velocity", _eq(_sy(c.velocity_form), sympy.Integer(0)),
+                     rf"\dot{{\phi}}_{{\text{{{c.name}}}}}") for c in model.constraints]
+    forces = _constraint_forces(model, s)
+    M, F = model.mass_matrix, model.forcing
+    entries += [
+        Item(name, _eq(_sy(se.Add(*(M[i, j] * model.qdd[j] for j in range(model.n))) - F[i],
+                           s.accel), forces[i]), _tex(name))
+        for i, name in enumerate(model.coordinates)
+    ]
+    entries += [Item(f"{c.name}, acceleration",
+                     _eq(_sy(se.Add(*(a * x for a, x in zip(c.row, model.qdd))), s.accel),
+                         _sy(c.rhs)), rf"\ddot{{\phi}}_{{\text{{{c.name}}}}}")
+                for c in model.constraints]
+    return Form(
+        name="reduced", title="reduced coordinates, partitioned (u implicit in φ = 0)",
+        formula=("φ(u, v, t) = 0 gives u;  φ_u u̇ + φ_v v̇ + φ_t = 0 gives u̇;  "
+                 "M q̈ − F = Aᵀλ, A q̈ = b give v̈ (with ü, λ)"),
+        citation=(cite(SEED_002, "§23.5") + " with the partition of [Wehage–Haug] and "
+                  + cite(SEED_003)),
+        items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model),
+        untidied=_untidied(skips), notes=(why, _REDUCED_NOTE),
+        formula_latex=(r"\phi(u, v, t) = 0, \quad \phi_u \dot{u} + \phi_v \dot{v} + \phi_t = 0,"
+                       r" \quad M\ddot{q} - F = A^{T}\lambda, \quad A\ddot{q} = b"),
     )
 
 

@@ -71,7 +71,7 @@ def momentum_names(model: Model) -> list[str]:
 def hamilton_form(model: Model, simplify: bool = False):
     """``derive --form hamilton`` as a :class:`lagsim.forms.Form` (module docstring)."""
     from lagsim import tidy
-    from lagsim.forms import Form, Item
+    from lagsim.forms import CLOSED_FORM_MAX_OPS, Form, Item
 
     parts = quadratic_parts(model)
     n = model.n
@@ -92,38 +92,47 @@ def hamilton_form(model: Model, simplify: bool = False):
                   sympy.latex(p[i])) for i in range(n)]
     notes: list[str] = []
     P = sympy.Matrix(n, 1, [p[i] - b[i] for i in range(n)])
-    if diagonal or n <= EXPLICIT_MAX_N:
-        if diagonal:
-            D = sympy.Integer(1)
-            adj = sympy.diag(*[1 / M[i, i] for i in range(n)])
-        else:
-            D = tidy.light(M.det(method="berkowitz"), skips, "det M")
-            adj = M.adjugate(method="berkowitz")
-        numer = [_tidy(e, skips, f"q̇ of {q[i]}") for i, e in enumerate(adj * P)]
-        velocity = [e / D for e in numer]
-        energy = _tidy(sum((P[i] * numer[i] for i in range(n)), sympy.Integer(0)), skips, "H")
-        H = energy / (2 * D) - L0
+    Mse, bse = parts.M, parts.b
+    P_se = [se.Symbol(str(p[i])) - bse[i] for i in range(n)]
+    explicit = diagonal or n <= EXPLICIT_MAX_N
+    if explicit:
+        adj = (se.diag(*[1 / Mse[i, i] for i in range(n)]) if diagonal else adjugate(Mse))
+        numer_se = [se.Add(*(adj[i, j] * P_se[j] for j in range(n))) for i in range(n)]
+        size = max(se.count_ops(se.expand(e)) for e in numer_se)
+        if size > CLOSED_FORM_MAX_OPS:
+            explicit = False
+            notes.append(f"M⁻¹(p − b) written out would reach {size} operations (more than "
+                         f"{CLOSED_FORM_MAX_OPS}), so M⁻¹ is not written out; q̇ is the "
+                         "solution of M q̇ = p − b, and ṗ = ∂L/∂q + τ at that q̇ (equal to "
+                         "−∂H/∂q at fixed p)")
+    if explicit:
+        D = sympy.Integer(1) if diagonal else tidy.light(Mse.det(), skips, "det M")
+        numer = [_tidy(e, skips, f"q̇ of {q[i]}") for i, e in enumerate(numer_se)]
+        velocity = [_over(e, D) for e in numer]
+        energy = _tidy(se.Add(*(P_se[i] * numer_se[i] for i in range(n))), skips, "H")
+        H = _over(energy, 2 * D) - L0
         items.append(Item("H", sympy.Eq(sympy.Symbol("H"), H, evaluate=False), "H"))
         for i in range(n):
             items.append(Item(f"d{q[i]}/dt", sympy.Eq(qd[i], velocity[i], evaluate=False),
                               sympy.latex(qd[i])))
         back = dict(zip(qd, velocity))
         for i in range(n):
-            dM, db = M.diff(q[i]), b.diff(q[i])
-            quadratic = _tidy(sum((numer[j] * dM[j, k] * numer[k] for j in range(n)
-                                   for k in range(n)), sympy.Integer(0)) / 2, skips,
-                              f"ṗ of {q[i]}")
-            linear = _tidy(sum((db[j] * numer[j] for j in range(n)), sympy.Integer(0)), skips,
-                           f"ṗ of {q[i]}")
-            rate = (quadratic / D**2 + linear / D + sympy.diff(L0, q[i])
+            qi = model.q[i]
+            dM = [[se.diff(Mse[j, k], qi) for k in range(n)] for j in range(n)]
+            quadratic = _tidy(se.Add(*(numer_se[j] * dM[j][k] * numer_se[k] for j in range(n)
+                                       for k in range(n))) / 2, skips, f"ṗ of {q[i]}")
+            linear = _tidy(se.Add(*(se.diff(bse[j], qi) * numer_se[j] for j in range(n))),
+                           skips, f"ṗ of {q[i]}")
+            rate = (_over(quadratic, D**2) + _over(linear, D) + to_sympy(se.diff(parts.L0, qi))
                     + tau[i].subs(back) + constraint[i])
             items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  q̇ = ∂H/∂p,  ṗ = −∂H/∂q + τ"
     else:
-        notes.append(f"n = {n} > {EXPLICIT_MAX_N} and M is not diagonal: M⁻¹ is not written "
-                     "out; q̇ is the solution of M q̇ = p − b, and ṗ = ∂L/∂q + τ at that q̇ "
-                     "(equal to −∂H/∂q at fixed p)")
+        if not notes:
+            notes.append(f"n = {n} > {EXPLICIT_MAX_N} and M is not diagonal: M⁻¹ is not "
+                         "written out; q̇ is the solution of M q̇ = p − b, and ṗ = ∂L/∂q + τ "
+                         "at that q̇ (equal to −∂H/∂q at fixed p)")
         items.append(Item("M", sympy.ImmutableMatrix(M), "M"))
         items.append(Item("b", sympy.ImmutableMatrix(b), "b"))
         items.append(Item("L0", L0, "L_{0}"))
@@ -132,9 +141,9 @@ def hamilton_form(model: Model, simplify: bool = False):
                                                         evaluate=False),
                                         sympy.ImmutableMatrix(P), evaluate=False),
                           r"\dot{q}"))
-        L = to_sympy(model.lagrangian)
         for i in range(n):
-            rate = sympy.diff(L, q[i]) + tau[i] + constraint[i]
+            rate = (tidy.cheap(se.diff(model.lagrangian, model.q[i]) + model.tau[i])
+                    + constraint[i])
             items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  M q̇ = p − b,  ṗ = ∂L/∂q + τ"
@@ -152,15 +161,39 @@ def hamilton_form(model: Model, simplify: bool = False):
     )
 
 
-def _tidy(expr: sympy.Expr, skips: list[str], name: str) -> sympy.Expr:
-    """Expanded, sin² + cos² and angle sums combined, common factors out (linear in the terms,
-    :func:`lagsim.tidy.combine_trig`), within the derive budget of :func:`lagsim.tidy.bounded`
-    (issue 16 §4): past it ``expr`` as it is, equal and only longer, and a note in ``skips``."""
+def _over(numerator: sympy.Expr, denominator: sympy.Expr) -> sympy.Expr:
+    """numerator / denominator without SymPy's evaluation of the product, whose assumption
+    queries on a long det M (is it finite, positive?) took 0.6 s of issue 8's messy3."""
+    if denominator == 1:
+        return numerator
+    return sympy.Mul(numerator, sympy.Pow(denominator, -1, evaluate=False), evaluate=False)
+
+
+def adjugate(M: se.DenseMatrix) -> se.DenseMatrix:
+    """The adjugate (transposed cofactors) of a small square matrix, by SymEngine's
+    determinants of the minors: for display only (M⁻¹ = adj M / det M, never used to compute).
+    SymPy's berkowitz det and adjugate took 2.3 s of issue 8's messy3 (their dotprodsimp)."""
+    n = M.rows
+    adj = se.zeros(n, n)
+    for i in range(n):
+        for j in range(n):
+            rows = [r for r in range(n) if r != j]
+            cols = [c for c in range(n) if c != i]
+            minor = se.DenseMatrix(n - 1, n - 1, [M[r, c] for r in rows for c in cols])
+            adj[i, j] = (-1) ** (i + j) * (minor.det() if n > 1 else se.Integer(1))
+    return adj
+
+
+def _tidy(expr: se.Basic, skips: list[str], name: str) -> sympy.Expr:
+    """A SymEngine expression as SymPy, tidied by :func:`lagsim.tidy.cheap` (expanded,
+    sin² + cos² and angle sums combined, common factors out; in SymEngine where it can) within
+    the derive budget of :func:`lagsim.tidy.bounded` (issue 16 §4): past it ``expr`` as it is,
+    equal and only longer, and a note in ``skips``."""
     from lagsim import tidy
 
-    done = tidy.bounded(lambda: sympy.factor_terms(tidy.combine_trig(sympy.expand(expr))),
-                        skips, "hamilton", name)
-    return expr if done is None else done
+    done = tidy.bounded(lambda: tidy.cheap(expr, skips, f"hamilton {name}"), skips, "hamilton",
+                        name)
+    return to_sympy(expr) if done is None else done
 
 
 @dataclass(frozen=True)

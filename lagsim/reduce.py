@@ -73,9 +73,13 @@ class Reduction:
 
 
 SOLVE_BUDGET = 3.0
-"""Seconds of CPU time the symbolic reduction (sympy.solve, simplify) may take (issue 16 §3).
-CPU rather than wall time, so that a busy machine does not turn a reduction of one second (the
-slider-crank) into a refusal."""
+"""Seconds of CPU time the symbolic reduction (sympy.solve, simplify) may take in ``simulate
+--formulation reduced`` and outside ``derive`` (issue 16 §3). CPU rather than wall time, so that
+a busy machine does not turn a reduction of one second (the slider-crank) into a refusal.
+``derive`` draws on its own budget instead (``--budget``, :data:`lagsim.tidy.DEFAULT_SECONDS`),
+shared with its tidying: it prints the partitioned form when the solve does not fit, whereas a
+run compiles and integrates for seconds anyway, and a compiled symbolic chart repays a longer
+solve over the run."""
 START_TOLERANCE = 1e-12
 """A branch is accepted when it rebuilds the start to this relative accuracy (issue 16 §1)."""
 
@@ -84,13 +88,28 @@ class ReductionError(InputError):
     """No symbolic reduction fits: too slow, not solvable, or no branch through the start.
 
     ``simulate`` then integrates partitioned coordinates numerically (:mod:`lagsim.reduced`);
-    ``derive`` refuses with the message. ``reason`` is the message without the advice; ``about``
-    the constraint or coordinate concerned."""
+    ``derive`` prints the partitioned form for :class:`NoClosedForm` and refuses with the
+    message otherwise. ``reason`` is the message without the advice; ``about`` the constraint
+    or coordinate concerned."""
 
     def __init__(self, reason: str, advice: str = "use index1 or udwadia-kalaba",
                  about: Subject | None = None) -> None:
         super().__init__(f"{reason}; {advice}", about=about)
         self.reason = reason
+
+
+class NoClosedForm(ReductionError):
+    """SymPy found no closed form for an eliminated coordinate: its solve ran out of time
+    (``timed_out``, issue 16 §3) or cannot solve the constraint for a single coordinate. The
+    constraints still define the dependent coordinates implicitly, so ``derive`` prints them
+    partitioned (:func:`partition`) rather than refusing (issue 16 §4)."""
+
+    def __init__(self, reason: str, constraint: str, timed_out: bool,
+                 advice: str = "use index1 or udwadia-kalaba") -> None:
+        super().__init__(reason, advice,
+                         Subject("constraint", constraint) if constraint else None)
+        self.constraint = constraint
+        self.timed_out = timed_out
 
 
 _OutOfTime = OutOfTime
@@ -112,8 +131,10 @@ def flat(matrix: se.DenseMatrix) -> list[se.Basic]:
     return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
 
 
-def _fail(message: str) -> InputError:
-    return InputError(message)
+def _fail(message: str, constraint: str | None = None) -> InputError:
+    """An input error about the reduction, placed at ``constraint`` when it is about one."""
+    return InputError(message, about=None if constraint is None else Subject("constraint",
+                                                                               constraint))
 
 
 Start = tuple[float, Sequence[float], Sequence[float]]
@@ -135,9 +156,10 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     coordinate it is solved for, in the order of solving (Gaussian elimination with complete
     pivoting on φ_q, :mod:`lagsim.reduced`); None takes the constraints in the file's order, each
     solved for a coordinate it fixes linearly if any, else for the last one it can. The symbolic
-    work is bounded by ``budget`` seconds of CPU (:class:`ReductionError` when it runs out,
-    issue 16 §3). Raises :class:`InputError` when a constraint is a velocity constraint, or
-    redundant at the start.
+    work is bounded by ``budget`` seconds of CPU (:class:`NoClosedForm` when it runs out, issue 16
+    §3; None: by the enclosing :func:`lagsim.tidy.time_budget` only, as ``derive`` calls it
+    within its one budget through :func:`lagsim.tidy.bounded`). Raises :class:`InputError` when
+    a constraint is a velocity constraint, or redundant at the start.
     """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
@@ -145,7 +167,7 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     for c in model.constraints:
         if c.kind != "holonomic":
             raise _fail(f"velocity constraint '{c.name}' cannot be eliminated by Lagrange's "
-                        "recipe (it is not integrable); use index1 or udwadia-kalaba")
+                        "recipe (it is not integrable); use index1 or udwadia-kalaba", c.name)
     if start is not None:
         t0 = float(start[0])
         q0 = dict(zip(model.coordinates, (float(x) for x in start[1])))
@@ -156,11 +178,10 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
         with time_budget(budget):
             return _reduce(model, q0, t0, start, eliminate, where)
     except _OutOfTime:
-        raise ReductionError(
-            f"the symbolic reduction did not finish within {budget:g} s of CPU time (sympy on "
-            "constraint "
-            f"'{where['constraint']}')", about=Subject("constraint", where["constraint"])
-        ) from None
+        within = f"{budget:g} s of CPU time" if budget is not None else "its time budget"
+        raise NoClosedForm(
+            f"the symbolic reduction did not finish within {within} (sympy on constraint "
+            f"'{where['constraint']}')", where["constraint"], timed_out=True) from None
 
 
 def check_independent(model: Model, q0: Mapping[str, float], t0: float,
@@ -189,8 +210,50 @@ def check_independent(model: Model, q0: Mapping[str, float], t0: float,
                 f"constraint '{c.name}' is redundant {where}: its row of the constraint "
                 f"Jacobian is a combination of those of {before}, so it eliminates no "
                 f"coordinate ({model.n - rank} degree(s) of freedom remain); remove it, or use "
-                f"udwadia-kalaba, which accepts redundant constraints")
+                f"udwadia-kalaba, which accepts redundant constraints", c.name)
         rank = r
+
+
+def _phi_q(model: Model, q0: Mapping[str, float], t0: float) -> np.ndarray:
+    """φ_q (the rows a of the constraints) at the configuration ``q0`` and time ``t0``."""
+    values = {s: float(q0.get(name, 0.0)) for s, name in zip(model.q, model.coordinates)}
+    values.update({se.Symbol(k): v for k, v in model.parameters.items()})
+    values[model.t] = t0
+    try:
+        return np.array([[float(se.sympify(r).subs(values)) for r in c.row]
+                         for c in model.constraints], dtype=float).reshape(model.m, model.n)
+    except (RuntimeError, TypeError, ValueError):
+        return np.full((model.m, model.n), np.nan)
+
+
+def partition(model: Model, q0: Mapping[str, float] | None = None, t0: float = 0.0
+              ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(dependent u, independent v) coordinate names of the generalized coordinate partitioning
+    of Wehage and Haug (1982): Gaussian elimination with complete pivoting on φ_q at ``q0``
+    pairs each constraint with the coordinate of its largest pivot (of equal pivots the last
+    coordinate), and those coordinates are u, in the order of elimination; v keeps the file's
+    order. The same rule as :func:`lagsim.reduced.complete_pivoting` at a run's start, written
+    with NumPy alone so that ``derive`` does not import SciPy. Without ``q0``, or where φ_q is
+    not finite or loses rank there, at a seeded random configuration."""
+    S = _phi_q(model, q0, t0) if q0 else np.full((model.m, model.n), np.nan)
+    if not np.all(np.isfinite(S)) or np.linalg.matrix_rank(S) < model.m:
+        rng = np.random.default_rng(0)
+        S = _phi_q(model, dict(zip(model.coordinates, rng.uniform(0.3, 1.3, model.n))),
+                   float(rng.uniform(0.3, 1.3)))
+    S = np.where(np.isfinite(S), S, 0.0)
+    rows, cols = list(range(model.m)), list(range(model.n))
+    dependent = []
+    for _ in range(model.m):
+        sub = np.abs(S[np.ix_(rows, cols)])
+        ties = np.argwhere(sub >= (1.0 - 1e-12) * sub.max())
+        i, j = max(ties, key=lambda ij: (cols[ij[1]], -rows[ij[0]]))
+        r, c = rows.pop(int(i)), cols.pop(int(j))
+        dependent.append(c)
+        if S[r, c] != 0.0:
+            for other in rows:
+                S[other] -= S[other, c] / S[r, c] * S[r]
+    return (tuple(model.coordinates[c] for c in dependent),
+            tuple(model.coordinates[c] for c in range(model.n) if c not in dependent))
 
 
 def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Start | None,
@@ -213,7 +276,7 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
         if solved and _vanishes(phi):
             raise _fail(f"constraint '{c.name}' holds whenever the constraints before it do "
                         "(it is redundant), so it eliminates no coordinate; remove it, or use "
-                        "udwadia-kalaba, which accepts redundant constraints")
+                        "udwadia-kalaba, which accepts redundant constraints", c.name)
         candidates = [s for s in allowed if s not in solved]
         if start is None:
             target, expr = _solve_for_one(phi, candidates, params, at_start, c.name)
@@ -287,13 +350,34 @@ terms: ``sqrt(r**2 - x1**2)`` rather than ``sqrt(-(x1 - r)*(x1 + r))``, and nest
 closed loop cancel (the slider-crank's rail y2 = 0)."""
 
 
-def _roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr]:
+def _roots(phi: sympy.Expr, s: sympy.Symbol, at: Mapping | None = None) -> list[sympy.Expr]:
     """The roots of φ = 0 for ``s`` by ``sympy.solve`` without its own ``simplify`` (which took
     0.2 s of a rod constraint's 0.22 s and grew without bound on a chain, issue 16 §4), each
-    root's radicands expanded when short (:data:`ROOT_EXPAND_MAX_TERMS`)."""
+    root's radicands expanded when short (:data:`ROOT_EXPAND_MAX_TERMS`). Given ``at`` (the
+    parameter and start values), sympy's own check of each root (whose simplify imported
+    sympy.physics.units: 0.2 s of the slider-crank's derive) is replaced by φ(root) ≈ 0 there
+    (:func:`_solves_at`); a root that does not solve φ at the start is no branch through it."""
     quadratic = _quadratic_roots(phi, s)
-    roots = quadratic if quadratic is not None else sympy.solve(phi, s, simplify=False)
+    if quadratic is not None:
+        roots = quadratic
+    elif at:
+        roots = [r for r in sympy.solve(phi, s, simplify=False, check=False)
+                 if _solves_at(phi, s, r, at)]
+    else:
+        roots = sympy.solve(phi, s, simplify=False)
     return [_tidy_root(r) for r in roots]
+
+
+def _solves_at(phi: sympy.Expr, s: sympy.Symbol, root: sympy.Expr, at: Mapping) -> bool:
+    """Whether φ(root) vanishes at the values ``at`` to 1e-9 of the size of φ's terms there
+    (complex values count: a branch that is real only elsewhere is kept for the caller)."""
+    try:
+        terms = [_complex_value(t.subs(s, root), {}, at) for t in sympy.Add.make_args(phi)]
+    except (TypeError, ValueError, ZeroDivisionError):
+        return False
+    size = max([1.0, *(abs(t) for t in terms)])
+    total = sum(terms)
+    return math.isfinite(abs(total)) and abs(total) <= 1e-9 * size
 
 
 def _quadratic_roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr] | None:
@@ -449,19 +533,33 @@ def _branch_through_start(phi: sympy.Expr, candidates: list[sympy.Symbol], param
             f"no branch of constraint '{name}' solved for a coordinate passes through the "
             f"start ({', '.join(f'{s} = {float(start[s]):.6g}' for s in present)}; the branches "
             f"give {', '.join(missed)})", "use index1", Subject("constraint", name))
-    raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
-                         "reduced form does not apply", about=Subject("constraint", name))
+    raise NoClosedForm(f"constraint '{name}' cannot be solved for a single coordinate in closed "
+                       "form", name, timed_out=False)
 
 
-def _value(root: sympy.Expr, params: Mapping, start: Mapping) -> float | None:
-    """The real value of a branch at the start, None when complex or undefined there."""
+def _value(root: sympy.Expr, params: Mapping, start: Mapping, fast: bool = False
+           ) -> float | None:
+    """The real value of a branch at the start, None when complex or undefined there; ``fast``
+    evaluates in SymEngine's double precision (what ``derive`` needs to pick the nearest branch:
+    SymPy's subs and evalf took 0.29 s of the natural 8-chain's 0.75 s), otherwise by SymPy's
+    evalf, accurate enough for :data:`START_TOLERANCE`."""
     try:
-        value = complex(root.subs(params).subs(start).evalf())
+        value = _complex_value(root, params, start) if fast else complex(
+            root.subs(params).subs(start).evalf())
     except (TypeError, ValueError):
         return None
     if abs(value.imag) > 1e-12 * max(1.0, abs(value.real)) or not math.isfinite(value.real):
         return None
     return value.real
+
+
+def _complex_value(expr: sympy.Expr, params: Mapping, start: Mapping) -> complex:
+    """``expr`` at the parameter and start values, evaluated in SymEngine when it reads it."""
+    values = {se.Symbol(str(k)): float(v) for k, v in {**params, **start}.items()}
+    try:
+        return complex(se.sympify(expr).subs(values).n())
+    except (RuntimeError, TypeError, ValueError, AttributeError, se.SympifyError):
+        return complex(expr.subs(params).subs(start).evalf())
 
 
 def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapping,
@@ -480,7 +578,7 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
             return s, _linear_root(phi, s, coeff)
     for s in present:
         try:
-            roots = _roots(phi, s)
+            roots = _roots(phi, s, {**params, **start} if start else None)
         except (NotImplementedError, ValueError):
             continue
         if not start:
@@ -489,21 +587,21 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
             return s, roots[0]
         if roots and start:
             target = float(start.get(s, 0.0))
-            shifted = [pair for r in roots if (v := _value(r, params, start)) is not None
+            shifted = [pair for r in roots if (v := _value(r, params, start, True)) is not None
                        for pair in _shifted(phi, s, r, v, target)]
             if shifted:
                 return s, min(shifted, key=lambda pair: abs(pair[1] - target))[0]
             return s, min(roots, key=lambda r, s=s: _miss(r, s, params, start))
         if roots:
             return s, roots[0]
-    raise ReductionError(f"constraint '{name}' cannot be solved for a single coordinate, so the "
-                         "reduced form does not apply", about=Subject("constraint", name))
+    raise NoClosedForm(f"constraint '{name}' cannot be solved for a single coordinate in closed "
+                       "form", name, timed_out=False)
 
 
 def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) -> float:
     """How far a branch s = root misses the initial configuration (complex values lose)."""
     try:
-        value = complex(root.subs(params).subs(start).evalf())
+        value = _complex_value(root, params, start)
     except TypeError:
         return float("inf")
     return abs(value - start.get(s, 0.0)) + (1e3 if abs(value.imag) > 1e-9 else 0.0)

@@ -171,12 +171,52 @@ def pretty(value: sympy.Basic, width: int) -> str:
 
 def _pretty(value: sympy.Basic, width: int) -> str:
     """SymPy's layout of ``value`` if it is small and fits the width (SymPy marks a cut with ↪;
-    width 0: the width of a pipe, 80), else :func:`_lines` (width 0: unwrapped)."""
-    if not _large(value):
-        out = pretty(value, width or _PIPE_WIDTH)
+    width 0: the width of a pipe, 80), else :func:`_lines` (width 0: unwrapped). A layout that
+    cannot fit (:func:`_too_wide`) is not tried: the failed attempts took 0.1–0.2 s of the
+    8-chains' and uk2's ``--form all`` (issue 16 §4)."""
+    columns = width or _PIPE_WIDTH
+    if not _large(value) and not _too_wide(value, columns):
+        out = pretty(value, columns)
         if "↪" not in out:
             return out
     return _lines(value, width)
+
+
+WIDTH_FACTOR = 4
+"""SymPy's two-dimensional layout of an expression with a quotient or a root is at least
+1/WIDTH_FACTOR as wide as its one-line form: stacking a fraction at most halves a quotient's
+width, and a quotient inside a stacked fraction halves it again (deeper stacks are the rare case
+in which an item that would have fit is printed on lines instead); without either, at least
+1/:data:`PLAIN_FACTOR` (a raised exponent drops its ``^(`` and ``)``)."""
+
+PLAIN_FACTOR = 1.5
+
+
+def _least_width(text: str) -> float:
+    """A lower bound on the 2-D width of an expression whose one-line form is ``text``."""
+    stacked = "/" in text or "sqrt" in text
+    return len(text) / (WIDTH_FACTOR if stacked else PLAIN_FACTOR)
+
+
+def _too_wide(value: sympy.Basic, width: int) -> bool:
+    """Whether the 2-D layout of ``value`` is sure to exceed ``width`` (:func:`_least_width` of
+    its one-line form; for a matrix, of each column's entries, plus two spaces between
+    columns)."""
+    line = _Fast()
+    if isinstance(value, sympy.MatrixBase):
+        if not value.rows or not value.cols:
+            return False
+        least = sum(max(_least_width(line(value[i, j])) for i in range(value.rows))
+                    for j in range(value.cols))
+        return least + 2 * (value.cols - 1) > width
+    if isinstance(value, sympy.Eq):
+        if not all(isinstance(v, sympy.Expr) and not isinstance(v, sympy.MatrixExpr)
+                   for v in (value.lhs, value.rhs)):
+            return False
+        return _least_width(line(value.lhs)) + _least_width(line(value.rhs)) + 3 > width
+    if isinstance(value, sympy.Expr):
+        return _least_width(line(value)) > width
+    return False
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -477,7 +517,7 @@ def _text(forms: list[Form], model: Model, width: int) -> str:
             first = printed.setdefault((item.label, item.value), form.name)
             if first != form.name:
                 lines += ["", f"{label}: as in [{first}] above"]
-            elif isinstance(item.value, sympy.MatrixBase) and item.value.is_zero_matrix:
+            elif isinstance(item.value, sympy.MatrixBase) and all(e == 0 for e in item.value):
                 lines += ["", f"{label}: 0 ({item.value.rows}×{item.value.cols})"]
             else:
                 lines += ["", f"{label}:", _pretty(item.value, width)]
@@ -577,10 +617,10 @@ def _document(forms: list[Form], model: Model) -> dict:
         "velocities": [str(v) for v in model.qd],
         "parameters": dict(model.parameters),
         "symbols": symbols,
-        "lagrangian": _s(cheap(to_sympy(model.lagrangian))),
-        "kinetic": _s(cheap(to_sympy(model.kinetic))),
-        "potential": _s(cheap(to_sympy(model.potential))),
-        "energy": _s(cheap(to_sympy(model.energy))),
+        "lagrangian": _s(cheap(model.lagrangian)),
+        "kinetic": _s(cheap(model.kinetic)),
+        "potential": _s(cheap(model.potential)),
+        "energy": _s(cheap(model.energy)),
         "mass_matrix": _rows(M),
         "forcing": [_s(e) for e in to_sympy(model.forcing)],
         "tau": [_s(e) for e in to_sympy(model.tau)],

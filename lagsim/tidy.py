@@ -100,16 +100,21 @@ def can_interrupt() -> bool:
 
 @dataclass
 class Budget:
-    """The CPU time the tidying of one derivation may take, and whether it goes deep
-    (``sympy.simplify``, for ``--simplify``). ``stopped`` counts the steps cut short by it."""
+    """The CPU time the open-ended SymPy steps of one derivation may take together, and whether
+    it goes deep (``sympy.simplify``, for ``--simplify``). ``spent`` is the CPU time of the steps
+    run through :func:`bounded` so far (a step inside another counts once, in the outer one);
+    the linear-time tidying between them is not charged, so that ``lagsim derive --form all``
+    leaves its later forms (the reduction, seed 002 §23.5) the budget that ``--form reduced``
+    would give them. ``stopped`` counts the steps cut short by it."""
 
     seconds: float
     deep: bool = False
-    deadline: float = field(default=0.0)
+    spent: float = 0.0
     stopped: int = 0
+    depth: int = field(default=0, repr=False)
 
     def left(self) -> float:
-        return self.deadline - time.process_time()
+        return self.seconds - self.spent
 
 
 _ACTIVE: list[Budget] = []
@@ -117,11 +122,12 @@ _ACTIVE: list[Budget] = []
 
 @contextmanager
 def budget(seconds: float, deep: bool = False) -> Iterator[Budget]:
-    """Within the block, SymPy steps of the tidying share ``seconds`` of CPU time (each step is
-    interrupted when the rest runs out and its input kept: exactly equal, only longer); ``deep``
-    adds ``sympy.simplify``. Outside any block the steps are bounded by operation counts only
-    (deterministic), and ``light`` simplifies as ``deep`` would."""
-    b = Budget(seconds, deep, time.process_time() + seconds)
+    """Within the block, the SymPy steps of the tidying (and the symbolic solves of the
+    reduction) share ``seconds`` of CPU time: each step is interrupted when the rest runs out and
+    its input kept (exactly equal, only longer); ``deep`` adds ``sympy.simplify``. Outside any
+    block the steps are bounded by operation counts only (deterministic), and ``light``
+    simplifies as ``deep`` would."""
+    b = Budget(seconds, deep)
     _ACTIVE.append(b)
     try:
         yield b
@@ -137,9 +143,10 @@ def active() -> Budget | None:
 def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
             name: str) -> sympy.Basic | None:
     """``step()`` within the active budget's remaining CPU time, or None (recorded in ``skips``)
-    when it is used up or runs out during the step. Without an active budget each step gets
-    :data:`SIMPLIFY_SECONDS`; where a step cannot be interrupted (not the main thread) it runs
-    as it is, bounded by the operation counts only."""
+    when it is used up or runs out during the step; the step's CPU time is charged to the budget
+    (:attr:`Budget.spent`). Without an active budget each step gets :data:`SIMPLIFY_SECONDS`;
+    where a step cannot be interrupted (not the main thread) it runs as it is, bounded by the
+    operation counts only."""
     b = active()
     if not can_interrupt():
         return step()
@@ -155,14 +162,20 @@ def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
         b.stopped += 1
         skips.append(f"{what}: {name} skipped (the {b.seconds:g} s budget was used up)")
         return None
+    began = time.process_time()
+    b.depth += 1
     try:
         with time_budget(left):
             return step()
     except OutOfTime:
         b.stopped += 1
-        b.deadline = min(b.deadline, time.process_time())
         skips.append(f"{what}: {name} stopped when the {b.seconds:g} s budget ran out")
+        b.spent = b.seconds
         return None
+    finally:
+        b.depth -= 1
+        if not b.depth:
+            b.spent = min(b.seconds, b.spent + time.process_time() - began)
 
 
 def ops(expr: sympy.Basic) -> int:
@@ -290,20 +303,42 @@ SE_MAX_TERMS = 5000
 
 def _plain_powers(expr: se.Basic) -> bool:
     """Whether every power in ``expr`` has an integer exponent and, if negative, an atom base
-    (no roots, no denominators that are sums), and the powers of sums expand to at most
-    :data:`lagsim.model.EXPAND_MAX_TERMS` terms: the shape :func:`_cheap_se` handles."""
-    from lagsim.model import EXPAND_MAX_TERMS
-
-    terms = 1
+    (no roots, no denominators that are sums), and ``expr`` expands to at most
+    :data:`SE_MAX_TERMS` terms (:func:`expanded_terms`): the shape :func:`_cheap_se` handles."""
     for p in expr.atoms(se.Pow):
         base, e = p.args
         if not e.is_Integer or (int(e) < 0 and isinstance(base, (se.Add, se.Mul))):
             return False
-        if isinstance(base, se.Add) and int(e) > 1:
-            terms *= math.comb(int(e) + len(base.args) - 1, len(base.args) - 1)
-            if terms > EXPAND_MAX_TERMS:
-                return False
-    return True
+    return expanded_terms(expr, SE_MAX_TERMS) <= SE_MAX_TERMS
+
+
+def expanded_terms(expr: se.Basic, limit: int) -> int:
+    """An upper bound on the number of terms of ``expr`` expanded, or ``limit + 1`` once it is
+    past ``limit``: sums add, products multiply, a sum of k terms to the power e gives
+    C(e + k − 1, k − 1) (the product of the powers of every term, as the estimate before this
+    one took, refused issue 8's messy3 det M of 517 terms). Linear in the size of ``expr``."""
+    memo: dict[se.Basic, int] = {}
+
+    def count(e: se.Basic) -> int:
+        if e in memo:
+            return memo[e]
+        if isinstance(e, se.Add):
+            out = sum(count(a) for a in e.args)
+        elif isinstance(e, se.Mul):
+            out = 1
+            for a in e.args:
+                out *= count(a)
+                if out > limit:
+                    break
+        elif isinstance(e, se.Pow) and e.args[1].is_Integer and int(e.args[1]) > 1:
+            k = count(e.args[0])
+            out = math.comb(int(e.args[1]) + k - 1, k - 1) if k <= limit else limit + 1
+        else:
+            out = 1
+        memo[e] = out = min(out, limit + 1)
+        return out
+
+    return count(expr)
 
 
 def _is_int(e: object) -> bool:
@@ -432,6 +467,11 @@ _SE_FUNCTIONS = {"sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "exp": sy
                  "atan": sympy.atan, "asin": sympy.asin, "acos": sympy.acos}
 
 
+_PARITY = {"cos": 1, "sin": -1, "tan": -1}
+"""cos(−a) = cos a, sin(−a) = −sin a, tan(−a) = −tan a: what SymPy's evaluation would write,
+cos(θ₁ − θ₂) rather than SymEngine's cos(−θ₁ + θ₂)."""
+
+
 def to_sympy(expr: se.Basic, memo: dict | None = None) -> sympy.Basic:
     """``sympy.sympify(expr)`` converting each distinct subexpression once, and functions
     unevaluated: SymEngine has put their arguments in canonical form already, and SymPy's
@@ -449,7 +489,11 @@ def to_sympy(expr: se.Basic, memo: dict | None = None) -> sympy.Basic:
         elif isinstance(e, se.Pow):
             out = sympy.Pow(*map(conv, e.args))
         elif type(e).__name__ in _SE_FUNCTIONS and len(e.args) == 1:
-            out = _SE_FUNCTIONS[type(e).__name__](conv(e.args[0]), evaluate=False)
+            name, arg = type(e).__name__, conv(e.args[0])
+            if name in _PARITY and arg.is_Add and arg.could_extract_minus_sign():
+                out = _PARITY[name] * _SE_FUNCTIONS[name](-arg, evaluate=False)
+            else:
+                out = _SE_FUNCTIONS[name](arg, evaluate=False)
         else:
             out = sympy.sympify(e)
         memo[e] = out

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
 from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
@@ -647,15 +648,17 @@ initial: {a1: 0.1, y: 0.0}
 
 def test_derive_past_its_budget_returns_with_a_note(tmp_path: Path) -> None:
     """Issue 16 §3's transcendental constraint (its 1×1 Udwadia–Kalaba inverse simplified for
-    21 s, sympy.solve for minutes): `--form all` returns, reduced is skipped with the reason,
-    and with --budget 0 the closed forms fall back to the pieces with a note on stderr."""
+    21 s, sympy.solve for minutes): `--form all` returns, reduced is printed partitioned with
+    the reason (it was skipped), and with --budget 0 the closed forms fall back to the pieces
+    with a note on stderr."""
     path = tmp_path / "trans.yaml"
     path.write_text(TRANSCENDENTAL)
     every = _run_derive(str(path), "--form", "all")
     assert every.returncode == 0, every.stderr
-    for name in ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba"):
+    for name in ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced"):
         assert f"[{name}]" in every.stdout
-    assert "form reduced skipped" in every.stderr
+    assert "reduced coordinates, partitioned" in every.stdout
+    assert "form reduced skipped" not in every.stderr
     zero = _run_derive(str(path), "--form", "udwadia-kalaba", "--simplify", "--budget", "0")
     assert zero.returncode == 0, zero.stderr
     assert "note: tidying stopped after its budget of 0 s CPU" in zero.stderr
@@ -675,13 +678,14 @@ def test_derive_of_the_uk_case_returns() -> None:
 
 
 def test_hamilton_form_of_a_messy_system_returns_within_the_budget() -> None:
-    """The Hamiltonian form's tidying shares derive's budget (issue 16 §4): messy3's ran for
-    minutes when `--form all` first included it; now it prints, untidied where the budget ran
-    out, with the note."""
+    """The Hamiltonian form within derive's budget (issue 16 §4): messy3's ran for minutes when
+    `--form all` first included it, then 1.7 s; its M⁻¹(p − b) reaches 1773 operations, so it
+    prints M q̇ = p − b instead of the explicit inverse, with the note saying why."""
     done = _run_derive(str(BUDGET_SYSTEMS["messy3"]), "--form", "hamilton")
     assert done.returncode == 0, done.stderr
     assert "Hamilton's equations [hamilton]" in done.stdout
-    assert "note: tidying stopped after its budget" in done.stderr
+    assert "M⁻¹(p − b) written out would reach 1773 operations (more than 300)" in done.stdout
+    assert "M q̇ = p − b" in done.stdout
 
 
 def test_an_interruption_swallowed_by_a_bare_except_comes_again() -> None:
@@ -706,3 +710,211 @@ def test_an_interruption_swallowed_by_a_bare_except_comes_again() -> None:
                     swallowed += 1
     assert swallowed == 1
     assert time.process_time() - start < 0.05 + 10 * tidy.REPEAT
+
+
+# --- the reduced form within the budget (issue 16 §4): partitioned when no closed form fits ----
+
+def _time_derivative(expr: sympy.Expr, raw) -> sympy.Expr:
+    """d/dt of an expression in q, q̇, t along q̇, q̈ (independent of lagsim's own)."""
+    q = [S(c) for c in raw.coordinates]
+    qd = [S(str(v)) for v in raw.qd]
+    qdd = [S(str(a)) for a in raw.qdd]
+    return (sum(sympy.diff(expr, a) * b for a, b in zip(q + qd, qd + qdd))
+            + sympy.diff(expr, S("t")))
+
+
+def _check_partitioned(items: list[Item], raw, q0: dict[str, float], seed: int) -> set[str]:
+    """Every item of a partitioned reduced form against the untidied model at random states, to
+    1e-12 relative (30 digits): the coordinates' rows are M q̈ − F − Aᵀλ, each constraint is φ,
+    its velocity row φ̇ and its acceleration row φ̈ (differentiated here by SymPy), each
+    eliminated coordinate solves every constraint once substituted, L̃ is L on the constraint
+    manifold; u and v partition the coordinates with φ_u regular at the file's start. Returns
+    the labels checked; every item must be one of them."""
+    mpmath.mp.dps = DPS
+    names = {c.name: c for c in raw.constraints}
+    rng = random.Random(seed)
+    by_label = {it.label: it.value for it in items}
+    eliminated = {S(label.removeprefix("eliminated ")): value.rhs for label, value in
+                  by_label.items() if label.startswith("eliminated ")}
+    checked: set[str] = set()
+    u = [str(s) for s in by_label["dependent u"]]
+    v = [str(s) for s in by_label["independent v"]]
+    assert sorted(u + v) == sorted(raw.coordinates) and len(u) == raw.m
+    phi_u = sympy.Matrix([[sympy.diff(to_sympy(c.expression), S(n)) for n in u]
+                          for c in raw.constraints])
+    at_start = {S(k): val for k, val in q0.items()}
+    at_start.update({S(k): val for k, val in raw.parameters.items()})
+    at_start[S("t")] = 0
+    assert abs(complex(phi_u.subs(at_start).evalf().det())) > 1e-9
+    checked |= {"dependent u", "independent v"}
+    for _ in range(3):
+        point = _random_point(raw, rng)
+        ref = _reference(raw, point)
+        for label, value in by_label.items():
+            if label in raw.coordinates:
+                assert _check_form(Form("dae", "", "", "", (Item(label, value),)), raw, point,
+                                   ref) == 1
+                checked.add(label)
+            elif label in names:
+                _agree(_num(residual(value), point), _num(to_sympy(names[label].expression),
+                                                          point), label)
+                checked.add(label)
+            elif label.endswith(", velocity") or label.endswith(", acceleration"):
+                name, kind = label.split(", ")
+                want = _time_derivative(to_sympy(names[name].expression), raw)
+                if kind == "acceleration":
+                    want = _time_derivative(want, raw)
+                _agree(_num(residual(value), point), _num(want, point), label)
+                checked.add(label)
+        if eliminated:
+            free = {s: val for s, val in point.items() if s not in eliminated}
+            on = {s: _num(e, free) for s, e in eliminated.items()}
+            for c in raw.constraints:
+                _agree(_num(to_sympy(c.expression), {**free, **on}), 0, f"{c.name} solved")
+            checked |= {f"eliminated {s}" for s in eliminated}
+            if "L̃" in by_label:
+                velocity = {S(f"{s}_dot"): _time_derivative(e, raw) for s, e in eliminated.items()}
+                full = {**free, **on, **{k: _num(e, free) for k, e in velocity.items()}}
+                _agree(_num(by_label["L̃"], free), _num(to_sympy(raw.lagrangian), full), "L̃")
+                checked.add("L̃")
+    return checked
+
+
+def _partitioned(form: Form) -> bool:
+    return form.title.startswith("reduced coordinates, partitioned")
+
+
+PARTITIONED = {  # system → the budget of the tidying: 0 forces the symbolic solve out of time
+    "a02_four_bar": 0.0, "slider_crank": 0.0, "moving_pivot_pendulum": None,
+    "chain2-natural": None, "trans": None,
+}
+
+
+def _system_text(name: str) -> str:
+    from lagsim.chains import chain_yaml
+
+    if name == "chain2-natural":
+        return chain_yaml(2, natural=True)
+    if name == "trans":
+        return TRANSCENDENTAL
+    return (Path(__file__).resolve().parents[1] / "systems" / f"{name}.yaml").read_text()
+
+
+@pytest.mark.parametrize("name", list(PARTITIONED))
+def test_reduced_fallbacks_equal_the_full_derivation(name: str) -> None:
+    """Issue 16 §4: when the symbolic solve runs out of derive's budget (a02, the slider-crank
+    with none left), SymPy has no closed form (issue 16 §3's transcendental constraint) or the
+    reduced equations exceed CLOSED_FORM_MAX_OPS (the moving pivot's, the natural 2-chain's),
+    ``--form reduced`` is the partitioned form, which equals the full derivation item by item at
+    random states to 1e-12, and one note says why."""
+    from lagsim import tidy
+    from lagsim.forms import CLOSED_FORM_MAX_OPS
+
+    spec = parse_spec(_system_text(name), "<test>", name)
+    raw = build_model(spec)
+    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+    seconds = PARTITIONED[name]
+    with tidy.budget(tidy.DEFAULT_SECONDS if seconds is None else seconds):
+        form = FORMS["reduced"](tidy_model(raw), False, q0=q0)
+    assert _partitioned(form), form.title
+    checked = _check_partitioned(list(form.items), raw, q0, sum(map(ord, name)))
+    assert checked == {it.label for it in form.items}
+    assert all(c.name in checked and f"{c.name}, velocity" in checked
+               and f"{c.name}, acceleration" in checked for c in raw.constraints)
+    why = form.notes[0]
+    if seconds == 0.0:
+        assert "did not finish within derive's budget of 0 s CPU" in why and "--budget" in why
+    elif name == "trans":
+        assert "budget" in why or "no closed form" in why
+    else:
+        assert f"more than {CLOSED_FORM_MAX_OPS}" in why
+        assert any(it.label.startswith("eliminated ") for it in form.items)
+
+
+def _json_items(form: dict) -> list[Item]:
+    """The items of a form of ``lagsim derive --format json`` read back by SymPy."""
+    def read(text: str) -> sympy.Expr:
+        return sympy.sympify(text, locals=locals_)
+
+    locals_: dict = {}
+    items = []
+    for it in form["items"]:
+        if it["kind"] == "equation":
+            lhs, rhs = it["value"].split(" = ")
+            items.append(Item(it["label"], sympy.Eq(read(lhs), read(rhs), evaluate=False)))
+        elif it["kind"] == "matrix":
+            items.append(Item(it["label"], sympy.Matrix([[read(e) for e in row]
+                                                         for row in it["value"]])))
+        else:
+            items.append(Item(it["label"], read(it["value"])))
+    return items
+
+
+def _derive_json(*args: str) -> tuple[dict, str]:
+    import json
+
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["derive", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), result.stderr
+
+
+def test_derive_reduced_respects_a_tiny_budget() -> None:
+    """`derive --form reduced --budget 0.001`: the slider-crank's symbolic solve (about 0.2 s)
+    stops at once, and the partitioned form printed instead equals the full derivation, with the
+    note saying why and how to get the closed form; the default budget prints the closed form
+    (y2 = 0 for the rail, the crank pin's √(r² − x1²))."""
+    spec = load_spec("slider_crank")
+    raw = build_model(spec)
+    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+    doc, _ = _derive_json("slider_crank", "--form", "reduced", "--budget", "0.001")
+    assert doc["title"].startswith("reduced coordinates, partitioned")
+    assert "did not finish within derive's budget of 0.001 s CPU" in doc["notes"][0]
+    assert "--budget SECONDS" in doc["notes"][0]
+    items = _json_items(doc)
+    assert _check_partitioned(items, raw, q0, 11) == {it.label for it in items}
+    closed, _ = _derive_json("slider_crank", "--form", "reduced", "--budget", "5")
+    assert closed["title"] == "reduced (constrained) coordinates"
+    assert "eliminated y2" in [it["label"] for it in closed["items"]]
+
+
+def test_derive_reduced_of_the_four_bar_with_the_default_budget() -> None:
+    """IFToMM A02 (its reduced form took 3.1 s, then 3.7 s and 1.2 MB): with derive's default
+    budget `--form reduced` prints the partitioned description, one dependent coordinate per bar
+    and x0 free, equal to the full derivation at random states, with the note."""
+    spec = load_spec("a02_four_bar")
+    raw = build_model(spec)
+    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+    doc, _ = _derive_json("a02_four_bar", "--form", "reduced")
+    assert doc["title"].startswith("reduced coordinates, partitioned")
+    items = _json_items(doc)
+    assert _check_partitioned(items, raw, q0, 2) == {it.label for it in items}
+    assert [str(s) for s in item(Form("", "", "", "", tuple(items)), "independent v").value] \
+        == ["x0"]
+    assert "budget" in doc["notes"][0] or "operations" in doc["notes"][0]
+
+
+def test_pseudo_inverse_meets_the_penrose_conditions() -> None:
+    """Seed 004's (AM⁻¹Aᵀ)⁺ for dependent rows, by the full-rank factorization (no symbolic
+    row reduction, whose simplify imported sympy.physics.units): G G⁺ G = G, G⁺ G G⁺ = G⁺ and
+    G G⁺, G⁺ G symmetric, at random points to 1e-12, for symbolic G of rank 1 and 2."""
+    from lagsim.forms import _pseudo_inverse
+
+    a, b, c = S("a"), S("b"), S("c")
+    u = sympy.Matrix([a, b, 1])
+    v = sympy.Matrix([1, 0, c])
+    for G in (u * u.T, u * u.T + v * v.T):
+        P = sympy.lambdify((a, b, c), _pseudo_inverse(sympy.Matrix(G)), "numpy")
+        rng = random.Random(4)
+        for _ in range(3):
+            point = {s: rng.uniform(0.3, 1.3) for s in (a, b, c)}
+            g = np.array(G.evalf(subs=point), dtype=float)
+            p = np.array(P(*point.values()), dtype=float)
+            scale = max(1.0, np.abs(g).max(), np.abs(p).max())
+            np.testing.assert_allclose(g @ p @ g, g, atol=1e-12 * scale**3)
+            np.testing.assert_allclose(p @ g @ p, p, atol=1e-12 * scale**3)
+            np.testing.assert_allclose(g @ p, (g @ p).T, atol=1e-12 * scale**2)
+            np.testing.assert_allclose(p @ g, (p @ g).T, atol=1e-12 * scale**2)

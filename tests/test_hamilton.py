@@ -119,7 +119,8 @@ def test_not_quadratic_is_refused():
 
 
 def test_large_non_diagonal_mass_matrix_keeps_m_inverse_written_as_such():
-    """A 4-link chain in angles: M is full, so M⁻¹ is not expanded; ṗ_i = ∂L/∂q_i (+ τ)."""
+    """A 4-link chain in angles: M is full, so M⁻¹ is not expanded; ṗ_i = ∂L/∂q_i (+ τ), printed
+    with the angle sums combined (sin(θ1 − θ4)), hence compared with the sums expanded."""
     from lagsim.chains import chain_yaml
 
     spec = parse_spec(chain_yaml(4), "chain.yaml", "chain")
@@ -133,7 +134,8 @@ def test_large_non_diagonal_mass_matrix_keeps_m_inverse_written_as_such():
              if item.label.startswith("dp_")}
     assert len(rates) == 4
     for name in model.coordinates:
-        assert sympy.expand(rates[f"dp_{name}/dt"] - sympy.diff(L, sympy.Symbol(name))) == 0
+        assert sympy.expand(sympy.expand_trig(
+            rates[f"dp_{name}/dt"] - sympy.diff(L, sympy.Symbol(name)))) == 0
 
 
 def test_latex_output():
@@ -191,3 +193,51 @@ def test_hamilton_form_past_an_exhausted_budget_is_the_same_hamiltonian() -> Non
             point = {s: rng.uniform(0.5, 1.5) for s in free}
             x, y = float(a.value.rhs.subs(point)), float(b.value.rhs.subs(point))
             assert abs(x - y) <= 1e-12 * max(1.0, abs(x)), a.name
+
+
+def test_a_long_inverse_prints_m_qdot_equal_p_minus_b_equal_to_the_model() -> None:
+    """Issue 8's messy3 (three coordinates, M full): M⁻¹(p − b) would reach 1773 operations, so
+    the form prints M, b, L₀, M q̇ = p − b and ṗ = ∂L/∂q + τ + Aᵀλ (issue 16 §4: it took 1.7 s
+    to write out and tidy); each equals the untidied model at random states to 1e-12, with
+    ∂L/∂q differentiated here by SymPy and p = M q̇ + b."""
+    from pathlib import Path
+
+    from lagsim import tidy
+    from lagsim.model import tidy_model, to_sympy
+    from lagsim.spec import load_spec
+
+    raw = build_model(load_spec(Path(__file__).resolve().parents[1] / "bench"
+                                / "derive_messy3.yaml"))
+    with tidy.budget(tidy.DEFAULT_SECONDS):
+        form = FORMS["hamilton"](tidy_model(raw))
+    assert any("1773 operations (more than 300)" in note for note in form.notes)
+    items = {item.label: item.value for item in form.items}
+    assert "H" not in items and {"M", "b", "L0", "q̇"} <= set(items)
+    L = to_sympy(raw.lagrangian)
+    q = [sympy.Symbol(c) for c in raw.coordinates]
+    qd = [sympy.Symbol(str(v)) for v in raw.qd]
+    lam = [sympy.Symbol(c.multiplier) for c in raw.constraints]
+    A, tau = to_sympy(raw.A), to_sympy(raw.tau)
+    M_ref = sympy.Matrix([[sympy.diff(L, a, b) for b in qd] for a in qd])
+    b_ref = sympy.Matrix([sympy.diff(L, v) for v in qd]) - M_ref * sympy.Matrix(qd)
+    rng = np.random.default_rng(16)
+    for _ in range(3):
+        point = {s: float(v) for s, v in zip(
+            [*q, *qd, *lam, *(sympy.Symbol(k) for k in raw.parameters)],
+            rng.uniform(0.2, 1.4, 2 * raw.n + raw.m + len(raw.parameters)))}
+        M = np.array(M_ref.evalf(subs=point), dtype=float)
+        b = np.array(b_ref.evalf(subs=point), dtype=float).ravel()
+        p = M @ np.array([point[v] for v in qd]) + b
+        point.update({sympy.Symbol(f"p_{c}"): float(x) for c, x in zip(raw.coordinates, p)})
+        np.testing.assert_allclose(np.array(items["M"].evalf(subs=point), dtype=float), M,
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.array(items["b"].evalf(subs=point), dtype=float).ravel(),
+                                   b, rtol=1e-12, atol=1e-12)
+        velocity = items["q̇"]
+        gap = np.array((velocity.lhs.doit() - velocity.rhs).evalf(subs=point), dtype=float)
+        np.testing.assert_allclose(gap, 0.0, atol=1e-12 * max(1.0, np.abs(p).max()))
+        for i, c in enumerate(raw.coordinates):
+            want = (sympy.diff(L, q[i]) + tau[i]
+                    + sum(A[k, i] * lam[k] for k in range(raw.m))).evalf(subs=point)
+            got = items[f"dp_{c}/dt"].rhs.evalf(subs=point)
+            assert abs(float(got) - float(want)) <= 1e-12 * max(1.0, abs(float(want)))

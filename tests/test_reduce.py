@@ -219,3 +219,22 @@ def test_derive_prints_the_branch_nearest_the_file(x0):
     value = float(sp.sympify(expr).subs({sp.Symbol("a"): 0.1}))
     assert name == "x"
     assert value == pytest.approx(x0, abs=0.01)
+
+
+@pytest.mark.parametrize("name", ["a02_four_bar", "slider_crank", "pendulum_natural",
+                                  "double_pendulum_constrained", "moving_pivot_pendulum"])
+def test_derive_partition_is_the_one_a_run_starts_with(name):
+    """``derive``'s partitioned reduced form (issue 16 §4) names the dependent coordinates that
+    ``simulate --formulation reduced`` starts with: complete pivoting on φ_q at the start
+    (Wehage–Haug), reduce.partition (NumPy only) against reduced.pivot_partition."""
+    from lagsim.reduce import _phi_q, partition
+    from lagsim.reduced import pivot_partition
+
+    spec = load_spec(name)
+    model = build_model(spec)
+    q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+    dependent, independent = partition(model, q0)
+    want_dep, want_ind = pivot_partition(_phi_q(model, q0, 0.0))
+    assert dependent == tuple(model.coordinates[i] for i in want_dep)
+    assert independent == tuple(model.coordinates[i] for i in want_ind)
+    assert len(dependent) == model.m

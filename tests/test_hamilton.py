@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import sympy
 from click.testing import CliRunner
+from inline_systems import NATURAL_PENDULUM
 from scipy.integrate import solve_ivp
 
 from lagsim.cli import main
@@ -148,16 +149,7 @@ def test_latex_output():
 def test_constraint_forces_act_on_the_momenta():
     """The pendulum in (x, y) with φ = x² + y² − l²: p = m q̇, H = (p_x² + p_y²)/2m + m g y, and
     ṗ_x = 2 x λ_rod, ṗ_y = −m g + 2 y λ_rod (Aᵀλ with A = φ_q, seed 001 §10.7)."""
-    text = """
-parameters: {m: 2.0, g: 9.81, l: 1.0}
-coordinates: [x, y]
-masses:
-  bob: {mass: m, position: [x, y]}
-gravity: [0, -g]
-constraints:
-  - name: rod
-    holonomic: x**2 + y**2 - l**2
-"""
+    text = NATURAL_PENDULUM
     form = FORMS["hamilton"](_system(text)[1])
     eqs = {item.label: item.value.rhs for item in form.items if isinstance(item.value, sympy.Eq)}
     x, y, lam, m, g = sympy.symbols("x y lambda_rod m g")

@@ -128,3 +128,31 @@ initial: {r: 1.0, theta: 0.3}
 """
 """A pendulum on a stiff, critically damped spring (ζ = c / (2√(K m)) = 1): the radial mode's
 eigenvalues are about −10⁴, the swing's about ±3i, so explicit methods step at 10⁻⁴ s."""
+
+
+CUSP = """name: cusp
+coordinates: [x, y]
+kinetic: 1/2*(x_dot**2 + y_dot**2)
+constraints:
+  - name: curve
+    holonomic: y**2 - x**3
+initial: {x: 1.0, y: -1.0, x_dot: -1.0, y_dot: 1.5}
+simulate: {t_end: 3}
+"""
+"""A point on the cusp y² = x³, started so that it runs into the cusp at the origin, where φ_q
+= (−3x², 2y) vanishes: the reduced formulation must stop there (issue 16 §2)."""
+
+
+FALL = """name: fall
+coordinates: [x, y]
+kinetic: 1/2*(x_dot**2 + y_dot**2)
+potential: -1/x
+constraints:
+  - name: slant
+    holonomic: y - x
+initial:
+  x: 1
+  y: 1
+"""
+"""A point on the slant y = x in the potential −1/x: it falls into x = 0, where the force is not
+finite, and the run must fail there alike in every loop."""

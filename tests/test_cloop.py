@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from inline_systems import FALL
 
 from lagsim import ccompile, cloop, driver
 from lagsim.errors import LagsimError
@@ -135,19 +136,6 @@ def test_stop_event_found_alike() -> None:
     assert a.stop_reason == b.stop_reason == "stop_when"
     assert abs(a.t[-1] - b.t[-1]) < 1e-12 and 0.0 < b.t[-1] < 10.0
     assert_same(a, b)
-
-
-FALL = """name: fall
-coordinates: [x, y]
-kinetic: 1/2*(x_dot**2 + y_dot**2)
-potential: -1/x
-constraints:
-  - name: slant
-    holonomic: y - x
-initial:
-  x: 1
-  y: 1
-"""
 
 
 def test_failures_are_reported_alike() -> None:

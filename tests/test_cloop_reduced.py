@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from inline_systems import CUSP, FALL
 
 from lagsim import ccompile, cloop, driver
 from lagsim.errors import InputError, LagsimError
@@ -247,17 +248,6 @@ def test_four_bar_stops_at_its_flat_position(monkeypatch) -> None:
                                    atol=1e-12 * np.abs(x[rows]).max())
 
 
-CUSP = """name: cusp
-coordinates: [x, y]
-kinetic: 1/2*(x_dot**2 + y_dot**2)
-constraints:
-  - name: curve
-    holonomic: y**2 - x**3
-initial: {x: 1.0, y: -1.0, x_dot: -1.0, y_dot: 1.5}
-simulate: {t_end: 3}
-"""
-
-
 def test_branch_point_stops_alike() -> None:
     """A branch point no partition passes (the cusp y² = x³ at the origin, as in
     test_reduced_cli): both loops stop with the same message and time (to 1e-12) and the same
@@ -279,19 +269,6 @@ def test_branch_point_stops_alike() -> None:
     assert str(a) == str(b) and "branch point" in str(b)
     assert abs(a.time - 0.8) < 0.1 and abs(a.time - b.time) <= 1e-12
     assert_same(a.partial, b.partial)
-
-
-FALL = """name: fall
-coordinates: [x, y]
-kinetic: 1/2*(x_dot**2 + y_dot**2)
-potential: -1/x
-constraints:
-  - name: slant
-    holonomic: y - x
-initial:
-  x: 1
-  y: 1
-"""
 
 
 def test_failure_reported_alike() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from inline_systems import CUSP
 
 from lagsim.cli import main
 
@@ -62,15 +63,6 @@ constraints:
 initial: {a1: 0.5, y: 0.1}
 """
 
-CUSP = """name: cusp
-coordinates: [x, y]
-kinetic: 1/2*(x_dot**2 + y_dot**2)
-constraints:
-  - name: curve
-    holonomic: y**2 - x**3
-initial: {x: 1.0, y: -1.0, x_dot: -1.0, y_dot: 1.5}
-simulate: {t_end: 3}
-"""
 
 REDUNDANT = """name: rod_twice
 parameters: {m: 1.0, g: 9.81, l: 1.0}

@@ -119,6 +119,10 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     from lagsim.cloop import loop_for
 
     loop = loop_for(problem)
+    if loop is None and problem.options.method == "Radau":
+        from lagsim.cradau import radau_loop_for
+
+        loop = radau_loop_for(problem)
     if loop is not None:
         return loop.run(progress)
     return run_python(problem, progress)

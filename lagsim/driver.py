@@ -113,7 +113,8 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     """Step ``problem`` from its start to ``t_end`` or its stop event: a fixed-step method
     (:class:`lagsim.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
     :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1,
-    udwadia-kalaba or reduced), else with :func:`run_python`."""
+    udwadia-kalaba or reduced) or :func:`lagsim.cradau.radau_loop_for` (Radau with ode), else
+    with :func:`run_python`."""
     if problem.options.method in FIXED_STEP:
         return FIXED_STEP[problem.options.method].run(problem, progress)
     from lagsim.cloop import loop_for

@@ -135,3 +135,27 @@ def test_other_formulations_and_stop_events_stay_on_the_python_loop() -> None:
     assert cradau.radau_loop_for(problem("pendulum", method="BDF")) is None
     assert cradau.radau_loop_for(problem("pendulum", stop_when="theta")) is None
     assert cradau.radau_loop_for(problem("pendulum_constrained")) is None
+
+
+def test_the_aliasing_warning_is_the_python_loops() -> None:
+    """Samples 30 s apart on the pendulum (period 2.04 s): both loops warn once, with the same
+    words and the same estimate of the period (lagsim.aliasing, replayed from the C loop's
+    steps), and it is near the pendulum's period 2π√(l/g)(1 + θ0²/16)."""
+    spec, built = model("pendulum")
+    messages: dict[str, list[str]] = {"python": [], "c": []}
+    for which in messages:
+        options = SimulateOptions.resolve(spec.simulate, {"method": "Radau", "t_end": 60.0,
+                                                          "dt": 30.0, "rtol": 1e-8})
+        pr = Problem.build(spec, built, options, messages[which].append)
+        with driver._quiet():
+            if which == "python":
+                driver.run_python(pr)
+            else:
+                loop = cradau.radau_loop_for(pr)
+                assert loop is not None
+                loop.run()
+    warnings = {k: [m for m in v if "aliases the motion" in m] for k, v in messages.items()}
+    assert len(warnings["c"]) == 1 and warnings["c"] == warnings["python"]
+    period = float(warnings["c"][0].split("period of about ")[1].split(")")[0])
+    assert period == pytest.approx(2 * math.pi / math.sqrt(9.81) * (1 + (math.pi / 6) ** 2 / 16),
+                                   rel=0.03)

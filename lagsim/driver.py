@@ -113,12 +113,17 @@ def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Tr
     """Step ``problem`` from its start to ``t_end`` or its stop event: a fixed-step method
     (:class:`lagsim.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
     :func:`lagsim.cloop.loop_for` has a loop for it (DOP853 with ode, index1,
-    udwadia-kalaba or reduced), else with :func:`run_python`."""
+    udwadia-kalaba or reduced) or :func:`lagsim.cradau.radau_loop_for` (Radau with ode), else
+    with :func:`run_python`."""
     if problem.options.method in FIXED_STEP:
         return FIXED_STEP[problem.options.method].run(problem, progress)
     from lagsim.cloop import loop_for
 
     loop = loop_for(problem)
+    if loop is None and problem.options.method == "Radau":
+        from lagsim.cradau import radau_loop_for
+
+        loop = radau_loop_for(problem)
     if loop is not None:
         return loop.run(progress)
     return run_python(problem, progress)

@@ -168,7 +168,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
            "Integration method. DOP853 (steps in C) suits most systems, fast undamped "
            "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
-           "strongly damped) and get the analytic Jacobian; rattle and variational take fixed "
+           "strongly damped) and get the analytic Jacobian (Radau steps in C for "
+           "unconstrained systems); rattle and variational take fixed "
            "steps of --dt that keep the constraints and the energy (see README).", "NAME",
            _registry("METHODS"),
            doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`, or the fixed-step "

@@ -70,7 +70,7 @@ def _library(cc: str) -> Any:
     it cannot be built or loaded (said on stderr)."""
     if cc in _LIBRARY:
         return _LIBRARY[cc]
-    text = SOURCE.read_text(encoding="utf-8")
+    text = SOURCE.read_text(encoding="utf-8").replace("@RUNTIME@", ccompile.RUNTIME)
     lib = None
     try:
         lib, _ = ccompile.build_and_load(cc, "cradau",

@@ -46,58 +46,7 @@ typedef struct {
 
 /* --- rhs and Jacobian ---------------------------------------------------------------- */
 
-/* Solve M x = r (M n-by-n overwritten, r n-by-nb becomes x) by LU with partial pivoting
-   (numpy.linalg.solve): 0, or 1 for an exactly singular M. */
-static int lu_solve_many(int s, int nb, double *A, double *B)
-{
-    int i, j, k, l;
-    for (k = 0; k < s; k++) {
-        int p = k;
-        double best = fabs(A[k * s + k]);
-        for (i = k + 1; i < s; i++)
-            if (fabs(A[i * s + k]) > best) { best = fabs(A[i * s + k]); p = i; }
-        if (best == 0.0) return 1;
-        if (p != k) {
-            double t;
-            for (j = 0; j < s; j++) { t = A[k * s + j]; A[k * s + j] = A[p * s + j];
-                                      A[p * s + j] = t; }
-            for (l = 0; l < nb; l++) { t = B[k * nb + l]; B[k * nb + l] = B[p * nb + l];
-                                       B[p * nb + l] = t; }
-        }
-        for (i = k + 1; i < s; i++) {
-            double f = A[i * s + k] / A[k * s + k];
-            for (j = k + 1; j < s; j++) A[i * s + j] -= f * A[k * s + j];
-            for (l = 0; l < nb; l++) B[i * nb + l] -= f * B[k * nb + l];
-        }
-    }
-    for (i = s - 1; i >= 0; i--)
-        for (l = 0; l < nb; l++) {
-            double acc = B[i * nb + l];
-            for (j = i + 1; j < s; j++) acc -= A[i * s + j] * B[j * nb + l];
-            B[i * nb + l] = acc / A[i * s + i];
-        }
-    return 0;
-}
-
-/* M = L Lᵀ (numpy.linalg.cholesky): 0, or 1 when M is not positive definite. */
-static int cholesky(int n, const double *M, double *L)
-{
-    int i, j, k;
-    memset(L, 0, (size_t)n * n * sizeof(double));
-    for (j = 0; j < n; j++) {
-        double d = M[j * n + j];
-        for (k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
-        if (!(d > 0.0)) return 1;
-        d = sqrt(d);
-        L[j * n + j] = d;
-        for (i = j + 1; i < n; i++) {
-            double s = M[i * n + j];
-            for (k = 0; k < j; k++) s -= L[i * n + k] * L[j * n + k];
-            L[i * n + j] = s / d;
-        }
-    }
-    return 0;
-}
+@RUNTIME@
 
 /* y' = [q̇, M⁻¹F] as the model library's lagsim_ode_rhs makes it (Cholesky, else LU; a
    non-finite M gives NaN accelerations): 0, or 1 for a singular M. */
@@ -115,21 +64,7 @@ static int rhs(R *r, double t, const double *y, double *out)
             for (k = nq; k < r->N; k++) out[k] = NAN;
             return 0;
         }
-    if (cholesky(nq, r->dynv, r->L) == 0) {
-        double *x = out + nq;
-        for (i = 0; i < nq; i++) {
-            double s = x[i];
-            for (k = 0; k < i; k++) s -= r->L[i * nq + k] * x[k];
-            x[i] = s / r->L[i * nq + i];
-        }
-        for (i = nq - 1; i >= 0; i--) {
-            double s = x[i];
-            for (k = i + 1; k < nq; k++) s -= r->L[k * nq + i] * x[k];
-            x[i] = s / r->L[i * nq + i];
-        }
-        return 0;
-    }
-    return lu_solve_many(nq, 1, r->dynv, out + nq);
+    return lagsim_solve(nq, r->dynv, out + nq, r->L);
 }
 
 /* J = ∂y'/∂y (lagsim.jacobian.RhsJacobian without constraints): q̈ = M⁻¹F, then
@@ -144,7 +79,7 @@ static int jacobian(R *r, double t, const double *y)
     r->dyn(x, r->p, r->dynv);
     memcpy(r->Mw, r->dynv, (size_t)nq * nq * sizeof(double));
     memcpy(acc, r->dynv + nq * nq, (size_t)nq * sizeof(double));
-    if (lu_solve_many(nq, 1, r->Mw, acc)) return 1;
+    if (lagsim_lu_solve(nq, 1, r->Mw, acc) == 1) return 1;
     memcpy(x + 1 + N, acc, (size_t)nq * sizeof(double));
     r->jac(x, r->pj, r->ytmp);  /* [R_q (nq×nq), R_qd (nq×nq)] */
     for (i = 0; i < nq; i++)
@@ -153,7 +88,7 @@ static int jacobian(R *r, double t, const double *y)
             r->Bw[i * N + nq + j] = r->ytmp[nq * nq + i * nq + j];
         }
     memcpy(r->Mw, r->dynv, (size_t)nq * nq * sizeof(double));
-    if (lu_solve_many(nq, N, r->Mw, r->Bw)) return 1;
+    if (lagsim_lu_solve(nq, N, r->Mw, r->Bw) == 1) return 1;
     memset(r->J, 0, (size_t)N * N * sizeof(double));
     for (i = 0; i < nq; i++) {
         r->J[i * N + nq + i] = 1.0;
@@ -472,7 +407,7 @@ static int mass_regular(R *r, double t, const double *y)
     r->in[0] = t;
     memcpy(r->in + 1, y, (size_t)r->N * sizeof(double));
     r->dyn(r->in, r->p, r->dynv);
-    if (cholesky(nq, r->dynv, r->L)) weakest = 0.0;
+    if (lagsim_cholesky(nq, r->dynv, r->L)) weakest = 0.0;
     else
         for (i = 0; i < nq; i++)
             if (r->L[i * nq + i] < weakest) weakest = r->L[i * nq + i];

@@ -86,10 +86,12 @@ sys.exit(code)
 and lagsim's own): the CPU seconds of the derivation itself, reported on stderr's last line."""
 
 
-def run_once(cmd: list[str]) -> tuple[float, float, int | str, float | None]:
+def run_once(cmd: list[str], probe: bool = False
+             ) -> tuple[float, float, int | str, float | None]:
     """(wall s, CPU s of the child, exit status or "timeout", CPU s after the imports) of one
-    process, stopped after :data:`TIMEOUT_S`; the last is measured in a second process through
-    :data:`PROBE` (None when it timed out)."""
+    process, stopped after :data:`TIMEOUT_S`; with ``probe`` the last is measured in a second
+    process through :data:`PROBE` (``cmd`` a ``lagsim derive`` command), else None (also when
+    it timed out)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
@@ -101,10 +103,14 @@ def run_once(cmd: list[str]) -> tuple[float, float, int | str, float | None]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     work = None
-    if status != "timeout":
-        probe = subprocess.run([sys.executable, "-c", PROBE, *cmd[cmd.index("derive"):]],
-                               capture_output=True, check=False, timeout=TIMEOUT_S, text=True)
-        last = probe.stderr.rstrip().rsplit("\n", 1)[-1]
+    if probe and status != "timeout":
+        try:
+            second = subprocess.run([sys.executable, "-c", PROBE, *cmd[cmd.index("derive"):]],
+                                    capture_output=True, check=False, timeout=TIMEOUT_S,
+                                    text=True)
+        except subprocess.TimeoutExpired:
+            return wall, cpu, status, None
+        last = second.stderr.rstrip().rsplit("\n", 1)[-1]
         if last.startswith("LAGSIM-WORK "):
             work = float(last.split()[1])
     return wall, cpu, status, work
@@ -122,10 +128,10 @@ def measure(quick: bool = False, reps: int = 3) -> dict[str, Any]:
             for form in FORMS:
                 for fmt in FORMATS:
                     cmd = [*_lagsim(), "derive", files[system], "--form", form, "--format", fmt]
-                    runs = [run_once(cmd)]
+                    runs = [run_once(cmd, probe=True)]
                     while (len(runs) < reps and runs[-1][2] != "timeout"
                            and min(r[0] for r in runs) > BUDGET_S):
-                        runs.append(run_once(cmd))
+                        runs.append(run_once(cmd, probe=True))
                     best = min(runs, key=lambda r: r[0])
                     works = [r[3] for r in runs if r[3] is not None]
                     row = {"system": system, "form": form, "format": fmt, "wall_s": best[0],

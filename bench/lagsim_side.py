@@ -180,8 +180,14 @@ def _fresh_compile_cache() -> None:
 
 
 def _cold_build_before() -> None:
+    """Nothing kept from an earlier build: SymPy's cache, the compile cache on disk and
+    lagsim.compile's in-process memo of compiled code (keyed by the model's structure, so a
+    second build of the same chain would otherwise skip deriving M and F and compiling)."""
+    from lagsim import compile as compile_module
+
     _clear_sympy_cache()
     _fresh_compile_cache()
+    compile_module._MEMO.clear()
 
 
 def measure_chain(

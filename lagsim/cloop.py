@@ -200,15 +200,8 @@ class CLoop:
     def _next_call(self, t: float, steps_before: int, clock: float, pace: Any,
                    progress: Callable[[float], None] | None) -> int:
         """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and
-        ended at t): the pace check, the progress, and the steps of the next call, as many as
-        fit in :data:`CALL_SECONDS` at the pace measured."""
-        elapsed = time.perf_counter() - clock
-        taken = max(self.steps - steps_before, 1)
-        pace(t)
-        if progress is not None:
-            t0 = self.problem.t0
-            progress(min(1.0, (t - t0) / (self.problem.options.t_end - t0)))
-        return int(min(max(taken * CALL_SECONDS / max(elapsed, 1e-6), 16), 2**20))
+        ended at t): :func:`next_call`."""
+        return next_call(self.problem, t, self.steps - steps_before, clock, pace, progress)
 
     def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
         problem, numeric = self.problem, self.problem.numeric
@@ -314,6 +307,19 @@ def _mass_every() -> int:
     from lagsim.driver import MASS_CHECK_EVERY
 
     return MASS_CHECK_EVERY
+
+
+def next_call(problem: Problem, t: float, taken: int, clock: float, pace: Any,
+              progress: Callable[[float], None] | None, most: int = 2**20) -> int:
+    """Between two C calls of a step loop (the last one began at ``clock``, took ``taken``
+    accepted steps and ended at t): the pace check, the progress, and the steps of the next
+    call, as many as fit in :data:`CALL_SECONDS` at the pace measured (16 to ``most``)."""
+    elapsed = time.perf_counter() - clock
+    pace(t)
+    if progress is not None:
+        t0 = problem.t0
+        progress(min(1.0, (t - t0) / (problem.options.t_end - t0)))
+    return int(min(max(max(taken, 1) * CALL_SECONDS / max(elapsed, 1e-6), 16), most))
 
 
 def _extend(samples: Any, t: np.ndarray, rows: np.ndarray, n: int) -> None:

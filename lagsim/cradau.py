@@ -33,7 +33,18 @@ from typing import Any
 import numpy as np
 
 from lagsim import cache, ccompile
-from lagsim.cloop import DONE, MORE, SINGULAR, SMALL, _address, _compiler, _failure, _state_failure
+from lagsim.cloop import (
+    DONE,
+    MORE,
+    SINGULAR,
+    SMALL,
+    _address,
+    _compiler,
+    _extend,
+    _failure,
+    _state_failure,
+    next_call,
+)
 from lagsim.errors import IntegrationError
 from lagsim.formulations import SINGULAR_RTOL
 from lagsim.problem import Problem
@@ -164,10 +175,7 @@ class RadauLoop:
                 taken = int(info[8])
                 for i in range(taken if not alias.done else 0):
                     alias.accepted(float(trace[i, 0]), trace[i, 1:])
-                samples.t.extend(float(v) for v in times[before:k.value])
-                samples.q.extend(rows[before:k.value, :n].copy())
-                samples.qd.extend(rows[before:k.value, n:].copy())
-                samples.lam.extend(np.zeros((k.value - before, 0)))
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
                 if code == SMALL:
                     raise guard.failure(state, _too_small())
@@ -176,14 +184,7 @@ class RadauLoop:
                                       float(info[2]))
                 if code == DONE:
                     break
-                elapsed = time.perf_counter() - clock
-                pace(state.t)
-                if progress is not None:
-                    progress(min(1.0, (state.t - problem.t0) / (options.t_end - problem.t0)))
-                from lagsim.cloop import CALL_SECONDS
-
-                chunk = int(min(max(max(taken, 1) * CALL_SECONDS / max(elapsed, 1e-6), 16),
-                                2**16))
+                chunk = next_call(problem, state.t, taken, clock, pace, progress, 2**16)
             if progress is not None:
                 progress(1.0)
         except IntegrationError as error:

@@ -185,3 +185,27 @@ def test_double_atwood_noether_momentum(masses: tuple[float, float, float]) -> N
     assert len(column) == 200
     assert np.abs(column - atwood_momentum(m1, m2, m3, 0.1, -0.2)).max() < 1e-10
     assert not math.isclose(table[0, 1], table[-1, 1])
+
+
+# --- the configuration manifold counts the velocity constraints that integrate ------------------
+
+def test_rod_as_a_velocity_constraint_leaves_a_manifold_of_dimension_three() -> None:
+    """rod_two_particles writes the rod (r1 − r2)·(v1 − v2) = 0 as a velocity constraint; check
+    integrates it to |r1 − r2|²/2 = l²/2, so the configuration manifold is 4 − 1 = 3 dimensional
+    (it said 4, as if the rod restricted only the velocities)."""
+    result = invoke("check", "rod_two_particles")
+    assert result.exit_code == 0, result.output
+    assert ("degrees of freedom: 4 − 1 = 3 (configuration manifold of dimension 3, counting the "
+            "integrable velocity constraint rod as holonomic)") in result.output.splitlines()
+
+
+def test_rolling_disk_on_a_line_and_knife_edge_dimensions() -> None:
+    """rolling_disk_line: both rolling constraints integrate (x − R cos α φ, y − R sin α φ), so
+    the configuration manifold is 3 − 2 = 1 dimensional; the knife edge's blade does not
+    integrate and leaves the dimension at 4 − 1 = 3 (one holonomic constraint)."""
+    disk = json.loads(invoke("check", "rolling_disk_line", "--format", "json").output)
+    assert disk["configuration_dimension"] == 1 and disk["degrees_of_freedom"] == 1
+    assert disk["integrable_velocity_constraints"] == ["roll_x", "roll_y"]
+    knife = json.loads(invoke("check", "knife_edge", "--format", "json").output)
+    assert (knife["configuration_dimension"], knife["degrees_of_freedom"]) == (3, 2)
+    assert knife["integrable_velocity_constraints"] == []

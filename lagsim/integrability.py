@@ -18,16 +18,18 @@ Two independent tests, as issue 10 asks:
   C = ∂_j ω_k − ∂_k ω_j); for several rows, the curvature dω_k(X_i, X_j) on the basis
   X_j = det(B) e_{F_j} − adj(B) A_{F_j} of the null space of the rows (B the columns of A chosen
   by pivoting at the start, F the others: no division, so the expressions stay polynomial in the
-  entries). An expression is declared nonzero when it evaluates clearly away from 0 at a state (a
-  proof that it is not identically 0), and zero when symengine's expansion (then, if needed,
-  SymPy's ``simplify``) reduces it to 0; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
+  entries). An expression is declared zero when symengine's expansion reduces it to 0, nonzero
+  when it evaluates clearly away from 0 at a state relative to its rounding scale
+  (:func:`lagsim.vanishing.magnitude`: a proof that it is not identically 0), else zero when
+  SymPy's ``simplify`` reduces it; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
   skipped and the numeric test decides;
 * **numeric**: at random states (projected onto the holonomic constraints of the set), an
   orthonormal basis N of the null space of the rows from an SVD, and max |Nᵀ C_k N| / |C_k|.
 
-An integrable constraint is integrated where SymPy can: μ·ω = df for μ among 1, 1/ω_i, 1/ω_i²,
-1/(ω_i ω_j) (an exact form after an integrating factor), f found by integrating coordinate by
-coordinate and checked (df = μω); the holonomic constraint is then f(q, t) = f(q₀, t₀).
+An integrable constraint is integrated where SymPy can: μ·ω = df for μ among 1, 1/gcd(ω),
+1/ω_i, 1/ω_i², 1/(ω_i ω_j) (an exact form after an integrating factor), f found by integrating
+coordinate by coordinate, checked (df = μω), made real at the start and confirmed (∇f parallel
+to ω at random real states); the holonomic constraint is then f(q, t) = f(q₀, t₀).
 """
 
 from __future__ import annotations
@@ -413,12 +415,15 @@ def _real(f: se.Basic, X: Sequence[se.Symbol], start: Sequence[float],
             u = complex(log.args[0].evalf(subs=at))
             if u.real < 0 and abs(u.imag) <= 1e-12 * abs(u.real):
                 g = g.xreplace({log: sympy.log(-log.args[0])})
-        value = complex(g.evalf(subs=at))
-    except (TypeError, ValueError, ZeroDivisionError):
+        f = se.sympify(g)
+        numbers = dict(zip(X, start))
+        numbers.update(values)
+        value = complex(f.subs(numbers))
+    except (TypeError, ValueError, ZeroDivisionError, RuntimeError):
         return None
     if not (np.isfinite(value.real) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real))):
         return None
-    return se.sympify(g), value.real
+    return f, value.real
 
 
 def _parallel(f: se.Basic, w: Sequence[se.Basic], X: Sequence[se.Symbol], start: np.ndarray,

@@ -209,3 +209,69 @@ def test_rolling_disk_on_a_line_and_knife_edge_dimensions() -> None:
     knife = json.loads(invoke("check", "knife_edge", "--format", "json").output)
     assert (knife["configuration_dimension"], knife["degrees_of_freedom"]) == (3, 2)
     assert knife["integrable_velocity_constraints"] == []
+
+
+# --- derive --form reduced and check: one answer -------------------------------------------------
+
+DISK_ON_A_LINE = """
+name: disk_on_a_line
+parameters: {m: 1.0, R: 0.5, tau: 0.25}
+coordinates: [x, phi]
+masses:
+  disk: {mass: m, position: [x, R], inertia: 1/2*m*R**2, angle: phi}
+forces: {phi: tau}
+constraints:
+  - name: roll
+    velocity: x_dot - R*phi_dot
+initial: {x: 0.3, phi: 0.2, x_dot: 0.5, phi_dot: 1.0}
+"""
+
+
+def test_rolling_disk_check_and_reduced_form_agree() -> None:
+    """x_dot − R φ̇ = 0 integrates to x − Rφ = x₀ − Rφ₀ (check said so, while derive --form
+    reduced refused it as "not integrable"). Both now give the same integral, and the reduced
+    equation is (m + I/R²) ẍ = τ/R with I = mR²/2: (3/2) m ẍ − τ/R = 0; the multiplier is the
+    ground's push m ẍ on the solution (λ = (−R m ẍ + 2τ)/(2R) there)."""
+    check = invoke("check", "-", stdin=DISK_ON_A_LINE)
+    assert check.exit_code == 0, check.output
+    (line,) = [x for x in check.output.splitlines() if "integrates to" in x]
+    text = line.split("integrates to the holonomic constraint ", 1)[1]
+    f, level = integral_line(check.output)
+    x, phi, R, m, tau, xdd = sp.symbols("x phi R m tau x_ddot")
+    assert sp.expand(f - (x - R * phi)) == 0
+    assert level == pytest.approx(0.3 - 0.5 * 0.2, abs=1e-15)
+    result = invoke("derive", "-", "--form", "reduced", "--format", "json", stdin=DISK_ON_A_LINE)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert any(f"to the holonomic constraint {text}," in note for note in data["notes"])
+    items = {i["label"]: i["value"] for i in data["items"]}
+    lhs, rhs = items["eliminated phi"].split(" = ")
+    assert sp.simplify(sp.sympify(rhs) - (x - sp.Rational(1, 5)) / R) == 0
+    lhs, rhs = items["x"].split(" = ")
+    assert sp.simplify(sp.sympify(lhs) - (sp.Rational(3, 2) * m * xdd - tau / R)) == 0
+    lam = sp.sympify(items["lambda_roll"].split(" = ")[1])
+    on_shell = {xdd: 2 * tau / (3 * m * R)}
+    assert sp.simplify(lam.subs(on_shell) - m * xdd.subs(on_shell)) == 0
+
+
+def test_bundled_rolling_disk_and_knife_edge_agree_in_both_commands() -> None:
+    """rolling_disk_line: check integrates roll_x and roll_y; derive --form reduced eliminates two
+    coordinates with the same integrals. knife_edge: check says nonholonomic and derive refuses
+    with the same word (exit 2, one line)."""
+    check = invoke("check", "rolling_disk_line", "--format", "json")
+    tests = {t["subject"]: t for t in json.loads(check.output)["integrability"]}
+    derive = invoke("derive", "rolling_disk_line", "--form", "reduced", "--format", "json")
+    assert derive.exit_code == 0, derive.output
+    data = json.loads(derive.stdout)
+    for name in ("roll_x", "roll_y"):
+        assert tests[name]["verdict"] == "holonomic (integrable)"
+        assert any(f"'{name}' integrates" in n and tests[name]["integral"] in n
+                   for n in data["notes"])
+    assert len([i for i in data["items"] if i["label"].startswith("eliminated")]) == 2
+    knife = json.loads(invoke("check", "knife_edge", "--format", "json").output)
+    assert [t["verdict"] for t in knife["integrability"]] == ["nonholonomic"]
+    refused = invoke("derive", "knife_edge", "--form", "reduced")
+    assert refused.exit_code == 2
+    (message,) = refused.output.strip().splitlines()
+    assert message.startswith("lagsim: error: ") and "'knife'" in message
+    assert "it is nonholonomic (Frobenius' test" in message

@@ -35,7 +35,7 @@ to ω at random real states); the holonomic constraint is then f(q, t) = f(q₀,
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -364,13 +364,9 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
     X = [*model.q, *([model.t] if extended else [])]
     w = _forms(model, [constraint], extended)[0]
     nonzero = [e for e in w if se.expand(e) != 0]
-    common = _common_factor(nonzero)
-    factors = [se.Integer(1)] + ([1 / common] if common is not None else []) + [
-        1 / e for e in nonzero] + [1 / e**2 for e in nonzero] + [
-        1 / (a * b) for a, b in itertools.combinations(nonzero, 2)]
     start = [*q0, *([t0] if extended else [])]
     evaluate = _Evaluator(model, X)
-    for mu in factors:
+    for mu in _factors(nonzero):
         b = [se.expand(mu * e) for e in w]
         if not all(se.expand(se.diff(b[i], X[j]) - se.diff(b[j], X[i])) == 0
                    for i, j in itertools.combinations(range(len(X)), 2)):
@@ -382,6 +378,18 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
         if real is not None and _parallel(real[0], w, X, np.array(start), evaluate):
             return real
     return None
+
+
+def _factors(nonzero: Sequence[se.Basic]) -> Iterator[se.Basic]:
+    """The candidate integrating factors in order, each made when it is asked for (the common
+    factor takes SymPy, which a closed form needs no more)."""
+    yield se.Integer(1)
+    common = _common_factor(nonzero)
+    if common is not None:
+        yield 1 / common
+    yield from (1 / e for e in nonzero)
+    yield from (1 / e**2 for e in nonzero)
+    yield from (1 / (a * b) for a, b in itertools.combinations(nonzero, 2))
 
 
 def _common_factor(entries: Sequence[se.Basic]) -> se.Basic | None:
@@ -405,6 +413,15 @@ def _real(f: se.Basic, X: Sequence[se.Symbol], start: Sequence[float],
     """(f, f at the start) with each log(u) whose argument is negative at the start written
     log(−u), which has the same derivative u′/u and is real there (SymPy's ∫ dx/cos x is
     ½ log(sin x + 1) − ½ log(sin x − 1)); None when f is still not real and finite there."""
+    numbers = dict(zip(X, start))
+    numbers.update(values)
+    if not se.sympify(f).atoms(se.log):
+        try:
+            value = complex(se.sympify(f).subs(numbers))
+        except (TypeError, ValueError, RuntimeError):
+            return None
+        real = np.isfinite(value.real) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real))
+        return (f, value.real) if real else None
     import sympy
 
     at = {sympy.Symbol(str(x)): v for x, v in zip(X, start)}
@@ -416,8 +433,6 @@ def _real(f: se.Basic, X: Sequence[se.Symbol], start: Sequence[float],
             if u.real < 0 and abs(u.imag) <= 1e-12 * abs(u.real):
                 g = g.xreplace({log: sympy.log(-log.args[0])})
         f = se.sympify(g)
-        numbers = dict(zip(X, start))
-        numbers.update(values)
         value = complex(f.subs(numbers))
     except (TypeError, ValueError, ZeroDivisionError, RuntimeError):
         return None

@@ -242,16 +242,20 @@ def _adjugate(B: se.DenseMatrix) -> se.DenseMatrix:
 def _decide(exprs: list[se.Basic], points: np.ndarray, evaluate: _Evaluator) -> str:
     """"zero" (each expression expands to 0 in symengine, or SymPy's ``simplify`` reduces it to
     0: a proof), "nonzero" (a value clearly off 0 at some point: above NONZERO × its rounding
-    scale, :func:`lagsim.vanishing.magnitude` of the unexpanded expression) or "unknown"
-    (numerically 0 but not reduced)."""
+    scale, :func:`lagsim.vanishing.magnitude` of the unexpanded expression, and an expansion
+    that is not 0) or "unknown" (numerically 0 but not reduced). The expressions that look
+    nonzero are expanded first, so that a nonholonomic form costs one expansion."""
+    if not exprs:
+        return "zero"
+    values = np.abs(evaluate(exprs, points))
+    sizes = np.abs(evaluate([magnitude(e) for e in exprs], points))
+    clear = np.isfinite(values) & np.isfinite(sizes) & (
+        values > NONZERO * np.maximum(sizes, 1e-300))
+    if any(se.expand(e) != 0 for e, flagged in zip(exprs, clear.any(axis=0)) if flagged):
+        return "nonzero"
     rest = [e for e in exprs if se.expand(e) != 0]
     if not rest:
         return "zero"
-    values = np.abs(evaluate(rest, points))
-    sizes = np.abs(evaluate([magnitude(e) for e in rest], points))
-    ok = np.isfinite(values) & np.isfinite(sizes)
-    if np.any(ok & (values > NONZERO * np.maximum(sizes, 1e-300))):
-        return "nonzero"
     import sympy
 
     if all(sympy.simplify(sympy.sympify(e)) == 0 for e in rest):

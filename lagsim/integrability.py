@@ -315,25 +315,21 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
                              *(found or (None, None)),
                              note + "only holonomic rows remain: the velocity rows follow from "
                              "the holonomic constraints at the start")
+    exprs: list[se.Basic] | None
     if len(forms) == 1:
         method = "ω ∧ dω = 0"
         w, C = forms[0], curls[0]
-        exprs: list[se.Basic] | None = []
-        for i, j, k in itertools.combinations(range(len(X)), 3):
-            e = w[i] * C[j][k] + w[j] * C[k][i] + w[k] * C[i][j]
-            exprs.append(e)
+        exprs = [w[i] * C[j][k] + w[j] * C[k][i] + w[k] * C[i][j]
+                 for i, j, k in itertools.combinations(range(len(X)), 3)]
     elif len(forms) > MAX_SYMBOLIC_ROWS:
         method = "Lie brackets (numeric only)"
         exprs = None
     else:
         method = "Lie brackets of a null-space basis"
         fields = _null_basis(forms, rows0[keep])
-        exprs = []
-        for C in curls:
-            for Xi, Xj in itertools.combinations(fields, 2):
-                e = sum((Xi[a] * C[a][b] * Xj[b] for a in range(len(X)) for b in range(len(X))
-                         if a != b), se.Integer(0))
-                exprs.append(e)
+        exprs = [sum((Xi[a] * C[a][b] * Xj[b] for a in range(len(X)) for b in range(len(X))
+                      if a != b), se.Integer(0))
+                 for C in curls for Xi, Xj in itertools.combinations(fields, 2)]
     symbolic = _decide(exprs, points, evaluate) if exprs is not None else "skipped"
     numeric_ok = numeric < NONZERO if np.isfinite(numeric) else None
     if symbolic == "skipped":

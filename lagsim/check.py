@@ -5,8 +5,9 @@ the rank of A (φ_q rows of the holonomic constraints, rows a of the velocity co
 ``001_80d65b968ce3cb18.txt`` §10.7) at the consistent start (:func:`lagsim.start.consistent_start`)
 and the degrees of freedom n − rank; the redundant constraints with the rows they depend on; the
 Frobenius test of each velocity constraint (with the holonomic ones) and of the whole set
-(:mod:`lagsim.integrability`, seed ``002_485a91571cac8ced.txt`` §23.1); and the conserved
-quantities (:mod:`lagsim.invariants`).
+(:mod:`lagsim.integrability`, seed ``002_485a91571cac8ced.txt`` §23.1), and the dimension of
+the configuration manifold: n − rank of the rows of the holonomic constraints and of the velocity
+constraints found integrable; and the conserved quantities (:mod:`lagsim.invariants`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class CheckReport:
     qd0: tuple[float, ...]
     rank: int
     holonomic_rank: int
+    integrable: tuple[str, ...]
     redundant: tuple[Redundancy, ...]
     integrability: tuple[Integrability, ...]
     invariants: tuple[Invariant, ...]
@@ -80,7 +82,8 @@ class CheckReport:
 
     @property
     def configuration_dimension(self) -> int:
-        """n − rank φ_q: the dimension of the configuration manifold."""
+        """n − rank of the rows of the holonomic constraints and of the velocity constraints
+        found integrable (``integrable``): the dimension of the configuration manifold."""
         return self.n - self.holonomic_rank
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,6 +93,7 @@ class CheckReport:
             "start": {"t": self.t0, "q": dict(zip(self.coordinates, self.q0)),
                       "q_dot": dict(zip(self.coordinates, self.qd0))},
             "rank": self.rank, "holonomic_rank": self.holonomic_rank,
+            "integrable_velocity_constraints": list(self.integrable),
             "degrees_of_freedom": self.degrees_of_freedom,
             "configuration_dimension": self.configuration_dimension,
             "redundant": [r.to_dict() for r in self.redundant],
@@ -113,9 +117,14 @@ class CheckReport:
         else:
             lines.append("constraints: none")
         lines.append(f"rank of A at the start (t = {self.t0:g}): {self.rank}")
+        counted = (f", counting the integrable velocity constraint"
+                   f"{'s' * (len(self.integrable) > 1)} {', '.join(self.integrable)} as holonomic"
+                   if self.integrable else "")
         lines.append(f"degrees of freedom: {self.n} − {self.rank} = {self.degrees_of_freedom}"
-                     + (f" (configuration manifold of dimension {self.configuration_dimension})"
-                        if self.configuration_dimension != self.degrees_of_freedom else ""))
+                     + (f" (configuration manifold of dimension {self.configuration_dimension}"
+                        f"{counted})"
+                        if self.configuration_dimension != self.degrees_of_freedom
+                        or self.integrable else ""))
         if self.redundant:
             lines.append("redundant constraints (rows of A at the start):")
             lines += [f"  {r.text()}" for r in self.redundant]
@@ -232,10 +241,8 @@ def check_system(spec: SystemSpec, model: Model) -> CheckReport:
     t0, q0, qd0, A = _start(spec, model, notes)
     names = tuple(c.name for c in model.constraints)
     kinds = tuple(c.kind for c in model.constraints)
-    rank, redundant = _rank(np.asarray(A, dtype=float).reshape(len(names), model.n), names)
-    holonomic_rows = [i for i, k in enumerate(kinds) if k == "holonomic"]
-    holonomic_rank, _ = _rank(np.asarray(A, dtype=float).reshape(len(names), model.n)
-                              [holonomic_rows], tuple(names[i] for i in holonomic_rows))
+    A = np.asarray(A, dtype=float).reshape(len(names), model.n)
+    rank, redundant = _rank(A, names)
     infos = tuple(ConstraintInfo(c.name, c.kind, _rheonomic(model, c))
                   for c in model.constraints)
     tests: list[Integrability] = []
@@ -247,12 +254,28 @@ def check_system(spec: SystemSpec, model: Model) -> CheckReport:
         if len(velocity) > 1:
             tests.append(frobenius(model, "all constraints together", list(model.constraints),
                                    q0, t0))
+    integrable = _integrable(tests, tuple(c.name for c in velocity))
+    rows = [i for i, (name, kind) in enumerate(zip(names, kinds))
+            if kind == "holonomic" or name in integrable]
+    holonomic_rank, _ = _rank(A[rows], tuple(names[i] for i in rows))
     found = find_invariants(model, q0, qd0, t0)
     return CheckReport(
         name=spec.name, coordinates=model.coordinates, constraints=infos, t0=t0,
         q0=tuple(map(float, q0)), qd0=tuple(map(float, qd0)), rank=rank,
-        holonomic_rank=holonomic_rank, redundant=redundant, integrability=tuple(tests),
+        holonomic_rank=holonomic_rank, integrable=integrable, redundant=redundant,
+        integrability=tuple(tests),
         invariants=found.found, notes=(*notes, *found.notes))
+
+
+def _integrable(tests: list[Integrability], velocity: tuple[str, ...]) -> tuple[str, ...]:
+    """The velocity constraints that restrict the configuration, not only the velocities: each
+    one whose own test (with the holonomic constraints) is holonomic, or all of them when the
+    test of the whole set is. Constraints that integrate one by one integrate together (their
+    leaves are the common level sets of their integrals); a set can integrate when none of its
+    members does alone (a distribution of rank 1 is always involutive)."""
+    if len(tests) > len(velocity) and tests[-1].holonomic:
+        return velocity
+    return tuple(t.subject for t in tests[:len(velocity)] if t.holonomic)
 
 
 def _rheonomic(model: Model, constraint: Any) -> bool:

@@ -638,14 +638,17 @@ def reduced_form(model: Model, simplify: bool = False,
             "solved for a single coordinate, so the dependent coordinates stay implicit")
     if reduction is None:
         return _partitioned_form(model, q0, simplify, _out_of_time(b, ""))
+    integrated = tuple(f"velocity constraint '{name}' integrates (Frobenius' test, as `lagsim "
+                       f"check` finds) to the holonomic constraint {integral}, which eliminates "
+                       "a coordinate" for name, integral in reduction.integrated)
     equations = reduction.reduced.euler_lagrange()
     size = max(se.count_ops(e) for e in (*equations, *reduction.residual_e))
     if size > CLOSED_FORM_MAX_OPS and not simplify:
         return _partitioned_form(
-            model, q0, simplify,
+            reduction.full, q0, simplify,
             f"the reduced equations in closed form reach {size} operations (more than "
             f"{CLOSED_FORM_MAX_OPS}: pages of one expression), so they are printed partitioned; "
-            "--simplify prints the closed form however long", reduction)
+            "--simplify prints the closed form however long", reduction, integrated)
     entries = [Item(f"eliminated {name}", _eq(sympy.Symbol(name), sympy.sympify(expr)),
                     _tex(name)) for name, expr in reduction.eliminated]
     entries.append(Item("L̃", reduction.lagrangian, r"\tilde{L}"))
@@ -663,7 +666,8 @@ def reduced_form(model: Model, simplify: bool = False,
     return Form(
         name="reduced", title="reduced (constrained) coordinates", formula=_REDUCED_FORMULA,
         citation=cite(SEED_002, "§23.5"), items=_items(entries, simplify, skips, s.accel),
-        warnings=warnings_for(model), untidied=_untidied(skips), notes=(_REDUCED_NOTE,),
+        warnings=warnings_for(model), untidied=_untidied(skips),
+        notes=(*integrated, _REDUCED_NOTE),
         formula_latex=(r"\tilde{L} = L\big|_{\phi = 0}, \quad \frac{d}{dt}"
                        r"\frac{\partial \tilde{L}}{\partial \dot{q}} - "
                        r"\frac{\partial \tilde{L}}{\partial q} - \tilde{\tau} = 0"),
@@ -683,7 +687,7 @@ def _out_of_time(b: tidy.Budget | None, constraint: str) -> str:
 
 
 def _partitioned_form(model: Model, q0: Mapping[str, float] | None, simplify: bool, why: str,
-                      reduction: object | None = None) -> Form:
+                      reduction: object | None = None, notes: tuple[str, ...] = ()) -> Form:
     """The reduced equations without solving the constraints: the coordinates partitioned into
     dependent u and independent v (Wehage and Haug 1982, by pivoting on φ_q at the start:
     :func:`lagsim.reduce.partition`, the partition ``simulate --formulation reduced`` starts
@@ -733,7 +737,7 @@ def _partitioned_form(model: Model, q0: Mapping[str, float] | None, simplify: bo
         citation=(cite(SEED_002, "§23.5") + " with the partition of [Wehage–Haug] and "
                   + cite(SEED_003)),
         items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model),
-        untidied=_untidied(skips), notes=(why, _REDUCED_NOTE),
+        untidied=_untidied(skips), notes=(why, *notes, _REDUCED_NOTE),
         formula_latex=(r"\phi(u, v, t) = 0, \quad \phi_u \dot{u} + \phi_v \dot{v} + \phi_t = 0,"
                        r" \quad M\ddot{q} - F = A^{T}\lambda, \quad A\ddot{q} = b"),
     )

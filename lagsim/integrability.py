@@ -18,22 +18,24 @@ Two independent tests, as issue 10 asks:
   C = ∂_j ω_k − ∂_k ω_j); for several rows, the curvature dω_k(X_i, X_j) on the basis
   X_j = det(B) e_{F_j} − adj(B) A_{F_j} of the null space of the rows (B the columns of A chosen
   by pivoting at the start, F the others: no division, so the expressions stay polynomial in the
-  entries). An expression is declared nonzero when it evaluates clearly away from 0 at a state (a
-  proof that it is not identically 0), and zero when symengine's expansion (then, if needed,
-  SymPy's ``simplify``) reduces it to 0; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
+  entries). An expression is declared zero when symengine's expansion reduces it to 0, nonzero
+  when it evaluates clearly away from 0 at a state relative to its rounding scale
+  (:func:`lagsim.vanishing.magnitude`: a proof that it is not identically 0), else zero when
+  SymPy's ``simplify`` reduces it; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
   skipped and the numeric test decides;
 * **numeric**: at random states (projected onto the holonomic constraints of the set), an
   orthonormal basis N of the null space of the rows from an SVD, and max |Nᵀ C_k N| / |C_k|.
 
-An integrable constraint is integrated where SymPy can: μ·ω = df for μ among 1, 1/ω_i, 1/ω_i²,
-1/(ω_i ω_j) (an exact form after an integrating factor), f found by integrating coordinate by
-coordinate and checked (df = μω); the holonomic constraint is then f(q, t) = f(q₀, t₀).
+An integrable constraint is integrated where SymPy can: μ·ω = df for μ among 1, 1/gcd(ω),
+1/ω_i, 1/ω_i², 1/(ω_i ω_j) (an exact form after an integrating factor), f found by integrating
+coordinate by coordinate, checked (df = μω), made real at the start and confirmed (∇f parallel
+to ω at random real states); the holonomic constraint is then f(q, t) = f(q₀, t₀).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +43,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.model import Constraint, Model
+from lagsim.vanishing import magnitude
 
 STATES = 8
 """Random states of the numeric cross-check (and of the evaluation that proves a nonzero)."""
@@ -58,8 +61,9 @@ class Integrability:
     """The Frobenius test of one velocity constraint (with the holonomic ones) or of the set.
 
     ``holonomic`` is True (involutive), False (not) or None (the two tests disagree or the
-    symbolic one could not decide). ``integral`` is the holonomic constraint it integrates to,
-    ``f(q, t) = value`` at the start, when SymPy finds it.
+    symbolic one could not decide). ``function`` f(q, t) and ``level`` (its value at the start)
+    give the holonomic constraint f = level it integrates to, when one is found
+    (:func:`integrate_form`); ``integral`` writes it ``f = level``.
     """
 
     subject: str
@@ -69,8 +73,13 @@ class Integrability:
     symbolic: str
     numeric_curvature: float
     states: int
-    integral: str | None = None
+    function: se.Basic | None = None
+    level: float | None = None
     note: str = ""
+
+    @property
+    def integral(self) -> str | None:
+        return None if self.function is None else f"{self.function} = {self.level!r}"
 
     def verdict(self) -> str:
         if self.holonomic is None:
@@ -230,16 +239,19 @@ def _adjugate(B: se.DenseMatrix) -> se.DenseMatrix:
     return adj
 
 
-def _decide(exprs: list[se.Basic], scales: list[se.Basic], points: np.ndarray,
-            evaluate: _Evaluator) -> str:
-    """"nonzero" (a value clearly off 0 at some point), "zero" (reduced to 0 symbolically) or
-    "unknown" (numerically 0 but not reduced)."""
+def _decide(exprs: list[se.Basic], points: np.ndarray, evaluate: _Evaluator) -> str:
+    """"zero" (each expression expands to 0 in symengine, or SymPy's ``simplify`` reduces it to
+    0: a proof), "nonzero" (a value clearly off 0 at some point: above NONZERO × its rounding
+    scale, :func:`lagsim.vanishing.magnitude` of the unexpanded expression, and an expansion
+    that is not 0) or "unknown" (numerically 0 but not reduced). The expressions that look
+    nonzero are expanded first, so that a nonholonomic form costs one expansion."""
     if not exprs:
         return "zero"
     values = np.abs(evaluate(exprs, points))
-    sizes = np.abs(evaluate(scales, points))
-    ok = np.isfinite(values) & np.isfinite(sizes)
-    if np.any(ok & (values > NONZERO * np.maximum(sizes, 1e-300))):
+    sizes = np.abs(evaluate([magnitude(e) for e in exprs], points))
+    clear = np.isfinite(values) & np.isfinite(sizes) & (
+        values > NONZERO * np.maximum(sizes, 1e-300))
+    if any(se.expand(e) != 0 for e, flagged in zip(exprs, clear.any(axis=0)) if flagged):
         return "nonzero"
     rest = [e for e in exprs if se.expand(e) != 0]
     if not rest:
@@ -249,13 +261,6 @@ def _decide(exprs: list[se.Basic], scales: list[se.Basic], points: np.ndarray,
     if all(sympy.simplify(sympy.sympify(e)) == 0 for e in rest):
         return "zero"
     return "unknown"
-
-
-def _magnitude(expr: se.Basic) -> se.Basic:
-    """Σ|term| of the expanded expression: the scale against which a cancellation is judged."""
-    terms = se.expand(expr)
-    parts = terms.args if isinstance(terms, se.Add) else (terms,)
-    return sum((se.Abs(p) for p in parts), se.Integer(0))
 
 
 def _numeric_curvature(forms: list[list[se.Basic]], curls: list[list[list[se.Basic]]],
@@ -305,32 +310,27 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
     numeric = _numeric_curvature(forms, curls, points, evaluate)
     if not velocity:
         given = [c for c in constraints if c.kind == "velocity"]
-        integral = integrate_form(model, given[0], q0, t0) if len(given) == 1 else None
+        found = integrate_form(model, given[0], q0, t0) if len(given) == 1 else None
         return Integrability(subject, names, True, "holonomic rows", "zero", 0.0, len(points),
-                             integral, note + "only holonomic rows remain: the velocity rows "
-                             "follow from the holonomic constraints at the start")
+                             *(found or (None, None)),
+                             note + "only holonomic rows remain: the velocity rows follow from "
+                             "the holonomic constraints at the start")
+    exprs: list[se.Basic] | None
     if len(forms) == 1:
         method = "ω ∧ dω = 0"
         w, C = forms[0], curls[0]
-        exprs, scales = [], []
-        for i, j, k in itertools.combinations(range(len(X)), 3):
-            e = w[i] * C[j][k] + w[j] * C[k][i] + w[k] * C[i][j]
-            exprs.append(e)
-            scales.append(_magnitude(e))
+        exprs = [w[i] * C[j][k] + w[j] * C[k][i] + w[k] * C[i][j]
+                 for i, j, k in itertools.combinations(range(len(X)), 3)]
     elif len(forms) > MAX_SYMBOLIC_ROWS:
         method = "Lie brackets (numeric only)"
-        exprs, scales = None, []
+        exprs = None
     else:
         method = "Lie brackets of a null-space basis"
         fields = _null_basis(forms, rows0[keep])
-        exprs, scales = [], []
-        for C in curls:
-            for Xi, Xj in itertools.combinations(fields, 2):
-                e = sum((Xi[a] * C[a][b] * Xj[b] for a in range(len(X)) for b in range(len(X))
-                         if a != b), se.Integer(0))
-                exprs.append(e)
-                scales.append(_magnitude(e))
-    symbolic = _decide(exprs, scales, points, evaluate) if exprs is not None else "skipped"
+        exprs = [sum((Xi[a] * C[a][b] * Xj[b] for a in range(len(X)) for b in range(len(X))
+                      if a != b), se.Integer(0))
+                 for C in curls for Xi, Xj in itertools.combinations(fields, 2)]
+    symbolic = _decide(exprs, points, evaluate) if exprs is not None else "skipped"
     numeric_ok = numeric < NONZERO if np.isfinite(numeric) else None
     if symbolic == "skipped":
         holonomic_ = numeric_ok
@@ -345,26 +345,28 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
     if holonomic_ is None and symbolic != "skipped":
         note += (f"the symbolic test says {symbolic} and the numeric curvature is {numeric:.3g}; "
                  "undecided")
-    integral = None
+    found = None
     if holonomic_ and len(velocity) == 1:
-        integral = integrate_form(model, used[velocity[0]], q0, t0)
+        found = integrate_form(model, used[velocity[0]], q0, t0)
     return Integrability(subject, names, holonomic_, method, symbolic, numeric, len(points),
-                         integral, note.rstrip("; "))
+                         *(found or (None, None)), note.rstrip("; "))
 
 
 def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: float
-                   ) -> str | None:
-    """``f(q, t) = value``: the holonomic constraint a velocity constraint integrates to, when
-    μ·ω is closed for one of the candidate factors μ (1, 1/ω_i, 1/ω_i², 1/(ω_i ω_j)) and its
-    potential f is found (term by term for sums of powers, else SymPy's ``integrate``) and
-    checked: df = μ·ω. None when no candidate works."""
+                   ) -> tuple[se.Basic, float] | None:
+    """(f, f at the start): the holonomic constraint f(q, t) = f(q₀, t₀) a velocity constraint
+    integrates to, when μ·ω is closed for one of the candidate factors μ (1, the reciprocal of
+    the common factor of the row's entries, 1/ω_i, 1/ω_i², 1/(ω_i ω_j)) and its potential f is
+    found (term by term for sums of powers, else SymPy's ``integrate``), checked (df = μ·ω), made
+    real where SymPy's answer is complex on the reals (:func:`_real`), and confirmed at random
+    real states: ∇f parallel to the row (:func:`_parallel`). None when no candidate passes."""
     extended = needs_time(model, [constraint])
     X = [*model.q, *([model.t] if extended else [])]
     w = _forms(model, [constraint], extended)[0]
     nonzero = [e for e in w if se.expand(e) != 0]
-    factors = [se.Integer(1)] + [1 / e for e in nonzero] + [1 / e**2 for e in nonzero] + [
-        1 / (a * b) for a, b in itertools.combinations(nonzero, 2)]
-    for mu in factors:
+    start = [*q0, *([t0] if extended else [])]
+    evaluate = _Evaluator(model, X)
+    for mu in _factors(nonzero):
         b = [se.expand(mu * e) for e in w]
         if not all(se.expand(se.diff(b[i], X[j]) - se.diff(b[j], X[i])) == 0
                    for i, j in itertools.combinations(range(len(X)), 2)):
@@ -372,12 +374,95 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
         f = _potential(b, X)
         if f is None:
             continue
-        f = _squares(f)
-        values = dict(zip(X, [*q0, *([t0] if extended else [])]))
-        values.update(model.substitutions())
-        value = float(se.sympify(f).subs(values))
-        return f"{f} = {value!r}"
+        real = _real(_squares(f), X, start, model.substitutions())
+        if real is not None and _parallel(real[0], w, X, np.array(start), evaluate):
+            return real
     return None
+
+
+def _factors(nonzero: Sequence[se.Basic]) -> Iterator[se.Basic]:
+    """The candidate integrating factors in order, each made when it is asked for (the common
+    factor takes SymPy, which a closed form needs no more)."""
+    yield se.Integer(1)
+    common = _common_factor(nonzero)
+    if common is not None:
+        yield 1 / common
+    yield from (1 / e for e in nonzero)
+    yield from (1 / e**2 for e in nonzero)
+    yield from (1 / (a * b) for a, b in itertools.combinations(nonzero, 2))
+
+
+def _common_factor(entries: Sequence[se.Basic]) -> se.Basic | None:
+    """The greatest common divisor of the row's entries (SymPy's ``gcd_list``, functions of q
+    as generators): μ·dG is integrated as dG after dividing by it. None when it is a number or
+    SymPy cannot take it."""
+    if len(entries) < 2:
+        return None
+    import sympy
+
+    try:
+        g = sympy.gcd_list([sympy.sympify(e) for e in entries])
+    except (sympy.PolynomialError, sympy.polys.polyerrors.PolificationFailed, ValueError,
+            TypeError, NotImplementedError):
+        return None
+    return None if g.is_number else se.sympify(g)
+
+
+def _real(f: se.Basic, X: Sequence[se.Symbol], start: Sequence[float],
+          values: dict[se.Symbol, float]) -> tuple[se.Basic, float] | None:
+    """(f, f at the start) with each log(u) whose argument is negative at the start written
+    log(−u), which has the same derivative u′/u and is real there (SymPy's ∫ dx/cos x is
+    ½ log(sin x + 1) − ½ log(sin x − 1)); None when f is still not real and finite there."""
+    numbers = dict(zip(X, start))
+    numbers.update(values)
+    if not se.sympify(f).atoms(se.log):
+        try:
+            value = complex(se.sympify(f).subs(numbers))
+        except (TypeError, ValueError, RuntimeError):
+            return None
+        real = np.isfinite(value.real) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real))
+        return (f, value.real) if real else None
+    import sympy
+
+    at = {sympy.Symbol(str(x)): v for x, v in zip(X, start)}
+    at.update({sympy.Symbol(str(k)): v for k, v in values.items()})
+    g = sympy.sympify(f)
+    try:
+        for log in sorted(g.atoms(sympy.log), key=str):
+            u = complex(log.args[0].evalf(subs=at))
+            if u.real < 0 and abs(u.imag) <= 1e-12 * abs(u.real):
+                g = g.xreplace({log: sympy.log(-log.args[0])})
+        f = se.sympify(g)
+        value = complex(f.subs(numbers))
+    except (TypeError, ValueError, ZeroDivisionError, RuntimeError):
+        return None
+    if not (np.isfinite(value.real) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real))):
+        return None
+    return f, value.real
+
+
+def _parallel(f: se.Basic, w: Sequence[se.Basic], X: Sequence[se.Symbol], start: np.ndarray,
+              evaluate: _Evaluator) -> bool:
+    """Whether ∇f is nonzero and parallel to the row w (to 1e-8 in angle) at STATES random real
+    states near the start where both are finite (at least half of them): f is constant along
+    the constraint's motions and its level set is the constraint's leaf."""
+    rng = np.random.default_rng(SEED + 1)
+    points = start + 0.5 * (1.0 + np.abs(start)) * rng.uniform(-1, 1, (STATES, len(X)))
+    try:
+        values = evaluate([se.diff(f, x) for x in X] + list(w), points)
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    finite = values[np.all(np.isfinite(values), axis=1)]
+    if 2 * len(finite) < STATES:
+        return False
+    for v in finite:
+        grad, row = v[:len(X)], v[len(X):]
+        if np.linalg.norm(grad) == 0.0 or np.linalg.norm(row) == 0.0:
+            return False
+        g, r = grad / np.linalg.norm(grad), row / np.linalg.norm(row)
+        if np.linalg.norm(g - (g @ r) * r) > 1e-8:
+            return False
+    return True
 
 
 def _squares(f: se.Basic) -> se.Basic:

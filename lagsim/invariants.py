@@ -33,6 +33,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.model import Model
+from lagsim.vanishing import exact_values, magnitude
 
 SEED = 7
 NULL_TOL = 1e-9
@@ -228,22 +229,27 @@ def _xi(model: Model, coefficients: Sequence[float | Fraction]) -> list[se.Basic
 
 def _verify(model: Model, values: dict[se.Symbol, float], xi: list[se.Basic],
             q0: np.ndarray, qd0: np.ndarray, t0: float) -> str | None:
-    """"symbolic" or "numeric" when δL, τ·ξ and Aξ vanish for this ξ, None when they do not."""
+    """"symbolic" or "numeric" when δL, τ·ξ and Aξ vanish for this ξ, None when they do not.
+
+    Symbolic: they expand to 0 with the parameters at their exact decimal values
+    (:func:`lagsim.vanishing.exact_values`); numeric: at fresh random states each is within
+    CHECK_TOL of its rounding scale (:func:`lagsim.vanishing.magnitude`, taken with the parameters
+    as symbols, before their numbers fold into one float)."""
     n = model.n
-    L = model.lagrangian.subs(values)
+    L = model.lagrangian
     Bqd = [sum((se.diff(xi[i], model.q[j]) * model.qd[j] for j in range(n)), se.Integer(0))
            for i in range(n)]
     delta = sum((se.diff(L, model.q[i]) * xi[i] + se.diff(L, model.qd[i]) * Bqd[i]
                  for i in range(n)), se.Integer(0))
-    exprs = [delta, sum((model.tau[i].subs(values) * xi[i] for i in range(n)), se.Integer(0))]
-    exprs += [sum((model.A[k, i].subs(values) * xi[i] for i in range(n)), se.Integer(0))
+    exprs = [delta, sum((model.tau[i] * xi[i] for i in range(n)), se.Integer(0))]
+    exprs += [sum((model.A[k, i] * xi[i] for i in range(n)), se.Integer(0))
               for k in range(model.m)]
-    if all(_zero(e) for e in exprs):
+    exact = exact_values(values)
+    if all(_zero(se.sympify(e).subs(exact)) for e in exprs):
         return "symbolic"
     states = _random_states(model, q0, qd0, t0, 24, np.random.default_rng(SEED + 1))
-    sizes = [sum((se.Abs(t) for t in (se.expand(e).args if isinstance(se.expand(e), se.Add)
-                                        else (e,))), se.Integer(0)) for e in exprs]
-    got = np.abs(_evaluate(model, exprs + sizes, states))
+    sizes = [magnitude(e) for e in exprs]
+    got = np.abs(_evaluate(model, [se.sympify(e).subs(values) for e in exprs + sizes], states))
     vals, scale = got[:, :len(exprs)], got[:, len(exprs):]
     ok = np.all(np.isfinite(got), axis=1)
     if ok.sum() < 8 or np.any(vals[ok] > CHECK_TOL * np.maximum(scale[ok], 1e-300)):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import symengine as se
@@ -37,7 +37,9 @@ class Reduction:
     ``eliminated`` gives each eliminated coordinate as an expression in the free ones and t;
     ``full_q``/``full_qd``/``full_qdd`` are the full q, q̇, q̈ in free q, q̇, q̈ and t;
     ``residual_e`` is (M q̈ − F)_e on the manifold and ``A_e`` the columns of A of the
-    eliminated coordinates, so that (A_e)ᵀ λ = residual_e gives the multipliers.
+    eliminated coordinates, so that (A_e)ᵀ λ = residual_e gives the multipliers. ``integrated``
+    names each velocity constraint eliminated through the holonomic constraint it integrates to
+    (:func:`integrate_velocity_constraints`), with that constraint written ``f = level``.
     """
 
     full: Model
@@ -49,6 +51,7 @@ class Reduction:
     full_qdd: tuple[se.Basic, ...]
     A_e: se.DenseMatrix
     residual_e: se.DenseMatrix
+    integrated: tuple[tuple[str, str], ...] = ()
 
     @property
     def lagrangian(self) -> sympy.Expr:
@@ -158,30 +161,86 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     solved for a coordinate it fixes linearly if any, else for the last one it can. The symbolic
     work is bounded by ``budget`` seconds of CPU (:class:`NoClosedForm` when it runs out, issue 16
     §3; None: by the enclosing :func:`lagsim.tidy.time_budget` only, as ``derive`` calls it
-    within its one budget through :func:`lagsim.tidy.bounded`). Raises :class:`InputError` when
-    a constraint is a velocity constraint, or redundant at the start.
+    within its one budget through :func:`lagsim.tidy.bounded`). A velocity constraint is
+    eliminated through the holonomic constraint it integrates to, as ``check`` finds it
+    (:func:`integrate_velocity_constraints`). Raises :class:`InputError` when a velocity
+    constraint does not integrate (or its integral has no closed form), or a constraint is
+    redundant at the start.
     """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
                     "this system has none; use --form lagrange")
-    for c in model.constraints:
-        if c.kind != "holonomic":
-            raise _fail(f"velocity constraint '{c.name}' cannot be eliminated by Lagrange's "
-                        "recipe (it is not integrable); use index1 or udwadia-kalaba", c.name)
     if start is not None:
         t0 = float(start[0])
         q0 = dict(zip(model.coordinates, (float(x) for x in start[1])))
-    if q0:
-        check_independent(model, q0, t0)
     where = {"constraint": ""}
     try:
         with time_budget(budget):
-            return _reduce(model, q0, t0, start, eliminate, where)
+            model, integrated = integrate_velocity_constraints(model, q0, t0, where)
+            if q0:
+                check_independent(model, q0, t0)
+            reduction = _reduce(model, q0, t0, start, eliminate, where)
+            return replace(reduction, integrated=integrated)
     except _OutOfTime:
         within = f"{budget:g} s of CPU time" if budget is not None else "its time budget"
         raise NoClosedForm(
             f"the symbolic reduction did not finish within {within} (sympy on constraint "
             f"'{where['constraint']}')", where["constraint"], timed_out=True) from None
+
+
+def integrate_velocity_constraints(model: Model, q0: Mapping[str, float] | None, t0: float,
+                                   where: dict[str, str] | None = None
+                                   ) -> tuple[Model, tuple[tuple[str, str], ...]]:
+    """The model with each velocity constraint a·q̇ + c = 0 replaced by the holonomic constraint
+    f(q, t) − f(q₀, t₀) = 0 it integrates to (its row a and multiplier kept, so that λ is the
+    file's constraint's), and the (name, ``f = level``) of each: Frobenius' test and integral of
+    :func:`lagsim.integrability.frobenius`, the answer ``lagsim check`` prints (seed
+    ``002_485a91571cac8ced.txt`` §23.1: an integrable constraint is holonomic). The level is the
+    value at ``q0`` (missing coordinates at 0) and ``t0``. Raises :class:`InputError` naming the
+    constraint when it is nonholonomic, undecided, or integrable without a closed form found."""
+    from lagsim.integrability import frobenius
+
+    if not model.velocity_constraints:
+        return model, ()
+    start = np.array([float((q0 or {}).get(name, 0.0)) for name in model.coordinates])
+    holonomic = list(model.holonomic)
+    constraints, integrated = [], []
+    for c in model.constraints:
+        if c.kind == "holonomic":
+            constraints.append(c)
+            continue
+        if where is not None:
+            where["constraint"] = c.name
+        test = frobenius(model, c.name, [*holonomic, c], start, t0)
+        if test.function is None or test.level is None:
+            raise _fail(_not_integrated(c.name, test.holonomic, test.note), c.name)
+        constraints.append(replace(c, kind="holonomic",
+                                       expression=test.function - _level(test.level)))
+        integrated.append((c.name, str(test.integral)))
+    return replace(model, constraints=tuple(constraints)), tuple(integrated)
+
+
+def _not_integrated(name: str, holonomic: bool | None, note: str) -> str:
+    """Why a velocity constraint eliminates no coordinate, in the words of Frobenius' test."""
+    head = f"velocity constraint '{name}' cannot be eliminated by Lagrange's recipe: "
+    advice = "use index1 or udwadia-kalaba"
+    if holonomic is False:
+        return f"{head}it is nonholonomic (Frobenius' test, as `lagsim check` reports); {advice}"
+    if holonomic:
+        return (f"{head}it integrates (Frobenius' test) but no closed form of its integral was "
+                f"found; write the integral under 'holonomic:', or {advice}")
+    return (f"{head}whether it integrates is undecided (Frobenius' test: {note}); write its "
+            f"integral under 'holonomic:' if it has one, or {advice}")
+
+
+def _level(value: float) -> se.Basic:
+    """The integral's level at the start, as a small rational when it is one to 1e-12."""
+    from fractions import Fraction
+
+    nice = Fraction(value).limit_denominator(1000)
+    if abs(float(nice) - value) <= 1e-12 * max(1.0, abs(value)):
+        return se.Rational(nice.numerator, nice.denominator)
+    return se.Float(value)
 
 
 def check_independent(model: Model, q0: Mapping[str, float], t0: float,

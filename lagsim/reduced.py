@@ -296,8 +296,9 @@ class Reduced(Formulation):
         for name, kind in zip(numeric.constraint_names, numeric.constraint_kinds):
             if kind != "holonomic":
                 raise InputError(f"velocity constraint '{name}' cannot be eliminated by "
-                                 "Lagrange's recipe (it is not integrable); use index1 or "
-                                 "udwadia-kalaba")
+                                 "formulation 'reduced', which takes holonomic constraints only "
+                                 "(`lagsim check` says whether it integrates to one); use index1 "
+                                 "or udwadia-kalaba")
         self.model = model
         self.report: Report = report or (lambda _message: None)
         self.chart: SymbolicChart | PartitionChart | None = None

@@ -660,13 +660,20 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
         _stdin_hint(source, "CSV", "INPUT (a CSV file or a system)")
         table = read_csv(source)
         spec = load_spec(system, overrides) if system else None
-        return table, (build_model(spec) if spec else None), spec
-    spec, model, trajectory = _simulate(source, flags, overrides, initial)
+        model = build_model(spec) if spec else None
+    else:
+        spec, model, trajectory = _simulate(source, flags, overrides, initial)
+        table = Table(tuple(trajectory.columns()), trajectory.as_array(), spec.source)
+        if system:
+            spec = load_spec(system, overrides)
+            model = build_model(spec)
     if system:
-        spec = load_spec(system, overrides)
-        model = build_model(spec)
-    data = trajectory.as_array()
-    return Table(tuple(trajectory.columns()), data, spec.source), model, spec
+        from lagsim.balance import check_parameters
+
+        note = check_parameters(table, model)
+        if note:
+            _warn(note)
+    return table, model, spec
 
 
 def _kinds_help() -> str:
@@ -748,6 +755,8 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         runs = [(table_with_invariants(t, m) if m is not None and not any(
                     c.startswith("invariant_") for c in t.columns) else t, m, s)
                 for t, m, s in runs]
+    if kind in ("overview", "energy"):
+        runs = [(_with_work(t, m), m, s) for t, m, s in runs]
     table, model, spec = runs[0]
     path_xy = None
     if kind == "path":
@@ -759,9 +768,11 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         path_xy = mass_paths(model, table)
     info = None
     if model is not None:
+        from lagsim.invariants import energy_conserved
         from lagsim.kinematics import quantities
 
-        info = quantities(spec, model)
+        info = replace(quantities(spec, model),
+                       energy_change=energy_conserved(model, model.substitutions()))
     if title is None and model is not None:
         title = model.name
     cols = [c.strip() for c in columns.split(",")] if columns else None
@@ -777,6 +788,19 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         plotting.show(inputs, **options)
         return
     plotting.save_figure(fig, target, dpi)
+
+
+def _with_work(table: Any, model: Any) -> Any:
+    """The table with the work of the non-conservative forces (:mod:`lagsim.balance`) when the
+    system does not conserve h, for the energy balance; a line on stderr when it cannot be had."""
+    if model is None:
+        return table
+    from lagsim.balance import table_with_work
+
+    table, note = table_with_work(table, model)
+    if note:
+        _warn(f"{note}; the energy panel shows its change, not the balance")
+    return table
 
 
 def _input_labels(sources: Sequence[str]) -> list[str]:

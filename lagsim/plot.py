@@ -21,11 +21,15 @@ What is drawn (column names as in docs/architecture.md):
   |residual_<c>| of every constraint on a log axis, position level (φ, seed 003's c(q) = 0) solid
   and velocity level (φ̇ and a·q̇ + b) dashed; the energy drift |h − h0| (relative to |h0|, see
   below) of h = q̇·∂L/∂q̇ − L (seed 001) on a log axis; the multipliers λ (seed 001 §10.7)
-  when present.  Panels without data are left out.
+  when present.  Panels without data are left out.  For a system known not to conserve h
+  (``Quantities.energy_change``: forces, explicit t, moving constraints) the energy panel is the
+  energy balance instead: h − h0, the work W of the ``work_nonconservative`` column
+  (:mod:`lagsim.balance`) and h − h0 − W on a linear axis; without W, |h − h0| named a change.
 - ``time``: ``columns`` (or ``y``) against ``x`` (default ``t``); default columns: the coordinates.
 - ``phase``: each coordinate (or each of ``columns``) against its ``_dot``, start and end marked.
 - ``drift``: position-level and velocity-level drift, two log panels.
-- ``energy``: h(t) and its relative drift (log).
+- ``energy``: h(t) and its relative drift (log); h − h0 with W, then |h − h0 − W| (log), when
+  the table has the work column.
 - ``forces``: the ``lambda_<c>`` columns.
 - ``invariants``: the drift of each ``invariant_<name>`` column (``simulate --invariants``, issue
   10) on a log axis, relative |I − I₀| / |I₀| as for the energy, absolute where I₀ is no scale.
@@ -58,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lagsim.balance import WORK_COLUMN
 from lagsim.errors import InputError, Location
 from lagsim.io import Output, Table, check_output, open_output
 from lagsim.plot_kinds import FIGURE_KINDS as KINDS
@@ -125,6 +130,9 @@ class Quantities:
     units: Mapping[str, str] = field(default_factory=dict)
     dimensions: Mapping[str, str] = field(default_factory=dict)
     held: tuple[str, ...] | None = None
+    energy_change: str | None = None
+    """Why h is not conserved, when the system is known and it is not
+    (:func:`lagsim.invariants.energy_conserved`): its change is then physics, not drift."""
 
     def label(self, name: str) -> str:
         """An axis label: the name by the names rule (:mod:`lagsim.names`), then its unit."""
@@ -243,8 +251,10 @@ def _drift_panel(
     return _Panel(key, _group_label([s.label for s in series], group), series, log=True)
 
 
-def _energy_drift_panel(table: Table) -> _Panel | None:
-    """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero.
+def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | None:
+    """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero;
+    for a system that does not conserve h, the energy balance (:func:`_balance_panel`), or the
+    change |h − h0| named as such when the work W is not known.
 
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
@@ -253,9 +263,15 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
     """
     if not table.has_energy:
         return None
+    if table.has(WORK_COLUMN):
+        return _balance_panel(table)
     h = table.column("energy")
     h0 = float(h[0])
     drift = np.abs(h - h0)
+    if info.energy_change is not None:
+        label = f"energy change\n|energy − energy₀|\n(not conserved:\n{info.energy_change})"
+        return _Panel("energy change", label, (_Series("energy change", table.time, drift),),
+                      log=True)
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
@@ -265,6 +281,18 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
     else:
         label = "absolute drift\n|energy − energy₀|\n(energy₀ = 0)"
     return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
+
+
+def _balance_panel(table: Table) -> _Panel:
+    """The energy balance of a system that does not conserve h: h − h0 against the work W of
+    the non-conservative forces, moving constraints and explicit time dependence (the
+    ``work_nonconservative`` column, :mod:`lagsim.balance`), and what is left, h − h0 − W: the
+    integration and quadrature error, the drift proper."""
+    t, h, w = table.time, table.column("energy"), table.column(WORK_COLUMN)
+    change = h - h[0]
+    series = (_Series("energy − energy₀", t, change), _Series("W (work done)", t, w, dashed=True),
+              _Series("energy − energy₀ − W", t, change - w))
+    return _Panel("energy balance", "energy balance\nenergy − energy₀ = W", series)
 
 
 def _shown(table: Table, info: Quantities) -> tuple[list[str], list[str], tuple[str, ...]]:
@@ -288,7 +316,7 @@ def _overview(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
             table.velocity_residuals,
             "constraint drift\n|residual|",
         ),
-        _energy_drift_panel(table),
+        _energy_drift_panel(table, info),
         _columns_panel(table, "multipliers", table.multipliers, "multipliers λ"),
     ]
     return [p for p in panels if p is not None]
@@ -359,15 +387,22 @@ def _drift(table: Table) -> list[_Panel]:
     return found
 
 
-def _energy(table: Table) -> list[_Panel]:
+def _energy(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     """energy − energy₀ (its value at the start in the label: no offset on the axis), then the
-    drift panel."""
-    drift = _energy_drift_panel(table)
+    drift panel; for a system that does not conserve h, energy − energy₀ beside the work W, then
+    the balance's error |energy − energy₀ − W| (log)."""
+    drift = _energy_drift_panel(table, info)
     if drift is None:
         raise _missing(table, "energy", "so there is no energy to plot")
     h = table.column("energy")
     change = _Series("energy − energy₀", table.time, h - h[0])
     label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"
+    if drift.key == "energy balance":
+        change, w, rest = drift.series
+        error = _Series("|energy − energy₀ − W|", rest.x, np.abs(rest.y))
+        return [_Panel("energy", f"{label}\nand the work W", (change, w)),
+                _Panel("energy balance", "energy balance\n|energy − energy₀ − W|", (error,),
+                       log=True)]
     return [_Panel("energy", label, (change,)), drift]
 
 
@@ -595,7 +630,7 @@ def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | Non
     if kind == "drift":
         return _drift(table)
     if kind == "energy":
-        return _energy(table)
+        return _energy(table, info)
     if kind == "forces":
         return _forces(table)
     if kind == "invariants":

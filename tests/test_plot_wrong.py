@@ -1,0 +1,121 @@
+"""Pictures and tables that mislead (issue 29) and user text read as mathtext (issue 32): a
+path drawn with other parameters than the run's, a physical energy change called drift, a heat
+map of a swept column over itself, ``$`` in user text, and the matrix form's C(q, q̇)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lagsim.cli import main
+
+DAMPED = """\
+name: damped
+parameters: {m: 1.0, k: 4.0, c: 0.3}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*x**2
+dissipation: 1/2*c*x_dot**2
+initial: {x: 1.0, x_dot: 0.0}
+simulate: {t_end: 10}
+"""
+
+
+def plotted(monkeypatch, *args: str):
+    """(result, figure) of `lagsim plot ARGS -o unused.png`, the figure caught at save_figure."""
+    from lagsim import plot as plotting
+
+    made = {}
+    monkeypatch.setattr(plotting, "save_figure", lambda fig, target, dpi: made.update(fig=fig))
+    result = CliRunner().invoke(main, ["plot", *args, "-o", "unused.png"])
+    return result, made.get("fig")
+
+
+def run_csv(tmp_path, system: str, *args: str) -> str:
+    out = tmp_path / "run.csv"
+    result = CliRunner().invoke(main, ["simulate", system, *args, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return str(out)
+
+
+# --- 1. the parameters of the run, not the file's -----------------------------------------
+
+
+def test_a_path_of_a_run_with_other_parameters_is_refused_with_a_hint(monkeypatch, tmp_path):
+    """pendulum run with l = 2: h = ½ m l² θ̇² − m g l cos θ differs from the file's (l = 1) by a
+    factor 2, so the CSV's energy column gives the mismatch away; exit 2, one line naming --set."""
+    csv = run_csv(tmp_path, "pendulum", "--set", "l=2", "--t-end", "1", "--samples", "51")
+    result, fig = plotted(monkeypatch, csv, "--kind", "path", "--system", "pendulum")
+    assert result.exit_code == 2 and fig is None
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"lagsim: error: {csv}: the CSV's energy column is not that of "
+                           "system 'pendulum'")
+    assert "--set NAME=VALUE" in line and "l=1" in line
+
+
+def test_the_path_is_drawn_at_the_run_s_radius_with_set(monkeypatch, tmp_path):
+    csv = run_csv(tmp_path, "pendulum", "--set", "l=2", "--t-end", "1", "--samples", "51")
+    result, fig = plotted(monkeypatch, csv, "--kind", "path", "--system", "pendulum",
+                          "--set", "l=2")
+    assert result.exit_code == 0, result.output
+    (ax,) = fig.axes
+    x, y = ax.lines[0].get_data()
+    assert len(x) == 51
+    assert np.hypot(x, y) == pytest.approx(2.0, abs=1e-12)
+
+
+def test_a_residual_column_gives_a_constrained_run_away(monkeypatch, tmp_path):
+    """pendulum_natural's h = ½ m (ẋ² + ẏ²) + m g y has no l: the rod's residual
+    x² + y² − l² is what differs (0 in the run, 1 − 4 = −3 with the file's l = 1)."""
+    csv = run_csv(tmp_path, "pendulum_natural", "--set", "l=2", "--t-end", "0.5",
+                  "--samples", "11")
+    result = CliRunner().invoke(main, ["animate", csv, "--system", "pendulum_natural",
+                                       "-o", str(tmp_path / "a.gif"), "--fps", "2"])
+    assert result.exit_code == 2
+    assert "residual_rod column is not that of system 'pendulum_natural'" in result.output
+    ok = CliRunner().invoke(main, ["animate", csv, "--system", "pendulum_natural", "--set",
+                                   "l=2", "-o", str(tmp_path / "a.gif"), "--fps", "2"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_csv_without_energy_or_residuals_is_drawn_with_a_note(monkeypatch, tmp_path):
+    csv = tmp_path / "bare.csv"
+    csv.write_text("t,theta,theta_dot\n0,0.5,0\n0.1,0.45,-0.9\n")
+    result, fig = plotted(monkeypatch, str(csv), "--kind", "path", "--system", "pendulum")
+    assert result.exit_code == 0 and fig is not None
+    assert ("has no energy or residual column to check that system 'pendulum' has the run's "
+            "parameter values") in result.output
+
+
+# --- 2. the energy balance of a system that does not conserve h ---------------------------
+
+
+def test_a_damped_oscillator_shows_the_energy_balance_not_a_drift(monkeypatch, tmp_path):
+    """m ẍ = −k x − c ẋ from x = 1 at rest: h = ½ m ẋ² + ½ k x² falls from 2 by O(1) over
+    t = 10, and dh/dt = −c ẋ² (the force's power) integrates to W with h − h0 − W within the
+    integration's and quadrature's error, 1e-6 here (rtol 1e-9 and 1001 samples give ~1e-8)."""
+    system = tmp_path / "damped.yaml"
+    system.write_text(DAMPED)
+    result, fig = plotted(monkeypatch, str(system))
+    assert result.exit_code == 0, result.output
+    (ax,) = [a for a in fig.axes if a.get_label() == "energy balance"]
+    assert "drift" not in ax.get_ylabel() and ax.get_yscale() == "linear"
+    change, work, rest = (line.get_ydata() for line in ax.lines)
+    assert float(np.ptp(change)) > 1.0
+    assert np.max(np.abs(change - work)) < 1e-6
+    assert np.max(np.abs(rest)) < 1e-6
+    assert not any(a.get_label() == "energy drift" for a in fig.axes)
+
+
+def test_a_driven_csv_with_its_system_gets_the_balance_and_a_conservative_one_the_drift(
+        monkeypatch, tmp_path):
+    csv = run_csv(tmp_path, "driven_damped_pendulum", "--t-end", "20")
+    result, fig = plotted(monkeypatch, csv, "--system", "driven_damped_pendulum",
+                          "--kind", "energy")
+    assert result.exit_code == 0, result.output
+    energy, balance = fig.axes
+    assert balance.get_label() == "energy balance" and balance.get_yscale() == "log"
+    assert float(np.max(balance.lines[0].get_ydata())) < 1e-6
+    result, fig = plotted(monkeypatch, "pendulum", "--t-end", "2")
+    assert [a.get_label() for a in fig.axes][-1] == "energy drift"

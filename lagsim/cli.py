@@ -699,9 +699,10 @@ def _kinds_help() -> str:
 @click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path "
               "and invariants, units, lengths and angles).")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
-@click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind); equal scales "
-              "when it measures what --y does (two lengths).")
-@click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
+@click.option("--x", "x", metavar="COL", help="Column on the x axis (time, sweep and poincare "
+              "kinds); equal scales when it measures what --y does (two lengths).")
+@click.option("--y", "y", metavar="COL", help="Column on the y axis (time, sweep and poincare "
+              "kinds; for a sweep, a column the runs computed).")
 @click.option("--wrap", is_flag=False, flag_value="", default=None, metavar="[A,B,...]",
               help="Draw angles wrapped to (-pi, pi]: the columns named, or without names the "
                    "angle coordinates of the system (those only inside sin and cos, or with a "

@@ -39,10 +39,12 @@ def is_sweep_table(source: str) -> bool:
 def swept_columns(header: Sequence[str]) -> list[str]:
     """The swept columns of a sweep's table: between ``run`` and the final state, which is the
     coordinates followed by their ``_dot`` columns just before ``max_residual_*`` or
-    ``energy_drift`` (lagsim.sweep.columns)."""
+    ``energy_drift`` or ``energy_change`` (lagsim.sweep.columns; a system that does not conserve
+    h has no drift, only a change)."""
     names = [h for h in header if h != "error"]
     end = next((k for k, h in enumerate(names)
-                if h.startswith("max_residual_") or h == "energy_drift"), len(names))
+                if h.startswith("max_residual_") or h in ("energy_drift", "energy_change")),
+               len(names))
     k = end
     while k > 1 and names[k - 1].endswith("_dot"):
         k -= 1
@@ -71,6 +73,11 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
                          Location("--y"))
     xs = _column(header, data, x, "--x")
     ys = _column(header, data, y, "--y")
+    if y in swept:
+        responses = [h for h in header if h not in ("run", "error", *swept)]
+        raise InputError(f"--y {y} is a swept column, an input of the runs: drawn over --x "
+                         f"{x} it shows the grid, not a result; choose a column the runs "
+                         f"computed: {', '.join(responses)}", Location("--y"))
     others = [s for s in swept if s != x]
     ax = fig.add_subplot()
     ax.set_xlabel(x)

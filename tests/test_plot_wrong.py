@@ -119,3 +119,32 @@ def test_a_driven_csv_with_its_system_gets_the_balance_and_a_conservative_one_th
     assert float(np.max(balance.lines[0].get_ydata())) < 1e-6
     result, fig = plotted(monkeypatch, "pendulum", "--t-end", "2")
     assert [a.get_label() for a in fig.axes][-1] == "energy drift"
+
+
+# --- 3. a swept column is no response --------------------------------------------------------
+
+
+def test_a_swept_column_on_y_is_refused_not_drawn_over_itself(tmp_path):
+    """A 2-D grid over theta and l: `--x theta0 --y l` drew a heat map of l coloured by l
+    ("l over theta0 and l"); it names the columns the runs computed instead."""
+    table = tmp_path / "two.csv"
+    rows = [f"{k},{th},{l},0.1,0.2,1e-12,1e-12,nan,{th / l},"
+            for k, (th, l) in enumerate((th, l) for l in (1, 2) for th in (0.1, 0.5, 1.0))]
+    table.write_text("run,theta0,l,theta,theta_dot,energy_drift,energy_change,stop_time,amp,"
+                     "error\n" + "\n".join(rows) + "\n")
+    result = CliRunner().invoke(main, ["plot", str(table), "--x", "theta0", "--y", "l",
+                                       "-o", str(tmp_path / "s.png")])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("lagsim: error: --y: --y l is a swept column, an input of the runs")
+    assert line.endswith("energy_change, stop_time, amp") and "theta_dot" in line
+    assert not (tmp_path / "s.png").exists()
+    help_text = CliRunner().invoke(main, ["plot", "--help"]).output
+    assert "(time, sweep and poincare" in " ".join(help_text.split())
+
+
+def test_a_table_with_an_energy_change_and_no_drift_column_keeps_its_swept_columns():
+    from lagsim.plot_sweep import swept_columns
+
+    assert swept_columns(["run", "F0", "W", "theta", "theta_dot", "energy_change",
+                          "stop_time", "error"]) == ["F0", "W"]

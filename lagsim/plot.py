@@ -82,6 +82,7 @@ __all__ = [
     "LOG_DECADES",
     "LOG_FLOOR",
     "can_show_window",
+    "plain",
     "make_figure",
     "save_figure",
     "show",
@@ -203,12 +204,21 @@ def held_coordinates(table: Table) -> tuple[str, ...]:
     return tuple(out)
 
 
+def plain(text: str) -> str:
+    """Text from the user (a name, unit, column, title or label) as matplotlib is to show it,
+    literally: every ``$`` escaped as ``\\$``. Matplotlib parses a string with an even number of
+    unescaped ``$`` as mathtext, where a malformed formula (``$\\frac{$``) fails at savefig
+    (issue 32); an escaped one is drawn as a plain ``$``. Applied once, where a string is handed
+    to matplotlib; lagsim's own symbols (θ̇, λ) are Unicode, not mathtext."""
+    return str(text).replace("$", r"\$")
+
+
 def _legend(label: str) -> str:
     """A legend label: a column name by the names rule of :mod:`lagsim.names` (θ̇1, λ_rod),
-    any other text as it is."""
+    any other text as it is; escaped (:func:`plain`)."""
     from lagsim.names import text
 
-    return text(label) if label.isidentifier() else label
+    return plain(text(label) if label.isidentifier() else label)
 
 
 def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
@@ -510,7 +520,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         ax.ticklabel_format(axis="x", useOffset=False)
     if panel.equal:
         ax.set_aspect("equal", adjustable="datalim")
-    ax.set_ylabel(panel.ylabel)
+    ax.set_ylabel(plain(panel.ylabel))
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
     count = len(panel.series) + len(panel.notes)
@@ -518,7 +528,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         handles = [line for line in ax.lines if not line.get_label().startswith("_")]
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
                     for s in zero]
-        handles += [Line2D([], [], linestyle="none", label=note) for note in panel.notes]
+        handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
         _outside_legend(ax, handles, ncols=1 if count <= 10 else 2)
 
 
@@ -534,9 +544,9 @@ def _stacked(fig: Figure, panels: Sequence[_Panel], share_t: bool) -> None:
     for ax, panel in zip(axes, panels, strict=True):
         _draw_panel(ax, panel, legend=True)
         if not share_t:
-            ax.set_xlabel(panel.xlabel)
+            ax.set_xlabel(plain(panel.xlabel))
     if share_t:
-        axes[-1].set_xlabel(panels[-1].xlabel)
+        axes[-1].set_xlabel(plain(panels[-1].xlabel))
 
 
 def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
@@ -546,7 +556,7 @@ def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, panel in zip(axes, panels, strict=False):
         _draw_panel(ax, panel, legend=False)
-        ax.set_xlabel(panel.xlabel)
+        ax.set_xlabel(plain(panel.xlabel))
     for ax in axes[len(panels) :]:
         fig.delaxes(ax)
 
@@ -557,7 +567,7 @@ def _path_figure(fig: Figure, panel: _Panel) -> None:
     fig.set_size_inches(7.5, 6.5)
     ax = fig.subplots()
     _draw_panel(ax, panel, legend=False)
-    ax.set_xlabel(panel.xlabel)
+    ax.set_xlabel(plain(panel.xlabel))
     ax.set_aspect("equal", adjustable="datalim")
     handles = [
         Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
@@ -696,7 +706,7 @@ def _draw(
         _path_figure(fig, panels[0])
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
-    fig.suptitle(title)
+    fig.suptitle(plain(title))
 
 
 def _default_title(table: Table) -> str:

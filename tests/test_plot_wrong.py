@@ -148,3 +148,40 @@ def test_a_table_with_an_energy_change_and_no_drift_column_keeps_its_swept_colum
 
     assert swept_columns(["run", "F0", "W", "theta", "theta_dot", "energy_change",
                           "stop_time", "error"]) == ["F0", "W"]
+
+
+# --- 4. user text is shown as written, never parsed as mathtext ----------------------------
+
+
+def shown(text: str) -> str:
+    """What matplotlib draws for a non-usetex text: mathtext when it holds an even number of
+    unescaped $ (then the raw string), else the string with each \\$ drawn as $."""
+    from matplotlib import cbook
+
+    assert not cbook.is_math_text(text), text
+    return text.replace(r"\$", "$")
+
+
+def test_dollars_in_names_units_titles_and_labels_are_drawn_literally(monkeypatch, tmp_path):
+    """`name: "a$b$c"` and a unit `$\\frac{$` were mathtext: the second an internal error at
+    savefig (exit 1). Each is written now, and the figure's texts read back as given."""
+    system = tmp_path / "dollar.yaml"
+    system.write_text(DAMPED.replace("name: damped", 'name: "a$b$c"').replace(
+        "simulate: {t_end: 10}", 'simulate: {t_end: 1}\nunits: {x: "$\\\\frac{$"}'))
+    out = tmp_path / "out.png"
+    written = CliRunner().invoke(main, ["plot", str(system), "--kind", "time", "-o", str(out)])
+    assert written.exit_code == 0, written.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    titled = CliRunner().invoke(main, ["plot", "pendulum", "--t-end", "0.5", "--title",
+                                       "$\\frac{$", "-o", str(tmp_path / "t.svg")])
+    assert titled.exit_code == 0, titled.output
+    result, fig = plotted(monkeypatch, str(system), "--kind", "time")
+    assert shown(fig.get_suptitle()) == "a$b$c"
+    assert shown(fig.axes[0].get_ylabel()) == "x [$\\frac{$]"
+    one = run_csv(tmp_path, "pendulum", "--t-end", "0.5", "--samples", "11")
+    result, fig = plotted(monkeypatch, one, one, "--label", "cost $5", "--label", "or $6",
+                          "--title", "$x$ and $y$")
+    assert result.exit_code == 0, result.output
+    assert shown(fig.get_suptitle()) == "$x$ and $y$"
+    legend = fig.axes[0].get_legend()
+    assert [shown(t.get_text()) for t in legend.get_texts()] == ["cost $5", "or $6"]

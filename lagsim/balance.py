@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 
 PARAMETER_TOL = 1e-8
 """A recomputed column agrees with the CSV's when |csv − model| ≤ PARAMETER_TOL × scale at every
-sample, the scale being the largest Σ|terms| of the expression's top-level sum over the samples
-(the size of the numbers that cancel in it): the CSV stores exact doubles, so what is left is
-the rounding of two evaluations of one expression, about 1e-15 of that scale."""
+sample, the scale being the largest :func:`magnitude` of the expression over the samples (the
+size of the numbers that cancel in it) or of the column: the CSV stores exact doubles, so what
+is left is the rounding of two evaluations of one expression, about 1e-15 of that scale."""
 
 WORK_COLUMN = "work_nonconservative"
 """The column :func:`table_with_work` adds: W(t), in the energy's units."""
@@ -56,10 +56,18 @@ class Work:
     why: str
 
 
-def _terms(expr: se.Basic) -> list[se.Basic]:
+def magnitude(expr: se.Basic) -> se.Basic:
+    """The expression with every sum and product taken over absolute values (|a + b| → |a| + |b|,
+    |a·b| → |a|·|b|, |aⁿ| → |a|ⁿ for an integer n, any other part |part|): at a point, the size of
+    the numbers that cancel in it, to which its rounding error is proportional."""
     import symengine as se
 
-    return list(expr.args) if isinstance(expr, se.Add) else [expr]
+    if isinstance(expr, (se.Add, se.Mul)):
+        parts = [magnitude(a) for a in expr.args]
+        return se.Add(*parts) if isinstance(expr, se.Add) else se.Mul(*parts)
+    if isinstance(expr, se.Pow) and expr.args[1].is_Integer:
+        return se.Pow(magnitude(expr.args[0]), expr.args[1])
+    return se.Abs(expr)
 
 
 def _evaluate(model: Model, exprs: Sequence[se.Basic], table: Table) -> np.ndarray:
@@ -103,21 +111,17 @@ def check_parameters(table: Table, model: Model) -> str | None:
     if not pairs:
         return (f"{table.source} has no energy or residual column to check that system "
                 f"'{model.name}' has the run's parameter values ({values}); the figure uses them")
-    exprs = [e for _, e in pairs]
-    termlists = [_terms(se.sympify(e)) for e in exprs]
-    result = _evaluate(model, [*exprs, *(t for terms in termlists for t in terms)], table)
-    k = len(exprs)
+    exprs = [se.sympify(e) for _, e in pairs]
+    result = _evaluate(model, [*exprs, *(magnitude(e) for e in exprs)], table)
     finite = np.all(np.isfinite(table.data), axis=1)
     for index, (name, _) in enumerate(pairs):
-        width = len(termlists[index])
-        terms = np.abs(result[:, k:k + width])
-        k += width
         stored, computed = table.column(name), result[:, index]
-        rows = finite & np.isfinite(computed)
+        sizes = result[:, len(pairs) + index]
+        rows = finite & np.isfinite(computed) & np.isfinite(sizes)
         if not rows.any():
             continue
-        scale = max(float(np.max(np.sum(terms[rows], axis=1))), float(np.max(np.abs(
-            stored[rows]))), math.ulp(1.0))
+        scale = max(float(np.max(sizes[rows])), float(np.max(np.abs(stored[rows]))),
+                    math.ulp(1.0))
         gap = np.abs(stored - computed)
         worst = int(np.argmax(np.where(rows, gap, -1.0)))
         if gap[worst] > PARAMETER_TOL * scale:

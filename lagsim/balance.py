@@ -94,10 +94,12 @@ def _checked_columns(model: Model, table: Table) -> list[tuple[str, se.Basic]]:
     return [(name, expr) for name, expr in pairs if table.has(name)]
 
 
-def check_parameters(table: Table, model: Model) -> str | None:
+def check_parameters(table: Table, model: Model, how: str = "with --set NAME=VALUE"
+                     ) -> str | None:
     """Refuse a CSV whose energy or residual columns disagree with ``model`` at its parameter
-    values (an :class:`InputError` naming ``--set``); a note when the CSV has none of those
-    columns to check against, else None. The comparison rule is :data:`PARAMETER_TOL`'s."""
+    values (an :class:`InputError` ending with ``how`` to give the run's values); a note when the
+    CSV has none of those columns to check against, else None. The comparison rule is
+    :data:`PARAMETER_TOL`'s."""
     import symengine as se
 
     missing = [c for c in model.coordinates
@@ -126,11 +128,11 @@ def check_parameters(table: Table, model: Model) -> str | None:
         worst = int(np.argmax(np.where(rows, gap, -1.0)))
         if gap[worst] > PARAMETER_TOL * scale:
             raise InputError(
-                f"the CSV's {name} column is not that of system '{model.name}' with its "
-                f"parameter values ({values}): at t = {table.time[worst]:.6g} the CSV has "
+                f"the {name} column is not that of system '{model.name}' with its parameter "
+                f"values ({values}): at t = {table.time[worst]:.6g} it has "
                 f"{stored[worst]:.10g}, the system gives {computed[worst]:.10g} (allowed: "
                 f"{PARAMETER_TOL:g} x {scale:.3g}); the run was made with other values: give "
-                "them as it was simulated, with --set NAME=VALUE",
+                f"them as they were simulated, {how}",
                 Location(table.source))
     return None
 

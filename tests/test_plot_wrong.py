@@ -49,7 +49,7 @@ def test_a_path_of_a_run_with_other_parameters_is_refused_with_a_hint(monkeypatc
     result, fig = plotted(monkeypatch, csv, "--kind", "path", "--system", "pendulum")
     assert result.exit_code == 2 and fig is None
     (line,) = result.output.strip().splitlines()
-    assert line.startswith(f"lagsim: error: {csv}: the CSV's energy column is not that of "
+    assert line.startswith(f"lagsim: error: {csv}: the energy column is not that of "
                            "system 'pendulum'")
     assert "--set NAME=VALUE" in line and "l=1" in line
 
@@ -74,6 +74,7 @@ def test_a_residual_column_gives_a_constrained_run_away(monkeypatch, tmp_path):
                                        "-o", str(tmp_path / "a.gif"), "--fps", "2"])
     assert result.exit_code == 2
     assert "residual_rod column is not that of system 'pendulum_natural'" in result.output
+    assert "with --set NAME=VALUE" in result.output
     ok = CliRunner().invoke(main, ["animate", csv, "--system", "pendulum_natural", "--set",
                                    "l=2", "-o", str(tmp_path / "a.gif"), "--fps", "2"])
     assert ok.exit_code == 0, ok.output
@@ -233,3 +234,21 @@ def test_the_printed_coriolis_matrix_makes_mdot_minus_2c_skew_symmetric(system):
             point[3 * len(q):] = np.abs(point[3 * len(q):]) + 0.5
             scale = max(1.0, abs(sympy.lambdify(symbols, lhs - rhs)(*point)))
             assert abs(gap(*point)) < 1e-12 * scale
+
+
+def test_the_api_plot_checks_the_system_and_shows_the_balance():
+    """lagsim.plot(traj, system=...) draws with the system's parameters too: a run with l = 2
+    against the file's l = 1 is an InputError naming load's keywords; a driven system gets the
+    energy balance panel."""
+    import lagsim
+
+    pendulum = lagsim.load("pendulum")
+    run = pendulum.simulate(t_end=0.5, samples=11, parameters={"l": 2})
+    with pytest.raises(lagsim.InputError, match=r"in the system: load\(FILE, NAME=VALUE\)"):
+        lagsim.plot(run, kind="path", system=pendulum)
+    fig = lagsim.plot(run, kind="path", system=lagsim.load("pendulum", l=2))
+    x, y = fig.axes[0].lines[0].get_data()
+    assert np.hypot(x, y) == pytest.approx(2.0, abs=1e-12)
+    driven = lagsim.load("driven_damped_pendulum")
+    fig = lagsim.plot(driven.simulate(t_end=5), system=driven)
+    assert [a.get_label() for a in fig.axes][-1] == "energy balance"

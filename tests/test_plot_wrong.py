@@ -188,6 +188,26 @@ def test_dollars_in_names_units_titles_and_labels_are_drawn_literally(monkeypatc
     assert [shown(t.get_text()) for t in legend.get_texts()] == ["cost $5", "or $6"]
 
 
+def test_a_malformed_formula_in_the_name_is_drawn_by_animate_and_modes(tmp_path):
+    """The system's name reaches the animation's title and the mode figure's: both were an
+    internal error (exit 1) at the first frame or savefig with `name: "p$\\frac{$"`."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "systems" / "pendulum.yaml").read_text()
+    system = tmp_path / "p.yaml"
+    system.write_text(text.replace("name: pendulum", 'name: "p$\\\\frac{$"'))
+    gif = tmp_path / "p.gif"
+    result = CliRunner().invoke(main, ["animate", str(system), "--t-end", "0.5", "--fps", "4",
+                                       "-o", str(gif)])
+    assert result.exit_code == 0, result.output
+    assert gif.read_bytes()[:6] == b"GIF89a"
+    png = tmp_path / "m.png"
+    result = CliRunner().invoke(main, ["modes", str(system), "--at", "theta=0", "--plot",
+                                       "-o", str(png)])
+    assert result.exit_code == 0, result.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
 # --- 5. the matrix form's C(q, q̇) is the Christoffel one -----------------------------------
 
 

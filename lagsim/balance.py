@@ -42,6 +42,9 @@ sample, the scale being the largest :func:`magnitude` of the expression over the
 size of the numbers that cancel in it) or of the column: the CSV stores exact doubles, so what
 is left is the rounding of two evaluations of one expression, about 1e-15 of that scale."""
 
+SHOWN_PARAMETERS = 8
+"""A mismatch names at most this many of the system's parameter values (a chain has dozens)."""
+
 WORK_COLUMN = "work_nonconservative"
 """The column :func:`table_with_work` adds: W(t), in the energy's units."""
 
@@ -109,7 +112,9 @@ def check_parameters(table: Table, model: Model, how: str = "with --set NAME=VAL
                          f"system '{model.name}'; was it simulated from another system?",
                          Location(table.source))
     pairs = _checked_columns(model, table)
-    values = ", ".join(f"{k}={v:g}" for k, v in model.parameters.items())
+    shown = [f"{k}={v:g}" for k, v in model.parameters.items()]
+    values = ", ".join(shown[:SHOWN_PARAMETERS]) + (
+        f", … ({len(shown)} parameters)" if len(shown) > SHOWN_PARAMETERS else "")
     if not pairs:
         return (f"{table.source} has no energy or residual column to check that system "
                 f"'{model.name}' has the run's parameter values ({values}); the figure uses them")

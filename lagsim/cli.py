@@ -697,7 +697,8 @@ def _kinds_help() -> str:
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True,
               help="What to draw; the kinds are listed below.")
 @click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path "
-              "and invariants, units, lengths and angles).")
+              "and invariants, units, lengths and angles); its parameters must be the run's "
+              "(give them with --set): the CSV's energy and residual columns are checked.")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
 @click.option("--x", "x", metavar="COL", help="Column on the x axis (time, sweep and poincare "
               "kinds); equal scales when it measures what --y does (two lengths).")
@@ -863,7 +864,9 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
 
 @main.command(epilog=_example("animate"))
 @click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
-@click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV).")
+@click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV); "
+              "its parameters must be the run's (give them with --set): the CSV's energy and "
+              "residual columns are checked.")
 @click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4",
               help="The animation; - writes a GIF to stdout.")
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)

@@ -34,6 +34,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.io import Output, Table, check_output, open_output, output_path
+from lagsim.plot import plain
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -198,14 +199,14 @@ def _stage(
     ax.set_ylabel("y")
     ax.grid(True, alpha=0.3)
     if title:
-        ax.set_title(title)
+        ax.set_title(plain(title))
     if uses_origin:
         ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
     if gravity is not None:
         gravity_arrow(ax, gravity)
     if len(names) <= 12:
         handles = [
-            Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=name)
+            Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
             for name, c in zip(names, colours, strict=True)
         ]
         ax.legend(

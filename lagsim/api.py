@@ -414,6 +414,19 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     table = Table(tuple(trajectory.columns()), trajectory.as_array(),
                   trajectory.name or "<trajectory>")
     path_xy = None
+    info = None
+    if system is not None:
+        from lagsim.balance import check_parameters, table_with_work
+        from lagsim.invariants import energy_conserved
+
+        model = system.model
+        notes = [check_parameters(table, model, "in the system: load(FILE, NAME=VALUE)")]
+        if kind in ("overview", "energy"):
+            table, note = table_with_work(table, model)
+            notes.append(note)
+        for note in filter(None, notes):
+            _warn(note)
+        info = plotting.Quantities(energy_change=energy_conserved(model, model.substitutions()))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
@@ -424,7 +437,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     if title is None and system is not None:
         title = system.name
     return plotting.make_figure(table, kind=kind, columns=columns, x=x, y=y, title=title,
-                                path_xy=path_xy)
+                                path_xy=path_xy, info=info)
 
 
 __all__ = ["LagsimWarning", "System", "derive_forms", "load", "open_system", "plot", "read_csv",

@@ -660,13 +660,20 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
         _stdin_hint(source, "CSV", "INPUT (a CSV file or a system)")
         table = read_csv(source)
         spec = load_spec(system, overrides) if system else None
-        return table, (build_model(spec) if spec else None), spec
-    spec, model, trajectory = _simulate(source, flags, overrides, initial)
+        model = build_model(spec) if spec else None
+    else:
+        spec, model, trajectory = _simulate(source, flags, overrides, initial)
+        table = Table(tuple(trajectory.columns()), trajectory.as_array(), spec.source)
+        if system:
+            spec = load_spec(system, overrides)
+            model = build_model(spec)
     if system:
-        spec = load_spec(system, overrides)
-        model = build_model(spec)
-    data = trajectory.as_array()
-    return Table(tuple(trajectory.columns()), data, spec.source), model, spec
+        from lagsim.balance import check_parameters
+
+        note = check_parameters(table, model)
+        if note:
+            _warn(note)
+    return table, model, spec
 
 
 def _kinds_help() -> str:
@@ -690,11 +697,13 @@ def _kinds_help() -> str:
 @click.option("--kind", type=click.Choice(KINDS), default="overview", show_default=True,
               help="What to draw; the kinds are listed below.")
 @click.option("--system", metavar="FILE", help="The system the CSV came from (for --kind path "
-              "and invariants, units, lengths and angles).")
+              "and invariants, units, lengths and angles); its parameters must be the run's "
+              "(give them with --set): the CSV's energy and residual columns are checked.")
 @click.option("--columns", metavar="A,B,...", help="Columns to draw (time and phase kinds).")
-@click.option("--x", "x", metavar="COL", help="Column on the x axis (time kind); equal scales "
-              "when it measures what --y does (two lengths).")
-@click.option("--y", "y", metavar="COL", help="Column on the y axis (time kind).")
+@click.option("--x", "x", metavar="COL", help="Column on the x axis (time, sweep and poincare "
+              "kinds); equal scales when it measures what --y does (two lengths).")
+@click.option("--y", "y", metavar="COL", help="Column on the y axis (time, sweep and poincare "
+              "kinds; for a sweep, a column the runs computed).")
 @click.option("--wrap", is_flag=False, flag_value="", default=None, metavar="[A,B,...]",
               help="Draw angles wrapped to (-pi, pi]: the columns named, or without names the "
                    "angle coordinates of the system (those only inside sin and cos, or with a "
@@ -748,6 +757,8 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         runs = [(table_with_invariants(t, m) if m is not None and not any(
                     c.startswith("invariant_") for c in t.columns) else t, m, s)
                 for t, m, s in runs]
+    if kind in ("overview", "energy"):
+        runs = [(_with_work(t, m), m, s) for t, m, s in runs]
     table, model, spec = runs[0]
     path_xy = None
     if kind == "path":
@@ -759,9 +770,11 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         path_xy = mass_paths(model, table)
     info = None
     if model is not None:
+        from lagsim.invariants import energy_conserved
         from lagsim.kinematics import quantities
 
-        info = quantities(spec, model)
+        info = replace(quantities(spec, model),
+                       energy_change=energy_conserved(model, model.substitutions()))
     if title is None and model is not None:
         title = model.name
     cols = [c.strip() for c in columns.split(",")] if columns else None
@@ -777,6 +790,19 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         plotting.show(inputs, **options)
         return
     plotting.save_figure(fig, target, dpi)
+
+
+def _with_work(table: Any, model: Any) -> Any:
+    """The table with the work of the non-conservative forces (:mod:`lagsim.balance`) when the
+    system does not conserve h, for the energy balance; a line on stderr when it cannot be had."""
+    if model is None:
+        return table
+    from lagsim.balance import table_with_work
+
+    table, note = table_with_work(table, model)
+    if note:
+        _warn(f"{note}; the energy panel shows its change, not the balance")
+    return table
 
 
 def _input_labels(sources: Sequence[str]) -> list[str]:
@@ -838,7 +864,9 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
 
 @main.command(epilog=_example("animate"))
 @click.argument("source", default="-", metavar="[INPUT]", shell_complete=complete_system)
-@click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV).")
+@click.option("--system", metavar="FILE", help="The system the CSV came from (needed for a CSV); "
+              "its parameters must be the run's (give them with --set): the CSV's energy and "
+              "residual columns are checked.")
 @click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4",
               help="The animation; - writes a GIF to stdout.")
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)

@@ -233,16 +233,42 @@ def lagrange_form(model: Model, simplify: bool = False) -> Form:
     )
 
 
-def coriolis_matrix(model: Model) -> se.DenseMatrix:
-    """C_ij = Σ_k h_ijk q̇_k with h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i (001 eqs 10.13–10.14)."""
+CORIOLIS = ("christoffel", "seed")
+"""The factorizations of the velocity terms C(q, q̇) q̇ that :func:`coriolis_matrix` builds."""
+
+CHRISTOFFEL_NOTE = ("C(q, q̇) is the Christoffel form C_ij = Σ_k Γ_ijk q̇_k, Γ_ijk = ½(∂M_ij/∂q_k "
+                    "+ ∂M_ik/∂q_j − ∂M_jk/∂q_i), for which Ṁ − 2C is skew-symmetric "
+                    "[Spong–Hutchinson–Vidyasagar §7.3]; [DAE eqs 10.13–10.14] factor the same "
+                    "C(q, q̇) q̇ with h_ijk = ∂M_ij/∂q_k − ½ ∂M_jk/∂q_i instead")
+SEED_NOTE = ("C(q, q̇) is the factorization of [DAE eqs 10.13–10.14], C_ij = Σ_k h_ijk q̇_k with "
+             "h_ijk = ∂M_ij/∂q_k − ½ ∂M_jk/∂q_i: C q̇ is the Christoffel form's, but Ṁ − 2C is "
+             "not skew-symmetric")
+
+
+def coriolis_matrix(model: Model, factorization: str = "christoffel") -> se.DenseMatrix:
+    """C(q, q̇) with C(q, q̇) q̇ = (∂²L/∂q̇∂q) q̇ − ∂T/∂q for T = ½ q̇ᵀM(q)q̇; C is not unique.
+
+    ``"christoffel"``: C_ij = Σ_k Γ_ijk q̇_k with the Christoffel symbols of the first kind
+    Γ_ijk = ½(∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i), the one for which Ṁ − 2C is skew-symmetric
+    (M. W. Spong, S. Hutchinson, M. Vidyasagar, *Robot Modeling and Control*, §7.3; R. M.
+    Murray, Z. Li, S. S. Sastry, *A Mathematical Introduction to Robotic Manipulation*, ch. 4),
+    which passivity-based control relies on. ``"seed"``: C_ij = Σ_k h_ijk q̇_k with
+    h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i (001 eqs 10.13–10.14)."""
+    if factorization not in CORIOLIS:
+        raise ValueError(f"factorization must be one of {', '.join(CORIOLIS)}, not "
+                         f"{factorization!r}")
     M, q, qd, n = model.mass_matrix, model.q, model.qd, model.n
+    dM = [[[se.diff(M[i, j], q[k]) for k in range(n)] for j in range(n)] for i in range(n)]
     C = se.zeros(n, n)
     half = se.Rational(1, 2)
     for i in range(n):
         for j in range(n):
-            C[i, j] = sum(
-                ((se.diff(M[i, j], q[k]) - half * se.diff(M[j, k], q[i])) * qd[k]
-                 for k in range(n)), se.Integer(0))
+            if factorization == "christoffel":
+                terms = (half * (dM[i][j][k] + dM[i][k][j] - dM[j][k][i]) * qd[k]
+                         for k in range(n))
+            else:
+                terms = ((dM[i][j][k] - half * dM[j][k][i]) * qd[k] for k in range(n))
+            C[i, j] = se.Add(*terms)
     return C
 
 
@@ -264,10 +290,12 @@ def _vanishes(expr: se.Basic, model: Model) -> bool:
     return True
 
 
-def matrix_form(model: Model, simplify: bool = False) -> Form:
+def matrix_form(model: Model, simplify: bool = False,
+                coriolis: str = "christoffel") -> Form:
     """M(q) q̈ + C(q, q̇) q̇ + g(q) = τ (001 eqs 10.12–10.14 and the matrix formulation after).
 
-    M = ∂²L/∂q̇², C from h_ijk (:func:`coriolis_matrix`), g = ∂U/∂q with U = −L(q, 0, t). When L is
+    M = ∂²L/∂q̇², C by :func:`coriolis_matrix` (the Christoffel form by default, the seed's h_ijk
+    with ``coriolis="seed"``; a note says which), g = ∂U/∂q with U = −L(q, 0, t). When L is
     not ½q̇ᵀM(q)q̇ − U(q, t) (gyroscopic terms linear in q̇, M depending on t or q̇) a remainder
     r = d/dt ∂L/∂q̇ − ∂L/∂q − M q̈ − C q̇ − g is added, so that M q̈ + C q̇ + g + r = τ holds
     exactly. Constraint forces Aᵀλ join the right-hand side as in §10.7.
@@ -275,7 +303,7 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     s = _Symbols(model)
     n = model.n
     M = model.mass_matrix
-    C = coriolis_matrix(model)
+    C = coriolis_matrix(model, coriolis)
     U = -model.lagrangian.subs({v: 0 for v in model.qd})
     g = se.DenseMatrix(n, 1, [se.diff(U, qi) for qi in model.q])
     Cqd = C * se.DenseMatrix(n, 1, list(model.qd))
@@ -304,14 +332,16 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     entries += _constraint_items(model)
     extra = " + r(q, q̇, t)" if rs is not None else ""
     lam = " + Aᵀλ" if model.m else ""
-    notes = ()
+    notes: tuple[str, ...] = (CHRISTOFFEL_NOTE if coriolis == "christoffel" else SEED_NOTE,)
     if rs is not None:
-        notes = ("L is not of the form ½ q̇ᵀM(q)q̇ − U(q, t) (gyroscopic, time- or velocity-"
-                 "dependent inertia); r collects what M q̈ + C q̇ + g misses",)
+        notes += ("L is not of the form ½ q̇ᵀM(q)q̇ − U(q, t) (gyroscopic, time- or velocity-"
+                  "dependent inertia); r collects what M q̈ + C q̇ + g misses",)
     skips: list[str] = []
     return Form(
         name="matrix", title="matrix form", formula=f"M(q) q̈ + C(q, q̇) q̇ + g(q){extra} = τ{lam}",
-        citation=cite(SEED_001, "eqs 10.12–10.14") + " (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)",
+        citation=cite(SEED_001, "eqs 10.12–10.14") + (
+            "; C: [Spong–Hutchinson–Vidyasagar §7.3]" if coriolis == "christoffel"
+            else " (h_ijk = ∂m_ij/∂q_k − ½ ∂m_jk/∂q_i)"),
         items=_items(entries, simplify, skips, s.accel), warnings=warnings_for(model), notes=notes,
         untidied=_untidied(skips),
         formula_latex=(r"M(q)\ddot{q} + C(q, \dot{q})\dot{q} + g(q)"

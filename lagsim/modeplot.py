@@ -45,6 +45,7 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     from lagsim.equilibria import autonomous_model
     from lagsim.io import Table
     from lagsim.kinematics import ORIGIN, rods
+    from lagsim.plot import plain
 
     used = autonomous_model(model, spec).model
     if not used.mass_positions:
@@ -88,5 +89,5 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
         ax.plot([0.0], [0.0], "k+", ms=8)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
-    fig.suptitle(f"{report.system}: mode shapes (grey: equilibrium; solid/dashed: ±)")
+    fig.suptitle(plain(f"{report.system}: mode shapes (grey: equilibrium; solid/dashed: ±)"))
     return fig

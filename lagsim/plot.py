@@ -21,11 +21,15 @@ What is drawn (column names as in docs/architecture.md):
   |residual_<c>| of every constraint on a log axis, position level (φ, seed 003's c(q) = 0) solid
   and velocity level (φ̇ and a·q̇ + b) dashed; the energy drift |h − h0| (relative to |h0|, see
   below) of h = q̇·∂L/∂q̇ − L (seed 001) on a log axis; the multipliers λ (seed 001 §10.7)
-  when present.  Panels without data are left out.
+  when present.  Panels without data are left out.  For a system known not to conserve h
+  (``Quantities.energy_change``: forces, explicit t, moving constraints) the energy panel is the
+  energy balance instead: h − h0, the work W of the ``work_nonconservative`` column
+  (:mod:`lagsim.balance`) and h − h0 − W on a linear axis; without W, |h − h0| named a change.
 - ``time``: ``columns`` (or ``y``) against ``x`` (default ``t``); default columns: the coordinates.
 - ``phase``: each coordinate (or each of ``columns``) against its ``_dot``, start and end marked.
 - ``drift``: position-level and velocity-level drift, two log panels.
-- ``energy``: h(t) and its relative drift (log).
+- ``energy``: h(t) and its relative drift (log); h − h0 with W, then |h − h0 − W| (log), when
+  the table has the work column.
 - ``forces``: the ``lambda_<c>`` columns.
 - ``invariants``: the drift of each ``invariant_<name>`` column (``simulate --invariants``, issue
   10) on a log axis, relative |I − I₀| / |I₀| as for the energy, absolute where I₀ is no scale.
@@ -58,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lagsim.balance import WORK_COLUMN
 from lagsim.errors import InputError, Location
 from lagsim.io import Output, Table, check_output, open_output
 from lagsim.plot_kinds import FIGURE_KINDS as KINDS
@@ -77,6 +82,7 @@ __all__ = [
     "LOG_DECADES",
     "LOG_FLOOR",
     "can_show_window",
+    "plain",
     "make_figure",
     "save_figure",
     "show",
@@ -125,6 +131,9 @@ class Quantities:
     units: Mapping[str, str] = field(default_factory=dict)
     dimensions: Mapping[str, str] = field(default_factory=dict)
     held: tuple[str, ...] | None = None
+    energy_change: str | None = None
+    """Why h is not conserved, when the system is known and it is not
+    (:func:`lagsim.invariants.energy_conserved`): its change is then physics, not drift."""
 
     def label(self, name: str) -> str:
         """An axis label: the name by the names rule (:mod:`lagsim.names`), then its unit."""
@@ -195,12 +204,21 @@ def held_coordinates(table: Table) -> tuple[str, ...]:
     return tuple(out)
 
 
+def plain(text: str) -> str:
+    """Text from the user (a name, unit, column, title or label) as matplotlib is to show it,
+    literally: every ``$`` escaped as ``\\$``. Matplotlib parses a string with an even number of
+    unescaped ``$`` as mathtext, where a malformed formula (``$\\frac{$``) fails at savefig
+    (issue 32); an escaped one is drawn as a plain ``$``. Applied once, where a string is handed
+    to matplotlib; lagsim's own symbols (θ̇, λ) are Unicode, not mathtext."""
+    return str(text).replace("$", r"\$")
+
+
 def _legend(label: str) -> str:
     """A legend label: a column name by the names rule of :mod:`lagsim.names` (θ̇1, λ_rod),
-    any other text as it is."""
+    any other text as it is; escaped (:func:`plain`)."""
     from lagsim.names import text
 
-    return text(label) if label.isidentifier() else label
+    return plain(text(label) if label.isidentifier() else label)
 
 
 def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
@@ -243,8 +261,10 @@ def _drift_panel(
     return _Panel(key, _group_label([s.label for s in series], group), series, log=True)
 
 
-def _energy_drift_panel(table: Table) -> _Panel | None:
-    """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero.
+def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | None:
+    """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero;
+    for a system that does not conserve h, the energy balance (:func:`_balance_panel`), or the
+    change |h − h0| named as such when the work W is not known.
 
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
@@ -253,9 +273,15 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
     """
     if not table.has_energy:
         return None
+    if table.has(WORK_COLUMN):
+        return _balance_panel(table)
     h = table.column("energy")
     h0 = float(h[0])
     drift = np.abs(h - h0)
+    if info.energy_change is not None:
+        label = f"energy change\n|energy − energy₀|\n(not conserved:\n{info.energy_change})"
+        return _Panel("energy change", label, (_Series("energy change", table.time, drift),),
+                      log=True)
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
@@ -265,6 +291,18 @@ def _energy_drift_panel(table: Table) -> _Panel | None:
     else:
         label = "absolute drift\n|energy − energy₀|\n(energy₀ = 0)"
     return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
+
+
+def _balance_panel(table: Table) -> _Panel:
+    """The energy balance of a system that does not conserve h: h − h0 against the work W of
+    the non-conservative forces, moving constraints and explicit time dependence (the
+    ``work_nonconservative`` column, :mod:`lagsim.balance`), and what is left, h − h0 − W: the
+    integration and quadrature error, the drift proper."""
+    t, h, w = table.time, table.column("energy"), table.column(WORK_COLUMN)
+    change = h - h[0]
+    series = (_Series("energy − energy₀", t, change), _Series("W (work done)", t, w, dashed=True),
+              _Series("energy − energy₀ − W", t, change - w))
+    return _Panel("energy balance", "energy balance\nenergy − energy₀ = W", series)
 
 
 def _shown(table: Table, info: Quantities) -> tuple[list[str], list[str], tuple[str, ...]]:
@@ -288,7 +326,7 @@ def _overview(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
             table.velocity_residuals,
             "constraint drift\n|residual|",
         ),
-        _energy_drift_panel(table),
+        _energy_drift_panel(table, info),
         _columns_panel(table, "multipliers", table.multipliers, "multipliers λ"),
     ]
     return [p for p in panels if p is not None]
@@ -359,15 +397,22 @@ def _drift(table: Table) -> list[_Panel]:
     return found
 
 
-def _energy(table: Table) -> list[_Panel]:
+def _energy(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     """energy − energy₀ (its value at the start in the label: no offset on the axis), then the
-    drift panel."""
-    drift = _energy_drift_panel(table)
+    drift panel; for a system that does not conserve h, energy − energy₀ beside the work W, then
+    the balance's error |energy − energy₀ − W| (log)."""
+    drift = _energy_drift_panel(table, info)
     if drift is None:
         raise _missing(table, "energy", "so there is no energy to plot")
     h = table.column("energy")
     change = _Series("energy − energy₀", table.time, h - h[0])
     label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"
+    if drift.key == "energy balance":
+        change, w, rest = drift.series
+        error = _Series("|energy − energy₀ − W|", rest.x, np.abs(rest.y))
+        return [_Panel("energy", f"{label}\nand the work W", (change, w)),
+                _Panel("energy balance", "energy balance\n|energy − energy₀ − W|", (error,),
+                       log=True)]
     return [_Panel("energy", label, (change,)), drift]
 
 
@@ -475,7 +520,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         ax.ticklabel_format(axis="x", useOffset=False)
     if panel.equal:
         ax.set_aspect("equal", adjustable="datalim")
-    ax.set_ylabel(panel.ylabel)
+    ax.set_ylabel(plain(panel.ylabel))
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
     count = len(panel.series) + len(panel.notes)
@@ -483,7 +528,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         handles = [line for line in ax.lines if not line.get_label().startswith("_")]
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
                     for s in zero]
-        handles += [Line2D([], [], linestyle="none", label=note) for note in panel.notes]
+        handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
         _outside_legend(ax, handles, ncols=1 if count <= 10 else 2)
 
 
@@ -499,9 +544,9 @@ def _stacked(fig: Figure, panels: Sequence[_Panel], share_t: bool) -> None:
     for ax, panel in zip(axes, panels, strict=True):
         _draw_panel(ax, panel, legend=True)
         if not share_t:
-            ax.set_xlabel(panel.xlabel)
+            ax.set_xlabel(plain(panel.xlabel))
     if share_t:
-        axes[-1].set_xlabel(panels[-1].xlabel)
+        axes[-1].set_xlabel(plain(panels[-1].xlabel))
 
 
 def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
@@ -511,7 +556,7 @@ def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, panel in zip(axes, panels, strict=False):
         _draw_panel(ax, panel, legend=False)
-        ax.set_xlabel(panel.xlabel)
+        ax.set_xlabel(plain(panel.xlabel))
     for ax in axes[len(panels) :]:
         fig.delaxes(ax)
 
@@ -522,7 +567,7 @@ def _path_figure(fig: Figure, panel: _Panel) -> None:
     fig.set_size_inches(7.5, 6.5)
     ax = fig.subplots()
     _draw_panel(ax, panel, legend=False)
-    ax.set_xlabel(panel.xlabel)
+    ax.set_xlabel(plain(panel.xlabel))
     ax.set_aspect("equal", adjustable="datalim")
     handles = [
         Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
@@ -595,7 +640,7 @@ def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | Non
     if kind == "drift":
         return _drift(table)
     if kind == "energy":
-        return _energy(table)
+        return _energy(table, info)
     if kind == "forces":
         return _forces(table)
     if kind == "invariants":
@@ -661,7 +706,7 @@ def _draw(
         _path_figure(fig, panels[0])
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
-    fig.suptitle(title)
+    fig.suptitle(plain(title))
 
 
 def _default_title(table: Table) -> str:

@@ -8,11 +8,14 @@ from collections.abc import Mapping
 
 KIND_HELP: Mapping[str, str] = {
     "overview": "stacked panels sharing t: coordinates, velocities, constraint drift |residual| "
-                "(log), energy drift (log), multipliers lambda; each one the CSV has",
+                "(log), energy drift (log), multipliers lambda; each one the CSV has. For a "
+                "system that does not conserve h (forces, explicit t): the energy balance h - h0 "
+                "against the work W of those forces instead of a drift",
     "time": "--columns (or --y) against --x (default t); default columns: the coordinates",
     "phase": "each coordinate against its velocity, start (circle) and end (square) marked",
     "drift": "constraint drift on log axes: |phi| (position level) and the velocity level",
-    "energy": "the energy h(t) and its drift |h - h0|, relative to |h0| when that is a scale",
+    "energy": "the energy h(t) and its drift |h - h0|, relative to |h0| when that is a scale; "
+              "h - h0 and the work W, then |h - h0 - W|, when h is not conserved",
     "forces": "the multipliers lambda_<c> (the constraint forces) against t",
     "invariants": "the relative drift |I - I0| / |I0| of each conserved quantity that `lagsim "
                   "check` finds (log); simulates with --invariants, or computes them for a CSV "

@@ -21,6 +21,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.expressions import suggest
+from lagsim.plot import plain
 from lagsim.plot_kinds import SWEEP_KINDS as KINDS  # noqa: F401  (cli.py reads plot_sweep.KINDS)
 
 
@@ -39,10 +40,12 @@ def is_sweep_table(source: str) -> bool:
 def swept_columns(header: Sequence[str]) -> list[str]:
     """The swept columns of a sweep's table: between ``run`` and the final state, which is the
     coordinates followed by their ``_dot`` columns just before ``max_residual_*`` or
-    ``energy_drift`` (lagsim.sweep.columns)."""
+    ``energy_drift`` or ``energy_change`` (lagsim.sweep.columns; a system that does not conserve
+    h has no drift, only a change)."""
     names = [h for h in header if h != "error"]
     end = next((k for k, h in enumerate(names)
-                if h.startswith("max_residual_") or h == "energy_drift"), len(names))
+                if h.startswith("max_residual_") or h in ("energy_drift", "energy_change")),
+               len(names))
     k = end
     while k > 1 and names[k - 1].endswith("_dot"):
         k -= 1
@@ -71,9 +74,14 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
                          Location("--y"))
     xs = _column(header, data, x, "--x")
     ys = _column(header, data, y, "--y")
+    if y in swept:
+        responses = [h for h in header if h not in ("run", "error", *swept)]
+        raise InputError(f"--y {y} is a swept column, an input of the runs: drawn over --x "
+                         f"{x} it shows the grid, not a result; choose a column the runs "
+                         f"computed: {', '.join(responses)}", Location("--y"))
     others = [s for s in swept if s != x]
     ax = fig.add_subplot()
-    ax.set_xlabel(x)
+    ax.set_xlabel(plain(x))
     if len(others) == 1:
         other = _column(header, data, others[0], "--x")
         ux, uo = np.unique(xs), np.unique(other)
@@ -81,25 +89,25 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
             grid = np.full((len(uo), len(ux)), np.nan)
             grid[np.searchsorted(uo, other), np.searchsorted(ux, xs)] = ys
             mesh = ax.pcolormesh(ux, uo, grid, shading="nearest")
-            fig.colorbar(mesh, ax=ax, label=y)
-            ax.set_ylabel(others[0])
-            fig.suptitle(title or f"{y} over {x} and {others[0]}")
+            fig.colorbar(mesh, ax=ax, label=plain(y))
+            ax.set_ylabel(plain(others[0]))
+            fig.suptitle(plain(title or f"{y} over {x} and {others[0]}"))
             return
         if len(uo) > 10:
             points = ax.scatter(xs, other, c=ys, s=12)
-            fig.colorbar(points, ax=ax, label=y)
-            ax.set_ylabel(others[0])
-            fig.suptitle(title or f"{y} over {x} and {others[0]}")
+            fig.colorbar(points, ax=ax, label=plain(y))
+            ax.set_ylabel(plain(others[0]))
+            fig.suptitle(plain(title or f"{y} over {x} and {others[0]}"))
             return
     groups = _groups(header, data, others)
     for label, rows in groups:
         order = np.argsort(xs[rows], kind="stable")
         ax.plot(xs[rows][order], ys[rows][order], marker="." if len(rows) < 60 else None,
-                label=label or None)
+                label=plain(label) or None)
     if any(label for label, _ in groups):
         ax.legend(fontsize="small")
-    ax.set_ylabel(y)
-    fig.suptitle(title or f"{y} against {x}")
+    ax.set_ylabel(plain(y))
+    fig.suptitle(plain(title or f"{y} against {x}"))
 
 
 def _groups(header: Sequence[str], data: np.ndarray, others: Sequence[str]
@@ -162,11 +170,11 @@ def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
     for (xs, ys), colour in zip(sections, _colours(len(sections))):
         ax.scatter(xs, ys, s=2.5, color=colour, linewidths=0)
         count += len(xs)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
+    ax.set_xlabel(plain(x))
+    ax.set_ylabel(plain(y))
     runs = len(sections)
-    fig.suptitle(title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
-                 "crossings)")
+    fig.suptitle(plain(title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
+                       "crossings)"))
     return count
 
 

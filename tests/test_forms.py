@@ -173,21 +173,29 @@ def test_matrix_form_pendulum() -> None:
     assert all(i.label != "r(q, q̇, t)" for i in form.items)
 
 
-def test_matrix_form_polar_coriolis_from_h_ijk() -> None:
-    """h_ijk by hand for M = diag(m, m ρ²): C = [[0, −m ρ φ̇], [0, 2 m ρ ρ̇]] (001 10.13)."""
+def test_matrix_form_polar_coriolis_christoffel_and_from_h_ijk() -> None:
+    """M = diag(m, m ρ²), by hand: the Christoffel C = [[0, −m ρ φ̇], [m ρ φ̇, m ρ ρ̇]] (printed,
+    Spong–Hutchinson–Vidyasagar §7.3), the seed's h_ijk C = [[0, −m ρ φ̇], [0, 2 m ρ ρ̇]] (001
+    10.13, coriolis="seed"); both give the same C q̇."""
     rho, rd, pd = S("rho"), S("rho_dot"), S("phi_dot")
     form = form_of(POLAR, "matrix")
     C = item(form, "C(q, q̇)").value
-    expected = sympy.Matrix([[0, -m * rho * pd], [0, 2 * m * rho * rd]])
+    expected = sympy.Matrix([[0, -m * rho * pd], [m * rho * pd, m * rho * rd]])
     assert (sympy.Matrix(C) - expected).applyfunc(sympy.expand) == sympy.zeros(2, 2)
+    assert form.notes[0].startswith("C(q, q̇) is the Christoffel form")
+    seed = FORMS["matrix"](model_of(POLAR), False, coriolis="seed")
+    expected = sympy.Matrix([[0, -m * rho * pd], [0, 2 * m * rho * rd]])
+    assert (sympy.Matrix(item(seed, "C(q, q̇)").value) - expected).applyfunc(
+        sympy.expand) == sympy.zeros(2, 2)
+    assert seed.notes[0].startswith("C(q, q̇) is the factorization of [DAE eqs 10.13–10.14]")
     Cqd = item(form, "C(q, q̇) q̇").value
     assert is_zero(Cqd[0] + m * rho * pd**2) and is_zero(Cqd[1] - 2 * m * rho * rd * pd)
 
 
 def test_matrix_form_double_pendulum_against_textbook() -> None:
     """Double pendulum: M, g and the Coriolis vector (Cq̇)₁ = m₂l₁l₂ sin(θ₁−θ₂) θ̇₂²,
-    (Cq̇)₂ = −m₂l₁l₂ sin(θ₁−θ₂) θ̇₁², and C itself from h_ijk worked by hand:
-    C₁₁ = ½cs θ̇₂, C₁₂ = cs(θ̇₂ − ½θ̇₁), C₂₁ = cs(½θ̇₂ − θ̇₁), C₂₂ = −½cs θ̇₁, cs = m₂l₁l₂ sin(θ₁−θ₂).
+    (Cq̇)₂ = −m₂l₁l₂ sin(θ₁−θ₂) θ̇₁², and the Christoffel C worked by hand: only
+    Γ₁₂₂ = cs and Γ₂₁₁ = −cs are nonzero, so C = [[0, cs θ̇₂], [−cs θ̇₁, 0]], cs = m₂l₁l₂ sin(θ₁−θ₂).
     """
     m1, m2, l1, l2 = S("m1"), S("m2"), S("l1"), S("l2")
     t1, t2, d1, d2 = S("theta1"), S("theta2"), S("theta1_dot"), S("theta2_dot")
@@ -197,8 +205,7 @@ def test_matrix_form_double_pendulum_against_textbook() -> None:
                                [m2 * l1 * l2 * cos(t1 - t2), m2 * l2**2]])
     assert all(is_zero(a - b) for a, b in zip(M, M_expected))
     cs = m2 * l1 * l2 * sin(t1 - t2)
-    C_expected = sympy.Matrix([[cs * d2 / 2, cs * (d2 - d1 / 2)],
-                               [cs * (d2 / 2 - d1), -cs * d1 / 2]])
+    C_expected = sympy.Matrix([[0, cs * d2], [-cs * d1, 0]])
     assert all(is_zero(a - b) for a, b in zip(item(form, "C(q, q̇)").value, C_expected))
     Cqd = item(form, "C(q, q̇) q̇").value
     assert is_zero(Cqd[0] - cs * d2**2) and is_zero(Cqd[1] + cs * d1**2)

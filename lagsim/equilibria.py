@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.dependence import depends
 from lagsim.errors import InputError, Location
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
@@ -49,65 +50,80 @@ TWO_PI = 2.0 * math.pi
 class AutonomousModel:
     """The model whose rest states are the equilibria: the system's own when it is autonomous,
     else its reduced form (``eliminated`` gives each eliminated coordinate in the free ones and
-    t, e.g. ``phi = w*t``)."""
+    t, e.g. ``phi = w*t``). ``cancelled`` names where t is written but cancels (a spun hoop's
+    sin²(ωt) + cos²(ωt), a drive whose amplitude is set to 0): there t is set to 0."""
 
     model: Model
     full: Model
     eliminated: tuple[tuple[str, str], ...] = ()
+    cancelled: tuple[str, ...] = ()
 
     @property
     def reduced(self) -> bool:
         return bool(self.eliminated)
 
-    def note(self) -> str:
-        if not self.reduced:
-            return ""
-        moving = ", ".join(f"{name} = {expr}" for name, expr in self.eliminated)
-        return (f"rheonomic system: equilibria of its reduced Lagrangian in "
-                f"{', '.join(self.model.coordinates)} (seed 002 §23.5), relative equilibria of "
-                f"the system, with {moving}")
+    def notes(self) -> tuple[str, ...]:
+        out = []
+        if self.cancelled:
+            out.append(f"t is written in {', '.join(self.cancelled)} but cancels there (at the "
+                       "parameters' values): the equations do not change with time")
+        if self.reduced:
+            moving = ", ".join(f"{name} = {expr}" for name, expr in self.eliminated)
+            out.append(f"rheonomic system: equilibria of its reduced Lagrangian in "
+                       f"{', '.join(self.model.coordinates)} (seed 002 §23.5), relative "
+                       f"equilibria of the system, with {moving}")
+        return tuple(out)
 
 
-def _time_sources(model: Model) -> list[str]:
+def _time_sources(model: Model) -> tuple[list[str], list[str]]:
+    """Where t is written in L, the forces τ and the constraints: (where the expression truly
+    changes with t at the parameters' values, where t is written but cancels), decided by
+    :func:`lagsim.dependence.depends`."""
     t = model.t
-    out = []
-    if t in se.sympify(model.lagrangian).free_symbols:
-        out.append("the Lagrangian")
-    out += [f"the force on {name}" for name, f in zip(model.coordinates, model.tau)
-            if t in se.sympify(f).free_symbols]
-    out += [f"constraint '{c.name}'" for c in model.constraints
-            if t in se.sympify(c.expression).free_symbols]
-    return out
+    values = model.substitutions()
+    places = [("the Lagrangian", model.lagrangian)]
+    places += [(f"the force on {name}", f) for name, f in zip(model.coordinates, model.tau)]
+    places += [(f"constraint '{c.name}'", c.expression) for c in model.constraints]
+    true, cancelled = [], []
+    for where, expr in places:
+        if t in se.sympify(expr).free_symbols:
+            (true if depends(expr, [t], values) else cancelled).append(where)
+    return true, cancelled
 
 
 def autonomous_model(model: Model, spec: SystemSpec | None = None,
                      q0: Mapping[str, float] | None = None) -> AutonomousModel:
-    """The autonomous model of ``model``: itself when t appears nowhere; when t appears only in
-    holonomic constraints that prescribe one coordinate each (q_k = f(t)), the model with those
-    coordinates substituted (seed 002 §23.5, Lagrange's recipe for such a constraint) if its
-    Lagrangian and forces then do not change with t; else :class:`InputError` naming where t
-    appears. (``spec`` and ``q0`` are accepted for callers that pass the start; the reduction
-    here has a single branch.)"""
-    sources = _time_sources(model)
+    """The autonomous model of ``model``: itself when t appears nowhere; with t set to 0 when t
+    is written but cancels (at the parameters' values, :mod:`lagsim.dependence`); when t
+    appears only in holonomic constraints that prescribe one coordinate each (q_k = f(t)), the
+    model with those coordinates substituted (seed 002 §23.5, Lagrange's recipe for such a
+    constraint) if its Lagrangian and forces then do not change with t; else
+    :class:`InputError` naming where t appears. (``spec`` and ``q0`` are accepted for callers
+    that pass the start; the reduction here has a single branch.)"""
+    sources, cancelled = _time_sources(model)
     if not sources:
-        return AutonomousModel(model, model)
+        if not cancelled:
+            return AutonomousModel(model, model)
+        return AutonomousModel(_frozen(model), model, cancelled=tuple(cancelled))
     where = spec.location if spec is not None else None
     refuse = (f"system '{model.name}' is not autonomous: t appears in {', '.join(sources)}, so "
               "it has no equilibria (rest states need equations that do not change with time)")
     if any(not s.startswith("constraint") for s in sources):
         raise InputError(refuse, where)
-    moving = [c for c in model.constraints if model.t in se.sympify(c.expression).free_symbols]
+    values = model.substitutions()
+    moving = [c for c in model.constraints if depends(c.expression, [model.t], values)]
     for c in moving:
         if c.kind != "holonomic" or not _prescribes_one(c, model):
             raise InputError(f"{refuse}; a rheonomic constraint is reduced here only when it "
                              f"prescribes one coordinate (q = f(t)), and '{c.name}' does not",
                              where)
     reduced, eliminated = _prescribe(model, moving)
-    frozen = _without_t(reduced)
-    if frozen is None:
+    later, _ = _time_sources(reduced)
+    if later:
         raise InputError(f"{refuse}; with {', '.join(f'{k} = {v}' for k, v in eliminated)} "
                          "substituted its Lagrangian still depends on t", where)
-    return AutonomousModel(frozen, model, eliminated)
+    return AutonomousModel(_frozen(reduced), model, eliminated,
+                           tuple(c for c in cancelled if not c.startswith("constraint")))
 
 
 def _prescribe(model: Model, moving: Sequence[Any]) -> tuple[Model, tuple[tuple[str, str], ...]]:
@@ -150,40 +166,27 @@ def _prescribes_one(constraint: Any, model: Model) -> bool:
     used = [a for a in rows if a != 0]
     if len(used) != 1:
         return False
-    symbols = used[0].free_symbols
-    return not (symbols & set(model.q)) and model.t not in symbols
+    return not depends(used[0], [*model.q, model.t], model.substitutions())
 
 
-def _without_t(model: Model) -> Model | None:
-    """``model`` with t set to 0 when its Lagrangian and forces do not change with t (∂/∂t
-    vanishes at seeded random states: cos²(ωt) + sin²(ωt) left unsimplified still contains t),
-    else None."""
-    from lagsim.model import assemble_model
+def _frozen(model: Model) -> Model:
+    """``model`` at t = 0, for a model whose L, τ and constraints do not change with t (t
+    written in them cancels): the same equations, with no t left to read."""
+    from lagsim.model import assemble_model, make_constraint
 
     t = model.t
-    if any(t in se.sympify(c.expression).free_symbols for c in model.constraints):
-        return None
-    exprs = [se.sympify(model.lagrangian), *(se.sympify(f) for f in model.tau)]
-    if not any(t in e.free_symbols for e in exprs):
-        return model
-    rng = np.random.default_rng(SEED)
-    symbols = [*model.q, *model.qd, t]
-    params = model.substitutions()
-    for expr in exprs:
-        rate = se.diff(expr, t).subs(params)
-        size = expr.subs(params)
-        for _ in range(5):
-            point = dict(zip(symbols, rng.uniform(-2.0, 2.0, len(symbols))))
-            value, scale = complex(rate.subs(point)), complex(size.subs(point))
-            if abs(value) > 1e-12 * max(1.0, abs(scale)):
-                return None
     frozen = {t: se.Integer(0)}
     tau = se.DenseMatrix(model.n, 1, [se.sympify(f).subs(frozen) for f in model.tau])
+    constraints = tuple(
+        make_constraint(c.name, c.kind, se.sympify(c.expression).subs(frozen), model.q,
+                        model.qd, t)
+        for c in model.constraints)
     return assemble_model(
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(model.lagrangian).subs(frozen), tau=tau,
-        constraints=model.constraints, parameters=model.parameters,
-        mass_positions=model.mass_positions)
+        constraints=constraints, parameters=model.parameters,
+        mass_positions=tuple((name, tuple(se.sympify(r).subs(frozen) for r in rs))
+                             for name, rs in model.mass_positions))
 
 
 class RestEquations:
@@ -563,7 +566,7 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
     initial = dict(zip(spec.coordinates, spec.initial_state()[0]))
     q0 = np.array([initial[c] for c in auto.model.coordinates], dtype=float)
     solutions, periodic, count = solve_equilibria(eqs, q0, starts)
-    notes = [auto.note()] if auto.reduced else []
+    notes = list(auto.notes())
     pinned = tuple(auto.model.coordinates[i] for i in eqs.pinned)
     if pinned:
         notes.append(f"{', '.join(pinned)} appear{'s' * (len(pinned) == 1)} in no rest "

@@ -411,7 +411,7 @@ def equilibrium_point(spec: SystemSpec, model: Model,
     must be an equilibrium to :data:`AT_TOLERANCE` (refused with its residual otherwise)."""
     auto = autonomous_model(model, spec)
     eqs = RestEquations(auto.model)
-    notes = [auto.note()] if auto.reduced else []
+    notes = list(auto.notes())
     if isinstance(at, str) and at.strip() != "equilibrium":
         at = parse_point(at, spec, auto.model.coordinates)
     if at is None or isinstance(at, str):
@@ -519,8 +519,7 @@ def linear_form(model: Model, simplify: bool = False,
              (f"state x = (z, ż) with δq = N z, z = ({', '.join(lin.independent)}) the "
               "independent coordinates" if auto.model.m else "state x = (δq, δq̇)"),
              "B maps generalized forces δτ on " + ", ".join(names)]
-    if auto.reduced:
-        notes.insert(0, auto.note())
+    notes[:0] = auto.notes()
     if lin.velocity_constraints:
         notes.append("velocity constraints: x = (z, u) with ż = N_v u, δq̇ = N N_v u")
     return Form(

@@ -1,0 +1,144 @@
+"""Wrong answers of `equilibria`, `modes` and `--method rattle` (issue 29), through the CLI.
+
+Closed forms, computed here from their formulas (never taken from lagsim):
+
+* Bead on a hoop of radius R spun at ω about the vertical, written with the spin in the
+  positions (x = R sin θ cos ωt, y = R sin θ sin ωt, z = −R cos θ): L = ½mR²(θ̇² + ω² sin²θ)
+  + mgR cos θ has no t, its equilibria are θ = 0, π and ±θ* with cos θ* = g/(Rω²), and small
+  oscillations about θ* have Ω = ω sin θ* (θ̈ = sin θ (ω² cos θ − g/R); its derivative at θ* is
+  ω²(cos²θ* − 1)).
+* Pendulum: M = m l² (constant). Double pendulum in angles: M₁₁ = (m₁ + m₂)l₁², M₂₂ = m₂l₂²
+  constant, M₁₂ = m₂l₁l₂ cos(θ₁ − θ₂) varying.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from lagsim.cli import main
+
+RTOL = 1e-10
+
+R, G, W = 0.5, 9.81, 7.0
+THETA_STAR = math.acos(G / (R * W**2))
+
+SPUN_HOOP = f"""
+name: spun_hoop
+parameters: {{m: 1.0, R: {R}, g: {G}, w: {W}}}
+coordinates: [theta]
+masses:
+  bead:
+    mass: m
+    position: [R*sin(theta)*cos(w*t), R*sin(theta)*sin(w*t), -R*cos(theta)]
+gravity: [0, 0, -g]
+initial: {{theta: 1.0}}
+"""
+
+DRIVEN = """
+name: driven
+parameters: {m: 1.0, l: 1.0, g: 1.0, c: 0.5, F0: 1.5, w: 0.7}
+coordinates: [theta]
+kinetic: 1/2*m*l**2*theta_dot**2
+potential: -m*g*l*cos(theta)
+dissipation: 1/2*c*theta_dot**2
+forces:
+  theta: F0*cos(w*t)
+initial: {theta: 0.2}
+"""
+
+
+def run(args: list[str], text: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(main, args, input=text)
+    return result.exit_code, result.output
+
+
+def run_json(args: list[str], text: str | None = None) -> dict:
+    code, out = run([*args, "--format", "json"], text)
+    assert code == 0, out
+    return json.loads(out)
+
+
+def error_line(args: list[str], text: str | None = None) -> str:
+    code, out = run(args, text)
+    assert code == 2, out
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lagsim: error: "), out
+    return lines[0]
+
+
+# --- 1. time dependence that cancels --------------------------------------------------------
+
+
+def test_spun_hoop_written_with_cos_wt_has_its_four_equilibria():
+    report = run_json(["equilibria", "-"], SPUN_HOOP)
+    found = sorted(e["q"]["theta"] for e in report["equilibria"])
+    assert len(found) == 4, found
+    expected = sorted([-THETA_STAR, 0.0, THETA_STAR, math.pi])
+    for value, want in zip(found, expected):
+        assert abs(value - want) <= RTOL * max(1.0, abs(want)), (found, expected)
+    stable = sorted(e["q"]["theta"] for e in report["equilibria"]
+                    if e["stability"] == "stable")
+    assert stable == pytest.approx([-THETA_STAR, THETA_STAR], rel=RTOL)
+
+
+def test_spun_hoop_written_with_cos_wt_oscillates_at_w_sin_theta_star():
+    report = run_json(["modes", "-", "--at", "theta=acos(g/(R*w**2))"], SPUN_HOOP)
+    (mode,) = report["modes"]
+    assert mode["frequency_rad_s"] == pytest.approx(W * math.sin(THETA_STAR), rel=RTOL)
+    assert report["stability"] == "stable"
+
+
+def test_spun_hoop_written_with_cos_wt_runs_under_rattle_with_its_energy_kept():
+    """M = m R² does not change with θ or t; RATTLE keeps the (conserved) Jacobi integral
+    h = ½mR²(θ̇² − ω² sin²θ) − mgR cos θ to O(dt²)."""
+    code, out = run(["simulate", "-", "--method", "rattle", "--dt", "0.001", "--t-end", "2"],
+                    SPUN_HOOP)
+    assert code == 0, out
+    rows = [line.split(",") for line in out.strip().splitlines()]
+    header, data = rows[0], [[float(x) for x in r] for r in rows[1:]]
+    th, thd = header.index("theta"), header.index("theta_dot")
+
+    def h(row: list[float]) -> float:
+        return (0.5 * R**2 * (row[thd] ** 2 - W**2 * math.sin(row[th]) ** 2)
+                - G * R * math.cos(row[th]))
+
+    assert max(abs(h(r) - h(data[0])) for r in data) <= 1e-4 * abs(h(data[0]))
+
+
+# --- 2. parameters set on the command line count everywhere ---------------------------------
+
+
+def test_driven_system_with_its_drive_set_to_zero_has_equilibria():
+    message = error_line(["equilibria", "-"], DRIVEN)
+    assert "not autonomous: t appears in the force on theta" in message
+    report = run_json(["equilibria", "-", "--set", "F0=0"], DRIVEN)
+    found = sorted(e["q"]["theta"] for e in report["equilibria"])
+    assert found == pytest.approx([0.0, math.pi], abs=1e-12)
+
+
+def test_driven_system_with_its_drive_set_to_zero_has_modes():
+    """m l² θ̈ + c θ̇ + m g l θ = 0: ω_n = √(g/l) = 1, ζ = c/(2 m l² ω_n) = 0.25."""
+    report = run_json(["modes", "-", "--set", "F0=0"], DRIVEN)
+    (mode,) = report["modes"]
+    assert mode["damping_ratio"] == pytest.approx(0.25, rel=RTOL)
+    assert report["equilibrium"]["theta"] == 0.0
+
+
+# --- 3. rattle names the entry of M that varies ---------------------------------------------
+
+
+def test_rattle_takes_the_pendulum_whose_mass_matrix_is_constant():
+    code, out = run(["simulate", "pendulum", "--method", "rattle", "--dt", "0.01",
+                     "--t-end", "0.5"])
+    assert code == 0, out
+    assert out.splitlines()[0].startswith("t,theta,theta_dot")
+
+
+def test_rattle_names_the_off_diagonal_entry_of_the_double_pendulum():
+    message = error_line(["simulate", "double_pendulum", "--method", "rattle", "--dt", "0.01"])
+    assert ("the entry (theta1, theta2) depends on theta1, theta2; use --method variational"
+            in message), message

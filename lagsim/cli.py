@@ -924,7 +924,8 @@ def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
 @main.command(epilog=_example("modes"))
 @click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
 @click.option("--at", "at", default="equilibrium", show_default=True, metavar="POINT",
-              help="'equilibrium' (the one nearest the initial state) or a point such as "
+              help="'equilibrium' (the stable one nearest the initial state, else the "
+                   "nearest; the report says which) or a point such as "
                    "\"theta1=0, theta2=pi\" (other coordinates at their initial values), which "
                    "must be an equilibrium to 1e-9.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",

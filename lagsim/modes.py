@@ -22,7 +22,7 @@ Mode shapes are δq = N z in the file's coordinates, scaled so that the largest 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -404,9 +404,32 @@ class Point:
     system: str
 
 
+CHOICE = ("the stable equilibrium nearest the initial state",
+          "the linearly stable equilibrium nearest the initial state (no stable one was found)",
+          "the equilibrium nearest the initial state (no stable one was found)")
+
+
+def choose_equilibrium(eqs: RestEquations, solutions: Sequence[tuple[Any, ...]]
+                       ) -> tuple[tuple[Any, ...], str]:
+    """The equilibrium to linearize about by default, of ``solutions`` (nearest the initial
+    state first), and how it was chosen (:data:`CHOICE`): the stable one nearest the initial
+    state (small oscillations are about a stable rest state: the double pendulum's
+    ω² = (g/l)(2 ∓ √2) hang down, though its bundled start is nearer the upright one), else the
+    linearly stable one (undamped modes, nonlinear stability undecided), else the nearest."""
+    def rank(k: int) -> tuple[int, int]:
+        q, lam, *_ = solutions[k]
+        stability = linearize(eqs, q, lam).stability()
+        if stability in ("stable", "asymptotically stable"):
+            return 0, k
+        return (1 if stability.startswith("linearly stable") else 2), k
+
+    kind, best = min(rank(k) for k in range(len(solutions)))
+    return solutions[best], CHOICE[kind]
+
+
 def equilibrium_point(spec: SystemSpec, model: Model,
                       at: Mapping[str, float] | str | None = None) -> Point:
-    """The equilibrium to linearize about: the one nearest the initial state (``at`` None or
+    """The equilibrium to linearize about: :func:`choose_equilibrium` (``at`` None or
     ``"equilibrium"``), or the point ``at`` (coordinate → value, or ``"theta=0, ..."``), which
     must be an equilibrium to :data:`AT_TOLERANCE` (refused with its residual otherwise)."""
     auto = autonomous_model(model, spec)
@@ -422,9 +445,8 @@ def equilibrium_point(spec: SystemSpec, model: Model,
             raise InputError(f"system '{model.name}' has no equilibrium near any of {count} "
                              "starts, so there is nothing to linearize about",
                              spec.location)
-        q, lam, residual, family = solutions[0]
-        notes.append("about the equilibrium nearest the initial state (`lagsim equilibria` "
-                     "lists all)")
+        (q, lam, residual, family), which = choose_equilibrium(eqs, solutions)
+        notes.append(f"about {which} (`lagsim equilibria` lists all)")
         if family:
             notes.append(f"this equilibrium lies on a {family}-dimensional family of equilibria")
         if eqs.pinned:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -142,3 +144,27 @@ def test_rattle_names_the_off_diagonal_entry_of_the_double_pendulum():
     message = error_line(["simulate", "double_pendulum", "--method", "rattle", "--dt", "0.01"])
     assert ("the entry (theta1, theta2) depends on theta1, theta2; use --method variational"
             in message), message
+
+
+# --- 5. the README's modes line is true -----------------------------------------------------
+
+
+def readme_command(start: str) -> list[str]:
+    """The README's command line ``start`` (then its comment), as arguments."""
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    (line,) = [ln for ln in readme.read_text().splitlines()
+               if ln.split("#")[0].strip() == start]
+    return shlex.split(line.split("#")[0])[1:]
+
+
+def test_readme_modes_of_the_double_pendulum_give_its_hanging_frequencies():
+    """m1 = m2, l1 = l2 (the bundled file): ω² = (g/l)(2 ∓ √2) to 1e-9, though the bundled start
+    (120°, 120°) is nearest the upright equilibrium."""
+    args = readme_command("lagsim modes double_pendulum")
+    assert args == ["modes", "double_pendulum"]
+    report = run_json(args)
+    omega2 = [m["omega_squared"] for m in report["modes"]]
+    expected = [G * (2 - math.sqrt(2)), G * (2 + math.sqrt(2))]
+    assert omega2 == pytest.approx(expected, rel=1e-9)
+    assert report["equilibrium"] == {"theta1": 0.0, "theta2": 0.0}
+    assert "about the stable equilibrium nearest the initial state" in report["notes"][-1]

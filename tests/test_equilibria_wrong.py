@@ -168,3 +168,94 @@ def test_readme_modes_of_the_double_pendulum_give_its_hanging_frequencies():
     assert omega2 == pytest.approx(expected, rel=1e-9)
     assert report["equilibrium"] == {"theta1": 0.0, "theta2": 0.0}
     assert "about the stable equilibrium nearest the initial state" in report["notes"][-1]
+
+
+# --- 6. damped modes: one line per mode, natural and damped frequency -------------------------
+
+DAMPED_1 = """
+name: damped1
+parameters: {m: 2.0, k: 8.0, c: 1.2}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*x**2
+dissipation: 1/2*c*x_dot**2
+initial: {x: 0.1}
+"""
+
+DAMPED_2 = """
+name: damped2
+parameters: {m: 1.5, k: 3.0, c: 0.4}
+coordinates: [x1, x2]
+kinetic: 1/2*m*(x1_dot**2 + x2_dot**2)
+potential: 1/2*k*x1**2 + 1/2*k*(x2 - x1)**2
+dissipation: 1/2*c*(x1_dot**2 + x2_dot**2)
+initial: {x1: 0.1}
+"""
+
+MIXED_2 = """
+name: mixed2
+parameters: {m1: 1.0, k1: 2.0, c1: 5.0, m2: 3.0, k2: 12.0, c2: 0.6}
+coordinates: [x1, x2]
+kinetic: 1/2*m1*x1_dot**2 + 1/2*m2*x2_dot**2
+potential: 1/2*k1*x1**2 + 1/2*k2*x2**2
+dissipation: 1/2*c1*x1_dot**2 + 1/2*c2*x2_dot**2
+initial: {x1: 0.1}
+"""
+
+
+def mode_lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.lstrip().startswith("mode ")) + 1
+    out = []
+    for line in lines[start:]:
+        if not line.strip() or not line.split()[0].isdigit():
+            break
+        out.append(line)
+    return out
+
+
+def test_damped_oscillator_prints_natural_and_damped_frequency():
+    m, k, c = 2.0, 8.0, 1.2
+    wn = math.sqrt(k / m)
+    zeta = c / (2 * math.sqrt(m * k))
+    (mode,) = run_json(["modes", "-"], DAMPED_1)["modes"]
+    assert mode["frequency_rad_s"] == pytest.approx(wn, rel=RTOL)
+    assert mode["damped_frequency_rad_s"] == pytest.approx(wn * math.sqrt(1 - zeta**2), rel=RTOL)
+    assert mode["damping_ratio"] == pytest.approx(zeta, rel=RTOL)
+    code, text = run(["modes", "-"], DAMPED_1)
+    assert code == 0 and "ω_n (rad/s)" in text and "ω_d (rad/s)" in text
+    (line,) = mode_lines(text)
+    assert float(line.split()[3]) == pytest.approx(wn * math.sqrt(1 - zeta**2), rel=1e-9)
+
+
+def test_classically_damped_two_dof_oscillator_has_two_modes_with_both_frequencies():
+    """M = m I, C = c I, K = k [[2, −1], [−1, 1]]: ω_n² = (k/m)(3 ∓ √5)/2, ζ = c/(2 m ω_n)."""
+    m, k, c = 1.5, 3.0, 0.4
+    report = run_json(["modes", "-"], DAMPED_2)
+    assert report["degrees_of_freedom"] == 2 and len(report["modes"]) == 2
+    for mode, sign in zip(report["modes"], (-1, 1)):
+        wn = math.sqrt(k / m * (3 + sign * math.sqrt(5)) / 2)
+        zeta = c / (2 * m * wn)
+        assert mode["frequency_rad_s"] == pytest.approx(wn, rel=RTOL)
+        assert mode["damping_ratio"] == pytest.approx(zeta, rel=RTOL)
+        assert mode["damped_frequency_rad_s"] == pytest.approx(wn * math.sqrt(1 - zeta**2),
+                                                               rel=RTOL)
+
+
+def test_an_overdamped_and_a_damped_dof_give_two_lines_not_three():
+    """x1 overdamped (c1² > 4 m1 k1): roots (−c1 ± √(c1² − 4m1k1))/2m1 make one mode with
+    ω_n = √(k1/m1), ζ = c1/(2√(m1k1)); x2 damped at ω_d = ω_n √(1 − ζ²)."""
+    code, text = run(["modes", "-"], MIXED_2)
+    assert code == 0, text
+    assert "2 degrees of freedom" in text
+    assert len(mode_lines(text)) == 2, text
+    modes = {m["kind"]: m for m in run_json(["modes", "-"], MIXED_2)["modes"]}
+    slow = modes["overdamped"]
+    assert slow["frequency_rad_s"] == pytest.approx(math.sqrt(2.0), rel=RTOL)
+    assert slow["damping_ratio"] == pytest.approx(5.0 / (2 * math.sqrt(2.0)), rel=RTOL)
+    root = math.sqrt(25.0 - 8.0)
+    assert sorted(-s["re"] for s in slow["eigenvalues"]) == pytest.approx(
+        [(5.0 - root) / 2, (5.0 + root) / 2], rel=RTOL)
+    wn, zeta = 2.0, 0.6 / (2 * math.sqrt(36.0))
+    assert modes["damped"]["damped_frequency_rad_s"] == pytest.approx(
+        wn * math.sqrt(1 - zeta**2), rel=RTOL)

@@ -18,7 +18,8 @@ the symmetric generalized eigenproblem K_r v = ω² M_r v (exact to rounding), o
 eigenvalues s of the first-order state matrix, one mode per degree of freedom: a complex pair
 s, s̄ is one mode with natural frequency |s|, damped frequency Im s and damping ratio −Re s/|s|;
 real roots pair by their shapes into overdamped, neutral or unstable modes (ω_n = √(s₁s₂)); the
-zero roots left over with velocity constraints are the drift of the rest position, no mode.
+zero roots left over with velocity constraints are frozen directions (a displacement there stays),
+no mode.
 Mode shapes are δq = N z in the file's coordinates, scaled so that the largest component is 1.
 """
 
@@ -192,22 +193,22 @@ class Linearization:
     def _general_modes(self) -> tuple[Mode, ...]:
         return self._roots()[0]
 
-    def drift(self) -> tuple[Mode, ...]:
+    def frozen(self) -> tuple[Mode, ...]:
         """The zero roots of the state matrix that are no mode: directions of the configuration
-        that the velocity constraints leave (k − k_v of them, a skate's sideways position),
-        along which the rest position drifts; empty without velocity constraints."""
+        that the velocity constraints leave (k − k_v of them, a skate's sideways position): a
+        displacement along them stays where it is; empty without velocity constraints."""
         if self.singular or self.conservative():
             return ()
         return self._roots()[1]
 
     def _roots(self) -> tuple[tuple[Mode, ...], tuple[Mode, ...]]:
-        """(modes, drift): the eigenvalues s of the state matrix grouped into modes, one per
+        """(modes, frozen): the eigenvalues s of the state matrix grouped into modes, one per
         degree of freedom. A complex pair s, s̄ is one mode (natural frequency |s|, damped
         frequency Im s, ζ = −Re s/|s|); the real roots pair by the likeness of their shapes δq
         (exact for classical damping, where both roots of an overdamped mode share its shape)
         into overdamped modes (roots of s² + 2ζω_n s + ω_n², so ω_n = √(s₁s₂),
         ζ = −(s₁ + s₂)/(2ω_n) ≥ 1), neutral or unstable ones; real roots left over are
-        :meth:`drift`."""
+        :meth:`frozen`."""
         S, _ = self.state_space()
         if not S.size:
             return (), ()
@@ -222,11 +223,41 @@ class Linearization:
         wanted = min(max(self.Nv.shape[1] - len(oscillating), 0), len(real) // 2)
         pairs = _pair_by_shape(real, shapes, wanted)
         paired = {i for pair in pairs for i in pair}
+        left = [i for i in real if i not in paired]
+        if self.velocity_constraints:
+            resting = [(i, j) for i, j in pairs if values[i] == 0 and values[j] == 0]
+            free, frozen = self._zero_root_shapes(len(resting), len(left))
+            shapes = list(shapes)
+            for (i, _), shape in zip(resting, free):
+                shapes[i] = shape
+            for i, shape in zip(left, frozen):
+                shapes[i] = shape
         modes = [_mode((values[i],), shapes[i]) for i in oscillating]
         modes += [_mode((values[i], values[j]), shapes[i]) for i, j in pairs]
         modes.sort(key=lambda mode: (mode.frequency, mode.eigenvalue.real))
-        drift = tuple(_mode((values[i],), shapes[i]) for i in real if i not in paired)
-        return tuple(modes), drift
+        frozen = tuple(_mode((values[i],), shapes[i]) for i in left)
+        return tuple(modes), frozen
+
+    def _zero_root_shapes(self, resting: int, frozen: int
+                          ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Shapes δq for the zero roots under velocity constraints, where the eigenvectors
+        (z, 0) of a defective zero root do not say which way the system moves: the ``resting``
+        neutral modes move with constant rates u that no force resists (K_r N_v u = 0,
+        D_r u = 0), along δq = N N_v u, so they satisfy the velocity constraints a·δq = 0; the
+        ``frozen`` directions are the rest of the rest positions K_r z = 0, the z not reached
+        by those motions. Each list is empty when its count does not match the null spaces."""
+        Kr, Dr = self.Kr, self.Dr
+        moving = _null_basis(np.vstack([Kr @ self.Nv, Dr]))
+        free = [self.G @ u for u in moving.T] if moving.shape[1] == resting else []
+        still = _null_basis(Kr)
+        reached = self.Nv @ moving
+        if reached.size:
+            basis, _ = np.linalg.qr(reached)
+            still = still - basis @ (basis.T @ still)
+        u, sv, _ = np.linalg.svd(still, full_matrices=False)
+        kept = u[:, sv > 1e-9 * max(float(sv.max(initial=0.0)), 1e-300)]
+        rest = [self.N @ z for z in kept.T] if kept.shape[1] == frozen else []
+        return free, rest
 
     def stability(self) -> str:
         """One word or phrase for the equilibrium's stability from the linearization."""
@@ -237,13 +268,23 @@ class Linearization:
             return "stable (no degree of freedom)"
         if any(m.kind == "unstable" for m in modes):
             return "unstable"
-        if any(m.kind == "neutral" for m in modes) or self.drift():
+        if any(m.kind == "neutral" for m in modes) or self.frozen():
             return "neutral (zero-frequency directions: the linearization does not decide)"
         if all(s.real < 0 for m in modes for s in m.eigenvalues):
             return "asymptotically stable"
         if self.conservative():
             return "stable"
         return "linearly stable (undamped modes: nonlinear stability not decided)"
+
+
+def _null_basis(matrix: np.ndarray) -> np.ndarray:
+    """An orthonormal basis (columns) of the null space of ``matrix`` (SVD, relative 1e-9)."""
+    cols = matrix.shape[1]
+    if not matrix.size:
+        return np.eye(cols)
+    _, sv, vt = np.linalg.svd(matrix)
+    rank = int(np.sum(sv > 1e-9 * max(float(sv.max(initial=0.0)), 1e-300)))
+    return vt[rank:].T
 
 
 def _pair_by_shape(real: list[int], shapes: list[np.ndarray], count: int
@@ -284,7 +325,7 @@ def _mode(roots: tuple[complex, ...], shape: np.ndarray) -> Mode:
     if big > 0:
         kind = "unstable"
     elif big == 0:
-        kind = "neutral" if len(roots) == 2 else "drift"
+        kind = "neutral" if len(roots) == 2 else "frozen"
     else:
         kind = "overdamped"
     natural = math.sqrt(product) if kind == "overdamped" and product else 0.0
@@ -388,7 +429,7 @@ class ModesReport:
     K: tuple[tuple[float, ...], ...]
     notes: tuple[str, ...] = ()
     eliminated: tuple[tuple[str, str], ...] = field(default=())
-    drift: tuple[Mode, ...] = ()
+    frozen: tuple[Mode, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -401,7 +442,7 @@ class ModesReport:
             "degrees_of_freedom": self.dof,
             "stability": self.stability,
             "modes": [m.to_dict(self.coordinates) for m in self.modes],
-            "drift": [m.to_dict(self.coordinates) for m in self.drift],
+            "frozen": [m.to_dict(self.coordinates) for m in self.frozen],
             "M0": [list(r) for r in self.M0],
             "D": [list(r) for r in self.D],
             "K": [list(r) for r in self.K],
@@ -429,11 +470,11 @@ class ModesReport:
         lines.append("(the oscillation seen), f_n = ω_n/2π; s: roots of the state matrix, a "
                      "complex pair given once")
         lines.append("")
-        shown = (*self.modes, *self.drift)
+        shown = (*self.modes, *self.frozen)
         lines.append("mode shapes δq (largest component 1):")
         width = max(len(c) for c in self.coordinates)
         labels = [f"mode {k}" for k in range(1, len(self.modes) + 1)]
-        labels += [f"drift {k}" for k in range(1, len(self.drift) + 1)]
+        labels += [f"frozen {k}" for k in range(1, len(self.frozen) + 1)]
         lines.append(" " * width + "".join(f"  {label:>12}" for label in labels))
         for i, name in enumerate(self.coordinates):
             cells = "".join(f"  {_cell(m.shape[i]):>12}" for m in shown)
@@ -573,14 +614,15 @@ def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str |
     if lin.singular:
         notes.append("the mass matrix is singular here (a singular point of the coordinates): "
                      "no modes; linearize in other coordinates")
-    drift = lin.drift()
+    frozen = lin.frozen()
     if lin.velocity_constraints:
         notes.append("velocity constraints: first-order linearization on their rates "
                      f"(state of dimension {lin.dof + lin.Nv.shape[1]})")
-    if drift:
-        notes.append(f"{len(drift)} zero root{'s' * (len(drift) != 1)} of the state matrix "
-                     f"{'are' if len(drift) != 1 else 'is'} no mode: the velocity constraints "
-                     "leave the rest position free to drift along the shapes 'drift'")
+    if frozen:
+        notes.append(f"{len(frozen)} zero root{'s' * (len(frozen) != 1)} of the state matrix "
+                     f"{'are' if len(frozen) != 1 else 'is'} no mode: a displacement along the "
+                     "shapes 'frozen' stays where it is (the velocity constraints allow no "
+                     "motion that undoes it)")
     names = point.eqs.model
     return ModesReport(
         system=point.system, coordinates=names.coordinates,
@@ -588,7 +630,7 @@ def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str |
         q=_snap(point.q), lam=_snap(point.lam),
         residual=point.residual, dof=lin.Nv.shape[1], stability=lin.stability(),
         modes=lin.modes(), M0=_rows(lin.M0), D=_rows(lin.D), K=_rows(lin.K),
-        notes=tuple(notes), eliminated=point.eliminated, drift=drift)
+        notes=tuple(notes), eliminated=point.eliminated, frozen=frozen)
 
 
 def _exact_float(value: float) -> Any:

@@ -259,3 +259,43 @@ def test_an_overdamped_and_a_damped_dof_give_two_lines_not_three():
     wn, zeta = 2.0, 0.6 / (2 * math.sqrt(36.0))
     assert modes["damped"]["damped_frequency_rad_s"] == pytest.approx(
         wn * math.sqrt(1 - zeta**2), rel=RTOL)
+
+
+# --- 7. mode shapes respect velocity constraints ----------------------------------------------
+
+
+def test_rolling_disk_mode_shape_rolls_without_slipping():
+    """rolling_disk_line at rest (τ = 0): ẋ = R cos α φ̇, ẏ = R sin α φ̇. Its one mode is
+    rolling, δq ∝ (R cos α, R sin α, 1); every printed mode shape satisfies a·δq = 0."""
+    radius, alpha = 0.5, 0.5235987755982988
+    report = run_json(["modes", "rolling_disk_line", "--set", "tau=0"])
+    assert report["degrees_of_freedom"] == 1 and len(report["modes"]) == 1
+    for mode in report["modes"]:
+        shape = mode["shape"]
+        assert abs(shape["x"] - radius * math.cos(alpha) * shape["phi"]) <= 1e-12
+        assert abs(shape["y"] - radius * math.sin(alpha) * shape["phi"]) <= 1e-12
+        assert max(abs(v) for v in shape.values()) == pytest.approx(1.0, abs=1e-15)
+
+
+def test_skate_with_a_spring_freezes_the_sideways_direction_and_moves_by_its_rates():
+    """The skate (ẋ sin ψ − ẏ cos ψ = 0) with a spring k on x and y, at ψ = 0: x oscillates
+    at √(k/m), ψ turns freely (a neutral mode, δq = (0, 0, 1), allowed since ẏ = 0), and a
+    sideways displacement y stays: a frozen direction, not a mode."""
+    skate = """
+name: spring_skate
+parameters: {m: 1.5, J: 0.1, k: 6.0}
+coordinates: [x, y, psi]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
+potential: 1/2*k*(x**2 + y**2)
+constraints:
+  - name: skate
+    velocity: x_dot*sin(psi) - y_dot*cos(psi)
+initial: {x: 0.1}
+"""
+    report = run_json(["modes", "-", "--at", "x=0, y=0, psi=0"], skate)
+    kinds = sorted(m["kind"] for m in report["modes"])
+    assert kinds == ["neutral", "oscillatory"]
+    for mode in report["modes"]:
+        assert abs(mode["shape"]["y"]) <= 1e-12
+    (frozen,) = report["frozen"]
+    assert frozen["shape"] == {"x": 0.0, "y": 1.0, "psi": 0.0}

@@ -299,3 +299,86 @@ initial: {x: 0.1}
         assert abs(mode["shape"]["y"]) <= 1e-12
     (frozen,) = report["frozen"]
     assert frozen["shape"] == {"x": 0.0, "y": 1.0, "psi": 0.0}
+
+
+# --- 8. inertia on the motions the constraints allow ------------------------------------------
+
+ROD = """
+name: rod_body
+parameters: {m: 1.0, L: 1.0, g: 9.81}
+coordinates: [x1, y1, x2, y2]
+masses:
+  rod:
+    mass: m
+    position: [(x1 + x2)/2, (y1 + y2)/2]
+    inertia: m*L**2/12
+    angle: atan2(y2 - y1, x2 - x1)
+gravity: [0, -g]
+constraints:
+  - name: length
+    holonomic: (x2 - x1)**2 + (y2 - y1)**2 - L**2
+initial: {x1: 0, y1: 0, x2: 1, y2: 0, y2_dot: 1}
+"""
+
+PULLEY = """
+name: pulley
+parameters: {m1: 1.0, m2: 3.0, g: 9.81, l: 4.0, d: 0.5}
+coordinates: [y1, yp, y2]
+masses:
+  a: {mass: m1, position: [0, y1]}
+  b: {mass: m2, position: [1, y2]}
+gravity: [0, -g]
+constraints:
+  - name: rope
+    holonomic: -y1 - 2*yp - l
+  - name: hanger
+    holonomic: y2 - yp + d
+initial: {y1: -1, yp: -1.5, y2: -2}
+"""
+
+
+def last_row(out: str) -> dict[str, float]:
+    lines = out.strip().splitlines()
+    return dict(zip(lines[0].split(","), (float(x) for x in lines[-1].split(","))))
+
+
+def test_rod_written_as_one_body_over_its_ends_flies_as_a_rigid_body():
+    """No stretch in T (the constraint removes it): the free rod's centre falls from (1/2, 0)
+    with velocity (0, 1/2) and it turns at 1 rad/s: x1,2 = 1/2 ∓ ½cos t,
+    y1,2 = t/2 − g t²/2 ∓ ½ sin t."""
+    result = CliRunner().invoke(
+        main, ["simulate", "-", "--t-end", "1"], input=ROD)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "singular at the start along δq = (x1: 1, x2: -1)" in result.stderr
+    row = last_row(result.stdout)
+    t = row["t"]
+    centre_y = t / 2 - G * t * t / 2
+    expected = {"x1": 0.5 - 0.5 * math.cos(t), "x2": 0.5 + 0.5 * math.cos(t),
+                "y1": centre_y - 0.5 * math.sin(t), "y2": centre_y + 0.5 * math.sin(t)}
+    for name, value in expected.items():
+        assert row[name] == pytest.approx(value, abs=1e-6), name
+
+
+def test_rod_without_rotational_inertia_blames_the_turning_not_the_stretch():
+    """A point mass at the centre: the allowed motion without inertia is the rod turning,
+    δq ∝ (y1: 1, y2: −1) at the horizontal start, not x1 (the stretch, which the rod removes)."""
+    text = ROD.replace("    inertia: m*L**2/12\n", "").replace(
+        "    angle: atan2(y2 - y1, x2 - x1)\n", "")
+    message = error_line(["simulate", "-", "--t-end", "1"], text)
+    assert ("on the motions the constraints allow: the kinetic energy gives no inertia to "
+            "δq = (y1: 1, y2: -1)" in message), message
+    assert "give y1 a mass or inertia" in message
+
+
+def test_massless_movable_pulley_runs_with_the_reduced_formulation():
+    """Rope −y1 − 2yp = l, m2 hanging at yp − d: ÿp = −g(m2 − 2m1)/(4m1 + m2), ÿ1 = −2ÿp."""
+    m1, m2 = 1.0, 3.0
+    acc = -G * (m2 - 2 * m1) / (4 * m1 + m2)
+    result = CliRunner().invoke(
+        main, ["simulate", "-", "--t-end", "1", "--formulation", "reduced"], input=PULLEY)
+    assert result.exit_code == 0, result.output + result.stderr
+    row = last_row(result.stdout)
+    t = row["t"]
+    assert row["yp"] == pytest.approx(-1.5 + acc * t * t / 2, abs=1e-9)
+    assert row["y1"] == pytest.approx(-1.0 - acc * t * t, abs=1e-9)
+    assert row["y2"] == pytest.approx(-2.0 + acc * t * t / 2, abs=1e-9)

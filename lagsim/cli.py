@@ -909,11 +909,15 @@ def _report_out(report: Any, fmt: str) -> None:
 def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
     """List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and the constraints.
 
-    Found by Newton's method from the initial state and a seeded spread of starts,
-    deduplicated (angles modulo 2π), nearest to the initial state first, each with its residual,
-    multipliers and stability from the linearization. A system that depends on time has none;
-    one whose time dependence sits in holonomic constraints (a hoop turned at a prescribed rate)
-    is treated through its reduced Lagrangian when that is autonomous.
+    Found by Newton's method from the initial state, a seeded spread of starts and, from each
+    equilibrium found, its images (an angle turned by π, a sign flipped), steps along each
+    coordinate and midpoints to the others, until they give nothing new; deduplicated (angles
+    modulo 2π), nearest to the initial state first, each with its residual, multipliers and
+    stability from the linearization. A search, not a proof: an equilibrium that no start
+    leads to is missed, and the output says when the search was cut short. A system that
+    depends on time has none; one whose time dependence sits in holonomic constraints (a hoop
+    turned at a prescribed rate) is treated through its reduced Lagrangian when that is
+    autonomous.
     """
     from lagsim.equilibria import find_equilibria
 

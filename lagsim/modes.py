@@ -575,7 +575,8 @@ def equilibrium_point(spec: SystemSpec, model: Model,
     if at is None or isinstance(at, str):
         initial = dict(zip(spec.coordinates, spec.initial_state()[0]))
         q0 = np.array([initial[c] for c in auto.model.coordinates], dtype=float)
-        solutions, periodic, count = solve_equilibria(eqs, q0)
+        search = solve_equilibria(eqs, q0)
+        solutions, count = search.solutions, search.starts
         if not solutions:
             raise InputError(f"system '{model.name}' has no equilibrium near any of {count} "
                              "starts, so there is nothing to linearize about",
@@ -655,7 +656,8 @@ def linear_form(model: Model, simplify: bool = False,
     auto = autonomous_model(model, q0=q0)
     eqs = RestEquations(auto.model)
     start = np.array([float((q0 or {}).get(c, 0.0)) for c in auto.model.coordinates])
-    solutions, _, count = solve_equilibria(eqs, start)
+    search = solve_equilibria(eqs, start)
+    solutions, count = search.solutions, search.starts
     if not solutions:
         raise InputError(f"system '{model.name}' has no equilibrium near any of {count} starts, "
                          "so there is no linearization to print")

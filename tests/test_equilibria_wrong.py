@@ -382,3 +382,60 @@ def test_massless_movable_pulley_runs_with_the_reduced_formulation():
     assert row["yp"] == pytest.approx(-1.5 + acc * t * t / 2, abs=1e-9)
     assert row["y1"] == pytest.approx(-1.0 - acc * t * t, abs=1e-9)
     assert row["y2"] == pytest.approx(-2.0 + acc * t * t / 2, abs=1e-9)
+
+
+# --- 4. the equilibrium search: continuation, images, and saying when it may be incomplete ----
+
+CHAIN5 = """
+name: chain5
+parameters: {m: 1.0, l: 1.0, g: 9.81}
+coordinates: [a, b, c, d, e]
+masses:
+  p1: {mass: m, position: [l*sin(a), -l*cos(a)]}
+  p2: {mass: m, position: [l*sin(a) + l*sin(b), -l*cos(a) - l*cos(b)]}
+  p3: {mass: m, position: [l*sin(a) + l*sin(b) + l*sin(c), -l*cos(a) - l*cos(b) - l*cos(c)]}
+  p4:
+    mass: m
+    position: [l*sin(a) + l*sin(b) + l*sin(c) + l*sin(d),
+               -l*cos(a) - l*cos(b) - l*cos(c) - l*cos(d)]
+  p5:
+    mass: m
+    position: [l*sin(a) + l*sin(b) + l*sin(c) + l*sin(d) + l*sin(e),
+               -l*cos(a) - l*cos(b) - l*cos(c) - l*cos(d) - l*cos(e)]
+gravity: [0, -g]
+initial: {a: 0.1}
+"""
+
+
+def test_five_link_chain_has_all_thirty_two_equilibria():
+    """Each link hangs down or stands up (sin θ_k = 0 for every k): 2⁵ = 32 equilibria, only
+    the hanging one stable; the search found 26 and listed 24 before continuation."""
+    report = run_json(["equilibria", "-"], CHAIN5)
+    assert report["search_closed"] is True
+    points = {tuple(round(v / math.pi) % 2 for v in e["q"].values())
+              for e in report["equilibria"]}
+    assert len(report["equilibria"]) == 32 and len(points) == 32
+    for e in report["equilibria"]:
+        for v in e["q"].values():
+            assert min(abs(v), abs(abs(v) - math.pi)) <= 1e-12
+    stable = [e for e in report["equilibria"] if e["stability"] == "stable"]
+    assert len(stable) == 1 and all(v == 0.0 for v in stable[0]["q"].values())
+
+
+def test_double_pendulum_has_its_four_equilibria():
+    report = run_json(["equilibria", "double_pendulum"])
+    found = sorted((round(e["q"]["theta1"], 12), round(e["q"]["theta2"], 12))
+                   for e in report["equilibria"])
+    pi = round(math.pi, 12)
+    assert found == [(0.0, 0.0), (0.0, pi), (pi, 0.0), (pi, pi)]
+
+
+def test_a_search_cut_short_says_it_may_be_incomplete(monkeypatch):
+    from lagsim import equilibria
+
+    monkeypatch.setattr(equilibria, "MAX_STARTS", 20)
+    report = run_json(["equilibria", "-"], CHAIN5)
+    assert report["search_closed"] is False
+    assert report["starts"] == 20
+    assert any(note.startswith("the search may be incomplete: it stopped at 20 Newton starts")
+               for note in report["notes"])

@@ -111,6 +111,14 @@ def test_spun_hoop_written_with_cos_wt_runs_under_rattle_with_its_energy_kept():
     assert max(abs(h(r) - h(data[0])) for r in data) <= 1e-4 * abs(h(data[0]))
 
 
+def test_hoop_spun_up_is_still_refused_since_its_lagrangian_changes_with_t():
+    """Spin angle w t²: L = ½mR²(θ̇² + 4w²t² sin²θ) + mgR cos θ depends on t."""
+    text = SPUN_HOOP.replace("w*t)", "w*t**2)")
+    assert text.count("w*t**2") == 2
+    message = error_line(["equilibria", "-"], text)
+    assert "is not autonomous: t appears in the Lagrangian" in message
+
+
 # --- 2. parameters set on the command line count everywhere ---------------------------------
 
 

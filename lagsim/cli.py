@@ -937,11 +937,15 @@ def _report_out(report: Any, fmt: str) -> None:
 def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
     """List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and the constraints.
 
-    Found by Newton's method from the initial state and a seeded spread of starts,
-    deduplicated (angles modulo 2π), nearest to the initial state first, each with its residual,
-    multipliers and stability from the linearization. A system that depends on time has none;
-    one whose time dependence sits in holonomic constraints (a hoop turned at a prescribed rate)
-    is treated through its reduced Lagrangian when that is autonomous.
+    Found by Newton's method from the initial state, a seeded spread of starts and, from each
+    equilibrium found, its images (an angle turned by π, a sign flipped), steps along each
+    coordinate and midpoints to the others, until they give nothing new; deduplicated (angles
+    modulo 2π), nearest to the initial state first, each with its residual, multipliers and
+    stability from the linearization. A search, not a proof: an equilibrium that no start
+    leads to is missed, and the output says when the search was cut short. A system that
+    depends on time has none; one whose time dependence sits in holonomic constraints (a hoop
+    turned at a prescribed rate) is treated through its reduced Lagrangian when that is
+    autonomous.
     """
     from lagsim.equilibria import find_equilibria
 
@@ -952,7 +956,8 @@ def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
 @main.command(epilog=_example("modes"))
 @click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
 @click.option("--at", "at", default="equilibrium", show_default=True, metavar="POINT",
-              help="'equilibrium' (the one nearest the initial state) or a point such as "
+              help="'equilibrium' (the stable one nearest the initial state, else the "
+                   "nearest; the report says which) or a point such as "
                    "\"theta1=0, theta2=pi\" (other coordinates at their initial values), which "
                    "must be an equilibrium to 1e-9.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.dependence import depends
 from lagsim.errors import InputError, Location
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
@@ -40,8 +41,10 @@ SEED = 20261202
 NEWTON_ITERATIONS = 50
 STALL = 8
 """A start is abandoned when its residual has not halved in this many Newton steps."""
-MAX_REPORTED = 24
+MAX_REPORTED = 64
 """At most this many equilibria are listed (a family of equilibria gives one per start)."""
+MAX_STARTS = 2000
+"""Newton runs after which the search stops, continuation starts left or not."""
 TWO_PI = 2.0 * math.pi
 
 
@@ -49,65 +52,80 @@ TWO_PI = 2.0 * math.pi
 class AutonomousModel:
     """The model whose rest states are the equilibria: the system's own when it is autonomous,
     else its reduced form (``eliminated`` gives each eliminated coordinate in the free ones and
-    t, e.g. ``phi = w*t``)."""
+    t, e.g. ``phi = w*t``). ``cancelled`` names where t is written but cancels (a spun hoop's
+    sin²(ωt) + cos²(ωt), a drive whose amplitude is set to 0): there t is set to 0."""
 
     model: Model
     full: Model
     eliminated: tuple[tuple[str, str], ...] = ()
+    cancelled: tuple[str, ...] = ()
 
     @property
     def reduced(self) -> bool:
         return bool(self.eliminated)
 
-    def note(self) -> str:
-        if not self.reduced:
-            return ""
-        moving = ", ".join(f"{name} = {expr}" for name, expr in self.eliminated)
-        return (f"rheonomic system: equilibria of its reduced Lagrangian in "
-                f"{', '.join(self.model.coordinates)} (seed 002 §23.5), relative equilibria of "
-                f"the system, with {moving}")
+    def notes(self) -> tuple[str, ...]:
+        out = []
+        if self.cancelled:
+            out.append(f"t is written in {', '.join(self.cancelled)} but cancels there (at the "
+                       "parameters' values): the equations do not change with time")
+        if self.reduced:
+            moving = ", ".join(f"{name} = {expr}" for name, expr in self.eliminated)
+            out.append(f"rheonomic system: equilibria of its reduced Lagrangian in "
+                       f"{', '.join(self.model.coordinates)} (seed 002 §23.5), relative "
+                       f"equilibria of the system, with {moving}")
+        return tuple(out)
 
 
-def _time_sources(model: Model) -> list[str]:
+def _time_sources(model: Model) -> tuple[list[str], list[str]]:
+    """Where t is written in L, the forces τ and the constraints: (where the expression truly
+    changes with t at the parameters' values, where t is written but cancels), decided by
+    :func:`lagsim.dependence.depends`."""
     t = model.t
-    out = []
-    if t in se.sympify(model.lagrangian).free_symbols:
-        out.append("the Lagrangian")
-    out += [f"the force on {name}" for name, f in zip(model.coordinates, model.tau)
-            if t in se.sympify(f).free_symbols]
-    out += [f"constraint '{c.name}'" for c in model.constraints
-            if t in se.sympify(c.expression).free_symbols]
-    return out
+    values = model.substitutions()
+    places = [("the Lagrangian", model.lagrangian)]
+    places += [(f"the force on {name}", f) for name, f in zip(model.coordinates, model.tau)]
+    places += [(f"constraint '{c.name}'", c.expression) for c in model.constraints]
+    true, cancelled = [], []
+    for where, expr in places:
+        if t in se.sympify(expr).free_symbols:
+            (true if depends(expr, [t], values) else cancelled).append(where)
+    return true, cancelled
 
 
 def autonomous_model(model: Model, spec: SystemSpec | None = None,
                      q0: Mapping[str, float] | None = None) -> AutonomousModel:
-    """The autonomous model of ``model``: itself when t appears nowhere; when t appears only in
-    holonomic constraints that prescribe one coordinate each (q_k = f(t)), the model with those
-    coordinates substituted (seed 002 §23.5, Lagrange's recipe for such a constraint) if its
-    Lagrangian and forces then do not change with t; else :class:`InputError` naming where t
-    appears. (``spec`` and ``q0`` are accepted for callers that pass the start; the reduction
-    here has a single branch.)"""
-    sources = _time_sources(model)
+    """The autonomous model of ``model``: itself when t appears nowhere; with t set to 0 when t
+    is written but cancels (at the parameters' values, :mod:`lagsim.dependence`); when t
+    appears only in holonomic constraints that prescribe one coordinate each (q_k = f(t)), the
+    model with those coordinates substituted (seed 002 §23.5, Lagrange's recipe for such a
+    constraint) if its Lagrangian and forces then do not change with t; else
+    :class:`InputError` naming where t appears. (``spec`` and ``q0`` are accepted for callers
+    that pass the start; the reduction here has a single branch.)"""
+    sources, cancelled = _time_sources(model)
     if not sources:
-        return AutonomousModel(model, model)
+        if not cancelled:
+            return AutonomousModel(model, model)
+        return AutonomousModel(_frozen(model), model, cancelled=tuple(cancelled))
     where = spec.location if spec is not None else None
     refuse = (f"system '{model.name}' is not autonomous: t appears in {', '.join(sources)}, so "
               "it has no equilibria (rest states need equations that do not change with time)")
     if any(not s.startswith("constraint") for s in sources):
         raise InputError(refuse, where)
-    moving = [c for c in model.constraints if model.t in se.sympify(c.expression).free_symbols]
+    values = model.substitutions()
+    moving = [c for c in model.constraints if depends(c.expression, [model.t], values)]
     for c in moving:
         if c.kind != "holonomic" or not _prescribes_one(c, model):
             raise InputError(f"{refuse}; a rheonomic constraint is reduced here only when it "
                              f"prescribes one coordinate (q = f(t)), and '{c.name}' does not",
                              where)
     reduced, eliminated = _prescribe(model, moving)
-    frozen = _without_t(reduced)
-    if frozen is None:
+    later, _ = _time_sources(reduced)
+    if later:
         raise InputError(f"{refuse}; with {', '.join(f'{k} = {v}' for k, v in eliminated)} "
                          "substituted its Lagrangian still depends on t", where)
-    return AutonomousModel(frozen, model, eliminated)
+    return AutonomousModel(_frozen(reduced), model, eliminated,
+                           tuple(c for c in cancelled if not c.startswith("constraint")))
 
 
 def _prescribe(model: Model, moving: Sequence[Any]) -> tuple[Model, tuple[tuple[str, str], ...]]:
@@ -150,40 +168,27 @@ def _prescribes_one(constraint: Any, model: Model) -> bool:
     used = [a for a in rows if a != 0]
     if len(used) != 1:
         return False
-    symbols = used[0].free_symbols
-    return not (symbols & set(model.q)) and model.t not in symbols
+    return not depends(used[0], [*model.q, model.t], model.substitutions())
 
 
-def _without_t(model: Model) -> Model | None:
-    """``model`` with t set to 0 when its Lagrangian and forces do not change with t (∂/∂t
-    vanishes at seeded random states: cos²(ωt) + sin²(ωt) left unsimplified still contains t),
-    else None."""
-    from lagsim.model import assemble_model
+def _frozen(model: Model) -> Model:
+    """``model`` at t = 0, for a model whose L, τ and constraints do not change with t (t
+    written in them cancels): the same equations, with no t left to read."""
+    from lagsim.model import assemble_model, make_constraint
 
     t = model.t
-    if any(t in se.sympify(c.expression).free_symbols for c in model.constraints):
-        return None
-    exprs = [se.sympify(model.lagrangian), *(se.sympify(f) for f in model.tau)]
-    if not any(t in e.free_symbols for e in exprs):
-        return model
-    rng = np.random.default_rng(SEED)
-    symbols = [*model.q, *model.qd, t]
-    params = model.substitutions()
-    for expr in exprs:
-        rate = se.diff(expr, t).subs(params)
-        size = expr.subs(params)
-        for _ in range(5):
-            point = dict(zip(symbols, rng.uniform(-2.0, 2.0, len(symbols))))
-            value, scale = complex(rate.subs(point)), complex(size.subs(point))
-            if abs(value) > 1e-12 * max(1.0, abs(scale)):
-                return None
     frozen = {t: se.Integer(0)}
     tau = se.DenseMatrix(model.n, 1, [se.sympify(f).subs(frozen) for f in model.tau])
+    constraints = tuple(
+        make_constraint(c.name, c.kind, se.sympify(c.expression).subs(frozen), model.q,
+                        model.qd, t)
+        for c in model.constraints)
     return assemble_model(
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(model.lagrangian).subs(frozen), tau=tau,
-        constraints=model.constraints, parameters=model.parameters,
-        mass_positions=model.mass_positions)
+        constraints=constraints, parameters=model.parameters,
+        mass_positions=tuple((name, tuple(se.sympify(r).subs(frozen) for r in rs))
+                             for name, rs in model.mass_positions))
 
 
 class RestEquations:
@@ -332,6 +337,8 @@ class EquilibriaReport:
     periodic: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     eliminated: tuple[tuple[str, str], ...] = field(default=())
+    closed: bool = True
+    """Whether the search ran every continuation start (:class:`Search`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -340,6 +347,7 @@ class EquilibriaReport:
             "constraints": list(self.constraints),
             "eliminated": dict(self.eliminated),
             "starts": self.starts,
+            "search_closed": self.closed,
             "free_coordinates": list(self.pinned),
             "periodic_coordinates": list(self.periodic),
             "equilibria": [e.to_dict(self.coordinates, self.constraints)
@@ -348,8 +356,10 @@ class EquilibriaReport:
         }
 
     def to_text(self) -> str:
-        lines = [f"equilibria of {self.system} ({len(self.equilibria)} found from "
-                 f"{self.starts} starts; nearest to the initial state first)"]
+        lines = [f"equilibria of {self.system} ({len(self.equilibria)} found by Newton from "
+                 f"{self.starts} starts: the initial state, angle corners, images, random "
+                 "points and continuation from each equilibrium found; nearest to the initial "
+                 "state first)"]
         lines += [f"note: {note}" for note in self.notes]
         if not self.equilibria:
             lines.append("no equilibrium found: F(q, 0) + Aᵀλ = 0 with the constraints has no "
@@ -409,8 +419,9 @@ def newton(eqs: RestEquations, q: np.ndarray, fixed: Sequence[int] = ()
            ) -> tuple[np.ndarray, np.ndarray, float, bool]:
     """Solve R(q, λ) = 0 from ``q`` (λ by least squares) with damped least-squares Newton
     steps, keeping the coordinates ``fixed`` at their values. Returns (q, λ, max |R|,
-    converged); converged means the last full step was small next to the solution and the
-    residual is at the level of rounding (relative to the Jacobian's scale)."""
+    converged); converged means the residual is at the level of rounding (relative to the
+    Jacobian's scale) and the last step was small next to the solution, or no step lowers the
+    residual further (a start on an equilibrium, whose residual is rounding already)."""
     n, m = eqs.n, eqs.m
     free = [i for i in range(n + m) if i not in set(fixed)]
     x = np.concatenate([q, eqs.multipliers(q)])
@@ -418,6 +429,7 @@ def newton(eqs: RestEquations, q: np.ndarray, fixed: Sequence[int] = ()
         r = eqs.residual(x)
         norm = float(np.linalg.norm(r))
         last = math.inf
+        stuck = False
         history = [norm]
         for _ in range(NEWTON_ITERATIONS):
             if not math.isfinite(norm):
@@ -434,6 +446,7 @@ def newton(eqs: RestEquations, q: np.ndarray, fixed: Sequence[int] = ()
                     break
                 step *= 0.5
             else:
+                stuck = True
                 break
             x, r, norm = trial, rt, nt
             last = float(np.max(np.abs(step * dx), initial=0.0))
@@ -446,8 +459,10 @@ def newton(eqs: RestEquations, q: np.ndarray, fixed: Sequence[int] = ()
         scale = max(1.0, float(np.max(np.abs(J), initial=0.0))) * max(
             1.0, float(np.max(np.abs(x), initial=0.0)))
         residual = float(np.max(np.abs(r), initial=0.0))
+        rounding = 1e-9 * max(1.0, float(np.max(np.abs(J), initial=0.0)))
         converged = (residual <= 1e-9 * scale
-                     and (last <= 1e-7 * (1.0 + float(np.max(np.abs(x)))) or norm == 0.0))
+                     and (last <= 1e-7 * (1.0 + float(np.max(np.abs(x)))) or norm == 0.0
+                          or (stuck and residual <= rounding)))
     return x[:n], x[n:], residual, converged
 
 
@@ -524,18 +539,78 @@ def _singular_point(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> bool:
     return size > 1e3 * max(nearby)
 
 
-def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS
-                     ) -> tuple[list[tuple[np.ndarray, np.ndarray, float, int]], tuple[int, ...],
-                                int]:
-    """(q, λ, residual, family dimension) of every distinct equilibrium found, nearest to
-    ``q0`` first; the periodic coordinates; the number of starts."""
+@dataclass(frozen=True)
+class Search:
+    """What :func:`solve_equilibria` found: ``solutions`` (q, λ, residual, family dimension),
+    nearest to the initial state first; the ``periodic`` coordinates; the number of Newton
+    ``starts``; and whether the search is ``closed``: every continuation start of every
+    equilibrium found was tried (False when :data:`MAX_STARTS` stopped it first)."""
+
+    solutions: list[tuple[np.ndarray, np.ndarray, float, int]]
+    periodic: tuple[int, ...]
+    starts: int
+    closed: bool
+
+
+def _continuations(q: np.ndarray, others: Sequence[np.ndarray], periodic: Sequence[int],
+                   pinned: Sequence[int]) -> list[np.ndarray]:
+    """Starts derived from the equilibrium ``q``: its images (an angle turned by π, another
+    coordinate's sign flipped, all signs flipped: the symmetric equilibria of a pendulum or a
+    double well), a step of ±max(1, |q_i|)/2 (±π/2 for an angle) along each coordinate, and the
+    midpoints between q and the equilibria found before (``others``: a saddle lies between two
+    wells)."""
+    out = []
+    free = [i for i in range(len(q)) if i not in set(pinned)]
+    for i in free:
+        image = q.copy()
+        image[i] = image[i] + math.pi if i in set(periodic) else -image[i]
+        out.append(image)
+        step = math.pi / 2 if i in set(periodic) else 0.5 * max(1.0, abs(q[i]))
+        for sign in (1.0, -1.0):
+            moved = q.copy()
+            moved[i] += sign * step
+            out.append(moved)
+    out.append(-q)
+    for other in others:
+        middle = q + 0.5 * _difference(other, q, periodic)
+        out.append(middle)
+    return out
+
+
+def _difference(a: np.ndarray, b: np.ndarray, periodic: Sequence[int]) -> np.ndarray:
+    """a − b, the periodic coordinates' part the shorter way round."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    for i in periodic:
+        d[i] = math.remainder(d[i], TWO_PI)
+    return d
+
+
+def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -> Search:
+    """Every distinct equilibrium reached by Newton's method (module docstring) from: the
+    initial state; the 0/π corners of up to four periodic coordinates; the mirror images of
+    the initial state; ``starts`` seeded random points around it; and, for each isolated
+    equilibrium found, its continuation starts (:func:`_continuations`), until no new
+    equilibrium comes from them or :data:`MAX_STARTS` Newton runs were made.
+
+    What it guarantees: each equilibrium listed solves the rest equations to rounding (its
+    residual is printed), and the set is closed under the continuations: every image, step
+    and midpoint of every isolated equilibrium found was a start (``closed``). It does not
+    guarantee that every equilibrium is found: one whose basin of attraction under Newton's
+    method contains none of these starts is missed (far away along an unbounded coordinate, or
+    isolated from the others)."""
     periodic = eqs.periodic()
     pinned = eqs.pinned
-    found: list[tuple[np.ndarray, np.ndarray, float]] = []
-    points = _starts(q0, periodic, starts)
-    for start in points:
+    found: list[tuple[np.ndarray, np.ndarray, float, int]] = []
+    queue = list(_starts(q0, periodic, starts))
+    tried = 0
+    while queue and tried < MAX_STARTS:
+        start = queue.pop(0)
         for i in pinned:
             start[i] = q0[i]
+        if any(np.all(distance(start, other[0], periodic) <= 1e-9 * (1.0 + np.abs(start)))
+               for other in found):
+            continue
+        tried += 1
         q, lam, residual, ok = newton(eqs, start, pinned)
         if not ok:
             continue
@@ -543,27 +618,33 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS
         if _singular_point(eqs, q, lam):
             continue
         tol = 1e-7 * (1.0 + np.abs(q))
-        if any(np.all(distance(q, other, periodic) <= tol) for other, _, _ in found):
+        if any(np.all(distance(q, other[0], periodic) <= tol) for other in found):
             continue
-        found.append((q, lam, residual))
+        family = family_dimension(eqs, q, lam, pinned)
+        if not family:
+            queue += _continuations(q, [f[0] for f in found if not f[3]], periodic, pinned)
+        found.append((q, lam, residual, family))
     found.sort(key=lambda item: float(np.linalg.norm(distance(item[0], q0, periodic))))
-    out = [(q, lam, res, family_dimension(eqs, q, lam, pinned)) for q, lam, res in found]
-    return out, periodic, len(points)
+    return Search(found, periodic, tried, not queue)
 
 
 def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> EquilibriaReport:
     """The equilibria of the system of ``spec`` (built as ``model``): rest states found by
-    Newton from the initial state and ``starts`` seeded random starts (plus the 0/π corners of
-    the periodic coordinates), deduplicated, each with its residual and stability (module
-    docstring; seed 001 §10.7, seed 002 §23.5 for rheonomic systems)."""
+    :func:`solve_equilibria` (``starts`` seeded random starts among its starts; what it
+    guarantees is said there), each with its residual and stability (module docstring; seed
+    001 §10.7, seed 002 §23.5 for rheonomic systems)."""
     from lagsim.modes import linearize
 
     auto = autonomous_model(model, spec)
     eqs = RestEquations(auto.model)
     initial = dict(zip(spec.coordinates, spec.initial_state()[0]))
     q0 = np.array([initial[c] for c in auto.model.coordinates], dtype=float)
-    solutions, periodic, count = solve_equilibria(eqs, q0, starts)
-    notes = [auto.note()] if auto.reduced else []
+    search = solve_equilibria(eqs, q0, starts)
+    solutions, periodic, count = search.solutions, search.periodic, search.starts
+    notes = list(auto.notes())
+    if not search.closed:
+        notes.append(f"the search may be incomplete: it stopped at {MAX_STARTS} Newton starts "
+                     "with continuation starts of the equilibria found still untried")
     pinned = tuple(auto.model.coordinates[i] for i in eqs.pinned)
     if pinned:
         notes.append(f"{', '.join(pinned)} appear{'s' * (len(pinned) == 1)} in no rest "
@@ -588,7 +669,7 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         constraints=tuple(c.name for c in auto.model.constraints),
         equilibria=tuple(equilibria), starts=count, pinned=pinned,
         periodic=tuple(auto.model.coordinates[i] for i in periodic), notes=tuple(notes),
-        eliminated=auto.eliminated)
+        eliminated=auto.eliminated, closed=search.closed)
 
 
 def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],

@@ -15,14 +15,18 @@ a basis of the null space of a N. Projecting with G = N N_v removes δλ (A G = 
 Without velocity constraints this is M_r z̈ + D_r ż + K_r z = 0 with M_r = Nᵀ M₀ N, D_r = Nᵀ D N,
 K_r = Nᵀ K N; when D_r = 0 and K_r is symmetric (a conservative system) the frequencies come from
 the symmetric generalized eigenproblem K_r v = ω² M_r v (exact to rounding), otherwise from the
-eigenvalues s of the first-order state matrix: natural frequency |s|, damping ratio −Re s/|s|.
+eigenvalues s of the first-order state matrix, one mode per degree of freedom: a complex pair
+s, s̄ is one mode with natural frequency |s|, damped frequency Im s and damping ratio −Re s/|s|;
+real roots pair by their shapes into overdamped, neutral or unstable modes (ω_n = √(s₁s₂)); the
+zero roots left over with velocity constraints are frozen directions (a displacement there stays),
+no mode.
 Mode shapes are δq = N z in the file's coordinates, scaled so that the largest component is 1.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,39 +183,81 @@ class Linearization:
                 kind = "oscillatory" if value > 0 else "unstable"
             freq = math.sqrt(value) if value > 0 else 0.0
             growth = math.sqrt(-value) if value < 0 else 0.0
-            eig = complex(0.0, freq) if value >= 0 else complex(growth, 0.0)
-            out.append(Mode(eigenvalue=eig, omega_squared=value, frequency=freq,
-                            damping_ratio=0.0 if value > 0 else None, kind=kind,
-                            shape=_shape(self.N @ v)))
+            roots = ((complex(0.0, freq),) if value > 0 else
+                     (complex(growth, 0.0), complex(-growth, 0.0)))
+            out.append(Mode(eigenvalues=roots, omega_squared=value, frequency=freq,
+                            damped_frequency=freq, damping_ratio=0.0 if value > 0 else None,
+                            kind=kind, shape=_shape(self.N @ v)))
         return tuple(out)
 
     def _general_modes(self) -> tuple[Mode, ...]:
+        return self._roots()[0]
+
+    def frozen(self) -> tuple[Mode, ...]:
+        """The zero roots of the state matrix that are no mode: directions of the configuration
+        that the velocity constraints leave (k − k_v of them, a skate's sideways position): a
+        displacement along them stays where it is; empty without velocity constraints."""
+        if self.singular or self.conservative():
+            return ()
+        return self._roots()[1]
+
+    def _roots(self) -> tuple[tuple[Mode, ...], tuple[Mode, ...]]:
+        """(modes, frozen): the eigenvalues s of the state matrix grouped into modes, one per
+        degree of freedom. A complex pair s, s̄ is one mode (natural frequency |s|, damped
+        frequency Im s, ζ = −Re s/|s|); the real roots pair by the likeness of their shapes δq
+        (exact for classical damping, where both roots of an overdamped mode share its shape)
+        into overdamped modes (roots of s² + 2ζω_n s + ω_n², so ω_n = √(s₁s₂),
+        ζ = −(s₁ + s₂)/(2ω_n) ≥ 1), neutral or unstable ones; real roots left over are
+        :meth:`frozen`."""
         S, _ = self.state_space()
         if not S.size:
-            return ()
+            return (), ()
         values, vectors = np.linalg.eig(S)
         k = self.N.shape[1]
         tol = 1e-9 * max(float(np.max(np.abs(values), initial=0.0)), math.sqrt(self._scale()))
-        out = []
-        for s, v in zip(values, vectors.T):
-            if s.imag < -tol:
-                continue
-            s = complex(s.real if abs(s.real) > tol else 0.0, s.imag if abs(s.imag) > tol else 0.0)
-            size = abs(s)
-            if size == 0.0:
-                kind = "neutral"
-            elif s.imag > 0:
-                kind = "unstable" if s.real > 0 else "oscillatory" if s.real == 0 else "damped"
-            else:
-                kind = "unstable" if s.real > 0 else "overdamped"
-            if s.imag > 0:
-                freq, zeta = size, -s.real / size
-            else:
-                freq, zeta = 0.0, None
-            out.append(Mode(eigenvalue=s, omega_squared=None, frequency=freq,
-                            damping_ratio=zeta, kind=kind, shape=_shape(self.N @ v[:k])))
-        out.sort(key=lambda mode: (mode.frequency, mode.eigenvalue.real))
-        return tuple(out)
+        values = [complex(s.real if abs(s.real) > tol else 0.0,
+                          s.imag if abs(s.imag) > tol else 0.0) for s in values]
+        shapes = [self.N @ v[:k] for v in vectors.T]
+        oscillating = [i for i, s in enumerate(values) if s.imag > 0]
+        real = [i for i, s in enumerate(values) if s.imag == 0]
+        wanted = min(max(self.Nv.shape[1] - len(oscillating), 0), len(real) // 2)
+        pairs = _pair_by_shape(real, shapes, wanted)
+        paired = {i for pair in pairs for i in pair}
+        left = [i for i in real if i not in paired]
+        if self.velocity_constraints:
+            resting = [(i, j) for i, j in pairs if values[i] == 0 and values[j] == 0]
+            free, frozen = self._zero_root_shapes(len(resting), len(left))
+            shapes = list(shapes)
+            for (i, _), shape in zip(resting, free):
+                shapes[i] = shape
+            for i, shape in zip(left, frozen):
+                shapes[i] = shape
+        modes = [_mode((values[i],), shapes[i]) for i in oscillating]
+        modes += [_mode((values[i], values[j]), shapes[i]) for i, j in pairs]
+        modes.sort(key=lambda mode: (mode.frequency, mode.eigenvalue.real))
+        frozen = tuple(_mode((values[i],), shapes[i]) for i in left)
+        return tuple(modes), frozen
+
+    def _zero_root_shapes(self, resting: int, frozen: int
+                          ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Shapes δq for the zero roots under velocity constraints, where the eigenvectors
+        (z, 0) of a defective zero root do not say which way the system moves: the ``resting``
+        neutral modes move with constant rates u that no force resists (K_r N_v u = 0,
+        D_r u = 0), along δq = N N_v u, so they satisfy the velocity constraints a·δq = 0; the
+        ``frozen`` directions are the rest of the rest positions K_r z = 0, the z not reached
+        by those motions. Each list is empty when its count does not match the null spaces."""
+        Kr, Dr = self.Kr, self.Dr
+        moving = _null_basis(np.vstack([Kr @ self.Nv, Dr]))
+        free = [self.G @ u for u in moving.T] if moving.shape[1] == resting else []
+        still = _null_basis(Kr)
+        reached = self.Nv @ moving
+        if reached.size:
+            basis, _ = np.linalg.qr(reached)
+            still = still - basis @ (basis.T @ still)
+        u, sv, _ = np.linalg.svd(still, full_matrices=False)
+        kept = u[:, sv > 1e-9 * max(float(sv.max(initial=0.0)), 1e-300)]
+        rest = [self.N @ z for z in kept.T] if kept.shape[1] == frozen else []
+        return free, rest
 
     def stability(self) -> str:
         """One word or phrase for the equilibrium's stability from the linearization."""
@@ -222,13 +268,70 @@ class Linearization:
             return "stable (no degree of freedom)"
         if any(m.kind == "unstable" for m in modes):
             return "unstable"
-        if any(m.kind == "neutral" for m in modes):
+        if any(m.kind == "neutral" for m in modes) or self.frozen():
             return "neutral (zero-frequency directions: the linearization does not decide)"
-        if all(m.eigenvalue.real < 0 for m in modes):
+        if all(s.real < 0 for m in modes for s in m.eigenvalues):
             return "asymptotically stable"
         if self.conservative():
             return "stable"
         return "linearly stable (undamped modes: nonlinear stability not decided)"
+
+
+def _null_basis(matrix: np.ndarray) -> np.ndarray:
+    """An orthonormal basis (columns) of the null space of ``matrix`` (SVD, relative 1e-9)."""
+    cols = matrix.shape[1]
+    if not matrix.size:
+        return np.eye(cols)
+    _, sv, vt = np.linalg.svd(matrix)
+    rank = int(np.sum(sv > 1e-9 * max(float(sv.max(initial=0.0)), 1e-300)))
+    return vt[rank:].T
+
+
+def _pair_by_shape(real: list[int], shapes: list[np.ndarray], count: int
+                   ) -> list[tuple[int, int]]:
+    """``count`` disjoint pairs of the real roots ``real``, the most alike shapes first
+    (|cos| of the angle between them), each pair with its larger root first."""
+    def likeness(i: int, j: int) -> float:
+        a, b = shapes[i], shapes[j]
+        size = float(np.linalg.norm(a) * np.linalg.norm(b))
+        return abs(complex(np.vdot(a, b))) / size if size > 0 else 0.0
+
+    candidates = sorted(((likeness(i, j), i, j) for x, i in enumerate(real)
+                         for j in real[x + 1:]), key=lambda c: -c[0])
+    used: set[int] = set()
+    pairs = []
+    for _, i, j in candidates:
+        if len(pairs) == count:
+            break
+        if i in used or j in used:
+            continue
+        used |= {i, j}
+        pairs.append((i, j))
+    return pairs
+
+
+def _mode(roots: tuple[complex, ...], shape: np.ndarray) -> Mode:
+    """The mode of one complex root (Im s > 0, standing for s and s̄) or of a pair of real
+    roots (see :meth:`Linearization._roots`)."""
+    if len(roots) == 1 and roots[0].imag > 0:
+        s = roots[0]
+        kind = "unstable" if s.real > 0 else "oscillatory" if s.real == 0 else "damped"
+        return Mode(eigenvalues=roots, omega_squared=None, frequency=abs(s),
+                    damped_frequency=s.imag, damping_ratio=-s.real / abs(s), kind=kind,
+                    shape=_shape(shape))
+    roots = tuple(sorted(roots, key=lambda s: -s.real))
+    big, small = roots[0].real, roots[-1].real
+    product = big * small if len(roots) == 2 else None
+    if big > 0:
+        kind = "unstable"
+    elif big == 0:
+        kind = "neutral" if len(roots) == 2 else "frozen"
+    else:
+        kind = "overdamped"
+    natural = math.sqrt(product) if kind == "overdamped" and product else 0.0
+    zeta = -(big + small) / (2.0 * natural) if natural else None
+    return Mode(eigenvalues=roots, omega_squared=None, frequency=natural, damped_frequency=0.0,
+                damping_ratio=zeta, kind=kind, shape=_shape(shape))
 
 
 def _shape(v: np.ndarray) -> tuple[complex, ...] | tuple[float, ...]:
@@ -248,22 +351,45 @@ def _shape(v: np.ndarray) -> tuple[complex, ...] | tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Mode:
-    """One mode: the eigenvalue s of the state matrix (iω for an undamped mode, +σ for an
-    unstable one), ω² of the conservative problem (None otherwise), the natural frequency |s| in
-    rad/s and the damping ratio −Re s/|s| of an oscillating mode (0 and None for a real s: an
-    overdamped or unstable direction, whose rate is −s or s), its kind and its shape δq in the
-    file's coordinates."""
+    """One mode: its roots s of the state matrix (``eigenvalues``: iω for an undamped mode, the
+    one of a complex pair with Im s > 0 standing for both, or a pair of real roots, largest
+    first: an overdamped, neutral or unstable mode), ω² of the conservative problem (None
+    otherwise), the natural frequency ω_n = |s| (√(s₁s₂) for an overdamped pair) and the damped
+    frequency ω_d = Im s in rad/s (the oscillation seen; ω_d = ω_n √(1 − ζ²)), the damping ratio
+    ζ = −Re s/|s| (−(s₁ + s₂)/(2ω_n) for an overdamped pair; None for a neutral or unstable
+    one), its kind and its shape δq in the file's coordinates."""
 
-    eigenvalue: complex
+    eigenvalues: tuple[complex, ...]
     omega_squared: float | None
     frequency: float
+    damped_frequency: float
     damping_ratio: float | None
     kind: str
     shape: tuple[Any, ...]
 
     @property
+    def eigenvalue(self) -> complex:
+        """The mode's first root: Im s > 0 of a complex pair, the larger of a real pair (the
+        growth rate of an unstable mode, the slower decay of an overdamped one)."""
+        return self.eigenvalues[0]
+
+    @property
     def hertz(self) -> float:
         return self.frequency / (2.0 * math.pi)
+
+    @property
+    def damped_hertz(self) -> float:
+        return self.damped_frequency / (2.0 * math.pi)
+
+    def rates(self) -> str:
+        """The real roots said in words: growth and decay rates (empty for a complex pair)."""
+        if self.eigenvalue.imag != 0:
+            return ""
+        growth = [f"{s.real:.6g}" for s in self.eigenvalues if s.real > 0]
+        decay = [f"{-s.real:.6g}" for s in self.eigenvalues if s.real < 0]
+        words = [f"{name} rate{'s' * (len(values) > 1)} {' and '.join(values)} 1/s"
+                 for name, values in (("growth", growth), ("decay", decay)) if values]
+        return f" ({', '.join(words)})" if words else ""
 
     def to_dict(self, coordinates: tuple[str, ...]) -> dict[str, Any]:
         real = [float(np.real(x)) for x in self.shape]
@@ -272,9 +398,12 @@ class Mode:
             "kind": self.kind,
             "frequency_rad_s": self.frequency,
             "frequency_hz": self.hertz,
+            "damped_frequency_rad_s": self.damped_frequency,
+            "damped_frequency_hz": self.damped_hertz,
             "damping_ratio": self.damping_ratio,
             "omega_squared": self.omega_squared,
             "eigenvalue": {"re": self.eigenvalue.real, "im": self.eigenvalue.imag},
+            "eigenvalues": [{"re": s.real, "im": s.imag} for s in self.eigenvalues],
             "shape": dict(zip(coordinates, real)),
         }
         if any(imag):
@@ -300,6 +429,7 @@ class ModesReport:
     K: tuple[tuple[float, ...], ...]
     notes: tuple[str, ...] = ()
     eliminated: tuple[tuple[str, str], ...] = field(default=())
+    frozen: tuple[Mode, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -312,6 +442,7 @@ class ModesReport:
             "degrees_of_freedom": self.dof,
             "stability": self.stability,
             "modes": [m.to_dict(self.coordinates) for m in self.modes],
+            "frozen": [m.to_dict(self.coordinates) for m in self.frozen],
             "M0": [list(r) for r in self.M0],
             "D": [list(r) for r in self.D],
             "K": [list(r) for r in self.K],
@@ -326,23 +457,27 @@ class ModesReport:
         if not self.modes:
             return "\n".join(lines) + "\n"
         lines.append("")
-        lines.append(f"{'mode':>4}  {'ω (rad/s)':>14}  {'f (Hz)':>14}  {'ζ':>10}  "
-                     f"{'ω²':>14}  kind")
+        lines.append(f"{'mode':>4}  {'ω_n (rad/s)':>14}  {'f_n (Hz)':>14}  {'ω_d (rad/s)':>14}  "
+                     f"{'ζ':>10}  {'ω²':>14}  kind")
         for k, m in enumerate(self.modes, 1):
-            zeta = "—" if m.damping_ratio is None else f"{m.damping_ratio:.6g}"
+            zeta = "—" if m.damping_ratio is None else f"{m.damping_ratio + 0.0:.6g}"
             w2 = "—" if m.omega_squared is None else f"{m.omega_squared:.10g}"
-            growth = (f" (growth rate {m.eigenvalue.real:.6g} 1/s)" if m.kind == "unstable"
-                      else f" (decay rate {-m.eigenvalue.real:.6g} 1/s)"
-                      if m.kind == "overdamped" else "")
-            lines.append(f"{k:>4}  {m.frequency:>14.10g}  {m.hertz:>14.10g}  {zeta:>10}  "
-                         f"{w2:>14}  {m.kind}{growth}")
+            lines.append(f"{k:>4}  {m.frequency:>14.10g}  {m.hertz:>14.10g}  "
+                         f"{m.damped_frequency:>14.10g}  {zeta:>10}  {w2:>14}  "
+                         f"{m.kind}{m.rates()}")
+        lines.append("ω_n = |s| natural frequency (√(s₁s₂) for two real roots s), ω_d = Im s "
+                     "damped frequency")
+        lines.append("(the oscillation seen), f_n = ω_n/2π; s: roots of the state matrix, a "
+                     "complex pair given once")
         lines.append("")
+        shown = (*self.modes, *self.frozen)
         lines.append("mode shapes δq (largest component 1):")
         width = max(len(c) for c in self.coordinates)
-        lines.append(" " * width + "".join(f"  {f'mode {k}':>12}"
-                                           for k in range(1, len(self.modes) + 1)))
+        labels = [f"mode {k}" for k in range(1, len(self.modes) + 1)]
+        labels += [f"frozen {k}" for k in range(1, len(self.frozen) + 1)]
+        lines.append(" " * width + "".join(f"  {label:>12}" for label in labels))
         for i, name in enumerate(self.coordinates):
-            cells = "".join(f"  {_cell(m.shape[i]):>12}" for m in self.modes)
+            cells = "".join(f"  {_cell(m.shape[i]):>12}" for m in shown)
             lines.append(f"{name:<{width}}{cells}")
         return "\n".join(lines) + "\n"
 
@@ -404,27 +539,50 @@ class Point:
     system: str
 
 
+CHOICE = ("the stable equilibrium nearest the initial state",
+          "the linearly stable equilibrium nearest the initial state (no stable one was found)",
+          "the equilibrium nearest the initial state (no stable one was found)")
+
+
+def choose_equilibrium(eqs: RestEquations, solutions: Sequence[tuple[Any, ...]]
+                       ) -> tuple[tuple[Any, ...], str]:
+    """The equilibrium to linearize about by default, of ``solutions`` (nearest the initial
+    state first), and how it was chosen (:data:`CHOICE`): the stable one nearest the initial
+    state (small oscillations are about a stable rest state: the double pendulum's
+    ω² = (g/l)(2 ∓ √2) hang down, though its bundled start is nearer the upright one), else the
+    linearly stable one (undamped modes, nonlinear stability undecided), else the nearest."""
+    def rank(k: int) -> tuple[int, int]:
+        q, lam, *_ = solutions[k]
+        stability = linearize(eqs, q, lam).stability()
+        if stability in ("stable", "asymptotically stable"):
+            return 0, k
+        return (1 if stability.startswith("linearly stable") else 2), k
+
+    kind, best = min(rank(k) for k in range(len(solutions)))
+    return solutions[best], CHOICE[kind]
+
+
 def equilibrium_point(spec: SystemSpec, model: Model,
                       at: Mapping[str, float] | str | None = None) -> Point:
-    """The equilibrium to linearize about: the one nearest the initial state (``at`` None or
+    """The equilibrium to linearize about: :func:`choose_equilibrium` (``at`` None or
     ``"equilibrium"``), or the point ``at`` (coordinate → value, or ``"theta=0, ..."``), which
     must be an equilibrium to :data:`AT_TOLERANCE` (refused with its residual otherwise)."""
     auto = autonomous_model(model, spec)
     eqs = RestEquations(auto.model)
-    notes = [auto.note()] if auto.reduced else []
+    notes = list(auto.notes())
     if isinstance(at, str) and at.strip() != "equilibrium":
         at = parse_point(at, spec, auto.model.coordinates)
     if at is None or isinstance(at, str):
         initial = dict(zip(spec.coordinates, spec.initial_state()[0]))
         q0 = np.array([initial[c] for c in auto.model.coordinates], dtype=float)
-        solutions, periodic, count = solve_equilibria(eqs, q0)
+        search = solve_equilibria(eqs, q0)
+        solutions, count = search.solutions, search.starts
         if not solutions:
             raise InputError(f"system '{model.name}' has no equilibrium near any of {count} "
                              "starts, so there is nothing to linearize about",
                              spec.location)
-        q, lam, residual, family = solutions[0]
-        notes.append("about the equilibrium nearest the initial state (`lagsim equilibria` "
-                     "lists all)")
+        (q, lam, residual, family), which = choose_equilibrium(eqs, solutions)
+        notes.append(f"about {which}; `lagsim equilibria` lists all")
         if family:
             notes.append(f"this equilibrium lies on a {family}-dimensional family of equilibria")
         if eqs.pinned:
@@ -457,9 +615,15 @@ def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str |
     if lin.singular:
         notes.append("the mass matrix is singular here (a singular point of the coordinates): "
                      "no modes; linearize in other coordinates")
+    frozen = lin.frozen()
     if lin.velocity_constraints:
         notes.append("velocity constraints: first-order linearization on their rates "
                      f"(state of dimension {lin.dof + lin.Nv.shape[1]})")
+    if frozen:
+        notes.append(f"{len(frozen)} zero root{'s' * (len(frozen) != 1)} of the state matrix "
+                     f"{'are' if len(frozen) != 1 else 'is'} no mode: a displacement along the "
+                     "shapes 'frozen' stays where it is (the velocity constraints allow no "
+                     "motion that undoes it)")
     names = point.eqs.model
     return ModesReport(
         system=point.system, coordinates=names.coordinates,
@@ -467,7 +631,7 @@ def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str |
         q=_snap(point.q), lam=_snap(point.lam),
         residual=point.residual, dof=lin.Nv.shape[1], stability=lin.stability(),
         modes=lin.modes(), M0=_rows(lin.M0), D=_rows(lin.D), K=_rows(lin.K),
-        notes=tuple(notes), eliminated=point.eliminated)
+        notes=tuple(notes), eliminated=point.eliminated, frozen=frozen)
 
 
 def _exact_float(value: float) -> Any:
@@ -492,7 +656,8 @@ def linear_form(model: Model, simplify: bool = False,
     auto = autonomous_model(model, q0=q0)
     eqs = RestEquations(auto.model)
     start = np.array([float((q0 or {}).get(c, 0.0)) for c in auto.model.coordinates])
-    solutions, _, count = solve_equilibria(eqs, start)
+    search = solve_equilibria(eqs, start)
+    solutions, count = search.solutions, search.starts
     if not solutions:
         raise InputError(f"system '{model.name}' has no equilibrium near any of {count} starts, "
                          "so there is no linearization to print")
@@ -519,8 +684,7 @@ def linear_form(model: Model, simplify: bool = False,
              (f"state x = (z, ż) with δq = N z, z = ({', '.join(lin.independent)}) the "
               "independent coordinates" if auto.model.m else "state x = (δq, δq̇)"),
              "B maps generalized forces δτ on " + ", ".join(names)]
-    if auto.reduced:
-        notes.insert(0, auto.note())
+    notes[:0] = auto.notes()
     if lin.velocity_constraints:
         notes.append("velocity constraints: x = (z, u) with ż = N_v u, δq̇ = N N_v u")
     return Form(

@@ -24,11 +24,10 @@ from lagsim.formulations import (
     Formulation,
     Report,
     check_combination,
-    check_mass_matrix,
     choose_formulation,
     dependent_constraints,
 )
-from lagsim.model import Model, check_regular
+from lagsim.model import Model
 from lagsim.options import SimulateOptions
 from lagsim.spec import SystemSpec
 from lagsim.start import consistent_start
@@ -143,18 +142,15 @@ class Problem:
         from lagsim.section import check_direction
 
         check_direction(options)
+        from lagsim.inertia import regular_inertia
+
         numeric = numeric or compile_model(model)
-        check_regular(model, spec)
-        stop = compile_stop_when(spec, numeric, options)
         t0 = options.t_start
         q0 = np.array(spec.initial_state()[0], dtype=float)
         qd0 = np.array(spec.initial_state()[1], dtype=float)
-        try:
-            check_mass_matrix(numeric, t0, q0, qd0, sources.coordinate)
-        except InputError as error:
-            from lagsim.hints import singular_cause
-
-            raise singular_cause(error, numeric, spec, t0, q0, qd0) from None
+        model, numeric = regular_inertia(model, numeric, spec, t0, q0, qd0, sources.coordinate,
+                                         say)
+        stop = compile_stop_when(spec, numeric, options)
         if options.formulation != "auto":
             check_combination(options.formulation, options, numeric, (), sources.constraint)
         given = frozenset(name for name, _ in spec.initial)

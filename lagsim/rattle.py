@@ -510,12 +510,17 @@ class Rattle(FixedStepMethod):
     @classmethod
     def misfit(cls, model: Model) -> str | None:
         """Refuse a kinetic energy that is not ½q̇ᵀMq̇ with M constant, and constraints that
-        depend on t: checked symbolically."""
-        varying = {*model.q, *model.qd, model.t}
+        depend on t: each decided on the function at the parameters' values
+        (:func:`lagsim.dependence.varying`: sin²θ + cos²θ in an entry of M is constant), the
+        first varying entry of M (upper triangle, row by row) named with what it varies with."""
+        from lagsim.dependence import varying
+
+        changing = (*model.q, *model.qd, model.t)
+        values = model.substitutions()
         M = model.mass_matrix
         for i in range(model.n):
-            for j in range(model.n):
-                bad = sorted(str(s) for s in se.sympify(M[i, j]).free_symbols & varying)
+            for j in range(i, model.n):
+                bad = [str(s) for s in varying(M[i, j], changing, values)]
                 if bad:
                     return (f"--method rattle needs a constant mass matrix, and the entry "
                             f"({model.coordinates[i]}, {model.coordinates[j]}) depends on "
@@ -528,8 +533,8 @@ class Rattle(FixedStepMethod):
                 return (f"--method rattle needs a kinetic energy ½ q̇ᵀ M q̇, and ∂L/∂"
                         f"{model.coordinates[i]}_dot has terms not proportional to a velocity "
                         f"({linear}); use --method variational, which takes any Lagrangian")
-        timed = [c.name for c in model.holonomic if model.t in se.sympify(c.expression)
-                 .free_symbols]
+        timed = [c.name for c in model.holonomic
+                 if varying(c.expression, (model.t,), values)]
         if timed:
             return (f"--method rattle needs constraints that do not depend on t, and "
                     f"{timed[0]} does; use --method variational, which takes rheonomic "

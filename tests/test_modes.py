@@ -377,12 +377,15 @@ def test_overdamped_oscillator_has_two_decay_rates():
     """m ẍ + c ẋ + k x = 0 with c² > 4mk: s = (−c ± √(c² − 4mk)) / 2m, both real and negative."""
     m, k, c = 1.0, 2.0, 5.0
     report = normal_modes(*_system(OVERDAMPED))
-    rates = sorted(-mode.eigenvalue.real for mode in report.modes)
+    (mode,) = report.modes  # one degree of freedom: one mode with both roots (issue 29)
+    rates = sorted(-s.real for s in mode.eigenvalues)
     root = math.sqrt(c * c - 4 * m * k)
     assert rates == pytest.approx(sorted([(c - root) / (2 * m), (c + root) / (2 * m)]), rel=RTOL)
-    assert all(mode.kind == "overdamped" and mode.damping_ratio is None for mode in report.modes)
+    assert mode.kind == "overdamped"
+    assert mode.frequency == pytest.approx(math.sqrt(k / m), rel=RTOL)
+    assert mode.damping_ratio == pytest.approx(c / (2 * math.sqrt(m * k)), rel=RTOL)
     assert report.stability == "asymptotically stable"
-    assert "decay rate" in report.to_text()
+    assert "decay rates" in report.to_text()
 
 
 HOOP_WITH_RADIUS = """

@@ -218,10 +218,10 @@ def check_output(
                          Location(option))
     else:
         target = _classify(name, option)
-    if formats is not None:
-        target.format(formats)
     if target.kind == "file":
         _refuse_inputs(target, inputs)
+    if formats is not None:
+        target.format(formats)
     return target
 
 

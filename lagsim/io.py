@@ -121,7 +121,7 @@ def _bad_name(stem: str, name: str) -> str | None:
         return "is empty"
     if stem in (".", ".."):
         return "is a folder's name"
-    for sep in {"/", "\\", os.sep, os.altsep or "/"}:
+    for sep in ("/", "\\"):
         if sep in stem:
             return f"contains {sep!r}, which separates folders"
     control = next((ch for ch in stem if is_control(ch)), None)

@@ -686,7 +686,7 @@ def _looks_like_csv(source: str) -> bool:
         return True
     if path.is_file():
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.readline().startswith("t,")
+            return handle.read(2) == "t,"
     return False
 
 

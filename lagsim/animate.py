@@ -12,8 +12,10 @@ Signature for the CLI::
 arrays at the table's samples (the caller evaluates the system's position expressions); ``rods``
 are pairs of mass names or ``"origin"`` that a holonomic constraint |r_i − r_j| = const ties
 together (seed 002 §23.6–23.8 writes the pendulum's string this way).  The return value is the
-number of frames written: ``max(2, round(fps * (t_end − t_start)))`` at equally spaced times,
-positions linearly interpolated between samples.
+number of frames written: ``frames``, or else ``max(2, round(fps * (t_end − t_start)))``, at
+equally spaced times, positions linearly interpolated between samples; more than
+:data:`MAX_FRAMES` is refused before anything is drawn (issue 32: ``--t-end 20000`` at 30 fps
+asked for 600,000 frames, a CSV spanning 1e12 s for more than memory holds).
 
 ``.gif`` is streamed frame by frame (:class:`_GifStream`: memory does not grow with the number
 of frames); ``.mp4`` pipes the frames to ffmpeg, which must be on PATH, otherwise an InputError
@@ -42,7 +44,8 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from PIL import Image
 
-__all__ = ["FORMATS", "ORIGIN", "animate", "check_animation_output", "frame_count",
+__all__ = ["FORMATS", "MAX_FRAMES", "ORIGIN", "animate", "check_animation_output", "check_frames",
+           "frame_count",
            "gravity_arrow", "trail_points", "zigzag"]
 
 FORMATS = ("gif", "mp4")
@@ -53,9 +56,30 @@ End = str | tuple[float, float]
 _TRAIL_ALPHA = 0.8
 
 
-def frame_count(t_start: float, t_end: float, fps: float) -> int:
-    """Frames of an animation of [t_start, t_end] at ``fps`` frames per simulated second."""
-    return max(2, round(fps * (t_end - t_start)))
+MAX_FRAMES = 10_000
+"""Frames of one animation (5.5 minutes at 30 fps; each frame costs some 20 ms to draw and tens
+of kilobytes of GIF)."""
+
+
+def frame_count(t_start: float, t_end: float, fps: float, frames: int | None = None) -> int:
+    """Frames of an animation of [t_start, t_end] at ``fps`` frames per simulated second, or
+    ``frames`` when given; an InputError past :data:`MAX_FRAMES` (:func:`check_frames`)."""
+    wanted = fps * (t_end - t_start) if frames is None else frames
+    return max(2, round(check_frames(wanted, fps, t_end - t_start if frames is None else None)))
+
+
+def check_frames(frames: float, fps: float, span: float | None = None) -> float:
+    """``frames`` if within :data:`MAX_FRAMES`, else an InputError naming the count and the
+    options that change it (``span``: the seconds that made the count at ``fps``)."""
+    if not frames <= MAX_FRAMES:
+        count = f"{frames:,.0f}" if math.isfinite(frames) else "more than can be counted"
+        made = (f" (--fps {fps:g} × {span:.6g} s of simulated time)"
+                if span is not None else "")
+        raise InputError(f"the animation would have {count} frames{made}, more than lagsim's "
+                         f"limit of {MAX_FRAMES:,}; give --frames N (at most {MAX_FRAMES:,}) to "
+                         "draw N frames over the whole run, a lower --fps, or a shorter --t-end",
+                         Location("--frames" if span is None else "--fps"))
+    return frames
 
 
 def _check_time(table: Table) -> np.ndarray:
@@ -260,6 +284,7 @@ def animate(
     gravity: tuple[float, float] | None = None,
     springs: Sequence[tuple[End, End]] = (),
     progress: Callable[[float], None] | None = None,
+    frames: int | None = None,
 ) -> int:
     """Write an animation of ``positions`` to ``out_path`` and return the number of frames.
 
@@ -268,7 +293,9 @@ def animate(
     ``springs`` are pairs of ends (a mass, ``"origin"`` or a fixed point (x, y)) drawn as
     zigzags (:func:`lagsim.kinematics.springs`); ``progress(fraction)`` is called after each
     frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
-    seconds (:func:`trail_points`), not only through the frames' positions."""
+    seconds (:func:`trail_points`), not only through the frames' positions. ``frames`` draws
+    that many frames over the run instead of ``fps`` per simulated second (:func:`frame_count`,
+    at most :data:`MAX_FRAMES`), still shown at ``fps``."""
     from matplotlib.collections import LineCollection
     from matplotlib.colors import to_rgba
 
@@ -286,9 +313,9 @@ def animate(
                 raise ValueError(f"end {end!r} is neither a mass nor {ORIGIN!r}")
 
     t = _check_time(table)
-    n = frame_count(float(t[0]), float(t[-1]), fps)
-    frames = np.linspace(t[0], t[-1], n)
-    xy = _resampled(t, positions, frames)
+    n = frame_count(float(t[0]), float(t[-1]), fps, frames)
+    moments = np.linspace(t[0], t[-1], n)
+    xy = _resampled(t, positions, moments)
     uses_origin = any(ORIGIN in rod for rod in [*rods, *springs])
     fixed = [np.array([end], dtype=float) for pair in springs for end in pair
              if not isinstance(end, str)]
@@ -311,7 +338,7 @@ def animate(
         live.add_collection(collection)
         trails.append(collection)
     dots = [live.plot([], [], "o", color=c, markersize=9, zorder=3)[0] for c in colours]
-    clock_format = _clock_format(float(frames[1] - frames[0]))
+    clock_format = _clock_format(float(moments[1] - moments[0]))
     clock = live.text(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
     def point(end: End, i: int) -> np.ndarray:
         if not isinstance(end, str):
@@ -328,17 +355,17 @@ def animate(
         for name, dot, collection, colour in zip(names, dots, trails, colours, strict=True):
             p = xy[name]
             dot.set_data([p[i, 0]], [p[i, 1]])
-            points, times = trail_points(t, samples[name], frames[i], p[i], trail)
+            points, times = trail_points(t, samples[name], moments[i], p[i], trail)
             if len(points) > 1:
                 segments = np.stack([points[:-1], points[1:]], axis=1)
-                age = frames[i] - 0.5 * (times[:-1] + times[1:])
+                age = moments[i] - 0.5 * (times[:-1] + times[1:])
                 rgba = np.tile(colour, (len(segments), 1))
                 rgba[:, 3] = _TRAIL_ALPHA * np.clip(1.0 - age / trail, 0.0, 1.0)
                 collection.set_segments(segments)
                 collection.set_color(rgba)
             else:
                 collection.set_segments([])
-        clock.set_text(clock_format.format(frames[i]))
+        clock.set_text(clock_format.format(moments[i]))
 
     def drawn(i: int) -> None:
         draw(i)

@@ -247,6 +247,33 @@ def _stdin_hint(source: str, what: str, argument: str) -> None:
         _warn(f"reading {what} from standard input; Ctrl-D to end, or give {argument}")
 
 
+FORCE_HELP = "Write the output even when it is one of the inputs (the same file)."
+
+
+def _inputs(force: bool, *given: tuple[str | None, str]) -> tuple[tuple[str, str], ...]:
+    """The files a command reads, as (path, what it is) for :func:`lagsim.io.check_output`'s
+    refusal of an output that is one of them; none with --force. A bundled system's name
+    stands for its file in the package."""
+    if force:
+        return ()
+    found = []
+    for name, what in given:
+        if name is None or name == "-":
+            continue
+        path = Path(name)
+        if not path.exists() and path.parent == Path("."):
+            path = Path(_bundled_file(name[:-5] if name.endswith(".yaml") else name))
+        found.append((str(path), what))
+    return tuple(found)
+
+
+def _bundled_file(name: str) -> str:
+    """The path of the bundled system ``name``'s file in the package (it may not exist)."""
+    from importlib import resources
+
+    return str(resources.files("lagsim.systems").joinpath(f"{name}.yaml"))
+
+
 def _assignments(option: str) -> Callable[[click.Context, click.Parameter, Sequence[str]],
                                           dict[str, float]]:
     def parse(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]
@@ -356,7 +383,8 @@ def _bundled_text(name: str, option: str) -> str:
 @click.option("-o", "--output", metavar="FILE", default=None,
               help="Where to write the copy [default: NAME.yaml here]; - for standard output.")
 @click.option("--force", is_flag=True,
-              help="Replace FILE if it exists (without it, an existing file is kept).")
+              help="Replace FILE if it exists (without it, an existing file is kept), even the "
+                   "bundled file itself.")
 def new(name: str, output: str | None, force: bool) -> None:
     """Copy the bundled system NAME into a file of your own, as a starting point.
 
@@ -367,11 +395,12 @@ def new(name: str, output: str | None, force: bool) -> None:
     """
     import re
 
-    from lagsim.io import check_output, open_output
+    from lagsim.io import check_output, derived_path, open_output
 
     text = _bundled_text(name, "NAME")
-    output = output if output is not None else f"{name}.yaml"
-    target = check_output(output, "-o")
+    output = output if output is not None else derived_path(".", name, ".yaml")
+    bundled = _bundled_file(name)
+    target = check_output(output, "-o", inputs=_inputs(force, (bundled, "NAME")))
     if target.kind == "file" and target.path.exists() and not force:
         raise InputError(f"{printable(repr(output))} exists; give --force to replace it, or "
                          "another file name", Location("-o"))
@@ -493,14 +522,21 @@ class _Progress:
 
 
 def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
-              initial: dict[str, float], partial: str | None = None, output: str = "-"
-              ) -> tuple[Any, Any, Any]:
+              initial: dict[str, float], partial: str | None = None, output: Any = None,
+              inputs: Sequence[tuple[str, str]] = ()) -> tuple[Any, Any, Any]:
+    """Run FILE; with ``partial`` (``""`` for the default place) the rows before a failure are
+    kept there, a place checked, like ``output``, before the run."""
     from lagsim.api import open_system, run
     from lagsim.driver import FailedRun
+    from lagsim.io import check_output
 
     _stdin_hint(file, "YAML", "FILE")
     system = open_system(file, overrides, initial)
     spec = system.spec
+    kept = None
+    if partial is not None:
+        kept = check_output(partial or _partial_path(output, spec.name), "--partial",
+                            inputs=inputs)
     progress = _Progress()
     failed: FailedRun | None = None
     try:
@@ -510,28 +546,32 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     finally:
         progress.close()
     if failed is not None:
-        if partial is not None:
-            _keep_partial(failed.partial, partial or _partial_path(output, spec.name))
+        if kept is not None:
+            _keep_partial(failed.partial, kept)
         raise failed
     if trajectory.message:
         _warn(trajectory.message)
     return spec, system.model, trajectory
 
 
-def _partial_path(output: str, name: str) -> str:
-    """--partial's default: beside -o FILE as FILE's stem + .partial.csv, else
-    <system name>.partial.csv in the current folder."""
-    if output != "-":
-        path = Path(output)
-        return str(path.with_name(f"{path.stem}.partial.csv"))
-    return f"{name}.partial.csv"
+def _partial_path(output: Any, name: str) -> str:
+    """--partial's default: beside -o FILE as FILE's stem + .partial.csv when -o is a regular
+    file, else <system name>.partial.csv in the current folder (lagsim.io.derived_path: a name
+    such as ../x or /x is refused, not followed)."""
+    from lagsim.io import derived_path
+
+    if output is not None and output.kind == "file":
+        path = Path(output.name)
+        return derived_path(path.parent, path.stem, ".partial.csv", "--partial",
+                            "the -o file's name")
+    return derived_path(".", name, ".partial.csv", "--partial", "the system's name")
 
 
-def _keep_partial(trajectory: Any, path: str) -> None:
+def _keep_partial(trajectory: Any, target: Any) -> None:
     from lagsim.io import write_csv
 
-    write_csv(trajectory.columns(), trajectory.as_array(), path)
-    _warn(f"kept the {len(trajectory.t)} rows before the failure in {path}")
+    write_csv(trajectory.columns(), trajectory.as_array(), target)
+    _warn(f"kept the {len(trajectory.t)} rows before the failure in {target.name}")
 
 
 class _TableOption(click.Option):
@@ -617,8 +657,9 @@ def _flags(kwargs: dict[str, Any]) -> dict[str, Any]:
               help="When the run fails, keep the rows up to the failure (and the last state "
                    "reached) in PATH [default PATH: FILE.partial.csv beside -o FILE, else "
                    "<system name>.partial.csv].")
-def simulate(file: str, output: str, partial: str | None, overrides: dict[str, float],
-             initial: dict[str, float], **kwargs: Any) -> None:
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def simulate(file: str, output: str, partial: str | None, force: bool,
+             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Integrate FILE and write the trajectory as CSV.
 
     Columns: t, the coordinates, their velocities (<q>_dot), the multipliers (lambda_<c>), the
@@ -628,8 +669,10 @@ def simulate(file: str, output: str, partial: str | None, overrides: dict[str, f
     """
     from lagsim.io import check_output, write_csv
 
-    target = check_output(output)
-    _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial, partial, output)
+    inputs = _inputs(force, (file, "FILE"))
+    target = check_output(output, inputs=inputs)
+    _, _, trajectory = _simulate(file, _flags(kwargs), overrides, initial, partial, target,
+                                 inputs)
     write_csv(trajectory.columns(), trajectory.as_array(), target)
 
 
@@ -643,7 +686,7 @@ def _looks_like_csv(source: str) -> bool:
         return True
     if path.is_file():
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.readline().startswith("t,")
+            return handle.read(2) == "t,"
     return False
 
 
@@ -714,11 +757,12 @@ def _kinds_help() -> str:
 @click.option("--title", metavar="TEXT", help="Figure title [default: the system's name, or "
               "the CSV's file name].")
 @click.option("--dpi", type=click.IntRange(min=10, max=2400), default=150, show_default=True)
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @simulate_options
 def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | None,
          columns: str | None, x: str | None, y: str | None, wrap: str | None,
-         labels: tuple[str, ...], title: str | None, dpi: int, overrides: dict[str, float],
-         initial: dict[str, float], **kwargs: Any) -> None:
+         labels: tuple[str, ...], title: str | None, dpi: int, force: bool,
+         overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Draw the trajectory, constraint drift and energy drift of a CSV, or of a system.
 
     INPUT is a CSV file (the output of `lagsim simulate`), - or nothing for such a CSV on
@@ -727,7 +771,7 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
     each other, one colour each, with a legend of their file names (or --label).
     """
     from lagsim import plot as plotting
-    from lagsim.io import check_output
+    from lagsim.io import check_output, derived_path
 
     sources = sources or ("-",)
     if labels and len(labels) != len(sources):
@@ -741,9 +785,11 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
     if output is not None or not plotting.can_show_window():
         if output is None:
             stem = Path(first).stem if first != "-" else Path(system or "lagsim").stem
-            output = f"{stem or 'lagsim'}.png"
+            output = derived_path(".", stem if stem not in ("", ".", "..") else "lagsim", ".png")
             _warn(f"no display: writing {output}")
-        target = check_output(output, formats=plotting.FORMATS, binary=True)
+        target = check_output(output, formats=plotting.FORMATS, binary=True,
+                              inputs=_inputs(force, *((s, "INPUT") for s in sources),
+                                             (system, "--system")))
     if len(sources) == 1 and _plot_sweep(sources[0], kind, x, y, title, target, dpi, system,
                                          kwargs, overrides, initial):
         return
@@ -870,13 +916,18 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
 @click.option("-o", "--output", required=True, metavar="FILE.gif|FILE.mp4",
               help="The animation; - writes a GIF to stdout.")
 @click.option("--fps", type=click.IntRange(min=1, max=120), default=30, show_default=True)
+@click.option("--frames", type=click.IntRange(min=2), default=None, metavar="N",
+              help="Frames to draw, evenly over the run, shown at --fps (a time-lapse or a "
+                   "slow motion) [default: --fps per simulated second].")
 @click.option("--trail", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Seconds of fading trail behind each mass.")
 @click.option("--dpi", type=click.IntRange(min=10, max=600), default=100, show_default=True,
               help="Resolution of the frames (lower makes a smaller file).")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @simulate_options
-def animate(source: str, system: str | None, output: str, fps: int, trail: float, dpi: int,
-            overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
+def animate(source: str, system: str | None, output: str, fps: int, frames: int | None,
+            trail: float, dpi: int, force: bool, overrides: dict[str, float],
+            initial: dict[str, float], **kwargs: Any) -> None:
     """Animate the masses of a system: dots, rods, a fading trail, a clock and gravity.
 
     INPUT is a system (a YAML path or a bundled name), simulated first with its own simulate:
@@ -889,10 +940,14 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     every sample, the clock, and an arrow along the file's gravity.
     """
     from lagsim.animate import animate as make_animation
-    from lagsim.animate import check_animation_output
+    from lagsim.animate import check_animation_output, check_frames
+    from lagsim.io import check_output
     from lagsim.kinematics import gravity_direction, mass_paths, rods, springs
 
-    target = check_animation_output(output)
+    if frames is not None:
+        check_frames(frames, fps)
+    target = check_animation_output(check_output(
+        output, binary=True, inputs=_inputs(force, (source, "INPUT"), (system, "--system"))))
     table, model, spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
     if model is None:
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
@@ -900,12 +955,12 @@ def animate(source: str, system: str | None, output: str, fps: int, trail: float
     paths = mass_paths(model, table)
     progress = _Progress("animating")
     try:
-        frames = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
-                                title=model.name, dpi=dpi, gravity=gravity_direction(spec),
-                                springs=springs(spec, model), progress=progress)
+        drawn = make_animation(table, paths, rods(model, paths), target, fps=fps, trail=trail,
+                               title=model.name, dpi=dpi, gravity=gravity_direction(spec),
+                               springs=springs(spec, model), progress=progress, frames=frames)
     finally:
         progress.close()
-    _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({frames} frames)")
+    _warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({drawn} frames)")
 
 
 # --- analysis (issue 10): `lagsim equilibria`, `lagsim modes` ---------------------------------
@@ -967,8 +1022,9 @@ def equilibria(file: str, fmt: str, overrides: dict[str, float]) -> None:
 @click.option("--plot", "draw", is_flag=True,
               help="Draw each mode shape (systems with masses) to -o FILE.")
 @click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
-          output: str | None) -> None:
+          output: str | None, force: bool) -> None:
     """Print the small oscillations of FILE about an equilibrium.
 
     M0 δq̈ + D δq̇ + K δq = 0 on the tangent space of the constraints: natural frequencies
@@ -984,7 +1040,8 @@ def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
         if output is None or output == "-":
             raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
                              "the report", Location("--plot"))
-        target = check_output(output, formats=plotting.FORMATS, binary=True)
+        target = check_output(output, formats=plotting.FORMATS, binary=True,
+                              inputs=_inputs(force, (file, "FILE")))
     elif output is not None:
         raise InputError("-o is the image of --plot; add --plot, or drop -o",
                          Location("--output"))
@@ -1027,9 +1084,10 @@ def _point(text: str, spec: Any, option: str) -> dict[str, float]:
               show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               callback=_assignments("--set"), help="Override a parameter's value.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def action(file: str, path: str | None, csv: str | None, stationary: bool, start: str | None,
            end: str | None, t_start: float, t_end: float, samples: int, output: str, fmt: str,
-           overrides: dict[str, float]) -> None:
+           overrides: dict[str, float], force: bool) -> None:
     """The action S = ∫ L dt of FILE along a path, a simulated run, or the stationary path.
 
     Along --path, exactly when SymPy integrates it (printed as a fraction and a float),
@@ -1068,7 +1126,7 @@ def action(file: str, path: str | None, csv: str | None, stationary: bool, start
     for option, value in (("--from", start), ("--to", end)):
         if value is None:
             raise InputError(f"--stationary needs {option} \"Q=VALUE, ...\"", Location(option))
-    target = check_output(output)
+    target = check_output(output, inputs=_inputs(force, (file, "FILE")))
     found = stationary_path(spec, model, _point(start, spec, "--from"),
                             _point(end, spec, "--to"), t_start, t_end, samples)
     write_csv(found.columns(), found.as_array(), target)
@@ -1106,10 +1164,11 @@ def action(file: str, path: str | None, csv: str | None, stationary: bool, start
 @simulate_options
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="The table: CSV (- for stdout), or Parquet when FILE ends .parquet.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
           randoms: tuple[str, ...], runs: int | None, seed: int, table_file: str | None,
           summaries: tuple[str, ...], scheduler: str | None, workers: int | None,
-          save: str | None, output: str, overrides: dict[str, float],
+          save: str | None, output: str, force: bool, overrides: dict[str, float],
           initial: dict[str, float], **kwargs: Any) -> None:
     """Simulate FILE once for every combination of the swept values, on Dask, and write one
     row per run: the values, the final state, the largest constraint residuals, the energy
@@ -1125,7 +1184,8 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     from lagsim.spec import parse_spec, read_source
     from lagsim.summary import parse_summary
 
-    target = check_output(output, formats=sw.FORMATS)
+    inputs = _inputs(force, (file, "FILE"), (table_file, "--table"))
+    target = check_output(output, formats=sw.FORMATS, inputs=inputs)
     fmt = target.format(sw.FORMATS)
     if fmt == "parquet" and not sw.have_parquet():
         raise InputError(sw.PARQUET_MISSING, Location("-o"))
@@ -1160,6 +1220,7 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
                                        taken + [s.name for s in parsed]))
     if save is not None:
         save = sw.check_save_folder(save)
+        _check_run_files(save, len(plan), inputs)
     job = replace(job, summaries=tuple(parsed), save=save).keyed()
     bar = _SweepProgress(len(plan))
     try:
@@ -1179,6 +1240,22 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
         first, why = failed[0]
         raise IntegrationError(f"{len(failed)} of {len(plan)} runs failed; their rows say why "
                                f"in the error column (run {first}: {why})")
+
+
+def _check_run_files(folder: str, runs: int, inputs: Sequence[tuple[str, str]]) -> None:
+    """Before any run: the folder of --save-trajectories takes a file (the name of run 0 is
+    probed), and no input is one of the run files it will get."""
+    import re
+
+    from lagsim import sweep as sw
+    from lagsim.io import check_output
+
+    check_output(sw.run_file(folder, 0, runs), "--save-trajectories")
+    for path, what in inputs:
+        found = re.fullmatch(r"run_([0-9]+)\.(?:csv|parquet)", Path(path).name)
+        if found is not None and int(found[1]) < runs:
+            check_output(sw.run_file(folder, int(found[1]), runs), "--save-trajectories",
+                         inputs=((path, what),))
 
 
 class _SweepProgress:

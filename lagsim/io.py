@@ -9,7 +9,8 @@ Public API::
 
     write_csv(columns: Sequence[str], data: numpy.ndarray, dest: str | Path | Output) -> None
     read_csv(src: str | Path) -> Table
-    check_output(dest, option="-o", formats=None, binary=False) -> Output   # before the work
+    check_output(dest, option="-o", formats=None, binary=False, inputs=()) -> Output  # before
+    derived_path(folder, stem, suffix, option="-o") -> str   # a file name made from user text
     open_output(dest: Output | str | Path, binary=False) -> ContextManager[IO]  # the one writer
     output_path(dest) -> ContextManager[Path]         # for writers that open a path (ffmpeg)
     printable(text: str) -> str                       # control characters escaped
@@ -20,13 +21,28 @@ double, so ``read_csv(write_csv(...))`` is bit-exact.  ``-`` means stdout / stdi
 Every command that writes ``-o`` (simulate's CSV, plot's image, animate's GIF) checks it with
 :func:`check_output` before simulating and writes it through :func:`open_output` (issue 15,
 "Output files"): a device or FIFO is written in place, a regular file is replaced atomically.
+An output that is one of the command's inputs (the same file through any path or link) is
+refused (issue 32, "-o replaces the system file itself"); a file name lagsim makes from user text
+(a system's ``name:``, a run index) is built by :func:`derived_path` alone, which keeps it in the
+folder it is meant for (issue 32, "A file written outside the current folder").
+
+The temporary file of a write is named ``.<name>.lagsim-<host>-<pid>.<random>.tmp<ext>``; one
+that a killed lagsim left behind (its process on this host is gone, the file is the user's) is
+removed by the first write to that folder in each process (issue 32, "Smaller").
+
+:func:`read_csv` reads line by line and holds at most :data:`MAX_CSV_LINES` lines of at most
+:data:`MAX_CSV_LINE_CHARS` characters and :data:`MAX_CSV_CELLS` numbers (issue 32, "Hangs and
+unbounded resources": a producer that never stops is refused, not read until memory runs out).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
 import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -38,7 +54,8 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from lagsim.errors import InputError, LagsimError, Location, printable
+from lagsim.errors import InputError, LagsimError, Location, is_control, printable
+from lagsim.options import MAX_SAMPLES
 
 __all__ = [
     "Output",
@@ -46,6 +63,7 @@ __all__ = [
     "Table",
     "atomic_output",
     "check_output",
+    "derived_path",
     "open_output",
     "output_path",
     "printable",
@@ -60,6 +78,68 @@ _CHUNK_ROWS = 4096
 _SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
+
+MAX_CSV_LINES = MAX_SAMPLES + 1
+"""Lines of a CSV that lagsim reads, blank ones included: the header and the most rows
+``simulate`` writes (:data:`lagsim.options.MAX_SAMPLES`)."""
+MAX_CSV_LINE_CHARS = 1_000_000
+"""Characters in one line of a CSV (a line of the widest lagsim CSV has some 20,000)."""
+MAX_CSV_CELLS = 100_000_000
+"""Numbers in a CSV (800 MB as floats), so that a wide file is bounded as a long one is."""
+
+NAME_MAX = 255
+"""Bytes in one file name (POSIX's NAME_MAX on Linux and the BSDs, 255 UTF-16 units on NTFS)."""
+_WINDOWS = os.name == "nt"
+_WINDOWS_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                               *(f"LPT{i}" for i in range(1, 10))})
+"""Device names Windows reserves with any extension (Microsoft's "Naming Files, Paths, and
+Namespaces"); ordinary names elsewhere (a system may well be called ``aux``)."""
+
+
+def derived_path(folder: str | Path, stem: str, suffix: str, option: str = "-o",
+                 what: str = "the name") -> str:
+    """``folder/<stem><suffix>``, the one place that makes a file name from user text (a
+    system's ``name:``, a run index), or an InputError at ``option`` when that text cannot be a
+    file name in ``folder``.
+
+    Refused: an empty name, ``.`` and ``..``, a folder separator (``/``, and ``\\`` which is one
+    on Windows) or drive, a control character (NUL, escape, newline, bidirectional controls:
+    :func:`lagsim.errors.is_control`), ``-`` (standard output), more than :data:`NAME_MAX` bytes,
+    and on Windows its reserved device names and a trailing dot or space.  So the file is always
+    directly inside ``folder``.
+    """
+    name = f"{stem}{suffix}"
+    why = _bad_name(stem, name)
+    if why is not None:
+        raise InputError(f"{what} {printable(repr(stem))} cannot make a file name: it {why}; "
+                         f"give {option} a file name", Location(option))
+    return name if str(folder) in ("", ".") else os.path.join(folder, name)
+
+
+def _bad_name(stem: str, name: str) -> str | None:
+    if not stem:
+        return "is empty"
+    if stem in (".", ".."):
+        return "is a folder's name"
+    for sep in ("/", "\\"):
+        if sep in stem:
+            return f"contains {sep!r}, which separates folders"
+    control = next((ch for ch in stem if is_control(ch)), None)
+    if control is not None:
+        return f"contains the control character {control!r}"
+    if name == STDOUT_NAME:
+        return "means standard output"
+    size = len(os.fsencode(name))
+    if size > NAME_MAX:
+        return f"makes a file name of {size} bytes, more than the {NAME_MAX} a file name may have"
+    if _WINDOWS:
+        if os.path.splitdrive(stem)[0] or ":" in stem:
+            return "names a drive"
+        if stem.split(".")[0].rstrip(" ").upper() in _WINDOWS_RESERVED:
+            return "is a device name Windows reserves"
+        if name.endswith((".", " ")):
+            return "ends with a dot or a space, which Windows drops"
+    return None
 class OutputError(LagsimError):
     """Writing the output failed (a full disk, an I/O error): the run is lost, exit 1."""
 
@@ -117,23 +197,64 @@ def check_output(
     option: str = "-o",
     formats: Sequence[str] | None = None,
     binary: bool = False,
+    inputs: Sequence[tuple[str | Path, str]] = (),
 ) -> Output:
     """Check that ``dest`` can be written, before any work, and say how it will be written.
 
-    A missing folder, a folder given as the file, a place where no file can be created (tried
-    with a probe file, which works for root too), a read-only file, a socket, an extension not in
-    ``formats`` and binary output to a terminal are InputErrors naming ``option`` and the path.
+    An empty name, a missing folder, a folder given as the file, a place where no file can be
+    created (tried with a probe file named as the write's temporary file will be, which works
+    for root too), a read-only file, a socket, an extension not in ``formats``, binary output to
+    a terminal, and a file that is one of ``inputs`` (pairs of a path and what it is, such as
+    ``("mine.yaml", "FILE")``: the same file by device and inode, through any path, hard or
+    symbolic link) are InputErrors naming ``option`` and the path.
     """
-    name = str(dest)
+    name = file_name(dest, option)
     if name == STDOUT_NAME:
         target = Output(name, "stdout", Path(name), option)
         if binary and sys.stdout is not None and sys.stdout.isatty():
             raise target.error("standard output is a terminal; redirect it to a file or a pipe")
+    elif not name:
+        raise InputError("the file name is empty; give a file name, or - for standard output",
+                         Location(option))
     else:
         target = _classify(name, option)
+    if target.kind == "file":
+        _refuse_inputs(target, inputs)
     if formats is not None:
         target.format(formats)
     return target
+
+
+def file_name(value: object, argument: str) -> str:
+    """``value`` as a file name, or a TypeError naming ``argument``: an API caller's ``3`` is not
+    the file ``3`` (nor, opened, file descriptor 3), ``b"x"`` not a name (issue 32)."""
+    if isinstance(value, str | os.PathLike):
+        name = os.fspath(value)
+        if isinstance(name, str):
+            return name
+    raise TypeError(f"{argument} must be a file name, a str or a path-like object, not "
+                    f"{type(value).__name__} {value!r:.60}")
+
+
+def _refuse_inputs(target: Output, inputs: Sequence[tuple[str | Path, str]]) -> None:
+    """An InputError when ``target`` is the same file as one of ``inputs`` (st_dev and st_ino:
+    a hard link or a symbolic link is caught as well as another spelling of the path)."""
+    try:
+        mine = os.stat(target.path)
+    except OSError:
+        return
+    for path, what in inputs:
+        if str(path) == STDOUT_NAME:
+            continue
+        try:
+            other = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if (other.st_dev, other.st_ino) == (mine.st_dev, mine.st_ino):
+            same = "" if os.fspath(path) == target.name else \
+                f" {printable(repr(os.fspath(path)))}"
+            raise target.error(f"it is the input {what}{same} (the same file); give another "
+                               "file name, or --force to replace the input")
 
 
 def _classify(name: str, option: str) -> Output:
@@ -153,7 +274,7 @@ def _classify(name: str, option: str) -> Output:
             if os.path.lexists(name):
                 raise given.error(f"it is a link to {str(path)!r}, whose folder does not exist")
             raise given.error(f"the folder {printable(repr(folder))} does not exist")
-        _probe(given, path.parent)
+        _probe(given, path)
         return Output(name, "file", path, option)
     if stat.S_ISDIR(info.st_mode):
         raise given.error("it is a folder; give a file name inside it")
@@ -164,7 +285,7 @@ def _classify(name: str, option: str) -> Output:
     path = Path(os.path.realpath(name))
     if not os.access(path, os.W_OK):
         raise given.error("the file is read-only")
-    _probe(given, path.parent)
+    _probe(given, path)
     return Output(name, "file", path, option)
 
 
@@ -176,11 +297,12 @@ def _first_non_folder(name: str) -> str:
     return str(path.parent)
 
 
-def _probe(given: Output, folder: Path) -> None:
-    """Create and remove a file in ``folder``: the only test of writability that root obeys."""
+def _probe(given: Output, path: Path) -> None:
+    """Create and remove in ``path``'s folder the temporary file a write of ``path`` makes: the
+    only test of writability that root obeys, and one of the temporary name's length too."""
     try:
         with _signals_held():
-            _temporary(folder, ".lagsim-probe", "").unlink()
+            _temporary(path.parent, path.name, path.suffix).unlink()
     except OSError as exc:
         where = os.path.dirname(given.name) or "."
         raise given.error(f"{_reason(exc)} (folder {printable(repr(where))})") from None
@@ -208,13 +330,78 @@ def _signals_held() -> Iterator[None]:
             signal.raise_signal(signum)
 
 
-def _temporary(folder: Path, stem: str, suffix: str) -> Path:
-    """``mkstemp`` in ``folder`` with the signals held off until the name is known, so an
-    interrupt cannot leave a temporary file nobody knows about."""
+_TEMPORARY = re.compile(r"\.(?P<name>.*)\.lagsim-(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)"
+                        r"\.[a-z0-9_]{8}\.tmp(?:\.[^.]*)?", re.DOTALL)
+"""The name of a temporary file of :func:`_temporary` (mkstemp's random part: 8 characters of
+``a-z0-9_``)."""
+_MAX_TEMP_SUFFIX = 16
+_swept: set[str] = set()
+
+
+def _host() -> str:
+    """8 hex digits naming this machine, so that a folder shared between machines (NFS) is
+    cleaned only of temporaries whose process this machine can see."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def _temporary(folder: Path, name: str, suffix: str) -> Path:
+    """``mkstemp`` in ``folder`` for a write of ``folder/name``, with the signals held off until
+    the name is known, so an interrupt cannot leave a temporary file nobody knows about.
+
+    The name (:data:`_TEMPORARY`) carries this process's id and host, and keeps the extension
+    (writers that pick the format from it see the right one); ``name`` is shortened so that the
+    whole stays within :data:`NAME_MAX` bytes.  Stale temporaries of dead processes in ``folder``
+    are removed first (:func:`_sweep_stale`)."""
+    _sweep_stale(folder)
+    if len(os.fsencode(suffix)) > _MAX_TEMP_SUFFIX:
+        suffix = ""
+    tag = f".lagsim-{_host()}-{os.getpid()}."
+    room = NAME_MAX - len(os.fsencode(f".{tag}XXXXXXXX.tmp{suffix}"))
+    short = os.fsdecode(os.fsencode(name)[:room])
     with _signals_held():
-        fd, name = tempfile.mkstemp(prefix=f"{stem}.", suffix=f".tmp{suffix}", dir=folder)
+        fd, made = tempfile.mkstemp(prefix=f".{short}{tag}", suffix=f".tmp{suffix}", dir=folder)
         os.close(fd)
-        return Path(name)
+        return Path(made)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts; when unsure, it does)."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True
+
+
+def _sweep_stale(folder: Path) -> None:
+    """Remove the temporary files that a lagsim on this host, now dead (killed mid-write), left
+    in ``folder``: regular files of this user whose name is exactly :data:`_TEMPORARY` with this
+    host and a process id that no longer exists.  Once per folder and process (a sweep writes
+    thousands of files into one folder); anything unreadable is left alone."""
+    key = os.path.realpath(folder)
+    if key in _swept:
+        return
+    _swept.add(key)
+    host, me = _host(), os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            found = _TEMPORARY.fullmatch(entry.name)
+            if found is None or found["host"] != host or _alive(int(found["pid"])):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and (me is None or info.st_uid == me):
+                    os.unlink(os.path.join(folder, entry.name))
+            except OSError:
+                continue
 
 
 @contextlib.contextmanager
@@ -257,7 +444,7 @@ def replacement(target: Output) -> Iterator[Path]:
     try:
         with _signals_held():
             try:
-                tmp = _temporary(folder, f".{target.path.name}", target.path.suffix)
+                tmp = _temporary(folder, target.path.name, target.path.suffix)
             except OSError as exc:
                 raise target.error(f"{_reason(exc)} (folder {str(folder)!r})") from exc
         yield tmp
@@ -470,20 +657,74 @@ def _is_derived(name: str) -> bool:
     return name.endswith("_dot") or name.startswith(("lambda_", "residual_")) or name == "energy"
 
 
-def _read_text(src: str | Path) -> tuple[str, str]:
-    if str(src) == "-":
-        return sys.stdin.read(), STDIN_NAME
+@contextlib.contextmanager
+def _opened(src: str | Path) -> Iterator[tuple[IO[str], str]]:
+    """The text stream of ``src`` (``-``: stdin) and its name for messages."""
+    src = file_name(src, "path")
+    if src == "-":
+        if sys.stdin is None:
+            raise InputError("standard input is closed", Location(STDIN_NAME))
+        yield sys.stdin, STDIN_NAME
+        return
     name = str(src)
     try:
-        return Path(src).read_text(encoding="utf-8"), name
+        handle = open(src, encoding="utf-8")
     except FileNotFoundError:
         raise InputError("no such file", Location(name)) from None
     except IsADirectoryError:
         raise InputError("is a folder, not a CSV file", Location(name)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a text file ({exc.reason})", Location(name)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", Location(name)) from None
+    with handle:
+        yield handle, name
+
+
+def _csv_limit(found: str, limit: int, counts: str) -> str:
+    return f"{found}; lagsim reads a CSV of at most {limit:,} {counts}"
+
+
+def _numbered_lines(stream: IO[str], source: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each line of ``stream`` without its line end, read one at a
+    time and refused past :data:`MAX_CSV_LINES` lines or :data:`MAX_CSV_LINE_CHARS` characters
+    in a line (a producer that never stops, a line that never ends)."""
+    number = 0
+    while True:
+        try:
+            line = stream.readline(MAX_CSV_LINE_CHARS + 1)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not a text file ({exc.reason})",
+                             Location(source, number + 1)) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", Location(source)) from None
+        if not line:
+            return
+        number += 1
+        text = line.rstrip("\n").rstrip("\r")
+        if len(text) > MAX_CSV_LINE_CHARS:
+            raise InputError(_csv_limit(f"a line of more than {MAX_CSV_LINE_CHARS:,} characters",
+                                        MAX_CSV_LINE_CHARS, "characters a line"),
+                             Location(source, number))
+        if number > MAX_CSV_LINES:
+            raise InputError(_csv_limit(f"more than {MAX_CSV_LINES:,} lines", MAX_CSV_LINES,
+                                        f"lines (a header and the {MAX_SAMPLES:,} rows "
+                                        "`lagsim simulate` writes at most)"),
+                             Location(source, number))
+        yield number, text
+
+
+def _read_text(src: str | Path) -> tuple[str, str]:
+    """The whole text of ``src`` (``-``: stdin), within the limits of :func:`_numbered_lines`
+    and :data:`MAX_CSV_CELLS` cells, and its name for messages."""
+    with _opened(src) as (stream, source):
+        lines: list[str] = []
+        cells = 0
+        for number, line in _numbered_lines(stream, source):
+            cells += line.count(",") + 1
+            if cells > MAX_CSV_CELLS:
+                raise InputError(_csv_limit(f"more than {MAX_CSV_CELLS:,} cells", MAX_CSV_CELLS,
+                                            "numbers"), Location(source, number))
+            lines.append(line)
+    return "\n".join(lines), source
 
 
 def _cells(line: str) -> list[tuple[str, int]]:
@@ -518,32 +759,74 @@ def _raise_row_error(line: str, columns: tuple[str, ...], where: Location) -> No
     raise InputError("unreadable row", where)
 
 
+_BLOCK_ROWS = 8192
+
+
 def read_csv(src: str | Path) -> Table:
     """Read a lagsim CSV (``-`` is stdin) into a :class:`Table`.
 
     Errors are InputError at ``file:line:column``: empty input, duplicate or missing ``t``
-    columns, a non-numeric cell, a row with the wrong number of cells, fewer than two samples.
+    columns, a non-numeric cell, a row with the wrong number of cells, fewer than two samples,
+    and a CSV past :data:`MAX_CSV_LINES` lines, :data:`MAX_CSV_LINE_CHARS` characters in a line
+    or :data:`MAX_CSV_CELLS` numbers.  The rows are read a line at a time and kept as floats in
+    blocks of :data:`_BLOCK_ROWS` rows, so memory is about 8 bytes a number (issue 32).
     """
-    text, source = _read_text(src)
-    lines = [
-        (number, line.rstrip("\r"))
-        for number, line in enumerate(text.split("\n"), start=1)
-        if line.strip()
-    ]
-    if not lines:
+    with _opened(src) as (stream, source):
+        lines = ((n, line) for n, line in _numbered_lines(stream, source) if line.strip())
+        first = next(lines, None)
+        if first is None:
+            raise InputError(
+                "empty input: expected a CSV header line such as 't,x,x_dot'", Location(source)
+            )
+        header_line, header = first
+        columns = _header(header, header_line, source)
+        width = len(columns)
+        most = MAX_CSV_CELLS // width
+        blocks: list[np.ndarray] = []
+        block: list[list[float]] = []
+        count = 0
+        last = header_line
+        for number, line in lines:
+            last = number
+            count += 1
+            if count > most:
+                raise InputError(_csv_limit(f"more than {most:,} rows of {width} columns",
+                                            MAX_CSV_CELLS, "numbers"), Location(source, number))
+            parts = line.split(",")
+            if len(parts) == width:
+                try:
+                    block.append(list(map(float, parts)))
+                except ValueError:
+                    _raise_row_error(line, columns, Location(source, number))
+            else:
+                _raise_row_error(line, columns, Location(source, number))
+            if len(block) == _BLOCK_ROWS:
+                blocks.append(np.array(block, dtype=float))
+                block = []
+    if block or not blocks:
+        blocks.append(np.array(block, dtype=float).reshape(len(block), width))
+    if count < 2:
         raise InputError(
-            "empty input: expected a CSV header line such as 't,x,x_dot'", Location(source)
+            f"{count} row{'' if count == 1 else 's'} of data; "
+            "a plot needs at least two samples",
+            Location(source, last),
         )
-    header_line, header = lines[0]
+    data = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+    data.setflags(write=False)
+    return Table(columns=columns, data=data, source=source)
+
+
+def _header(header: str, line: int, source: str) -> tuple[str, ...]:
+    """The column names of a header line, each non-empty and unique, ``t`` among them."""
     header_cells = [(name.strip('"'), col) for name, col in _cells(header)]
     seen: dict[str, int] = {}
     for index, (name, col) in enumerate(header_cells, start=1):
         if not name:
-            raise InputError(f"header cell {index} is empty", Location(source, header_line, col))
+            raise InputError(f"header cell {index} is empty", Location(source, line, col))
         if name in seen:
             raise InputError(
                 f"duplicate column name {name!r} (columns {seen[name]} and {index})",
-                Location(source, header_line, col),
+                Location(source, line, col),
             )
         seen[name] = index
     columns = tuple(name for name, _ in header_cells)
@@ -551,25 +834,6 @@ def read_csv(src: str | Path) -> Table:
         raise InputError(
             printable(f"no 't' column: a lagsim CSV starts with the time column 't' "
                       f"(the header is {','.join(columns)})"),
-            Location(source, header_line, 1),
+            Location(source, line, 1),
         )
-    width = len(columns)
-    rows: list[list[float]] = []
-    for number, line in lines[1:]:
-        parts = line.split(",")
-        if len(parts) == width:
-            try:
-                rows.append(list(map(float, parts)))
-                continue
-            except ValueError:
-                pass
-        _raise_row_error(line, columns, Location(source, number))
-    if len(rows) < 2:
-        raise InputError(
-            f"{len(rows)} row{'' if len(rows) == 1 else 's'} of data; "
-            "a plot needs at least two samples",
-            Location(source, lines[-1][0]),
-        )
-    data = np.array(rows, dtype=float)
-    data.setflags(write=False)
-    return Table(columns=columns, data=data, source=source)
+    return columns

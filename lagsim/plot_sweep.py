@@ -34,7 +34,7 @@ def is_sweep_table(source: str) -> bool:
     if path.suffix.lower() == ".parquet":
         return True
     with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.readline().startswith("run,")
+        return handle.read(4) == "run,"
 
 
 def swept_columns(header: Sequence[str]) -> list[str]:

@@ -395,21 +395,29 @@ def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Ro
     return [run_one(job, index, values) for index, values in chunk]
 
 
-def save_trajectory(trajectory: Any, folder: str, index: int, runs: int) -> None:
-    """Run ``index``'s trajectory as ``run_<index>.csv`` in ``folder`` (zero-padded to the
-    width of the last index), or as ``run_<index>.parquet`` (with a ``run`` column) in a folder
-    named ``*.parquet``: one Parquet dataset."""
-    from lagsim.io import write_csv
+def run_file(folder: str, index: int, runs: int) -> str:
+    """The file of run ``index`` of ``runs``: ``run_<index>.csv`` in ``folder`` (zero-padded to
+    the width of the last index), ``run_<index>.parquet`` in a folder named ``*.parquet``."""
+    from lagsim.io import derived_path
 
     width = len(str(max(runs - 1, 0)))
+    suffix = ".parquet" if folder.endswith(".parquet") else ".csv"
+    return derived_path(folder, f"run_{index:0{width}d}", suffix, "--save-trajectories")
+
+
+def save_trajectory(trajectory: Any, folder: str, index: int, runs: int) -> None:
+    """Run ``index``'s trajectory in its :func:`run_file`; as Parquet with a ``run`` column:
+    the folder is one Parquet dataset."""
+    from lagsim.io import write_csv
+
+    path = run_file(folder, index, runs)
     if folder.endswith(".parquet"):
         data = trajectory.as_array()
         names = ["run", *trajectory.columns()]
         rows = np.column_stack([np.full(len(data), float(index)), data])
-        write_parquet(names, rows, [], os.path.join(folder, f"run_{index:0{width}d}.parquet"))
+        write_parquet(names, rows, [], path)
         return
-    write_csv(trajectory.columns(), trajectory.as_array(),
-              os.path.join(folder, f"run_{index:0{width}d}.csv"))
+    write_csv(trajectory.columns(), trajectory.as_array(), path)
 
 
 # --- the engine --------------------------------------------------------------------------------

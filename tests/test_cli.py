@@ -378,8 +378,9 @@ def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
      "lagsim: error: Invalid value for '--form': 'foo' is not one of 'lagrange',", "lagsim derive"),
     (("simulat",), "lagsim: error: No such command 'simulat'. Did you mean 'simulate'?",
      "lagsim"),
-    (("simulate", "pendulum", "--formu", "index1"),
-     "lagsim: error: No such option '--formu'. Did you mean '--formulation'?", "lagsim simulate"),
+    (("simulate", "pendulum", "--formulat", "index1"),
+     "lagsim: error: No such option '--formulat'. Did you mean '--formulation'?",
+     "lagsim simulate"),
 ])
 def test_usage_errors_are_in_lagsims_style(args, line, command):
     """Issue 13, one error style: click's usage errors are one 'lagsim: error:' line (with the

@@ -1046,6 +1046,12 @@ def action(file: str, path: str | None, csv: str | None, stationary: bool, start
 # --- many runs (issue 12): `lagsim sweep` -------------------------------------------------------
 
 
+def _debug() -> bool:
+    """Whether ``--debug`` was given (the group's flag, kept in the root context's ``obj``)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and (ctx.find_root().obj or {}).get("debug"))
+
+
 @main.command(epilog="\b\nExample:\n  lagsim sweep pendulum --grid theta=0.1:3:50 --stop-when "
               "theta_dot --summary 'period=2*final(t)' -o period.csv")
 @click.argument("file", metavar="FILE", shell_complete=complete_system)
@@ -1104,6 +1110,8 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
         raise InputError(f"--workers sizes the local cluster; --scheduler {scheduler} "
                          f"{'runs in this process alone' if alone else 'has its own workers'}",
                          Location("--workers"))
+    if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
+        sw.scheduler_address(scheduler)
     text, label, stem = read_source(file)
     spec = parse_spec(text, label, stem, overrides, initial)
     flags = _flags(kwargs)
@@ -1130,7 +1138,7 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     job = replace(job, summaries=tuple(parsed), save=save).keyed()
     bar = _SweepProgress(len(plan))
     try:
-        rows = sw.execute(job, plan, scheduler, workers, bar)
+        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not _debug())
     finally:
         bar.close()
     notes = [(i, r.notes) for i, r in enumerate(rows) if r.notes]

@@ -1086,7 +1086,8 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
           initial: dict[str, float], **kwargs: Any) -> None:
     """Simulate FILE once for every combination of the swept values, on Dask, and write one
     row per run: the values, the final state, the largest constraint residuals, the energy
-    drift, the stop time of --stop-when and each --summary.
+    drift (or, when h is not conserved, its change), the stop time of --stop-when and each
+    --summary.
 
     Every run is `lagsim simulate` with its values (bit for bit). A run that fails is recorded
     in the error column and the sweep goes on; then the exit status is 1.
@@ -1115,7 +1116,7 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     text, label, stem = read_source(file)
     spec = parse_spec(text, label, stem, overrides, initial)
     flags = _flags(kwargs)
-    SimulateOptions.resolve(spec.simulate, flags)
+    stops = SimulateOptions.resolve(spec.simulate, flags).stop_when is not None
     axes = [*(sw.grid_axis(g) for g in grids), *(sw.values_axis(v) for v in value_lists)]
     if randoms or runs is not None:
         axes.append(sw.random_axis(randoms, runs, seed))
@@ -1147,7 +1148,8 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
             _warn(f"run {notes[0][0]}: {note}")
         if len(notes) > 1:
             _warn(f"({len(notes) - 1} more runs had notes like these)")
-    header, data, errors = sw.table(job, plan, rows, coordinates, constraints)
+    header, data, errors = sw.table(job, plan, rows, coordinates, constraints,
+                                    sw.energy_conserved(job), stops)
     sw.write_table(header, data, errors, target, fmt)
     failed = [(i, e) for i, e in enumerate(errors) if e]
     if failed:

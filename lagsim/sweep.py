@@ -13,10 +13,12 @@ then :func:`lagsim.driver.simulate`, with its consistent start, formulations and
 So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers
 and the order in which runs finish (each run is placed by its index).
 
-The engine: without ``--scheduler`` a Dask ``LocalCluster`` with one single-threaded worker
-process per core (``--workers N``); ``--scheduler tcp://HOST:PORT`` the user's cluster (whose
-workers need lagsim installed and, for ``--save-trajectories``, the folder); ``--scheduler
-synchronous`` every run in this process, one after another (Dask's synchronous scheduler).
+The engine: without ``--scheduler`` one single-threaded worker process per core
+(``--workers N``), reached through pipes (a process pool: no port for other users to reach,
+issue 32); ``--scheduler tcp://HOST:PORT`` or ``tls://HOST:PORT`` the user's Dask cluster (whose
+workers need lagsim installed and, for ``--save-trajectories``, the folder, named to them by its
+absolute path); ``--scheduler synchronous`` every run in this process, one after another (Dask's
+synchronous scheduler).
 The client runs run 0 itself: it compiles the model (so that the workers find it in the compile
 cache) and times a run, from which runs are grouped in chunks of about :data:`CHUNK_SECONDS` of
 work. The job (file text, options, summaries) is sent to each worker once (``scatter``); a
@@ -355,15 +357,34 @@ def session(job: Job) -> Session:
     return found
 
 
-def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str]) -> list[str]:
+def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],
+            conserved: bool = True, stops: bool = True) -> list[str]:
     """The sweep table's header: ``run``, the swept values (an initial value ``theta`` as
-    ``theta0``), the final state, ``max_residual_<c>``, ``energy_drift`` (max |h − h0| / |h0|),
-    ``energy_change`` (max |h − h0|), ``stop_time``, the summaries, ``error``."""
+    ``theta0``), the final state, ``max_residual_<c>``, the energy columns, ``stop_time`` (only
+    when ``stops``: a ``--stop-when`` is set), the summaries, ``error``.
+
+    The energy h = q̇·∂L/∂q̇ − L: when h is ``conserved`` (``lagsim check``'s test,
+    :func:`energy_conserved`), ``energy_drift`` = max |h − h0| / |h0| and ``energy_change`` =
+    max |h − h0|, both integration errors; when it is not (forces that do work, t in L or in a
+    constraint), a change of h is physics, not drift (issue 29): one column ``energy_change`` =
+    h(t_end) − h(0), signed, in the units of h."""
     swept = [name if name not in (*coordinates, *(f"{q}_dot" for q in coordinates))
              else f"{name}0" for name in job.names]
+    energy = ["energy_drift", "energy_change"] if conserved else ["energy_change"]
     return ["run", *swept, *coordinates, *(f"{q}_dot" for q in coordinates),
-            *(f"max_residual_{c}" for c in constraints), "energy_drift", "energy_change",
-            "stop_time", *(s.name for s in job.summaries), "error"]
+            *(f"max_residual_{c}" for c in constraints), *energy,
+            *(["stop_time"] if stops else []), *(s.name for s in job.summaries), "error"]
+
+
+def energy_conserved(job: Job) -> bool:
+    """Whether h is conserved in every run of ``job``: :func:`lagsim.invariants.
+    energy_conserved` (what ``lagsim check`` reports) on this process's model, the swept
+    parameters kept as symbols and the others at their values."""
+    from lagsim.invariants import energy_conserved as why_not
+
+    model = session(job).model
+    values = {k: v for k, v in model.substitutions().items() if str(k) not in job.names}
+    return why_not(model, values) is None
 
 
 @dataclass(frozen=True)
@@ -382,7 +403,7 @@ def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
     start = time.perf_counter()
     state = session(job)
     numeric = state.numeric
-    width = 2 * numeric.n + numeric.m + 3 + len(job.summaries)
+    width = 2 * numeric.n + numeric.m + 4 + len(job.summaries)
     notes: list[str] = []
     values_by_name = dict(zip(job.names, map(float, values)))
     try:
@@ -400,8 +421,9 @@ def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
 
 
 def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float, ...]:
-    """Final state, residuals, energy drift, stop time (known from the last row of a sampled
-    run; NaN with --section, whose rows are crossings) and summaries of one run."""
+    """Final state, residuals, energy drift, largest energy change, h(t_end) − h(0), stop time
+    (the last two known from the last row of a sampled run; NaN with --section, whose rows are
+    crossings) and summaries of one run: every column :func:`table` may keep."""
     with np.errstate(all="ignore"):
         final = (*trajectory.q[-1], *trajectory.qd[-1]) if len(trajectory.t) else \
             (math.nan,) * (2 * len(trajectory.coordinates))
@@ -410,11 +432,12 @@ def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float
         h = trajectory.energy
         change = float(np.max(np.abs(h - h[0]))) if len(h) else math.nan
         drift = change / abs(h[0]) if len(h) and h[0] != 0 else (0.0 if change == 0 else math.inf)
+        end = float(h[-1] - h[0]) if len(h) and sampled else math.nan
         stop = float(trajectory.t[-1]) if trajectory.stopped and sampled else math.nan
         table = dict(zip(trajectory.columns(), trajectory.as_array().T))
         parameters = {**spec.parameter_values}
         summaries = [s.evaluate(table, parameters) for s in job.summaries]
-    return tuple(float(x) for x in (*final, *residual, drift, change, stop, *summaries))
+    return tuple(float(x) for x in (*final, *residual, drift, change, end, stop, *summaries))
 
 
 def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Row]:
@@ -742,18 +765,24 @@ FORMATS = ("csv", "parquet")
 
 
 def table(job: Job, plan: Plan, rows: Sequence[Row], coordinates: Sequence[str],
-          constraints: Sequence[str]) -> tuple[list[str], np.ndarray, list[str]]:
-    """The header, the numbers (one row per run) and the error texts."""
-    header = columns(job, coordinates, constraints)
-    data = np.column_stack([np.arange(len(plan), dtype=float), plan.values,
-                            np.array([r.numbers for r in rows], dtype=float)])
+          constraints: Sequence[str], conserved: bool = True, stops: bool = True
+          ) -> tuple[list[str], np.ndarray, list[str]]:
+    """The header, the numbers (one row per run) and the error texts; the columns of
+    :func:`columns` with ``conserved`` and ``stops``."""
+    header = columns(job, coordinates, constraints, conserved, stops)
+    numbers = np.array([r.numbers for r in rows], dtype=float).reshape(len(rows), -1)
+    k = 2 * len(coordinates) + len(constraints)
+    keep = [*range(k), *((k, k + 1) if conserved else (k + 2,)), *((k + 3,) if stops else ()),
+            *range(k + 4, numbers.shape[1])]
+    data = np.column_stack([np.arange(len(plan), dtype=float), plan.values, numbers[:, keep]])
     return header, data, [r.error for r in rows]
 
 
 def write_table(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
                 target: Any, fmt: str) -> None:
-    """The sweep table as CSV (each float as ``repr``, the ``error`` column quoted as CSV
-    needs) or Parquet, through :func:`lagsim.io.open_output`."""
+    """The sweep table as CSV (``run`` as an integer, each other number as ``repr`` of its
+    float, the ``error`` column quoted as CSV needs) or Parquet, through
+    :func:`lagsim.io.open_output`."""
     if fmt == "parquet":
         write_parquet(header, data, errors, target)
         return
@@ -763,7 +792,7 @@ def write_table(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(header)
         for numbers, error in zip(data.tolist(), errors):
-            writer.writerow([*(repr(x) for x in numbers), error])
+            writer.writerow([int(numbers[0]), *(repr(x) for x in numbers[1:]), error])
 
 
 PARQUET_MISSING = ("Parquet output needs pyarrow, which is not installed: pip install "
@@ -781,15 +810,16 @@ def have_parquet() -> bool:
 
 def write_parquet(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
                   target: Any) -> None:
-    """A Parquet file of float64 columns (and ``error`` as text when ``errors``), through
-    :func:`lagsim.io.open_output`."""
+    """A Parquet file of float64 columns (``run`` int64, ``error`` text when ``errors``),
+    through :func:`lagsim.io.open_output`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from lagsim.io import open_output
 
     names = list(header[:len(header) - 1] if errors else header)
-    arrays = [pa.array(data[:, k], type=pa.float64()) for k in range(len(names))]
+    arrays = [pa.array(data[:, k].astype(np.int64), type=pa.int64()) if name == "run" else
+              pa.array(data[:, k], type=pa.float64()) for k, name in enumerate(names)]
     if errors:
         arrays.append(pa.array(list(errors), type=pa.string()))
         names.append(header[-1])
@@ -834,8 +864,11 @@ def read_table(source: str) -> tuple[list[str], np.ndarray, list[str]]:
 
 
 def check_save_folder(folder: str) -> str:
-    """``--save-trajectories DIR``: made if missing (its parent must exist); a folder."""
-    path = Path(folder)
+    """``--save-trajectories DIR``: made if missing (its parent must exist), a folder this
+    process can write in (a file is made and removed there, before any run: issue 32), as an
+    absolute path, so that workers elsewhere do not read it against their own working folder
+    (issue 29)."""
+    path = Path(os.path.abspath(folder))
     if folder.endswith(".parquet") and not have_parquet():
         raise InputError(PARQUET_MISSING, Location("--save-trajectories"))
     if path.exists() and not path.is_dir():
@@ -846,6 +879,14 @@ def check_save_folder(folder: str) -> str:
     except OSError as exc:
         raise InputError(f"cannot make the folder {folder!r}: {exc.strerror or exc}",
                          Location("--save-trajectories")) from None
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot write in the folder {folder!r}: {exc.strerror or exc}; give "
+                         "a folder you can write in", Location("--save-trajectories")) from None
     return str(path)
 
 

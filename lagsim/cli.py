@@ -1069,10 +1069,11 @@ def _debug() -> bool:
               help="A column of the table: an expression in the run's CSV columns reduced with "
                    "max, min, mean, final or first, e.g. 'amp=max(abs(theta))'.")
 @click.option("--scheduler", metavar="ADDRESS",
-              help="A Dask scheduler (tcp://HOST:8786), or 'synchronous' for this process "
-                   "alone [default: a local cluster of --workers processes].")
+              help="A Dask scheduler (tcp://HOST:8786, or tls://HOST:PORT with Dask's "
+                   "distributed.comm.tls settings), or 'synchronous' for this process alone "
+                   "[default: --workers processes of this machine, which open no port].")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes of the local cluster [default: one per core].")
+              help="Worker processes on this machine [default: one per core].")
 @click.option("--save-trajectories", "save", metavar="DIR",
               help="Write each run's CSV as DIR/run_<index>.csv (DIR ending .parquet: one "
                    "Parquet file per run, a dataset).")

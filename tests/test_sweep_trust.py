@@ -75,8 +75,8 @@ def local_sweep(tmp_path_factory):
         blocker.close()
         blocker = None
     try:
-        proc = subprocess.Popen([*LAGSIM, "sweep", "pendulum", "--grid", "theta=0.1:3:120",
-                                 "--t-end", "10", "--workers", "2", "-o", str(out)],
+        proc = subprocess.Popen([*LAGSIM, "sweep", "pendulum", "--grid", "theta=0.1:3:60",
+                                 "--t-end", "5", "--workers", "2", "-o", str(out)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         watched = psutil.Process(proc.pid)
         listening: set[tuple[str, int]] = set()
@@ -107,7 +107,7 @@ def test_a_local_sweep_listens_on_no_port_so_no_client_can_reach_its_workers(loc
     from distributed import Client
 
     assert local_sweep["code"] == 0, local_sweep["stderr"]
-    assert len(local_sweep["table"]) == 120
+    assert len(local_sweep["table"]) == 60
     assert local_sweep["workers"] == 2
     for host, port in local_sweep["listening"]:
         with pytest.raises((OSError, TimeoutError)):

@@ -1085,10 +1085,10 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
           summaries: tuple[str, ...], scheduler: str | None, workers: int | None,
           save: str | None, output: str, overrides: dict[str, float],
           initial: dict[str, float], **kwargs: Any) -> None:
-    """Simulate FILE once for every combination of the swept values, on Dask, and write one
-    row per run: the values, the final state, the largest constraint residuals, the energy
-    drift (or, when h is not conserved, its change), the stop time of --stop-when and each
-    --summary.
+    """Simulate FILE once for every combination of the swept values, on this machine's cores
+    or a Dask cluster, and write one row per run: the values, the final state, the largest
+    constraint residuals, the energy drift (or, when h is not conserved, its change), the stop
+    time of --stop-when and each --summary.
 
     Every run is `lagsim simulate` with its values (bit for bit). A run that fails is recorded
     in the error column and the sweep goes on; then the exit status is 1.

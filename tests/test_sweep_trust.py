@@ -426,6 +426,9 @@ def test_a_system_whose_energy_is_not_conserved_has_energy_change_not_drift():
         h0, h1 = float(single[0]["energy"]), float(single[-1]["energy"])
         assert float(row["energy_change"]) == h1 - h0
     assert float(table[0]["energy_change"]) < 0
+    from lagsim import plot_sweep
+
+    assert plot_sweep.swept_columns(result.stdout.splitlines()[0].split(",")) == ["F0"]
 
 
 def test_the_energy_columns_follow_the_swept_parameters():

@@ -1137,6 +1137,12 @@ def action(file: str, path: str | None, csv: str | None, stationary: bool, start
 # --- many runs (issue 12): `lagsim sweep` -------------------------------------------------------
 
 
+def _debug() -> bool:
+    """Whether ``--debug`` was given (the group's flag, kept in the root context's ``obj``)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and (ctx.find_root().obj or {}).get("debug"))
+
+
 @main.command(epilog="\b\nExample:\n  lagsim sweep pendulum --grid theta=0.1:3:50 --stop-when "
               "theta_dot --summary 'period=2*final(t)' -o period.csv")
 @click.argument("file", metavar="FILE", shell_complete=complete_system)
@@ -1154,10 +1160,11 @@ def action(file: str, path: str | None, csv: str | None, stationary: bool, start
               help="A column of the table: an expression in the run's CSV columns reduced with "
                    "max, min, mean, final or first, e.g. 'amp=max(abs(theta))'.")
 @click.option("--scheduler", metavar="ADDRESS",
-              help="A Dask scheduler (tcp://HOST:8786), or 'synchronous' for this process "
-                   "alone [default: a local cluster of --workers processes].")
+              help="A Dask scheduler (tcp://HOST:8786, or tls://HOST:PORT with Dask's "
+                   "distributed.comm.tls settings), or 'synchronous' for this process alone "
+                   "[default: --workers processes of this machine, which open no port].")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes of the local cluster [default: one per core].")
+              help="Worker processes on this machine [default: one per core].")
 @click.option("--save-trajectories", "save", metavar="DIR",
               help="Write each run's CSV as DIR/run_<index>.csv (DIR ending .parquet: one "
                    "Parquet file per run, a dataset).")
@@ -1170,9 +1177,10 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
           summaries: tuple[str, ...], scheduler: str | None, workers: int | None,
           save: str | None, output: str, force: bool, overrides: dict[str, float],
           initial: dict[str, float], **kwargs: Any) -> None:
-    """Simulate FILE once for every combination of the swept values, on Dask, and write one
-    row per run: the values, the final state, the largest constraint residuals, the energy
-    drift, the stop time of --stop-when and each --summary.
+    """Simulate FILE once for every combination of the swept values, on this machine's cores
+    or a Dask cluster, and write one row per run: the values, the final state, the largest
+    constraint residuals, the energy drift (or, when h is not conserved, its change), the stop
+    time of --stop-when and each --summary.
 
     Every run is `lagsim simulate` with its values (bit for bit). A run that fails is recorded
     in the error column and the sweep goes on; then the exit status is 1.
@@ -1197,10 +1205,12 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
         raise InputError(f"--workers sizes the local cluster; --scheduler {scheduler} "
                          f"{'runs in this process alone' if alone else 'has its own workers'}",
                          Location("--workers"))
+    if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
+        sw.scheduler_address(scheduler)
     text, label, stem = read_source(file)
     spec = parse_spec(text, label, stem, overrides, initial)
     flags = _flags(kwargs)
-    SimulateOptions.resolve(spec.simulate, flags)
+    stops = SimulateOptions.resolve(spec.simulate, flags).stop_when is not None
     axes = [*(sw.grid_axis(g) for g in grids), *(sw.values_axis(v) for v in value_lists)]
     if randoms or runs is not None:
         axes.append(sw.random_axis(randoms, runs, seed))
@@ -1224,7 +1234,7 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     job = replace(job, summaries=tuple(parsed), save=save).keyed()
     bar = _SweepProgress(len(plan))
     try:
-        rows = sw.execute(job, plan, scheduler, workers, bar)
+        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not _debug())
     finally:
         bar.close()
     notes = [(i, r.notes) for i, r in enumerate(rows) if r.notes]
@@ -1233,7 +1243,8 @@ def sweep(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
             _warn(f"run {notes[0][0]}: {note}")
         if len(notes) > 1:
             _warn(f"({len(notes) - 1} more runs had notes like these)")
-    header, data, errors = sw.table(job, plan, rows, coordinates, constraints)
+    header, data, errors = sw.table(job, plan, rows, coordinates, constraints,
+                                    sw.energy_conserved(job), stops)
     sw.write_table(header, data, errors, target, fmt)
     failed = [(i, e) for i, e in enumerate(errors) if e]
     if failed:

@@ -40,11 +40,11 @@ def is_sweep_table(source: str) -> bool:
 def swept_columns(header: Sequence[str]) -> list[str]:
     """The swept columns of a sweep's table: between ``run`` and the final state, which is the
     coordinates followed by their ``_dot`` columns just before ``max_residual_*`` or
-    ``energy_drift`` or ``energy_change`` (lagsim.sweep.columns; a system that does not conserve
-    h has no drift, only a change)."""
+    ``energy_drift``, ``energy_change`` or ``energy_gain`` (lagsim.sweep.columns; a system that
+    does not conserve h has no drift, only a gain)."""
     names = [h for h in header if h != "error"]
-    end = next((k for k, h in enumerate(names)
-                if h.startswith("max_residual_") or h in ("energy_drift", "energy_change")),
+    energy = ("energy_drift", "energy_change", "energy_gain")
+    end = next((k for k, h in enumerate(names) if h.startswith("max_residual_") or h in energy),
                len(names))
     k = end
     while k > 1 and names[k - 1].endswith("_dot"):

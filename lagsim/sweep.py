@@ -13,10 +13,12 @@ then :func:`lagsim.driver.simulate`, with its consistent start, formulations and
 So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers
 and the order in which runs finish (each run is placed by its index).
 
-The engine: without ``--scheduler`` a Dask ``LocalCluster`` with one single-threaded worker
-process per core (``--workers N``); ``--scheduler tcp://HOST:PORT`` the user's cluster (whose
-workers need lagsim installed and, for ``--save-trajectories``, the folder); ``--scheduler
-synchronous`` every run in this process, one after another (Dask's synchronous scheduler).
+The engine: without ``--scheduler`` one single-threaded worker process per core
+(``--workers N``), reached through pipes (a process pool: no port for other users to reach,
+issue 32); ``--scheduler tcp://HOST:PORT`` or ``tls://HOST:PORT`` the user's Dask cluster (whose
+workers need lagsim installed and, for ``--save-trajectories``, the folder, named to them by its
+absolute path); ``--scheduler synchronous`` every run in this process, one after another (Dask's
+synchronous scheduler).
 The client runs run 0 itself: it compiles the model (so that the workers find it in the compile
 cache) and times a run, from which runs are grouped in chunks of about :data:`CHUNK_SECONDS` of
 work. The job (file text, options, summaries) is sent to each worker once (``scatter``); a
@@ -31,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
-import itertools
 import json
 import logging
 import math
@@ -44,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from lagsim.errors import InputError, LagsimError, Location
+from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.summary import Summary
 
@@ -63,11 +64,33 @@ LOCAL_SCHEDULERS = ("synchronous",)
 
 @dataclass(frozen=True)
 class Axis:
-    """One factor of the sweep: ``names`` swept together, one row of values per point."""
+    """One factor of the sweep: ``names`` swept together at ``size`` points. The values are
+    listed (``--values``, ``--table``) or a recipe (``grid``: start and stop of a ``--grid``;
+    ``draws``: lows, highs and seed of ``--random``) made into numbers by :meth:`array` only
+    after :func:`plan` has checked the names and the run count (issue 32: a bogus axis of 10⁷
+    values cost a gigabyte before its name was checked)."""
 
     names: tuple[str, ...]
-    rows: tuple[tuple[float, ...], ...]
     option: str
+    size: int
+    listed: tuple[tuple[float, ...], ...] = ()
+    grid: tuple[float, float] | None = None
+    draws: tuple[tuple[float, ...], tuple[float, ...], int] | None = None
+
+    def array(self) -> np.ndarray:
+        """The values, one row per point: ``np.linspace`` for a grid, NumPy's PCG64 from the
+        seed for draws (one (size, names) array in one call)."""
+        if self.grid is not None:
+            return np.linspace(self.grid[0], self.grid[1], self.size).reshape(self.size, 1)
+        if self.draws is not None:
+            lows, highs, seed = self.draws
+            return np.random.default_rng(seed).uniform(lows, highs,
+                                                       size=(self.size, len(self.names)))
+        return np.array(self.listed, dtype=float).reshape(self.size, len(self.names))
+
+    @property
+    def rows(self) -> tuple[tuple[float, ...], ...]:
+        return tuple(map(tuple, self.array().tolist()))
 
 
 @dataclass(frozen=True)
@@ -127,15 +150,14 @@ def grid_axis(item: str) -> Axis:
     if start == stop:
         raise InputError(f"{name}: the start and the stop are both {start!r}; give a range",
                          Location("--grid"))
-    values = np.linspace(start, stop, int(count))
-    return Axis((name,), tuple((float(v),) for v in values), "--grid")
+    return Axis((name,), "--grid", int(count), grid=(start, stop))
 
 
 def values_axis(item: str) -> Axis:
     """``NAME=v1,v2,...``."""
     name, text = _split(item, "--values", "NAME=v1,v2,... (e.g. l=0.5,1,2)")
     values = [_number(v, "--values", f"a value of {name}") for v in text.split(",")]
-    return Axis((name,), tuple((v,) for v in values), "--values")
+    return Axis((name,), "--values", len(values), listed=tuple((v,) for v in values))
 
 
 def random_axis(items: Sequence[str], runs: int | None, seed: int) -> Axis:
@@ -161,8 +183,7 @@ def random_axis(items: Sequence[str], runs: int | None, seed: int) -> Axis:
         names.append(name)
         lows.append(low)
         highs.append(high)
-    draws = np.random.default_rng(seed).uniform(lows, highs, size=(runs, len(names)))
-    return Axis(tuple(names), tuple(tuple(map(float, row)) for row in draws), "--random")
+    return Axis(tuple(names), "--random", runs, draws=(tuple(lows), tuple(highs), seed))
 
 
 def table_axis(path: str) -> Axis:
@@ -194,13 +215,15 @@ def table_axis(path: str) -> Axis:
                                  Location(path, line))
             values.append(value)
         out.append(tuple(values))
-    return Axis(names, tuple(out), "--table")
+    return Axis(names, "--table", len(out), listed=tuple(out))
 
 
 def plan(axes: Sequence[Axis], parameters: Sequence[str], coordinates: Sequence[str],
          fixed: Mapping[str, str] = {}) -> Plan:
-    """The product of ``axes``; every name must be a parameter or an initial value, swept once
-    and not also given in ``fixed`` (name → the flag that sets it: ``--set``, ``--init``)."""
+    """The product of ``axes`` (the last varies fastest, as ``itertools.product``); every name
+    must be a parameter or an initial value, swept once and not also given in ``fixed`` (name →
+    the flag that sets it: ``--set``, ``--init``). Names and the run count are checked before
+    any value is made."""
     if not axes:
         raise InputError("nothing to sweep: give --grid NAME=START:STOP:COUNT, --values "
                          "NAME=v1,v2,..., --random NAME=LOW:HIGH --runs N or --table FILE",
@@ -220,14 +243,20 @@ def plan(axes: Sequence[Axis], parameters: Sequence[str], coordinates: Sequence[
                 raise InputError(f"'{name}' is swept and also set with {fixed[name]}; drop one",
                                  Location(axis.option))
             seen[name] = axis.option
-    total = math.prod(len(a.rows) for a in axes)
+    total = math.prod(a.size for a in axes)
     if total > MAX_RUNS:
         raise InputError(f"the sweep has {total:,} runs, more than the {MAX_RUNS:,} allowed; "
                          "use fewer values", Location(axes[0].option))
     names = tuple(n for a in axes for n in a.names)
-    values = np.array([[v for row in combo for v in row]
-                       for combo in itertools.product(*(a.rows for a in axes))], dtype=float)
-    return Plan(names, values.reshape(total, len(names)))
+    values = np.empty((total, len(names)))
+    column, before = 0, 1
+    for k, axis in enumerate(axes):
+        after = math.prod(a.size for a in axes[k + 1:])
+        block = np.repeat(axis.array(), after, axis=0)
+        values[:, column:column + len(axis.names)] = np.tile(block, (before, 1))
+        column += len(axis.names)
+        before *= axis.size
+    return Plan(names, values)
 
 
 # --- one run, in whichever process ------------------------------------------------------------
@@ -328,15 +357,35 @@ def session(job: Job) -> Session:
     return found
 
 
-def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str]) -> list[str]:
+def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],
+            conserved: bool = True, stops: bool = True) -> list[str]:
     """The sweep table's header: ``run``, the swept values (an initial value ``theta`` as
-    ``theta0``), the final state, ``max_residual_<c>``, ``energy_drift`` (max |h − h0| / |h0|),
-    ``energy_change`` (max |h − h0|), ``stop_time``, the summaries, ``error``."""
+    ``theta0``), the final state, ``max_residual_<c>``, the energy columns, ``stop_time`` (only
+    when ``stops``: a ``--stop-when`` is set), the summaries, ``error``.
+
+    The energy h = q̇·∂L/∂q̇ − L: when h is ``conserved`` (``lagsim check``'s test,
+    :func:`energy_conserved`), ``energy_drift`` = max |h − h0| / |h0| and ``energy_change`` =
+    max |h − h0|, both integration errors; when it is not (forces that do work, t in L or in a
+    constraint), a change of h is physics, not drift (issue 29): one column ``energy_gain`` =
+    h(t_end) − h(0), signed (negative for a damped run), in the units of h. Each name has one
+    meaning whatever the system."""
     swept = [name if name not in (*coordinates, *(f"{q}_dot" for q in coordinates))
              else f"{name}0" for name in job.names]
+    energy = ["energy_drift", "energy_change"] if conserved else ["energy_gain"]
     return ["run", *swept, *coordinates, *(f"{q}_dot" for q in coordinates),
-            *(f"max_residual_{c}" for c in constraints), "energy_drift", "energy_change",
-            "stop_time", *(s.name for s in job.summaries), "error"]
+            *(f"max_residual_{c}" for c in constraints), *energy,
+            *(["stop_time"] if stops else []), *(s.name for s in job.summaries), "error"]
+
+
+def energy_conserved(job: Job) -> bool:
+    """Whether h is conserved in every run of ``job``: :func:`lagsim.invariants.
+    energy_conserved` (what ``lagsim check`` reports) on this process's model, the swept
+    parameters kept as symbols and the others at their values."""
+    from lagsim.invariants import energy_conserved as why_not
+
+    model = session(job).model
+    values = {k: v for k, v in model.substitutions().items() if str(k) not in job.names}
+    return why_not(model, values) is None
 
 
 @dataclass(frozen=True)
@@ -355,7 +404,7 @@ def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
     start = time.perf_counter()
     state = session(job)
     numeric = state.numeric
-    width = 2 * numeric.n + numeric.m + 3 + len(job.summaries)
+    width = 2 * numeric.n + numeric.m + 4 + len(job.summaries)
     notes: list[str] = []
     values_by_name = dict(zip(job.names, map(float, values)))
     try:
@@ -373,8 +422,9 @@ def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
 
 
 def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float, ...]:
-    """Final state, residuals, energy drift, stop time (known from the last row of a sampled
-    run; NaN with --section, whose rows are crossings) and summaries of one run."""
+    """Final state, residuals, energy drift, largest energy change, h(t_end) − h(0), stop time
+    (the last two known from the last row of a sampled run; NaN with --section, whose rows are
+    crossings) and summaries of one run: every column :func:`table` may keep."""
     with np.errstate(all="ignore"):
         final = (*trajectory.q[-1], *trajectory.qd[-1]) if len(trajectory.t) else \
             (math.nan,) * (2 * len(trajectory.coordinates))
@@ -383,11 +433,12 @@ def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float
         h = trajectory.energy
         change = float(np.max(np.abs(h - h[0]))) if len(h) else math.nan
         drift = change / abs(h[0]) if len(h) and h[0] != 0 else (0.0 if change == 0 else math.inf)
+        end = float(h[-1] - h[0]) if len(h) and sampled else math.nan
         stop = float(trajectory.t[-1]) if trajectory.stopped and sampled else math.nan
         table = dict(zip(trajectory.columns(), trajectory.as_array().T))
         parameters = {**spec.parameter_values}
         summaries = [s.evaluate(table, parameters) for s in job.summaries]
-    return tuple(float(x) for x in (*final, *residual, drift, change, stop, *summaries))
+    return tuple(float(x) for x in (*final, *residual, drift, change, end, stop, *summaries))
 
 
 def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Row]:
@@ -434,12 +485,13 @@ def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: 
 
 
 def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
-            progress: Callable[[int], None] | None = None) -> list[Row]:
+            progress: Callable[[int], None] | None = None, quiet: bool = True) -> list[Row]:
     """Every run of ``plan``, in run order: the engine is reached first (a wrong address fails
     before any work), then run 0 is done here (compiling the model, timing a run), the others
-    on the engine."""
+    on the engine. ``quiet``: Dask's own log lines are kept off stderr (``--debug`` shows
+    them)."""
     say = progress or (lambda _n: None)
-    with _engine(scheduler, workers, len(plan) > 1) as engine:
+    with _engine(scheduler, workers, len(plan) > 1, quiet) as engine:
         first = run_one(job, 0, plan.values[0])
         rows: dict[int, Row] = {0: first}
         say(1)
@@ -456,12 +508,18 @@ Engine = Callable[[Job, np.ndarray, list[int], float], Iterator[list[Row]]]
 
 
 @contextlib.contextmanager
-def _engine(scheduler: str | None, workers: int | None, needed: bool) -> Iterator[Engine]:
+def _engine(scheduler: str | None, workers: int | None, needed: bool, quiet: bool
+            ) -> Iterator[Engine]:
     if scheduler in LOCAL_SCHEDULERS or not needed:
         yield lambda job, values, rest, seconds: _local(
             job, chunks(rest, values, seconds, 1), scheduler or "synchronous")
         return
-    with _client(scheduler, workers) as client:
+    if scheduler is None:
+        count = workers or default_workers()
+        yield lambda job, values, rest, seconds: _processes(
+            job, chunks(rest, values, seconds, count), count)
+        return
+    with _quiet_dask(quiet), _client(scheduler_address(scheduler)) as client:
         yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
                                                               seconds)
 
@@ -484,33 +542,216 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+# --- this machine's cores: worker processes reached through pipes -----------------------------
+
+
+_WORKER_JOB: list[Job] = []
+
+
+def _worker_start(job: Job) -> None:
+    """A local worker's start: it keeps the job (sent once, as an argument of the pool's
+    initializer) and leaves Ctrl-C to the sweep, which stops the workers itself."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER_JOB[:] = [job]
+
+
+def _worker_chunk(chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Row]:
+    return run_chunk(_WORKER_JOB[0], chunk)
+
+
+def _processes(job: Job, parts: list[list[tuple[int, list[float]]]], workers: int
+               ) -> Iterator[list[Row]]:
+    """The chunks on ``workers`` single-threaded processes of this machine (started by
+    ``spawn``, as Dask's ``LocalCluster`` starts its workers), each keeping its
+    :class:`Session` from chunk to chunk. Tasks and rows travel through the pipes of
+    :class:`concurrent.futures.ProcessPoolExecutor`: no port is opened, so no other user of
+    the machine can reach the workers (issue 32: a local Dask cluster listens on TCP without
+    authentication, and its scheduler serves HTTP on 8787). A worker that dies (a crash in
+    compiled code, the out-of-memory killer) ends the sweep with that reason."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(min(workers, len(parts)),
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_start, initargs=(job,))
+    done = False
+    try:
+        pending = {pool.submit(_worker_chunk, part) for part in parts}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                try:
+                    batch = future.result()
+                except BrokenProcessPool:
+                    raise IntegrationError(
+                        "a worker process of the sweep stopped abruptly (a crash or the "
+                        "system's out-of-memory killer); no table was written. Run the sweep "
+                        "with --scheduler synchronous to find the run that fails") from None
+                yield batch
+        done = True
+    finally:
+        if not done:
+            _stop(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop(pool: Any) -> None:
+    """End a pool's worker processes at once (the sweep was interrupted or failed)."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+
+
+# --- a Dask cluster of the user's: --scheduler ADDRESS ------------------------------------------
+
+
 CONNECT_SECONDS = 10.0
-"""How long to try to reach a ``--scheduler`` before giving up."""
+"""How long to try to reach a ``--scheduler`` (connection and first answer) before giving up."""
+PROTOCOLS = ("tcp", "tls")
+DASK_SCHEDULER_NAMES = ("threads", "threading", "processes", "multiprocessing", "sync",
+                        "single-threaded", "distributed")
+
+
+@dataclass(frozen=True)
+class Address:
+    """A checked ``--scheduler`` address: ``url`` as Dask reads it, ``protocol`` tcp or tls."""
+
+    url: str
+    protocol: str
+
+
+def scheduler_address(text: str) -> Address:
+    """``--scheduler``: ``tcp://HOST[:PORT]`` (or ``HOST:PORT``), or ``tls://HOST[:PORT]``
+    with Dask's TLS settings (``distributed.comm.tls.ca-file``, ``…client.cert``, ``…client.key``
+    in the Dask configuration). Anything else — Dask's own local scheduler names, an empty
+    address, a missing host, another transport — is refused here, before any work."""
+    from urllib.parse import urlsplit
+
+    where = Location("--scheduler")
+    form = ("give tcp://HOST:PORT (a `dask scheduler`), tls://HOST:PORT, or 'synchronous'; "
+            "leave --scheduler out for this machine's cores")
+    stripped = text.strip()
+    if stripped.lower() in DASK_SCHEDULER_NAMES:
+        raise InputError(f"{text!r} is one of Dask's own schedulers, not an address lagsim "
+                         f"uses; {form}", where)
+    scheme, sep, rest = stripped.partition("://")
+    if not sep:
+        scheme, rest = "tcp", stripped
+        if ":" not in rest:
+            raise InputError(f"{text!r} is not a scheduler address; {form}", where)
+    if scheme.lower() not in PROTOCOLS:
+        raise InputError(f"{text!r}: lagsim reaches a scheduler by tcp:// or tls://, not "
+                         f"{scheme}://; {form}", where)
+    try:
+        parts = urlsplit(f"{scheme.lower()}://{rest}")
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"{text!r} is not a scheduler address ({exc}); {form}", where) from None
+    if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username:
+        raise InputError(f"{text!r} is not a scheduler address (it needs a host and nothing "
+                         f"after the port); {form}", where)
+    if port == 0:
+        raise InputError(f"{text!r}: port 0 is not a scheduler's port; {form}", where)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    url = f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+    if parts.scheme == "tls":
+        _tls_security()
+    return Address(url, parts.scheme)
+
+
+def _tls_security() -> Any:
+    """Dask's ``Security`` from its configuration, which a tls:// address needs."""
+    from distributed.security import Security
+
+    where = Location("--scheduler")
+    try:
+        security = Security()
+        args = security.get_connection_args("client")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"Dask's TLS settings cannot be used: {exc}; check "
+                         "distributed.comm.tls in the Dask configuration", where) from None
+    if args.get("ssl_context") is None:
+        raise InputError("a tls:// scheduler needs Dask's TLS settings: distributed.comm.tls."
+                         "ca-file, distributed.comm.tls.client.cert and (unless in the cert) "
+                         "distributed.comm.tls.client.key, in a Dask configuration file or as "
+                         "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+                         "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and "
+                         "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY", where)
+    return security
 
 
 @contextlib.contextmanager
-def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
-    """A Dask client of the user's cluster (``scheduler``) or of a ``LocalCluster`` of
-    ``workers`` single-threaded processes; the local cluster is closed at the end."""
-    from distributed import Client, LocalCluster
+def _quiet_dask(quiet: bool) -> Iterator[None]:
+    """Dask's log lines (heartbeats, reconnections, ports) kept off stderr while it runs:
+    lagsim reports what matters itself; ``--debug`` shows them."""
+    if not quiet:
+        yield
+        return
+    before = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(before)
 
-    with contextlib.ExitStack() as stack:
-        if scheduler is None:
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR,
-                worker_dashboard_address=None))
-            yield stack.enter_context(Client(cluster, set_as_default=False))
-            return
+
+def _unreachable(address: Address, why: str) -> InputError:
+    return InputError(f"cannot reach the Dask scheduler {address.url!r}: {why}; start one with "
+                      "`dask scheduler` and workers with `dask worker ADDRESS`, or leave "
+                      "--scheduler out for this machine's cores", Location("--scheduler"))
+
+
+def _reach(address: Address, security: Any) -> None:
+    """Connect to the scheduler and ask who it is, all within :data:`CONNECT_SECONDS` (Dask's
+    own connect waits for the handshake without limit: a port that accepts and never answers
+    would hang the sweep)."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    args = security.get_connection_args("client") if security is not None else {}
+
+    async def ask() -> Any:
+        comm = await connect(address.url, timeout=CONNECT_SECONDS, **args)
         try:
-            client = stack.enter_context(Client(scheduler, timeout=CONNECT_SECONDS,
-                                                set_as_default=False))
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}; start "
-                             "one with `dask scheduler` and workers with `dask worker "
-                             "ADDRESS`, or leave --scheduler out for this machine's cores",
-                             Location("--scheduler")) from None
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        answer = asyncio.run(asyncio.wait_for(ask(), CONNECT_SECONDS))
+    except TimeoutError:
+        raise _unreachable(address, f"no answer within {CONNECT_SECONDS:g} s (is it a Dask "
+                                    "scheduler?)") from None
+    except (OSError, ValueError, TypeError) as exc:
+        raise _unreachable(address, str(exc) or type(exc).__name__) from None
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise _unreachable(address, "what answers there is not a Dask scheduler")
+
+
+@contextlib.contextmanager
+def _client(address: Address) -> Iterator[Any]:
+    """A Dask client of the user's cluster at ``address``, closed at the end."""
+    from distributed import Client
+
+    security = _tls_security() if address.protocol == "tls" else None
+    _reach(address, security)
+    try:
+        client = Client(address.url, timeout=CONNECT_SECONDS, set_as_default=False,
+                        **({"security": security} if security is not None else {}))
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise _unreachable(address, str(exc)) from None
+    try:
         yield client
+    finally:
+        client.close(timeout=CONNECT_SECONDS)
 
 
 def _distributed(client: Any, job: Job, values: np.ndarray, rest: list[int], seconds: float
@@ -533,18 +774,24 @@ FORMATS = ("csv", "parquet")
 
 
 def table(job: Job, plan: Plan, rows: Sequence[Row], coordinates: Sequence[str],
-          constraints: Sequence[str]) -> tuple[list[str], np.ndarray, list[str]]:
-    """The header, the numbers (one row per run) and the error texts."""
-    header = columns(job, coordinates, constraints)
-    data = np.column_stack([np.arange(len(plan), dtype=float), plan.values,
-                            np.array([r.numbers for r in rows], dtype=float)])
+          constraints: Sequence[str], conserved: bool = True, stops: bool = True
+          ) -> tuple[list[str], np.ndarray, list[str]]:
+    """The header, the numbers (one row per run) and the error texts; the columns of
+    :func:`columns` with ``conserved`` and ``stops``."""
+    header = columns(job, coordinates, constraints, conserved, stops)
+    numbers = np.array([r.numbers for r in rows], dtype=float).reshape(len(rows), -1)
+    k = 2 * len(coordinates) + len(constraints)
+    keep = [*range(k), *((k, k + 1) if conserved else (k + 2,)), *((k + 3,) if stops else ()),
+            *range(k + 4, numbers.shape[1])]
+    data = np.column_stack([np.arange(len(plan), dtype=float), plan.values, numbers[:, keep]])
     return header, data, [r.error for r in rows]
 
 
 def write_table(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
                 target: Any, fmt: str) -> None:
-    """The sweep table as CSV (each float as ``repr``, the ``error`` column quoted as CSV
-    needs) or Parquet, through :func:`lagsim.io.open_output`."""
+    """The sweep table as CSV (``run`` as an integer, each other number as ``repr`` of its
+    float, the ``error`` column quoted as CSV needs) or Parquet, through
+    :func:`lagsim.io.open_output`."""
     if fmt == "parquet":
         write_parquet(header, data, errors, target)
         return
@@ -554,7 +801,7 @@ def write_table(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(header)
         for numbers, error in zip(data.tolist(), errors):
-            writer.writerow([*(repr(x) for x in numbers), error])
+            writer.writerow([int(numbers[0]), *(repr(x) for x in numbers[1:]), error])
 
 
 PARQUET_MISSING = ("Parquet output needs pyarrow, which is not installed: pip install "
@@ -572,15 +819,16 @@ def have_parquet() -> bool:
 
 def write_parquet(header: Sequence[str], data: np.ndarray, errors: Sequence[str],
                   target: Any) -> None:
-    """A Parquet file of float64 columns (and ``error`` as text when ``errors``), through
-    :func:`lagsim.io.open_output`."""
+    """A Parquet file of float64 columns (``run`` int64, ``error`` text when ``errors``),
+    through :func:`lagsim.io.open_output`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from lagsim.io import open_output
 
     names = list(header[:len(header) - 1] if errors else header)
-    arrays = [pa.array(data[:, k], type=pa.float64()) for k in range(len(names))]
+    arrays = [pa.array(data[:, k].astype(np.int64), type=pa.int64()) if name == "run" else
+              pa.array(data[:, k], type=pa.float64()) for k, name in enumerate(names)]
     if errors:
         arrays.append(pa.array(list(errors), type=pa.string()))
         names.append(header[-1])
@@ -625,8 +873,11 @@ def read_table(source: str) -> tuple[list[str], np.ndarray, list[str]]:
 
 
 def check_save_folder(folder: str) -> str:
-    """``--save-trajectories DIR``: made if missing (its parent must exist); a folder."""
-    path = Path(folder)
+    """``--save-trajectories DIR``: made if missing (its parent must exist), a folder this
+    process can write in (a file is made and removed there, before any run: issue 32), as an
+    absolute path, so that workers elsewhere do not read it against their own working folder
+    (issue 29)."""
+    path = Path(os.path.abspath(folder))
     if folder.endswith(".parquet") and not have_parquet():
         raise InputError(PARQUET_MISSING, Location("--save-trajectories"))
     if path.exists() and not path.is_dir():
@@ -637,6 +888,14 @@ def check_save_folder(folder: str) -> str:
     except OSError as exc:
         raise InputError(f"cannot make the folder {folder!r}: {exc.strerror or exc}",
                          Location("--save-trajectories")) from None
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot write in the folder {folder!r}: {exc.strerror or exc}; give "
+                         "a folder you can write in", Location("--save-trajectories")) from None
     return str(path)
 
 

@@ -499,8 +499,9 @@ def test_animate_refuses_a_csv_spanning_a_trillion_seconds(tmp_path: Path) -> No
     csv.write_text("t,theta,theta_dot\n0,0.1,0\n1e12,0.1,0\n")
     code, err = _invoke("animate", csv, "--system", "pendulum", "-o", tmp_path / "a.gif")
     assert code == 2
-    assert err.splitlines()[-1].startswith("lagsim: error: --fps: the animation would have 30,000,000,000,000 "
-                          "frames (--fps 30 × 1e+12 s of simulated time)")
+    assert err.splitlines()[-1].startswith(
+        "lagsim: error: --fps: the animation would have 30,000,000,000,000 frames (--fps 30 × "
+        "1e+12 s of simulated time)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.csv"]
 
 

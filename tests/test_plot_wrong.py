@@ -144,10 +144,10 @@ def test_a_swept_column_on_y_is_refused_not_drawn_over_itself(tmp_path):
     assert "(time, sweep and poincare" in " ".join(help_text.split())
 
 
-def test_a_table_with_an_energy_change_and_no_drift_column_keeps_its_swept_columns():
+def test_a_table_with_an_energy_gain_and_no_drift_column_keeps_its_swept_columns():
     from lagsim.plot_sweep import swept_columns
 
-    assert swept_columns(["run", "F0", "W", "theta", "theta_dot", "energy_change",
+    assert swept_columns(["run", "F0", "W", "theta", "theta_dot", "energy_gain",
                           "stop_time", "error"]) == ["F0", "W"]
 
 

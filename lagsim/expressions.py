@@ -20,6 +20,7 @@ import ast
 import difflib
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -161,6 +162,16 @@ def _large_power(value: se.Basic) -> se.Basic | None:
     return None
 
 
+def _negative_base(base: se.Basic) -> bool:
+    """Whether ``base`` is a constant below zero (``-1``, ``-pi``, ``1 - E``)."""
+    if base.free_symbols:
+        return False
+    try:
+        return float(base) < 0
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        return False
+
+
 def _symbolic_power_past_limit(base: se.Basic, exponent: se.Basic) -> bool:
     """Whether base**exponent is a power of a non-constant base past :data:`MAX_EXPONENT`."""
     if not exponent.is_Number or base.is_Number:
@@ -172,10 +183,17 @@ def _symbolic_power_past_limit(base: se.Basic, exponent: se.Basic) -> bool:
     return past and bool(base.free_symbols)
 
 
+_TOO_LARGE = (f"is too large for a float (at most {sys.float_info.max:.4g}); numbers must be "
+              "finite")
+
+
 def _number_problem(value: se.Basic) -> str | None:
     """Why the constant ``value`` is not a finite real number, or None when it is one."""
     if value.is_Integer or value.is_Rational:
-        return None
+        try:
+            return None if math.isfinite(float(value)) else _TOO_LARGE
+        except OverflowError:
+            return _TOO_LARGE
     if value.has(se.nan):
         return "is nan, not a number"
     if value.has(se.zoo):
@@ -339,6 +357,9 @@ class _Builder:
             if isinstance(value, float) and not math.isfinite(value):
                 raise self.fail(node, f"the number {self.segment(node)} is inf, not a finite "
                                 "number")
+            if isinstance(value, int) and abs(value) > sys.float_info.max:
+                raise self.fail(node, f"the number of {len(self.segment(node)):,} digits "
+                                f"{_TOO_LARGE}")
             return se.Integer(value) if isinstance(value, int) else se.RealDouble(value)
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -351,6 +372,11 @@ class _Builder:
                 raise self.fail(node, f"the number {ast.unparse(node)} is too large to compute "
                                 "exactly; write a decimal base (such as 2.0 instead of 2) for a "
                                 "floating-point value")
+            if _negative_base(left) and right.free_symbols:
+                raise self.fail(node, f"the power {self.segment(node)} has a negative base and a "
+                                "variable exponent, so it is complex (not real) wherever the "
+                                "exponent is not a whole number; write the real quantity meant, "
+                                "such as cos(pi*n) for (-1)**n")
             if _symbolic_power_past_limit(left, right):
                 raise self.fail(node, f"the power {self.segment(node)}: "
                                 f"{exceeded('exponent', f'the exponent {right}')}")

@@ -475,3 +475,55 @@ class _Builder:
                 f"got {len(node.args)}"
             )
         return FUNCTIONS[func.id](*(self.build(arg) for arg in node.args))
+
+
+KINKS = (se.Abs, type(se.sign(se.Symbol("x"))))
+"""The documented functions that are not differentiable everywhere: Abs and sign."""
+
+
+def kinks(*exprs: se.Basic) -> list[se.Basic]:
+    """The Abs and sign terms of ``exprs``, sorted by their text: where a derivative jumps."""
+    found: set[se.Basic] = set()
+    for expr in exprs:
+        found |= expr.atoms(*KINKS)
+    return sorted(found, key=str)
+
+
+def resolve_derivatives(expr: se.Basic) -> se.Basic:
+    """``expr`` with symengine's unevaluated derivatives of Abs and sign evaluated:
+    d|u|/dx = sign(u)·du/dx and d sign(u)/dx = 0, true wherever u ≠ 0 (almost everywhere; at
+    u = 0 neither has a derivative, and these are the values of its one-sided mean). Symengine
+    leaves ``Derivative(abs(u), x)`` and ``Subs(Derivative(sign(ξ), ξ), ξ, u)`` in place, which
+    neither the C code nor LLVM can evaluate (issue 32)."""
+    found = expr.atoms(se.Derivative, se.Subs)
+    if not found:
+        return expr
+    return expr.xreplace({node: _evaluated(node) for node in found})
+
+
+def _evaluated(node: se.Basic) -> se.Basic:
+    """The value of one unevaluated ``Derivative`` or ``Subs`` node (:func:`resolve_derivatives`);
+    the node itself when it is not about Abs or sign."""
+    if isinstance(node, se.Subs):
+        inner, *pairs = node.args
+        value = resolve_derivatives(inner)
+        if value == inner:
+            return node
+        half = len(pairs) // 2
+        return value.subs(dict(zip(pairs[:half], pairs[half:])))
+    function, *variables = node.args
+    if isinstance(function, KINKS[1]):
+        return se.Integer(0)
+    if not isinstance(function, KINKS[0]):
+        return node
+    (inner,) = function.args
+    value = se.sign(inner) * se.diff(inner, variables[0])
+    for variable in variables[1:]:
+        value = resolve_derivatives(se.diff(value, variable))
+    return resolve_derivatives(value)
+
+
+def diff(expr: se.Basic, variable: se.Basic) -> se.Basic:
+    """∂expr/∂variable, with the derivatives of Abs and sign evaluated
+    (:func:`resolve_derivatives`)."""
+    return resolve_derivatives(se.diff(expr, variable))

@@ -32,6 +32,7 @@ import symengine as se
 import sympy
 
 from lagsim import names, tidy
+from lagsim.expressions import diff
 from lagsim.model import Model, to_sympy
 from lagsim.references import (  # noqa: F401  (used here, and imported from forms elsewhere)
     REFERENCES,
@@ -241,7 +242,7 @@ def coriolis_matrix(model: Model) -> se.DenseMatrix:
     for i in range(n):
         for j in range(n):
             C[i, j] = sum(
-                ((se.diff(M[i, j], q[k]) - half * se.diff(M[j, k], q[i])) * qd[k]
+                ((diff(M[i, j], q[k]) - half * diff(M[j, k], q[i])) * qd[k]
                  for k in range(n)), se.Integer(0))
     return C
 
@@ -277,7 +278,7 @@ def matrix_form(model: Model, simplify: bool = False) -> Form:
     M = model.mass_matrix
     C = coriolis_matrix(model)
     U = -model.lagrangian.subs({v: 0 for v in model.qd})
-    g = se.DenseMatrix(n, 1, [se.diff(U, qi) for qi in model.q])
+    g = se.DenseMatrix(n, 1, [diff(U, qi) for qi in model.q])
     Cqd = C * se.DenseMatrix(n, 1, list(model.qd))
     lhs = _euler_lagrange_lhs(model)
     remainder = [

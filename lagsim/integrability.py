@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.expressions import diff
 from lagsim.model import Constraint, Model
 
 STATES = 8
@@ -110,7 +111,7 @@ def _curl(form: Sequence[se.Basic], X: Sequence[se.Symbol]) -> list[list[se.Basi
     C = [[se.Integer(0)] * N for _ in range(N)]
     for j in range(N):
         for k in range(j + 1, N):
-            C[j][k] = se.diff(form[k], X[j]) - se.diff(form[j], X[k])
+            C[j][k] = diff(form[k], X[j]) - diff(form[j], X[k])
             C[k][j] = -C[j][k]
     return C
 
@@ -366,7 +367,7 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
         1 / (a * b) for a, b in itertools.combinations(nonzero, 2)]
     for mu in factors:
         b = [se.expand(mu * e) for e in w]
-        if not all(se.expand(se.diff(b[i], X[j]) - se.diff(b[j], X[i])) == 0
+        if not all(se.expand(diff(b[i], X[j]) - diff(b[j], X[i])) == 0
                    for i, j in itertools.combinations(range(len(X)), 2)):
             continue
         f = _potential(b, X)
@@ -409,14 +410,14 @@ def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None
     """f with ∂f/∂X_i = b_i (b closed), integrating one coordinate at a time."""
     f: se.Basic = se.Integer(0)
     for x, bi in zip(X, b):
-        rest = se.expand(bi - se.diff(f, x))
+        rest = se.expand(bi - diff(f, x))
         if rest == 0:
             continue
         part = _antiderivative(rest, x)
         if part is None:
             return None
         f = f + part
-    if any(se.expand(se.diff(f, x) - bi) != 0 for x, bi in zip(X, b)):
+    if any(se.expand(diff(f, x) - bi) != 0 for x, bi in zip(X, b)):
         return _sympy_potential(b, X)
     return f
 

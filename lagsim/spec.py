@@ -31,6 +31,7 @@ from lagsim.expressions import (
     FUNCTIONS,
     RESERVED,
     Source,
+    diff,
     normal_name,
     parse_expression,
     suggest,
@@ -56,6 +57,7 @@ TIME = se.Symbol("t")
 PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
                   "parameters above it")
+NUMBER_HINT = "a value is a number or an expression in numbers, such as 1.5 or pi/4"
 INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
                 "parameters")
 
@@ -315,7 +317,19 @@ def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
     """``values`` of ``--set`` or ``--init`` by NFKC-normalized name, each a finite float."""
     out = {}
     for name, value in values.items():
-        number = float(value)
+        if isinstance(value, str):
+            value = parse_expression(value, {}, Source(Location(option)),
+                                     f"the value of {name}", NUMBER_HINT)
+        if isinstance(value, bool) or not isinstance(value, (int, float, se.Basic)):
+            raise InputError(f"{name}={value!r}: the value must be a number such as 1.5",
+                             Location(option))
+        try:
+            number = float(value)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            shown = (f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} "
+                     "digits" if isinstance(value, int) else repr(value))
+            raise InputError(f"{name}: the value, {shown}, is not a finite number; "
+                             f"{_FINITE}", Location(option)) from None
         if not math.isfinite(number):
             raise InputError(f"{name}={value}: the value is {number}, not a finite number; give a "
                              "finite value such as 1.5", Location(option))
@@ -931,7 +945,7 @@ class _Reader:
             raise self.error(node, f"velocity constraint '{name}' uses no velocity; if it "
                              "restricts positions, write it as a holonomic constraint")
         for v in velocities:
-            d = se.diff(expr.expr, v)
+            d = diff(expr.expr, v)
             if any(w in d.free_symbols for w in velocities):
                 raise self.error(node, f"velocity constraint '{name}' is not linear in the "
                                  "velocities; lagsim needs a(q, t).q_dot + b(q, t) = 0")

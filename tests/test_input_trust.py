@@ -4,6 +4,7 @@ derivatives of Abs and sign, the Python API's argument types, and library warnin
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,140 @@ def test_a_negative_base_with_a_variable_exponent_is_refused(tmp_path, expressio
                     "and a variable exponent, so it is complex (not real) wherever the exponent "
                     "is not a whole number; write the real quantity meant, such as cos(pi*n) "
                     "for (-1)**n")
+
+
+# --- Abs and sign are differentiated (d|u|/dx = sign(u) u', d sign(u)/dx = 0) ---
+
+V_WELL = """parameters: {m: 2, k: 3}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: k*Abs(x)
+initial: {x: 1.5}
+"""
+
+
+def test_a_v_shaped_well_swings_with_its_closed_form_period_and_keeps_its_energy(tmp_path):
+    """From rest at x0 the force is the constant k towards 0: x0 = (k/m) (T/4)²/2, so the period
+    is T = 4 sqrt(2 m x0 / k) = 4*sqrt(2) s here; samples at T/4, T/2, 3T/4 and T."""
+    period = 4 * (2 * 2 * 1.5 / 3) ** 0.5
+    code, out, err, _ = simulate(tmp_path, V_WELL, "--t-end", repr(period), "--samples", "5")
+    assert code == 0, err
+    assert err == ""
+    rows = [list(map(float, line.split(","))) for line in out.splitlines()[1:]]
+    speed = (2 * 3 * 1.5 / 2) ** 0.5
+    expected = [(1.5, 0.0), (0.0, -speed), (-1.5, 0.0), (0.0, speed), (1.5, 0.0)]
+    for (_t, x, v, energy), (x_exact, v_exact) in zip(rows, expected):
+        assert x == pytest.approx(x_exact, abs=1e-6)
+        assert v == pytest.approx(v_exact, abs=1e-6)
+        assert energy == pytest.approx(4.5, rel=1e-7)
+
+
+def test_derive_writes_the_derivative_of_abs_as_sign(tmp_path):
+    path = tmp_path / "well.yaml"
+    path.write_text(V_WELL)
+    result = CliRunner().invoke(main, ["derive", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert "k*sign(x)" in result.stdout.replace(" ", "")
+    assert "Derivative" not in result.stdout
+
+
+FRICTION = "dissipation: mu*m*g*Abs(x_dot)"
+COULOMB = """parameters: {m: 2, g: 9.81, mu: 0.5}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+FRICTION
+initial: {x_dot: 3}
+"""
+
+
+def test_a_block_under_coulomb_friction_stops_at_the_closed_form_time(tmp_path):
+    """Deceleration mu g: the block stops at t = v0/(mu g) after sliding v0²/(2 mu g)."""
+    code, out, err, _ = simulate(tmp_path, COULOMB.replace("FRICTION", FRICTION),
+                                 "--stop-when", "x_dot", "--t-end", "2", "--samples", "3")
+    assert code == 0, err
+    t, x, v, _energy = map(float, out.splitlines()[-1].split(","))
+    assert t == pytest.approx(3 / (0.5 * 9.81), rel=1e-6)
+    assert x == pytest.approx(9 / (2 * 0.5 * 9.81), rel=1e-6)
+    assert abs(v) < 1e-6
+    assert err == f"lagsim: stopped at t = {t!r}: x_dot changed sign (--stop-when)\n"
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF", "LSODA"])
+def test_a_sign_force_runs_with_a_jacobian_method_and_warns_once(tmp_path, method):
+    """Before the stop the block slides as x = v0 t - mu g t²/2; the implicit methods get the
+    Jacobian with d sign/dx_dot = 0 (it was an internal error), and one warning that it is wrong
+    at the kink."""
+    text = COULOMB.replace("FRICTION", "forces: {x: -mu*m*g*sign(x_dot)}")
+    code, out, err, _ = simulate(tmp_path, text, "--method", method, "--t-end", "0.6",
+                                 "--samples", "3")
+    assert code == 0, err
+    t, x, v, _energy = map(float, out.splitlines()[-1].split(","))
+    assert (t, x, v) == (0.6, pytest.approx(3 * 0.6 - 0.5 * 9.81 * 0.36 / 2, rel=1e-6),
+                         pytest.approx(3 - 0.5 * 9.81 * 0.6, rel=1e-6))
+    assert err == (
+        "lagsim: warning: the equations of motion are not smooth where the argument of "
+        "sign(x_dot) is 0 (abs bends there, sign jumps); there the analytic Jacobian of "
+        "Radau, BDF and LSODA is wrong, so they may take tiny steps or fail: an explicit "
+        "method (DOP853, RK45) is more reliable across such points\n")
+
+
+@pytest.mark.parametrize("command", [["check"], ["simulate", "--invariants", "--samples", "3"],
+                                     ["simulate", "--method", "variational", "--dt", "0.01",
+                                      "--samples", "3"]])
+def test_the_other_commands_take_abs_too(tmp_path, command):
+    path = tmp_path / "well.yaml"
+    path.write_text(V_WELL)
+    result = CliRunner().invoke(main, [*command, str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert "internal error" not in result.stderr
+
+
+# --- the Python API checks its arguments as the command line does ---
+
+@pytest.fixture(scope="module")
+def pendulum():
+    import lagsim
+
+    return lagsim.load("pendulum")
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda lagsim, s: lagsim.load("pendulum", l="abc"), "InputError",
+     "parameters: the value of l 'abc': unknown symbol 'abc'; a value is a number or an "
+     "expression in numbers, such as 1.5 or pi/4"),
+    (lambda lagsim, s: lagsim.load("pendulum", l=[1]), "InputError",
+     "parameters: l=[1]: the value must be a number such as 1.5"),
+    (lambda lagsim, s: s.derive(form=3), "TypeError", "form must be a string, not int"),
+    (lambda lagsim, s: s.derive(budget=-1), "InputError",
+     "budget must be a finite number between 0 and 86400 seconds of CPU, not -1"),
+    (lambda lagsim, s: s.derive(budget=float("nan")), "InputError",
+     "budget must be a finite number between 0 and 86400 seconds of CPU, not nan"),
+    (lambda lagsim, s: s.derive(budget="x"), "TypeError", "budget must be a number, not str"),
+    (lambda lagsim, s: s.derive(width=-3), "InputError",
+     "width must be between 0 and 100000 characters (0: no wrap), not -3"),
+    (lambda lagsim, s: s.derive(simplify="yes"), "TypeError",
+     "simplify must be True or False, not 'yes'"),
+    (lambda lagsim, s: s.modes(at=3), "TypeError",
+     "at must be a mapping of coordinate to value, a text such as 'theta=0', or None, not int"),
+    (lambda lagsim, s: s.modes(at={"theta": "x"}), "TypeError",
+     "at['theta'] must be a number, not str"),
+    (lambda lagsim, s: s.simulate(parameters=3), "TypeError",
+     "parameters must be a mapping of name to value, not int"),
+    (lambda lagsim, s: s.simulate(initial={"theta": None}), "InputError",
+     "initial: theta=None: the value must be a number such as 1.5"),
+])
+def test_api_arguments_of_the_wrong_type_or_value_name_their_keyword(pendulum, call, error,
+                                                                     message):
+    import lagsim
+
+    with pytest.raises((TypeError, ValueError)) as caught:
+        call(lagsim, pendulum)
+    assert type(caught.value).__name__ == error
+    assert str(caught.value) == message
+
+
+def test_api_parameters_may_be_expressions_as_with_set():
+    import lagsim
+
+    assert lagsim.load("pendulum", l="pi/2").parameters["l"] == pytest.approx(math.pi / 2,
+                                                                              rel=1e-15)

@@ -523,7 +523,19 @@ def _evaluated(node: se.Basic) -> se.Basic:
     return resolve_derivatives(value)
 
 
+_ROUGH: dict[se.Basic, bool] = {}
+"""Whether an expression differentiated before has Abs or sign terms: an expression is usually
+differentiated by each coordinate in turn, and finding them walks it."""
+_ROUGH_SIZE = 4096
+
+
 def diff(expr: se.Basic, variable: se.Basic) -> se.Basic:
     """∂expr/∂variable, with the derivatives of Abs and sign evaluated
-    (:func:`resolve_derivatives`)."""
-    return resolve_derivatives(se.diff(expr, variable))
+    (:func:`resolve_derivatives`) when ``expr`` has such terms."""
+    value = se.diff(expr, variable)
+    rough = _ROUGH.get(expr)
+    if rough is None:
+        if len(_ROUGH) >= _ROUGH_SIZE:
+            _ROUGH.clear()
+        rough = _ROUGH[expr] = bool(expr.atoms(*KINKS))
+    return resolve_derivatives(value) if rough else value

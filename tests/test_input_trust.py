@@ -301,3 +301,45 @@ def test_api_parameters_may_be_expressions_as_with_set():
 
     assert lagsim.load("pendulum", l="pi/2").parameters["l"] == pytest.approx(math.pi / 2,
                                                                               rel=1e-15)
+
+
+# --- library warnings reach stderr as lagsim's one escaped warning line ---
+
+def test_a_warning_raised_during_a_command_prints_as_one_escaped_line(monkeypatch):
+    """What scipy's IntegrationWarning looks like (several lines), with an escape sequence in
+    it: one line, the escape written out, no path, line number or source."""
+    import warnings
+
+    from scipy.integrate import IntegrationWarning
+
+    import lagsim.spec
+
+    def warn_then_list() -> list[str]:
+        warnings.warn("The maximum number of subdivisions (200)\n  has been achieved.\x1b[2J",
+                      IntegrationWarning, stacklevel=1)
+        return []
+
+    monkeypatch.setattr(lagsim.spec, "bundled_systems", warn_then_list)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(main, ["systems"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ("lagsim: warning: The maximum number of subdivisions (200) has been "
+                             "achieved.\\x1b[2J (IntegrationWarning)\n")
+
+
+def test_matplotlib_warnings_about_a_control_character_reach_no_terminal_raw(tmp_path):
+    """A CSV column named with an ESC: matplotlib's missing-glyph warning used to print the raw
+    byte, with Python's path and source line."""
+    import subprocess
+    import sys
+
+    csv = tmp_path / "esc.csv"
+    csv.write_bytes(b"t,x\x1by\n0,1\n1,2\n")
+    done = subprocess.run([sys.executable, "-m", "lagsim", "plot", str(csv), "-o",
+                           str(tmp_path / "esc.png")], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert b"\x1b" not in done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert lines and all(line.startswith("lagsim: warning: ") for line in lines), lines
+    assert any("\\x1b" in line and line.endswith("(UserWarning)") for line in lines), lines

@@ -25,6 +25,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.errors import InputError, IntegrationError, Location
+from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
 
@@ -116,7 +117,7 @@ def _along(model: Model, path: Mapping[str, Any]) -> se.Basic:
     subs: dict[Any, Any] = {}
     for qi, vi, name in zip(model.q, model.qd, model.coordinates):
         subs[qi] = path[name]
-        subs[vi] = se.diff(path[name], t)
+        subs[vi] = diff(path[name], t)
     return se.sympify(model.lagrangian).subs(subs).subs(model.substitutions())
 
 
@@ -195,9 +196,9 @@ class _Rates:
         subs = model.substitutions()
         L = se.sympify(model.lagrangian)
         exprs = [L]
-        exprs += [se.diff(L, qi) for qi in model.q]
-        exprs += [se.diff(L, vi) for vi in model.qd]
-        exprs += [se.diff(L, model.t)]
+        exprs += [diff(L, qi) for qi in model.q]
+        exprs += [diff(L, vi) for vi in model.qd]
+        exprs += [diff(L, model.t)]
         exprs += [model.mass_matrix[i, j] for i in range(n) for j in range(n)]
         exprs += [model.forcing[i] for i in range(n)]
         exprs += [model.A[k, i] for k in range(m) for i in range(n)]

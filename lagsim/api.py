@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
+import numbers
 import os
 import sys
 import warnings
@@ -58,6 +60,62 @@ def _warn(message: str) -> None:
             _PACKAGE + os.sep):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, LagsimWarning, stacklevel=level)
+
+
+MAX_BUDGET = 86400.0
+"""The largest ``budget`` (``--budget``): one day of CPU."""
+MAX_WIDTH = 100_000
+"""The largest ``width`` (``--width``)."""
+
+
+def _text_arg(value: Any, keyword: str) -> str:
+    """``value`` of the keyword ``keyword``, which must be a string."""
+    if not isinstance(value, str):
+        raise TypeError(f"{keyword} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _switch_arg(value: Any, keyword: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{keyword} must be True or False, not {value!r}")
+    return value
+
+
+def _number_arg(value: Any, keyword: str, low: float = -math.inf, high: float = math.inf,
+                unit: str = "") -> float | None:
+    """``value`` of the keyword ``keyword`` as a float: None stays None, a number must be finite
+    and within [low, high] (as the command line's flag checks it)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{keyword} must be a number, not {type(value).__name__}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.copysign(math.inf, value)
+    if not math.isfinite(number) or not low <= number <= high:
+        within = f" between {low:g} and {high:g}" if math.isfinite(low + high) else ""
+        raise InputError(f"{keyword} must be a finite number{within}"
+                         f"{' ' + unit if unit else ''}, not {value!r}")
+    return number
+
+
+def _whole_arg(value: Any, keyword: str, low: int, high: int, unit: str) -> int | None:
+    """``value`` of the keyword ``keyword``: None, or a whole number within [low, high]."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{keyword} must be a whole number, not {type(value).__name__}")
+    if not low <= value <= high:
+        raise InputError(f"{keyword} must be between {low} and {high} {unit}, not {value!r}")
+    return int(value)
+
+
+def _mapping_arg(value: Any, keyword: str) -> Mapping[str, Any] | None:
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(f"{keyword} must be a mapping of name to value, not "
+                        f"{type(value).__name__}")
+    return value
 
 
 def _keyword(row: Option) -> str:
@@ -162,6 +220,10 @@ class System:
         ``width`` are ``--budget`` (CPU seconds for tidying) and ``--width`` (0: no wrap)."""
         from lagsim.render import FORMATS
 
+        _text_arg(form, "form")
+        _switch_arg(simplify, "simplify")
+        budget = _number_arg(budget, "budget", 0.0, MAX_BUDGET, "seconds of CPU")
+        width = _whole_arg(width, "width", 0, MAX_WIDTH, "characters (0: no wrap)")
         if format is not None and format not in FORMATS:
             raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
                              f"{format!r}")
@@ -185,8 +247,8 @@ class System:
         ``partial`` is the trajectory up to the failure). What the command line prints on stderr
         comes as a :class:`LagsimWarning`.
         """
-        return run(self, options, keywords=True, parameters=parameters, initial=initial,
-                   report=_warn)
+        return run(self, options, keywords=True, parameters=_mapping_arg(parameters, "parameters"),
+                   initial=_mapping_arg(initial, "initial"), report=_warn)
 
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
@@ -208,6 +270,12 @@ class System:
         the equilibrium nearest the initial state), as a :class:`lagsim.modes.ModesReport`."""
         from lagsim.modes import normal_modes
 
+        if at is not None and not isinstance(at, (str, Mapping)):
+            raise TypeError(f"at must be a mapping of coordinate to value, a text such as "
+                            f"'theta=0', or None, not {type(at).__name__}")
+        if isinstance(at, Mapping):
+            at = {_text_arg(name, "a key of at"): _number_arg(value, f"at[{name!r}]")
+                  for name, value in at.items()}
         return normal_modes(self.spec, self.model, at=at)
 
 

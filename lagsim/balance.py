@@ -147,8 +147,10 @@ def power_expression(model: Model) -> tuple[se.Basic, list[tuple[str, se.Basic]]
     Σ λ_c a_c·q̇ (the module docstring)."""
     import symengine as se
 
+    from lagsim.expressions import diff
+
     free = se.Add(*(tau * v for tau, v in zip(model.tau, model.qd))) \
-        - se.diff(model.lagrangian, model.t)
+        - diff(model.lagrangian, model.t)
     rows = [(c.multiplier, se.Add(*(a * v for a, v in zip(c.row, model.qd))))
             for c in model.constraints]
     return free, rows

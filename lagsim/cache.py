@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from lagsim.errors import printable
+
 T = TypeVar("T")
 
 KEEP = 200
@@ -91,7 +93,7 @@ def say_once(topic: str, message: str, reason: str | None = None) -> None:
     if topic in _SAID:
         return
     _SAID.add(topic)
-    line = f"lagsim: {message}"
+    line = f"lagsim: {printable(message)}"
     if reason and debug():
         line += f"\n  reason: {reason.strip()}"
     print(line, file=sys.stderr, flush=True)

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -171,7 +172,7 @@ class LagsimGroup(click.Group):
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _signals_interrupt(), _stdout_present():
+        with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx):
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:
@@ -237,6 +238,29 @@ def _flush_or_silence() -> None:
 
 def _warn(message: str) -> None:
     click.echo(f"lagsim: {printable(message)}", err=True)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], _filename: str,
+                  _lineno: int, _file: Any = None, _line: str | None = None) -> None:
+    """A library's warning (scipy, NumPy, matplotlib) as lagsim's one warning line, on one line
+    and with control characters escaped, instead of Python's path, line and source."""
+    text = " ".join(str(message).split())
+    _warn(f"warning: {text} ({category.__name__})")
+
+
+@contextlib.contextmanager
+def _warnings_routed(ctx: click.Context) -> Iterator[None]:
+    """Every warning a command raises goes through :func:`_show_warning` (not with --debug,
+    which keeps Python's own format, source line included)."""
+    if ctx.params.get("debug"):
+        yield
+        return
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _stdin_hint(source: str, what: str, argument: str) -> None:

@@ -33,6 +33,8 @@ import mpmath
 import numpy as np
 import symengine as se
 
+from lagsim.expressions import diff
+
 POINTS = 6
 """Random pairs of points at which a symbol's effect is tested."""
 UNCONFIRMED_POINTS = 24
@@ -162,7 +164,7 @@ def varying(expr: Any, symbols: Iterable[se.Symbol], values: Mapping[se.Symbol, 
     out = []
     for s in wanted:
         verdict = moves(s, POINTS)
-        if verdict is False and not _tidies_to_zero(se.diff(expr, s)):
+        if verdict is False and not _tidies_to_zero(diff(expr, s)):
             verdict = moves(s, UNCONFIRMED_POINTS)
         if verdict is not False:
             out.append(s)

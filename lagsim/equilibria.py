@@ -32,6 +32,7 @@ import symengine as se
 
 from lagsim.dependence import depends
 from lagsim.errors import InputError, Location
+from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
 
@@ -142,7 +143,7 @@ def _prescribe(model: Model, moving: Sequence[Any]) -> tuple[Model, tuple[tuple[
         coefficient = se.sympify(c.row[k])
         motion = se.expand(model.q[k] - se.sympify(c.expression) / coefficient)
         subs[model.q[k]] = motion
-        subs[model.qd[k]] = se.diff(motion, t)
+        subs[model.qd[k]] = diff(motion, t)
         eliminated.append((model.coordinates[k], str(motion)))
     keep = [i for i, qi in enumerate(model.q) if qi not in subs]
     names = tuple(model.coordinates[i] for i in keep)
@@ -214,16 +215,16 @@ class RestEquations:
         rows = [se.sympify(r).subs(subs) for r in rows]
         self.size = len(rows)
         unknowns = list(model.q) + lam
-        jac = [se.diff(r, u) for r in rows for u in unknowns]
+        jac = [diff(r, u) for r in rows for u in unknowns]
         self.pinned = tuple(
             i for i in range(n)
             if all(jac[r * (n + m) + i] == 0 for r in range(self.size)))
         mass = [se.sympify(model.mass_matrix[i, j]).subs(subs) for i in range(n)
                 for j in range(n)]
-        damping = [se.diff(F[i], model.qd[j]).subs(rest).subs(subs) for i in range(n)
+        damping = [diff(F[i], model.qd[j]).subs(rest).subs(subs) for i in range(n)
                    for j in range(n)]
         A = [se.sympify(model.A[k, i]).subs(subs) for k in range(m) for i in range(n)]
-        c_q = [se.diff(o, qi).subs(subs) for o in offsets for qi in model.q]
+        c_q = [diff(o, qi).subs(subs) for o in offsets for qi in model.q]
         self.n_offsets = len(offsets)
         exprs = rows + jac + mass + damping + A + c_q
         self._f = se.Lambdify(unknowns, exprs, cse=True, backend="lambda")

@@ -20,6 +20,7 @@ import ast
 import difflib
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -161,6 +162,16 @@ def _large_power(value: se.Basic) -> se.Basic | None:
     return None
 
 
+def _negative_base(base: se.Basic) -> bool:
+    """Whether ``base`` is a constant below zero (``-1``, ``-pi``, ``1 - E``)."""
+    if base.free_symbols:
+        return False
+    try:
+        return float(base) < 0
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        return False
+
+
 def _symbolic_power_past_limit(base: se.Basic, exponent: se.Basic) -> bool:
     """Whether base**exponent is a power of a non-constant base past :data:`MAX_EXPONENT`."""
     if not exponent.is_Number or base.is_Number:
@@ -172,10 +183,17 @@ def _symbolic_power_past_limit(base: se.Basic, exponent: se.Basic) -> bool:
     return past and bool(base.free_symbols)
 
 
+_TOO_LARGE = (f"is too large for a float (at most {sys.float_info.max:.4g}); numbers must be "
+              "finite")
+
+
 def _number_problem(value: se.Basic) -> str | None:
     """Why the constant ``value`` is not a finite real number, or None when it is one."""
     if value.is_Integer or value.is_Rational:
-        return None
+        try:
+            return None if math.isfinite(float(value)) else _TOO_LARGE
+        except OverflowError:
+            return _TOO_LARGE
     if value.has(se.nan):
         return "is nan, not a number"
     if value.has(se.zoo):
@@ -339,6 +357,9 @@ class _Builder:
             if isinstance(value, float) and not math.isfinite(value):
                 raise self.fail(node, f"the number {self.segment(node)} is inf, not a finite "
                                 "number")
+            if isinstance(value, int) and abs(value) > sys.float_info.max:
+                raise self.fail(node, f"the number of {len(self.segment(node)):,} digits "
+                                f"{_TOO_LARGE}")
             return se.Integer(value) if isinstance(value, int) else se.RealDouble(value)
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -351,6 +372,11 @@ class _Builder:
                 raise self.fail(node, f"the number {ast.unparse(node)} is too large to compute "
                                 "exactly; write a decimal base (such as 2.0 instead of 2) for a "
                                 "floating-point value")
+            if _negative_base(left) and right.free_symbols:
+                raise self.fail(node, f"the power {self.segment(node)} has a negative base and a "
+                                "variable exponent, so it is complex (not real) wherever the "
+                                "exponent is not a whole number; write the real quantity meant, "
+                                "such as cos(pi*n) for (-1)**n")
             if _symbolic_power_past_limit(left, right):
                 raise self.fail(node, f"the power {self.segment(node)}: "
                                 f"{exceeded('exponent', f'the exponent {right}')}")
@@ -449,3 +475,67 @@ class _Builder:
                 f"got {len(node.args)}"
             )
         return FUNCTIONS[func.id](*(self.build(arg) for arg in node.args))
+
+
+KINKS = (se.Abs, type(se.sign(se.Symbol("x"))))
+"""The documented functions that are not differentiable everywhere: Abs and sign."""
+
+
+def kinks(*exprs: se.Basic) -> list[se.Basic]:
+    """The Abs and sign terms of ``exprs``, sorted by their text: where a derivative jumps."""
+    found: set[se.Basic] = set()
+    for expr in exprs:
+        found |= expr.atoms(*KINKS)
+    return sorted(found, key=str)
+
+
+def resolve_derivatives(expr: se.Basic) -> se.Basic:
+    """``expr`` with symengine's unevaluated derivatives of Abs and sign evaluated:
+    d|u|/dx = sign(u)·du/dx and d sign(u)/dx = 0, true wherever u ≠ 0 (almost everywhere; at
+    u = 0 neither has a derivative, and these are the values of its one-sided mean). Symengine
+    leaves ``Derivative(abs(u), x)`` and ``Subs(Derivative(sign(ξ), ξ), ξ, u)`` in place, which
+    neither the C code nor LLVM can evaluate (issue 32)."""
+    found = expr.atoms(se.Derivative, se.Subs)
+    if not found:
+        return expr
+    return expr.xreplace({node: _evaluated(node) for node in found})
+
+
+def _evaluated(node: se.Basic) -> se.Basic:
+    """The value of one unevaluated ``Derivative`` or ``Subs`` node (:func:`resolve_derivatives`);
+    the node itself when it is not about Abs or sign."""
+    if isinstance(node, se.Subs):
+        inner, *pairs = node.args
+        value = resolve_derivatives(inner)
+        if value == inner:
+            return node
+        half = len(pairs) // 2
+        return value.subs(dict(zip(pairs[:half], pairs[half:])))
+    function, *variables = node.args
+    if isinstance(function, KINKS[1]):
+        return se.Integer(0)
+    if not isinstance(function, KINKS[0]):
+        return node
+    (inner,) = function.args
+    value = se.sign(inner) * se.diff(inner, variables[0])
+    for variable in variables[1:]:
+        value = resolve_derivatives(se.diff(value, variable))
+    return resolve_derivatives(value)
+
+
+_ROUGH: dict[se.Basic, bool] = {}
+"""Whether an expression differentiated before has Abs or sign terms: an expression is usually
+differentiated by each coordinate in turn, and finding them walks it."""
+_ROUGH_SIZE = 4096
+
+
+def diff(expr: se.Basic, variable: se.Basic) -> se.Basic:
+    """∂expr/∂variable, with the derivatives of Abs and sign evaluated
+    (:func:`resolve_derivatives`) when ``expr`` has such terms."""
+    value = se.diff(expr, variable)
+    rough = _ROUGH.get(expr)
+    if rough is None:
+        if len(_ROUGH) >= _ROUGH_SIZE:
+            _ROUGH.clear()
+        rough = _ROUGH[expr] = bool(expr.atoms(*KINKS))
+    return resolve_derivatives(value) if rough else value

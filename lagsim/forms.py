@@ -32,6 +32,7 @@ import symengine as se
 import sympy
 
 from lagsim import names, tidy
+from lagsim.expressions import diff
 from lagsim.model import Model, to_sympy
 from lagsim.references import (  # noqa: F401  (used here, and imported from forms elsewhere)
     REFERENCES,
@@ -258,7 +259,7 @@ def coriolis_matrix(model: Model, factorization: str = "christoffel") -> se.Dens
         raise ValueError(f"factorization must be one of {', '.join(CORIOLIS)}, not "
                          f"{factorization!r}")
     M, q, qd, n = model.mass_matrix, model.q, model.qd, model.n
-    dM = [[[se.diff(M[i, j], q[k]) for k in range(n)] for j in range(n)] for i in range(n)]
+    dM = [[[diff(M[i, j], q[k]) for k in range(n)] for j in range(n)] for i in range(n)]
     C = se.zeros(n, n)
     half = se.Rational(1, 2)
     for i in range(n):
@@ -305,7 +306,7 @@ def matrix_form(model: Model, simplify: bool = False,
     M = model.mass_matrix
     C = coriolis_matrix(model, coriolis)
     U = -model.lagrangian.subs({v: 0 for v in model.qd})
-    g = se.DenseMatrix(n, 1, [se.diff(U, qi) for qi in model.q])
+    g = se.DenseMatrix(n, 1, [diff(U, qi) for qi in model.q])
     Cqd = C * se.DenseMatrix(n, 1, list(model.qd))
     lhs = _euler_lagrange_lhs(model)
     remainder = [

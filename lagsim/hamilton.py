@@ -27,6 +27,7 @@ import symengine as se
 import sympy
 
 from lagsim.errors import InputError
+from lagsim.expressions import diff
 from lagsim.model import Model, to_sympy
 from lagsim.references import SEED_001, cite
 
@@ -118,12 +119,12 @@ def hamilton_form(model: Model, simplify: bool = False):
         back = dict(zip(qd, velocity))
         for i in range(n):
             qi = model.q[i]
-            dM = [[se.diff(Mse[j, k], qi) for k in range(n)] for j in range(n)]
+            dM = [[diff(Mse[j, k], qi) for k in range(n)] for j in range(n)]
             quadratic = _tidy(se.Add(*(numer_se[j] * dM[j][k] * numer_se[k] for j in range(n)
                                        for k in range(n))) / 2, skips, f"ṗ of {q[i]}")
-            linear = _tidy(se.Add(*(se.diff(bse[j], qi) * numer_se[j] for j in range(n))),
+            linear = _tidy(se.Add(*(diff(bse[j], qi) * numer_se[j] for j in range(n))),
                            skips, f"ṗ of {q[i]}")
-            rate = (_over(quadratic, D**2) + _over(linear, D) + to_sympy(se.diff(parts.L0, qi))
+            rate = (_over(quadratic, D**2) + _over(linear, D) + to_sympy(diff(parts.L0, qi))
                     + tau[i].subs(back) + constraint[i])
             items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
@@ -142,7 +143,7 @@ def hamilton_form(model: Model, simplify: bool = False):
                                         sympy.ImmutableMatrix(P), evaluate=False),
                           r"\dot{q}"))
         for i in range(n):
-            rate = (tidy.cheap(se.diff(model.lagrangian, model.q[i]) + model.tau[i])
+            rate = (tidy.cheap(diff(model.lagrangian, model.q[i]) + model.tau[i])
                     + constraint[i])
             items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
                               sympy.latex(pd[i])))
@@ -243,7 +244,7 @@ def numeric_hamiltonian(model: Model) -> NumericHamiltonian:
     n = model.n
     flat = [parts.M[i, j] for i in range(n) for j in range(n)] + list(parts.b) + [parts.L0]
     flat = [se.sympify(e).subs(subs) for e in flat]
-    rates = [(se.diff(model.lagrangian, model.q[i]) + model.tau[i]).subs(subs) for i in range(n)]
+    rates = [(diff(model.lagrangian, model.q[i]) + model.tau[i]).subs(subs) for i in range(n)]
     args_q = [model.t, *model.q]
     return NumericHamiltonian(
         n=n,

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.expressions import diff
 from lagsim.model import Constraint, Model
 from lagsim.vanishing import magnitude
 
@@ -119,7 +120,7 @@ def _curl(form: Sequence[se.Basic], X: Sequence[se.Symbol]) -> list[list[se.Basi
     C = [[se.Integer(0)] * N for _ in range(N)]
     for j in range(N):
         for k in range(j + 1, N):
-            C[j][k] = se.diff(form[k], X[j]) - se.diff(form[j], X[k])
+            C[j][k] = diff(form[k], X[j]) - diff(form[j], X[k])
             C[k][j] = -C[j][k]
     return C
 
@@ -368,7 +369,7 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
     evaluate = _Evaluator(model, X)
     for mu in _factors(nonzero):
         b = [se.expand(mu * e) for e in w]
-        if not all(se.expand(se.diff(b[i], X[j]) - se.diff(b[j], X[i])) == 0
+        if not all(se.expand(diff(b[i], X[j]) - diff(b[j], X[i])) == 0
                    for i, j in itertools.combinations(range(len(X)), 2)):
             continue
         f = _potential(b, X)
@@ -449,7 +450,7 @@ def _parallel(f: se.Basic, w: Sequence[se.Basic], X: Sequence[se.Symbol], start:
     rng = np.random.default_rng(SEED + 1)
     points = start + 0.5 * (1.0 + np.abs(start)) * rng.uniform(-1, 1, (STATES, len(X)))
     try:
-        values = evaluate([se.diff(f, x) for x in X] + list(w), points)
+        values = evaluate([diff(f, x) for x in X] + list(w), points)
     except (RuntimeError, TypeError, ValueError):
         return False
     finite = values[np.all(np.isfinite(values), axis=1)]
@@ -494,14 +495,14 @@ def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None
     """f with ∂f/∂X_i = b_i (b closed), integrating one coordinate at a time."""
     f: se.Basic = se.Integer(0)
     for x, bi in zip(X, b):
-        rest = se.expand(bi - se.diff(f, x))
+        rest = se.expand(bi - diff(f, x))
         if rest == 0:
             continue
         part = _antiderivative(rest, x)
         if part is None:
             return None
         f = f + part
-    if any(se.expand(se.diff(f, x) - bi) != 0 for x, bi in zip(X, b)):
+    if any(se.expand(diff(f, x) - bi) != 0 for x, bi in zip(X, b)):
         return _sympy_potential(b, X)
     return f
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.vanishing import exact_values, magnitude
 
@@ -80,7 +81,7 @@ def _zero(expr: se.Basic) -> bool:
 
 def energy_conserved(model: Model, values: dict[se.Symbol, float]) -> str | None:
     """None when h is conserved, else why not."""
-    if not _zero(se.diff(model.lagrangian.subs(values), model.t)):
+    if not _zero(diff(model.lagrangian.subs(values), model.t)):
         return "L depends on t explicitly"
     forced = [q for q, tau in zip(model.coordinates, model.tau) if not _zero(tau.subs(values))]
     power = sum((tau.subs(values) * v for tau, v in zip(model.tau, model.qd)), se.Integer(0))
@@ -124,8 +125,8 @@ def _conditions(model: Model, values: dict[se.Symbol, float]) -> list[list[se.Ba
     ordered B_00, B_01, …, B_nn, then c_0 … c_n."""
     n = model.n
     L = model.lagrangian.subs(values)
-    dLdq = [se.diff(L, q) for q in model.q]
-    p = [se.diff(L, v) for v in model.qd]
+    dLdq = [diff(L, q) for q in model.q]
+    p = [diff(L, v) for v in model.qd]
     tau = [e.subs(values) for e in model.tau]
     rows = [
         [dLdq[i] * model.q[j] + p[i] * model.qd[j] for i in range(n) for j in range(n)] + dLdq,
@@ -237,9 +238,9 @@ def _verify(model: Model, values: dict[se.Symbol, float], xi: list[se.Basic],
     as symbols, before their numbers fold into one float)."""
     n = model.n
     L = model.lagrangian
-    Bqd = [sum((se.diff(xi[i], model.q[j]) * model.qd[j] for j in range(n)), se.Integer(0))
+    Bqd = [sum((diff(xi[i], model.q[j]) * model.qd[j] for j in range(n)), se.Integer(0))
            for i in range(n)]
-    delta = sum((se.diff(L, model.q[i]) * xi[i] + se.diff(L, model.qd[i]) * Bqd[i]
+    delta = sum((diff(L, model.q[i]) * xi[i] + diff(L, model.qd[i]) * Bqd[i]
                  for i in range(n)), se.Integer(0))
     exprs = [delta, sum((model.tau[i] * xi[i] for i in range(n)), se.Integer(0))]
     exprs += [sum((model.A[k, i] * xi[i] for i in range(n)), se.Integer(0))
@@ -308,7 +309,7 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
     cyclic = []
     forced, held = [], []
     for j, q in enumerate(model.coordinates):
-        if not _zero(se.diff(model.lagrangian.subs(values), model.q[j])):
+        if not _zero(diff(model.lagrangian.subs(values), model.q[j])):
             continue
         if not _zero(model.tau[j].subs(values)):
             forced.append(q)

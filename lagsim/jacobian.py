@@ -33,6 +33,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.compile import NumericSystem, compile_functions
+from lagsim.expressions import diff, kinks
 from lagsim.model import Model
 
 IMPLICIT = frozenset(("Radau", "BDF", "LSODA"))
@@ -50,10 +51,11 @@ def _residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]
         rows.append(expr - sum((A[k, i] * lam[k] for k in range(m)), se.Integer(0)))
     for k in range(m):
         rows.append(sum((A[k, j] * model.qdd[j] for j in range(n)), -b[k]))
-    d_q = [se.diff(r, x) for r in rows for x in model.q]
-    d_qd = [se.diff(r, x) for r in rows for x in model.qd]
     w = [c.velocity_form for c in model.constraints]
-    d_w = [se.diff(wk, x) for wk in w for x in model.q]
+    d = diff if kinks(*rows, *w) else se.diff
+    d_q = [d(r, x) for r in rows for x in model.q]
+    d_qd = [d(r, x) for r in rows for x in model.qd]
+    d_w = [d(wk, x) for wk in w for x in model.q]
     args = [model.t, *model.q, *model.qd, *model.qdd, *lam]
     return args, d_q + d_qd + d_w
 
@@ -126,6 +128,13 @@ def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np
         return None
     cached = getattr(form, "_analytic_jacobian", None)
     if cached is None:
+        rough = kinks(model.lagrangian, *model.tau, *(c.expression for c in model.constraints))
+        if rough:
+            form.report(f"warning: the equations of motion are not smooth where the argument "
+                        f"of {', '.join(map(str, rough[:3]))}{' ...' if len(rough) > 3 else ''} "
+                        "is 0 (abs bends there, sign jumps); there the analytic Jacobian of "
+                        "Radau, BDF and LSODA is wrong, so they may take tiny steps or fail: an "
+                        "explicit method (DOP853, RK45) is more reliable across such points")
         cached = RhsJacobian(form.numeric, model, form.stabilizer, form.dependent_rows)
         form._analytic_jacobian = cached
     return cached

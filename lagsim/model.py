@@ -19,13 +19,14 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import symengine as se
 
 from lagsim.errors import InputError, Location
+from lagsim.expressions import kinks, resolve_derivatives
 from lagsim.spec import Expr, SystemSpec
 
 
@@ -94,6 +95,9 @@ class Model:
                 F[i] = (se.diff(self.lagrangian, q[i])
                         - time_derivative(self.momenta[i], q, qd, t) + self.tau[i])
             energy = se.Add(*(v * p for v, p in zip(qd, self.momenta))) - self.lagrangian
+            if kinks(self.lagrangian, *self.tau):
+                M = M.applyfunc(resolve_derivatives)
+                F = F.applyfunc(resolve_derivatives)
             self._derived.update(mass_matrix=M, forcing=F, energy=energy)
         return self._derived
 
@@ -270,6 +274,11 @@ def assemble_model(
     if kinetic is None:
         kinetic = lagrangian + potential
     momenta = [se.diff(lagrangian, v) for v in qd]
+    if kinks(lagrangian, *tau, *(c.expression for c in constraints)):
+        lagrangian, kinetic, potential = map(resolve_derivatives, (lagrangian, kinetic, potential))
+        momenta = [resolve_derivatives(p) for p in momenta]
+        tau = se.DenseMatrix(n, 1, [resolve_derivatives(x) for x in tau])
+        constraints = tuple(_resolved(c) for c in constraints)
     m = len(constraints)
     A = se.zeros(m, n)
     b = se.zeros(m, 1)
@@ -285,6 +294,14 @@ def assemble_model(
         tau=tau, constraints=constraints, A=A, b=b, mass_positions=mass_positions,
         structure_key=structure_key,
     )
+
+
+def _resolved(constraint: Constraint) -> Constraint:
+    """``constraint`` with the derivatives of its Abs and sign terms evaluated
+    (:func:`lagsim.expressions.resolve_derivatives`)."""
+    return replace(constraint, row=tuple(map(resolve_derivatives, constraint.row)),
+                   **{name: resolve_derivatives(getattr(constraint, name))
+                      for name in ("offset", "velocity_form", "rhs")})
 
 
 def _generalized_forces(spec: SystemSpec, q, qd, t, positions) -> se.DenseMatrix:

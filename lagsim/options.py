@@ -41,6 +41,9 @@ def _number(raw: Any, label: str, loc: Location | None) -> float:
         raise _fail(label, f"must be a number, got {raw!r}", loc)
     try:
         value = float(raw)
+    except OverflowError:
+        raise _fail(label, f"must be a finite number, got an integer of {len(str(abs(raw))):,} "
+                    "digits, too large for a float", loc) from None
     except (TypeError, ValueError):
         raise _fail(label, f"must be a number, got {raw!r}", loc) from None
     if not math.isfinite(value):
@@ -99,7 +102,16 @@ def _expression(raw: Any, label: str, loc: Location | None) -> str:
     return str(raw).strip()
 
 
+YAML11_BOOLEANS: Mapping[str, bool] = {
+    word: value for words, value in (("yes on", True), ("no off", False))
+    for word in (w for base in words.split() for w in (base, base.title(), base.upper()))}
+"""The YAML 1.1 booleans that the YAML 1.2 reading of a file (:class:`lagsim.spec.Yaml12Loader`)
+leaves as text; an on/off option still takes them as true and false."""
+
+
 def _switch(raw: Any, label: str, loc: Location | None) -> bool:
+    if isinstance(raw, str) and raw in YAML11_BOOLEANS:
+        return YAML11_BOOLEANS[raw]
     if not isinstance(raw, bool):
         raise _fail(label, f"must be true or false, got {raw!r}", loc)
     return raw
@@ -293,6 +305,7 @@ class _Resolve:
             what = "greater than" if not t_end > t_start else "a finite distance from"
             raise InputError(f"{label} must leave t_end {what} t_start, got t_start = "
                              f"{t_start!r} and t_end = {t_end!r}", loc if loc.line else None)
+        _check_spacing(values, given, t_start, t_end)
         locations = tuple((key, loc) for key, (_, _, loc) in given.items())
         return cls(**values, locations=locations)
 
@@ -351,6 +364,32 @@ class _Resolve:
         times = clean_steps(t0, dt, self.rows())
         times[-1] = min(times[-1], t1)
         return times
+
+
+def _check_spacing(values: Mapping[str, Any], given: Mapping[str, tuple[Any, str, Location]],
+                   t_start: float, t_end: float) -> None:
+    """Refuse sample times or a step that floating-point times cannot tell apart (a span of
+    5e-324 in 1001 samples gives times 0, 0, ..., 5e-324): each spacing must exceed twice the
+    spacing of doubles near the larger end, so that the rounded times strictly increase."""
+    resolution = 2 * math.ulp(max(abs(t_start), abs(t_end)))
+    samples = values.get("samples", BY_NAME["samples"].default)
+    dt = values.get("dt")
+    checks = [("dt", dt)] if dt is not None else []
+    if samples is not None:
+        checks.append(("samples", (t_end - t_start) / (samples - 1)))
+    for key, spacing in checks:
+        if spacing > resolution:
+            continue
+        blame = next((k for k in (key, "t_end", "t_start", "samples") if k in given), key)
+        _, label, loc = given.get(blame, (None, BY_NAME[blame].flag, Location("")))
+        what = (f"the step dt = {dt!r}" if key == "dt" else
+                f"{samples} samples from t_start = {t_start!r} to t_end = {t_end!r} are "
+                f"{spacing!r} apart, which")
+        raise InputError(
+            f"{label}: {what} is below the resolution of floating-point times near "
+            f"{max(abs(t_start), abs(t_end))!r} ({math.ulp(max(abs(t_start), abs(t_end))):.3g}), "
+            "so the sample times would repeat; lengthen the span, or use fewer samples or a "
+            "larger step", loc if loc.line else None)
 
 
 def _fixed_step(raw: Any) -> bool:

@@ -42,6 +42,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.errors import InputError, IntegrationError
+from lagsim.expressions import diff
 from lagsim.model import Model
 
 MAX_NEWTON = 50
@@ -545,7 +546,7 @@ class Rattle(FixedStepMethod):
     def prepare(cls, problem: Any) -> tuple[Compiled, np.ndarray, np.ndarray]:
         model, numeric = problem.model, problem.numeric
         state_args, pos_args, params = symbols(model)
-        kick = [se.diff(model.lagrangian, qi) + model.tau[i] for i, qi in enumerate(model.q)]
+        kick = [diff(model.lagrangian, qi) + model.tau[i] for i, qi in enumerate(model.q)]
         hol = model.holonomic
         con = [c.expression for c in hol] + [r for c in hol for r in c.row]
         n, m = model.n, len(hol)

@@ -25,6 +25,7 @@ import sympy
 
 from lagsim.compile import NumericSystem, compile_model, lambdify
 from lagsim.errors import InputError, Subject
+from lagsim.expressions import diff
 from lagsim.model import Model, assemble_model, time_derivative, to_sympy
 from lagsim.tidy import OutOfTime, can_interrupt
 from lagsim.tidy import time_budget as _time_budget
@@ -365,7 +366,7 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
     if start is not None:
         _check_rebuilt(model, start, free_idx, full_q, full_qd)
     full_qdd = tuple(
-        sum((se.diff(v, a) * b for a, b in zip(fq + fqd, fqd + fqdd)), se.diff(v, t_se))
+        sum((diff(v, a) * b for a, b in zip(fq + fqd, fqd + fqdd)), diff(v, t_se))
         for v in full_qd
     )
     on_manifold = dict(zip(se_q, full_q))
@@ -375,7 +376,7 @@ def _reduce(model: Model, q0: Mapping[str, float] | None, t0: float, start: Star
         return se.sympify(expr).subs(on_manifold)
 
     lagrangian = restrict(model.lagrangian)
-    jac = [[se.diff(e, fq[j]) for j in range(len(fq))] for e in full_q]
+    jac = [[diff(e, fq[j]) for j in range(len(fq))] for e in full_q]
     tau_full = [restrict(x) for x in model.tau]
     tau = se.zeros(len(fq), 1)
     for j in range(len(fq)):
@@ -450,8 +451,8 @@ def _quadratic_roots(phi: sympy.Expr, s: sympy.Symbol) -> list[sympy.Expr] | Non
         f, x = se.sympify(phi), se.Symbol(str(s))
     except (RuntimeError, TypeError, ValueError, se.SympifyError):
         return None
-    d1 = se.diff(f, x)
-    d2 = se.diff(d1, x)
+    d1 = diff(f, x)
+    d2 = diff(d1, x)
     if d2 == 0 or x in d2.free_symbols:
         return None
     a = d2 / 2
@@ -465,7 +466,7 @@ def _diff(phi: sympy.Expr, s: sympy.Symbol) -> sympy.Expr:
     from lagsim.tidy import to_sympy as from_se
 
     try:
-        return from_se(se.diff(se.sympify(phi), se.Symbol(str(s))))
+        return from_se(diff(se.sympify(phi), se.Symbol(str(s))))
     except (RuntimeError, TypeError, ValueError, se.SympifyError):
         return sympy.diff(phi, s)
 

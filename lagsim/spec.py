@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from lagsim.expressions import (
     FUNCTIONS,
     RESERVED,
     Source,
+    diff,
     normal_name,
     parse_expression,
     suggest,
@@ -55,6 +57,7 @@ TIME = se.Symbol("t")
 PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
                   "parameters above it")
+NUMBER_HINT = "a value is a number or an expression in numbers, such as 1.5 or pi/4"
 INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
                 "parameters")
 
@@ -314,12 +317,43 @@ def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
     """``values`` of ``--set`` or ``--init`` by NFKC-normalized name, each a finite float."""
     out = {}
     for name, value in values.items():
-        number = float(value)
+        if isinstance(value, str):
+            value = parse_expression(value, {}, Source(Location(option)),
+                                     f"the value of {name}", NUMBER_HINT)
+        if isinstance(value, bool) or not isinstance(value, (int, float, se.Basic)):
+            raise InputError(f"{name}={value!r}: the value must be a number such as 1.5",
+                             Location(option))
+        try:
+            number = float(value)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            shown = (f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} "
+                     "digits" if isinstance(value, int) else repr(value))
+            raise InputError(f"{name}: the value, {shown}, is not a finite number; "
+                             f"{_FINITE}", Location(option)) from None
         if not math.isfinite(number):
             raise InputError(f"{name}={value}: the value is {number}, not a finite number; give a "
                              "finite value such as 1.5", Location(option))
         out[normal_name(name)] = number
     return out
+
+
+_FINITE = (f"numbers must be finite and real, at most {sys.float_info.max:.4g} in size "
+           "(docs/format.md)")
+
+
+def _not_finite(value: Any, written: str) -> str | None:
+    """Why the YAML number ``value``, written ``written``, is not a finite float (``.nan``,
+    ``.inf``, ``1.0e+400``, an integer past the largest float), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return None if abs(value) <= sys.float_info.max else "too large for a float"
+    if math.isnan(value):
+        return "not a number (nan)"
+    if math.isfinite(value):
+        return None
+    return ("not a finite number" if "inf" in written.lower()
+            else "too large for a float (it overflows to inf)")
 
 
 class _TooLarge(Exception):
@@ -331,9 +365,62 @@ class _TooLarge(Exception):
         self.mark = mark
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe composer, refusing nesting deeper than :data:`MAX_YAML_DEPTH` before it
-    recurses further."""
+YAML11_NUMBER = "tag:lagsim,2026:yaml-1.1-number"
+"""The tag :class:`Yaml12Loader` gives a plain scalar that YAML 1.1 reads as a number and YAML
+1.2 does not read as that number (``010``, ``1:30``): :meth:`_Reader.scalar` refuses it."""
+_YAML11_NUMBER = re.compile(r"^(?:[-+]?0[0-9_]+|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$")
+_YAML12_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_YAML12_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_YAML12_FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                           r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+_REPLACED = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with the booleans and numbers of YAML 1.2's core schema (YAML 1.2.2,
+    §10.3.2) instead of YAML 1.1's: ``yes``, ``no``, ``on``, ``off`` are text, ``010`` is not
+    octal and ``1:30`` not base 60. A plain scalar that the two versions read as different
+    numbers is tagged :data:`YAML11_NUMBER` so that it can be refused, not guessed (issue 32)."""
+
+
+_YAML12_RESOLVERS = (
+    (YAML11_NUMBER, _YAML11_NUMBER, "-+0123456789"),
+    ("tag:yaml.org,2002:bool", _YAML12_BOOL, "tTfF"),
+    ("tag:yaml.org,2002:int", _YAML12_INT, "-+0123456789"),
+    ("tag:yaml.org,2002:float", _YAML12_FLOAT, "-+0123456789."),
+)
+"""Tried in this order, before PyYAML's other resolvers (null, timestamp, merge ...)."""
+Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx, chars in _YAML12_RESOLVERS if first in chars]
+    + [(tag, rx) for tag, rx in yaml.SafeLoader.yaml_implicit_resolvers.get(first, [])
+       if tag not in _REPLACED]
+    for first in {*yaml.SafeLoader.yaml_implicit_resolvers, *"-+0123456789.tTfF"}}
+
+
+def _yaml11_number(text: str) -> str:
+    """Why the plain scalar ``text`` (tagged :data:`YAML11_NUMBER`) is refused, and how to write
+    it."""
+    digits = text.replace("_", "")
+    sign = "-" if digits.startswith("-") else ""
+    digits = digits.lstrip("+-")
+    if ":" in digits:
+        value = 0.0
+        for part in digits.split(":"):
+            value = value * 60 + float(part)
+        shown = f"{sign}{value:g}"
+        return (f"{text} is a base-60 number ({shown}) to YAML 1.1 and text to YAML 1.2, so "
+                f"lagsim does not guess: write the number itself, such as {shown}, or quote "
+                "the text")
+    decimal = f"{sign}{int(digits)}"
+    octal = (f"octal ({sign}{int(digits, 8)}) to YAML 1.1 and "
+             if set(digits) <= set("01234567") else "")
+    return (f"{text} has a leading zero: it is {octal}decimal ({decimal}) to YAML 1.2, so "
+            f"lagsim does not guess: write {decimal} for the decimal number, or quote the text")
+
+
+class _BoundedLoader(Yaml12Loader):
+    """The YAML 1.2 composer (:class:`Yaml12Loader`), refusing nesting deeper than
+    :data:`MAX_YAML_DEPTH` before it recurses further."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -424,7 +511,7 @@ def _positions(node: yaml.ScalarNode) -> tuple[tuple[int, int], ...]:
 class _Reader:
     def __init__(self, label: str) -> None:
         self.label = label
-        self.constructor = yaml.SafeLoader("")
+        self.constructor = Yaml12Loader("")
         self.spellings: dict[str, dict[str, tuple[str, str, Location]]] = {}
 
     def loc(self, node: yaml.Node) -> Location:
@@ -442,12 +529,23 @@ class _Reader:
         self.plain_tag(node, what)
         if not isinstance(node, yaml.ScalarNode):
             raise self.error(node, f"{what} must be a single value, not a {_type_name(node)}")
+        if node.tag == YAML11_NUMBER:
+            raise self.error(node, f"{what}: {_yaml11_number(node.value)}")
         try:
-            return self.constructor.construct_object(node, deep=True)
+            value = self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise self.error(
                 node, f"{what}: {exc.problem}; lagsim reads plain YAML only (no tags)"
             ) from None
+        except ValueError:
+            raise self.error(node, f"{what} is an integer of {len(node.value):,} digits, too "
+                             f"large for a float; {_FINITE}") from None
+        problem = _not_finite(value, node.value)
+        if problem:
+            shown = (node.value if len(node.value) <= 40
+                     else f"{node.value[:20]}... ({len(node.value):,} characters)")
+            raise self.error(node, f"{what} is {shown}, {problem}; {_FINITE}")
+        return value
 
     def mapping(self, node: yaml.Node, what: str, item: str = "key"
                 ) -> list[tuple[str, yaml.Node, yaml.Node]]:
@@ -847,7 +945,7 @@ class _Reader:
             raise self.error(node, f"velocity constraint '{name}' uses no velocity; if it "
                              "restricts positions, write it as a holonomic constraint")
         for v in velocities:
-            d = se.diff(expr.expr, v)
+            d = diff(expr.expr, v)
             if any(w in d.free_symbols for w in velocities):
                 raise self.error(node, f"velocity constraint '{name}' is not linear in the "
                                  "velocities; lagsim needs a(q, t).q_dot + b(q, t) = 0")

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.rattle import MAX_NEWTON, Compiled, FixedStepMethod, StepFailed, _solve, symbols
 
@@ -161,16 +162,16 @@ static int fs_step(double t, double h, const double *x, double *y, const double 
 def lagrangian_terms(model: Model) -> list[se.Basic]:
     """L_q, L_q̇, L_qq, L_qq̇, L_q̇q̇, τ, τ_q, τ_q̇ (row-major), the derivatives a step needs."""
     q, qd = model.q, model.qd
-    Lq = [se.diff(model.lagrangian, qi) for qi in q]
+    Lq = [diff(model.lagrangian, qi) for qi in q]
     Lv = list(model.momenta)
     tau = list(model.tau)
     out = Lq + Lv
-    out += [se.diff(a, b) for a in Lq for b in q]
-    out += [se.diff(a, b) for a in Lq for b in qd]
+    out += [diff(a, b) for a in Lq for b in q]
+    out += [diff(a, b) for a in Lq for b in qd]
     out += [model.mass_matrix[i, j] for i in range(model.n) for j in range(model.n)]
     out += tau
-    out += [se.diff(a, b) for a in tau for b in q]
-    out += [se.diff(a, b) for a in tau for b in qd]
+    out += [diff(a, b) for a in tau for b in q]
+    out += [diff(a, b) for a in tau for b in qd]
     return out
 
 

@@ -217,7 +217,8 @@ def test_huge_power_is_refused_quickly() -> None:
             "a floating-point value")
     assert out.splitlines() == [
         f"e:1:1: expression '9**9**9': the number 9 ** 9 ** 9 {tail}",
-        f"e:1:1: expression '(10**999)**9999': the number (10 ** 999) ** 9999 {tail}",
+        "e:1:2: expression '(10**999)**9999': 10**999 is too large for a float (at most "
+        "1.798e+308); numbers must be finite",
     ]
 
 

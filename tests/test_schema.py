@@ -221,7 +221,7 @@ STRUCTURAL = (
     "file-is-a-list", "file-is-a-scalar", "unknown-top-key", "unknown-top-key-no-hint",
     "coordinates-not-a-list", "coordinates-empty", "coordinate-not-a-name",
     "coordinate-listed-twice", "parameters-not-a-mapping", "parameter-is-a-bool",
-    "parameter-yes-is-a-bool", "parameter-is-a-list", "position-with-4-components",
+    "parameter-yes-is-text", "parameter-is-a-list", "position-with-4-components",
     "position-not-a-list", "mass-without-position", "inertia-without-angle", "missing-coordinates",
     "no-energy", "lagrangian-with-kinetic", "lagrangian-with-masses", "expression-empty-string",
     "constraint-with-both-kinds", "constraint-with-no-kind", "constraint-unknown-key",

@@ -158,12 +158,13 @@ ERRORS = [
         coordinates: [x]
         kinetic: x_dot**2
         """, 2, 6, "parameter 'm' must be a number or an expression string, not True"),
-    ("parameter-yes-is-a-bool", """
+    ("parameter-yes-is-text", """
         parameters:
           m: yes
         coordinates: [x]
         kinetic: x_dot**2
-        """, 2, 6, "parameter 'm' must be a number or an expression string, not True"),
+        """, 2, 6, "parameter 'm' 'yes': unknown symbol 'yes'; a parameter is a number or an "
+     "expression in numbers, pi, E and the parameters above it"),
     ("parameter-is-a-list", """
         parameters:
           m: [1, 2]
@@ -175,7 +176,8 @@ ERRORS = [
           m: .inf
         coordinates: [x]
         kinetic: x_dot**2
-        """, 2, 6, "parameter 'm' is inf, not a finite number"),
+        """, 2, 6, "parameter 'm' is .inf, not a finite number; numbers must be finite and real, "
+     "at most 1.798e+308 in size (docs/format.md)"),
     ("parameter-python-keyword", """
         parameters:
           lambda: 1

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
 import platform
 import re
@@ -271,7 +272,8 @@ Functions = Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]]
 def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
                parameters: Sequence[se.Symbol] = ()) -> str:
     """``static void name(const double *in, const double *p, double *out)``: out[i] =
-    exprs[i] at in = args and p = parameters."""
+    exprs[i] at in = args and p = parameters, every floating-point number written exactly
+    (:func:`c_double`)."""
     dummies = [se.Symbol(f"a_{i}") for i in range(len(args))]
     pdummies = [se.Symbol(f"p_{j}") for j in range(len(parameters))]
     rename = dict(zip(args, dummies)) | dict(zip(parameters, pdummies))
@@ -287,13 +289,61 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
     loads += [f"    const double p_{j} = p[{j}];" for j, d in enumerate(pdummies) if d in used]
     body: list[str] = []
     replacements: list = []
+    exprs, literals = _exact_floats(exprs)
     if exprs:
         replacements, reduced = se.cse(exprs)
-        body = [f"    const double {se.ccode(s)} = {se.ccode(v)};" for s, v in replacements]
-        body += [f"    out[{i}] = {se.ccode(e)};" for i, e in enumerate(reduced)]
+        body = [f"    const double {se.ccode(s)} = {literals(se.ccode(v))};"
+                for s, v in replacements]
+        body += [f"    out[{i}] = {literals(se.ccode(e))};" for i, e in enumerate(reduced)]
     if len(body) <= CHUNK:
         return "\n".join([*lines, *loads, *body, "}"])
     return _chunked(name, loads, body, len(replacements))
+
+
+_FLOAT = "lagsim_float_"
+_FLOAT_NAME = re.compile(rf"\b{_FLOAT}(\d+)\b")
+
+
+def c_double(value: float) -> str:
+    """A C literal of exactly the double ``value``: Python's shortest round-trip text (17
+    significant digits at most), which a C compiler reads back to the same double (C11
+    §6.4.4.2 with IEEE arithmetic, Annex F.5), where ``symengine.ccode`` prints 15 digits and
+    so another number (issue 32, "Smaller")."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    text = repr(float(value))
+    return f"({text})" if text.startswith("-") else text
+
+
+def _exact_floats(exprs: Sequence[se.Basic]) -> tuple[list[se.Basic], Callable[[str], str]]:
+    """``exprs`` with each floating-point number replaced by a symbol, and the function that
+    writes those symbols in printed C as exact literals (:func:`c_double`)."""
+    found: set[se.Basic] = set()
+    for e in exprs:
+        found |= e.atoms(se.RealDouble)
+    if not found:
+        return list(exprs), lambda text: text
+    ordered = sorted(found, key=lambda f: float(f))
+    names = {f: se.Symbol(f"{_FLOAT}{k}") for k, f in enumerate(ordered)}
+    texts = [c_double(float(f)) for f in ordered]
+
+    def write(text: str) -> str:
+        return _FLOAT_NAME.sub(lambda m: texts[int(m.group(1))], text)
+
+    return [e.xreplace(names) for e in exprs], write
+
+
+def exact_text(expr: se.Basic) -> str:
+    """``str(expr)`` followed by its floating-point numbers written exactly: ``str`` prints 15
+    significant digits, so two expressions whose numbers differ past the 15th would print the
+    same (and share a compiled library)."""
+    text = str(expr)
+    floats = se.sympify(expr).atoms(se.RealDouble)
+    if not floats:
+        return text
+    return text + " [" + " ".join(sorted(repr(float(f)) for f in floats)) + "]"
 
 
 _TEMPORARY = re.compile(r"\bx(\d+)\b")
@@ -397,7 +447,7 @@ def structure(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
     lines = [f"n={n} m={m}", "parameters " + " ".join(map(str, parameters))]
     for name, args, exprs in functions:
         lines.append(f"{name}({' '.join(map(str, args))})")
-        lines += [str(e) for e in exprs]
+        lines += [exact_text(e) for e in exprs]
     text = "\n".join(lines)
     _LAST_STRUCTURE[:] = [(ask, text)]
     return text

@@ -25,6 +25,7 @@ from typing import Any
 
 import symengine as se
 
+from lagsim.ccompile import exact_text
 from lagsim.errors import InputError, Location
 from lagsim.spec import Expr, SystemSpec
 
@@ -220,7 +221,7 @@ def _canonical(obj: Any) -> Any:
     if isinstance(obj, Location):
         return None
     if isinstance(obj, Expr):
-        return str(obj.expr)
+        return exact_text(obj.expr)
     if is_dataclass(obj):
         return (type(obj).__name__, tuple((f.name, _canonical(getattr(obj, f.name)))
                                           for f in fields(obj) if f.name not in _NOT_STRUCTURE))

@@ -1,0 +1,66 @@
+"""Issue 32, "Hangs and unbounded resources" and "Smaller", and issue 29's last bullet: exact
+float literals in generated C, a cache lock per entry, bounded derivations and expansions that
+stop on SIGTERM, and the build stages shown on a terminal."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import lagsim.compile
+from lagsim import ccompile
+from lagsim.compile import compile_model
+from lagsim.model import build_model
+from lagsim.spec import parse_spec
+
+needs_cc = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
+
+SQRT2_OVER_3 = """\
+name: exact_literal
+parameters: {k: 1.0}
+coordinates: [x]
+masses:
+  bob: {mass: 1, position: [x, 0]}
+potential: k*x**2*1.4142135623730951/3 + x/10.0
+initial: {x: 0.5, x_dot: 0}
+"""
+
+
+@needs_cc
+def test_c_literals_are_exact_and_agree_with_llvm_bitwise(tmp_path, monkeypatch):
+    """√2/3 written 1.4142135623730951/3 is folded by symengine into one double, and F = −V'
+    into −0.9428090415820634 k x − 0.1: the C source must hold that double's exact text, not
+    symengine's 15 digits (−0.942809041582063), so that the C and LLVM paths give the same
+    bits (exactly equal: the same two multiplications and one addition)."""
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
+    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    model = build_model(parse_spec(SQRT2_OVER_3, "exact.yaml"))
+    fast = compile_model(model)
+    monkeypatch.setenv("LAGSIM_NO_CC", "1")
+    slow = compile_model(model)
+    assert fast.backend == "c" and slow.backend != "c"
+    constant = 1.4142135623730951 * (1 / 3) * 2  # symengine multiplies by the double 1/3
+    source = ccompile._source(1, 0, lagsim.compile._groups(model), list(model.substitutions()))
+    assert repr(constant) == "0.9428090415820634" and "0.9428090415820634" in source
+    assert "0.942809041582063*" not in source
+    for x in (0.3, -1.7, 2.0 ** -20, 123.456):
+        _, f_c, _, _ = fast.dynamics(0.0, np.array([x]), np.array([0.0]))
+        _, f_llvm, _, _ = slow.dynamics(0.0, np.array([x]), np.array([0.0]))
+        assert f_c[0] == f_llvm[0], (x, f_c[0].hex(), f_llvm[0].hex())
+        assert f_c[0] == pytest.approx(-constant * x - 0.1, rel=1e-15)
+
+
+def test_numbers_past_the_15th_digit_key_different_code():
+    """Two files whose literals differ only in the 16th digit give different expressions, so
+    they must not share a compiled library (the key printed 15 digits: both 1.41421356237310)."""
+    from lagsim.model import spec_structure
+
+    one = parse_spec(SQRT2_OVER_3, "a.yaml")
+    other = parse_spec(SQRT2_OVER_3.replace("1.4142135623730951", "1.414213562373095"), "b.yaml")
+    assert spec_structure(one) != spec_structure(other)
+    assert spec_structure(one) == spec_structure(parse_spec(SQRT2_OVER_3, "c.yaml"))
+    groups = [lagsim.compile._groups(build_model(s)) for s in (one, other)]
+    assert ccompile.structure(1, 0, groups[0], []) != ccompile.structure(1, 0, groups[1], [])

@@ -4,6 +4,7 @@ stop on SIGTERM, and the build stages shown on a terminal."""
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -64,3 +65,63 @@ def test_numbers_past_the_15th_digit_key_different_code():
     assert spec_structure(one) == spec_structure(parse_spec(SQRT2_OVER_3, "c.yaml"))
     groups = [lagsim.compile._groups(build_model(s)) for s in (one, other)]
     assert ccompile.structure(1, 0, groups[0], []) != ccompile.structure(1, 0, groups[1], [])
+
+
+# the compile cache locks one entry, not the folder (issue 32, "Hangs")
+
+_SLOW_BUILD = """
+import os, sys, time
+from pathlib import Path
+from lagsim import cache
+key, started, release = sys.argv[1:4]
+
+def build(work):
+    Path(started).write_text("building", encoding="ascii")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(release) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    out = work / "lib.so"
+    out.write_bytes(key.encode())
+    return out
+
+value, _ = cache.obtain(key, build, lambda name: Path(name).read_bytes().decode())
+print(value)
+"""
+
+
+def test_a_slow_build_locks_its_own_entry_only(tmp_path, monkeypatch):
+    """While one process builds entry A (held in its build: the symbolic work of a large model),
+    another process's first run of entry B finishes at once, and the lock held is A's own lock
+    file, not one for the folder; after A is built no lock file is left."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("LAGSIM_CACHE", str(folder))
+    started, release = tmp_path / "started", tmp_path / "release"
+    slow = subprocess.Popen([sys.executable, "-c", _SLOW_BUILD, "a" * 32, str(started),
+                             str(release)], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not started.exists():
+            assert slow.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        fd = os.open(folder / "lagsim_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.lock", os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+        began = time.monotonic()
+        other = subprocess.run([sys.executable, "-c", _SLOW_BUILD, "b" * 32,
+                                str(tmp_path / "b-started"), str(tmp_path / "b-started")],
+                               capture_output=True, text=True, timeout=20)
+        assert other.returncode == 0 and other.stdout == "b" * 32 + "\n", other.stderr
+        assert time.monotonic() - began < 10 and slow.poll() is None
+    finally:
+        release.write_text("go", encoding="ascii")
+        out, _ = slow.communicate(timeout=30)
+    assert slow.returncode == 0 and out == "a" * 32 + "\n"
+    assert sorted(p.name for p in folder.iterdir() if "lock" in p.name) == []

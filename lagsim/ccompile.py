@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 import symengine as se
 
-from lagsim import __version__, cache
+from lagsim import __version__, cache, stages
+from lagsim.expansion import killable
 from lagsim.limits import MAX_COORDINATES
 
 CACHE_FORMAT = "2"
@@ -291,7 +292,8 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
     replacements: list = []
     exprs, literals = _exact_floats(exprs)
     if exprs:
-        replacements, reduced = se.cse(exprs)
+        with killable():
+            replacements, reduced = se.cse(exprs)
         body = [f"    const double {se.ccode(s)} = {literals(se.ccode(v))};"
                 for s, v in replacements]
         body += [f"    out[{i}] = {literals(se.ccode(e))};" for i, e in enumerate(reduced)]
@@ -497,17 +499,20 @@ def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: 
     options = tuple(options)
     key = hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
                          ).hexdigest()[:32]
-    return _obtain(cc, key, source, options)[0], key
+    return _obtain(cc, key, source, options, f"lagsim's {tag} code")[0], key
 
 
-def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...]
-            ) -> tuple[ctypes.CDLL, Path]:
+def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...],
+            name: str = "the model") -> tuple[ctypes.CDLL, Path]:
     """The library ``key`` from the cache or built from ``source`` with its key appended (see
-    :func:`build_and_load`): (the library, where it is)."""
+    :func:`build_and_load`): (the library, where it is). A build shows its stages on a
+    terminal (:mod:`lagsim.stages`: ``source`` may show its own), building ``name``."""
 
     def build(work: Path) -> Path:
-        text = source() if callable(source) else source
-        return _compile(cc, text + "\n" + _key_source(key) + "\n", options, work)
+        with stages.building(name):
+            text = source() if callable(source) else source
+            stages.stage(f"compiling C ({len(text) // 1000:,} kB)")
+            return _compile(cc, text + "\n" + _key_source(key) + "\n", options, work)
 
     return cache.obtain(key, build, lambda name: _open_checked(name, key))
 
@@ -679,7 +684,10 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
                                             ).encode()).hexdigest()[:32]
 
         def source() -> str:
+            if callable(functions):
+                stages.stage(f"deriving M and F ({n} coordinate{'s' * (n != 1)})")
             made = functions() if callable(functions) else functions
+            stages.stage("generating C")
             return _source(n, m, made, parameters, ode)
 
         lib, path = _obtain(cc, key, source, flags())

@@ -171,7 +171,10 @@ class LagsimGroup(click.Group):
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _signals_interrupt(), _stdout_present():
+        from lagsim import stages
+        from lagsim.expansion import signals_end_process
+
+        with _signals_interrupt(), _stdout_present(), signals_end_process(), stages.shown():
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:

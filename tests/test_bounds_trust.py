@@ -5,6 +5,7 @@ stop on SIGTERM, and the build stages shown on a terminal."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections import OrderedDict
 
 import numpy as np
@@ -125,3 +126,155 @@ def test_a_slow_build_locks_its_own_entry_only(tmp_path, monkeypatch):
         out, _ = slow.communicate(timeout=30)
     assert slow.returncode == 0 and out == "a" * 32 + "\n"
     assert sorted(p.name for p in folder.iterdir() if "lock" in p.name) == []
+
+
+# expansions bounded before they start; signals end a long C call (issue 32, "Hangs")
+
+BOMBS = {
+    "product": ("coordinates: [x, y]\nmasses:\n  p: {mass: m, position: [x, y]}\n"
+                "potential: (x+y+1)**100*(x-y+2)**100\n"
+                "initial: {x: 0.1, y: 0.1, x_dot: 0, y_dot: 0}\n"),
+    "four_sum": ("coordinates: [x, y, z, w]\nmasses:\n  p: {mass: m, position: [x, y, z]}\n"
+                 "  q: {mass: m, position: [w, 0, 0]}\npotential: (x+y+z+w+1)**100\n"
+                 "initial: {x: 0.1, y: 0.1, z: 0, w: 0, x_dot: 0, y_dot: 0, z_dot: 0, "
+                 "w_dot: 0}\n"),
+}
+
+
+def _lagsim(args, cwd, timeout=10.0, **kwargs):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "lagsim", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, **kwargs)
+
+
+@pytest.mark.parametrize("command", ("derive", "check"))
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_expansion_bombs_finish_within_seconds_and_name_the_limit(bomb, command, tmp_path):
+    """Within every limit on what a file may write, these multiply out to 26 million products
+    and 4.6 million terms; derive and check ran for minutes. Now each works within 10 s (the
+    subprocess's timeout), prints the equations (or the conserved energy) unexpanded, and says
+    once which limit kept it from multiplying out."""
+    from lagsim.limits import MAX_EXPANSION
+
+    path = tmp_path / f"{bomb}.yaml"
+    path.write_text(f"name: {bomb}\nparameters: {{m: 1.0}}\n" + BOMBS[bomb], encoding="utf-8")
+    done = _lagsim([command, str(path)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    notes = done.stderr.splitlines()
+    assert len(notes) == 1 and notes[0].startswith(
+        "lagsim: note: an expression is left as it is, not multiplied out: it would have up to ")
+    assert f"past lagsim's expansion limit of {MAX_EXPANSION:,} terms" in notes[0]
+    if command == "check":
+        assert "energy: h = " in done.stdout and ")**100" in done.stdout
+    else:
+        assert "m⋅ẍ + 100⋅" in done.stdout and "99" in done.stdout
+
+
+def test_expansion_work_bounds_what_symengine_builds():
+    """The bound counts products before they are collected, and the bases SymEngine expands
+    inside roots and denominators; functions' arguments are not expanded."""
+    import symengine as se
+
+    from lagsim.expansion import bounded_expand, expansion_work
+
+    x, y = se.symbols("x y")
+    assert expansion_work((x + y + 1)**100, 10**9) == 5151
+    assert expansion_work((x + y + 1)**100 * (x - y + 2)**100, 10**9) == 5151**2
+    assert expansion_work(1 / (x + y + 1)**100, 10**9) == 5151
+    assert expansion_work(se.sqrt((x + y + 1)**100 + 1), 10**9) == 5152
+    assert expansion_work(se.sin((x + y + 1)**100), 10**9) == 1
+    assert bounded_expand((x + y + 1)**100 * (x - y + 2)**100) is None
+    assert bounded_expand((x + 1)**3) == x**3 + 3 * x**2 + 3 * x + 1
+
+
+def _on_terminal(args, cache, until=None, timeout=60.0):
+    """Run ``lagsim ARGS`` with stderr on a pseudo-terminal and a fresh cache ``cache``:
+    (the process, what it wrote on the terminal, the terminal's open end or None). With
+    ``until``, return as soon as that text has appeared, the process still running and the
+    terminal open (the caller closes it)."""
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, LAGSIM_CACHE=str(cache))
+    env.pop("LAGSIM_NO_CC", None)
+    proc = subprocess.Popen([sys.executable, "-m", "lagsim", *args], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                seen += chunk
+                if until is not None and until.encode() in seen:
+                    return proc, seen.decode("utf-8", "replace"), master
+            elif proc.poll() is not None and until is None:
+                break
+    except BaseException:
+        proc.kill()
+        os.close(master)
+        raise
+    os.close(master)
+    proc.wait(timeout=timeout)
+    return proc, seen.decode("utf-8", "replace"), None
+
+
+@needs_cc
+def test_a_cold_build_shows_its_stages_on_a_terminal_only(tmp_path):
+    """Issue 29: a cold build printed nothing, then the bar jumped 0 → 100 %. On a terminal each
+    stage is named (and the line erased after); in a pipe nothing is written."""
+    proc, seen, _ = _on_terminal(["simulate", "pendulum", "--t-end", "0.5"], tmp_path / "tty")
+    assert proc.returncode == 0
+    stages = [part.split("…")[0] for part in seen.split("\r\x1b[K") if "building" in part]
+    assert stages[:3] == ["lagsim: building the model: deriving M and F (1 coordinate)",
+                          "lagsim: building the model: generating C",
+                          stages[2]] and stages[2].startswith(
+                              "lagsim: building the model: compiling C (")
+    assert seen.index("compiling C") < seen.index("simulating")
+    shutil.copytree(tmp_path / "tty", tmp_path / "pipe")
+    before = set((tmp_path / "pipe").glob("lagsim_*.so"))
+    piped = _lagsim(["simulate", "free_mass_cartesian", "--t-end", "0.5"], tmp_path,
+                    timeout=60, env=dict(os.environ, LAGSIM_CACHE=str(tmp_path / "pipe")))
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert len(set((tmp_path / "pipe").glob("lagsim_*.so")) - before) == 1
+
+
+@needs_cc
+def test_sigterm_ends_a_long_symbolic_step_at_once(tmp_path):
+    """SIGTERM half a second into the common-subexpression elimination of the 48-chain (one
+    SymEngine C call of seconds, during which Python's handler cannot run) ends the process
+    within 2 s: by the signal's default action (-15 here, 143 in a shell) or the clean
+    "terminated by SIGTERM" line."""
+    import signal
+    import time
+
+    from lagsim.chains import chain_yaml
+
+    path = tmp_path / "chain_48.yaml"
+    path.write_text(chain_yaml(48), encoding="utf-8")
+    proc, seen, master = _on_terminal(["simulate", str(path), "--t-end", "0.01"],
+                                      tmp_path / "cache", until="generating C", timeout=60)
+    assert master is not None, seen
+    try:
+        time.sleep(0.5)
+        began = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        assert time.monotonic() - began < 2.0
+    finally:
+        proc.kill()
+        os.close(master)
+    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)

@@ -50,7 +50,8 @@ DIGEST = ".sha256"
 LOCK = ".lock"
 BUILD = ".build-"
 STALE_BUILD_S = 24 * 3600.0
-"""A build folder left this long (a killed run) is removed by the next prune."""
+"""A build folder or an entry's lock file left this long (a killed run) is removed by the next
+prune."""
 
 _HELD: list[int] = []
 """Descriptors of loaded libraries, kept open: a loaded library is known to the dynamic loader
@@ -393,8 +394,8 @@ def _entries(dfd: int) -> list[tuple[str, os.stat_result]]:
 
 
 def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
-    """Remove the least recently used entries beyond ``keep`` (default :data:`KEEP`) and stale
-    build folders; returns the number of entries removed."""
+    """Remove the least recently used entries beyond ``keep`` (default :data:`KEEP`), stale
+    build folders and lock files; returns the number of entries removed."""
     keep = KEEP if keep is None else keep
     entries = sorted(_entries(dfd), key=lambda e: e[1].st_mtime, reverse=True)
     removed = 0
@@ -406,11 +407,15 @@ def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
         removed += 1
     now = time.time()
     for name in os.listdir(dfd):
-        if name.startswith(BUILD):
+        stale = name.startswith(BUILD) or (name.startswith(PREFIX) and name.endswith(LOCK))
+        if stale:
             with contextlib.suppress(OSError):
                 if now - os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mtime > (
                         STALE_BUILD_S):
-                    shutil.rmtree(folder / name, ignore_errors=True)
+                    if name.endswith(LOCK):
+                        os.unlink(name, dir_fd=dfd)
+                    else:
+                        shutil.rmtree(folder / name, ignore_errors=True)
     return removed
 
 

@@ -278,3 +278,25 @@ def test_sigterm_ends_a_long_symbolic_step_at_once(tmp_path):
         proc.kill()
         os.close(master)
     assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
+
+
+def test_prune_removes_lock_files_a_killed_build_left(tmp_path):
+    """A build ended by SIGTERM inside a SymEngine call leaves its entry's lock file; the next
+    prune removes one older than a day, and keeps a fresh one (a build going on)."""
+    import time
+
+    from lagsim import cache
+
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    old, fresh = folder / "lagsim_old.lock", folder / "lagsim_new.lock"
+    for path in (old, fresh):
+        path.write_text("", encoding="ascii")
+    stale = time.time() - cache.STALE_BUILD_S - 60
+    os.utime(old, (stale, stale))
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        cache.prune(folder, fd)
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in folder.iterdir()) == ["lagsim_new.lock"]

@@ -14,7 +14,9 @@ is loaded from it is trusted as code, so (issue 15):
   hashed are the ones loaded: the file is loaded through ``/proc/self/fd`` of the descriptor
   that was read, where Linux has it. Anything else is rebuilt, never loaded;
 * a build goes to a private temporary folder inside the cache, and the library and its sum are
-  renamed into place; builds take a lock file, so that concurrent first runs build once;
+  renamed into place; the build of an entry holds that entry's lock file
+  (``lagsim_<key>.lock``, removed after), so that concurrent first runs of one model build it
+  once while other models' runs go on;
 * the cache keeps the :data:`KEEP` most recently used entries (each use touches the library's
   time stamp; each build prunes the oldest);
 * a cache that cannot be used (read-only, a file, a full disk, untrusted) does not stop a run:
@@ -50,7 +52,8 @@ DIGEST = ".sha256"
 LOCK = ".lock"
 BUILD = ".build-"
 STALE_BUILD_S = 24 * 3600.0
-"""A build folder left this long (a killed run) is removed by the next prune."""
+"""A build folder or an entry's lock file left this long (a killed run) is removed by the next
+prune."""
 
 _HELD: list[int] = []
 """Descriptors of loaded libraries, kept open: a loaded library is known to the dynamic loader
@@ -240,23 +243,49 @@ def _note_rejected(path: Path, why: str) -> None:
 
 
 @contextlib.contextmanager
-def _lock(dfd: int) -> Iterator[None]:
-    """An exclusive lock on the folder's lock file, or nothing where that cannot be had."""
+def _lock(dfd: int, name: str) -> Iterator[None]:
+    """An exclusive lock on the lock file ``name`` of one entry (not of the whole folder: the
+    build of a large model, minutes of symbolic work, must not hold up another model's first
+    run, issue 32), or nothing where that cannot be had. The file is removed when the lock is
+    let go; a process that was waiting for it then finds the name gone (or another file
+    there) and locks afresh, so that two processes never both hold the lock of one entry."""
     try:
         import fcntl
-
-        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o600,
-                     dir_fd=dfd)
-    except (ImportError, OSError):
+    except ImportError:
         yield
         return
+    while True:
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o600,
+                         dir_fd=dfd)
+        except OSError:
+            yield
+            return
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            yield
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            now = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is not None and (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev):
+            break
+        os.close(fd)
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dfd)
         os.close(fd)
+
+
+def lock_name(key: str) -> str:
+    """The lock file of entry ``key`` in the cache folder, held while it is built."""
+    return f"{PREFIX}{key}{LOCK}"
 
 
 def _own_build(work: Path, built: Path) -> tuple[int, str]:
@@ -337,7 +366,7 @@ def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T],
         found = _lookup(folder, dfd, key, check)
         if found is not None:
             return found, folder / f"{PREFIX}{key}{LIBRARY}"
-        with _lock(dfd):
+        with _lock(dfd, lock_name(key)):
             found = _lookup(folder, dfd, key, check)
             if found is not None:
                 return found, folder / f"{PREFIX}{key}{LIBRARY}"
@@ -367,8 +396,8 @@ def _entries(dfd: int) -> list[tuple[str, os.stat_result]]:
 
 
 def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
-    """Remove the least recently used entries beyond ``keep`` (default :data:`KEEP`) and stale
-    build folders; returns the number of entries removed."""
+    """Remove the least recently used entries beyond ``keep`` (default :data:`KEEP`), stale
+    build folders and lock files; returns the number of entries removed."""
     keep = KEEP if keep is None else keep
     entries = sorted(_entries(dfd), key=lambda e: e[1].st_mtime, reverse=True)
     removed = 0
@@ -380,11 +409,15 @@ def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
         removed += 1
     now = time.time()
     for name in os.listdir(dfd):
-        if name.startswith(BUILD):
+        stale = name.startswith(BUILD) or (name.startswith(PREFIX) and name.endswith(LOCK))
+        if stale:
             with contextlib.suppress(OSError):
                 if now - os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mtime > (
                         STALE_BUILD_S):
-                    shutil.rmtree(folder / name, ignore_errors=True)
+                    if name.endswith(LOCK):
+                        os.unlink(name, dir_fd=dfd)
+                    else:
+                        shutil.rmtree(folder / name, ignore_errors=True)
     return removed
 
 
@@ -415,14 +448,14 @@ def info() -> Info:
 
 
 def clear() -> tuple[Path, int]:
-    """Remove lagsim's own files from the cache folder (entries, their sums, the lock file,
+    """Remove lagsim's own files from the cache folder (entries, their sums, lock files,
     build folders); nothing else there is touched. Returns the folder and the number of
     entries removed; raises :class:`Unusable`."""
     folder, dfd = open_folder()
     try:
         removed = 0
         for name in os.listdir(dfd):
-            own = name.startswith(PREFIX) and name.endswith((LIBRARY, DIGEST))
+            own = name.startswith(PREFIX) and name.endswith((LIBRARY, DIGEST, LOCK))
             if own or name == LOCK:
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=dfd)

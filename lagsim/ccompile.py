@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
 import platform
 import re
@@ -51,7 +52,8 @@ from typing import Any
 import numpy as np
 import symengine as se
 
-from lagsim import __version__, cache
+from lagsim import __version__, cache, stages
+from lagsim.expansion import killable
 from lagsim.limits import MAX_COORDINATES
 
 CACHE_FORMAT = "2"
@@ -271,7 +273,8 @@ Functions = Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]]
 def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
                parameters: Sequence[se.Symbol] = ()) -> str:
     """``static void name(const double *in, const double *p, double *out)``: out[i] =
-    exprs[i] at in = args and p = parameters."""
+    exprs[i] at in = args and p = parameters, every floating-point number written exactly
+    (:func:`c_double`)."""
     dummies = [se.Symbol(f"a_{i}") for i in range(len(args))]
     pdummies = [se.Symbol(f"p_{j}") for j in range(len(parameters))]
     rename = dict(zip(args, dummies)) | dict(zip(parameters, pdummies))
@@ -288,12 +291,73 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
     body: list[str] = []
     replacements: list = []
     if exprs:
-        replacements, reduced = se.cse(exprs)
-        body = [f"    const double {se.ccode(s)} = {se.ccode(v)};" for s, v in replacements]
-        body += [f"    out[{i}] = {se.ccode(e)};" for i, e in enumerate(reduced)]
+        stages.stage(f"generating C: common subexpressions of {name} ({len(exprs):,} values)")
+        with killable():
+            replacements, reduced = se.cse(exprs)
+        k = len(replacements)
+        pieces, literals = _exact_floats([v for _, v in replacements] + list(reduced))
+        body = [f"    const double {se.ccode(s)} = {literals(se.ccode(v))};"
+                for (s, _), v in zip(replacements, pieces[:k])]
+        body += [f"    out[{i}] = {literals(se.ccode(e))};" for i, e in enumerate(pieces[k:])]
     if len(body) <= CHUNK:
         return "\n".join([*lines, *loads, *body, "}"])
     return _chunked(name, loads, body, len(replacements))
+
+
+_FLOAT = "lagsim_float_"
+_FLOAT_NAME = re.compile(rf"\b{_FLOAT}(\d+)\b")
+
+
+def c_double(value: float) -> str:
+    """A C literal of exactly the double ``value``: Python's shortest round-trip text (17
+    significant digits at most), which a C compiler reads back to the same double (C11
+    §6.4.4.2 with IEEE arithmetic, Annex F.5), where ``symengine.ccode`` prints 15 digits and
+    so another number (issue 32, "Smaller")."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    text = repr(float(value))
+    return f"({text})" if text.startswith("-") else text
+
+
+def _exact_floats(exprs: Sequence[se.Basic]) -> tuple[list[se.Basic], Callable[[str], str]]:
+    """``exprs`` with each floating-point number replaced by a symbol, and the function that
+    writes those symbols in printed C as exact literals (:func:`c_double`). Called on the
+    output of ``cse``, whose pieces are small: searching the expressions before it would walk
+    their shared subexpressions once per expression (2.6 s for the 48-chain)."""
+    found: set[se.Basic] = set()
+    for e in exprs:
+        found |= e.atoms(se.RealDouble)
+    if not found:
+        return list(exprs), lambda text: text
+    ordered = sorted(found, key=lambda f: float(f))
+    names = {f: se.Symbol(f"{_FLOAT}{k}") for k, f in enumerate(ordered)}
+    texts = [c_double(float(f)) for f in ordered]
+
+    def write(text: str) -> str:
+        return _FLOAT_NAME.sub(lambda m: texts[int(m.group(1))], text)
+
+    return [e.xreplace(names) for e in exprs], write
+
+
+_FLOATY = re.compile(r"(?<![\w.])(\d+\.\d*|\d+[eE][+-]?\d+|inf\.0|nan\.0)")
+"""How SymEngine prints a floating-point number (``0.1``, ``1e+300``, ``inf.0``): an expression
+whose text has none holds none, and is not searched (``atoms`` walks shared subexpressions once
+per expression: 0.3 s for the 32-chain's)."""
+
+
+def exact_text(expr: se.Basic) -> str:
+    """``str(expr)`` followed by its floating-point numbers written exactly: ``str`` prints 15
+    significant digits, so two expressions whose numbers differ past the 15th would print the
+    same (and share a compiled library)."""
+    text = str(expr)
+    if not _FLOATY.search(text):
+        return text
+    floats = se.sympify(expr).atoms(se.RealDouble)
+    if not floats:
+        return text
+    return text + " [" + " ".join(sorted(repr(float(f)) for f in floats)) + "]"
 
 
 _TEMPORARY = re.compile(r"\bx(\d+)\b")
@@ -397,7 +461,7 @@ def structure(n: int, m: int, functions: Functions, parameters: Sequence[se.Symb
     lines = [f"n={n} m={m}", "parameters " + " ".join(map(str, parameters))]
     for name, args, exprs in functions:
         lines.append(f"{name}({' '.join(map(str, args))})")
-        lines += [str(e) for e in exprs]
+        lines += [exact_text(e) for e in exprs]
     text = "\n".join(lines)
     _LAST_STRUCTURE[:] = [(ask, text)]
     return text
@@ -447,17 +511,20 @@ def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: 
     options = tuple(options)
     key = hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
                          ).hexdigest()[:32]
-    return _obtain(cc, key, source, options)[0], key
+    return _obtain(cc, key, source, options, f"lagsim's {tag} code")[0], key
 
 
-def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...]
-            ) -> tuple[ctypes.CDLL, Path]:
+def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...],
+            name: str = "the model") -> tuple[ctypes.CDLL, Path]:
     """The library ``key`` from the cache or built from ``source`` with its key appended (see
-    :func:`build_and_load`): (the library, where it is)."""
+    :func:`build_and_load`): (the library, where it is). A build shows its stages on a
+    terminal (:mod:`lagsim.stages`: ``source`` may show its own), building ``name``."""
 
     def build(work: Path) -> Path:
-        text = source() if callable(source) else source
-        return _compile(cc, text + "\n" + _key_source(key) + "\n", options, work)
+        with stages.building(name):
+            text = source() if callable(source) else source
+            stages.stage(f"compiling C ({len(text) // 1000:,} kB)")
+            return _compile(cc, text + "\n" + _key_source(key) + "\n", options, work)
 
     return cache.obtain(key, build, lambda name: _open_checked(name, key))
 
@@ -629,7 +696,10 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
                                             ).encode()).hexdigest()[:32]
 
         def source() -> str:
+            if callable(functions):
+                stages.stage(f"deriving M and F ({n} coordinate{'s' * (n != 1)})")
             made = functions() if callable(functions) else functions
+            stages.stage("generating C")
             return _source(n, m, made, parameters, ode)
 
         lib, path = _obtain(cc, key, source, flags())

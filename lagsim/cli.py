@@ -172,7 +172,11 @@ class LagsimGroup(click.Group):
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx):
+        from lagsim import stages
+        from lagsim.expansion import signals_end_process
+
+        with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx), \
+                signals_end_process(), stages.shown():
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:

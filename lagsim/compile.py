@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim import stages
 from lagsim.ccompile import Functions, compile_c, compiler, native_rhs, structure
 from lagsim.model import Model
 
@@ -284,7 +285,12 @@ def compile_model(model: Model) -> NumericSystem:
             code = (_c_code(model.n, model.m, groups, params) if groups is not None else
                     _c_code(model.n, model.m, lambda: _groups(model), params, text,
                             _sizes(model)))
-        code = code or _llvm_code(groups or _groups(model), params)
+        if code is None:
+            with stages.building("the model"):
+                stages.stage(f"deriving M and F ({model.n} coordinate{'s' * (model.n != 1)})")
+                made = groups or _groups(model)
+                stages.stage("compiling with LLVM")
+                code = _llvm_code(made, params)
         _MEMO[key] = code
         while len(_MEMO) > MEMO_SIZE:
             _MEMO.popitem(last=False)

@@ -32,6 +32,7 @@ import symengine as se
 import sympy
 
 from lagsim import names, tidy
+from lagsim.expansion import expanded
 from lagsim.expressions import diff
 from lagsim.model import Model, to_sympy
 from lagsim.references import (  # noqa: F401  (used here, and imported from forms elsewhere)
@@ -168,9 +169,9 @@ def _sy(expr: se.Basic, collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Expr:
     if isinstance(fast, sympy.Basic):
         return fast
     if _expands_small(expr):
-        expanded = se.expand(expr)
-        if len(expanded.args) <= EXPAND_MAX_TERMS:
-            expr = expanded
+        multiplied = expanded(expr)
+        if len(multiplied.args) <= EXPAND_MAX_TERMS:
+            expr = multiplied
     return to_sympy(expr)
 
 
@@ -275,7 +276,7 @@ def coriolis_matrix(model: Model, factorization: str = "christoffel") -> se.Dens
 
 def _vanishes(expr: se.Basic, model: Model) -> bool:
     """Whether expr ≡ 0: expanded symbolically, else at three random points to 1e-10."""
-    expr = se.expand(expr)
+    expr = expanded(expr)
     if expr == 0:
         return True
     rng = random.Random(20240)
@@ -316,7 +317,7 @@ def matrix_form(model: Model, simplify: bool = False,
     has_remainder = not all(_vanishes(r, model) for r in remainder)
     Ms, Cs, gs, tau = (_matrix(x) for x in (M, C, g, model.tau))
     Cqds = _matrix(Cqd)
-    rs = _column([to_sympy(se.expand(r)) for r in remainder]) if has_remainder else None
+    rs = _column([to_sympy(expanded(r)) for r in remainder]) if has_remainder else None
     entries = [
         Item("M(q)", Ms, r"M(q)"), Item("C(q, q̇)", Cs, r"C(q, \dot{q})"),
         Item("C(q, q̇) q̇", Cqds, r"C(q, \dot{q})\,\dot{q}"), Item("g(q)", gs, r"g(q)"),

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.expansion import bounded_expand, expanded
 from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.vanishing import exact_values, magnitude
@@ -74,9 +75,11 @@ class Invariants:
 
 
 def _zero(expr: se.Basic) -> bool:
-    """Whether an expression expands to 0 (a float 0.0 from a parameter's value counts)."""
-    e = se.expand(expr)
-    return e == 0 or (e.is_Number and float(e) == 0.0)
+    """Whether an expression expands to 0 (a float 0.0 from a parameter's value counts); False
+    when it is too large to multiply out (:func:`lagsim.expansion.bounded_expand`): nothing is
+    then claimed conserved on its account."""
+    e = bounded_expand(expr)
+    return e is not None and (e == 0 or (e.is_Number and float(e) == 0.0))
 
 
 def energy_conserved(model: Model, values: dict[se.Symbol, float]) -> str | None:
@@ -98,11 +101,13 @@ def energy_conserved(model: Model, values: dict[se.Symbol, float]) -> str | None
 def readable(expr: se.Basic) -> str:
     """The expression expanded, with sin² + cos² = 1 applied where it shortens it, for printing
     (symengine only: ``check`` stays fast without SymPy)."""
-    e = se.expand(expr)
+    e = bounded_expand(expr)
+    if e is None:
+        return str(expr)
     for c in sorted({a for a in e.atoms(se.cos)}, key=str):
         (arg,) = c.args
-        trial = se.expand(e.subs({c**2: 1 - se.sin(arg)**2}))
-        if _terms(trial) < _terms(e):
+        trial = bounded_expand(e.subs({c**2: 1 - se.sin(arg)**2}))
+        if trial is not None and _terms(trial) < _terms(e):
             e = trial
     return str(e)
 
@@ -338,8 +343,8 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
             notes.append(f"a symmetry candidate ξ = ({', '.join(map(str, xi))}) failed its "
                          "check and is left out")
             continue
-        charge = se.expand(sum((model.momenta[i] * xi[i] for i in range(model.n)),
-                               se.Integer(0)))
+        charge = expanded(sum((model.momenta[i] * xi[i] for i in range(model.n)),
+                              se.Integer(0)))
         momentum = se.expand(sum((p_names[i] * xi[i] for i in range(model.n)), se.Integer(0)))
         name = _name(model, coefficients, used, index)
         used.add(name)

@@ -42,6 +42,13 @@ MAX_COORDINATES = 128
 stack (lagsim/ccompile.py)."""
 MAX_CONSTRAINTS = MAX_COORDINATES
 """Constraints in a system."""
+MAX_EXPANSION = 50_000
+"""Terms that multiplying out one expression may build, bounded before expanding
+(:func:`lagsim.expansion.expansion_work`: a product of sums multiplies their terms, a sum of k
+terms to the power n gives C(n + k − 1, k − 1)): ``(x + y + 1)**100`` has 5,151,
+``(x + y + z + w + 1)**100`` 4.6 million; the bound of the 32-chain's largest is 35,376. Past it
+an expression is printed and tidied as it is, unexpanded (issue 32: such an expansion ran for
+minutes, deaf to SIGTERM)."""
 
 LIMITS: dict[str, Limit] = {
     "file size": Limit(MAX_FILE_CHARS, "characters in a system file"),
@@ -54,6 +61,7 @@ LIMITS: dict[str, Limit] = {
     "exponent": Limit(MAX_EXPONENT, "for the exponent n of a power base**n of a symbolic base"),
     "coordinates": Limit(MAX_COORDINATES, "generalized coordinates"),
     "constraints": Limit(MAX_CONSTRAINTS, "constraints"),
+    "expansion": Limit(MAX_EXPANSION, "terms of one expression multiplied out"),
 }
 """Every limit by its name in messages and in docs/format.md's table."""
 

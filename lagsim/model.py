@@ -25,7 +25,9 @@ from typing import Any
 
 import symengine as se
 
+from lagsim.ccompile import exact_text
 from lagsim.errors import InputError, Location
+from lagsim.expansion import expanded, killable
 from lagsim.expressions import kinks, resolve_derivatives
 from lagsim.spec import Expr, SystemSpec
 
@@ -86,20 +88,25 @@ class Model:
     def _derive(self) -> dict[str, Any]:
         """M = ∂²L/∂q̇², F = ∂L/∂q − (∂²L/∂q̇∂q)q̇ − ∂²L/∂q̇∂t + τ, h = q̇·p − L (001 §10.6)."""
         if not self._derived:
-            n, q, qd, t = self.n, self.q, self.qd, self.t
-            M = se.zeros(n, n)
-            F = se.zeros(n, 1)
-            for i in range(n):
-                for j in range(n):
-                    M[i, j] = se.diff(self.momenta[i], qd[j])
-                F[i] = (se.diff(self.lagrangian, q[i])
-                        - time_derivative(self.momenta[i], q, qd, t) + self.tau[i])
-            energy = se.Add(*(v * p for v, p in zip(qd, self.momenta))) - self.lagrangian
-            if kinks(self.lagrangian, *self.tau):
-                M = M.applyfunc(resolve_derivatives)
-                F = F.applyfunc(resolve_derivatives)
-            self._derived.update(mass_matrix=M, forcing=F, energy=energy)
+            with killable():
+                self._derived.update(self._differentiate())
         return self._derived
+
+    def _differentiate(self) -> dict[str, Any]:
+        """M, F and h of :meth:`_derive`."""
+        n, q, qd, t = self.n, self.q, self.qd, self.t
+        M = se.zeros(n, n)
+        F = se.zeros(n, 1)
+        for i in range(n):
+            for j in range(n):
+                M[i, j] = se.diff(self.momenta[i], qd[j])
+            F[i] = (se.diff(self.lagrangian, q[i])
+                    - time_derivative(self.momenta[i], q, qd, t) + self.tau[i])
+        energy = se.Add(*(v * p for v, p in zip(qd, self.momenta))) - self.lagrangian
+        if kinks(self.lagrangian, *self.tau):
+            M = M.applyfunc(resolve_derivatives)
+            F = F.applyfunc(resolve_derivatives)
+        return dict(mass_matrix=M, forcing=F, energy=energy)
 
     @property
     def mass_matrix(self) -> se.DenseMatrix:
@@ -224,7 +231,7 @@ def _canonical(obj: Any) -> Any:
     if isinstance(obj, Location):
         return None
     if isinstance(obj, Expr):
-        return str(obj.expr)
+        return exact_text(obj.expr)
     if is_dataclass(obj):
         return (type(obj).__name__, tuple((f.name, _canonical(getattr(obj, f.name)))
                                           for f in fields(obj) if f.name not in _NOT_STRUCTURE))
@@ -331,10 +338,10 @@ def make_constraint(name: str, kind: str, expr: se.Basic, q, qd, t) -> Constrain
         offset = se.diff(expr, t)
     else:
         row = tuple(se.diff(expr, v) for v in qd)
-        offset = se.expand(expr.subs({v: 0 for v in qd}))
+        offset = expanded(expr.subs({v: 0 for v in qd}))
     w = sum((a * v for a, v in zip(row, qd)), offset)
     rhs = -time_derivative(w, q, qd, t)
-    rhs = se.expand(rhs) if _small(rhs) else rhs
+    rhs = expanded(rhs) if _small(rhs) else rhs
     return Constraint(name, kind, expr, row, offset, w, rhs)
 
 

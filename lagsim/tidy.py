@@ -32,6 +32,8 @@ import sympy
 from sympy import Add, Mul, cos, sin
 from sympy.core.mul import _keep_coeff
 
+from lagsim.expansion import bounded_expand, expanded_terms
+
 SIMPLIFY_MAX_OPS = 40
 """Largest expression (``count_ops``) that ``sympy.simplify`` is tried on."""
 
@@ -312,35 +314,6 @@ def _plain_powers(expr: se.Basic) -> bool:
     return expanded_terms(expr, SE_MAX_TERMS) <= SE_MAX_TERMS
 
 
-def expanded_terms(expr: se.Basic, limit: int) -> int:
-    """An upper bound on the number of terms of ``expr`` expanded, or ``limit + 1`` once it is
-    past ``limit``: sums add, products multiply, a sum of k terms to the power e gives
-    C(e + k − 1, k − 1) (the product of the powers of every term, as the estimate before this
-    one took, refused issue 8's messy3 det M of 517 terms). Linear in the size of ``expr``."""
-    memo: dict[se.Basic, int] = {}
-
-    def count(e: se.Basic) -> int:
-        if e in memo:
-            return memo[e]
-        if isinstance(e, se.Add):
-            out = sum(count(a) for a in e.args)
-        elif isinstance(e, se.Mul):
-            out = 1
-            for a in e.args:
-                out *= count(a)
-                if out > limit:
-                    break
-        elif isinstance(e, se.Pow) and e.args[1].is_Integer and int(e.args[1]) > 1:
-            k = count(e.args[0])
-            out = math.comb(int(e.args[1]) + k - 1, k - 1) if k <= limit else limit + 1
-        else:
-            out = 1
-        memo[e] = out = min(out, limit + 1)
-        return out
-
-    return count(expr)
-
-
 def _is_int(e: object) -> bool:
     """Whether an exponent (a SymEngine number or a Python int) is an integer."""
     return isinstance(e, int) or bool(getattr(e, "is_Integer", False))
@@ -575,11 +548,15 @@ def cancelled(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
 
 
 def expand(expr: sympy.Expr) -> sympy.Expr:
-    """``sympy.expand(expr)``, computed by SymEngine (ten times faster) when it can read expr."""
+    """``sympy.expand(expr)``, computed by SymEngine (ten times faster) when it can read expr;
+    ``expr`` as it is when that would build more than :data:`lagsim.limits.MAX_EXPANSION`
+    terms (:func:`bounded_expand`)."""
     try:
-        return sympy.sympify(se.expand(se.sympify(expr)))
+        converted = se.sympify(expr)
     except (RuntimeError, TypeError, ValueError, NotImplementedError, se.SympifyError):
         return sympy.expand(expr)
+    expanded = bounded_expand(converted)
+    return expr if expanded is None else sympy.sympify(expanded)
 
 
 def _split(term: sympy.Expr) -> tuple[sympy.Expr, dict]:

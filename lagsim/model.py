@@ -25,10 +25,9 @@ from typing import Any
 
 import symengine as se
 
-from lagsim.ccompile import exact_text
 from lagsim.errors import InputError, Location
 from lagsim.expansion import expanded, killable
-from lagsim.expressions import kinks, resolve_derivatives
+from lagsim.expressions import exact_text, kinks, resolve_derivatives
 from lagsim.spec import Expr, SystemSpec
 
 

@@ -10,6 +10,22 @@
 
 typedef void (*lagsim_fn)(const double *in, const double *p, double *out);
 
+/* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
+   be evaluated there. */
+typedef double (*event_fn)(void *ctx, double s, int *bad);
+
+/* The --stop-when crossings inside an accepted step (lagsim.crossings.Scan, operation for
+   operation): g on the step's dense output, the sign before the crossing, the crossing found
+   (end), a failure (bad: 1 g could not be evaluated, 2 it was not finite at bad_t) and the
+   run's first unresolved piece (missed: [miss_u, miss_v] of a step of miss_h). */
+@CROSSINGS@
+typedef struct {
+    event_fn g;
+    void *ctx;
+    double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h;
+    int exhausted, found, bad, missed;
+} Scan;
+
 enum { FORM_ODE = 0, FORM_INDEX1 = 1, FORM_UK = 2 };
 enum { STAB_NONE = 0, STAB_BAUMGARTE = 1, STAB_PROJECTION = 2 };
 enum { RUN_MORE = 0, RUN_DONE = 1, RUN_STOP = 2, RUN_SMALL = 3, RUN_SINGULAR = 4,
@@ -23,7 +39,8 @@ typedef struct {
     double *gain, *atol;
     double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
     /* solver state (scipy's DOP853 attributes) */
-    double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
+    double t, t_old, h_abs, h_prev, guard_h, regular_at;
+    Scan scan;
     int unchecked, dense_ready, finished, gram, diag, clean, fact_code, fact_finite;
     long nfev, nsteps;
     double n_gram, n_svd, n_lu;  /* the solves by path, for lagsim_loop_paths */
@@ -621,10 +638,6 @@ static double stop_value(D *d, double t, const double *y, int *bad)
     return out;
 }
 
-/* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
-   be evaluated there. */
-typedef double (*event_fn)(void *ctx, double s, int *bad);
-
 /* The --stop-when expression at s on the step's dense output. */
 static double event_at(void *ctx, double s, int *bad)
 {
@@ -681,6 +694,92 @@ static double brent(event_fn g, void *ctx, double xa, double xb, double xtol, do
         if (*bad) return NAN;
     }
     return xcur;
+}
+
+/* g of the scan at t; *bad 2 (and the time and value kept) when it is not finite
+   (lagsim.driver.StopEvent._at). */
+static double scan_event(void *ctx, double t, int *bad)
+{
+    Scan *s = ctx;
+    double v = s->g(s->ctx, t, bad);
+    if (!*bad && !isfinite(v)) { *bad = 2; s->bad_t = t; s->bad_value = v; }
+    return v;
+}
+
+static double scan_g(Scan *s, double t) { return scan_event(s, t, &s->bad); }
+
+/* Scan._slope: the one-sided difference quotient of g at x (backward at the step's end). */
+static double scan_slope(Scan *s, double x, double gx, int back)
+{
+    double delta = dmax(s->h * SCAN_SLOPE_STEP, fabs(x) * SCAN_SLOPE_FLOOR);
+    double y = back ? x - delta : x + delta, gy = scan_g(s, y);
+    return (gy - gx) / (y - x);
+}
+
+/* lagsim.crossings.simple: g clear of zero on the piece, or monotone through it. */
+static int scan_simple(double gu, double du, double gv, double dv, double gm, double length)
+{
+    double c = (gv - gu) / length, a = fabs(du - c), b = fabs(dv - c);
+    double e = fabs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)));
+    if (gu * gv > 0.0)
+        return 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < fmin(fabs(gu), fabs(gv));
+    return a + b <= 0.5 * fabs(c) && 16.0 * e <= fabs(gv - gu);
+}
+
+/* StopEvent._visit and driver._root on the piece [u, v]: 1 when the crossing is found (or g
+   failed in Brent's method). */
+static int scan_visit(Scan *s, double u, double gu, double v, double gv)
+{
+    if (s->bad) return 1;
+    if (s->sign == 0.0) { s->sign = gv > 0 ? 1.0 : (gv < 0 ? -1.0 : 0.0); return 0; }
+    if (gv * s->sign > 0.0) return 0;
+    s->found = 1;
+    if (gv == 0.0) s->end = v;
+    else if (!(gu * gv < 0.0)) s->end = u;
+    else s->end = brent(scan_event, s, u, v, SCAN_XTOL * dmax(1.0, fabs(s->b)), SCAN_RTOL,
+                        &s->bad);
+    return 1;
+}
+
+/* Scan._piece: halve [u, v] until g is simple on each piece, or SCAN_DEPTH halvings. */
+static int scan_piece(Scan *s, double u, double gu, double du, double v, double gv, double dv,
+                      int depth)
+{
+    double length = v - u, m = u + 0.5 * length, gm, dm;
+    if (!(u < m && m < v)) return scan_visit(s, u, gu, v, gv);
+    gm = scan_g(s, m);
+    if (s->bad) return 1;
+    if (!scan_simple(gu, du, gv, dv, gm, length)) {
+        if (depth < SCAN_DEPTH && !s->exhausted) {
+            dm = scan_slope(s, m, gm, 0);
+            if (s->bad) return 1;
+            return scan_piece(s, u, gu, du, m, gm, dm, depth + 1)
+                || scan_piece(s, m, gm, dm, v, gv, dv, depth + 1);
+        }
+        s->exhausted = 1;
+        if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
+    }
+    return scan_visit(s, u, gu, m, gm) || scan_visit(s, m, gm, v, gv);
+}
+
+/* Scan.step on [a, b] with g(b) = gb: found set with end, or bad set. */
+static void scan_step(Scan *s, double a, double b, double gb)
+{
+    double ga, da, db;
+    s->h = b - a; s->b = b; s->exhausted = 0; s->found = 0; s->bad = 0;
+    ga = scan_g(s, a);
+    if (s->bad) return;
+    da = scan_slope(s, a, ga, 0);
+    if (s->bad) return;
+    db = scan_slope(s, b, gb, 1);
+    if (s->bad) return;
+    scan_piece(s, a, ga, da, b, gb, db, 0);
+}
+
+/* The run's first unresolved piece: out = [found, u, v, step length]. */
+static void scan_missed(const Scan *s, double *out)
+{
+    out[0] = s->missed; out[1] = s->miss_u; out[2] = s->miss_v; out[3] = s->miss_h;
 }
 
 /* One output row at s: the state (projected when the stabilizer projects) and λ. */
@@ -754,6 +853,9 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     return d;
 }
 
+/* The first piece of a step the --stop-when scan could not resolve (scan_missed). */
+void lagsim_loop_missed(void *handle, double *out) { scan_missed(&((D *)handle)->scan, out); }
+
 /* How the constrained systems were solved since lagsim_loop_new: out = [minimum-norm solves
    by the normal equations (Cholesky), by the SVD, index1's augmented matrix by LU]. */
 void lagsim_loop_paths(void *handle, double *out)
@@ -822,7 +924,9 @@ int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
 {
     D *d = handle;
     int bad = 0;
-    d->t = t; d->t_old = t; d->stop_sign = stop_sign;
+    d->t = t; d->t_old = t;
+    memset(&d->scan, 0, sizeof(Scan));
+    d->scan.sign = stop_sign; d->scan.g = event_at; d->scan.ctx = d;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
     alias_start(d, y + d->n);
@@ -914,18 +1018,14 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
         if (d->has_stop) {
             g = stop_value(d, d->t, d->y_raw, &bad);
             if (bad) { code = RUN_SINGULAR; goto out; }
-            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
-            if (d->stop_sign == 0.0) {
-                d->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
-            } else if (!(g * d->stop_sign > 0.0)) {
-                has_end = 1;
-                if (g == 0.0) end = d->t;
-                else {
-                    end = brent(event_at, d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
-                                4 * 2.220446049250313e-16, &bad);
-                    if (bad) { code = RUN_SINGULAR; goto out; }
-                }
+            if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
+            scan_step(&d->scan, d->t_old, d->t, g);
+            if (d->scan.bad == 1) { code = RUN_SINGULAR; goto out; }
+            if (d->scan.bad) {
+                info[1] = d->scan.bad_t; event[0] = d->scan.bad_value;
+                code = RUN_STOP_NONFINITE; goto out;
             }
+            if (d->scan.found) { has_end = 1; end = d->scan.end; }
         }
         /* Samples.take */
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= d->t)) {
@@ -985,7 +1085,8 @@ typedef struct {
     D *c, *s;  /* the chart's ODE; the full model (its φ, the mass check, the aliasing watch) */
     lagsim_fn map, stop;
     int k, n, m, has_stop, stop_lam, mass_every, unchecked, end_bad, *pr, *pc, *rows, *cols;
-    double ratio, rank_tol, fit_tol, stop_sign, guard_h, regular_at, bad_t;
+    double ratio, rank_tol, fit_tol, guard_h, regular_at, bad_t;
+    Scan scan;
     double *min, *mout, *acc, *ys, *end, *row, *S, *G, *V, *B, *piv, *yn, *fn;
     /* the symbolic charts Python has built, in its order (Reduced._symbolic): each one's
        dynamics, parameters and map (NULL: not compiled to C), pairs, independent coordinates
@@ -1572,7 +1673,9 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
 {
     R *r = handle;
     int i;
-    r->stop_sign = stop_sign; r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
+    memset(&r->scan, 0, sizeof(Scan));
+    r->scan.sign = stop_sign; r->scan.g = reduced_event_at; r->scan.ctx = r;
+    r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
     r->t_acc = t;
     alias_start(r->s, qd0);
     i = lagsim_loop_start(r->c, t, y, 0.0);
@@ -1627,19 +1730,14 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             if (r->end_bad) { code = r->end_bad; goto out; }
             g = reduced_stop_value(r, c->t, c->y_raw, &bad);
             if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
-            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
-            if (r->stop_sign == 0.0) {
-                r->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
-            } else if (!(g * r->stop_sign > 0.0)) {
-                has_end = 1;
-                if (g == 0.0) end = c->t;
-                else {
-                    end = brent(reduced_event_at, r, c->t_old, c->t,
-                                1e-14 * dmax(1.0, fabs(c->t)), 4 * 2.220446049250313e-16,
-                                &bad);
-                    if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
-                }
+            if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
+            scan_step(&r->scan, c->t_old, c->t, g);
+            if (r->scan.bad == 1) { info[1] = r->bad_t; code = r->bad_code; goto out; }
+            if (r->scan.bad) {
+                info[1] = r->scan.bad_t; event[0] = r->scan.bad_value;
+                code = RUN_STOP_NONFINITE; goto out;
             }
+            if (r->scan.found) { has_end = 1; end = r->scan.end; }
         }
         /* Samples.take */
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= c->t)) {
@@ -1680,6 +1778,9 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
 out:
     info[0] = c->t; info[2] = r->regular_at; info[3] = (double)c->nfev;
     info[4] = (double)c->nsteps; info[5] = c->h_abs; info[6] = r->guard_h;
-    info[7] = r->unchecked; info[8] = r->stop_sign; info[9] = r->cur; info[10] = r->switches;
+    info[7] = r->unchecked; info[8] = r->scan.sign; info[9] = r->cur; info[10] = r->switches;
     return code;
 }
+
+/* The first piece of a step the reduced loop's --stop-when scan could not resolve. */
+void lagsim_reduced_missed(void *handle, double *out) { scan_missed(&((R *)handle)->scan, out); }

@@ -42,6 +42,8 @@ import numpy as np
 
 from lagsim.aliasing import AliasWatch
 from lagsim.compile import NumericSystem
+from lagsim.crossings import RTOL, XTOL, Scan
+from lagsim.crossings import message as missed_message
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.formulations import FIXED_STEP, FORMULATIONS, METHODS, Formulation, MassWatch, Report
 from lagsim.jacobian import IMPLICIT, rhs_jacobian
@@ -332,13 +334,18 @@ class Samples:
 
 class StopEvent:
     """The ``--stop-when`` condition: the first sign change after the start (a start at exactly
-    0 takes its sign from the first step)."""
+    0 takes its sign from the first nonzero value), looked for inside each step on its dense
+    output (:class:`lagsim.crossings.Scan`)."""
 
     def __init__(self, problem: Problem, y0: np.ndarray) -> None:
         assert problem.stop is not None
         self.stop = problem.stop
         self.form = problem.form
+        self.options = problem.options
         self.sign = float(np.sign(self.value(problem.t0, y0)))
+        self.step: Step | None = None
+        self.scan = Scan(self._at)
+        self.end: float | None = None
 
     def value(self, t: float, y: np.ndarray) -> float:
         form = self.form
@@ -346,33 +353,45 @@ class StopEvent:
         lam = form.multipliers(t, q, qd) if self.stop.uses_multipliers else np.zeros(form.m)
         return float(self.stop.function(t, *q, *qd, *lam))
 
+    def _at(self, s: float) -> float:
+        assert self.step is not None
+        return _finite(self.value(s, self.step.at(s)), "stop_when", s)
+
     def crossing(self, step: Step) -> float | None:
-        """The time of the sign change inside ``step``, or None."""
-        g = self.value(step.t, step.y)
-        if not math.isfinite(g):
-            raise IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is {g}",
-                                   time=step.t)
+        """The time of the first sign change inside ``step``, or None."""
+        g = _finite(self.value(step.t, step.y), "stop_when", step.t)
+        self.step, self.end = step, None
+        seen = self.scan.missed
+        self.scan.step(step.t_old, step.t, g, self._visit)
+        _warn_missed(self.scan, seen, "stop_when", self.options, self.form.report)
+        return self.end
+
+    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
         if self.sign == 0.0:
-            self.sign = float(np.sign(g))
-            return None
-        if g * self.sign > 0.0:
-            return None
-        if g == 0.0:
-            return step.t
-        return float(_brentq()(lambda s: self.value(s, step.at(s)), step.t_old, step.t,
-                            xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
+            self.sign = float(np.sign(gv))
+            return False
+        if gv * self.sign > 0.0:
+            return False
+        assert self.step is not None
+        self.end = _root(self._at, u, gu, v, gv, self.step.t)
+        return True
 
 
 class Section:
     """``--section``: the state at every crossing of the expression's zero in the chosen
-    direction, located like :class:`StopEvent`'s (:mod:`lagsim.section`); these rows replace
-    the samples."""
+    direction, each located like :class:`StopEvent`'s, on the pieces of the step that
+    :class:`lagsim.crossings.Scan` cuts (:mod:`lagsim.section`); these rows replace the
+    samples."""
 
     def __init__(self, problem: Problem, function: SectionFunction, y0: np.ndarray) -> None:
         self.function = function
         self.form = problem.form
+        self.options = problem.options
         self.want = {"both": 0.0, "up": -1.0, "down": 1.0}[function.direction]
         self.sign = float(np.sign(self.value(problem.t0, y0)))
+        self.step: Step | None = None
+        self.scan = Scan(self._at)
+        self.found: list[float] = []
 
     @classmethod
     def of(cls, problem: Problem, y0: np.ndarray) -> Section | None:
@@ -388,21 +407,60 @@ class Section:
                else np.zeros(form.m))
         return float(self.function.function(t, *q, *qd, *lam))
 
+    def _at(self, s: float) -> float:
+        assert self.step is not None
+        return _finite(self.value(s, self.step.at(s)), "section", s)
+
     def take(self, step: Step, end: float | None, samples: Samples) -> None:
-        """A row for the crossing inside ``step`` (before the stop time ``end``), if any and in
-        the wanted direction (``want`` is the sign before the crossing, 0 for both)."""
-        g = self.value(step.t, step.y)
-        if not math.isfinite(g):
-            raise IntegrationError(f"the {BY_NAME['section'].flag} expression is {g}",
-                                   time=step.t)
-        before, self.sign = self.sign, float(np.sign(g))
-        if before == 0.0 or g * before > 0.0:
-            return
-        t = step.t if g == 0.0 else float(_brentq()(
-            lambda s: self.value(s, step.at(s)), step.t_old, step.t,
-            xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
-        if (self.want == 0.0 or before == self.want) and (end is None or t <= end):
-            samples.add(t, step.at(t))
+        """A row for each crossing inside ``step`` (before the stop time ``end``) in the
+        wanted direction (``want`` is the sign before the crossing, 0 for both)."""
+        g = _finite(self.value(step.t, step.y), "section", step.t)
+        self.step, self.found = step, []
+        seen = self.scan.missed
+        self.scan.step(step.t_old, step.t, g, self._visit)
+        _warn_missed(self.scan, seen, "section", self.options, self.form.report)
+        for t in self.found:
+            if end is None or t <= end:
+                samples.add(t, step.at(t))
+
+    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
+        before, self.sign = self.sign, float(np.sign(gv))
+        if before == 0.0 or gv * before > 0.0:
+            return False
+        assert self.step is not None
+        t = _root(self._at, u, gu, v, gv, self.step.t)
+        if self.want == 0.0 or before == self.want:
+            self.found.append(t)
+        return False
+
+
+def _finite(g: float, name: str, t: float) -> float:
+    """``g``, the value of the ``name`` expression at t; an :class:`IntegrationError` when it
+    is not finite."""
+    if not math.isfinite(g):
+        raise IntegrationError(f"the {BY_NAME[name].flag} expression is {g}", time=t)
+    return g
+
+
+def _root(g: Callable[[float], float], u: float, gu: float, v: float, gv: float,
+          b: float) -> float:
+    """The crossing on the piece [u, v] whose end v has left the sign before it: v when g is 0
+    there, u when g_u has the sign of g_v already (the projection at a step's start may move g
+    across 0 by rounding), else Brent's method (:data:`lagsim.crossings.XTOL` at the step's
+    end b)."""
+    if gv == 0.0:
+        return v
+    if not gu * gv < 0.0:
+        return u
+    return float(_brentq()(g, u, v, xtol=XTOL * max(1.0, abs(b)), rtol=RTOL))
+
+
+def _warn_missed(scan: Scan, seen: tuple | None, name: str, options: SimulateOptions,
+                 report: Report) -> None:
+    """Say once that ``scan`` met a piece it could not resolve
+    (:func:`lagsim.crossings.message`)."""
+    if seen is None and scan.missed is not None:
+        report(missed_message(BY_NAME[name].flag, getattr(options, name), scan.missed))
 
 
 class Guard:

@@ -1,0 +1,116 @@
+"""Where an event expression g crosses zero inside an accepted step (``--stop-when``,
+``--section``; issue 32, "crossings missed").
+
+Comparing the signs of g at the ends of each accepted step misses every step in which g changes
+sign twice (or any even number of times): the solver chooses its steps for the motion, not for
+g, and g may depend on t or on the state faster than the motion moves (``sin(2*pi*t)`` on a
+free mass, whose polynomial motion lets DOP853 take steps of tens of seconds). Shampine and
+Thompson ("Event location for ordinary differential equations", Comput. Math. Appl. 39 (2000)
+43-54) locate events on the step's interpolant; this module does so at a resolution tied to g's
+own rate.
+
+:class:`Scan` cuts the step [a, b] in halves, recursively, until on each piece [u, v] g is
+*simple*: with values g_u, g_v and slopes d_u, d_v at the ends (one-sided differences on the
+dense output, :data:`SLOPE_STEP` of the step apart) the cubic Hermite interpolant H of g is
+H = chord + L·[(d_u − c)·s(1 − s)² − (d_v − c)·s²(1 − s)] with c = (g_v − g_u)/L and s in
+[0, 1], so |H − chord| ≤ r = (4/27)·L·(|d_u − c| + |d_v − c|) and |H′ − c| ≤ |d_u − c| + |d_v − c|.
+The value of g at the midpoint checks H there (e = |g_m − H(½)|). A piece is simple when
+
+* g has one sign at both ends and 2·(r + 2e) < min(|g_u|, |g_v|) (g stays clear of zero), or
+* g changes sign and |d_u − c| + |d_v − c| ≤ |c|/2 and 16·e ≤ |g_v − g_u| (g is monotone: one
+  crossing, found by Brent's method on the dense output).
+
+A piece is halved at most :data:`DEPTH` times (2**12 pieces of a step). A piece still not
+simple then, or any piece after it in the same step, is *unresolved*: its sign changes are still
+taken, but it may hide pairs of crossings, and the run says so once on stderr
+(:func:`message`, in the style of the sample-aliasing warning, :mod:`lagsim.aliasing`).
+
+The C step loop (``cloop_source.c``, ``scan_step``) does the same, operation for operation, so
+both loops find the same crossings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+DEPTH = 12
+"""Halvings of a step at most: 4096 pieces, that is g followed to 1/4096 of the step."""
+SLOPE_STEP = 2.0 ** -24
+"""The slope of g at a point is the difference quotient over this fraction of the step (at
+least :data:`SLOPE_FLOOR` of |t|, a few units in the last place): forward, and backward at the
+step's end, so that every value lies inside the step."""
+SLOPE_FLOOR = 2.0 ** -50
+XTOL = 1e-14
+"""Brent's absolute tolerance, relative to max(1, |b|) at the step's end b."""
+RTOL = 4 * 2.220446049250313e-16
+
+
+def simple(gu: float, du: float, gv: float, dv: float, gm: float, length: float) -> bool:
+    """Whether g is simple on a piece of ``length`` (the module docstring): clear of zero, or
+    monotone through it."""
+    c = (gv - gu) / length
+    a, b = abs(du - c), abs(dv - c)
+    e = abs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)))
+    if gu * gv > 0.0:
+        return 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < min(abs(gu), abs(gv))
+    return a + b <= 0.5 * abs(c) and 16.0 * e <= abs(gv - gu)
+
+
+Visit = Callable[[float, float, float, float], bool]
+"""visit(u, g_u, v, g_v) for each piece in time order; True ends the scan (a stop found)."""
+
+
+class Scan:
+    """The pieces of accepted steps (the module docstring), for one run.
+
+    ``g(s)`` is the expression on the current step's dense output (it raises for a non-finite
+    value). ``missed`` is the first unresolved piece of the run (u, v, step length), or None.
+    """
+
+    def __init__(self, g: Callable[[float], float]) -> None:
+        self.g = g
+        self.missed: tuple[float, float, float] | None = None
+        self.h = 0.0
+        self.exhausted = False
+
+    def step(self, a: float, b: float, gb: float, visit: Visit) -> bool:
+        """Visit the pieces of the step [a, b] whose end value is ``gb``; True when a visit
+        ended the scan."""
+        self.h = b - a
+        self.exhausted = False
+        ga = self.g(a)
+        da = self._slope(a, ga, False)
+        db = self._slope(b, gb, True)
+        return self._piece(a, ga, da, b, gb, db, 0, visit)
+
+    def _slope(self, x: float, gx: float, back: bool) -> float:
+        delta = max(self.h * SLOPE_STEP, abs(x) * SLOPE_FLOOR)
+        y = x - delta if back else x + delta
+        return (self.g(y) - gx) / (y - x)
+
+    def _piece(self, u: float, gu: float, du: float, v: float, gv: float, dv: float,
+               depth: int, visit: Visit) -> bool:
+        length = v - u
+        m = u + 0.5 * length
+        if not (u < m < v):
+            return visit(u, gu, v, gv)
+        gm = self.g(m)
+        if not simple(gu, du, gv, dv, gm, length):
+            if depth < DEPTH and not self.exhausted:
+                dm = self._slope(m, gm, False)
+                return (self._piece(u, gu, du, m, gm, dm, depth + 1, visit)
+                        or self._piece(m, gm, dm, v, gv, dv, depth + 1, visit))
+            self.exhausted = True
+            if self.missed is None:
+                self.missed = (u, v, self.h)
+        return visit(u, gu, m, gm) or visit(m, gm, v, gv)
+
+
+def message(flag: str, text: str, missed: tuple[float, float, float]) -> str:
+    """The warning of a run whose ``flag`` expression ``text`` was not resolved on the piece
+    ``missed`` (u, v, step length) of :attr:`Scan.missed` (the Python loop's and the C loop's)."""
+    u, v, h = missed
+    return (f"warning: {flag} {text} changes faster than the run can follow between t = "
+            f"{u:.6g} and t = {v:.6g} (a step of {h:.3g}, looked at in {2 ** DEPTH} pieces): "
+            f"crossings there may be missed; give a smaller --rtol for shorter steps, or an "
+            f"expression that varies no faster than the motion")

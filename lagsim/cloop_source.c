@@ -19,9 +19,13 @@ typedef double (*event_fn)(void *ctx, double s, int *bad);
    (end), a failure (bad: 1 g could not be evaluated, 2 it was not finite at bad_t) and the
    run's first unresolved piece (missed: [miss_u, miss_v] of a step of miss_h). */
 @CROSSINGS@
+typedef double (*state_fn)(void *ctx, double t, const double *y, int *bad);
 typedef struct {
     event_fn g;
+    state_fn at;  /* g at a given state (the step's start, crossings.clear's states) */
     void *ctx;
+    double *work;
+    int N, *keep;  /* a flag an evaluation off the dense output may set, restored (or NULL) */
     double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h;
     int exhausted, found, bad, missed;
 } Scan;
@@ -47,7 +51,7 @@ typedef struct {
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
     /* linear algebra work */
     double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
-        *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy, *Mf, *wd, *Lm, *sum5, *sum3;
+        *qdp, *delta, *tmp, *lam, *row, *ys, *sw, *acc, *gy, *Mf, *wd, *Lm, *sum5, *sum3;
     /* lagsim.aliasing.AliasWatch, step for step: turns of each velocity between samples */
     double *al_sign, *al_top, *al_turns, *al_total, al_since, al_t;
     int al_done, al_found, al_reading, al_k, al_i;
@@ -638,6 +642,12 @@ static double stop_value(D *d, double t, const double *y, int *bad)
     return out;
 }
 
+/* The --stop-when expression at (t, y) for the scan (Scan.at). */
+static double stop_at(void *ctx, double t, const double *y, int *bad)
+{
+    return stop_value(ctx, t, y, bad);
+}
+
 /* The --stop-when expression at s on the step's dense output. */
 static double event_at(void *ctx, double s, int *bad)
 {
@@ -708,12 +718,10 @@ static double scan_event(void *ctx, double t, int *bad)
 
 static double scan_g(Scan *s, double t) { return scan_event(s, t, &s->bad); }
 
-/* Scan._slope: the one-sided difference quotient of g at x (backward at the step's end). */
-static double scan_slope(Scan *s, double x, double gx, int back)
+/* crossings.offset: how far from x the slope of g at x is taken. */
+static double scan_offset(double x, double h)
 {
-    double delta = dmax(s->h * SCAN_SLOPE_STEP, fabs(x) * SCAN_SLOPE_FLOOR);
-    double y = back ? x - delta : x + delta, gy = scan_g(s, y);
-    return (gy - gx) / (y - x);
+    return dmax(h * SCAN_SLOPE_STEP, fabs(x) * SCAN_SLOPE_FLOOR);
 }
 
 /* lagsim.crossings.simple: g clear of zero on the piece, or monotone through it. */
@@ -741,20 +749,23 @@ static int scan_visit(Scan *s, double u, double gu, double v, double gv)
     return 1;
 }
 
-/* Scan._piece: halve [u, v] until g is simple on each piece, or SCAN_DEPTH halvings. */
+/* Scan._piece: the piece [u, v] with its midpoint m, halved while g is not simple on it (at
+   most SCAN_DEPTH times); the values in the order Scan.g is asked for them. */
 static int scan_piece(Scan *s, double u, double gu, double du, double v, double gv, double dv,
-                      int depth)
+                      double m, double gm, int depth)
 {
-    double length = v - u, m = u + 0.5 * length, gm, dm;
     if (!(u < m && m < v)) return scan_visit(s, u, gu, v, gv);
-    gm = scan_g(s, m);
-    if (s->bad) return 1;
-    if (!scan_simple(gu, du, gv, dv, gm, length)) {
+    if (!scan_simple(gu, du, gv, dv, gm, v - u)) {
         if (depth < SCAN_DEPTH && !s->exhausted) {
-            dm = scan_slope(s, m, gm, 0);
+            double after = m + scan_offset(m, s->h), left = u + 0.5 * (m - u);
+            double right = m + 0.5 * (v - m), ga, gl = 0.0, gr = 0.0, dm;
+            ga = scan_g(s, after);
+            if (!s->bad) gl = scan_g(s, left);
+            if (!s->bad) gr = scan_g(s, right);
             if (s->bad) return 1;
-            return scan_piece(s, u, gu, du, m, gm, dm, depth + 1)
-                || scan_piece(s, m, gm, dm, v, gv, dv, depth + 1);
+            dm = (ga - gm) / (after - m);
+            return scan_piece(s, u, gu, du, m, gm, dm, left, gl, depth + 1)
+                || scan_piece(s, m, gm, dm, v, gv, dv, right, gr, depth + 1);
         }
         s->exhausted = 1;
         if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
@@ -762,18 +773,46 @@ static int scan_piece(Scan *s, double u, double gu, double du, double v, double 
     return scan_visit(s, u, gu, m, gm) || scan_visit(s, m, gm, v, gv);
 }
 
-/* Scan.step on [a, b] with g(b) = gb: found set with end, or bad set. */
-static void scan_step(Scan *s, double a, double b, double gb)
+/* crossings.clear: g clear of zero on the whole step, judged from states off the dense output
+   (the start ya, the end yb, their derivatives fa, fb); an evaluation that fails or is not
+   finite there only means "not clear". */
+static int scan_clear(Scan *s, double a, double ga, const double *ya, const double *fa,
+                      double b, double gb, const double *yb, const double *fb)
 {
-    double ga, da, db;
-    s->h = b - a; s->b = b; s->exhausted = 0; s->found = 0; s->bad = 0;
-    ga = scan_g(s, a);
+    double h = b - a, after = a + scan_offset(a, h), before = b - scan_offset(b, h);
+    double m = a + 0.5 * h, gafter, gbefore, gm, *w = s->work;
+    int N = s->N, i, bad = 0, kept = s->keep ? *s->keep : 0;
+    if (!(ga * gb > 0.0)) return 0;
+    for (i = 0; i < N; i++) w[i] = ya[i] + (after - a) * fa[i];
+    gafter = s->at(s->ctx, after, w, &bad);
+    for (i = 0; i < N; i++) w[i] = yb[i] - (b - before) * fb[i];
+    if (!bad) gbefore = s->at(s->ctx, before, w, &bad);
+    for (i = 0; i < N; i++) w[i] = 0.5 * (ya[i] + yb[i]) + 0.125 * h * (fa[i] - fb[i]);
+    if (!bad) gm = s->at(s->ctx, m, w, &bad);
+    if (s->keep) *s->keep = kept;
+    if (bad) return 0;
+    return scan_simple(ga, (gafter - ga) / (after - a), gb, (gbefore - gb) / (before - b), gm,
+                       h);
+}
+
+/* StopEvent.crossing after Guard.accepted: the step [a, b] from the state ya (derivative fa)
+   to yb (fb), g(b) = gb; found set with end, or bad set (Scan.step after crossings.clear). */
+static void scan_step(Scan *s, double a, const double *ya, const double *fa, double b,
+                      double gb, const double *yb, const double *fb)
+{
+    double h = b - a, after = a + scan_offset(a, h), before = b - scan_offset(b, h);
+    double m = a + 0.5 * h, ga, gafter = 0.0, gbefore = 0.0, gm = 0.0;
+    s->h = h; s->b = b; s->exhausted = 0; s->found = 0; s->bad = 0;
+    ga = s->at(s->ctx, a, ya, &s->bad);
+    if (!s->bad && !isfinite(ga)) { s->bad = 2; s->bad_t = a; s->bad_value = ga; }
     if (s->bad) return;
-    da = scan_slope(s, a, ga, 0);
+    if (scan_clear(s, a, ga, ya, fa, b, gb, yb, fb)) { scan_visit(s, a, ga, b, gb); return; }
+    gafter = scan_g(s, after);
+    if (!s->bad) gbefore = scan_g(s, before);
+    if (!s->bad) gm = scan_g(s, m);
     if (s->bad) return;
-    db = scan_slope(s, b, gb, 1);
-    if (s->bad) return;
-    scan_piece(s, a, ga, da, b, gb, db, 0);
+    scan_piece(s, a, ga, (gafter - ga) / (after - a), b, gb, (gbefore - gb) / (before - b), m,
+               gm, 0);
 }
 
 /* The run's first unresolved piece: out = [found, u, v, step length]. */
@@ -839,7 +878,7 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
 #define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
     TAKE(gain, m + 1); TAKE(atol, N);
     TAKE(y, N); TAKE(f, N); TAKE(y_old, N); TAKE(y_raw, N); TAKE(K, 16 * N); TAKE(F, 7 * N);
-    TAKE(ytmp, N); TAKE(ynew, N); TAKE(fnew, N); TAKE(ys, N);
+    TAKE(ytmp, N); TAKE(ynew, N); TAKE(fnew, N); TAKE(ys, N); TAKE(sw, N);
     TAKE(in, P + N); TAKE(dynv, P * P + P); TAKE(Kaug, P * P); TAKE(r, P); TAKE(bb, P);
     TAKE(velv, P * P); TAKE(phiv, P * P); TAKE(L, P * P); TAKE(W, P * P); TAKE(a, P);
     TAKE(B, P * P); TAKE(G, P * P); TAKE(V, P * P); TAKE(z, P); TAKE(x, P * P); TAKE(qp, P);
@@ -926,7 +965,8 @@ int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
     int bad = 0;
     d->t = t; d->t_old = t;
     memset(&d->scan, 0, sizeof(Scan));
-    d->scan.sign = stop_sign; d->scan.g = event_at; d->scan.ctx = d;
+    d->scan.sign = stop_sign; d->scan.g = event_at; d->scan.at = stop_at; d->scan.ctx = d;
+    d->scan.work = d->sw; d->scan.N = d->N;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
     alias_start(d, y + d->n);
@@ -1019,7 +1059,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
             g = stop_value(d, d->t, d->y_raw, &bad);
             if (bad) { code = RUN_SINGULAR; goto out; }
             if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
-            scan_step(&d->scan, d->t_old, d->t, g);
+            scan_step(&d->scan, d->t_old, d->y_old, d->K, d->t, g, d->y_raw, d->f);
             if (d->scan.bad == 1) { code = RUN_SINGULAR; goto out; }
             if (d->scan.bad) {
                 info[1] = d->scan.bad_t; event[0] = d->scan.bad_value;
@@ -1435,6 +1475,12 @@ static double reduced_stop_value(R *r, double t, const double *y, int *bad)
     return out;
 }
 
+/* The --stop-when expression at the chart's state (t, y) for the scan (Scan.at). */
+static double reduced_stop_at(void *ctx, double t, const double *y, int *bad)
+{
+    return reduced_stop_value(ctx, t, y, bad);
+}
+
 /* The --stop-when expression at s on the chart's dense output (brent()'s event_fn). */
 static double reduced_event_at(void *ctx, double s, int *bad)
 {
@@ -1674,7 +1720,8 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
     R *r = handle;
     int i;
     memset(&r->scan, 0, sizeof(Scan));
-    r->scan.sign = stop_sign; r->scan.g = reduced_event_at; r->scan.ctx = r;
+    r->scan.sign = stop_sign; r->scan.g = reduced_event_at; r->scan.at = reduced_stop_at;
+    r->scan.ctx = r; r->scan.work = r->c->sw; r->scan.N = r->c->N; r->scan.keep = &r->raised;
     r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
     r->t_acc = t;
     alias_start(r->s, qd0);
@@ -1731,7 +1778,7 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             g = reduced_stop_value(r, c->t, c->y_raw, &bad);
             if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
             if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
-            scan_step(&r->scan, c->t_old, c->t, g);
+            scan_step(&r->scan, c->t_old, c->y_old, c->K, c->t, g, c->y_raw, c->f);
             if (r->scan.bad == 1) { info[1] = r->bad_t; code = r->bad_code; goto out; }
             if (r->scan.bad) {
                 info[1] = r->scan.bad_t; event[0] = r->scan.bad_value;

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 DEPTH = 12
 """Halvings of a step at most: 4096 pieces, that is g followed to 1/4096 of the step."""
 SLOPE_STEP = 2.0 ** -24
@@ -60,46 +62,77 @@ Visit = Callable[[float, float, float, float], bool]
 """visit(u, g_u, v, g_v) for each piece in time order; True ends the scan (a stop found)."""
 
 
+def offset(x: float, h: float) -> float:
+    """How far from x the slope of g at x is taken, in a step of length h."""
+    return max(h * SLOPE_STEP, abs(x) * SLOPE_FLOOR)
+
+
+def probes(a: float, ya: np.ndarray, fa: np.ndarray, b: float, yb: np.ndarray, fb: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The times and states (columns) at which :func:`clear` looks at g in the step [a, b]
+    from the state ya (derivative fa) to yb (fb) without its dense output: near each end on
+    the tangent (y ± δ·f, the slope's offset), and at the middle of the state's cubic Hermite
+    interpolant, (ya + yb)/2 + h·(fa − fb)/8."""
+    h = b - a
+    after, before = a + offset(a, h), b - offset(b, h)
+    states = np.column_stack((ya + (after - a) * fa, yb - (b - before) * fb,
+                              0.5 * (ya + yb) + 0.125 * h * (fa - fb)))
+    return np.array([after, before, a + 0.5 * h]), states
+
+
+def clear(a: float, ga: float, b: float, gb: float, times: np.ndarray, values: np.ndarray
+          ) -> bool:
+    """Whether g stays clear of zero on the whole step [a, b], from its values ga, gb at the
+    ends and ``values`` at the :func:`probes` ``times``: one sign at both ends and the test of
+    :func:`simple` on the step as one piece. Most steps are clear; only the others are
+    scanned on the dense output (which DOP853 makes with three more evaluations)."""
+    after, before = float(times[0]), float(times[1])
+    return ga * gb > 0.0 and simple(ga, (float(values[0]) - ga) / (after - a), gb,
+                                    (float(values[1]) - gb) / (before - b), float(values[2]),
+                                    b - a)
+
+
 class Scan:
     """The pieces of accepted steps (the module docstring), for one run.
 
-    ``g(s)`` is the expression on the current step's dense output (it raises for a non-finite
-    value). ``missed`` is the first unresolved piece of the run (u, v, step length), or None.
+    ``g(times)`` is the expression at each of ``times`` on the current step's dense output (an
+    array; it raises at the first non-finite value). ``missed`` is the first unresolved piece of
+    the run (u, v, step length), or None.
     """
 
-    def __init__(self, g: Callable[[float], float]) -> None:
+    def __init__(self, g: Callable[[np.ndarray], np.ndarray]) -> None:
         self.g = g
         self.missed: tuple[float, float, float] | None = None
         self.h = 0.0
         self.exhausted = False
 
-    def step(self, a: float, b: float, gb: float, visit: Visit) -> bool:
-        """Visit the pieces of the step [a, b] whose end value is ``gb``; True when a visit
-        ended the scan."""
-        self.h = b - a
+    def step(self, a: float, b: float, gb: float, visit: Visit, ga: float | None = None
+             ) -> bool:
+        """Visit the pieces of the step [a, b] whose end value is ``gb`` (and start value
+        ``ga``, evaluated on the dense output when None); True when a visit ended the scan."""
+        h = self.h = b - a
         self.exhausted = False
-        ga = self.g(a)
-        da = self._slope(a, ga, False)
-        db = self._slope(b, gb, True)
-        return self._piece(a, ga, da, b, gb, db, 0, visit)
-
-    def _slope(self, x: float, gx: float, back: bool) -> float:
-        delta = max(self.h * SLOPE_STEP, abs(x) * SLOPE_FLOOR)
-        y = x - delta if back else x + delta
-        return (self.g(y) - gx) / (y - x)
+        after, before, m = a + offset(a, h), b - offset(b, h), a + 0.5 * h
+        values = self.g(np.array([after, before, m] if ga is not None
+                                 else [a, after, before, m]))
+        if ga is None:
+            ga, values = float(values[0]), values[1:]
+        da = (float(values[0]) - ga) / (after - a)
+        db = (float(values[1]) - gb) / (before - b)
+        return self._piece(a, ga, da, b, gb, db, m, float(values[2]), 0, visit)
 
     def _piece(self, u: float, gu: float, du: float, v: float, gv: float, dv: float,
-               depth: int, visit: Visit) -> bool:
-        length = v - u
-        m = u + 0.5 * length
+               m: float, gm: float, depth: int, visit: Visit) -> bool:
+        """The piece [u, v] with its midpoint m, halved while g is not simple on it."""
         if not (u < m < v):
             return visit(u, gu, v, gv)
-        gm = self.g(m)
-        if not simple(gu, du, gv, dv, gm, length):
+        if not simple(gu, du, gv, dv, gm, v - u):
             if depth < DEPTH and not self.exhausted:
-                dm = self._slope(m, gm, False)
-                return (self._piece(u, gu, du, m, gm, dm, depth + 1, visit)
-                        or self._piece(m, gm, dm, v, gv, dv, depth + 1, visit))
+                after, left, right = m + offset(m, self.h), u + 0.5 * (m - u), m + 0.5 * (v - m)
+                ga, gl, gr = (float(x) for x in self.g(np.array([after, left, right])))
+                dm = (ga - gm) / (after - m)
+                return (self._piece(u, gu, du, m, gm, dm, left, gl, depth + 1, visit)
+                        or self._piece(m, gm, dm, v, gv, dv, right, gr, depth + 1, visit))
             self.exhausted = True
             if self.missed is None:
                 self.missed = (u, v, self.h)

@@ -33,12 +33,14 @@ from lagsim.spec import SystemSpec
 
 @dataclass(frozen=True)
 class SectionFunction:
-    """The ``--section`` expression compiled in (t, q, q̇, λ) at one run's parameter values."""
+    """The ``--section`` expression compiled in (t, q, q̇, λ) at one run's parameter values:
+    ``function(t, *q, *q̇, *λ)``, and ``rows(x)`` at each row (t, q, q̇, λ) of x at once."""
 
     text: str
     function: Callable[..., float]
     uses_multipliers: bool
     direction: str
+    rows: Callable[[np.ndarray], np.ndarray]
 
 
 _MEMO: OrderedDict[tuple, tuple[Callable, bool]] = OrderedDict()
@@ -80,7 +82,13 @@ def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateO
         x[:k] = state
         return float(compiled(x)[0])
 
-    return SectionFunction(options.section, function, uses, options.section_direction)
+    def rows(points: np.ndarray) -> np.ndarray:
+        full = np.empty((len(points), len(x)))
+        full[:, :k] = points
+        full[:, k:] = values
+        return np.asarray(compiled(full), dtype=float)[:, 0]
+
+    return SectionFunction(options.section, function, uses, options.section_direction, rows)
 
 
 def _compile(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions,

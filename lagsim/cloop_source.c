@@ -729,9 +729,11 @@ static int scan_simple(double gu, double du, double gv, double dv, double gm, do
 {
     double c = (gv - gu) / length, a = fabs(du - c), b = fabs(dv - c);
     double e = fabs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)));
+    int monotone = a + b <= 0.5 * fabs(c) && 16.0 * e <= fabs(gv - gu);
     if (gu * gv > 0.0)
-        return 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < fmin(fabs(gu), fabs(gv));
-    return a + b <= 0.5 * fabs(c) && 16.0 * e <= fabs(gv - gu);
+        return monotone
+            || 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < fmin(fabs(gu), fabs(gv));
+    return monotone;
 }
 
 /* StopEvent._visit and driver._root on the piece [u, v]: 1 when the crossing is found (or g

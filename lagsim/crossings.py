@@ -16,9 +16,9 @@ H = chord + L·[(d_u − c)·s(1 − s)² − (d_v − c)·s²(1 − s)] with c 
 [0, 1], so |H − chord| ≤ r = (4/27)·L·(|d_u − c| + |d_v − c|) and |H′ − c| ≤ |d_u − c| + |d_v − c|.
 The value of g at the midpoint checks H there (e = |g_m − H(½)|). A piece is simple when
 
-* g has one sign at both ends and 2·(r + 2e) < min(|g_u|, |g_v|) (g stays clear of zero), or
-* g changes sign and |d_u − c| + |d_v − c| ≤ |c|/2 and 16·e ≤ |g_v − g_u| (g is monotone: one
-  crossing, found by Brent's method on the dense output).
+* g is monotone: |d_u − c| + |d_v − c| ≤ |c|/2 and 16·e ≤ |g_v − g_u| (one crossing where g
+  changes sign, found by Brent's method on the dense output, else none), or
+* g has one sign at both ends and 2·(r + 2e) < min(|g_u|, |g_v|) (g stays clear of zero).
 
 A piece is halved at most :data:`DEPTH` times (2**12 pieces of a step). A piece still not
 simple then, or any piece after it in the same step, is *unresolved*: its sign changes are still
@@ -53,9 +53,11 @@ def simple(gu: float, du: float, gv: float, dv: float, gm: float, length: float)
     c = (gv - gu) / length
     a, b = abs(du - c), abs(dv - c)
     e = abs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)))
+    monotone = a + b <= 0.5 * abs(c) and 16.0 * e <= abs(gv - gu)
     if gu * gv > 0.0:
-        return 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < min(abs(gu), abs(gv))
-    return a + b <= 0.5 * abs(c) and 16.0 * e <= abs(gv - gu)
+        return monotone or 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < min(abs(gu),
+                                                                                 abs(gv))
+    return monotone
 
 
 Visit = Callable[[float, float, float, float], bool]

@@ -1,7 +1,7 @@
 /* lagsim's accepted-step loop in C (issue 9, issue 17 §4): DOP853 stepping, the right-hand
    sides of the formulations ode, index1 and udwadia-kalaba with the stabilizers none,
-   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event (Brent's
-   method on the dense output) and the samples, for whole sample intervals per call.
+   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event (lagsim.crossings'
+   scan of the step and Brent's method on the dense output) and the samples, for whole sample intervals per call.
    Model independent: the model's compiled functions come in as pointers. Each part mirrors
    the Python code it replaces (named in the comments), so the two agree to rounding. */
 #include <math.h>

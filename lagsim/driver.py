@@ -7,8 +7,8 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 
 1. :class:`Guard` checks the new state (finite, mass matrix regular: issue 15, "Mid-run
    failures");
-2. :class:`StopEvent` looks for a sign change of ``--stop-when`` in the step (``brentq`` on the
-   step's dense output);
+2. :class:`StopEvent` looks for the first sign change of ``--stop-when`` inside the step
+   (:class:`lagsim.crossings.Scan` on the step's dense output, ``brentq`` on the piece);
 3. :class:`Samples` takes the sample times that fall in the step from its :class:`Step` (the
    dense output is made only when a sample lies strictly inside: DOP853's interpolant costs three
    more evaluations), projected onto the constraints when the stabilizer projects, and unpacked

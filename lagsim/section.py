@@ -2,11 +2,11 @@
 
 A run with a section writes, instead of its samples, the state at every crossing of EXPR = 0 in
 the chosen direction (``--section-direction``: ``up``, EXPR rising through 0; ``down``; ``both``),
-each crossing located like ``--stop-when``'s: a sign change of EXPR between the ends of an
-accepted step, found by ``brentq`` on the step's dense output (:class:`lagsim.driver.Section`).
-A step that crosses twice (EXPR back to its sign within one step) shows no sign change and is
-missed, as for ``--stop-when``; lagsim's default tolerances keep steps far shorter than the
-motion's periods. The section of the double pendulum at θ1 = 0 going up, plotted as (θ2, θ̇2)
+each crossing located like ``--stop-when``'s: the sign changes of EXPR inside each accepted
+step, looked for on the step's dense output at a resolution tied to EXPR's own rate and each
+found by ``brentq`` (:mod:`lagsim.crossings`, :class:`lagsim.driver.Section`), so a step that
+crosses twice or more gives every crossing; an EXPR that changes faster than 1/4096 of a step
+can follow is said on stderr. The section of the double pendulum at θ1 = 0 going up, plotted as (θ2, θ̇2)
 for many starts at one energy, is the classic picture of its mixed regular and chaotic motion
 (``lagsim plot --kind poincare``).
 

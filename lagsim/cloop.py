@@ -14,10 +14,10 @@ minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equa
 :data:`lagsim.formulations.RCOND`); the dense linear algebra is the model libraries' own
 (:data:`lagsim.ccompile.RUNTIME`). The ``--stop-when`` expression is compiled to C as well,
 its sign changes inside each step looked for as :mod:`lagsim.crossings` does (the same pieces,
-the same constants) and the first found by Brent's method on the step's dense output. Each part mirrors the
-Python code it replaces (named in the C source), so both loops give the same trajectory to
-rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained system). Python
-runs once per call (the progress bar, the pace check and Ctrl-C), about every
+the same constants) and the first found by Brent's method on the step's dense output. Each
+part mirrors the Python code it replaces (named in the C source), so both loops give the same
+trajectory to rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained
+system). Python runs once per call (the progress bar, the pace check and Ctrl-C), about every
 :data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end

@@ -139,3 +139,15 @@ def test_an_event_too_fast_to_follow_is_said(option: str, method: str) -> None:
     assert lines[0].startswith(f"lagsim: warning: {option} sin(1e9*t) changes faster than the "
                                "run can follow between t = 0 and t = ")
     assert "crossings there may be missed" in lines[0]
+
+
+def test_a_fixed_step_method_refuses_a_section() -> None:
+    """The fixed-step loops look for no crossings: ``--section`` with one is refused (exit 2),
+    as ``--stop-when`` is, where before it was ignored and the samples written."""
+    result = CliRunner().invoke(main, ["simulate", "pendulum", "--method", "variational",
+                                       "--dt", "0.01", "--section", "theta"])
+    assert result.exit_code == 2
+    assert result.stderr == ("lagsim: error: --section is not available with --method "
+                             "variational; use --method DOP853 for a run that writes a "
+                             "section\n")
+    assert result.stdout == ""

@@ -395,10 +395,10 @@ class _Event:
             _finite(float(values[bad[0]]), self.name, float(times[bad[0]]))
         return values
 
-    def scan_step(self, step: Step, visit: Visit) -> float:
-        """Check the step's end value, scan the step (the start's value reused when the step
-        starts from the state the last one ended in) and say once what it could not resolve;
-        the end value."""
+    def scan_step(self, step: Step, visit: Visit) -> None:
+        """Check the step's end value, visit the whole step when :func:`lagsim.crossings.clear`
+        finds it clear, else scan it (the start's value reused when the step starts from the
+        state the last one ended in), and say once what the scan could not resolve."""
         a, b, solver = step.t_old, step.t, step.solver
         g = _finite(self.value(b, step.y), self.name, b)
         self.step = step
@@ -418,8 +418,6 @@ class _Event:
             self.form.report(missed_message(BY_NAME[self.name].flag,
                                             str(getattr(self.options, self.name)),
                                             self.scan.missed))
-        return g
-
 
     def _clear(self, a: float, ga: float, ya: np.ndarray, fa: np.ndarray, b: float,
                gb: float, yb: np.ndarray, fb: np.ndarray) -> bool:

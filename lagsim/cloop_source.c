@@ -1,7 +1,8 @@
 /* lagsim's accepted-step loop in C (issue 9, issue 17 §4): DOP853 stepping, the right-hand
    sides of the formulations ode, index1 and udwadia-kalaba with the stabilizers none,
-   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event (lagsim.crossings'
-   scan of the step and Brent's method on the dense output) and the samples, for whole sample intervals per call.
+   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event
+   (lagsim.crossings' scan of the step and Brent's method on the dense output) and the samples,
+   for whole sample intervals per call.
    Model independent: the model's compiled functions come in as pointers. Each part mirrors
    the Python code it replaces (named in the comments), so the two agree to rounding. */
 #include <math.h>
@@ -706,8 +707,8 @@ static double brent(event_fn g, void *ctx, double xa, double xb, double xtol, do
     return xcur;
 }
 
-/* g of the scan at t; *bad 2 (and the time and value kept) when it is not finite
-   (lagsim.driver.StopEvent._at). */
+/* g of the scan at t on the dense output; *bad 2 (and the time and value kept) when it is not
+   finite (lagsim.driver._Event.at and .many). */
 static double scan_event(void *ctx, double t, int *bad)
 {
     Scan *s = ctx;

@@ -20,6 +20,11 @@ The value of g at the midpoint checks H there (e = |g_m − H(½)|). A piece is 
   changes sign, found by Brent's method on the dense output, else none), or
 * g has one sign at both ends and 2·(r + 2e) < min(|g_u|, |g_v|) (g stays clear of zero).
 
+Most steps need no scan: :func:`clear` applies the same test to the whole step from g at states
+off the dense output (:func:`probes`: on the tangents near the ends and the state's cubic
+Hermite midpoint), and only a step that is not clear of zero that way makes its dense output
+(three more evaluations of DOP853) and is scanned.
+
 A piece is halved at most :data:`DEPTH` times (2**12 pieces of a step). A piece still not
 simple then, or any piece after it in the same step, is *unresolved*: its sign changes are still
 taken, but it may hide pairs of crossings, and the run says so once on stderr

@@ -737,6 +737,17 @@ static int scan_simple(double gu, double du, double gv, double dv, double gm, do
     return monotone;
 }
 
+/* lagsim.crossings.leaves_zero: g, exactly 0 at one end only, leaves that zero without
+   crossing inside as far as the piece shows. */
+static int scan_leaves_zero(double gu, double du, double gv, double dv, double gm,
+                            double length)
+{
+    double e;
+    if ((gu == 0.0) == (gv == 0.0)) return 0;
+    e = fabs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)));
+    return gm * (gu + gv) > 0.0 && 16.0 * e <= fabs(gv - gu);
+}
+
 /* StopEvent._visit and driver._root on the piece [u, v]: 1 when the crossing is found (or g
    failed in Brent's method). */
 static int scan_visit(Scan *s, double u, double gu, double v, double gv)
@@ -770,8 +781,10 @@ static int scan_piece(Scan *s, double u, double gu, double du, double v, double 
             return scan_piece(s, u, gu, du, m, gm, dm, left, gl, depth + 1)
                 || scan_piece(s, m, gm, dm, v, gv, dv, right, gr, depth + 1);
         }
-        s->exhausted = 1;
-        if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
+        if (!(depth == SCAN_DEPTH && scan_leaves_zero(gu, du, gv, dv, gm, v - u))) {
+            s->exhausted = 1;
+            if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
+        }
     }
     return scan_visit(s, u, gu, m, gm) || scan_visit(s, m, gm, v, gv);
 }

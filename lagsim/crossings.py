@@ -26,7 +26,8 @@ Hermite midpoint), and only a step that is not clear of zero that way makes its 
 (three more evaluations of DOP853) and is scanned.
 
 A piece is halved at most :data:`DEPTH` times (2**12 pieces of a step). A piece still not
-simple then, or any piece after it in the same step, is *unresolved*: its sign changes are still
+simple then (unless g leaves an exact zero at one of its ends, :func:`leaves_zero`), or any
+piece after it in the same step, is *unresolved*: its sign changes are still
 taken, but it may hide pairs of crossings, and the run says so once on stderr
 (:func:`message`, in the style of the sample-aliasing warning, :mod:`lagsim.aliasing`).
 
@@ -63,6 +64,18 @@ def simple(gu: float, du: float, gv: float, dv: float, gm: float, length: float)
         return monotone or 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < min(abs(gu),
                                                                                  abs(gv))
     return monotone
+
+
+def leaves_zero(gu: float, du: float, gv: float, dv: float, gm: float, length: float) -> bool:
+    """Whether g, exactly 0 at one end of a piece of ``length`` and not at the other, leaves
+    that zero (or comes to it) without crossing inside, as far as the piece shows: g at the
+    midpoint on the other end's side and the cubic model right there (16·e ≤ |g_v − g_u|).
+    A piece of the last halving that does so is not unresolved (a start on the section with
+    zero slope, t² at t = 0, is not a hidden pair)."""
+    if (gu == 0.0) == (gv == 0.0):
+        return False
+    e = abs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)))
+    return gm * (gu + gv) > 0.0 and 16.0 * e <= abs(gv - gu)
 
 
 Visit = Callable[[float, float, float, float], bool]
@@ -140,9 +153,10 @@ class Scan:
                 dm = (ga - gm) / (after - m)
                 return (self._piece(u, gu, du, m, gm, dm, left, gl, depth + 1, visit)
                         or self._piece(m, gm, dm, v, gv, dv, right, gr, depth + 1, visit))
-            self.exhausted = True
-            if self.missed is None:
-                self.missed = (u, v, self.h)
+            if not (depth == DEPTH and leaves_zero(gu, du, gv, dv, gm, v - u)):
+                self.exhausted = True
+                if self.missed is None:
+                    self.missed = (u, v, self.h)
         return visit(u, gu, m, gm) or visit(m, gm, v, gv)
 
 
@@ -150,7 +164,7 @@ def message(flag: str, text: str, missed: tuple[float, float, float]) -> str:
     """The warning of a run whose ``flag`` expression ``text`` was not resolved on the piece
     ``missed`` (u, v, step length) of :attr:`Scan.missed` (the Python loop's and the C loop's)."""
     u, v, h = missed
-    return (f"warning: {flag} {text} changes faster than the run can follow between t = "
-            f"{u:.6g} and t = {v:.6g} (a step of {h:.3g}, looked at in {2 ** DEPTH} pieces): "
-            f"crossings there may be missed; give a smaller --rtol for shorter steps, or an "
-            f"expression that varies no faster than the motion")
+    return (f"warning: {flag} {text} could not be followed between t = {u:.6g} and t = "
+            f"{v:.6g} (a step of {h:.3g}, looked at in {2 ** DEPTH} pieces: it changes too fast "
+            f"there, or grazes zero): crossings there may be missed; give a smaller --rtol for "
+            f"shorter steps, or an expression that varies no faster than the motion")

@@ -98,8 +98,9 @@ def _crossings() -> str:
     from lagsim import crossings as c
 
     return "\n".join(f"#define SCAN_{name} {value!r}" for name, value in (
-        ("DEPTH", c.DEPTH), ("SLOPE_STEP", c.SLOPE_STEP), ("SLOPE_FLOOR", c.SLOPE_FLOOR),
-        ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
+        ("SPLIT", c.SPLIT), ("P", c.SPLIT_P), ("Q", c.SPLIT_Q), ("H00", c.H00), ("H10", c.H10),
+        ("H01", c.H01), ("H11", c.H11), ("SMALLEST", c.SMALLEST), ("SLOPE_STEP", c.SLOPE_STEP),
+        ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
 def _too_small() -> str:

@@ -726,10 +726,10 @@ static double scan_offset(double x, double h)
 }
 
 /* lagsim.crossings.simple: g clear of zero on the piece, or monotone through it. */
-static int scan_simple(double gu, double du, double gv, double dv, double gm, double length)
+static int scan_simple(double gu, double du, double gv, double dv, double gx, double length)
 {
     double c = (gv - gu) / length, a = fabs(du - c), b = fabs(dv - c);
-    double e = fabs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)));
+    double e = fabs(gx - (gu + length * (c * SCAN_SPLIT + (du - c) * SCAN_P - (dv - c) * SCAN_Q)));
     int monotone = a + b <= 0.5 * fabs(c) && 16.0 * e <= fabs(gv - gu);
     if (gu * gv > 0.0)
         return monotone
@@ -739,13 +739,14 @@ static int scan_simple(double gu, double du, double gv, double dv, double gm, do
 
 /* lagsim.crossings.leaves_zero: g, exactly 0 at one end only, leaves that zero without
    crossing inside as far as the piece shows. */
-static int scan_leaves_zero(double gu, double du, double gv, double dv, double gm,
+static int scan_leaves_zero(double gu, double du, double gv, double dv, double gx,
                             double length)
 {
-    double e;
+    double c, e;
     if ((gu == 0.0) == (gv == 0.0)) return 0;
-    e = fabs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)));
-    return gm * (gu + gv) > 0.0 && 16.0 * e <= fabs(gv - gu);
+    c = (gv - gu) / length;
+    e = fabs(gx - (gu + length * (c * SCAN_SPLIT + (du - c) * SCAN_P - (dv - c) * SCAN_Q)));
+    return gx * (gu + gv) > 0.0 && 16.0 * e <= fabs(gv - gu);
 }
 
 /* StopEvent._visit and driver._root on the piece [u, v]: 1 when the crossing is found (or g
@@ -763,30 +764,30 @@ static int scan_visit(Scan *s, double u, double gu, double v, double gv)
     return 1;
 }
 
-/* Scan._piece: the piece [u, v] with its midpoint m, halved while g is not simple on it (at
-   most SCAN_DEPTH times); the values in the order Scan.g is asked for them. */
+/* Scan._piece: the piece [u, v] with its cut x, cut there while g is not simple on it (down
+   to SCAN_SMALLEST of the step); the values in the order Scan.g is asked for them. */
 static int scan_piece(Scan *s, double u, double gu, double du, double v, double gv, double dv,
-                      double m, double gm, int depth)
+                      double x, double gx)
 {
-    if (!(u < m && m < v)) return scan_visit(s, u, gu, v, gv);
-    if (!scan_simple(gu, du, gv, dv, gm, v - u)) {
-        if (depth < SCAN_DEPTH && !s->exhausted) {
-            double after = m + scan_offset(m, s->h), left = u + 0.5 * (m - u);
-            double right = m + 0.5 * (v - m), ga, gl = 0.0, gr = 0.0, dm;
+    if (!(u < x && x < v)) return scan_visit(s, u, gu, v, gv);
+    if (!scan_simple(gu, du, gv, dv, gx, v - u)) {
+        if (v - u > s->h * SCAN_SMALLEST && !s->exhausted) {
+            double after = x + scan_offset(x, s->h), left = u + SCAN_SPLIT * (x - u);
+            double right = x + SCAN_SPLIT * (v - x), ga, gl = 0.0, gr = 0.0, dx;
             ga = scan_g(s, after);
             if (!s->bad) gl = scan_g(s, left);
             if (!s->bad) gr = scan_g(s, right);
             if (s->bad) return 1;
-            dm = (ga - gm) / (after - m);
-            return scan_piece(s, u, gu, du, m, gm, dm, left, gl, depth + 1)
-                || scan_piece(s, m, gm, dm, v, gv, dv, right, gr, depth + 1);
+            dx = (ga - gx) / (after - x);
+            return scan_piece(s, u, gu, du, x, gx, dx, left, gl)
+                || scan_piece(s, x, gx, dx, v, gv, dv, right, gr);
         }
-        if (!(depth == SCAN_DEPTH && scan_leaves_zero(gu, du, gv, dv, gm, v - u))) {
+        if (s->exhausted || !scan_leaves_zero(gu, du, gv, dv, gx, v - u)) {
             s->exhausted = 1;
             if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
         }
     }
-    return scan_visit(s, u, gu, m, gm) || scan_visit(s, m, gm, v, gv);
+    return scan_visit(s, u, gu, x, gx) || scan_visit(s, x, gx, v, gv);
 }
 
 /* crossings.clear: g clear of zero on the whole step, judged from states off the dense output
@@ -796,15 +797,16 @@ static int scan_clear(Scan *s, double a, double ga, const double *ya, const doub
                       double b, double gb, const double *yb, const double *fb)
 {
     double h = b - a, after = a + scan_offset(a, h), before = b - scan_offset(b, h);
-    double m = a + 0.5 * h, gafter, gbefore, gm, *w = s->work;
+    double x = a + SCAN_SPLIT * h, gafter, gbefore = 0.0, gm = 0.0, *w = s->work;
     int N = s->N, i, bad = 0, kept = s->keep ? *s->keep : 0;
     if (!(ga * gb > 0.0)) return 0;
     for (i = 0; i < N; i++) w[i] = ya[i] + (after - a) * fa[i];
     gafter = s->at(s->ctx, after, w, &bad);
     for (i = 0; i < N; i++) w[i] = yb[i] - (b - before) * fb[i];
     if (!bad) gbefore = s->at(s->ctx, before, w, &bad);
-    for (i = 0; i < N; i++) w[i] = 0.5 * (ya[i] + yb[i]) + 0.125 * h * (fa[i] - fb[i]);
-    if (!bad) gm = s->at(s->ctx, m, w, &bad);
+    for (i = 0; i < N; i++)
+        w[i] = SCAN_H00 * ya[i] + SCAN_H10 * h * fa[i] + SCAN_H01 * yb[i] + SCAN_H11 * h * fb[i];
+    if (!bad) gm = s->at(s->ctx, x, w, &bad);
     if (s->keep) *s->keep = kept;
     if (bad) return 0;
     return scan_simple(ga, (gafter - ga) / (after - a), gb, (gbefore - gb) / (before - b), gm,
@@ -817,7 +819,7 @@ static void scan_step(Scan *s, double a, const double *ya, const double *fa, dou
                       double gb, const double *yb, const double *fb)
 {
     double h = b - a, after = a + scan_offset(a, h), before = b - scan_offset(b, h);
-    double m = a + 0.5 * h, ga, gafter = 0.0, gbefore = 0.0, gm = 0.0;
+    double x = a + SCAN_SPLIT * h, ga, gafter = 0.0, gbefore = 0.0, gm = 0.0;
     s->h = h; s->b = b; s->exhausted = 0; s->found = 0; s->bad = 0;
     ga = s->at(s->ctx, a, ya, &s->bad);
     if (!s->bad && !isfinite(ga)) { s->bad = 2; s->bad_t = a; s->bad_value = ga; }
@@ -825,10 +827,10 @@ static void scan_step(Scan *s, double a, const double *ya, const double *fa, dou
     if (scan_clear(s, a, ga, ya, fa, b, gb, yb, fb)) { scan_visit(s, a, ga, b, gb); return; }
     gafter = scan_g(s, after);
     if (!s->bad) gbefore = scan_g(s, before);
-    if (!s->bad) gm = scan_g(s, m);
+    if (!s->bad) gm = scan_g(s, x);
     if (s->bad) return;
-    scan_piece(s, a, ga, (gafter - ga) / (after - a), b, gb, (gbefore - gb) / (before - b), m,
-               gm, 0);
+    scan_piece(s, a, ga, (gafter - ga) / (after - a), b, gb, (gbefore - gb) / (before - b), x,
+               gm);
 }
 
 /* The run's first unresolved piece: out = [found, u, v, step length]. */

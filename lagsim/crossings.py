@@ -9,27 +9,28 @@ Thompson ("Event location for ordinary differential equations", Comput. Math. Ap
 43-54) locate events on the step's interpolant; this module does so at a resolution tied to g's
 own rate.
 
-:class:`Scan` cuts the step [a, b] in halves, recursively, until on each piece [u, v] g is
-*simple*: with values g_u, g_v and slopes d_u, d_v at the ends (one-sided differences on the
+:class:`Scan` cuts the step [a, b] at :data:`SPLIT`, recursively, until on each piece [u, v] g
+is *simple*: with values g_u, g_v and slopes d_u, d_v at the ends (one-sided differences on the
 dense output, :data:`SLOPE_STEP` of the step apart) the cubic Hermite interpolant H of g is
 H = chord + L·[(d_u − c)·s(1 − s)² − (d_v − c)·s²(1 − s)] with c = (g_v − g_u)/L and s in
 [0, 1], so |H − chord| ≤ r = (4/27)·L·(|d_u − c| + |d_v − c|) and |H′ − c| ≤ |d_u − c| + |d_v − c|.
-The value of g at the midpoint checks H there (e = |g_m − H(½)|). A piece is simple when
+The value of g at the cut x = u + SPLIT·L checks H there (e = |g_x − H(x)|). A piece is simple
+when
 
 * g is monotone: |d_u − c| + |d_v − c| ≤ |c|/2 and 16·e ≤ |g_v − g_u| (one crossing where g
   changes sign, found by Brent's method on the dense output, else none), or
 * g has one sign at both ends and 2·(r + 2e) < min(|g_u|, |g_v|) (g stays clear of zero).
 
-Most steps need no scan: :func:`clear` applies the same test to the whole step from g at states
-off the dense output (:func:`probes`: on the tangents near the ends and the state's cubic
-Hermite midpoint), and only a step that is not clear of zero that way makes its dense output
-(three more evaluations of DOP853) and is scanned.
+Most steps need no scan: :func:`clear` applies the same test to the whole step from g at
+states off the dense output (:func:`probes`: on the tangents near the ends and the state's
+cubic Hermite interpolant at the cut), and only a step that is not clear of zero that way makes
+its dense output (three more evaluations of DOP853) and is scanned.
 
-A piece is halved at most :data:`DEPTH` times (2**12 pieces of a step). A piece still not
-simple then (unless g leaves an exact zero at one of its ends, :func:`leaves_zero`), or any
-piece after it in the same step, is *unresolved*: its sign changes are still
-taken, but it may hide pairs of crossings, and the run says so once on stderr
-(:func:`message`, in the style of the sample-aliasing warning, :mod:`lagsim.aliasing`).
+A piece is cut down to :data:`SMALLEST` of the step at most. A piece still not simple then
+(unless g leaves an exact zero at one of its ends, :func:`leaves_zero`), or any piece after it
+in the same step, is *unresolved*: its sign changes are still taken, but it may hide pairs of
+crossings, and the run says so once on stderr (:func:`message`, in the style of the
+sample-aliasing warning, :mod:`lagsim.aliasing`).
 
 The C step loop (``cloop_source.c``, ``scan_step``) does the same, operation for operation, so
 both loops find the same crossings.
@@ -41,8 +42,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-DEPTH = 12
-"""Halvings of a step at most: 4096 pieces, that is g followed to 1/4096 of the step."""
+SPLIT = (3.0 - 5.0 ** 0.5) / 2.0
+"""Where a piece [u, v] is looked at and cut: u + SPLIT·(v − u), the golden section. Not the
+middle: pieces halved again and again share their points, so a g periodic with a period near
+a piece's length looks the same at every one of them (sin(400 t) on a step of 1 hid 8 zeros
+that way); the golden section is the cut least often in step with a period."""
+SPLIT_P = SPLIT * (1.0 - SPLIT) ** 2
+SPLIT_Q = SPLIT ** 2 * (1.0 - SPLIT)
+H00, H10 = 2.0 * SPLIT ** 3 - 3.0 * SPLIT ** 2 + 1.0, SPLIT ** 3 - 2.0 * SPLIT ** 2 + SPLIT
+H01, H11 = -2.0 * SPLIT ** 3 + 3.0 * SPLIT ** 2, SPLIT ** 3 - SPLIT ** 2
+"""The cubic Hermite basis at SPLIT (:func:`probes`)."""
+SMALLEST = 2.0 ** -12
+"""A piece no longer than this fraction of its step is not cut again: g is followed to 1/4096
+of the step."""
 SLOPE_STEP = 2.0 ** -24
 """The slope of g at a point is the difference quotient over this fraction of the step (at
 least :data:`SLOPE_FLOOR` of |t|, a few units in the last place): forward, and backward at the
@@ -53,12 +65,12 @@ XTOL = 1e-14
 RTOL = 4 * 2.220446049250313e-16
 
 
-def simple(gu: float, du: float, gv: float, dv: float, gm: float, length: float) -> bool:
-    """Whether g is simple on a piece of ``length`` (the module docstring): clear of zero, or
-    monotone through it."""
+def simple(gu: float, du: float, gv: float, dv: float, gx: float, length: float) -> bool:
+    """Whether g is simple on a piece of ``length`` (the module docstring) whose value at the
+    cut (:data:`SPLIT`) is gx: clear of zero, or monotone through it."""
     c = (gv - gu) / length
     a, b = abs(du - c), abs(dv - c)
-    e = abs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)))
+    e = abs(gx - (gu + length * (c * SPLIT + (du - c) * SPLIT_P - (dv - c) * SPLIT_Q)))
     monotone = a + b <= 0.5 * abs(c) and 16.0 * e <= abs(gv - gu)
     if gu * gv > 0.0:
         return monotone or 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < min(abs(gu),
@@ -66,16 +78,17 @@ def simple(gu: float, du: float, gv: float, dv: float, gm: float, length: float)
     return monotone
 
 
-def leaves_zero(gu: float, du: float, gv: float, dv: float, gm: float, length: float) -> bool:
+def leaves_zero(gu: float, du: float, gv: float, dv: float, gx: float, length: float) -> bool:
     """Whether g, exactly 0 at one end of a piece of ``length`` and not at the other, leaves
-    that zero (or comes to it) without crossing inside, as far as the piece shows: g at the
-    midpoint on the other end's side and the cubic model right there (16·e ≤ |g_v − g_u|).
-    A piece of the last halving that does so is not unresolved (a start on the section with
-    zero slope, t² at t = 0, is not a hidden pair)."""
+    that zero (or comes to it) without crossing inside, as far as the piece shows: g at the cut
+    on the other end's side and the cubic model right there (16·e ≤ |g_v − g_u|). A piece too
+    short to cut that does so is not unresolved (a start on the section with zero slope, t² at
+    t = 0, is not a hidden pair)."""
     if (gu == 0.0) == (gv == 0.0):
         return False
-    e = abs(gm - (0.5 * (gu + gv) + 0.125 * length * (du - dv)))
-    return gm * (gu + gv) > 0.0 and 16.0 * e <= abs(gv - gu)
+    c = (gv - gu) / length
+    e = abs(gx - (gu + length * (c * SPLIT + (du - c) * SPLIT_P - (dv - c) * SPLIT_Q)))
+    return gx * (gu + gv) > 0.0 and 16.0 * e <= abs(gv - gu)
 
 
 Visit = Callable[[float, float, float, float], bool]
@@ -91,13 +104,13 @@ def probes(a: float, ya: np.ndarray, fa: np.ndarray, b: float, yb: np.ndarray, f
            ) -> tuple[np.ndarray, np.ndarray]:
     """The times and states (columns) at which :func:`clear` looks at g in the step [a, b]
     from the state ya (derivative fa) to yb (fb) without its dense output: near each end on
-    the tangent (y ± δ·f, the slope's offset), and at the middle of the state's cubic Hermite
-    interpolant, (ya + yb)/2 + h·(fa − fb)/8."""
+    the tangent (y ± δ·f, the slope's offset), and at the cut of the state's cubic Hermite
+    interpolant, H00·ya + H10·h·fa + H01·yb + H11·h·fb."""
     h = b - a
     after, before = a + offset(a, h), b - offset(b, h)
     states = np.column_stack((ya + (after - a) * fa, yb - (b - before) * fb,
-                              0.5 * (ya + yb) + 0.125 * h * (fa - fb)))
-    return np.array([after, before, a + 0.5 * h]), states
+                              H00 * ya + H10 * h * fa + H01 * yb + H11 * h * fb))
+    return np.array([after, before, a + SPLIT * h]), states
 
 
 def clear(a: float, ga: float, b: float, gb: float, times: np.ndarray, values: np.ndarray
@@ -132,32 +145,33 @@ class Scan:
         ``ga``, evaluated on the dense output when None); True when a visit ended the scan."""
         h = self.h = b - a
         self.exhausted = False
-        after, before, m = a + offset(a, h), b - offset(b, h), a + 0.5 * h
-        values = self.g(np.array([after, before, m] if ga is not None
-                                 else [a, after, before, m]))
+        after, before, x = a + offset(a, h), b - offset(b, h), a + SPLIT * h
+        values = self.g(np.array([after, before, x] if ga is not None
+                                 else [a, after, before, x]))
         if ga is None:
             ga, values = float(values[0]), values[1:]
         da = (float(values[0]) - ga) / (after - a)
         db = (float(values[1]) - gb) / (before - b)
-        return self._piece(a, ga, da, b, gb, db, m, float(values[2]), 0, visit)
+        return self._piece(a, ga, da, b, gb, db, x, float(values[2]), visit)
 
     def _piece(self, u: float, gu: float, du: float, v: float, gv: float, dv: float,
-               m: float, gm: float, depth: int, visit: Visit) -> bool:
-        """The piece [u, v] with its midpoint m, halved while g is not simple on it."""
-        if not (u < m < v):
+               x: float, gx: float, visit: Visit) -> bool:
+        """The piece [u, v] with its cut x, cut there while g is not simple on it."""
+        if not (u < x < v):
             return visit(u, gu, v, gv)
-        if not simple(gu, du, gv, dv, gm, v - u):
-            if depth < DEPTH and not self.exhausted:
-                after, left, right = m + offset(m, self.h), u + 0.5 * (m - u), m + 0.5 * (v - m)
-                ga, gl, gr = (float(x) for x in self.g(np.array([after, left, right])))
-                dm = (ga - gm) / (after - m)
-                return (self._piece(u, gu, du, m, gm, dm, left, gl, depth + 1, visit)
-                        or self._piece(m, gm, dm, v, gv, dv, right, gr, depth + 1, visit))
-            if not (depth == DEPTH and leaves_zero(gu, du, gv, dv, gm, v - u)):
+        if not simple(gu, du, gv, dv, gx, v - u):
+            if v - u > self.h * SMALLEST and not self.exhausted:
+                after = x + offset(x, self.h)
+                left, right = u + SPLIT * (x - u), x + SPLIT * (v - x)
+                ga, gl, gr = (float(y) for y in self.g(np.array([after, left, right])))
+                dx = (ga - gx) / (after - x)
+                return (self._piece(u, gu, du, x, gx, dx, left, gl, visit)
+                        or self._piece(x, gx, dx, v, gv, dv, right, gr, visit))
+            if self.exhausted or not leaves_zero(gu, du, gv, dv, gx, v - u):
                 self.exhausted = True
                 if self.missed is None:
                     self.missed = (u, v, self.h)
-        return visit(u, gu, m, gm) or visit(m, gm, v, gv)
+        return visit(u, gu, x, gx) or visit(x, gx, v, gv)
 
 
 def message(flag: str, text: str, missed: tuple[float, float, float]) -> str:
@@ -165,6 +179,6 @@ def message(flag: str, text: str, missed: tuple[float, float, float]) -> str:
     ``missed`` (u, v, step length) of :attr:`Scan.missed` (the Python loop's and the C loop's)."""
     u, v, h = missed
     return (f"warning: {flag} {text} could not be followed between t = {u:.6g} and t = "
-            f"{v:.6g} (a step of {h:.3g}, looked at in {2 ** DEPTH} pieces: it changes too fast "
+            f"{v:.6g} (a step of {h:.3g}, followed to {SMALLEST * h:.2g}: it changes too fast "
             f"there, or grazes zero): crossings there may be missed; give a smaller --rtol for "
             f"shorter steps, or an expression that varies no faster than the motion")

@@ -21,6 +21,7 @@ from scipy.integrate import solve_ivp
 
 from lagsim import ccompile, cloop, driver
 from lagsim.cli import main
+from lagsim.crossings import SMALLEST, Scan
 from lagsim.model import build_model
 from lagsim.options import SimulateOptions
 from lagsim.problem import Problem
@@ -167,3 +168,32 @@ def test_a_start_on_the_section_is_not_a_crossing(method: str) -> None:
                    method)
     assert len(out["t"]) == 0
     assert err == ""
+
+
+@pytest.mark.parametrize("omega", [3.0, 50.0, 400.0, 3000.0])
+def test_scan_sees_each_zero_of_a_sine_it_can_resolve(omega: float) -> None:
+    """:class:`lagsim.crossings.Scan` over one step [0, 1] of sin(ω t + 0.1): a sign change on
+    one piece for each zero (ω t + 0.1 = kπ), none unresolved, up to thousands in a step."""
+    scan = Scan(lambda times: np.sin(omega * times + 0.1))
+    changes: list[tuple[float, float]] = []
+
+    def visit(u: float, gu: float, v: float, gv: float) -> bool:
+        if gu * gv < 0.0:
+            changes.append((u, v))
+        return False
+
+    scan.step(0.0, 1.0, math.sin(omega + 0.1), visit)
+    zeros = (np.pi * np.arange(1, int((omega + 0.1) / np.pi) + 1) - 0.1) / omega
+    assert scan.missed is None
+    assert len(changes) == len(zeros)
+    assert all(u <= z <= v for (u, v), z in zip(changes, zeros))
+
+
+def test_scan_says_what_it_cannot_resolve() -> None:
+    """sin(1e6 t) over a step of 1 cannot be followed with pieces of 1/4096 of it: the scan
+    marks the first piece it could not resolve, from the start."""
+    scan = Scan(lambda times: np.sin(1e6 * times + 0.1))
+    scan.step(0.0, 1.0, math.sin(1e6 + 0.1), lambda u, gu, v, gv: False)
+    assert scan.missed is not None
+    u, v, h = scan.missed
+    assert (u, h) == (0.0, 1.0) and 0.0 < v <= SMALLEST

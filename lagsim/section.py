@@ -5,10 +5,10 @@ the chosen direction (``--section-direction``: ``up``, EXPR rising through 0; ``
 each crossing located like ``--stop-when``'s: the sign changes of EXPR inside each accepted
 step, looked for on the step's dense output at a resolution tied to EXPR's own rate and each
 found by ``brentq`` (:mod:`lagsim.crossings`, :class:`lagsim.driver.Section`), so a step that
-crosses twice or more gives every crossing; an EXPR that changes faster than 1/4096 of a step
-can follow is said on stderr. The section of the double pendulum at θ1 = 0 going up, plotted
-as (θ2, θ̇2) for many starts at one energy, is the classic picture of its mixed regular and
-chaotic motion (``lagsim plot --kind poincare``).
+crosses twice or more gives every crossing; an EXPR that changes faster than pieces of 1/4096
+of a step can follow is said on stderr. The section of the double pendulum at θ1 = 0 going
+up, plotted as (θ2, θ̇2) for many starts at one energy, is the classic picture of its mixed
+regular and chaotic motion (``lagsim plot --kind poincare``).
 
 The expression is compiled once per process with the parameters as inputs (so a sweep over
 parameter values compiles it once), from the same names as ``--stop-when``: t, the coordinates,

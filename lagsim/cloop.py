@@ -12,11 +12,12 @@ LU with partial pivoting of the augmented matrix when that is ill-conditioned; t
 minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equations
 (Cholesky) when well conditioned, else by a one-sided Jacobi SVD (the same cut-off
 :data:`lagsim.formulations.RCOND`); the dense linear algebra is the model libraries' own
-(:data:`lagsim.ccompile.RUNTIME`). The ``--stop-when`` expression is compiled to C as well
-and its sign change found by Brent's method on the step's dense output. Each part mirrors the
-Python code it replaces (named in the C source), so both loops give the same trajectory to
-rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained system). Python
-runs once per call (the progress bar, the pace check and Ctrl-C), about every
+(:data:`lagsim.ccompile.RUNTIME`). The ``--stop-when`` expression is compiled to C as well,
+its sign changes inside each step looked for as :mod:`lagsim.crossings` does (the same pieces,
+the same constants) and the first found by Brent's method on the step's dense output. Each
+part mirrors the Python code it replaces (named in the C source), so both loops give the same
+trajectory to rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained
+system). Python runs once per call (the progress bar, the pace check and Ctrl-C), about every
 :data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
@@ -92,6 +93,16 @@ def _coefficients() -> str:
         array("DOP_D", d.D)])
 
 
+def _crossings() -> str:
+    """The constants of :mod:`lagsim.crossings` for the C scan, printed exactly."""
+    from lagsim import crossings as c
+
+    return "\n".join(f"#define SCAN_{name} {value!r}" for name, value in (
+        ("SPLIT", c.SPLIT), ("P", c.SPLIT_P), ("Q", c.SPLIT_Q), ("H00", c.H00), ("H10", c.H10),
+        ("H01", c.H01), ("H11", c.H11), ("SMALLEST", c.SMALLEST), ("SLOPE_STEP", c.SLOPE_STEP),
+        ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
+
+
 def _too_small() -> str:
     from scipy.integrate import DOP853
 
@@ -103,7 +114,8 @@ def _library(cc: str) -> Any:
     cannot be built or loaded (said on stderr)."""
     if cc in _LIBRARY:
         return _LIBRARY[cc]
-    template = SOURCE.read_text(encoding="utf-8").replace("@RUNTIME@", ccompile.RUNTIME)
+    template = (SOURCE.read_text(encoding="utf-8").replace("@RUNTIME@", ccompile.RUNTIME)
+                .replace("@CROSSINGS@", _crossings()))
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
@@ -124,6 +136,8 @@ def _library(cc: str) -> Any:
         lib.lagsim_loop_alias.restype = None
         lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
         lib.lagsim_loop_paths.restype = None
+        lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_missed.restype = None
         _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
@@ -196,6 +210,7 @@ class CLoop:
         self.nfev = 0
         self.paths = dict.fromkeys(PATHS, 0)
         """How the last :meth:`run` solved its constrained systems: solves of each path."""
+        self._said_missed = False
 
     def _next_call(self, t: float, steps_before: int, clock: float, pace: Any,
                    progress: Callable[[float], None] | None) -> int:
@@ -247,7 +262,7 @@ class CLoop:
             y = np.ascontiguousarray(y0, dtype=float)
             if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
                                           stop.sign if stop is not None else 0.0):
-                raise _failure(SINGULAR, problem, guard, stop, state, problem.t0, problem.t0)
+                raise _failure(SINGULAR, problem, guard, math.nan, state, problem.t0, problem.t0)
             times = np.ascontiguousarray(samples.times, dtype=float)
             rows = np.zeros((len(times), max(width, 1)))
             info = np.zeros(6)
@@ -256,6 +271,7 @@ class CLoop:
             k = ctypes.c_int(samples.k)
             chunk = STEPS_PER_CALL
             self.steps = self.nfev = 0
+            self._said_missed = False
             while True:
                 before, steps_before, clock = k.value, self.steps, time.perf_counter()
                 code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
@@ -270,8 +286,8 @@ class CLoop:
                     self._alias(handle, times)
                     return _stopped(samples, float(info[1]), event)
                 if code not in (MORE, DONE):
-                    raise _failure(code, problem, guard, stop, state, float(info[1]),
-                                   float(info[2]))
+                    raise _failure(code, problem, guard, float(event[0]), state,
+                                   float(info[1]), float(info[2]))
                 if code == DONE:
                     self._alias(handle, times)
                     break
@@ -283,12 +299,30 @@ class CLoop:
             raise FailedRun(error, samples.trajectory("failed", str(error))) from None
         finally:
             if handle is not None:
+                self._missed(self.lib.lagsim_loop_missed, handle)
                 counts = np.zeros(len(PATHS))
                 self.lib.lagsim_loop_paths(handle, counts.ctypes.data)
                 self.paths = dict(zip(PATHS, map(int, counts)))
                 self.lib.lagsim_loop_free(handle)
         return samples.trajectory("t_end", "")
 
+
+    def _missed(self, function: Any, handle: int) -> tuple[float, float, float] | None:
+        """The first piece the C loop's --stop-when scan could not resolve (u, v, step length;
+        ``function`` reads it from ``handle``), said once on stderr
+        (:func:`lagsim.crossings.message`)."""
+        from lagsim.crossings import message
+
+        out = np.zeros(4)
+        function(handle, out.ctypes.data)
+        if not out[0]:
+            return None
+        missed = (float(out[1]), float(out[2]), float(out[3]))
+        if not self._said_missed:
+            self._said_missed = True
+            self.problem.form.report(message(BY_NAME["stop_when"].flag,
+                                             str(self.problem.options.stop_when), missed))
+        return missed
 
     def _alias(self, handle: int, times: np.ndarray) -> None:
         """Say what the C loop's aliasing watch found (:mod:`lagsim.aliasing`), once."""
@@ -343,10 +377,11 @@ def _extend(samples: Any, t: np.ndarray, rows: np.ndarray, n: int) -> None:
                                f"({_state(numeric, q[count], qd[count])})", time=float(t[count]))
 
 
-def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNamespace,
+def _failure(code: int, problem: Problem, guard: Any, value: float, state: SimpleNamespace,
              when: float, regular_at: float) -> IntegrationError:
     """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
-    made by the same :class:`lagsim.driver.Guard`)."""
+    made by the same :class:`lagsim.driver.Guard`); ``value`` is the --stop-when expression's
+    non-finite value of :data:`STOP_NONFINITE`."""
     form, numeric = problem.form, problem.numeric
     n = numeric.n
     if code == SMALL:
@@ -355,11 +390,11 @@ def _failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNa
         why = ("Matrix is not positive definite"
                if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
         return guard.singular(state, np.linalg.LinAlgError(why))
-    return _state_failure(code, problem, guard, stop, state, state.y[:n], state.y[n:], when,
+    return _state_failure(code, problem, guard, value, state, state.y[:n], state.y[n:], when,
                           regular_at)
 
 
-def _state_failure(code: int, problem: Problem, guard: Any, stop: Any, state: SimpleNamespace,
+def _state_failure(code: int, problem: Problem, guard: Any, value: float, state: SimpleNamespace,
                    q: np.ndarray, qd: np.ndarray, when: float, regular_at: float
                    ) -> IntegrationError:
     """The error of a failure found at the state (q, q̇) at ``when`` (either C loop's), as the
@@ -377,7 +412,7 @@ def _state_failure(code: int, problem: Problem, guard: Any, stop: Any, state: Si
                                 "constraints may be singular here", time=when)
     if code == STOP_NONFINITE:
         return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
-                                f"{stop.value(when, state.y)}", time=when)
+                                f"{value}", time=when)
     return IntegrationError(f"the C step loop failed (code {code})", time=when)
 
 
@@ -464,6 +499,8 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_start.restype = i
     lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
     lib.lagsim_reduced_run.restype = i
+    lib.lagsim_reduced_missed.argtypes = (p, p)
+    lib.lagsim_reduced_missed.restype = None
 
 
 def _map_function(cc: str, chart: Any) -> int | None:
@@ -641,6 +678,7 @@ class RLoop(CLoop):
             k = ctypes.c_int(samples.k)
             chunk = STEPS_PER_CALL
             self.steps = self.nfev = 0
+            self._said_missed = False
             while True:
                 before, steps_before, clock = k.value, self.steps, time.perf_counter()
                 code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
@@ -663,6 +701,9 @@ class RLoop(CLoop):
                                 and _chart_parts(self.cc, form.chart) is None):
                             self._alias(full_d, times)
                             restart = type(form.chart) is not type(before_chart)
+                            missed = self._missed(self.lib.lagsim_reduced_missed, r)
+                            if stop is not None and missed is not None:
+                                stop.scan.missed = missed
                             return self._hand_over(samples, guard, stop, pace, state, y_new,
                                                    info, restart, progress)
                         restart = type(form.chart) is not type(before_chart)
@@ -673,8 +714,8 @@ class RLoop(CLoop):
                         self._register(r)
                     code = MORE
                 if code not in (MORE, DONE):
-                    raise self._reduced_failure(code, guard, stop, state, float(info[1]),
-                                                float(info[2]))
+                    raise self._reduced_failure(code, guard, float(event[0]), state,
+                                                float(info[1]), float(info[2]))
                 if code == DONE:
                     self._alias(full_d, times)
                     break
@@ -688,6 +729,7 @@ class RLoop(CLoop):
             raise FailedRun(error, samples.trajectory("failed", str(error))) from None
         finally:
             if r is not None:
+                self._missed(self.lib.lagsim_reduced_missed, r)
                 self.lib.lagsim_reduced_free(r)
             for handle in (chart_d, full_d):
                 if handle is not None:
@@ -802,7 +844,7 @@ class RLoop(CLoop):
         return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
                                                     y, first))
 
-    def _reduced_failure(self, code: int, guard: Any, stop: Any, state: SimpleNamespace,
+    def _reduced_failure(self, code: int, guard: Any, value: float, state: SimpleNamespace,
                          when: float, regular_at: float) -> IntegrationError:
         """The error the Python loop raises for the reduced C loop's failure ``code``."""
         form = self.problem.form
@@ -819,4 +861,4 @@ class RLoop(CLoop):
             q, qd = form.unpack(when, state.y)
         except IntegrationError as error:
             return error
-        return _state_failure(code, self.problem, guard, stop, state, q, qd, when, regular_at)
+        return _state_failure(code, self.problem, guard, value, state, q, qd, when, regular_at)

@@ -1,7 +1,8 @@
 /* lagsim's accepted-step loop in C (issue 9, issue 17 §4): DOP853 stepping, the right-hand
    sides of the formulations ode, index1 and udwadia-kalaba with the stabilizers none,
-   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event (Brent's
-   method on the dense output) and the samples, for whole sample intervals per call.
+   baumgarte and projection, the checks of lagsim.driver.Guard, the --stop-when event
+   (lagsim.crossings' scan of the step and Brent's method on the dense output) and the samples,
+   for whole sample intervals per call.
    Model independent: the model's compiled functions come in as pointers. Each part mirrors
    the Python code it replaces (named in the comments), so the two agree to rounding. */
 #include <math.h>
@@ -9,6 +10,26 @@
 #include <string.h>
 
 typedef void (*lagsim_fn)(const double *in, const double *p, double *out);
+
+/* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
+   be evaluated there. */
+typedef double (*event_fn)(void *ctx, double s, int *bad);
+
+/* The --stop-when crossings inside an accepted step (lagsim.crossings.Scan, operation for
+   operation): g on the step's dense output, the sign before the crossing, the crossing found
+   (end), a failure (bad: 1 g could not be evaluated, 2 it was not finite at bad_t) and the
+   run's first unresolved piece (missed: [miss_u, miss_v] of a step of miss_h). */
+@CROSSINGS@
+typedef double (*state_fn)(void *ctx, double t, const double *y, int *bad);
+typedef struct {
+    event_fn g;
+    state_fn at;  /* g at a given state (the step's start, crossings.clear's states) */
+    void *ctx;
+    double *work;
+    int N, *keep;  /* a flag an evaluation off the dense output may set, restored (or NULL) */
+    double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h;
+    int exhausted, found, bad, missed;
+} Scan;
 
 enum { FORM_ODE = 0, FORM_INDEX1 = 1, FORM_UK = 2 };
 enum { STAB_NONE = 0, STAB_BAUMGARTE = 1, STAB_PROJECTION = 2 };
@@ -23,14 +44,15 @@ typedef struct {
     double *gain, *atol;
     double beta2, rtol, max_step, t_bound, direction, mass_rtol, mass_scale, rcond;
     /* solver state (scipy's DOP853 attributes) */
-    double t, t_old, h_abs, h_prev, stop_sign, guard_h, regular_at;
+    double t, t_old, h_abs, h_prev, guard_h, regular_at;
+    Scan scan;
     int unchecked, dense_ready, finished, gram, diag, clean, fact_code, fact_finite;
     long nfev, nsteps;
     double n_gram, n_svd, n_lu;  /* the solves by path, for lagsim_loop_paths */
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
     /* linear algebra work */
     double *in, *dynv, *Kaug, *r, *bb, *velv, *phiv, *L, *W, *a, *B, *G, *V, *z, *x, *qp,
-        *qdp, *delta, *tmp, *lam, *row, *ys, *acc, *gy, *Mf, *wd, *Lm, *sum5, *sum3;
+        *qdp, *delta, *tmp, *lam, *row, *ys, *sw, *acc, *gy, *Mf, *wd, *Lm, *sum5, *sum3;
     /* lagsim.aliasing.AliasWatch, step for step: turns of each velocity between samples */
     double *al_sign, *al_top, *al_turns, *al_total, al_since, al_t;
     int al_done, al_found, al_reading, al_k, al_i;
@@ -621,9 +643,11 @@ static double stop_value(D *d, double t, const double *y, int *bad)
     return out;
 }
 
-/* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
-   be evaluated there. */
-typedef double (*event_fn)(void *ctx, double s, int *bad);
+/* The --stop-when expression at (t, y) for the scan (Scan.at). */
+static double stop_at(void *ctx, double t, const double *y, int *bad)
+{
+    return stop_value(ctx, t, y, bad);
+}
 
 /* The --stop-when expression at s on the step's dense output. */
 static double event_at(void *ctx, double s, int *bad)
@@ -683,6 +707,138 @@ static double brent(event_fn g, void *ctx, double xa, double xb, double xtol, do
     return xcur;
 }
 
+/* g of the scan at t on the dense output; *bad 2 (and the time and value kept) when it is not
+   finite (lagsim.driver._Event.at and .many). */
+static double scan_event(void *ctx, double t, int *bad)
+{
+    Scan *s = ctx;
+    double v = s->g(s->ctx, t, bad);
+    if (!*bad && !isfinite(v)) { *bad = 2; s->bad_t = t; s->bad_value = v; }
+    return v;
+}
+
+static double scan_g(Scan *s, double t) { return scan_event(s, t, &s->bad); }
+
+/* crossings.offset: how far from x the slope of g at x is taken. */
+static double scan_offset(double x, double h)
+{
+    return dmax(h * SCAN_SLOPE_STEP, fabs(x) * SCAN_SLOPE_FLOOR);
+}
+
+/* lagsim.crossings.simple: g clear of zero on the piece, or monotone through it. */
+static int scan_simple(double gu, double du, double gv, double dv, double gx, double length)
+{
+    double c = (gv - gu) / length, a = fabs(du - c), b = fabs(dv - c);
+    double e = fabs(gx - (gu + length * (c * SCAN_SPLIT + (du - c) * SCAN_P - (dv - c) * SCAN_Q)));
+    int monotone = a + b <= 0.5 * fabs(c) && 16.0 * e <= fabs(gv - gu);
+    if (gu * gv > 0.0)
+        return monotone
+            || 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < fmin(fabs(gu), fabs(gv));
+    return monotone;
+}
+
+/* lagsim.crossings.leaves_zero: g, exactly 0 at one end only, leaves that zero without
+   crossing inside as far as the piece shows. */
+static int scan_leaves_zero(double gu, double du, double gv, double dv, double gx,
+                            double length)
+{
+    double c, e;
+    if ((gu == 0.0) == (gv == 0.0)) return 0;
+    c = (gv - gu) / length;
+    e = fabs(gx - (gu + length * (c * SCAN_SPLIT + (du - c) * SCAN_P - (dv - c) * SCAN_Q)));
+    return gx * (gu + gv) > 0.0 && 16.0 * e <= fabs(gv - gu);
+}
+
+/* StopEvent._visit and driver._root on the piece [u, v]: 1 when the crossing is found (or g
+   failed in Brent's method). */
+static int scan_visit(Scan *s, double u, double gu, double v, double gv)
+{
+    if (s->bad) return 1;
+    if (s->sign == 0.0) { s->sign = gv > 0 ? 1.0 : (gv < 0 ? -1.0 : 0.0); return 0; }
+    if (gv * s->sign > 0.0) return 0;
+    s->found = 1;
+    if (gv == 0.0) s->end = v;
+    else if (!(gu * gv < 0.0)) s->end = u;
+    else s->end = brent(scan_event, s, u, v, SCAN_XTOL * dmax(1.0, fabs(s->b)), SCAN_RTOL,
+                        &s->bad);
+    return 1;
+}
+
+/* Scan._piece: the piece [u, v] with its cut x, cut there while g is not simple on it (down
+   to SCAN_SMALLEST of the step); the values in the order Scan.g is asked for them. */
+static int scan_piece(Scan *s, double u, double gu, double du, double v, double gv, double dv,
+                      double x, double gx)
+{
+    if (!(u < x && x < v)) return scan_visit(s, u, gu, v, gv);
+    if (!scan_simple(gu, du, gv, dv, gx, v - u)) {
+        if (v - u > s->h * SCAN_SMALLEST && !s->exhausted) {
+            double after = x + scan_offset(x, s->h), left = u + SCAN_SPLIT * (x - u);
+            double right = x + SCAN_SPLIT * (v - x), ga, gl = 0.0, gr = 0.0, dx;
+            ga = scan_g(s, after);
+            if (!s->bad) gl = scan_g(s, left);
+            if (!s->bad) gr = scan_g(s, right);
+            if (s->bad) return 1;
+            dx = (ga - gx) / (after - x);
+            return scan_piece(s, u, gu, du, x, gx, dx, left, gl)
+                || scan_piece(s, x, gx, dx, v, gv, dv, right, gr);
+        }
+        if (s->exhausted || !scan_leaves_zero(gu, du, gv, dv, gx, v - u)) {
+            s->exhausted = 1;
+            if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
+        }
+    }
+    return scan_visit(s, u, gu, x, gx) || scan_visit(s, x, gx, v, gv);
+}
+
+/* crossings.clear: g clear of zero on the whole step, judged from states off the dense output
+   (the start ya, the end yb, their derivatives fa, fb); an evaluation that fails or is not
+   finite there only means "not clear". */
+static int scan_clear(Scan *s, double a, double ga, const double *ya, const double *fa,
+                      double b, double gb, const double *yb, const double *fb)
+{
+    double h = b - a, after = a + scan_offset(a, h), before = b - scan_offset(b, h);
+    double x = a + SCAN_SPLIT * h, gafter, gbefore = 0.0, gm = 0.0, *w = s->work;
+    int N = s->N, i, bad = 0, kept = s->keep ? *s->keep : 0;
+    if (!(ga * gb > 0.0)) return 0;
+    for (i = 0; i < N; i++) w[i] = ya[i] + (after - a) * fa[i];
+    gafter = s->at(s->ctx, after, w, &bad);
+    for (i = 0; i < N; i++) w[i] = yb[i] - (b - before) * fb[i];
+    if (!bad) gbefore = s->at(s->ctx, before, w, &bad);
+    for (i = 0; i < N; i++)
+        w[i] = SCAN_H00 * ya[i] + SCAN_H10 * h * fa[i] + SCAN_H01 * yb[i] + SCAN_H11 * h * fb[i];
+    if (!bad) gm = s->at(s->ctx, x, w, &bad);
+    if (s->keep) *s->keep = kept;
+    if (bad) return 0;
+    return scan_simple(ga, (gafter - ga) / (after - a), gb, (gbefore - gb) / (before - b), gm,
+                       h);
+}
+
+/* StopEvent.crossing after Guard.accepted: the step [a, b] from the state ya (derivative fa)
+   to yb (fb), g(b) = gb; found set with end, or bad set (Scan.step after crossings.clear). */
+static void scan_step(Scan *s, double a, const double *ya, const double *fa, double b,
+                      double gb, const double *yb, const double *fb)
+{
+    double h = b - a, after = a + scan_offset(a, h), before = b - scan_offset(b, h);
+    double x = a + SCAN_SPLIT * h, ga, gafter = 0.0, gbefore = 0.0, gm = 0.0;
+    s->h = h; s->b = b; s->exhausted = 0; s->found = 0; s->bad = 0;
+    ga = s->at(s->ctx, a, ya, &s->bad);
+    if (!s->bad && !isfinite(ga)) { s->bad = 2; s->bad_t = a; s->bad_value = ga; }
+    if (s->bad) return;
+    if (scan_clear(s, a, ga, ya, fa, b, gb, yb, fb)) { scan_visit(s, a, ga, b, gb); return; }
+    gafter = scan_g(s, after);
+    if (!s->bad) gbefore = scan_g(s, before);
+    if (!s->bad) gm = scan_g(s, x);
+    if (s->bad) return;
+    scan_piece(s, a, ga, (gafter - ga) / (after - a), b, gb, (gbefore - gb) / (before - b), x,
+               gm);
+}
+
+/* The run's first unresolved piece: out = [found, u, v, step length]. */
+static void scan_missed(const Scan *s, double *out)
+{
+    out[0] = s->missed; out[1] = s->miss_u; out[2] = s->miss_v; out[3] = s->miss_h;
+}
+
 /* One output row at s: the state (projected when the stabilizer projects) and λ. */
 static int sample(D *d, double s, double *row, double *info)
 {
@@ -740,7 +896,7 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
 #define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
     TAKE(gain, m + 1); TAKE(atol, N);
     TAKE(y, N); TAKE(f, N); TAKE(y_old, N); TAKE(y_raw, N); TAKE(K, 16 * N); TAKE(F, 7 * N);
-    TAKE(ytmp, N); TAKE(ynew, N); TAKE(fnew, N); TAKE(ys, N);
+    TAKE(ytmp, N); TAKE(ynew, N); TAKE(fnew, N); TAKE(ys, N); TAKE(sw, N);
     TAKE(in, P + N); TAKE(dynv, P * P + P); TAKE(Kaug, P * P); TAKE(r, P); TAKE(bb, P);
     TAKE(velv, P * P); TAKE(phiv, P * P); TAKE(L, P * P); TAKE(W, P * P); TAKE(a, P);
     TAKE(B, P * P); TAKE(G, P * P); TAKE(V, P * P); TAKE(z, P); TAKE(x, P * P); TAKE(qp, P);
@@ -753,6 +909,9 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     memcpy(d->atol, atol, N * sizeof(double));
     return d;
 }
+
+/* The first piece of a step the --stop-when scan could not resolve (scan_missed). */
+void lagsim_loop_missed(void *handle, double *out) { scan_missed(&((D *)handle)->scan, out); }
 
 /* How the constrained systems were solved since lagsim_loop_new: out = [minimum-norm solves
    by the normal equations (Cholesky), by the SVD, index1's augmented matrix by LU]. */
@@ -822,7 +981,10 @@ int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)
 {
     D *d = handle;
     int bad = 0;
-    d->t = t; d->t_old = t; d->stop_sign = stop_sign;
+    d->t = t; d->t_old = t;
+    memset(&d->scan, 0, sizeof(Scan));
+    d->scan.sign = stop_sign; d->scan.g = event_at; d->scan.at = stop_at; d->scan.ctx = d;
+    d->scan.work = d->sw; d->scan.N = d->N;
     d->guard_h = INFINITY; d->regular_at = t; d->unchecked = 0; d->finished = t == d->t_bound;
     memcpy(d->y, y, d->N * sizeof(double));
     alias_start(d, y + d->n);
@@ -914,18 +1076,14 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
         if (d->has_stop) {
             g = stop_value(d, d->t, d->y_raw, &bad);
             if (bad) { code = RUN_SINGULAR; goto out; }
-            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
-            if (d->stop_sign == 0.0) {
-                d->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
-            } else if (!(g * d->stop_sign > 0.0)) {
-                has_end = 1;
-                if (g == 0.0) end = d->t;
-                else {
-                    end = brent(event_at, d, d->t_old, d->t, 1e-14 * dmax(1.0, fabs(d->t)),
-                                4 * 2.220446049250313e-16, &bad);
-                    if (bad) { code = RUN_SINGULAR; goto out; }
-                }
+            if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
+            scan_step(&d->scan, d->t_old, d->y_old, d->K, d->t, g, d->y_raw, d->f);
+            if (d->scan.bad == 1) { code = RUN_SINGULAR; goto out; }
+            if (d->scan.bad) {
+                info[1] = d->scan.bad_t; event[0] = d->scan.bad_value;
+                code = RUN_STOP_NONFINITE; goto out;
             }
+            if (d->scan.found) { has_end = 1; end = d->scan.end; }
         }
         /* Samples.take */
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= d->t)) {
@@ -985,7 +1143,8 @@ typedef struct {
     D *c, *s;  /* the chart's ODE; the full model (its φ, the mass check, the aliasing watch) */
     lagsim_fn map, stop;
     int k, n, m, has_stop, stop_lam, mass_every, unchecked, end_bad, *pr, *pc, *rows, *cols;
-    double ratio, rank_tol, fit_tol, stop_sign, guard_h, regular_at, bad_t;
+    double ratio, rank_tol, fit_tol, guard_h, regular_at, bad_t;
+    Scan scan;
     double *min, *mout, *acc, *ys, *end, *row, *S, *G, *V, *B, *piv, *yn, *fn;
     /* the symbolic charts Python has built, in its order (Reduced._symbolic): each one's
        dynamics, parameters and map (NULL: not compiled to C), pairs, independent coordinates
@@ -1334,6 +1493,12 @@ static double reduced_stop_value(R *r, double t, const double *y, int *bad)
     return out;
 }
 
+/* The --stop-when expression at the chart's state (t, y) for the scan (Scan.at). */
+static double reduced_stop_at(void *ctx, double t, const double *y, int *bad)
+{
+    return reduced_stop_value(ctx, t, y, bad);
+}
+
 /* The --stop-when expression at s on the chart's dense output (brent()'s event_fn). */
 static double reduced_event_at(void *ctx, double s, int *bad)
 {
@@ -1572,7 +1737,10 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
 {
     R *r = handle;
     int i;
-    r->stop_sign = stop_sign; r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
+    memset(&r->scan, 0, sizeof(Scan));
+    r->scan.sign = stop_sign; r->scan.g = reduced_event_at; r->scan.at = reduced_stop_at;
+    r->scan.ctx = r; r->scan.work = r->c->sw; r->scan.N = r->c->N; r->scan.keep = &r->raised;
+    r->guard_h = INFINITY; r->regular_at = t; r->unchecked = 0;
     r->t_acc = t;
     alias_start(r->s, qd0);
     i = lagsim_loop_start(r->c, t, y, 0.0);
@@ -1627,19 +1795,14 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             if (r->end_bad) { code = r->end_bad; goto out; }
             g = reduced_stop_value(r, c->t, c->y_raw, &bad);
             if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
-            if (!isfinite(g)) { code = RUN_STOP_NONFINITE; goto out; }
-            if (r->stop_sign == 0.0) {
-                r->stop_sign = g > 0 ? 1.0 : (g < 0 ? -1.0 : 0.0);
-            } else if (!(g * r->stop_sign > 0.0)) {
-                has_end = 1;
-                if (g == 0.0) end = c->t;
-                else {
-                    end = brent(reduced_event_at, r, c->t_old, c->t,
-                                1e-14 * dmax(1.0, fabs(c->t)), 4 * 2.220446049250313e-16,
-                                &bad);
-                    if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
-                }
+            if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
+            scan_step(&r->scan, c->t_old, c->y_old, c->K, c->t, g, c->y_raw, c->f);
+            if (r->scan.bad == 1) { info[1] = r->bad_t; code = r->bad_code; goto out; }
+            if (r->scan.bad) {
+                info[1] = r->scan.bad_t; event[0] = r->scan.bad_value;
+                code = RUN_STOP_NONFINITE; goto out;
             }
+            if (r->scan.found) { has_end = 1; end = r->scan.end; }
         }
         /* Samples.take */
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= c->t)) {
@@ -1680,6 +1843,9 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
 out:
     info[0] = c->t; info[2] = r->regular_at; info[3] = (double)c->nfev;
     info[4] = (double)c->nsteps; info[5] = c->h_abs; info[6] = r->guard_h;
-    info[7] = r->unchecked; info[8] = r->stop_sign; info[9] = r->cur; info[10] = r->switches;
+    info[7] = r->unchecked; info[8] = r->scan.sign; info[9] = r->cur; info[10] = r->switches;
     return code;
 }
+
+/* The first piece of a step the reduced loop's --stop-when scan could not resolve. */
+void lagsim_reduced_missed(void *handle, double *out) { scan_missed(&((R *)handle)->scan, out); }

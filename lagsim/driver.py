@@ -7,8 +7,8 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 
 1. :class:`Guard` checks the new state (finite, mass matrix regular: issue 15, "Mid-run
    failures");
-2. :class:`StopEvent` looks for a sign change of ``--stop-when`` in the step (``brentq`` on the
-   step's dense output);
+2. :class:`StopEvent` looks for the first sign change of ``--stop-when`` inside the step
+   (:class:`lagsim.crossings.Scan` on the step's dense output, ``brentq`` on the piece);
 3. :class:`Samples` takes the sample times that fall in the step from its :class:`Step` (the
    dense output is made only when a sample lies strictly inside: DOP853's interpolant costs three
    more evaluations), projected onto the constraints when the stabilizer projects, and unpacked
@@ -42,6 +42,8 @@ import numpy as np
 
 from lagsim.aliasing import AliasWatch
 from lagsim.compile import NumericSystem
+from lagsim.crossings import RTOL, XTOL, Scan, Visit, clear, probes
+from lagsim.crossings import message as missed_message
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.formulations import FIXED_STEP, FORMULATIONS, METHODS, Formulation, MassWatch, Report
 from lagsim.jacobian import IMPLICIT, rhs_jacobian
@@ -263,6 +265,14 @@ class Step:
             self._dense = self.solver.dense_output()
         return self._dense(t)
 
+    def many(self, times: np.ndarray) -> np.ndarray:
+        """The states at ``times`` as columns (the step's end itself is its state)."""
+        if self._dense is None:
+            self._dense = self.solver.dense_output()
+        ys = np.array(self._dense(times), dtype=float).reshape(len(self.y), len(times))
+        ys[:, times == self.t] = self.y[:, None]
+        return ys
+
 
 class Samples:
     """The output rows: full t, q, q̇, λ taken when each sample time is passed."""
@@ -330,49 +340,144 @@ class Samples:
                            stop_reason, stop_message)
 
 
-class StopEvent:
+class _Event:
+    """What ``--stop-when`` and ``--section`` share: the expression's value at a state, and at
+    times on the current step's dense output, one (:meth:`at`, for Brent's method) or many at
+    once (:meth:`many`, for :class:`lagsim.crossings.Scan`)."""
+
+    name = ""
+
+    def __init__(self, problem: Problem, function: Callable[..., float],
+                 rows: Callable[[np.ndarray], np.ndarray] | None, uses_multipliers: bool
+                 ) -> None:
+        self.form = problem.form
+        self.options = problem.options
+        self.function = function
+        self.rows = rows or (lambda x: np.array([function(*row) for row in x]))
+        self.uses_multipliers = uses_multipliers
+        self.plain = not uses_multipliers and type(self.form).unpack is Formulation.unpack
+        """Whether the state is (q, q̇) and λ is not used: the arguments at many states are
+        made at once."""
+        self.step: Step | None = None
+        self.scan = Scan(self.many)
+        self.last: tuple[float, np.ndarray, float] | None = None
+
+    def _arguments(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        form = self.form
+        q, qd = form.unpack(t, y)
+        lam = form.multipliers(t, q, qd) if self.uses_multipliers else np.zeros(form.m)
+        return q, qd, lam
+
+    def value(self, t: float, y: np.ndarray) -> float:
+        q, qd, lam = self._arguments(t, y)
+        return float(self.function(t, *q, *qd, *lam))
+
+    def at(self, s: float) -> float:
+        assert self.step is not None
+        return _finite(self.value(s, self.step.at(s)), self.name, s)
+
+    def _rows(self, times: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """The expression at each of ``times`` with the states ``ys`` (columns)."""
+        if self.plain:
+            x = np.zeros((len(times), 1 + len(ys) + self.form.m))
+            x[:, 0] = times
+            x[:, 1:1 + len(ys)] = ys.T
+        else:
+            x = np.array([np.concatenate(([t], *self._arguments(t, ys[:, i])))
+                          for i, t in enumerate(times)])
+        return self.rows(x)
+
+    def many(self, times: np.ndarray) -> np.ndarray:
+        assert self.step is not None
+        values = self._rows(times, self.step.many(times))
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            _finite(float(values[bad[0]]), self.name, float(times[bad[0]]))
+        return values
+
+    def scan_step(self, step: Step, visit: Visit) -> None:
+        """Check the step's end value, visit the whole step when :func:`lagsim.crossings.clear`
+        finds it clear, else scan it (the start's value reused when the step starts from the
+        state the last one ended in), and say once what the scan could not resolve."""
+        a, b, solver = step.t_old, step.t, step.solver
+        g = _finite(self.value(b, step.y), self.name, b)
+        self.step = step
+        seen = self.scan.missed
+        start, ga = getattr(solver, "y_old", None), None
+        if start is not None:
+            ga = (self.last[2] if self.last is not None and self.last[0] == a
+                  and start is self.last[1] else _finite(self.value(a, start), self.name, a))
+        stages = getattr(solver, "K", None)
+        if ga is not None and stages is not None and self._clear(a, ga, start, stages[0], b, g,
+                                                                 step.y, solver.f):
+            visit(a, ga, b, g)
+        else:
+            self.scan.step(a, b, g, visit, ga)
+        self.last = (b, step.y, g)
+        if seen is None and self.scan.missed is not None:
+            self.form.report(missed_message(BY_NAME[self.name].flag,
+                                            str(getattr(self.options, self.name)),
+                                            self.scan.missed))
+
+    def _clear(self, a: float, ga: float, ya: np.ndarray, fa: np.ndarray, b: float,
+               gb: float, yb: np.ndarray, fb: np.ndarray) -> bool:
+        """:func:`lagsim.crossings.clear` on the step (an expression that cannot be evaluated or
+        is not finite at a probe only means "not clear")."""
+        if not ga * gb > 0.0:
+            return False
+        times, states = probes(a, ya, fa, b, yb, fb)
+        try:
+            values = self._rows(times, states)
+        except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
+            return False
+        return clear(a, ga, b, gb, times, values)
+
+
+class StopEvent(_Event):
     """The ``--stop-when`` condition: the first sign change after the start (a start at exactly
-    0 takes its sign from the first step)."""
+    0 takes its sign from the first nonzero value), looked for inside each step on its dense
+    output (:class:`lagsim.crossings.Scan`)."""
+
+    name = "stop_when"
 
     def __init__(self, problem: Problem, y0: np.ndarray) -> None:
         assert problem.stop is not None
-        self.stop = problem.stop
-        self.form = problem.form
+        stop = problem.stop
+        super().__init__(problem, stop.function, stop.rows, stop.uses_multipliers)
+        self.stop = stop
         self.sign = float(np.sign(self.value(problem.t0, y0)))
-
-    def value(self, t: float, y: np.ndarray) -> float:
-        form = self.form
-        q, qd = form.unpack(t, y)
-        lam = form.multipliers(t, q, qd) if self.stop.uses_multipliers else np.zeros(form.m)
-        return float(self.stop.function(t, *q, *qd, *lam))
+        self.end: float | None = None
 
     def crossing(self, step: Step) -> float | None:
-        """The time of the sign change inside ``step``, or None."""
-        g = self.value(step.t, step.y)
-        if not math.isfinite(g):
-            raise IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is {g}",
-                                   time=step.t)
+        """The time of the first sign change inside ``step``, or None."""
+        self.end = None
+        self.scan_step(step, self._visit)
+        return self.end
+
+    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
         if self.sign == 0.0:
-            self.sign = float(np.sign(g))
-            return None
-        if g * self.sign > 0.0:
-            return None
-        if g == 0.0:
-            return step.t
-        return float(_brentq()(lambda s: self.value(s, step.at(s)), step.t_old, step.t,
-                            xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
+            self.sign = float(np.sign(gv))
+            return False
+        if gv * self.sign > 0.0:
+            return False
+        assert self.step is not None
+        self.end = _root(self.at, u, gu, v, gv, self.step.t)
+        return True
 
 
-class Section:
+class Section(_Event):
     """``--section``: the state at every crossing of the expression's zero in the chosen
-    direction, located like :class:`StopEvent`'s (:mod:`lagsim.section`); these rows replace
-    the samples."""
+    direction, each located like :class:`StopEvent`'s, on the pieces of the step that
+    :class:`lagsim.crossings.Scan` cuts (:mod:`lagsim.section`); these rows replace the
+    samples."""
+
+    name = "section"
 
     def __init__(self, problem: Problem, function: SectionFunction, y0: np.ndarray) -> None:
-        self.function = function
-        self.form = problem.form
+        super().__init__(problem, function.function, function.rows, function.uses_multipliers)
         self.want = {"both": 0.0, "up": -1.0, "down": 1.0}[function.direction]
         self.sign = float(np.sign(self.value(problem.t0, y0)))
+        self.found: list[float] = []
 
     @classmethod
     def of(cls, problem: Problem, y0: np.ndarray) -> Section | None:
@@ -381,28 +486,45 @@ class Section:
         function = compile_section(problem.spec, problem.numeric, problem.options)
         return None if function is None else cls(problem, function, y0)
 
-    def value(self, t: float, y: np.ndarray) -> float:
-        form = self.form
-        q, qd = form.unpack(t, y)
-        lam = (form.multipliers(t, q, qd) if self.function.uses_multipliers
-               else np.zeros(form.m))
-        return float(self.function.function(t, *q, *qd, *lam))
-
     def take(self, step: Step, end: float | None, samples: Samples) -> None:
-        """A row for the crossing inside ``step`` (before the stop time ``end``), if any and in
-        the wanted direction (``want`` is the sign before the crossing, 0 for both)."""
-        g = self.value(step.t, step.y)
-        if not math.isfinite(g):
-            raise IntegrationError(f"the {BY_NAME['section'].flag} expression is {g}",
-                                   time=step.t)
-        before, self.sign = self.sign, float(np.sign(g))
-        if before == 0.0 or g * before > 0.0:
-            return
-        t = step.t if g == 0.0 else float(_brentq()(
-            lambda s: self.value(s, step.at(s)), step.t_old, step.t,
-            xtol=1e-14 * max(1.0, abs(step.t)), rtol=4 * np.finfo(float).eps))
-        if (self.want == 0.0 or before == self.want) and (end is None or t <= end):
-            samples.add(t, step.at(t))
+        """A row for each crossing inside ``step`` (before the stop time ``end``) in the
+        wanted direction (``want`` is the sign before the crossing, 0 for both)."""
+        self.found = []
+        self.scan_step(step, self._visit)
+        for t in self.found:
+            if end is None or t <= end:
+                samples.add(t, step.at(t))
+
+    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
+        before, self.sign = self.sign, float(np.sign(gv))
+        if before == 0.0 or gv * before > 0.0:
+            return False
+        assert self.step is not None
+        t = _root(self.at, u, gu, v, gv, self.step.t)
+        if self.want == 0.0 or before == self.want:
+            self.found.append(t)
+        return False
+
+
+def _finite(g: float, name: str, t: float) -> float:
+    """``g``, the value of the ``name`` expression at t; an :class:`IntegrationError` when it
+    is not finite."""
+    if not math.isfinite(g):
+        raise IntegrationError(f"the {BY_NAME[name].flag} expression is {g}", time=t)
+    return g
+
+
+def _root(g: Callable[[float], float], u: float, gu: float, v: float, gv: float,
+          b: float) -> float:
+    """The crossing on the piece [u, v] whose end v has left the sign before it: v when g is 0
+    there, u when g_u has the sign of g_v already (the projection at a step's start may move g
+    across 0 by rounding), else Brent's method (:data:`lagsim.crossings.XTOL` at the step's
+    end b)."""
+    if gv == 0.0:
+        return v
+    if not gu * gv < 0.0:
+        return u
+    return float(_brentq()(g, u, v, xtol=XTOL * max(1.0, abs(b)), rtol=RTOL))
 
 
 class Guard:

@@ -619,8 +619,9 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
 def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: NumericSystem,
                       dependent: Collection[str], locate: Locate | None) -> type[Stabilizer]:
     """The checks of a fixed-step method (issue 11): a step ``--dt``, no formulation,
-    stabilizer or stop condition (the method handles the constraints itself), and the
-    constraint kinds and rows it declares; returns the ``none`` stabilizer."""
+    stabilizer, stop condition or section (the method handles the constraints itself; its loop
+    looks for no crossings), and the constraint kinds and rows it declares; returns the
+    ``none`` stabilizer."""
     label, at = options.label("method"), options.file_location("method")
     if options.dt is None:
         raise InputError(f"{label} {method.name} takes fixed steps: give the step with "
@@ -632,10 +633,12 @@ def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: Nume
             raise InputError(f"{options.label(name)} {value} does not apply to {label} "
                              f"{method.name}, which keeps the constraints itself; leave it out "
                              f"(or give {flag} {idle})", options.file_location(name) or at)
-    if options.stop_when is not None:
-        raise InputError(f"{options.label('stop_when')} is not available with {label} "
-                         f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run that "
-                         f"stops on a condition", options.file_location("stop_when") or at)
+    for name, purpose in (("stop_when", "stops on a condition"),
+                          ("section", "writes a section")):
+        if getattr(options, name) is not None:
+            raise InputError(f"{options.label(name)} is not available with {label} "
+                             f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run "
+                             f"that {purpose}", options.file_location(name) or at)
     kinds = numeric.constraint_kinds
     other = [c for c, k in zip(numeric.constraint_names, kinds) if k not in method.kinds]
     if other:

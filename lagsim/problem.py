@@ -77,15 +77,17 @@ class SourceMap:
 
 @dataclass(frozen=True)
 class StopWhen:
-    """The ``--stop-when`` expression compiled in (t, q, q̇, λ); ``expression`` and
-    ``arguments`` are the symbolic form and its argument symbols in that order (the C step loop
-    compiles them, :mod:`lagsim.cloop`)."""
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ): ``function(t, *q, *q̇, *λ)``,
+    and ``rows(x)`` at each row (t, q, q̇, λ) of x at once; ``expression`` and ``arguments`` are
+    the symbolic form and its argument symbols in that order (the C step loop compiles them,
+    :mod:`lagsim.cloop`)."""
 
     text: str
     function: Callable[..., float]
     uses_multipliers: bool
     expression: se.Basic | None = None
     arguments: tuple[se.Symbol, ...] = ()
+    rows: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 @dataclass(frozen=True)
@@ -192,5 +194,8 @@ def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: Simulat
     def function(*values: float) -> float:
         return float(compiled(np.array(values, dtype=float))[0])
 
+    def rows(x: np.ndarray) -> np.ndarray:
+        return np.asarray(compiled(np.ascontiguousarray(x, dtype=float)), dtype=float)[:, 0]
+
     return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols), expr,
-                    tuple(args))
+                    tuple(args), rows)

@@ -2,13 +2,13 @@
 
 A run with a section writes, instead of its samples, the state at every crossing of EXPR = 0 in
 the chosen direction (``--section-direction``: ``up``, EXPR rising through 0; ``down``; ``both``),
-each crossing located like ``--stop-when``'s: a sign change of EXPR between the ends of an
-accepted step, found by ``brentq`` on the step's dense output (:class:`lagsim.driver.Section`).
-A step that crosses twice (EXPR back to its sign within one step) shows no sign change and is
-missed, as for ``--stop-when``; lagsim's default tolerances keep steps far shorter than the
-motion's periods. The section of the double pendulum at θ1 = 0 going up, plotted as (θ2, θ̇2)
-for many starts at one energy, is the classic picture of its mixed regular and chaotic motion
-(``lagsim plot --kind poincare``).
+each crossing located like ``--stop-when``'s: the sign changes of EXPR inside each accepted
+step, looked for on the step's dense output at a resolution tied to EXPR's own rate and each
+found by ``brentq`` (:mod:`lagsim.crossings`, :class:`lagsim.driver.Section`), so a step that
+crosses twice or more gives every crossing; an EXPR that changes faster than pieces of 1/4096
+of a step can follow is said on stderr. The section of the double pendulum at θ1 = 0 going
+up, plotted as (θ2, θ̇2) for many starts at one energy, is the classic picture of its mixed
+regular and chaotic motion (``lagsim plot --kind poincare``).
 
 The expression is compiled once per process with the parameters as inputs (so a sweep over
 parameter values compiles it once), from the same names as ``--stop-when``: t, the coordinates,
@@ -33,12 +33,14 @@ from lagsim.spec import SystemSpec
 
 @dataclass(frozen=True)
 class SectionFunction:
-    """The ``--section`` expression compiled in (t, q, q̇, λ) at one run's parameter values."""
+    """The ``--section`` expression compiled in (t, q, q̇, λ) at one run's parameter values:
+    ``function(t, *q, *q̇, *λ)``, and ``rows(x)`` at each row (t, q, q̇, λ) of x at once."""
 
     text: str
     function: Callable[..., float]
     uses_multipliers: bool
     direction: str
+    rows: Callable[[np.ndarray], np.ndarray]
 
 
 _MEMO: OrderedDict[tuple, tuple[Callable, bool]] = OrderedDict()
@@ -80,7 +82,13 @@ def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateO
         x[:k] = state
         return float(compiled(x)[0])
 
-    return SectionFunction(options.section, function, uses, options.section_direction)
+    def rows(points: np.ndarray) -> np.ndarray:
+        full = np.empty((len(points), len(x)))
+        full[:, :k] = points
+        full[:, k:] = values
+        return np.asarray(compiled(full), dtype=float)[:, 0]
+
+    return SectionFunction(options.section, function, uses, options.section_direction, rows)
 
 
 def _compile(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions,

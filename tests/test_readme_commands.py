@@ -257,8 +257,9 @@ CHECKS: dict[str, Callable[[str, str, Path], None]] = {
     "lagsim sweep double_pendulum --table": check_sections,
     "lagsim plot sections/": image("poincare.png"),
     "lagsim completion fish": lambda _o, _e, folder: (
-        "complete --no-files --command lagsim" in (folder / "home/.config/fish/completions/lagsim.fish")
-        .read_text() or pytest.fail("no fish completion")),
+        "complete --no-files --command lagsim"
+        in (folder / "home/.config/fish/completions/lagsim.fish").read_text()
+        or pytest.fail("no fish completion")),
 }
 """A prefix of a README command → what its output must show (stdout, stderr, folder)."""
 

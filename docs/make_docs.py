@@ -34,6 +34,8 @@ FLOOR = 1e-17
 COMMANDS: dict[str, list[str]] = {
     "double_pendulum_overview.png": [
         "plot", "double_pendulum", "--t-end", "10", "--dpi", str(DPI)],
+    "driven_damped_pendulum_overview.png": [
+        "plot", "driven_damped_pendulum", "--t-end", "30", "--dpi", str(DPI)],
     "double_pendulum_path.png": [
         "plot", "double_pendulum", "--kind", "path", "--system", "double_pendulum",
         "--t-end", "10", "--dpi", str(DPI)],

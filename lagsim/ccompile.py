@@ -420,17 +420,17 @@ class CDop853Step:
     :attr:`~lagsim.csource.Status.RUN_SINGULAR` singular mass matrix; ``K`` (13 rows) receives
     the stages."""
 
-    __slots__ = ("_func", "_info", "_pinfo", "n", "_params", "_pp")
+    __slots__ = ("_func", "_result", "_presult", "n", "_params", "_pp")
 
     def __init__(self, func: Callable, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
                          ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_double,
-                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                         ctypes.c_void_p)
+                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.POINTER(csource.StepResult), ctypes.c_void_p)
         func.restype = ctypes.c_int
         self._func = func
-        self._info = np.zeros(4)
-        self._pinfo = self._info.ctypes.data
+        self._result = csource.StepResult()
+        self._presult = ctypes.pointer(self._result)
         self.n = 2 * n
         self._params = params
         self._pp = params.ctypes.data
@@ -440,12 +440,12 @@ class CDop853Step:
                  K: np.ndarray, h_abs: float) -> tuple:
         y_new = np.empty(self.n)
         f_new = np.empty(self.n)
-        self._info[0] = h_abs
+        result = self._result
+        result.h_abs = h_abs
         code = self._func(t, y.ctypes.data, f.ctypes.data, t_bound, direction, rtol,
                           atol.ctypes.data, max_step, K.ctypes.data, y_new.ctypes.data,
-                          f_new.ctypes.data, self._pinfo, self._pp)
-        t_new, h, h_abs, nfev = self._info
-        return code, y_new, f_new, float(t_new), float(h), float(h_abs), int(nfev)
+                          f_new.ctypes.data, self._presult, self._pp)
+        return code, y_new, f_new, result.t_new, result.h, result.h_abs, result.nfev
 
 
 @dataclass(frozen=True)

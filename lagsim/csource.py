@@ -12,8 +12,9 @@ expanded in the text (:func:`read`), so each library is compiled from one self-c
 and its cache key, which covers that text, covers the header as well.
 
 The status codes of the C loops are one enum in ``c/status.h``; :class:`Status` mirrors it, each
-code with its message, and :class:`LoopResult` mirrors the header's result record
-``lagsim_result`` (tests/test_csource.py holds both pairs to agree).
+code with its message, and :class:`LoopResult` and :class:`StepResult` mirror the header's
+result records ``lagsim_result`` and ``lagsim_step`` (tests/test_csource.py holds each pair to
+agree).
 """
 
 from __future__ import annotations
@@ -122,4 +123,16 @@ class LoopResult(ctypes.Structure):
         ("unchecked", ctypes.c_int),
         ("chart", ctypes.c_int),
         ("switches", ctypes.c_int),
+    ]
+
+
+class StepResult(ctypes.Structure):
+    """One accepted DOP853 step of a model library: the record ``lagsim_step`` of
+    ``c/status.h``, field for field (``h_abs`` in and out)."""
+
+    _fields_ = [
+        ("t_new", ctypes.c_double),
+        ("h", ctypes.c_double),
+        ("h_abs", ctypes.c_double),
+        ("nfev", ctypes.c_long),
     ]

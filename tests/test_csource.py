@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from lagsim import ccompile, csource
-from lagsim.csource import LoopResult, Status
+from lagsim.csource import LoopResult, Status, StepResult
 
 ROOT = Path(__file__).resolve().parents[1]
 C_DIR = ROOT / "lagsim" / "c"
 HEADER = C_DIR / "status.h"
+RECORDS = [(LoopResult, "lagsim_result"), (StepResult, "lagsim_step")]
 
 
 def _header_enum() -> dict[str, int]:
@@ -28,10 +29,10 @@ def _header_enum() -> dict[str, int]:
     return {name.strip(): int(value) for name, value in pairs}
 
 
-def _header_struct() -> list[tuple[str, str]]:
+def _header_struct(name: str) -> list[tuple[str, str]]:
     text = re.sub(r"/\*.*?\*/", "", HEADER.read_text(encoding="utf-8"), flags=re.S)
-    body = re.search(r"typedef\s+struct\s*\{(.*?)\}\s*lagsim_result\s*;", text, re.S)
-    assert body is not None, "status.h has no struct lagsim_result"
+    body = re.search(rf"typedef\s+struct\s*\{{([^}}]*)\}}\s*{name}\s*;", text, re.S)
+    assert body is not None, f"status.h has no struct {name}"
     return [(decl.split()[-1], " ".join(decl.split()[:-1]))
             for decl in body.group(1).split(";") if decl.strip()]
 
@@ -61,21 +62,23 @@ def test_no_other_source_declares_the_codes():
             assert "enum lagsim_status" in csource.read(path.name)
 
 
-def test_result_record_fields_are_those_of_the_header():
+@pytest.mark.parametrize("record, name", RECORDS)
+def test_result_record_fields_are_those_of_the_header(record, name):
     ctypes_types = {ctypes.c_double: "double", ctypes.c_long: "long", ctypes.c_int: "int"}
-    mirrored = [(name, ctypes_types[kind]) for name, kind in LoopResult._fields_]
-    assert mirrored == _header_struct()
+    mirrored = [(field, ctypes_types[kind]) for field, kind in record._fields_]
+    assert mirrored == _header_struct(name)
 
 
-def test_result_record_layout_agrees_with_c(tmp_path):
-    """sizeof and every offsetof of lagsim_result as the C compiler lays it out."""
+@pytest.mark.parametrize("record, name", RECORDS)
+def test_result_record_layout_agrees_with_c(tmp_path, record, name):
+    """sizeof and every offsetof of the record as the C compiler lays it out."""
     cc = ccompile.compiler()
     if cc is None:
         pytest.skip("no C compiler")
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "status.h"',
-             'int main(void) {', '    printf("size %zu\\n", sizeof(lagsim_result));']
-    lines += [f'    printf("{name} %zu\\n", offsetof(lagsim_result, {name}));'
-              for name, _ in LoopResult._fields_]
+             'int main(void) {', f'    printf("size %zu\\n", sizeof({name}));']
+    lines += [f'    printf("{field} %zu\\n", offsetof({name}, {field}));'
+              for field, _ in record._fields_]
     lines += ["    return 0;", "}"]
     (tmp_path / "layout.c").write_text("\n".join(lines) + "\n", encoding="utf-8")
     subprocess.run([cc, f"-I{C_DIR}", "-o", str(tmp_path / "layout"), str(tmp_path / "layout.c")],
@@ -83,9 +86,9 @@ def test_result_record_layout_agrees_with_c(tmp_path):
     out = subprocess.run([str(tmp_path / "layout")], check=True, capture_output=True,
                          text=True).stdout
     got = dict(line.split() for line in out.splitlines())
-    assert int(got.pop("size")) == ctypes.sizeof(LoopResult)
-    assert {name: int(v) for name, v in got.items()} == {
-        name: getattr(LoopResult, name).offset for name, _ in LoopResult._fields_}
+    assert int(got.pop("size")) == ctypes.sizeof(record)
+    assert {field: int(v) for field, v in got.items()} == {
+        field: getattr(record, field).offset for field, _ in record._fields_}
 
 
 def test_read_expands_the_header_once():

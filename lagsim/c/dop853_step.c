@@ -1,17 +1,18 @@
 /* One accepted DOP853 step, the algorithm of scipy's RungeKutta._step_impl with DOP853's
    error norm, stage for stage (lagsim.ccompile prints scipy's coefficients DOP_A, DOP_B,
    DOP_C, DOP_E3, DOP_E5 exactly before this text).
-   info: in [h_abs]; out [t_new, h, h_abs, nfev]; p: the parameters. Returns 0 (accepted),
+   res: in h_abs; out t_new, h, h_abs, nfev; p: the parameters. Returns 0 (accepted),
    RUN_SMALL (step too small) or RUN_SINGULAR (singular mass matrix). K: @STAGES@ + 1 rows of
    @STATES@. Slots filled by lagsim.ccompile: STATES = 2 n, STAGES (DOP853's 12). */
 #include "status.h"
 
 int lagsim_dop853_step(double t, const double *y, const double *f, double t_bound,
                        double direction, double rtol, const double *atol, double max_step,
-                       double *K, double *y_new, double *f_new, double *info, const double *p)
+                       double *K, double *y_new, double *f_new, lagsim_step *res, const double *p)
 {
     const int N = @STATES@, S = @STAGES@;
-    double ytmp[@STATES@], h_abs = info[0], h, t_new, nfev = 0.0;
+    double ytmp[@STATES@], h_abs = res->h_abs, h, t_new;
+    long nfev = 0;
     double min_step = 10.0 * fabs(nextafter(t, direction * INFINITY) - t);
     int i, j, s, rejected = 0;
     if (h_abs > max_step) h_abs = max_step;
@@ -60,6 +61,6 @@ int lagsim_dop853_step(double t, const double *y, const double *f, double t_boun
         h_abs *= fmax(0.2, 0.9 * pow(err, -1.0 / 8.0));
         rejected = 1;
     }
-    info[0] = t_new; info[1] = h; info[2] = h_abs; info[3] = nfev;
+    res->t_new = t_new; res->h = h; res->h_abs = h_abs; res->nfev = nfev;
     return 0;
 }

@@ -1,7 +1,8 @@
-/* lagsim's C status codes and the result record of its step loops: one header, included by
-   every C source that uses them (lagsim.csource expands the include into the text it
-   compiles). lagsim.csource.Status mirrors the enum (each code with its message) and
-   lagsim.csource.LoopResult the record; tests/test_csource.py holds each pair to agree. */
+/* lagsim's C status codes and the result records of its step loops and of DOP853's step: one
+   header, included by every C source that uses them (lagsim.csource expands the include into
+   the text it compiles). lagsim.csource.Status mirrors the enum (each code with its message),
+   lagsim.csource.LoopResult and StepResult the records; tests/test_csource.py holds each pair
+   to agree. */
 #ifndef LAGSIM_STATUS_H
 #define LAGSIM_STATUS_H
 
@@ -44,5 +45,14 @@ typedef struct {
     int chart;          /* reduced: the current symbolic chart, -1 for a numeric chart */
     int switches;       /* reduced: the chart switches made in C */
 } lagsim_result;
+
+/* One accepted DOP853 step of a model library (lagsim_dop853_step): h_abs in (the step size
+   to try) and out (the next one), the rest out. */
+typedef struct {
+    double t_new;  /* the step's end */
+    double h;      /* the step taken */
+    double h_abs;  /* in: the step size to try; out: the next step size */
+    long nfev;     /* right-hand sides evaluated */
+} lagsim_step;
 
 #endif

@@ -145,3 +145,19 @@ def test_no_c_source_in_python_strings():
             if text.count("\n") >= 6 and c_like.search(text):
                 found.append(f"{path.name}:{node.lineno}")
     assert not found, f"C source in Python strings: {found}"
+
+
+@pytest.mark.parametrize("method, dt", [("rattle", "1.5"), ("variational", "2.5")])
+def test_a_failed_fixed_step_says_its_status_message(method, dt):
+    """A step of the C loop that returns STEP_NEWTON is reported with that code's message
+    (the pendulum's step of 1.5 or 2.5 s is far beyond Newton's reach)."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["simulate", "pendulum_natural", "--method", method,
+                                       "--dt", dt, "-o", "-"])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"lagsim: error: at t = {dt}: {method}: {Status.STEP_NEWTON.message} at step size "
+        f"{dt}; try a smaller --dt")

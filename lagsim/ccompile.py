@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
-from lagsim import __version__, cache, stages
+from lagsim import __version__, cache, csource, stages
 from lagsim.expansion import killable
 from lagsim.expressions import exact_text
 from lagsim.limits import MAX_COORDINATES
@@ -79,101 +79,9 @@ def flags() -> tuple[str, ...]:
     return (OPTIMIZE, *FLAGS)
 
 
-RUNTIME = r"""
-#include <math.h>
-#include <string.h>
-
-/* lagsim's small dense linear algebra, one text in every library that needs it: the model
-   libraries (the ODE right-hand side) and the C step loop (lagsim/cloop_source.c). Matrices
-   are row-major. */
-
-/* M = L Lᵀ (numpy.linalg.cholesky; L lower triangular, its upper part zeroed): 0, or 1 when
-   M is not positive definite. */
-static int lagsim_cholesky(int n, const double *M, double *L)
-{
-    int i, j, k;
-    memset(L, 0, (size_t)n * n * sizeof(double));
-    for (j = 0; j < n; j++) {
-        double d = M[j * n + j];
-        for (k = 0; k < j; k++) d -= L[j * n + k] * L[j * n + k];
-        if (!(d > 0.0)) return 1;
-        d = sqrt(d);
-        L[j * n + j] = d;
-        for (i = j + 1; i < n; i++) {
-            double s = M[i * n + j];
-            for (k = 0; k < j; k++) s -= L[i * n + k] * L[j * n + k];
-            L[i * n + j] = s / d;
-        }
-    }
-    return 0;
-}
-
-/* r ← (L Lᵀ)⁻¹ r: the two triangular solves with the factor of lagsim_cholesky. */
-static void lagsim_cholesky_solve(int n, const double *L, double *r)
-{
-    int i, k;
-    for (i = 0; i < n; i++) {
-        double s = r[i];
-        for (k = 0; k < i; k++) s -= L[i * n + k] * r[k];
-        r[i] = s / L[i * n + i];
-    }
-    for (i = n - 1; i >= 0; i--) {
-        double s = r[i];
-        for (k = i + 1; k < n; k++) s -= L[k * n + i] * r[k];
-        r[i] = s / L[i * n + i];
-    }
-}
-
-/* Solve A X = B by LU with partial pivoting (A s-by-s, overwritten; B s-by-nb row major, a
-   right-hand side a column, becomes X; with nb = 1 a vector): 0; 1 for an exactly singular A
-   (numpy.linalg.solve's LinAlgError), B then unfinished; 2 when a pivot was not finite (solved
-   through, as LAPACK would). */
-static int lagsim_lu_solve(int s, int nb, double *A, double *B)
-{
-    int i, j, k, l, finite = 1;
-    for (k = 0; k < s; k++) {
-        int p = k;
-        double best = fabs(A[k * s + k]);
-        for (i = k + 1; i < s; i++)
-            if (fabs(A[i * s + k]) > best) { best = fabs(A[i * s + k]); p = i; }
-        if (best == 0.0) return 1;
-        finite &= isfinite(best) != 0;
-        if (p != k) {
-            double t;
-            for (j = 0; j < s; j++) { t = A[k * s + j]; A[k * s + j] = A[p * s + j];
-                                      A[p * s + j] = t; }
-            for (l = 0; l < nb; l++) { t = B[k * nb + l]; B[k * nb + l] = B[p * nb + l];
-                                       B[p * nb + l] = t; }
-        }
-        for (i = k + 1; i < s; i++) {
-            double f = A[i * s + k] / A[k * s + k];
-            if (f == 0.0) continue;
-            for (j = k + 1; j < s; j++) A[i * s + j] -= f * A[k * s + j];
-            for (l = 0; l < nb; l++) B[i * nb + l] -= f * B[k * nb + l];
-        }
-    }
-    for (i = s - 1; i >= 0; i--)
-        for (l = 0; l < nb; l++) {
-            double acc = B[i * nb + l];
-            for (j = i + 1; j < s; j++) acc -= A[i * s + j] * B[j * nb + l];
-            B[i * nb + l] = acc / A[i * s + i];
-        }
-    return finite ? 0 : 2;
-}
-
-/* Solve M x = r (M n-by-n, overwritten; r becomes x) for a mass matrix: Cholesky into the
-   work L (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
-   that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
-   finite. */
-static int lagsim_solve(int n, double *M, double *r, double *L)
-{
-    if (lagsim_cholesky(n, M, L) == 0) {
-        lagsim_cholesky_solve(n, L, r);
-        return 0;
-    }
-    return lagsim_lu_solve(n, 1, M, r) != 0;
-}
-"""
+RUNTIME = csource.read("runtime.c")
+"""lagsim's small dense linear algebra (``lagsim/c/runtime.c``), one text in every library that
+needs it: the model libraries and the C step loops."""
 
 
 def _dop853_source(n: int) -> str:
@@ -191,66 +99,7 @@ def _dop853_source(n: int) -> str:
         array("DOP_A", [d.A[i, j] for i in range(stages) for j in range(stages)]),
         array("DOP_B", d.B), array("DOP_C", d.C[:stages]), array("DOP_E3", d.E3),
         array("DOP_E5", d.E5),
-        f"""
-/* info: in [h_abs]; out [t_new, h, h_abs, nfev]; p: the parameters. Returns 0 (accepted),
-   1 (step too small), 2 (singular mass matrix). K: {stages + 1} rows of {2 * n}. */
-int lagsim_dop853_step(double t, const double *y, const double *f, double t_bound,
-                       double direction, double rtol, const double *atol, double max_step,
-                       double *K, double *y_new, double *f_new, double *info, const double *p)
-{{
-    const int N = {2 * n}, S = {stages};
-    double ytmp[{2 * n}], h_abs = info[0], h, t_new, nfev = 0.0;
-    double min_step = 10.0 * fabs(nextafter(t, direction * INFINITY) - t);
-    int i, j, s, rejected = 0;
-    if (h_abs > max_step) h_abs = max_step;
-    else if (h_abs < min_step) h_abs = min_step;
-    for (;;) {{
-        double e5 = 0.0, e3 = 0.0, err;
-        if (h_abs < min_step) return 1;
-        h = h_abs * direction;
-        t_new = t + h;
-        if (direction * (t_new - t_bound) > 0) t_new = t_bound;
-        h = t_new - t;
-        h_abs = fabs(h);
-        memcpy(K, f, N * sizeof(double));
-        for (s = 1; s < S; s++) {{
-            for (i = 0; i < N; i++) {{
-                double acc = 0.0;
-                for (j = 0; j < s; j++) acc += K[j * N + i] * DOP_A[s * S + j];
-                ytmp[i] = y[i] + acc * h;
-            }}
-            if (lagsim_ode_rhs(t + DOP_C[s] * h, ytmp, K + s * N, p)) return 2;
-        }}
-        for (i = 0; i < N; i++) {{
-            double acc = 0.0;
-            for (j = 0; j < S; j++) acc += K[j * N + i] * DOP_B[j];
-            y_new[i] = y[i] + h * acc;
-        }}
-        if (lagsim_ode_rhs(t + h, y_new, f_new, p)) return 2;
-        memcpy(K + S * N, f_new, N * sizeof(double));
-        nfev += S;
-        for (i = 0; i < N; i++) {{
-            double a5 = 0.0, a3 = 0.0;
-            double scale = atol[i] + fmax(fabs(y[i]), fabs(y_new[i])) * rtol;
-            for (j = 0; j <= S; j++) {{ a5 += K[j * N + i] * DOP_E5[j];
-                                       a3 += K[j * N + i] * DOP_E3[j]; }}
-            a5 /= scale; a3 /= scale;
-            e5 += a5 * a5; e3 += a3 * a3;
-        }}
-        err = (e5 == 0.0 && e3 == 0.0) ? 0.0
-              : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * N);
-        if (err < 1.0) {{
-            double factor = err == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
-            if (rejected) factor = fmin(1.0, factor);
-            h_abs *= factor;
-            break;
-        }}
-        h_abs *= fmax(0.2, 0.9 * pow(err, -1.0 / 8.0));
-        rejected = 1;
-    }}
-    info[0] = t_new; info[1] = h; info[2] = h_abs; info[3] = nfev;
-    return 0;
-}}"""])
+        csource.fill(csource.read("dop853_step.c"), STATES=2 * n, STAGES=stages)])
 
 
 def cache_dir() -> Path:
@@ -377,23 +226,8 @@ def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol
         parts.append(f"void lagsim_{name}(const double *in, const double *p, double *out) "
                      f"{{ {name}(in, p, out); }} /* {len(exprs)} values */")
     if ode:
-        parts.append(f"""
-int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
-{{
-    double in[{1 + 2 * n}], dyn[{n * n + n}], L[{n * n}];
-    int i;
-    in[0] = t;
-    memcpy(in + 1, y, {2 * n} * sizeof(double));
-    dynamics(in, p, dyn);
-    memcpy(out, y + {n}, {n} * sizeof(double));
-    memcpy(out + {n}, dyn + {n * n}, {n} * sizeof(double));
-    for (i = 0; i < {n * n}; i++)
-        if (!isfinite(dyn[i])) {{
-            for (i = {n}; i < {2 * n}; i++) out[i] = NAN;
-            return 0;
-        }}
-    return lagsim_solve({n}, dyn, out + {n}, L);
-}}""")
+        parts.append(csource.fill(csource.read("ode_rhs.c"), N=n, STATES=2 * n, IN=1 + 2 * n,
+                                  MASS=n * n, DYNAMICS=n * n + n))
         parts.append(_dop853_source(n))
     return "\n".join(parts)
 
@@ -420,7 +254,7 @@ def _identity(cc: str) -> tuple[str, ...]:
 
         _IDENTITY[cc] = (
             "lagsim-c", CACHE_FORMAT, __version__,
-            hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+            hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), csource.digest(),
             se.__version__, scipy.__version__, os.path.realpath(cc), version, *FLAGS,
             OPTIMIZE, str(CHUNK), str(sysconfig.get_config_var("SOABI")), sys.platform,
             platform.machine())
@@ -581,20 +415,22 @@ class COdeRhs:
 class CDop853Step:
     """One accepted DOP853 step of the compiled right-hand side, in C (see
     :class:`lagsim.cstep.CDOP853`): ``step(t, y, f, t_bound, direction, rtol, atol, max_step,
-    K, h_abs)`` → (code, y_new, f_new, t_new, h, h_abs, nfev) with code 0 accepted, 1 step too
-    small, 2 singular mass matrix; ``K`` (13 rows) receives the stages."""
+    K, h_abs)`` → (code, y_new, f_new, t_new, h, h_abs, nfev) with code 0 accepted,
+    :attr:`~lagsim.csource.Status.RUN_SMALL` step too small,
+    :attr:`~lagsim.csource.Status.RUN_SINGULAR` singular mass matrix; ``K`` (13 rows) receives
+    the stages."""
 
-    __slots__ = ("_func", "_info", "_pinfo", "n", "_params", "_pp")
+    __slots__ = ("_func", "_result", "_presult", "n", "_params", "_pp")
 
     def __init__(self, func: Callable, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
                          ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_double,
-                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                         ctypes.c_void_p)
+                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.POINTER(csource.StepResult), ctypes.c_void_p)
         func.restype = ctypes.c_int
         self._func = func
-        self._info = np.zeros(4)
-        self._pinfo = self._info.ctypes.data
+        self._result = csource.StepResult()
+        self._presult = ctypes.pointer(self._result)
         self.n = 2 * n
         self._params = params
         self._pp = params.ctypes.data
@@ -604,12 +440,12 @@ class CDop853Step:
                  K: np.ndarray, h_abs: float) -> tuple:
         y_new = np.empty(self.n)
         f_new = np.empty(self.n)
-        self._info[0] = h_abs
+        result = self._result
+        result.h_abs = h_abs
         code = self._func(t, y.ctypes.data, f.ctypes.data, t_bound, direction, rtol,
                           atol.ctypes.data, max_step, K.ctypes.data, y_new.ctypes.data,
-                          f_new.ctypes.data, self._pinfo, self._pp)
-        t_new, h, h_abs, nfev = self._info
-        return code, y_new, f_new, float(t_new), float(h), float(h_abs), int(nfev)
+                          f_new.ctypes.data, self._presult, self._pp)
+        return code, y_new, f_new, result.t_new, result.h, result.h_abs, result.nfev
 
 
 @dataclass(frozen=True)
@@ -700,138 +536,6 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
     return unbound.bind(np.zeros(len(parameters)) if values is None else values)
 
 
-_NATIVE_SOURCE = r"""
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-
-typedef int (*lagsim_rhs_fn)(double t, const double *y, double *out, const double *p);
-
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    lagsim_rhs_fn f;
-    const double *p;
-    PyObject *size, *empty, *convert, *error, *params;
-    Py_ssize_t n;
-} RhsObject;
-
-static int get_input(RhsObject *r, PyObject *y, Py_buffer *view, PyObject **held)
-{
-    *held = NULL;
-    if (PyObject_GetBuffer(y, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
-        if (view->len == r->n * (Py_ssize_t)sizeof(double) && view->format
-            && (strcmp(view->format, "d") == 0 || strcmp(view->format, "<d") == 0))
-            return 0;
-        PyBuffer_Release(view);
-    } else {
-        PyErr_Clear();
-    }
-    *held = PyObject_CallOneArg(r->convert, y);
-    if (*held == NULL) return -1;
-    if (PyObject_GetBuffer(*held, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
-    if (view->len != r->n * (Py_ssize_t)sizeof(double)) {
-        PyBuffer_Release(view);
-        PyErr_Format(PyExc_ValueError, "rhs: y must have %zd values", r->n);
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *rhs_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
-                                PyObject *kwnames)
-{
-    RhsObject *r = (RhsObject *)self;
-    Py_buffer in, out;
-    PyObject *held, *result;
-    double t;
-    int code;
-    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL) {
-        PyErr_SetString(PyExc_TypeError, "rhs(t, y) takes two positional arguments");
-        return NULL;
-    }
-    t = PyFloat_AsDouble(args[0]);
-    if (t == -1.0 && PyErr_Occurred()) return NULL;
-    if (get_input(r, args[1], &in, &held) < 0) { Py_XDECREF(held); return NULL; }
-    result = PyObject_CallOneArg(r->empty, r->size);
-    if (result == NULL
-        || PyObject_GetBuffer(result, &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&in); Py_XDECREF(held); Py_XDECREF(result);
-        return NULL;
-    }
-    code = r->f(t, (const double *)in.buf, (double *)out.buf, r->p);
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&in);
-    Py_XDECREF(held);
-    if (code) {
-        Py_DECREF(result);
-        PyErr_SetString(r->error, "Singular matrix");
-        return NULL;
-    }
-    return result;
-}
-
-static void rhs_dealloc(PyObject *self)
-{
-    RhsObject *r = (RhsObject *)self;
-    Py_XDECREF(r->size); Py_XDECREF(r->empty); Py_XDECREF(r->convert); Py_XDECREF(r->error);
-    Py_XDECREF(r->params);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static PyTypeObject RhsType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "lagsim_native.Rhs",
-    .tp_basicsize = sizeof(RhsObject),
-    .tp_dealloc = rhs_dealloc,
-    .tp_vectorcall_offset = offsetof(RhsObject, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "rhs(t, y) -> fresh y' from a compiled lagsim model",
-};
-
-static PyObject *make(PyObject *module, PyObject *args)
-{
-    unsigned long long address, paddress;
-    Py_ssize_t n;
-    PyObject *empty, *convert, *error, *params;
-    RhsObject *r;
-    if (!PyArg_ParseTuple(args, "KnOOOKO", &address, &n, &empty, &convert, &error, &paddress,
-                          &params))
-        return NULL;
-    r = PyObject_New(RhsObject, &RhsType);
-    if (r == NULL) return NULL;
-    r->vectorcall = rhs_vectorcall;
-    r->f = (lagsim_rhs_fn)(uintptr_t)address;
-    r->p = (const double *)(uintptr_t)paddress;
-    r->n = n;
-    r->size = PyLong_FromSsize_t(n);
-    Py_INCREF(empty); r->empty = empty;
-    Py_INCREF(convert); r->convert = convert;
-    Py_INCREF(error); r->error = error;
-    Py_INCREF(params); r->params = params;
-    return (PyObject *)r;
-}
-
-static PyMethodDef methods[] = {
-    {"make", make, METH_VARARGS,
-     "make(address, size, empty, convert, error, params_address, params) -> Rhs"},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_lagsim_native", NULL, -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__lagsim_native(void)
-{
-    if (PyType_Ready(&RhsType) < 0) return NULL;
-    return PyModule_Create(&moduledef);
-}
-"""
-
 _NATIVE: dict[str, Any] = {}
 
 
@@ -848,11 +552,12 @@ def _native_module(cc: str) -> Any:
     include = sysconfig.get_paths()["include"]
     module = None
     if (Path(include) / "Python.h").exists():
+        source = csource.read("native.c")
         key = hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
-                                        _NATIVE_SOURCE)).encode()).hexdigest()[:32]
+                                        source)).encode()).hexdigest()[:32]
 
         def build(work: Path) -> Path:
-            return _compile(cc, _NATIVE_SOURCE + _key_source(key) + "\n",
+            return _compile(cc, source + _key_source(key) + "\n",
                             ("-O2", *FLAGS, f"-I{include}"), work)
 
         def load(name: str) -> Any:

@@ -4,7 +4,7 @@
 Python round per accepted step (the step itself, the checks, the ``--stop-when`` search, the
 samples, the projection). With DOP853 (the default) and the formulations ``ode``, ``index1``
 and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
-module runs that same loop in C (``cloop_source.c``, compiled once per machine with
+module runs that same loop in C (``lagsim/c/cloop.c``, compiled once per machine with
 :data:`OPTIMIZE` and kept in the compile cache of :mod:`lagsim.cache`): the model's compiled
 functions are called through their addresses; index1's augmented system is solved through its
 Schur complement (Cholesky of M, factored once while M does not change, and of A M⁻¹ Aᵀ), by
@@ -12,7 +12,7 @@ LU with partial pivoting of the augmented matrix when that is ill-conditioned; t
 minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equations
 (Cholesky) when well conditioned, else by a one-sided Jacobi SVD (the same cut-off
 :data:`lagsim.formulations.RCOND`); the dense linear algebra is the model libraries' own
-(:data:`lagsim.ccompile.RUNTIME`). The ``--stop-when`` expression is compiled to C as well,
+(``lagsim/c/runtime.c``). The ``--stop-when`` expression is compiled to C as well,
 its sign changes inside each step looked for as :mod:`lagsim.crossings` does (the same pieces,
 the same constants) and the first found by Brent's method on the step's dense output. Each
 part mirrors the Python code it replaces (named in the C source), so both loops give the same
@@ -21,7 +21,7 @@ system). Python runs once per call (the progress bar, the pace check and Ctrl-C)
 :data:`CALL_SECONDS` whatever the size of the model, not once per step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
-of this module and of ``cloop_source.c``): the chart's ODE in the free coordinates is stepped by
+of this module and of ``lagsim/c/cloop.c``): the chart's ODE in the free coordinates is stepped by
 the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
 numeric chart's from Newton's method on the constraints (mirrored in C), and
 ``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built or to a
@@ -42,13 +42,13 @@ import math
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from lagsim import cache, ccompile
+from lagsim import cache, ccompile, csource
+from lagsim.csource import LoopResult, Status
 from lagsim.errors import IntegrationError
 from lagsim.formulations import RCOND, SINGULAR_RTOL
 from lagsim.options import BY_NAME
@@ -65,8 +65,6 @@ PATHS = ("cholesky", "svd", "lu")
 """The ways the C loop solves a constrained system: the normal equations by Cholesky (index1's
 Schur complement, the minimum-norm solves when well conditioned), the Jacobi SVD (minimum-norm
 solves of rank-deficient or ill-conditioned rows), LU of index1's augmented matrix."""
-MORE, DONE, STOP, SMALL, SINGULAR, NONFINITE, MASS, PROJECTION, STOP_NONFINITE = range(9)
-SOURCE = Path(__file__).with_name("cloop_source.c")
 OPTIMIZE = "-O3"
 """The loop library's optimisation: -O3 vectorizes its elementwise loops (DOP853's stage sums
 across the state, the products with a diagonal mass matrix), which -O2's cost model leaves
@@ -114,7 +112,7 @@ def _library(cc: str) -> Any:
     cannot be built or loaded (said on stderr)."""
     if cc in _LIBRARY:
         return _LIBRARY[cc]
-    template = (SOURCE.read_text(encoding="utf-8").replace("@RUNTIME@", ccompile.RUNTIME)
+    template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     lib = None
     try:
@@ -130,7 +128,8 @@ def _library(cc: str) -> Any:
         lib.lagsim_loop_start.restype = ctypes.c_int
         lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+                                        ctypes.POINTER(LoopResult), ctypes.c_void_p,
+                                        ctypes.c_void_p)
         lib.lagsim_loop_run.restype = ctypes.c_int
         lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
         lib.lagsim_loop_alias.restype = None
@@ -262,10 +261,11 @@ class CLoop:
             y = np.ascontiguousarray(y0, dtype=float)
             if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
                                           stop.sign if stop is not None else 0.0):
-                raise _failure(SINGULAR, problem, guard, math.nan, state, problem.t0, problem.t0)
+                raise _failure(Status.RUN_SINGULAR, problem, guard, math.nan, state, problem.t0,
+                               problem.t0)
             times = np.ascontiguousarray(samples.times, dtype=float)
             rows = np.zeros((len(times), max(width, 1)))
-            info = np.zeros(6)
+            result = LoopResult()
             last = np.zeros(2 * n)
             event = np.zeros(max(width, 1))
             k = ctypes.c_int(samples.k)
@@ -276,19 +276,19 @@ class CLoop:
                 before, steps_before, clock = k.value, self.steps, time.perf_counter()
                 code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
                                                 ctypes.byref(k), rows.ctypes.data, chunk,
-                                                info.ctypes.data, last.ctypes.data,
+                                                ctypes.byref(result), last.ctypes.data,
                                                 event.ctypes.data)
-                state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
-                self.nfev, self.steps = int(info[3]), int(info[4])
+                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
+                self.nfev, self.steps = result.nfev, result.nsteps
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
-                if code == STOP:
+                if code == Status.RUN_STOP:
                     self._alias(handle, times)
-                    return _stopped(samples, float(info[1]), event)
-                if code not in (MORE, DONE):
-                    raise _failure(code, problem, guard, float(event[0]), state,
-                                   float(info[1]), float(info[2]))
-                if code == DONE:
+                    return _stopped(samples, result.when, event)
+                if code not in (Status.RUN_MORE, Status.RUN_DONE):
+                    raise _failure(code, problem, guard, float(event[0]), state, result.when,
+                                   result.regular_at)
+                if code == Status.RUN_DONE:
                     self._alias(handle, times)
                     break
                 chunk = self._next_call(state.t, steps_before, clock, pace, progress)
@@ -381,12 +381,12 @@ def _failure(code: int, problem: Problem, guard: Any, value: float, state: Simpl
              when: float, regular_at: float) -> IntegrationError:
     """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
     made by the same :class:`lagsim.driver.Guard`); ``value`` is the --stop-when expression's
-    non-finite value of :data:`STOP_NONFINITE`."""
+    non-finite value of :attr:`~lagsim.csource.Status.RUN_STOP_NONFINITE`."""
     form, numeric = problem.form, problem.numeric
     n = numeric.n
-    if code == SMALL:
+    if code == Status.RUN_SMALL:
         return guard.failure(state, _too_small())
-    if code == SINGULAR:
+    if code == Status.RUN_SINGULAR:
         why = ("Matrix is not positive definite"
                if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
         return guard.singular(state, np.linalg.LinAlgError(why))
@@ -402,15 +402,14 @@ def _state_failure(code: int, problem: Problem, guard: Any, value: float, state:
     from lagsim.driver import _first_nonfinite
 
     numeric = problem.numeric
-    if code == NONFINITE:
+    if code == Status.RUN_NONFINITE:
         return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
-    if code == MASS:
+    if code == Status.RUN_MASS:
         guard.mass(when, q, qd, regular_at)
         guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
-    if code == PROJECTION:
-        return IntegrationError("the projection onto the constraints did not converge; the "
-                                "constraints may be singular here", time=when)
-    if code == STOP_NONFINITE:
+    if code == Status.RUN_PROJECTION:
+        return IntegrationError(Status.RUN_PROJECTION.message, time=when)
+    if code == Status.RUN_STOP_NONFINITE:
         return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
                                 f"{value}", time=when)
     return IntegrationError(f"the C step loop failed (code {code})", time=when)
@@ -474,12 +473,11 @@ def loop_for(problem: Problem) -> CLoop | None:
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
 # code hands the rest of the run to the Python loop.
 
-RED_CHECK, RED_SINGULAR, RED_NEWTON = 20, 21, 22
 _MAPS: dict[str, Any] = {}
 
 
 def _reduced_argtypes(lib: Any) -> None:
-    """Argument types of the reduced block's entry points (``cloop_source.c``, at its end)."""
+    """Argument types of the reduced block's entry points (``lagsim/c/cloop.c``, at its end)."""
     p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
     lib.lagsim_reduced_new.restype = p
     lib.lagsim_reduced_new.argtypes = (p,) * 7
@@ -497,7 +495,7 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_numeric.restype = None
     lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
     lib.lagsim_reduced_start.restype = i
-    lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, p, p, p)
+    lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, ctypes.POINTER(LoopResult), p, p)
     lib.lagsim_reduced_run.restype = i
     lib.lagsim_reduced_missed.argtypes = (p, p)
     lib.lagsim_reduced_missed.restype = None
@@ -672,7 +670,7 @@ class RLoop(CLoop):
             times = np.ascontiguousarray(samples.times, dtype=float)
             width = 2 * n + m
             rows = np.zeros((len(times), width))
-            info = np.zeros(11)
+            result = LoopResult()
             last = np.zeros(len(y0))
             event = np.zeros(width)
             k = ctypes.c_int(samples.k)
@@ -683,17 +681,17 @@ class RLoop(CLoop):
                 before, steps_before, clock = k.value, self.steps, time.perf_counter()
                 code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
                                                    ctypes.byref(k), rows.ctypes.data, chunk,
-                                                   info.ctypes.data, last.ctypes.data,
+                                                   ctypes.byref(result), last.ctypes.data,
                                                    event.ctypes.data)
-                state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
-                self.nfev, self.steps = int(info[3]), int(info[4])
-                self._sync(r, info)
+                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
+                self.nfev, self.steps = result.nfev, result.nsteps
+                self._sync(r, result)
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
-                if code == STOP:
+                if code == Status.RUN_STOP:
                     self._alias(full_d, times)
-                    return _stopped(samples, float(info[1]), event)
-                if code == RED_CHECK:
+                    return _stopped(samples, result.when, event)
+                if code == Status.RED_CHECK:
                     before_chart = form.chart
                     y_new = self._after_step(guard, state)
                     if y_new is not None and state.t != options.t_end:
@@ -705,18 +703,18 @@ class RLoop(CLoop):
                             if stop is not None and missed is not None:
                                 stop.scan.missed = missed
                             return self._hand_over(samples, guard, stop, pace, state, y_new,
-                                                   info, restart, progress)
+                                                   result, restart, progress)
                         restart = type(form.chart) is not type(before_chart)
                         f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
-                        self._register(r, y_new, f, min(float(info[6]), options.t_end
+                        self._register(r, y_new, f, min(result.guard_h, options.t_end
                                                         - state.t) if restart else 0.0)
                     else:
                         self._register(r)
-                    code = MORE
-                if code not in (MORE, DONE):
+                    code = Status.RUN_MORE
+                if code not in (Status.RUN_MORE, Status.RUN_DONE):
                     raise self._reduced_failure(code, guard, float(event[0]), state,
-                                                float(info[1]), float(info[2]))
-                if code == DONE:
+                                                result.when, result.regular_at)
+                if code == Status.RUN_DONE:
                     self._alias(full_d, times)
                     break
                 chunk = self._next_call(state.t, steps_before, clock, pace, progress)
@@ -790,15 +788,15 @@ class RLoop(CLoop):
         else:
             self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
 
-    def _sync(self, r: Any, info: np.ndarray) -> None:
+    def _sync(self, r: Any, result: LoopResult) -> None:
         """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
         accepted state and tangent), switches and last accepted time (what Reduced.after_step
         sets when it runs in Python)."""
         from lagsim.reduced import PartitionChart
 
         form = self.problem.form
-        if int(info[9]) >= 0:
-            form.chart = form._symbolic[int(info[9])]
+        if result.chart >= 0:
+            form.chart = form._symbolic[result.chart]
         else:
             numeric, k = form.numeric, form.chart.k
             n, m = numeric.n, numeric.m
@@ -814,13 +812,13 @@ class RLoop(CLoop):
             chart.dependent, chart.independent = dep, ind
             chart.t_last, chart.q_last = t_last, q_last.copy()
             chart._tangent = st[1 + n:].reshape(m, k + 1).copy()
-        form.switches += int(info[10]) - self._c_switches
-        self._c_switches = int(info[10])
+        form.switches += result.switches - self._c_switches
+        self._c_switches = result.switches
         if self.steps:
-            form._t_accepted = float(info[0])
+            form._t_accepted = result.t
 
     def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
-                   y: np.ndarray, info: np.ndarray, restart: bool,
+                   y: np.ndarray, result: LoopResult, restart: bool,
                    progress: Callable[[float], None] | None) -> Trajectory:
         """The rest of the run in the Python loop, from the state the switch gave: its solver
         starts there with the C solver's next step size (what the Python loop's solver keeps
@@ -831,15 +829,16 @@ class RLoop(CLoop):
 
         problem = self.problem
         self.handed_over = True
-        guard.h, guard.unchecked, guard.regular_at = float(info[6]), int(info[7]), float(info[2])
+        guard.h, guard.unchecked, guard.regular_at = (result.guard_h, result.unchecked,
+                                                      result.regular_at)
         if stop is not None:
-            stop.sign = float(info[8])
+            stop.sign = result.stop_sign
         alias = AliasWatch(problem.form.unpack, samples.times, problem.numeric.coordinates,
                            problem.form.report, problem.qd0)
         alias.done = alias.done or self._aliased
         alias.k = min(int(np.searchsorted(samples.times, state.t, side="right")),
                       len(samples.times) - 1)
-        first = min(float(info[6]) if restart else state.h_abs,
+        first = min(result.guard_h if restart else state.h_abs,
                     problem.options.t_end - state.t)
         return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
                                                     y, first))
@@ -848,11 +847,11 @@ class RLoop(CLoop):
                          when: float, regular_at: float) -> IntegrationError:
         """The error the Python loop raises for the reduced C loop's failure ``code``."""
         form = self.problem.form
-        if code == RED_SINGULAR:
+        if code == Status.RED_SINGULAR:
             return IntegrationError(form._singular(), time=when)
-        if code == RED_NEWTON:
+        if code == Status.RED_NEWTON:
             return form.chart.newton_failure(when)
-        if code == SMALL:
+        if code == Status.RUN_SMALL:
             from lagsim.driver import Guard
 
             assert isinstance(guard, Guard)

@@ -3,7 +3,7 @@
 With ``--method Radau`` the Python loop (:func:`lagsim.driver.run_python`) drives scipy's
 ``Radau`` one Python round per accepted step, and each step calls the right-hand side and
 solves the Newton systems through Python: on a stiff system most of the run's time. For the
-formulation ``ode`` this module runs the same loop in C (``cradau_source.c``): scipy's algorithm
+formulation ``ode`` this module runs the same loop in C (``lagsim/c/cradau.c``): scipy's algorithm
 step for step (scipy/integrate/_ivp/radau.py — the collocation system solved by simplified
 Newton in the eigenbasis of Radau IIA's matrix, its error estimate, the step-size factors of
 ``predict_factor`` and the rules for refreshing the Jacobian and the LU factors of
@@ -26,18 +26,13 @@ import ctypes
 import math
 import time
 from collections.abc import Callable
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from lagsim import cache, ccompile
+from lagsim import cache, ccompile, csource
 from lagsim.cloop import (
-    DONE,
-    MORE,
-    SINGULAR,
-    SMALL,
     _address,
     _compiler,
     _extend,
@@ -45,12 +40,12 @@ from lagsim.cloop import (
     _state_failure,
     next_call,
 )
+from lagsim.csource import LoopResult, Status
 from lagsim.errors import IntegrationError
 from lagsim.formulations import SINGULAR_RTOL
 from lagsim.problem import Problem
 from lagsim.trajectory import Trajectory
 
-SOURCE = Path(__file__).with_name("cradau_source.c")
 STEPS_PER_CALL = 256
 """Accepted steps of the first C call; later calls take as many as fit in
 :data:`lagsim.cloop.CALL_SECONDS` at the pace measured."""
@@ -81,7 +76,7 @@ def _library(cc: str) -> Any:
     it cannot be built or loaded (said on stderr)."""
     if cc in _LIBRARY:
         return _LIBRARY[cc]
-    text = SOURCE.read_text(encoding="utf-8").replace("@RUNTIME@", ccompile.RUNTIME)
+    text = csource.read("cradau.c").replace("@RUNTIME@", ccompile.RUNTIME)
     lib = None
     try:
         lib, _ = ccompile.build_and_load(cc, "cradau",
@@ -94,8 +89,8 @@ def _library(cc: str) -> Any:
         lib.lagsim_radau_free.restype = None
         lib.lagsim_radau_start.argtypes = (vp, ctypes.c_double, vp, ctypes.c_double)
         lib.lagsim_radau_start.restype = ctypes.c_int
-        lib.lagsim_radau_run.argtypes = (vp, vp, ctypes.c_int, vp, vp, ctypes.c_int, vp, vp,
-                                         vp)
+        lib.lagsim_radau_run.argtypes = (vp, vp, ctypes.c_int, vp, vp, ctypes.c_int,
+                                         ctypes.POINTER(LoopResult), vp, vp)
         lib.lagsim_radau_run.restype = ctypes.c_int
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cradau", "warning: the C Radau loop could not be built; stepping in "
@@ -153,10 +148,11 @@ class RadauLoop:
             if not handle:
                 raise MemoryError("the C Radau loop could not allocate its work space")
             if self.lib.lagsim_radau_start(handle, problem.t0, y0.ctypes.data, 0.0):
-                raise _failure(SINGULAR, problem, guard, None, state, problem.t0, problem.t0)
+                raise _failure(Status.RUN_SINGULAR, problem, guard, None, state, problem.t0,
+                               problem.t0)
             times = np.ascontiguousarray(samples.times, dtype=float)
             rows = np.zeros((len(times), 2 * n))
-            info = np.zeros(9)
+            result = LoopResult()
             last = np.zeros(2 * n)
             k = ctypes.c_int(samples.k)
             chunk = STEPS_PER_CALL
@@ -167,22 +163,22 @@ class RadauLoop:
                     trace = np.zeros((chunk, 1 + 2 * n))
                 code = self.lib.lagsim_radau_run(handle, times.ctypes.data, len(times),
                                                  ctypes.byref(k), rows.ctypes.data, chunk,
-                                                 info.ctypes.data, last.ctypes.data,
+                                                 ctypes.byref(result), last.ctypes.data,
                                                  trace.ctypes.data)
-                state = SimpleNamespace(t=float(info[0]), y=last.copy(), h_abs=float(info[5]))
-                self.nfev, self.steps = int(info[3]), int(info[4])
-                self.njev, self.nlu = int(info[6]), int(info[7])
-                taken = int(info[8])
+                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
+                self.nfev, self.steps = result.nfev, result.nsteps
+                self.njev, self.nlu = result.njev, result.nlu
+                taken = result.taken
                 for i in range(taken if not alias.done else 0):
                     alias.accepted(float(trace[i, 0]), trace[i, 1:])
                 _extend(samples, times[before:k.value], rows[before:k.value], n)
                 samples.k = k.value
-                if code == SMALL:
+                if code == Status.RUN_SMALL:
                     raise guard.failure(state, _too_small())
-                if code not in (MORE, DONE):
-                    raise _failure_at(code, problem, guard, state, float(info[1]),
-                                      float(info[2]))
-                if code == DONE:
+                if code not in (Status.RUN_MORE, Status.RUN_DONE):
+                    raise _failure_at(code, problem, guard, state, result.when,
+                                      result.regular_at)
+                if code == Status.RUN_DONE:
                     break
                 chunk = next_call(problem, state.t, taken, clock, pace, progress, 2**16)
             if progress is not None:
@@ -205,8 +201,8 @@ def _too_small() -> str:
 def _failure_at(code: int, problem: Problem, guard: Any, state: SimpleNamespace, when: float,
                 regular_at: float) -> IntegrationError:
     """The error the Python loop raises for the C loop's failure ``code``."""
-    if code == SINGULAR:
-        return _failure(SINGULAR, problem, guard, None, state, when, regular_at)
+    if code == Status.RUN_SINGULAR:
+        return _failure(Status.RUN_SINGULAR, problem, guard, None, state, when, regular_at)
     n = problem.numeric.n
     return _state_failure(code, problem, guard, None, state, state.y[:n], state.y[n:], when,
                           regular_at)

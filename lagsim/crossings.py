@@ -32,7 +32,7 @@ in the same step, is *unresolved*: its sign changes are still taken, but it may 
 crossings, and the run says so once on stderr (:func:`message`, in the style of the
 sample-aliasing warning, :mod:`lagsim.aliasing`).
 
-The C step loop (``cloop_source.c``, ``scan_step``) does the same, operation for operation, so
+The C step loop (``lagsim/c/cloop.c``, ``scan_step``) does the same, operation for operation, so
 both loops find the same crossings.
 """
 

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.integrate import DOP853
 
 from lagsim.ccompile import CDop853Step
+from lagsim.csource import Status
 
 
 class CDOP853(DOP853):
@@ -39,9 +40,9 @@ class CDOP853(DOP853):
             self.t, y, f, self.t_bound, float(self.direction), float(self.rtol), self._atol,
             float(self.max_step), self._K, self.h_abs)
         self.nfev += nfev
-        if code == 1:
+        if code == Status.RUN_SMALL:
             return False, self.TOO_SMALL_STEP
-        if code == 2:
+        if code == Status.RUN_SINGULAR:
             raise np.linalg.LinAlgError("Singular matrix")
         self.h_previous = h
         self.y_old = y

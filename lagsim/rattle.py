@@ -41,6 +41,8 @@ from typing import Any, ClassVar
 import numpy as np
 import symengine as se
 
+from lagsim import csource
+from lagsim.csource import Status
 from lagsim.errors import InputError, IntegrationError
 from lagsim.expressions import diff
 from lagsim.model import Model
@@ -52,76 +54,11 @@ CHUNK_SECONDS = 0.05
 SAMPLE_EPS = 1e-9
 """A sample time within this fraction of a step from a step's end is that step's state."""
 
-_MAXABS = r"""
-/* The largest |x_i| of the k values, NaN when one is NaN (np.abs(x).max() of the NumPy path;
-   Newton's tests take a NaN for a non-finite state). */
-static double fs_maxabs(int k, const double *x)
-{
-    double r = 0.0;
-    int i;
-    for (i = 0; i < k; i++) {
-        if (isnan(x[i])) return x[i];
-        if (fabs(x[i]) > r) r = fabs(x[i]);
-    }
-    return r;
-}
-"""
-
-_LOOP = r"""
-/* The step loop shared by the fixed-step methods. state: the method's state (FS_STATE values);
-   times: the sample times; *taken: how many are done (in and out); out: FS_ROW values per
-   sample (q, then v). Steps k0 .. k0 + nsteps - 1 of size h from t0 + k0 h; with nsteps == 0
-   the remaining samples are taken by partial steps from the current state. Returns 0, or the
-   failing step's code (info[0]: its time). */
-int lagsim_fs_run(double t0, double h, long k0, long nsteps, double *state,
-                  const double *times, long ntimes, long *taken, double *out,
-                  const double *aux, const double *p, double *info)
-{
-    double next[FS_STATE], part[FS_STATE];
-    long s;
-    int code, i;
-    for (s = 0; s <= nsteps; s++) {
-        double t = t0 + (double)(k0 + s) * h, t1 = t0 + (double)(k0 + s + 1) * h;
-        double limit = (s == nsteps) ? (nsteps == 0 ? INFINITY : -INFINITY)
-                                     : t1 - FS_EPS * h;
-        while (*taken < ntimes && times[*taken] < limit) {
-            double dt = times[*taken] - t;
-            if (dt <= FS_EPS * h) {
-                fs_row(state, out + *taken * FS_ROW);
-            } else {
-                code = fs_step(t, dt, state, part, aux, p);
-                if (code) { info[0] = times[*taken]; return code; }
-                fs_row(part, out + *taken * FS_ROW);
-            }
-            (*taken)++;
-        }
-        if (s == nsteps) break;
-        code = fs_step(t, h, state, next, aux, p);
-        if (code) { info[0] = t1; return code; }
-        for (i = 0; i < FS_STATE; i++) if (!isfinite(next[i])) { info[0] = t1; return 3; }
-        memcpy(state, next, FS_STATE * sizeof(double));
-        while (*taken < ntimes && times[*taken] <= t1 + FS_EPS * h) {
-            fs_row(state, out + *taken * FS_ROW);
-            (*taken)++;
-        }
-    }
-    return 0;
-}
-"""
-
-FAILURES = {
-    1: "Newton's method did not converge in the step",
-    2: "a singular linear system in the step (the mass matrix or the constraints may be "
-       "singular here)",
-    3: "the state became non-finite",
-}
-
-
 class StepFailed(Exception):
-    """A step of the NumPy path failed; ``code`` as in :data:`FAILURES`."""
+    """A step of the NumPy path failed with ``code``, a ``STEP_`` code of the C path's."""
 
-    def __init__(self, code: int) -> None:
-        super().__init__(FAILURES[code])
+    def __init__(self, code: Status) -> None:
+        super().__init__(code.message)
         self.code = code
 
 
@@ -129,9 +66,9 @@ def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     try:
         x = np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
-        raise StepFailed(2) from None
+        raise StepFailed(Status.STEP_SINGULAR) from None
     if not np.all(np.isfinite(x)):
-        raise StepFailed(2)
+        raise StepFailed(Status.STEP_SINGULAR)
     return x
 
 
@@ -206,12 +143,12 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
         parts = [f"#define FS_N {max(n, 1)}", f"#define FS_M {max(m, 1)}",
                  f"#define FS_STATE {state}", f"#define FS_ROW {2 * n}",
                  f"#define FS_EPS {SAMPLE_EPS!r}", f"#define FS_MAXIT {MAX_NEWTON}", RUNTIME,
-                 _MAXABS]
+                 csource.read("maxabs.c")]
         parts += [c_function(name, args, exprs, params) for name, args, exprs in functions]
         parts += [f"void lagsim_fs_{name}(const double *in, const double *p, double *out) "
                   f"{{ {name}(in, p, out); }}" for name, _, _ in functions]
         parts += [f"static void fs_row(const double *x, double *row) {{ {row_code} }}",
-                  c_body, _LOOP]
+                  c_body, csource.read("fixed_step.c")]
         return "\n".join(parts)
 
     try:
@@ -233,6 +170,12 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
                     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p,
                     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
     return lib
+
+
+def step_source(name: str, n: int, m: int) -> str:
+    """The C step ``fs_step`` of ``lagsim/c/<name>`` for n coordinates and m constraints (its
+    macros FS_N_REAL and FS_M_REAL replaced by them)."""
+    return csource.read(name).replace("FS_N_REAL", str(n)).replace("FS_M_REAL", str(m))
 
 
 class FixedStepMethod:
@@ -293,18 +236,19 @@ class FixedStepMethod:
             total -= 1
         out = np.zeros((len(times), 2 * n))
         taken = np.zeros(1, dtype=np.int64 if ctypes.sizeof(ctypes.c_long) == 8 else np.int32)
-        info = np.zeros(1)
+        failed_at = np.zeros(1)
         pace = Pace(problem)
         k, chunk = 0, 64
         try:
             while True:
                 count = min(chunk, total - k)
                 started = time.monotonic()
-                code = cls._call(compiled, aux, t0, h, k, count, state, times, taken, out, info)
+                code = cls._call(compiled, aux, t0, h, k, count, state, times, taken, out,
+                                 failed_at)
                 if code:
-                    raise IntegrationError(f"{cls.name}: {FAILURES[code]} at step size {h!r}; "
-                                           f"try a smaller {options.label('dt')}",
-                                           time=float(info[0]))
+                    raise IntegrationError(f"{cls.name}: {Status(code).message} at step size "
+                                           f"{h!r}; try a smaller {options.label('dt')}",
+                                           time=float(failed_at[0]))
                 k += count
                 if count == 0:
                     break
@@ -325,12 +269,12 @@ class FixedStepMethod:
     @classmethod
     def _call(cls, compiled: Compiled, aux: np.ndarray, t0: float, h: float, k0: int,
               nsteps: int, state: np.ndarray, times: np.ndarray, taken: np.ndarray,
-              out: np.ndarray, info: np.ndarray) -> int:
+              out: np.ndarray, failed_at: np.ndarray) -> int:
         if compiled.lib is not None:
             return int(compiled.lib.lagsim_fs_run(
                 t0, h, k0, nsteps, state.ctypes.data, times.ctypes.data, len(times),
                 taken.ctypes.data, out.ctypes.data, aux.ctypes.data, compiled.params.ctypes.data,
-                info.ctypes.data))
+                failed_at.ctypes.data))
         n = out.shape[1] // 2
         row = cls.row
 
@@ -344,16 +288,16 @@ class FixedStepMethod:
                 limit = (np.inf if nsteps == 0 else -np.inf) if s == nsteps \
                     else t1 - SAMPLE_EPS * h
                 while taken[0] < len(times) and times[taken[0]] < limit:
-                    info[0] = times[taken[0]]
+                    failed_at[0] = times[taken[0]]
                     dt = times[taken[0]] - t
                     sample(state if dt <= SAMPLE_EPS * h
                            else cls.step(compiled, aux, t, dt, state))
                 if s == nsteps:
                     break
-                info[0] = t1
+                failed_at[0] = t1
                 new = cls.step(compiled, aux, t, h, state)
                 if not np.all(np.isfinite(new)):
-                    return 3
+                    return Status.STEP_NONFINITE
                 state[:] = new
                 while taken[0] < len(times) and times[taken[0]] <= t1 + SAMPLE_EPS * h:
                     sample(state)
@@ -389,116 +333,6 @@ def _trajectory(problem: Any, name: str, times: np.ndarray, rows: np.ndarray, re
                 lam[i] = np.nan
     return assemble(numeric, name, "none", np.array(times, dtype=float), q, qd, lam, reason,
                     message)
-
-
-_RATTLE = r"""
-/* One RATTLE step (Andersen 1983) from x = (q, v) at t to y = (q, v) at t + h.
-   aux: M^-1 (n-by-n). kick(t, q, v) = f + tau; con(t, q) = (phi, G). */
-static int fs_step(double t, double h, const double *x, double *y, const double *aux,
-                   const double *p)
-{
-    const int n = FS_N_REAL, m = FS_M_REAL;
-    const double *q = x, *v = x + FS_N_REAL, *Mi = aux;
-    double in[1 + 2 * FS_N], f[FS_N], vh[FS_N], qt[FS_N], B[FS_N * FS_M], G0[FS_M * FS_N];
-    double cg[FS_M + FS_M * FS_N], lam[FS_M], J[FS_M * FS_M], r[FS_M], vs[FS_N];
-    double *q1 = y, *v1 = y + FS_N_REAL;
-    int i, j, a, b, it;
-    in[0] = t;
-    memcpy(in + 1, x, 2 * n * sizeof(double));
-    kick(in, p, f);
-    for (i = 0; i < n; i++) {
-        double s = 0.0;
-        for (j = 0; j < n; j++) s += Mi[i * n + j] * f[j];
-        vh[i] = v[i] + 0.5 * h * s;
-        qt[i] = q[i] + h * vh[i];
-        q1[i] = qt[i];
-    }
-    if (m > 0) {
-        double prev = INFINITY;
-        memcpy(in + 1, q, n * sizeof(double));
-        con(in, p, cg);
-        memcpy(G0, cg + m, m * n * sizeof(double));
-        for (i = 0; i < n; i++)
-            for (a = 0; a < m; a++) {
-                double s = 0.0;
-                for (j = 0; j < n; j++) s += Mi[i * n + j] * G0[a * n + j];
-                B[i * m + a] = 0.5 * h * h * s;
-            }
-        for (a = 0; a < m; a++) lam[a] = 0.0;
-        in[0] = t + h;
-        for (it = 0;; it++) {
-            double err, scale;
-            memcpy(in + 1, q1, n * sizeof(double));
-            con(in, p, cg);
-            err = fs_maxabs(m, cg);
-            scale = 1.0 + fs_maxabs(m * n, cg + m) * (1.0 + fs_maxabs(n, q1));
-            if (!isfinite(err)) return 3;
-            if (err <= 4e-16 * scale) break;
-            if (it >= FS_MAXIT || (it > 4 && err >= prev)) {
-                if (err <= 1e-12 * scale) break;
-                return 1;
-            }
-            prev = err;
-            for (a = 0; a < m; a++)
-                for (b = 0; b < m; b++) {
-                    double s = 0.0;
-                    for (i = 0; i < n; i++) s += cg[m + a * n + i] * B[i * m + b];
-                    J[a * m + b] = s;
-                }
-            for (a = 0; a < m; a++) r[a] = -cg[a];
-            if (lagsim_lu_solve(m, 1, J, r)) return 2;
-            for (a = 0; a < m; a++) lam[a] += r[a];
-            for (i = 0; i < n; i++) {
-                double s = qt[i];
-                for (a = 0; a < m; a++) s += B[i * m + a] * lam[a];
-                q1[i] = s;
-            }
-        }
-        for (i = 0; i < n; i++) {
-            double s = 0.0;
-            for (a = 0; a < m; a++) s += B[i * m + a] * lam[a];
-            vh[i] += s / h;
-        }
-    }
-    in[0] = t + h;
-    memcpy(in + 1, q1, n * sizeof(double));
-    for (i = 0; i < n; i++) in[1 + n + i] = 2.0 * vh[i] - v[i];
-    kick(in, p, f);
-    for (i = 0; i < n; i++) {
-        double s = 0.0;
-        for (j = 0; j < n; j++) s += Mi[i * n + j] * f[j];
-        vs[i] = vh[i] + 0.5 * h * s;
-    }
-    if (m > 0) {
-        /* cg holds (phi, G) at q1 */
-        double MG[FS_N * FS_M];
-        for (i = 0; i < n; i++)
-            for (a = 0; a < m; a++) {
-                double s = 0.0;
-                for (j = 0; j < n; j++) s += Mi[i * n + j] * cg[m + a * n + j];
-                MG[i * m + a] = s;
-            }
-        for (a = 0; a < m; a++) {
-            double s = 0.0;
-            for (i = 0; i < n; i++) s += cg[m + a * n + i] * vs[i];
-            r[a] = -2.0 / h * s;
-            for (b = 0; b < m; b++) {
-                double u = 0.0;
-                for (i = 0; i < n; i++) u += cg[m + a * n + i] * MG[i * m + b];
-                J[a * m + b] = u;
-            }
-        }
-        if (lagsim_lu_solve(m, 1, J, r)) return 2;
-        for (i = 0; i < n; i++) {
-            double s = 0.0;
-            for (a = 0; a < m; a++) s += MG[i * m + a] * r[a];
-            vs[i] += 0.5 * h * s;
-        }
-    }
-    memcpy(v1, vs, n * sizeof(double));
-    return 0;
-}
-"""
 
 
 class Rattle(FixedStepMethod):
@@ -550,7 +384,7 @@ class Rattle(FixedStepMethod):
         hol = model.holonomic
         con = [c.expression for c in hol] + [r for c in hol for r in c.row]
         n, m = model.n, len(hol)
-        body = (_RATTLE.replace("FS_N_REAL", str(n)).replace("FS_M_REAL", str(m)))
+        body = step_source("rattle.c", n, m)
         values = np.array([numeric.parameters[str(s)] for s in params], dtype=float)
         compiled = Compiled((("kick", state_args, kick), ("con", pos_args, con)), params, values,
                             body, 2 * n, f"memcpy(row, x, {2 * n} * sizeof(double));", n, m,
@@ -582,13 +416,13 @@ class Rattle(FixedStepMethod):
                 err = np.abs(phi).max()
                 scale = 1.0 + np.abs(G1).max() * (1.0 + np.abs(q1).max())
                 if not np.isfinite(err):
-                    raise StepFailed(3)
+                    raise StepFailed(Status.STEP_NONFINITE)
                 if err <= 4e-16 * scale:
                     break
                 if it >= MAX_NEWTON or (it > 4 and err >= prev):
                     if err <= 1e-12 * scale:
                         break
-                    raise StepFailed(1)
+                    raise StepFailed(Status.STEP_NEWTON)
                 prev = err
                 lam += _solve(G1 @ B, -phi)
                 q1 = qt + B @ lam

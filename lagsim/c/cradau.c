@@ -13,8 +13,7 @@
 
 typedef void (*lagsim_fn)(const double *in, const double *p, double *out);
 
-enum { RUN_MORE = 0, RUN_DONE = 1, RUN_SMALL = 3, RUN_SINGULAR = 4, RUN_NONFINITE = 5,
-       RUN_MASS = 6 };
+#include "status.h"
 
 @CONSTANTS@
 
@@ -519,9 +518,10 @@ int lagsim_radau_start(void *h, double t0, const double *y0, double first_step)
    mass matrix every mass_every steps or when the step falls below half the last) and
    Samples.take (rows [q, q̇] at times[*k...] up to the step's end, from its dense output).
    Each step's (t, y) goes to trace (max_steps rows of 1 + N) for lagsim.aliasing.AliasWatch.
-   info out: [t, when, regular_at, nfev, nsteps, h_abs, njev, nlu, steps of this call]. */
+   res out: t, when, regular_at, nfev, nsteps, h_abs, njev, nlu and the steps of this call
+   (taken). */
 int lagsim_radau_run(void *h, const double *times, int ntimes, int *k, double *rows,
-                     int max_steps, double *info, double *last, double *trace)
+                     int max_steps, lagsim_result *res, double *last, double *trace)
 {
     R *r = (R *)h;
     int N = r->N, code = RUN_MORE, taken = 0;
@@ -552,9 +552,9 @@ int lagsim_radau_run(void *h, const double *times, int ntimes, int *k, double *r
         code = r->t - r->t_bound >= 0 ? RUN_DONE : RUN_MORE;
         if (code == RUN_DONE) break;
     }
-    info[0] = r->t; info[1] = when; info[2] = r->regular_at; info[3] = (double)r->nfev;
-    info[4] = (double)r->nsteps; info[5] = r->h_abs; info[6] = (double)r->njev;
-    info[7] = (double)r->nlu; info[8] = taken;
+    res->t = r->t; res->when = when; res->regular_at = r->regular_at; res->nfev = r->nfev;
+    res->nsteps = r->nsteps; res->h_abs = r->h_abs; res->njev = r->njev; res->nlu = r->nlu;
+    res->taken = taken;
     memcpy(last, r->y, N * sizeof(double));
     return code;
 }

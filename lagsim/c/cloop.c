@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "status.h"
+
 typedef void (*lagsim_fn)(const double *in, const double *p, double *out);
 
 /* A function whose sign change brent() finds, at s, with its context; *bad set when it cannot
@@ -33,8 +35,6 @@ typedef struct {
 
 enum { FORM_ODE = 0, FORM_INDEX1 = 1, FORM_UK = 2 };
 enum { STAB_NONE = 0, STAB_BAUMGARTE = 1, STAB_PROJECTION = 2 };
-enum { RUN_MORE = 0, RUN_DONE = 1, RUN_STOP = 2, RUN_SMALL = 3, RUN_SINGULAR = 4,
-       RUN_NONFINITE = 5, RUN_MASS = 6, RUN_PROJECTION = 7, RUN_STOP_NONFINITE = 8 };
 
 typedef struct {
     int n, m, mh, N, form, stab, has_stop, stop_lam, mass_every;
@@ -840,14 +840,14 @@ static void scan_missed(const Scan *s, double *out)
 }
 
 /* One output row at s: the state (projected when the stabilizer projects) and λ. */
-static int sample(D *d, double s, double *row, double *info)
+static int sample(D *d, double s, double *row, lagsim_result *res)
 {
     int N = d->N, code;
     if (dense(d, s, d->ys)) return RUN_SINGULAR;
     if (projects(d)) {
         code = project(d, s, d->ys, row);
         if (code == 1) return RUN_SINGULAR;
-        if (code == 2) { info[1] = s; return RUN_PROJECTION; }
+        if (code == 2) { res->when = s; return RUN_PROJECTION; }
     } else {
         memcpy(row, d->ys, N * sizeof(double));
     }
@@ -1043,11 +1043,11 @@ void lagsim_loop_alias(void *handle, double *out)
 
 /* Steps until the sample times times[*k..] are written to rows (N + m values a row), the run
    ends, the stop event is found or max_steps steps were taken (lagsim.driver.run, the loop
-   body). info out: [0] the solver's t, [1] the event's or failure's time, [2] regular_at,
-   [3] nfev, [4] accepted steps, [5] the next step size; state: the solver's y (for the failure messages); event: the
-   event's row. Returns a RUN_ code. */
+   body). res out: the solver's t, the event's or failure's time (when), regular_at, nfev,
+   the accepted steps (nsteps) and the next step size (h_abs); state: the solver's y (for the
+   failure messages); event: the event's row. Returns a RUN_ code. */
 int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, double *rows,
-                    int max_steps, double *info, double *state, double *event)
+                    int max_steps, lagsim_result *res, double *state, double *event)
 {
     D *d = handle;
     int N = d->N, W = N + d->m, steps, code;
@@ -1056,12 +1056,12 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
         int has_end = 0, bad = 0;
         code = dop853_step(d);
         if (code) {
-            info[1] = d->t;
+            res->when = d->t;
             memcpy(state, d->y, N * sizeof(double));
             goto out;
         }
         memcpy(state, d->y_raw, N * sizeof(double));
-        info[1] = d->t;
+        res->when = d->t;
         /* Guard.accepted */
         if (!all_finite(N, d->y_raw)) { code = RUN_NONFINITE; goto out; }
         h = d->guard_h;
@@ -1080,21 +1080,21 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
             scan_step(&d->scan, d->t_old, d->y_old, d->K, d->t, g, d->y_raw, d->f);
             if (d->scan.bad == 1) { code = RUN_SINGULAR; goto out; }
             if (d->scan.bad) {
-                info[1] = d->scan.bad_t; event[0] = d->scan.bad_value;
+                res->when = d->scan.bad_t; event[0] = d->scan.bad_value;
                 code = RUN_STOP_NONFINITE; goto out;
             }
             if (d->scan.found) { has_end = 1; end = d->scan.end; }
         }
         /* Samples.take */
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= d->t)) {
-            code = sample(d, times[*k], rows + (size_t)(*k) * W, info);
+            code = sample(d, times[*k], rows + (size_t)(*k) * W, res);
             if (code) goto out;
             (*k)++;
         }
         if (has_end) {
-            code = sample(d, end, event, info);
+            code = sample(d, end, event, res);
             if (code) goto out;
-            info[1] = end;
+            res->when = end;
             code = RUN_STOP;
             goto out;
         }
@@ -1115,8 +1115,8 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
     }
     code = d->finished ? RUN_DONE : RUN_MORE;
 out:
-    info[0] = d->t; info[2] = d->regular_at; info[3] = (double)d->nfev;
-    info[4] = (double)d->nsteps; info[5] = d->h_abs;
+    res->t = d->t; res->regular_at = d->regular_at; res->nfev = d->nfev;
+    res->nsteps = d->nsteps; res->h_abs = d->h_abs;
     return code;
 }
 
@@ -1136,8 +1136,6 @@ out:
    one, φ_q near rank loss, a partition Python may reduce, a fit within rounding, the first
    switch, which Python reports) returns RED_CHECK at that accepted step, after its samples,
    and Python decides (lagsim.cloop.RLoop). */
-
-enum { RED_CHECK = 20, RED_SINGULAR = 21, RED_NEWTON = 22 };
 
 typedef struct {
     D *c, *s;  /* the chart's ODE; the full model (its φ, the mass check, the aliasing watch) */
@@ -1749,11 +1747,11 @@ int lagsim_reduced_start(void *handle, double t, const double *y, double stop_si
 
 /* lagsim_loop_run for the reduced formulation (lagsim.driver.run_python's loop body with
    Reduced's unpack, multipliers and after_step). rows: 2n + m values a row; state: the
-   chart's y; info as lagsim_loop_run's, and [6] the guard's last step, [7] its unchecked
-   steps, [8] the stop sign (for a run that goes on in Python), [9] the current chart, [10]
-   the switches made here. Returns a RUN_ or RED_ code. */
+   chart's y; res as lagsim_loop_run's, and the guard's last step (guard_h), its unchecked
+   steps, the stop sign (for a run that goes on in Python), the current chart and the
+   switches made here. Returns a RUN_ or RED_ code. */
 int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, double *rows,
-                       int max_steps, double *info, double *state, double *event)
+                       int max_steps, lagsim_result *res, double *state, double *event)
 {
     R *r = handle;
     D *c = r->c, *s = r->s;
@@ -1764,19 +1762,19 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
         code = dop853_step(c);
         if (r->raised) {  /* Python would have stopped inside this step: undo it */
             if (!code) { c->t = c->t_old; memcpy(c->y, c->y_old, N * sizeof(double)); }
-            info[1] = r->raise_t;
+            res->when = r->raise_t;
             memcpy(state, c->y, N * sizeof(double));
             code = RED_SINGULAR;
             goto out;
         }
         if (code) {
-            info[1] = c->t;
+            res->when = c->t;
             memcpy(state, c->y, N * sizeof(double));
             if (!r->numeric || code != RUN_SMALL) code = RED_SINGULAR;
             goto out;
         }
         memcpy(state, c->y_raw, N * sizeof(double));
-        info[1] = c->t;
+        res->when = c->t;
         /* Guard.accepted */
         if (!all_finite(N, c->y_raw)) { code = RUN_NONFINITE; goto out; }
         r->end_bad = reduced_full(r, c->t, c->y_raw, r->end);
@@ -1794,12 +1792,12 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
         if (r->has_stop) {
             if (r->end_bad) { code = r->end_bad; goto out; }
             g = reduced_stop_value(r, c->t, c->y_raw, &bad);
-            if (bad) { info[1] = r->bad_t; code = r->bad_code; goto out; }
+            if (bad) { res->when = r->bad_t; code = r->bad_code; goto out; }
             if (!isfinite(g)) { event[0] = g; code = RUN_STOP_NONFINITE; goto out; }
             scan_step(&r->scan, c->t_old, c->y_old, c->K, c->t, g, c->y_raw, c->f);
-            if (r->scan.bad == 1) { info[1] = r->bad_t; code = r->bad_code; goto out; }
+            if (r->scan.bad == 1) { res->when = r->bad_t; code = r->bad_code; goto out; }
             if (r->scan.bad) {
-                info[1] = r->scan.bad_t; event[0] = r->scan.bad_value;
+                res->when = r->scan.bad_t; event[0] = r->scan.bad_value;
                 code = RUN_STOP_NONFINITE; goto out;
             }
             if (r->scan.found) { has_end = 1; end = r->scan.end; }
@@ -1807,15 +1805,15 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
         /* Samples.take */
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= c->t)) {
             if (reduced_sample(r, times[*k], rows + (size_t)(*k) * W)) {
-                info[1] = r->bad_t; code = r->bad_code; goto out;
+                res->when = r->bad_t; code = r->bad_code; goto out;
             }
             (*k)++;
         }
         if (has_end) {
             if (reduced_sample(r, end, event)) {
-                info[1] = r->bad_t; code = r->bad_code; goto out;
+                res->when = r->bad_t; code = r->bad_code; goto out;
             }
-            info[1] = end;
+            res->when = end;
             code = RUN_STOP;
             goto out;
         }
@@ -1841,9 +1839,10 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
     }
     code = c->finished ? RUN_DONE : RUN_MORE;
 out:
-    info[0] = c->t; info[2] = r->regular_at; info[3] = (double)c->nfev;
-    info[4] = (double)c->nsteps; info[5] = c->h_abs; info[6] = r->guard_h;
-    info[7] = r->unchecked; info[8] = r->scan.sign; info[9] = r->cur; info[10] = r->switches;
+    res->t = c->t; res->regular_at = r->regular_at; res->nfev = c->nfev;
+    res->nsteps = c->nsteps; res->h_abs = c->h_abs; res->guard_h = r->guard_h;
+    res->unchecked = r->unchecked; res->stop_sign = r->scan.sign; res->chart = r->cur;
+    res->switches = r->switches;
     return code;
 }
 

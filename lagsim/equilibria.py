@@ -32,6 +32,7 @@ import symengine as se
 
 from lagsim.dependence import depends
 from lagsim.errors import InputError, Location
+from lagsim.expansion import expanded, expands_to_zero
 from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
@@ -141,7 +142,7 @@ def _prescribe(model: Model, moving: Sequence[Any]) -> tuple[Model, tuple[tuple[
     for c in moving:
         k = next(i for i, a in enumerate(c.row) if se.sympify(a) != 0)
         coefficient = se.sympify(c.row[k])
-        motion = se.expand(model.q[k] - se.sympify(c.expression) / coefficient)
+        motion = expanded(model.q[k] - se.sympify(c.expression) / coefficient)
         subs[model.q[k]] = motion
         subs[model.qd[k]] = diff(motion, t)
         eliminated.append((model.coordinates[k], str(motion)))
@@ -211,7 +212,7 @@ class RestEquations:
                 for i in range(n)]
         rows += [c.expression for c in model.constraints if c.kind == "holonomic"]
         offsets = [c.offset for c in model.constraints if c.kind == "velocity"]
-        rows += [o for o in offsets if se.expand(o) != 0]
+        rows += [o for o in offsets if expands_to_zero(o) is not True]
         rows = [se.sympify(r).subs(subs) for r in rows]
         self.size = len(rows)
         unknowns = list(model.q) + lam

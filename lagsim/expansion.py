@@ -97,6 +97,13 @@ def bounded_expand(expr: se.Basic) -> se.Basic | None:
         return se.expand(expr)
 
 
+def expands_to_zero(expr: se.Basic) -> bool | None:
+    """Whether ``expr`` multiplies out to 0; None when that would pass the limit
+    (:func:`bounded_expand`, which says so once): then nothing is proved either way."""
+    out = bounded_expand(expr)
+    return None if out is None else out == 0
+
+
 def expanded(expr: se.Basic) -> se.Basic:
     """``expr`` multiplied out (:func:`bounded_expand`), or as it is past the limit."""
     out = bounded_expand(expr)

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
-from lagsim.expansion import bounded_expand, expandable, expansion_work
+from lagsim.expansion import bounded_expand, expandable, expands_to_zero, expansion_work
 from lagsim.expressions import diff
 from lagsim.model import Constraint, Model
 from lagsim.vanishing import magnitude
@@ -113,7 +113,7 @@ def _forms(model: Model, constraints: Sequence[Constraint], extended: bool
 def needs_time(model: Model, constraints: Sequence[Constraint]) -> bool:
     """Whether the forms live on (q, t): some row depends on t or has an offset c ≠ 0."""
     for c in constraints:
-        if _is_zero(c.offset) is not True:
+        if expands_to_zero(c.offset) is not True:
             return True
         if any(model.t in se.sympify(a).free_symbols for a in c.row):
             return True
@@ -262,7 +262,7 @@ def _decide(exprs: list[se.Basic], points: np.ndarray, evaluate: _Evaluator) -> 
     order = sorted(range(len(exprs)), key=lambda i: not clear[:, i].any())
     rest = []
     for i in order:
-        zero = _is_zero(exprs[i])
+        zero = expands_to_zero(exprs[i])
         if zero is None:
             return "too large"
         if not zero and clear[:, i].any():
@@ -386,13 +386,13 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
     w = _forms(model, [constraint], extended)[0]
     if not all(expandable(e) for e in w):
         return None
-    nonzero = [e for e in w if _is_zero(e) is not True]
+    nonzero = [e for e in w if expands_to_zero(e) is not True]
     start = [*q0, *([t0] if extended else [])]
     evaluate = _Evaluator(model, X)
     for mu in _factors(nonzero):
         b = [bounded_expand(mu * e) for e in w]
         if any(e is None for e in b) or not all(
-                _is_zero(diff(b[i], X[j]) - diff(b[j], X[i]))
+                expands_to_zero(diff(b[i], X[j]) - diff(b[j], X[i]))
                 for i, j in itertools.combinations(range(len(X)), 2)):
             continue
         f = _potential(b, X)
@@ -515,7 +515,7 @@ def _squares(f: se.Basic) -> se.Basic:
     if not used:
         return f
     result = out + sum((k * v for k, v in terms.items()), se.Integer(0))
-    return result if _is_zero(result - f) else f
+    return result if expands_to_zero(result - f) else f
 
 
 def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None:
@@ -531,7 +531,7 @@ def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None
         if part is None:
             return None
         f = f + part
-    checks = [_is_zero(diff(f, x) - bi) for x, bi in zip(X, b)]
+    checks = [expands_to_zero(diff(f, x) - bi) for x, bi in zip(X, b)]
     if None in checks:
         return None
     if not all(checks):
@@ -591,10 +591,3 @@ def _sympy_potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic 
         return se.sympify(sympy.simplify(f))
     return None
 
-
-def _is_zero(expr: se.Basic) -> bool | None:
-    """Whether ``expr`` multiplies out to 0; None when that would pass the expansion limit
-    (:func:`lagsim.expansion.bounded_expand`, which says so once), so the caller decides
-    nothing from it."""
-    out = bounded_expand(expr)
-    return None if out is None else out == 0

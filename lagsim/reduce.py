@@ -25,6 +25,7 @@ import sympy
 
 from lagsim.compile import NumericSystem, compile_model, lambdify
 from lagsim.errors import InputError, Subject
+from lagsim.expansion import expands_to_zero, expansion_work
 from lagsim.expressions import diff
 from lagsim.model import Model, assemble_model, time_derivative, to_sympy
 from lagsim.tidy import OutOfTime, can_interrupt
@@ -475,6 +476,8 @@ def _tidy_root(root: sympy.Expr) -> sympy.Expr:
     """``root`` with each radicand (base of a non-integer power) expanded when short; equal."""
     def short(e: sympy.Basic) -> bool:
         return (e.is_Pow and not e.exp.is_Integer and not e.base.is_Atom
+                and expansion_work(se.sympify(e.base), ROOT_EXPAND_MAX_TERMS)
+                <= ROOT_EXPAND_MAX_TERMS
                 and len(sympy.Add.make_args(sympy.expand(e.base))) <= ROOT_EXPAND_MAX_TERMS)
 
     return root.replace(short, lambda e: sympy.expand(e.base) ** e.exp)
@@ -492,7 +495,7 @@ def _vanishes(expr: sympy.Expr) -> bool:
     expand away) below 1e-10 at three seeded random complex points. Replaces ``simplify(φ) ==
     0``, whose cost grew without bound on a chain (issue 16 §4)."""
     try:
-        if se.expand(se.sympify(expr)) == 0:
+        if expands_to_zero(se.sympify(expr)):
             return True
     except (RuntimeError, TypeError, ValueError, se.SympifyError):
         pass

@@ -1,0 +1,81 @@
+"""Loose ends of issues 29 and 32 left by the merged fixes: expansions of user expressions that
+bypassed the bound of :mod:`lagsim.expansion`, ..."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+BOMB_2 = "(x + y + 1)**100*(x - y + 2)**100"
+"""26 million products multiplied out (lagsim.expansion's module docstring)."""
+BOMB_4 = "(x + y + z + w + 1)**100"
+"""4.6 million terms multiplied out."""
+
+
+def _system(coordinates: str, potential: str = "0", constraint: str = "") -> str:
+    names = [c.strip() for c in coordinates.split(",")]
+    kinetic = " + ".join(f"{c}_dot**2" for c in names)
+    text = (f"name: bomb\nparameters: {{m: 1.0}}\ncoordinates: [{coordinates}]\n"
+            f"kinetic: 1/2*m*({kinetic})\npotential: {potential}\n")
+    if constraint:
+        text += f"constraints:\n  - name: c\n    {constraint}\n"
+    return text
+
+
+def _lagsim(tmp_path, text: str, *args: str, timeout: float = 10.0
+            ) -> subprocess.CompletedProcess:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(text)
+    return subprocess.run([sys.executable, "-m", "lagsim", *args, str(path)], text=True,
+                          capture_output=True, timeout=timeout, env=os.environ)
+
+
+def _clean(run: subprocess.CompletedProcess) -> None:
+    assert run.returncode in (0, 2), run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+    if run.returncode == 2:
+        assert run.stderr.count("lagsim: error:") == 1, run.stderr
+
+
+BOMBS = {
+    "potential 2": _system("x, y", BOMB_2),
+    "potential 4": _system("x, y, z, w", BOMB_4),
+    "velocity 2": _system("x, y, z", constraint=f"velocity: {BOMB_2}*x_dot + y_dot"),
+    "velocity 4": _system("x, y, z, w", constraint=f"velocity: {BOMB_4}*x_dot + y_dot"),
+    "velocity offset": _system("x, y", constraint=f"velocity: x_dot + {BOMB_2}"),
+    "holonomic": _system("x, y, z", "z", f"holonomic: z - {BOMB_2}"),
+}
+
+
+@pytest.mark.parametrize("command", [["check"], ["equilibria"], ["derive", "--form", "reduced"]])
+@pytest.mark.parametrize("name", list(BOMBS))
+def test_expansion_bombs_finish(tmp_path, name, command):
+    """Every command that reads a user's expressions multiplies out through the bounded
+    helpers: each finishes within 10 s (the velocity constraints took minutes in `check`'s
+    Frobenius test and its search for the integral, the offset in `equilibria`'s rest
+    equations), with a report or one located error."""
+    _clean(_lagsim(tmp_path, BOMBS[name], *command))
+
+
+def test_check_decides_a_bomb_row_numerically(tmp_path):
+    """ω = a dx + dy with a = (x + y + z + w + 1)¹⁰⁰ is nonholonomic (ω ∧ dω has the
+    component ω_y C_zx = ∂a/∂z, not 0); ω ∧ dω multiplied out passes the limit, so the numeric
+    test decides, and the report says which limit was hit."""
+    run = _lagsim(tmp_path, BOMBS["velocity 4"], "check")
+    _clean(run)
+    assert "c: nonholonomic [ω ∧ dω = 0: too large;" in run.stdout, run.stdout
+    assert "expansion limit" in run.stdout
+    assert run.stderr.count("expansion limit of 50,000 terms") == 1, run.stderr
+
+
+def test_check_integrable_power_row(tmp_path):
+    """(x + y + 1)⁶⁰ dx + dy on the plane (x, y) is integrable (every 1-form in two
+    dimensions is, Frobenius): `check` says so within 10 s, where the search for its integral
+    with SymPy's gcd and the integrating factors 1/ω_i² took minutes."""
+    run = _lagsim(tmp_path, _system("x, y", constraint="velocity: (x+y+1)**60*x_dot + y_dot"),
+                  "check")
+    _clean(run)
+    assert "c: holonomic (integrable) [ω ∧ dω = 0: zero;" in run.stdout, run.stdout

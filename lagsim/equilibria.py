@@ -217,9 +217,11 @@ class RestEquations:
         self.size = len(rows)
         unknowns = list(model.q) + lam
         jac = [diff(r, u) for r in rows for u in unknowns]
-        self.pinned = tuple(
-            i for i in range(n)
-            if all(jac[r * (n + m) + i] == 0 for r in range(self.size)))
+        present = set().union(*(r.free_symbols for r in rows))
+        self.pinned = tuple(i for i in range(n) if model.q[i] not in present)
+        self.kinked: tuple[int, ...] = tuple(
+            i for i in range(n) if i not in self.pinned
+            and all(jac[r * (n + m) + i] == 0 for r in range(self.size)))
         mass = [se.sympify(model.mass_matrix[i, j]).subs(subs) for i in range(n)
                 for j in range(n)]
         damping = [diff(F[i], model.qd[j]).subs(rest).subs(subs) for i in range(n)
@@ -341,6 +343,8 @@ class EquilibriaReport:
     eliminated: tuple[tuple[str, str], ...] = field(default=())
     closed: bool = True
     """Whether the search ran every continuation start (:class:`Search`)."""
+    kinked: tuple[str, ...] = ()
+    """Coordinates Newton's method cannot move (:func:`kinked_note`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -351,6 +355,7 @@ class EquilibriaReport:
             "starts": self.starts,
             "search_closed": self.closed,
             "free_coordinates": list(self.pinned),
+            "non_smooth_coordinates": list(self.kinked),
             "periodic_coordinates": list(self.periodic),
             "equilibria": [e.to_dict(self.coordinates, self.constraints)
                            for e in self.equilibria],
@@ -363,7 +368,10 @@ class EquilibriaReport:
                  "points and continuation from each equilibrium found; nearest to the initial "
                  "state first)"]
         lines += [f"note: {note}" for note in self.notes]
-        if not self.equilibria:
+        if not self.equilibria and self.kinked:
+            lines.append(f"no equilibrium found by Newton's method, which cannot move "
+                         f"{', '.join(self.kinked)} (see the note)")
+        elif not self.equilibria:
             lines.append("no equilibrium found: F(q, 0) + Aᵀλ = 0 with the constraints has no "
                          "solution near any start")
             return "\n".join(lines) + "\n"
@@ -630,6 +638,17 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -
     return Search(found, periodic, tried, not queue)
 
 
+def kinked_note(eqs: RestEquations) -> str:
+    """What :attr:`RestEquations.kinked` means, naming its coordinates: they enter the rest
+    equations only through terms whose derivative is 0 wherever it exists (sign(x), the force
+    of a potential |x|), so Newton's method, which follows the derivative, cannot move them."""
+    names = ", ".join(eqs.names[i] for i in eqs.kinked)
+    return (f"{names} enter{'s' * (len(eqs.kinked) == 1)} the rest equations only through "
+            "non-smooth terms whose derivative is 0 where it exists (such as sign, the force of "
+            "an Abs in the potential): Newton's method cannot move "
+            f"{'it' if len(eqs.kinked) == 1 else 'them'}")
+
+
 def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> EquilibriaReport:
     """The equilibria of the system of ``spec`` (built as ``model``): rest states found by
     :func:`solve_equilibria` (``starts`` seeded random starts among its starts; what it
@@ -652,6 +671,9 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         notes.append(f"{', '.join(pinned)} appear{'s' * (len(pinned) == 1)} in no rest "
                      "equation: held at the initial value (any other value gives the same "
                      "equations)")
+    if eqs.kinked:
+        notes.append(kinked_note(eqs) + "; an equilibrium where such a term jumps (x = 0 of a "
+                     "V-shaped well k*Abs(x)) is beyond this search")
     on_family = [k for k, (*_, f) in enumerate(solutions) if f]
     if len(on_family) > 1:
         notes.append(f"{len(on_family)} of the points found lie on families of equilibria (not "
@@ -671,7 +693,8 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         constraints=tuple(c.name for c in auto.model.constraints),
         equilibria=tuple(equilibria), starts=count, pinned=pinned,
         periodic=tuple(auto.model.coordinates[i] for i in periodic), notes=tuple(notes),
-        eliminated=auto.eliminated, closed=search.closed)
+        eliminated=auto.eliminated, closed=search.closed,
+        kinked=tuple(auto.model.coordinates[i] for i in eqs.kinked))
 
 
 def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],

@@ -3,6 +3,7 @@ bypassed the bound of :mod:`lagsim.expansion`, ..."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,3 +80,43 @@ def test_check_integrable_power_row(tmp_path):
                   "check")
     _clean(run)
     assert "c: holonomic (integrable) [ω ∧ dω = 0: zero;" in run.stdout, run.stdout
+
+
+V_WELL = """\
+name: v_well
+parameters: {m: 1.0, k: 2.0}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: k*Abs(x)
+initial: {x: 0.5, x_dot: 0}
+"""
+"""A V-shaped well: the force −k sign(x) has derivative 0 wherever it has one."""
+
+
+def test_equilibria_of_a_v_well_say_newton_cannot_move_x(tmp_path):
+    """x does appear in the rest equation −k sign(x) = 0 (it was reported as appearing in none,
+    from the zero Jacobian column); the report says Newton's method cannot move it and does
+    not claim that the rest equations have no solution (x = 0 is one)."""
+    run = _lagsim(tmp_path, V_WELL, "equilibria")
+    _clean(run)
+    assert "appears in no rest equation" not in run.stdout
+    assert ("note: x enters the rest equations only through non-smooth terms whose derivative "
+            "is 0 where it exists") in run.stdout, run.stdout
+    assert "no equilibrium found by Newton's method, which cannot move x" in run.stdout
+    assert "has no solution near any start" not in run.stdout
+    data = _lagsim(tmp_path, V_WELL, "equilibria", "--format", "json")
+    report = json.loads(data.stdout)
+    assert report["free_coordinates"] == [] and report["non_smooth_coordinates"] == ["x"]
+
+
+@pytest.mark.parametrize("at", [[], ["--at", "x=0"]])
+def test_modes_of_a_v_well_refuse_clearly(tmp_path, at):
+    """There are no small oscillations in a V-shaped well (the period grows as √amplitude):
+    `modes` refuses in one located line, also at x = 0 where the residual −k sign(0) is 0 and
+    the linearization would have said "neutral" with K = 0."""
+    run = _lagsim(tmp_path, V_WELL, "modes", *at)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lagsim: error: "), run.stderr
+    assert "no small oscillations to compute: x enters the rest equations only through" in lines[0]
+    assert run.stdout == ""

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 BOMB_2 = "(x + y + 1)**100*(x - y + 2)**100"
@@ -120,3 +121,35 @@ def test_modes_of_a_v_well_refuse_clearly(tmp_path, at):
     assert len(lines) == 1 and lines[0].startswith("lagsim: error: "), run.stderr
     assert "no small oscillations to compute: x enters the rest equations only through" in lines[0]
     assert run.stdout == ""
+
+
+HUGE_CSV = ("t,x,x_dot,energy\n0,1e308,0,1e308\n1e308,-1e308,1,-1e308\n"
+            "1.7e308,1.7e308,-1.7e308,1.5e308\n")
+"""Values near ±1e308: matplotlib's tick locator overflowed on the difference of the ends."""
+
+
+@pytest.mark.parametrize("kind", ["overview", "time", "phase", "energy"])
+def test_plot_draws_values_near_the_largest_double(tmp_path, kind):
+    """`plot` draws a CSV whose values reach 1.7e308 (it ended in "internal error (ValueError:
+    arange ...)"): the axes show the values divided by a power of ten (below 10 once divided)
+    and say so in their labels (1e308 for x)."""
+    from lagsim.io import read_csv
+    from lagsim.plot import make_figure
+
+    source = tmp_path / "huge.csv"
+    source.write_text(HUGE_CSV)
+    run = subprocess.run([sys.executable, "-m", "lagsim", "plot", str(source), "--kind", kind,
+                          "-o", str(tmp_path / "huge.png")], text=True, capture_output=True,
+                         timeout=60)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert (tmp_path / "huge.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fig = make_figure(read_csv(str(source)), kind=kind)
+    fig.canvas.draw()
+    labels = [ax.get_ylabel() for ax in fig.axes] + [ax.get_xlabel() for ax in fig.axes]
+    assert any(label.endswith(" / 1e308") for label in labels), labels
+    for ax in fig.axes:
+        for line in ax.lines:
+            y = np.asarray(line.get_ydata(), dtype=float)
+            y = y[np.isfinite(y)]
+            if ax.get_yscale() == "linear" and y.size:
+                assert np.max(np.abs(y)) < 10.0

@@ -153,3 +153,43 @@ def test_plot_draws_values_near_the_largest_double(tmp_path, kind):
             y = y[np.isfinite(y)]
             if ax.get_yscale() == "linear" and y.size:
                 assert np.max(np.abs(y)) < 10.0
+
+
+OSCILLATOR = """\
+name: osc
+parameters: {m: 1.0, k: 1.0}
+coordinates: [x]
+kinetic: 1/2*m*x_dot**2
+potential: 1/2*k*x**2
+"""
+
+
+def test_action_flags_a_quadrature_that_did_not_converge(tmp_path):
+    """Along x = sin(e^{4t}) e^{sin 10t} on [0, 3] (a chirp up to 4e5 rad/s) the quadrature
+    stops at its 200 subintervals with an error estimate near 10 % of S: the report says so in
+    one note and flags the value, where scipy's IntegrationWarning went to stderr as one long
+    line with its class name, beside a value printed as if it were good."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    source = tmp_path / "osc.yaml"
+    source.write_text(OSCILLATOR)
+    path = "x=sin(exp(4*t))*exp(sin(10*t))"
+    result = CliRunner().invoke(main, ["action", str(source), "--path", path, "--t-end", "3"])
+    assert result.exit_code == 0, result.output
+    assert "IntegrationWarning" not in result.stderr and "warning" not in result.stderr
+    lines = result.stdout.splitlines()
+    value = next(line for line in lines if line.startswith("S ≈ "))
+    assert value.endswith("adaptive Gauss–Kronrod quadrature, not converged: uncertain)")
+    notes = [line for line in lines if "did not converge" in line]
+    assert notes == [next(line for line in lines if line.startswith(
+        "note: the quadrature did not converge (the maximum number of subdivisions (200) has "
+        "been achieved): S is uncertain, its estimated error is "))], lines
+    from lagsim.action import path_action
+    from lagsim.model import build_model
+    from lagsim.spec import parse_spec
+
+    spec = parse_spec(OSCILLATOR, "osc.yaml")
+    data = path_action(spec, build_model(spec), path, 0.0, 3.0, exact_budget=0).to_dict()
+    assert data["converged"] is False and data["error_estimate"] > 1e-3 * abs(data["S"])

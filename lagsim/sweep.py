@@ -41,13 +41,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.summary import Summary
+
+if TYPE_CHECKING:
+    from lagsim.io import CsvLimits
 
 CHUNK_SECONDS = 0.3
 """Work per chunk sent to a worker: enough that Dask's few ms per task stay small, little
@@ -186,20 +189,28 @@ def random_axis(items: Sequence[str], runs: int | None, seed: int) -> Axis:
     return Axis(tuple(names), "--random", runs, draws=(tuple(lows), tuple(highs), seed))
 
 
-def table_axis(path: str) -> Axis:
-    """``--table FILE``: a CSV whose header names the swept names, one run per row."""
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.reader(handle))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the table: {exc}", Location(path)) from None
-    rows = [r for r in rows if any(cell.strip() for cell in r)]
+def table_axis(path: str, limits: CsvLimits | None = None) -> Axis:
+    """``--table FILE``: a CSV whose header names the swept names, one run per row, read a line
+    at a time within ``limits`` (:func:`lagsim.io.csv_lines`; by default the header and a line
+    for each of :data:`MAX_RUNS` runs, in the characters a line and cells of every CSV)."""
+    from lagsim.io import CsvLimits, csv_lines
+
+    if limits is None:
+        limits = CsvLimits(lines=MAX_RUNS + 1, lines_are=f"lines (a header and {MAX_RUNS:,} runs)")
+    rows: list[tuple[int, list[str]]] = []
+    for line, text, source in csv_lines(path, limits):
+        try:
+            row = next(csv.reader([text]), [])
+        except csv.Error as exc:
+            raise InputError(f"not a CSV line: {exc}", Location(source, line)) from None
+        if any(cell.strip() for cell in row):
+            rows.append((line, row))
     if len(rows) < 2:
         raise InputError("the table needs a header line of names and at least one row of "
                          "values", Location(path, 1))
-    names = tuple(cell.strip() for cell in rows[0])
+    names = tuple(cell.strip() for cell in rows[0][1])
     out = []
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in rows[1:]:
         if len(row) != len(names):
             raise InputError(f"this row has {len(row)} values but the header names "
                              f"{len(names)}", Location(path, line))

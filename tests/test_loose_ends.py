@@ -193,3 +193,37 @@ def test_action_flags_a_quadrature_that_did_not_converge(tmp_path):
     spec = parse_spec(OSCILLATOR, "osc.yaml")
     data = path_action(spec, build_model(spec), path, 0.0, 3.0, exact_budget=0).to_dict()
     assert data["converged"] is False and data["error_estimate"] > 1e-3 * abs(data["S"])
+
+
+def test_sweep_table_is_read_within_limits(tmp_path):
+    """`sweep --table` reads through the bounded CSV reader of lagsim.io: past the limits it
+    is given (here 4 lines, 3 cells) it stops at the line that passes them, where it read
+    the whole file into a list first."""
+    from lagsim import sweep as sw
+    from lagsim.errors import InputError
+    from lagsim.io import CsvLimits
+
+    table = tmp_path / "runs.csv"
+    table.write_text("m\n1\n2\n3\n4\n5\n6\n")
+    assert sw.table_axis(str(table)).listed == tuple((float(k),) for k in range(1, 7))
+    with pytest.raises(InputError) as lines:
+        sw.table_axis(str(table), CsvLimits(lines=4, lines_are="lines (a header and 3 runs)"))
+    assert str(lines.value) == (f"{table}:5: more than 4 lines; lagsim reads a CSV of at most "
+                                "4 lines (a header and 3 runs)")
+    with pytest.raises(InputError) as cells:
+        sw.table_axis(str(table), CsvLimits(cells=3))
+    assert str(cells.value) == (f"{table}:4: more than 3 cells; lagsim reads a CSV of at most "
+                                "3 numbers")
+
+
+def test_sweep_table_with_a_line_past_the_limit(tmp_path):
+    """A table line of a million and one characters is refused in one located line (it ended
+    in "internal error (Error: field larger than field limit (131072))")."""
+    table = tmp_path / "wide.csv"
+    table.write_text("m\n" + "1" * 1_000_001 + "\n")
+    run = subprocess.run([sys.executable, "-m", "lagsim", "sweep", "pendulum", "--table",
+                          str(table)], text=True, capture_output=True, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == (f"lagsim: error: {table}:2: a line of more than 1,000,000 "
+                          "characters; lagsim reads a CSV of at most 1,000,000 characters a "
+                          "line\n")

@@ -530,7 +530,9 @@ def _engine(scheduler: str | None, workers: int | None, needed: bool, quiet: boo
         yield lambda job, values, rest, seconds: _processes(
             job, chunks(rest, values, seconds, count), count)
         return
-    with _quiet_dask(quiet), _client(scheduler_address(scheduler)) as client:
+    address = scheduler_address(scheduler)
+    with _quiet_dask(quiet), _client(address) as client:
+        _same_lagsim(client, address)
         yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
                                                               seconds)
 
@@ -622,6 +624,10 @@ def _stop(pool: Any) -> None:
 # --- a Dask cluster of the user's: --scheduler ADDRESS ------------------------------------------
 
 
+JOB_FORMAT = 1
+"""The layout of :class:`Job` and :class:`Row` that a worker reads and returns: raised when
+either changes, so that a worker and a client of one lagsim version with different layouts (a
+development tree) are told apart too."""
 CONNECT_SECONDS = 10.0
 """How long to try to reach a ``--scheduler`` (connection and first answer) before giving up."""
 PROTOCOLS = ("tcp", "tls")
@@ -763,6 +769,42 @@ def _client(address: Address) -> Iterator[Any]:
         yield client
     finally:
         client.close(timeout=CONNECT_SECONDS)
+
+
+def worker_identity() -> tuple[str, int]:
+    """(lagsim's version, :data:`JOB_FORMAT`) where this runs: on a worker, its own."""
+    from lagsim import __version__
+
+    return __version__, JOB_FORMAT
+
+
+def _same_lagsim(client: Any, address: Address) -> None:
+    """Refuse a cluster whose workers run another lagsim (version or :data:`JOB_FORMAT`) than
+    this client: their rows would not be this client's rows (a table of rows of different
+    widths). Asked of every worker with ``client.run`` before any run is sent; a worker whose
+    lagsim has no :func:`worker_identity`, or none at all, is another lagsim too."""
+    ours = worker_identity()
+    try:
+        answers = client.run(worker_identity, on_error="return")
+    except (OSError, TimeoutError) as exc:
+        raise _unreachable(address, f"its workers did not say their lagsim version ({exc})"
+                           ) from None
+    theirs: dict[str, str] = {}
+    for worker, answer in answers.items():
+        if isinstance(answer, BaseException) or not (
+                isinstance(answer, (tuple, list)) and len(answer) == 2):
+            found = f"a lagsim without sweep.worker_identity ({type(answer).__name__})"
+        else:
+            if tuple(answer) == ours:
+                continue
+            found = f"lagsim {answer[0]} (job format {answer[1]})"
+        theirs.setdefault(found, worker)
+    if theirs:
+        found, worker = next(iter(theirs.items()))
+        more = f" and {len(theirs) - 1} other version(s)" if len(theirs) > 1 else ""
+        raise InputError(f"the worker {worker} of {address.url} runs {found}{more}, and this "
+                         f"client lagsim {ours[0]} (job format {ours[1]}); install the same "
+                         "lagsim on the workers as here, and restart them", Location("--scheduler"))
 
 
 def _distributed(client: Any, job: Job, values: np.ndarray, rest: list[int], seconds: float

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -227,3 +229,45 @@ def test_sweep_table_with_a_line_past_the_limit(tmp_path):
     assert run.stderr == (f"lagsim: error: {table}:2: a line of more than 1,000,000 "
                           "characters; lagsim reads a CSV of at most 1,000,000 characters a "
                           "line\n")
+
+
+def test_sweep_refuses_workers_of_another_lagsim(tmp_path, monkeypatch):
+    """Workers that import another lagsim (here a copy of this one whose version says 0.0.9)
+    made rows of another layout, and the sweep ended in an internal error; it now asks each
+    worker its lagsim version and job format before sending any run, and refuses in one line
+    naming both versions."""
+    from distributed import Client
+    from test_sweep_trust import _cluster
+
+    import lagsim
+    from lagsim.sweep import JOB_FORMAT
+
+    fake = tmp_path / "fake"
+    shutil.copytree(Path(lagsim.__file__).parent, fake / "lagsim",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    init = fake / "lagsim" / "__init__.py"
+    init.write_text(init.read_text().replace(f'__version__ = "{lagsim.__version__}"',
+                                             '__version__ = "0.0.9"'))
+    folder = tmp_path / "workers"
+    folder.mkdir()
+    with monkeypatch.context() as patched:
+        patched.setenv("PYTHONPATH", str(fake))
+        cluster = _cluster(folder, 1)
+        address = cluster.__enter__()
+    try:
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(1, timeout=60)
+        run = subprocess.run([sys.executable, "-m", "lagsim", "sweep", "pendulum", "--values",
+                              "theta=0.1,0.2,0.3", "--t-end", "0.2", "--samples", "3",
+                              "--scheduler", address], text=True, capture_output=True,
+                             timeout=120)
+    finally:
+        cluster.__exit__(None, None, None)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("lagsim: error: --scheduler: the worker tcp://127.0.0.1:")
+    assert lines[0].endswith(
+        f" of {address} runs lagsim 0.0.9 (job format {JOB_FORMAT}), and this client lagsim "
+        f"{lagsim.__version__} (job format {JOB_FORMAT}); install the same lagsim on the "
+        "workers as here, and restart them")

@@ -198,8 +198,10 @@ def integrate_velocity_constraints(model: Model, q0: Mapping[str, float] | None,
     file's constraint's), and the (name, ``f = level``) of each: Frobenius' test and integral of
     :func:`lagsim.integrability.frobenius`, the answer ``lagsim check`` prints (seed
     ``002_485a91571cac8ced.txt`` §23.1: an integrable constraint is holonomic). The level is the
-    value at ``q0`` (missing coordinates at 0) and ``t0``. Raises :class:`InputError` naming the
-    constraint when it is nonholonomic, undecided, or integrable without a closed form found."""
+    value at ``q0`` (missing coordinates at 0) and ``t0``; the model has no ``structure_key``
+    (its constraints are not its file's: compiled code is looked up by its expressions).
+    Raises :class:`InputError` naming the constraint when it is nonholonomic, undecided, or
+    integrable without a closed form found."""
     from lagsim.integrability import frobenius
 
     if not model.velocity_constraints:
@@ -219,7 +221,8 @@ def integrate_velocity_constraints(model: Model, q0: Mapping[str, float] | None,
         constraints.append(replace(c, kind="holonomic",
                                        expression=test.function - _level(test.level)))
         integrated.append((c.name, str(test.integral)))
-    return replace(model, constraints=tuple(constraints)), tuple(integrated)
+    return (replace(model, constraints=tuple(constraints), structure_key=None),
+            tuple(integrated))
 
 
 def _not_integrated(name: str, holonomic: bool | None, note: str) -> str:

@@ -271,3 +271,50 @@ def test_sweep_refuses_workers_of_another_lagsim(tmp_path, monkeypatch):
         f" of {address} runs lagsim 0.0.9 (job format {JOB_FORMAT}), and this client lagsim "
         f"{lagsim.__version__} (job format {JOB_FORMAT}); install the same lagsim on the "
         "workers as here, and restart them")
+
+
+ROLLING_DISK = """\
+name: disk
+parameters: {m: 2.0, R: 0.5, tau: 0.3}
+coordinates: [x, phi]
+masses:
+  disk:
+    mass: m
+    position: [x, 0]
+    inertia: 1/2*m*R**2
+    angle: phi
+forces:
+  phi: tau
+constraints:
+  - name: roll
+    velocity: x_dot - R*phi_dot
+initial: {x: 0, phi: 0, x_dot: 0, phi_dot: 0}
+"""
+"""A uniform disk rolling on a line under a torque τ: x = Rφ, so (m + I/R²) ẍ = τ/R with
+I = mR²/2, i.e. (3/2) m ẍ = τ/R; the ground's push is λ = m ẍ = 2τ/(3R)."""
+
+
+def test_simulate_reduced_eliminates_an_integrable_velocity_constraint(tmp_path):
+    """`simulate --formulation reduced` refused x_dot − R φ_dot = 0 as a velocity constraint,
+    while `derive --form reduced` eliminates it through its integral x − Rφ = 0: simulate now
+    integrates it the same way, says so, and follows the closed form x = τ t²/(3 m R)."""
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    source = tmp_path / "disk.yaml"
+    source.write_text(ROLLING_DISK)
+    result = CliRunner().invoke(main, ["simulate", str(source), "--formulation", "reduced",
+                                       "--t-end", "2", "--samples", "21"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ("lagsim: reduced: velocity constraint 'roll' integrates to the "
+                             "holonomic constraint x - R*phi = 0.0 (Frobenius' test, as `lagsim "
+                             "check` finds), which eliminates a coordinate\n")
+    data = np.genfromtxt(result.stdout.splitlines(), delimiter=",", names=True)
+    m, R, tau = 2.0, 0.5, 0.3
+    t = data["t"]
+    assert t[-1] == 2.0
+    np.testing.assert_allclose(data["x"], tau * t**2 / (3 * m * R), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(data["x_dot"], 2 * tau * t / (3 * m * R), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(data["phi"], data["x"] / R, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(data["lambda_roll"], 2 * tau / (3 * R), rtol=1e-9)

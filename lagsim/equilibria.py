@@ -630,7 +630,7 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -
         tol = 1e-7 * (1.0 + np.abs(q))
         if any(np.all(distance(q, other[0], periodic) <= tol) for other in found):
             continue
-        family = family_dimension(eqs, q, lam, pinned)
+        family = family_dimension(eqs, q, lam, (*pinned, *eqs.kinked))
         if not family:
             queue += _continuations(q, [f[0] for f in found if not f[3]], periodic, pinned)
         found.append((q, lam, residual, family))
@@ -673,7 +673,8 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
                      "equations)")
     if eqs.kinked:
         notes.append(kinked_note(eqs) + "; an equilibrium where such a term jumps (x = 0 of a "
-                     "V-shaped well k*Abs(x)) is beyond this search")
+                     "V-shaped well k*Abs(x)) is found only from a start that lies on it, and "
+                     "its stability is not decided by a linearization")
     on_family = [k for k, (*_, f) in enumerate(solutions) if f]
     if len(on_family) > 1:
         notes.append(f"{len(on_family)} of the points found lie on families of equilibria (not "
@@ -685,8 +686,11 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         notes.append(f"{len(solutions)} found; the {MAX_REPORTED} nearest to the initial state "
                      "are listed")
     equilibria = []
+    kinked = tuple(auto.model.coordinates[i] for i in eqs.kinked)
     for q, lam, residual, family in solutions[:MAX_REPORTED]:
-        stability = linearize(eqs, q, lam).stability()
+        stability = (linearize(eqs, q, lam).stability() if not eqs.kinked else
+                     f"undetermined (not differentiable in {', '.join(kinked)}: no "
+                     "linearization)")
         equilibria.append(Equilibrium(_snap(q), _snap(lam), residual, stability, family))
     return EquilibriaReport(
         system=model.name, coordinates=auto.model.coordinates,
@@ -694,7 +698,7 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         equilibria=tuple(equilibria), starts=count, pinned=pinned,
         periodic=tuple(auto.model.coordinates[i] for i in periodic), notes=tuple(notes),
         eliminated=auto.eliminated, closed=search.closed,
-        kinked=tuple(auto.model.coordinates[i] for i in eqs.kinked))
+        kinked=kinked)
 
 
 def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],

@@ -318,3 +318,19 @@ def test_simulate_reduced_eliminates_an_integrable_velocity_constraint(tmp_path)
     np.testing.assert_allclose(data["x_dot"], 2 * tau * t / (3 * m * R), rtol=0, atol=1e-9)
     np.testing.assert_allclose(data["phi"], data["x"] / R, rtol=0, atol=1e-12)
     np.testing.assert_allclose(data["lambda_roll"], 2 * tau / (3 * R), rtol=1e-9)
+
+
+def test_an_equilibrium_on_the_kink_is_isolated_and_undecided(tmp_path):
+    """k|x| + y²/2 started at x = 0: the equilibrium (0, 0) is found from that start; x's
+    zero Jacobian column made it "a 1-dimensional family" and "neutral" (K = 0 in x), where it
+    is isolated and its stability is not a linearization's to decide."""
+    text = V_WELL.replace("coordinates: [x]", "coordinates: [x, y]").replace(
+        "kinetic: 1/2*m*x_dot**2", "kinetic: 1/2*m*(x_dot**2 + y_dot**2)").replace(
+        "potential: k*Abs(x)", "potential: k*Abs(x) + y**2/2").replace(
+        "initial: {x: 0.5, x_dot: 0}", "initial: {x: 0, y: 0.3}")
+    run = _lagsim(tmp_path, text, "equilibria", "--format", "json")
+    _clean(run)
+    (found,) = json.loads(run.stdout)["equilibria"]
+    assert found["q"] == {"x": 0.0, "y": 0.0}
+    assert found["family_dimension"] == 0
+    assert found["stability"] == "undetermined (not differentiable in x: no linearization)"

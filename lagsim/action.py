@@ -31,6 +31,9 @@ from lagsim.spec import SystemSpec
 
 EXACT_BUDGET = 2.0
 """CPU seconds SymPy may spend integrating L along a path exactly."""
+QUAD_LIMIT = 200
+"""Subintervals of the adaptive quadrature along a path; past them the value is flagged
+uncertain with scipy's error estimate."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,14 @@ class ActionReport:
     error: float
     path: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = field(default=())
+    converged: bool = True
+    """False when the quadrature stopped before its tolerance (the value is uncertain)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"system": self.system, "interval": [self.t_start, self.t_end],
                 "S": self.value, "exact": self.exact or None, "how": self.method,
-                "error_estimate": self.error, "path": dict(self.path),
+                "error_estimate": self.error, "converged": self.converged,
+                "path": dict(self.path),
                 "notes": list(self.notes)}
 
     def to_text(self) -> str:
@@ -164,13 +170,25 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
     from scipy.integrate import quad
 
     f = se.Lambdify([model.t], [L], backend="lambda")
-    value, error = quad(lambda s: float(f(np.array([s]))[0]), t_start, t_end, limit=200,
-                        epsabs=1e-13, epsrel=1e-13)
+    value, error, _, *failed = quad(lambda s: float(f(np.array([s]))[0]), t_start, t_end,
+                                    limit=QUAD_LIMIT, epsabs=1e-13, epsrel=1e-13,
+                                    full_output=1)
     if not math.isfinite(value):
         raise IntegrationError("the Lagrangian is not finite along the path")
-    return ActionReport(model.name, t_start, t_end, float(value), "",
-                        "adaptive Gauss–Kronrod quadrature", float(error),
-                        tuple((k, str(v)) for k, v in path.items()), tuple(notes))
+    method = "adaptive Gauss–Kronrod quadrature"
+    if failed:
+        method += ", not converged: uncertain"
+        notes.append(f"the quadrature did not converge ({_first_sentence(failed[0])}): S is "
+                     f"uncertain, its estimated error is {error:.2g}")
+    return ActionReport(model.name, t_start, t_end, float(value), "", method, float(error),
+                        tuple((k, str(v)) for k, v in path.items()), tuple(notes),
+                        converged=not failed)
+
+
+def _first_sentence(message: str) -> str:
+    """The first sentence of scipy's message, without its full stop, lower-case first."""
+    first = " ".join(message.split()).split(". ")[0].rstrip(".")
+    return first[:1].lower() + first[1:]
 
 
 def _constraint_notes(model: Model, path: Mapping[str, Any], t0: float, t1: float

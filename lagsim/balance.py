@@ -160,12 +160,15 @@ def _moving(model: Model) -> list[str]:
     """Constraints whose forces can work: rheonomic, or a velocity constraint with an offset."""
     import symengine as se
 
+    from lagsim.expansion import bounded_expand
+
     values = model.substitutions()
     out = []
     for c in model.constraints:
         if c.kind == "velocity":
-            offset = se.expand(c.offset.subs(values))
-            if not (offset == 0 or (offset.is_Number and float(offset) == 0.0)):
+            offset = bounded_expand(c.offset.subs(values))
+            if offset is None or not (offset == 0 or (offset.is_Number
+                                                      and float(offset) == 0.0)):
                 out.append(c.name)
         elif model.t in se.sympify(c.expression.subs(values)).free_symbols:
             out.append(c.name)

@@ -32,6 +32,7 @@ import symengine as se
 
 from lagsim.dependence import depends
 from lagsim.errors import InputError, Location
+from lagsim.expansion import expanded, expands_to_zero
 from lagsim.expressions import diff
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
@@ -141,7 +142,7 @@ def _prescribe(model: Model, moving: Sequence[Any]) -> tuple[Model, tuple[tuple[
     for c in moving:
         k = next(i for i, a in enumerate(c.row) if se.sympify(a) != 0)
         coefficient = se.sympify(c.row[k])
-        motion = se.expand(model.q[k] - se.sympify(c.expression) / coefficient)
+        motion = expanded(model.q[k] - se.sympify(c.expression) / coefficient)
         subs[model.q[k]] = motion
         subs[model.qd[k]] = diff(motion, t)
         eliminated.append((model.coordinates[k], str(motion)))
@@ -211,14 +212,16 @@ class RestEquations:
                 for i in range(n)]
         rows += [c.expression for c in model.constraints if c.kind == "holonomic"]
         offsets = [c.offset for c in model.constraints if c.kind == "velocity"]
-        rows += [o for o in offsets if se.expand(o) != 0]
+        rows += [o for o in offsets if expands_to_zero(o) is not True]
         rows = [se.sympify(r).subs(subs) for r in rows]
         self.size = len(rows)
         unknowns = list(model.q) + lam
         jac = [diff(r, u) for r in rows for u in unknowns]
-        self.pinned = tuple(
-            i for i in range(n)
-            if all(jac[r * (n + m) + i] == 0 for r in range(self.size)))
+        present = set().union(*(r.free_symbols for r in rows))
+        self.pinned = tuple(i for i in range(n) if model.q[i] not in present)
+        self.kinked: tuple[int, ...] = tuple(
+            i for i in range(n) if i not in self.pinned
+            and all(jac[r * (n + m) + i] == 0 for r in range(self.size)))
         mass = [se.sympify(model.mass_matrix[i, j]).subs(subs) for i in range(n)
                 for j in range(n)]
         damping = [diff(F[i], model.qd[j]).subs(rest).subs(subs) for i in range(n)
@@ -340,6 +343,8 @@ class EquilibriaReport:
     eliminated: tuple[tuple[str, str], ...] = field(default=())
     closed: bool = True
     """Whether the search ran every continuation start (:class:`Search`)."""
+    kinked: tuple[str, ...] = ()
+    """Coordinates Newton's method cannot move (:func:`kinked_note`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -350,6 +355,7 @@ class EquilibriaReport:
             "starts": self.starts,
             "search_closed": self.closed,
             "free_coordinates": list(self.pinned),
+            "non_smooth_coordinates": list(self.kinked),
             "periodic_coordinates": list(self.periodic),
             "equilibria": [e.to_dict(self.coordinates, self.constraints)
                            for e in self.equilibria],
@@ -362,7 +368,10 @@ class EquilibriaReport:
                  "points and continuation from each equilibrium found; nearest to the initial "
                  "state first)"]
         lines += [f"note: {note}" for note in self.notes]
-        if not self.equilibria:
+        if not self.equilibria and self.kinked:
+            lines.append(f"no equilibrium found by Newton's method, which cannot move "
+                         f"{', '.join(self.kinked)} (see the note)")
+        elif not self.equilibria:
             lines.append("no equilibrium found: F(q, 0) + Aᵀλ = 0 with the constraints has no "
                          "solution near any start")
             return "\n".join(lines) + "\n"
@@ -621,12 +630,23 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -
         tol = 1e-7 * (1.0 + np.abs(q))
         if any(np.all(distance(q, other[0], periodic) <= tol) for other in found):
             continue
-        family = family_dimension(eqs, q, lam, pinned)
+        family = family_dimension(eqs, q, lam, (*pinned, *eqs.kinked))
         if not family:
             queue += _continuations(q, [f[0] for f in found if not f[3]], periodic, pinned)
         found.append((q, lam, residual, family))
     found.sort(key=lambda item: float(np.linalg.norm(distance(item[0], q0, periodic))))
     return Search(found, periodic, tried, not queue)
+
+
+def kinked_note(eqs: RestEquations) -> str:
+    """What :attr:`RestEquations.kinked` means, naming its coordinates: they enter the rest
+    equations only through terms whose derivative is 0 wherever it exists (sign(x), the force
+    of a potential |x|), so Newton's method, which follows the derivative, cannot move them."""
+    names = ", ".join(eqs.names[i] for i in eqs.kinked)
+    return (f"{names} enter{'s' * (len(eqs.kinked) == 1)} the rest equations only through "
+            "non-smooth terms whose derivative is 0 where it exists (such as sign, the force of "
+            "an Abs in the potential): Newton's method cannot move "
+            f"{'it' if len(eqs.kinked) == 1 else 'them'}")
 
 
 def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> EquilibriaReport:
@@ -651,6 +671,10 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         notes.append(f"{', '.join(pinned)} appear{'s' * (len(pinned) == 1)} in no rest "
                      "equation: held at the initial value (any other value gives the same "
                      "equations)")
+    if eqs.kinked:
+        notes.append(kinked_note(eqs) + "; an equilibrium where such a term jumps (x = 0 of a "
+                     "V-shaped well k*Abs(x)) is found only from a start that lies on it, and "
+                     "its stability is not decided by a linearization")
     on_family = [k for k, (*_, f) in enumerate(solutions) if f]
     if len(on_family) > 1:
         notes.append(f"{len(on_family)} of the points found lie on families of equilibria (not "
@@ -662,15 +686,19 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
         notes.append(f"{len(solutions)} found; the {MAX_REPORTED} nearest to the initial state "
                      "are listed")
     equilibria = []
+    kinked = tuple(auto.model.coordinates[i] for i in eqs.kinked)
     for q, lam, residual, family in solutions[:MAX_REPORTED]:
-        stability = linearize(eqs, q, lam).stability()
+        stability = (linearize(eqs, q, lam).stability() if not eqs.kinked else
+                     f"undetermined (not differentiable in {', '.join(kinked)}: no "
+                     "linearization)")
         equilibria.append(Equilibrium(_snap(q), _snap(lam), residual, stability, family))
     return EquilibriaReport(
         system=model.name, coordinates=auto.model.coordinates,
         constraints=tuple(c.name for c in auto.model.constraints),
         equilibria=tuple(equilibria), starts=count, pinned=pinned,
         periodic=tuple(auto.model.coordinates[i] for i in periodic), notes=tuple(notes),
-        eliminated=auto.eliminated, closed=search.closed)
+        eliminated=auto.eliminated, closed=search.closed,
+        kinked=kinked)
 
 
 def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],

@@ -74,18 +74,34 @@ def expansion_work(expr: se.Basic, limit: int) -> int:
     return worst
 
 
+def expandable(expr: se.Basic) -> bool:
+    """Whether multiplying ``expr`` out builds at most :data:`lagsim.limits.MAX_EXPANSION` terms
+    (:func:`expansion_work`); when not, that is said once on stderr. For callers that hand
+    ``expr`` to a routine that multiplies out inside (SymPy's polynomial gcd)."""
+    if expansion_work(expr, MAX_EXPANSION) <= MAX_EXPANSION:
+        return True
+    bound = expansion_work(expr, 10**30)
+    _say_once("expansion", "note: an expression is left as it is, not multiplied out: "
+              + exceeded("expansion", f"it would have up to {bound:,} terms"))
+    return False
+
+
 def bounded_expand(expr: se.Basic) -> se.Basic | None:
     """``se.expand(expr)``, or None when it would build more than
-    :data:`lagsim.limits.MAX_EXPANSION` terms (:func:`expansion_work`), which is then said once
-    on stderr. The expansion runs where SIGTERM and SIGINT end the process (:func:`killable`):
+    :data:`lagsim.limits.MAX_EXPANSION` terms (:func:`expandable`, which then says so once on
+    stderr). The expansion runs where SIGTERM and SIGINT end the process (:func:`killable`):
     it is one C call that a Python signal handler cannot interrupt."""
-    if expansion_work(expr, MAX_EXPANSION) > MAX_EXPANSION:
-        bound = expansion_work(expr, 10**30)
-        _say_once("expansion", "note: an expression is left as it is, not multiplied out: "
-                  + exceeded("expansion", f"it would have up to {bound:,} terms"))
+    if not expandable(expr):
         return None
     with killable():
         return se.expand(expr)
+
+
+def expands_to_zero(expr: se.Basic) -> bool | None:
+    """Whether ``expr`` multiplies out to 0; None when that would pass the limit
+    (:func:`bounded_expand`, which says so once): then nothing is proved either way."""
+    out = bounded_expand(expr)
+    return None if out is None else out == 0
 
 
 def expanded(expr: se.Basic) -> se.Basic:

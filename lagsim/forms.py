@@ -470,7 +470,10 @@ def _closed(expr: sympy.Expr, skips: list[str], what: str) -> sympy.Expr:
 
 
 def _is_diagonal(M: sympy.MatrixBase) -> bool:
-    return all(sympy.expand(M[i, j]) == 0 for i in range(M.rows) for j in range(M.cols) if i != j)
+    from lagsim.expansion import expands_to_zero
+
+    return all(expands_to_zero(se.sympify(M[i, j])) is True
+               for i in range(M.rows) for j in range(M.cols) if i != j)
 
 
 def _generic_point(G: sympy.MatrixBase, seed: int) -> np.ndarray:

@@ -27,6 +27,7 @@ import symengine as se
 import sympy
 
 from lagsim.errors import InputError
+from lagsim.expansion import bounded_expand, expands_to_zero
 from lagsim.expressions import diff
 from lagsim.model import Model, to_sympy
 from lagsim.references import SEED_001, cite
@@ -88,7 +89,8 @@ def hamilton_form(model: Model, simplify: bool = False):
     lam = [sympy.Symbol(c.multiplier) for c in model.constraints]
     constraint = [sympy.Add(*(A[k, i] * lam[k] for k in range(model.m))) for i in range(n)]
     skips: list[str] = []
-    diagonal = all(sympy.expand(M[i, j]) == 0 for i in range(n) for j in range(n) if i != j)
+    diagonal = all(expands_to_zero(parts.M[i, j]) is True
+                   for i in range(n) for j in range(n) if i != j)
     items = [Item(str(p[i]), sympy.Eq(p[i], to_sympy(model.momenta[i]), evaluate=False),
                   sympy.latex(p[i])) for i in range(n)]
     notes: list[str] = []
@@ -99,11 +101,15 @@ def hamilton_form(model: Model, simplify: bool = False):
     if explicit:
         adj = (se.diag(*[1 / Mse[i, i] for i in range(n)]) if diagonal else adjugate(Mse))
         numer_se = [se.Add(*(adj[i, j] * P_se[j] for j in range(n))) for i in range(n)]
-        size = max(se.count_ops(se.expand(e)) for e in numer_se)
-        if size > CLOSED_FORM_MAX_OPS:
+        multiplied = [bounded_expand(e) for e in numer_se]
+        size = (None if any(e is None for e in multiplied)
+                else max(se.count_ops(e) for e in multiplied))
+        if size is None or size > CLOSED_FORM_MAX_OPS:
             explicit = False
-            notes.append(f"M⁻¹(p − b) written out would reach {size} operations (more than "
-                         f"{CLOSED_FORM_MAX_OPS}), so M⁻¹ is not written out; q̇ is the "
+            reach = ("pass the expansion limit (docs/format.md, \"Limits\")" if size is None
+                     else f"reach {size} operations (more than {CLOSED_FORM_MAX_OPS})")
+            notes.append(f"M⁻¹(p − b) written out would {reach}, so M⁻¹ is not written out; "
+                         "q̇ is the "
                          "solution of M q̇ = p − b, and ṗ = ∂L/∂q + τ at that q̇ (equal to "
                          "−∂H/∂q at fixed p)")
     if explicit:

@@ -21,7 +21,8 @@ Two independent tests, as issue 10 asks:
   entries). An expression is declared zero when symengine's expansion reduces it to 0, nonzero
   when it evaluates clearly away from 0 at a state relative to its rounding scale
   (:func:`lagsim.vanishing.magnitude`: a proof that it is not identically 0), else zero when
-  SymPy's ``simplify`` reduces it; past :data:`MAX_SYMBOLIC_ROWS` independent rows it is
+  SymPy's ``simplify`` reduces it; past :data:`MAX_SYMBOLIC_ROWS` independent rows, or when an
+  expression would multiply out past the expansion limit (:mod:`lagsim.expansion`), it is
   skipped and the numeric test decides;
 * **numeric**: at random states (projected onto the holonomic constraints of the set), an
   orthonormal basis N of the null space of the rows from an SVD, and max |Nᵀ C_k N| / |C_k|.
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim.expansion import bounded_expand, expandable, expands_to_zero, expansion_work
 from lagsim.expressions import diff
 from lagsim.model import Constraint, Model
 from lagsim.vanishing import magnitude
@@ -55,6 +57,10 @@ MAX_SYMBOLIC_ROWS = 4
 pivot block) is skipped and the numeric curvature decides, with a note."""
 SEED = 20230
 """The random states are reproducible: the same report every time."""
+SYMPY_MAX_TERMS = 500
+"""SymPy's polynomial gcd multiplies its arguments out, about a thousand times slower than
+SymEngine: past this many terms (:func:`lagsim.expansion.expansion_work`) in an entry of the row,
+the common factor of the entries is not among the integrating factors tried."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ def _forms(model: Model, constraints: Sequence[Constraint], extended: bool
 def needs_time(model: Model, constraints: Sequence[Constraint]) -> bool:
     """Whether the forms live on (q, t): some row depends on t or has an offset c ≠ 0."""
     for c in constraints:
-        if se.expand(c.offset) != 0:
+        if expands_to_zero(c.offset) is not True:
             return True
         if any(model.t in se.sympify(a).free_symbols for a in c.row):
             return True
@@ -244,7 +250,8 @@ def _decide(exprs: list[se.Basic], points: np.ndarray, evaluate: _Evaluator) -> 
     """"zero" (each expression expands to 0 in symengine, or SymPy's ``simplify`` reduces it to
     0: a proof), "nonzero" (a value clearly off 0 at some point: above NONZERO × its rounding
     scale, :func:`lagsim.vanishing.magnitude` of the unexpanded expression, and an expansion
-    that is not 0) or "unknown" (numerically 0 but not reduced). The expressions that look
+    that is not 0), "unknown" (numerically 0 but not reduced) or "too large" (one would multiply
+    out past the expansion limit, :func:`_is_zero`: nothing is proved). The expressions that look
     nonzero are expanded first, so that a nonholonomic form costs one expansion."""
     if not exprs:
         return "zero"
@@ -252,9 +259,16 @@ def _decide(exprs: list[se.Basic], points: np.ndarray, evaluate: _Evaluator) -> 
     sizes = np.abs(evaluate([magnitude(e) for e in exprs], points))
     clear = np.isfinite(values) & np.isfinite(sizes) & (
         values > NONZERO * np.maximum(sizes, 1e-300))
-    if any(se.expand(e) != 0 for e, flagged in zip(exprs, clear.any(axis=0)) if flagged):
-        return "nonzero"
-    rest = [e for e in exprs if se.expand(e) != 0]
+    order = sorted(range(len(exprs)), key=lambda i: not clear[:, i].any())
+    rest = []
+    for i in order:
+        zero = expands_to_zero(exprs[i])
+        if zero is None:
+            return "too large"
+        if not zero and clear[:, i].any():
+            return "nonzero"
+        if not zero:
+            rest.append(exprs[i])
     if not rest:
         return "zero"
     import sympy
@@ -333,7 +347,11 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
                  for C in curls for Xi, Xj in itertools.combinations(fields, 2)]
     symbolic = _decide(exprs, points, evaluate) if exprs is not None else "skipped"
     numeric_ok = numeric < NONZERO if np.isfinite(numeric) else None
-    if symbolic == "skipped":
+    if symbolic == "too large":
+        holonomic_ = numeric_ok
+        note += ("the symbolic test is skipped: its expressions multiplied out would pass the "
+                 "expansion limit (docs/format.md, \"Limits\"); the numeric test decides; ")
+    elif symbolic == "skipped":
         holonomic_ = numeric_ok
         note += (f"the symbolic test is skipped for more than {MAX_SYMBOLIC_ROWS} independent "
                  "rows (its determinants grow too fast); the numeric test decides; ")
@@ -343,7 +361,7 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
         holonomic_ = True if numeric_ok is not False else None
     else:
         holonomic_ = None
-    if holonomic_ is None and symbolic != "skipped":
+    if holonomic_ is None and symbolic not in ("skipped", "too large"):
         note += (f"the symbolic test says {symbolic} and the numeric curvature is {numeric:.3g}; "
                  "undecided")
     found = None
@@ -360,17 +378,22 @@ def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: flo
     the common factor of the row's entries, 1/ω_i, 1/ω_i², 1/(ω_i ω_j)) and its potential f is
     found (term by term for sums of powers, else SymPy's ``integrate``), checked (df = μ·ω), made
     real where SymPy's answer is complex on the reals (:func:`_real`), and confirmed at random
-    real states: ∇f parallel to the row (:func:`_parallel`). None when no candidate passes."""
+    real states: ∇f parallel to the row (:func:`_parallel`). None when no candidate passes, or
+    when an entry of the row would multiply out past the expansion limit (the candidates'
+    checks multiply out products and powers of the entries)."""
     extended = needs_time(model, [constraint])
     X = [*model.q, *([model.t] if extended else [])]
     w = _forms(model, [constraint], extended)[0]
-    nonzero = [e for e in w if se.expand(e) != 0]
+    if not all(expandable(e) for e in w):
+        return None
+    nonzero = [e for e in w if expands_to_zero(e) is not True]
     start = [*q0, *([t0] if extended else [])]
     evaluate = _Evaluator(model, X)
     for mu in _factors(nonzero):
-        b = [se.expand(mu * e) for e in w]
-        if not all(se.expand(diff(b[i], X[j]) - diff(b[j], X[i])) == 0
-                   for i, j in itertools.combinations(range(len(X)), 2)):
+        b = [bounded_expand(mu * e) for e in w]
+        if any(e is None for e in b) or not all(
+                expands_to_zero(diff(b[i], X[j]) - diff(b[j], X[i]))
+                for i, j in itertools.combinations(range(len(X)), 2)):
             continue
         f = _potential(b, X)
         if f is None:
@@ -395,9 +418,10 @@ def _factors(nonzero: Sequence[se.Basic]) -> Iterator[se.Basic]:
 
 def _common_factor(entries: Sequence[se.Basic]) -> se.Basic | None:
     """The greatest common divisor of the row's entries (SymPy's ``gcd_list``, functions of q
-    as generators): μ·dG is integrated as dG after dividing by it. None when it is a number or
-    SymPy cannot take it."""
-    if len(entries) < 2:
+    as generators): μ·dG is integrated as dG after dividing by it. None when it is a number,
+    SymPy cannot take it, or an entry multiplies out past :data:`SYMPY_MAX_TERMS` terms."""
+    if len(entries) < 2 or any(expansion_work(e, SYMPY_MAX_TERMS) > SYMPY_MAX_TERMS
+                               for e in entries):
         return None
     import sympy
 
@@ -469,7 +493,10 @@ def _parallel(f: se.Basic, w: Sequence[se.Basic], X: Sequence[se.Symbol], start:
 def _squares(f: se.Basic) -> se.Basic:
     """c·a² + c·b² ∓ 2c·ab written as c·(a ∓ b)² for pairs of coordinates (the rod's
     ½(x₁ − x₂)² + ½(y₁ − y₂)² instead of its six expanded terms); f itself when nothing pairs."""
-    terms = dict(se.expand(f).as_coefficients_dict())
+    multiplied = bounded_expand(f)
+    if multiplied is None:
+        return f
+    terms = dict(multiplied.as_coefficients_dict())
     symbols = sorted(se.sympify(f).free_symbols, key=str)
     out: se.Basic = se.Integer(0)
     used: set[se.Basic] = set()
@@ -488,21 +515,26 @@ def _squares(f: se.Basic) -> se.Basic:
     if not used:
         return f
     result = out + sum((k * v for k, v in terms.items()), se.Integer(0))
-    return result if se.expand(result - f) == 0 else f
+    return result if expands_to_zero(result - f) else f
 
 
 def _potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic | None:
     """f with ∂f/∂X_i = b_i (b closed), integrating one coordinate at a time."""
     f: se.Basic = se.Integer(0)
     for x, bi in zip(X, b):
-        rest = se.expand(bi - diff(f, x))
+        rest = bounded_expand(bi - diff(f, x))
+        if rest is None:
+            return None
         if rest == 0:
             continue
         part = _antiderivative(rest, x)
         if part is None:
             return None
         f = f + part
-    if any(se.expand(diff(f, x) - bi) != 0 for x, bi in zip(X, b)):
+    checks = [expands_to_zero(diff(f, x) - bi) for x, bi in zip(X, b)]
+    if None in checks:
+        return None
+    if not all(checks):
         return _sympy_potential(b, X)
     return f
 
@@ -558,3 +590,4 @@ def _sympy_potential(b: Sequence[se.Basic], X: Sequence[se.Symbol]) -> se.Basic 
     if all(sympy.simplify(sympy.diff(f, x) - bi) == 0 for x, bi in zip(xs, bs)):
         return se.sympify(sympy.simplify(f))
     return None
+

@@ -345,7 +345,7 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
             continue
         charge = expanded(sum((model.momenta[i] * xi[i] for i in range(model.n)),
                               se.Integer(0)))
-        momentum = se.expand(sum((p_names[i] * xi[i] for i in range(model.n)), se.Integer(0)))
+        momentum = expanded(sum((p_names[i] * xi[i] for i in range(model.n)), se.Integer(0)))
         name = _name(model, coefficients, used, index)
         used.add(name)
         found.append(Invariant(name, "noether", readable(charge), str(momentum),

@@ -87,6 +87,24 @@ MAX_CSV_LINE_CHARS = 1_000_000
 MAX_CSV_CELLS = 100_000_000
 """Numbers in a CSV (800 MB as floats), so that a wide file is bounded as a long one is."""
 
+
+
+@dataclass(frozen=True)
+class CsvLimits:
+    """What a CSV reader holds at most: ``lines`` (blank ones included), ``line_chars``
+    characters in one line, ``cells`` numbers; ``lines_are`` says what the line limit counts,
+    for the message."""
+
+    lines: int = MAX_CSV_LINES
+    line_chars: int = MAX_CSV_LINE_CHARS
+    cells: int = MAX_CSV_CELLS
+    lines_are: str = (f"lines (a header and the {MAX_SAMPLES:,} rows `lagsim simulate` writes "
+                      "at most)")
+
+
+CSV_LIMITS = CsvLimits()
+"""The limits of every CSV lagsim reads (:func:`read_csv`, :func:`csv_lines`)."""
+
 NAME_MAX = 255
 """Bytes in one file name (POSIX's NAME_MAX on Linux and the BSDs, 255 UTF-16 units on NTFS)."""
 _WINDOWS = os.name == "nt"
@@ -683,14 +701,15 @@ def _csv_limit(found: str, limit: int, counts: str) -> str:
     return f"{found}; lagsim reads a CSV of at most {limit:,} {counts}"
 
 
-def _numbered_lines(stream: IO[str], source: str) -> Iterator[tuple[int, str]]:
+def _numbered_lines(stream: IO[str], source: str, limits: CsvLimits = CSV_LIMITS
+                    ) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each line of ``stream`` without its line end, read one at a
-    time and refused past :data:`MAX_CSV_LINES` lines or :data:`MAX_CSV_LINE_CHARS` characters
-    in a line (a producer that never stops, a line that never ends)."""
+    time and refused past ``limits.lines`` lines or ``limits.line_chars`` characters in a line
+    (a producer that never stops, a line that never ends)."""
     number = 0
     while True:
         try:
-            line = stream.readline(MAX_CSV_LINE_CHARS + 1)
+            line = stream.readline(limits.line_chars + 1)
         except UnicodeDecodeError as exc:
             raise InputError(f"not a text file ({exc.reason})",
                              Location(source, number + 1)) from None
@@ -700,31 +719,35 @@ def _numbered_lines(stream: IO[str], source: str) -> Iterator[tuple[int, str]]:
             return
         number += 1
         text = line.rstrip("\n").rstrip("\r")
-        if len(text) > MAX_CSV_LINE_CHARS:
-            raise InputError(_csv_limit(f"a line of more than {MAX_CSV_LINE_CHARS:,} characters",
-                                        MAX_CSV_LINE_CHARS, "characters a line"),
+        if len(text) > limits.line_chars:
+            raise InputError(_csv_limit(f"a line of more than {limits.line_chars:,} characters",
+                                        limits.line_chars, "characters a line"),
                              Location(source, number))
-        if number > MAX_CSV_LINES:
-            raise InputError(_csv_limit(f"more than {MAX_CSV_LINES:,} lines", MAX_CSV_LINES,
-                                        f"lines (a header and the {MAX_SAMPLES:,} rows "
-                                        "`lagsim simulate` writes at most)"),
-                             Location(source, number))
+        if number > limits.lines:
+            raise InputError(_csv_limit(f"more than {limits.lines:,} lines", limits.lines,
+                                        limits.lines_are), Location(source, number))
         yield number, text
 
 
-def _read_text(src: str | Path) -> tuple[str, str]:
-    """The whole text of ``src`` (``-``: stdin), within the limits of :func:`_numbered_lines`
-    and :data:`MAX_CSV_CELLS` cells, and its name for messages."""
+def csv_lines(src: str | Path, limits: CsvLimits = CSV_LIMITS) -> Iterator[tuple[int, str, str]]:
+    """``(line number, text, source name)`` of each line of ``src`` (``-``: stdin), read one at
+    a time within ``limits``: its lines and characters a line (:func:`_numbered_lines`) and
+    its cells."""
     with _opened(src) as (stream, source):
-        lines: list[str] = []
         cells = 0
-        for number, line in _numbered_lines(stream, source):
+        for number, line in _numbered_lines(stream, source, limits):
             cells += line.count(",") + 1
-            if cells > MAX_CSV_CELLS:
-                raise InputError(_csv_limit(f"more than {MAX_CSV_CELLS:,} cells", MAX_CSV_CELLS,
+            if cells > limits.cells:
+                raise InputError(_csv_limit(f"more than {limits.cells:,} cells", limits.cells,
                                             "numbers"), Location(source, number))
-            lines.append(line)
-    return "\n".join(lines), source
+            yield number, line, source
+
+
+def _read_text(src: str | Path) -> tuple[str, str]:
+    """The whole text of ``src`` (``-``: stdin), within the limits of :func:`csv_lines`, and
+    its name for messages."""
+    lines = [line for _, line, _ in csv_lines(src)]
+    return "\n".join(lines), STDIN_NAME if str(src) == "-" else str(src)
 
 
 def _cells(line: str) -> list[tuple[str, int]]:

@@ -84,7 +84,17 @@ def _nearly_constant(paths: Mapping, a: str, b: str) -> bool:
     return bool(np.ptp(d) <= 1e-6 * max(float(np.max(d)), 1e-12))
 
 
+FIXED_MAX_TERMS = 200
+"""A squared distance that multiplies out past this many terms
+(:func:`lagsim.expansion.expansion_work`) is not simplified to see whether it is fixed: SymPy's
+expansion and ``trigsimp`` of it would take minutes; no rod is then drawn for the pair."""
+
+
 def _fixed(d2: sympy.Expr, phis: list[sympy.Expr], coords: set) -> bool:
+    from lagsim.expansion import expansion_work
+
+    if expansion_work(se.sympify(d2), FIXED_MAX_TERMS) > FIXED_MAX_TERMS:
+        return False
     simple = sympy.trigsimp(sympy.expand(d2))
     if not (simple.free_symbols & coords):
         return True

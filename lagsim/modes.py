@@ -38,6 +38,7 @@ from lagsim.equilibria import (
     _snap,
     autonomous_model,
     family_dimension,
+    kinked_note,
     parse_point,
     point_state,
     solve_equilibria,
@@ -569,6 +570,12 @@ def equilibrium_point(spec: SystemSpec, model: Model,
     must be an equilibrium to :data:`AT_TOLERANCE` (refused with its residual otherwise)."""
     auto = autonomous_model(model, spec)
     eqs = RestEquations(auto.model)
+    if eqs.kinked:
+        raise InputError(f"system '{model.name}' has no small oscillations to compute: "
+                         f"{kinked_note(eqs)}, and its linearization, which is made of those "
+                         "derivatives, says nothing about the motion (in a V-shaped well the "
+                         "period depends on the amplitude); `lagsim simulate` shows the motion",
+                         spec.location)
     notes = list(auto.notes())
     if isinstance(at, str) and at.strip() != "equilibrium":
         at = parse_point(at, spec, auto.model.coordinates)

@@ -92,6 +92,10 @@ FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
 MAX_LEGEND = 20
+HUGE = 1e300
+"""Values past this size are drawn divided by a power of ten that the axis label names:
+matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
+largest double (±1.8e308)."""
 _SHORT_LABEL = 22
 _PANEL_HEIGHT = 2.0
 _WIDTH = 9.0
@@ -264,7 +268,8 @@ def _drift_panel(
 def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | None:
     """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero;
     for a system that does not conserve h, the energy balance (:func:`_balance_panel`), or the
-    change |h − h0| named as such when the work W is not known.
+    change |h − h0| named as such when the work W is not known. A drift past the largest double
+    (energies near ±1e308) is infinite and not drawn.
 
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
@@ -277,7 +282,8 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
         return _balance_panel(table)
     h = table.column("energy")
     h0 = float(h[0])
-    drift = np.abs(h - h0)
+    with np.errstate(over="ignore"):
+        drift = np.abs(h - h0)
     if info.energy_change is not None:
         label = f"energy change\n|energy − energy₀|\n(not conserved:\n{info.energy_change})"
         return _Panel("energy change", label, (_Series("energy change", table.time, drift),),
@@ -400,12 +406,14 @@ def _drift(table: Table) -> list[_Panel]:
 def _energy(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     """energy − energy₀ (its value at the start in the label: no offset on the axis), then the
     drift panel; for a system that does not conserve h, energy − energy₀ beside the work W, then
-    the balance's error |energy − energy₀ − W| (log)."""
+    the balance's error |energy − energy₀ − W| (log). A change past the largest double is
+    infinite and not drawn."""
     drift = _energy_drift_panel(table, info)
     if drift is None:
         raise _missing(table, "energy", "so there is no energy to plot")
     h = table.column("energy")
-    change = _Series("energy − energy₀", table.time, h - h[0])
+    with np.errstate(over="ignore"):
+        change = _Series("energy − energy₀", table.time, h - h[0])
     label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"
     if drift.key == "energy balance":
         change, w, rest = drift.series
@@ -530,6 +538,31 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
                     for s in zero]
         handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
         _outside_legend(ax, handles, ncols=1 if count <= 10 else 2)
+
+
+def _power(arrays: Sequence[np.ndarray]) -> int:
+    """The power of ten to divide ``arrays`` by to draw them: that of their largest finite
+    magnitude when it is past :data:`HUGE`, else 0."""
+    largest = max((float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in arrays),
+                  default=0.0)
+    return math.floor(math.log10(largest)) if largest > HUGE else 0
+
+
+def _scaled(panel: _Panel) -> _Panel:
+    """``panel`` with values past :data:`HUGE` divided by a power of ten, named in the axis
+    label ("x / 1e308"); both axes by the same power on an equal-scale panel; the y values of
+    a log-scale panel as they are (its locator takes logarithms)."""
+    ky = 0 if panel.log else _power([s.y for s in panel.series])
+    kx = _power([s.x for s in panel.series])
+    if panel.equal:
+        kx = ky = max(kx, ky)
+    if not (kx or ky):
+        return panel
+    series = tuple(replace(s, x=s.x / 10.0**kx if kx else s.x, y=s.y / 10.0**ky if ky else s.y)
+                   for s in panel.series)
+    return replace(panel, series=series,
+                   ylabel=f"{panel.ylabel} / 1e{ky}" if ky else panel.ylabel,
+                   xlabel=f"{panel.xlabel} / 1e{kx}" if kx else panel.xlabel)
 
 
 def _outside_legend(ax: Axes, handles: list, ncols: int = 1) -> None:
@@ -695,7 +728,7 @@ def _draw(
     runs = [(label, [_breaks(p, frozenset(wrap), x)
                      for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
             for label, t in inputs]
-    panels = _merged(runs)
+    panels = [_scaled(p) for p in _merged(runs)]
     if kind in ("overview", "drift", "energy", "forces", "invariants"):
         _stacked(fig, panels, share_t=True)
     elif kind == "time":

@@ -146,10 +146,13 @@ class Problem:
         check_direction(options)
         from lagsim.inertia import regular_inertia
 
-        numeric = numeric or compile_model(model)
         t0 = options.t_start
         q0 = np.array(spec.initial_state()[0], dtype=float)
         qd0 = np.array(spec.initial_state()[1], dtype=float)
+        if options.formulation == "reduced" and model.velocity_constraints:
+            model = _integrated(model, dict(zip(model.coordinates, q0)), t0, say)
+            numeric = None
+        numeric = numeric or compile_model(model)
         model, numeric = regular_inertia(model, numeric, spec, t0, q0, qd0, sources.coordinate,
                                          say)
         stop = compile_stop_when(spec, numeric, options)
@@ -169,6 +172,21 @@ class Problem:
         return cls(spec=spec, model=model, numeric=numeric, options=options,
                    parameters=dict(numeric.parameters), t0=t0, q0=q0, qd0=qd0, form=form,
                    stop=stop, sources=sources, given=given)
+
+
+def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> Model:
+    """``model`` with its velocity constraints replaced by the holonomic constraints they
+    integrate to at the start, as ``derive --form reduced`` eliminates them
+    (:func:`lagsim.reduce.integrate_velocity_constraints`, which refuses one that does not
+    integrate in closed form), each said through ``say``."""
+    from lagsim.reduce import integrate_velocity_constraints
+
+    model, integrated = integrate_velocity_constraints(model, q0, t0)
+    for name, integral in integrated:
+        say(f"reduced: velocity constraint '{name}' integrates to the holonomic constraint "
+            f"{integral} (Frobenius' test, as `lagsim check` finds), which eliminates a "
+            "coordinate")
+    return model
 
 
 def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions

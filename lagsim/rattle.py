@@ -44,6 +44,7 @@ import symengine as se
 from lagsim import csource
 from lagsim.csource import Status
 from lagsim.errors import InputError, IntegrationError
+from lagsim.expansion import bounded_expand
 from lagsim.expressions import diff
 from lagsim.model import Model
 
@@ -362,8 +363,14 @@ class Rattle(FixedStepMethod):
                             f"{', '.join(bad)}; use --method variational, which takes any "
                             f"Lagrangian")
         for i in range(model.n):
-            linear = se.expand(model.momenta[i] - sum(
+            linear = bounded_expand(model.momenta[i] - sum(
                 (M[i, j] * model.qd[j] for j in range(model.n)), se.Integer(0)))
+            if linear is None:
+                return (f"--method rattle needs a kinetic energy ½ q̇ᵀ M q̇, and whether ∂L/∂"
+                        f"{model.coordinates[i]}_dot has terms not proportional to a velocity "
+                        "cannot be checked: it multiplies out past the expansion limit "
+                        "(docs/format.md, \"Limits\"); use --method variational, which takes "
+                        "any Lagrangian")
             if linear != 0:
                 return (f"--method rattle needs a kinetic energy ½ q̇ᵀ M q̇, and ∂L/∂"
                         f"{model.coordinates[i]}_dot has terms not proportional to a velocity "

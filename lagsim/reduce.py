@@ -25,6 +25,7 @@ import sympy
 
 from lagsim.compile import NumericSystem, compile_model, lambdify
 from lagsim.errors import InputError, Subject
+from lagsim.expansion import expands_to_zero, expansion_work
 from lagsim.expressions import diff
 from lagsim.model import Model, assemble_model, time_derivative, to_sympy
 from lagsim.tidy import OutOfTime, can_interrupt
@@ -197,8 +198,10 @@ def integrate_velocity_constraints(model: Model, q0: Mapping[str, float] | None,
     file's constraint's), and the (name, ``f = level``) of each: Frobenius' test and integral of
     :func:`lagsim.integrability.frobenius`, the answer ``lagsim check`` prints (seed
     ``002_485a91571cac8ced.txt`` §23.1: an integrable constraint is holonomic). The level is the
-    value at ``q0`` (missing coordinates at 0) and ``t0``. Raises :class:`InputError` naming the
-    constraint when it is nonholonomic, undecided, or integrable without a closed form found."""
+    value at ``q0`` (missing coordinates at 0) and ``t0``; the model has no ``structure_key``
+    (its constraints are not its file's: compiled code is looked up by its expressions).
+    Raises :class:`InputError` naming the constraint when it is nonholonomic, undecided, or
+    integrable without a closed form found."""
     from lagsim.integrability import frobenius
 
     if not model.velocity_constraints:
@@ -218,7 +221,8 @@ def integrate_velocity_constraints(model: Model, q0: Mapping[str, float] | None,
         constraints.append(replace(c, kind="holonomic",
                                        expression=test.function - _level(test.level)))
         integrated.append((c.name, str(test.integral)))
-    return replace(model, constraints=tuple(constraints)), tuple(integrated)
+    return (replace(model, constraints=tuple(constraints), structure_key=None),
+            tuple(integrated))
 
 
 def _not_integrated(name: str, holonomic: bool | None, note: str) -> str:
@@ -475,6 +479,8 @@ def _tidy_root(root: sympy.Expr) -> sympy.Expr:
     """``root`` with each radicand (base of a non-integer power) expanded when short; equal."""
     def short(e: sympy.Basic) -> bool:
         return (e.is_Pow and not e.exp.is_Integer and not e.base.is_Atom
+                and expansion_work(se.sympify(e.base), ROOT_EXPAND_MAX_TERMS)
+                <= ROOT_EXPAND_MAX_TERMS
                 and len(sympy.Add.make_args(sympy.expand(e.base))) <= ROOT_EXPAND_MAX_TERMS)
 
     return root.replace(short, lambda e: sympy.expand(e.base) ** e.exp)
@@ -492,7 +498,7 @@ def _vanishes(expr: sympy.Expr) -> bool:
     expand away) below 1e-10 at three seeded random complex points. Replaces ``simplify(φ) ==
     0``, whose cost grew without bound on a chain (issue 16 §4)."""
     try:
-        if se.expand(se.sympify(expr)) == 0:
+        if expands_to_zero(se.sympify(expr)):
             return True
     except (RuntimeError, TypeError, ValueError, se.SympifyError):
         pass

@@ -41,13 +41,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.expressions import Source, parse_expression, suggest
 from lagsim.summary import Summary
+
+if TYPE_CHECKING:
+    from lagsim.io import CsvLimits
 
 CHUNK_SECONDS = 0.3
 """Work per chunk sent to a worker: enough that Dask's few ms per task stay small, little
@@ -186,20 +189,28 @@ def random_axis(items: Sequence[str], runs: int | None, seed: int) -> Axis:
     return Axis(tuple(names), "--random", runs, draws=(tuple(lows), tuple(highs), seed))
 
 
-def table_axis(path: str) -> Axis:
-    """``--table FILE``: a CSV whose header names the swept names, one run per row."""
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.reader(handle))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the table: {exc}", Location(path)) from None
-    rows = [r for r in rows if any(cell.strip() for cell in r)]
+def table_axis(path: str, limits: CsvLimits | None = None) -> Axis:
+    """``--table FILE``: a CSV whose header names the swept names, one run per row, read a line
+    at a time within ``limits`` (:func:`lagsim.io.csv_lines`; by default the header and a line
+    for each of :data:`MAX_RUNS` runs, in the characters a line and cells of every CSV)."""
+    from lagsim.io import CsvLimits, csv_lines
+
+    if limits is None:
+        limits = CsvLimits(lines=MAX_RUNS + 1, lines_are=f"lines (a header and {MAX_RUNS:,} runs)")
+    rows: list[tuple[int, list[str]]] = []
+    for line, text, source in csv_lines(path, limits):
+        try:
+            row = next(csv.reader([text]), [])
+        except csv.Error as exc:
+            raise InputError(f"not a CSV line: {exc}", Location(source, line)) from None
+        if any(cell.strip() for cell in row):
+            rows.append((line, row))
     if len(rows) < 2:
         raise InputError("the table needs a header line of names and at least one row of "
                          "values", Location(path, 1))
-    names = tuple(cell.strip() for cell in rows[0])
+    names = tuple(cell.strip() for cell in rows[0][1])
     out = []
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in rows[1:]:
         if len(row) != len(names):
             raise InputError(f"this row has {len(row)} values but the header names "
                              f"{len(names)}", Location(path, line))
@@ -519,7 +530,9 @@ def _engine(scheduler: str | None, workers: int | None, needed: bool, quiet: boo
         yield lambda job, values, rest, seconds: _processes(
             job, chunks(rest, values, seconds, count), count)
         return
-    with _quiet_dask(quiet), _client(scheduler_address(scheduler)) as client:
+    address = scheduler_address(scheduler)
+    with _quiet_dask(quiet), _client(address) as client:
+        _same_lagsim(client, address)
         yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
                                                               seconds)
 
@@ -611,6 +624,10 @@ def _stop(pool: Any) -> None:
 # --- a Dask cluster of the user's: --scheduler ADDRESS ------------------------------------------
 
 
+JOB_FORMAT = 1
+"""The layout of :class:`Job` and :class:`Row` that a worker reads and returns: raised when
+either changes, so that a worker and a client of one lagsim version with different layouts (a
+development tree) are told apart too."""
 CONNECT_SECONDS = 10.0
 """How long to try to reach a ``--scheduler`` (connection and first answer) before giving up."""
 PROTOCOLS = ("tcp", "tls")
@@ -752,6 +769,42 @@ def _client(address: Address) -> Iterator[Any]:
         yield client
     finally:
         client.close(timeout=CONNECT_SECONDS)
+
+
+def worker_identity() -> tuple[str, int]:
+    """(lagsim's version, :data:`JOB_FORMAT`) where this runs: on a worker, its own."""
+    from lagsim import __version__
+
+    return __version__, JOB_FORMAT
+
+
+def _same_lagsim(client: Any, address: Address) -> None:
+    """Refuse a cluster whose workers run another lagsim (version or :data:`JOB_FORMAT`) than
+    this client: their rows would not be this client's rows (a table of rows of different
+    widths). Asked of every worker with ``client.run`` before any run is sent; a worker whose
+    lagsim has no :func:`worker_identity`, or none at all, is another lagsim too."""
+    ours = worker_identity()
+    try:
+        answers = client.run(worker_identity, on_error="return")
+    except (OSError, TimeoutError) as exc:
+        raise _unreachable(address, f"its workers did not say their lagsim version ({exc})"
+                           ) from None
+    theirs: dict[str, str] = {}
+    for worker, answer in answers.items():
+        if isinstance(answer, BaseException) or not (
+                isinstance(answer, (tuple, list)) and len(answer) == 2):
+            found = f"a lagsim without sweep.worker_identity ({type(answer).__name__})"
+        else:
+            if tuple(answer) == ours:
+                continue
+            found = f"lagsim {answer[0]} (job format {answer[1]})"
+        theirs.setdefault(found, worker)
+    if theirs:
+        found, worker = next(iter(theirs.items()))
+        more = f" and {len(theirs) - 1} other version(s)" if len(theirs) > 1 else ""
+        raise InputError(f"the worker {worker} of {address.url} runs {found}{more}, and this "
+                         f"client lagsim {ours[0]} (job format {ours[1]}); install the same "
+                         "lagsim on the workers as here, and restart them", Location("--scheduler"))
 
 
 def _distributed(client: Any, job: Job, values: np.ndarray, rest: list[int], seconds: float

@@ -114,14 +114,14 @@ constraints:
 
 def test_a_formulation_from_the_command_line_points_at_the_constraint_it_cannot_handle(
         tmp_path):
-    """The message quotes the formulation 'reduced' before naming blade; a constraint is named
-    reduced too."""
+    """The message names blade, which the reduced formulation cannot eliminate (it is
+    nonholonomic), and points at blade, not at the constraint named reduced."""
     code, error, path = simulate(tmp_path, SKATE, "--formulation", "reduced")
     assert code == 2
     assert error == (
-        f"lagsim: error: {path}:{place(SKATE, 'velocity: x_dot', 'x_dot')}: formulation "
-        "'reduced' handles holonomic constraints only, and blade is a velocity constraint; use "
-        "index1, udwadia-kalaba (or auto)")
+        f"lagsim: error: {path}:{place(SKATE, 'velocity: x_dot', 'x_dot')}: velocity "
+        "constraint 'blade' cannot be eliminated by Lagrange's recipe: it is nonholonomic "
+        "(Frobenius' test, as `lagsim check` reports); use index1 or udwadia-kalaba")
 
 
 def test_the_source_map_locates_a_subject_by_kind():

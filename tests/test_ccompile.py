@@ -370,7 +370,7 @@ def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
     model compiled from its expressions."""
     spec = load_spec("double_pendulum")
     compile_model(build_model(spec))
-    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    memo: OrderedDict = OrderedDict()
     builds = []
     compile_source = ccompile._compile
 
@@ -380,11 +380,11 @@ def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
 
     monkeypatch.setattr(ccompile, "_compile", count)
     model = build_model(load_spec("double_pendulum", {"m1": 3.0}))
-    warm = compile_model(model)
+    warm = compile_model(model, memo=memo)
     assert model._derived == {}
     assert builds == []
     expressions = replace(model, structure_key=None)
-    cold = compile_model(expressions)
+    cold = compile_model(expressions, memo=memo)
     assert expressions._derived and model._derived == {}
     rng = np.random.default_rng(5)
     q, qd = rng.uniform(-1, 1, model.n), rng.uniform(-1, 1, model.n)

@@ -283,6 +283,7 @@ def test_sigterm_ends_a_long_symbolic_step_at_once(tmp_path):
     assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
 
 
+@pytest.mark.cache
 def test_prune_removes_lock_files_a_killed_build_left(tmp_path):
     """A build ended by SIGTERM inside a SymEngine call leaves its entry's lock file; the next
     prune removes one older than a day, and keeps a fresh one (a build going on)."""

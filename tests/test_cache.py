@@ -35,6 +35,8 @@ from lagsim.model import build_model
 from lagsim.spec import load_spec
 
 needs_cc = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
+# every test here is about the compile cache on disk (make test only, not make test-quick)
+pytestmark = pytest.mark.cache
 ARGS = ["simulate", "pendulum", "--t-end", "2", "--samples", "5"]
 REFERENCE: dict[str, Any] = {}
 

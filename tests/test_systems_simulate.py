@@ -307,6 +307,7 @@ def test_chain_of_three_minimal_and_natural_agree() -> None:
     assert np.abs(angles - 0.5).min() > 0.5
 
 
+@pytest.mark.slow
 def test_chain_of_thirty_two_keeps_its_rods_and_energy() -> None:
     """chain_yaml(32, natural=True), 0.5 s: 32 rods hold to 1e-9 and h = Σ ½m|v|² + m g y_k is
     constant to rel 1e-8 (measured 4e-11 absolute, h0 ≈ −4.4e3)."""

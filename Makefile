@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-nocc lint bench docs clean
+.PHONY: demo test test-quick test-nocc lint bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench
 	$(BIN)/python -m pytest -q
 	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q -p no:cacheprovider $(NOCC_TESTS)
+
+# The physics and unit tests only: `--quick` (tests/conftest.py) leaves out the tests marked
+# subprocess, signals, cache or slow (pyproject declares them; tests/tiers.py finds the first two).
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -q --quick
 
 test-nocc: $(STAMP)
 	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q

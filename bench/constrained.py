@@ -13,8 +13,8 @@ Measured in one run, turns interleaved, medians (``bench/timing.py``):
    alone (``lagsim.driver.run``) of each, and A01's run with the Python loop
    (``run_python``) as it was before the C loop.
 2. A01 at rtol = atol = 1e-12: the distance of the bob from the exact position at 2000 s
-   (x = −0.8146030685890322, y = −0.5800188278369355; bench/exact.py) and its whole-process
-   time against the default run's; goals ≤ 1e-6 and ≤ 3×.
+   (x = −0.8146030685890322, y = −0.5800188278369355; tests/reference/exact.py) and its
+   whole-process time against the default run's; goals ≤ 1e-6 and ≤ 3×.
 3. The natural-coordinate 8-chain (``python -m lagsim.chains 8 --natural``) under index1 +
    projection, 10 s: cost per accepted step against the minimal-coordinate 8-chain's (goal
    ≤ 2×), and the whole run in C against the Python loop (goal ≥ 20×). Beside it CasADi's IDAS
@@ -53,7 +53,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 A01_EXACT = (-0.8146030685890322, -0.5800188278369355)
-"""The benchmark's exact position at 2000 s (bench/exact.py gives the same to 1e-12)."""
+"""The benchmark's exact position at 2000 s (tests/reference/exact.py gives the same to 1e-12)."""
 OUT: list[str] = []
 
 
@@ -498,11 +498,12 @@ def main(argv: list[str] | None = None) -> int:
         f"at the start: {load()}.")
     say()
     with tempfile.TemporaryDirectory() as tmp:
-        sys.path.insert(0, str(HERE))
-        import exact
+        sys.path.insert(0, str(ROOT / "tests"))
+        from reference import exact
 
         theta = float(exact.angle(2000.0, math.pi / 2)[0])
-        say(f"Exact A01 position from bench/exact.py: ({math.sin(theta)!r}, {-math.cos(theta)!r})"
+        say("Exact A01 position from tests/reference/exact.py: "
+            f"({math.sin(theta)!r}, {-math.cos(theta)!r})"
             f"; the benchmark's: {A01_EXACT}.")
         say()
         if "a01" in only:

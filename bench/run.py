@@ -6,8 +6,8 @@
 Workloads (see bench/README.md): 1 the n-chain in minimal coordinates (build, RHS, simulate,
 integrator overhead), 2 the chain in natural coordinates (index1 / udwadia-kalaba, projection
 against none), 3 whole-process cold start, 4 work–precision of the pendulum released from the
-horizontal against its exact solution (bench/exact.py), 5 the anchors (bench/anchor_sympy.py,
-bench/anchor_numpy.py). Raw figures also go to bench/results.json.
+horizontal against its exact solution (tests/reference/exact.py), 5 the anchors
+(bench/anchor_sympy.py, bench/anchor_numpy.py). Raw figures also go to bench/results.json.
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))
+sys.path.insert(2, str(ROOT / "tests"))
 
 import anchor_numpy  # noqa: E402
 import anchor_sympy  # noqa: E402
 import derive_time  # noqa: E402
-import exact  # noqa: E402
 import lagsim_side  # noqa: E402
 import params  # noqa: E402
+from reference import exact  # noqa: E402
 from timing import median_time  # noqa: E402
 
 FULL = {
@@ -450,7 +451,7 @@ def render(results: dict[str, Any]) -> str:
     lines += ["", "## 4. Work–precision", "",
               f"Pendulum released at rest from θ0 = π/2 (horizontal), {wp['t_end']:g} s, DOP853, "
               "rtol = atol; error = distance of the final bob position from the exact solution "
-              "(Jacobi elliptic functions, bench/exact.py); median of "
+              "(Jacobi elliptic functions, tests/reference/exact.py); median of "
               f"{results['wp_reps']} runs per point. Plot: "
               "[work_precision.png](work_precision.png).", ""]
     if wp.get("missing"):

@@ -21,7 +21,7 @@ Measured and printed, all in this one run:
 7. the plot of |h(t) − h(0)| against t for the four runs, ``docs/img/symplectic_energy.png``.
 
 A01: l = 1, m = 1, g = 9.81, released at rest from x = 1, y = 0 (θ0 = π/2); its period is
-4K(1/2)/√g (bench/exact.py).
+4K(1/2)/√g (tests/reference/exact.py).
 """
 
 from __future__ import annotations
@@ -35,12 +35,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import exact  # noqa: E402
 from inline_systems import A01  # noqa: E402
 from inline_systems import SPHERICAL_CARTESIAN as SPHERICAL  # noqa: E402
+from reference import exact  # noqa: E402
 
 from lagsim.compile import compile_model  # noqa: E402
 from lagsim.integrate import SimulateOptions, simulate  # noqa: E402

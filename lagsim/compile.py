@@ -261,12 +261,14 @@ def _sizes(model: Model) -> tuple[tuple[str, int, int], ...]:
             ("velocity", 1 + n, m * n + m), ("energy", 1 + 2 * n, 1))
 
 
-def compile_model(model: Model) -> NumericSystem:
+def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:
     """Compile the numeric functions of ``model`` with its parameters as inputs, bound to its
-    parameter values; a model of the same structure compiled before in this process is not
+    parameter values; a model of the same structure compiled before in this process (in
+    ``memo``, default :data:`_MEMO`; an empty one compiles as a new process would) is not
     compiled again. A model with a ``structure_key`` (one built from a spec) is looked up by
     it, so that a model whose code is in the compile cache is loaded without deriving M, F
     and h (issue 17 §2)."""
+    memo = _MEMO if memo is None else memo
     names = tuple(model.parameters)
     params = list(model.substitutions())
     values = np.array([model.parameters[k] for k in names], dtype=float)
@@ -279,7 +281,7 @@ def compile_model(model: Model) -> NumericSystem:
         groups = _groups(model)
         key = hashlib.sha256("\0".join((str(cc), BACKEND, structure(
             model.n, model.m, groups, params))).encode()).hexdigest()
-    code = _MEMO.get(key)
+    code = memo.get(key)
     if code is None:
         if cc is not None:
             code = (_c_code(model.n, model.m, groups, params) if groups is not None else
@@ -291,10 +293,10 @@ def compile_model(model: Model) -> NumericSystem:
                 made = groups or _groups(model)
                 stages.stage("compiling with LLVM")
                 code = _llvm_code(made, params)
-        _MEMO[key] = code
-        while len(_MEMO) > MEMO_SIZE:
-            _MEMO.popitem(last=False)
-    _MEMO.move_to_end(key)
+        memo[key] = code
+        while len(memo) > MEMO_SIZE:
+            memo.popitem(last=False)
+    memo.move_to_end(key)
     return NumericSystem(
         name=model.name,
         coordinates=model.coordinates,

@@ -785,14 +785,15 @@ def _raise_row_error(line: str, columns: tuple[str, ...], where: Location) -> No
 _BLOCK_ROWS = 8192
 
 
-def read_csv(src: str | Path) -> Table:
+def read_csv(src: str | Path, *, max_cells: int = MAX_CSV_CELLS) -> Table:
     """Read a lagsim CSV (``-`` is stdin) into a :class:`Table`.
 
     Errors are InputError at ``file:line:column``: empty input, duplicate or missing ``t``
     columns, a non-numeric cell, a row with the wrong number of cells, fewer than two samples,
     and a CSV past :data:`MAX_CSV_LINES` lines, :data:`MAX_CSV_LINE_CHARS` characters in a line
-    or :data:`MAX_CSV_CELLS` numbers.  The rows are read a line at a time and kept as floats in
-    blocks of :data:`_BLOCK_ROWS` rows, so memory is about 8 bytes a number (issue 32).
+    or ``max_cells`` numbers (default :data:`MAX_CSV_CELLS`).  The rows are read a line at a
+    time and kept as floats in blocks of :data:`_BLOCK_ROWS` rows, so memory is about 8 bytes a
+    number (issue 32).
     """
     with _opened(src) as (stream, source):
         lines = ((n, line) for n, line in _numbered_lines(stream, source) if line.strip())
@@ -804,7 +805,7 @@ def read_csv(src: str | Path) -> Table:
         header_line, header = first
         columns = _header(header, header_line, source)
         width = len(columns)
-        most = MAX_CSV_CELLS // width
+        most = max_cells // width
         blocks: list[np.ndarray] = []
         block: list[list[float]] = []
         count = 0
@@ -814,7 +815,7 @@ def read_csv(src: str | Path) -> Table:
             count += 1
             if count > most:
                 raise InputError(_csv_limit(f"more than {most:,} rows of {width} columns",
-                                            MAX_CSV_CELLS, "numbers"), Location(source, number))
+                                            max_cells, "numbers"), Location(source, number))
             parts = line.split(",")
             if len(parts) == width:
                 try:

@@ -94,6 +94,7 @@ def test_numeric_path_action_when_sympy_cannot():
     assert report.error < 1e-10
 
 
+@pytest.mark.slow
 def test_running_action_column_matches_the_oscillator():
     result = _run("simulate", "-", "--t-end", "3", "--samples", "3001", "--action",
                   "--rtol", "1e-12", "--atol", "1e-12", input=OSCILLATOR)
@@ -155,6 +156,7 @@ def test_stationary_free_fall_is_the_parabola(tmp_path):
     assert "stationary path: S = " in result.stderr
 
 
+@pytest.mark.slow
 def test_varied_paths_change_the_action_only_at_second_order():
     """Pendulum from θ = 0 to θ = 1 in T = 0.5 (before the first conjugate point, π/ω ≈ 1 s):
     S(q* + εη) with η = sin(πt/T)·(1 + t), the same ends. The first-order part

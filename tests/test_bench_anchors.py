@@ -3,27 +3,21 @@
 - the hand-written double-pendulum RHS (seed 002 §23.8) equals the sympy.physics.mechanics
   anchor's RHS at random states;
 - the sympy anchor at n = 1 is θ̈ = −(g/l) sin θ (seed 001 Ex. 10.5) and conserves energy at n = 2;
-- the Jacobi-elliptic pendulum solution (bench/exact.py) matches a tight numerical solution and
-  has period 4 K(k²)/ω.
+- the Jacobi-elliptic pendulum solution (tests/reference/exact.py) matches a tight numerical
+  solution and has period 4 K(k²)/ω.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import exact
 from scipy.integrate import solve_ivp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-import anchor_numpy  # noqa: E402
-import anchor_sympy  # noqa: E402
-import exact  # noqa: E402
-import timing  # noqa: E402
+from bench import anchor_numpy, anchor_sympy, timing
 
 G = 9.81
 

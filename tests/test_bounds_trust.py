@@ -38,11 +38,11 @@ def test_c_literals_are_exact_and_agree_with_llvm_bitwise(tmp_path, monkeypatch)
     bits (exactly equal: the same two multiplications and one addition)."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
-    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    memo: OrderedDict = OrderedDict()
     model = build_model(parse_spec(SQRT2_OVER_3, "exact.yaml"))
-    fast = compile_model(model)
+    fast = compile_model(model, memo=memo)
     monkeypatch.setenv("LAGSIM_NO_CC", "1")
-    slow = compile_model(model)
+    slow = compile_model(model, memo=memo)
     assert fast.backend == "c" and slow.backend != "c"
     constant = 1.4142135623730951 * (1 / 3) * 2  # symengine multiplies by the double 1/3
     source = ccompile._source(1, 0, lagsim.compile._groups(model), list(model.substitutions()))
@@ -283,6 +283,7 @@ def test_sigterm_ends_a_long_symbolic_step_at_once(tmp_path):
     assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
 
 
+@pytest.mark.cache
 def test_prune_removes_lock_files_a_killed_build_left(tmp_path):
     """A build ended by SIGTERM inside a SymEngine call leaves its entry's lock file; the next
     prune removes one older than a day, and keeps a fresh one (a build going on)."""

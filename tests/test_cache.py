@@ -35,6 +35,8 @@ from lagsim.model import build_model
 from lagsim.spec import load_spec
 
 needs_cc = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
+# every test here is about the compile cache on disk (make test only, not make test-quick)
+pytestmark = pytest.mark.cache
 ARGS = ["simulate", "pendulum", "--t-end", "2", "--samples", "5"]
 REFERENCE: dict[str, Any] = {}
 
@@ -445,9 +447,8 @@ def test_with_parameters_equals_a_model_built_with_them(name, monkeypatch):
     values = {k: v * float(rng.uniform(0.5, 1.5)) for k, v in numeric.parameters.items()}
     moved = numeric.with_parameters(values)
     assert moved.parameters == values and numeric.parameters == spec.parameter_values
-    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
     monkeypatch.setenv("LAGSIM_NO_CC", "1")
-    fresh = compile_model(build_model(load_spec(name, values)))
+    fresh = compile_model(build_model(load_spec(name, values)), memo=OrderedDict())
     for _ in range(4):
         t = float(rng.uniform(0, 2))
         q, qd = rng.uniform(-1, 1, numeric.n), rng.uniform(-1, 1, numeric.n)

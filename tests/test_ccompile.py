@@ -159,6 +159,7 @@ def test_singular_and_indefinite_mass():
                                rtol=1e-15)
 
 
+@pytest.mark.cache
 def test_cache_is_reused_and_left_clean(tmp_path, monkeypatch):
     first = _one_dof(lambda q: 2 + se.cos(q))
     folder = tmp_path / "cache"
@@ -364,13 +365,14 @@ def test_structure_key_ignores_values_and_follows_expressions():
         assert spec_structure(parse_spec(text, "c.yaml")) != key
 
 
+@pytest.mark.cache
 def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
     """Once the library is in the cache, a new process (here: an empty in-process memo) builds
     the model and loads the code without computing M, F or h, and gets the same numbers as a
     model compiled from its expressions."""
     spec = load_spec("double_pendulum")
     compile_model(build_model(spec))
-    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    memo: OrderedDict = OrderedDict()
     builds = []
     compile_source = ccompile._compile
 
@@ -380,11 +382,11 @@ def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
 
     monkeypatch.setattr(ccompile, "_compile", count)
     model = build_model(load_spec("double_pendulum", {"m1": 3.0}))
-    warm = compile_model(model)
+    warm = compile_model(model, memo=memo)
     assert model._derived == {}
     assert builds == []
     expressions = replace(model, structure_key=None)
-    cold = compile_model(expressions)
+    cold = compile_model(expressions, memo=memo)
     assert expressions._derived and model._derived == {}
     rng = np.random.default_rng(5)
     q, qd = rng.uniform(-1, 1, model.n), rng.uniform(-1, 1, model.n)
@@ -393,6 +395,7 @@ def test_a_warm_build_loads_the_library_without_deriving_m_and_f(monkeypatch):
     assert warm.energy(0.2, q, qd) == pytest.approx(cold.energy(0.2, q, qd), rel=1e-14)
 
 
+@pytest.mark.cache
 def test_build_and_load_keys_by_source_and_options_and_checks_the_key(monkeypatch):
     """ccompile.build_and_load, through which the C loop, its stop expression, rattle and the
     models get their libraries: the same tag, options and key text load the cached library

@@ -120,12 +120,11 @@ def test_unconstrained_c_loop_equals_python_loop() -> None:
 def test_stop_event_found_alike() -> None:
     """--stop-when in C (compiled expression, Brent's method on the dense output): the first
     time x changes sign and a condition on the rod's multiplier, same time to 1e-12 and the
-    same rows; the event time is the pendulum's quarter period (bench/exact.py) to 1e-9."""
+    same rows; the event time is the pendulum's quarter period (tests/reference/exact.py) to
+    1e-9."""
     import math
-    import sys
 
-    sys.path.insert(0, str(SYSTEMS.parent / "bench"))
-    import exact
+    from reference import exact
 
     a, b = both("pendulum_natural", t_end=10.0, samples=101, stop_when="x")
     assert a.stop_reason == b.stop_reason == "stop_when"

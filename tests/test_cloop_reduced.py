@@ -121,13 +121,11 @@ def test_over_the_top_switches_alike(monkeypatch) -> None:
 
 def test_stop_event_found_alike() -> None:
     """--stop-when in the reduced C loop: the first sign change of x (a quarter period from the
-    release at 30°, bench/exact.py) and a condition on the rod's multiplier, which the C loop
-    takes from the chart's map: same times to 1e-12, same rows."""
+    release at 30°, tests/reference/exact.py) and a condition on the rod's multiplier, which
+    the C loop takes from the chart's map: same times to 1e-12, same rows."""
     import math
-    import sys
 
-    sys.path.insert(0, str(SYSTEMS.parent / "bench"))
-    import exact
+    from reference import exact
 
     a, b, _ = both("pendulum_natural", t_end=10.0, samples=101, stop_when="x")
     assert a.stop_reason == b.stop_reason == "stop_when"

@@ -107,6 +107,7 @@ def test_the_pendulum_keeps_its_period_and_energy() -> None:
     np.testing.assert_allclose(result.energy, -g * l * math.cos(a), rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_a_blow_up_fails_alike_in_both_loops() -> None:
     """ẍ = 4x³ escapes to infinity at t* = K(1/2)/2: both loops fail with the same message at
     the same time (to 1e-9: the last steps before t* are near the step-size floor), with the
@@ -137,6 +138,7 @@ def test_other_formulations_and_stop_events_stay_on_the_python_loop() -> None:
     assert cradau.radau_loop_for(problem("pendulum_constrained")) is None
 
 
+@pytest.mark.slow
 def test_the_aliasing_warning_is_the_python_loops() -> None:
     """Samples 30 s apart on the pendulum (period 2.04 s): both loops warn once, with the same
     words and the same estimate of the period (lagsim.aliasing, replayed from the C loop's

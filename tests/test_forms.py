@@ -904,6 +904,7 @@ def test_derive_reduced_of_the_four_bar_with_the_default_budget() -> None:
     assert "budget" in doc["notes"][0] or "operations" in doc["notes"][0]
 
 
+@pytest.mark.slow
 def test_pseudo_inverse_meets_the_penrose_conditions() -> None:
     """Seed 004's (AM⁻¹Aᵀ)⁺ for dependent rows, by the full-rank factorization (no symbolic
     row reduction, whose simplify imported sympy.physics.units): G G⁺ G = G, G⁺ G G⁺ = G⁺ and

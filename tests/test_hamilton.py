@@ -159,6 +159,7 @@ def test_constraint_forces_act_on_the_momenta():
     assert sympy.simplify(eqs["dp_y/dt"] - (-m * g + 2 * y * lam)) == 0
 
 
+@pytest.mark.slow
 def test_hamilton_form_past_an_exhausted_budget_is_the_same_hamiltonian() -> None:
     """With derive's budget used up (issue 16 §4) the form skips its tidying; every printed
     right-hand side (H, q̇, ṗ) still equals the tidied one at random states to 1e-12."""

@@ -2,38 +2,33 @@
 to rounding, bounded energy error, a Noether momentum, and the refusals through the CLI.
 
 Reference values never come from lagsim itself: the pendulum's exact Jacobi-elliptic motion
-(bench/exact.py, seed 001 Ex. 10.5), the order 2 of a symmetric method seen in a step-halving
-series, conservation of h (seed 001) and of the constraint φ = 0 (seed 001 §10.7), the vertical
-angular momentum of the spherical pendulum (its rotational symmetry), the rod tension of seed
-002 §23.7. Systems are written inline (the bundled files may change).
+(tests/reference/exact.py, seed 001 Ex. 10.5), the order 2 of a symmetric method seen in a
+step-halving series, conservation of h (seed 001) and of the constraint φ = 0 (seed 001
+§10.7), the vertical angular momentum of the spherical pendulum (its rotational symmetry), the
+rod tension of seed 002 §23.7. Systems are written inline (the bundled files may change).
 """
 
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from lagsim.cli import main
-from lagsim.compile import compile_model
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-import exact  # noqa: E402
-from inline_systems import (  # noqa: E402
+from inline_systems import (
     A01,
     DOUBLE_PENDULUM_CARTESIAN,
     MOVING_PIVOT_PENDULUM,
     SPHERICAL_CARTESIAN,
     named,
 )
+from reference import exact
+
+from lagsim.cli import main
+from lagsim.compile import compile_model
+from lagsim.integrate import SimulateOptions, simulate
+from lagsim.model import build_model
+from lagsim.spec import parse_spec
 
 DOUBLE_NATURAL = named("double_natural", DOUBLE_PENDULUM_CARTESIAN, """\
 initial:
@@ -123,8 +118,8 @@ def energy_per_tenth(traj) -> np.ndarray:
 
 
 def test_order_two_against_the_exact_pendulum() -> None:
-    """The error at t = 1 against the Jacobi-elliptic solution (bench/exact.py) falls by 4 when
-    the step halves: order 2.00 ± 0.05."""
+    """The error at t = 1 against the Jacobi-elliptic solution (tests/reference/exact.py) falls
+    by 4 when the step halves: order 2.00 ± 0.05."""
     theta = float(exact.angle(1.0, math.pi / 2)[0])
     errors = []
     for h in (0.01, 0.005, 0.0025):

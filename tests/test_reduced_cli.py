@@ -21,13 +21,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from inline_systems import CUSP
+from reference import exact
 
 from lagsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-
-import exact  # noqa: E402
 
 TIGHT = ("--rtol", "1e-13", "--atol", "1e-13")
 
@@ -185,9 +183,9 @@ def test_slider_crank_three_constraints(tmp_path):
 def test_natural_pendulum_for_2000_seconds(tmp_path):
     """Issue 8 §4: 2000 s (about 790 periods, 1600 switches of partition) from the horizontal.
     At rtol 1e-12 the phase error of DOP853 grows with the number of periods; measured against
-    the exact elliptic solution (bench/exact.py, seed 001 Ex. 10.5) reduced is off by 3e-6 and
-    index1 by 3e-7 at t = 2000. The bound 2e-5 on positions (2e-5·max|q̇| on velocities) leaves a
-    factor 7; h = 0 holds to 1e-6."""
+    the exact elliptic solution (tests/reference/exact.py, seed 001 Ex. 10.5) reduced is off by
+    3e-6 and index1 by 3e-7 at t = 2000. The bound 2e-5 on positions (2e-5·max|q̇| on velocities)
+    leaves a factor 7; h = 0 holds to 1e-6."""
     system = str(ROOT / "systems" / "pendulum_natural.yaml")
     flags = ("--init", "x=1", "--init", "y=0", "--t-end", "2000", "--samples", "5",
              "--rtol", "1e-12", "--atol", "1e-12")

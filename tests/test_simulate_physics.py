@@ -1,8 +1,8 @@
 """Simulated motion against closed forms of the seeds and textbooks (issue 3, "Tests that must be
 there"). Reference values never come from lagsim itself:
 
-- the pendulum's exact Jacobi-elliptic solution (bench/exact.py, seed 001 Ex. 10.5) and the
-  harmonic solution θ0 cos ωt for small angles; the SHO's x0 cos ωt (seed 002 §23.6);
+- the pendulum's exact Jacobi-elliptic solution (tests/reference/exact.py, seed 001 Ex. 10.5) and
+  the harmonic solution θ0 cos ωt for small angles; the SHO's x0 cos ωt (seed 002 §23.6);
 - the string tensions of seed 002 §23.7 (T = mℓθ̇² + mg cos θ) and §23.8 (μ1, μ2ℓ2), the SHO's
   normal force mg (§23.6);
 - conservation of h (seed 001) and of the constraints, the skate's circle of radius v0/w.
@@ -13,20 +13,15 @@ Few long runs, shared by module fixtures, keep the file fast.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import exact
 
 from lagsim.compile import compile_model
 from lagsim.integrate import SimulateOptions, simulate
 from lagsim.model import build_model
 from lagsim.spec import load_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-import exact  # noqa: E402
 
 G = 9.81
 THETA0 = math.pi / 6
@@ -218,7 +213,7 @@ def test_skate_traces_a_circle() -> None:
 
 
 def test_stop_when_the_pendulum_passes_the_bottom() -> None:
-    """θ = π/6 reaches θ = 0 after a quarter period K(k²)/ω (bench/exact.py)."""
+    """θ = π/6 reaches θ = 0 after a quarter period K(k²)/ω (tests/reference/exact.py)."""
     traj = run("pendulum", stop_when="theta")
     quarter = exact.period(THETA0) / 4
     assert traj.stop_reason == "stop_when"

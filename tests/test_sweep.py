@@ -53,6 +53,7 @@ def test_period_of_the_pendulum_against_the_elliptic_integral():
         assert row["error"] == ""
 
 
+@pytest.mark.subprocess  # the sweep starts its two worker processes itself
 def test_the_same_bits_as_simulate_on_a_local_cluster_and_in_one_process():
     """A constrained system (index-1 with projection): every row of a 2-process LocalCluster
     equals the synchronous sweep's, and two of them equal `lagsim simulate` run by run."""

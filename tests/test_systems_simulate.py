@@ -14,8 +14,9 @@ coordinates, flat pendulum, pendulum with a spring). References:
   pendulum's string tension (seed 002 §23.9), the free fall parabola (seed 001 Ex. 10.1/10.4);
 - the moving-pivot angle equation solved independently by scipy's solve_ivp;
 - the chain of 3 in rod angles against the same chain in natural coordinates (seed 001 §10.7);
-- IFToMM benchmark A01 against the pendulum's Jacobi-elliptic solution (bench/exact.py) and A02
-  (the N-four-bar, N = 2) against its own reduced parallelogram equation solved by solve_ivp.
+- IFToMM benchmark A01 against the pendulum's Jacobi-elliptic solution (tests/reference/exact.py)
+  and A02 (the N-four-bar, N = 2) against its own reduced parallelogram equation solved by
+  solve_ivp.
 
 Every run is short; the whole file takes about ten seconds.
 """
@@ -23,7 +24,6 @@ Every run is short; the whole file takes about ten seconds.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -254,10 +254,9 @@ def test_slider_crank_closed_loop_index1_and_udwadia_kalaba() -> None:
 
 def test_a01_pendulum_follows_the_exact_solution() -> None:
     """IFToMM A01: released at rest from x = l, y = 0 (θ0 = π/2), the natural-coordinate run
-    (defaults: index1 + projection) follows the Jacobi-elliptic θ(t) of bench/exact.py (seed
-    001 Ex. 10.5) to 1e-8 over 20 s (measured 5e-9), on the rod to 1e-12."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    import exact
+    (defaults: index1 + projection) follows the Jacobi-elliptic θ(t) of tests/reference/exact.py
+    (seed 001 Ex. 10.5) to 1e-8 over 20 s (measured 5e-9), on the rod to 1e-12."""
+    from reference import exact
 
     traj = run("a01_pendulum", t_end=20.0, samples=41)
     assert (traj.formulation, traj.stabilize) == ("index1", "projection")
@@ -308,6 +307,7 @@ def test_chain_of_three_minimal_and_natural_agree() -> None:
     assert np.abs(angles - 0.5).min() > 0.5
 
 
+@pytest.mark.slow
 def test_chain_of_thirty_two_keeps_its_rods_and_energy() -> None:
     """chain_yaml(32, natural=True), 0.5 s: 32 rods hold to 1e-9 and h = Σ ½m|v|² + m g y_k is
     constant to rel 1e-8 (measured 4e-11 absolute, h0 ≈ −4.4e3)."""

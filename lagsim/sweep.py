@@ -343,16 +343,12 @@ class Session:
 
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
-        ``values``."""
-        from lagsim.driver import simulate
-        from lagsim.options import SimulateOptions
+        ``values``, through the run of ``simulate`` (:func:`lagsim.api.run_spec`)."""
+        from lagsim.api import run_spec
 
         spec = self.run_spec(values)
-        options = SimulateOptions.resolve(spec.simulate, self.job.flags)
-        parameters = spec.parameter_values
-        model = replace(self.model, parameters=dict(parameters))
-        numeric = self.numeric.with_parameters(parameters)
-        trajectory = simulate(spec, model, options, report=notes.append, numeric=numeric)
+        trajectory, options = run_spec(spec, lambda: (self.model, self.numeric), self.job.flags,
+                                       report=notes.append)
         return trajectory, options, spec
 
 

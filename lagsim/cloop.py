@@ -51,6 +51,7 @@ from lagsim import cache, ccompile, csource
 from lagsim.csource import LoopResult, Status
 from lagsim.errors import IntegrationError
 from lagsim.formulations import RCOND, SINGULAR_RTOL
+from lagsim.memo import Memo
 from lagsim.options import BY_NAME
 from lagsim.problem import Problem
 from lagsim.trajectory import Trajectory
@@ -72,7 +73,9 @@ scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
 _LIBRARY: dict[str, Any] = {}
-_STOPS: dict[tuple[str, str], Any] = {}
+STOP_LIBRARIES: Memo[tuple[Any, int] | None] = Memo(16)
+"""The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
+the parameters as inputs, not their values: a sweep over them loads one)."""
 
 
 def _coefficients() -> str:
@@ -147,14 +150,16 @@ def _library(cc: str) -> Any:
 
 
 def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
-    """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ):
-    (the library, the function's address); None when it cannot be compiled (said on stderr)."""
+    """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ)
+    and p the model's parameters (the array the loop passes to the model's functions), so one
+    library serves every parameter value: (the library, the function's address); None when it
+    cannot be compiled (said on stderr)."""
     stop = problem.stop
     assert stop is not None
     if stop.expression is None:
         return None
     try:
-        body = ccompile.c_function("stop", stop.arguments, [stop.expression])
+        body = ccompile.c_function("stop", stop.arguments, [stop.expression], stop.parameters)
     except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
         cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
                        "could not be written as C; stepping in Python instead (slower)",
@@ -163,16 +168,18 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
     text = body + ("\nvoid lagsim_stop(const double *in, const double *p, double *out) "
                    "{ stop(in, p, out); }\n")
     source = "#include <math.h>\n" + text
-    if (cc, source) not in _STOPS:
+
+    def build() -> tuple[Any, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "stop", source, ccompile.flags())
-            _STOPS[cc, source] = (lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value)
+            return lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value
         except Exception as exc:
             cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
                            "could not be compiled to C; stepping in Python instead (slower)",
                            f"{type(exc).__name__}: {exc}")
-            _STOPS[cc, source] = None
-    return _STOPS[cc, source]
+            return None
+
+    return STOP_LIBRARIES.get((cc, source), build)
 
 
 _COMPILER: dict[tuple[str | None, ...], str | None] = {}

@@ -72,7 +72,8 @@ across the state, the products with a diagonal mass matrix), which -O2's cost mo
 scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
-_LIBRARY: dict[str, Any] = {}
+LIBRARIES: Memo[Any] = Memo(4)
+"""The step loop's library (model independent) by compiler, in this process."""
 STOP_LIBRARIES: Memo[tuple[Any, int] | None] = Memo(16)
 """The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
 the parameters as inputs, not their values: a sweep over them loads one)."""
@@ -113,8 +114,10 @@ def _too_small() -> str:
 def _library(cc: str) -> Any:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr)."""
-    if cc in _LIBRARY:
-        return _LIBRARY[cc]
+    return LIBRARIES.get(cc, lambda: _load_library(cc))
+
+
+def _load_library(cc: str) -> Any:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     lib = None
@@ -145,7 +148,6 @@ def _library(cc: str) -> Any:
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
         lib = None
-    _LIBRARY[cc] = lib
     return lib
 
 
@@ -480,7 +482,8 @@ def loop_for(problem: Problem) -> CLoop | None:
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
 # code hands the rest of the run to the Python loop.
 
-_MAPS: dict[str, Any] = {}
+MAPS: Memo[tuple[Any, int] | None] = Memo(16)
+"""The reduced charts' maps to the full state compiled in this process, by C source."""
 
 
 def _reduced_argtypes(lib: Any) -> None:
@@ -529,17 +532,20 @@ def _map_function(cc: str, chart: Any) -> int | None:
                        f"{type(exc).__name__}: {exc}")
         return None
     source = "#include <math.h>\n" + text
-    if source not in _MAPS:
+
+    def build() -> tuple[Any, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "reduced-map", source, ccompile.flags())
-            _MAPS[source] = (lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value)
+            return lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value
         except Exception as exc:
             cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
                            "could not be compiled to C; stepping in Python instead (slower)",
                            f"{type(exc).__name__}: {exc}")
-            _MAPS[source] = None
-    chart._c_map = _MAPS[source]
-    return None if _MAPS[source] is None else _MAPS[source][1]
+            return None
+
+    found = MAPS.get((cc, source), build)
+    chart._c_map = found
+    return None if found is None else found[1]
 
 
 def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray] | None:

@@ -47,6 +47,7 @@ import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.expressions import Source, parse_expression, suggest
+from lagsim.memo import Memo
 from lagsim.summary import Summary
 
 if TYPE_CHECKING:
@@ -352,16 +353,13 @@ class Session:
         return trajectory, options, spec
 
 
-_SESSIONS: dict[str, Session] = {}
+SESSIONS: Memo[Session] = Memo(1)
+"""This process's session: that of the last job it ran."""
 
 
 def session(job: Job) -> Session:
     """This process's :class:`Session` of ``job`` (kept for the next chunk of the same job)."""
-    found = _SESSIONS.get(job.key)
-    if found is None:
-        _SESSIONS.clear()
-        found = _SESSIONS[job.key] = Session(job)
-    return found
+    return SESSIONS.get(job.key, lambda: Session(job))
 
 
 def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],

@@ -102,3 +102,16 @@ def test_stop_functions_stay_within_their_bound() -> None:
                                                              abs=1e-15)
         assert len(STOP_FUNCTIONS) <= STOP_FUNCTIONS.size
     assert STOP_FUNCTIONS.made - before == count
+
+
+def test_the_memos_of_compiled_code_are_bounded() -> None:
+    """Each memo of compiled code or loaded libraries in the process is a :class:`Memo` of a
+    declared size (a plain dict there grew with every expression, chart or structure met)."""
+    from lagsim import cloop, cradau, problem, rattle, section, sweep
+
+    memos = (problem.STOP_FUNCTIONS, cloop.STOP_LIBRARIES, cloop.LIBRARIES, cloop.MAPS,
+             cradau.LIBRARIES, rattle.CODE, section.FUNCTIONS, sweep.SESSIONS)
+    for memo in memos:
+        assert isinstance(memo, Memo)
+        assert 1 <= memo.size <= 16
+        assert len(memo) <= memo.size

@@ -8,8 +8,9 @@ Every run is ``lagsim simulate`` with its values: its spec is the one ``--set`` 
 give (:meth:`Session.run_spec`: the file is parsed again when the parameters change, so values
 written as expressions of a swept parameter follow it as on the command line); the model is
 derived and compiled once per process (:class:`Session`) and bound to
-the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled);
-then :func:`lagsim.driver.simulate`, with its consistent start, formulations and stabilizers.
+the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled)
+by :func:`lagsim.api.run_spec`, the run of ``lagsim simulate``: every option (``--action`` and
+``--invariants`` included) reaches a sweep run as it reaches ``simulate``.
 So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers
 and the order in which runs finish (each run is placed by its index).
 

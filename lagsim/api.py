@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from lagsim.compile import NumericSystem
     from lagsim.forms import Form
     from lagsim.model import Model
+    from lagsim.options import SimulateOptions
     from lagsim.spec import SystemSpec
     from lagsim.trajectory import Trajectory
 
@@ -343,21 +344,13 @@ def _spec(system: System, parameters: Mapping[str, float] | None,
                           {**system._initial, **(initial or {})})
 
 
-def _compiled(system: System, spec: SystemSpec) -> tuple[Model, NumericSystem]:
-    """The model and compiled model of ``system`` at the parameter values of ``spec``. The
-    model's expressions hold the parameters as symbols (:func:`lagsim.spec.symbol_table`), so
-    other values change only ``Model.parameters``, and the compiled model is rebound
-    (:meth:`~lagsim.compile.NumericSystem.with_parameters`), not compiled again."""
+def _compiled(system: System) -> tuple[Model, NumericSystem]:
+    """The model and compiled model of ``system``, compiled once and kept."""
     if system._numeric is None:
         from lagsim.compile import compile_model
 
         system._numeric = compile_model(system.model)
-    model, numeric = system.model, system._numeric
-    values = spec.parameter_values
-    if values != model.parameters:
-        model = replace(model, parameters=values)
-        numeric = numeric.with_parameters(values)
-    return model, numeric
+    return system.model, system._numeric
 
 
 def run(system: System, given: Mapping[str, Any], keywords: bool = False,
@@ -366,18 +359,39 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         report: Callable[[str], None] | None = None,
         progress: Callable[[float], None] | None = None) -> Trajectory:
     """Simulate ``system`` with the options ``given`` (by option name, None meaning not given)
-    merged over its file's ``simulate:`` block; the one run of the API and the CLI. Options are
-    named by their flag in errors, or by their keyword when ``keywords``. The options and the
-    size of the output are checked before anything is compiled."""
+    merged over its file's ``simulate:`` block; the one run of the API and the CLI
+    (:func:`run_spec`). Options are named by their flag in errors, or by their keyword when
+    ``keywords``."""
+    spec = _spec(system, parameters, initial, keywords)
+    trajectory, _ = run_spec(spec, lambda: _compiled(system), given, keywords, report, progress)
+    return trajectory
+
+
+def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
+             given: Mapping[str, Any], keywords: bool = False,
+             report: Callable[[str], None] | None = None,
+             progress: Callable[[float], None] | None = None
+             ) -> tuple[Trajectory, SimulateOptions]:
+    """One run of ``spec`` with the options ``given``: the run of ``lagsim simulate``, of the
+    API and of each ``lagsim sweep`` run (issue 23, "one run path"), so every option, the
+    added columns of ``invariants`` and ``action`` included, reaches each of them the same
+    way. ``compiled()`` gives the model and its compiled form at any parameter values; it is
+    called after the options and the size of the output are checked, and the model's
+    expressions hold the parameters as symbols (:func:`lagsim.spec.symbol_table`), so the run's
+    values change only ``Model.parameters`` and rebind the compiled model
+    (:meth:`~lagsim.compile.NumericSystem.with_parameters`): nothing is compiled again."""
     from lagsim.driver import simulate
     from lagsim.options import SimulateOptions
     from lagsim.trajectory import layout
 
-    spec = _spec(system, parameters, initial, keywords)
     options = SimulateOptions.resolve(spec.simulate, given, _keyword if keywords else None)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
-    model, numeric = _compiled(system, spec)
+    model, numeric = compiled()
+    values = spec.parameter_values
+    if values != model.parameters:
+        model = replace(model, parameters=values)
+        numeric = numeric.with_parameters(values)
     trajectory = simulate(spec, model, options, report=report, progress=progress,
                           numeric=numeric)
     if options.invariants:
@@ -394,7 +408,7 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         if report is not None:
             report(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
                    "corrected trapezoids on the samples)")
-    return trajectory
+    return trajectory, options
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,

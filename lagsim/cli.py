@@ -448,13 +448,31 @@ def _finite_budget(value: float | None) -> float | None:
 
 
 
-FORM_CHOICES = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced", "linear",
-                "hamilton", "all")
+def form_choices() -> tuple[str, ...]:
+    """The choices of ``derive --form``: the names of the form registry
+    (:data:`lagsim.forms.FORMS`) and ``all``."""
+    from lagsim.forms import FORMS
+
+    return (*FORMS, "all")
+
+
+class _RegistryChoice(click.Choice):
+    """A choice whose names come from a registry, read only when shown, completed or checked
+    (so that building the commands imports no registry: :mod:`lagsim.forms` imports SymPy),
+    listed in ``--help`` as ``[lagrange|matrix|...]``."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
+        self.names = names
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.names())
 
 
 @main.command(epilog=_example("derive"))
 @click.argument("file", default="-", metavar="[FILE|-]", shell_complete=complete_system)
-@click.option("--form", "form", type=click.Choice(FORM_CHOICES), default="lagrange",
+@click.option("--form", "form", type=_RegistryChoice(form_choices), default="lagrange",
               show_default=True, help="Which form of the equations of motion to print.")
 @click.option("--format", "fmt", type=click.Choice(("text", "latex", "json")), default="text",
               show_default=True, help="text for a terminal, latex for a paper, json for scripts.")
@@ -615,21 +633,13 @@ class _TableOption(click.Option):
         return super().get_help_record(ctx)
 
 
-class _RowChoice(click.Choice):
+class _RowChoice(_RegistryChoice):
     """The choices of a row of the options table (``--method``, ``--formulation``,
     ``--stabilize``), read from their registry only when shown or completed (so that building
     the commands imports no numerics), listed in ``--help`` as ``[DOP853|RK45|...]``.
 
     The value is passed on as given: the table validates it, in one place for flags and files,
     folding case and suggesting the closest name (:mod:`lagsim.options`)."""
-
-    def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
-        self.names = names
-        self.case_sensitive = True
-
-    @property
-    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
-        return tuple(self.names())
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
                 ) -> Any:

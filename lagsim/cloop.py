@@ -51,6 +51,7 @@ from lagsim import cache, ccompile, csource
 from lagsim.csource import LoopResult, Status
 from lagsim.errors import IntegrationError
 from lagsim.formulations import RCOND, SINGULAR_RTOL
+from lagsim.memo import Memo
 from lagsim.options import BY_NAME
 from lagsim.problem import Problem
 from lagsim.trajectory import Trajectory
@@ -71,8 +72,11 @@ across the state, the products with a diagonal mass matrix), which -O2's cost mo
 scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
-_LIBRARY: dict[str, Any] = {}
-_STOPS: dict[tuple[str, str], Any] = {}
+LIBRARIES: Memo[Any] = Memo(4)
+"""The step loop's library (model independent) by compiler, in this process."""
+STOP_LIBRARIES: Memo[tuple[Any, int] | None] = Memo(16)
+"""The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
+the parameters as inputs, not their values: a sweep over them loads one)."""
 
 
 def _coefficients() -> str:
@@ -110,8 +114,10 @@ def _too_small() -> str:
 def _library(cc: str) -> Any:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr)."""
-    if cc in _LIBRARY:
-        return _LIBRARY[cc]
+    return LIBRARIES.get(cc, lambda: _load_library(cc))
+
+
+def _load_library(cc: str) -> Any:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     lib = None
@@ -142,19 +148,20 @@ def _library(cc: str) -> Any:
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
         lib = None
-    _LIBRARY[cc] = lib
     return lib
 
 
 def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
-    """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ):
-    (the library, the function's address); None when it cannot be compiled (said on stderr)."""
+    """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ)
+    and p the model's parameters (the array the loop passes to the model's functions), so one
+    library serves every parameter value: (the library, the function's address); None when it
+    cannot be compiled (said on stderr)."""
     stop = problem.stop
     assert stop is not None
     if stop.expression is None:
         return None
     try:
-        body = ccompile.c_function("stop", stop.arguments, [stop.expression])
+        body = ccompile.c_function("stop", stop.arguments, [stop.expression], stop.parameters)
     except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
         cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
                        "could not be written as C; stepping in Python instead (slower)",
@@ -163,16 +170,18 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
     text = body + ("\nvoid lagsim_stop(const double *in, const double *p, double *out) "
                    "{ stop(in, p, out); }\n")
     source = "#include <math.h>\n" + text
-    if (cc, source) not in _STOPS:
+
+    def build() -> tuple[Any, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "stop", source, ccompile.flags())
-            _STOPS[cc, source] = (lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value)
+            return lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value
         except Exception as exc:
             cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
                            "could not be compiled to C; stepping in Python instead (slower)",
                            f"{type(exc).__name__}: {exc}")
-            _STOPS[cc, source] = None
-    return _STOPS[cc, source]
+            return None
+
+    return STOP_LIBRARIES.get((cc, source), build)
 
 
 _COMPILER: dict[tuple[str | None, ...], str | None] = {}
@@ -473,7 +482,8 @@ def loop_for(problem: Problem) -> CLoop | None:
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
 # code hands the rest of the run to the Python loop.
 
-_MAPS: dict[str, Any] = {}
+MAPS: Memo[tuple[Any, int] | None] = Memo(16)
+"""The reduced charts' maps to the full state compiled in this process, by C source."""
 
 
 def _reduced_argtypes(lib: Any) -> None:
@@ -522,17 +532,20 @@ def _map_function(cc: str, chart: Any) -> int | None:
                        f"{type(exc).__name__}: {exc}")
         return None
     source = "#include <math.h>\n" + text
-    if source not in _MAPS:
+
+    def build() -> tuple[Any, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "reduced-map", source, ccompile.flags())
-            _MAPS[source] = (lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value)
+            return lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value
         except Exception as exc:
             cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
                            "could not be compiled to C; stepping in Python instead (slower)",
                            f"{type(exc).__name__}: {exc}")
-            _MAPS[source] = None
-    chart._c_map = _MAPS[source]
-    return None if _MAPS[source] is None else _MAPS[source][1]
+            return None
+
+    found = MAPS.get((cc, source), build)
+    chart._c_map = found
+    return None if found is None else found[1]
 
 
 def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray] | None:

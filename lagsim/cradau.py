@@ -43,6 +43,7 @@ from lagsim.cloop import (
 from lagsim.csource import LoopResult, Status
 from lagsim.errors import IntegrationError
 from lagsim.formulations import SINGULAR_RTOL
+from lagsim.memo import Memo
 from lagsim.problem import Problem
 from lagsim.trajectory import Trajectory
 
@@ -51,7 +52,8 @@ STEPS_PER_CALL = 256
 :data:`lagsim.cloop.CALL_SECONDS` at the pace measured."""
 OPTIMIZE = "-O2"
 
-_LIBRARY: dict[str, Any] = {}
+LIBRARIES: Memo[Any] = Memo(4)
+"""The Radau loop's library (model independent) by compiler, in this process."""
 
 
 def _constants() -> str:
@@ -74,8 +76,10 @@ def _constants() -> str:
 def _library(cc: str) -> Any:
     """The Radau loop's shared library (model independent), built once per machine; None when
     it cannot be built or loaded (said on stderr)."""
-    if cc in _LIBRARY:
-        return _LIBRARY[cc]
+    return LIBRARIES.get(cc, lambda: _load_library(cc))
+
+
+def _load_library(cc: str) -> Any:
     text = csource.read("cradau.c").replace("@RUNTIME@", ccompile.RUNTIME)
     lib = None
     try:
@@ -96,7 +100,6 @@ def _library(cc: str) -> Any:
         cache.say_once("cradau", "warning: the C Radau loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
         lib = None
-    _LIBRARY[cc] = lib
     return lib
 
 

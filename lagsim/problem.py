@@ -27,6 +27,7 @@ from lagsim.formulations import (
     choose_formulation,
     dependent_constraints,
 )
+from lagsim.memo import Memo
 from lagsim.model import Model
 from lagsim.options import SimulateOptions
 from lagsim.spec import SystemSpec
@@ -79,8 +80,10 @@ class SourceMap:
 class StopWhen:
     """The ``--stop-when`` expression compiled in (t, q, q̇, λ): ``function(t, *q, *q̇, *λ)``,
     and ``rows(x)`` at each row (t, q, q̇, λ) of x at once; ``expression`` and ``arguments`` are
-    the symbolic form and its argument symbols in that order (the C step loop compiles them,
-    :mod:`lagsim.cloop`)."""
+    the symbolic form and its argument symbols in that order, and ``parameters`` the parameter
+    symbols it takes as run-time inputs, in the order of ``NumericSystem.parameters`` (the C
+    step loop compiles them once per structure, :mod:`lagsim.cloop`, and passes the run's
+    values as the model's functions get them)."""
 
     text: str
     function: Callable[..., float]
@@ -88,6 +91,7 @@ class StopWhen:
     expression: se.Basic | None = None
     arguments: tuple[se.Symbol, ...] = ()
     rows: Callable[[np.ndarray], np.ndarray] | None = None
+    parameters: tuple[se.Symbol, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,9 +193,16 @@ def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> M
     return model
 
 
+STOP_FUNCTIONS: Memo[Callable[[np.ndarray], np.ndarray]] = Memo(16)
+"""The ``--stop-when`` expressions lambdified in this process, by expression, arguments and
+parameters (the values are bound per run)."""
+
+
 def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions
                       ) -> StopWhen | None:
-    """The ``--stop-when`` expression compiled in (t, q, q̇, λ); an unknown name is an
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ) with the parameters as run-time
+    inputs, as :mod:`lagsim.section` compiles ``--section`` (so a sweep over a parameter the
+    expression uses compiles it once), bound to ``numeric``'s values; an unknown name is an
     :class:`InputError` at the option (its file location, or ``--stop-when``)."""
     if options.stop_when is None:
         return None
@@ -204,16 +215,25 @@ def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: Simulat
     hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
             f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
     expr = parse_expression(options.stop_when, names, Source(where), label, hint)
-    expr = expr.subs({se.Symbol(k): v for k, v in numeric.parameters.items()})
-    args = [se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
-            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas]
-    compiled = lambdify(args, [expr])
+    args = (se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
+            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas)
+    params = tuple(se.Symbol(k) for k in numeric.parameters)
+    compiled = STOP_FUNCTIONS.get((expr, args, params),
+                                  lambda: lambdify([*args, *params], [expr]))
+    values = np.array(list(numeric.parameters.values()), dtype=float)
+    k = len(args)
+    x = np.empty(k + len(values))
+    x[k:] = values
 
-    def function(*values: float) -> float:
-        return float(compiled(np.array(values, dtype=float))[0])
+    def function(*state: float) -> float:
+        x[:k] = state
+        return float(compiled(x)[0])
 
-    def rows(x: np.ndarray) -> np.ndarray:
-        return np.asarray(compiled(np.ascontiguousarray(x, dtype=float)), dtype=float)[:, 0]
+    def rows(points: np.ndarray) -> np.ndarray:
+        full = np.empty((len(points), k + len(values)))
+        full[:, :k] = points
+        full[:, k:] = values
+        return np.asarray(compiled(full), dtype=float)[:, 0]
 
     return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols), expr,
-                    tuple(args), rows)
+                    args, rows, params)

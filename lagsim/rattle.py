@@ -46,6 +46,7 @@ from lagsim.csource import Status
 from lagsim.errors import InputError, IntegrationError
 from lagsim.expansion import bounded_expand
 from lagsim.expressions import diff
+from lagsim.memo import Memo
 from lagsim.model import Model
 
 MAX_NEWTON = 50
@@ -95,16 +96,18 @@ class Compiled:
         self.m = m
         cc = compiler()
         memo = "\0".join((str(cc), tag, c_body, structure(n, m, functions, params)))
-        if memo not in _MEMO:
-            if cc is not None:
-                _MEMO[memo] = _build_c(cc, functions, params, c_body, state, row_code, n, m,
-                                       tag)
-            if _MEMO.get(memo) is None:
-                from lagsim.compile import lambdify
 
-                _MEMO[memo] = {name: (lambdify([*args, *params], list(exprs)), len(args),
-                                      len(exprs)) for name, args, exprs in functions}
-        code = _MEMO[memo]
+        def make() -> Any:
+            built = None if cc is None else _build_c(cc, functions, params, c_body, state,
+                                                     row_code, n, m, tag)
+            if built is not None:
+                return built
+            from lagsim.compile import lambdify
+
+            return {name: (lambdify([*args, *params], list(exprs)), len(args), len(exprs))
+                    for name, args, exprs in functions}
+
+        code = CODE.get(memo, make)
         if isinstance(code, dict):
             self.functions = {name: _bind(f, k, self.params, size)
                               for name, (f, k, size) in code.items()}
@@ -112,7 +115,7 @@ class Compiled:
             self.lib = code
 
 
-_MEMO: dict[str, Any] = {}
+CODE: Memo[Any] = Memo(16)
 """A method's compiled code by compiler, method and model structure, in this process (the
 parameter values are bound per run)."""
 

@@ -17,7 +17,6 @@ their velocities, the parameters and the multipliers ``lambda_<c>``.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ import symengine as se
 from lagsim.compile import NumericSystem, lambdify
 from lagsim.errors import InputError, Location
 from lagsim.expressions import Source, parse_expression
+from lagsim.memo import Memo
 from lagsim.options import SimulateOptions
 from lagsim.spec import SystemSpec
 
@@ -43,8 +43,8 @@ class SectionFunction:
     rows: Callable[[np.ndarray], np.ndarray]
 
 
-_MEMO: OrderedDict[tuple, tuple[Callable, bool]] = OrderedDict()
-MEMO_SIZE = 16
+FUNCTIONS: Memo[tuple[Callable, bool]] = Memo(16)
+"""The ``--section`` expressions compiled in this process, by expression and structure."""
 
 
 def check_direction(options: SimulateOptions) -> None:
@@ -67,12 +67,8 @@ def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateO
     lambdas = [f"lambda_{c}" for c in numeric.constraint_names]
     params = list(numeric.parameters)
     key = (options.section, numeric.coordinates, tuple(lambdas), tuple(params))
-    found = _MEMO.get(key)
-    if found is None:
-        found = _MEMO[key] = _compile(spec, numeric, options, lambdas, params)
-        while len(_MEMO) > MEMO_SIZE:
-            _MEMO.popitem(last=False)
-    compiled, uses = found
+    compiled, uses = FUNCTIONS.get(key, lambda: _compile(spec, numeric, options, lambdas,
+                                                         params))
     values = np.array(list(numeric.parameters.values()), dtype=float)
     k = 1 + 2 * numeric.n + numeric.m
     x = np.empty(k + len(values))

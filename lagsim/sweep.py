@@ -8,8 +8,9 @@ Every run is ``lagsim simulate`` with its values: its spec is the one ``--set`` 
 give (:meth:`Session.run_spec`: the file is parsed again when the parameters change, so values
 written as expressions of a swept parameter follow it as on the command line); the model is
 derived and compiled once per process (:class:`Session`) and bound to
-the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled);
-then :func:`lagsim.driver.simulate`, with its consistent start, formulations and stabilizers.
+the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled)
+by :func:`lagsim.api.run_spec`, the run of ``lagsim simulate``: every option (``--action`` and
+``--invariants`` included) reaches a sweep run as it reaches ``simulate``.
 So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers
 and the order in which runs finish (each run is placed by its index).
 
@@ -47,6 +48,7 @@ import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.expressions import Source, parse_expression, suggest
+from lagsim.memo import Memo
 from lagsim.summary import Summary
 
 if TYPE_CHECKING:
@@ -343,29 +345,22 @@ class Session:
 
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
-        ``values``."""
-        from lagsim.driver import simulate
-        from lagsim.options import SimulateOptions
+        ``values``, through the run of ``simulate`` (:func:`lagsim.api.run_spec`)."""
+        from lagsim.api import run_spec
 
         spec = self.run_spec(values)
-        options = SimulateOptions.resolve(spec.simulate, self.job.flags)
-        parameters = spec.parameter_values
-        model = replace(self.model, parameters=dict(parameters))
-        numeric = self.numeric.with_parameters(parameters)
-        trajectory = simulate(spec, model, options, report=notes.append, numeric=numeric)
+        trajectory, options = run_spec(spec, lambda: (self.model, self.numeric), self.job.flags,
+                                       report=notes.append)
         return trajectory, options, spec
 
 
-_SESSIONS: dict[str, Session] = {}
+SESSIONS: Memo[Session] = Memo(1)
+"""This process's session: that of the last job it ran."""
 
 
 def session(job: Job) -> Session:
     """This process's :class:`Session` of ``job`` (kept for the next chunk of the same job)."""
-    found = _SESSIONS.get(job.key)
-    if found is None:
-        _SESSIONS.clear()
-        found = _SESSIONS[job.key] = Session(job)
-    return found
+    return SESSIONS.get(job.key, lambda: Session(job))
 
 
 def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],

@@ -21,7 +21,7 @@ import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner
 
-from lagsim.cli import FORM_CHOICES, KINDS, main
+from lagsim.cli import KINDS, form_choices, main
 from lagsim.completion import complete_choices
 from lagsim.spec import bundled_systems
 
@@ -83,7 +83,7 @@ def test_zsh_gets_names_and_files_alike() -> None:
 
 @pytest.mark.parametrize(("line", "expected"), [
     ("lagsim derive --form u", ["udwadia-kalaba"]),
-    ("lagsim derive pendulum --form ", list(FORM_CHOICES)),
+    ("lagsim derive pendulum --form ", list(form_choices())),
     ("lagsim derive --format l", ["latex"]),
     ("lagsim plot --kind ", list(KINDS)),
     ("lagsim plot --kind p", ["phase", "path", "poincare"]),

@@ -96,12 +96,14 @@ class Run:
 @dataclass(frozen=True)
 class Case:
     """One reproducer: files written in its folder (text; ``{tmp}`` is replaced by the folder's
-    absolute path), folders and symbolic links (name → target) made there, the lagsim command
-    line (``{tmp}`` replaced too), what it must do (exit ``status``; for 2, the one stderr line
-    is ``lagsim: error: `` + ``where: `` when given + a match of the ``error`` pattern), and for
-    a run that works a ``check`` of its real values and a pattern the whole of stderr must match
-    (``notes``, empty by default). ``stdin`` is Python code of a producer process whose stdout is
-    the command's standard input."""
+    absolute path), folders, symbolic and hard links (name → target) made there, the lagsim
+    command line (``{tmp}`` replaced too, and ``{silent}`` by HOST:PORT of a port that accepts
+    connections and never answers), the folder it runs in (``cwd``), what it must do (exit
+    ``status``; for 2, the one stderr line is ``lagsim: error: `` + ``where: `` when given + a
+    match of the ``error`` pattern), and for a run that works a ``check`` of its real values and
+    a pattern the whole of stderr must match (``notes``, empty by default). ``stdin`` is Python
+    code of a producer process whose stdout is the command's standard input; ``xfail`` says why
+    the case still fails (a strict xfail)."""
 
     id: str
     argv: tuple[str, ...]
@@ -113,6 +115,7 @@ class Case:
     notes: str = ""
     folders: tuple[str, ...] = ()
     links: Mapping[str, str] = field(default_factory=dict)
+    hard_links: Mapping[str, str] = field(default_factory=dict)
     stdin: str | None = None
     cwd: str = "."
     xfail: str = ""
@@ -321,6 +324,12 @@ CASES: list[Case] = [
     Case("o-symlink-input", ("simulate", "link.yaml", "-o", "mine.yaml"),
          {"mine.yaml": PENDULUM}, links={"link.yaml": "mine.yaml"},
          error=f"-o: cannot write 'mine.yaml': {SAME}"),
+    Case("o-hard-link", ("simulate", "mine.yaml", "-o", "hard.yaml"), {"mine.yaml": PENDULUM},
+         hard_links={"hard.yaml": "mine.yaml"}, error=f"-o: cannot write 'hard.yaml': {SAME}"),
+    Case("plot-o-is-system", ("plot", "mine.yaml", "-o", "mine.yaml"), {"mine.yaml": PENDULUM},
+         error=f"-o: cannot write 'mine.yaml': {SAME}"),
+    Case("sweep-o-is-system", ("sweep", "mine.yaml", "--values", "l=1,2", "-o", "mine.yaml"),
+         {"mine.yaml": PENDULUM}, error=f"-o: cannot write 'mine.yaml': {SAME}"),
     Case("partial-is-input", ("simulate", "blow.yaml", "--t-end", "2", "--partial", "blow.yaml"),
          {"blow.yaml": BLOW_UP}, error=f"--partial: cannot write 'blow.yaml': {SAME}"),
     Case("plot-o-is-csv", ("plot", "run.csv", "-o", "run.csv"), {"run.csv": PENDULUM_L2},
@@ -540,6 +549,8 @@ def _write(case: Case, folder: Path) -> None:
         (folder / name).write_text(text.replace("{tmp}", str(folder)), encoding="utf-8")
     for name, target in case.links.items():
         (folder / name).symlink_to(target)
+    for name, target in case.hard_links.items():
+        os.link(folder / target, folder / name)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes | None]:

@@ -569,9 +569,12 @@ class _Progress:
 
 def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
               initial: dict[str, float], partial: str | None = None, output: Any = None,
-              inputs: Sequence[tuple[str, str]] = ()) -> tuple[Any, Any, Any]:
+              inputs: Sequence[tuple[str, str]] = (),
+              planned: Callable[[Any], None] | None = None) -> tuple[Any, Any, Any]:
     """Run FILE; with ``partial`` (``""`` for the default place) the rows before a failure are
-    kept there, a place checked, like ``output``, before the run."""
+    kept there, a place checked, like ``output``, before the run; ``planned`` is called with the
+    run's resolved options before the run, to refuse what the run's result would be refused
+    for."""
     from lagsim.api import open_system, run
     from lagsim.driver import FailedRun
     from lagsim.io import check_output
@@ -583,6 +586,10 @@ def _simulate(file: str, flags: dict[str, Any], overrides: dict[str, float],
     if partial is not None:
         kept = check_output(partial or _partial_path(output, spec.name), "--partial",
                             inputs=inputs)
+    if planned is not None:
+        from lagsim.options import SimulateOptions
+
+        planned(SimulateOptions.resolve(spec.simulate, flags))
     progress = _Progress()
     failed: FailedRun | None = None
     try:
@@ -729,10 +736,11 @@ def _looks_like_csv(source: str) -> bool:
 
 
 def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
-                     overrides: dict[str, float], initial: dict[str, float]
-                     ) -> tuple[Any, Any, Any]:
-    """A CSV table from a CSV source, or by simulating a system; the system's model and spec if
-    known (``--system`` wins over the simulated one)."""
+                     overrides: dict[str, float], initial: dict[str, float],
+                     planned: Callable[[Any], None] | None = None) -> tuple[Any, Any, Any]:
+    """A CSV table from a CSV source, or by simulating a system (``planned`` as in
+    :func:`_simulate`); the system's model and spec if known (``--system`` wins over the
+    simulated one)."""
     from lagsim.io import Table, read_csv
     from lagsim.model import build_model
     from lagsim.spec import load_spec
@@ -743,7 +751,7 @@ def _table_and_model(source: str, system: str | None, flags: dict[str, Any],
         spec = load_spec(system, overrides) if system else None
         model = build_model(spec) if spec else None
     else:
-        spec, model, trajectory = _simulate(source, flags, overrides, initial)
+        spec, model, trajectory = _simulate(source, flags, overrides, initial, planned=planned)
         table = Table(tuple(trajectory.columns()), trajectory.as_array(), spec.source)
         if system:
             spec = load_spec(system, overrides)
@@ -978,7 +986,7 @@ def animate(source: str, system: str | None, output: str, fps: int, frames: int 
     every sample, the clock, and an arrow along the file's gravity.
     """
     from lagsim.animate import animate as make_animation
-    from lagsim.animate import check_animation_output, check_frames
+    from lagsim.animate import check_animation_output, check_frames, frame_count
     from lagsim.io import check_output
     from lagsim.kinematics import gravity_direction, mass_paths, rods, springs
 
@@ -986,7 +994,14 @@ def animate(source: str, system: str | None, output: str, fps: int, frames: int 
         check_frames(frames, fps)
     target = check_animation_output(check_output(
         output, binary=True, inputs=_inputs(force, (source, "INPUT"), (system, "--system"))))
-    table, model, spec = _table_and_model(source, system, _flags(kwargs), overrides, initial)
+    def planned(options: Any) -> None:
+        """Refuse too many frames before simulating (issue 32: `--t-end 20000` simulated
+        20000 s, then was refused); a run that may stop early is counted after it ran."""
+        if frames is None and options.stop_when is None:
+            frame_count(options.t_start, options.t_end, fps)
+
+    table, model, spec = _table_and_model(source, system, _flags(kwargs), overrides, initial,
+                                          planned)
     if model is None:
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
                          Location("--system"))

@@ -33,7 +33,7 @@ import symengine as se
 from lagsim.dependence import depends
 from lagsim.errors import InputError, Location
 from lagsim.expansion import expanded, expands_to_zero
-from lagsim.expressions import diff
+from lagsim.expressions import diff, kinks
 from lagsim.model import Model
 from lagsim.spec import SystemSpec
 
@@ -222,6 +222,7 @@ class RestEquations:
         self.kinked: tuple[int, ...] = tuple(
             i for i in range(n) if i not in self.pinned
             and all(jac[r * (n + m) + i] == 0 for r in range(self.size)))
+        self.kink_points = _kink_points(rows, model.q, self.kinked)
         mass = [se.sympify(model.mass_matrix[i, j]).subs(subs) for i in range(n)
                 for j in range(n)]
         damping = [diff(F[i], model.qd[j]).subs(rest).subs(subs) for i in range(n)
@@ -500,6 +501,28 @@ def family_dimension(eqs: RestEquations, q: np.ndarray, lam: np.ndarray,
     return int(np.sum(sq > 1e-6))
 
 
+def _kink_points(rows: Sequence[se.Basic], q: Sequence[se.Symbol],
+                 kinked: Sequence[int]) -> tuple[tuple[int, float], ...]:
+    """(i, value): where the argument u of an Abs or sign term of the rest equations, linear in
+    the kinked coordinate q_i alone, vanishes (x = 0 of k*Abs(x)). Newton's method cannot move
+    a kinked coordinate (its derivative is 0 where it exists), so such points are starts."""
+    points = []
+    for term in kinks(*rows):
+        u = se.sympify(term.args[0])
+        inside = [i for i in kinked if q[i] in u.free_symbols]
+        if len(inside) != 1 or u.free_symbols & (set(q) - {q[inside[0]]}):
+            continue
+        i = inside[0]
+        slope = diff(u, q[i])
+        if slope.free_symbols or diff(slope, q[i]) != 0 or slope == 0:
+            continue
+        at_zero = u.subs({q[i]: 0})
+        if at_zero.free_symbols:
+            continue
+        points.append((i, -float(at_zero) / float(slope)))
+    return tuple(sorted(set(points)))
+
+
 def _starts(q0: np.ndarray, periodic: Sequence[int], count: int) -> list[np.ndarray]:
     """The initial state; its periodic coordinates at 0 and π (up to 16 corners); its mirror
     images (the signs of up to four other coordinates flipped: a pendulum in Cartesian
@@ -612,6 +635,10 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -
     pinned = eqs.pinned
     found: list[tuple[np.ndarray, np.ndarray, float, int]] = []
     queue = list(_starts(q0, periodic, starts))
+    for i, value in eqs.kink_points:
+        on_kink = np.array(q0, dtype=float)
+        on_kink[i] = value
+        queue.insert(0, on_kink)
     tried = 0
     while queue and tried < MAX_STARTS:
         start = queue.pop(0)
@@ -673,8 +700,10 @@ def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> Equ
                      "equations)")
     if eqs.kinked:
         notes.append(kinked_note(eqs) + "; an equilibrium where such a term jumps (x = 0 of a "
-                     "V-shaped well k*Abs(x)) is found only from a start that lies on it, and "
-                     "its stability is not decided by a linearization")
+                     "V-shaped well k*Abs(x)) is found only from a start that lies on it (the "
+                     "search starts where the argument of such a term, linear in one "
+                     "coordinate, vanishes), and its stability is not decided by a "
+                     "linearization")
     on_family = [k for k, (*_, f) in enumerate(solutions) if f]
     if len(on_family) > 1:
         notes.append(f"{len(on_family)} of the points found lie on families of equilibria (not "

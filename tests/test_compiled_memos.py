@@ -50,6 +50,7 @@ def _stop_libraries(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("lagsim_*.so") if b"lagsim_stop" in p.read_bytes()]
 
 
+@pytest.mark.cache
 @pytest.mark.skipif(ccompile.compiler() is None, reason="needs a C compiler")
 def test_sweep_over_a_stop_parameter_builds_one_stop_library(tmp_path: Path) -> None:
     """``--stop-when 'y + h'`` over four values of h: one stop library in the (fresh) cache,

@@ -432,10 +432,9 @@ def test_each_refused_combination_says_what_would_apply() -> None:
              "constraints:\n  - name: blade\n    velocity: x_dot*sin(psi) - y_dot*cos(psi)\n")
     with pytest.raises(InputError) as err:
         run_text(skate, formulation="reduced")
-    assert str(err.value) == ("test.yaml:5:15: formulation 'reduced' handles holonomic "
-                              "constraints only, and "
-                              "blade is a velocity constraint; use index1, udwadia-kalaba "
-                              "(or auto)")
+    assert str(err.value) == ("test.yaml:5:15: velocity constraint 'blade' cannot be "
+                              "eliminated by Lagrange's recipe: it is nonholonomic (Frobenius' "
+                              "test, as `lagsim check` reports); use index1 or udwadia-kalaba")
     assert [cls.stabilizers for cls in FORMULATIONS.values()].count(frozenset({"none"})) == 2
     assert "LSODA" not in STABILIZERS["projection"].methods
 

@@ -102,13 +102,16 @@ initial: {x: 0.5, x_dot: 0}
 def test_equilibria_of_a_v_well_say_newton_cannot_move_x(tmp_path):
     """x does appear in the rest equation −k sign(x) = 0 (it was reported as appearing in none,
     from the zero Jacobian column); the report says Newton's method cannot move it and does
-    not claim that the rest equations have no solution (x = 0 is one)."""
+    not claim that the rest equations have no solution: x = 0, where the argument of Abs
+    vanishes, is a start, and is found, its stability undecided."""
     run = _lagsim(tmp_path, V_WELL, "equilibria")
     _clean(run)
     assert "appears in no rest equation" not in run.stdout
     assert ("note: x enters the rest equations only through non-smooth terms whose derivative "
             "is 0 where it exists") in run.stdout, run.stdout
-    assert "no equilibrium found by Newton's method, which cannot move x" in run.stdout
+    assert "(1 found by Newton" in run.stdout, run.stdout
+    assert "1. undetermined (not differentiable in x: no linearization) (residual 0.0e+00)\n" \
+           "   x = 0\n" in run.stdout, run.stdout
     assert "has no solution near any start" not in run.stdout
     data = _lagsim(tmp_path, V_WELL, "equilibria", "--format", "json")
     report = json.loads(data.stdout)

@@ -510,24 +510,16 @@ CASES: list[Case] = [
     Case("csv-header-escape", ("plot", "h.csv", "--dpi", "30", "-o", "p.png"),
          {"h.csv": ESC_HEADER}, status=0, check=_png, notes=r"(lagsim: [^\n]*\n)*"),
     Case("plot-1e308", ("plot", "big.csv", "--dpi", "30", "-o", "p.png"), {"big.csv": HUGE_VALUES},
-         status=0, check=_png, notes=r"(lagsim: [^\n]*\n)*",
-         xfail="fixed on branch ends: overflow RuntimeWarnings, then an internal error "
-               "(ValueError: arange: cannot compute length)"),
+         status=0, check=_png, notes=r"(lagsim: [^\n]*\n)*"),
     Case("endless-yaml-stdin", ("simulate", "-"), stdin=ENDLESS_YAML,
          error=r"<stdin>: more than 1,000,000 characters, past lagsim's file size limit"),
     Case("sweep-table-wide-field", ("sweep", "pendulum", "--table", "wide.csv", *SHORT),
-         {"wide.csv": "l\n" + "1" * 3_000_000 + "\n"}, error=r".*(--table|wide\.csv)",
-         xfail="fixed on branch ends: internal error (Error: field larger than field limit "
-               "(131072))"),
+         {"wide.csv": "l\n" + "1" * 3_000_000 + "\n"}, error=r".*(--table|wide\.csv)"),
     # the analyses on non-smooth and large expressions
     Case("equilibria-v-well", ("equilibria", "w.yaml"), {"w.yaml": V_WELL}, status=0,
-         check=_v_well_rest, notes=r"(lagsim: [^\n]*\n)*",
-         xfail="fixed on branch ends: 'no equilibrium found' (x = 0 is one)"),
+         check=_v_well_rest, notes=r"(lagsim: [^\n]*\n)*"),
     Case("check-nonholonomic-powers", ("check", "n.yaml"), {"n.yaml": NONHOLONOMIC_POWERS},
-         status=0, notes=r"(lagsim: [^\n]*\n)*",
-         xfail="fixed on branch ends: the integrability test expands without bound (under "
-               "1 GiB an internal error, MemoryError: std::bad_alloc; without a limit it ran for "
-               "minutes and ignored SIGTERM)"),
+         status=0, notes=r"(lagsim: [^\n]*\n)*"),
     Case("action-chirp-path", ("action", "pendulum", "--path", "theta=sin(1000*t**2)",
                                "--t-end", "10"), status=0, check=_action_of_a_chirp,
          notes=r"(lagsim: [^\n]*\n)*"),

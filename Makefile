@@ -22,18 +22,23 @@ demo: $(STAMP)
 NOCC_TESTS := tests/test_compile.py tests/test_integrate.py tests/test_systems_simulate.py \
 	tests/test_start.py
 
+# One worker per core (pytest-xdist), a test file to a worker: the suite's files are independent
+# (each session has its own cache folder), and on this 2-core machine the whole suite takes about
+# half the time of one process. `make test PARALLEL=` runs it in one process.
+PARALLEL ?= -n auto --dist loadfile
+
 test: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench
-	$(BIN)/python -m pytest -q
-	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q -p no:cacheprovider $(NOCC_TESTS)
+	$(BIN)/python -m pytest -q $(PARALLEL)
+	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q -p no:cacheprovider $(PARALLEL) $(NOCC_TESTS)
 
 # The physics and unit tests only: `--quick` (tests/conftest.py) leaves out the tests marked
 # subprocess, signals, cache or slow (pyproject declares them; tests/tiers.py finds the first two).
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -q --quick
+	$(BIN)/python -m pytest -q --quick $(PARALLEL)
 
 test-nocc: $(STAMP)
-	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q
+	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q $(PARALLEL)
 
 lint: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench

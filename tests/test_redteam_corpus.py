@@ -60,6 +60,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+pytestmark = pytest.mark.subprocess  # every case is a real lagsim process under its own limits
+
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY = 1 << 30
 """RLIMIT_AS of every case in bytes: 1 GiB."""

@@ -182,3 +182,26 @@ def message(flag: str, text: str, missed: tuple[float, float, float]) -> str:
             f"{v:.6g} (a step of {h:.3g}, followed to {SMALLEST * h:.2g}: it changes too fast "
             f"there, or grazes zero): crossings there may be missed; give a smaller --rtol for "
             f"shorter steps, or an expression that varies no faster than the motion")
+
+
+def bound_evaluators(compiled: Callable[[np.ndarray], np.ndarray], k: int,
+                     values: np.ndarray) -> tuple[Callable[..., float],
+                                                  Callable[[np.ndarray], np.ndarray]]:
+    """An event expression compiled with the state's ``k`` arguments followed by the
+    parameters, bound to the parameter ``values``: (g(*state) at one state, g at each row of an
+    (N, k) array of states). The values are run-time inputs, so one compiled function serves
+    every parameter value of a sweep."""
+    x = np.empty(k + len(values))
+    x[k:] = values
+
+    def function(*state: float) -> float:
+        x[:k] = state
+        return float(compiled(x)[0])
+
+    def rows(points: np.ndarray) -> np.ndarray:
+        full = np.empty((len(points), k + len(values)))
+        full[:, :k] = points
+        full[:, k:] = values
+        return np.asarray(compiled(full), dtype=float)[:, 0]
+
+    return function, rows

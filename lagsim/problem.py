@@ -17,6 +17,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.compile import NumericSystem, compile_model, lambdify
+from lagsim.crossings import bound_evaluators
 from lagsim.errors import InputError, Location, Subject
 from lagsim.expressions import Source, parse_expression
 from lagsim.formulations import (
@@ -221,19 +222,6 @@ def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: Simulat
     compiled = STOP_FUNCTIONS.get((expr, args, params),
                                   lambda: lambdify([*args, *params], [expr]))
     values = np.array(list(numeric.parameters.values()), dtype=float)
-    k = len(args)
-    x = np.empty(k + len(values))
-    x[k:] = values
-
-    def function(*state: float) -> float:
-        x[:k] = state
-        return float(compiled(x)[0])
-
-    def rows(points: np.ndarray) -> np.ndarray:
-        full = np.empty((len(points), k + len(values)))
-        full[:, :k] = points
-        full[:, k:] = values
-        return np.asarray(compiled(full), dtype=float)[:, 0]
-
+    function, rows = bound_evaluators(compiled, len(args), values)
     return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols), expr,
                     args, rows, params)

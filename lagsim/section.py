@@ -24,6 +24,7 @@ import numpy as np
 import symengine as se
 
 from lagsim.compile import NumericSystem, lambdify
+from lagsim.crossings import bound_evaluators
 from lagsim.errors import InputError, Location
 from lagsim.expressions import Source, parse_expression
 from lagsim.memo import Memo
@@ -70,20 +71,7 @@ def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateO
     compiled, uses = FUNCTIONS.get(key, lambda: _compile(spec, numeric, options, lambdas,
                                                          params))
     values = np.array(list(numeric.parameters.values()), dtype=float)
-    k = 1 + 2 * numeric.n + numeric.m
-    x = np.empty(k + len(values))
-    x[k:] = values
-
-    def function(*state: float) -> float:
-        x[:k] = state
-        return float(compiled(x)[0])
-
-    def rows(points: np.ndarray) -> np.ndarray:
-        full = np.empty((len(points), len(x)))
-        full[:, :k] = points
-        full[:, k:] = values
-        return np.asarray(compiled(full), dtype=float)[:, 0]
-
+    function, rows = bound_evaluators(compiled, 1 + 2 * numeric.n + numeric.m, values)
     return SectionFunction(options.section, function, uses, options.section_direction, rows)
 
 

@@ -156,3 +156,29 @@ initial:
 """
 """A point on the slant y = x in the potential −1/x: it falls into x = 0, where the force is not
 finite, and the run must fail there alike in every loop."""
+
+
+SPRING_SKATE = """
+name: spring_skate
+parameters: {m: 1.5, J: 0.1, k: 6.0}
+coordinates: [x, y, psi]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
+potential: 1/2*k*(x**2 + y**2)
+constraints:
+  - name: skate
+    velocity: x_dot*sin(psi) - y_dot*cos(psi)
+initial: {x: 0.1}
+"""
+"""The skate (ẋ sin ψ − ẏ cos ψ = 0) held by a spring k on x and y."""
+
+SECANT = """name: secant
+parameters: {m: 1.0}
+coordinates: [q1, q2]
+kinetic: 1/2*m*(q1_dot**2 + q2_dot**2)
+constraints:
+  - name: c
+    velocity: (1 + q2**2)*q1_dot + cos(q1)*q2_dot
+initial: {q1: 0.3, q2: 0.2}
+"""
+"""A velocity constraint with the real first integral ½ log((1 + sin q1)/(1 − sin q1)) +
+atan q2 (issue 29)."""

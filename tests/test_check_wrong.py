@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from click.testing import CliRunner
+from inline_systems import SECANT
 
 from lagsim.cli import main
 
@@ -51,17 +52,6 @@ def parallel_at_random_states(f: sp.Expr, row: list[sp.Expr], symbols: list[sp.S
 
 
 # --- a first integral that SymPy writes with logs of negative numbers --------------------------
-
-SECANT = """
-name: secant
-parameters: {m: 1.0}
-coordinates: [q1, q2]
-kinetic: 1/2*m*(q1_dot**2 + q2_dot**2)
-constraints:
-  - name: c
-    velocity: (1 + q2**2)*q1_dot + cos(q1)*q2_dot
-initial: {q1: 0.3, q2: 0.2}
-"""
 
 
 def test_secant_constraint_integrates_to_a_real_first_integral() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from inline_systems import SPRING_SKATE
 
 from lagsim.cli import main
 
@@ -289,17 +290,7 @@ def test_skate_with_a_spring_freezes_the_sideways_direction_and_moves_by_its_rat
     """The skate (ẋ sin ψ − ẏ cos ψ = 0) with a spring k on x and y, at ψ = 0: x oscillates
     at √(k/m), ψ turns freely (a neutral mode, δq = (0, 0, 1), allowed since ẏ = 0), and a
     sideways displacement y stays: a frozen direction, not a mode."""
-    skate = """
-name: spring_skate
-parameters: {m: 1.5, J: 0.1, k: 6.0}
-coordinates: [x, y, psi]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
-potential: 1/2*k*(x**2 + y**2)
-constraints:
-  - name: skate
-    velocity: x_dot*sin(psi) - y_dot*cos(psi)
-initial: {x: 0.1}
-"""
+    skate = SPRING_SKATE
     report = run_json(["modes", "-", "--at", "x=0, y=0, psi=0"], skate)
     kinds = sorted(m["kind"] for m in report["modes"])
     assert kinds == ["neutral", "oscillatory"]

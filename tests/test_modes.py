@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from inline_systems import DOUBLE_PENDULUM_CARTESIAN, MOVING_PIVOT_PENDULUM, named
+from inline_systems import DOUBLE_PENDULUM_CARTESIAN, MOVING_PIVOT_PENDULUM, SPRING_SKATE, named
 
 from lagsim.cli import main
 from lagsim.equilibria import find_equilibria
@@ -73,17 +73,6 @@ dissipation: 1/2*c*theta_dot**2
 initial: {theta: 0.1}
 """
 
-SPRING_SKATE = """
-name: spring_skate
-parameters: {m: 1.5, J: 0.1, k: 6.0}
-coordinates: [x, y, psi]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
-potential: 1/2*k*(x**2 + y**2)
-constraints:
-  - name: skate
-    velocity: x_dot*sin(psi) - y_dot*cos(psi)
-initial: {x: 0.1}
-"""
 
 DRIVEN = """
 name: driven

@@ -58,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from inline_systems import SECANT
 from PIL import Image
 
 pytestmark = pytest.mark.subprocess  # every case is a real lagsim process under its own limits
@@ -153,16 +154,6 @@ SUM_BOMB = ("name: four_sum\nparameters: {m: 1.0}\ncoordinates: [x, y, z, w]\n"
             "masses:\n  p: {mass: m, position: [x, y, z]}\n  q: {mass: m, position: [w, 0, 0]}\n"
             "potential: (x+y+z+w+1)**100\n"
             "initial: {x: 0.1, y: 0.1, z: 0, w: 0, x_dot: 0, y_dot: 0, z_dot: 0, w_dot: 0}\n")
-SECANT = """name: secant
-parameters: {m: 1.0}
-coordinates: [q1, q2]
-kinetic: 1/2*m*(q1_dot**2 + q2_dot**2)
-constraints:
-  - name: c
-    velocity: (1 + q2**2)*q1_dot + cos(q1)*q2_dot
-initial: {q1: 0.3, q2: 0.2}
-"""
-"""Issue 29: check exited 1 with "internal error (RuntimeError: Not Implemented)"."""
 
 
 def _csv_of(rows: list[list[float]], header: str = "t,theta,theta_dot,energy") -> str:

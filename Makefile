@@ -55,8 +55,8 @@ docs: $(STAMP)
 chains: $(STAMP)
 	mkdir -p build/chains
 	for n in 2 4 8 16 32; do \
-		$(BIN)/python -m lagsim.chains $$n -o build/chains/chain_$$n.yaml || exit 1; \
-		$(BIN)/python -m lagsim.chains $$n --natural \
+		$(BIN)/python -m lagsim.cli.chains $$n -o build/chains/chain_$$n.yaml || exit 1; \
+		$(BIN)/python -m lagsim.cli.chains $$n --natural \
 			-o build/chains/chain_$${n}_natural.yaml || exit 1; \
 	done
 

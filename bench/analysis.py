@@ -41,7 +41,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
 
 
 def bundled() -> list[str]:
-    from lagsim.spec import bundled_systems
+    from lagsim.spec.system import bundled_systems
 
     return bundled_systems()
 

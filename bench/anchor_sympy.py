@@ -1,6 +1,6 @@
 """Anchor: sympy.physics.mechanics ``LagrangesMethod`` on the planar n-pendulum chain (issue 5).
 
-The same system as ``lagsim.chains.chain_yaml(n)``: n point masses m on massless rods of length
+The same system as ``lagsim.spec.chains.chain_yaml(n)``: n point masses m on massless rods of length
 l, angles q_k from the downward vertical, positions x_k = sum l sin q_i, y_k = -sum l cos q_i,
 gravity -g E_y, so U = sum m g y_k. The Euler–Lagrange equations (seed 001, Theorem 10.2) in the
 first-order form ``mass_matrix_full @ [q', u'] = forcing_full`` are lambdified with

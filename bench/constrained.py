@@ -10,12 +10,12 @@ Measured in one run, turns interleaved, medians (``bench/timing.py``):
    DOP853, rtol = atol = 1e-10), whole process ``lagsim simulate a01_pendulum -o FILE``,
    against the pendulum in its angle over the same span at the same tolerances
    (``lagsim simulate pendulum --t-end 2000 --init theta=pi/2``); goal ≤ 1.5×. Also the run
-   alone (``lagsim.driver.run``) of each, and A01's run with the Python loop
+   alone (``lagsim.run.driver.run``) of each, and A01's run with the Python loop
    (``run_python``) as it was before the C loop.
 2. A01 at rtol = atol = 1e-12: the distance of the bob from the exact position at 2000 s
    (x = −0.8146030685890322, y = −0.5800188278369355; tests/reference/exact.py) and its
    whole-process time against the default run's; goals ≤ 1e-6 and ≤ 3×.
-3. The natural-coordinate 8-chain (``python -m lagsim.chains 8 --natural``) under index1 +
+3. The natural-coordinate 8-chain (``python -m lagsim.cli.chains 8 --natural``) under index1 +
    projection, 10 s: cost per accepted step against the minimal-coordinate 8-chain's (goal
    ≤ 2×), and the whole run in C against the Python loop (goal ≥ 20×). Beside it CasADi's IDAS
    (when ``casadi`` imports: ``pip install -e '.[bench]'``) integrating the same chain as an
@@ -87,10 +87,10 @@ def last_row(path: Path) -> np.ndarray:
 
 
 def problem(spec_or_name: Any, initial: dict | None = None, **flags) -> Any:
-    from lagsim.model import build_model
-    from lagsim.options import SimulateOptions
-    from lagsim.problem import Problem
-    from lagsim.spec import load_spec
+    from lagsim.run.problem import Problem
+    from lagsim.spec.options import SimulateOptions
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic.model import build_model
 
     spec = load_spec(spec_or_name, initial=initial) if isinstance(spec_or_name, str | Path) \
         else spec_or_name
@@ -106,7 +106,7 @@ CPU time it takes much less."""
 def timed(fn: Any, reps: int) -> tuple[float, Any]:
     """CPU seconds of ``fn()``, the fastest of ``reps`` runs after one warm-up, and its last
     result."""
-    from lagsim.driver import _quiet
+    from lagsim.run.driver import _quiet
 
     with _quiet():
         result = fn()
@@ -121,7 +121,7 @@ def timed(fn: Any, reps: int) -> tuple[float, Any]:
 def interleaved(fns: dict[str, Any], reps: int) -> dict[str, float]:
     """The fastest of ``reps`` runs of each function, the functions taking turns (so that the
     machine's load falls on all alike)."""
-    from lagsim.driver import _quiet
+    from lagsim.run.driver import _quiet
 
     best = {k: math.inf for k in fns}
     with _quiet():
@@ -138,7 +138,7 @@ def interleaved(fns: dict[str, Any], reps: int) -> dict[str, float]:
 def python_steps(pr: Any, reps: int = 1) -> tuple[float, int, Any]:
     """The Python loop's time (the fastest of ``reps`` runs) and accepted steps (its progress
     is called once a step)."""
-    from lagsim.driver import _quiet, run_python
+    from lagsim.run.driver import _quiet, run_python
 
     best = math.inf
     with _quiet():
@@ -152,7 +152,7 @@ def python_steps(pr: Any, reps: int = 1) -> tuple[float, int, Any]:
 
 def c_run(pr: Any, reps: int) -> tuple[float, int, Any]:
     """The C loop's median time, accepted steps and trajectory."""
-    from lagsim.cloop import loop_for
+    from lagsim.run.engines.cloop import loop_for
 
     loop = loop_for(pr)
     assert loop is not None, "no C loop for this problem"
@@ -216,8 +216,8 @@ def section_reduced(reps: int) -> dict[str, float]:
         "error at 2000 s |")
     say("|---|---|---|---|---|---|---|")
     out = {}
-    from lagsim.cloop import loop_for
-    from lagsim.driver import _quiet, run_python
+    from lagsim.run.driver import _quiet, run_python
+    from lagsim.run.engines.cloop import loop_for
 
     for tol in (1e-10, 1e-12):
         run_c = math.inf
@@ -237,10 +237,10 @@ def section_reduced(reps: int) -> dict[str, float]:
         say(f"| {tol:g} | {run_c:.3f} | {run_py:.3f} | {run_py / run_c:.0f}× | {steps} "
             f"({py_steps} in Python) | {switches} | {err:.2e} (C − Python {same:.1e}) |")
         out[f"reduced_{tol:g}"] = run_py / run_c
-    import lagsim.reduced
+    import lagsim.run.reduced
 
-    charts = lagsim.reduced.SYMBOLIC_CHARTS
-    lagsim.reduced.SYMBOLIC_CHARTS = 0  # numeric charts only (Newton at each right-hand side)
+    charts = lagsim.run.reduced.SYMBOLIC_CHARTS
+    lagsim.run.reduced.SYMBOLIC_CHARTS = 0  # numeric charts only (Newton at each right-hand side)
     try:
         runs = []
         for c in (True, False):
@@ -251,7 +251,7 @@ def section_reduced(reps: int) -> dict[str, float]:
                 traj = loop.run() if loop is not None else run_python(pr)
                 runs.append((CLOCK() - start, traj, pr.form.switches))
     finally:
-        lagsim.reduced.SYMBOLIC_CHARTS = charts
+        lagsim.run.reduced.SYMBOLIC_CHARTS = charts
     (run_c, traj, switches), (run_py, ref, _) = runs
     same = float(np.abs(traj.q[-1] - ref.q[-1]).max())
     say(f"| 1e-10, numeric charts only, 200 s | {run_c:.3f} | {run_py:.3f} | "
@@ -263,8 +263,8 @@ def section_reduced(reps: int) -> dict[str, float]:
 
 def tight_chain_reference(n: int) -> np.ndarray:
     """Bob positions at 10 s of the minimal chain at rtol = atol = 1e-13 (x_k, y_k)."""
-    from lagsim.chains import chain_yaml
-    from lagsim.spec import parse_spec
+    from lagsim.spec.chains import chain_yaml
+    from lagsim.spec.system import parse_spec
 
     pr = problem(parse_spec(chain_yaml(n)), t_end=10.0, samples=2, rtol=1e-13, atol=1e-13)
     _, _, traj = c_run(pr, 1)
@@ -278,7 +278,7 @@ def casadi_chain(n: int, tol: float) -> tuple[float, np.ndarray] | None:
         import casadi as ca
     except ImportError:
         return None
-    from lagsim.chains import natural_positions
+    from lagsim.spec.chains import natural_positions
 
     q = ca.SX.sym("q", 2 * n)
     v = ca.SX.sym("v", 2 * n)
@@ -309,15 +309,15 @@ def casadi_chain(n: int, tol: float) -> tuple[float, np.ndarray] | None:
 
 
 def section_chain(reps: int, n: int = 8) -> dict[str, float]:
-    from lagsim.chains import chain_yaml
-    from lagsim.spec import parse_spec
+    from lagsim.spec.chains import chain_yaml
+    from lagsim.spec.system import parse_spec
 
     say(f"## 3. The {n}-chain, 10 s, rtol = atol = 1e-10")
     say()
     natural = problem(parse_spec(chain_yaml(n, natural=True)), t_end=10.0, samples=2,
                       formulation="index1", stabilize="projection")
     minimal = problem(parse_spec(chain_yaml(n)), t_end=10.0, samples=2)
-    from lagsim.cloop import loop_for
+    from lagsim.run.engines.cloop import loop_for
 
     loops = {"natural": loop_for(natural), "minimal": loop_for(minimal)}
     best = interleaved({k: loop.run for k, loop in loops.items()}, 10 * reps)
@@ -366,7 +366,7 @@ def section_chain(reps: int, n: int = 8) -> dict[str, float]:
 def bare_c_steps(pr: Any, reps: int) -> float:
     """The run's DOP853 steps in one C call (with the start: f(t0, y0) and the first step
     size), nothing else (no samples but the end)."""
-    from lagsim.cloop import loop_for
+    from lagsim.run.engines.cloop import loop_for
 
     loop = loop_for(pr)
     n = pr.numeric.n
@@ -392,12 +392,12 @@ def bare_c_steps(pr: Any, reps: int) -> float:
 
 
 def section_n2(reps: int) -> dict[str, float]:
-    from lagsim.chains import chain_yaml
-    from lagsim.compile import compile_model
-    from lagsim.driver import simulate
-    from lagsim.model import build_model
-    from lagsim.options import SimulateOptions
-    from lagsim.spec import parse_spec
+    from lagsim.numeric.compile import compile_model
+    from lagsim.run.driver import simulate
+    from lagsim.spec.chains import chain_yaml
+    from lagsim.spec.options import SimulateOptions
+    from lagsim.spec.system import parse_spec
+    from lagsim.symbolic.model import build_model
 
     say("## 4. The 2-chain in its angles (unconstrained), 10 s, 1e-10")
     say()
@@ -406,7 +406,7 @@ def section_n2(reps: int) -> dict[str, float]:
     numeric = compile_model(model)
     options = SimulateOptions.resolve(spec.simulate, {"t_end": 10.0, "samples": 2})
     pr = problem(spec, t_end=10.0, samples=2)
-    from lagsim.cloop import loop_for
+    from lagsim.run.engines.cloop import loop_for
 
     loop = loop_for(pr)
     best = interleaved({"simulate": lambda: simulate(spec, model, options, numeric=numeric),
@@ -417,7 +417,7 @@ def section_n2(reps: int) -> dict[str, float]:
     say("| what | ms |")
     say("|---|---|")
     say(f"| `simulate` (checks, consistent start, run, trajectory) | {1e3 * sim:.3f} |")
-    say(f"| the run alone (`lagsim.driver.run`, C loop) | {1e3 * run_s:.3f} |")
+    say(f"| the run alone (`lagsim.run.driver.run`, C loop) | {1e3 * run_s:.3f} |")
     say(f"| the same {steps} DOP853 steps in one C call | {1e3 * bare:.3f} |")
     say()
     ratio = sim / bare
@@ -446,7 +446,7 @@ def section_precision(quick: bool, plot: bool) -> None:
         for tol in tols:
             pr = problem(name, {"theta": math.pi / 2} if name == "pendulum" else None,
                          samples=2, rtol=tol, atol=tol, **flags)
-            from lagsim.driver import _quiet, run
+            from lagsim.run.driver import _quiet, run
 
             with _quiet():
                 start = CLOCK()

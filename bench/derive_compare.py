@@ -42,7 +42,7 @@ def _file(name: str, folder: Path) -> str:
         path = folder / f"{name}.yaml"
         size = name.removeprefix("chain").removesuffix("-natural")
         extra = ["--natural"] if name.endswith("natural") else []
-        subprocess.run([sys.executable, "-m", "lagsim.chains", size, *extra, "-o", str(path)],
+        subprocess.run([sys.executable, "-m", "lagsim.cli.chains", size, *extra, "-o", str(path)],
                        check=True, capture_output=True)
         return str(path)
     return name

@@ -3,7 +3,8 @@
 Issue 8 §5 and issue 16 §4: derive of any system with n ≤ 8 prints every form in every format
 in at most 1 s, measured as a user runs it (`time lagsim derive FILE --form X`). Systems: issue
 8's messy3 (bench/derive_messy3.yaml), issue 16's mass with the constraint v − 0.21
-(bench/derive_uk2.yaml), the 8-chain in minimal and natural coordinates (lagsim.chains) and a few
+(bench/derive_uk2.yaml), the 8-chain in minimal and natural coordinates (lagsim.spec.chains) and a
+few
 bundled systems.
 
     .venv/bin/python bench/derive_time.py            # every form in text, all forms in latex/json
@@ -39,7 +40,7 @@ QUICK_SYSTEMS = ("messy3", "uk2", "chain8", "chain8-natural", "double_pendulum",
 
 def full_systems() -> tuple[str, ...]:
     """Every bundled system, the two bench files and the chains."""
-    from lagsim.spec import bundled_systems
+    from lagsim.spec.system import bundled_systems
 
     return ("messy3", "uk2", *CHAINS, *bundled_systems())
 
@@ -60,8 +61,8 @@ def system_files(names: tuple[str, ...], folder: Path) -> dict[str, str]:
             path = folder / f"{name}.yaml"
             size = name.removeprefix("chain").removesuffix("-natural")
             extra = ["--natural"] if name.endswith("natural") else []
-            subprocess.run([sys.executable, "-m", "lagsim.chains", size, *extra, "-o", str(path)],
-                           check=True, capture_output=True)
+            subprocess.run([sys.executable, "-m", "lagsim.cli.chains", size, *extra,
+                            "-o", str(path)], check=True, capture_output=True)
             out[name] = str(path)
         else:
             out[name] = name
@@ -71,10 +72,10 @@ def system_files(names: tuple[str, ...], folder: Path) -> dict[str, str]:
 PROBE = r"""
 import sys, time
 import numpy, symengine, sympy
-import lagsim.cli, lagsim.forms, lagsim.render
+import lagsim.cli.app, lagsim.symbolic.forms, lagsim.symbolic.render
 start = time.process_time()
 try:
-    lagsim.cli.main(sys.argv[1:], prog_name="lagsim")
+    lagsim.cli.app.main(sys.argv[1:], prog_name="lagsim")
 except SystemExit as exc:
     code = exc.code
 else:
@@ -213,11 +214,11 @@ STAGES = r"""
 import sys, time
 T = time.process_time
 t0 = T()
-from lagsim import tidy
-from lagsim.forms import FORMS
-from lagsim.model import build_model, tidy_model
-from lagsim.render import render
-from lagsim.spec import load_spec
+from lagsim.symbolic import tidy
+from lagsim.symbolic.forms import FORMS
+from lagsim.symbolic.model import build_model, tidy_model
+from lagsim.symbolic.render import render
+from lagsim.spec.system import load_spec
 t1 = T()
 model = tidy_model(build_model(load_spec(sys.argv[1])))
 t2 = T()
@@ -238,7 +239,7 @@ def scaling(reps: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="lagsim-chains-") as tmp:
         for n in SCALING_SIZES:
             path = Path(tmp) / f"chain{n}.yaml"
-            subprocess.run([sys.executable, "-m", "lagsim.chains", str(n), "-o", str(path)],
+            subprocess.run([sys.executable, "-m", "lagsim.cli.chains", str(n), "-o", str(path)],
                            check=True, capture_output=True)
             runs = [run_once([*_lagsim(), "derive", str(path)]) for _ in range(reps)]
             best = min(runs, key=lambda r: r[0])

@@ -7,9 +7,9 @@ editing one function:
   timed with an empty compiled-model cache (``LAGSIM_CACHE`` pointed at a new folder before each
   repetition) and again with the cache warm;
 - :func:`integrator_rhs` — the function the integrator calls, ``y' = f(t, y)``: the ``rhs`` of
-  ``lagsim.integrate.FORMULATIONS[formulation]`` with ``STABILIZERS[stabilize]`` (issue 3:
+  ``lagsim.run.integrate.FORMULATIONS[formulation]`` with ``STABILIZERS[stabilize]`` (issue 3:
   ``ode``, ``index1`` = seed 001 §10.7 / 003, ``udwadia-kalaba`` = seed 004);
-- :func:`lagsim_simulate` — one run of ``lagsim.integrate.simulate`` (only the final sample
+- :func:`lagsim_simulate` — one run of ``lagsim.run.integrate.simulate`` (only the final sample
   is requested, as the anchor's ``solve_ivp`` gives no dense output either);
 - :func:`count_dynamics_calls` — RHS evaluations of a run, counted on a proxy of the
   ``NumericSystem`` (``Trajectory`` does not carry ``nfev``).
@@ -44,18 +44,18 @@ class Unavailable(RuntimeError):
 def available() -> tuple[bool, str]:
     """Whether lagsim's pipeline imports; the reason when it does not."""
     try:
-        from lagsim.compile import compile_model  # noqa: F401
-        from lagsim.integrate import FORMULATIONS, STABILIZERS, SimulateOptions, simulate  # noqa: F401
-        from lagsim.model import build_model  # noqa: F401
-        from lagsim.spec import load_spec  # noqa: F401
+        from lagsim.numeric.compile import compile_model  # noqa: F401
+        from lagsim.run.integrate import FORMULATIONS, STABILIZERS, SimulateOptions, simulate  # noqa: F401
+        from lagsim.spec.system import load_spec  # noqa: F401
+        from lagsim.symbolic.model import build_model  # noqa: F401
     except Exception as exc:  # any import failure means: not measurable yet
         return False, f"{type(exc).__name__}: {exc}"
     return True, ""
 
 
 def write_chain(n: int, natural: bool, folder: Path, angle: float = 0.5) -> Path:
-    """The chain's YAML (lagsim.chains) as a file in ``folder``."""
-    from lagsim.chains import chain_yaml
+    """The chain's YAML (lagsim.spec.chains) as a file in ``folder``."""
+    from lagsim.spec.chains import chain_yaml
 
     stem = f"chain_{n}_natural" if natural else f"chain_{n}"
     path = folder / f"{stem}_{angle!r}.yaml"
@@ -74,9 +74,9 @@ class Built:
 
 def build(path: Path) -> Built:
     """YAML loaded, model built, numeric functions compiled."""
-    from lagsim.compile import compile_model
-    from lagsim.model import build_model
-    from lagsim.spec import load_spec
+    from lagsim.numeric.compile import compile_model
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic.model import build_model
 
     spec = load_spec(path)
     model = build_model(spec)
@@ -90,7 +90,7 @@ def initial_state(built: Built) -> np.ndarray:
 
 
 def _options(**kwargs: Any) -> Any:
-    from lagsim.integrate import SimulateOptions
+    from lagsim.run.integrate import SimulateOptions
 
     return SimulateOptions(**kwargs)
 
@@ -99,7 +99,7 @@ def integrator_rhs(
     built: Built, formulation: str = "ode", stabilize: str = "none"
 ) -> tuple[Callable[[float, np.ndarray], np.ndarray], np.ndarray]:
     """The RHS lagsim's integrator calls and its y0 at the spec's initial state."""
-    from lagsim.integrate import FORMULATIONS, STABILIZERS
+    from lagsim.run.integrate import FORMULATIONS, STABILIZERS
 
     numeric = built.numeric
     options = _options(formulation=formulation, stabilize=stabilize)
@@ -120,7 +120,7 @@ def lagsim_simulate(
     numeric: Any = None,
 ) -> np.ndarray:
     """One DOP853 run of ``t_end`` seconds; returns the final ``[q, q̇]``."""
-    from lagsim.integrate import simulate
+    from lagsim.run.integrate import simulate
 
     options = _options(t_end=t_end, samples=2, method="DOP853", rtol=rtol, atol=atol,
                        formulation=formulation, stabilize=stabilize)
@@ -141,7 +141,8 @@ class _CountingNumeric:
         return self._numeric.dynamics(*args)
 
     def dop853_step(self) -> None:
-        """No C stepper, so that every evaluation passes the counter; lagsim.cstep takes the
+        """No C stepper, so that every evaluation passes the counter; lagsim.run.engines.cstep
+        takes the
         same steps as scipy's DOP853 (tests/test_ccompile.py checks nfev and the end state)."""
         return None
 
@@ -174,16 +175,17 @@ def _clear_sympy_cache() -> None:
 
 
 def _fresh_compile_cache() -> None:
-    """Point lagsim's compiled-model cache (lagsim.ccompile) at a new empty folder, so that the
+    """Point lagsim's compiled-model cache (lagsim.numeric.ccompile) at a new empty folder, so that
+    the
     next build compiles from scratch."""
     os.environ["LAGSIM_CACHE"] = tempfile.mkdtemp(prefix="lagsim-bench-cache-")
 
 
 def _cold_build_before() -> None:
     """Nothing kept from an earlier build: SymPy's cache, the compile cache on disk and
-    lagsim.compile's in-process memo of compiled code (keyed by the model's structure, so a
+    lagsim.numeric.compile's in-process memo of compiled code (keyed by the model's structure, so a
     second build of the same chain would otherwise skip deriving M and F and compiling)."""
-    from lagsim import compile as compile_module
+    from lagsim.numeric import compile as compile_module
 
     _clear_sympy_cache()
     _fresh_compile_cache()

@@ -49,7 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
-    from lagsim.spec import bundled_systems
+    from lagsim.spec.system import bundled_systems
 
     rows = []
     anchors = []

@@ -4,8 +4,9 @@
 
 (a) 20 ``--set`` values, each run as the CLI does it in one process (``load_spec`` with the
 override → ``build_model`` → ``compile_model`` → ``simulate``) from an empty compile cache: the
-number of compilations of the model (C compiler runs counted on ``lagsim.ccompile._compile``,
-LLVM builds on ``lagsim.compile._llvm_code``; 1 is the goal) and the wall time of each run.
+number of compilations of the model (C compiler runs counted on
+``lagsim.numeric.ccompile._compile``,
+LLVM builds on ``lagsim.numeric.compile._llvm_code``; 1 is the goal) and the wall time of each run.
 
 (b) The cost of a run with the parameters as inputs against the same run with the parameters
 built into the code (the model's expressions with the numbers substituted before compiling, as
@@ -34,12 +35,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from lagsim import ccompile  # noqa: E402
-from lagsim import compile as compiling  # noqa: E402
-from lagsim.chains import chain_yaml  # noqa: E402
-from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
-from lagsim.model import Model, build_model  # noqa: E402
-from lagsim.spec import load_spec  # noqa: E402
+from lagsim.numeric import ccompile  # noqa: E402
+from lagsim.numeric import compile as compiling  # noqa: E402
+from lagsim.run.integrate import SimulateOptions, simulate  # noqa: E402
+from lagsim.spec.chains import chain_yaml  # noqa: E402
+from lagsim.spec.system import load_spec  # noqa: E402
+from lagsim.symbolic.model import Model, build_model  # noqa: E402
 
 BATCH = 5
 """Runs per timing (their mean); the ratio's headline is that of the minima over the

@@ -3,7 +3,7 @@
     .venv/bin/python bench/peers.py [--sizes 2 8 32] [--reps 5]
 
 Needs the optional peers (``pip install -e '.[bench]'``: ``pin``, ``mujoco``); a peer that is not
-installed is left out of the table and named. The chain is ``lagsim.chains``' (n point masses
+installed is left out of the table and named. The chain is ``lagsim.spec.chains``' (n point masses
 m = 1 on massless rods l = 1, g = 9.81, every rod at 0.5 rad, at rest). Pinocchio gets the same
 chain as revolute joints about z with the point masses at the rod ends (relative angles
 φ_k = θ_k − θ_{k−1}); MuJoCo as hinge bodies with the masses at the rod ends and a negligible
@@ -13,7 +13,7 @@ Measured in turns, each figure the minimum over ``--reps`` batches (the least di
 work on the machine):
 - RHS from Python: y' = [v, q̈] of one state, lagsim's compiled right-hand side against
   ``pinocchio.aba`` + the concatenation and ``mujoco.mj_forward`` + the concatenation;
-- simulate 10 s at rtol = atol = 1e-10: ``lagsim.integrate.simulate`` (DOP853, 2 samples)
+- simulate 10 s at rtol = atol = 1e-10: ``lagsim.run.integrate.simulate`` (DOP853, 2 samples)
   against ``scipy.integrate.solve_ivp(DOP853)`` on Pinocchio's ABA; both end positions of the
   last bob are printed, and their distance, so the two runs are seen to agree.
 """
@@ -30,11 +30,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from lagsim.chains import chain_yaml  # noqa: E402
-from lagsim.compile import compile_model  # noqa: E402
-from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
-from lagsim.model import build_model  # noqa: E402
-from lagsim.spec import parse_spec  # noqa: E402
+from lagsim.numeric.compile import compile_model  # noqa: E402
+from lagsim.run.integrate import SimulateOptions, simulate  # noqa: E402
+from lagsim.spec.chains import chain_yaml  # noqa: E402
+from lagsim.spec.system import parse_spec  # noqa: E402
+from lagsim.symbolic.model import build_model  # noqa: E402
 
 ANGLE, T_END, TOL = 0.5, 10.0, 1e-10
 

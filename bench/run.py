@@ -365,7 +365,7 @@ def render(results: dict[str, Any]) -> str:
               "build lagsim starts from an empty compiled-model cache (the ratio uses it); "
               "'cache warm' is a second build of the same file. Compiled backend of lagsim: "
               + ", ".join(sorted({str(o.get('backend')) for o in ours.values()}) or ["—"])
-              + " (c: lagsim.ccompile through the system C compiler; llvm: symengine).", "",
+              + " (c: lagsim.numeric.ccompile through the system C compiler; llvm: symengine).", "",
               "| n | build lagsim [s] | build lagsim, cache warm [s] | build anchor [s] | ratio |"
               " RHS lagsim [µs] | "
               "RHS anchor [µs] | ratio | simulate lagsim [s] | simulate anchor [s] | ratio | "

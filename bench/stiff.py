@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/stiff.py [--span 1.0] [--json]
 
-Three systems, every method run in turns in one process through ``lagsim.integrate.simulate``
+Three systems, every method run in turns in one process through ``lagsim.run.integrate.simulate``
 (rtol = atol = 1e-10, final sample only), each error against DOP853 at 1e-13:
 
 (a) the issue's case: the bundled ``spring_pendulum`` with K = 1e6 over ``--span`` seconds
@@ -17,9 +17,11 @@ Three systems, every method run in turns in one process through ``lagsim.integra
     eigenvalues about −10⁴, the swing about ±3i) over 20 s.
 
 Each implicit method runs twice: with lagsim's analytic Jacobian and with scipy's finite
-differences (``lagsim.jacobian.rhs_jacobian`` patched to return None), so the Jacobian's share
+differences (``lagsim.numeric.jacobian.rhs_jacobian`` patched to return None), so the Jacobian's
+share
 of the cost is measured rather than assumed. Radau with the analytic Jacobian runs once more:
-in the C loop of ``lagsim.cradau`` where it applies (formulation ``ode``: system (b); (a) is
+in the C loop of ``lagsim.run.engines.cradau`` where it applies (formulation ``ode``: system (b);
+(a) is
 constrained and stays in the Python loop), and in the Python loop (``radau_loop_for`` patched
 to return None); the ``loop`` column says which ran. Steps and Jacobian evaluations are
 printed beside the times.
@@ -40,10 +42,11 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from inline_systems import STIFF  # noqa: E402
 
-from lagsim import cradau, driver  # noqa: E402
-from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
-from lagsim.model import build_model  # noqa: E402
-from lagsim.spec import load_spec, parse_spec  # noqa: E402
+from lagsim.run import driver  # noqa: E402
+from lagsim.run.engines import cradau  # noqa: E402
+from lagsim.run.integrate import SimulateOptions, simulate  # noqa: E402
+from lagsim.spec.system import load_spec, parse_spec  # noqa: E402
+from lagsim.symbolic.model import build_model  # noqa: E402
 
 ANGLE = """\
 name: spring_pendulum_angle
@@ -63,7 +66,8 @@ RUNS = (("DOP853", True, True), ("Radau", True, True), ("Radau", True, False),
         ("Radau", False, False), ("BDF", True, False), ("BDF", False, False),
         ("LSODA", True, False), ("LSODA", False, False))
 """(method, analytic Jacobian, C Radau loop allowed): Radau with the analytic Jacobian runs
-twice, in lagsim.cradau's C loop (where the formulation is ode) and in the Python loop."""
+twice, in lagsim.run.engines.cradau's C loop (where the formulation is ode) and in the Python
+loop."""
 
 
 def run(spec: Any, model: Any, method: str, analytic: bool, c_radau: bool, t_end: float,

@@ -3,14 +3,14 @@
 The double pendulum (bundled ``double_pendulum``: two angles, unconstrained, DOP853 stepping
 in C), 10 s per run, θ2(0) swept; three ways side by side in one run:
 
-1. ``lagsim sweep`` as it runs by default (``lagsim.sweep.execute`` with no ``--scheduler``): a
+1. ``lagsim sweep`` as it runs by default (``lagsim.sweep.core.execute`` with no ``--scheduler``): a
    pool of ``--workers`` spawned processes reached through pipes (pool start-up included);
 2. the same runs one after another in one process (``--scheduler synchronous``);
 3. a shell loop of ``lagsim simulate`` (one process per run: start-up, parse, model, cache
    load), timed on ``--shell-runs`` runs and **extrapolated** to the sweep's count.
 
 The overhead per run in the pool is ``wall × workers / runs − mean run time``, the run
-time being measured inside each run (:attr:`lagsim.sweep.Row.seconds`): what a run costs beyond
+time being measured inside each run (:attr:`lagsim.sweep.core.Row.seconds`): what a run costs beyond
 its own work (scheduling, transfer, idle workers at the end). The load average is read before
 and after, since the pool's speed-up over one process is bounded by the cores it gets. Speed is
 never asserted in tests.
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lagsim import sweep as sw
-from lagsim.spec import read_source
+from lagsim.spec.system import read_source
+from lagsim.sweep import core as sw
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,11 +67,11 @@ def machinery(runs: int) -> tuple[float, float]:
     the file again, options, summaries, the row)."""
     from dataclasses import replace
 
-    from lagsim.compile import compile_model
-    from lagsim.driver import simulate
-    from lagsim.model import build_model
-    from lagsim.options import SimulateOptions
-    from lagsim.spec import parse_spec
+    from lagsim.numeric.compile import compile_model
+    from lagsim.run.driver import simulate
+    from lagsim.spec.options import SimulateOptions
+    from lagsim.spec.system import parse_spec
+    from lagsim.symbolic.model import build_model
 
     text, label, stem = read_source("pendulum")
     values = np.linspace(0.1, 3.0, runs)

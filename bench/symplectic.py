@@ -41,11 +41,11 @@ from inline_systems import A01  # noqa: E402
 from inline_systems import SPHERICAL_CARTESIAN as SPHERICAL  # noqa: E402
 from reference import exact  # noqa: E402
 
-from lagsim.compile import compile_model  # noqa: E402
-from lagsim.integrate import SimulateOptions, simulate  # noqa: E402
-from lagsim.model import build_model  # noqa: E402
-from lagsim.problem import Problem  # noqa: E402
-from lagsim.spec import parse_spec  # noqa: E402
+from lagsim.numeric.compile import compile_model  # noqa: E402
+from lagsim.run.integrate import SimulateOptions, simulate  # noqa: E402
+from lagsim.run.problem import Problem  # noqa: E402
+from lagsim.spec.system import parse_spec  # noqa: E402
+from lagsim.symbolic.model import build_model  # noqa: E402
 
 PERIOD = exact.period(np.pi / 2)
 GOLDEN = (1 + 5**0.5) / 2

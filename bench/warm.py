@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/warm.py [--sizes 8 16 32] [--reps 3]
 
-For each chain size n (``python -m lagsim.chains n``), in turns, each in a fresh process:
+For each chain size n (``python -m lagsim.cli.chains n``), in turns, each in a fresh process:
 - cold build: ``load_spec`` → ``build_model`` → ``compile_model`` with an empty compile cache
   (the C compiler runs);
 - warm build: the same with the cache filled by the cold build (no compiler, and no M, F or h
@@ -34,9 +34,9 @@ LAGSIM = str(Path(PYTHON).with_name("lagsim"))
 BUILD = """
 import sys, time
 start = time.perf_counter()
-from lagsim.spec import load_spec
-from lagsim.model import build_model
-from lagsim.compile import compile_model
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model
+from lagsim.numeric.compile import compile_model
 imported = time.perf_counter()
 compile_model(build_model(load_spec(sys.argv[1])))
 print(time.perf_counter() - imported)
@@ -65,7 +65,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for n in args.sizes:
             path = Path(folder) / f"chain_{n}.yaml"
-            subprocess.run([PYTHON, "-m", "lagsim.chains", str(n), "-o", str(path)], check=True)
+            subprocess.run([PYTHON, "-m", "lagsim.cli.chains", str(n), "-o", str(path)],
+                           check=True)
             cold, warm, run, bare = [], [], [], []
             for rep in range(args.reps):
                 env = dict(os.environ, LAGSIM_CACHE=str(Path(folder) / f"cache_{n}_{rep}"))

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lagsim.cli import main as lagsim_main
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.plot import save_figure
-from lagsim.spec import load_spec
+from lagsim.cli.app import main as lagsim_main
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.symbolic.model import build_model
+from lagsim.viz.figures import save_figure
+from lagsim.spec.system import load_spec
 
 IMG = Path(__file__).resolve().parent / "img"
 DPI = 100

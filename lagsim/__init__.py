@@ -9,9 +9,8 @@ The Python API (docs/api.md)::
     traj["theta"], traj.t, traj.to_numpy(), traj.to_pandas(), traj.to_csv("run.csv")
     lagsim.read_csv("run.csv"); lagsim.plot(traj, kind="phase")
 
-These names are the public API; every other module is private. ``lagsim.plot`` is the module
-lagsim/plot.py made callable (``lagsim.plot(traj)`` is :func:`lagsim.api.plot`), since importing
-the submodule would otherwise replace a function of that name. They are imported on first use
+These names are the public API; every other module is private (docs/architecture.md maps the
+subpackages). They are imported on first use
 (PEP 562), so ``import lagsim`` imports nothing else (not even ``typing``), and NumPy and SymPy
 only come with the first use of what needs them.
 """
@@ -42,16 +41,15 @@ _LAZY = {
     "LagsimWarning": "lagsim.api",
     "System": "lagsim.api",
     "load": "lagsim.api",
+    "plot": "lagsim.api",
     "read_csv": "lagsim.api",
-    "Trajectory": "lagsim.trajectory",
+    "Trajectory": "lagsim.output.trajectory",
 }
 
 
 def __getattr__(name: str) -> object:
     import importlib
 
-    if name == "plot":
-        return importlib.import_module("lagsim.plot")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'lagsim' has no attribute {name!r}")

@@ -2,14 +2,16 @@
 
 The public names are re-exported by :mod:`lagsim` (its ``__all__``); docs/api.md is the manual.
 The command line is built on the same functions: ``lagsim simulate`` is :func:`open_system` and
-:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms` (lagsim/cli.py), so
+:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms`
+(lagsim/cli/app.py), so
 the checks, messages and locations are the same. Where the command line names a flag
 (``--rtol``, ``--set``, ``--init``), the API names its keyword (``rtol``, ``parameters``,
 ``initial``).
 
 One compile per model structure: parameter values are run-time inputs of the compiled code
 (docs/architecture.md, "compile.py"), so a :class:`System` compiles its model once and rebinds
-it to each run's parameter values with :meth:`~lagsim.compile.NumericSystem.with_parameters`.
+it to each run's parameter values with
+:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`.
 """
 
 from __future__ import annotations
@@ -27,17 +29,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lagsim.errors import InputError, Location
-from lagsim.options import OPTIONS, Option
+from lagsim.spec.options import OPTIONS, Option
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from lagsim.compile import NumericSystem
-    from lagsim.forms import Form
-    from lagsim.model import Model
-    from lagsim.options import SimulateOptions
-    from lagsim.spec import SystemSpec
-    from lagsim.trajectory import Trajectory
+    from lagsim.numeric.compile import NumericSystem
+    from lagsim.output.trajectory import Trajectory
+    from lagsim.spec.options import SimulateOptions
+    from lagsim.spec.system import SystemSpec
+    from lagsim.symbolic.forms import Form
+    from lagsim.symbolic.model import Model
 
 TEXT_LABEL = "<string>"
 """How messages name a system given as YAML text (as Python names code given as a string)."""
@@ -149,7 +151,7 @@ def _is_text(source: str) -> bool:
 
 def _read(source: str | os.PathLike[str]) -> tuple[str, str, str]:
     """(text, label, stem) of a path, a bundled name or YAML text."""
-    from lagsim.spec import read_source
+    from lagsim.spec.system import read_source
 
     if isinstance(source, os.PathLike):
         return read_source(Path(source))
@@ -164,8 +166,9 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str, str]:
 class System:
     """A loaded, validated system: what ``lagsim`` reads from one YAML file.
 
-    Made by :func:`load`. ``spec`` is the validated file (:class:`lagsim.spec.SystemSpec`),
-    ``model`` its symbolic model (:class:`lagsim.model.Model`, built on first use); both are what
+    Made by :func:`load`. ``spec`` is the validated file (:class:`lagsim.spec.system.SystemSpec`),
+    ``model`` its symbolic model (:class:`lagsim.symbolic.model.Model`, built on first use); both
+    are what
     lagsim's analysis functions take, ``f(system.spec, system.model)``.
     """
 
@@ -205,7 +208,7 @@ class System:
     def model(self) -> Model:
         """The symbolic model (seed 001 §10.6–10.7): L, M, F, A, b as symengine objects."""
         if self._model is None:
-            from lagsim.model import build_model
+            from lagsim.symbolic.model import build_model
 
             self._model = build_model(self.spec)
         return self._model
@@ -215,11 +218,11 @@ class System:
                width: int | None = None) -> Any:
         """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
         prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
-        :class:`lagsim.forms.Form` object itself (its ``items`` are SymPy values; a list of
+        :class:`lagsim.symbolic.forms.Form` object itself (its ``items`` are SymPy values; a list of
         forms for ``form="all"``). Forms: ``lagrange``, ``matrix``, ``dae``, ``index1``,
         ``udwadia-kalaba``, ``reduced``, ``linear``, ``hamilton``, or ``all``. ``budget`` and
         ``width`` are ``--budget`` (CPU seconds for tidying) and ``--width`` (0: no wrap)."""
-        from lagsim.render import FORMATS
+        from lagsim.symbolic.render import FORMATS
 
         _text_arg(form, "form")
         _switch_arg(simplify, "simplify")
@@ -232,7 +235,7 @@ class System:
                                     budget=budget)
         if format is None:
             return forms if form == "all" else forms[0]
-        from lagsim.render import render
+        from lagsim.symbolic.render import render
 
         return render(forms if len(forms) > 1 else forms[0], format, model, width)
 
@@ -242,7 +245,7 @@ class System:
 
         ``parameters`` and ``initial`` replace values of the file for this run only (as
         ``--set`` and ``--init``); every other keyword is an option of a run, named and checked
-        as in the table lagsim/options.py (the options are listed below); an option left out
+        as in the table lagsim/spec/options.py (the options are listed below); an option left out
         takes the file's ``simulate:`` value, else its default. Bad input raises
         :class:`lagsim.InputError`, a failed run :class:`lagsim.IntegrationError` (its
         ``partial`` is the trajectory up to the failure). What the command line prints on stderr
@@ -254,22 +257,23 @@ class System:
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
         the integrability of each velocity constraint and the conserved quantities, as a
-        :class:`lagsim.check.CheckReport` (``to_text()``, ``to_dict()``)."""
-        from lagsim.check import check_system
+        :class:`lagsim.analysis.check.CheckReport` (``to_text()``, ``to_dict()``)."""
+        from lagsim.analysis.check import check_system
 
         return check_system(self.spec, self.model)
 
     def equilibria(self) -> Any:
         """The rest states (``lagsim equilibria``), each with its residual and stability, as a
-        :class:`lagsim.equilibria.EquilibriaReport` (``to_text()``, ``to_dict()``)."""
-        from lagsim.equilibria import find_equilibria
+        :class:`lagsim.analysis.equilibria.EquilibriaReport` (``to_text()``, ``to_dict()``)."""
+        from lagsim.analysis.equilibria import find_equilibria
 
         return find_equilibria(self.spec, self.model)
 
     def modes(self, at: Mapping[str, float] | str | None = None) -> Any:
         """The normal modes about an equilibrium (``lagsim modes``; ``at`` as ``--at``, default
-        the equilibrium nearest the initial state), as a :class:`lagsim.modes.ModesReport`."""
-        from lagsim.modes import normal_modes
+        the equilibrium nearest the initial state), as a
+        :class:`lagsim.analysis.modes.ModesReport`."""
+        from lagsim.analysis.modes import normal_modes
 
         if at is not None and not isinstance(at, (str, Mapping)):
             raise TypeError(f"at must be a mapping of coordinate to value, a text such as "
@@ -310,7 +314,7 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
     parameter and initial values replaced; the one loader of the API and the CLI. ``api``: the
     Python API's reading, where ``source`` may also be YAML text (:func:`load`) and errors name
     the keywords instead of ``--set``/``--init``."""
-    from lagsim.spec import parse_spec, read_source
+    from lagsim.spec.system import parse_spec, read_source
 
     text, label, stem = _read(source) if api else read_source(source)
     with _keyword_errors(api):
@@ -336,7 +340,7 @@ def _spec(system: System, parameters: Mapping[str, float] | None,
     (so parameters defined from others, and initial values given by parameters, follow)."""
     if not parameters and not initial:
         return system.spec
-    from lagsim.spec import parse_spec
+    from lagsim.spec.system import parse_spec
 
     with _keyword_errors(keywords):
         return parse_spec(system._text, system._label, system._stem,
@@ -347,7 +351,7 @@ def _spec(system: System, parameters: Mapping[str, float] | None,
 def _compiled(system: System) -> tuple[Model, NumericSystem]:
     """The model and compiled model of ``system``, compiled once and kept."""
     if system._numeric is None:
-        from lagsim.compile import compile_model
+        from lagsim.numeric.compile import compile_model
 
         system._numeric = compile_model(system.model)
     return system.model, system._numeric
@@ -377,12 +381,13 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     added columns of ``invariants`` and ``action`` included, reaches each of them the same
     way. ``compiled()`` gives the model and its compiled form at any parameter values; it is
     called after the options and the size of the output are checked, and the model's
-    expressions hold the parameters as symbols (:func:`lagsim.spec.symbol_table`), so the run's
+    expressions hold the parameters as symbols (:func:`lagsim.spec.system.symbol_table`), so the
+    run's
     values change only ``Model.parameters`` and rebind the compiled model
-    (:meth:`~lagsim.compile.NumericSystem.with_parameters`): nothing is compiled again."""
-    from lagsim.driver import simulate
-    from lagsim.options import SimulateOptions
-    from lagsim.trajectory import layout
+    (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again."""
+    from lagsim.output.trajectory import layout
+    from lagsim.run.driver import simulate
+    from lagsim.spec.options import SimulateOptions
 
     options = SimulateOptions.resolve(spec.simulate, given, _keyword if keywords else None)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
@@ -395,13 +400,13 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     trajectory = simulate(spec, model, options, report=report, progress=progress,
                           numeric=numeric)
     if options.invariants:
-        from lagsim.invariants import with_invariants
+        from lagsim.analysis.invariants import with_invariants
 
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:
             report("--invariants: no conserved quantity found (`lagsim check` says why)")
     if options.action:
-        from lagsim.action import trajectory_action
+        from lagsim.analysis.action import trajectory_action
 
         running = trajectory_action(model, trajectory)
         trajectory = trajectory.with_extra("action", running.values)
@@ -416,22 +421,23 @@ def derive_forms(system: System, form: str, simplify: bool = False,
                  warn: Callable[[str], None] | None = None,
                  label: str = "--form", budget: float | None = None
                  ) -> tuple[Model, list[Form]]:
-    """The model to print and the forms ``form`` (a name of :data:`lagsim.forms.FORMS` or
+    """The model to print and the forms ``form`` (a name of :data:`lagsim.symbolic.forms.FORMS` or
     ``all``) of ``system``; the one derivation of the API and the CLI. The model is tidied for
-    printing (:func:`lagsim.model.tidy_model`); the tidying of each form shares a CPU-time
-    ``budget`` in seconds (default :data:`lagsim.tidy.DEFAULT_SECONDS`, or
-    :data:`lagsim.tidy.SIMPLIFY_SECONDS` with ``simplify``, which also runs SymPy's simplify),
+    printing (:func:`lagsim.symbolic.model.tidy_model`); the tidying of each form shares a CPU-time
+    ``budget`` in seconds (default :data:`lagsim.symbolic.tidy.DEFAULT_SECONDS`, or
+    :data:`lagsim.symbolic.tidy.SIMPLIFY_SECONDS` with ``simplify``, which also runs SymPy's
+    simplify),
     past which expressions print as derived, and ``warn`` hears a note (issue 16 §4).
     ``status`` hears the stage, ``warn`` what the command line prints on stderr. Without
     constraints ``all`` leaves the Udwadia–Kalaba form out (there is nothing to constrain)."""
-    from lagsim import tidy
-    from lagsim.forms import FORMS
-    from lagsim.model import tidy_model
+    from lagsim.symbolic import tidy
+    from lagsim.symbolic.forms import FORMS
+    from lagsim.symbolic.model import tidy_model
 
     status = status or (lambda _stage: None)
     warn = warn or (lambda _message: None)
     if form != "all" and form not in FORMS:
-        from lagsim.expressions import suggest
+        from lagsim.spec.expressions import suggest
 
         choices = (*FORMS, "all")
         raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
@@ -458,7 +464,7 @@ def derive_forms(system: System, form: str, simplify: bool = False,
                              if name in ("reduced", "linear") else FORMS[name](model, simplify))
             except InputError as exc:
                 if form != "all":
-                    from lagsim.problem import SourceMap
+                    from lagsim.run.problem import SourceMap
 
                     raise SourceMap.of(spec).place(exc) from None
                 warn(f"note: form {name} skipped: {exc.message}")
@@ -474,8 +480,8 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     """A CSV written by ``lagsim simulate`` (or :meth:`Trajectory.to_csv`) read back as a
     :class:`Trajectory`; ``-`` reads stdin. Errors are :class:`lagsim.InputError` at
     FILE:LINE:COL, as ``lagsim plot`` reports them."""
-    from lagsim import io
-    from lagsim.trajectory import Trajectory
+    from lagsim.output import io
+    from lagsim.output.trajectory import Trajectory
 
     table = io.read_csv(path)
     name = Path(table.source).stem if not table.source.startswith("<") else ""
@@ -490,16 +496,16 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``path`` (which needs ``system`` for
     the masses' positions). ``columns``, ``x``, ``y`` choose columns for ``time`` and
     ``phase``."""
-    from lagsim import plot as plotting
-    from lagsim.io import Table
+    from lagsim.output.io import Table
+    from lagsim.viz import figures as plotting
 
     table = Table(tuple(trajectory.columns()), trajectory.as_array(),
                   trajectory.name or "<trajectory>")
     path_xy = None
     info = None
     if system is not None:
-        from lagsim.balance import check_parameters, table_with_work
-        from lagsim.invariants import energy_conserved
+        from lagsim.analysis.balance import check_parameters, table_with_work
+        from lagsim.analysis.invariants import energy_conserved
 
         model = system.model
         notes = [check_parameters(table, model, "in the system: load(FILE, NAME=VALUE)")]
@@ -513,7 +519,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
                              "system=system)")
-        from lagsim.kinematics import mass_paths
+        from lagsim.analysis.kinematics import mass_paths
 
         path_xy = mass_paths(system.model, table)
     if title is None and system is not None:

@@ -50,7 +50,7 @@ class Location:
 @dataclass(frozen=True)
 class Subject:
     """The part of the user's system an error is about, for the caller that knows where the
-    parts stand in the file (:class:`lagsim.problem.SourceMap`) when the code that raises does
+    parts stand in the file (:class:`lagsim.run.problem.SourceMap`) when the code that raises does
     not: ``kind`` is ``"constraint"`` or ``"coordinate"``, ``name`` its name as declared."""
 
     kind: Literal["constraint", "coordinate"]

@@ -1,4 +1,4 @@
-"""The action S = ∫ L dt (lagsim.action, `lagsim action`, `simulate --action`; issue 10).
+"""The action S = ∫ L dt (lagsim.analysis.action, `lagsim action`, `simulate --action`; issue 10).
 
 Closed forms: seed 001_80d65b968ce3cb18.txt Example 10.2 (L = q1² + q2², q = (2, t) on [0, 1]:
 S = 13/3); the harmonic oscillator x = A cos ωt, L = ½mẋ² − ½kx², whose running action is
@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from inline_systems import HARMONIC_OSCILLATOR, NATURAL_PENDULUM, named
 from scipy.integrate import simpson
 
-from lagsim.action import lagrangian_values, path_action, stationary_path
-from lagsim.cli import main
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
+from lagsim.analysis.action import lagrangian_values, path_action, stationary_path
+from lagsim.cli.app import main
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
 
 SEED_10_2 = """
 name: seed_10_2
@@ -118,10 +118,10 @@ def test_action_is_the_same_in_angles_and_with_a_rod():
                       input=text)
         assert result.exit_code == 0, result.output
         spec, model = _system(text)
-        from lagsim.io import Table
+        from lagsim.output.io import Table
 
         columns, data = _csv(result.stdout)
-        from lagsim.action import table_action
+        from lagsim.analysis.action import table_action
 
         values.append(table_action(model, Table(tuple(columns), data, "<run>")))
     assert values[0].values[-1] == pytest.approx(values[1].values[-1], rel=1e-9)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from matplotlib.text import Annotation
 
-from lagsim.animate import _stage, gravity_arrow
-from lagsim.kinematics import gravity_direction
-from lagsim.spec import load_spec
+from lagsim.analysis.kinematics import gravity_direction
+from lagsim.spec.system import load_spec
+from lagsim.viz.animate import _stage, gravity_arrow
 
 
 @pytest.mark.parametrize(("name", "direction"), [
@@ -27,7 +27,7 @@ def test_gravity_direction_is_the_files_unit_vector(name, direction) -> None:
 
 
 def test_gravity_direction_scales_out_the_magnitude_and_drops_z() -> None:
-    from lagsim.spec import parse_spec
+    from lagsim.spec.system import parse_spec
 
     spec = parse_spec("parameters: {g: 9.81, m: 2}\ncoordinates: [x, y, z]\n"
                       "masses: {a: {mass: m, position: [x, y, z]}}\ngravity: [3*g, -4*g, -g]\n")
@@ -62,7 +62,7 @@ def test_the_trail_runs_through_every_sample_of_its_span() -> None:
     """A mass on the unit circle sampled 1000 times a revolution, drawn at 2 frames per second:
     the trail of the last 0.25 s is made of the samples in it (each on the circle), not of one
     chord between two frames."""
-    from lagsim.animate import trail_points
+    from lagsim.viz.animate import trail_points
 
     t = np.linspace(0.0, 1.0, 1001)
     path = np.column_stack([np.cos(2 * np.pi * t), np.sin(2 * np.pi * t)])
@@ -78,7 +78,7 @@ def test_the_trail_runs_through_every_sample_of_its_span() -> None:
 
 
 def test_a_zigzag_spring_joins_its_two_ends() -> None:
-    from lagsim.animate import zigzag
+    from lagsim.viz.animate import zigzag
 
     a, b = np.array([0.0, 1.0]), np.array([3.0, -3.0])
     path = zigzag(a, b, width=0.1, coils=5)
@@ -94,9 +94,9 @@ def test_springs_come_from_the_file_and_from_the_potential() -> None:
     """002 §23.9's spring from the bob to B = d E_y (spring_pendulum, d = 1) is found in its
     potential K/2 (|r_A − r_B| − l0)²; two masses and a mass and the origin likewise; the file's
     springs: come first."""
-    from lagsim.kinematics import springs
-    from lagsim.model import build_model
-    from lagsim.spec import parse_spec
+    from lagsim.analysis.kinematics import springs
+    from lagsim.spec.system import parse_spec
+    from lagsim.symbolic.model import build_model
 
     spec = load_spec("spring_pendulum")
     assert springs(spec, build_model(spec)) == [("bob", (0.0, 1.0))]
@@ -109,8 +109,8 @@ def test_springs_come_from_the_file_and_from_the_potential() -> None:
 
 
 def test_animate_calls_progress_for_every_frame(tmp_path) -> None:
-    from lagsim.animate import animate
-    from lagsim.io import Table
+    from lagsim.output.io import Table
+    from lagsim.viz.animate import animate
 
     t = np.linspace(0.0, 1.0, 51)
     table = Table(("t", "x"), np.column_stack([t, t]), "<test>")
@@ -129,7 +129,7 @@ def test_animate_shows_progress_on_a_terminal_only(monkeypatch, tmp_path) -> Non
 
     from click.testing import CliRunner
 
-    from lagsim import cli
+    from lagsim.cli import app as cli
 
     bars: list[cli._Progress] = []
     real = cli._Progress

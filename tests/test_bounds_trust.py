@@ -11,11 +11,11 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-import lagsim.compile
-from lagsim import ccompile
-from lagsim.compile import compile_model
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
+import lagsim.numeric.compile
+from lagsim.numeric import ccompile
+from lagsim.numeric.compile import compile_model
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
 
 needs_cc = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
 
@@ -45,7 +45,8 @@ def test_c_literals_are_exact_and_agree_with_llvm_bitwise(tmp_path, monkeypatch)
     slow = compile_model(model, memo=memo)
     assert fast.backend == "c" and slow.backend != "c"
     constant = 1.4142135623730951 * (1 / 3) * 2  # symengine multiplies by the double 1/3
-    source = ccompile._source(1, 0, lagsim.compile._groups(model), list(model.substitutions()))
+    groups = lagsim.numeric.compile._groups(model)
+    source = ccompile._source(1, 0, groups, list(model.substitutions()))
     assert repr(constant) == "0.9428090415820634" and "0.9428090415820634" in source
     assert "0.942809041582063*" not in source
     for x in (0.3, -1.7, 2.0 ** -20, 123.456):
@@ -58,13 +59,13 @@ def test_c_literals_are_exact_and_agree_with_llvm_bitwise(tmp_path, monkeypatch)
 def test_numbers_past_the_15th_digit_key_different_code():
     """Two files whose literals differ only in the 16th digit give different expressions, so
     they must not share a compiled library (the key printed 15 digits: both 1.41421356237310)."""
-    from lagsim.model import spec_structure
+    from lagsim.symbolic.model import spec_structure
 
     one = parse_spec(SQRT2_OVER_3, "a.yaml")
     other = parse_spec(SQRT2_OVER_3.replace("1.4142135623730951", "1.414213562373095"), "b.yaml")
     assert spec_structure(one) != spec_structure(other)
     assert spec_structure(one) == spec_structure(parse_spec(SQRT2_OVER_3, "c.yaml"))
-    groups = [lagsim.compile._groups(build_model(s)) for s in (one, other)]
+    groups = [lagsim.numeric.compile._groups(build_model(s)) for s in (one, other)]
     assert ccompile.structure(1, 0, groups[0], []) != ccompile.structure(1, 0, groups[1], [])
 
 
@@ -73,7 +74,7 @@ def test_numbers_past_the_15th_digit_key_different_code():
 _SLOW_BUILD = """
 import os, sys, time
 from pathlib import Path
-from lagsim import cache
+from lagsim.numeric import cache
 key, started, release = sys.argv[1:4]
 
 def build(work):
@@ -156,7 +157,7 @@ def test_expansion_bombs_finish_within_seconds_and_name_the_limit(bomb, command,
     and 4.6 million terms; derive and check ran for minutes. Now each works within 10 s (the
     subprocess's timeout), prints the equations (or the conserved energy) unexpanded, and says
     once which limit kept it from multiplying out."""
-    from lagsim.limits import MAX_EXPANSION
+    from lagsim.spec.limits import MAX_EXPANSION
 
     path = tmp_path / f"{bomb}.yaml"
     path.write_text(f"name: {bomb}\nparameters: {{m: 1.0}}\n" + BOMBS[bomb], encoding="utf-8")
@@ -177,7 +178,7 @@ def test_expansion_work_bounds_what_symengine_builds():
     inside roots and denominators; functions' arguments are not expanded."""
     import symengine as se
 
-    from lagsim.expansion import bounded_expand, expansion_work
+    from lagsim.symbolic.expansion import bounded_expand, expansion_work
 
     x, y = se.symbols("x y")
     assert expansion_work((x + y + 1)**100, 10**9) == 5151
@@ -257,13 +258,13 @@ def test_a_cold_build_shows_its_stages_on_a_terminal_only(tmp_path):
 def test_sigterm_ends_a_long_symbolic_step_at_once(tmp_path):
     """SIGTERM half a second into the common-subexpression elimination of the 48-chain's
     dynamics (one SymEngine C call of seconds, during which Python's handler cannot run: 4.4 s
-    here without :func:`lagsim.expansion.killable`) ends the process within 2 s: by the
+    here without :func:`lagsim.symbolic.expansion.killable`) ends the process within 2 s: by the
     signal's default action (-15 here, 143 in a shell) or the clean "terminated by SIGTERM"
     line."""
     import signal
     import time
 
-    from lagsim.chains import chain_yaml
+    from lagsim.spec.chains import chain_yaml
 
     path = tmp_path / "chain_48.yaml"
     path.write_text(chain_yaml(48), encoding="utf-8")
@@ -289,7 +290,7 @@ def test_prune_removes_lock_files_a_killed_build_left(tmp_path):
     prune removes one older than a day, and keeps a fresh one (a build going on)."""
     import time
 
-    from lagsim import cache
+    from lagsim.numeric import cache
 
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)

@@ -26,13 +26,13 @@ import pytest
 import symengine as se
 from click.testing import CliRunner
 
-import lagsim.compile
-from lagsim import cache, ccompile
-from lagsim.cli import main
-from lagsim.compile import compile_model
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import load_spec
+import lagsim.numeric.compile
+from lagsim.cli.app import main
+from lagsim.numeric import cache, ccompile
+from lagsim.numeric.compile import compile_model
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model
 
 needs_cc = pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
 # every test here is about the compile cache on disk (make test only, not make test-quick)
@@ -45,7 +45,7 @@ REFERENCE: dict[str, Any] = {}
 def _fresh(tmp_path, monkeypatch):
     """An empty cache, nothing compiled in this process, and no message said yet."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
     monkeypatch.setattr(cache, "_SAID", set())
 
 
@@ -406,7 +406,7 @@ def test_set_values_compile_once_and_agree_with_fresh_models(backend, tmp_path, 
     else:
         monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
     counts = {"c": 0, "llvm": 0}
-    real_compile, real_lambdify = ccompile._compile, lagsim.compile.lambdify
+    real_compile, real_lambdify = ccompile._compile, lagsim.numeric.compile.lambdify
 
     def counting_compile(cc, source, options, work):
         counts["c"] += "lagsim_dynamics" in source
@@ -417,7 +417,7 @@ def test_set_values_compile_once_and_agree_with_fresh_models(backend, tmp_path, 
         return real_lambdify(args, exprs)
 
     monkeypatch.setattr(ccompile, "_compile", counting_compile)
-    monkeypatch.setattr(lagsim.compile, "lambdify", counting_lambdify)
+    monkeypatch.setattr(lagsim.numeric.compile, "lambdify", counting_lambdify)
     runner = CliRunner()
     outputs = []
     for values in VALUES:
@@ -427,7 +427,7 @@ def test_set_values_compile_once_and_agree_with_fresh_models(backend, tmp_path, 
         outputs.append(_table(done.output))
     assert counts == ({"c": 1, "llvm": 0} if backend == "c" else {"c": 0, "llvm": 4})
     for values, ours in zip(VALUES, outputs):
-        monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+        monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
         monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / f"fresh{len(values)}{id(values)}"))
         fresh = runner.invoke(main, ["simulate", str(_yaml_with(tmp_path, values)),
                                      *ARGS[2:]])
@@ -469,8 +469,8 @@ def test_with_parameters_runs_the_new_pendulum(monkeypatch):
     model = build_model(spec)
     numeric = compile_model(model)
     calls = []
-    monkeypatch.setattr(lagsim.compile, "_c_code", lambda *a: calls.append(a))
-    monkeypatch.setattr(lagsim.compile, "_llvm_code", lambda *a: calls.append(a))
+    monkeypatch.setattr(lagsim.numeric.compile, "_c_code", lambda *a: calls.append(a))
+    monkeypatch.setattr(lagsim.numeric.compile, "_llvm_code", lambda *a: calls.append(a))
     longer = numeric.with_parameters({"l": 4.0})
     assert compile_model(build_model(load_spec("pendulum", {"l": 4.0}))).backend == (
         numeric.backend)
@@ -517,12 +517,12 @@ def test_the_key_covers_what_makes_the_code_and_never_parameter_values(monkeypat
 
     real_var = ccompile.sysconfig.get_config_var
     variants = {
-        "compiler version": changed(**{"lagsim.ccompile.subprocess.run": other_version}),
-        "flags": changed(**{"lagsim.ccompile.FLAGS": (*ccompile.FLAGS, "-ffast-math")}),
-        "Python ABI": changed(**{"lagsim.ccompile.sysconfig.get_config_var":
+        "compiler version": changed(**{"lagsim.numeric.ccompile.subprocess.run": other_version}),
+        "flags": changed(**{"lagsim.numeric.ccompile.FLAGS": (*ccompile.FLAGS, "-ffast-math")}),
+        "Python ABI": changed(**{"lagsim.numeric.ccompile.sysconfig.get_config_var":
                                  lambda name: "abi-x" if name == "SOABI" else real_var(name)}),
-        "platform": changed(**{"lagsim.ccompile.platform.machine": lambda: "riscv"}),
-        "generator": changed(**{"lagsim.ccompile.CACHE_FORMAT": "x"}),
+        "platform": changed(**{"lagsim.numeric.ccompile.platform.machine": lambda: "riscv"}),
+        "generator": changed(**{"lagsim.numeric.ccompile.CACHE_FORMAT": "x"}),
     }
     assert changed() == key
     assert all(v != key for v in variants.values()), variants

@@ -1,4 +1,4 @@
-"""The C path of lagsim.ccompile against symengine's LLVM path, its cache and its fallbacks.
+"""The C path of lagsim.numeric.ccompile against symengine's LLVM path, its cache and its fallbacks.
 
 Every compiled function must agree with the LLVM path at seeded random states to 1e-12 (the
 same expressions, M q̈ = F + Aᵀλ and A q̈ = b of seed 001 §10.7 / seed 003, h = q̇·∂L/∂q̇ − L),
@@ -16,13 +16,13 @@ import pytest
 import symengine as se
 from scipy.integrate import solve_ivp
 
-import lagsim.compile
-from lagsim import ccompile
-from lagsim.chains import chain_yaml
-from lagsim.compile import compile_model
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import load_spec, parse_spec
+import lagsim.numeric.compile
+from lagsim.numeric import ccompile
+from lagsim.numeric.compile import compile_model
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.chains import chain_yaml
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 SYSTEMS = ("double_pendulum_constrained", "pendulum_natural", "skate", "moving_pivot_pendulum",
            "sho_table", "driven_damped_pendulum", "slider_crank", "pendulum")
@@ -35,7 +35,7 @@ def _cache(tmp_path, monkeypatch):
     """An empty cache folder, and nothing compiled yet in this process, for every test."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
-    monkeypatch.setattr(lagsim.compile, "_MEMO", OrderedDict())
+    monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
 
 
 def _both(model, monkeypatch):
@@ -259,14 +259,15 @@ def test_simulate_makes_no_more_evaluations_than_solve_ivp():
 
 @pytest.mark.parametrize("n", (1, 4))
 def test_c_stepper_takes_scipys_steps(n, tmp_path):
-    """lagsim.cstep.CDOP853 against scipy's DOP853 on the same compiled RHS: same number of
+    """lagsim.run.engines.cstep.CDOP853 against scipy's DOP853 on the same compiled RHS: same
+    number of
     evaluations, end states equal to 1e-12 (step sizes differ in the last bits: pow against
 numpy's **), the dense output of the last step (scipy's, on the C stages) equal to 1e-9 at
 t = 9.99, and the energy h at the end (seed 001 §10.6:
     conserved, so both drift by less than 1e-9 at rtol 1e-10)."""
     from scipy.integrate import DOP853
 
-    from lagsim.cstep import CDOP853
+    from lagsim.run.engines.cstep import CDOP853
 
     path = tmp_path / "chain.yaml"
     path.write_text(chain_yaml(n, natural=False, angle=0.5), encoding="utf-8")
@@ -299,7 +300,7 @@ def test_c_stepper_fails_like_scipy_and_reports_a_singular_mass_matrix():
     singular matrix and CDOP853 raises LinAlgError, as numpy's solve would."""
     from scipy.integrate import DOP853
 
-    from lagsim.cstep import CDOP853
+    from lagsim.run.engines.cstep import CDOP853
 
     compiled = _one_dof(lambda q: (q + abs(q)) / 2, force=-1)
     y0 = np.array([0.5, -1.0])
@@ -343,7 +344,7 @@ def test_structure_key_ignores_values_and_follows_expressions():
     """What keys the compiled code (issue 17 §2): parameter values, initial values and run
     settings leave it unchanged; any change of an expression, a parameter's name or a
     constraint changes it."""
-    from lagsim.model import spec_structure
+    from lagsim.symbolic.model import spec_structure
 
     base = "parameters: {k: 1.0, m: 2.0}\ncoordinates: [x]\nkinetic: m/2*x_dot**2\n"
     key = spec_structure(parse_spec(base + "potential: k/2*x**2\n", "a.yaml"))
@@ -404,7 +405,7 @@ def test_build_and_load_keys_by_source_and_options_and_checks_the_key(monkeypatc
     stand in for another."""
     import ctypes
 
-    from lagsim import cache
+    from lagsim.numeric import cache
 
     cc = ccompile.compiler()
     builds = []

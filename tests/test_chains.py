@@ -1,4 +1,4 @@
-"""The chain generator (lagsim.chains): structure of the YAML and the mechanics it encodes.
+"""The chain generator (lagsim.spec.chains): structure of the YAML and the mechanics it encodes.
 
 Checked without lagsim's model: the kinetic energy of the point masses, T = 1/2 sum m |r_k'|^2,
 gives the chain's mass matrix M_ij = m l^2 (n - max(i, j) + 1) cos(th_i - th_j) (for n = 2 the
@@ -16,7 +16,8 @@ import pytest
 import sympy
 import yaml
 
-from lagsim.chains import PARAMETERS, chain_yaml, main, natural_positions
+from lagsim.cli.chains import main
+from lagsim.spec.chains import PARAMETERS, chain_yaml, natural_positions
 
 
 def _sym(expr: str, names: list[str]) -> sympy.Expr:

@@ -20,12 +20,12 @@ import sympy as sp
 from click.testing import CliRunner
 from inline_systems import NATURAL_PENDULUM, SPHERICAL_PENDULUM_CARTESIAN, named
 
-from lagsim.check import CheckReport, check_system
-from lagsim.cli import main
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.invariants import with_invariants
-from lagsim.model import build_model
-from lagsim.spec import load_spec, parse_spec, read_source
+from lagsim.analysis.check import CheckReport, check_system
+from lagsim.analysis.invariants import with_invariants
+from lagsim.cli.app import main
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.system import load_spec, parse_spec, read_source
+from lagsim.symbolic.model import build_model
 
 KEPLER_CARTESIAN = """
 name: kepler_cartesian
@@ -372,8 +372,8 @@ def test_plot_invariants(tmp_path) -> None:
 def test_invariants_of_a_csv_from_its_system(tmp_path) -> None:
     """A CSV written without --invariants, with --system: the columns are computed from q, q̇;
     p_θ = m r² θ̇ stays 1.2."""
-    from lagsim.invariants import table_with_invariants
-    from lagsim.io import read_csv
+    from lagsim.analysis.invariants import table_with_invariants
+    from lagsim.output.io import read_csv
 
     csv = tmp_path / "kepler.csv"
     assert invoke("simulate", "kepler", "--samples", "50", "-o", str(csv)).exit_code == 0
@@ -493,7 +493,7 @@ def test_many_rows_are_judged_by_the_numeric_curvature(row: str, holonomic: bool
     integrable; keeping the last rod's ends at one horizontal distance is (x₄ − x₃ = const)."""
     import yaml
 
-    from lagsim.chains import chain_yaml
+    from lagsim.spec.chains import chain_yaml
 
     doc = yaml.safe_load(chain_yaml(4, natural=True))
     doc["constraints"].append({"name": "extra", "velocity": row})

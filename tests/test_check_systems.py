@@ -16,10 +16,10 @@ import math
 
 import numpy as np
 
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import load_spec
-from lagsim.trajectory import Trajectory
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model
 
 BUNDLED = ("rod_two_particles", "knife_edge", "chaplygin_sleigh", "rolling_disk_line")
 

@@ -17,7 +17,7 @@ import sympy
 from click.testing import CliRunner
 
 from lagsim import __version__
-from lagsim.cli import main
+from lagsim.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = """parameters: {m: 1, l: 1}
@@ -160,7 +160,7 @@ def test_simulate_to_a_file_and_read_it_back(tmp_path):
     result = CliRunner().invoke(main, ["simulate", "pendulum", "--t-end", "1", "--samples", "11",
                                        "-o", str(out)])
     assert result.exit_code == 0, result.output
-    from lagsim.io import read_csv
+    from lagsim.output.io import read_csv
 
     table = read_csv(out)
     assert table.columns == ("t", "theta", "theta_dot", "energy")
@@ -279,7 +279,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     """A run of over about a second draws a bar on a terminal, and nothing in a pipeline."""
     import io
 
-    from lagsim import cli
+    from lagsim.cli import app as cli
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -299,7 +299,7 @@ def test_derive_status_only_on_a_terminal(monkeypatch):
     """A derivation past about a second names its stage on a terminal, and erases it."""
     import io
 
-    from lagsim import cli
+    from lagsim.cli import app as cli
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -358,7 +358,7 @@ def test_simulate_refuses_a_singular_mass_matrix_pointing_at_the_coordinate():
 
 
 def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
-    from lagsim import spec
+    from lagsim.spec import system as spec
 
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError("division by zero")

@@ -1,4 +1,5 @@
-"""The C step loop (lagsim.cloop) against the Python loop it replaces (lagsim.driver.run_python,
+"""The C step loop (lagsim.run.engines.cloop) against the Python loop it replaces
+(lagsim.run.driver.run_python,
 the reference): the same trajectories, multipliers, stop events and failures.
 
 Both loops take scipy's DOP853 steps (the same tables, error norm and step-size control) and
@@ -19,12 +20,14 @@ import numpy as np
 import pytest
 from inline_systems import FALL
 
-from lagsim import ccompile, cloop, driver
 from lagsim.errors import LagsimError
-from lagsim.model import build_model
-from lagsim.options import SimulateOptions
-from lagsim.problem import Problem
-from lagsim.spec import load_spec, parse_spec
+from lagsim.numeric import ccompile
+from lagsim.run import driver
+from lagsim.run.engines import cloop
+from lagsim.run.problem import Problem
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 pytestmark = pytest.mark.skipif(ccompile.compiler() is None,
                                 reason="the C loop needs a C compiler (LAGSIM_NO_CC is set)")
@@ -198,7 +201,7 @@ def test_solves_fall_back_from_cholesky_and_still_equal_python() -> None:
     - a02_four_bar under index1 + projection for 3 s, through the flat positions where A
       loses rank: all three paths taken; states to 1e-12, λ to 1e-10 relative (the split of
       the force among nearly dependent rows, as SINGULAR_UNSTABILIZED says).
-    - the natural 3-chain (lagsim.chains) under index1 + projection, well conditioned: every
+    - the natural 3-chain (lagsim.spec.chains) under index1 + projection, well conditioned: every
       solve by Cholesky."""
     for stabilize in ("none", "projection"):
         pr = problem("pendulum_redundant", t_end=1.0, samples=11,
@@ -216,7 +219,7 @@ def test_solves_fall_back_from_cholesky_and_still_equal_python() -> None:
     assert b.formulation == "index1"
     assert_same(a, b, lam_rel=1e-10)
     assert min(loop.paths.values()) > 0
-    from lagsim.chains import chain_yaml
+    from lagsim.spec.chains import chain_yaml
 
     spec = parse_spec(chain_yaml(3, natural=True))
     pr = Problem.build(spec, build_model(spec), SimulateOptions.resolve(

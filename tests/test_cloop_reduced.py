@@ -1,5 +1,6 @@
-"""The reduced formulation in the C step loop (lagsim.cloop.RLoop) against the Python loop it
-replaces (lagsim.driver.run_python, the reference): the same trajectories, multipliers, switches
+"""The reduced formulation in the C step loop (lagsim.run.engines.cloop.RLoop) against the Python
+loop it
+replaces (lagsim.run.driver.run_python, the reference): the same trajectories, multipliers, switches
 of partition, stop events and failures.
 
 Both loops take scipy's DOP853 steps of the same chart's ODE (002 §23.5, the chart's compiled
@@ -18,12 +19,14 @@ import numpy as np
 import pytest
 from inline_systems import CUSP, FALL
 
-from lagsim import ccompile, cloop, driver
 from lagsim.errors import InputError, LagsimError
-from lagsim.model import build_model
-from lagsim.options import SimulateOptions
-from lagsim.problem import Problem
-from lagsim.spec import load_spec, parse_spec
+from lagsim.numeric import ccompile
+from lagsim.run import driver
+from lagsim.run.engines import cloop
+from lagsim.run.problem import Problem
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 pytestmark = pytest.mark.skipif(ccompile.compiler() is None,
                                 reason="the C loop needs a C compiler (LAGSIM_NO_CC is set)")
@@ -94,7 +97,7 @@ def test_over_the_top_switches_alike(monkeypatch) -> None:
     h = ½·25 − 9.81 = 2.69 holds to 1e-8 (rtol 1e-12). The C loop leaves to Python only the
     first switch (reported) and those to a chart not built yet: at most one Python call of
     after_step per chart built, plus one, of 15 switches in 10 s."""
-    from lagsim.reduced import Reduced
+    from lagsim.run.reduced import Reduced
 
     calls = []
     after_step = Reduced.after_step
@@ -141,7 +144,7 @@ def test_numeric_chart_after_a_switch_alike(monkeypatch) -> None:
     the dependent coordinates at each right-hand side, in C as well): the solver restarts there
     as in the reference (driver.after_step, the kind of chart changed), and the two agree to
     1e-12 through the later switches between numeric charts."""
-    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 1)
+    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 1)
     initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
     a, b, loop = both("pendulum_natural", initial, t_end=4.0, samples=41)
     assert loop.problem.form.switches >= 5 and not loop.handed_over
@@ -165,9 +168,9 @@ def test_switches_made_in_c(monkeypatch, charts: str) -> None:
         def refuse(*_args, **_kwargs):
             raise Refused("no symbolic reduction in this test")
 
-        monkeypatch.setattr("lagsim.reduced.reduce_model", refuse)
+        monkeypatch.setattr("lagsim.run.reduced.reduce_model", refuse)
     else:
-        monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0 if charts == "none" else 1)
+        monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 0 if charts == "none" else 1)
     decided = []
     after_step = cloop.RLoop._after_step
 
@@ -206,9 +209,9 @@ def test_numeric_chart_from_the_start_alike(monkeypatch) -> None:
     """No symbolic chart at all (as for A02's four-bar, which has none within the solve
     budget): the numeric chart runs in the C loop from the start and equals the Python loop to
     1e-12; h = 0 for the bob released at rest from the horizontal holds to 1e-9."""
-    from lagsim.reduced import PartitionChart
+    from lagsim.run.reduced import PartitionChart
 
-    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0)
+    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 0)
     pr = problem("pendulum_natural")
     assert isinstance(pr.form.chart, PartitionChart)
     a, b, _ = both("pendulum_natural", t_end=2.0, samples=41)
@@ -222,7 +225,7 @@ def test_four_bar_stops_at_its_flat_position(monkeypatch) -> None:
     depends on rounding at the singular point) and agree to 1e-12 up to t = 0.7. (Its symbolic
     reduction runs out of its budget; not trying it here saves that time and gives the same
     numeric chart.)"""
-    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 0)
+    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 0)
     errors = []
     for c in (False, True):
         pr = problem(BRANCH_POINT, t_end=1.0, samples=101)

@@ -1,6 +1,6 @@
 """Compiled numeric functions against SymPy substitution at seeded random states.
 
-The contract of ``lagsim/compile.py`` (docs/architecture.md): M q̈ = F + Aᵀλ, A q̈ = b (seed
+The contract of ``lagsim/numeric/compile.py`` (docs/architecture.md): M q̈ = F + Aᵀλ, A q̈ = b (seed
 001 §10.7, seed 003), φ and φ_q, the velocity terms (A, c) and h; every call returns fresh arrays.
 """
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import sympy
 
-from lagsim.compile import compile_model
-from lagsim.model import build_model, to_sympy
-from lagsim.spec import load_spec
+from lagsim.numeric.compile import compile_model
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model, to_sympy
 
 SYSTEMS = ("double_pendulum_constrained", "pendulum_natural", "skate", "moving_pivot_pendulum",
            "sho_table", "driven_damped_pendulum", "slider_crank")
@@ -76,7 +76,7 @@ def test_time_dependence_is_detected():
 
 def test_coordinates_named_like_cse_temporaries():
     """symengine's cse names its temporaries x0, x1, …; coordinates so named must not clash."""
-    from lagsim.spec import parse_spec
+    from lagsim.spec.system import parse_spec
 
     text = """
 parameters: {m: 0.5, g: 9.81}

@@ -5,7 +5,8 @@ A ``--stop-when`` expression that uses a swept parameter was compiled to one C l
 (the values were put into the expression before the code was generated) and kept in a memo that
 never shrank. Now the parameters are inputs of the stop function, as of the model's functions and
 ``--section``'s: a 4-value sweep builds one stop library, and each run still stops at its own
-closed-form time. The memos of compiled code are :class:`lagsim.memo.Memo` of a declared size.
+closed-form time. The memos of compiled code are :class:`lagsim.numeric.memo.Memo` of a declared
+size.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim import ccompile
 from lagsim.api import load
-from lagsim.cli import main
-from lagsim.compile import compile_model
-from lagsim.memo import Memo
-from lagsim.options import SimulateOptions
-from lagsim.problem import STOP_FUNCTIONS, compile_stop_when
+from lagsim.cli.app import main
+from lagsim.numeric import ccompile
+from lagsim.numeric.compile import compile_model
+from lagsim.numeric.memo import Memo
+from lagsim.run.problem import STOP_FUNCTIONS, compile_stop_when
+from lagsim.spec.options import SimulateOptions
 
 FALL = """\
 name: fall_{tag}
@@ -108,7 +109,9 @@ def test_stop_functions_stay_within_their_bound() -> None:
 def test_the_memos_of_compiled_code_are_bounded() -> None:
     """Each memo of compiled code or loaded libraries in the process is a :class:`Memo` of a
     declared size (a plain dict there grew with every expression, chart or structure met)."""
-    from lagsim import cloop, cradau, problem, rattle, section, sweep
+    from lagsim.run import problem, section
+    from lagsim.run.engines import cloop, cradau, rattle
+    from lagsim.sweep import core as sweep
 
     memos = (problem.STOP_FUNCTIONS, cloop.STOP_LIBRARIES, cloop.LIBRARIES, cloop.MAPS,
              cradau.LIBRARIES, rattle.CODE, section.FUNCTIONS, sweep.SESSIONS)

@@ -4,7 +4,7 @@ The completions are asked for the way the shell scripts ask (``_LAGSIM_COMPLETE=
 with ``COMP_WORDS`` and ``COMP_CWORD`` in a subprocess), in this process through click's
 ``BashComplete``, and once through bash itself with the script ``lagsim completion bash``
 prints. The bundled names come from the registry ``lagsim systems`` lists
-(:func:`lagsim.spec.bundled_systems`); the choices from the click options.
+(:func:`lagsim.spec.system.bundled_systems`); the choices from the click options.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner
 
-from lagsim.cli import KINDS, form_choices, main
-from lagsim.completion import complete_choices
-from lagsim.spec import bundled_systems
+from lagsim.cli.app import KINDS, form_choices, main
+from lagsim.cli.completion import complete_choices
+from lagsim.spec.system import bundled_systems
 
 LAGSIM = [sys.executable, "-m", "lagsim"]
 
@@ -141,7 +141,7 @@ def test_the_bash_script_completes_in_bash(tmp_path: Path) -> None:
 
 def test_choices_checked_later_complete_without_regard_to_case() -> None:
     """What ``--method`` will offer through :func:`complete_choices` (the loader folds case)."""
-    from lagsim.integrate import METHODS
+    from lagsim.run.integrate import METHODS
 
     asked = []
 

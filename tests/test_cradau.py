@@ -1,8 +1,9 @@
-"""Radau's step loop in C (lagsim.cradau) against the Python loop with scipy's Radau
-(lagsim.driver.run_python, the reference), on unconstrained systems (formulation ode).
+"""Radau's step loop in C (lagsim.run.engines.cradau) against the Python loop with scipy's Radau
+(lagsim.run.driver.run_python, the reference), on unconstrained systems (formulation ode).
 
 Both take scipy's Radau IIA steps (scipy/integrate/_ivp/radau.py; Hairer & Wanner, *Solving
-ODEs II*, §IV.8) with the same analytic Jacobian (lagsim.jacobian), so they agree to rounding;
+ODEs II*, §IV.8) with the same analytic Jacobian (lagsim.numeric.jacobian), so they agree to
+rounding;
 the simplified Newton iteration's stopping test may flip on a rounding difference and change a
 step's iterate within the Newton tolerance, so the samples are held to 1e-9 relative to the
 size of each quantity (measured: 1e-15 on the pendulum, 5e-11 on the stiff spring pendulum over
@@ -21,14 +22,16 @@ from inline_systems import STIFF
 from scipy.integrate import Radau
 from scipy.special import ellipk
 
-from lagsim import ccompile, cradau, driver
-from lagsim.cli import main
+from lagsim.cli.app import main
 from lagsim.errors import IntegrationError
-from lagsim.jacobian import rhs_jacobian
-from lagsim.model import build_model
-from lagsim.options import SimulateOptions
-from lagsim.problem import Problem
-from lagsim.spec import load_spec, parse_spec
+from lagsim.numeric import ccompile
+from lagsim.numeric.jacobian import rhs_jacobian
+from lagsim.run import driver
+from lagsim.run.engines import cradau
+from lagsim.run.problem import Problem
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 pytestmark = pytest.mark.skipif(ccompile.compiler() is None,
                                 reason="the C loop needs a C compiler (LAGSIM_NO_CC is set)")
@@ -141,7 +144,7 @@ def test_other_formulations_and_stop_events_stay_on_the_python_loop() -> None:
 @pytest.mark.slow
 def test_the_aliasing_warning_is_the_python_loops() -> None:
     """Samples 30 s apart on the pendulum (period 2.04 s): both loops warn once, with the same
-    words and the same estimate of the period (lagsim.aliasing, replayed from the C loop's
+    words and the same estimate of the period (lagsim.run.aliasing, replayed from the C loop's
     steps), and it is near the pendulum's period 2π√(l/g)(1 + θ0²/16)."""
     spec, built = model("pendulum")
     messages: dict[str, list[str]] = {"python": [], "c": []}

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from lagsim import ccompile, csource
-from lagsim.csource import LoopResult, Status, StepResult
+from lagsim.numeric import ccompile, csource
+from lagsim.numeric.csource import LoopResult, Status, StepResult
 
 ROOT = Path(__file__).resolve().parents[1]
-C_DIR = ROOT / "lagsim" / "c"
+C_DIR = ROOT / "lagsim" / "numeric" / "c"
 HEADER = C_DIR / "status.h"
 RECORDS = [(LoopResult, "lagsim_result"), (StepResult, "lagsim_step")]
 
@@ -107,12 +107,12 @@ def test_fill_names_a_missing_or_unknown_slot():
 
 
 def test_every_c_file_is_package_data():
-    """pyproject's package-data patterns cover each file of lagsim/c/ (a non-editable install
-    has them)."""
+    """pyproject's package-data patterns cover each file of lagsim/numeric/c/ (a non-editable
+    install has them)."""
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     section = text.split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
-    line = re.search(r'^"lagsim"\s*=\s*\[(.*)\]\s*$', section, re.M)
-    assert line is not None, "pyproject.toml gives no package data of lagsim"
+    line = re.search(r'^"lagsim.numeric"\s*=\s*\[(.*)\]\s*$', section, re.M)
+    assert line is not None, "pyproject.toml gives no package data of lagsim.numeric"
     patterns = re.findall(r'"([^"]+)"', line.group(1))
     files = sorted(p.name for p in C_DIR.iterdir() if p.is_file())
     assert {"status.h", "cloop.c", "cradau.c", "runtime.c"} <= set(files)
@@ -124,12 +124,12 @@ def test_every_c_file_is_package_data():
 
 def test_no_c_source_in_python_strings():
     """No string literal of lagsim's modules holds a C text of more than a few lines (a
-    function body, an #include): those are files of lagsim/c/. Generated code is made by
+    function body, an #include): those are files of lagsim/numeric/c/. Generated code is made by
     f-strings of a line or two."""
     c_like = re.compile(r"#include\s*[<\"]|^\s*(static\s+)?(int|void|double)\s+\w+\s*\(",
                         re.M)
     found = []
-    for path in sorted((ROOT / "lagsim").glob("*.py")):
+    for path in sorted((ROOT / "lagsim").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
         for node in ast.walk(tree):
@@ -153,7 +153,7 @@ def test_a_failed_fixed_step_says_its_status_message(method, dt):
     (the pendulum's step of 1.5 or 2.5 s is far beyond Newton's reach)."""
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     result = CliRunner().invoke(main, ["simulate", "pendulum_natural", "--method", method,
                                        "--dt", dt, "-o", "-"])

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import SPRING_SKATE
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 
 RTOL = 1e-10
 
@@ -430,7 +430,7 @@ def test_double_pendulum_has_its_four_equilibria():
 
 
 def test_a_search_cut_short_says_it_may_be_incomplete(monkeypatch):
-    from lagsim import equilibria
+    from lagsim.analysis import equilibria
 
     monkeypatch.setattr(equilibria, "MAX_STARTS", 20)
     report = run_json(["equilibria", "-"], CHAIN5)

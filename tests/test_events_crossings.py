@@ -1,5 +1,5 @@
 """Crossings of ``--section`` and ``--stop-when`` inside an accepted step (issue 32, "crossings
-missed"; :mod:`lagsim.crossings`), against closed forms.
+missed"; :mod:`lagsim.run.crossings`), against closed forms.
 
 A free mass moves polynomially, so DOP853 and RK45 take steps of many seconds: the clock event
 sin(2πt) crosses zero many times inside one step, upward at t = 1, 2, … (the start t = 0 lies on
@@ -19,13 +19,15 @@ import pytest
 from click.testing import CliRunner
 from scipy.integrate import solve_ivp
 
-from lagsim import ccompile, cloop, driver
-from lagsim.cli import main
-from lagsim.crossings import SMALLEST, Scan
-from lagsim.model import build_model
-from lagsim.options import SimulateOptions
-from lagsim.problem import Problem
-from lagsim.spec import load_spec
+from lagsim.cli.app import main
+from lagsim.numeric import ccompile
+from lagsim.run import driver
+from lagsim.run.crossings import SMALLEST, Scan
+from lagsim.run.engines import cloop
+from lagsim.run.problem import Problem
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model
 
 G = 9.81
 FAST = "sin(30*t)-0.8"
@@ -172,7 +174,7 @@ def test_a_start_on_the_section_is_not_a_crossing(method: str) -> None:
 
 @pytest.mark.parametrize("omega", [3.0, 50.0, 400.0, 3000.0])
 def test_scan_sees_each_zero_of_a_sine_it_can_resolve(omega: float) -> None:
-    """:class:`lagsim.crossings.Scan` over one step [0, 1] of sin(ω t + 0.1): a sign change on
+    """:class:`lagsim.run.crossings.Scan` over one step [0, 1] of sin(ω t + 0.1): a sign change on
     one piece for each zero (ω t + 0.1 = kπ), none unresolved, up to thousands in a step."""
     scan = Scan(lambda times: np.sin(omega * times + 0.1))
     changes: list[tuple[float, float]] = []

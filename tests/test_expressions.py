@@ -1,4 +1,4 @@
-"""The safe expression parser (lagsim.expressions): values, columns, and what it refuses.
+"""The safe expression parser (lagsim.spec.expressions): values, columns, and what it refuses.
 
 Expressions are SymPy syntax with ``^`` as power, the functions and constants listed in issue 2,
 and only the names the caller declares; nothing is evaluated by Python. Each test checks a value
@@ -16,8 +16,8 @@ import pytest
 import sympy
 
 from lagsim.errors import InputError, Location
-from lagsim.expressions import ARITY, CONSTANTS, FUNCTIONS, Source, parse_expression, suggest
-from lagsim.spec import parse_spec
+from lagsim.spec.expressions import ARITY, CONSTANTS, FUNCTIONS, Source, parse_expression, suggest
+from lagsim.spec.system import parse_spec
 
 x, y, m = sympy.symbols("x y m")
 NAMES = {"x": x, "y": y, "m": m, "x_dot": sympy.Symbol("x_dot")}
@@ -200,7 +200,7 @@ def test_nothing_is_evaluated(text: str, tmp_path: Path) -> None:
 
 def test_huge_power_is_refused_quickly() -> None:
     code = (
-        "from lagsim.expressions import parse_expression, Source\n"
+        "from lagsim.spec.expressions import parse_expression, Source\n"
         "from lagsim.errors import InputError, Location\n"
         "for text in ('9**9**9', '(10**999)**9999'):\n"
         "    try:\n"
@@ -252,7 +252,7 @@ def test_mixed_chains_keep_their_signs_and_order() -> None:
 def test_nesting_counts_levels_of_the_tree_with_chains_as_one() -> None:
     """``x*(1 + x*(1 + ...))`` alternates products and sums: two levels per parenthesis, while a
     chain of any length is one. The polynomial built within the limit evaluates exactly."""
-    from lagsim.limits import MAX_NESTING
+    from lagsim.spec.limits import MAX_NESTING
 
     def horner(k: int) -> str:
         return "x" + "*(1 + x" * k + ")" * k
@@ -291,7 +291,7 @@ def test_numbers_that_are_not_finite_and_real(text: str, col: int, message: str)
 
 
 def test_exponent_limit_applies_to_symbolic_bases_only() -> None:
-    from lagsim.limits import MAX_EXPONENT
+    from lagsim.spec.limits import MAX_EXPONENT
 
     assert sympy.sympify(parse(f"(x + 1)**{MAX_EXPONENT}")) == (x + 1)**MAX_EXPONENT
     assert sympy.sympify(parse(f"(x + 1)**-{MAX_EXPONENT}")) == (x + 1)**-MAX_EXPONENT

@@ -4,7 +4,8 @@ temporary left by a SIGKILL, "-o ''", "read_csv/plot hold about ten times the CS
 "animate draws fps × span frames with no bound", "traj.to_csv(3)").
 
 Each command is run through click's CliRunner (in this process, so that ``lagsim.api.run`` and
-``lagsim.sweep.execute`` can be replaced by a marker that fails the test if the work starts) or,
+``lagsim.sweep.core.execute`` can be replaced by a marker that fails the test if the work starts)
+or,
 where a process has to die or run out of memory, as a subprocess.
 """
 
@@ -24,9 +25,9 @@ from click.testing import CliRunner
 from PIL import Image
 
 import lagsim
-from lagsim import io as lio
-from lagsim.cli import main
+from lagsim.cli.app import main
 from lagsim.errors import InputError
+from lagsim.output import io as lio
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = ["--t-end", "0.2", "--samples", "5"]
@@ -48,10 +49,10 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the work started before the output was checked")
 
     import lagsim.api
-    import lagsim.sweep
+    import lagsim.sweep.core
 
     monkeypatch.setattr(lagsim.api, "run", started)
-    monkeypatch.setattr(lagsim.sweep, "execute", started)
+    monkeypatch.setattr(lagsim.sweep.core, "execute", started)
 
 
 def _system(tmp_path: Path, text: str | None = None) -> Path:
@@ -284,9 +285,9 @@ def test_partial_default_still_goes_beside_the_output_or_here(
 
 def test_plot_default_name_goes_through_derived_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import lagsim.plot
+    import lagsim.viz.figures
 
-    monkeypatch.setattr(lagsim.plot, "can_show_window", lambda: False)
+    monkeypatch.setattr(lagsim.viz.figures, "can_show_window", lambda: False)
     monkeypatch.chdir(tmp_path)
     csv = _csv(tmp_path)
     code, err = _invoke("plot", csv, "--dpi", "20")
@@ -295,7 +296,7 @@ def test_plot_default_name_goes_through_derived_path(
 
 
 def test_sweep_run_files_are_made_by_derived_path(tmp_path: Path) -> None:
-    from lagsim import sweep
+    from lagsim.sweep import core as sweep
 
     assert sweep.run_file(str(tmp_path), 7, 12) == str(tmp_path / "run_07.csv")
     assert sweep.run_file("d.parquet", 3, 4) == os.path.join("d.parquet", "run_3.parquet")

@@ -1,13 +1,13 @@
 """Issue 23, "names once": ``lagsim derive --form``'s choices are the form registry's names
-(:data:`lagsim.forms.FORMS`) and ``all``, not a second list kept by hand beside it."""
+(:data:`lagsim.symbolic.forms.FORMS`) and ``all``, not a second list kept by hand beside it."""
 
 from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
 
-from lagsim import forms
-from lagsim.cli import main
+from lagsim.cli.app import main
+from lagsim.symbolic import forms
 
 
 def test_help_lists_the_registry() -> None:

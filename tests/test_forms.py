@@ -1,4 +1,5 @@
-"""The equation forms of `lagsim derive` (lagsim.forms) against hand derivations from the seeds.
+"""The equation forms of `lagsim derive` (lagsim.symbolic.forms) against hand derivations from the
+seeds.
 
 Seeds: 001_80d65b968ce3cb18.txt (Ex. 10.4/10.5, eqs 10.12–10.14, §10.7), 002_485a91571cac8ced.txt
 (§23.5–23.7), 003_88d23709419132a0.txt (flat pendulum, augmented matrix), 004_2a8ddee2a66c9af0.txt
@@ -22,9 +23,9 @@ from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
 from sympy import Symbol, cos, sin
 
 from lagsim.errors import InputError
-from lagsim.forms import FORMS, Form, Item
-from lagsim.model import build_model, tidy_model, to_sympy
-from lagsim.spec import load_spec, parse_spec
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.forms import FORMS, Form, Item
+from lagsim.symbolic.model import build_model, tidy_model, to_sympy
 
 S = Symbol
 m, g, r, l, k = S("m"), S("g"), S("r"), S("l"), S("k")
@@ -554,7 +555,7 @@ def test_udwadia_kalaba_over_budget_prints_the_pieces() -> None:
     """Issue 16 §4 (over 150 s before): the closed form of the u, v mass with v − 0.21 exceeds
     CLOSED_FORM_MAX_OPS, so M a = F, A and b are printed with a note, and Form.untidied says
     which step was skipped; the flat pendulum, within the budget, keeps its closed form."""
-    from lagsim.forms import CLOSED_FORM_MAX_OPS
+    from lagsim.symbolic.forms import CLOSED_FORM_MAX_OPS
 
     form = FORMS["udwadia-kalaba"](tidy_model(build_model(load_spec(BUDGET_SYSTEMS["uk2"]))))
     assert [i.label for i in form.items] == ["a", "A", "b"]
@@ -569,7 +570,7 @@ def test_udwadia_kalaba_over_budget_prints_the_pieces() -> None:
 def test_combine_trig_identities_are_exact() -> None:
     """Pythagoras and the four angle sums, inside a root too; the result equals the input
     at random points and is shorter; unequal coefficients (0.3 sin² + 0.7 cos²) are kept."""
-    from lagsim.tidy import combine_trig
+    from lagsim.symbolic.tidy import combine_trig
 
     a, b, c = S("a"), S("b"), S("c")
     cases = {
@@ -596,7 +597,7 @@ def test_forms_past_an_exhausted_budget_equal_the_untidied_model(name: str) -> N
     """With the tidying budget used up before it starts (every SymPy step skipped: solves,
     inverses, cancel, simplify), every form still equals the untidied model at random states to
     1e-12 (the fallback prints the structural pieces, unsimplified), and says what it skipped."""
-    from lagsim import tidy
+    from lagsim.symbolic import tidy
 
     mpmath.mp.dps = DPS
     raw = build_model(load_spec(BUDGET_SYSTEMS[name]))
@@ -619,7 +620,7 @@ def test_forms_past_an_exhausted_budget_equal_the_untidied_model(name: str) -> N
 def test_a_step_past_the_budget_is_interrupted() -> None:
     """A step that would never end (a busy loop) returns None once the 0.2 s CPU budget runs
     out, and the skip is recorded; the next step finds the budget used up."""
-    from lagsim import tidy
+    from lagsim.symbolic import tidy
 
     def forever() -> sympy.Basic:
         while True:
@@ -700,7 +701,7 @@ def test_an_interruption_swallowed_by_a_bare_except_comes_again() -> None:
     minutes in the suite); past the budget SIGPROF repeats, so the next one gets out."""
     import time
 
-    from lagsim import tidy
+    from lagsim.symbolic import tidy
 
     if not tidy.can_interrupt():
         pytest.skip("no POSIX interval timers here")
@@ -798,7 +799,7 @@ PARTITIONED = {  # system → the budget of the tidying: 0 forces the symbolic s
 
 
 def _system_text(name: str) -> str:
-    from lagsim.chains import chain_yaml
+    from lagsim.spec.chains import chain_yaml
 
     if name == "chain2-natural":
         return chain_yaml(2, natural=True)
@@ -814,8 +815,8 @@ def test_reduced_fallbacks_equal_the_full_derivation(name: str) -> None:
     reduced equations exceed CLOSED_FORM_MAX_OPS (the moving pivot's, the natural 2-chain's),
     ``--form reduced`` is the partitioned form, which equals the full derivation item by item at
     random states to 1e-12, and one note says why."""
-    from lagsim import tidy
-    from lagsim.forms import CLOSED_FORM_MAX_OPS
+    from lagsim.symbolic import tidy
+    from lagsim.symbolic.forms import CLOSED_FORM_MAX_OPS
 
     spec = parse_spec(_system_text(name), "<test>", name)
     raw = build_model(spec)
@@ -862,7 +863,7 @@ def _derive_json(*args: str) -> tuple[dict, str]:
 
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     result = CliRunner().invoke(main, ["derive", *args, "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -909,7 +910,7 @@ def test_pseudo_inverse_meets_the_penrose_conditions() -> None:
     """Seed 004's (AM⁻¹Aᵀ)⁺ for dependent rows, by the full-rank factorization (no symbolic
     row reduction, whose simplify imported sympy.physics.units): G G⁺ G = G, G⁺ G G⁺ = G⁺ and
     G G⁺, G⁺ G symmetric, at random points to 1e-12, for symbolic G of rank 1 and 2."""
-    from lagsim.forms import _pseudo_inverse
+    from lagsim.symbolic.forms import _pseudo_inverse
 
     a, b, c = S("a"), S("b"), S("c")
     u = sympy.Matrix([a, b, 1])

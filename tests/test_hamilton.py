@@ -1,4 +1,4 @@
-"""`lagsim derive --form hamilton` (lagsim.hamilton; issue 10).
+"""`lagsim derive --form hamilton` (lagsim.symbolic.hamilton; issue 10).
 
 Checks: the pendulum's H = p²/(2ml²) − mgl cos θ (seed 001_80d65b968ce3cb18.txt Example 10.5
 with p = ∂L/∂θ̇, §10.6); the printed H equals the `energy` column of a simulated double pendulum to
@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from inline_systems import NATURAL_PENDULUM
 from scipy.integrate import solve_ivp
 
-from lagsim.cli import main
-from lagsim.forms import FORMS
-from lagsim.hamilton import numeric_hamiltonian
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
+from lagsim.cli.app import main
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.forms import FORMS
+from lagsim.symbolic.hamilton import numeric_hamiltonian
+from lagsim.symbolic.model import build_model
 
 ANGLES = """
 name: dp_angles
@@ -122,7 +122,7 @@ def test_not_quadratic_is_refused():
 def test_large_non_diagonal_mass_matrix_keeps_m_inverse_written_as_such():
     """A 4-link chain in angles: M is full, so M⁻¹ is not expanded; ṗ_i = ∂L/∂q_i (+ τ), printed
     with the angle sums combined (sin(θ1 − θ4)), hence compared with the sums expanded."""
-    from lagsim.chains import chain_yaml
+    from lagsim.spec.chains import chain_yaml
 
     spec = parse_spec(chain_yaml(4), "chain.yaml", "chain")
     model = build_model(spec)
@@ -167,10 +167,10 @@ def test_hamilton_form_past_an_exhausted_budget_is_the_same_hamiltonian() -> Non
 
     import sympy
 
-    from lagsim import tidy
-    from lagsim.hamilton import hamilton_form
-    from lagsim.model import build_model
-    from lagsim.spec import load_spec
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic import tidy
+    from lagsim.symbolic.hamilton import hamilton_form
+    from lagsim.symbolic.model import build_model
 
     model = build_model(load_spec("double_pendulum"))
     tidied = hamilton_form(model)
@@ -195,9 +195,9 @@ def test_a_long_inverse_prints_m_qdot_equal_p_minus_b_equal_to_the_model() -> No
     ∂L/∂q differentiated here by SymPy and p = M q̇ + b."""
     from pathlib import Path
 
-    from lagsim import tidy
-    from lagsim.model import tidy_model, to_sympy
-    from lagsim.spec import load_spec
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic import tidy
+    from lagsim.symbolic.model import tidy_model, to_sympy
 
     raw = build_model(load_spec(Path(__file__).resolve().parents[1] / "bench"
                                 / "derive_messy3.yaml"))

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 from lagsim.errors import InputError
-from lagsim.plot_kinds import KIND_HELP, KINDS
-from lagsim.trajectory import clean_steps, clean_times
+from lagsim.output.trajectory import clean_steps, clean_times
+from lagsim.viz.kinds import KIND_HELP, KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

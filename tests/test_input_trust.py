@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 
 FREE = "coordinates: [x]\nkinetic: 1/2*x_dot**2\n"
 
@@ -312,14 +312,14 @@ def test_a_warning_raised_during_a_command_prints_as_one_escaped_line(monkeypatc
 
     from scipy.integrate import IntegrationWarning
 
-    import lagsim.spec
+    import lagsim.spec.system
 
     def warn_then_list() -> list[str]:
         warnings.warn("The maximum number of subdivisions (200)\n  has been achieved.\x1b[2J",
                       IntegrationWarning, stacklevel=1)
         return []
 
-    monkeypatch.setattr(lagsim.spec, "bundled_systems", warn_then_list)
+    monkeypatch.setattr(lagsim.spec.system, "bundled_systems", warn_then_list)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         result = CliRunner().invoke(main, ["systems"])

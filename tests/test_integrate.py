@@ -1,4 +1,5 @@
-"""lagsim.integrate: options, the consistent start, the errors of issue 3, and the plumbing of the
+"""lagsim.run.integrate: options, the consistent start, the errors of issue 3, and the plumbing of
+the
 run (fresh right-hand sides, progress, methods, rheonomic constraints and time-dependent forces
 against closed forms); errors located in the file and mid-run failures (issues 8 and 15); the
 parts of a run (Problem, after_step). Physics against the seeds is in test_simulate_physics.py.
@@ -14,9 +15,9 @@ import numpy as np
 import pytest
 from scipy.special import ellipk
 
-from lagsim.compile import compile_model
 from lagsim.errors import InputError, IntegrationError, Location
-from lagsim.integrate import (
+from lagsim.numeric.compile import compile_model
+from lagsim.run.integrate import (
     FORMULATIONS,
     STABILIZERS,
     SimulateOptions,
@@ -24,8 +25,8 @@ from lagsim.integrate import (
     consistent_start,
     simulate,
 )
-from lagsim.model import build_model
-from lagsim.spec import Setting, load_spec, parse_spec
+from lagsim.spec.system import Setting, load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 G = 9.81
 
@@ -331,7 +332,7 @@ def test_trajectory_columns_in_csv_order() -> None:
 def cli(*args: str):
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     return CliRunner().invoke(main, list(args))
 
@@ -561,7 +562,7 @@ def test_partial_keeps_the_rows_before_a_failure(tmp_path, monkeypatch) -> None:
     kept = tmp_path / "run.partial.csv"
     assert not out.exists() and kept.exists()
     assert f"kept the 11 rows before the failure in {kept}" in result.output
-    from lagsim.io import read_csv
+    from lagsim.output.io import read_csv
 
     table = read_csv(kept)
     t = table.column("t")
@@ -587,7 +588,7 @@ OSCILLATOR = "coordinates: [x]\nkinetic: 1/2*x_dot**2\npotential: 1/2*x**2\ninit
 def test_a_problem_is_built_once_and_immutable() -> None:
     import dataclasses
 
-    from lagsim.integrate import Problem
+    from lagsim.run.integrate import Problem
 
     spec, model = system(NATURAL, x=0.66, y=-0.88)
     options = SimulateOptions.resolve({}, {"t_start": 0.5})
@@ -610,7 +611,7 @@ def test_after_step_may_replace_the_state_with_every_method(method: str) -> None
     and the run still follows x = cos t."""
     import dataclasses
 
-    from lagsim.integrate import OdeFormulation, Problem, run
+    from lagsim.run.integrate import OdeFormulation, Problem, run
 
     class HandsBack(OdeFormulation):
         handed: list[float] = []

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lagsim import io as lio
 from lagsim.errors import InputError, Location
-from lagsim.io import Table, atomic_output, read_csv, write_csv
+from lagsim.output import io as lio
+from lagsim.output.io import Table, atomic_output, read_csv, write_csv
 
 COLUMNS = [
     "t",
@@ -91,7 +91,7 @@ def test_closed_pipe_reaches_the_caller_as_broken_pipe() -> None:
     script = textwrap.dedent(
         """
         import numpy as np
-        from lagsim.io import write_csv
+        from lagsim.output.io import write_csv
         data = np.tile(np.linspace(0.0, 1.0, 3), (200_000, 1))
         try:
             write_csv(["t", "x", "x_dot"], data, "-")

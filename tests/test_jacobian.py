@@ -14,13 +14,13 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import STIFF
 
-from lagsim import jacobian as jacobian_module
-from lagsim.cli import main
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.jacobian import rhs_jacobian
-from lagsim.model import build_model
-from lagsim.problem import Problem
-from lagsim.spec import load_spec, parse_spec
+from lagsim.cli.app import main
+from lagsim.numeric import jacobian as jacobian_module
+from lagsim.numeric.jacobian import rhs_jacobian
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.run.problem import Problem
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 
 def _central(f, t: float, y: np.ndarray) -> np.ndarray:
@@ -81,8 +81,9 @@ def test_implicit_methods_use_the_jacobian_on_a_stiff_system(method: str, monkey
     """The stiff damped spring pendulum by each implicit method agrees with DOP853 at t = 2 s
     (tolerances 1e-9: agreement to 1e-5 in θ and 1e-7 in r, whose motion is slaved to the swing),
     and the analytic Jacobian was evaluated (Radau in the Python loop here: the C loop of
-    lagsim.cradau calls the compiled Jacobian directly, tests/test_cradau.py counts it)."""
-    from lagsim import cradau
+    lagsim.run.engines.cradau calls the compiled Jacobian directly, tests/test_cradau.py counts
+    it)."""
+    from lagsim.run.engines import cradau
 
     monkeypatch.setattr(cradau, "radau_loop_for", lambda problem: None)
     calls = []

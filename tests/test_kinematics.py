@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lagsim.analysis.kinematics import mass_paths, rods
 from lagsim.errors import InputError
-from lagsim.io import Table
-from lagsim.kinematics import mass_paths, rods
-from lagsim.model import build_model
-from lagsim.spec import load_spec, parse_spec
+from lagsim.output.io import Table
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 
 def _table(columns, data):

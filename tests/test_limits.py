@@ -1,4 +1,4 @@
-"""Limits against hostile or huge input (issue 15; docs/format.md, "Limits"; lagsim/limits.py).
+"""Limits against hostile or huge input (issue 15; docs/format.md, "Limits"; lagsim/spec/limits.py).
 
 Each hostile file runs in its own ``lagsim`` process. The timeout only keeps a regression from
 hanging the suite (nothing here asserts a speed): the assertion is exit status 2 and one stderr line
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from lagsim.errors import InputError
-from lagsim.limits import (
+from lagsim.spec.limits import (
     LIMITS,
     MAX_COORDINATES,
     MAX_EXPONENT,
@@ -25,7 +25,7 @@ from lagsim.limits import (
     MAX_FILE_CHARS,
     MAX_NESTING,
 )
-from lagsim.spec import parse_spec
+from lagsim.spec.system import parse_spec
 
 GUARD = 120
 """Seconds after which a run counts as hung (a guard, not a measurement)."""
@@ -146,7 +146,7 @@ def test_powers_up_to_the_limit_work(tmp_path: Path) -> None:
 
 
 def test_limits_are_documented() -> None:
-    """docs/format.md's "Limits" table lists every limit of lagsim/limits.py with its value."""
+    """docs/format.md's "Limits" table lists every limit of lagsim/spec/limits.py with its value."""
     text = DOCS.read_text(encoding="utf-8")
     section = text[text.index("## Limits"):]
     for name, limit in LIMITS.items():

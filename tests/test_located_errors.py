@@ -1,7 +1,7 @@
 """Errors raised where the file is unknown point at the part they are about (issue 15, README
-"Errors"): the consistent start (:mod:`lagsim.start`), the formulation checks and the reduction
+"Errors"): the consistent start (:mod:`lagsim.run.start`), the formulation checks and the reduction
 carry the constraint or coordinate as :class:`lagsim.errors.Subject`, and
-:class:`lagsim.problem.SourceMap` locates it. Each message here also names a constraint whose
+:class:`lagsim.run.problem.SourceMap` locates it. Each message here also names a constraint whose
 name is a word or coordinate appearing earlier in the text, so only the structured subject can
 point at the constraint meant."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 from lagsim.errors import Location, Subject
-from lagsim.problem import SourceMap
-from lagsim.spec import parse_spec
+from lagsim.run.problem import SourceMap
+from lagsim.spec.system import parse_spec
 
 
 def place(text: str, line_text: str, token: str) -> str:
@@ -143,8 +143,8 @@ def test_the_source_map_locates_a_subject_by_kind():
 def test_a_reduction_error_carries_the_constraint_it_is_about(name):
     """A constraint in no coordinate (φ = t − 1) cannot be solved for one: the refusal names
     it, as its subject too, also when it is named like a coordinate (seed 002 §23.5)."""
-    from lagsim.model import build_model
-    from lagsim.reduce import ReductionError, reduce_model
+    from lagsim.symbolic.model import build_model
+    from lagsim.symbolic.reduce import ReductionError, reduce_model
 
     text = ("coordinates: [x, y]\nkinetic: 1/2*(x_dot**2 + y_dot**2)\nconstraints:\n"
             f"  - name: {name}\n    holonomic: t - 1\n")

@@ -1,5 +1,6 @@
 """Loose ends of issues 29 and 32 left by the merged fixes: expansions of user expressions that
-bypassed the bound of :mod:`lagsim.expansion`; equilibria and modes of a V-shaped well; plots of
+bypassed the bound of :mod:`lagsim.symbolic.expansion`; equilibria and modes of a V-shaped well;
+plots of
 values near the largest double; a quadrature that did not converge in `action`; the bounded
 reader of `sweep --table`; workers of another lagsim version; `simulate --formulation reduced`
 with an integrable velocity constraint."""
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 BOMB_2 = "(x + y + 1)**100*(x - y + 2)**100"
-"""26 million products multiplied out (lagsim.expansion's module docstring)."""
+"""26 million products multiplied out (lagsim.symbolic.expansion's module docstring)."""
 BOMB_4 = "(x + y + z + w + 1)**100"
 """4.6 million terms multiplied out."""
 
@@ -141,8 +142,8 @@ def test_plot_draws_values_near_the_largest_double(tmp_path, kind):
     """`plot` draws a CSV whose values reach 1.7e308 (it ended in "internal error (ValueError:
     arange ...)"): the axes show the values divided by a power of ten (below 10 once divided)
     and say so in their labels (1e308 for x)."""
-    from lagsim.io import read_csv
-    from lagsim.plot import make_figure
+    from lagsim.output.io import read_csv
+    from lagsim.viz.figures import make_figure
 
     source = tmp_path / "huge.csv"
     source.write_text(HUGE_CSV)
@@ -179,7 +180,7 @@ def test_action_flags_a_quadrature_that_did_not_converge(tmp_path):
     line with its class name, beside a value printed as if it were good."""
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     source = tmp_path / "osc.yaml"
     source.write_text(OSCILLATOR)
@@ -194,9 +195,9 @@ def test_action_flags_a_quadrature_that_did_not_converge(tmp_path):
     assert notes == [next(line for line in lines if line.startswith(
         "note: the quadrature did not converge (the maximum number of subdivisions (200) has "
         "been achieved): S is uncertain, its estimated error is "))], lines
-    from lagsim.action import path_action
-    from lagsim.model import build_model
-    from lagsim.spec import parse_spec
+    from lagsim.analysis.action import path_action
+    from lagsim.spec.system import parse_spec
+    from lagsim.symbolic.model import build_model
 
     spec = parse_spec(OSCILLATOR, "osc.yaml")
     data = path_action(spec, build_model(spec), path, 0.0, 3.0, exact_budget=0).to_dict()
@@ -204,12 +205,12 @@ def test_action_flags_a_quadrature_that_did_not_converge(tmp_path):
 
 
 def test_sweep_table_is_read_within_limits(tmp_path):
-    """`sweep --table` reads through the bounded CSV reader of lagsim.io: past the limits it
+    """`sweep --table` reads through the bounded CSV reader of lagsim.output.io: past the limits it
     is given (here 4 lines, 3 cells) it stops at the line that passes them, where it read
     the whole file into a list first."""
-    from lagsim import sweep as sw
     from lagsim.errors import InputError
-    from lagsim.io import CsvLimits
+    from lagsim.output.io import CsvLimits
+    from lagsim.sweep import core as sw
 
     table = tmp_path / "runs.csv"
     table.write_text("m\n1\n2\n3\n4\n5\n6\n")
@@ -246,7 +247,7 @@ def test_sweep_refuses_workers_of_another_lagsim(tmp_path, monkeypatch):
     from test_sweep_trust import _cluster
 
     import lagsim
-    from lagsim.sweep import JOB_FORMAT
+    from lagsim.sweep.core import JOB_FORMAT
 
     fake = tmp_path / "fake"
     shutil.copytree(Path(lagsim.__file__).parent, fake / "lagsim",
@@ -306,7 +307,7 @@ def test_simulate_reduced_eliminates_an_integrable_velocity_constraint(tmp_path)
     integrates it the same way, says so, and follows the closed form x = τ t²/(3 m R)."""
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     source = tmp_path / "disk.yaml"
     source.write_text(ROLLING_DISK)

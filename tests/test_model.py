@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from lagsim.compile import compile_model
-from lagsim.model import build_model, tidy_model, to_sympy
-from lagsim.spec import load_spec
+from lagsim.numeric.compile import compile_model
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model, tidy_model, to_sympy
 
 
 @pytest.mark.parametrize("name", ["pendulum_constrained", "double_pendulum_constrained",

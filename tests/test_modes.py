@@ -1,4 +1,5 @@
-"""Equilibria and small oscillations (lagsim.equilibria, lagsim.modes; issue 10), closed forms.
+"""Equilibria and small oscillations (lagsim.analysis.equilibria, lagsim.analysis.modes; issue 10),
+closed forms.
 
 * Double pendulum (m1 = m2 = m, l1 = l2 = l): ω² = (g/l)(2 ∓ √2), the slow mode with
   θ2/θ1 = √2 and the fast one with θ2/θ1 = −√2 (textbook small oscillations, e.g. Goldstein,
@@ -24,12 +25,12 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import DOUBLE_PENDULUM_CARTESIAN, MOVING_PIVOT_PENDULUM, SPRING_SKATE, named
 
-from lagsim.cli import main
-from lagsim.equilibria import find_equilibria
+from lagsim.analysis.equilibria import find_equilibria
+from lagsim.analysis.modes import normal_modes
+from lagsim.cli.app import main
 from lagsim.errors import InputError
-from lagsim.model import build_model
-from lagsim.modes import normal_modes
-from lagsim.spec import parse_spec
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
 
 G = 9.81
 RTOL = 1e-10
@@ -272,7 +273,7 @@ def test_equilibrium_residuals_are_at_rounding():
 
 
 def test_modes_plot_draws_one_panel_per_mode(tmp_path):
-    from lagsim.modeplot import mode_figure
+    from lagsim.viz.mode_figures import mode_figure
 
     spec, model = _system(CARTESIAN)
     report = normal_modes(spec, model)

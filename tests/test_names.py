@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 from lagsim.errors import InputError, Location, printable
-from lagsim.spec import parse_spec
-from lagsim.trajectory import COLUMNS
+from lagsim.output.trajectory import COLUMNS
+from lagsim.spec.system import parse_spec
 
 MICRO, MU = "\u00b5", "\u03bc"
 MATH_X = "\U0001d465"
@@ -252,7 +252,7 @@ def test_output_uses_the_normalized_name(tmp_path: Path) -> None:
 def test_extra_columns_follow_energy_in_the_order_added() -> None:
     """simulate --invariants / --action add columns after ``energy`` (trajectory.EXTRA_COLUMNS);
     a name already present is refused rather than written twice."""
-    from lagsim.trajectory import Trajectory
+    from lagsim.output.trajectory import Trajectory
 
     rows = 3
     base = Trajectory(name="s", coordinates=("x",), constraint_names=(), constraint_kinds=(),

@@ -1,6 +1,6 @@
 """Issue 23, "one run path": a ``lagsim sweep`` run is ``lagsim simulate`` with its values.
 
-Every row of the options table (:data:`lagsim.options.OPTIONS`) that changes the CSV has a
+Every row of the options table (:data:`lagsim.spec.options.OPTIONS`) that changes the CSV has a
 representative value in :data:`VALUES`; the rows that do not are in :data:`NOT_IN_CSV` with the
 reason, and a test holds every row to one of the two. The values are run in a few groups (one
 ``simulate`` and one single-value ``sweep --save-trajectories`` each, in-process through click's
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
-from lagsim.options import OPTIONS
+from lagsim.cli.app import main
+from lagsim.spec.options import OPTIONS
 
 VALUES: dict[str, str] = {
     "t_start": "0.5",

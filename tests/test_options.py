@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim import spec as spec_module
-from lagsim.cli import main
-from lagsim.options import (
+from lagsim.cli.app import main
+from lagsim.spec import system as spec_module
+from lagsim.spec.options import (
     MAX_SAMPLES,
     OPTIONS,
     ROW_BYTES_PER_COLUMN,

@@ -24,10 +24,10 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from lagsim import animate as lanimate
-from lagsim.cli import EXIT_PIPE, main
+from lagsim.cli.app import EXIT_PIPE, main
 from lagsim.errors import InputError
-from lagsim.io import Table, check_output, open_output, printable, read_csv, write_csv
+from lagsim.output.io import Table, check_output, open_output, printable, read_csv, write_csv
+from lagsim.viz import animate as lanimate
 
 ROOT = Path(__file__).resolve().parents[1]
 NULL_DEV = os.makedev(1, 3)
@@ -333,8 +333,8 @@ _PEAK = """
 import resource, sys, tempfile
 from pathlib import Path
 import numpy as np
-from lagsim.io import Table
-from lagsim.animate import animate
+from lagsim.output.io import Table
+from lagsim.viz.animate import animate
 frames = int(sys.argv[1])
 t = np.linspace(0.0, frames / 10.0, 401)
 theta = 0.5 * np.cos(2.0 * t)
@@ -466,8 +466,8 @@ def test_mp4_goes_through_the_same_writer(tmp_path: Path, monkeypatch: pytest.Mo
 
 @needs_root
 def test_the_chain_generator_writes_through_the_same_writer(tmp_path: Path) -> None:
-    from lagsim.chains import chain_yaml
-    from lagsim.chains import main as chains_main
+    from lagsim.cli.chains import main as chains_main
+    from lagsim.spec.chains import chain_yaml
 
     node = _device(tmp_path, "null", NULL_DEV)
     assert chains_main(["2", "-o", str(node)]) == 0

@@ -15,12 +15,12 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
-from lagsim import animate as lanimate
-from lagsim import plot as lplot
-from lagsim.animate import animate, frame_count
 from lagsim.errors import InputError
-from lagsim.io import Table, read_csv, write_csv
-from lagsim.plot import LOG_FLOOR, make_figure, save_figure
+from lagsim.output.io import Table, read_csv, write_csv
+from lagsim.viz import animate as lanimate
+from lagsim.viz import figures as lplot
+from lagsim.viz.animate import animate, frame_count
+from lagsim.viz.figures import LOG_FLOOR, make_figure, save_figure
 
 T = np.linspace(0.0, 2.0 * np.pi, 121)
 
@@ -77,7 +77,7 @@ def test_overview_has_the_expected_panels(constrained: Table) -> None:
     assert _panels(fig) == ["coordinates", "velocities", "drift", "energy drift", "multipliers"]
     assert [ax.get_ylabel() for ax in fig.axes] == [
         "x",
-        "ẋ",  # names by lagsim.names (issue 14)
+        "ẋ",  # names by lagsim.symbolic.names (issue 14)
         "|residual_c1|,\n|residual_c1_dot|",
         "relative drift\n|energy − energy₀|\n/ |energy₀|",
         "λ_c1",

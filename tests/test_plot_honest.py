@@ -12,19 +12,19 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
-from lagsim.io import Table, read_csv
-from lagsim.kinematics import held_by_constraints, quantities
-from lagsim.model import build_model
-from lagsim.plot import Quantities, held_coordinates, make_figure, unit_columns, wrap_angle
-from lagsim.spec import load_spec, parse_spec
+from lagsim.analysis.kinematics import held_by_constraints, quantities
+from lagsim.cli.app import main
+from lagsim.output.io import Table, read_csv
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
+from lagsim.viz.figures import Quantities, held_coordinates, make_figure, unit_columns, wrap_angle
 
 T = np.linspace(0.0, 10.0, 201)
 
 
 def figure_of(monkeypatch, *args: str):
     """The figure `lagsim plot ARGS` builds (caught at save_figure), and the CLI result."""
-    from lagsim import plot as plotting
+    from lagsim.viz import figures as plotting
 
     made = {}
 
@@ -72,7 +72,7 @@ def test_units_are_validated_and_carried_into_labels() -> None:
                   np.column_stack([T, T, np.sin(T), np.ones_like(T), np.cos(T)]), "<test>")
     fig = make_figure(table, "phase", info=Quantities(columns))
     assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes] == [
-        ("x [m]", "ẋ [m/ms]"), ("θ [rad]", "θ̇ [rad/ms]")]   # the names rule of lagsim.names
+        ("x [m]", "ẋ [m/ms]"), ("θ [rad]", "θ̇ [rad/ms]")]   # lagsim.symbolic.names' rule
     time = make_figure(table, "time", columns=["x"], info=Quantities(columns))
     assert time.axes[0].get_xlabel() == "t [ms]" and time.axes[0].get_ylabel() == "x [m]"
 

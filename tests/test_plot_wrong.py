@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 
 DAMPED = """\
 name: damped
@@ -24,7 +24,7 @@ simulate: {t_end: 10}
 
 def plotted(monkeypatch, *args: str):
     """(result, figure) of `lagsim plot ARGS -o unused.png`, the figure caught at save_figure."""
-    from lagsim import plot as plotting
+    from lagsim.viz import figures as plotting
 
     made = {}
     monkeypatch.setattr(plotting, "save_figure", lambda fig, target, dpi: made.update(fig=fig))
@@ -145,7 +145,7 @@ def test_a_swept_column_on_y_is_refused_not_drawn_over_itself(tmp_path):
 
 
 def test_a_table_with_an_energy_gain_and_no_drift_column_keeps_its_swept_columns():
-    from lagsim.plot_sweep import swept_columns
+    from lagsim.viz.sweep_figures import swept_columns
 
     assert swept_columns(["run", "F0", "W", "theta", "theta_dot", "energy_gain",
                           "stop_time", "error"]) == ["F0", "W"]
@@ -257,7 +257,7 @@ def test_the_printed_coriolis_matrix_makes_mdot_minus_2c_skew_symmetric(system):
 
 
 def test_the_api_plot_checks_the_system_and_shows_the_balance():
-    """lagsim.plot(traj, system=...) draws with the system's parameters too: a run with l = 2
+    """lagsim.viz.figures(traj, system=...) draws with the system's parameters too: a run with l = 2
     against the file's l = 1 is an InputError naming load's keywords; a driven system gets the
     energy balance panel."""
     import lagsim
@@ -279,8 +279,8 @@ def test_the_work_s_quadrature_error_estimate_shrinks_as_the_sample_spacing_squa
     error max|W_Simpson − W_trapezoid| ~ Δt²; ten times the samples, about 1/100 of it (between
     1/200 and 1/50 here), and h − h0 − W within 10 × that estimate + 1e-7 (the integration)."""
     import lagsim
-    from lagsim.balance import work
-    from lagsim.io import Table
+    from lagsim.analysis.balance import work
+    from lagsim.output.io import Table
 
     system = tmp_path / "damped.yaml"
     system.write_text(DAMPED)

@@ -24,11 +24,11 @@ from inline_systems import (
 )
 from reference import exact
 
-from lagsim.cli import main
-from lagsim.compile import compile_model
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
+from lagsim.cli.app import main
+from lagsim.numeric.compile import compile_model
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
 
 DOUBLE_NATURAL = named("double_natural", DOUBLE_PENDULUM_CARTESIAN, """\
 initial:

@@ -9,9 +9,9 @@ import pytest
 import sympy as sp
 
 from lagsim.errors import InputError
-from lagsim.model import build_model
-from lagsim.reduce import ReductionError, compile_reduction, reduce_model
-from lagsim.spec import load_spec, parse_spec
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.model import build_model
+from lagsim.symbolic.reduce import ReductionError, compile_reduction, reduce_model
 
 m, g, l, d, K, l0, m1, m2, l1, l2 = sp.symbols("m g l d K l0 m1 m2 l1 l2")
 th, thd, thdd = sp.symbols("theta theta_dot theta_ddot")
@@ -143,7 +143,7 @@ def test_a_redundant_constraint_is_named_as_such():
 def test_rheonomic_constraint_reduces_through_the_initial_branch():
     """(x − A sin wt)² + y² = ℓ² solved for y keeps the branch below the pivot at t0; the reduced
     run follows index1's to 1e-7 at t = 10 (001 §10.7 with φ(q, t))."""
-    from lagsim.integrate import SimulateOptions, simulate
+    from lagsim.run.integrate import SimulateOptions, simulate
 
     spec = load_spec("moving_pivot_pendulum")
     model = build_model(spec)
@@ -227,8 +227,8 @@ def test_derive_partition_is_the_one_a_run_starts_with(name):
     """``derive``'s partitioned reduced form (issue 16 §4) names the dependent coordinates that
     ``simulate --formulation reduced`` starts with: complete pivoting on φ_q at the start
     (Wehage–Haug), reduce.partition (NumPy only) against reduced.pivot_partition."""
-    from lagsim.reduce import _phi_q, partition
-    from lagsim.reduced import pivot_partition
+    from lagsim.run.reduced import pivot_partition
+    from lagsim.symbolic.reduce import _phi_q, partition
 
     spec = load_spec(name)
     model = build_model(spec)

@@ -1,4 +1,4 @@
-"""Generalized coordinate partitioning (Wehage and Haug 1982) in ``lagsim.reduced``: the pivoted
+"""Generalized coordinate partitioning (Wehage and Haug 1982) in ``lagsim.run.reduced``: the pivoted
 choice of dependent coordinates, the chart built from the consistent start (issue 8 §4,
 issue 16 §1) and the switch of partition in ``after_step`` (issue 16 §2)."""
 
@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import lagsim.integrate  # noqa: F401  (defines Formulation before lagsim.reduced needs it)
-from lagsim.compile import compile_model
-from lagsim.integrate import SimulateOptions, Stabilizer
-from lagsim.model import build_model
-from lagsim.reduced import (
+import lagsim.run.integrate  # noqa: F401  (defines Formulation before lagsim.run.reduced needs it)
+from lagsim.numeric.compile import compile_model
+from lagsim.run.integrate import SimulateOptions, Stabilizer
+from lagsim.run.reduced import (
     PartitionChart,
     Reduced,
     SymbolicChart,
@@ -19,7 +18,8 @@ from lagsim.reduced import (
     pivot_partition,
     pivots_along,
 )
-from lagsim.spec import load_spec
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model
 
 
 def test_pivoting_makes_the_largest_pivot_dependent():
@@ -102,9 +102,9 @@ def test_c_stepper_continues_in_python_on_a_numeric_chart(monkeypatch):
     """With one symbolic chart allowed, the run starts on it and goes on over the top on numeric
     charts (all in the C loop since issue 9; tests/test_cloop_reduced.py holds it to the Python
     loop); it follows index1 to 1e-9."""
-    from lagsim.integrate import simulate
+    from lagsim.run.integrate import simulate
 
-    monkeypatch.setattr("lagsim.reduced.SYMBOLIC_CHARTS", 1)
+    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 1)
     spec = load_spec("pendulum_natural", initial={"x": 0.0, "y": -1.0, "x_dot": 5.0})
     model = build_model(spec)
     runs = {}

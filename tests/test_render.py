@@ -1,8 +1,9 @@
-"""Printing the derive forms (lagsim.render): text for terminals, LaTeX for papers, JSON for
+"""Printing the derive forms (lagsim.symbolic.render): text for terminals, LaTeX for papers, JSON
+for
 scripts.
 
 JSON is checked by reading every expression back with sympy.sympify and comparing it with the model
-(lagsim.model, seed 001 §10.6–10.7 quantities L, M, F, h, A, b) at random points to 1e-12.
+(lagsim.symbolic.model, seed 001 §10.6–10.7 quantities L, M, F, h, A, b) at random points to 1e-12.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import pytest
 import sympy
 from inline_systems import CONSTRAINED, FLAT, SINGULAR, SKATE
 
-from lagsim.forms import FORMS
-from lagsim.model import build_model, to_sympy
-from lagsim.render import display_symbols, render
-from lagsim.spec import load_spec, parse_spec
+from lagsim.spec.system import load_spec, parse_spec
+from lagsim.symbolic.forms import FORMS
+from lagsim.symbolic.model import build_model, to_sympy
+from lagsim.symbolic.render import display_symbols, render
 
 DAMPED = """
 name: damped
@@ -259,8 +260,8 @@ def _entries(block: str) -> list[tuple[str, str]]:
 def test_long_items_print_line_by_line_and_read_back_equal() -> None:
     """messy3's M (its largest matrix) prints one line per non-zero entry, with θ̇-style names,
     and each line reads back equal to the model's entry at random points (1e-12)."""
-    from lagsim.model import tidy_model
-    from lagsim.spec import load_spec
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic.model import tidy_model
 
     model = tidy_model(build_model(load_spec(BENCH / "derive_messy3.yaml")))
     form = FORMS["matrix"](model, False)
@@ -306,7 +307,7 @@ def test_debug_says_what_was_printed_untidied() -> None:
 def test_wrapped_lines_join_back_and_keep_groups_whole() -> None:
     """Breaks fall before a binary + or −, never inside sin(…) or a short group, lines fit the
     width where a break allows it, and the lines joined give the text back."""
-    from lagsim.render import _wrap
+    from lagsim.symbolic.render import _wrap
 
     text = " + ".join(f"a{i}⋅sin(θ₁ - θ₂)/((L + x)⋅(L - x))" for i in range(6))
     lines = _wrap(text, 60)
@@ -346,7 +347,7 @@ constraints:
 def test_one_names_rule(name: str, text: str, tex: str) -> None:
     """A name's own underscores stay; only _dot/_ddot become dots; Greek names become letters;
     digits stay digits (no subscript guesses such as λᵣₒₗₗ ₓ or aₜₕₑₜₐ₁)."""
-    from lagsim import names
+    from lagsim.symbolic import names
 
     assert names.text(name) == unicodedata.normalize("NFC", text)
     assert names.latex(name) == tex
@@ -426,7 +427,7 @@ def test_derive_refuses_a_bad_budget_or_width(args: list[str], words: str) -> No
     """A budget or width that is not a number in range is a usage error: one line, exit 2."""
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     result = CliRunner().invoke(main, ["derive", "pendulum", *args])
     assert result.exit_code == 2, result.output
@@ -437,7 +438,7 @@ def test_derive_width_zero_prints_each_equation_on_one_line() -> None:
     """`derive --width 0` through the command line: no continuation lines."""
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     result = CliRunner().invoke(main, ["derive", str(BENCH / "derive_messy3.yaml"),
                                        "--width", "0"])

@@ -3,7 +3,7 @@
 The schema and the loader are tried on one corpus: every file the loader accepts (the bundled
 systems, the doc's examples, a few more) validates, and every file that is wrong in structure
 (the structural cases of tests/test_spec.py's ERRORS, and bad ``simulate:`` values) fails
-validation AND is refused by the loader, which is :func:`lagsim.spec.parse_spec` followed by
+validation AND is refused by the loader, which is :func:`lagsim.spec.system.parse_spec` followed by
 :meth:`SimulateOptions.resolve` (where ``lagsim simulate`` checks the ``simulate:`` values).
 The schema's key sets are the loader's declarations, and its descriptions are quoted from
 docs/format.md.
@@ -24,11 +24,11 @@ import yaml
 from click.testing import CliRunner
 from test_spec import ERRORS
 
-from lagsim.cli import main
+from lagsim.cli.app import main
 from lagsim.errors import InputError
-from lagsim.integrate import FORMULATIONS, METHODS, STABILIZERS, SimulateOptions
-from lagsim.schema import CONSTRAINT_KEYS, schema_text, system_schema
-from lagsim.spec import MASS_KEYS, SIMULATE_KEYS, TOP_KEYS, bundled_systems, parse_spec
+from lagsim.run.integrate import FORMULATIONS, METHODS, STABILIZERS, SimulateOptions
+from lagsim.spec.schema import CONSTRAINT_KEYS, schema_text, system_schema
+from lagsim.spec.system import MASS_KEYS, SIMULATE_KEYS, TOP_KEYS, bundled_systems, parse_spec
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
 SCHEMA = system_schema()

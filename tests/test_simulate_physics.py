@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from reference import exact
 
-from lagsim.compile import compile_model
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import load_spec
+from lagsim.numeric.compile import compile_model
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.system import load_spec
+from lagsim.symbolic.model import build_model
 
 G = 9.81
 THETA0 = math.pi / 6

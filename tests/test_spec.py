@@ -20,7 +20,7 @@ import pytest
 import sympy
 
 from lagsim.errors import InputError, Location
-from lagsim.spec import TOP_KEYS, load_spec, parse_spec
+from lagsim.spec.system import TOP_KEYS, load_spec, parse_spec
 
 LABEL = "sys.yaml"
 FUNCS = "sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, exp, log, sqrt, Abs, sign"
@@ -806,7 +806,7 @@ def test_load_bundled_pendulum_by_name(tmp_path: Path, monkeypatch: pytest.Monke
     q, qd = spec.initial_state()
     assert q == [pytest.approx(math.pi / 6, abs=1e-15)] and qd == [0.0]
     theta, theta_dot, m, g, l = sympy.symbols("theta theta_dot m g l")
-    from lagsim.model import build_model, to_sympy
+    from lagsim.symbolic.model import build_model, to_sympy
 
     model = build_model(spec)
     assert sympy.simplify(to_sympy(model.kinetic) - m * l**2 * theta_dot**2 / 2) == 0
@@ -1095,7 +1095,7 @@ def test_doc_examples_validate() -> None:
 
 def test_doc_pendulum_in_natural_coordinates() -> None:
     """M = m·1, F = (0, −m g), A = (2x, 2y), b = −2(ẋ² + ẏ²) (seed 001 §10.7; seed 003)."""
-    from lagsim.model import build_model, to_sympy
+    from lagsim.symbolic.model import build_model, to_sympy
 
     spec = parse_spec(doc_systems()["pendulum_natural"], "format.md")
     assert [c.name for c in spec.constraints] == ["rod"]
@@ -1113,7 +1113,7 @@ def test_doc_pendulum_in_natural_coordinates() -> None:
 
 def test_doc_driven_damped_pendulum() -> None:
     """m l² θ̈ = −m g l sin θ + F0 l cos θ cos(wt) − c θ̇, checked at random states to 1e-12."""
-    from lagsim.model import build_model, to_sympy
+    from lagsim.symbolic.model import build_model, to_sympy
 
     spec = parse_spec(doc_systems()["driven_damped_pendulum"], "format.md")
     model = build_model(spec)
@@ -1133,7 +1133,7 @@ def test_doc_driven_damped_pendulum() -> None:
 
 
 def test_doc_skate_row() -> None:
-    from lagsim.model import build_model, to_sympy
+    from lagsim.symbolic.model import build_model, to_sympy
 
     spec = parse_spec(doc_systems()["skate"], "format.md")
     (blade,) = spec.constraints
@@ -1146,7 +1146,7 @@ def test_doc_skate_row() -> None:
 
 
 def test_doc_lists_every_key() -> None:
-    from lagsim.spec import MASS_KEYS, SIMULATE_KEYS
+    from lagsim.spec.system import MASS_KEYS, SIMULATE_KEYS
 
     doc = DOC.read_text(encoding="utf-8")
     for key in (*TOP_KEYS, *MASS_KEYS, *SIMULATE_KEYS):
@@ -1171,7 +1171,7 @@ NON_FINITE = [
 def cli_file(tmp_path: Path, text: str, *args: str):
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     path = tmp_path / "sys.yaml"
     path.write_text(yml(text), encoding="utf-8")

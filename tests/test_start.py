@@ -1,4 +1,4 @@
-"""A consistent start that keeps what the user set (issue 15, lagsim.start), through the command
+"""A consistent start that keeps what the user set (issue 15, lagsim.run.start), through the command
 line as a user meets it: the first CSV row, the lines on stderr, the exit code.
 
 Closed forms: a disk of mass m and radius r rolling without slipping (ẋ = r θ̇) has
@@ -19,11 +19,11 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import DOUBLE_PENDULUM_CARTESIAN
 
-from lagsim.cli import main
-from lagsim.compile import compile_model
-from lagsim.model import build_model
-from lagsim.spec import parse_spec
-from lagsim.start import NO_INITIAL, consistent_start
+from lagsim.cli.app import main
+from lagsim.numeric.compile import compile_model
+from lagsim.run.start import NO_INITIAL, consistent_start
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
 
 M, R = 2.0, 0.5
 DISK = f"""
@@ -117,7 +117,7 @@ def test_strict_initial_computes_unset_values_but_refuses_to_move_given_ones(tmp
 
 @pytest.mark.parametrize("x", [0.6, -0.3, 0.999])
 def test_pendulum_given_x_hangs_on_the_side_gravity_pulls_to(tmp_path, x):
-    """Rule 3 of lagsim.start: from y = 0 the rod's gradient in y vanishes and both roots are
+    """Rule 3 of lagsim.run.start: from y = 0 the rod's gradient in y vanishes and both roots are
     equally near; the start takes the side the force at rest points to, y = −√(l² − x²)."""
     code, first, notes, _ = simulate(tmp_path, PENDULUM, "--init", f"x={x}")
     assert code == 0, notes

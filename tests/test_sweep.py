@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from scipy.special import ellipk
 
-from lagsim import sweep as sw
-from lagsim.cli import main
+from lagsim.cli.app import main
+from lagsim.sweep import core as sw
 
 SYNC = ("--scheduler", "synchronous")
 
@@ -252,7 +252,7 @@ def test_a_run_s_spec_is_the_parser_s_with_set_and_init(system, values):
     """The session re-parses only when parameters change; otherwise it puts initial values in
     itself: the spec must be the one ``parse_spec`` makes from --set/--init (every field,
     locations included), with fixed --set/--init values kept."""
-    from lagsim.spec import parse_spec, read_source
+    from lagsim.spec.system import parse_spec, read_source
 
     text, label, stem = read_source(system)
     job = sw.Job(text, label, stem, {}, {"g": 9.0}, {"y": -0.5} if "x" in values else {},

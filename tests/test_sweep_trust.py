@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from lagsim import sweep as sw
-from lagsim.cli import main
+from lagsim.cli.app import main
+from lagsim.sweep import core as sw
 
 SYNC = ("--scheduler", "synchronous")
 LAGSIM = (sys.executable, "-m", "lagsim")
@@ -179,8 +179,8 @@ def test_a_scheduler_that_accepts_and_never_answers_is_given_up_in_time(tmp_path
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     port = server.getsockname()[1]
-    code = ("import sys, lagsim.sweep as sw; sw.CONNECT_SECONDS = 2.0\n"
-            "from lagsim.cli import main\n"
+    code = ("import sys, lagsim.sweep.core as sw; sw.CONNECT_SECONDS = 2.0\n"
+            "from lagsim.cli.app import main\n"
             f"main(['sweep', 'pendulum', '--values', 'theta=0.1,0.2', '--t-end', '0.1', "
             f"'--scheduler', 'tcp://127.0.0.1:{port}'], prog_name='lagsim')\n")
     try:
@@ -426,7 +426,7 @@ def test_a_system_whose_energy_is_not_conserved_has_energy_gain_not_drift():
         h0, h1 = float(single[0]["energy"]), float(single[-1]["energy"])
         assert float(row["energy_gain"]) == h1 - h0
     assert float(table[0]["energy_gain"]) < 0
-    from lagsim import plot_sweep
+    from lagsim.viz import sweep_figures as plot_sweep
 
     assert plot_sweep.swept_columns(result.stdout.splitlines()[0].split(",")) == ["F0"]
 

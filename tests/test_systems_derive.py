@@ -38,8 +38,8 @@ x_ddot, y_ddot, r_ddot, theta_ddot = sp.symbols("x_ddot y_ddot r_ddot theta_ddot
 
 @functools.cache
 def _model(name: str, overrides: tuple[tuple[str, float], ...] = ()):
-    from lagsim.model import build_model
-    from lagsim.spec import load_spec
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic.model import build_model
 
     return build_model(load_spec(SYSTEMS / f"{name}.yaml", dict(overrides) or None))
 
@@ -169,7 +169,7 @@ def test_issue_2_descriptions_cite_their_seed(name: str) -> None:
     author, title and section (issue 14: what users see carries no seed file names)."""
     import re
 
-    from lagsim.references import SOURCES
+    from lagsim.spec.references import SOURCES
 
     text = yaml.safe_load((SYSTEMS / f"{name}.yaml").read_text(encoding="utf-8"))["description"]
     assert not re.search(r"\d{3}_[0-9a-f]{16}", text), f"{name}: a seed file name"
@@ -180,7 +180,7 @@ def test_issue_2_descriptions_cite_their_seed(name: str) -> None:
 @pytest.mark.parametrize("name", ALL_FILES)
 def test_initial_state_is_on_the_constraint_manifold(name: str) -> None:
     """The file's q(0), q̇(0) satisfy every φ = 0 and φ̇ = 0 (or a·q̇ + b = 0) to 1e-12."""
-    from lagsim.spec import load_spec
+    from lagsim.spec.system import load_spec
 
     spec = load_spec(SYSTEMS / f"{name}.yaml")
     mdl = model(name)
@@ -450,7 +450,7 @@ def test_plain_derive_of_the_showcase_prints_the_textbook_equations() -> None:
 
     from click.testing import CliRunner
 
-    from lagsim.cli import main
+    from lagsim.cli.app import main
 
     result = CliRunner().invoke(main, ["derive", "double_pendulum", "--format", "json"])
     assert result.exit_code == 0, result.output

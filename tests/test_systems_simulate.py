@@ -32,11 +32,11 @@ from scipy.integrate import cumulative_trapezoid, solve_ivp
 from scipy.interpolate import CubicHermiteSpline
 from scipy.optimize import brentq
 
-from lagsim.chains import chain_yaml
-from lagsim.integrate import SimulateOptions, simulate
-from lagsim.model import build_model
-from lagsim.spec import SystemSpec, load_spec, parse_spec
-from lagsim.trajectory import Trajectory
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.spec.chains import chain_yaml
+from lagsim.spec.system import SystemSpec, load_spec, parse_spec
+from lagsim.symbolic.model import build_model
 
 G = 9.81
 SYSTEMS = Path(__file__).resolve().parents[1] / "systems"

@@ -1,0 +1,256 @@
+"""Where the masses are along a trajectory, and which of them a rod ties together.
+
+Used by ``lagsim plot --kind path`` and ``lagsim animate``: positions r_K(q, t) of the declared
+masses evaluated at every sample of a CSV; a rod is drawn between two masses (or a mass and the
+origin) whose distance the model keeps fixed: |r_i − r_j|² is a constant, or a constant plus a
+multiple of one holonomic constraint φ (seed 001 §10.7, φ = x² + y² − r²).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import symengine as se
+import sympy
+
+from lagsim.errors import InputError
+from lagsim.numeric.compile import lambdify
+from lagsim.output.io import Table
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model, to_sympy
+from lagsim.viz.figures import Quantities, unit_columns
+
+ORIGIN = "origin"
+
+
+def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The (x, y) path of each declared mass over the table's samples (x–y projection in 3-d)."""
+    if not model.mass_positions:
+        raise InputError(f"system '{model.name}' declares no 'masses', so there is no path to "
+                         "draw; add masses with positions, or use --kind time")
+    missing = [c for c in model.coordinates if not table.has(c)]
+    if missing:
+        raise InputError(f"the CSV has no column for coordinate(s) {', '.join(missing)} of "
+                         f"system '{model.name}'; was it simulated from another system?",
+                         None)
+    subs = model.substitutions()
+    exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
+    f = lambdify([model.t, *model.q], exprs)
+    t = table.column("t")
+    q = np.column_stack([table.column(c) for c in model.coordinates])
+    values = np.array([f(np.concatenate(([ti], qi))) for ti, qi in zip(t, q)])
+    return {name: (values[:, 2 * k], values[:, 2 * k + 1])
+            for k, (name, _) in enumerate(model.mass_positions)}
+
+
+def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, np.ndarray]]
+         ) -> list[tuple[str, str]]:
+    """Pairs (origin or mass, mass) whose distance the model holds constant."""
+    positions = {name: tuple(to_sympy(c) for c in r) for name, r in model.mass_positions}
+    dim = len(next(iter(positions.values()))) if positions else 2
+    positions_with_origin = {ORIGIN: (sympy.Integer(0),) * dim, **positions}
+    on_manifold = _eliminations(model)
+    phis = [to_sympy(c.expression).subs(on_manifold) for c in model.holonomic]
+    coords = {to_sympy(s) for s in model.q}
+    names = list(positions_with_origin)
+    out = []
+    for j, b in enumerate(names):
+        for a in names[:j]:
+            if not _nearly_constant(paths, a, b):
+                continue
+            d2 = sum((pa - pb) ** 2 for pa, pb in zip(positions_with_origin[a],
+                                                     positions_with_origin[b]))
+            if _fixed(d2.subs(on_manifold), phis, coords):
+                out.append((a, b))
+    return out
+
+
+def _eliminations(model: Model) -> dict:
+    """Coordinates that the constraints fix outright (β = 0, z = 0), to restrict |r_i − r_j|²."""
+    fixed = {}
+    for c in model.holonomic:
+        phi = to_sympy(c.expression)
+        if phi.is_Symbol:
+            fixed[phi] = sympy.Integer(0)
+    return fixed
+
+
+def _nearly_constant(paths: Mapping, a: str, b: str) -> bool:
+    xa, ya = paths[a] if a != ORIGIN else (0.0, 0.0)
+    xb, yb = paths[b]
+    d = np.hypot(np.asarray(xb) - xa, np.asarray(yb) - ya)
+    return bool(np.ptp(d) <= 1e-6 * max(float(np.max(d)), 1e-12))
+
+
+FIXED_MAX_TERMS = 200
+"""A squared distance that multiplies out past this many terms
+(:func:`lagsim.symbolic.expansion.expansion_work`) is not simplified to see whether it is fixed:
+SymPy's
+expansion and ``trigsimp`` of it would take minutes; no rod is then drawn for the pair."""
+
+
+def _fixed(d2: sympy.Expr, phis: list[sympy.Expr], coords: set) -> bool:
+    from lagsim.symbolic.expansion import expansion_work
+
+    if expansion_work(se.sympify(d2), FIXED_MAX_TERMS) > FIXED_MAX_TERMS:
+        return False
+    simple = sympy.trigsimp(sympy.expand(d2))
+    if not (simple.free_symbols & coords):
+        return True
+    for phi in phis:
+        ratio = sympy.simplify(sympy.diff(simple, next(iter(simple.free_symbols & coords)))
+                               / sympy.diff(phi, next(iter(simple.free_symbols & coords))))
+        if ratio.free_symbols & coords:
+            continue
+        if not (sympy.simplify(simple - ratio * phi).free_symbols & coords):
+            return True
+    return False
+
+
+def gravity_direction(spec: SystemSpec) -> tuple[float, float] | None:
+    """The unit vector of the file's ``gravity:`` in the x–y plane of the pictures, or None when
+    there is no gravity, it has no x–y part, or it depends on q or t (no one arrow shows it)."""
+    if spec.gravity is None:
+        return None
+    values = {se.Symbol(k): v for k, v in spec.parameter_values.items()}
+    parts = []
+    for component in spec.gravity[:2]:
+        value = se.sympify(component.expr).subs(values)
+        if value.free_symbols:
+            return None
+        parts.append(float(value))
+    norm = float(np.hypot(*parts))
+    if not np.isfinite(norm) or norm == 0.0:
+        return None
+    return parts[0] / norm, parts[1] / norm
+
+
+def coordinate_dimensions(model: Model) -> dict[str, str]:
+    """``"angle"`` for a coordinate that enters the mass positions only inside sin, cos and tan,
+    ``"length"`` for one that enters them elsewhere too; coordinates in no position are left
+    out."""
+    out: dict[str, str] = {}
+    trig = (sympy.sin, sympy.cos, sympy.tan)
+    for _, r in model.mass_positions:
+        for component in r:
+            expr = to_sympy(component)
+            calls = expr.atoms(*trig)
+            bare = expr.subs({call: sympy.Dummy() for call in calls}).free_symbols
+            inside = set().union(*(call.free_symbols for call in calls)) if calls else set()
+            for name in model.coordinates:
+                symbol = sympy.Symbol(name)
+                if symbol in bare:
+                    out[name] = "length"
+                elif symbol in inside and out.get(name) != "length":
+                    out[name] = "angle"
+    return out
+
+
+def held_by_constraints(model: Model) -> tuple[str, ...]:
+    """Coordinates that a holonomic constraint φ = q (times a constant) holds at zero (002
+    §23.7's beta and z)."""
+    out = []
+    for c in model.holonomic:
+        phi = to_sympy(c.expression)
+        symbols = phi.free_symbols
+        if len(symbols) == 1 and sympy.simplify(phi / next(iter(symbols))).is_number:
+            name = str(next(iter(symbols)))
+            if name in model.coordinates:
+                out.append(name)
+    return tuple(out)
+
+
+def quantities(spec: SystemSpec, model: Model) -> Quantities:
+    """What the CSV columns of ``spec`` measure, for :mod:`lagsim.plot`: the file's units,
+    lengths and angles from the mass positions, and the coordinates constraints hold at 0."""
+    units = dict(spec.units)
+    dimensions = coordinate_dimensions(model)
+    for name, unit in units.items():
+        if unit in ("rad", "deg", "°", "degree", "degrees", "radian", "radians"):
+            dimensions[name] = "angle"
+    return Quantities(unit_columns(units, model.coordinates), dimensions,
+                      held_by_constraints(model))
+
+
+def _ends_of(model: Model) -> dict[str, tuple]:
+    """Each mass's position expressions (sympy), and the origin's."""
+    positions = {name: tuple(to_sympy(c) for c in r) for name, r in model.mass_positions}
+    dim = len(next(iter(positions.values()))) if positions else 2
+    return {**positions, ORIGIN: (sympy.Integer(0),) * dim}
+
+
+def _spring_terms(potential: sympy.Expr) -> list[sympy.Expr]:
+    """The S of each term c·(√S − l0)² of ``potential`` (c and l0 free of S's symbols)."""
+    out = []
+    for term in sympy.Add.make_args(potential):
+        for factor in sympy.Mul.make_args(term):
+            if not (factor.is_Pow and factor.exp == 2 and factor.base.is_Add):
+                continue
+            roots = [a for a in factor.base.args if a.is_Pow and a.exp == sympy.Rational(1, 2)]
+            if len(roots) == 1:
+                S = roots[0].base
+                rest = factor.base - roots[0]
+                if not (rest.free_symbols & S.free_symbols):
+                    out.append(S)
+    return out
+
+
+def _tidy(point: np.ndarray) -> tuple[float, float]:
+    """A least-squares point without its round-off (1e-17 → 0, 1.0000000000000004 → 1): ten
+    decimals of its size."""
+    digits = 10 - math.floor(math.log10(max(float(np.abs(point[:2]).max()), 1e-300)))
+    return tuple(round(float(v), digits) + 0.0 for v in point[:2])  # type: ignore[return-value]
+
+
+def springs(spec: SystemSpec, model: Model, samples: int = 6
+            ) -> list[tuple[str | tuple[float, float], str | tuple[float, float]]]:
+    """The springs ``lagsim animate`` draws: the file's ``springs:``, then each potential term
+    k/2·(|r_a − r_b| − l0)² between two masses, a mass and the origin, or a mass and a fixed
+    point P (seed 002 §23.9's spring to B). S under the root is compared with |r_a − r_b|² at
+    seeded random states; for a fixed point, S − |r_a|² = −2 P·r_a + |P|² is solved for P by
+    least squares and checked."""
+    found: list = list(spec.springs)
+    if spec.potential is None or not model.mass_positions:
+        return found
+    potential = to_sympy(se.sympify(spec.potential.expr).subs(model.substitutions()))
+    terms = _spring_terms(potential)
+    if not terms:
+        return found
+    ends = _ends_of(model)
+    values = {sympy.Symbol(k): v for k, v in model.parameters.items()}
+    symbols = [sympy.Symbol("t"), *(sympy.Symbol(q) for q in model.coordinates)]
+    rng = np.random.default_rng(14)
+    states = rng.uniform(-1.0, 1.0, (samples, len(symbols)))
+
+    def at(expr: sympy.Expr) -> np.ndarray:
+        f = sympy.lambdify(symbols, sympy.sympify(expr).subs(values), "numpy")
+        return np.array([float(f(*s)) for s in states])
+
+    points = {name: np.column_stack([at(c) for c in r]) for name, r in ends.items()}
+    for S in terms:
+        s_values = at(S)
+        match = None
+        names = list(points)
+        for j, b in enumerate(names):
+            for a in names[:j]:
+                d2 = np.sum((points[a] - points[b]) ** 2, axis=1)
+                if np.allclose(s_values, d2, rtol=1e-9, atol=1e-12):
+                    match = (b, a) if a == ORIGIN else (a, b)
+        if match is None:
+            for name in names:
+                if name == ORIGIN:
+                    continue
+                r = points[name]
+                lhs = s_values - np.sum(r**2, axis=1)
+                design = np.column_stack([-2.0 * r, np.ones(len(r))])
+                solution, *_ = np.linalg.lstsq(design, lhs, rcond=None)
+                p, c = solution[:-1], solution[-1]
+                if (np.allclose(design @ solution, lhs, rtol=1e-9, atol=1e-9)
+                        and math.isclose(c, float(p @ p), rel_tol=1e-9, abs_tol=1e-9)):
+                    match = (name, _tidy(p))
+                    break
+        if match is not None and match not in found:
+            found.append(match)
+    return found

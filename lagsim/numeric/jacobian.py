@@ -1,0 +1,140 @@
+"""The analytic Jacobian ∂y'/∂y of the right-hand side, for the implicit methods (issue 9).
+
+Radau, BDF and LSODA solve a nonlinear system at every step with the Jacobian of y' = f(t, y);
+without one, scipy estimates it by finite differences, one right-hand side per column, in Python.
+lagsim has the symbolic model, so it differentiates instead.
+
+For y = [q, q̇] and the accelerations from the augmented system (seed 001 §10.7, seed 003's
+augmented matrix) write the residual
+
+    R(q, q̇, q̈, λ, t) = [M(q,t) q̈ − F(q,q̇,t) − A(q,t)ᵀλ ;  A(q,t) q̈ − b(q,q̇,t)],
+
+so that K [q̈; λ] = [F; b] with K = ∂R/∂(q̈, λ) = [[M, −Aᵀ], [A, 0]]. Differentiating R = 0,
+
+    ∂(q̈, λ)/∂x = −K⁻¹ ∂R/∂x,   x = q or q̇,
+
+and ∂y'/∂y = [[0, I], [∂q̈/∂q, ∂q̈/∂q̇]]. Only ∂R/∂q and ∂R/∂q̇ at given (q̈, λ) are symbolic
+(compiled like the model's functions, with the parameters as run-time inputs); K is factored
+numerically at run time, never inverted symbolically. Without constraints K = M (seed 001 eq.
+10.12–10.14). Baumgarte's b − gain·(A q̇ + c) − β²φ adds gain·∂w/∂q + β²φ_q and gain·A to the
+constraint rows (w = A q̇ + c, the velocity residual). With dependent rows (Udwadia–Kalaba,
+seed 004) K is singular but the system for ∂q̈ stays consistent; the least-squares solution gives
+the unique ∂q̈.
+
+The symbolic derivatives cost O(n³) differentiations, so they are built only when an implicit
+method is asked for, once per model structure per process (the compile memo).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import symengine as se
+
+from lagsim.numeric.compile import NumericSystem, compile_functions
+from lagsim.spec.expressions import diff, kinks
+from lagsim.symbolic.model import Model
+
+IMPLICIT = frozenset(("Radau", "BDF", "LSODA"))
+"""The methods that take a Jacobian (scipy's ``jac`` argument)."""
+
+
+def _residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]]:
+    """Arguments (t, q, q̇, q̈, λ) and the flat list [∂R/∂q, ∂R/∂q̇, ∂w/∂q] (row-major)."""
+    n, m = model.n, model.m
+    lam = [se.Symbol(f"_lagsim_lambda{k}") for k in range(m)]
+    M, F, A, b = model.mass_matrix, model.forcing, model.A, model.b
+    rows = []
+    for i in range(n):
+        expr = sum((M[i, j] * model.qdd[j] for j in range(n)), -F[i])
+        rows.append(expr - sum((A[k, i] * lam[k] for k in range(m)), se.Integer(0)))
+    for k in range(m):
+        rows.append(sum((A[k, j] * model.qdd[j] for j in range(n)), -b[k]))
+    w = [c.velocity_form for c in model.constraints]
+    d = diff if kinks(*rows, *w) else se.diff
+    d_q = [d(r, x) for r in rows for x in model.q]
+    d_qd = [d(r, x) for r in rows for x in model.qd]
+    d_w = [d(wk, x) for wk in w for x in model.q]
+    args = [model.t, *model.q, *model.qd, *model.qdd, *lam]
+    return args, d_q + d_qd + d_w
+
+
+class RhsJacobian:
+    """``jac(t, y) -> (2n, 2n)`` of the right-hand side of ``ode``, ``index1`` or
+    ``udwadia-kalaba`` (y = [q, q̇]) with the stabilizer ``stabilizer`` (none, projection, or
+    Baumgarte, whose gains enter the constraint rows)."""
+
+    def __init__(self, numeric: NumericSystem, model: Model, stabilizer: object,
+                 dependent_rows: bool) -> None:
+        self.numeric = numeric
+        self.n, self.m = numeric.n, numeric.m
+        args, exprs = _residual_derivatives(model)
+        params = list(model.substitutions())
+        values = [numeric.parameters[str(p)] for p in params]
+        self._f = compile_functions(self.n, self.m, (("jacobian", args, exprs),), params,
+                                    values)["jacobian"]
+        self._x = np.empty(len(args))
+        self.gain = getattr(stabilizer, "gain", None)
+        self.beta = getattr(stabilizer, "beta", 0.0)
+        self.hol = np.array(numeric.holonomic, dtype=int)
+        self.dependent_rows = dependent_rows
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        n, m = self.n, self.m
+        q, qd = y[:n], y[n:]
+        M, F, A, b = self.numeric.dynamics(t, q, qd)
+        K = np.zeros((n + m, n + m))
+        K[:n, :n] = M
+        K[:n, n:] = -A.T
+        K[n:, :n] = A
+        if self.gain is not None and m:
+            _, c = self.numeric.velocity_terms(t, q)
+            b = b - self.gain * (A @ qd + c)
+            if len(self.hol):
+                b[self.hol] -= self.beta**2 * self.numeric.phi(t, q)[0]
+        solve = self._lstsq if self.dependent_rows else np.linalg.solve
+        z = solve(K, np.concatenate((F, b)))
+        x = self._x
+        x[0] = t
+        x[1:1 + n] = q
+        x[1 + n:1 + 2 * n] = qd
+        x[1 + 2 * n:] = z
+        out = self._f(x)
+        size = (n + m) * n
+        R_q = out[:size].reshape(n + m, n)
+        R_qd = out[size:2 * size].reshape(n + m, n)
+        if self.gain is not None and m:
+            w_q = out[2 * size:].reshape(m, n)
+            R_q[n:] += self.gain[:, None] * w_q
+            R_qd[n:] += self.gain[:, None] * A
+            if len(self.hol):
+                R_q[n + self.hol] += self.beta**2 * self.numeric.phi(t, q)[1]
+        D = -solve(K, np.hstack((R_q, R_qd)))
+        J = np.zeros((2 * n, 2 * n))
+        J[:n, n:] = np.eye(n)
+        J[n:] = D[:n]
+        return J
+
+    @staticmethod
+    def _lstsq(K: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return np.linalg.lstsq(K, r, rcond=None)[0]
+
+
+def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
+    """The analytic Jacobian of ``form``'s right-hand side, or None when the formulation has no
+    y = [q, q̇] state (``reduced`` integrates its independent coordinates only)."""
+    if getattr(form, "name", "") not in ("ode", "index1", "udwadia-kalaba"):
+        return None
+    cached = getattr(form, "_analytic_jacobian", None)
+    if cached is None:
+        rough = kinks(model.lagrangian, *model.tau, *(c.expression for c in model.constraints))
+        if rough:
+            form.report(f"warning: the equations of motion are not smooth where the argument "
+                        f"of {', '.join(map(str, rough[:3]))}{' ...' if len(rough) > 3 else ''} "
+                        "is 0 (abs bends there, sign jumps); there the analytic Jacobian of "
+                        "Radau, BDF and LSODA is wrong, so they may take tiny steps or fail: an "
+                        "explicit method (DOP853, RK45) is more reliable across such points")
+        cached = RhsJacobian(form.numeric, model, form.stabilizer, form.dependent_rows)
+        form._analytic_jacobian = cached
+    return cached

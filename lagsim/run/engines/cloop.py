@@ -1,0 +1,878 @@
+"""The accepted-step loop of a run in C: whole sample intervals per call (issue 9, issue 17 §4).
+
+:func:`lagsim.run.driver.run` steps a formulation's ODE with scipy's ``OdeSolver`` in Python, one
+Python round per accepted step (the step itself, the checks, the ``--stop-when`` search, the
+samples, the projection). With DOP853 (the default) and the formulations ``ode``, ``index1``
+and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
+module runs that same loop in C (``lagsim/numeric/c/cloop.c``, compiled once per machine with
+:data:`OPTIMIZE` and kept in the compile cache of :mod:`lagsim.numeric.cache`): the model's compiled
+functions are called through their addresses; index1's augmented system is solved through its
+Schur complement (Cholesky of M, factored once while M does not change, and of A M⁻¹ Aᵀ), by
+LU with partial pivoting of the augmented matrix when that is ill-conditioned; the
+minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equations
+(Cholesky) when well conditioned, else by a one-sided Jacobi SVD (the same cut-off
+:data:`lagsim.run.formulations.RCOND`); the dense linear algebra is the model libraries' own
+(``lagsim/numeric/c/runtime.c``). The ``--stop-when`` expression is compiled to C as well,
+its sign changes inside each step looked for as :mod:`lagsim.run.crossings` does (the same pieces,
+the same constants) and the first found by Brent's method on the step's dense output. Each
+part mirrors the Python code it replaces (named in the C source), so both loops give the same
+trajectory to rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained
+system). Python runs once per call (the progress bar, the pace check and Ctrl-C), about every
+:data:`CALL_SECONDS` whatever the size of the model, not once per step.
+
+The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
+of this module and of ``lagsim/numeric/c/cloop.c``): the chart's ODE in the free coordinates is
+stepped by
+the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
+numeric chart's from Newton's method on the constraints (mirrored in C), and
+``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built or to a
+numeric chart where no symbolic one is to be tried) is done in C; Python runs only where it
+decides (the first switch, a new symbolic chart, a check within rounding of its threshold, rank
+loss) (tests/test_cloop_reduced.py: 1e-12).
+
+The Python loop stays the reference and the path for everything else: the other methods,
+systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;
+a C loop that cannot be built or loaded says so on stderr, once, and the Python loop runs (a
+reduced run that reaches a symbolic chart without C code goes on in it from there).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import time
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from lagsim.errors import IntegrationError
+from lagsim.numeric import cache, ccompile, csource
+from lagsim.numeric.csource import LoopResult, Status
+from lagsim.numeric.memo import Memo
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.formulations import RCOND, SINGULAR_RTOL
+from lagsim.run.problem import Problem
+from lagsim.spec.options import BY_NAME
+
+STEPS_PER_CALL = 4096
+"""Accepted steps of the first C call; later calls take as many as fit in :data:`CALL_SECONDS`
+at the pace measured (between 16 and 2**20)."""
+CALL_SECONDS = 0.05
+FORMS = {"ode": 0, "index1": 1, "udwadia-kalaba": 2}
+STABILIZE = {"none": 0, "baumgarte": 1, "projection": 2}
+PATHS = ("cholesky", "svd", "lu")
+"""The ways the C loop solves a constrained system: the normal equations by Cholesky (index1's
+Schur complement, the minimum-norm solves when well conditioned), the Jacobi SVD (minimum-norm
+solves of rank-deficient or ill-conditioned rows), LU of index1's augmented matrix."""
+OPTIMIZE = "-O3"
+"""The loop library's optimisation: -O3 vectorizes its elementwise loops (DOP853's stage sums
+across the state, the products with a diagonal mass matrix), which -O2's cost model leaves
+scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
+8-chain: 10 % fewer instructions per step; compiled once per machine)."""
+
+LIBRARIES: Memo[Any] = Memo(4)
+"""The step loop's library (model independent) by compiler, in this process."""
+STOP_LIBRARIES: Memo[tuple[Any, int] | None] = Memo(16)
+"""The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
+the parameters as inputs, not their values: a sweep over them loads one)."""
+
+
+def _coefficients() -> str:
+    """DOP853's tables as scipy's class holds them, printed exactly."""
+
+    def array(name: str, values: Any) -> str:
+        flat = np.asarray(values, dtype=float).ravel()
+        return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
+
+    from scipy.integrate import DOP853 as d
+
+    return "\n".join([
+        f"#define DOP_S {d.n_stages}", f"#define DOP_SX {d.D.shape[1]}",
+        array("DOP_A", d.A), array("DOP_B", d.B), array("DOP_C", d.C), array("DOP_E3", d.E3),
+        array("DOP_E5", d.E5), array("DOP_AX", d.A_EXTRA), array("DOP_CX", d.C_EXTRA),
+        array("DOP_D", d.D)])
+
+
+def _crossings() -> str:
+    """The constants of :mod:`lagsim.run.crossings` for the C scan, printed exactly."""
+    from lagsim.run import crossings as c
+
+    return "\n".join(f"#define SCAN_{name} {value!r}" for name, value in (
+        ("SPLIT", c.SPLIT), ("P", c.SPLIT_P), ("Q", c.SPLIT_Q), ("H00", c.H00), ("H10", c.H10),
+        ("H01", c.H01), ("H11", c.H11), ("SMALLEST", c.SMALLEST), ("SLOPE_STEP", c.SLOPE_STEP),
+        ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
+
+
+def _too_small() -> str:
+    from scipy.integrate import DOP853
+
+    return DOP853.TOO_SMALL_STEP
+
+
+def _library(cc: str) -> Any:
+    """The loop's shared library (model independent), built once per machine; None when it
+    cannot be built or loaded (said on stderr)."""
+    return LIBRARIES.get(cc, lambda: _load_library(cc))
+
+
+def _load_library(cc: str) -> Any:
+    template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
+                .replace("@CROSSINGS@", _crossings()))
+    lib = None
+    try:
+        lib, _ = ccompile.build_and_load(
+            cc, "cloop", lambda: template.replace("@COEFFICIENTS@", _coefficients()),
+            (OPTIMIZE, *ccompile.FLAGS), key_text=template)
+        lib.lagsim_loop_new.restype = ctypes.c_void_p
+        lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
+        lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
+        lib.lagsim_loop_free.restype = None
+        lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
+                                          ctypes.c_double)
+        lib.lagsim_loop_start.restype = ctypes.c_int
+        lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                        ctypes.POINTER(LoopResult), ctypes.c_void_p,
+                                        ctypes.c_void_p)
+        lib.lagsim_loop_run.restype = ctypes.c_int
+        lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_alias.restype = None
+        lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_paths.restype = None
+        lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+        lib.lagsim_loop_missed.restype = None
+        _reduced_argtypes(lib)
+    except Exception as exc:  # the Python loop still runs, and is slower: say so
+        cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
+                       "Python instead (slower)", f"{type(exc).__name__}: {exc}")
+        lib = None
+    return lib
+
+
+def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
+    """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ)
+    and p the model's parameters (the array the loop passes to the model's functions), so one
+    library serves every parameter value: (the library, the function's address); None when it
+    cannot be compiled (said on stderr)."""
+    stop = problem.stop
+    assert stop is not None
+    if stop.expression is None:
+        return None
+    try:
+        body = ccompile.c_function("stop", stop.arguments, [stop.expression], stop.parameters)
+    except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
+        cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
+                       "could not be written as C; stepping in Python instead (slower)",
+                       f"{type(exc).__name__}: {exc}")
+        return None
+    text = body + ("\nvoid lagsim_stop(const double *in, const double *p, double *out) "
+                   "{ stop(in, p, out); }\n")
+    source = "#include <math.h>\n" + text
+
+    def build() -> tuple[Any, int] | None:
+        try:
+            lib, _ = ccompile.build_and_load(cc, "stop", source, ccompile.flags())
+            return lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value
+        except Exception as exc:
+            cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
+                           "could not be compiled to C; stepping in Python instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+            return None
+
+    return STOP_LIBRARIES.get((cc, source), build)
+
+
+_COMPILER: dict[tuple[str | None, ...], str | None] = {}
+
+
+def _compiler() -> str | None:
+    """:func:`lagsim.numeric.ccompile.compiler`, looked up once per environment (a PATH search costs
+    0.4 ms, a tenth of a short run)."""
+    key = tuple(os.environ.get(k) for k in ("CC", "LAGSIM_NO_CC", "PATH"))
+    if key not in _COMPILER:
+        _COMPILER[key] = ccompile.compiler()
+    return _COMPILER[key]
+
+
+def _address(function: Any) -> int | None:
+    """The C address of a compiled model function (:class:`lagsim.numeric.ccompile.CFunction`)."""
+    if not isinstance(function, ccompile.CFunction):
+        return None
+    return ctypes.cast(function._func, ctypes.c_void_p).value
+
+
+class CLoop:
+    """The C loop for one problem: :meth:`run` gives the trajectory the Python loop would."""
+
+    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None,
+                 addresses: list[int]) -> None:
+        self.problem = problem
+        self.lib = lib
+        self.stop = stop
+        self.params = problem.numeric._dynamics._params
+        self.addresses = addresses
+        self.steps = 0
+        """Accepted steps of the last :meth:`run` (and ``nfev`` its evaluations)."""
+        self.nfev = 0
+        self.paths = dict.fromkeys(PATHS, 0)
+        """How the last :meth:`run` solved its constrained systems: solves of each path."""
+        self._said_missed = False
+
+    def _next_call(self, t: float, steps_before: int, clock: float, pace: Any,
+                   progress: Callable[[float], None] | None) -> int:
+        """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and
+        ended at t): :func:`next_call`."""
+        return next_call(self.problem, t, self.steps - steps_before, clock, pace, progress)
+
+    def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
+        problem, numeric = self.problem, self.problem.numeric
+        form, options = problem.form, problem.options
+        stabilizer = form.stabilizer
+        alpha, beta = getattr(stabilizer, "alpha", 0.0), getattr(stabilizer, "beta", 0.0)
+        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
+        ints = np.array([numeric.n, numeric.m, len(numeric.holonomic), FORMS[form.name],
+                         STABILIZE[stabilizer.name], problem.stop is not None, uses_lam,
+                         _mass_every()], dtype=np.intc)
+        doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
+                            SINGULAR_RTOL, mass_scale, RCOND], dtype=float)
+        hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
+        handle = self.lib.lagsim_loop_new(
+            ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
+            *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
+        if not handle:
+            raise MemoryError("the C step loop could not allocate its work space")
+        return handle
+
+    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
+        """Step the problem from its start to ``t_end`` or its stop event (as
+        :func:`lagsim.run.driver.run`)."""
+        from lagsim.run.driver import FailedRun, Guard, Pace, Samples, StopEvent
+
+        problem = self.problem
+        form, options, numeric = problem.form, problem.options, problem.numeric
+        n, m = numeric.n, numeric.m
+        width = 2 * n + (m if form.name != "ode" else 0)
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
+        handle = None
+        try:
+            guard.start(problem.t0, y0)
+            atol = np.empty(2 * n)
+            atol[:] = options.atol
+            handle = self._new(guard.mass.scale, atol)
+            y = np.ascontiguousarray(y0, dtype=float)
+            if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
+                                          stop.sign if stop is not None else 0.0):
+                raise _failure(Status.RUN_SINGULAR, problem, guard, math.nan, state, problem.t0,
+                               problem.t0)
+            times = np.ascontiguousarray(samples.times, dtype=float)
+            rows = np.zeros((len(times), max(width, 1)))
+            result = LoopResult()
+            last = np.zeros(2 * n)
+            event = np.zeros(max(width, 1))
+            k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            self.steps = self.nfev = 0
+            self._said_missed = False
+            while True:
+                before, steps_before, clock = k.value, self.steps, time.perf_counter()
+                code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
+                                                ctypes.byref(k), rows.ctypes.data, chunk,
+                                                ctypes.byref(result), last.ctypes.data,
+                                                event.ctypes.data)
+                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
+                self.nfev, self.steps = result.nfev, result.nsteps
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
+                samples.k = k.value
+                if code == Status.RUN_STOP:
+                    self._alias(handle, times)
+                    return _stopped(samples, result.when, event)
+                if code not in (Status.RUN_MORE, Status.RUN_DONE):
+                    raise _failure(code, problem, guard, float(event[0]), state, result.when,
+                                   result.regular_at)
+                if code == Status.RUN_DONE:
+                    self._alias(handle, times)
+                    break
+                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
+            if progress is not None:
+                progress(1.0)
+        except IntegrationError as error:
+            samples.last(state)
+            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
+        finally:
+            if handle is not None:
+                self._missed(self.lib.lagsim_loop_missed, handle)
+                counts = np.zeros(len(PATHS))
+                self.lib.lagsim_loop_paths(handle, counts.ctypes.data)
+                self.paths = dict(zip(PATHS, map(int, counts)))
+                self.lib.lagsim_loop_free(handle)
+        return samples.trajectory("t_end", "")
+
+
+    def _missed(self, function: Any, handle: int) -> tuple[float, float, float] | None:
+        """The first piece the C loop's --stop-when scan could not resolve (u, v, step length;
+        ``function`` reads it from ``handle``), said once on stderr
+        (:func:`lagsim.run.crossings.message`)."""
+        from lagsim.run.crossings import message
+
+        out = np.zeros(4)
+        function(handle, out.ctypes.data)
+        if not out[0]:
+            return None
+        missed = (float(out[1]), float(out[2]), float(out[3]))
+        if not self._said_missed:
+            self._said_missed = True
+            self.problem.form.report(message(BY_NAME["stop_when"].flag,
+                                             str(self.problem.options.stop_when), missed))
+        return missed
+
+    def _alias(self, handle: int, times: np.ndarray) -> None:
+        """Say what the C loop's aliasing watch found (:mod:`lagsim.run.aliasing`), once."""
+        from lagsim.run.aliasing import message
+
+        out = np.zeros(7)
+        self.lib.lagsim_loop_alias(handle, out.ctypes.data)
+        if out[0]:
+            i, k = int(out[2]), int(out[6])
+            self.problem.form.report(message(float(times[k] - times[k - 1]),
+                                             self.problem.numeric.coordinates[i], int(out[3]),
+                                             2.0 * (out[1] - out[5]) / out[4]))
+
+
+def _mass_every() -> int:
+    from lagsim.run.driver import MASS_CHECK_EVERY
+
+    return MASS_CHECK_EVERY
+
+
+def next_call(problem: Problem, t: float, taken: int, clock: float, pace: Any,
+              progress: Callable[[float], None] | None, most: int = 2**20) -> int:
+    """Between two C calls of a step loop (the last one began at ``clock``, took ``taken``
+    accepted steps and ended at t): the pace check, the progress, and the steps of the next
+    call, as many as fit in :data:`CALL_SECONDS` at the pace measured (16 to ``most``)."""
+    elapsed = time.perf_counter() - clock
+    pace(t)
+    if progress is not None:
+        t0 = problem.t0
+        progress(min(1.0, (t - t0) / (problem.options.t_end - t0)))
+    return int(min(max(max(taken, 1) * CALL_SECONDS / max(elapsed, 1e-6), 16), most))
+
+
+def _extend(samples: Any, t: np.ndarray, rows: np.ndarray, n: int) -> None:
+    """Append rows [q, q̇, λ] made in C; a non-finite λ stops the run as in
+    :meth:`lagsim.run.driver.Samples.add`."""
+    if not len(t):
+        return
+    q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
+    bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
+    count = int(bad[0]) if bad.size else len(t)
+    samples.t.extend(float(v) for v in t[:count])
+    samples.q.extend(q[:count].copy())
+    samples.qd.extend(qd[:count].copy())
+    samples.lam.extend(lam[:count].copy())
+    if bad.size:
+        from lagsim.run.driver import _state
+
+        numeric = samples.problem.numeric
+        i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
+        raise IntegrationError(f"lambda_{numeric.constraint_names[i]} became {lam[count, i]} "
+                               f"({_state(numeric, q[count], qd[count])})", time=float(t[count]))
+
+
+def _failure(code: int, problem: Problem, guard: Any, value: float, state: SimpleNamespace,
+             when: float, regular_at: float) -> IntegrationError:
+    """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
+    made by the same :class:`lagsim.run.driver.Guard`); ``value`` is the --stop-when expression's
+    non-finite value of :attr:`~lagsim.numeric.csource.Status.RUN_STOP_NONFINITE`."""
+    form, numeric = problem.form, problem.numeric
+    n = numeric.n
+    if code == Status.RUN_SMALL:
+        return guard.failure(state, _too_small())
+    if code == Status.RUN_SINGULAR:
+        why = ("Matrix is not positive definite"
+               if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
+        return guard.singular(state, np.linalg.LinAlgError(why))
+    return _state_failure(code, problem, guard, value, state, state.y[:n], state.y[n:], when,
+                          regular_at)
+
+
+def _state_failure(code: int, problem: Problem, guard: Any, value: float, state: SimpleNamespace,
+                   q: np.ndarray, qd: np.ndarray, when: float, regular_at: float
+                   ) -> IntegrationError:
+    """The error of a failure found at the state (q, q̇) at ``when`` (either C loop's), as the
+    Python loop's :class:`lagsim.run.driver.Guard` and stop event make it."""
+    from lagsim.run.driver import _first_nonfinite
+
+    numeric = problem.numeric
+    if code == Status.RUN_NONFINITE:
+        return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
+    if code == Status.RUN_MASS:
+        guard.mass(when, q, qd, regular_at)
+        guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
+    if code == Status.RUN_PROJECTION:
+        return IntegrationError(Status.RUN_PROJECTION.message, time=when)
+    if code == Status.RUN_STOP_NONFINITE:
+        return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
+                                f"{value}", time=when)
+    return IntegrationError(f"the C step loop failed (code {code})", time=when)
+
+
+def _stopped(samples: Any, end: float, event: np.ndarray) -> Trajectory:
+    """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
+    λ] appended), as the Python loop ends it."""
+    options = samples.problem.options
+    _extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
+    return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
+                              f"changed sign ({options.label('stop_when')})")
+
+
+def loop_for(problem: Problem) -> CLoop | None:
+    """The C loop for ``problem``, or None when the Python loop is to run: a method other than
+    DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a symbolic chart
+    without C code, a
+    formulation or stabilizer class other than the registered ones (a subclass may change any
+    step), a stand-in for the :class:`~lagsim.numeric.compile.NumericSystem`, a model without C code
+    (all expected, and silent), or a C loop that cannot be built (said on stderr)."""
+    from lagsim.numeric.compile import NumericSystem
+    from lagsim.run.formulations import FORMULATIONS, STABILIZERS
+
+    numeric, form = problem.numeric, problem.form
+    if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")
+            or problem.options.section is not None
+            or not isinstance(numeric, NumericSystem)
+            or type(form) is not FORMULATIONS[form.name]
+            or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):
+        return None
+    addresses = [_address(numeric._dynamics), _address(numeric._phi), _address(numeric._velocity)]
+    if None in addresses:
+        return None
+    cc = _compiler()
+    if cc is None:
+        return None
+    lib = _library(cc)
+    if lib is None:
+        return None
+    stop = None
+    if problem.stop is not None:
+        stop = _stop_function(cc, problem)
+        if stop is None:
+            return None
+    if form.name == "reduced":
+        return _reduced_loop(problem, cc, lib, stop)
+    return CLoop(problem, lib, stop, addresses)
+
+
+# ---- reduced ----------------------------------------------------------------------------------
+# The reduced formulation in the C loop (issue 9): the current chart's ODE in the free
+# coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
+# solve), and after each accepted step the C code does what lagsim.run.driver.run_python does
+# around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
+# symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart, its
+# switch to a symbolic chart already built or to a numeric chart where no symbolic one is to be
+# tried). When that is not clear-cut the C call returns
+# RED_CHECK at that step and Python runs Reduced.after_step itself: it keeps the chart, switches
+# it (the C loop goes on in the new chart with the same step size, or restarted when the kind of
+# chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
+# code hands the rest of the run to the Python loop.
+
+MAPS: Memo[tuple[Any, int] | None] = Memo(16)
+"""The reduced charts' maps to the full state compiled in this process, by C source."""
+
+
+def _reduced_argtypes(lib: Any) -> None:
+    """Argument types of the reduced block's entry points (``lagsim/numeric/c/cloop.c``, at its
+    end)."""
+    p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+    lib.lagsim_reduced_new.restype = p
+    lib.lagsim_reduced_new.argtypes = (p,) * 7
+    lib.lagsim_reduced_free.argtypes = (p,)
+    lib.lagsim_reduced_free.restype = None
+    lib.lagsim_reduced_chart.argtypes = (p, i, p, p, p, p, p, p)
+    lib.lagsim_reduced_chart.restype = None
+    lib.lagsim_reduced_switch.argtypes = (p, i, p, p, i, d)
+    lib.lagsim_reduced_switch.restype = None
+    lib.lagsim_reduced_partition.argtypes = (p, p, p, p, p, p, i, d)
+    lib.lagsim_reduced_partition.restype = None
+    lib.lagsim_reduced_partition_state.argtypes = (p, p, p, p)
+    lib.lagsim_reduced_partition_state.restype = None
+    lib.lagsim_reduced_numeric.argtypes = (p, i, i, p)
+    lib.lagsim_reduced_numeric.restype = None
+    lib.lagsim_reduced_start.argtypes = (p, d, p, d, p)
+    lib.lagsim_reduced_start.restype = i
+    lib.lagsim_reduced_run.argtypes = (p, p, i, p, p, i, ctypes.POINTER(LoopResult), p, p)
+    lib.lagsim_reduced_run.restype = i
+    lib.lagsim_reduced_missed.argtypes = (p, p)
+    lib.lagsim_reduced_missed.restype = None
+
+
+def _map_function(cc: str, chart: Any) -> int | None:
+    """The address of the chart's map (t, v, v̇, v̈) → (q, q̇, A_e, r_e) compiled to C
+    (:func:`lagsim.run.reduced.full_map`), or None when it cannot be (said on stderr)."""
+    from lagsim.run.reduced import full_map
+
+    cached = getattr(chart, "_c_map", None)
+    if cached is not None:
+        return cached[1]
+    if chart.source is None:
+        return None
+    try:
+        args, exprs = full_map(chart.source)
+        text = ccompile.c_function("full", args, exprs) + (
+            "\nvoid lagsim_full(const double *in, const double *p, double *out) "
+            "{ full(in, p, out); }\n")
+    except Exception as exc:
+        cache.say_once("cloop-map", "warning: the reduced chart's map to the full state could "
+                       "not be written as C; stepping in Python instead (slower)",
+                       f"{type(exc).__name__}: {exc}")
+        return None
+    source = "#include <math.h>\n" + text
+
+    def build() -> tuple[Any, int] | None:
+        try:
+            lib, _ = ccompile.build_and_load(cc, "reduced-map", source, ccompile.flags())
+            return lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value
+        except Exception as exc:
+            cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
+                           "could not be compiled to C; stepping in Python instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+            return None
+
+    found = MAPS.get((cc, source), build)
+    chart._c_map = found
+    return None if found is None else found[1]
+
+
+def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray] | None:
+    """(dynamics address, its parameters, map address, pairs) of a chart the C loop can step:
+    a :class:`~lagsim.run.reduced.SymbolicChart` compiled to C; None for any other."""
+    from lagsim.run.reduced import SymbolicChart
+
+    if not isinstance(chart, SymbolicChart):
+        return None
+    dyn = _address(chart.numeric._dynamics)
+    if dyn is None:
+        return None
+    address = _map_function(cc, chart)
+    if address is None:
+        return None
+    pairs = np.ascontiguousarray(np.array(chart.pairs, dtype=np.intc).reshape(-1))
+    return dyn, chart.numeric._dynamics._params, address, pairs
+
+
+def _reduced_loop(problem: Problem, cc: str, lib: Any, stop: tuple[Any, int] | None
+                  ) -> RLoop | None:
+    """The C loop of a ``reduced`` run that starts on a numeric chart or on a symbolic one
+    compiled to C; else None (a symbolic chart without C code: the Python loop)."""
+    from lagsim.run.reduced import PartitionChart
+
+    form = problem.form
+    form.check(problem.t0, problem.q0, problem.qd0)
+    if not isinstance(form.chart, PartitionChart) and _chart_parts(cc, form.chart) is None:
+        return None
+    return RLoop(problem, lib, stop, cc)
+
+
+class RLoop(CLoop):
+    """The C loop of the ``reduced`` formulation: :meth:`run` gives the trajectory
+    :func:`lagsim.run.driver.run_python` would."""
+
+    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None, cc: str
+                 ) -> None:
+        numeric = problem.numeric
+        super().__init__(problem, lib, stop, [_address(numeric._dynamics),
+                                              _address(numeric._phi),
+                                              _address(numeric._velocity)])
+        self.cc = cc
+        self.handed_over = False
+        """Whether the last :meth:`run` went on in the Python loop (a chart without C code)."""
+        self._aliased = False
+        self._keep: list[np.ndarray] = []
+        self._numeric_keys = np.zeros(1, dtype=np.intc)
+        self._registered = self._c_switches = 0
+
+    def _alias(self, handle: int, times: np.ndarray) -> None:
+        out = np.zeros(7)
+        self.lib.lagsim_loop_alias(handle, out.ctypes.data)
+        self._aliased = bool(out[0])
+        super()._alias(handle, times)
+
+    def _handles(self, chart_parts: tuple | None, mass_scale: float) -> tuple[Any, Any, Any]:
+        """The C loop's three parts: the chart's solver (a loop of the chart's ODE, k free
+        coordinates, no constraints), the full model's (its φ, velocity terms, augmented solve,
+        mass check and aliasing watch) and the reduced loop over both; freed by :meth:`run`."""
+        from lagsim.run import reduced
+        from lagsim.run.reduced import RANK_TOLERANCE, START_TOLERANCE, SWITCH_RATIO
+
+        problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
+        form = problem.form
+        n, m, k = numeric.n, numeric.m, form.chart.k
+        dyn, params, address, pairs = chart_parts or (None, np.zeros(1), None,
+                                                      np.zeros(2 * m, dtype=np.intc))
+        every = _mass_every()
+        self._keep = [params, pairs]
+        handles = []
+        for ints, doubles, atol, hol, functions, p in (
+                ([k, 0, 0, FORMS["ode"], 0, 0, 0, every],
+                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+                  mass_scale, np.finfo(float).eps * m], 2 * k, (0,), (dyn, None, None), params),
+                ([n, m, len(numeric.holonomic), FORMS["index1"], 0, 0, 0, every],
+                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+                  mass_scale, RCOND], 2 * n, numeric.holonomic or (0,), self.addresses,
+                 self.params)):
+            a = np.empty(atol)
+            a[:] = options.atol
+            i = np.array(ints, dtype=np.intc)
+            dd = np.array(doubles, dtype=float)
+            h = np.array(hol, dtype=np.intc)
+            handle = self.lib.lagsim_loop_new(i.ctypes.data, dd.ctypes.data, h.ctypes.data,
+                                              a.ctypes.data, *functions, None, p.ctypes.data)
+            if not handle:
+                for made in handles:
+                    self.lib.lagsim_loop_free(made)
+                raise MemoryError("the C step loop could not allocate its work space")
+            handles.append(handle)
+        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
+        ints = np.array([k, n, m, problem.stop is not None, uses_lam, every,
+                         reduced.SYMBOLIC_CHARTS], dtype=np.intc)
+        doubles = np.array([SWITCH_RATIO, RANK_TOLERANCE, START_TOLERANCE])
+        r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints.ctypes.data,
+                                        doubles.ctypes.data, address, pairs.ctypes.data,
+                                        self.stop[1] if self.stop else None)
+        if not r:
+            for made in handles:
+                self.lib.lagsim_loop_free(made)
+            raise MemoryError("the C step loop could not allocate its work space")
+        return handles[0], handles[1], r
+
+    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
+        """Step the problem from its start to ``t_end`` or its stop event (as
+        :func:`lagsim.run.driver.run_python`)."""
+        from lagsim.run.driver import FailedRun, Guard, Pace, Samples, StopEvent
+        from lagsim.run.reduced import PartitionChart
+
+        problem = self.problem
+        form, options, numeric = problem.form, problem.options, problem.numeric
+        n, m = numeric.n, numeric.m
+        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
+        samples = Samples(problem)
+        samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        pace = Pace(problem)
+        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
+        self.handed_over = False
+        chart_d = full_d = r = None
+        try:
+            guard.start(problem.t0, y0)
+            parts = _chart_parts(self.cc, form.chart)
+            chart_d, full_d, r = self._handles(parts, guard.mass.scale)
+            self._registered, self._c_switches = 0, 0
+            self._register(r)
+            y = np.ascontiguousarray(y0, dtype=float)
+            qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
+            if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
+                                             stop.sign if stop is not None else 0.0,
+                                             qd0.ctypes.data):
+                raise IntegrationError(form._singular(), time=float(problem.t0))
+            times = np.ascontiguousarray(samples.times, dtype=float)
+            width = 2 * n + m
+            rows = np.zeros((len(times), width))
+            result = LoopResult()
+            last = np.zeros(len(y0))
+            event = np.zeros(width)
+            k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            self.steps = self.nfev = 0
+            self._said_missed = False
+            while True:
+                before, steps_before, clock = k.value, self.steps, time.perf_counter()
+                code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
+                                                   ctypes.byref(k), rows.ctypes.data, chunk,
+                                                   ctypes.byref(result), last.ctypes.data,
+                                                   event.ctypes.data)
+                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
+                self.nfev, self.steps = result.nfev, result.nsteps
+                self._sync(r, result)
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
+                samples.k = k.value
+                if code == Status.RUN_STOP:
+                    self._alias(full_d, times)
+                    return _stopped(samples, result.when, event)
+                if code == Status.RED_CHECK:
+                    before_chart = form.chart
+                    y_new = self._after_step(guard, state)
+                    if y_new is not None and state.t != options.t_end:
+                        if (not isinstance(form.chart, PartitionChart)
+                                and _chart_parts(self.cc, form.chart) is None):
+                            self._alias(full_d, times)
+                            restart = type(form.chart) is not type(before_chart)
+                            missed = self._missed(self.lib.lagsim_reduced_missed, r)
+                            if stop is not None and missed is not None:
+                                stop.scan.missed = missed
+                            return self._hand_over(samples, guard, stop, pace, state, y_new,
+                                                   result, restart, progress)
+                        restart = type(form.chart) is not type(before_chart)
+                        f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
+                        self._register(r, y_new, f, min(result.guard_h, options.t_end
+                                                        - state.t) if restart else 0.0)
+                    else:
+                        self._register(r)
+                    code = Status.RUN_MORE
+                if code not in (Status.RUN_MORE, Status.RUN_DONE):
+                    raise self._reduced_failure(code, guard, float(event[0]), state,
+                                                result.when, result.regular_at)
+                if code == Status.RUN_DONE:
+                    self._alias(full_d, times)
+                    break
+                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
+            if progress is not None:
+                progress(1.0)
+        except FailedRun:
+            raise
+        except IntegrationError as error:
+            samples.last(state)
+            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
+        finally:
+            if r is not None:
+                self._missed(self.lib.lagsim_reduced_missed, r)
+                self.lib.lagsim_reduced_free(r)
+            for handle in (chart_d, full_d):
+                if handle is not None:
+                    self.lib.lagsim_loop_free(handle)
+        return samples.trajectory("t_end", "")
+
+    def _after_step(self, guard: Any, state: SimpleNamespace) -> np.ndarray | None:
+        """Reduced.after_step at the accepted step, as :func:`lagsim.run.driver.run_python` calls
+        it (a failed linear solve reported by the guard)."""
+        try:
+            return self.problem.form.after_step(state.t, state.y)
+        except np.linalg.LinAlgError as exc:
+            raise guard.singular(state, exc) from None
+
+    def _register(self, r: Any, y: np.ndarray | None = None, f: np.ndarray | None = None,
+                  restart: float = 0.0) -> None:
+        """Give the C loop the symbolic charts built since the last call (in the order of
+        Reduced._symbolic, where Reduced._chart_for looks) and the current chart (a numeric one
+        with its last accepted state and tangent); with y and f the state goes on from y in it
+        with the derivative f, the solver restarted with first step ``restart`` when > 0
+        (driver.after_step). The C loop is told where Reduced._chart_for would build a numeric
+        chart without trying a symbolic one, so that it switches between numeric charts itself."""
+        from lagsim.run import reduced
+        from lagsim.run.reduced import PartitionChart
+
+        form = self.problem.form
+        charts = form._symbolic
+        for j in range(self._registered, len(charts)):
+            chart = charts[j]
+            parts = _chart_parts(self.cc, chart)
+            dep = np.ascontiguousarray(np.sort(chart.dependent), dtype=np.intc)
+            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
+            if parts is None:
+                self.lib.lagsim_reduced_chart(r, j, None, None, None, None, None,
+                                              dep.ctypes.data)
+                continue
+            dyn, params, address, pairs = parts
+            self._keep.append(params)
+            self.lib.lagsim_reduced_chart(r, j, dyn, params.ctypes.data, address,
+                                          pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
+        self._registered = len(charts)
+        self._numeric_keys = np.ascontiguousarray(
+            sorted(form._no_symbolic) or np.zeros((0, form.numeric.m)), dtype=np.intc)
+        numeric_only = form.model is None or len(charts) >= reduced.SYMBOLIC_CHARTS
+        self.lib.lagsim_reduced_numeric(r, numeric_only, len(self._numeric_keys),
+                                        self._numeric_keys.ctypes.data)
+        state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
+        yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
+        allow = int(form.switches > 0)
+        chart = form.chart
+        if isinstance(chart, PartitionChart):
+            dep = np.ascontiguousarray(chart.dependent, dtype=np.intc)
+            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
+            st = np.ascontiguousarray(np.concatenate(([chart.t_last], chart.q_last,
+                                                      chart._tangent.ravel())), dtype=float)
+            self.lib.lagsim_reduced_partition(r, dep.ctypes.data, ind.ctypes.data,
+                                              st.ctypes.data, yp, fp, allow, restart)
+        else:
+            self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
+
+    def _sync(self, r: Any, result: LoopResult) -> None:
+        """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
+        accepted state and tangent), switches and last accepted time (what Reduced.after_step
+        sets when it runs in Python)."""
+        from lagsim.run.reduced import PartitionChart
+
+        form = self.problem.form
+        if result.chart >= 0:
+            form.chart = form._symbolic[result.chart]
+        else:
+            numeric, k = form.numeric, form.chart.k
+            n, m = numeric.n, numeric.m
+            st = np.zeros(1 + n + m * (k + 1))
+            dep = np.zeros(m, dtype=np.intc)
+            ind = np.zeros(k, dtype=np.intc)
+            self.lib.lagsim_reduced_partition_state(r, st.ctypes.data, dep.ctypes.data,
+                                                    ind.ctypes.data)
+            dep, ind, t_last, q_last = dep.astype(int), ind.astype(int), float(st[0]), st[1:1 + n]
+            if not isinstance(form.chart, PartitionChart):  # the C loop switched to it
+                form.chart = PartitionChart(numeric, dep, ind, t_last, q_last)
+            chart = form.chart
+            chart.dependent, chart.independent = dep, ind
+            chart.t_last, chart.q_last = t_last, q_last.copy()
+            chart._tangent = st[1 + n:].reshape(m, k + 1).copy()
+        form.switches += result.switches - self._c_switches
+        self._c_switches = result.switches
+        if self.steps:
+            form._t_accepted = result.t
+
+    def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
+                   y: np.ndarray, result: LoopResult, restart: bool,
+                   progress: Callable[[float], None] | None) -> Trajectory:
+        """The rest of the run in the Python loop, from the state the switch gave: its solver
+        starts there with the C solver's next step size (what the Python loop's solver keeps
+        through a switch), or with the last step's size when the kind of chart changed (where
+        driver.after_step restarts it)."""
+        from lagsim.run.aliasing import AliasWatch
+        from lagsim.run.driver import Resume, run_python
+
+        problem = self.problem
+        self.handed_over = True
+        guard.h, guard.unchecked, guard.regular_at = (result.guard_h, result.unchecked,
+                                                      result.regular_at)
+        if stop is not None:
+            stop.sign = result.stop_sign
+        alias = AliasWatch(problem.form.unpack, samples.times, problem.numeric.coordinates,
+                           problem.form.report, problem.qd0)
+        alias.done = alias.done or self._aliased
+        alias.k = min(int(np.searchsorted(samples.times, state.t, side="right")),
+                      len(samples.times) - 1)
+        first = min(result.guard_h if restart else state.h_abs,
+                    problem.options.t_end - state.t)
+        return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
+                                                    y, first))
+
+    def _reduced_failure(self, code: int, guard: Any, value: float, state: SimpleNamespace,
+                         when: float, regular_at: float) -> IntegrationError:
+        """The error the Python loop raises for the reduced C loop's failure ``code``."""
+        form = self.problem.form
+        if code == Status.RED_SINGULAR:
+            return IntegrationError(form._singular(), time=when)
+        if code == Status.RED_NEWTON:
+            return form.chart.newton_failure(when)
+        if code == Status.RUN_SMALL:
+            from lagsim.run.driver import Guard
+
+            assert isinstance(guard, Guard)
+            return guard.failure(state, _too_small())
+        try:
+            q, qd = form.unpack(when, state.y)
+        except IntegrationError as error:
+            return error
+        return _state_failure(code, self.problem, guard, value, state, q, qd, when, regular_at)

@@ -1,0 +1,243 @@
+"""Radau IIA's step loop in C for unconstrained systems (issue 9, "Stiff systems").
+
+With ``--method Radau`` the Python loop (:func:`lagsim.run.driver.run_python`) drives scipy's
+``Radau`` one Python round per accepted step, and each step calls the right-hand side and
+solves the Newton systems through Python: on a stiff system most of the run's time. For the
+formulation ``ode`` this module runs the same loop in C (``lagsim/numeric/c/cradau.c``): scipy's
+algorithm
+step for step (scipy/integrate/_ivp/radau.py — the collocation system solved by simplified
+Newton in the eigenbasis of Radau IIA's matrix, its error estimate, the step-size factors of
+``predict_factor`` and the rules for refreshing the Jacobian and the LU factors of
+MU_REAL/h·I − J and MU_COMPLEX/h·I − J; Hairer & Wanner, *Solving Ordinary Differential
+Equations II*, §IV.8), with scipy's constants printed exactly, the model's compiled dynamics
+and the compiled analytic Jacobian of :mod:`lagsim.numeric.jacobian` called through their addresses,
+the checks of :class:`lagsim.run.driver.Guard` and the samples from the step's dense output
+(``RadauDenseOutput``). Both loops give the same trajectory to rounding (tests/test_cradau.py:
+1e-9 relative on the samples; the Newton iteration's stopping test may flip on rounding).
+
+Python runs between calls (the progress bar, the pace check, Ctrl-C, and
+:class:`lagsim.run.aliasing.AliasWatch`, replayed from the steps the call took). The other
+formulations, ``--stop-when`` and ``--section`` stay on the Python loop (expected, silent); a
+library that cannot be built says so on stderr, once, and the Python loop runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import time
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from lagsim.errors import IntegrationError
+from lagsim.numeric import cache, ccompile, csource
+from lagsim.numeric.csource import LoopResult, Status
+from lagsim.numeric.memo import Memo
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.engines.cloop import (
+    _address,
+    _compiler,
+    _extend,
+    _failure,
+    _state_failure,
+    next_call,
+)
+from lagsim.run.formulations import SINGULAR_RTOL
+from lagsim.run.problem import Problem
+
+STEPS_PER_CALL = 256
+"""Accepted steps of the first C call; later calls take as many as fit in
+:data:`lagsim.run.engines.cloop.CALL_SECONDS` at the pace measured."""
+OPTIMIZE = "-O2"
+
+LIBRARIES: Memo[Any] = Memo(4)
+"""The Radau loop's library (model independent) by compiler, in this process."""
+
+
+def _constants() -> str:
+    """scipy's Radau constants (radau.py), printed exactly."""
+    from scipy.integrate._ivp import radau as r
+
+    def array(name: str, values: Any) -> str:
+        flat = np.asarray(values, dtype=float).ravel()
+        return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
+
+    return "\n".join([
+        f"#define MU_REAL {float(r.MU_REAL)!r}",
+        f"#define MU_COMPLEX_RE {float(np.real(r.MU_COMPLEX))!r}",
+        f"#define MU_COMPLEX_IM {float(np.imag(r.MU_COMPLEX))!r}",
+        array("C", r.C), array("E", r.E), array("T", r.T), array("TI", r.TI),
+        array("TICR", np.real(r.TI_COMPLEX)), array("TICI", np.imag(r.TI_COMPLEX)),
+        array("P", r.P)])
+
+
+def _library(cc: str) -> Any:
+    """The Radau loop's shared library (model independent), built once per machine; None when
+    it cannot be built or loaded (said on stderr)."""
+    return LIBRARIES.get(cc, lambda: _load_library(cc))
+
+
+def _load_library(cc: str) -> Any:
+    text = csource.read("cradau.c").replace("@RUNTIME@", ccompile.RUNTIME)
+    lib = None
+    try:
+        lib, _ = ccompile.build_and_load(cc, "cradau",
+                                         lambda: text.replace("@CONSTANTS@", _constants()),
+                                         (OPTIMIZE, *ccompile.FLAGS), key_text=text)
+        vp = ctypes.c_void_p
+        lib.lagsim_radau_new.restype = vp
+        lib.lagsim_radau_new.argtypes = (vp,) * 7
+        lib.lagsim_radau_free.argtypes = (vp,)
+        lib.lagsim_radau_free.restype = None
+        lib.lagsim_radau_start.argtypes = (vp, ctypes.c_double, vp, ctypes.c_double)
+        lib.lagsim_radau_start.restype = ctypes.c_int
+        lib.lagsim_radau_run.argtypes = (vp, vp, ctypes.c_int, vp, vp, ctypes.c_int,
+                                         ctypes.POINTER(LoopResult), vp, vp)
+        lib.lagsim_radau_run.restype = ctypes.c_int
+    except Exception as exc:  # the Python loop still runs, and is slower: say so
+        cache.say_once("cradau", "warning: the C Radau loop could not be built; stepping in "
+                       "Python instead (slower)", f"{type(exc).__name__}: {exc}")
+        lib = None
+    return lib
+
+
+class RadauLoop:
+    """The C Radau loop for one problem: :meth:`run` gives the trajectory the Python loop with
+    scipy's Radau would."""
+
+    def __init__(self, problem: Problem, lib: Any, dynamics: int, jacobian: Any) -> None:
+        self.problem = problem
+        self.lib = lib
+        self.dynamics = dynamics
+        self.jacobian = jacobian
+        self.params = problem.numeric._dynamics._params
+        self.steps = 0
+        """Accepted steps of the last :meth:`run` (``nfev``, ``njev``, ``nlu`` its right-hand
+        sides, Jacobians and LU factorizations, counted as scipy counts them)."""
+        self.nfev = self.njev = self.nlu = 0
+
+    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
+        """Step the problem from its start to ``t_end`` (as :func:`lagsim.run.driver.run`)."""
+        from lagsim.run.aliasing import AliasWatch
+        from lagsim.run.driver import MASS_CHECK_EVERY, FailedRun, Guard, Pace, Samples
+
+        problem = self.problem
+        form, options, numeric = problem.form, problem.options, problem.numeric
+        n = numeric.n
+        y0 = np.ascontiguousarray(form.initial(problem.t0, problem.q0, problem.qd0), dtype=float)
+        samples = Samples(problem)
+        samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        pace = Pace(problem)
+        alias = AliasWatch(form.unpack, samples.times, numeric.coordinates, form.report,
+                           problem.qd0)
+        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
+        rtol = options.rtol
+        atol = np.empty(2 * n)
+        atol[:] = options.atol
+        handle = None
+        try:
+            guard.start(problem.t0, y0)
+            ints = np.array([n, MASS_CHECK_EVERY], dtype=np.intc)
+            eps = np.finfo(float).eps
+            doubles = np.array([rtol, options.t_end, max(10 * eps / rtol, min(0.03, rtol**0.5)),
+                                SINGULAR_RTOL, guard.mass.scale])
+            handle = self.lib.lagsim_radau_new(
+                ints.ctypes.data, doubles.ctypes.data, atol.ctypes.data, self.dynamics,
+                ctypes.cast(self.jacobian._func, ctypes.c_void_p).value,
+                self.params.ctypes.data, self.jacobian._params.ctypes.data)
+            if not handle:
+                raise MemoryError("the C Radau loop could not allocate its work space")
+            if self.lib.lagsim_radau_start(handle, problem.t0, y0.ctypes.data, 0.0):
+                raise _failure(Status.RUN_SINGULAR, problem, guard, None, state, problem.t0,
+                               problem.t0)
+            times = np.ascontiguousarray(samples.times, dtype=float)
+            rows = np.zeros((len(times), 2 * n))
+            result = LoopResult()
+            last = np.zeros(2 * n)
+            k = ctypes.c_int(samples.k)
+            chunk = STEPS_PER_CALL
+            trace = np.zeros((chunk, 1 + 2 * n))
+            while True:
+                before, clock = k.value, time.perf_counter()
+                if len(trace) < chunk:
+                    trace = np.zeros((chunk, 1 + 2 * n))
+                code = self.lib.lagsim_radau_run(handle, times.ctypes.data, len(times),
+                                                 ctypes.byref(k), rows.ctypes.data, chunk,
+                                                 ctypes.byref(result), last.ctypes.data,
+                                                 trace.ctypes.data)
+                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
+                self.nfev, self.steps = result.nfev, result.nsteps
+                self.njev, self.nlu = result.njev, result.nlu
+                taken = result.taken
+                for i in range(taken if not alias.done else 0):
+                    alias.accepted(float(trace[i, 0]), trace[i, 1:])
+                _extend(samples, times[before:k.value], rows[before:k.value], n)
+                samples.k = k.value
+                if code == Status.RUN_SMALL:
+                    raise guard.failure(state, _too_small())
+                if code not in (Status.RUN_MORE, Status.RUN_DONE):
+                    raise _failure_at(code, problem, guard, state, result.when,
+                                      result.regular_at)
+                if code == Status.RUN_DONE:
+                    break
+                chunk = next_call(problem, state.t, taken, clock, pace, progress, 2**16)
+            if progress is not None:
+                progress(1.0)
+        except IntegrationError as error:
+            samples.last(state)
+            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
+        finally:
+            if handle is not None:
+                self.lib.lagsim_radau_free(handle)
+        return samples.trajectory("t_end", "")
+
+
+def _too_small() -> str:
+    from scipy.integrate import Radau
+
+    return Radau.TOO_SMALL_STEP
+
+
+def _failure_at(code: int, problem: Problem, guard: Any, state: SimpleNamespace, when: float,
+                regular_at: float) -> IntegrationError:
+    """The error the Python loop raises for the C loop's failure ``code``."""
+    if code == Status.RUN_SINGULAR:
+        return _failure(Status.RUN_SINGULAR, problem, guard, None, state, when, regular_at)
+    n = problem.numeric.n
+    return _state_failure(code, problem, guard, None, state, state.y[:n], state.y[n:], when,
+                          regular_at)
+
+
+def radau_loop_for(problem: Problem) -> RadauLoop | None:
+    """The C Radau loop for ``problem``, or None when the Python loop is to run: a method other
+    than Radau, a formulation other than ``ode`` (or a subclass of it), ``--stop-when``,
+    ``--section``, a model or Jacobian without C code (all expected, and silent), or a library
+    that cannot be built (said on stderr)."""
+    from lagsim.numeric.compile import NumericSystem
+    from lagsim.numeric.jacobian import rhs_jacobian
+    from lagsim.run.formulations import FORMULATIONS
+
+    numeric, form, options = problem.numeric, problem.form, problem.options
+    if (options.method != "Radau" or form.name != "ode" or numeric.m
+            or type(form) is not FORMULATIONS["ode"] or problem.stop is not None
+            or options.section is not None or not isinstance(numeric, NumericSystem)
+            or not options.t_end > problem.t0 or not math.isfinite(options.t_end)):
+        return None
+    dynamics = _address(numeric._dynamics)
+    if dynamics is None:
+        return None
+    jac = rhs_jacobian(form, problem.model)
+    function = getattr(jac, "_f", None)
+    if not isinstance(function, ccompile.CFunction):
+        return None
+    cc = _compiler()
+    if cc is None:
+        return None
+    lib = _library(cc)
+    if lib is None:
+        return None
+    return RadauLoop(problem, lib, dynamics, function)

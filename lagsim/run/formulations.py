@@ -1,0 +1,687 @@
+"""The parts a run is made of: the ways of handling constraints (formulations), the stabilizers,
+and the linear algebra and mass-matrix checks they share (issue 3, issue 8 §3).
+
+The equations are those of docs/architecture.md: ``M q̈ = F + Aᵀλ`` and ``A q̈ = b`` (seed
+``001_80d65b968ce3cb18.txt`` §10.7, seed ``003_88d23709419132a0.txt``).
+
+* ``ode``: M q̈ = F for unconstrained systems (001 eq. 10.12–10.14).
+* ``index1``: [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b], the augmented system of seed 003.
+* ``udwadia-kalaba``: q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a) with a = M⁻¹F (seed
+  ``004_2a8ddee2a66c9af0.txt``). M^{-1/2} is replaced by the Cholesky factor: with M = L Lᵀ,
+  Gauss's principle min (q̈ − a)ᵀM(q̈ − a) subject to A q̈ = b is solved by z = Lᵀ(q̈ − a), the
+  minimum-norm solution of (A L^{-T}) z = b − A a; this is the seed's formula with the square root
+  L in place of M^{1/2} (any B with BBᵀ = M gives the same q̈). Q_c = L z, and λ is the
+  minimum-norm solution of Aᵀλ = Q_c.
+* the fixed-step methods ``rattle`` and ``variational`` (:mod:`lagsim.run.engines.rattle`,
+  :mod:`lagsim.run.engines.variational`, issue 11) need no formulation: they are entries of
+  :data:`METHODS` that declare what they take, checked by :func:`check_combination`.
+* ``reduced``: 002's minimal coordinates (``lagsim.symbolic.reduce``), the eliminated coordinates
+and the
+  multipliers rebuilt at each sample (seed ``002_485a91571cac8ced.txt`` §23.5).
+
+Each formulation and stabilizer declares what it supports as class attributes (constraint
+kinds, dependent constraint rows, rheonomic constraints, stabilizers, methods);
+:func:`check_combination` is the one place that checks a requested combination and, when it
+does not apply, says what would. Shaped like scipy's ``_ivp`` (one base class whose subclass
+contract is written as numbered rules, the classes registered by name) and diffrax (terms,
+solvers and controllers as small parts).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from lagsim.errors import InputError, IntegrationError, Location
+from lagsim.numeric.compile import NumericSystem
+from lagsim.run.engines.rattle import FixedStepMethod, Rattle
+from lagsim.run.engines.variational import Variational
+from lagsim.spec.options import BY_NAME, SimulateOptions
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model
+
+if TYPE_CHECKING:
+    from scipy.integrate import OdeSolver
+
+SOLVER_NAMES = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+
+class _Lazy(Mapping[str, Any]):
+    """Name → class, each made by ``load(name)`` when first looked up: scipy.integrate, a third
+    of a run's start-up, is imported only when a run steps with one of its solvers in Python
+    (the C loop and the fixed-step methods do not)."""
+
+    def __init__(self, names: tuple[str, ...], load: Callable[[str], Any]) -> None:
+        self._names = names
+        self._load = load
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._load(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _solver(name: str) -> type[OdeSolver]:
+    import scipy.integrate
+
+    return getattr(scipy.integrate, name)
+
+
+SOLVERS: Mapping[str, type[OdeSolver]] = _Lazy(SOLVER_NAMES, _solver)
+"""scipy's adaptive solvers: they integrate the ODE a formulation makes."""
+FIXED_STEP: Mapping[str, type[FixedStepMethod]] = {"rattle": Rattle, "variational": Variational}
+"""The fixed-step methods, which run their own loop
+(:class:`lagsim.run.engines.rattle.FixedStepMethod`)."""
+_FIXED = FIXED_STEP
+METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = _Lazy(
+    (*SOLVER_NAMES, *_FIXED), lambda name: _FIXED[name] if name in _FIXED else _solver(name))
+"""Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
+(:class:`lagsim.run.engines.rattle.FixedStepMethod`, issue 11), which need no formulation or
+stabilizer and
+declare what they support (``kinds``, ``dependent_rows``, :meth:`misfit`)."""
+RCOND = 1e-12
+"""Relative cut-off of singular values in every pseudo-inverse (dependent constraint rows)."""
+SINGULAR_RTOL = 1e-12
+"""The mass matrix counts as singular when its weakest direction carries less than this fraction
+of its largest diagonal entry (and, during a run, of the largest one at the start): a test
+relative to the matrix's own scale, so a mass of 1e-30 or 1e308 is regular."""
+KINDS = ("holonomic", "velocity")
+
+Report = Callable[[str], None]
+Locate = Callable[[str], Location | None]
+
+
+# ---------------------------------------------------------------------------------------------
+# linear algebra shared by the formulations, the projection and the consistent start
+
+
+def _factor(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, W) with M = L Lᵀ (Cholesky) and W = L⁻¹, so M⁻¹ = WᵀW; raises LinAlgError unless M is
+    positive definite. NumPy only: scipy's triangular solves cost milliseconds here."""
+    L = np.linalg.cholesky(M)
+    return L, np.linalg.inv(L)
+
+
+def _min_norm(B: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The minimum-norm least-squares solution B⁺r, singular values below RCOND·σ_max cut."""
+    if B.size == 0:
+        return np.zeros(B.shape[1])
+    U, s, Vt = np.linalg.svd(B, full_matrices=False)
+    keep = s > RCOND * s[0] if s.size else s > 0
+    return Vt[keep].T @ ((U[:, keep].T @ r) / s[keep])
+
+
+def _metric_step(W: np.ndarray, J: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """δ of least M-norm (M⁻¹ = WᵀW) with J δ = r in the least-squares sense."""
+    return W.T @ _min_norm(J @ W.T, r)
+
+
+def _rank(A: np.ndarray) -> int:
+    if A.size == 0:
+        return 0
+    s = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(s > RCOND * max(s[0], 1.0)))
+
+
+def _dependent_rows(A: np.ndarray) -> list[int]:
+    """Rows of A that are combinations of the rows before them."""
+    out = []
+    rank = 0
+    for k in range(A.shape[0]):
+        r = _rank(A[:k + 1])
+        if r == rank:
+            out.append(k)
+        rank = r
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the mass matrix
+
+
+def weakest_direction(M: np.ndarray) -> tuple[float, int, str]:
+    """(eigenvalue, index of the coordinate, kind) of the weakest direction of M: the eigenvalue
+    relative to M's largest diagonal entry, the coordinate with the largest share of its
+    eigenvector, and "singular", "not positive definite" or "" (regular). Scaled before the
+    eigen-decomposition, so entries near 1e308 do not overflow."""
+    scale = float(np.abs(np.diag(M)).max(initial=0.0))
+    if scale == 0.0:
+        return 0.0, 0, "singular"
+    S = M / scale
+    w, v = np.linalg.eigh(0.5 * (S + S.T))
+    index = int(np.argmax(np.abs(v[:, 0])))
+    if w[0] > SINGULAR_RTOL * max(w[-1], 0.0):
+        return float(w[0] * scale), index, ""
+    kind = "singular" if w[0] > -SINGULAR_RTOL * abs(w[-1]) else "not positive definite"
+    return float(w[0] * scale), index, kind
+
+
+def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
+                      locate: Locate | None = None) -> None:
+    """Refuse a mass matrix that is singular or not positive definite at the start, naming the
+    coordinate along which it fails (the largest entry of the weakest eigenvector) and, through
+    ``locate(coordinate)``, pointing at the part of the file concerned."""
+    M = numeric.dynamics(t, q, qd)[0]
+    if not np.all(np.isfinite(M)):
+        raise InputError(f"the mass matrix is not finite at the start (t = {t!r})")
+    eigenvalue, index, kind = weakest_direction(M)
+    if not kind:
+        return
+    coordinate = numeric.coordinates[index]
+    state = ", ".join(f"{c} = {float(x)!r}" for c, x in zip(numeric.coordinates, q))
+    raise InputError(
+        f"the mass matrix is {kind} at the start ({state}): the kinetic energy gives no "
+        f"inertia along {coordinate} (eigenvalue {eigenvalue:.3g}); start elsewhere or give "
+        f"{coordinate} a mass or inertia", locate(coordinate) if locate else None)
+
+
+class MassWatch:
+    """Stops a run whose mass matrix becomes singular (issue 15, "Mid-run failures").
+
+    Called after accepted steps (see :class:`lagsim.run.driver.Guard` for how often): the Cholesky
+    factor M = L Lᵀ is taken at the step's end; a failure, or a smallest pivot L_kk² below
+    :data:`SINGULAR_RTOL` times the largest diagonal entry of M (now or at the start), is an
+    :class:`IntegrationError` with the time and the coordinate of the weakest direction. The
+    pivots bound the smallest eigenvalue from above, so this costs one Cholesky factor of an
+    n×n matrix, not an eigen-decomposition.
+    """
+
+    def __init__(self, numeric: NumericSystem, t0: float, q0: np.ndarray, qd0: np.ndarray
+                 ) -> None:
+        self.numeric = numeric
+        self.scale = float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
+
+    def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, regular_at: float | None = None
+                 ) -> None:
+        """Raise unless M is regular at (t, q, q̇); ``regular_at`` is when it last was, for the
+        message."""
+        M = self.numeric.dynamics(t, q, qd)[0]
+        try:
+            weakest = float(np.linalg.cholesky(M).diagonal().min())
+        except np.linalg.LinAlgError:
+            weakest = 0.0
+        if weakest * weakest > SINGULAR_RTOL * max(self.scale, float(M.diagonal().max())):
+            return
+        self.fail(t, q, M, regular_at)
+
+    def fail(self, t: float, q: np.ndarray, M: np.ndarray, regular_at: float | None = None
+             ) -> None:
+        """Raise the error for a mass matrix found singular at (t, q)."""
+        coordinates = self.numeric.coordinates
+        state = ", ".join(f"{c} = {float(x):.6g}" for c, x in zip(coordinates, q))
+        if not np.all(np.isfinite(M)):
+            raise IntegrationError(f"the mass matrix is no longer finite ({state})",
+                                   time=float(t))
+        eigenvalue, index, kind = weakest_direction(M)
+        since = f"; it was regular at t = {regular_at:.6g}" if regular_at is not None else ""
+        raise IntegrationError(
+            f"the mass matrix became {kind or 'nearly singular'} ({state}{since}): the kinetic "
+            f"energy gives almost no inertia along {coordinates[index]} (eigenvalue "
+            f"{eigenvalue:.3g}, largest diagonal entry {self.scale:.3g} at the start); choose "
+            f"coordinates that stay regular along the motion", time=float(t))
+
+
+# ---------------------------------------------------------------------------------------------
+# stabilizers
+
+
+class Stabilizer:
+    """Keeps a constrained run on its constraints.
+
+    1. ``name`` is the registry key in :data:`STABILIZERS`.
+    2. ``adjust(t, q, qd, A, b)`` returns the right-hand side b of A q̈ = b the formulation
+       solves with (fresh or the same array; never modifies ``b`` in place).
+    3. ``projects`` says whether the formulation's ``after_step`` and the samples move the state
+       onto the constraints (:func:`project_state`).
+    4. ``methods`` are the integration methods it works with; ``method_note`` says why others
+       do not.
+    """
+
+    name: ClassVar[str] = "none"
+    projects: ClassVar[bool] = False
+    methods: ClassVar[frozenset[str]] = frozenset(SOLVERS)
+    method_note: ClassVar[str] = ""
+
+    def __init__(self, numeric: NumericSystem, options: SimulateOptions) -> None:
+        self.numeric = numeric
+
+    def adjust(self, t: float, q: np.ndarray, qd: np.ndarray, A: np.ndarray, b: np.ndarray
+               ) -> np.ndarray:
+        return b
+
+
+class Baumgarte(Stabilizer):
+    """b − 2α·φ̇ − β²·φ for holonomic rows and b − α·(a·q̇ + c) for velocity rows (issue 3).
+
+    Two more compiled calls per right-hand side (φ and the velocity offsets c)."""
+
+    name = "baumgarte"
+
+    def __init__(self, numeric: NumericSystem, options: SimulateOptions) -> None:
+        super().__init__(numeric, options)
+        self.alpha, self.beta = options.baumgarte
+        m = numeric.m
+        self.hol = np.array(numeric.holonomic, dtype=int)
+        gain = np.full(m, self.alpha)
+        gain[self.hol] = 2 * self.alpha
+        self.gain = gain
+
+    def adjust(self, t: float, q: np.ndarray, qd: np.ndarray, A: np.ndarray, b: np.ndarray
+               ) -> np.ndarray:
+        _, c = self.numeric.velocity_terms(t, q)
+        out = b - self.gain * (A @ qd + c)
+        if len(self.hol):
+            phi, _ = self.numeric.phi(t, q)
+            out[self.hol] -= self.beta**2 * phi
+        return out
+
+
+class Projection(Stabilizer):
+    """After each accepted step, q onto φ = 0 and q̇ onto A q̇ + c = 0 (:func:`project_state`)."""
+
+    name = "projection"
+    projects = True
+    methods = frozenset(SOLVERS) - {"LSODA"}
+    method_note = "its state lives in Fortran and cannot be corrected after a step"
+
+
+STABILIZERS: Mapping[str, type[Stabilizer]] = {
+    "none": Stabilizer, "baumgarte": Baumgarte, "projection": Projection,
+}
+
+
+def project_state(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
+                  max_iter: int = 8) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The state moved onto the constraints: (q, q̇, converged).
+
+    Positions by Gauss–Newton on φ(q, t) = 0, each step the least M-norm correction
+    δ = −M⁻¹Φ_qᵀ(Φ_q M⁻¹ Φ_qᵀ)⁺φ; velocities by the M-orthogonal projection onto A q̇ + c = 0
+    (M = M(q) at the incoming state: the kinetic-energy metric, seed 001 §10.6).
+    """
+    _, W = _factor(numeric.dynamics(t, q, qd)[0])
+    q = np.array(q, dtype=float)
+    converged = True
+    if numeric.holonomic:
+        converged = False
+        for _ in range(max_iter):
+            phi, phi_q = numeric.phi(t, q)
+            scale = 1.0 + np.abs(phi_q).max(initial=0.0) * (1.0 + np.abs(q).max())
+            if np.abs(phi).max() <= 1e-15 * scale:
+                converged = True
+                break
+            delta = _metric_step(W, phi_q, -phi)
+            q += delta
+            if np.abs(delta).max() <= 4e-16 * (1.0 + np.abs(q).max()):
+                converged = True
+                break
+    A, c = numeric.velocity_terms(t, q)
+    qd = np.array(qd, dtype=float)
+    if len(c):
+        qd += _metric_step(W, A, -(A @ qd + c))
+    return q, qd, converged
+
+
+
+def solve_augmented(K: np.ndarray, M: np.ndarray, F: np.ndarray, A: np.ndarray, b: np.ndarray
+                    ) -> np.ndarray:
+    """[q̈; λ] from [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] (seed 001 §10.7, seed 003's augmented
+    matrix), assembled in the preallocated ``K`` of size n + m."""
+    n = len(F)
+    K[:n, :n] = M
+    K[:n, n:] = -A.T
+    K[n:, :n] = A
+    return np.linalg.solve(K, np.concatenate((F, b)))
+
+
+class Formulation:
+    """One way of turning the constrained equations into an ODE y' = f(t, y).
+
+    Subclass contract (the driver, :mod:`lagsim.run.driver`, relies on each rule):
+
+    1. ``name`` is the key in :data:`FORMULATIONS`. What it supports is declared in class
+       attributes that :func:`check_combination` reads before anything is built: ``kinds``
+       (constraint kinds it handles; empty: unconstrained systems only), ``needs_constraints``,
+       ``dependent_rows`` (constraint rows that repeat earlier ones), ``rheonomic``
+       (constraints that depend on t), ``stabilizers`` and ``methods``.
+    2. ``__init__(numeric, stabilizer, spec, model)`` prepares buffers (and, for ``reduced``, the
+       reduction); it may raise :class:`InputError` when the formulation cannot apply.
+    3. ``check(t, q, qd)`` raises :class:`InputError` when it cannot run from this (consistent)
+       start, with a message that says which formulation can.
+    4. ``initial(t, q, qd)`` gives the solver's y0; ``unpack(t, y)`` gives the full (q, q̇) back.
+    5. ``rhs(t, y)`` returns a fresh array y' (the solver keeps references to it); it makes one
+       compiled call (``numeric.dynamics``) and one linear solve, plus what the stabilizer adds.
+    6. ``multipliers(t, q, qd)`` returns λ (m,) recomputed from the state (zeros without
+       constraints).
+    7. ``project(t, y)`` returns the projected y, or None when the formulation has nothing to
+       project; it may raise :class:`IntegrationError`. Samples are projected with it when the
+       stabilizer ``projects``.
+    8. ``after_step(t, y)`` is called after every accepted step, after that step's samples were
+       taken; a non-None result replaces the solver's state. If it also replaces ``rhs`` or
+       ``c_step`` (a new chart), or the method is LSODA (state in Fortran), the driver restarts
+       the solver from the new state; a restart costs the solver its history, so it should be
+       rare (projection, which returns a state every step, is refused with LSODA).
+    """
+
+    name: ClassVar[str] = ""
+    constrained: ClassVar[bool] = True
+    kinds: ClassVar[frozenset[str]] = frozenset(KINDS)
+    needs_constraints: ClassVar[bool] = False
+    dependent_rows: ClassVar[bool] = False
+    rheonomic: ClassVar[bool] = True
+    stabilizers: ClassVar[frozenset[str]] = frozenset(("none", "baumgarte", "projection"))
+    methods: ClassVar[frozenset[str]] = frozenset(SOLVERS)
+    c_step: Callable | None = None
+    """DOP853's step in C for ``rhs`` (:mod:`lagsim.run.engines.cstep`), when the formulation has
+    one."""
+    report: Report = staticmethod(lambda _message: None)
+    """Where the formulation says what it chose during a run (stderr in the CLI); set by
+    :class:`lagsim.run.problem.Problem`."""
+
+    def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
+                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
+        self.numeric = numeric
+        self.stabilizer = stabilizer
+        self.n = numeric.n
+        self.m = numeric.m
+
+    def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        return None
+
+    def initial(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return np.concatenate((q, qd))
+
+    def unpack(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return y[:self.n].copy(), y[self.n:].copy()
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def project(self, t: float, y: np.ndarray) -> np.ndarray | None:
+        if not self.stabilizer.projects or not self.m:
+            return None
+        q, qd, converged = project_state(self.numeric, t, y[:self.n], y[self.n:])
+        if not converged:
+            raise IntegrationError("the projection onto the constraints did not converge; "
+                                   "the constraints may be singular here", time=float(t))
+        return np.concatenate((q, qd))
+
+    def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
+        return self.project(t, y) if self.stabilizer.projects else None
+
+
+class OdeFormulation(Formulation):
+    """M(q) q̈ = F solved numerically at each call (seed 001 eq. 10.12–10.14)."""
+
+    name = "ode"
+    constrained = False
+    kinds = frozenset()
+    dependent_rows = True
+    stabilizers = frozenset(("none",))
+
+    def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
+                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
+        super().__init__(numeric, stabilizer, spec, model)
+        self.rhs = numeric.ode_rhs()
+        self.c_step = numeric.dop853_step()
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Replaced in ``__init__`` by ``numeric.ode_rhs()`` (one compiled call)."""
+        return self.numeric.ode_rhs()(t, y)
+
+    def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return np.zeros(0)
+
+
+class Index1(Formulation):
+    """[[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] (seed 001 §10.7, seed 003's augmented matrix)."""
+
+    name = "index1"
+
+    def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
+                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
+        super().__init__(numeric, stabilizer, spec, model)
+        size = self.n + self.m
+        self._K = np.zeros((size, size))
+
+    def _solve(self, t: float, q: np.ndarray, qd: np.ndarray, stabilized: bool) -> np.ndarray:
+        M, F, A, b = self.numeric.dynamics(t, q, qd)
+        if stabilized:
+            b = self.stabilizer.adjust(t, q, qd, A, b)
+        return solve_augmented(self._K, M, F, A, b)
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        n = self.n
+        x = self._solve(t, y[:n], y[n:], True)
+        return np.concatenate((y[n:], x[:n]))
+
+    def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return self._solve(t, q, qd, False)[self.n:]
+
+
+class UdwadiaKalaba(Formulation):
+    """q̈ = a + M^{-1/2}(A M^{-1/2})⁺(b − A a), a = M⁻¹F (seed 004), via M = L Lᵀ.
+
+    Works with dependent constraint rows: the pseudo-inverse (cut-off :data:`RCOND`) returns the
+    least-norm z = Lᵀ(q̈ − a), and λ is the minimum-norm solution of Aᵀλ = Q_c = L z."""
+
+    name = "udwadia-kalaba"
+    dependent_rows = True
+
+    def _solve(self, t: float, q: np.ndarray, qd: np.ndarray, stabilized: bool
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        M, F, A, b = self.numeric.dynamics(t, q, qd)
+        if stabilized:
+            b = self.stabilizer.adjust(t, q, qd, A, b)
+        L, W = _factor(M)
+        a = W.T @ (W @ F)
+        if not self.m:
+            return a, a, L, A
+        z = _min_norm(A @ W.T, b - A @ a)
+        return a + W.T @ z, z, L, A
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        n = self.n
+        return np.concatenate((y[n:], self._solve(t, y[:n], y[n:], True)[0]))
+
+    def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        if not self.m:
+            return np.zeros(0)
+        _, z, L, A = self._solve(t, q, qd, False)
+        return _min_norm(A.T, L @ z)
+
+
+class _Registry(Mapping[str, type[Formulation]]):
+    """Name → formulation class; a class kept in another module (``reduced``, which builds on
+    this one) is imported when first looked up, so neither module imports the other at load."""
+
+    def __init__(self, entries: Mapping[str, type[Formulation] | str]) -> None:
+        self._entries = dict(entries)
+
+    def __getitem__(self, name: str) -> type[Formulation]:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            module, _, attr = entry.partition(":")
+            entry = getattr(importlib.import_module(module), attr)
+            self._entries[name] = entry
+        return entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+FORMULATIONS: Mapping[str, type[Formulation]] = _Registry({
+    "ode": OdeFormulation, "index1": Index1, "udwadia-kalaba": UdwadiaKalaba,
+    "reduced": "lagsim.run.reduced:Reduced",
+})
+AUTO_ORDER = ("ode", "index1", "udwadia-kalaba")
+"""What ``auto`` tries, in order: the first formulation that applies to the system."""
+
+
+def _or_list(names: Collection[str]) -> str:
+    names = list(names)
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _misfit(form: type[Formulation], numeric: NumericSystem, dependent: Collection[str]
+            ) -> tuple[str, str | None] | None:
+    """Why ``form`` cannot integrate this system and the constraint that shows it (None when
+    it can)."""
+    names = numeric.constraint_names
+    if not form.kinds and numeric.m:
+        return (f"formulation '{form.name}' is for unconstrained systems, and this one has the "
+                f"constraints {', '.join(names)}", names[0])
+    if form.needs_constraints and not numeric.m:
+        return (f"formulation '{form.name}' eliminates constrained coordinates, and this system "
+                f"has no constraints", None)
+    other = [n for n, k in zip(names, numeric.constraint_kinds) if k not in form.kinds]
+    if form.kinds and other:
+        return (f"formulation '{form.name}' handles {_or_list(sorted(form.kinds))} constraints "
+                f"only, and {other[0]} is a {numeric.constraint_kinds[names.index(other[0])]} "
+                f"constraint", other[0])
+    if dependent and not form.dependent_rows:
+        return (f"formulation {form.name} cannot run: the rows of A are dependent at the start "
+                f"({', '.join(dependent)} repeats earlier constraints), so its equations are "
+                f"singular", next(iter(dependent)))
+    if numeric.m and numeric.time_dependent and not form.rheonomic:
+        return f"formulation '{form.name}' needs constraints that do not depend on t", None
+    return None
+
+
+def check_combination(requested: str, options: Any, numeric: NumericSystem,
+                      dependent: Collection[str] = (), locate: Locate | None = None
+                      ) -> type[Stabilizer]:
+    """Check that formulation ``requested``, ``options.stabilize`` and ``options.method`` apply to
+    this system and to each other; return the stabilizer that runs.
+
+    ``dependent`` names the constraints whose rows of A repeat earlier ones at the start. A
+    stabilizer the formulation has no use for (``ode``, ``reduced``, or no constraints) becomes
+    ``none`` when it was the default and is an error when the user asked for it. Each refusal is
+    an :class:`InputError` that says what would apply, located at the option in the file (or
+    at the constraint concerned through ``locate(constraint name)``).
+    """
+    if options.method in _FIXED:
+        return _check_fixed_step(_FIXED[options.method], options, numeric, dependent, locate)
+    form = FORMULATIONS[requested]
+    misfit = _misfit(form, numeric, dependent)
+    if misfit:
+        why, concerned = misfit
+        fits = [n for n, f in FORMULATIONS.items() if _misfit(f, numeric, dependent) is None]
+        hint = f"; use {', '.join(fits)} (or auto)" if fits else ""
+        tolerant = [n for n in fits if FORMULATIONS[n].dependent_rows]
+        if dependent and not form.dependent_rows and tolerant:
+            hint = (f"; use {BY_NAME['formulation'].flag} {_or_list(tolerant)}, which needs no "
+                    "independence of the constraints")
+        where = options.file_location("formulation")
+        if where is None and concerned is not None and locate is not None:
+            where = locate(concerned)
+        raise InputError(why + hint, where)
+    stabilize = options.stabilize
+    if stabilize not in form.stabilizers or not numeric.m:
+        if options.where("stabilize") is not None and stabilize != "none":
+            why = ("the system has no constraints to keep" if not numeric.m else
+                   f"formulation {form.name} keeps the constraints by construction")
+            users = [n for n, f in FORMULATIONS.items() if stabilize in f.stabilizers
+                     and _misfit(f, numeric, dependent) is None]
+            hint = f", or use {_or_list(users)} with it" if users and numeric.m else ""
+            raise InputError(f"{options.label('stabilize')} {stabilize} does not apply: {why}; "
+                             f"leave it out{hint}", options.file_location("stabilize"))
+        stabilize = "none"
+    stabilizer = STABILIZERS[stabilize]
+    if options.method not in stabilizer.methods:
+        others = [s for s, c in STABILIZERS.items()
+                  if options.method in c.methods and s in form.stabilizers]
+        methods = [m for m in SOLVERS if m in stabilizer.methods]
+        raise InputError(
+            f"{options.label('stabilize')} {stabilize} cannot be used with "
+            f"{options.label('method')} {options.method} ({stabilizer.method_note}); use "
+            f"{BY_NAME['method'].flag} {_or_list(methods)}, or {BY_NAME['stabilize'].flag} "
+            f"{_or_list(others)}",
+            options.file_location("stabilize") or options.file_location("method"))
+    if options.method not in form.methods:
+        raise InputError(f"formulation {form.name} cannot be used with "
+                         f"{options.label('method')} {options.method}; use "
+                         f"{BY_NAME['method'].flag} {_or_list(sorted(form.methods))}",
+                         options.file_location("method"))
+    return stabilizer
+
+
+def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: NumericSystem,
+                      dependent: Collection[str], locate: Locate | None) -> type[Stabilizer]:
+    """The checks of a fixed-step method (issue 11): a step ``--dt``, no formulation,
+    stabilizer, stop condition or section (the method handles the constraints itself; its loop
+    looks for no crossings), and the constraint kinds and rows it declares; returns the
+    ``none`` stabilizer."""
+    label, at = options.label("method"), options.file_location("method")
+    if options.dt is None:
+        raise InputError(f"{label} {method.name} takes fixed steps: give the step with "
+                         f"{BY_NAME['dt'].flag} (e.g. {BY_NAME['dt'].flag} 0.01)", at)
+    for name, idle in (("formulation", "auto"), ("stabilize", "none")):
+        value = getattr(options, name)
+        if options.where(name) is not None and value != idle:
+            flag = BY_NAME[name].flag
+            raise InputError(f"{options.label(name)} {value} does not apply to {label} "
+                             f"{method.name}, which keeps the constraints itself; leave it out "
+                             f"(or give {flag} {idle})", options.file_location(name) or at)
+    for name, purpose in (("stop_when", "stops on a condition"),
+                          ("section", "writes a section")):
+        if getattr(options, name) is not None:
+            raise InputError(f"{options.label(name)} is not available with {label} "
+                             f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run "
+                             f"that {purpose}", options.file_location(name) or at)
+    kinds = numeric.constraint_kinds
+    other = [c for c, k in zip(numeric.constraint_names, kinds) if k not in method.kinds]
+    if other:
+        raise InputError(f"{label} {method.name} handles holonomic constraints only, and "
+                         f"{other[0]} is a velocity constraint; {method.velocity_note}",
+                         at or (locate(other[0]) if locate else None))
+    if dependent and not method.dependent_rows:
+        raise InputError(f"{label} {method.name} cannot run: the rows of A are dependent at "
+                         f"the start ({', '.join(dependent)} repeats earlier constraints); use "
+                         f"{BY_NAME['method'].flag} DOP853 {BY_NAME['formulation'].flag} "
+                         f"udwadia-kalaba", at or (locate(next(iter(dependent))) if locate
+                                                   else None))
+    return STABILIZERS["none"]
+
+
+def choose_formulation(requested: str, numeric: NumericSystem, t: float, q: np.ndarray,
+                       qd: np.ndarray, report: Report) -> str:
+    """``auto``: the first of :data:`AUTO_ORDER` that applies (ode without constraints, else
+    index1, or udwadia-kalaba when A is rank-deficient at the start, said through ``report``)."""
+    if requested != "auto":
+        return requested
+    dependent = dependent_constraints(numeric, t, q, qd)
+    for name in AUTO_ORDER:
+        if _misfit(FORMULATIONS[name], numeric, dependent) is None:
+            passed = [n for n in AUTO_ORDER[:AUTO_ORDER.index(name)]
+                      if _misfit(FORMULATIONS[n], numeric, ()) is None]
+            if passed:
+                A = numeric.dynamics(t, q, qd)[2]
+                report(f"auto: the constraint rows are dependent at the start (rank {_rank(A)} "
+                       f"for {numeric.m} constraints), so {_or_list(passed)} cannot run; using "
+                       f"{name}")
+            return name
+    raise InputError("no formulation applies to this system")
+
+
+def dependent_constraints(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray
+                          ) -> tuple[str, ...]:
+    """The constraints whose rows of A repeat earlier ones at (t, q)."""
+    if not numeric.m:
+        return ()
+    A = numeric.dynamics(t, q, qd)[2]
+    return tuple(numeric.constraint_names[k] for k in _dependent_rows(A))

@@ -1,0 +1,228 @@
+"""What one run needs, built and checked once before the first step (issue 8 §3).
+
+:class:`Problem` holds the compiled system, the parameter values, the start time and the
+consistent start state, the options, the formulation chosen for them, the compiled
+``--stop-when`` condition and a :class:`SourceMap` of where each part stands in the user's file.
+Every error found here is an :class:`InputError` that names FILE:LINE:COL of the part concerned
+(the ``initial:`` entry, the constraint, the ``simulate:`` key), as README's "Errors" promises;
+the driver (:mod:`lagsim.run.driver`) only steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from lagsim.errors import InputError, Location, Subject
+from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
+from lagsim.numeric.memo import Memo
+from lagsim.run.crossings import bound_evaluators
+from lagsim.run.formulations import (
+    FORMULATIONS,
+    Formulation,
+    Report,
+    check_combination,
+    choose_formulation,
+    dependent_constraints,
+)
+from lagsim.run.start import consistent_start
+from lagsim.spec.expressions import Source, parse_expression
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where the parts of a system stand in its file (read-only views of the spec's locations).
+
+    ``initial`` maps each entry of ``initial:`` to its value's location (``--init`` when set on
+    the command line); ``coordinates`` and ``constraints`` map names to their declarations.
+    """
+
+    coordinates: Mapping[str, Location]
+    constraints: Mapping[str, Location]
+    initial: Mapping[str, Location]
+
+    @classmethod
+    def of(cls, spec: SystemSpec) -> SourceMap:
+        return cls(coordinates=dict(zip(spec.coordinates, spec.coordinate_locations)),
+                   constraints={c.name: c.location for c in spec.constraints},
+                   initial=dict(spec.initial_locations))
+
+    def coordinate(self, name: str) -> Location | None:
+        """The initial value of coordinate ``name`` where one was given, else its declaration."""
+        return self.initial.get(name) or self.coordinates.get(name)
+
+    def constraint(self, name: str) -> Location | None:
+        return self.constraints.get(name)
+
+    def locate(self, about: Subject | None) -> Location | None:
+        """Where the part an error is ``about`` stands: a constraint's declaration, a
+        coordinate's initial value or declaration (:meth:`coordinate`); None for no part."""
+        if about is None:
+            return None
+        if about.kind == "constraint":
+            return self.constraint(about.name)
+        return self.coordinate(about.name)
+
+    def place(self, error: InputError) -> InputError:
+        """``error`` located at the part it is ``about`` (itself when it has a location or is
+        about no part)."""
+        if error.location is not None or error.about is None:
+            return error
+        return InputError(error.message, self.locate(error.about), error.about)
+
+
+@dataclass(frozen=True)
+class StopWhen:
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ): ``function(t, *q, *q̇, *λ)``,
+    and ``rows(x)`` at each row (t, q, q̇, λ) of x at once; ``expression`` and ``arguments`` are
+    the symbolic form and its argument symbols in that order, and ``parameters`` the parameter
+    symbols it takes as run-time inputs, in the order of ``NumericSystem.parameters`` (the C
+    step loop compiles them once per structure, :mod:`lagsim.run.engines.cloop`, and passes the
+    run's
+    values as the model's functions get them)."""
+
+    text: str
+    function: Callable[..., float]
+    uses_multipliers: bool
+    expression: se.Basic | None = None
+    arguments: tuple[se.Symbol, ...] = ()
+    rows: Callable[[np.ndarray], np.ndarray] | None = None
+    parameters: tuple[se.Symbol, ...] = ()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One run, ready to step: build it with :meth:`build`.
+
+    ``q0``, ``qd0`` are the consistent start at ``t0``; ``form`` is the formulation object (its
+    ``name`` the formulation chosen, ``auto`` resolved) with its stabilizer; ``given`` are the
+    state names the user set (``initial:`` and ``--init``).
+    """
+
+    spec: SystemSpec
+    model: Model
+    numeric: NumericSystem
+    options: SimulateOptions
+    parameters: Mapping[str, float]
+    t0: float
+    q0: np.ndarray
+    qd0: np.ndarray
+    form: Formulation
+    stop: StopWhen | None
+    sources: SourceMap
+    given: frozenset[str]
+
+    @property
+    def formulation(self) -> str:
+        return self.form.name
+
+    @property
+    def stabilize(self) -> str:
+        return self.form.stabilizer.name
+
+    @classmethod
+    def build(cls, spec: SystemSpec, model: Model, options: SimulateOptions,
+              report: Report | None = None, numeric: NumericSystem | None = None) -> Problem:
+        """Compile (unless ``numeric`` is given), check and prepare a run; ``report`` receives
+        the notes the CLI prints (corrected initial values, auto's choice). Raises
+        :class:`InputError` located in the user's file."""
+        sources = SourceMap.of(spec)
+        try:
+            return cls._build(spec, model, options, report or (lambda _m: None), numeric,
+                              sources)
+        except InputError as error:
+            if error.location is not None:
+                raise
+            raise sources.place(error) from None
+
+    @classmethod
+    def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,
+               numeric: NumericSystem | None, sources: SourceMap) -> Problem:
+        kinds = [c.kind for c in spec.constraints]
+        options.check_size(2 + 2 * len(spec.coordinates) + 2 * len(kinds)
+                           + kinds.count("holonomic"))
+        from lagsim.run.section import check_direction
+
+        check_direction(options)
+        from lagsim.run.inertia import regular_inertia
+
+        t0 = options.t_start
+        q0 = np.array(spec.initial_state()[0], dtype=float)
+        qd0 = np.array(spec.initial_state()[1], dtype=float)
+        if options.formulation == "reduced" and model.velocity_constraints:
+            model = _integrated(model, dict(zip(model.coordinates, q0)), t0, say)
+            numeric = None
+        numeric = numeric or compile_model(model)
+        model, numeric = regular_inertia(model, numeric, spec, t0, q0, qd0, sources.coordinate,
+                                         say)
+        stop = compile_stop_when(spec, numeric, options)
+        if options.formulation != "auto":
+            check_combination(options.formulation, options, numeric, (), sources.constraint)
+        given = frozenset(name for name, _ in spec.initial)
+        q0, qd0 = consistent_start(numeric, t0, q0, qd0, say, options.strict_initial,
+                                    given=given)
+        dependent = dependent_constraints(numeric, t0, q0, qd0)
+        name = choose_formulation(options.formulation, numeric, t0, q0, qd0, say)
+        stabilizer = check_combination(name, options, numeric, dependent, sources.constraint)
+        form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model)
+        form.report = say
+        form.check(t0, q0, qd0)
+        q0.setflags(write=False)
+        qd0.setflags(write=False)
+        return cls(spec=spec, model=model, numeric=numeric, options=options,
+                   parameters=dict(numeric.parameters), t0=t0, q0=q0, qd0=qd0, form=form,
+                   stop=stop, sources=sources, given=given)
+
+
+def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> Model:
+    """``model`` with its velocity constraints replaced by the holonomic constraints they
+    integrate to at the start, as ``derive --form reduced`` eliminates them
+    (:func:`lagsim.symbolic.reduce.integrate_velocity_constraints`, which refuses one that does not
+    integrate in closed form), each said through ``say``."""
+    from lagsim.symbolic.reduce import integrate_velocity_constraints
+
+    model, integrated = integrate_velocity_constraints(model, q0, t0)
+    for name, integral in integrated:
+        say(f"reduced: velocity constraint '{name}' integrates to the holonomic constraint "
+            f"{integral} (Frobenius' test, as `lagsim check` finds), which eliminates a "
+            "coordinate")
+    return model
+
+
+STOP_FUNCTIONS: Memo[Callable[[np.ndarray], np.ndarray]] = Memo(16)
+"""The ``--stop-when`` expressions lambdified in this process, by expression, arguments and
+parameters (the values are bound per run)."""
+
+
+def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions
+                      ) -> StopWhen | None:
+    """The ``--stop-when`` expression compiled in (t, q, q̇, λ) with the parameters as run-time
+    inputs, as :mod:`lagsim.run.section` compiles ``--section`` (so a sweep over a parameter the
+    expression uses compiles it once), bound to ``numeric``'s values; an unknown name is an
+    :class:`InputError` at the option (its file location, or ``--stop-when``)."""
+    if options.stop_when is None:
+        return None
+    names = dict(spec.symbols())
+    lambdas = [se.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
+    names.update({s.name: s for s in lambdas})
+    in_file = options.file_location("stop_when")
+    where = in_file or Location(options.label("stop_when"))
+    label = "simulate.stop_when" if in_file else "expression"
+    hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
+            f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
+    expr = parse_expression(options.stop_when, names, Source(where), label, hint)
+    args = (se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
+            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas)
+    params = tuple(se.Symbol(k) for k in numeric.parameters)
+    compiled = STOP_FUNCTIONS.get((expr, args, params),
+                                  lambda: lambdify([*args, *params], [expr]))
+    values = np.array(list(numeric.parameters.values()), dtype=float)
+    function, rows = bound_evaluators(compiled, len(args), values)
+    return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols), expr,
+                    args, rows, params)

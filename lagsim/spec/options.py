@@ -1,0 +1,435 @@
+"""Every option of a run declared once (issue 8 §2): name, type, default, validation, help.
+
+:data:`OPTIONS` is the table. From it come the YAML keys a ``simulate:`` block may hold
+(:data:`SIMULATE_KEYS`, read by :mod:`lagsim.spec.system`), the command-line flags of ``simulate``,
+``plot`` and ``animate`` (built in :mod:`lagsim.cli.app` from :attr:`Option.flag` and
+:meth:`Option.help_text`) and the frozen :class:`SimulateOptions` (one field per row).
+Validation happens once, up front, in :meth:`SimulateOptions.resolve`, with messages that name
+the option as the user wrote it (``--rtol`` or ``FILE:LINE:COL: simulate.rtol``), in the manner
+of scipy's ``integrate/_ivp`` checks.
+
+This module imports no numerics at load time: the names of the methods, formulations and
+stabilizers are read from their registries (:mod:`lagsim.run.formulations`) only when needed, so
+``lagsim --help`` and ``lagsim derive`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, make_dataclass
+from typing import Any
+
+from lagsim.errors import InputError, Location
+
+Parser = Callable[[Any, str, Location | None], Any]
+
+
+def _suggest(name: str, options: tuple[str, ...]) -> str:
+    from lagsim.spec.expressions import suggest
+
+    return suggest(name, options)
+
+
+def _fail(label: str, message: str, loc: Location | None) -> InputError:
+    return InputError(f"{label} {message}", loc)
+
+
+def _number(raw: Any, label: str, loc: Location | None) -> float:
+    if isinstance(raw, bool):
+        raise _fail(label, f"must be a number, got {raw!r}", loc)
+    try:
+        value = float(raw)
+    except OverflowError:
+        raise _fail(label, f"must be a finite number, got an integer of {len(str(abs(raw))):,} "
+                    "digits, too large for a float", loc) from None
+    except (TypeError, ValueError):
+        raise _fail(label, f"must be a number, got {raw!r}", loc) from None
+    if not math.isfinite(value):
+        raise _fail(label, f"must be a finite number, got {raw!r}", loc)
+    return value
+
+
+def _positive(raw: Any, label: str, loc: Location | None) -> float:
+    value = _number(raw, label, loc)
+    if value <= 0:
+        raise _fail(label, f"must be positive, got {value!r}", loc)
+    return value
+
+
+def _samples(raw: Any, label: str, loc: Location | None) -> int:
+    value = _number(raw, label, loc)
+    if value != int(value) or value < 2:
+        raise _fail(label, f"must be a whole number of at least 2 (both ends are samples), got "
+                    f"{raw!r}", loc)
+    return int(value)
+
+
+def _registry(name: str, *extra: str) -> Callable[[], tuple[str, ...]]:
+    """The keys of a registry of :mod:`lagsim.run.formulations`, imported when first asked for."""
+    def names() -> tuple[str, ...]:
+        return (*extra, *getattr(importlib.import_module("lagsim.run.formulations"), name))
+    return names
+
+
+def _choice(names: Callable[[], tuple[str, ...]], what: str) -> Parser:
+    def parse(raw: Any, label: str, loc: Location | None) -> str:
+        options = names()
+        text = str(raw).strip()
+        folded = {o.lower(): o for o in options}
+        if text.lower() in folded:
+            return folded[text.lower()]
+        raise _fail(label, f"must be one of {', '.join(options)}; {text!r} is not a known {what}"
+                    f"{_suggest(text, options)}", loc)
+    return parse
+
+
+def _baumgarte(raw: Any, label: str, loc: Location | None) -> tuple[float, float]:
+    parts = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2:
+        raise _fail(label, f"must be two numbers ALPHA,BETA (e.g. 5,5), got {raw!r}", loc)
+    alpha, beta = (_number(p, label, loc) for p in parts)
+    if alpha < 0 or beta < 0:
+        raise _fail(label, f"must be two non-negative numbers ALPHA,BETA, got {raw!r}", loc)
+    return alpha, beta
+
+
+def _expression(raw: Any, label: str, loc: Location | None) -> str:
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)) or not str(raw).strip():
+        raise _fail(label, f"must be an expression such as 'y' or 'lambda_table', got {raw!r}",
+                    loc)
+    return str(raw).strip()
+
+
+YAML11_BOOLEANS: Mapping[str, bool] = {
+    word: value for words, value in (("yes on", True), ("no off", False))
+    for word in (w for base in words.split() for w in (base, base.title(), base.upper()))}
+"""The YAML 1.1 booleans that the YAML 1.2 reading of a file
+(:class:`lagsim.spec.system.Yaml12Loader`)
+leaves as text; an on/off option still takes them as true and false."""
+
+
+def _switch(raw: Any, label: str, loc: Location | None) -> bool:
+    if isinstance(raw, str) and raw in YAML11_BOOLEANS:
+        return YAML11_BOOLEANS[raw]
+    if not isinstance(raw, bool):
+        raise _fail(label, f"must be true or false, got {raw!r}", loc)
+    return raw
+
+
+@dataclass(frozen=True)
+class Option:
+    """One row of the table: everything lagsim knows about one option of a run.
+
+    ``name`` is the field of :class:`SimulateOptions` and the YAML key under ``simulate:``;
+    :attr:`flag` is the command-line flag. ``parse(raw, label, location)`` validates a value from
+    either place (a string from the command line, a YAML scalar or list from the file) and
+    raises :class:`InputError` naming ``label``. ``switch`` options are on/off flags
+    (``--strict-initial/--no-strict-initial``). ``help`` may use ``{choices}``.
+    """
+
+    name: str
+    type: Any
+    default: Any
+    parse: Parser
+    help: str
+    metavar: str | None = None
+    choices: Callable[[], tuple[str, ...]] | None = None
+    switch: bool = False
+    doc: str = ""
+    """What the key means in a file (docs/format.md's table and the JSON Schema)."""
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def key(self) -> str:
+        """The option as written in a file: ``simulate.<name>``."""
+        return f"simulate.{self.name}"
+
+    def help_text(self) -> str:
+        """The help line of the flag, with the choices and the default filled in; the default
+        names the file's ``simulate:`` key, which wins over it (a flag wins over both)."""
+        text = self.help.format(choices=", ".join(self.choices()) if self.choices else "")
+        if self.switch:
+            return f"{text} [default: off, or the file's {self.key}]"
+        if self.default is None:
+            return text
+        shown = ",".join(f"{x:g}" for x in self.default) if isinstance(self.default, tuple) \
+            else f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+        return f"{text} [default: {shown}, or the file's {self.key}]"
+
+
+SECTION_DIRECTIONS = ("both", "up", "down")
+"""``--section-direction``: every crossing, the expression rising through 0, or falling."""
+
+OPTIONS: tuple[Option, ...] = (
+    Option("t_start", float, 0.0, _number, "Start time.", "T",
+           doc="start time; the initial values are at this time"),
+    Option("t_end", float, 10.0, _number, "End time.", "T",
+           doc="end time, greater than `t_start`"),
+    Option("samples", int | None, 1001, _samples,
+           "Equally spaced output samples, both ends included.", "N",
+           doc="number of equally spaced output times, both ends included (at least 2)"),
+    Option("dt", float | None, None, _positive,
+           "Output spacing instead of --samples. With --method rattle or variational: the "
+           "fixed step (required), a sample every step unless --samples is given too; a "
+           "sample between steps is one partial step from the last step.", "DT",
+           doc="output spacing instead of `samples` (give one of the two)"),
+    Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
+           "Integration method. DOP853 (steps in C) suits most systems, fast undamped "
+           "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
+           "strongly damped) and get the analytic Jacobian (Radau steps in C for "
+           "unconstrained systems); rattle and variational take fixed "
+           "steps of --dt that keep the constraints and the energy (see README).", "NAME",
+           _registry("METHODS"),
+           doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`, or the fixed-step "
+                "`rattle` and `variational` (with `dt`); the implicit `Radau`, `BDF` and "
+                "`LSODA` (for stiff systems: strongly damped fast modes) get the analytic "
+                "Jacobian of the right-hand side")),
+    Option("rtol", float, 1e-10, _positive, "Relative tolerance.", "RTOL",
+           doc="relative tolerance, positive"),
+    Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",
+           doc="absolute tolerance, positive"),
+    Option("formulation", str, "auto", _choice(_registry("FORMULATIONS", "auto"), "formulation"),
+           "How constraints enter the ODE (auto picks ode, index1 or udwadia-kalaba).", "NAME",
+           _registry("FORMULATIONS", "auto"),
+           doc=("`ode`, `index1`, `udwadia-kalaba`, `reduced`, or `auto` (`ode` without "
+                "constraints, else `index1`, or `udwadia-kalaba` when the constraints are "
+                "dependent)")),
+    Option("stabilize", str, "projection", _choice(_registry("STABILIZERS"), "stabilizer"),
+           "How a constrained run keeps to its constraints.", "NAME",
+           _registry("STABILIZERS"),
+           doc="`none`, `baumgarte` or `projection`"),
+    Option("baumgarte", tuple[float, float], (5.0, 5.0), _baumgarte,
+           "Baumgarte gains; good values depend on the system's time scale (about 1/period).",
+           "ALPHA,BETA",
+           doc="α, β of the Baumgarte stabilizer, as a list `[5, 5]` or the text `5,5`"),
+    Option("stop_when", str | None, None, _expression,
+           "Stop when EXPR changes sign, e.g. lambda_c1 or y.", "EXPR",
+           doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the run ends when it "
+                "changes sign")),
+    Option("section", str | None, None, _expression,
+           "Write, instead of the samples, the state at every crossing of EXPR = 0 (a "
+           "Poincaré section), e.g. theta1.", "EXPR",
+           doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the output is the state "
+                "at each of its zeros (a Poincaré section) instead of the samples")),
+    Option("section_direction", str, "both",
+           _choice(lambda: SECTION_DIRECTIONS, "direction"),
+           "Which crossings of --section: up (EXPR rising through 0), down or both.",
+           "up|down|both", lambda: SECTION_DIRECTIONS,
+           doc="`up` (the expression rising through 0), `down` or `both`"),
+    Option("strict_initial", bool, False, _switch,
+           "Refuse to move the initial values you set onto the constraints (values left out "
+           "are still computed).",
+           switch=True,
+           doc=("`true` refuses to move the initial values you set onto the constraints (left-out "
+                "values are still computed)")),
+    Option("invariants", bool, False, _switch,
+           "Add a column invariant_<name> for each conserved quantity `lagsim check` finds "
+           "(energy, cyclic and Noether momenta).",
+           switch=True,
+           doc=("`true` adds a column `invariant_<name>` for each conserved quantity `lagsim "
+                "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)")),
+    Option("action", bool, False, _switch,
+           "Add the running action S = ∫L dt as a column `action` (corrected trapezoids on the "
+           "samples, error O(h⁴), its estimate on stderr).",
+           switch=True,
+           doc="`true` adds the running action S = ∫L dt as a last column `action`"),
+)
+"""The options of a run, in the order of ``lagsim simulate --help``."""
+
+BY_NAME: Mapping[str, Option] = {o.name: o for o in OPTIONS}
+SIMULATE_KEYS: tuple[str, ...] = tuple(BY_NAME)
+"""The keys a ``simulate:`` block of a system file may hold."""
+
+MAX_SAMPLES = 1_000_000
+"""More output rows than this are refused before the run (issue 15, "Limits")."""
+ROW_SECONDS_PER_COLUMN = 5e-6
+ROW_BYTES_PER_COLUMN = 18
+"""Rough cost of one output row per CSV column: sampling, multipliers, residuals, CSV text.
+Measured with 200001 samples to a file: the pendulum (4 columns) 26 µs and 69 bytes a row,
+the double pendulum in natural coordinates (26 columns) 140 µs and 350 bytes a row."""
+
+
+class _Resolve:
+    """Methods of :class:`SimulateOptions` (its fields come from :data:`OPTIONS`)."""
+
+    locations: tuple[tuple[str, Location], ...]
+
+    @classmethod
+    def resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
+                name: Callable[[Option], str] | None = None) -> Any:
+        """Merge the YAML ``simulate:`` settings and the command-line ``flags`` (a flag wins).
+
+        ``settings`` maps keys to :class:`lagsim.spec.system.Setting` (value and location);
+        ``flags``
+        maps option names (``t_end``, not ``--t-end``) to raw values, ``None`` meaning "not
+        given" (so ``0`` and ``False`` given on the command line count). A bad value is an
+        :class:`InputError` that names the option as the user wrote it: ``name(row)`` says how a
+        flag is written (:attr:`Option.flag` by default; the Python API passes its keyword).
+        """
+        name = name or (lambda row: row.flag)
+        unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
+        if unknown:
+            raise InputError(f"unknown simulate option '{unknown[0]}'"
+                             f"{_suggest(unknown[0], SIMULATE_KEYS)}; the options are "
+                             f"{', '.join(SIMULATE_KEYS)}")
+        given: dict[str, tuple[Any, str, Location]] = {}
+        for key, setting in settings.items():
+            given[key] = (setting.value, BY_NAME[key].key, setting.location)
+        flag_given = {k: v for k, v in flags.items() if v is not None}
+        samples, dt = BY_NAME["samples"], BY_NAME["dt"]
+        fixed = _fixed_step(flag_given.get("method", settings["method"].value
+                                           if "method" in settings else None))
+        if not fixed and "samples" in flag_given and "dt" in flag_given:
+            raise InputError(f"give either {name(samples)} or {name(dt)}, not both")
+        if not fixed and ("samples" in flag_given or "dt" in flag_given):
+            given.pop("samples", None)
+            given.pop("dt", None)
+        elif not fixed and "samples" in given and "dt" in given:
+            raise InputError(f"give either {samples.key} or {dt.key}, not both",
+                             given["dt"][2])
+        for key, value in flag_given.items():
+            given[key] = (value, name(BY_NAME[key]), Location(name(BY_NAME[key])))
+
+        values: dict[str, Any] = {key: BY_NAME[key].parse(raw, label, loc if loc.line else None)
+                                  for key, (raw, label, loc) in given.items()}
+        if "dt" in values and not (fixed and "samples" in values):
+            values["samples"] = None
+        t_start = values.get("t_start", BY_NAME["t_start"].default)
+        t_end = values.get("t_end", BY_NAME["t_end"].default)
+        if not t_end > t_start or not math.isfinite(t_end - t_start):
+            key = "t_end" if "t_end" in given else "t_start"
+            _, label, loc = given[key]
+            what = "greater than" if not t_end > t_start else "a finite distance from"
+            raise InputError(f"{label} must leave t_end {what} t_start, got t_start = "
+                             f"{t_start!r} and t_end = {t_end!r}", loc if loc.line else None)
+        _check_spacing(values, given, t_start, t_end)
+        locations = tuple((key, loc) for key, (_, _, loc) in given.items())
+        return cls(**values, locations=locations)
+
+    def where(self, name: str) -> Location | None:
+        """Where option ``name`` was given: its value in the file, or its flag; None for a
+        default."""
+        return dict(self.locations).get(name)
+
+    def file_location(self, name: str) -> Location | None:
+        """Where option ``name`` stands in the file, None when it was a flag or a default (a
+        message then names the flag itself)."""
+        where = self.where(name)
+        return where if where is not None and where.line is not None else None
+
+    def label(self, name: str) -> str:
+        """The option as the user gave it: ``--rtol`` (or the API's ``rtol``), or
+        ``simulate.rtol`` from a file."""
+        where = self.where(name)
+        if where is not None and where.line is None:
+            return where.file
+        return BY_NAME[name].key if where is not None else BY_NAME[name].flag
+
+    def rows(self) -> int:
+        """How many samples the run writes (both ends included)."""
+        samples: int | None = self.samples
+        if samples is not None:
+            return samples
+        t0, t1, dt = self.t_start, self.t_end, self.dt
+        count = math.floor((t1 - t0) / dt * (1 + 1e-12))
+        return count + 1 + (t1 - (t0 + count * dt) > 1e-9 * dt)
+
+    def check_size(self, columns: int) -> None:
+        """Refuse, before any work, a run whose output would exceed :data:`MAX_SAMPLES` rows,
+        saying how large and how long it would be (issue 15)."""
+        rows = self.rows()
+        if rows <= MAX_SAMPLES:
+            return
+        name = "dt" if self.dt is not None else "samples"
+        size = rows * columns * ROW_BYTES_PER_COLUMN
+        seconds = rows * columns * ROW_SECONDS_PER_COLUMN
+        raise InputError(
+            f"{self.label(name)} asks for {rows:.4g} samples: about {_bytes(size)} of CSV and "
+            f"{duration(seconds)} of sampling alone; lagsim writes at most "
+            f"{MAX_SAMPLES} samples per run: lower {BY_NAME['samples'].flag}, raise "
+            f"{BY_NAME['dt'].flag}, or split the run with {BY_NAME['t_start'].flag}/"
+            f"{BY_NAME['t_end'].flag}", self.file_location(name))
+
+    def sample_times(self) -> Any:
+        """The sample times, both ends included, each the double nearest its decimal value
+        (:func:`lagsim.output.trajectory.clean_times`: 0.15 is written 0.15)."""
+        from lagsim.output.trajectory import clean_steps, clean_times
+
+        t0, t1, dt = self.t_start, self.t_end, self.dt
+        if dt is None or self.samples is not None:
+            return clean_times(t0, t1, self.samples or 2)
+        times = clean_steps(t0, dt, self.rows())
+        times[-1] = min(times[-1], t1)
+        return times
+
+
+def _check_spacing(values: Mapping[str, Any], given: Mapping[str, tuple[Any, str, Location]],
+                   t_start: float, t_end: float) -> None:
+    """Refuse sample times or a step that floating-point times cannot tell apart (a span of
+    5e-324 in 1001 samples gives times 0, 0, ..., 5e-324): each spacing must exceed twice the
+    spacing of doubles near the larger end, so that the rounded times strictly increase."""
+    resolution = 2 * math.ulp(max(abs(t_start), abs(t_end)))
+    samples = values.get("samples", BY_NAME["samples"].default)
+    dt = values.get("dt")
+    checks = [("dt", dt)] if dt is not None else []
+    if samples is not None:
+        checks.append(("samples", (t_end - t_start) / (samples - 1)))
+    for key, spacing in checks:
+        if spacing > resolution:
+            continue
+        blame = next((k for k in (key, "t_end", "t_start", "samples") if k in given), key)
+        _, label, loc = given.get(blame, (None, BY_NAME[blame].flag, Location("")))
+        what = (f"the step dt = {dt!r}" if key == "dt" else
+                f"{samples} samples from t_start = {t_start!r} to t_end = {t_end!r} are "
+                f"{spacing!r} apart, which")
+        raise InputError(
+            f"{label}: {what} is below the resolution of floating-point times near "
+            f"{max(abs(t_start), abs(t_end))!r} ({math.ulp(max(abs(t_start), abs(t_end))):.3g}), "
+            "so the sample times would repeat; lengthen the span, or use fewer samples or a "
+            "larger step", loc if loc.line else None)
+
+
+def _fixed_step(raw: Any) -> bool:
+    """Whether the method ``raw`` (as given; None: the default) takes fixed steps of ``dt``
+    (then ``dt`` is the step and ``samples`` may be given as well)."""
+    if raw is None:
+        return False
+    methods = importlib.import_module("lagsim.run.formulations").METHODS
+    name = {k.lower(): k for k in methods}.get(str(raw).strip().lower())
+    return name is not None and bool(getattr(methods[name], "fixed_step", False))
+
+
+def _bytes(size: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size / 1e3:.3g} kB"
+
+
+def duration(seconds: float) -> str:
+    """``about 3.2 hours``: a rough span of time for a message."""
+    for unit, scale in (("years", 3.15e7), ("days", 86400.0), ("hours", 3600.0),
+                        ("minutes", 60.0)):
+        if seconds >= scale:
+            return f"about {seconds / scale:.3g} {unit}"
+    return f"about {seconds:.2g} s"
+
+
+SimulateOptions = make_dataclass(
+    "SimulateOptions",
+    [(o.name, o.type, field(default=o.default)) for o in OPTIONS]
+    + [("locations", tuple[tuple[str, Location], ...], field(default=(), compare=False))],
+    bases=(_Resolve,), frozen=True,
+)
+SimulateOptions.__module__ = __name__
+SimulateOptions.__doc__ = (
+    """The validated settings of one run, one field per row of :data:`OPTIONS`; build it with
+    :meth:`resolve`. ``samples`` equally spaced sample times including both ends, or a spacing
+    ``dt`` (then ``samples`` is None; the last row is ``t_end`` even when ``dt`` does not divide
+    the span). ``baumgarte`` is (α, β) of the stabilizer −2α·φ̇ − β²·φ (holonomic) and −α·w
+    (velocity). ``locations`` records where each given option came from (:meth:`where`).""")

@@ -1,0 +1,1046 @@
+"""YAML system file → validated, immutable :class:`SystemSpec`.
+
+Every check of user input happens here, once, and every error names the file, line and column of
+the offending value and says how to mend it. The format (version 1) is documented in
+``docs/format.md``.
+
+Declared names are kept in Unicode NFKC form, the form Python's parser gives the names inside
+expressions, and two spellings of one name are refused (issue 15). A name of the form of a CSV
+column (:data:`lagsim.output.trajectory.COLUMNS`) is refused (issue 8 §4). The file is held to the
+limits of :mod:`lagsim.spec.limits` before anything walks it.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import symengine as se
+import yaml
+
+from lagsim.errors import InputError, Location, is_control, printable
+from lagsim.output.trajectory import COLUMNS, EXTRA_COLUMNS
+from lagsim.spec.expressions import (
+    DECLARE_HINT,
+    FUNCTIONS,
+    RESERVED,
+    Source,
+    diff,
+    normal_name,
+    parse_expression,
+    suggest,
+)
+from lagsim.spec.limits import (
+    MAX_CONSTRAINTS,
+    MAX_COORDINATES,
+    MAX_FILE_CHARS,
+    MAX_YAML_DEPTH,
+    MAX_YAML_NODES,
+    exceeded,
+)
+from lagsim.spec.options import SIMULATE_KEYS
+
+TOP_KEYS = (
+    "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
+    "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
+    "units", "springs",
+)
+MASS_KEYS = ("mass", "position", "inertia", "angle")
+TIME = se.Symbol("t")
+PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
+                  "parameters above it")
+NUMBER_HINT = "a value is a number or an expression in numbers, such as 1.5 or pi/4"
+INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
+                "parameters")
+
+
+def _column_forms() -> tuple[tuple[str, str | None, str, str], ...]:
+    """(head, tail, template, meaning) of each CSV column of
+    :data:`lagsim.output.trajectory.COLUMNS`
+    other than the declared name itself: ``tail`` is None for a fixed column (``energy``), else
+    the column is ``head + <name> + tail``."""
+    out = []
+    placeholders = {"q": "<coordinate>", "i": "<name>"}
+    for template, meaning in COLUMNS + EXTRA_COLUMNS:
+        head, brace, rest = template.partition("{")
+        tail = rest.partition("}")[2] if brace else None
+        if head or tail:
+            label = "".join(placeholders.get(part, "<constraint>") if i % 2 else part
+                            for i, part in enumerate(template.replace("}", "{").split("{")))
+            out.append((head, tail, label, meaning))
+    return tuple(out)
+
+
+COLUMN_FORMS = _column_forms()
+"""The forms of the CSV columns that no declared name may have (issue 8 §4)."""
+
+
+def column_clash(name: str) -> str | None:
+    """Why ``name`` would be misread as a CSV column, with a rename that avoids it; or None."""
+    for head, tail, label, meaning in COLUMN_FORMS:
+        if tail is None:
+            clash, better, form = name == head, f"{name}1", "is"
+        else:
+            form = f"has the form {label} of"
+            clash = (name.startswith(head) and name.endswith(tail)
+                     and len(name) > len(head) + len(tail))
+            better = (head.rstrip("_") + name[len(head):] if head
+                      else name[: -len(tail)] + tail.lstrip("_"))
+        if clash:
+            return (f"{form} the CSV column of {meaning}, so the output would be misread; "
+                    f"rename it (e.g. '{better}')")
+    return None
+
+
+_CSV_HINT = ("this looks like a CSV (a trajectory of `lagsim simulate`, first column t), not a "
+             "system; derive and simulate read a YAML system file: give that, or plot the CSV "
+             "with `lagsim plot`")
+
+
+def _looks_like_csv(text: str) -> bool:
+    """Whether ``text`` starts like lagsim's CSV: a header ``t,<name>,...`` then numbers."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if len(lines) < 1 or not lines[0].startswith("t,"):
+        return False
+    return all(name.strip().isidentifier() for name in lines[0].split(","))
+
+
+def _alias_value(text: str, exc: yaml.MarkedYAMLError) -> str | None:
+    """The line of a YAML error at a value that starts with ``*`` (read as an alias), written
+    with that value quoted; None when the error is elsewhere."""
+    mark = exc.context_mark if "alias" in str(exc.context or "") else exc.problem_mark
+    if mark is None or mark.buffer is None:
+        return None
+    lines = text.splitlines()
+    if not 0 <= mark.line < len(lines):
+        return None
+    line = lines[mark.line]
+    key, colon, value = line.partition(": ")
+    if not colon:
+        key, colon, value = line.rpartition("- ")
+    if not colon or not value.strip().startswith("*"):
+        return None
+    return f"{key}{colon}'{value.strip()}'".strip()
+
+
+def _unkeyword(name: str) -> str:
+    """A name close to the Python keyword ``name`` that is not one (lambda → lam)."""
+    return {"lambda": "lam"}.get(name, f"{name}_")
+
+
+def spelled(name: str) -> str:
+    """``name`` quoted, with the code points of its non-ASCII characters, so that two spellings
+    that look alike can be told apart."""
+    wide = [f"U+{ord(ch):04X}" for ch in name if ord(ch) > 127]
+    return f"'{name}'" + (f" ({' '.join(wide)})" if wide else "")
+
+
+@dataclass(frozen=True)
+class Expr:
+    """An expression of the user's file: its text, its symengine value and where it stands."""
+
+    text: str
+    expr: se.Basic
+    location: Location
+
+    @property
+    def value(self) -> Any:
+        """The expression as SymPy (imported only when asked for, e.g. for printing)."""
+        import sympy
+
+        return sympy.sympify(self.expr)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    value: float
+    location: Location
+
+
+@dataclass(frozen=True)
+class MassSpec:
+    """A point mass, or a planar body when ``inertia`` and ``angle`` are given."""
+
+    name: str
+    mass: Expr
+    position: tuple[Expr, ...]
+    inertia: Expr | None
+    angle: Expr | None
+    location: Location
+
+
+@dataclass(frozen=True)
+class ConstraintSpec:
+    """A holonomic constraint φ(q, t) = 0 or a velocity constraint a(q,t)·q̇ + b(q,t) = 0."""
+
+    name: str
+    kind: str
+    expression: Expr
+    location: Location
+
+
+SpringEnd = str | tuple[float, float]
+"""An end of a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    value: Any
+    location: Location
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """A validated system file. Symbols are plain SymPy symbols named as in the file."""
+
+    source: str
+    name: str
+    description: str
+    parameters: tuple[Parameter, ...]
+    coordinates: tuple[str, ...]
+    coordinate_locations: tuple[Location, ...]
+    kinetic: Expr | None
+    potential: Expr | None
+    lagrangian: Expr | None
+    masses: tuple[MassSpec, ...]
+    gravity: tuple[Expr, ...] | None
+    forces: tuple[tuple[str, Expr], ...]
+    loads: tuple[tuple[str, tuple[Expr, ...]], ...]
+    dissipation: Expr | None
+    constraints: tuple[ConstraintSpec, ...]
+    initial: tuple[tuple[str, float], ...]
+    simulate: Mapping[str, Setting] = field(default_factory=dict)
+    location: Location = field(default_factory=lambda: Location("<input>"))
+    initial_locations: tuple[tuple[str, Location], ...] = ()
+    """Where each entry of ``initial`` was set: its value in the file, or ``--init``."""
+    units: tuple[tuple[str, str], ...] = ()
+    """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
+    springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
+    """``springs:``: pairs of ends (a mass name, ``origin``, or a fixed point (x, y)) that
+    ``lagsim animate`` draws as springs."""
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        return {p.name: p.value for p in self.parameters}
+
+    @property
+    def velocities(self) -> tuple[str, ...]:
+        return tuple(f"{q}_dot" for q in self.coordinates)
+
+    def initial_state(self) -> tuple[list[float], list[float]]:
+        """q(t0) and q̇(t0) in coordinate order; missing entries are 0."""
+        values = dict(self.initial)
+        q = [values.get(name, 0.0) for name in self.coordinates]
+        qd = [values.get(f"{name}_dot", 0.0) for name in self.coordinates]
+        return q, qd
+
+    def symbols(self) -> dict[str, se.Symbol]:
+        """The symbol table: parameters, coordinates, velocities and ``t`` (symengine)."""
+        return symbol_table([p.name for p in self.parameters], self.coordinates)
+
+
+def symbol_table(parameters: list[str] | tuple[str, ...],
+                 coordinates: list[str] | tuple[str, ...]) -> dict[str, se.Symbol]:
+    """Every name an expression may use: parameters, coordinates, their ``_dot`` and ``t``."""
+    table = {name: se.Symbol(name) for name in parameters}
+    for q in coordinates:
+        table[q] = se.Symbol(q)
+        table[f"{q}_dot"] = se.Symbol(f"{q}_dot")
+    table["t"] = TIME
+    return table
+
+
+def bundled_systems() -> list[str]:
+    """Names of the systems shipped with lagsim."""
+    folder = resources.files("lagsim.systems")
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def read_source(source: str | Path) -> tuple[str, str, str]:
+    """(text, label for messages, default name) of a path, a bundled system's name, or ``-``."""
+    if str(source) == "-":
+        return sys.stdin.read(MAX_FILE_CHARS + 1), "<stdin>", "stdin"
+    path = Path(source)
+    if path.is_file():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read(MAX_FILE_CHARS + 1), str(source), path.stem
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the file: {exc}", Location(str(source))) from None
+    if path.is_dir():
+        raise InputError("is a folder; give a system file (.yaml)", Location(str(source)))
+    stem = path.name[:-5] if path.name.endswith(".yaml") else path.name
+    if path.parent == Path(".") and stem in bundled_systems():
+        text = resources.files("lagsim.systems").joinpath(f"{stem}.yaml").read_text("utf-8")
+        return text, f"{stem}.yaml", stem
+    raise InputError(
+        f"no such file, and no bundled system of that name{suggest(stem, bundled_systems())}; "
+        "`lagsim systems` lists the bundled ones",
+        Location(str(source)),
+    )
+
+
+def load_spec(
+    source: str | Path,
+    overrides: Mapping[str, float] | None = None,
+    initial: Mapping[str, float] | None = None,
+) -> SystemSpec:
+    """Read and validate a system file.
+
+    ``overrides`` replaces parameter values (``--set``), ``initial`` replaces initial values of
+    coordinates and velocities (``--init``); an unknown name in either is an error.
+    """
+    text, label, stem = read_source(source)
+    return parse_spec(text, label, stem, overrides, initial)
+
+
+def parse_spec(
+    text: str,
+    label: str = "<input>",
+    stem: str = "system",
+    overrides: Mapping[str, float] | None = None,
+    initial: Mapping[str, float] | None = None,
+) -> SystemSpec:
+    """Validate YAML ``text``; ``label`` names the file in messages."""
+    return _Reader(label).read(text, stem, overrides or {}, initial or {})
+
+
+def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
+    """``values`` of ``--set`` or ``--init`` by NFKC-normalized name, each a finite float."""
+    out = {}
+    for name, value in values.items():
+        if isinstance(value, str):
+            value = parse_expression(value, {}, Source(Location(option)),
+                                     f"the value of {name}", NUMBER_HINT)
+        if isinstance(value, bool) or not isinstance(value, (int, float, se.Basic)):
+            raise InputError(f"{name}={value!r}: the value must be a number such as 1.5",
+                             Location(option))
+        try:
+            number = float(value)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            shown = (f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} "
+                     "digits" if isinstance(value, int) else repr(value))
+            raise InputError(f"{name}: the value, {shown}, is not a finite number; "
+                             f"{_FINITE}", Location(option)) from None
+        if not math.isfinite(number):
+            raise InputError(f"{name}={value}: the value is {number}, not a finite number; give a "
+                             "finite value such as 1.5", Location(option))
+        out[normal_name(name)] = number
+    return out
+
+
+_FINITE = (f"numbers must be finite and real, at most {sys.float_info.max:.4g} in size "
+           "(docs/format.md)")
+
+
+def _not_finite(value: Any, written: str) -> str | None:
+    """Why the YAML number ``value``, written ``written``, is not a finite float (``.nan``,
+    ``.inf``, ``1.0e+400``, an integer past the largest float), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return None if abs(value) <= sys.float_info.max else "too large for a float"
+    if math.isnan(value):
+        return "not a number (nan)"
+    if math.isfinite(value):
+        return None
+    return ("not a finite number" if "inf" in written.lower()
+            else "too large for a float (it overflows to inf)")
+
+
+class _TooLarge(Exception):
+    """A YAML file past a limit; ``mark`` is where."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
+YAML11_NUMBER = "tag:lagsim,2026:yaml-1.1-number"
+"""The tag :class:`Yaml12Loader` gives a plain scalar that YAML 1.1 reads as a number and YAML
+1.2 does not read as that number (``010``, ``1:30``): :meth:`_Reader.scalar` refuses it."""
+_YAML11_NUMBER = re.compile(r"^(?:[-+]?0[0-9_]+|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$")
+_YAML12_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_YAML12_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_YAML12_FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                           r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+_REPLACED = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with the booleans and numbers of YAML 1.2's core schema (YAML 1.2.2,
+    §10.3.2) instead of YAML 1.1's: ``yes``, ``no``, ``on``, ``off`` are text, ``010`` is not
+    octal and ``1:30`` not base 60. A plain scalar that the two versions read as different
+    numbers is tagged :data:`YAML11_NUMBER` so that it can be refused, not guessed (issue 32)."""
+
+
+_YAML12_RESOLVERS = (
+    (YAML11_NUMBER, _YAML11_NUMBER, "-+0123456789"),
+    ("tag:yaml.org,2002:bool", _YAML12_BOOL, "tTfF"),
+    ("tag:yaml.org,2002:int", _YAML12_INT, "-+0123456789"),
+    ("tag:yaml.org,2002:float", _YAML12_FLOAT, "-+0123456789."),
+)
+"""Tried in this order, before PyYAML's other resolvers (null, timestamp, merge ...)."""
+Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx, chars in _YAML12_RESOLVERS if first in chars]
+    + [(tag, rx) for tag, rx in yaml.SafeLoader.yaml_implicit_resolvers.get(first, [])
+       if tag not in _REPLACED]
+    for first in {*yaml.SafeLoader.yaml_implicit_resolvers, *"-+0123456789.tTfF"}}
+
+
+def _yaml11_number(text: str) -> str:
+    """Why the plain scalar ``text`` (tagged :data:`YAML11_NUMBER`) is refused, and how to write
+    it."""
+    digits = text.replace("_", "")
+    sign = "-" if digits.startswith("-") else ""
+    digits = digits.lstrip("+-")
+    if ":" in digits:
+        value = 0.0
+        for part in digits.split(":"):
+            value = value * 60 + float(part)
+        shown = f"{sign}{value:g}"
+        return (f"{text} is a base-60 number ({shown}) to YAML 1.1 and text to YAML 1.2, so "
+                f"lagsim does not guess: write the number itself, such as {shown}, or quote "
+                "the text")
+    decimal = f"{sign}{int(digits)}"
+    octal = (f"octal ({sign}{int(digits, 8)}) to YAML 1.1 and "
+             if set(digits) <= set("01234567") else "")
+    return (f"{text} has a leading zero: it is {octal}decimal ({decimal}) to YAML 1.2, so "
+            f"lagsim does not guess: write {decimal} for the decimal number, or quote the text")
+
+
+class _BoundedLoader(Yaml12Loader):
+    """The YAML 1.2 composer (:class:`Yaml12Loader`), refusing nesting deeper than
+    :data:`MAX_YAML_DEPTH` before it recurses further."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                found = f"values nested more than {MAX_YAML_DEPTH} deep"
+                raise _TooLarge(exceeded("YAML depth", found), self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """The number of nodes of ``root`` with every alias expanded, counted without expanding (each
+    shared node once, times its uses); refuses an alias that contains itself."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if done:
+            open_nodes.discard(key)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in children), MAX_YAML_NODES + 1)
+            continue
+        if key in open_nodes:
+            raise _TooLarge("an alias (*name) refers to a value that contains it; YAML "
+                            "recursion is not allowed", node.start_mark)
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise _TooLarge("an alias (*name) refers to a value that contains it; YAML "
+                                "recursion is not allowed", child.start_mark)
+            stack.append((child, False))
+    return sizes[id(root)]
+
+
+def _loc(label: str, node: yaml.Node) -> Location:
+    return Location(label, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _type_name(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "list"
+    return "text" if node.tag.endswith(":str") else node.tag.rsplit(":", 1)[-1]
+
+
+def _positions(node: yaml.ScalarNode) -> tuple[tuple[int, int], ...]:
+    """The file's 1-based (line, column) of each character of a scalar that spans lines, found by
+    matching its non-blank characters in order; empty when they cannot all be matched."""
+    start, end = node.start_mark, node.end_mark
+    buf = start.buffer
+    if buf is None or start.line == end.line:
+        return ()
+    i, line, col = start.pointer, start.line, start.column
+    if node.style in ("|", ">"):
+        while i < end.pointer and buf[i] != "\n":
+            i, col = i + 1, col + 1
+    out: list[tuple[int, int]] = []
+    last = (line + 1, col + 1)
+    for ch in node.value:
+        if not ch.isspace():
+            while i < end.pointer and buf[i] != ch:
+                line, col = (line + 1, 0) if buf[i] == "\n" else (line, col + 1)
+                i += 1
+            if i >= end.pointer:
+                return ()
+            last = (line + 1, col + 1)
+            i, col = i + 1, col + 1
+        out.append(last)
+    return tuple(out)
+
+
+class _Reader:
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.constructor = Yaml12Loader("")
+        self.spellings: dict[str, dict[str, tuple[str, str, Location]]] = {}
+
+    def loc(self, node: yaml.Node) -> Location:
+        return _loc(self.label, node)
+
+    def error(self, node: yaml.Node | None, message: str) -> InputError:
+        return InputError(message, self.loc(node) if node is not None else Location(self.label))
+
+    def plain_tag(self, node: yaml.Node, what: str) -> None:
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in PLAIN_COLLECTIONS:
+            raise self.error(node, f"{what}: tag {node.tag} is not allowed; lagsim reads "
+                             "plain YAML")
+
+    def scalar(self, node: yaml.Node, what: str) -> Any:
+        self.plain_tag(node, what)
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, f"{what} must be a single value, not a {_type_name(node)}")
+        if node.tag == YAML11_NUMBER:
+            raise self.error(node, f"{what}: {_yaml11_number(node.value)}")
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            raise self.error(
+                node, f"{what}: {exc.problem}; lagsim reads plain YAML only (no tags)"
+            ) from None
+        except ValueError:
+            raise self.error(node, f"{what} is an integer of {len(node.value):,} digits, too "
+                             f"large for a float; {_FINITE}") from None
+        problem = _not_finite(value, node.value)
+        if problem:
+            shown = (node.value if len(node.value) <= 40
+                     else f"{node.value[:20]}... ({len(node.value):,} characters)")
+            raise self.error(node, f"{what} is {shown}, {problem}; {_FINITE}")
+        return value
+
+    def mapping(self, node: yaml.Node, what: str, item: str = "key"
+                ) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        """The (key, key node, value node) of a mapping; a key given twice, also in two spellings
+        that are one name in NFKC form, is an error; ``item`` names a key in that message."""
+        self.plain_tag(node, what)
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping of name: value, not a "
+                             f"{_type_name(node)}")
+        seen: dict[str, tuple[str, yaml.Node]] = {}
+        items = []
+        for key_node, value_node in node.value:
+            key = self.scalar(key_node, f"a key of {what}")
+            if not isinstance(key, str):
+                raise self.error(key_node, f"a key of {what} must be a name, not {key!r}")
+            normal = normal_name(key)
+            if normal in seen:
+                first_key, first_node = seen[normal]
+                if first_key != key:
+                    raise self.alike(key_node, item, key,
+                                     (first_key, item, self.loc(first_node)))
+                raise self.error(key_node, f"'{key}' appears twice in {what} (first on line "
+                                 f"{first_node.start_mark.line + 1}); keep one")
+            seen[normal] = (key, key_node)
+            items.append((key, key_node, value_node))
+        return items
+
+    def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
+        self.plain_tag(node, what)
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, f"{what} must be a list, not a {_type_name(node)}")
+        return list(node.value)
+
+    def source_of(self, node: yaml.ScalarNode) -> Source:
+        quoted = 1 if node.style in ("'", '"') else 0
+        return Source(self.loc(node), quoted, _positions(node))
+
+    def expr(self, node: yaml.Node, names: Mapping[str, se.Basic], what: str,
+             hint: str = DECLARE_HINT) -> Expr:
+        raw = self.scalar(node, what)
+        value = parse_expression(raw, names, self.source_of(node), what, hint)
+        return Expr(str(raw), value, self.loc(node))
+
+    def number(self, node: yaml.Node, names: Mapping[str, se.Basic], what: str,
+               hint: str) -> float:
+        expr = self.expr(node, names, what, hint)
+        try:
+            value = float(expr.expr)
+        except (TypeError, ValueError, RuntimeError):
+            raise self.error(node, f"{what} must be a number or an expression in numbers and "
+                             f"earlier parameters, got {expr.text!r}") from None
+        if not math.isfinite(value):
+            raise self.error(node, f"{what} is {value}, not a finite number")
+        return value
+
+    def alike(self, node: yaml.Node, what: str, raw: str, first: tuple[str, str, Location]
+              ) -> InputError:
+        """The error for ``raw`` at ``node``, which is ``first`` spelt another way."""
+        other_raw, other_what, where = first
+        return self.error(node, f"{what} {spelled(raw)} and {other_what} {spelled(other_raw)} "
+                          f"(at {where}) are the same name once Unicode-normalized (NFKC, as in "
+                          f"expressions: '{normal_name(raw)}'); rename one of them")
+
+    def declare(self, space: str, node: yaml.Node, raw: str, what: str) -> str:
+        """Record the name ``raw`` declared at ``node`` in namespace ``space`` and return its NFKC
+        form; refuse a name declared before in another spelling with the same NFKC form."""
+        name = normal_name(raw)
+        seen = self.spellings.setdefault(space, {})
+        if name in seen and seen[name][0] != raw:
+            raise self.alike(node, what, raw, seen[name])
+        seen.setdefault(name, (raw, what, self.loc(node)))
+        return name
+
+    def identifier(self, node: yaml.Node, what: str, space: str = "symbols") -> str:
+        """A declared name, NFKC-normalized (:meth:`declare`), checked against Python keywords,
+        the functions, ``t``, ``pi`` and the CSV columns."""
+        raw = self.scalar(node, what)
+        name = normal_name(raw) if isinstance(raw, str) else raw
+        if isinstance(raw, str) and keyword.iskeyword(name):
+            raise self.error(node, f"{what} '{name}' is a Python keyword, which expressions "
+                             f"cannot use as a name; rename it (e.g. '{_unkeyword(name)}')")
+        if (not isinstance(raw, str) or not raw.isidentifier() or not name.isidentifier()):
+            raise self.error(node, f"{what} {raw!r} is not a valid name; use letters, digits and "
+                             "_ starting with a letter (e.g. theta1)")
+        if name in FUNCTIONS:
+            raise self.error(node, f"{what} '{name}' shadows the function {name}(); rename it "
+                             f"(e.g. '{name}_')")
+        if name in RESERVED:
+            meaning = "time" if name == "t" else "the constant pi"
+            raise self.error(node, f"{what} '{name}' is reserved ({meaning}); rename it")
+        clash = column_clash(name)
+        if clash:
+            raise self.error(node, f"{what} '{name}' {clash}")
+        return self.declare(space, node, raw, what)
+
+    def text(self, node: yaml.Node, what: str, allowed: str) -> str:
+        """A text value with no control characters (escape sequences) but those in ``allowed``:
+        it is printed to terminals."""
+        value = str(self.scalar(node, what))
+        bad = sorted({ch for ch in value if is_control(ch) and ch not in allowed})
+        if bad:
+            raise self.error(node, f"{what} contains the control character"
+                             f"{'s' if len(bad) > 1 else ''} {printable(''.join(bad))}, which "
+                             "would act on the terminal; remove "
+                             f"{'them' if len(bad) > 1 else 'it'}")
+        return value
+
+    def read(self, text: str, stem: str, overrides: Mapping[str, float],
+             initial_over: Mapping[str, float]) -> SystemSpec:
+        if len(text) > MAX_FILE_CHARS:
+            raise InputError(exceeded("file size", f"more than {MAX_FILE_CHARS:,} "
+                                      "characters"), Location(self.label))
+        try:
+            root = yaml.compose(text, Loader=_BoundedLoader)
+            size = 0 if root is None else _expanded_size(root)
+            if size > MAX_YAML_NODES:
+                raise _TooLarge(exceeded("YAML size", f"more than {MAX_YAML_NODES:,} values "
+                                         "with the aliases expanded"),
+                                root.start_mark)
+        except _TooLarge as exc:
+            loc = (Location(self.label, exc.mark.line + 1, exc.mark.column + 1) if exc.mark
+                   else Location(self.label))
+            raise InputError(exc.message, loc) from None
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            loc = (Location(self.label, mark.line + 1, mark.column + 1) if mark
+                   else Location(self.label))
+            if _looks_like_csv(text):
+                raise InputError(_CSV_HINT, Location(self.label, 1, 1)) from None
+            alias = _alias_value(text, exc)
+            if alias is not None:
+                raise InputError(f"malformed YAML: {exc.problem}: a value that starts with * is "
+                                 "a YAML alias (*name); if it is an expression, quote it, as in "
+                                 f"{alias}", loc) from None
+            raise InputError(f"malformed YAML: {exc.problem or exc.context}; check indentation, "
+                             "colons and quotes", loc) from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"malformed YAML: {exc}", Location(self.label)) from None
+        if root is None:
+            raise InputError("the file is empty; a system needs at least 'coordinates' and an "
+                             "energy (see docs/format.md)", Location(self.label))
+        if isinstance(root, yaml.ScalarNode):
+            self.scalar(root, "the system file")
+        self.plain_tag(root, "the system file")
+        if not isinstance(root, yaml.MappingNode):
+            if _looks_like_csv(text):
+                raise InputError(_CSV_HINT, Location(self.label, 1, 1))
+            raise self.error(root, f"a system file must be a mapping of keys (coordinates:, "
+                             f"kinetic:, ...), not a {_type_name(root)}")
+        top = {}
+        top_nodes = {}
+        for key, key_node, value_node in self.mapping(root, "the system file"):
+            if key not in TOP_KEYS:
+                raise self.error(key_node, f"unknown key '{key}'{suggest(key, TOP_KEYS)}; the "
+                                 f"keys are {', '.join(TOP_KEYS)}")
+            top[key] = value_node
+            top_nodes[key] = key_node
+
+        name = stem
+        if "name" in top:
+            name = self.text(top["name"], "'name'", "")
+        description = ""
+        if "description" in top:
+            description = self.text(top["description"], "'description'", "\n\t")
+
+        params, declared = self.parameters(top.get("parameters"), overrides)
+        coords, coord_locs = self.coordinates(top.get("coordinates"), root, declared)
+
+        symbols: dict[str, se.Basic] = symbol_table([p.name for p in params], coords)
+
+        def opt_expr(key: str, names: Mapping[str, se.Basic], what: str) -> Expr | None:
+            return self.expr(top[key], names, what) if key in top else None
+
+        lagrangian = opt_expr("lagrangian", symbols, "'lagrangian'")
+        kinetic = opt_expr("kinetic", symbols, "'kinetic'")
+        potential = opt_expr("potential", symbols, "'potential'")
+        if potential is not None:
+            self.no_velocity(potential, coords, top["potential"], "'potential' U(q, t)")
+        masses = self.masses(top.get("masses"), symbols, coords)
+        gravity = None
+        if "gravity" in top:
+            gravity = tuple(self.positional(n, symbols, coords, "a component of 'gravity'")
+                            for n in self.sequence(top["gravity"], "'gravity'"))
+            self.check_gravity(top["gravity"], gravity, masses)
+        if lagrangian is not None:
+            for key in ("kinetic", "potential", "masses", "gravity"):
+                if key in top:
+                    raise self.error(top_nodes[key], f"'{key}' cannot be combined with "
+                                     "'lagrangian'; give either L directly or T and U")
+        elif kinetic is None and not masses:
+            raise self.error(root, "no energy given: add 'kinetic' (with 'potential'), "
+                             "'masses', or 'lagrangian'")
+
+        forces = []
+        if "forces" in top:
+            for raw, key_node, value_node in self.mapping(top["forces"], "'forces'", "coordinate"):
+                key = normal_name(raw)
+                if key not in coords:
+                    raise self.error(key_node, f"'forces' names '{key}', which is not a "
+                                     f"coordinate{suggest(key, coords)}; forces are given by "
+                                     "coordinate")
+                forces.append((key, self.expr(value_node, symbols, f"the force on '{key}'")))
+        loads = []
+        if "loads" in top:
+            mass_names = [m.name for m in masses]
+            for raw, key_node, value_node in self.mapping(top["loads"], "'loads'", "mass"):
+                key = normal_name(raw)
+                if key not in mass_names:
+                    raise self.error(key_node, f"'loads' names '{key}', which is not a mass"
+                                     f"{suggest(key, mass_names)}; declare it under 'masses'")
+                dim = len(next(m for m in masses if m.name == key).position)
+                vector = tuple(self.expr(n, symbols, f"a component of the load on '{key}'")
+                               for n in self.sequence(value_node, f"the load on '{key}'"))
+                if len(vector) != dim:
+                    raise self.error(value_node, f"the load on '{key}' has {len(vector)} "
+                                     f"components but its position has {dim}")
+                loads.append((key, vector))
+        dissipation = opt_expr("dissipation", symbols, "'dissipation'")
+
+        constraints = self.constraints(top.get("constraints"), symbols, coords)
+        initial = self.initial(top.get("initial"), params, coords, initial_over)
+        simulate = self.simulate(top.get("simulate"))
+        units = self.units(top.get("units"), params, coords)
+        springs = self.springs(top.get("springs"), masses, params)
+
+        return SystemSpec(
+            source=self.label, name=name, description=description, parameters=params,
+            coordinates=coords, coordinate_locations=coord_locs, kinetic=kinetic,
+            potential=potential, lagrangian=lagrangian, masses=masses, gravity=gravity,
+            forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
+            constraints=constraints, initial=initial, simulate=simulate,
+            location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
+            units=units, springs=springs,
+        )
+
+    def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
+                   ) -> tuple[tuple[Parameter, ...], set[str]]:
+        overrides = _finite(given, "--set")
+        params: list[Parameter] = []
+        names: dict[str, se.Basic] = {}
+        if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
+            for _key, key_node, value_node in self.mapping(node, "'parameters'", "parameter"):
+                pname = self.identifier(key_node, "parameter")
+                if pname.endswith("_ddot"):
+                    raise self.error(key_node, f"parameter '{pname}' ends in _ddot, which lagsim "
+                                     "keeps for accelerations; rename it")
+                value = (overrides[pname] if pname in overrides
+                         else self.number(value_node, names, f"parameter '{pname}'",
+                                          PARAMETER_HINT))
+                names[pname] = se.RealDouble(value)
+                where = Location("--set") if pname in overrides else self.loc(value_node)
+                params.append(Parameter(pname, value, where))
+        unknown = [k for k in overrides if k not in names]
+        if unknown:
+            raise InputError(f"no such parameter '{unknown[0]}'"
+                             f"{suggest(unknown[0], list(names))}; the parameters are "
+                             f"{', '.join(names) or '(none)'}", Location("--set"))
+        return tuple(params), set(names)
+
+    def coordinates(self, node: yaml.Node | None, root: yaml.Node, declared: set[str]
+                    ) -> tuple[tuple[str, ...], tuple[Location, ...]]:
+        if node is None:
+            raise self.error(root, "missing 'coordinates': list the generalized coordinates, "
+                             "e.g. coordinates: [theta]")
+        items = self.sequence(node, "'coordinates'")
+        if not items:
+            raise self.error(node, "'coordinates' is empty; list at least one coordinate")
+        if len(items) > MAX_COORDINATES:
+            raise self.error(node, exceeded("coordinates", f"{len(items):,} coordinates"))
+        names: list[str] = []
+        locs = []
+        for item in items:
+            qname = self.identifier(item, "coordinate")
+            if qname in declared:
+                raise self.error(item, f"coordinate '{qname}' is also a parameter; rename one")
+            if qname in names:
+                raise self.error(item, f"coordinate '{qname}' is listed twice; keep one")
+            names.append(qname)
+            locs.append(self.loc(item))
+        return tuple(names), tuple(locs)
+
+    def no_velocity(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, what: str,
+                    hint: str = "") -> None:
+        used = sorted(s.name for s in expr.expr.free_symbols
+                      if s.name.endswith("_dot") and s.name[:-4] in coords)
+        if used:
+            raise self.error(node, f"{what} may not depend on velocities, but uses "
+                             f"{', '.join(used)}{hint}")
+
+    def positional(self, node: yaml.Node, names: Mapping[str, se.Basic],
+                   coords: tuple[str, ...], what: str) -> Expr:
+        """An expression in q and t only (a mass, a position, an angle, gravity)."""
+        expr = self.expr(node, names, what)
+        self.no_velocity(expr, coords, node, what)
+        return expr
+
+    def masses(self, node: yaml.Node | None, names: Mapping[str, se.Basic],
+               coords: tuple[str, ...]) -> tuple[MassSpec, ...]:
+        if node is None:
+            return ()
+        masses = []
+        for raw, key_node, value_node in self.mapping(node, "'masses'", "mass"):
+            mname = normal_name(raw)
+            if not raw.isidentifier() or not mname.isidentifier():
+                raise self.error(key_node, f"mass name {raw!r} is not a valid name; use letters, "
+                                 "digits and _ starting with a letter (e.g. bob)")
+            fields = {}
+            for key, fk_node, fv_node in self.mapping(value_node, f"mass '{mname}'"):
+                if key not in MASS_KEYS:
+                    raise self.error(fk_node, f"unknown key '{key}' in mass '{mname}'"
+                                     f"{suggest(key, MASS_KEYS)}; the keys are "
+                                     f"{', '.join(MASS_KEYS)}")
+                fields[key] = fv_node
+            for key in ("mass", "position"):
+                if key not in fields:
+                    raise self.error(value_node, f"mass '{mname}' needs '{key}'")
+            mass = self.positional(fields["mass"], names, coords, f"the mass of '{mname}'")
+            items = self.sequence(fields["position"], f"the position of '{mname}'")
+            if len(items) not in (2, 3):
+                raise self.error(fields["position"], f"the position of '{mname}' has "
+                                 f"{len(items)} components; give 2 (planar) or 3")
+            position = tuple(self.positional(n, names, coords,
+                                             f"a component of the position of '{mname}'")
+                             for n in items)
+            inertia = angle = None
+            if ("inertia" in fields) != ("angle" in fields):
+                raise self.error(value_node, f"mass '{mname}': 'inertia' and 'angle' go together "
+                                 "(a planar body's moment of inertia and its orientation)")
+            if "inertia" in fields:
+                inertia = self.positional(fields["inertia"], names, coords,
+                                          f"the inertia of '{mname}'")
+                angle = self.positional(fields["angle"], names, coords,
+                                        f"the angle of '{mname}'")
+            masses.append(MassSpec(mname, mass, position, inertia, angle, self.loc(key_node)))
+        dims = {len(m.position) for m in masses}
+        if len(dims) > 1:
+            raise self.error(node, "all masses must have positions of the same dimension "
+                             "(2 or 3 components)")
+        return tuple(masses)
+
+    def check_gravity(self, node: yaml.Node, gravity: tuple[Expr, ...],
+                      masses: tuple[MassSpec, ...]) -> None:
+        if not masses:
+            raise self.error(node, "'gravity' acts on 'masses', and none are declared; "
+                             "write the potential under 'potential' instead")
+        dim = len(masses[0].position)
+        if len(gravity) != dim:
+            raise self.error(node, f"'gravity' has {len(gravity)} components but the mass "
+                             f"positions have {dim}")
+
+    def constraints(self, node: yaml.Node | None, symbols: Mapping[str, se.Basic],
+                    coords: tuple[str, ...]) -> tuple[ConstraintSpec, ...]:
+        if node is None:
+            return ()
+        out: list[ConstraintSpec] = []
+        items = self.sequence(node, "'constraints'")
+        if len(items) > MAX_CONSTRAINTS:
+            raise self.error(node, exceeded("constraints", f"{len(items):,} constraints"))
+        for index, item in enumerate(items, start=1):
+            name = f"c{index}"
+            if isinstance(item, yaml.MappingNode):
+                fields = {}
+                for key, k_node, v_node in self.mapping(item, f"constraint {index}"):
+                    if key not in ("name", "holonomic", "velocity"):
+                        raise self.error(k_node, f"unknown key '{key}' in constraint {index}"
+                                         f"{suggest(key, ('name', 'holonomic', 'velocity'))}; "
+                                         "use name:, and one of holonomic: or velocity:")
+                    fields[key] = (k_node, v_node)
+                if "name" in fields:
+                    name = self.identifier(fields["name"][1], "constraint name", "constraints")
+                kinds = [k for k in ("holonomic", "velocity") if k in fields]
+                if len(kinds) != 1:
+                    raise self.error(item, f"constraint '{name}' needs exactly one of "
+                                     "'holonomic:' (phi(q, t) = 0) or 'velocity:' "
+                                     "(a(q, t).q_dot + b(q, t) = 0)")
+                kind = kinds[0]
+                expr_node = fields[kind][1]
+            else:
+                kind = "holonomic"
+                expr_node = item
+            expr = self.expr(expr_node, symbols, f"constraint '{name}'")
+            if kind == "holonomic":
+                self.no_velocity(expr, coords, expr_node, f"holonomic constraint '{name}'",
+                                 "; write it under 'velocity:' if it is a velocity constraint")
+            else:
+                self.check_linear(expr, coords, expr_node, name)
+            if any(c.name == name for c in out):
+                raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
+                                 "must be unique (they name the multipliers lambda_<name>)")
+            out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))
+        return tuple(out)
+
+    def check_linear(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, name: str
+                     ) -> None:
+        velocities = [se.Symbol(f"{q}_dot") for q in coords]
+        if not any(v in expr.expr.free_symbols for v in velocities):
+            raise self.error(node, f"velocity constraint '{name}' uses no velocity; if it "
+                             "restricts positions, write it as a holonomic constraint")
+        for v in velocities:
+            d = diff(expr.expr, v)
+            if any(w in d.free_symbols for w in velocities):
+                raise self.error(node, f"velocity constraint '{name}' is not linear in the "
+                                 "velocities; lagsim needs a(q, t).q_dot + b(q, t) = 0")
+
+    def initial(self, node: yaml.Node | None, params: tuple[Parameter, ...],
+                coords: tuple[str, ...], override: Mapping[str, float]
+                ) -> tuple[tuple[str, float], ...]:
+        names = {p.name: se.RealDouble(p.value) for p in params}
+        valid = list(coords) + [f"{q}_dot" for q in coords]
+        values: dict[str, float] = {}
+        self.initial_locations: dict[str, Location] = {}
+        if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
+            entries = self.mapping(node, "'initial'", "coordinate or velocity")
+            for raw, key_node, value_node in entries:
+                key = normal_name(raw)
+                if key not in valid:
+                    raise self.error(key_node, f"'initial' names '{key}', which is not a "
+                                     f"coordinate or velocity{suggest(key, valid)}")
+                values[key] = self.number(value_node, names, f"the initial value of '{key}'",
+                                          INITIAL_HINT)
+                self.initial_locations[key] = self.loc(value_node)
+        for key, value in _finite(override, "--init").items():
+            if key not in valid:
+                raise InputError(f"no such coordinate or velocity '{key}'"
+                                 f"{suggest(key, valid)}; they are {', '.join(valid)}",
+                                 Location("--init"))
+            values[key] = value
+            self.initial_locations[key] = Location("--init")
+        return tuple((k, values[k]) for k in valid if k in values)
+
+    def units(self, node: yaml.Node | None, params: tuple[Parameter, ...],
+              coords: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """``units:``, a mapping of coordinates, parameters and ``t`` to unit text."""
+        if node is None:
+            return ()
+        known = [*coords, *(p.name for p in params), "t"]
+        out = []
+        for raw, key_node, value_node in self.mapping(node, "'units'", "name"):
+            key = normal_name(raw)
+            if key not in known:
+                raise self.error(key_node, f"'units' names '{key}', which is not a coordinate, "
+                                 f"a parameter or t{suggest(key, known)}; velocities take the "
+                                 "unit of their coordinate per unit of t")
+            unit = self.text(value_node, f"the unit of '{key}'", "")
+            if not unit.strip() or "\n" in unit:
+                raise self.error(value_node, f"the unit of '{key}' must be one line of text such "
+                                 "as m, rad or kg")
+            out.append((key, unit.strip()))
+        return tuple(out)
+
+    def springs(self, node: yaml.Node | None, masses: tuple[MassSpec, ...],
+                params: tuple[Parameter, ...]) -> tuple[tuple[SpringEnd, SpringEnd], ...]:
+        """``springs:``, a list of [end, end] pairs; an end is a mass, ``origin`` or a point
+        [x, y] in numbers and parameters."""
+        if node is None:
+            return ()
+        names = [m.name for m in masses]
+        values = {p.name: se.RealDouble(p.value) for p in params}
+        out = []
+        for item in self.sequence(node, "'springs'"):
+            ends = self.sequence(item, "a spring")
+            if len(ends) != 2:
+                raise self.error(item, f"a spring has two ends, not {len(ends)}: write "
+                                 "[mass, mass], [mass, origin] or [mass, [x, y]]")
+            pair: list[SpringEnd] = []
+            for end in ends:
+                if isinstance(end, yaml.SequenceNode):
+                    point = tuple(self.number(n, values, "a coordinate of a spring's end",
+                                              PARAMETER_HINT) for n in end.value)
+                    if len(point) != 2:
+                        raise self.error(end, "a spring's fixed end is a point [x, y]")
+                    pair.append((point[0], point[1]))
+                    continue
+                name = normal_name(str(self.scalar(end, "a spring's end")))
+                if name != "origin" and name not in names:
+                    raise self.error(end, f"a spring's end '{name}' is not a mass"
+                                     f"{suggest(name, names)}; an end is a mass, origin or a "
+                                     "point [x, y]")
+                pair.append(name)
+            out.append((pair[0], pair[1]))
+        return tuple(out)
+
+    def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:
+        if node is None:
+            return {}
+        out = {}
+        for key, key_node, value_node in self.mapping(node, "'simulate'"):
+            if key not in SIMULATE_KEYS:
+                raise self.error(key_node, f"unknown key '{key}' in 'simulate'"
+                                 f"{suggest(key, SIMULATE_KEYS)}; the keys are "
+                                 f"{', '.join(SIMULATE_KEYS)}")
+            if isinstance(value_node, yaml.SequenceNode):
+                value = [self.scalar(n, f"simulate.{key}") for n in value_node.value]
+            else:
+                value = self.scalar(value_node, f"simulate.{key}")
+            out[key] = Setting(value, self.loc(value_node))
+        return out

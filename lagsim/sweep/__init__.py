@@ -1,0 +1,1 @@
+"""Many runs of one system: local processes or Dask, the table and its summaries."""

@@ -1,0 +1,439 @@
+"""Animation of a simulated system: masses as dots, rods as lines, a fading trail, a clock.
+
+Issue 4.
+
+Signature for the CLI::
+
+    animate(table: Table, positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
+            rods: Sequence[tuple[str, str]], out_path: str | Path | Output, fps: float = 30,
+            trail: float = 1.0, title: str | None = None, dpi: int = 100) -> int
+
+``table`` is :func:`lagsim.output.io.read_csv`'s result; ``positions`` maps a mass name to its (x,
+y)
+arrays at the table's samples (the caller evaluates the system's position expressions); ``rods``
+are pairs of mass names or ``"origin"`` that a holonomic constraint |r_i − r_j| = const ties
+together (seed 002 §23.6–23.8 writes the pendulum's string this way).  The return value is the
+number of frames written: ``frames``, or else ``max(2, round(fps * (t_end − t_start)))``, at
+equally spaced times, positions linearly interpolated between samples; more than
+:data:`MAX_FRAMES` is refused before anything is drawn (issue 32: ``--t-end 20000`` at 30 fps
+asked for 600,000 frames, a CSV spanning 1e12 s for more than memory holds).
+
+``.gif`` is streamed frame by frame (:class:`_GifStream`: memory does not grow with the number
+of frames); ``.mp4`` pipes the frames to ffmpeg, which must be on PATH, otherwise an InputError
+says so before any work (:func:`check_animation_output`).  The output goes through
+:func:`lagsim.output.io.open_output`: a file is replaced atomically, a device or FIFO written in
+place.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import numpy as np
+
+from lagsim.errors import InputError, Location
+from lagsim.output.io import Output, Table, check_output, open_output, output_path
+from lagsim.viz.figures import plain
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
+    from PIL import Image
+
+__all__ = ["FORMATS", "MAX_FRAMES", "ORIGIN", "animate", "check_animation_output", "check_frames",
+           "frame_count",
+           "gravity_arrow", "trail_points", "zigzag"]
+
+FORMATS = ("gif", "mp4")
+
+ORIGIN = "origin"
+End = str | tuple[float, float]
+"""An end of a rod or a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
+_TRAIL_ALPHA = 0.8
+
+
+MAX_FRAMES = 10_000
+"""Frames of one animation (5.5 minutes at 30 fps; each frame costs some 20 ms to draw and tens
+of kilobytes of GIF)."""
+
+
+def frame_count(t_start: float, t_end: float, fps: float, frames: int | None = None) -> int:
+    """Frames of an animation of [t_start, t_end] at ``fps`` frames per simulated second, or
+    ``frames`` when given; an InputError past :data:`MAX_FRAMES` (:func:`check_frames`)."""
+    wanted = fps * (t_end - t_start) if frames is None else frames
+    return max(2, round(check_frames(wanted, fps, t_end - t_start if frames is None else None)))
+
+
+def check_frames(frames: float, fps: float, span: float | None = None) -> float:
+    """``frames`` if within :data:`MAX_FRAMES`, else an InputError naming the count and the
+    options that change it (``span``: the seconds that made the count at ``fps``)."""
+    if not frames <= MAX_FRAMES:
+        count = f"{frames:,.0f}" if math.isfinite(frames) else "more than can be counted"
+        made = (f" (--fps {fps:g} × {span:.6g} s of simulated time)"
+                if span is not None else "")
+        raise InputError(f"the animation would have {count} frames{made}, more than lagsim's "
+                         f"limit of {MAX_FRAMES:,}; give --frames N (at most {MAX_FRAMES:,}) to "
+                         "draw N frames over the whole run, a lower --fps, or a shorter --t-end",
+                         Location("--frames" if span is None else "--fps"))
+    return frames
+
+
+def _check_time(table: Table) -> np.ndarray:
+    t = table.time
+    if not np.all(np.isfinite(t)):
+        raise InputError("column 't' has non-finite values; cannot animate", Location(table.source))
+    if not np.all(np.diff(t) > 0):
+        row = int(np.argmax(np.diff(t) <= 0)) + 3
+        raise InputError(
+            "column 't' must increase strictly to animate", Location(table.source, row)
+        )
+    return t
+
+
+def check_animation_output(dest: str | Path | Output, option: str = "-o") -> Output:
+    """Check ``dest`` before any work: a ``.gif`` (``-``, a device or a FIFO get a GIF too) or an
+    ``.mp4`` where ffmpeg is installed, in a place that can be written."""
+    target = dest if isinstance(dest, Output) else check_output(dest, option, binary=True)
+    if target.format(FORMATS) == "mp4":
+        if shutil.which("ffmpeg") is None:
+            raise target.error("mp4 needs ffmpeg, which is not installed; use .gif")
+        if target.kind == "stdout":
+            raise target.error("an mp4 cannot go to standard output; give -o FILE.mp4 or use .gif")
+    return target
+
+
+class _GifStream:
+    """A GIF written frame by frame, holding only the previous frame (issue 15: the Pillow writer
+    of matplotlib keeps every frame until the end, about 1.85 MB each).
+
+    Each frame gets its own 256-colour palette (a local colour table) and is cropped to the box
+    that changed since the previous frame; pixels outside it stay, as in Pillow's own optimised
+    GIFs.  An unchanged frame is a 1×1 patch, so the file has exactly one image per frame.
+    The delays (whole centiseconds) are rounded so that their sum is the animation's length.
+    Layout: GIF89a header without a global colour table, the NETSCAPE2.0 loop extension, then per
+    frame a graphic control extension (delay), an image descriptor with its colour table and the
+    LZW data (Pillow's ``GifImagePlugin.getdata``), then the trailer ``;``.
+    """
+
+    def __init__(self, out: BinaryIO, size: tuple[int, int], fps: float) -> None:
+        self.out = out
+        self.size = size
+        self.fps = fps
+        self.count = 0
+        self.previous: Image.Image | None = None
+        width, height = size
+        out.write(b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0))
+        out.write(b"!\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00")
+
+    def add(self, rgba: np.ndarray) -> None:
+        from PIL import GifImagePlugin, Image, ImageChops
+
+        frame = Image.fromarray(np.ascontiguousarray(rgba[..., :3]))
+        if frame.size != self.size:
+            raise ValueError(f"frame of size {frame.size}, the animation is {self.size}")
+        if self.previous is None:
+            box: tuple[int, int, int, int] | None = (0, 0, *self.size)
+        else:
+            box = ImageChops.difference(frame, self.previous).getbbox()
+        box = box or (0, 0, 1, 1)
+        patch = frame.crop(box).convert("P", palette=Image.Palette.ADAPTIVE, colors=256)
+        for chunk in GifImagePlugin.getdata(
+            patch, offset=box[:2], duration=10 * self._delay_cs(), include_color_table=True
+        ):
+            self.out.write(chunk)
+        self.previous = frame
+        self.count += 1
+
+    def _delay_cs(self) -> int:
+        """This frame's delay in GIF's centiseconds, rounded so that the delays add up to the
+        true running time (a fixed ``int(100 / fps)`` plays 30 fps 10 % fast); at least 1, since
+        viewers take a delay of 0 as "as fast as you like" (over 100 fps plays at 100)."""
+        exact = round(100 * (self.count + 1) / self.fps) - round(100 * self.count / self.fps)
+        return max(1, exact)
+
+    def close(self) -> None:
+        self.out.write(b";")
+
+
+def _resampled(
+    t: np.ndarray, positions: Mapping[str, tuple[ArrayLike, ArrayLike]], frames: np.ndarray
+) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for name, (xs, ys) in positions.items():
+        xa, ya = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        if xa.shape != t.shape or ya.shape != t.shape:
+            raise ValueError(
+                f"positions of {name!r} have shapes {xa.shape}, {ya.shape}; expected {t.shape}"
+            )
+        out[name] = np.column_stack([np.interp(frames, t, xa), np.interp(frames, t, ya)])
+    return out
+
+
+def _limits(points: list[np.ndarray]) -> tuple[float, float, float, float]:
+    stacked = np.concatenate(points)
+    finite = stacked[np.all(np.isfinite(stacked), axis=1)]
+    if finite.size == 0:
+        return -1.0, 1.0, -1.0, 1.0
+    (x0, y0), (x1, y1) = finite.min(axis=0), finite.max(axis=0)
+    span = max(x1 - x0, y1 - y0, 1e-9)
+    pad = 0.08 * span
+    cx, cy = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
+    half = 0.5 * span + pad
+    return cx - half, cx + half, cy - half, cy + half
+
+
+def _clock_format(dt: float) -> str:
+    decimals = max(2, math.ceil(-math.log10(dt)) + 1) if dt > 0 else 2
+    return f"t = {{:.{decimals}f}}"
+
+
+def _stage(
+    xmin: float,
+    xmax: float,
+    ymin: float,
+    ymax: float,
+    names: Sequence[str],
+    colours: Sequence[tuple[float, float, float, float]],
+    uses_origin: bool,
+    title: str | None,
+    dpi: int,
+    gravity: tuple[float, float] | None = None,
+) -> tuple[Figure, Axes]:
+    """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
+
+    Only the moving artists are drawn per frame, on a transparent axes laid exactly over the
+    rendered one: drawing ticks and labels again for every frame would cost most of the time.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
+    fig.subplots_adjust(left=0.11, right=0.84, bottom=0.09, top=0.93)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ax.set_xlim(xmin, xmax)
+    ax.set_ylim(ymin, ymax)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.grid(True, alpha=0.3)
+    if title:
+        ax.set_title(plain(title))
+    if uses_origin:
+        ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
+    if gravity is not None:
+        gravity_arrow(ax, gravity)
+    if len(names) <= 12:
+        handles = [
+            Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
+            for name, c in zip(names, colours, strict=True)
+        ]
+        ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+            frameon=False,
+            fontsize="small",
+        )
+    fig.canvas.draw()
+    background = np.asarray(fig.canvas.buffer_rgba()).copy()
+    box = ax.get_position()
+    ax.set_visible(False)
+    live = fig.add_axes(box.bounds)
+    live.set_xlim(ax.get_xlim())
+    live.set_ylim(ax.get_ylim())
+    live.set_axis_off()
+    fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-1)
+    return fig, live
+
+
+GRAVITY_CORNER = (0.91, 0.86)
+"""Where the gravity arrow's middle sits, in axes fractions (top right; the clock is top left)."""
+GRAVITY_LENGTH = 0.1
+
+
+def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
+    """Draw an arrow labelled g along the unit vector ``direction`` in the top right corner of
+    ``ax`` (equal aspect, so axes fractions keep directions); return the annotation."""
+    cx, cy = GRAVITY_CORNER
+    dx, dy = (0.5 * GRAVITY_LENGTH * c for c in direction)
+    arrow = ax.annotate("", xy=(cx + dx, cy + dy), xytext=(cx - dx, cy - dy),
+                        xycoords="axes fraction", textcoords="axes fraction",
+                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
+    side = (-direction[1], direction[0])
+    ax.text(cx + 0.05 * side[0], cy + 0.05 * side[1], "g", transform=ax.transAxes,
+            ha="center", va="center", color="0.3", fontstyle="italic")
+    return arrow
+
+
+def animate(
+    table: Table,
+    positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    rods: Sequence[tuple[str, str]],
+    out_path: str | Path | Output,
+    fps: float = 30,
+    trail: float = 1.0,
+    title: str | None = None,
+    dpi: int = 100,
+    gravity: tuple[float, float] | None = None,
+    springs: Sequence[tuple[End, End]] = (),
+    progress: Callable[[float], None] | None = None,
+    frames: int | None = None,
+) -> int:
+    """Write an animation of ``positions`` to ``out_path`` and return the number of frames.
+
+    ``gravity``, a unit vector in the picture's x–y plane (:func:`lagsim.analysis.kinematics.
+    gravity_direction`), is drawn as an arrow so that "down" can be read off every frame;
+    ``springs`` are pairs of ends (a mass, ``"origin"`` or a fixed point (x, y)) drawn as
+    zigzags (:func:`lagsim.analysis.kinematics.springs`); ``progress(fraction)`` is called after
+    each
+    frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
+    seconds (:func:`trail_points`), not only through the frames' positions. ``frames`` draws
+    that many frames over the run instead of ``fps`` per simulated second (:func:`frame_count`,
+    at most :data:`MAX_FRAMES`), still shown at ``fps``."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_rgba
+
+    if not fps or fps <= 0 or not math.isfinite(fps):
+        raise InputError(f"--fps must be a positive number, not {fps!r}")
+    if trail < 0 or not math.isfinite(trail):
+        raise InputError(f"--trail must be a number of seconds ≥ 0, not {trail!r}")
+    if not positions:
+        raise InputError("nothing to animate: the system names no masses", Location(table.source))
+    target = check_animation_output(out_path)
+    fmt = target.format(FORMATS)
+    for a, b in [*rods, *springs]:
+        for end in (a, b):
+            if isinstance(end, str) and end != ORIGIN and end not in positions:
+                raise ValueError(f"end {end!r} is neither a mass nor {ORIGIN!r}")
+
+    t = _check_time(table)
+    n = frame_count(float(t[0]), float(t[-1]), fps, frames)
+    moments = np.linspace(t[0], t[-1], n)
+    xy = _resampled(t, positions, moments)
+    uses_origin = any(ORIGIN in rod for rod in [*rods, *springs])
+    fixed = [np.array([end], dtype=float) for pair in springs for end in pair
+             if not isinstance(end, str)]
+    extent = [*xy.values(), *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
+    xmin, xmax, ymin, ymax = _limits(extent)
+
+    names = list(xy)
+    colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity)
+    rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
+    spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
+                    for _ in springs]
+    coil = 0.035 * (xmax - xmin)
+    samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+               for name, (xs, ys) in positions.items()}
+    trails = []
+    for colour in colours:
+        collection = LineCollection([], linewidths=1.5, zorder=1)
+        collection.set_color([colour])
+        live.add_collection(collection)
+        trails.append(collection)
+    dots = [live.plot([], [], "o", color=c, markersize=9, zorder=3)[0] for c in colours]
+    clock_format = _clock_format(float(moments[1] - moments[0]))
+    clock = live.text(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
+    def point(end: End, i: int) -> np.ndarray:
+        if not isinstance(end, str):
+            return np.asarray(end, dtype=float)
+        return np.zeros(2) if end == ORIGIN else xy[end][i]
+
+    def draw(i: int) -> None:
+        for line, (a, b) in zip(rod_lines, rods, strict=True):
+            pa, pb = point(a, i), point(b, i)
+            line.set_data([pa[0], pb[0]], [pa[1], pb[1]])
+        for line, (a, b) in zip(spring_lines, springs, strict=True):
+            path = zigzag(point(a, i), point(b, i), width=coil)
+            line.set_data(path[:, 0], path[:, 1])
+        for name, dot, collection, colour in zip(names, dots, trails, colours, strict=True):
+            p = xy[name]
+            dot.set_data([p[i, 0]], [p[i, 1]])
+            points, times = trail_points(t, samples[name], moments[i], p[i], trail)
+            if len(points) > 1:
+                segments = np.stack([points[:-1], points[1:]], axis=1)
+                age = moments[i] - 0.5 * (times[:-1] + times[1:])
+                rgba = np.tile(colour, (len(segments), 1))
+                rgba[:, 3] = _TRAIL_ALPHA * np.clip(1.0 - age / trail, 0.0, 1.0)
+                collection.set_segments(segments)
+                collection.set_color(rgba)
+            else:
+                collection.set_segments([])
+        clock.set_text(clock_format.format(moments[i]))
+
+    def drawn(i: int) -> None:
+        draw(i)
+        if progress is not None:
+            progress((i + 1) / n)
+
+    if fmt == "mp4":
+        _write_mp4(fig, target, fps, dpi, n, drawn)
+        return n
+    with open_output(target, binary=True) as out:
+        gif = _GifStream(out, fig.canvas.get_width_height(physical=True), fps)
+        for i in range(n):
+            drawn(i)
+            fig.canvas.draw()
+            gif.add(np.asarray(fig.canvas.buffer_rgba()))
+        gif.close()
+    return n
+
+
+def trail_points(t: np.ndarray, path: np.ndarray, now: float, here: np.ndarray, span: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The trail of a mass at time ``now``: its position at ``now − span`` (interpolated), every
+    sample of ``path`` (an (N, 2) array at times ``t``) in between, and ``here``, its position at
+    ``now``; with their times. A trail through the samples follows the motion between frames
+    (a fast swing drawn at 15 frames per second is a curve, not a few chords)."""
+    if span <= 0.0 or now <= t[0]:
+        return here[None, :], np.array([now])
+    start = max(float(t[0]), now - span)
+    lo = int(np.searchsorted(t, start, side="right"))
+    hi = int(np.searchsorted(t, now, side="left"))
+    first = np.array([np.interp(start, t, path[:, 0]), np.interp(start, t, path[:, 1])])
+    points = np.vstack([first, path[lo:hi], here])
+    times = np.concatenate([[start], t[lo:hi], [now]])
+    return points, times
+
+
+def zigzag(a: np.ndarray, b: np.ndarray, width: float, coils: int = 8) -> np.ndarray:
+    """A spring from ``a`` to ``b``: straight ends of a tenth of the length each, and ``coils``
+    zigzags of half-width ``width`` across the line between them; an (m, 2) array from a to
+    b."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = b - a
+    length = float(np.hypot(*d))
+    if length == 0.0:
+        return np.array([a, b])
+    normal = np.array([-d[1], d[0]]) / length
+    s = np.linspace(0.1, 0.9, 2 * coils + 1)
+    side = np.zeros_like(s)
+    side[1:-1] = np.where(np.arange(1, len(s) - 1) % 2 == 1, 1.0, -1.0)
+    middle = a + np.outer(s, d) + np.outer(side * width, normal)
+    return np.vstack([a, middle, b])
+
+
+def _write_mp4(
+    fig: Figure, target: Output, fps: float, dpi: int, n: int, draw: Callable[[int], None]
+) -> None:
+    """Pipe the frames to ffmpeg, which writes the file (a temporary one renamed at the end, or
+    a device or FIFO in place, then as fragmented MP4, which needs no seeking)."""
+    from matplotlib.animation import FFMpegWriter
+
+    extra = ["-pix_fmt", "yuv420p"]
+    if target.kind == "stream":
+        extra += ["-movflags", "frag_keyframe+empty_moov", "-f", "mp4"]
+    writer = FFMpegWriter(fps=fps, extra_args=extra)
+    with output_path(target) as path, writer.saving(fig, str(path), dpi):
+        for i in range(n):
+            draw(i)
+            writer.grab_frame()

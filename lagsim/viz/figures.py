@@ -1,0 +1,826 @@
+"""Figures of a lagsim CSV: motion, constraint drift and energy drift (issue 4).
+
+Signatures for the CLI::
+
+    make_figure(table: Table, kind: str = "overview", columns: Sequence[str] | None = None,
+                x: str | None = None, y: str | None = None, title: str | None = None,
+                path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None) -> Figure
+    save_figure(fig: Figure, path: str | Path | Output, dpi: int = 150) -> None
+    show(table: Table, **same keywords as make_figure) -> None      # a pyplot window
+    can_show_window() -> bool                                       # is there a display?
+    KINDS = ("overview", "time", "phase", "drift", "energy", "forces", "invariants", "path")
+
+``table`` comes from :func:`lagsim.output.io.read_csv`.  Bad user choices (unknown kind or column, a
+kind whose columns are missing, an unsupported extension) raise :class:`InputError` naming the
+valid choices.  Figures are built with matplotlib's object API on an Agg canvas; pyplot is only
+imported by :func:`show`.
+
+What is drawn (column names as in docs/architecture.md):
+
+- ``overview``: stacked panels sharing the t axis: the coordinates; the velocities; the drift
+  |residual_<c>| of every constraint on a log axis, position level (φ, seed 003's c(q) = 0) solid
+  and velocity level (φ̇ and a·q̇ + b) dashed; the energy drift |h − h0| (relative to |h0|, see
+  below) of h = q̇·∂L/∂q̇ − L (seed 001) on a log axis; the multipliers λ (seed 001 §10.7)
+  when present.  Panels without data are left out.  For a system known not to conserve h
+  (``Quantities.energy_change``: forces, explicit t, moving constraints) the energy panel is the
+  energy balance instead: h − h0, the work W of the ``work_nonconservative`` column
+  (:mod:`lagsim.analysis.balance`) and h − h0 − W on a linear axis; without W, |h − h0| named a
+  change.
+- ``time``: ``columns`` (or ``y``) against ``x`` (default ``t``); default columns: the coordinates.
+- ``phase``: each coordinate (or each of ``columns``) against its ``_dot``, start and end marked.
+- ``drift``: position-level and velocity-level drift, two log panels.
+- ``energy``: h(t) and its relative drift (log); h − h0 with W, then |h − h0 − W| (log), when
+  the table has the work column.
+- ``forces``: the ``lambda_<c>`` columns.
+- ``invariants``: the drift of each ``invariant_<name>`` column (``simulate --invariants``, issue
+  10) on a log axis, relative |I − I₀| / |I₀| as for the energy, absolute where I₀ is no scale.
+- ``path``: ``path_xy`` maps a mass name to its (x, y) arrays (computed by the caller from the
+  system); equal axis scales, start (circle) and end (square) marked.
+
+Log axes: |value| is drawn clipped at ``LOG_FLOOR`` = 1e-300 so that exact zeros (a consistent
+start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range spans the
+positive values but at most ``LOG_DECADES`` = 16 decades below the largest (the rest is round-off),
+so neither the floor nor a stray 1e-290 squashes the scale.  A series that is exactly 0 throughout
+is not drawn; the legend lists it as "≡ 0".  The energy panel shows |h − h0| / |h0| while the drift
+stays below |h0|, otherwise (h0 = 0 or round-off) the absolute |h − h0|: dividing by
+max(|h0|, tiny) would print drifts of 1e6 for a pendulum released from the horizontal.
+Legends sit outside the axes, to
+the right: on a short panel any inside position hides part of a curve, and constrained layout
+keeps room for them.  A panel with more than ``MAX_LEGEND`` curves gets no legend (its y label
+names the group and the count) and colours from a sequential colour map instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lagsim.analysis.balance import WORK_COLUMN
+from lagsim.errors import InputError, Location
+from lagsim.output.io import Output, Table, check_output, open_output
+from lagsim.viz.kinds import FIGURE_KINDS as KINDS
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
+
+__all__ = [
+    "FORMATS",
+    "KINDS",
+    "Quantities",
+    "held_coordinates",
+    "unit_columns",
+    "wrap_angle",
+    "LOG_DECADES",
+    "LOG_FLOOR",
+    "can_show_window",
+    "plain",
+    "make_figure",
+    "save_figure",
+    "show",
+]
+
+FORMATS = ("png", "svg", "pdf")
+LOG_FLOOR = 1e-300
+LOG_DECADES = 16
+MAX_LEGEND = 20
+HUGE = 1e300
+"""Values past this size are drawn divided by a power of ten that the axis label names:
+matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
+largest double (±1.8e308)."""
+_SHORT_LABEL = 22
+_PANEL_HEIGHT = 2.0
+_WIDTH = 9.0
+
+
+@dataclass(frozen=True)
+class _Series:
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+    dashed: bool = False
+    source: int | None = None
+    """Which input of an overlay the series comes from (its colour); None for one input."""
+
+
+@dataclass(frozen=True)
+class _Panel:
+    key: str
+    ylabel: str
+    series: tuple[_Series, ...]
+    log: bool = False
+    xlabel: str = "t"
+    mark_ends: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """Legend lines for what is not drawn (a coordinate held at 0)."""
+    equal: bool = False
+    """Equal scales on both axes (two lengths: a circle stays round)."""
+
+
+@dataclass(frozen=True)
+class Quantities:
+    """What the columns measure, for labels and scales: ``units`` maps a column (a coordinate,
+    a velocity, ``t``) to its unit text; ``dimensions`` maps a coordinate to ``"length"`` or
+    ``"angle"`` where the system shows it; ``held`` are the coordinates a constraint holds at
+    zero (None: find them in the data)."""
+
+    units: Mapping[str, str] = field(default_factory=dict)
+    dimensions: Mapping[str, str] = field(default_factory=dict)
+    held: tuple[str, ...] | None = None
+    energy_change: str | None = None
+    """Why h is not conserved, when the system is known and it is not
+    (:func:`lagsim.analysis.invariants.energy_conserved`): its change is then physics, not drift."""
+
+    def label(self, name: str) -> str:
+        """An axis label: the name by the names rule (:mod:`lagsim.symbolic.names`), then its
+        unit."""
+        from lagsim.symbolic.names import text
+
+        unit = self.units.get(name)
+        return f"{text(name)} [{unit}]" if unit else text(name)
+
+    def same_scale(self, a: str, b: str) -> bool:
+        """Whether two columns measure the same thing (equal axis scales make sense)."""
+        if a in self.units or b in self.units:
+            return self.units.get(a) == self.units.get(b)
+        kind = self.dimensions.get(a)
+        return kind is not None and kind == self.dimensions.get(b)
+
+
+_PLAIN = Quantities()
+
+
+def unit_columns(units: Mapping[str, str], coordinates: Sequence[str]) -> dict[str, str]:
+    """The units of the CSV columns from a file's ``units:``: each coordinate's, its velocity's
+    (the coordinate's per unit of t; ``s`` unless ``t`` has a unit) and ``t``'s."""
+    out = {name: unit for name, unit in units.items() if name in coordinates or name == "t"}
+    per = units.get("t", "s")
+    for q in coordinates:
+        if q in units:
+            out[f"{q}_dot"] = f"{units[q]}/{per}"
+    return out
+
+
+def wrap_angle(values: np.ndarray) -> np.ndarray:
+    """Angles wrapped to (−π, π]: θ − 2π·⌈(θ − π)/(2π)⌉."""
+    values = np.asarray(values, dtype=float)
+    return values - 2.0 * np.pi * np.ceil((values - np.pi) / (2.0 * np.pi))
+
+
+def _broken(x: np.ndarray, y: np.ndarray, wrapped_x: bool, wrapped_y: bool
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """x, y with a NaN between two samples where a wrapped angle jumps by more than π, so the
+    line breaks there instead of crossing the panel."""
+    jumps = np.zeros(max(len(x) - 1, 0), dtype=bool)
+    if wrapped_x:
+        jumps |= np.abs(np.diff(x)) > np.pi
+    if wrapped_y:
+        jumps |= np.abs(np.diff(y)) > np.pi
+    if not jumps.any():
+        return x, y
+    at = np.flatnonzero(jumps) + 1
+    return np.insert(x.astype(float), at, np.nan), np.insert(y.astype(float), at, np.nan)
+
+
+def held_coordinates(table: Table) -> tuple[str, ...]:
+    """Coordinates of a constrained run whose values and velocities stay within round-off of
+    zero (1e-9 of the largest coordinate), as 002 §23.7's beta and z: a panel of them would show
+    rounding noise only."""
+    if not table.residuals:
+        return ()
+    coords = list(table.coordinates)
+    scale = max((float(np.nanmax(np.abs(table.column(q)))) for q in coords), default=0.0)
+    tiny = 1e-9 * max(scale, 1e-300)
+    out = []
+    for q in coords:
+        values = [np.abs(table.column(q))]
+        if table.has(f"{q}_dot"):
+            values.append(np.abs(table.column(f"{q}_dot")))
+        if all(float(np.nanmax(v)) <= tiny for v in values):
+            out.append(q)
+    return tuple(out)
+
+
+def plain(text: str) -> str:
+    """Text from the user (a name, unit, column, title or label) as matplotlib is to show it,
+    literally: every ``$`` escaped as ``\\$``. Matplotlib parses a string with an even number of
+    unescaped ``$`` as mathtext, where a malformed formula (``$\\frac{$``) fails at savefig
+    (issue 32); an escaped one is drawn as a plain ``$``. Applied once, where a string is handed
+    to matplotlib; lagsim's own symbols (θ̇, λ) are Unicode, not mathtext."""
+    return str(text).replace("$", r"\$")
+
+
+def _legend(label: str) -> str:
+    """A legend label: a column name by the names rule of :mod:`lagsim.symbolic.names` (θ̇1, λ_rod),
+    any other text as it is; escaped (:func:`plain`)."""
+    from lagsim.symbolic.names import text
+
+    return plain(text(label) if label.isidentifier() else label)
+
+
+def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
+    """The column names (shown by the one names rule of :mod:`lagsim.symbolic.names`: θ̇, λ_roll_x)
+    when
+    they fit a small panel's height (two short lines), else ``group``; with their unit when they
+    share one."""
+    from lagsim.symbolic.names import text
+
+    units = {info.units.get(n) for n in names}
+    suffix = f" [{units.pop()}]" if len(units) == 1 and None not in units else ""
+    names = [text(n) for n in names]
+    lines = textwrap.wrap(", ".join(names) + suffix, _SHORT_LABEL, break_long_words=False)
+    if len(lines) <= 2 and all(len(line) <= _SHORT_LABEL for line in lines):
+        return "\n".join(lines)
+    if len(names) > MAX_LEGEND:
+        return f"{group}\n({names[0]} … {names[-1]}){suffix}"
+    return group + suffix
+
+
+def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
+                   info: Quantities = _PLAIN, notes: tuple[str, ...] = ()) -> _Panel | None:
+    if not names:
+        return None
+    t = table.time
+    series = tuple(_Series(name, t, table.column(name)) for name in names)
+    return _Panel(key, _group_label(names, group, info), series, xlabel=info.label("t"),
+                  notes=notes)
+
+
+def _drift_panel(
+    table: Table, key: str, solid: Sequence[str], dashed: Sequence[str], group: str
+) -> _Panel | None:
+    if not solid and not dashed:
+        return None
+    t = table.time
+    series = tuple(
+        _Series(f"|{name}|", t, np.abs(table.column(name)), dashed=name in dashed)
+        for name in (*solid, *dashed)
+    )
+    return _Panel(key, _group_label([s.label for s in series], group), series, log=True)
+
+
+def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | None:
+    """Relative drift |h − h0| / |h0|, or the absolute |h − h0| when h0 is (numerically) zero;
+    for a system that does not conserve h, the energy balance (:func:`_balance_panel`), or the
+    change |h − h0| named as such when the work W is not known. A drift past the largest double
+    (energies near ±1e308) is infinite and not drawn.
+
+    Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
+    horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
+    |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units. The label
+    says which, and why.
+    """
+    if not table.has_energy:
+        return None
+    if table.has(WORK_COLUMN):
+        return _balance_panel(table)
+    h = table.column("energy")
+    h0 = float(h[0])
+    with np.errstate(over="ignore"):
+        drift = np.abs(h - h0)
+    if info.energy_change is not None:
+        label = f"energy change\n|energy − energy₀|\n(not conserved:\n{info.energy_change})"
+        return _Panel("energy change", label, (_Series("energy change", table.time, drift),),
+                      log=True)
+    finite = drift[np.isfinite(drift)]
+    largest = float(finite.max()) if finite.size else 0.0
+    if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
+        drift, label = drift / abs(h0), "relative drift\n|energy − energy₀|\n/ |energy₀|"
+    elif math.isfinite(h0) and abs(h0) > 0.0:
+        label = f"absolute drift\n|energy − energy₀|\n(energy₀ = {h0:.2g} < drift)"
+    else:
+        label = "absolute drift\n|energy − energy₀|\n(energy₀ = 0)"
+    return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
+
+
+def _balance_panel(table: Table) -> _Panel:
+    """The energy balance of a system that does not conserve h: h − h0 against the work W of
+    the non-conservative forces, moving constraints and explicit time dependence (the
+    ``work_nonconservative`` column, :mod:`lagsim.analysis.balance`), and what is left, h − h0 − W:
+    the
+    integration and quadrature error, the drift proper."""
+    t, h, w = table.time, table.column("energy"), table.column(WORK_COLUMN)
+    change = h - h[0]
+    series = (_Series("energy − energy₀", t, change), _Series("W (work done)", t, w, dashed=True),
+              _Series("energy − energy₀ − W", t, change - w))
+    return _Panel("energy balance", "energy balance\nenergy − energy₀ = W", series)
+
+
+def _shown(table: Table, info: Quantities) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """(coordinates, velocities) worth a curve, and the held ones left out (their note)."""
+    held = held_coordinates(table) if info.held is None else info.held
+    coords = [q for q in table.coordinates if q not in held]
+    velocities = [v for v in table.velocities if v[:-4] not in held]
+    notes = tuple(f"{q} ≡ 0 (a constraint)" for q in table.coordinates if q in held)
+    return coords, velocities, notes
+
+
+def _overview(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
+    coords, velocities, notes = _shown(table, info)
+    panels = [
+        _columns_panel(table, "coordinates", coords, "coordinates", info, notes),
+        _columns_panel(table, "velocities", velocities, "velocities", info),
+        _drift_panel(
+            table,
+            "drift",
+            table.position_residuals,
+            table.velocity_residuals,
+            "constraint drift\n|residual|",
+        ),
+        _energy_drift_panel(table, info),
+        _columns_panel(table, "multipliers", table.multipliers, "multipliers λ"),
+    ]
+    return [p for p in panels if p is not None]
+
+
+def _missing(table: Table, what: str, why: str) -> InputError:
+    return InputError(
+        f"the CSV has no {what} columns, {why}; its columns are: {', '.join(table.columns)}",
+        Location(table.source),
+    )
+
+
+def _checked(table: Table, names: Sequence[str]) -> list[str]:
+    for name in names:
+        table.column(name)
+    return list(names)
+
+
+def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | None,
+          info: Quantities = _PLAIN) -> _Panel:
+    xname = x or "t"
+    names = _checked(table, [*(columns or ()), *([y] if y else [])])
+    notes: tuple[str, ...] = ()
+    if not names:
+        shown, _, notes = _shown(table, info)
+        names = shown or [c for c in table.columns if c != xname]
+    _checked(table, [xname, *names])
+    xdata = table.column(xname)
+    series = tuple(_Series(name, xdata, table.column(name)) for name in names)
+    equal = xname != "t" and len(names) == 1 and info.same_scale(xname, names[0])
+    return _Panel(
+        "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
+        mark_ends=xname != "t", notes=notes, equal=equal,
+    )
+
+
+def _phase(table: Table, columns: Sequence[str] | None, info: Quantities = _PLAIN
+           ) -> list[_Panel]:
+    coords = _checked(table, columns) if columns else _shown(table, info)[0]
+    panels = []
+    for q in coords:
+        if not table.has(f"{q}_dot"):
+            if columns:
+                raise InputError(
+                    f"no column {q + '_dot'!r} to pair with {q!r} in a phase plot; "
+                    f"coordinates with velocities: {', '.join(table.velocities) or 'none'}",
+                    Location(table.source),
+                )
+            continue
+        series = (_Series(q, table.column(q), table.column(f"{q}_dot")),)
+        panels.append(_Panel(f"phase {q}", info.label(f"{q}_dot"), series,
+                             xlabel=info.label(q), mark_ends=True))
+    if not panels:
+        raise _missing(table, "coordinate/velocity", "so there is no phase plot")
+    return panels
+
+
+def _drift(table: Table) -> list[_Panel]:
+    panels = [
+        _drift_panel(table, "position drift", table.position_residuals, (), "position drift |φ|"),
+        _drift_panel(
+            table, "velocity drift", (), table.velocity_residuals, "velocity drift\n|residual|"
+        ),
+    ]
+    found = [p for p in panels if p is not None]
+    if not found:
+        raise _missing(table, "residual_*", "so the system has no constraints to drift from")
+    return found
+
+
+def _energy(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
+    """energy − energy₀ (its value at the start in the label: no offset on the axis), then the
+    drift panel; for a system that does not conserve h, energy − energy₀ beside the work W, then
+    the balance's error |energy − energy₀ − W| (log). A change past the largest double is
+    infinite and not drawn."""
+    drift = _energy_drift_panel(table, info)
+    if drift is None:
+        raise _missing(table, "energy", "so there is no energy to plot")
+    h = table.column("energy")
+    with np.errstate(over="ignore"):
+        change = _Series("energy − energy₀", table.time, h - h[0])
+    label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"
+    if drift.key == "energy balance":
+        change, w, rest = drift.series
+        error = _Series("|energy − energy₀ − W|", rest.x, np.abs(rest.y))
+        return [_Panel("energy", f"{label}\nand the work W", (change, w)),
+                _Panel("energy balance", "energy balance\n|energy − energy₀ − W|", (error,),
+                       log=True)]
+    return [_Panel("energy", label, (change,)), drift]
+
+
+def _forces(table: Table) -> list[_Panel]:
+    panel = _columns_panel(table, "multipliers", table.multipliers, "multipliers λ")
+    if panel is None:
+        raise _missing(table, "lambda_*", "so there are no constraint forces to plot")
+    return [panel]
+
+
+def _invariants(table: Table) -> list[_Panel]:
+    """|I − I₀| / |I₀| of each ``invariant_<name>`` column, or |I − I₀| where I₀ = 0 or the
+    drift exceeds |I₀| (the rule of :func:`_energy_drift_panel`)."""
+    names = [c for c in table.columns if c.startswith("invariant_")]
+    if not names:
+        raise _missing(table, "invariant_*", "so there are no invariants to plot: simulate with "
+                       "--invariants, or plot the system itself")
+    series = []
+    for name in names:
+        values = table.column(name)
+        drift = np.abs(values - values[0])
+        finite = drift[np.isfinite(drift)]
+        scale = abs(float(values[0]))
+        if math.isfinite(scale) and scale > 0 and (finite.max() if finite.size else 0) <= scale:
+            series.append(_Series(f"{name[len('invariant_'):]} (relative)", table.time,
+                                  drift / scale))
+        else:
+            series.append(_Series(f"{name[len('invariant_'):]} (absolute)", table.time, drift))
+    return [_Panel("invariants", "invariant drift\n|I − I₀| (/ |I₀|)", tuple(series), log=True)]
+
+
+def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None) -> _Panel:
+    if not path_xy:
+        raise InputError(
+            "--kind path needs the system (--system FILE) to locate the masses",
+            Location(table.source),
+        )
+    series = []
+    for name, (xs, ys) in path_xy.items():
+        xa, ya = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        if xa.ndim != 1 or xa.shape != ya.shape or xa.size == 0:
+            raise ValueError(f"path of {name!r}: x and y must be 1-d arrays of equal length")
+        series.append(_Series(name, xa, ya))
+    return _Panel("path", "y", tuple(series), xlabel="x", mark_ends=True)
+
+
+def _log_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
+    """Decades around the positive values, at most ``LOG_DECADES`` of them below the top."""
+    values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
+    positive = values[np.isfinite(values) & (values > 0)]
+    if positive.size == 0:
+        ax.set_ylim(1e-17, 1e-15)
+        ax.text(
+            0.5, 0.5, "all values are exactly 0", transform=ax.transAxes, ha="center", va="center"
+        )
+        return
+    top = math.floor(math.log10(positive.max())) + 1
+    bottom = max(math.floor(math.log10(positive.min())), top - LOG_DECADES)
+    ax.set_ylim(10.0**bottom, 10.0 ** max(top, bottom + 1))
+
+
+def _colours(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    if n <= 10:
+        return [f"C{i}" for i in range(n)]
+    return list(colormaps["viridis"](np.linspace(0.0, 0.9, n)))
+
+
+_STYLES = ("-", "--", ":", "-.")
+
+
+def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
+    from matplotlib.lines import Line2D
+
+    zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
+    drawn = [s for s in panel.series if not any(s is z for z in zero)]
+    overlay = any(s.source is not None for s in drawn)
+    colours = _colours(len(drawn))
+    seen: dict[int | None, int] = {}
+    for series, colour in zip(drawn, colours, strict=True):
+        y = np.maximum(series.y, LOG_FLOOR) if panel.log else series.y
+        style = "--" if series.dashed else "-"
+        if overlay:
+            colour = f"C{(series.source or 0) % 10}"
+            style = _STYLES[seen.get(series.source, 0) % len(_STYLES)]
+            seen[series.source] = seen.get(series.source, 0) + 1
+        ax.plot(
+            series.x,
+            y,
+            color=colour,
+            label=_legend(series.label),
+            linestyle=style,
+            linewidth=1.2,
+        )
+        if panel.mark_ends:
+            ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
+            ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
+    if panel.log:
+        ax.set_yscale("log")
+        _log_limits(ax, drawn)
+    else:
+        ax.ticklabel_format(axis="y", useOffset=False)
+    if ax.get_xscale() == "linear":
+        ax.ticklabel_format(axis="x", useOffset=False)
+    if panel.equal:
+        ax.set_aspect("equal", adjustable="datalim")
+    ax.set_ylabel(plain(panel.ylabel))
+    ax.set_label(panel.key)
+    ax.grid(True, which="major", alpha=0.3)
+    count = len(panel.series) + len(panel.notes)
+    if legend and (1 < count <= MAX_LEGEND or overlay):
+        handles = [line for line in ax.lines if not line.get_label().startswith("_")]
+        handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
+                    for s in zero]
+        handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
+        _outside_legend(ax, handles, ncols=1 if count <= 10 else 2)
+
+
+def _power(arrays: Sequence[np.ndarray]) -> int:
+    """The power of ten to divide ``arrays`` by to draw them: that of their largest finite
+    magnitude when it is past :data:`HUGE`, else 0."""
+    largest = max((float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in arrays),
+                  default=0.0)
+    return math.floor(math.log10(largest)) if largest > HUGE else 0
+
+
+def _scaled(panel: _Panel) -> _Panel:
+    """``panel`` with values past :data:`HUGE` divided by a power of ten, named in the axis
+    label ("x / 1e308"); both axes by the same power on an equal-scale panel; the y values of
+    a log-scale panel as they are (its locator takes logarithms)."""
+    ky = 0 if panel.log else _power([s.y for s in panel.series])
+    kx = _power([s.x for s in panel.series])
+    if panel.equal:
+        kx = ky = max(kx, ky)
+    if not (kx or ky):
+        return panel
+    series = tuple(replace(s, x=s.x / 10.0**kx if kx else s.x, y=s.y / 10.0**ky if ky else s.y)
+                   for s in panel.series)
+    return replace(panel, series=series,
+                   ylabel=f"{panel.ylabel} / 1e{ky}" if ky else panel.ylabel,
+                   xlabel=f"{panel.xlabel} / 1e{kx}" if kx else panel.xlabel)
+
+
+def _outside_legend(ax: Axes, handles: list, ncols: int = 1) -> None:
+    """A legend to the right of the axes, where it can cover no curve of a small panel."""
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              fontsize="small", frameon=False, ncols=ncols)
+
+
+def _stacked(fig: Figure, panels: Sequence[_Panel], share_t: bool) -> None:
+    fig.set_size_inches(_WIDTH, 1.0 + _PANEL_HEIGHT * len(panels))
+    axes = fig.subplots(len(panels), 1, sharex=share_t, squeeze=False)[:, 0]
+    for ax, panel in zip(axes, panels, strict=True):
+        _draw_panel(ax, panel, legend=True)
+        if not share_t:
+            ax.set_xlabel(plain(panel.xlabel))
+    if share_t:
+        axes[-1].set_xlabel(plain(panels[-1].xlabel))
+
+
+def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig.set_size_inches(3.4 * ncols + 0.5, 3.0 * nrows + 0.8)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, panel in zip(axes, panels, strict=False):
+        _draw_panel(ax, panel, legend=False)
+        ax.set_xlabel(plain(panel.xlabel))
+    for ax in axes[len(panels) :]:
+        fig.delaxes(ax)
+
+
+def _path_figure(fig: Figure, panel: _Panel) -> None:
+    from matplotlib.lines import Line2D
+
+    fig.set_size_inches(7.5, 6.5)
+    ax = fig.subplots()
+    _draw_panel(ax, panel, legend=False)
+    ax.set_xlabel(plain(panel.xlabel))
+    ax.set_aspect("equal", adjustable="datalim")
+    handles = [
+        Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
+    ]
+    handles += [
+        Line2D([], [], marker="o", linestyle="", color="0.3", label="start"),
+        Line2D([], [], marker="s", linestyle="", color="0.3", label="end"),
+    ]
+    if len(handles) <= MAX_LEGEND + 2:
+        _outside_legend(ax, handles)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InputError(f"unknown plot kind {kind!r}; choose one of: {', '.join(KINDS)}")
+
+
+Inputs = Table | Sequence[tuple[str, Table]]
+"""One table, or (label, table) pairs drawn over each other in one figure."""
+
+
+def _inputs(table: Inputs) -> list[tuple[str | None, Table]]:
+    if isinstance(table, Table):
+        return [(None, table)]
+    pairs = [(label, t) for label, t in table]
+    if not pairs:
+        raise ValueError("no table to draw")
+    return pairs if len(pairs) > 1 else [(None, pairs[0][1])]
+
+
+def _wrapped(table: Table, names: Sequence[str]) -> Table:
+    """``table`` with the columns ``names`` wrapped to (−π, π]."""
+    if not names:
+        return table
+    data = np.array(table.data, dtype=float)
+    for name in names:
+        table.column(name)
+        index = table.columns.index(name)
+        data[:, index] = wrap_angle(data[:, index])
+    return Table(table.columns, data, table.source)
+
+
+def _breaks(panel: _Panel, wrap: frozenset[str], x: str | None) -> _Panel:
+    """The panel with its lines broken where a wrapped angle jumps by more than π."""
+    if not wrap:
+        return panel
+    phase = panel.key.startswith("phase ")
+    series = []
+    for s in panel.series:
+        name = s.label.rsplit(": ", 1)[-1]
+        wrap_x = (name in wrap) if phase else (x is not None and x in wrap)
+        wrap_y = (not phase) and name in wrap
+        xs, ys = _broken(s.x, s.y, wrap_x, wrap_y)
+        series.append(replace(s, x=xs, y=ys))
+    return replace(panel, series=tuple(series))
+
+
+def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | None,
+            y: str | None, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None,
+            info: Quantities) -> list[_Panel]:
+    if kind == "overview":
+        panels = _overview(table, info)
+        if not panels:
+            raise _missing(table, "coordinate, drift or energy", "so there is no overview")
+        return panels
+    if kind == "time":
+        return [_time(table, columns, x, y, info)]
+    if kind == "phase":
+        return _phase(table, columns, info)
+    if kind == "drift":
+        return _drift(table)
+    if kind == "energy":
+        return _energy(table, info)
+    if kind == "forces":
+        return _forces(table)
+    if kind == "invariants":
+        return _invariants(table)
+    return [_path(table, path_xy)]
+
+
+def _merged(runs: list[tuple[str | None, list[_Panel]]]) -> list[_Panel]:
+    """The panels of several inputs, one panel per key in order of first appearance, each series
+    labelled with its input's label and coloured by input."""
+    if len(runs) == 1:
+        return runs[0][1]
+    order: list[str] = []
+    merged: dict[str, _Panel] = {}
+    for index, (label, panels) in enumerate(runs):
+        for panel in panels:
+            series = tuple(replace(s, label=f"{label}: {s.label}" if len(panel.series) > 1
+                                   else str(label), source=index) for s in panel.series)
+            if panel.key not in merged:
+                order.append(panel.key)
+                merged[panel.key] = replace(panel, series=series)
+            else:
+                old = merged[panel.key]
+                merged[panel.key] = replace(old, series=old.series + series,
+                                            notes=tuple(dict.fromkeys(old.notes + panel.notes)))
+    return [merged[key] for key in order]
+
+
+def _draw(
+    fig: Figure,
+    table: Inputs,
+    kind: str,
+    columns: Sequence[str] | None,
+    x: str | None,
+    y: str | None,
+    title: str | None,
+    path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None,
+    info: Quantities | None = None,
+    wrap: Sequence[str] = (),
+) -> None:
+    _check_kind(kind)
+    info = info or _PLAIN
+    if kind not in ("time", "phase") and (columns or x or y):
+        raise InputError(
+            f"--columns, --x and --y apply to --kind time (and --columns to phase), not {kind!r}"
+        )
+    if kind == "phase" and (x or y):
+        raise InputError("--x and --y apply to --kind time; --kind phase takes --columns")
+    inputs = _inputs(table)
+    if kind == "path" and len(inputs) > 1:
+        raise InputError("--kind path draws one input; give one CSV or system")
+    runs = [(label, [_breaks(p, frozenset(wrap), x)
+                     for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
+            for label, t in inputs]
+    panels = [_scaled(p) for p in _merged(runs)]
+    if kind in ("overview", "drift", "energy", "forces", "invariants"):
+        _stacked(fig, panels, share_t=True)
+    elif kind == "time":
+        _stacked(fig, panels, share_t=False)
+    elif kind == "phase":
+        _grid(fig, panels)
+    else:
+        _path_figure(fig, panels[0])
+    if title is None:
+        title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
+    fig.suptitle(plain(title))
+
+
+def _default_title(table: Table) -> str:
+    return "lagsim" if table.source.startswith("<") else Path(table.source).stem
+
+
+def make_figure(
+    table: Inputs,
+    kind: str = "overview",
+    columns: Sequence[str] | None = None,
+    x: str | None = None,
+    y: str | None = None,
+    title: str | None = None,
+    path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+    info: Quantities | None = None,
+    wrap: Sequence[str] = (),
+) -> Figure:
+    """Build the figure of ``kind`` for ``table`` on an Agg canvas (see the module docstring).
+
+    ``table`` may be a list of (label, table) pairs, drawn over each other with a legend of the
+    labels; ``info`` says what the columns measure (units, lengths, angles, held coordinates);
+    ``wrap`` names angle columns drawn wrapped to (−π, π]."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    _check_kind(kind)
+    fig = Figure(layout="constrained")
+    FigureCanvasAgg(fig)
+    _draw(fig, table, kind, columns, x, y, title, path_xy, info, wrap)
+    return fig
+
+
+def save_figure(fig: Figure, path: str | Path | Output, dpi: int = 150) -> None:
+    """Write ``fig`` to ``path`` (png, svg or pdf, by extension) through
+    :func:`lagsim.output.io.open_output`: ``-`` or a nameless device gets a PNG, a device or FIFO is
+    written in place, a file is replaced atomically (the old one stays on failure)."""
+    target = path if isinstance(path, Output) else check_output(path, formats=FORMATS, binary=True)
+    fmt = target.format(FORMATS)
+    if not dpi or dpi <= 0:
+        raise InputError(f"--dpi must be a positive number, not {dpi!r}")
+    with open_output(target, binary=True) as out:
+        fig.savefig(out, format=fmt, dpi=dpi)
+
+
+def can_show_window() -> bool:
+    """True where a plot window can open: a GUI platform or an X11/Wayland display."""
+    backend = os.environ.get("MPLBACKEND", "").lower()
+    if backend in ("agg", "pdf", "svg", "ps", "cairo", "template"):
+        return False
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def show(table: Table, **kwargs: Any) -> None:
+    """Draw ``make_figure(table, **kwargs)`` into a pyplot window and block until it is closed."""
+    import matplotlib.pyplot as plt
+
+    _check_kind(kwargs.get("kind", "overview"))
+    fig = plt.figure(layout="constrained")
+    try:
+        _draw(
+            fig,
+            table,
+            kwargs.pop("kind", "overview"),
+            kwargs.pop("columns", None),
+            kwargs.pop("x", None),
+            kwargs.pop("y", None),
+            kwargs.pop("title", None),
+            kwargs.pop("path_xy", None),
+            kwargs.pop("info", None),
+            kwargs.pop("wrap", ()),
+        )
+    except BaseException:
+        plt.close(fig)
+        raise
+    if kwargs:
+        plt.close(fig)
+        raise TypeError(f"unexpected keywords: {sorted(kwargs)}")
+    plt.show()

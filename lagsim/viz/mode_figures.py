@@ -1,0 +1,94 @@
+"""``lagsim modes --plot``: each mode shape drawn as the masses at the equilibrium and displaced
+along the mode (issue 10).
+
+The masses' positions r_K(q) (``masses:``) are evaluated at q*, q* + ε δq and q* − ε δq with δq
+the mode's shape (its real part for a damped mode) and ε chosen so that the largest mass moves by
+a fifth of the configuration's size; rods (:func:`lagsim.analysis.kinematics.rods`) join the masses
+the
+model keeps at fixed distance. In 3-d the x–y projection is drawn, as by ``plot --kind path``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import symengine as se
+
+from lagsim.errors import InputError, Location
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from lagsim.analysis.modes import ModesReport
+
+DISPLACEMENT = 0.2
+"""The largest mass moves by this fraction of the configuration's size."""
+
+
+def _positions(model: Model) -> tuple[list[str], object]:
+    subs = model.substitutions()
+    subs[model.t] = se.Integer(0)
+    exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
+    f = se.Lambdify(list(model.q), exprs, backend="lambda")
+    names = [name for name, _ in model.mass_positions]
+    return names, f
+
+
+def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
+    """One panel per mode: the equilibrium in grey, the configurations displaced by ±ε along the
+    mode in colour (solid +, dashed −)."""
+    from matplotlib.figure import Figure
+
+    from lagsim.analysis.equilibria import autonomous_model
+    from lagsim.analysis.kinematics import ORIGIN, rods
+    from lagsim.output.io import Table
+    from lagsim.viz.figures import plain
+
+    used = autonomous_model(model, spec).model
+    if not used.mass_positions:
+        raise InputError(f"system '{model.name}' declares no 'masses', so its mode shapes "
+                         "cannot be drawn; drop --plot (the shapes are printed)",
+                         Location("--plot"))
+    if not report.modes:
+        raise InputError("there is no mode to draw", Location("--plot"))
+    names, f = _positions(used)
+    q0 = np.array(report.q)
+    at_rest = np.asarray(f(q0), dtype=float).reshape(-1, 2)
+    table = Table(("t", *used.coordinates), np.array([[0.0, *q0]]), "<modes>")
+    from lagsim.analysis.kinematics import mass_paths
+
+    links = rods(used, mass_paths(used, table))
+    size = max(float(np.max(np.abs(at_rest), initial=0.0)), 1e-9)
+    count = len(report.modes)
+    cols = min(count, 3)
+    rows = math.ceil(count / cols)
+    fig = Figure(figsize=(4.0 * cols, 4.0 * rows), layout="constrained")
+    for k, mode in enumerate(report.modes):
+        ax = fig.add_subplot(rows, cols, k + 1)
+        shape = np.real(np.array(mode.shape, dtype=complex))
+        move = (np.asarray(f(q0 + 1e-6 * shape), dtype=float).reshape(-1, 2) - at_rest) / 1e-6
+        largest = float(np.max(np.hypot(move[:, 0], move[:, 1]), initial=0.0))
+        eps = DISPLACEMENT * size / largest if largest > 0 else 0.0
+        for q, style, colour in ((q0, "-", "0.6"), (q0 + eps * shape, "-", "C0"),
+                                 (q0 - eps * shape, "--", "C3")):
+            xy = np.asarray(f(q), dtype=float).reshape(-1, 2)
+            where = {ORIGIN: (0.0, 0.0), **{n: tuple(p) for n, p in zip(names, xy)}}
+            for a, b in links:
+                ax.plot([where[a][0], where[b][0]], [where[a][1], where[b][1]], style,
+                        color=colour, lw=1.5)
+            ax.plot(xy[:, 0], xy[:, 1], "o", color=colour, ms=7)
+        if mode.omega_squared is not None and mode.omega_squared < 0:
+            label = f"unstable, growth {mode.eigenvalue.real:.4g} 1/s"
+        else:
+            label = f"ω = {mode.frequency:.4g} rad/s ({mode.hertz:.4g} Hz)"
+        ax.set_title(f"mode {k + 1}: {label}", fontsize=10)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.plot([0.0], [0.0], "k+", ms=8)
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+    fig.suptitle(plain(f"{report.system}: mode shapes (grey: equilibrium; solid/dashed: ±)"))
+    return fig

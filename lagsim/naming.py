@@ -43,7 +43,7 @@ _RESIDUAL = "residual_"
 _INVARIANT = "invariant_"
 _MAX = "max_"
 
-HOLONOMIC = "holonomic"
+_HOLONOMIC = "holonomic"
 """The kind of a constraint φ(q, t) = 0, the only kind with a ``residual_<c>_dot`` column."""
 
 
@@ -170,7 +170,7 @@ stands for a conserved quantity's name. Declared names may not have these forms 
 def _fills(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
            ) -> list[tuple[str, Sequence[str] | None]]:
     """Each template of :data:`COLUMNS` with the names it is written for (None: once, as is)."""
-    holonomic = [c for c, k in zip(constraints, kinds) if k == HOLONOMIC]
+    holonomic = [c for c, k in zip(constraints, kinds) if k == _HOLONOMIC]
     fill = {"q": coordinates, "c": constraints, "h": holonomic}
     out: list[tuple[str, Sequence[str] | None]] = []
     for template, _meaning in COLUMNS:
@@ -219,7 +219,7 @@ class Layout:
                      for _, names in _fills(self.coordinates, self.constraints, self.kinds))
 
 
-def header_coordinates(columns: Sequence[str]) -> tuple[str, ...]:
+def _header_coordinates(columns: Sequence[str]) -> tuple[str, ...]:
     """The coordinates a header names: the columns after ``t`` up to the first velocity,
     multiplier, residual or energy column (from the first column when there is no ``t``)."""
     start = list(columns).index(TIME) + 1 if TIME in columns else 0
@@ -233,14 +233,15 @@ def header_coordinates(columns: Sequence[str]) -> tuple[str, ...]:
 
 def read(columns: Sequence[str]) -> Layout:
     """The layout a header declares, read without checking it (:func:`parse` checks): the
-    coordinates of :func:`header_coordinates`, the constraints of the ``lambda_<c>`` columns,
-    each holonomic when a ``residual_<c>_dot`` column is present, and as extra columns whatever
-    follows the fixed layout."""
+    coordinates (the columns after ``t`` up to the first derived one), the constraints of the
+    ``lambda_<c>`` columns, each holonomic when a ``residual_<c>_dot`` column is present, and as
+    extra columns whatever follows the fixed layout."""
     present = set(columns)
     constraints = tuple(c[len(_MULTIPLIER):] for c in columns if is_multiplier(c))
-    kinds = tuple(HOLONOMIC if residual_rate(c) in present else "velocity" for c in constraints)
-    found = Layout(header_coordinates(columns), constraints, kinds)
-    return Layout(found.coordinates, constraints, kinds, tuple(columns[len(found.fixed()):]))
+    kinds = tuple(_HOLONOMIC if residual_rate(c) in present else "velocity" for c in constraints)
+    coordinates = _header_coordinates(columns)
+    fixed = layout(coordinates, constraints, kinds)
+    return Layout(coordinates, constraints, kinds, tuple(columns[len(fixed):]))
 
 
 def is_extra(name: str) -> bool:

@@ -90,7 +90,7 @@ def _checked_columns(model: Model, table: Table) -> list[tuple[str, se.Basic]]:
     pairs: list[tuple[str, se.Basic]] = [(naming.ENERGY, model.energy)]
     for c in model.constraints:
         pairs.append((naming.residual(c.name), c.expression))
-        if c.kind == naming.HOLONOMIC:
+        if c.kind == "holonomic":
             pairs.append((naming.residual_rate(c.name), c.velocity_form))
     return [(name, expr) for name, expr in pairs if table.has(name)]
 

@@ -842,7 +842,7 @@ def _header(header: str, line: int, source: str) -> tuple[str, ...]:
             )
         seen[name] = index
     columns = tuple(name for name, _ in header_cells)
-    if "t" not in seen:
+    if naming.TIME not in seen:
         raise InputError(
             printable(f"no 't' column: a lagsim CSV starts with the time column 't' "
                       f"(the header is {','.join(columns)})"),

@@ -162,8 +162,9 @@ _PLAIN = Quantities()
 def unit_columns(units: Mapping[str, str], coordinates: Sequence[str]) -> dict[str, str]:
     """The units of the CSV columns from a file's ``units:``: each coordinate's, its velocity's
     (the coordinate's per unit of t; ``s`` unless ``t`` has a unit) and ``t``'s."""
-    out = {name: unit for name, unit in units.items() if name in coordinates or name == "t"}
-    per = units.get("t", "s")
+    out = {name: unit for name, unit in units.items()
+           if name in coordinates or name == naming.TIME}
+    per = units.get(naming.TIME, "s")
     for q in coordinates:
         if q in units:
             out[naming.velocity(q)] = f"{units[q]}/{per}"
@@ -251,7 +252,7 @@ def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
         return None
     t = table.time
     series = tuple(_Series(name, t, table.column(name)) for name in names)
-    return _Panel(key, _group_label(names, group, info), series, xlabel=info.label("t"),
+    return _Panel(key, _group_label(names, group, info), series, xlabel=info.label(naming.TIME),
                   notes=notes)
 
 
@@ -283,7 +284,7 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
         return None
     if table.has(naming.WORK):
         return _balance_panel(table)
-    h = table.column("energy")
+    h = table.column(naming.ENERGY)
     h0 = float(h[0])
     with np.errstate(over="ignore"):
         drift = np.abs(h - h0)
@@ -357,7 +358,7 @@ def _checked(table: Table, names: Sequence[str]) -> list[str]:
 
 def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | None,
           info: Quantities = _PLAIN) -> _Panel:
-    xname = x or "t"
+    xname = x or naming.TIME
     names = _checked(table, [*(columns or ()), *([y] if y else [])])
     notes: tuple[str, ...] = ()
     if not names:
@@ -366,10 +367,10 @@ def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | N
     _checked(table, [xname, *names])
     xdata = table.column(xname)
     series = tuple(_Series(name, xdata, table.column(name)) for name in names)
-    equal = xname != "t" and len(names) == 1 and info.same_scale(xname, names[0])
+    equal = xname != naming.TIME and len(names) == 1 and info.same_scale(xname, names[0])
     return _Panel(
         "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
-        mark_ends=xname != "t", notes=notes, equal=equal,
+        mark_ends=xname != naming.TIME, notes=notes, equal=equal,
     )
 
 
@@ -415,7 +416,7 @@ def _energy(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     drift = _energy_drift_panel(table, info)
     if drift is None:
         raise _missing(table, "energy", "so there is no energy to plot")
-    h = table.column("energy")
+    h = table.column(naming.ENERGY)
     with np.errstate(over="ignore"):
         change = _Series("energy − energy₀", table.time, h - h[0])
     label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"

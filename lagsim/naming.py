@@ -42,6 +42,7 @@ _MULTIPLIER = "lambda_"
 _RESIDUAL = "residual_"
 _INVARIANT = "invariant_"
 _MAX = "max_"
+_MOMENTUM = "p_"
 
 _HOLONOMIC = "holonomic"
 """The kind of a constraint φ(q, t) = 0, the only kind with a ``residual_<c>_dot`` column."""
@@ -66,6 +67,12 @@ def state(coordinates: Iterable[str]) -> tuple[str, ...]:
     """The coordinates, then their velocities: the names of a state (q, q̇)."""
     names = tuple(coordinates)
     return (*names, *velocities(names))
+
+
+def momentum(name: str) -> str:
+    """The momentum p = ∂L/∂q̇ of coordinate ``name`` (seed 001): ``theta`` → ``p_theta``, the
+    name of a cyclic coordinate's invariant."""
+    return _MOMENTUM + name
 
 
 def multiplier(constraint: str) -> str:

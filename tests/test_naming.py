@@ -255,6 +255,7 @@ def test_names_and_their_readings_are_inverse() -> None:
     assert naming.invariant_of("action") is None
     assert naming.state(("x", "y")) == ("x", "y", "x_dot", "y_dot")
     assert naming.max_residual("rod") == "max_residual_rod"
+    assert naming.invariant(naming.momentum("phi")) == "invariant_p_phi"
     assert naming.is_max_residual("max_residual_rod") and not naming.is_max_residual("rod")
 
 

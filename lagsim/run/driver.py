@@ -198,9 +198,8 @@ def run_python(problem: Problem, progress: Callable[[float], None] | None = None
                             samples.add(t, step.at(t))
                 alias.accepted(step.t, step.y)
                 if end is not None:
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    assert stop is not None
+                    return samples.trajectory("stop_when", stop.event.stopped(end))
                 solver = after_step(problem, solver, guard)
             except np.linalg.LinAlgError as exc:
                 raise guard.singular(solver, exc) from None

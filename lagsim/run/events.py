@@ -67,7 +67,8 @@ class Event:
     name the event in messages), ``text`` the expression as written, ``direction`` one of
     :data:`RISING`, :data:`FALLING`, :data:`EITHER`; a ``terminal`` event ends the run at its
     first crossing. ``where`` is the expression's location (its place in the file, or the
-    flag) and ``what`` how a parse error names it.
+    flag), ``what`` how a parse error names it and ``label`` how a message names the option
+    (its ``simulate:`` key or its flag).
     """
 
     option: str
@@ -76,6 +77,7 @@ class Event:
     terminal: bool
     where: Location
     what: str
+    label: str
 
     def __post_init__(self) -> None:
         if self.direction not in (RISING, FALLING, EITHER):
@@ -85,9 +87,9 @@ class Event:
     def of_option(cls, options: OptionSource, option: str, text: str, direction: int,
                   terminal: bool) -> Event:
         """The event of ``option``'s expression ``text``, located where ``options`` got it."""
-        in_file = options.file_location(option)
-        return cls(option, text, direction, terminal, in_file or Location(options.label(option)),
-                   f"simulate.{option}" if in_file else "expression")
+        in_file, label = options.file_location(option), options.label(option)
+        return cls(option, text, direction, terminal, in_file or Location(label),
+                   f"simulate.{option}" if in_file else "expression", label)
 
     @property
     def flag(self) -> str:
@@ -96,6 +98,11 @@ class Event:
     def wants(self, before: float) -> bool:
         """Whether a crossing that leaves the sign ``before`` is in the event's direction."""
         return self.direction == EITHER or before == -self.direction
+
+    def stopped(self, t: float) -> str:
+        """The message of a run this event stopped at ``t``."""
+        how = {EITHER: "changed sign", RISING: "rose through 0", FALLING: "fell through 0"}
+        return f"stopped at t = {t!r}: {self.text} {how[self.direction]} ({self.label})"
 
 
 @dataclass(frozen=True)
@@ -197,7 +204,7 @@ class EventWatch:
 
     def __init__(self, event: CompiledEvent, form: Formulation, t0: float, y0: np.ndarray
                  ) -> None:
-        self.event = event
+        self.compiled = event
         self.form = form
         self.plain = not event.uses_multipliers and type(form).unpack is Formulation.unpack
         """Whether the state is (q, q̇) and λ is not used: the arguments at many states are
@@ -207,6 +214,10 @@ class EventWatch:
         self.last: tuple[float, np.ndarray, float] | None = None
         self.found: list[float] = []
         self.sign = float(np.sign(self.value(t0, y0)))
+
+    @property
+    def event(self) -> Event:
+        return self.compiled.event
 
     @classmethod
     def start(cls, event: CompiledEvent | None, form: Formulation, t0: float, y0: np.ndarray
@@ -225,17 +236,17 @@ class EventWatch:
     def _arguments(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         form = self.form
         q, qd = form.unpack(t, y)
-        lam = form.multipliers(t, q, qd) if self.event.uses_multipliers else np.zeros(form.m)
+        lam = form.multipliers(t, q, qd) if self.compiled.uses_multipliers else np.zeros(form.m)
         return q, qd, lam
 
     def value(self, t: float, y: np.ndarray) -> float:
         q, qd, lam = self._arguments(t, y)
-        return float(self.event.function(t, *q, *qd, *lam))
+        return float(self.compiled.function(t, *q, *qd, *lam))
 
     def at(self, s: float) -> float:
         """g at s on the current step's dense output (for Brent's method)."""
         assert self.step is not None
-        return finite(self.value(s, self.step.at(s)), self.event.event, s)
+        return finite(self.value(s, self.step.at(s)), self.event, s)
 
     def _rows(self, times: np.ndarray, ys: np.ndarray) -> np.ndarray:
         """g at each of ``times`` with the states ``ys`` (columns)."""
@@ -246,7 +257,7 @@ class EventWatch:
         else:
             x = np.array([np.concatenate(([t], *self._arguments(t, ys[:, i])))
                           for i, t in enumerate(times)])
-        return self.event.rows(x)
+        return self.compiled.rows(x)
 
     def many(self, times: np.ndarray) -> np.ndarray:
         """g at ``times`` on the current step's dense output (for the scan)."""
@@ -254,7 +265,7 @@ class EventWatch:
         values = self._rows(times, self.step.many(times))
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
-            finite(float(values[bad[0]]), self.event.event, float(times[bad[0]]))
+            finite(float(values[bad[0]]), self.event, float(times[bad[0]]))
         return values
 
     def crossings(self, step: DenseStep) -> list[float]:
@@ -265,7 +276,7 @@ class EventWatch:
         state the last one ended in); what the scan could not resolve is said once."""
         self.found = []
         a, b, solver = step.t_old, step.t, step.solver
-        event = self.event.event
+        event = self.event
         g = finite(self.value(b, step.y), event, b)
         self.step = step
         seen = self.scan.missed
@@ -293,10 +304,10 @@ class EventWatch:
             return False
         assert self.step is not None
         t = locate(self.at, u, gu, v, gv, self.step.t)
-        if not self.event.event.wants(before):
+        if not self.event.wants(before):
             return False
         self.found.append(t)
-        return self.event.event.terminal
+        return self.event.terminal
 
     def _clear(self, a: float, ga: float, ya: np.ndarray, fa: np.ndarray, b: float,
                gb: float, yb: np.ndarray, fb: np.ndarray) -> bool:

@@ -54,7 +54,7 @@ from lagsim.numeric import cache, ccompile, csource
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.events import EventWatch
+from lagsim.run.events import EITHER, EventWatch
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
 from lagsim.run.problem import Problem
 from lagsim.spec.options import BY_NAME
@@ -431,10 +431,10 @@ def _state_failure(code: int, problem: Problem, guard: Any, value: float, state:
 def _stopped(samples: Any, end: float, event: np.ndarray) -> Trajectory:
     """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
     λ] appended), as the Python loop ends it."""
-    options = samples.problem.options
+    stop = samples.problem.stop
+    assert stop is not None
     _extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
-    return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
-                              f"changed sign ({options.label('stop_when')})")
+    return samples.trajectory("stop_when", stop.event.stopped(end))
 
 
 def loop_for(problem: Problem) -> CLoop | None:
@@ -450,6 +450,7 @@ def loop_for(problem: Problem) -> CLoop | None:
     numeric, form = problem.numeric, problem.form
     if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")
             or problem.options.section is not None
+            or (problem.stop is not None and problem.stop.event.direction != EITHER)
             or not isinstance(numeric, NumericSystem)
             or type(form) is not FORMULATIONS[form.name]
             or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):

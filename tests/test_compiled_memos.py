@@ -56,7 +56,12 @@ def _stop_libraries(folder: Path) -> list[Path]:
 @pytest.mark.skipif(ccompile.compiler() is None, reason="needs a C compiler")
 def test_sweep_over_a_stop_parameter_builds_one_stop_library(tmp_path: Path) -> None:
     """``--stop-when 'y + h'`` over four values of h: one stop library in the (fresh) cache,
-    and each run stops when the ball has fallen h, at t = sqrt(2h/g), to 1e-9."""
+    and each run stops when the ball has fallen h, at t = sqrt(2h/g), to 1e-9. The process's
+    memo of loaded stop libraries is emptied first: its C source names no symbol, so an earlier
+    test's stop of the same structure (another fall) would be found there and nothing built."""
+    from lagsim.run.engines import cloop
+
+    cloop.STOP_LIBRARIES.clear()
     system = tmp_path / "fall.yaml"
     system.write_text(FALL.format(tag=tmp_path.name.replace("-", "_")))
     folder = tmp_path / "cache"

@@ -231,7 +231,7 @@ class EventWatch:
         first piece its scan could not resolve (already said)."""
         self.sign = sign
         if missed is not None:
-            self.scan.missed = missed
+            self.scan.carry(missed)
 
     def _arguments(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         form = self.form

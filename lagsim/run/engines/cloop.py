@@ -161,8 +161,6 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
     cannot be compiled (said on stderr)."""
     stop = problem.stop
     assert stop is not None
-    if stop.expression is None:
-        return None
     try:
         body = ccompile.c_function("stop", stop.arguments, [stop.expression], stop.parameters)
     except Exception as exc:  # an expression C cannot print: the Python loop evaluates it

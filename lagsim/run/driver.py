@@ -7,8 +7,9 @@ methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each a
 
 1. :class:`Guard` checks the new state (finite, mass matrix regular: issue 15, "Mid-run
    failures");
-2. :class:`StopEvent` looks for the first sign change of ``--stop-when`` inside the step
-   (:class:`lagsim.run.crossings.Scan` on the step's dense output, ``brentq`` on the piece);
+2. the ``--stop-when`` event (:class:`lagsim.run.events.EventWatch`) looks for the first sign
+   change of its expression inside the step (:class:`lagsim.run.crossings.Scan` on the step's
+   dense output, ``brentq`` on the piece);
 3. :class:`Samples` takes the sample times that fall in the step from its :class:`Step` (the
    dense output is made only when a sample lies strictly inside: DOP853's interpolant costs three
    more evaluations), projected onto the constraints when the stabilizer projects, and unpacked
@@ -47,8 +48,7 @@ from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
-from lagsim.run.crossings import RTOL, XTOL, Scan, Visit, clear, probes
-from lagsim.run.crossings import message as missed_message
+from lagsim.run.events import EventWatch
 from lagsim.run.formulations import (
     FIXED_STEP,
     FORMULATIONS,
@@ -58,7 +58,6 @@ from lagsim.run.formulations import (
     Report,
 )
 from lagsim.run.problem import Problem
-from lagsim.run.section import SectionFunction
 from lagsim.spec.options import BY_NAME, SimulateOptions, duration
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -74,11 +73,6 @@ def _integrate() -> Any:
 
     return scipy.integrate
 
-
-def _brentq() -> Callable[..., float]:
-    from scipy.optimize import brentq
-
-    return brentq
 
 PACE_PROBE_SECONDS = 1.0
 MAX_RUN_SECONDS = 86400.0
@@ -150,7 +144,7 @@ class Resume:
 
     samples: Samples
     guard: Guard
-    stop: StopEvent | None
+    stop: EventWatch | None
     pace: Pace
     alias: AliasWatch
     t: float
@@ -167,11 +161,11 @@ def run_python(problem: Problem, progress: Callable[[float], None] | None = None
     if resume is None:
         y0 = form.initial(problem.t0, problem.q0, problem.qd0)
         samples = Samples(problem)
-        section = Section.of(problem, y0)
+        section = EventWatch.start(problem.section, form, problem.t0, y0)
         if section is None:
             samples.add(problem.t0, y0, project=False)
         guard = Guard(problem)
-        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
         pace = Pace(problem)
         alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates,
                            form.report, problem.qd0)
@@ -195,16 +189,17 @@ def run_python(problem: Problem, progress: Callable[[float], None] | None = None
                     raise guard.failure(solver, message)
                 step = Step(solver)
                 guard.accepted(step)
-                end = stop.crossing(step) if stop is not None else None
+                end = next(iter(stop.crossings(step)), None) if stop is not None else None
                 if section is None:
                     samples.take(step, end)
                 else:
-                    section.take(step, end, samples)
+                    for t in section.crossings(step):
+                        if end is None or t <= end:
+                            samples.add(t, step.at(t))
                 alias.accepted(step.t, step.y)
                 if end is not None:
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    assert stop is not None
+                    return samples.trajectory("stop_when", stop.event.stopped(end))
                 solver = after_step(problem, solver, guard)
             except np.linalg.LinAlgError as exc:
                 raise guard.singular(solver, exc) from None
@@ -351,193 +346,6 @@ class Samples:
         lam = np.array(self.lam).reshape(len(t), m)
         return _trajectory(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
                            stop_reason, stop_message)
-
-
-class _Event:
-    """What ``--stop-when`` and ``--section`` share: the expression's value at a state, and at
-    times on the current step's dense output, one (:meth:`at`, for Brent's method) or many at
-    once (:meth:`many`, for :class:`lagsim.run.crossings.Scan`)."""
-
-    name = ""
-
-    def __init__(self, problem: Problem, function: Callable[..., float],
-                 rows: Callable[[np.ndarray], np.ndarray] | None, uses_multipliers: bool
-                 ) -> None:
-        self.form = problem.form
-        self.options = problem.options
-        self.function = function
-        self.rows = rows or (lambda x: np.array([function(*row) for row in x]))
-        self.uses_multipliers = uses_multipliers
-        self.plain = not uses_multipliers and type(self.form).unpack is Formulation.unpack
-        """Whether the state is (q, q̇) and λ is not used: the arguments at many states are
-        made at once."""
-        self.step: Step | None = None
-        self.scan = Scan(self.many)
-        self.last: tuple[float, np.ndarray, float] | None = None
-
-    def _arguments(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        form = self.form
-        q, qd = form.unpack(t, y)
-        lam = form.multipliers(t, q, qd) if self.uses_multipliers else np.zeros(form.m)
-        return q, qd, lam
-
-    def value(self, t: float, y: np.ndarray) -> float:
-        q, qd, lam = self._arguments(t, y)
-        return float(self.function(t, *q, *qd, *lam))
-
-    def at(self, s: float) -> float:
-        assert self.step is not None
-        return _finite(self.value(s, self.step.at(s)), self.name, s)
-
-    def _rows(self, times: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        """The expression at each of ``times`` with the states ``ys`` (columns)."""
-        if self.plain:
-            x = np.zeros((len(times), 1 + len(ys) + self.form.m))
-            x[:, 0] = times
-            x[:, 1:1 + len(ys)] = ys.T
-        else:
-            x = np.array([np.concatenate(([t], *self._arguments(t, ys[:, i])))
-                          for i, t in enumerate(times)])
-        return self.rows(x)
-
-    def many(self, times: np.ndarray) -> np.ndarray:
-        assert self.step is not None
-        values = self._rows(times, self.step.many(times))
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size:
-            _finite(float(values[bad[0]]), self.name, float(times[bad[0]]))
-        return values
-
-    def scan_step(self, step: Step, visit: Visit) -> None:
-        """Check the step's end value, visit the whole step when :func:`lagsim.run.crossings.clear`
-        finds it clear, else scan it (the start's value reused when the step starts from the
-        state the last one ended in), and say once what the scan could not resolve."""
-        a, b, solver = step.t_old, step.t, step.solver
-        g = _finite(self.value(b, step.y), self.name, b)
-        self.step = step
-        seen = self.scan.missed
-        start, ga = getattr(solver, "y_old", None), None
-        if start is not None:
-            ga = (self.last[2] if self.last is not None and self.last[0] == a
-                  and start is self.last[1] else _finite(self.value(a, start), self.name, a))
-        stages = getattr(solver, "K", None)
-        if ga is not None and stages is not None and self._clear(a, ga, start, stages[0], b, g,
-                                                                 step.y, solver.f):
-            visit(a, ga, b, g)
-        else:
-            self.scan.step(a, b, g, visit, ga)
-        self.last = (b, step.y, g)
-        if seen is None and self.scan.missed is not None:
-            self.form.report(missed_message(BY_NAME[self.name].flag,
-                                            str(getattr(self.options, self.name)),
-                                            self.scan.missed))
-
-    def _clear(self, a: float, ga: float, ya: np.ndarray, fa: np.ndarray, b: float,
-               gb: float, yb: np.ndarray, fb: np.ndarray) -> bool:
-        """:func:`lagsim.run.crossings.clear` on the step (an expression that cannot be evaluated or
-        is not finite at a probe only means "not clear")."""
-        if not ga * gb > 0.0:
-            return False
-        times, states = probes(a, ya, fa, b, yb, fb)
-        try:
-            values = self._rows(times, states)
-        except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
-            return False
-        return clear(a, ga, b, gb, times, values)
-
-
-class StopEvent(_Event):
-    """The ``--stop-when`` condition: the first sign change after the start (a start at exactly
-    0 takes its sign from the first nonzero value), looked for inside each step on its dense
-    output (:class:`lagsim.run.crossings.Scan`)."""
-
-    name = "stop_when"
-
-    def __init__(self, problem: Problem, y0: np.ndarray) -> None:
-        assert problem.stop is not None
-        stop = problem.stop
-        super().__init__(problem, stop.function, stop.rows, stop.uses_multipliers)
-        self.stop = stop
-        self.sign = float(np.sign(self.value(problem.t0, y0)))
-        self.end: float | None = None
-
-    def crossing(self, step: Step) -> float | None:
-        """The time of the first sign change inside ``step``, or None."""
-        self.end = None
-        self.scan_step(step, self._visit)
-        return self.end
-
-    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
-        if self.sign == 0.0:
-            self.sign = float(np.sign(gv))
-            return False
-        if gv * self.sign > 0.0:
-            return False
-        assert self.step is not None
-        self.end = _root(self.at, u, gu, v, gv, self.step.t)
-        return True
-
-
-class Section(_Event):
-    """``--section``: the state at every crossing of the expression's zero in the chosen
-    direction, each located like :class:`StopEvent`'s, on the pieces of the step that
-    :class:`lagsim.run.crossings.Scan` cuts (:mod:`lagsim.run.section`); these rows replace the
-    samples."""
-
-    name = "section"
-
-    def __init__(self, problem: Problem, function: SectionFunction, y0: np.ndarray) -> None:
-        super().__init__(problem, function.function, function.rows, function.uses_multipliers)
-        self.want = {"both": 0.0, "up": -1.0, "down": 1.0}[function.direction]
-        self.sign = float(np.sign(self.value(problem.t0, y0)))
-        self.found: list[float] = []
-
-    @classmethod
-    def of(cls, problem: Problem, y0: np.ndarray) -> Section | None:
-        from lagsim.run.section import compile_section
-
-        function = compile_section(problem.spec, problem.numeric, problem.options)
-        return None if function is None else cls(problem, function, y0)
-
-    def take(self, step: Step, end: float | None, samples: Samples) -> None:
-        """A row for each crossing inside ``step`` (before the stop time ``end``) in the
-        wanted direction (``want`` is the sign before the crossing, 0 for both)."""
-        self.found = []
-        self.scan_step(step, self._visit)
-        for t in self.found:
-            if end is None or t <= end:
-                samples.add(t, step.at(t))
-
-    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
-        before, self.sign = self.sign, float(np.sign(gv))
-        if before == 0.0 or gv * before > 0.0:
-            return False
-        assert self.step is not None
-        t = _root(self.at, u, gu, v, gv, self.step.t)
-        if self.want == 0.0 or before == self.want:
-            self.found.append(t)
-        return False
-
-
-def _finite(g: float, name: str, t: float) -> float:
-    """``g``, the value of the ``name`` expression at t; an :class:`IntegrationError` when it
-    is not finite."""
-    if not math.isfinite(g):
-        raise IntegrationError(f"the {BY_NAME[name].flag} expression is {g}", time=t)
-    return g
-
-
-def _root(g: Callable[[float], float], u: float, gu: float, v: float, gv: float,
-          b: float) -> float:
-    """The crossing on the piece [u, v] whose end v has left the sign before it: v when g is 0
-    there, u when g_u has the sign of g_v already (the projection at a step's start may move g
-    across 0 by rounding), else Brent's method (:data:`lagsim.run.crossings.XTOL` at the step's
-    end b)."""
-    if gv == 0.0:
-        return v
-    if not gu * gv < 0.0:
-        return u
-    return float(_brentq()(g, u, v, xtol=XTOL * max(1.0, abs(b)), rtol=RTOL))
 
 
 class Guard:

@@ -54,6 +54,7 @@ from lagsim.numeric import cache, ccompile, csource
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
+from lagsim.run.events import EITHER, EventWatch
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
 from lagsim.run.problem import Problem
 from lagsim.spec.options import BY_NAME
@@ -160,8 +161,6 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
     cannot be compiled (said on stderr)."""
     stop = problem.stop
     assert stop is not None
-    if stop.expression is None:
-        return None
     try:
         body = ccompile.c_function("stop", stop.arguments, [stop.expression], stop.parameters)
     except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
@@ -250,7 +249,7 @@ class CLoop:
     def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
         """Step the problem from its start to ``t_end`` or its stop event (as
         :func:`lagsim.run.driver.run`)."""
-        from lagsim.run.driver import FailedRun, Guard, Pace, Samples, StopEvent
+        from lagsim.run.driver import FailedRun, Guard, Pace, Samples
 
         problem = self.problem
         form, options, numeric = problem.form, problem.options, problem.numeric
@@ -260,7 +259,7 @@ class CLoop:
         samples = Samples(problem)
         samples.add(problem.t0, y0, project=False)
         guard = Guard(problem)
-        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
         pace = Pace(problem)
         state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
         handle = None
@@ -430,10 +429,10 @@ def _state_failure(code: int, problem: Problem, guard: Any, value: float, state:
 def _stopped(samples: Any, end: float, event: np.ndarray) -> Trajectory:
     """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
     λ] appended), as the Python loop ends it."""
-    options = samples.problem.options
+    stop = samples.problem.stop
+    assert stop is not None
     _extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
-    return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
-                              f"changed sign ({options.label('stop_when')})")
+    return samples.trajectory("stop_when", stop.event.stopped(end))
 
 
 def loop_for(problem: Problem) -> CLoop | None:
@@ -449,6 +448,7 @@ def loop_for(problem: Problem) -> CLoop | None:
     numeric, form = problem.numeric, problem.form
     if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")
             or problem.options.section is not None
+            or (problem.stop is not None and problem.stop.event.direction != EITHER)
             or not isinstance(numeric, NumericSystem)
             or type(form) is not FORMULATIONS[form.name]
             or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):
@@ -657,7 +657,7 @@ class RLoop(CLoop):
     def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
         """Step the problem from its start to ``t_end`` or its stop event (as
         :func:`lagsim.run.driver.run_python`)."""
-        from lagsim.run.driver import FailedRun, Guard, Pace, Samples, StopEvent
+        from lagsim.run.driver import FailedRun, Guard, Pace, Samples
         from lagsim.run.reduced import PartitionChart
 
         problem = self.problem
@@ -667,7 +667,7 @@ class RLoop(CLoop):
         samples = Samples(problem)
         samples.add(problem.t0, y0, project=False)
         guard = Guard(problem)
-        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
         pace = Pace(problem)
         state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
         self.handed_over = False
@@ -717,8 +717,8 @@ class RLoop(CLoop):
                             self._alias(full_d, times)
                             restart = type(form.chart) is not type(before_chart)
                             missed = self._missed(self.lib.lagsim_reduced_missed, r)
-                            if stop is not None and missed is not None:
-                                stop.scan.missed = missed
+                            if stop is not None:
+                                stop.resume(result.stop_sign, missed)
                             return self._hand_over(samples, guard, stop, pace, state, y_new,
                                                    result, restart, progress)
                         restart = type(form.chart) is not type(before_chart)
@@ -848,8 +848,6 @@ class RLoop(CLoop):
         self.handed_over = True
         guard.h, guard.unchecked, guard.regular_at = (result.guard_h, result.unchecked,
                                                       result.regular_at)
-        if stop is not None:
-            stop.sign = result.stop_sign
         alias = AliasWatch(problem.form.unpack, samples.times, problem.numeric.coordinates,
                            problem.form.report, problem.qd0)
         alias.done = alias.done or self._aliased

@@ -48,15 +48,9 @@ from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
 from lagsim.run.crossings import RTOL, XTOL, Scan, Visit, clear, probes
 from lagsim.run.crossings import message as missed_message
-from lagsim.run.formulations import (
-    FIXED_STEP,
-    FORMULATIONS,
-    METHODS,
-    Formulation,
-    MassWatch,
-    Report,
-)
+from lagsim.run.formulations import Formulation, MassWatch, Report
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FIXED_STEP, FORMULATIONS, METHODS
 from lagsim.run.section import SectionFunction
 from lagsim.spec.options import BY_NAME, SimulateOptions, duration
 from lagsim.spec.system import SystemSpec

@@ -20,14 +20,8 @@ from lagsim.errors import InputError, Location, Subject
 from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
 from lagsim.numeric.memo import Memo
 from lagsim.run.crossings import bound_evaluators
-from lagsim.run.formulations import (
-    FORMULATIONS,
-    Formulation,
-    Report,
-    check_combination,
-    choose_formulation,
-    dependent_constraints,
-)
+from lagsim.run.formulations import Formulation, Report, dependent_constraints
+from lagsim.run.registry import FORMULATIONS, check_combination, choose_formulation
 from lagsim.run.start import consistent_start
 from lagsim.spec.expressions import Source, parse_expression
 from lagsim.spec.options import SimulateOptions

@@ -36,8 +36,7 @@ C; this class decides in Python only the first switch, a new symbolic chart, a c
 rounding of its threshold and rank loss. With the other methods the Python loop steps
 (:func:`lagsim.run.driver.run_python`).
 
-The class is registered in :data:`lagsim.run.formulations.FORMULATIONS`, which imports this module
-when ``reduced`` is first looked up.
+The class is registered in :data:`lagsim.run.registry.FORMULATIONS`.
 """
 
 from __future__ import annotations

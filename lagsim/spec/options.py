@@ -8,20 +8,20 @@ Validation happens once, up front, in :meth:`SimulateOptions.resolve`, with mess
 the option as the user wrote it (``--rtol`` or ``FILE:LINE:COL: simulate.rtol``), in the manner
 of scipy's ``integrate/_ivp`` checks.
 
-This module imports no numerics at load time: the names of the methods, formulations and
-stabilizers are read from their registries (:mod:`lagsim.run.formulations`) only when needed, so
-``lagsim --help`` and ``lagsim derive`` stay fast.
+This module imports no numerics: the names of the methods, formulations and stabilizers are
+declared in :mod:`lagsim.spec.choices` (the run layer maps each to its implementation,
+:mod:`lagsim.run.registry`), so ``lagsim --help`` and ``lagsim derive`` stay fast.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
 from lagsim.errors import InputError, Location
+from lagsim.spec import choices
 
 Parser = Callable[[Any, str, Location | None], Any]
 
@@ -66,11 +66,9 @@ def _samples(raw: Any, label: str, loc: Location | None) -> int:
     return int(value)
 
 
-def _registry(name: str, *extra: str) -> Callable[[], tuple[str, ...]]:
-    """The keys of a registry of :mod:`lagsim.run.formulations`, imported when first asked for."""
-    def names() -> tuple[str, ...]:
-        return (*extra, *getattr(importlib.import_module("lagsim.run.formulations"), name))
-    return names
+def _names(names: tuple[str, ...]) -> Callable[[], tuple[str, ...]]:
+    """The choices of a row, as the command line and the schema ask for them."""
+    return lambda: names
 
 
 def _choice(names: Callable[[], tuple[str, ...]], what: str) -> Parser:
@@ -178,13 +176,13 @@ OPTIONS: tuple[Option, ...] = (
            "fixed step (required), a sample every step unless --samples is given too; a "
            "sample between steps is one partial step from the last step.", "DT",
            doc="output spacing instead of `samples` (give one of the two)"),
-    Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
+    Option("method", str, "DOP853", _choice(_names(choices.METHODS), "method"),
            "Integration method. DOP853 (steps in C) suits most systems, fast undamped "
            "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
            "strongly damped) and get the analytic Jacobian (Radau steps in C for "
            "unconstrained systems); rattle and variational take fixed "
            "steps of --dt that keep the constraints and the energy (see README).", "NAME",
-           _registry("METHODS"),
+           _names(choices.METHODS),
            doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`, or the fixed-step "
                 "`rattle` and `variational` (with `dt`); the implicit `Radau`, `BDF` and "
                 "`LSODA` (for stiff systems: strongly damped fast modes) get the analytic "
@@ -193,15 +191,16 @@ OPTIONS: tuple[Option, ...] = (
            doc="relative tolerance, positive"),
     Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",
            doc="absolute tolerance, positive"),
-    Option("formulation", str, "auto", _choice(_registry("FORMULATIONS", "auto"), "formulation"),
+    Option("formulation", str, choices.AUTO,
+           _choice(_names(choices.FORMULATION_CHOICES), "formulation"),
            "How constraints enter the ODE (auto picks ode, index1 or udwadia-kalaba).", "NAME",
-           _registry("FORMULATIONS", "auto"),
+           _names(choices.FORMULATION_CHOICES),
            doc=("`ode`, `index1`, `udwadia-kalaba`, `reduced`, or `auto` (`ode` without "
                 "constraints, else `index1`, or `udwadia-kalaba` when the constraints are "
                 "dependent)")),
-    Option("stabilize", str, "projection", _choice(_registry("STABILIZERS"), "stabilizer"),
+    Option("stabilize", str, "projection", _choice(_names(choices.STABILIZERS), "stabilizer"),
            "How a constrained run keeps to its constraints.", "NAME",
-           _registry("STABILIZERS"),
+           _names(choices.STABILIZERS),
            doc="`none`, `baumgarte` or `projection`"),
     Option("baumgarte", tuple[float, float], (5.0, 5.0), _baumgarte,
            "Baumgarte gains; good values depend on the system's time scale (about 1/period).",
@@ -217,9 +216,9 @@ OPTIONS: tuple[Option, ...] = (
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the output is the state "
                 "at each of its zeros (a Poincaré section) instead of the samples")),
     Option("section_direction", str, "both",
-           _choice(lambda: SECTION_DIRECTIONS, "direction"),
+           _choice(_names(SECTION_DIRECTIONS), "direction"),
            "Which crossings of --section: up (EXPR rising through 0), down or both.",
-           "up|down|both", lambda: SECTION_DIRECTIONS,
+           "up|down|both", _names(SECTION_DIRECTIONS),
            doc="`up` (the expression rising through 0), `down` or `both`"),
     Option("strict_initial", bool, False, _switch,
            "Refuse to move the initial values you set onto the constraints (values left out "
@@ -399,9 +398,7 @@ def _fixed_step(raw: Any) -> bool:
     (then ``dt`` is the step and ``samples`` may be given as well)."""
     if raw is None:
         return False
-    methods = importlib.import_module("lagsim.run.formulations").METHODS
-    name = {k.lower(): k for k in methods}.get(str(raw).strip().lower())
-    return name is not None and bool(getattr(methods[name], "fixed_step", False))
+    return str(raw).strip().lower() in {m.lower() for m in choices.FIXED_STEP_METHODS}
 
 
 def _bytes(size: float) -> str:

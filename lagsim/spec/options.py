@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lagsim.errors import InputError, Location
@@ -253,14 +253,41 @@ Measured with 200001 samples to a file: the pendulum (4 columns) 26 µs and 69 b
 the double pendulum in natural coordinates (26 columns) 140 µs and 350 bytes a row."""
 
 
-class _Resolve:
-    """Methods of :class:`SimulateOptions` (its fields come from :data:`OPTIONS`)."""
+def _default(name: str) -> Any:
+    """The default of option ``name``, as its row of :data:`OPTIONS` declares it."""
+    return BY_NAME[name].default
 
-    locations: tuple[tuple[str, Location], ...]
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    """The validated settings of one run, one field per row of :data:`OPTIONS`, of the row's
+    type and with its default (tests/test_options.py holds the two together); build it with
+    :meth:`resolve`. ``samples`` equally spaced sample times including both ends, or a spacing
+    ``dt`` (then ``samples`` is None; the last row is ``t_end`` even when ``dt`` does not divide
+    the span). ``baumgarte`` is (α, β) of the stabilizer −2α·φ̇ − β²·φ (holonomic) and −α·w
+    (velocity). ``locations`` records where each given option came from (:meth:`where`)."""
+
+    t_start: float = _default("t_start")
+    t_end: float = _default("t_end")
+    samples: int | None = _default("samples")
+    dt: float | None = _default("dt")
+    method: str = _default("method")
+    rtol: float = _default("rtol")
+    atol: float = _default("atol")
+    formulation: str = _default("formulation")
+    stabilize: str = _default("stabilize")
+    baumgarte: tuple[float, float] = _default("baumgarte")
+    stop_when: str | None = _default("stop_when")
+    section: str | None = _default("section")
+    section_direction: str = _default("section_direction")
+    strict_initial: bool = _default("strict_initial")
+    invariants: bool = _default("invariants")
+    action: bool = _default("action")
+    locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
 
     @classmethod
     def resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
-                name: Callable[[Option], str] | None = None) -> Any:
+                name: Callable[[Option], str] | None = None) -> SimulateOptions:
         """Merge the YAML ``simulate:`` settings and the command-line ``flags`` (a flag wins).
 
         ``settings`` maps keys to :class:`lagsim.spec.system.Setting` (value and location);
@@ -415,18 +442,3 @@ def duration(seconds: float) -> str:
         if seconds >= scale:
             return f"about {seconds / scale:.3g} {unit}"
     return f"about {seconds:.2g} s"
-
-
-SimulateOptions = make_dataclass(
-    "SimulateOptions",
-    [(o.name, o.type, field(default=o.default)) for o in OPTIONS]
-    + [("locations", tuple[tuple[str, Location], ...], field(default=(), compare=False))],
-    bases=(_Resolve,), frozen=True,
-)
-SimulateOptions.__module__ = __name__
-SimulateOptions.__doc__ = (
-    """The validated settings of one run, one field per row of :data:`OPTIONS`; build it with
-    :meth:`resolve`. ``samples`` equally spaced sample times including both ends, or a spacing
-    ``dt`` (then ``samples`` is None; the last row is ``t_end`` even when ``dt`` does not divide
-    the span). ``baumgarte`` is (α, β) of the stabilizer −2α·φ̇ − β²·φ (holonomic) and −α·w
-    (velocity). ``locations`` records where each given option came from (:meth:`where`).""")

@@ -358,10 +358,12 @@ class SimulateOptions:
 
     def rows(self) -> int:
         """How many samples the run writes (both ends included)."""
-        samples: int | None = self.samples
+        samples, dt = self.samples, self.dt
         if samples is not None:
             return samples
-        t0, t1, dt = self.t_start, self.t_end, self.dt
+        if dt is None:
+            raise ValueError("SimulateOptions has neither samples nor dt")
+        t0, t1 = self.t_start, self.t_end
         count = math.floor((t1 - t0) / dt * (1 + 1e-12))
         return count + 1 + (t1 - (t0 + count * dt) > 1e-9 * dt)
 

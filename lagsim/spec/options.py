@@ -36,7 +36,8 @@ def _fail(label: str, message: str, loc: Location | None) -> InputError:
     return InputError(f"{label} {message}", loc)
 
 
-def _number(raw: Any, label: str, loc: Location | None) -> float:
+def parse_number(raw: Any, label: str, loc: Location | None) -> float:
+    """A finite number (a bool is not one)."""
     if isinstance(raw, bool):
         raise _fail(label, f"must be a number, got {raw!r}", loc)
     try:
@@ -51,15 +52,17 @@ def _number(raw: Any, label: str, loc: Location | None) -> float:
     return value
 
 
-def _positive(raw: Any, label: str, loc: Location | None) -> float:
-    value = _number(raw, label, loc)
+def parse_positive(raw: Any, label: str, loc: Location | None) -> float:
+    """A finite number above 0."""
+    value = parse_number(raw, label, loc)
     if value <= 0:
         raise _fail(label, f"must be positive, got {value!r}", loc)
     return value
 
 
-def _samples(raw: Any, label: str, loc: Location | None) -> int:
-    value = _number(raw, label, loc)
+def parse_samples(raw: Any, label: str, loc: Location | None) -> int:
+    """A whole number of samples, at least 2."""
+    value = parse_number(raw, label, loc)
     if value != int(value) or value < 2:
         raise _fail(label, f"must be a whole number of at least 2 (both ends are samples), got "
                     f"{raw!r}", loc)
@@ -83,17 +86,19 @@ def _choice(names: Callable[[], tuple[str, ...]], what: str) -> Parser:
     return parse
 
 
-def _baumgarte(raw: Any, label: str, loc: Location | None) -> tuple[float, float]:
+def parse_gains(raw: Any, label: str, loc: Location | None) -> tuple[float, float]:
+    """Two non-negative numbers α, β, as a list or the text ``ALPHA,BETA``."""
     parts = raw.split(",") if isinstance(raw, str) else raw
     if not isinstance(parts, (list, tuple)) or len(parts) != 2:
         raise _fail(label, f"must be two numbers ALPHA,BETA (e.g. 5,5), got {raw!r}", loc)
-    alpha, beta = (_number(p, label, loc) for p in parts)
+    alpha, beta = (parse_number(p, label, loc) for p in parts)
     if alpha < 0 or beta < 0:
         raise _fail(label, f"must be two non-negative numbers ALPHA,BETA, got {raw!r}", loc)
     return alpha, beta
 
 
-def _expression(raw: Any, label: str, loc: Location | None) -> str:
+def parse_condition(raw: Any, label: str, loc: Location | None) -> str:
+    """The text of an expression (checked against the system's names when the run is built)."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)) or not str(raw).strip():
         raise _fail(label, f"must be an expression such as 'y' or 'lambda_table', got {raw!r}",
                     loc)
@@ -108,7 +113,8 @@ YAML11_BOOLEANS: Mapping[str, bool] = {
 leaves as text; an on/off option still takes them as true and false."""
 
 
-def _switch(raw: Any, label: str, loc: Location | None) -> bool:
+def parse_switch(raw: Any, label: str, loc: Location | None) -> bool:
+    """true or false, the YAML 1.1 words (:data:`YAML11_BOOLEANS`) included."""
     if isinstance(raw, str) and raw in YAML11_BOOLEANS:
         return YAML11_BOOLEANS[raw]
     if not isinstance(raw, bool):
@@ -164,14 +170,14 @@ SECTION_DIRECTIONS = ("both", "up", "down")
 """``--section-direction``: every crossing, the expression rising through 0, or falling."""
 
 OPTIONS: tuple[Option, ...] = (
-    Option("t_start", float, 0.0, _number, "Start time.", "T",
+    Option("t_start", float, 0.0, parse_number, "Start time.", "T",
            doc="start time; the initial values are at this time"),
-    Option("t_end", float, 10.0, _number, "End time.", "T",
+    Option("t_end", float, 10.0, parse_number, "End time.", "T",
            doc="end time, greater than `t_start`"),
-    Option("samples", int | None, 1001, _samples,
+    Option("samples", int | None, 1001, parse_samples,
            "Equally spaced output samples, both ends included.", "N",
            doc="number of equally spaced output times, both ends included (at least 2)"),
-    Option("dt", float | None, None, _positive,
+    Option("dt", float | None, None, parse_positive,
            "Output spacing instead of --samples. With --method rattle or variational: the "
            "fixed step (required), a sample every step unless --samples is given too; a "
            "sample between steps is one partial step from the last step.", "DT",
@@ -187,9 +193,9 @@ OPTIONS: tuple[Option, ...] = (
                 "`rattle` and `variational` (with `dt`); the implicit `Radau`, `BDF` and "
                 "`LSODA` (for stiff systems: strongly damped fast modes) get the analytic "
                 "Jacobian of the right-hand side")),
-    Option("rtol", float, 1e-10, _positive, "Relative tolerance.", "RTOL",
+    Option("rtol", float, 1e-10, parse_positive, "Relative tolerance.", "RTOL",
            doc="relative tolerance, positive"),
-    Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",
+    Option("atol", float, 1e-10, parse_positive, "Absolute tolerance.", "ATOL",
            doc="absolute tolerance, positive"),
     Option("formulation", str, choices.AUTO,
            _choice(_names(choices.FORMULATION_CHOICES), "formulation"),
@@ -202,15 +208,15 @@ OPTIONS: tuple[Option, ...] = (
            "How a constrained run keeps to its constraints.", "NAME",
            _names(choices.STABILIZERS),
            doc="`none`, `baumgarte` or `projection`"),
-    Option("baumgarte", tuple[float, float], (5.0, 5.0), _baumgarte,
+    Option("baumgarte", tuple[float, float], (5.0, 5.0), parse_gains,
            "Baumgarte gains; good values depend on the system's time scale (about 1/period).",
            "ALPHA,BETA",
            doc="α, β of the Baumgarte stabilizer, as a list `[5, 5]` or the text `5,5`"),
-    Option("stop_when", str | None, None, _expression,
+    Option("stop_when", str | None, None, parse_condition,
            "Stop when EXPR changes sign, e.g. lambda_c1 or y.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the run ends when it "
                 "changes sign")),
-    Option("section", str | None, None, _expression,
+    Option("section", str | None, None, parse_condition,
            "Write, instead of the samples, the state at every crossing of EXPR = 0 (a "
            "Poincaré section), e.g. theta1.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the output is the state "
@@ -220,19 +226,19 @@ OPTIONS: tuple[Option, ...] = (
            "Which crossings of --section: up (EXPR rising through 0), down or both.",
            "up|down|both", _names(SECTION_DIRECTIONS),
            doc="`up` (the expression rising through 0), `down` or `both`"),
-    Option("strict_initial", bool, False, _switch,
+    Option("strict_initial", bool, False, parse_switch,
            "Refuse to move the initial values you set onto the constraints (values left out "
            "are still computed).",
            switch=True,
            doc=("`true` refuses to move the initial values you set onto the constraints (left-out "
                 "values are still computed)")),
-    Option("invariants", bool, False, _switch,
+    Option("invariants", bool, False, parse_switch,
            "Add a column invariant_<name> for each conserved quantity `lagsim check` finds "
            "(energy, cyclic and Noether momenta).",
            switch=True,
            doc=("`true` adds a column `invariant_<name>` for each conserved quantity `lagsim "
                 "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)")),
-    Option("action", bool, False, _switch,
+    Option("action", bool, False, parse_switch,
            "Add the running action S = ∫L dt as a column `action` (corrected trapezoids on the "
            "samples, error O(h⁴), its estimate on stderr).",
            switch=True,

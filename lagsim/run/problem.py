@@ -21,12 +21,14 @@ from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
 from lagsim.numeric.memo import Memo
 from lagsim.run.crossings import bound_evaluators
 from lagsim.run.formulations import Formulation, Report, dependent_constraints
+from lagsim.run.inertia import regular_inertia
 from lagsim.run.registry import FORMULATIONS, check_combination, choose_formulation
 from lagsim.run.start import consistent_start
 from lagsim.spec.expressions import Source, parse_expression
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
+from lagsim.symbolic.reduce import integrate_velocity_constraints
 
 
 @dataclass(frozen=True)
@@ -144,8 +146,6 @@ class Problem:
         from lagsim.run.section import check_direction
 
         check_direction(options)
-        from lagsim.run.inertia import regular_inertia
-
         t0 = options.t_start
         q0 = np.array(spec.initial_state()[0], dtype=float)
         qd0 = np.array(spec.initial_state()[1], dtype=float)
@@ -179,8 +179,6 @@ def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> M
     integrate to at the start, as ``derive --form reduced`` eliminates them
     (:func:`lagsim.symbolic.reduce.integrate_velocity_constraints`, which refuses one that does not
     integrate in closed form), each said through ``say``."""
-    from lagsim.symbolic.reduce import integrate_velocity_constraints
-
     model, integrated = integrate_velocity_constraints(model, q0, t0)
     for name, integral in integrated:
         say(f"reduced: velocity constraint '{name}' integrates to the holonomic constraint "

@@ -28,7 +28,6 @@ from lagsim.spec.expressions import Source, parse_expression
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
-from lagsim.symbolic.reduce import integrate_velocity_constraints
 
 
 @dataclass(frozen=True)
@@ -178,7 +177,10 @@ def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> M
     """``model`` with its velocity constraints replaced by the holonomic constraints they
     integrate to at the start, as ``derive --form reduced`` eliminates them
     (:func:`lagsim.symbolic.reduce.integrate_velocity_constraints`, which refuses one that does not
-    integrate in closed form), each said through ``say``."""
+    integrate in closed form), each said through ``say``. SymPy is imported here, for a reduced
+    run only: it would double a run's start-up."""
+    from lagsim.symbolic.reduce import integrate_velocity_constraints
+
     model, integrated = integrate_velocity_constraints(model, q0, t0)
     for name, integral in integrated:
         say(f"reduced: velocity constraint '{name}' integrates to the holonomic constraint "

@@ -35,7 +35,6 @@ from lagsim.run.formulations import (
     dependent_constraints,
     matrix_rank,
 )
-from lagsim.run.reduced import Reduced
 from lagsim.spec import choices
 from lagsim.spec.options import BY_NAME
 
@@ -82,8 +81,22 @@ METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = _Lazy(
 """Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
 (:class:`lagsim.run.engines.rattle.FixedStepMethod`, issue 11), which need no formulation or
 stabilizer and declare what they support (``kinds``, ``dependent_rows``, :meth:`misfit`)."""
-FORMULATIONS: Mapping[str, type[Formulation]] = {
-    form.name: form for form in (OdeFormulation, Index1, UdwadiaKalaba, Reduced)}
+_NUMERIC: Mapping[str, type[Formulation]] = {
+    form.name: form for form in (OdeFormulation, Index1, UdwadiaKalaba)}
+
+
+def _formulation(name: str) -> type[Formulation]:
+    """The class of formulation ``name``; ``reduced`` (:mod:`lagsim.run.reduced`) is imported
+    on first lookup, as it imports SymPy and scipy.integrate, which would triple the start-up
+    of every other run."""
+    if name in _NUMERIC:
+        return _NUMERIC[name]
+    from lagsim.run.reduced import Reduced
+
+    return Reduced
+
+
+FORMULATIONS: Mapping[str, type[Formulation]] = _Lazy(choices.FORMULATIONS, _formulation)
 """Every ``--formulation`` but ``auto``."""
 STABILIZERS: Mapping[str, type[Stabilizer]] = {
     stabilizer.name: stabilizer for stabilizer in (Stabilizer, Baumgarte, Projection)}

@@ -36,12 +36,14 @@ C; this class decides in Python only the first switch, a new symbolic chart, a c
 rounding of its threshold and rank loss. With the other methods the Python loop steps
 (:func:`lagsim.run.driver.run_python`).
 
-The class is registered in :data:`lagsim.run.registry.FORMULATIONS`.
+The class is registered in :data:`lagsim.run.registry.FORMULATIONS`, which imports this module
+when ``reduced`` is first looked up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
@@ -49,7 +51,7 @@ from scipy.integrate import DOP853
 
 from lagsim.errors import InputError, IntegrationError, Subject
 from lagsim.numeric.compile import NumericSystem
-from lagsim.run.formulations import Formulation, Stabilizer, solve_augmented
+from lagsim.run.formulations import Formulation, solve_augmented
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 from lagsim.symbolic.reduce import (
@@ -61,6 +63,9 @@ from lagsim.symbolic.reduce import (
     flat,
     reduce_model,
 )
+
+if TYPE_CHECKING:
+    from lagsim.run.formulations import Stabilizer
 
 SWITCH_RATIO = 0.5
 """Switch the partition when the chart's smallest pivot < SWITCH_RATIO · the best one's.

@@ -223,20 +223,19 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
     return list(_echelon(basis))
 
 
-def _number(value: float | Fraction) -> se.Basic:
-    return se.Rational(value.numerator, value.denominator) if isinstance(value, Fraction) \
-        else se.Float(value)
-
-
 def _xi(model: Model, coefficients: Sequence[float | Fraction]) -> list[se.Basic]:
     n = model.n
     out = []
     for i in range(n):
-        expr = _number(coefficients[n * n + i])
+        constant = coefficients[n * n + i]
+        expr = se.Rational(constant.numerator, constant.denominator) \
+            if isinstance(constant, Fraction) else se.Float(constant)
         for j in range(n):
             value = coefficients[i * n + j]
             if value:
-                expr += _number(value) * model.q[j]
+                number = se.Rational(value.numerator, value.denominator) \
+                    if isinstance(value, Fraction) else se.Float(value)
+                expr += number * model.q[j]
         out.append(expr)
     return out
 

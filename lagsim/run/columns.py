@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.output.io import Table
 from lagsim.output.trajectory import Trajectory
@@ -45,7 +46,7 @@ def with_invariants(trajectory: Trajectory, model: Model) -> Trajectory:
     found = find_invariants(model, trajectory.q[0], trajectory.qd[0], float(trajectory.t[0]))
     values = evaluate_invariants(model, found.found, trajectory.t, trajectory.q, trajectory.qd)
     for k, invariant in enumerate(found.found):
-        trajectory = trajectory.with_extra(f"invariant_{invariant.name}", values[:, k])
+        trajectory = trajectory.with_extra(naming.invariant(invariant.name), values[:, k])
     return trajectory
 
 
@@ -56,10 +57,10 @@ def table_with_invariants(table: Table, model: Model) -> Table:
     column the table lacks is an :class:`InputError` naming it."""
     t = table.time
     q = np.column_stack([table.column(c) for c in model.coordinates])
-    qd = np.column_stack([table.column(f"{c}_dot") for c in model.coordinates])
+    qd = np.column_stack([table.column(v) for v in naming.velocities(model.coordinates)])
     found = find_invariants(model, q[0], qd[0], float(t[0]))
     values = evaluate_invariants(model, found.found, t, q, qd)
-    names = tuple(f"invariant_{i.name}" for i in found.found)
+    names = tuple(naming.invariant(i.name) for i in found.found)
     data = np.column_stack([table.data, values])
     data.setflags(write=False)
     return Table(columns=(*table.columns, *names), data=data, source=table.source)

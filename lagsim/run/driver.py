@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
@@ -303,7 +304,8 @@ class Samples:
         lam = form.multipliers(t, q, qd) if form.m else np.zeros(0)
         if not np.all(np.isfinite(lam)):
             i = int(np.flatnonzero(~np.isfinite(lam))[0])
-            raise IntegrationError(f"lambda_{self.problem.numeric.constraint_names[i]} became "
+            column = naming.multiplier(self.problem.numeric.constraint_names[i])
+            raise IntegrationError(f"{column} became "
                                    f"{lam[i]} ({_state(self.problem.numeric, q, qd)})",
                                    time=float(t))
         self.t.append(float(t))
@@ -631,7 +633,7 @@ class Guard:
         if form.m:
             try:
                 parts.append((form.multipliers(t, q, qd),
-                              lambda i: f"lambda_{numeric.constraint_names[i]}"))
+                              lambda i: naming.multiplier(numeric.constraint_names[i])))
             except (ArithmeticError, ValueError, np.linalg.LinAlgError):
                 pass
         for values, name in parts:
@@ -673,13 +675,12 @@ class Pace:
 
 
 def _state(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
-    values = zip((*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates)),
-                 (*q, *qd))
+    values = zip(naming.state(numeric.coordinates), (*q, *qd))
     return ", ".join(f"{name} = {float(x):.6g}" for name, x in values)
 
 
 def _first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
-    names = (*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates))
+    names = naming.state(numeric.coordinates)
     values = np.concatenate((q, qd))
     bad = np.flatnonzero(~np.isfinite(values))
     return f"{names[bad[0]]} became {values[bad[0]]}" if bad.size else "the state became non-finite"

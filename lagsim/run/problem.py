@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location, Subject
 from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
 from lagsim.numeric.memo import Memo
@@ -139,9 +140,8 @@ class Problem:
     @classmethod
     def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,
                numeric: NumericSystem | None, sources: SourceMap) -> Problem:
-        kinds = [c.kind for c in spec.constraints]
-        options.check_size(2 + 2 * len(spec.coordinates) + 2 * len(kinds)
-                           + kinds.count("holonomic"))
+        options.check_size(len(naming.layout(spec.coordinates, [c.name for c in spec.constraints],
+                                             [c.kind for c in spec.constraints])))
         from lagsim.run.section import check_direction
 
         check_direction(options)
@@ -203,7 +203,7 @@ def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: Simulat
     if options.stop_when is None:
         return None
     names = dict(spec.symbols())
-    lambdas = [se.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
+    lambdas = [se.Symbol(naming.multiplier(c)) for c in numeric.constraint_names]
     names.update({s.name: s for s in lambdas})
     in_file = options.file_location("stop_when")
     where = in_file or Location(options.label("stop_when"))
@@ -212,7 +212,7 @@ def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: Simulat
             f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
     expr = parse_expression(options.stop_when, names, Source(where), label, hint)
     args = (se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
-            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas)
+            *(se.Symbol(v) for v in naming.velocities(numeric.coordinates)), *lambdas)
     params = tuple(se.Symbol(k) for k in numeric.parameters)
     compiled = STOP_FUNCTIONS.get((expr, args, params),
                                   lambda: lambdify([*args, *params], [expr]))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem, lambdify
 from lagsim.numeric.memo import Memo
@@ -66,7 +67,7 @@ def compile_section(spec: SystemSpec, numeric: NumericSystem, options: SimulateO
     if options.section is None:
         check_direction(options)
         return None
-    lambdas = [f"lambda_{c}" for c in numeric.constraint_names]
+    lambdas = [naming.multiplier(c) for c in numeric.constraint_names]
     params = list(numeric.parameters)
     key = (options.section, numeric.coordinates, tuple(lambdas), tuple(params))
     compiled, uses = FUNCTIONS.get(key, lambda: _compile(spec, numeric, options, lambdas,
@@ -87,7 +88,7 @@ def _compile(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions,
             f"multipliers {', '.join(lambdas) or '(none: no constraints)'}")
     expr = parse_expression(options.section, names, Source(where), label, hint)
     args = [se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
-            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates),
+            *(se.Symbol(v) for v in naming.velocities(numeric.coordinates)),
             *(se.Symbol(name) for name in lambdas), *(se.Symbol(p) for p in params)]
     uses = bool({se.Symbol(name) for name in lambdas} & expr.free_symbols)
     return lambdify(args, [expr]), uses

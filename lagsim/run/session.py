@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem
-from lagsim.output.trajectory import Trajectory, layout
+from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import simulate
 from lagsim.spec.options import BY_NAME, Option, SimulateOptions
@@ -52,7 +53,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
                    "says why)")
     if options.action:
         running = trajectory_action(model, trajectory)
-        trajectory = trajectory.with_extra("action", running.values)
+        trajectory = trajectory.with_extra(ACTION, running.values)
         if report is not None:
             report(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
                    "corrected trapezoids on the samples)")

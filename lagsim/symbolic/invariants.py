@@ -35,6 +35,7 @@ from typing import Any, cast
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand, expanded
 from lagsim.symbolic.model import Model
@@ -307,7 +308,7 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
     values = model.substitutions()
     found: list[Invariant] = []
     notes: list[str] = []
-    p_names = [se.Symbol(f"p_{q}") for q in model.coordinates]
+    p_names = [se.Symbol(naming.momentum(q)) for q in model.coordinates]
     start = dict(zip([*model.q, *model.qd, model.t], [*q0, *qd0, t0]))
     start.update(values)
 
@@ -333,7 +334,7 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
             continue
         cyclic.append(j)
         p = model.momenta[j]
-        found.append(Invariant(f"p_{q}", "cyclic", readable(p), f"p_{q}",
+        found.append(Invariant(naming.momentum(q), "cyclic", readable(p), naming.momentum(q),
                                tuple(str(int(i == j)) for i in range(model.n)), value(p),
                                "symbolic", p))
     for names, what in ((forced, "a force acts"), (held, "a constraint acts")):

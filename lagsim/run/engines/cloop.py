@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
 from lagsim.numeric.csource import LoopResult, Status
@@ -383,7 +384,8 @@ def _extend(samples: Any, t: np.ndarray, rows: np.ndarray, n: int) -> None:
 
         numeric = samples.problem.numeric
         i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
-        raise IntegrationError(f"lambda_{numeric.constraint_names[i]} became {lam[count, i]} "
+        raise IntegrationError(f"{naming.multiplier(numeric.constraint_names[i])} became "
+                               f"{lam[count, i]} "
                                f"({_state(numeric, q[count], qd[count])})", time=float(t[count]))
 
 

@@ -845,7 +845,7 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         flags.setdefault("invariants", True)
     runs = [_table_and_model(source, system, flags, overrides, initial) for source in sources]
     if kind == "invariants":
-        from lagsim.analysis.invariants import table_with_invariants
+        from lagsim.run.columns import table_with_invariants
 
         runs = [(table_with_invariants(t, m) if m is not None and not any(
                     c.startswith("invariant_") for c in t.columns) else t, m, s)
@@ -863,8 +863,8 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         path_xy = mass_paths(model, table)
     info = None
     if model is not None:
-        from lagsim.analysis.invariants import energy_conserved
         from lagsim.analysis.kinematics import quantities
+        from lagsim.symbolic.invariants import energy_conserved
 
         info = replace(quantities(spec, model),
                        energy_change=energy_conserved(model, model.substitutions()))

@@ -49,15 +49,9 @@ from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
 from lagsim.run.events import EventWatch
-from lagsim.run.formulations import (
-    FIXED_STEP,
-    FORMULATIONS,
-    METHODS,
-    Formulation,
-    MassWatch,
-    Report,
-)
+from lagsim.run.formulations import Formulation, MassWatch, Report
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FIXED_STEP, FORMULATIONS, METHODS
 from lagsim.spec.options import BY_NAME, SimulateOptions, duration
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model

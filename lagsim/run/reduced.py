@@ -36,7 +36,7 @@ C; this class decides in Python only the first switch, a new symbolic chart, a c
 rounding of its threshold and rank loss. With the other methods the Python loop steps
 (:func:`lagsim.run.driver.run_python`).
 
-The class is registered in :data:`lagsim.run.formulations.FORMULATIONS`, which imports this module
+The class is registered in :data:`lagsim.run.registry.FORMULATIONS`, which imports this module
 when ``reduced`` is first looked up.
 """
 
@@ -85,7 +85,7 @@ keeps turning needs a new branch, + 2πk, at every turn; later charts are numeri
 Report = Callable[[str], None]
 
 
-def complete_pivoting(phi_q: np.ndarray, columns: Sequence[int] | None = None
+def complete_pivoting(phi_q: np.ndarray, columns: Sequence[int] | np.ndarray | None = None
                       ) -> tuple[Pairs, np.ndarray]:
     """Gaussian elimination with complete pivoting on φ_q (m × n), restricted to ``columns``
     when given: the (constraint row, coordinate column) pairs in the order of elimination and the
@@ -340,7 +340,8 @@ class Reduced(Formulation):
         names = [numeric.coordinates[i] for i in dependent]
         order = [(numeric.constraint_names[r], numeric.coordinates[c]) for r, c in pairs]
         try:
-            reduction = reduce_model(self.model, start=(t, q, qd), eliminate=order)
+            reduction = reduce_model(self.model, start=(t, q.tolist(), qd.tolist()),
+                                     eliminate=order)
         except InputError as exc:
             self._no_symbolic.add(key)
             if at_start:

@@ -138,7 +138,7 @@ class Quantities:
     held: tuple[str, ...] | None = None
     energy_change: str | None = None
     """Why h is not conserved, when the system is known and it is not
-    (:func:`lagsim.analysis.invariants.energy_conserved`): its change is then physics, not drift."""
+    (:func:`lagsim.symbolic.invariants.energy_conserved`): its change is then physics, not drift."""
 
     def label(self, name: str) -> str:
         """An axis label: the name by the names rule (:mod:`lagsim.symbolic.names`), then its

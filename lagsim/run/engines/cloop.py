@@ -443,7 +443,7 @@ def loop_for(problem: Problem) -> CLoop | None:
     step), a stand-in for the :class:`~lagsim.numeric.compile.NumericSystem`, a model without C code
     (all expected, and silent), or a C loop that cannot be built (said on stderr)."""
     from lagsim.numeric.compile import NumericSystem
-    from lagsim.run.formulations import FORMULATIONS, STABILIZERS
+    from lagsim.run.registry import FORMULATIONS, STABILIZERS
 
     numeric, form = problem.numeric, problem.form
     if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")

@@ -219,7 +219,7 @@ def radau_loop_for(problem: Problem) -> RadauLoop | None:
     that cannot be built (said on stderr)."""
     from lagsim.numeric.compile import NumericSystem
     from lagsim.numeric.jacobian import rhs_jacobian
-    from lagsim.run.formulations import FORMULATIONS
+    from lagsim.run.registry import FORMULATIONS
 
     numeric, form, options = problem.numeric, problem.form, problem.options
     if (options.method != "Radau" or form.name != "ode" or numeric.m

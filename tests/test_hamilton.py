@@ -169,7 +169,7 @@ def test_hamilton_form_past_an_exhausted_budget_is_the_same_hamiltonian() -> Non
 
     from lagsim.spec.system import load_spec
     from lagsim.symbolic import tidy
-    from lagsim.symbolic.hamilton import hamilton_form
+    from lagsim.symbolic.forms.hamilton import hamilton_form
     from lagsim.symbolic.model import build_model
 
     model = build_model(load_spec("double_pendulum"))

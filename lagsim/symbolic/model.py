@@ -352,10 +352,10 @@ expand to at most this many terms together: ``(x + y + 1)**100`` alone has 5,151
 
 def _small(expr: se.Basic) -> bool:
     """Whether ``expr`` is short (under 400 characters) and expands to a bounded size."""
-    return len(str(expr)) < 400 and _expands_small(expr)
+    return len(str(expr)) < 400 and expands_small(expr)
 
 
-def _expands_small(expr: se.Basic) -> bool:
+def expands_small(expr: se.Basic) -> bool:
     """Whether the powers of sums in ``expr`` expand to at most :data:`EXPAND_MAX_TERMS` terms
     together (an upper bound on what expanding them adds)."""
     terms = 1
@@ -398,7 +398,7 @@ def tidy_model(model: Model) -> Model:
     """
     import sympy
 
-    if not _expands_small(model.lagrangian):
+    if not expands_small(model.lagrangian):
         return model
     from lagsim.symbolic.tidy import combine_trig, expand, tidy_lagrangian
 

@@ -43,8 +43,8 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     mode in colour (solid +, dashed −)."""
     from matplotlib.figure import Figure
 
-    from lagsim.analysis.equilibria import autonomous_model
     from lagsim.analysis.kinematics import ORIGIN, rods
+    from lagsim.analysis.rest import autonomous_model
     from lagsim.output.io import Table
     from lagsim.viz.figures import plain
 

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 
 import symengine as se
 
+from lagsim.errors import say_once
 from lagsim.spec.limits import MAX_EXPANSION, exceeded
 
 
@@ -83,7 +84,7 @@ def expandable(expr: se.Basic) -> bool:
     if expansion_work(expr, MAX_EXPANSION) <= MAX_EXPANSION:
         return True
     bound = expansion_work(expr, 10**30)
-    _say_once("expansion", "note: an expression is left as it is, not multiplied out: "
+    say_once("expansion", "note: an expression is left as it is, not multiplied out: "
               + exceeded("expansion", f"it would have up to {bound:,} terms"))
     return False
 
@@ -152,9 +153,3 @@ def killable() -> Iterator[None]:
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
-
-
-def _say_once(topic: str, message: str) -> None:
-    from lagsim.numeric.cache import say_once
-
-    say_once(topic, message)

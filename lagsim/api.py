@@ -509,6 +509,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     if system is not None:
         from lagsim.analysis.balance import check_parameters, table_with_work
         from lagsim.analysis.invariants import energy_conserved
+        from lagsim.output.units import Quantities
 
         model = system.model
         notes = [check_parameters(table, model, "in the system: load(FILE, NAME=VALUE)")]
@@ -517,7 +518,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
             notes.append(note)
         for note in filter(None, notes):
             _warn(note)
-        info = plotting.Quantities(energy_change=energy_conserved(model, model.substitutions()))
+        info = Quantities(energy_change=energy_conserved(model, model.substitutions()))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "

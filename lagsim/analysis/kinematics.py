@@ -18,9 +18,9 @@ import sympy
 from lagsim.errors import InputError
 from lagsim.numeric.compile import lambdify
 from lagsim.output.io import Table
+from lagsim.output.units import Quantities, unit_columns
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, to_sympy
-from lagsim.viz.figures import Quantities, unit_columns
 
 ORIGIN = "origin"
 

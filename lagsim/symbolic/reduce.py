@@ -117,8 +117,6 @@ class NoClosedForm(ReductionError):
         self.timed_out = timed_out
 
 
-_OutOfTime = OutOfTime
-
 
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
@@ -185,7 +183,7 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
                 check_independent(model, q0, t0)
             reduction = _reduce(model, q0, t0, start, eliminate, where)
             return replace(reduction, integrated=integrated)
-    except _OutOfTime:
+    except OutOfTime:
         within = f"{budget:g} s of CPU time" if budget is not None else "its time budget"
         raise NoClosedForm(
             f"the symbolic reduction did not finish within {within} (sympy on constraint "

@@ -102,7 +102,9 @@ def parse_path(text: str, spec: SystemSpec, option: str = "--path") -> dict[str,
 
 def _split(text: str) -> list[str]:
     """Split at commas outside parentheses (``x=atan2(t, 1), y=t``)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([":
             depth += 1

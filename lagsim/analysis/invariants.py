@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import symengine as se
@@ -202,7 +202,7 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
     if len(matrix) < unknowns:
         return []
     if len(matrix) > 2 * unknowns:
-        matrix = np.linalg.qr(matrix, mode="r")
+        matrix = cast(np.ndarray, np.linalg.qr(matrix, mode="r"))
     _, s, Vt = np.linalg.svd(matrix, full_matrices=False)
     null = Vt[np.sum(s > NULL_TOL * s[0]):]
     if not len(null):
@@ -222,8 +222,9 @@ def _xi(model: Model, coefficients: Sequence[float | Fraction]) -> list[se.Basic
     n = model.n
     out = []
     for i in range(n):
-        expr = se.Rational(coefficients[n * n + i].numerator, coefficients[n * n + i].denominator) \
-            if isinstance(coefficients[n * n + i], Fraction) else se.Float(coefficients[n * n + i])
+        constant = coefficients[n * n + i]
+        expr = se.Rational(constant.numerator, constant.denominator) \
+            if isinstance(constant, Fraction) else se.Float(constant)
         for j in range(n):
             value = coefficients[i * n + j]
             if value:

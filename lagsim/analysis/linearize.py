@@ -197,11 +197,11 @@ class Linearization:
         S, _ = self.state_space()
         if not S.size:
             return (), ()
-        values, vectors = np.linalg.eig(S)
+        roots, vectors = np.linalg.eig(S)
         k = self.N.shape[1]
-        tol = 1e-9 * max(float(np.max(np.abs(values), initial=0.0)), math.sqrt(self._scale()))
+        tol = 1e-9 * max(float(np.max(np.abs(roots), initial=0.0)), math.sqrt(self._scale()))
         values = [complex(s.real if abs(s.real) > tol else 0.0,
-                          s.imag if abs(s.imag) > tol else 0.0) for s in values]
+                          s.imag if abs(s.imag) > tol else 0.0) for s in roots]
         shapes = [self.N @ v[:k] for v in vectors.T]
         oscillating = [i for i, s in enumerate(values) if s.imag > 0]
         real = [i for i, s in enumerate(values) if s.imag == 0]
@@ -220,8 +220,7 @@ class Linearization:
         modes = [_mode((values[i],), shapes[i]) for i in oscillating]
         modes += [_mode((values[i], values[j]), shapes[i]) for i, j in pairs]
         modes.sort(key=lambda mode: (mode.frequency, mode.eigenvalue.real))
-        frozen = tuple(_mode((values[i],), shapes[i]) for i in left)
-        return tuple(modes), frozen
+        return tuple(modes), tuple(_mode((values[i],), shapes[i]) for i in left)
 
     def _zero_root_shapes(self, resting: int, frozen: int
                           ) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -284,7 +283,7 @@ def _pair_by_shape(real: list[int], shapes: list[np.ndarray], count: int
     candidates = sorted(((likeness(i, j), i, j) for x, i in enumerate(real)
                          for j in real[x + 1:]), key=lambda c: -c[0])
     used: set[int] = set()
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for _, i, j in candidates:
         if len(pairs) == count:
             break

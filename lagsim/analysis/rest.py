@@ -92,7 +92,8 @@ def _time_sources(model: Model) -> tuple[list[str], list[str]]:
     places = [("the Lagrangian", model.lagrangian)]
     places += [(f"the force on {name}", f) for name, f in zip(model.coordinates, model.tau)]
     places += [(f"constraint '{c.name}'", c.expression) for c in model.constraints]
-    true, cancelled = [], []
+    true: list[str] = []
+    cancelled: list[str] = []
     for where, expr in places:
         if t in se.sympify(expr).free_symbols:
             (true if depends(expr, [t], values) else cancelled).append(where)

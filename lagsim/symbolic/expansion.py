@@ -17,6 +17,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import symengine as se
 
@@ -141,10 +142,12 @@ def killable() -> Iterator[None]:
     if not _ENDING or threading.current_thread() is not threading.main_thread():
         yield
         return
-    saved = {}
+    saved: dict[signal.Signals, Any] = {}
     for name in ("SIGTERM", "SIGINT", "SIGHUP"):
         number = getattr(signal, name, None)
-        handler = signal.getsignal(number) if number is not None else None
+        if number is None:
+            continue
+        handler = signal.getsignal(number)
         if handler not in (None, signal.SIG_IGN, signal.SIG_DFL):
             saved[number] = handler
             signal.signal(number, signal.SIG_DFL)

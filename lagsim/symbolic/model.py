@@ -196,7 +196,7 @@ def build_model(spec: SystemSpec) -> Model:
         v = [time_derivative(ri, q, qd, t) for ri in r]
         mval = mass.mass.expr
         kinetic += se.Rational(1, 2) * mval * sum((vi**2 for vi in v), se.Integer(0))
-        if mass.inertia is not None:
+        if mass.inertia is not None and mass.angle is not None:
             w = time_derivative(mass.angle.expr, q, qd, t)
             kinetic += se.Rational(1, 2) * mass.inertia.expr * w**2
         if spec.gravity is not None:

@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import symengine as se
@@ -658,7 +659,7 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
                        for pair in _shifted(phi, s, r, v, target)]
             if shifted:
                 return s, min(shifted, key=lambda pair: abs(pair[1] - target))[0]
-            return s, min(roots, key=lambda r, s=s: _miss(r, s, params, start))
+            return s, min(roots, key=partial(_miss, s=s, params=params, start=start))
         if roots:
             return s, roots[0]
     raise NoClosedForm(f"constraint '{name}' cannot be solved for a single coordinate in closed "

@@ -495,7 +495,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     ax.grid(True, which="major", alpha=0.3)
     count = len(panel.series) + len(panel.notes)
     if legend and (1 < count <= MAX_LEGEND or overlay):
-        handles = [line for line in ax.lines if not line.get_label().startswith("_")]
+        handles = [line for line in ax.lines if not str(line.get_label()).startswith("_")]
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
                     for s in zero]
         handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
@@ -587,7 +587,7 @@ Inputs = Table | Sequence[tuple[str, Table]]
 def _inputs(table: Inputs) -> list[tuple[str | None, Table]]:
     if isinstance(table, Table):
         return [(None, table)]
-    pairs = [(label, t) for label, t in table]
+    pairs: list[tuple[str | None, Table]] = [(label, t) for label, t in table]
     if not pairs:
         raise ValueError("no table to draw")
     return pairs if len(pairs) > 1 else [(None, pairs[0][1])]

@@ -11,7 +11,8 @@ model keeps at fixed distance. In 3-d the x–y projection is drawn, as by ``plo
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import symengine as se
@@ -29,7 +30,7 @@ DISPLACEMENT = 0.2
 """The largest mass moves by this fraction of the configuration's size."""
 
 
-def _positions(model: Model) -> tuple[list[str], object]:
+def _positions(model: Model) -> tuple[list[str], Callable[[np.ndarray], Any]]:
     subs = model.substitutions()
     subs[model.t] = se.Integer(0)
     exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]

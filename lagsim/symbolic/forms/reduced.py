@@ -64,6 +64,7 @@ def reduced_form(model: Model, simplify: bool = False,
     s = Symbols(model)
     skips: list[str] = []
     b = tidy.active()
+    reduction: Reduction | None
     try:
         if b is None:
             reduction = reduce_model(model, q0, budget=SOLVE_BUDGET)

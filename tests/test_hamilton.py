@@ -1,4 +1,4 @@
-"""`lagsim derive --form hamilton` (lagsim.symbolic.hamilton; issue 10).
+"""`lagsim derive --form hamilton` (lagsim.symbolic.forms.hamilton; issue 10).
 
 Checks: the pendulum's H = p²/(2ml²) − mgl cos θ (seed 001_80d65b968ce3cb18.txt Example 10.5
 with p = ∂L/∂θ̇, §10.6); the printed H equals the `energy` column of a simulated double pendulum to

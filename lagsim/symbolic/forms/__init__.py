@@ -54,6 +54,12 @@ class FormKind:
     build: Callable[..., Form]
     inputs: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.inputs if name not in INPUTS]
+        if unknown:
+            raise ValueError(f"a form's inputs are among {', '.join(INPUTS)}, not "
+                             f"{', '.join(unknown)}")
+
     def __call__(self, model: Model, simplify: bool = False, **inputs: Any) -> Form:
         return self.build(model, simplify, **inputs)
 

@@ -17,14 +17,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import symengine as se
 
+from lagsim.analysis.kinematics import ORIGIN, mass_paths, rods
+from lagsim.analysis.modes import ModesReport
+from lagsim.analysis.rest import autonomous_model
 from lagsim.errors import InputError, Location
+from lagsim.output.io import Table
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
+from lagsim.viz.figures import plain
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from lagsim.analysis.modes import ModesReport
 
 DISPLACEMENT = 0.2
 """The largest mass moves by this fraction of the configuration's size."""
@@ -44,11 +47,6 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     mode in colour (solid +, dashed −)."""
     from matplotlib.figure import Figure
 
-    from lagsim.analysis.kinematics import ORIGIN, rods
-    from lagsim.analysis.rest import autonomous_model
-    from lagsim.output.io import Table
-    from lagsim.viz.figures import plain
-
     used = autonomous_model(model, spec).model
     if not used.mass_positions:
         raise InputError(f"system '{model.name}' declares no 'masses', so its mode shapes "
@@ -60,8 +58,6 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     q0 = np.array(report.q)
     at_rest = np.asarray(f(q0), dtype=float).reshape(-1, 2)
     table = Table(("t", *used.coordinates), np.array([[0.0, *q0]]), "<modes>")
-    from lagsim.analysis.kinematics import mass_paths
-
     links = rods(used, mass_paths(used, table))
     size = max(float(np.max(np.abs(at_rest), initial=0.0)), 1e-9)
     count = len(report.modes)

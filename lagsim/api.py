@@ -430,7 +430,6 @@ def derive_forms(system: System, form: str, simplify: bool = False,
     past which expressions print as derived, and ``warn`` hears a note (issue 16 §4).
     ``status`` hears the stage, ``warn`` what the command line prints on stderr. Without
     constraints ``all`` leaves the Udwadia–Kalaba form out (there is nothing to constrain)."""
-    from lagsim.analysis.modes import rest_linearization
     from lagsim.symbolic import tidy
     from lagsim.symbolic.forms import FORMS
     from lagsim.symbolic.model import tidy_model
@@ -455,8 +454,13 @@ def derive_forms(system: System, form: str, simplify: bool = False,
              else [form])
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
-    provide: dict[str, Callable[[], object]] = {
-        "q0": lambda: q0, "rest": lambda: rest_linearization(model, q0)}
+
+    def rest() -> object:
+        from lagsim.analysis.modes import rest_linearization
+
+        return rest_linearization(model, q0)
+
+    provide: dict[str, Callable[[], object]] = {"q0": lambda: q0, "rest": rest}
     seconds = budget if budget is not None else (
         tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS)
     with tidy.budget(seconds, deep=simplify) as spent:

@@ -410,14 +410,21 @@ def derive_forms(system: System, form: str, simplify: bool = False,
              else [form])
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+
+    def rest() -> object:
+        from lagsim.analysis.modes import rest_linearization
+
+        return rest_linearization(model, q0)
+
+    provide: dict[str, Callable[[], object]] = {"q0": lambda: q0, "rest": rest}
     seconds = budget if budget is not None else (
         tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS)
     with tidy.budget(seconds, deep=simplify) as spent:
         for name in names:
             status(f"forming the {name} form")
             try:
-                forms.append(FORMS[name](model, simplify, q0=q0)
-                             if name in ("reduced", "linear") else FORMS[name](model, simplify))
+                kind = FORMS[name]
+                forms.append(kind(model, simplify, **{k: provide[k]() for k in kind.inputs}))
             except InputError as exc:
                 if form != "all":
                     from lagsim.run.problem import SourceMap
@@ -461,6 +468,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     info = None
     if system is not None:
         from lagsim.analysis.balance import check_parameters, table_with_work
+        from lagsim.output.units import Quantities
         from lagsim.symbolic.invariants import energy_conserved
 
         model = system.model
@@ -470,7 +478,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
             notes.append(note)
         for note in filter(None, notes):
             _warn(note)
-        info = plotting.Quantities(energy_change=energy_conserved(model, model.substitutions()))
+        info = Quantities(energy_change=energy_conserved(model, model.substitutions()))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "

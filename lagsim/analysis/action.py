@@ -104,7 +104,9 @@ def parse_path(text: str, spec: SystemSpec, option: str = "--path") -> dict[str,
 
 def _split(text: str) -> list[str]:
     """Split at commas outside parentheses (``x=atan2(t, 1), y=t``)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([":
             depth += 1
@@ -136,7 +138,8 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
     exact integral for ``exact_budget`` CPU seconds (0: numeric at once)."""
     import sympy
 
-    from lagsim.symbolic.reduce import _OutOfTime, time_budget
+    from lagsim.symbolic.reduce import time_budget
+    from lagsim.symbolic.tidy import OutOfTime
 
     if isinstance(path, str):
         path = parse_path(path, spec)
@@ -151,7 +154,7 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
     value = math.nan
     try:
         if exact_budget <= 0:
-            raise _OutOfTime
+            raise OutOfTime
         with time_budget(exact_budget):
             expr = sympy.nsimplify(sympy.sympify(L), rational=True)
             t = sympy.Symbol("t")
@@ -160,7 +163,7 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
             if not result.has(sympy.Integral) and result.is_finite:
                 exact = str(result)
                 value = float(result)
-    except _OutOfTime:
+    except OutOfTime:
         if exact_budget > 0:
             notes.append(f"SymPy did not integrate within {exact_budget:g} s of CPU; numeric "
                          "quadrature instead")

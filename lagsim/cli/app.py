@@ -492,12 +492,14 @@ def derive(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
            width: int | None, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim.api import derive_forms, open_system
-    from lagsim.symbolic.render import render
+    from lagsim.symbolic.render import render, untidied_lines
 
     status = _Status()
     _stdin_hint(file, "YAML", "FILE")
     model, forms = derive_forms(open_system(file, overrides), form, simplify, status, _warn,
                                 budget=budget)
+    for line in untidied_lines(forms) if _debug() else ():
+        click.echo(line, err=True)
     text = render(forms if len(forms) > 1 else forms[0], fmt, model, width)
     status.close()
     click.echo(text, nl=False)
@@ -1112,7 +1114,7 @@ def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
 
 
 def _point(text: str, spec: Any, option: str) -> dict[str, float]:
-    from lagsim.analysis.equilibria import parse_point
+    from lagsim.analysis.rest import parse_point
 
     return parse_point(text, spec, spec.coordinates, option)
 

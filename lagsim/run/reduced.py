@@ -51,15 +51,14 @@ from scipy.integrate import DOP853
 
 from lagsim.errors import InputError, IntegrationError, Subject
 from lagsim.numeric.compile import NumericSystem
+from lagsim.numeric.reduction import NumericReduction, compile_reduction
 from lagsim.run.formulations import Formulation, solve_augmented
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 from lagsim.symbolic.reduce import (
     START_TOLERANCE,
-    NumericReduction,
     Reduction,
     ReductionError,
-    compile_reduction,
     flat,
     reduce_model,
 )
@@ -146,9 +145,8 @@ def quality(phi_q: np.ndarray, chart: SymbolicChart | PartitionChart) -> float:
 def full_map(reduction: Reduction) -> tuple[list, list]:
     """The arguments (t, free q, q̇, q̈) and expressions (full q, q̇, A_e, (M q̈ − F)_e, the
     parameters substituted) of the map back to the full state, as
-    :func:`lagsim.symbolic.reduce.compile_reduction` compiles them; :mod:`lagsim.run.engines.cloop`
-    compiles them to
-    C for the reduced C loop."""
+    :func:`lagsim.numeric.reduction.compile_reduction` compiles them;
+    :mod:`lagsim.run.engines.cloop` compiles them to C for the reduced C loop."""
     red = reduction.reduced
     subs = red.substitutions()
     exprs = list(reduction.full_q) + list(reduction.full_qd) + flat(reduction.A_e) + flat(

@@ -95,7 +95,7 @@ def _mass() -> dict[str, Any]:
 
 
 def _constraint() -> dict[str, Any]:
-    parts = {
+    parts: dict[str, tuple[dict[str, Any], str]] = {
         "name": ({"type": "string"}, "The multiplier of constraint `c` is `lambda_c`."),
         "holonomic": (EXPRESSION, "the expression is φ; it may not use velocities (write such "
                       "a constraint under `velocity:`)."),

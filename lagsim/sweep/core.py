@@ -899,9 +899,9 @@ def read_table(source: str) -> tuple[list[str], np.ndarray, list[str]]:
         numeric = [n for n in names if n != "error"]
         return (numeric + (["error"] if errors else []),
                 np.column_stack([data.column(n).to_numpy() for n in numeric]), errors)
-    from lagsim.output.io import _read_text
+    from lagsim.output.io import read_text
 
-    text, label = _read_text(source)
+    text, label = read_text(source)
     rows = list(csv.reader(text.splitlines()))
     if not rows or rows[0][:1] != ["run"]:
         raise InputError("not a sweep table: its first column is not 'run'", Location(label, 1))

@@ -44,7 +44,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser as tomli, which mypy requires there
+    import tomli as tomllib
 
 PACKAGE = "lagsim"
 

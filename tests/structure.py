@@ -8,8 +8,10 @@ function; ``import lagsim.x.y`` and ``from lagsim.x import y`` (``y`` a module: 
 it, else to ``lagsim.x``), relative imports resolved; a string constant that is a whole dotted
 name ``"lagsim.x.y"`` or ``"lagsim.x:attr"`` (what ``importlib.import_module`` or a lazy table
 takes). Importing ``lagsim.a.b.c`` runs the ``__init__`` of ``lagsim.a`` and ``lagsim.a.b`` too,
-so the packages on the way are edges as well, except the importer's own ancestors (already
-imported when it runs).
+so the packages on the way are edges as well. Imports of the importer's own ancestor packages
+are not edges: Python runs them before the importer (``from lagsim import __version__``, or
+``importlib.resources`` reading ``"lagsim.numeric"``), and counting them would tie every module
+to the top-level package, whose lazy table names the API.
 
 **Attribute writes** (:func:`foreign_writes`). A module may set attributes only of objects it
 made. A write is ``obj.attr = …`` (also augmented, annotated, inside tuple targets, ``del

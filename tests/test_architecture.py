@@ -253,6 +253,6 @@ def test_no_module_writes_into_another_modules_objects() -> None:
 
 def test_a_non_editable_install_ships_every_package_and_c_source() -> None:
     assert unshipped_packages(ROOT) == []
-    assert unshipped_data(ROOT) == [], "add a pattern to [tool.setuptools.package-data]"
-    assert unshipped_data(ROOT, "lagsim.numeric", "c") == []
-    assert (ROOT / "lagsim" / "numeric" / "c" / "runtime.c").is_file()
+    assert {".c", ".h"} <= {p.suffix for p in (ROOT / "lagsim" / "numeric" / "c").iterdir()}
+    assert unshipped_data(ROOT, "lagsim.numeric", "c") == [], (
+        "add a pattern to [tool.setuptools.package-data]")

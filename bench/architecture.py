@@ -4,7 +4,8 @@
     .venv/bin/python bench/architecture.py --mypy   # and mypy's error count (about 1.5 min)
 
 Rows: the import graph's largest cycle (modules; imports inside functions and ``"lagsim.x.y"``
-strings count), imports pointing up the layers, private names crossing modules, attribute
+strings count), imports pointing up the layers, private names crossing modules (and private
+attributes of objects only another module defines), attribute
 writes on objects another module made, parameters typed ``Any`` in lagsim/run/engines, mypy's
 errors (pyproject's ``[tool.mypy]``), the largest module (lines) and the largest function
 (lines; and the function with the most branches: if, conditional expression, for, while, try,
@@ -75,6 +76,8 @@ def main() -> None:
         ("imports pointing up the layers", str(len(structure.upward(package)))),
         ("click outside cli, matplotlib outside viz", str(len(structure.confined(package)))),
         ("private names crossing modules", str(len(structure.private_crossings(package)))),
+        ("private attributes of other modules' objects read",
+         str(len(structure.private_attributes(package)))),
         ("attribute writes on other modules' objects",
          str(len(structure.foreign_writes(package)))),
         ("`Any` parameters in lagsim/run/engines",

@@ -425,6 +425,57 @@ def private_crossings(package: Package) -> list[Site]:
     return sorted(set(found), key=lambda s: (s.path, s.line, s.what))
 
 
+LIBRARY_PRIVATES = frozenset({
+    "_step_impl", "_dense_output_impl",
+    "_replace", "_asdict", "_fields", "_make",
+    "_value_", "_name_", "_missing_", "_generate_next_value_", "_ignore_",
+})
+"""Underscore names a library documents for its users (scipy's ``OdeSolver`` hooks, a
+namedtuple's and an enum's API): a lagsim class that overrides one does not own the name."""
+
+
+def _private_names_defined(module: Module) -> set[str]:
+    """The private names a module defines: functions, classes, names and attributes it
+    assigns (``self._x = …``, ``obj._x = …``), class attributes."""
+    found: set[str] = set()
+    for node in module.nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+    return {name for name in found if private(name)}
+
+
+def private_attributes(package: Package) -> list[Site]:
+    """Private attributes of objects read where the module does not define the name but another
+    lagsim module does: ``form._symbolic`` in ``cloop`` when only ``run.reduced`` defines
+    ``_symbolic``. A name some library also documents (:data:`LIBRARY_PRIVATES`) is not counted,
+    and neither is an attribute of an imported module (:func:`private_crossings` reports those).
+    A heuristic by names (``ast`` knows no types): a name defined in the reading module too is
+    taken for the module's own."""
+    defines = {name: _private_names_defined(module)
+               for name, module in package.modules.items()}
+    found: list[Site] = []
+    for module in package.modules.values():
+        bound = {name: b for _, name, b in bindings(package, module) if b.lagsim}
+        own = defines[module.name]
+        for node in module.nodes:
+            if not (isinstance(node, ast.Attribute) and private(node.attr)
+                    and node.attr not in own and node.attr not in LIBRARY_PRIVATES):
+                continue
+            if _module_of(package, node.value, bound) is not None:
+                continue
+            owners = sorted(name for name, names in defines.items() if node.attr in names)
+            if owners:
+                found.append(Site(module.name, module.path, node.lineno,
+                                  f"{ast.unparse(node)} (defined in {', '.join(owners)})"))
+    return sorted(set(found), key=lambda s: (s.path, s.line, s.what))
+
+
 # --- attribute writes -------------------------------------------------------------------------
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)

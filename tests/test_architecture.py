@@ -7,7 +7,8 @@ what counts as an import, a private name and a write into another module's objec
   viz < api < cli``: no import points up; spec imports nothing of run, numeric, analysis, viz or
   cli, symbolic nothing of numeric, run, viz or cli; click only in lagsim/cli, matplotlib only in
   lagsim/viz;
-- no private name of a lagsim module is imported or read by another;
+- no private name of a lagsim module is imported or read by another, nor a private attribute
+  only another module defines;
 - no module writes attributes of objects it did not make (what another module needs from an
   object is a method or a declared field of its contract);
 - a non-editable install ships every package and every C source.
@@ -29,6 +30,7 @@ from structure import (
     cycles,
     forbidden,
     foreign_writes,
+    private_attributes,
     private_crossings,
     unplaced,
     unshipped_data,
@@ -62,6 +64,7 @@ def _hidden():
 class Spec:
     def set(self, value):
         self.value = value
+        self._cache = None
 
     @classmethod
     def build(cls):
@@ -106,7 +109,7 @@ def run(spec: Spec, other, lib):
     made = system.make()
     made.value = 3
     object.__setattr__(other, "y", 1)
-    return io, _hidden, np
+    return io, _hidden, np, spec._cache
 
 
 class Holder:
@@ -173,6 +176,8 @@ def test_the_scan_finds_each_kind_of_import_on_a_sample(tmp_path: Path) -> None:
     assert [str(s) for s in private_crossings(package)] == [
         "lagsim/run/driver.py:7: imports lagsim.spec.system._hidden",
         "lagsim/run/driver.py:12: system._helper (lagsim.spec.system._helper)"]
+    assert [str(s) for s in private_attributes(package)] == [
+        "lagsim/run/driver.py:21: spec._cache (defined in lagsim.spec.system)"]
     assert unplaced(package) == ["lagsim.loose.helper"]
 
 
@@ -242,6 +247,15 @@ def test_no_private_name_crosses_a_module() -> None:
     found = private_crossings(Package.scan(ROOT))
     assert not found, ("private names used outside their module (make them public, or move "
                        "the user beside them):\n" + "\n".join(f"  {site}" for site in found))
+
+
+def test_no_private_attribute_of_another_modules_objects() -> None:
+    """``obj._x`` where only another lagsim module defines ``_x`` (a heuristic by names, said
+    in tests/structure.py): what the engines need from a formulation or a compiled system is a
+    method or a declared field of its contract."""
+    found = private_attributes(Package.scan(ROOT))
+    assert not found, ("private attributes of other modules' objects read:\n"
+                       + "\n".join(f"  {site}" for site in found))
 
 
 def test_no_module_writes_into_another_modules_objects() -> None:

@@ -20,18 +20,26 @@ obj.attr``, ``obj.__dict__[k] = …``), ``setattr(obj, …)``, ``delattr(obj, �
 
 1. the first parameter (``self``, ``cls``) of an enclosing method of a class body;
 2. a class or function defined in this module (a def or class statement in the module or in
-   the function that writes);
-3. a name every assignment of which, in the scope that writes, is the result of a call that
-   makes a new object of this module: a class of this module (``C(...)``, ``C.factory(...)``,
-   ``object.__new__(C)``, ``C.__new__(C)``), ``cls(...)`` or ``type(self)(...)``, or a copy of
-   ``self`` (``copy.copy(self)``, ``dataclasses.replace(self, …)``);
-4. a name every assignment of which, in the scope that writes, calls a library outside
-   ``lagsim`` (a name imported from a third-party or standard module, or a builtin): the rule
-   is about lagsim's objects, and one the module made from a library is its own.
+   the function that writes), or an attribute of one (``System.simulate.__doc__``);
+3. a name every assignment of which, in the nearest scope that assigns it (the function, the
+   functions around it, the module), makes a new object of this module: a class of this
+   module (``C(...)``, ``C.factory(...)``, ``object.__new__(C)``, ``C.__new__(C)``), ``cls(...)``
+   or ``type(self)(...)``, a copy of ``self`` (``copy.copy(self)``, ``dataclasses.replace(self,
+   …)``), a call of a function of this module whose return annotation is such a class, a
+   literal; or ``self.x`` (directly, or through a local assigned from it) when every
+   ``self.x = …`` of the class's methods is such a value (``None`` placeholders left out);
+4. the same with a library instead of this module: a call of a name imported from outside
+   ``lagsim`` or of a builtin. The rule is about lagsim's objects, and an object the module
+   made from a library is its own;
+5. a parameter annotated with a class of this module or of a library (``ctx: click.Context``,
+   ``solver: OdeSolver``, ``level: _Level``);
+6. by name: the ctypes protocol (:data:`CTYPES_PROTOCOL`: ``argtypes``, ``restype``,
+   ``errcheck`` of any object) and the standard hooks of :data:`STDLIB_HOOKS`.
 
-Everything else is reported: a parameter, an attribute of another object (``self.form.x = …``
-writes into the object ``self.form``), a module, a name from another lagsim module, the result
-of a lagsim function of another module.
+Everything else is reported: a parameter without such an annotation, an unpacked or loop
+value, an attribute of another object (``self.form.x = …`` writes into the object
+``self.form``), a module, a name imported from another lagsim module, the result of a lagsim
+function of another module or of an instance of another module's class (``Samples(problem)``).
 """
 
 from __future__ import annotations
@@ -634,6 +642,10 @@ class _Scope:
             if values and all(self.made_here(v, depth + 1) for v in values):
                 return "held by self, made by this module"
             return None
+        if isinstance(value, (ast.Constant, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.ListComp,
+                              ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
+                              ast.JoinedStr)):
+            return "literal"
         if not isinstance(value, ast.Call):
             return None
         func = value.func

@@ -108,3 +108,17 @@ class IntegrationError(LagsimError, RuntimeError):
     def __init__(self, message: str, time: float | None = None) -> None:
         super().__init__(message if time is None else f"at t = {time!r}: {message}")
         self.time = time
+
+
+_DEBUG = [False]
+
+
+def set_debugging(on: bool) -> None:
+    """Set whether the running ``lagsim`` command was given ``--debug`` (the command group sets
+    it on each invocation, so that the stages below the command line need not know click)."""
+    _DEBUG[0] = bool(on)
+
+
+def debugging() -> bool:
+    """Whether the running ``lagsim`` command was given ``--debug``."""
+    return _DEBUG[0]

@@ -172,12 +172,17 @@ class LagsimGroup(click.Group):
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        from lagsim.errors import set_debugging
         from lagsim.numeric import stages
         from lagsim.symbolic.expansion import signals_end_process
 
-        with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx), \
-                signals_end_process(), stages.shown():
-            return self._invoke(ctx)
+        set_debugging(bool(ctx.params.get("debug")))
+        try:
+            with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx), \
+                    signals_end_process(), stages.shown():
+                return self._invoke(ctx)
+        finally:
+            set_debugging(False)
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:

@@ -80,13 +80,9 @@ def base_dir() -> Path:
 
 
 def debug() -> bool:
-    """Whether the running ``lagsim`` command was given ``--debug``."""
-    try:
-        import click
-    except ImportError:  # pragma: no cover - click is a dependency
-        return False
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.find_root().params.get("debug"))
+    """Whether the running ``lagsim`` command was given ``--debug``
+    (:func:`lagsim.errors.debugging`)."""
+    return errors.debugging()
 
 
 def say_once(topic: str, message: str, reason: str | None = None) -> None:

@@ -2,9 +2,9 @@
 
 The public names are re-exported by :mod:`lagsim` (its ``__all__``); docs/api.md is the manual.
 The command line is built on the same functions: ``lagsim simulate`` is :func:`open_system` and
-:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms`
-(lagsim/cli/app.py), so
-the checks, messages and locations are the same. Where the command line names a flag
+:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms`, ``lagsim check``,
+``equilibria`` and ``modes`` are the methods of :class:`System` (lagsim/cli/commands/), so the
+checks, messages and locations are the same. Where the command line names a flag
 (``--rtol``, ``--set``, ``--init``), the API names its keyword (``rtol``, ``parameters``,
 ``initial``).
 

@@ -22,7 +22,7 @@ from inline_systems import NATURAL_PENDULUM, SPHERICAL_PENDULUM_CARTESIAN, named
 
 from lagsim.analysis.check import CheckReport, check_system
 from lagsim.analysis.invariants import with_invariants
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import load_spec, parse_spec, read_source
 from lagsim.symbolic.model import build_model

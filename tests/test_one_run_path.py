@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.spec.options import OPTIONS
 
 VALUES: dict[str, str] = {

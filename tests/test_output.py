@@ -24,7 +24,8 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from lagsim.cli.app import EXIT_PIPE, main
+from lagsim.cli import main
+from lagsim.cli.exits import EXIT_PIPE
 from lagsim.errors import InputError
 from lagsim.output.io import Table, check_output, open_output, printable, read_csv, write_csv
 from lagsim.viz import animate as lanimate

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from lagsim.errors import InputError, Location
 from lagsim.spec.options import OPTIONS, Option
@@ -84,6 +84,12 @@ def _switch_arg(value: Any, keyword: str) -> bool:
     return value
 
 
+@overload
+def _number_arg(value: None, keyword: str, low: float = ..., high: float = ...,
+                unit: str = ...) -> None: ...
+@overload
+def _number_arg(value: float, keyword: str, low: float = ..., high: float = ...,
+                unit: str = ...) -> float: ...
 def _number_arg(value: Any, keyword: str, low: float = -math.inf, high: float = math.inf,
                 unit: str = "") -> float | None:
     """``value`` of the keyword ``keyword`` as a float: None stays None, a number must be finite
@@ -109,7 +115,7 @@ def _whole_arg(value: Any, keyword: str, low: int, high: int, unit: str) -> int 
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{keyword} must be a whole number, not {type(value).__name__}")
-    if not low <= value <= high:
+    if not low <= int(value) <= high:
         raise InputError(f"{keyword} must be between {low} and {high} {unit}, not {value!r}")
     return int(value)
 
@@ -316,7 +322,8 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
     the keywords instead of ``--set``/``--init``."""
     from lagsim.spec.system import parse_spec, read_source
 
-    text, label, stem = _read(source) if api else read_source(source)
+    text, label, stem = _read(source) if api else read_source(
+        source if isinstance(source, str) else Path(source))
     with _keyword_errors(api):
         spec = parse_spec(text, label, stem, parameters, initial)
     return System(spec, text, label, stem, parameters or {}, initial or {})
@@ -483,7 +490,7 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     from lagsim.output import io
     from lagsim.output.trajectory import Trajectory
 
-    table = io.read_csv(path)
+    table = io.read_csv(path if isinstance(path, str) else Path(path))
     name = Path(table.source).stem if not table.source.startswith("<") else ""
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 

@@ -9,8 +9,15 @@ cannot drive the terminal (issue 15, "Names that look alike").
 from __future__ import annotations
 
 import unicodedata
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
+
+DEBUG: ContextVar[bool] = ContextVar("lagsim_debug", default=False)
+"""Whether the running ``lagsim`` command was given ``--debug`` (set by the command line for the
+length of a command, :meth:`lagsim.cli.group.LagsimGroup.invoke`; False for the Python API):
+the stages then show the notes they keep for debugging, such as the symbolic engine's
+fallbacks."""
 
 _BIDI = frozenset(map(chr, (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
                             *range(0x2066, 0x206A))))

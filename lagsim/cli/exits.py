@@ -231,8 +231,3 @@ def warnings_routed(ctx: click.Context) -> Iterator[None]:
     finally:
         warnings.showwarning = shown
 
-
-def debug() -> bool:
-    """Whether ``--debug`` was given (the group's flag, kept in the root context's ``obj``)."""
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and (ctx.find_root().obj or {}).get("debug"))

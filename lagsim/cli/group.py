@@ -12,6 +12,7 @@ import click
 
 from lagsim import __version__
 from lagsim.cli.exits import UsageError, handled, signals_interrupt, stdout_present, warnings_routed
+from lagsim.errors import DEBUG
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class LagsimGroup(click.Group):
             missing = getattr(exc, "command_name", None)
             if missing is None:
                 raise
-            raise type(exc)(missing, possibilities=sorted(COMMANDS), ctx=ctx) from None
+            raise click.exceptions.NoSuchCommand(missing, possibilities=sorted(COMMANDS),
+                                                 ctx=ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands and their summaries, from the table (no command module is imported),
@@ -139,9 +141,13 @@ class LagsimGroup(click.Group):
         from lagsim.numeric import stages
         from lagsim.symbolic.expansion import signals_end_process
 
-        with signals_interrupt(), stdout_present(), warnings_routed(ctx), \
-                signals_end_process(), stages.shown():
-            return handled(ctx, lambda: super(LagsimGroup, self).invoke(ctx))
+        debugging = DEBUG.set(bool(ctx.params.get("debug")))
+        try:
+            with signals_interrupt(), stdout_present(), warnings_routed(ctx), \
+                    signals_end_process(), stages.shown():
+                return handled(ctx, lambda: super(LagsimGroup, self).invoke(ctx))
+        finally:
+            DEBUG.reset(debugging)
 
 
 @click.group(cls=LagsimGroup, context_settings={"help_option_names": ["-h", "--help"]},

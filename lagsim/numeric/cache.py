@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from lagsim.errors import printable
+from lagsim.errors import DEBUG, printable
 
 T = TypeVar("T")
 
@@ -81,23 +81,13 @@ def base_dir() -> Path:
     return Path(base) / "lagsim"
 
 
-def debug() -> bool:
-    """Whether the running ``lagsim`` command was given ``--debug``."""
-    try:
-        import click
-    except ImportError:  # pragma: no cover - click is a dependency
-        return False
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.find_root().params.get("debug"))
-
-
 def say_once(topic: str, message: str, reason: str | None = None) -> None:
     """``lagsim: MESSAGE`` on stderr, once per process and topic; ``reason`` under --debug."""
     if topic in _SAID:
         return
     _SAID.add(topic)
     line = f"lagsim: {printable(message)}"
-    if reason and debug():
+    if reason and DEBUG.get():
         line += f"\n  reason: {reason.strip()}"
     print(line, file=sys.stderr, flush=True)
 
@@ -238,7 +228,7 @@ def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | 
 def _note_rejected(path: Path, why: str) -> None:
     if "belongs to user" in why or "may write" in why:
         say_once(f"untrusted {path}", f"warning: not loading {path}: {why}; rebuilding it")
-    elif debug():
+    elif DEBUG.get():
         say_once(f"rejected {path}", f"note: rebuilding {path}: {why}")
 
 

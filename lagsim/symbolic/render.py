@@ -30,6 +30,7 @@ from sympy.printing.pretty.pretty_symbology import pretty_use_unicode
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
+from lagsim.errors import DEBUG
 from lagsim.symbolic import names
 from lagsim.symbolic.forms import REFERENCES, Form, Item, public_text
 from lagsim.symbolic.model import Model, to_sympy
@@ -82,18 +83,9 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def _debug() -> bool:
-    """Whether the running `lagsim` command was given ``--debug`` (False outside the CLI)."""
-    import click
-
-    ctx = click.get_current_context(silent=True)
-    obj = ctx.find_root().obj if ctx is not None else None
-    return bool(isinstance(obj, dict) and obj.get("debug"))
-
-
 def _report_untidied(forms: list[Form]) -> None:
     """Under ``--debug``, one line on stderr per expression printed untidied (over its budget)."""
-    if not _debug():
+    if not DEBUG.get():
         return
     import sys
 

@@ -36,8 +36,8 @@ def _kinds_help() -> str:
 
 
 @click.command("plot", epilog=f"{_kinds_help()}\n\n"
-               + example("lagsim simulate pendulum_natural | lagsim plot --kind drift -o drift.png",
-                         ) + "\n  lagsim plot none.csv projection.csv --kind drift -o drift.png")
+               + example("lagsim simulate pendulum_natural | lagsim plot --kind drift -o drift.png")
+               + "\n  lagsim plot none.csv projection.csv --kind drift -o drift.png")
 @click.argument("sources", nargs=-1, metavar="[INPUT]...", shell_complete=complete_system)
 @click.option("-o", "--output", metavar="FILE", help="Image file; the type follows the extension "
               "(png, svg, pdf); - writes a PNG to stdout. Without it: a window if there is a "
@@ -205,10 +205,7 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
         table = table_and_model(source, system, flags(kwargs), overrides, initial)[0]
     kind = "poincare" if kind == "poincare" else "sweep"
     if target is None:
-        import matplotlib.pyplot as plt
-
-        plot_sweep.draw(plt.figure(layout="constrained"), kind, source, x, y, title, table)
-        plt.show()
+        plot_sweep.show(kind, source, x, y, title, table)
         return True
     save_figure(plot_sweep.make_figure(kind, source, x, y, title, table), target, dpi)
     return True

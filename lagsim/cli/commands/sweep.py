@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from lagsim.cli.exits import debug, warn
+from lagsim.cli.exits import warn
 from lagsim.cli.files import inputs
 from lagsim.cli.options import (
     example,
@@ -21,7 +21,7 @@ from lagsim.cli.options import (
     simulate_options,
 )
 from lagsim.cli.progress import SweepProgress
-from lagsim.errors import InputError, IntegrationError, Location
+from lagsim.errors import DEBUG, InputError, IntegrationError, Location
 
 
 @click.command("sweep", epilog=example(
@@ -115,7 +115,7 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     job = replace(job, summaries=tuple(parsed), save=save).keyed()
     bar = SweepProgress(len(plan))
     try:
-        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not debug())
+        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get())
     finally:
         bar.close()
     notes = [(i, r.notes) for i, r in enumerate(rows) if r.notes]

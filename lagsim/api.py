@@ -32,14 +32,13 @@ from lagsim.errors import InputError, Location
 from lagsim.spec.options import OPTIONS, Option
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from lagsim.numeric.compile import NumericSystem
     from lagsim.output.trajectory import Trajectory
     from lagsim.spec.options import SimulateOptions
     from lagsim.spec.system import SystemSpec
     from lagsim.symbolic.forms import Form
     from lagsim.symbolic.model import Model
+    from lagsim.viz.figures import Figure
 
 TEXT_LABEL = "<string>"
 """How messages name a system given as YAML text (as Python names code given as a string)."""

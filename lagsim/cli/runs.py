@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lagsim.api import open_system, run
+from lagsim import api
 from lagsim.cli.exits import warn
 from lagsim.cli.files import stdin_hint
 from lagsim.cli.progress import Progress
@@ -36,7 +36,7 @@ def simulate_file(file: str, flags: dict[str, Any], overrides: dict[str, float],
     from lagsim.run.driver import FailedRun
 
     stdin_hint(file, "YAML", "FILE")
-    system = open_system(file, overrides, initial)
+    system = api.open_system(file, overrides, initial)
     spec = system.spec
     kept = None
     if partial is not None:
@@ -49,7 +49,7 @@ def simulate_file(file: str, flags: dict[str, Any], overrides: dict[str, float],
     progress = Progress()
     failed: FailedRun | None = None
     try:
-        trajectory = run(system, flags, report=warn, progress=progress)
+        trajectory = api.run(system, flags, report=warn, progress=progress)
     except FailedRun as failure:
         failed = failure
     finally:
@@ -113,14 +113,14 @@ def table_and_model(source: str, system: str | None, flags: dict[str, Any],
     if looks_like_csv(source):
         stdin_hint(source, "CSV", "INPUT (a CSV file or a system)")
         table = read_csv(source)
-        known = open_system(system, overrides) if system else None
+        known = api.open_system(system, overrides) if system else None
         spec, model = (known.spec, known.model) if known else (None, None)
     else:
         spec, model, trajectory = simulate_file(source, flags, overrides, initial,
                                                 planned=planned)
         table = Table(tuple(trajectory.columns()), trajectory.as_array(), spec.source)
         if system:
-            known = open_system(system, overrides)
+            known = api.open_system(system, overrides)
             spec, model = known.spec, known.model
     if system and model is not None:
         from lagsim.analysis.balance import check_parameters

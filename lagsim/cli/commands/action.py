@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from lagsim.api import open_system
+from lagsim import api
 from lagsim.cli.exits import warn
 from lagsim.cli.files import inputs
 from lagsim.cli.options import example, force_option, required_file_argument, set_option
@@ -54,7 +54,7 @@ def command(file: str, path: str | None, csv: str | None, stationary: bool, star
                          Location(chosen[1] if len(chosen) > 1 else "--path"))
     if file == "-" and csv == "-":
         raise InputError("FILE and --csv cannot both be standard input", Location("--csv"))
-    system = open_system(file, overrides)
+    system = api.open_system(file, overrides)
     spec, model = system.spec, system.model
     if path is not None:
         from lagsim.analysis.action import path_action

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lagsim.api import derive_forms, open_system
+from lagsim import api
 from lagsim.cli.exits import warn
 from lagsim.cli.files import stdin_hint
 from lagsim.cli.options import RegistryChoice, example, file_argument, set_option
@@ -49,7 +49,7 @@ def command(file: str, form: str, fmt: str, simplify: bool, budget: float | None
 
     status = Status()
     stdin_hint(file, "YAML", "FILE")
-    model, forms = derive_forms(open_system(file, overrides), form, simplify, status, warn,
+    model, forms = api.derive_forms(api.open_system(file, overrides), form, simplify, status, warn,
                                 budget=budget)
     text = render(forms if len(forms) > 1 else forms[0], fmt, model, width)
     status.close()

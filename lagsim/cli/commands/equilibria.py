@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lagsim.api import open_system
+from lagsim import api
 from lagsim.cli.options import example, file_argument, report_format_option, set_option
 from lagsim.cli.reports import report_out
 
@@ -26,4 +26,4 @@ def command(file: str, fmt: str, overrides: dict[str, float]) -> None:
     turned at a prescribed rate) is treated through its reduced Lagrangian when that is
     autonomous.
     """
-    report_out(open_system(file, overrides).equilibria(), fmt)
+    report_out(api.open_system(file, overrides).equilibria(), fmt)

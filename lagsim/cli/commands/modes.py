@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from lagsim.api import open_system
+from lagsim import api
 from lagsim.cli.files import inputs
 from lagsim.cli.options import (
     example,
@@ -52,7 +52,7 @@ def command(file: str, at: str, fmt: str, overrides: dict[str, float], draw: boo
     elif output is not None:
         raise InputError("-o is the image of --plot; add --plot, or drop -o",
                          Location("--output"))
-    system = open_system(file, overrides)
+    system = api.open_system(file, overrides)
     report = system.modes(at)
     if target is not None:
         from lagsim.viz.figures import save_figure

@@ -322,7 +322,7 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
     from lagsim.spec.system import parse_spec, read_source
 
     text, label, stem = _read(source) if api else read_source(
-        source if isinstance(source, str) else Path(source))
+        Path(source) if isinstance(source, os.PathLike) else source)
     with _keyword_errors(api):
         spec = parse_spec(text, label, stem, parameters, initial)
     return System(spec, text, label, stem, parameters or {}, initial or {})
@@ -489,7 +489,7 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     from lagsim.output import io
     from lagsim.output.trajectory import Trajectory
 
-    table = io.read_csv(path if isinstance(path, str) else Path(path))
+    table = io.read_csv(Path(path) if isinstance(path, os.PathLike) else path)
     name = Path(table.source).stem if not table.source.startswith("<") else ""
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from lagsim import __version__
 from lagsim.cli.exits import UsageError, handled, signals_interrupt, stdout_present, warnings_routed
@@ -77,6 +78,11 @@ def load_command(name: str) -> click.Command:
     return command
 
 
+def _summary(name: str, limit: int = 45) -> str:
+    """The summary of command ``name`` shortened to ``limit`` as click shortens a help text."""
+    return click.Command(name, help=COMMANDS[name].summary).get_short_help_str(limit)
+
+
 class LagsimGroup(click.Group):
     """The group of :data:`COMMANDS`, lazily loaded, with lagsim's errors and exit codes
     (:mod:`lagsim.cli.exits`)."""
@@ -104,20 +110,15 @@ class LagsimGroup(click.Group):
         """The commands and their summaries, from the table (no command module is imported),
         shortened as click shortens a command's help."""
         limit = formatter.width - 6 - max(map(len, COMMANDS))
-        rows = [(name, click.Command(name, help=COMMANDS[name].summary).get_short_help_str(limit))
-                for name in self.list_commands(ctx)]
+        rows = [(name, _summary(name, limit)) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         """The commands starting with ``incomplete``, with their summaries from the table, then
         the group's options."""
-        from click.shell_completion import CompletionItem
-
-        results: list[Any] = [
-            CompletionItem(name, help=click.Command(name, help=entry.summary
-                                                    ).get_short_help_str())
-            for name, entry in sorted(COMMANDS.items()) if name.startswith(incomplete)]
+        results = [CompletionItem(name, help=_summary(name))
+                   for name in self.list_commands(ctx) if name.startswith(incomplete)]
         results.extend(click.Command.shell_complete(self, ctx, incomplete))
         return results
 

@@ -72,10 +72,10 @@ def system_files(names: tuple[str, ...], folder: Path) -> dict[str, str]:
 PROBE = r"""
 import sys, time
 import numpy, symengine, sympy
-import lagsim.cli.app, lagsim.symbolic.forms, lagsim.symbolic.render
+import lagsim.cli, lagsim.cli.commands.derive, lagsim.symbolic.forms, lagsim.symbolic.render
 start = time.process_time()
 try:
-    lagsim.cli.app.main(sys.argv[1:], prog_name="lagsim")
+    lagsim.cli.main(sys.argv[1:], prog_name="lagsim")
 except SystemExit as exc:
     code = exc.code
 else:

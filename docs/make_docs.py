@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lagsim.cli.app import main as lagsim_main
+from lagsim.cli import main as lagsim_main
 from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.symbolic.model import build_model
 from lagsim.viz.figures import save_figure

@@ -20,7 +20,7 @@ import math
 import tempfile
 from pathlib import Path
 
-from lagsim.cli.app import main as lagsim_main
+from lagsim.cli import main as lagsim_main
 
 G = 9.81
 ENERGY = -15.0

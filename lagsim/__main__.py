@@ -1,5 +1,5 @@
 """`python -m lagsim`."""
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 main(prog_name="lagsim")

@@ -2,9 +2,9 @@
 
 The public names are re-exported by :mod:`lagsim` (its ``__all__``); docs/api.md is the manual.
 The command line is built on the same functions: ``lagsim simulate`` is :func:`open_system` and
-:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms`
-(lagsim/cli/app.py), so
-the checks, messages and locations are the same. Where the command line names a flag
+:func:`run`, ``lagsim derive`` is :func:`open_system` and :func:`derive_forms`, ``lagsim check``,
+``equilibria`` and ``modes`` are the methods of :class:`System` (lagsim/cli/commands/), so the
+checks, messages and locations are the same. Where the command line names a flag
 (``--rtol``, ``--set``, ``--init``), the API names its keyword (``rtol``, ``parameters``,
 ``initial``).
 
@@ -25,7 +25,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from lagsim.errors import InputError, Location
 from lagsim.spec.options import OPTIONS, Option
@@ -81,6 +81,12 @@ def _switch_arg(value: Any, keyword: str) -> bool:
     return value
 
 
+@overload
+def _number_arg(value: None, keyword: str, low: float = ..., high: float = ...,
+                unit: str = ...) -> None: ...
+@overload
+def _number_arg(value: float, keyword: str, low: float = ..., high: float = ...,
+                unit: str = ...) -> float: ...
 def _number_arg(value: Any, keyword: str, low: float = -math.inf, high: float = math.inf,
                 unit: str = "") -> float | None:
     """``value`` of the keyword ``keyword`` as a float: None stays None, a number must be finite
@@ -106,7 +112,7 @@ def _whole_arg(value: Any, keyword: str, low: int, high: int, unit: str) -> int 
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{keyword} must be a whole number, not {type(value).__name__}")
-    if not low <= value <= high:
+    if not low <= int(value) <= high:
         raise InputError(f"{keyword} must be between {low} and {high} {unit}, not {value!r}")
     return int(value)
 
@@ -313,7 +319,8 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
     the keywords instead of ``--set``/``--init``."""
     from lagsim.spec.system import parse_spec, read_source
 
-    text, label, stem = _read(source) if api else read_source(source)
+    text, label, stem = _read(source) if api else read_source(
+        Path(source) if isinstance(source, os.PathLike) else source)
     with _keyword_errors(api):
         spec = parse_spec(text, label, stem, parameters, initial)
     return System(spec, text, label, stem, parameters or {}, initial or {})
@@ -445,7 +452,7 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     from lagsim.output import io
     from lagsim.output.trajectory import Trajectory
 
-    table = io.read_csv(path)
+    table = io.read_csv(Path(path) if isinstance(path, os.PathLike) else path)
     name = Path(table.source).stem if not table.source.startswith("<") else ""
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
+
+DEBUG: ContextVar[bool] = ContextVar("lagsim_debug", default=False)
+"""Whether the running ``lagsim`` command was given ``--debug`` (set by the command line for the
+length of a command, :meth:`lagsim.cli.group.LagsimGroup.invoke`; False for the Python API):
+the stages then show the notes they keep for debugging, such as the symbolic engine's
+fallbacks."""
 
 _BIDI = frozenset(map(chr, (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
                             *range(0x2066, 0x206A))))
@@ -108,17 +115,3 @@ class IntegrationError(LagsimError, RuntimeError):
     def __init__(self, message: str, time: float | None = None) -> None:
         super().__init__(message if time is None else f"at t = {time!r}: {message}")
         self.time = time
-
-
-_DEBUG = [False]
-
-
-def set_debugging(on: bool) -> None:
-    """Set whether the running ``lagsim`` command was given ``--debug`` (the command group sets
-    it on each invocation, so that the stages below the command line need not know click)."""
-    _DEBUG[0] = bool(on)
-
-
-def debugging() -> bool:
-    """Whether the running ``lagsim`` command was given ``--debug``."""
-    return _DEBUG[0]

@@ -19,7 +19,7 @@ from inline_systems import HARMONIC_OSCILLATOR, NATURAL_PENDULUM, named
 from scipy.integrate import simpson
 
 from lagsim.analysis.action import lagrangian_values, path_action, stationary_path
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.spec.system import parse_spec
 from lagsim.symbolic.model import build_model
 

@@ -129,13 +129,14 @@ def test_animate_shows_progress_on_a_terminal_only(monkeypatch, tmp_path) -> Non
 
     from click.testing import CliRunner
 
-    from lagsim.cli import app as cli
+    from lagsim.cli import main
+    from lagsim.cli.commands import animate
+    from lagsim.cli.progress import Progress
 
-    bars: list[cli._Progress] = []
-    real = cli._Progress
+    bars: list[Progress] = []
 
-    def early(label: str = "simulating") -> cli._Progress:
-        progress = real(label)
+    def early(label: str = "simulating") -> Progress:
+        progress = Progress(label)
         progress.start -= 2.0
         bars.append(progress)
         return progress
@@ -144,15 +145,15 @@ def test_animate_shows_progress_on_a_terminal_only(monkeypatch, tmp_path) -> Non
         def isatty(self) -> bool:
             return True
 
-    monkeypatch.setattr(cli, "_Progress", early)
-    result = CliRunner().invoke(cli.main, ["animate", "pendulum", "--t-end", "0.5", "--fps", "4",
-                                           "--dpi", "30", "-o", str(tmp_path / "p.gif")])
+    monkeypatch.setattr(animate, "Progress", early)
+    result = CliRunner().invoke(main, ["animate", "pendulum", "--t-end", "0.5", "--fps", "4",
+                                       "--dpi", "30", "-o", str(tmp_path / "p.gif")])
     assert result.exit_code == 0, result.output
     animating = [bar for bar in bars if bar.label == "animating"]
     assert len(animating) == 1 and animating[0].bar is None   # CliRunner's stderr: no terminal
     stream = Terminal()
     monkeypatch.setattr(sys, "stderr", stream)
-    bar = real("animating")
+    bar = Progress("animating")
     bar.start -= 2.0
     for k in range(4):
         bar((k + 1) / 4)

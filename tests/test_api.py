@@ -23,7 +23,7 @@ from inline_systems import HARMONIC_OSCILLATOR, named
 from scipy.special import ellipk
 
 import lagsim
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.spec.options import OPTIONS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "api.md"

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 import lagsim.errors
 import lagsim.numeric.compile
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.numeric import cache, ccompile
 from lagsim.numeric.compile import compile_model
 from lagsim.run.integrate import SimulateOptions, simulate

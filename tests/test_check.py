@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from inline_systems import NATURAL_PENDULUM, SPHERICAL_PENDULUM_CARTESIAN, named
 
 from lagsim.analysis.check import CheckReport, check_system
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.run.columns import with_invariants
 from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import load_spec, parse_spec, read_source

@@ -21,7 +21,7 @@ import sympy as sp
 from click.testing import CliRunner
 from inline_systems import SECANT
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 
 def invoke(*args: str, stdin: str | None = None):

@@ -12,7 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError, Location
 from lagsim.run import registry
 from lagsim.spec import choices

@@ -17,7 +17,7 @@ import sympy
 from click.testing import CliRunner
 
 from lagsim import __version__
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = """parameters: {m: 1, l: 1}
@@ -279,7 +279,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     """A run of over about a second draws a bar on a terminal, and nothing in a pipeline."""
     import io
 
-    from lagsim.cli import app as cli
+    from lagsim.cli.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -287,7 +287,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 
     for stream, expect_bar in ((Terminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stderr", stream)
-        progress = cli._Progress()
+        progress = Progress()
         progress.start -= 2.0
         for k in range(11):
             progress(k / 10)
@@ -299,7 +299,7 @@ def test_derive_status_only_on_a_terminal(monkeypatch):
     """A derivation past about a second names its stage on a terminal, and erases it."""
     import io
 
-    from lagsim.cli import app as cli
+    from lagsim.cli.progress import Status
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -307,7 +307,7 @@ def test_derive_status_only_on_a_terminal(monkeypatch):
 
     for stream, expect in ((Terminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stderr", stream)
-        status = cli._Status()
+        status = Status()
         status.start -= 2.0
         status("forming the matrix form")
         status.close()
@@ -390,3 +390,31 @@ def test_usage_errors_are_in_lagsims_style(args, line, command):
     first, second = proc.stderr.splitlines()
     assert first.startswith(line), first
     assert second == f"Try '{command} --help' for help."
+
+
+def test_the_command_table_summaries_are_the_commands_own_first_sentences() -> None:
+    """`lagsim --help` lists each command from the table; its summary is the first sentence of
+    the command's own help (what click would list had it loaded the command)."""
+    import click
+
+    from lagsim.cli.group import COMMANDS, load_command
+
+    for name, entry in COMMANDS.items():
+        command = load_command(name)
+        assert command.name == name
+        own = command.get_short_help_str(limit=10_000)
+        listed = click.Command(name, help=entry.summary).get_short_help_str(limit=10_000)
+        assert (name, listed) == (name, own)
+
+
+def test_help_imports_no_command_module() -> None:
+    """`lagsim --help` is built from the table: no module of lagsim.cli.commands is imported,
+    nor SymEngine (the commands load when run)."""
+    code = ("import sys\nfrom lagsim.cli import main\n"
+            "try:\n    main(['--help'], prog_name='lagsim')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('lagsim.cli.commands.')"
+            " or m == 'symengine'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from lagsim.api import load
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.numeric import ccompile
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.memo import Memo

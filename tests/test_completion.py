@@ -21,9 +21,11 @@ import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner
 
-from lagsim.cli.app import KINDS, form_choices, main
+from lagsim.cli import main
+from lagsim.cli.commands.derive import form_choices
 from lagsim.cli.completion import complete_choices
 from lagsim.spec.system import bundled_systems
+from lagsim.viz.kinds import KINDS
 
 LAGSIM = [sys.executable, "-m", "lagsim"]
 

@@ -22,7 +22,7 @@ from inline_systems import STIFF
 from scipy.integrate import Radau
 from scipy.special import ellipk
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import IntegrationError
 from lagsim.numeric import ccompile
 from lagsim.numeric.jacobian import rhs_jacobian

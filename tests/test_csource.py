@@ -153,7 +153,7 @@ def test_a_failed_fixed_step_says_its_status_message(method, dt):
     (the pendulum's step of 1.5 or 2.5 s is far beyond Newton's reach)."""
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     result = CliRunner().invoke(main, ["simulate", "pendulum_natural", "--method", method,
                                        "--dt", dt, "-o", "-"])

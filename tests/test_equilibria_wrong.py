@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import SPRING_SKATE
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 RTOL = 1e-10
 

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from scipy.integrate import solve_ivp
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.numeric import ccompile
 from lagsim.run import driver
 from lagsim.run.crossings import SMALLEST, Scan

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 import lagsim
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.output import io as lio
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.symbolic import forms
 
 

@@ -863,7 +863,7 @@ def _derive_json(*args: str) -> tuple[dict, str]:
 
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     result = CliRunner().invoke(main, ["derive", *args, "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from inline_systems import NATURAL_PENDULUM
 from scipy.integrate import solve_ivp
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import parse_spec
 from lagsim.symbolic.forms import FORMS

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.spec.times import clean_steps, clean_times
 from lagsim.viz.kinds import KIND_HELP, KINDS

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 FREE = "coordinates: [x]\nkinetic: 1/2*x_dot**2\n"
 

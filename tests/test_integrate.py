@@ -332,7 +332,7 @@ def test_trajectory_columns_in_csv_order() -> None:
 def cli(*args: str):
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     return CliRunner().invoke(main, list(args))
 

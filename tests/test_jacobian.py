@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import STIFF
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.numeric import jacobian as jacobian_module
 from lagsim.numeric.jacobian import rhs_jacobian
 from lagsim.run.integrate import SimulateOptions, simulate

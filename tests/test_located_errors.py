@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import Location, Subject
 from lagsim.run.problem import SourceMap
 from lagsim.spec.system import parse_spec

@@ -180,7 +180,7 @@ def test_action_flags_a_quadrature_that_did_not_converge(tmp_path):
     line with its class name, beside a value printed as if it were good."""
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     source = tmp_path / "osc.yaml"
     source.write_text(OSCILLATOR)
@@ -307,7 +307,7 @@ def test_simulate_reduced_eliminates_an_integrable_velocity_constraint(tmp_path)
     integrates it the same way, says so, and follows the closed form x = τ t²/(3 m R)."""
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     source = tmp_path / "disk.yaml"
     source.write_text(ROLLING_DISK)

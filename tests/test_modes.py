@@ -27,7 +27,7 @@ from inline_systems import DOUBLE_PENDULUM_CARTESIAN, MOVING_PIVOT_PENDULUM, SPR
 
 from lagsim.analysis.equilibria import find_equilibria
 from lagsim.analysis.modes import normal_modes
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.spec.system import parse_spec
 from lagsim.symbolic.model import build_model

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError, Location, printable
 from lagsim.naming import COLUMNS
 from lagsim.spec.system import parse_spec

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import lagsim
 from lagsim import naming
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.output.io import read_csv, write_csv
 from lagsim.output.trajectory import Trajectory

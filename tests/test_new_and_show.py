@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.spec.system import bundled_systems, load_spec
 
 SYSTEMS = Path(__file__).resolve().parents[1] / "systems"

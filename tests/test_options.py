@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import Location
 from lagsim.spec import system as spec_module
 from lagsim.spec.options import (

@@ -24,7 +24,9 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from lagsim.cli.app import EXIT_PIPE, main
+from lagsim.cli import main
+from lagsim.cli.exits import EXIT_PIPE
+from lagsim.cli.group import COMMANDS
 from lagsim.errors import InputError
 from lagsim.output.io import Table, check_output, open_output, printable, read_csv, write_csv
 from lagsim.viz import animate as lanimate
@@ -272,7 +274,7 @@ def _every_command() -> list[list[str]]:
         "plot": ["plot", "pendulum", *SHORT, "--dpi", "20", "-o", "-"],
         "animate": ["animate", "pendulum", *SHORT, "--fps", "10", "--dpi", "20", "-o", "-"],
     }
-    return [known.get(name, [name, "--help"]) for name in sorted(main.commands)]
+    return [known.get(name, [name, "--help"]) for name in sorted(COMMANDS)]
 
 
 @pytest.mark.parametrize("args", _every_command(), ids=lambda a: a[0])

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from lagsim.analysis.kinematics import held_by_constraints, quantities
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.output.io import Table, read_csv
 from lagsim.output.units import Quantities, unit_columns
 from lagsim.spec.system import load_spec, parse_spec

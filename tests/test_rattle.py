@@ -24,7 +24,7 @@ from inline_systems import (
 )
 from reference import exact
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.numeric.compile import compile_model
 from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import parse_spec

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from inline_systems import CUSP
 from reference import exact
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

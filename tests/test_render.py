@@ -436,7 +436,7 @@ def test_derive_refuses_a_bad_budget_or_width(args: list[str], words: str) -> No
     """A budget or width that is not a number in range is a usage error: one line, exit 2."""
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     result = CliRunner().invoke(main, ["derive", "pendulum", *args])
     assert result.exit_code == 2, result.output
@@ -447,7 +447,7 @@ def test_derive_width_zero_prints_each_equation_on_one_line() -> None:
     """`derive --width 0` through the command line: no continuation lines."""
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     result = CliRunner().invoke(main, ["derive", str(BENCH / "derive_messy3.yaml"),
                                        "--width", "0"])

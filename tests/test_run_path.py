@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import lagsim
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.spec.options import OPTIONS
 
 VALUES: dict[str, str] = {

@@ -24,7 +24,7 @@ import yaml
 from click.testing import CliRunner
 from test_spec import ERRORS
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.run.integrate import FORMULATIONS, METHODS, STABILIZERS, SimulateOptions
 from lagsim.spec.schema import CONSTRAINT_KEYS, schema_text, system_schema

@@ -1171,7 +1171,7 @@ NON_FINITE = [
 def cli_file(tmp_path: Path, text: str, *args: str):
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     path = tmp_path / "sys.yaml"
     path.write_text(yml(text), encoding="utf-8")

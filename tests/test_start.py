@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from inline_systems import DOUBLE_PENDULUM_CARTESIAN
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.numeric.compile import compile_model
 from lagsim.run.start import NO_INITIAL, consistent_start
 from lagsim.spec.system import parse_spec

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from scipy.special import ellipk
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.sweep import core as sw
 
 SYNC = ("--scheduler", "synchronous")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.sweep.core import read_table
 from lagsim.viz import sweep_figures as plot_sweep
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from scipy.special import ellipk
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 G, L, M = 9.81, 1.0, 1.0
 THETA0 = math.pi / 6

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 from lagsim.sweep import core as sw
 
 SYNC = ("--scheduler", "synchronous")
@@ -180,7 +180,7 @@ def test_a_scheduler_that_accepts_and_never_answers_is_given_up_in_time(tmp_path
     thread.start()
     port = server.getsockname()[1]
     code = ("import sys, lagsim.sweep.core as sw; sw.CONNECT_SECONDS = 2.0\n"
-            "from lagsim.cli.app import main\n"
+            "from lagsim.cli import main\n"
             f"main(['sweep', 'pendulum', '--values', 'theta=0.1,0.2', '--t-end', '0.1', "
             f"'--scheduler', 'tcp://127.0.0.1:{port}'], prog_name='lagsim')\n")
     try:

@@ -450,7 +450,7 @@ def test_plain_derive_of_the_showcase_prints_the_textbook_equations() -> None:
 
     from click.testing import CliRunner
 
-    from lagsim.cli.app import main
+    from lagsim.cli import main
 
     result = CliRunner().invoke(main, ["derive", "double_pendulum", "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -29,7 +29,7 @@ from test_rattle import (
     run,
 )
 
-from lagsim.cli.app import main
+from lagsim.cli import main
 
 DOUBLE_ANGLES = """
 name: double_angles

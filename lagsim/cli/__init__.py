@@ -1,6 +1,6 @@
 """The ``lagsim`` command: a thin click layer over the Python API (the entry point is
-:func:`lagsim.cli.app.main`)."""
+:func:`lagsim.cli.group.main`; the commands are :mod:`lagsim.cli.commands`)."""
 
-from lagsim.cli.app import main
+from lagsim.cli.group import main
 
 __all__ = ["main"]

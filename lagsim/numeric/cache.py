@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from lagsim import errors
+from lagsim.errors import DEBUG
 
 T = TypeVar("T")
 
@@ -80,9 +81,9 @@ def base_dir() -> Path:
 
 
 def debug() -> bool:
-    """Whether the running ``lagsim`` command was given ``--debug``
-    (:func:`lagsim.errors.debugging`)."""
-    return errors.debugging()
+    """Whether the running ``lagsim`` command was given ``--debug`` (:data:`lagsim.errors.DEBUG`,
+    set by the command group)."""
+    return DEBUG.get()
 
 
 def say_once(topic: str, message: str, reason: str | None = None) -> None:
@@ -226,7 +227,7 @@ def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | 
 def _note_rejected(path: Path, why: str) -> None:
     if "belongs to user" in why or "may write" in why:
         say_once(f"untrusted {path}", f"warning: not loading {path}: {why}; rebuilding it")
-    elif debug():
+    elif DEBUG.get():
         say_once(f"rejected {path}", f"note: rebuilding {path}: {why}")
 
 

@@ -3,7 +3,7 @@ nothing for 15 s, then its progress bar jumped from 0 to 100 %).
 
 Deriving M and F, generating the C source and compiling it can take seconds to minutes for a
 large model, before a run's progress bar has anything to count. Inside :func:`shown` (the
-``lagsim`` command, :class:`lagsim.cli.app.LagsimGroup`), each :func:`stage` rewrites one status
+``lagsim`` command, :class:`lagsim.cli.group.LagsimGroup`), each :func:`stage` rewrites one status
 line on stderr, ``lagsim: building <name>: <stage>… (<elapsed> s)``, when stderr is a terminal;
 the line is erased when the build ends. In a pipe or a file, and for a program using the API,
 nothing is written.

@@ -2,7 +2,7 @@
 
 :data:`OPTIONS` is the table. From it come the YAML keys a ``simulate:`` block may hold
 (:data:`SIMULATE_KEYS`, read by :mod:`lagsim.spec.system`), the command-line flags of ``simulate``,
-``plot`` and ``animate`` (built in :mod:`lagsim.cli.app` from :attr:`Option.flag` and
+``plot`` and ``animate`` (built in :mod:`lagsim.cli.options` from :attr:`Option.flag` and
 :meth:`Option.help_text`) and the frozen :class:`SimulateOptions` (one field per row).
 Validation happens once, up front, in :meth:`SimulateOptions.resolve`, with messages that name
 the option as the user wrote it (``--rtol`` or ``FILE:LINE:COL: simulate.rtol``), in the manner

@@ -224,3 +224,12 @@ def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
         assert source is not None
         header, data, _errors = read_table(source)
         sweep_figure(fig, header, data, x, y, title)
+
+
+def show(kind: str, source: str | None, x: str | None, y: str | None, title: str | None,
+         table: Any = None) -> None:
+    """Draw ``kind`` (:func:`draw`) in a window (pyplot)."""
+    import matplotlib.pyplot as plt
+
+    draw(plt.figure(layout="constrained"), kind, source, x, y, title, table)
+    plt.show()

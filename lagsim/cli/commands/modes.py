@@ -1,0 +1,62 @@
+"""``lagsim modes``: the small oscillations about an equilibrium, through
+:meth:`lagsim.api.System.modes`, and their shapes drawn with ``--plot``."""
+
+from __future__ import annotations
+
+import click
+
+from lagsim import api
+from lagsim.cli.files import inputs
+from lagsim.cli.options import (
+    example,
+    file_argument,
+    force_option,
+    report_format_option,
+    set_option,
+)
+from lagsim.cli.reports import report_out
+from lagsim.errors import InputError, Location
+
+
+@click.command("modes", epilog=example("lagsim modes double_pendulum --at \"theta1=0, "
+                                       "theta2=0\" --plot -o modes.png"))
+@file_argument
+@click.option("--at", "at", default="equilibrium", show_default=True, metavar="POINT",
+              help="'equilibrium' (the stable one nearest the initial state, else the "
+                   "nearest; the report says which) or a point such as "
+                   "\"theta1=0, theta2=pi\" (other coordinates at their initial values), which "
+                   "must be an equilibrium to 1e-9.")
+@report_format_option
+@set_option
+@click.option("--plot", "draw", is_flag=True,
+              help="Draw each mode shape (systems with masses) to -o FILE.")
+@click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+@force_option
+def command(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
+            output: str | None, force: bool) -> None:
+    """Print the small oscillations of FILE about an equilibrium.
+
+    M0 δq̈ + D δq̇ + K δq = 0 on the tangent space of the constraints: natural frequencies
+    (rad/s and Hz), damping ratios, stability and mode shapes in the file's coordinates.
+    """
+    target = None
+    if draw:
+        from lagsim.output.io import check_output
+        from lagsim.viz import figures as plotting
+
+        if output is None or output == "-":
+            raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
+                             "the report", Location("--plot"))
+        target = check_output(output, formats=plotting.FORMATS, binary=True,
+                              inputs=inputs(force, (file, "FILE")))
+    elif output is not None:
+        raise InputError("-o is the image of --plot; add --plot, or drop -o",
+                         Location("--output"))
+    system = api.open_system(file, overrides)
+    report = system.modes(at)
+    if target is not None:
+        from lagsim.viz.figures import save_figure
+        from lagsim.viz.mode_figures import mode_figure
+
+        save_figure(mode_figure(system.spec, system.model, report), target)
+    report_out(report, fmt)

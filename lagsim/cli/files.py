@@ -1,0 +1,54 @@
+"""The files a command reads: a bundled system's file and text, the inputs an output must not
+overwrite, and the hint on stderr when a command waits on a terminal."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+
+from lagsim.cli.exits import warn
+from lagsim.errors import InputError, Location, printable
+
+
+def stdin_hint(source: str, what: str, argument: str) -> None:
+    """One line on stderr when a command is about to read a terminal (a bare `lagsim derive`):
+    without it, waiting for input looks like a hang."""
+    stdin = sys.stdin
+    if source == "-" and stdin is not None and stdin.isatty():
+        warn(f"reading {what} from standard input; Ctrl-D to end, or give {argument}")
+
+
+def inputs(force: bool, *given: tuple[str | None, str]) -> tuple[tuple[str, str], ...]:
+    """The files a command reads, as (path, what it is) for :func:`lagsim.output.io.check_output`'s
+    refusal of an output that is one of them; none with --force. A bundled system's name
+    stands for its file in the package."""
+    if force:
+        return ()
+    found = []
+    for name, what in given:
+        if name is None or name == "-":
+            continue
+        path = Path(name)
+        if not path.exists() and path.parent == Path("."):
+            path = Path(bundled_file(name[:-5] if name.endswith(".yaml") else name))
+        found.append((str(path), what))
+    return tuple(found)
+
+
+def bundled_file(name: str) -> str:
+    """The path of the bundled system ``name``'s file in the package (it may not exist)."""
+    return str(resources.files("lagsim.systems").joinpath(f"{name}.yaml"))
+
+
+def bundled_text(name: str, option: str) -> str:
+    """The text of the bundled system ``name``, or an error naming ``option`` that lists the
+    bundled names (a path is not a bundled system: it is already a file of the user's)."""
+    from lagsim.spec.expressions import suggest
+    from lagsim.spec.system import bundled_systems
+
+    names = bundled_systems()
+    if name not in names:
+        raise InputError(f"no bundled system {printable(repr(name))}{suggest(name, names)}; "
+                         f"they are {', '.join(names)}", Location(option))
+    return resources.files("lagsim.systems").joinpath(f"{name}.yaml").read_text("utf-8")

@@ -1,0 +1,166 @@
+"""The ``lagsim`` group: its options, and the table of its commands, each loaded only when run
+(pip's ``commands_dict``; click's documentation, "Lazily Loading Subcommands"), so that
+``lagsim --help`` lists them from the table without importing one."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import click
+from click.shell_completion import CompletionItem
+
+from lagsim import __version__
+from lagsim.cli.exits import UsageError, handled, signals_interrupt, stdout_present, warnings_routed
+from lagsim.errors import DEBUG
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A command of the table: where it is (``"module:attribute"``) and its summary, the line
+    ``lagsim --help`` lists (the first sentence of the command's own help)."""
+
+    target: str
+    summary: str
+
+
+COMMANDS = {
+    "action": Entry("lagsim.cli.commands.action:command",
+                    "The action S = ∫ L dt of FILE along a path, a simulated run, or the "
+                    "stationary path."),
+    "animate": Entry("lagsim.cli.commands.animate:command",
+                     "Animate the masses of a system: dots, rods, a fading trail, a clock and "
+                     "gravity."),
+    "cache": Entry("lagsim.cli.commands.cache:command",
+                   "Show or clear the compile cache of compiled models."),
+    "check": Entry("lagsim.cli.commands.check:command",
+                   "Report what FILE is: coordinates, constraints, rank and degrees of "
+                   "freedom, redundant constraints, whether each velocity constraint is "
+                   "holonomic (Frobenius' test) and what is conserved (energy, cyclic and "
+                   "Noether momenta)."),
+    "completion": Entry("lagsim.cli.commands.completion:command",
+                        "Print the completion script of lagsim for SHELL (bash, zsh or fish)."),
+    "derive": Entry("lagsim.cli.commands.derive:command",
+                    "Print the equations of motion of FILE in the chosen form."),
+    "equilibria": Entry("lagsim.cli.commands.equilibria:command",
+                        "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
+                        "the constraints."),
+    "modes": Entry("lagsim.cli.commands.modes:command",
+                   "Print the small oscillations of FILE about an equilibrium."),
+    "new": Entry("lagsim.cli.commands.new:command",
+                 "Copy the bundled system NAME into a file of your own, as a starting point."),
+    "plot": Entry("lagsim.cli.commands.plot:command",
+                  "Draw the trajectory, constraint drift and energy drift of a CSV, or of a "
+                  "system."),
+    "schema": Entry("lagsim.cli.commands.schema:command",
+                    "Print the JSON Schema (draft 2020-12) of the system file, for editors."),
+    "simulate": Entry("lagsim.cli.commands.simulate:command",
+                      "Integrate FILE and write the trajectory as CSV."),
+    "sweep": Entry("lagsim.cli.commands.sweep:command",
+                   "Simulate FILE once for every combination of the swept values, on this "
+                   "machine's cores or a Dask cluster, and write one row per run: the values, "
+                   "the final state, the largest constraint residuals, the energy drift (or, "
+                   "when h is not conserved, its change), the stop time of --stop-when and "
+                   "each --summary."),
+    "systems": Entry("lagsim.cli.commands.systems:command",
+                     "List the bundled systems, with the first line of each description."),
+}
+"""The commands of ``lagsim``, by name."""
+
+
+def load_command(name: str) -> click.Command:
+    """The command ``name`` of :data:`COMMANDS`, its module imported now."""
+    module, _, attribute = COMMANDS[name].target.partition(":")
+    command = getattr(importlib.import_module(module), attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{COMMANDS[name].target} is not a click command")
+    return command
+
+
+def _summary(name: str, limit: int = 45) -> str:
+    """The summary of command ``name`` shortened to ``limit`` as click shortens a help text."""
+    return click.Command(name, help=COMMANDS[name].summary).get_short_help_str(limit)
+
+
+class LagsimGroup(click.Group):
+    """The group of :data:`COMMANDS`, lazily loaded, with lagsim's errors and exit codes
+    (:mod:`lagsim.cli.exits`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name) if cmd_name in COMMANDS else None
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with the table's names as the suggestions of an unknown command (click
+        8.4's NoSuchCommand, which has the ``command_name``)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            missing = getattr(exc, "command_name", None)
+            if missing is None:
+                raise
+            raise click.exceptions.NoSuchCommand(missing, possibilities=sorted(COMMANDS),
+                                                 ctx=ctx) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their summaries, from the table (no command module is imported),
+        shortened as click shortens a command's help."""
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        rows = [(name, _summary(name, limit)) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The commands starting with ``incomplete``, with their summaries from the table, then
+        the group's options."""
+        results = [CompletionItem(name, help=_summary(name))
+                   for name in self.list_commands(ctx) if name.startswith(incomplete)]
+        results.extend(click.Command.shell_complete(self, ctx, incomplete))
+        return results
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``--debug`` anywhere before a ``--`` counts as the group's (``lagsim derive x
+        --debug`` as well as ``lagsim --debug derive x``)."""
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:end]:
+            args = ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+        return super().parse_args(ctx, args)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # SymEngine and the numerics load here, not when `lagsim --help` is built.
+        from lagsim.numeric import stages
+        from lagsim.symbolic.expansion import signals_end_process
+
+        debugging = DEBUG.set(bool(ctx.params.get("debug")))
+        try:
+            with signals_interrupt(), stdout_present(), warnings_routed(ctx), \
+                    signals_end_process(), stages.shown():
+                return handled(ctx, lambda: super(LagsimGroup, self).invoke(ctx))
+        finally:
+            DEBUG.reset(debugging)
+
+
+@click.group(cls=LagsimGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExample:\n  lagsim simulate pendulum --t-end 10 | lagsim plot -o p.png")
+@click.version_option(__version__, prog_name="lagsim")
+@click.option("--debug", is_flag=True, help="Show tracebacks and symbolic-engine fallbacks "
+              "(also accepted after the command: lagsim derive FILE --debug).")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Derive and simulate the equations of motion of constrained mechanical systems.
+
+    FILE is a YAML system file, the name of a bundled system (see `lagsim systems`), or - for
+    standard input.
+    """
+    ctx.obj = {"debug": debug}

@@ -72,8 +72,9 @@ class RhsJacobian:
         args, exprs = _residual_derivatives(model)
         params = list(model.substitutions())
         values = [numeric.parameters[str(p)] for p in params]
-        self._f = compile_functions(self.n, self.m, (("jacobian", args, exprs),), params,
-                                    values)["jacobian"]
+        self.function = compile_functions(self.n, self.m, (("jacobian", args, exprs),),
+                                          params, values)["jacobian"]
+        """The compiled derivatives of the residual (the C Radau loop calls it by address)."""
         self._x = np.empty(len(args))
         self.gain = getattr(stabilizer, "gain", None)
         self.beta = getattr(stabilizer, "beta", 0.0)
@@ -100,7 +101,7 @@ class RhsJacobian:
         x[1:1 + n] = q
         x[1 + n:1 + 2 * n] = qd
         x[1 + 2 * n:] = z
-        out = self._f(x)
+        out = self.function(x)
         size = (n + m) * n
         R_q = out[:size].reshape(n + m, n)
         R_qd = out[size:2 * size].reshape(n + m, n)

@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
-from lagsim.run.engines.rattle import FixedStepMethod, Rattle
-from lagsim.run.engines.variational import Variational
 from lagsim.spec.options import BY_NAME, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -78,12 +77,30 @@ def _solver(name: str) -> type[OdeSolver]:
 
 SOLVERS: Mapping[str, type[OdeSolver]] = _Lazy(SOLVER_NAMES, _solver)
 """scipy's adaptive solvers: they integrate the ODE a formulation makes."""
-FIXED_STEP: Mapping[str, type[FixedStepMethod]] = {"rattle": Rattle, "variational": Variational}
-"""The fixed-step methods, which run their own loop
-(:class:`lagsim.run.engines.rattle.FixedStepMethod`)."""
-_FIXED = FIXED_STEP
-METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = _Lazy(
-    (*SOLVER_NAMES, *_FIXED), lambda name: _FIXED[name] if name in _FIXED else _solver(name))
+
+
+@dataclass(frozen=True)
+class FixedStep:
+    """What a fixed-step ``--method`` takes (issue 11), declared here so that
+    :func:`check_combination` reads it before anything is built; the method itself, which runs
+    its own loop, is :class:`lagsim.run.engines.rattle.FixedStepMethod` of the same ``name``."""
+
+    name: str
+    kinds: frozenset[str] = frozenset(("holonomic",))
+    dependent_rows: bool = False
+    fixed_step: bool = True
+    velocity_note: str = (
+        "structure-preserving integrators for velocity (nonholonomic) constraints are a "
+        "different family (nonholonomic integrators: J. Cortés and S. Martínez 2001; R. I. "
+        "McLachlan and M. Perlmutter 2006) that lagsim does not offer; use --method DOP853")
+
+
+FIXED_STEP: Mapping[str, FixedStep] = {name: FixedStep(name) for name in ("rattle", "variational")}
+"""The fixed-step methods (:mod:`lagsim.run.engines.rattle`, :mod:`lagsim.run.engines.variational`):
+RATTLE, and the midpoint variational integrator."""
+METHODS: Mapping[str, type[OdeSolver] | FixedStep] = _Lazy(
+    (*SOLVER_NAMES, *FIXED_STEP),
+    lambda name: FIXED_STEP[name] if name in FIXED_STEP else _solver(name))
 """Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
 (:class:`lagsim.run.engines.rattle.FixedStepMethod`, issue 11), which need no formulation or
 stabilizer and
@@ -97,6 +114,12 @@ relative to the matrix's own scale, so a mass of 1e-30 or 1e308 is regular."""
 KINDS = ("holonomic", "velocity")
 
 Report = Callable[[str], None]
+
+
+def _silent(_message: str) -> None:
+    return None
+
+
 Locate = Callable[[str], Location | None]
 
 
@@ -382,16 +405,26 @@ class Formulation:
     c_step: Callable | None = None
     """DOP853's step in C for ``rhs`` (:mod:`lagsim.run.engines.cstep`), when the formulation has
     one."""
-    report: Report = staticmethod(lambda _message: None)
-    """Where the formulation says what it chose during a run (stderr in the CLI); set by
-    :class:`lagsim.run.problem.Problem`."""
+    report: Report
+    """Where the formulation says what it chose during a run (stderr in the CLI), given by
+    :class:`lagsim.run.problem.Problem`; silent by default."""
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
+                 spec: SystemSpec | None = None, model: Model | None = None, *,
+                 report: Report | None = None) -> None:
         self.numeric = numeric
         self.stabilizer = stabilizer
         self.n = numeric.n
         self.m = numeric.m
+        self.report = report or _silent
+        self.noted: set[str] = set()
+        """The topics :meth:`note_once` has reported."""
+
+    def note_once(self, topic: str, message: str) -> None:
+        """``report(message)`` the first time ``topic`` is noted in this formulation's run."""
+        if topic not in self.noted:
+            self.noted.add(topic)
+            self.report(message)
 
     def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         return None
@@ -431,8 +464,9 @@ class OdeFormulation(Formulation):
     stabilizers = frozenset(("none",))
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
-        super().__init__(numeric, stabilizer, spec, model)
+                 spec: SystemSpec | None = None, model: Model | None = None, *,
+                 report: Report | None = None) -> None:
+        super().__init__(numeric, stabilizer, spec, model, report=report)
         self.rhs = numeric.ode_rhs()
         self.c_step = numeric.dop853_step()
 
@@ -450,8 +484,9 @@ class Index1(Formulation):
     name = "index1"
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
-        super().__init__(numeric, stabilizer, spec, model)
+                 spec: SystemSpec | None = None, model: Model | None = None, *,
+                 report: Report | None = None) -> None:
+        super().__init__(numeric, stabilizer, spec, model, report=report)
         size = self.n + self.m
         self._K = np.zeros((size, size))
 
@@ -574,8 +609,8 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     an :class:`InputError` that says what would apply, located at the option in the file (or
     at the constraint concerned through ``locate(constraint name)``).
     """
-    if options.method in _FIXED:
-        return _check_fixed_step(_FIXED[options.method], options, numeric, dependent, locate)
+    if options.method in FIXED_STEP:
+        return _check_fixed_step(FIXED_STEP[options.method], options, numeric, dependent, locate)
     form = FORMULATIONS[requested]
     misfit = _misfit(form, numeric, dependent)
     if misfit:
@@ -620,7 +655,7 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     return stabilizer
 
 
-def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: NumericSystem,
+def _check_fixed_step(method: FixedStep, options: Any, numeric: NumericSystem,
                       dependent: Collection[str], locate: Locate | None) -> type[Stabilizer]:
     """The checks of a fixed-step method (issue 11): a step ``--dt``, no formulation,
     stabilizer, stop condition or section (the method handles the constraints itself; its loop

@@ -48,6 +48,10 @@ from lagsim.errors import InputError, IntegrationError
 from lagsim.numeric import csource
 from lagsim.numeric.csource import Status
 from lagsim.numeric.memo import Memo
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.formulations import solve_augmented
+from lagsim.run.monitor import FailedRun, Pace, assemble
+from lagsim.run.problem import Problem
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand
 from lagsim.symbolic.model import Model
@@ -67,7 +71,9 @@ class StepFailed(Exception):
         self.code = code
 
 
-def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def step_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with A x = b, for a step of the NumPy path: :class:`StepFailed` (``STEP_SINGULAR``)
+    when A is singular or x is not finite."""
     try:
         x = np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
@@ -196,20 +202,13 @@ def step_source(name: str, n: int, m: int) -> str:
 class FixedStepMethod:
     """A ``--method`` that steps with the fixed step ``--dt`` and keeps the constraints itself.
 
-    Registered in :data:`lagsim.run.formulations.METHODS` beside scipy's solvers; what it supports
-    is declared here and read by :func:`lagsim.run.formulations.check_combination` (``kinds``,
-    ``dependent_rows``) and by :meth:`misfit` (what needs the symbolic model). A subclass gives
+    What it supports is declared in :data:`lagsim.run.formulations.FIXED_STEP` under its
+    ``name`` and read by :func:`lagsim.run.formulations.check_combination` (``kinds``,
+    ``dependent_rows``), and by :meth:`misfit` (what needs the symbolic model). A subclass gives
     ``prepare(problem) -> (Compiled, aux array, initial state)`` and ``step(compiled, aux, t,
     h, x) -> new state`` (the NumPy path; the C path is its ``c_body``)."""
 
     name: ClassVar[str] = ""
-    fixed_step: ClassVar[bool] = True
-    kinds: ClassVar[frozenset[str]] = frozenset(("holonomic",))
-    dependent_rows: ClassVar[bool] = False
-    velocity_note: ClassVar[str] = (
-        "structure-preserving integrators for velocity (nonholonomic) constraints are a "
-        "different family (nonholonomic integrators: J. Cortés and S. Martínez 2001; R. I. "
-        "McLachlan and M. Perlmutter 2006) that lagsim does not offer; use --method DOP853")
 
     @classmethod
     def misfit(cls, model: Model) -> str | None:
@@ -217,7 +216,7 @@ class FixedStepMethod:
         return None
 
     @classmethod
-    def prepare(cls, problem: Any) -> tuple[Compiled, np.ndarray, np.ndarray]:
+    def prepare(cls, problem: Problem) -> tuple[Compiled, np.ndarray, np.ndarray]:
         raise NotImplementedError
 
     @classmethod
@@ -226,11 +225,10 @@ class FixedStepMethod:
         raise NotImplementedError
 
     @classmethod
-    def run(cls, problem: Any, progress: Callable[[float], None] | None = None) -> Any:
-        """Step ``problem`` (a :class:`lagsim.run.problem.Problem`) from t0 to t_end with the step
-        ``--dt``; the :class:`lagsim.output.trajectory.Trajectory` of its samples."""
-        from lagsim.run.driver import FailedRun, Pace
-
+    def run(cls, problem: Problem, progress: Callable[[float], None] | None = None
+            ) -> Trajectory:
+        """Step ``problem`` from t0 to t_end with the step ``--dt``; the trajectory of its
+        samples."""
         options = problem.options
         why = cls.misfit(problem.model)
         if why:
@@ -326,14 +324,11 @@ class FixedStepMethod:
         return x[:2 * n]
 
 
-def _trajectory(problem: Any, name: str, times: np.ndarray, rows: np.ndarray, reason: str,
-                message: str) -> Any:
+def _trajectory(problem: Problem, name: str, times: np.ndarray, rows: np.ndarray, reason: str,
+                message: str) -> Trajectory:
     """The samples as a :class:`~lagsim.output.trajectory.Trajectory`: λ from each sampled state by
     the augmented system [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] (seed 003), residuals and energy
     as for every method."""
-    from lagsim.run.driver import _trajectory as assemble
-    from lagsim.run.formulations import solve_augmented
-
     numeric = problem.numeric
     n, m = numeric.n, numeric.m
     q, qd = rows[:, :n].copy(), rows[:, n:].copy()
@@ -399,7 +394,7 @@ class Rattle(FixedStepMethod):
         return None
 
     @classmethod
-    def prepare(cls, problem: Any) -> tuple[Compiled, np.ndarray, np.ndarray]:
+    def prepare(cls, problem: Problem) -> tuple[Compiled, np.ndarray, np.ndarray]:
         model, numeric = problem.model, problem.numeric
         state_args, pos_args, params = symbols(model)
         kick = [diff(model.lagrangian, qi) + model.tau[i] for i, qi in enumerate(model.q)]
@@ -446,12 +441,12 @@ class Rattle(FixedStepMethod):
                         break
                     raise StepFailed(Status.STEP_NEWTON)
                 prev = err
-                lam += _solve(G1 @ B, -phi)
+                lam += step_solve(G1 @ B, -phi)
                 q1 = qt + B @ lam
             vh = vh + (B @ lam) / h
         f1 = kick(np.concatenate(([t + h], q1, 2.0 * vh - v)))
         vs = vh + 0.5 * h * (Mi @ f1)
         if m:
             MG = Mi @ G1.T
-            vs = vs + 0.5 * h * (MG @ _solve(G1 @ MG, -2.0 / h * (G1 @ vs)))
+            vs = vs + 0.5 * h * (MG @ step_solve(G1 @ MG, -2.0 / h * (G1 @ vs)))
         return np.concatenate((q1, vs))

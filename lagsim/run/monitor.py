@@ -1,0 +1,575 @@
+"""What watches a run step by step, whichever engine steps it (issue 15, issue 23): the parts
+every step loop shares, so that the Python loop (:mod:`lagsim.run.engines.python`) and the C
+loops (:mod:`lagsim.run.engines.cloop`, :mod:`lagsim.run.engines.cradau`) make the same rows and
+the same errors.
+
+For each accepted step:
+
+1. :class:`Guard` checks the new state (finite, mass matrix regular: issue 15, "Mid-run
+   failures");
+2. :class:`StopEvent` looks for the first sign change of ``--stop-when`` inside the step
+   (:class:`lagsim.run.crossings.Scan` on the step's dense output, ``brentq`` on the piece);
+   :class:`Section` takes every crossing of ``--section``;
+3. :class:`Samples` takes the sample times that fall in the step from its :class:`Step` (the
+   dense output is made only when a sample lies strictly inside: DOP853's interpolant costs three
+   more evaluations), projected onto the constraints when the stabilizer projects, and unpacked
+   at once into full q, q̇ and λ (a formulation's layout of y may change during a run);
+4. :class:`Pace` refuses, after the first second, a run that would take more than a day.
+
+A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
+:class:`Watch` holds the four parts of one run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lagsim.errors import InputError, IntegrationError, LagsimError
+from lagsim.numeric.compile import NumericSystem
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.crossings import RTOL, XTOL, Scan, Visit, clear, probes
+from lagsim.run.crossings import message as missed_message
+from lagsim.run.formulations import FORMULATIONS, Formulation, MassWatch
+from lagsim.run.problem import Problem
+from lagsim.run.section import SectionFunction, compile_section
+from lagsim.spec.options import BY_NAME, duration
+
+if TYPE_CHECKING:
+    from scipy.integrate import OdeSolver
+
+def scipy_integrate() -> Any:
+    """scipy.integrate, imported when the Python loop first needs it (a third of a run's
+    start-up; the C loop and the fixed-step methods do without)."""
+    import scipy.integrate
+
+    return scipy.integrate
+
+
+def _brentq() -> Callable[..., float]:
+    from scipy.optimize import brentq
+
+    return brentq
+
+PACE_PROBE_SECONDS = 1.0
+MAX_RUN_SECONDS = 86400.0
+"""A run that, at the pace of its first second, would take longer than this is refused."""
+MASS_CHECK_EVERY = 8
+"""The mass matrix is checked at least every this many accepted steps (:class:`Guard`)."""
+
+
+class FailedRun(IntegrationError):
+    """A run that failed (exit 1); ``partial`` is the trajectory up to the failure."""
+
+    def __init__(self, error: IntegrationError, partial: Trajectory) -> None:
+        LagsimError.__init__(self, error.message, error.location)
+        self.time = error.time
+        self.partial = partial
+
+
+@dataclass(frozen=True)
+class At:
+    """A state a C loop accepted (what the parts read of a scipy ``OdeSolver``): the time, the
+    state and the next step size (None before the first step)."""
+
+    t: float
+    y: np.ndarray
+    h_abs: float | None = None
+
+
+@dataclass
+class Watch:
+    """The parts that watch one run (the samples, the guard, the ``--stop-when`` event, the
+    pace check) and the ``--section`` event, whose rows replace the samples."""
+
+    samples: Samples
+    guard: Guard
+    stop: StopEvent | None
+    pace: Pace
+    section: Section | None = None
+
+    @classmethod
+    def start(cls, problem: Problem, y0: np.ndarray) -> Watch:
+        """The parts at the start y0 (the formulation's state): the first row is the start,
+        unless ``--section`` takes the rows."""
+        samples = Samples(problem)
+        section = Section.of(problem, y0)
+        if section is None:
+            samples.add(problem.t0, y0, project=False)
+        guard = Guard(problem)
+        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        return cls(samples, guard, stop, Pace(problem), section)
+
+
+class Step:
+    """One accepted step: its end state, and its dense output made only when asked for."""
+
+    def __init__(self, solver: OdeSolver) -> None:
+        self.solver = solver
+        self.t_old = float(solver.t_old)
+        self.t = float(solver.t)
+        self.y = solver.y
+        self._dense: Callable | None = None
+
+    def at(self, t: float) -> np.ndarray:
+        if t == self.t:
+            return self.y.copy()
+        if self._dense is None:
+            self._dense = self.solver.dense_output()
+        return self._dense(t)
+
+    def many(self, times: np.ndarray) -> np.ndarray:
+        """The states at ``times`` as columns (the step's end itself is its state)."""
+        if self._dense is None:
+            self._dense = self.solver.dense_output()
+        ys = np.array(self._dense(times), dtype=float).reshape(len(self.y), len(times))
+        ys[:, times == self.t] = self.y[:, None]
+        return ys
+
+
+class Samples:
+    """The output rows: full t, q, q̇, λ taken when each sample time is passed."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.form: Formulation = problem.form
+        self.times = problem.options.sample_times()
+        self.k = 1
+        self.t: list[float] = []
+        self.q: list[np.ndarray] = []
+        self.qd: list[np.ndarray] = []
+        self.lam: list[np.ndarray] = []
+
+    def add(self, t: float, y: np.ndarray, project: bool = True) -> None:
+        """One row from the formulation's state y at t (projected when the stabilizer
+        projects)."""
+        form = self.form
+        if project and form.stabilizer.projects:
+            projected = form.project(t, y)
+            y = y if projected is None else projected
+        q, qd = form.unpack(t, y)
+        lam = form.multipliers(t, q, qd) if form.m else np.zeros(0)
+        if not np.all(np.isfinite(lam)):
+            i = int(np.flatnonzero(~np.isfinite(lam))[0])
+            raise IntegrationError(f"lambda_{self.problem.numeric.constraint_names[i]} became "
+                                   f"{lam[i]} ({state_text(self.problem.numeric, q, qd)})",
+                                   time=float(t))
+        self.t.append(float(t))
+        self.q.append(q)
+        self.qd.append(qd)
+        self.lam.append(lam)
+
+    def take(self, step: Step, end: float | None) -> None:
+        """The sample times in the step (up to the stop event's time ``end``, which is a row of
+        its own)."""
+        times = self.times
+        last = step.t if end is None else end
+        while self.k < len(times) and (times[self.k] <= last if end is None
+                                       else times[self.k] < last):
+            self.add(times[self.k], step.at(times[self.k]))
+            self.k += 1
+        if end is not None:
+            self.add(end, step.at(end))
+
+    def last(self, solver: OdeSolver | At) -> None:
+        """After a failure: the last state the solver accepted, as a final row, when it is
+        later than the last sample and finite."""
+        y = np.asarray(solver.y, dtype=float)
+        if solver.t > self.t[-1] and np.all(np.isfinite(y)):
+            try:
+                self.add(float(solver.t), y.copy())
+            except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
+                pass
+
+    def trajectory(self, stop_reason: str, stop_message: str) -> Trajectory:
+        """The rows so far, with residuals and energy recomputed from each sampled state."""
+        numeric = self.problem.numeric
+        n, m = numeric.n, numeric.m
+        t = np.array(self.t)
+        q = np.array(self.q).reshape(len(t), n)
+        qd = np.array(self.qd).reshape(len(t), n)
+        lam = np.array(self.lam).reshape(len(t), m)
+        return assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
+                           stop_reason, stop_message)
+
+
+class _Event:
+    """What ``--stop-when`` and ``--section`` share: the expression's value at a state, and at
+    times on the current step's dense output, one (:meth:`at`, for Brent's method) or many at
+    once (:meth:`many`, for :class:`lagsim.run.crossings.Scan`)."""
+
+    name = ""
+
+    def __init__(self, problem: Problem, function: Callable[..., float],
+                 rows: Callable[[np.ndarray], np.ndarray] | None, uses_multipliers: bool
+                 ) -> None:
+        self.form = problem.form
+        self.options = problem.options
+        self.function = function
+        self.rows = rows or (lambda x: np.array([function(*row) for row in x]))
+        self.uses_multipliers = uses_multipliers
+        self.plain = not uses_multipliers and type(self.form).unpack is Formulation.unpack
+        """Whether the state is (q, q̇) and λ is not used: the arguments at many states are
+        made at once."""
+        self.step: Step | None = None
+        self.scan = Scan(self.many)
+        self.last: tuple[float, np.ndarray, float] | None = None
+
+    def _arguments(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        form = self.form
+        q, qd = form.unpack(t, y)
+        lam = form.multipliers(t, q, qd) if self.uses_multipliers else np.zeros(form.m)
+        return q, qd, lam
+
+    def value(self, t: float, y: np.ndarray) -> float:
+        q, qd, lam = self._arguments(t, y)
+        return float(self.function(t, *q, *qd, *lam))
+
+    def at(self, s: float) -> float:
+        assert self.step is not None
+        return _finite(self.value(s, self.step.at(s)), self.name, s)
+
+    def _rows(self, times: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """The expression at each of ``times`` with the states ``ys`` (columns)."""
+        if self.plain:
+            x = np.zeros((len(times), 1 + len(ys) + self.form.m))
+            x[:, 0] = times
+            x[:, 1:1 + len(ys)] = ys.T
+        else:
+            x = np.array([np.concatenate(([t], *self._arguments(t, ys[:, i])))
+                          for i, t in enumerate(times)])
+        return self.rows(x)
+
+    def many(self, times: np.ndarray) -> np.ndarray:
+        assert self.step is not None
+        values = self._rows(times, self.step.many(times))
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            _finite(float(values[bad[0]]), self.name, float(times[bad[0]]))
+        return values
+
+    def scan_step(self, step: Step, visit: Visit) -> None:
+        """Check the step's end value, visit the whole step when :func:`lagsim.run.crossings.clear`
+        finds it clear, else scan it (the start's value reused when the step starts from the
+        state the last one ended in), and say once what the scan could not resolve."""
+        a, b, solver = step.t_old, step.t, step.solver
+        g = _finite(self.value(b, step.y), self.name, b)
+        self.step = step
+        seen = self.scan.missed
+        start, ga = getattr(solver, "y_old", None), None
+        if start is not None:
+            ga = (self.last[2] if self.last is not None and self.last[0] == a
+                  and start is self.last[1] else _finite(self.value(a, start), self.name, a))
+        stages = getattr(solver, "K", None)
+        if ga is not None and stages is not None and self._clear(a, ga, start, stages[0], b, g,
+                                                                 step.y, solver.f):
+            visit(a, ga, b, g)
+        else:
+            self.scan.step(a, b, g, visit, ga)
+        self.last = (b, step.y, g)
+        if seen is None and self.scan.missed is not None:
+            self.form.report(missed_message(BY_NAME[self.name].flag,
+                                            str(getattr(self.options, self.name)),
+                                            self.scan.missed))
+
+    def _clear(self, a: float, ga: float, ya: np.ndarray, fa: np.ndarray, b: float,
+               gb: float, yb: np.ndarray, fb: np.ndarray) -> bool:
+        """:func:`lagsim.run.crossings.clear` on the step (an expression that cannot be evaluated or
+        is not finite at a probe only means "not clear")."""
+        if not ga * gb > 0.0:
+            return False
+        times, states = probes(a, ya, fa, b, yb, fb)
+        try:
+            values = self._rows(times, states)
+        except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
+            return False
+        return clear(a, ga, b, gb, times, values)
+
+
+class StopEvent(_Event):
+    """The ``--stop-when`` condition: the first sign change after the start (a start at exactly
+    0 takes its sign from the first nonzero value), looked for inside each step on its dense
+    output (:class:`lagsim.run.crossings.Scan`)."""
+
+    name = "stop_when"
+
+    def __init__(self, problem: Problem, y0: np.ndarray) -> None:
+        assert problem.stop is not None
+        stop = problem.stop
+        super().__init__(problem, stop.function, stop.rows, stop.uses_multipliers)
+        self.stop = stop
+        self.sign = float(np.sign(self.value(problem.t0, y0)))
+        self.end: float | None = None
+
+    def resume(self, sign: float, missed: tuple[float, float, float] | None) -> None:
+        """Go on from a loop that looked for the crossing so far (the reduced C loop handing
+        over to the Python loop): the sign before it, and the piece its scan could not resolve
+        (already said on stderr)."""
+        self.sign = sign
+        if missed is not None:
+            self.scan.missed = missed
+
+    def crossing(self, step: Step) -> float | None:
+        """The time of the first sign change inside ``step``, or None."""
+        self.end = None
+        self.scan_step(step, self._visit)
+        return self.end
+
+    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
+        if self.sign == 0.0:
+            self.sign = float(np.sign(gv))
+            return False
+        if gv * self.sign > 0.0:
+            return False
+        assert self.step is not None
+        self.end = _root(self.at, u, gu, v, gv, self.step.t)
+        return True
+
+
+class Section(_Event):
+    """``--section``: the state at every crossing of the expression's zero in the chosen
+    direction, each located like :class:`StopEvent`'s, on the pieces of the step that
+    :class:`lagsim.run.crossings.Scan` cuts (:mod:`lagsim.run.section`); these rows replace the
+    samples."""
+
+    name = "section"
+
+    def __init__(self, problem: Problem, function: SectionFunction, y0: np.ndarray) -> None:
+        super().__init__(problem, function.function, function.rows, function.uses_multipliers)
+        self.want = {"both": 0.0, "up": -1.0, "down": 1.0}[function.direction]
+        self.sign = float(np.sign(self.value(problem.t0, y0)))
+        self.found: list[float] = []
+
+    @classmethod
+    def of(cls, problem: Problem, y0: np.ndarray) -> Section | None:
+        function = compile_section(problem.spec, problem.numeric, problem.options)
+        return None if function is None else cls(problem, function, y0)
+
+    def take(self, step: Step, end: float | None, samples: Samples) -> None:
+        """A row for each crossing inside ``step`` (before the stop time ``end``) in the
+        wanted direction (``want`` is the sign before the crossing, 0 for both)."""
+        self.found = []
+        self.scan_step(step, self._visit)
+        for t in self.found:
+            if end is None or t <= end:
+                samples.add(t, step.at(t))
+
+    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
+        before, self.sign = self.sign, float(np.sign(gv))
+        if before == 0.0 or gv * before > 0.0:
+            return False
+        assert self.step is not None
+        t = _root(self.at, u, gu, v, gv, self.step.t)
+        if self.want == 0.0 or before == self.want:
+            self.found.append(t)
+        return False
+
+
+def _finite(g: float, name: str, t: float) -> float:
+    """``g``, the value of the ``name`` expression at t; an :class:`IntegrationError` when it
+    is not finite."""
+    if not math.isfinite(g):
+        raise IntegrationError(f"the {BY_NAME[name].flag} expression is {g}", time=t)
+    return g
+
+
+def _root(g: Callable[[float], float], u: float, gu: float, v: float, gv: float,
+          b: float) -> float:
+    """The crossing on the piece [u, v] whose end v has left the sign before it: v when g is 0
+    there, u when g_u has the sign of g_v already (the projection at a step's start may move g
+    across 0 by rounding), else Brent's method (:data:`lagsim.run.crossings.XTOL` at the step's
+    end b)."""
+    if gv == 0.0:
+        return v
+    if not gu * gv < 0.0:
+        return u
+    return float(_brentq()(g, u, v, xtol=XTOL * max(1.0, abs(b)), rtol=RTOL))
+
+
+class Guard:
+    """Watches the run for what the solver does not report well (issue 15): a non-finite value
+    (the right-hand side is wrapped to note the first non-finite evaluation of the step being
+    tried) and a mass matrix that becomes singular (:class:`MassWatch`)."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.form = problem.form
+        self.mass = MassWatch(problem.numeric, problem.t0, problem.q0, problem.qd0)
+        self.bad: tuple[float, np.ndarray, np.ndarray] | None = None
+        self.unchecked = 0
+        self.h = math.inf
+        self.regular_at = problem.t0
+
+    def resume(self, h: float, unchecked: int, regular_at: float) -> None:
+        """Go on from a loop that watched the run so far (the reduced C loop handing over to
+        the Python loop): its last step size, steps since the mass check, and the last time the
+        mass matrix was regular."""
+        self.h, self.unchecked, self.regular_at = h, unchecked, regular_at
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        f = self.form.rhs(t, y)
+        if self.bad is None and not math.isfinite(f @ f) and not np.all(np.isfinite(f)):
+            self.bad = (float(t), np.array(y, dtype=float), np.array(f, dtype=float))
+        return f
+
+    def accepted(self, step: Step) -> None:
+        """Check the state at the end of an accepted step: finite, and (every
+        :data:`MASS_CHECK_EVERY` steps, and whenever the step size falls to less than half the
+        last one, as it does when a mass matrix degenerates) a regular mass matrix."""
+        self.bad = None
+        if not math.isfinite(step.y @ step.y) and not np.all(np.isfinite(step.y)):
+            q, qd = self.form.unpack(step.t, step.y)
+            raise IntegrationError(first_nonfinite(self.problem.numeric, q, qd), time=step.t)
+        h, self.h = self.h, step.t - step.t_old
+        self.unchecked += 1
+        if self.unchecked >= MASS_CHECK_EVERY or self.h < 0.5 * h:
+            self.unchecked = 0
+            self.mass(step.t, *self.form.unpack(step.t, step.y), self.regular_at)
+            self.regular_at = step.t
+
+    def singular(self, solver: OdeSolver | At, exc: Exception) -> IntegrationError:
+        """A linear solve failed inside a step: say whether the mass matrix did."""
+        q, qd = self.form.unpack(solver.t, solver.y)
+        self.mass(float(solver.t), q, qd, self.regular_at)
+        others = [name for name, form in FORMULATIONS.items() if form.dependent_rows and form.kinds]
+        hint = (f"; the constraints may have become dependent, try "
+                f"{BY_NAME['formulation'].flag} {' or '.join(others)}"
+                if self.form.m and not self.form.dependent_rows and others else "")
+        return IntegrationError(f"singular matrix ({exc}){hint}", time=float(solver.t))
+
+    def start(self, t: float, y: np.ndarray) -> None:
+        """Refuse a start whose right-hand side is not finite: scipy's choice of the first step
+        is then NaN, and its step loop never ends."""
+        self.rhs(t, y)
+        if self.bad is not None:
+            raise IntegrationError(self.describe(*self.bad), time=self.bad[0])
+
+    def failure(self, solver: OdeSolver | At, message: str | None) -> IntegrationError:
+        """The solver gave up: name the first non-finite quantity when that is why."""
+        if self.bad is None and not isinstance(solver, scipy_integrate().LSODA):
+            self._probe(solver)
+        if self.bad is not None:
+            return IntegrationError(self.describe(*self.bad), time=self.bad[0])
+        method = self.problem.options.method
+        return IntegrationError(f"the integrator failed ({method}): {message}",
+                                time=float(solver.t))
+
+    def _probe(self, solver: OdeSolver | At) -> None:
+        """Retry the failed step with scipy's DOP853 in Python, whose every evaluation passes
+        through :meth:`rhs` (the C stepper's do not)."""
+        options = self.problem.options
+        try:
+            probe = scipy_integrate().DOP853(self.rhs, solver.t, solver.y, options.t_end,
+                                        rtol=options.rtol, atol=options.atol,
+                                        first_step=getattr(solver, "h_abs", None) or None)
+            for _ in range(3):
+                if self.bad is not None or probe.status != "running":
+                    break
+                probe.step()
+        except (np.linalg.LinAlgError, ValueError):
+            pass
+
+    def describe(self, t: float, y: np.ndarray, f: np.ndarray) -> str:
+        """The first non-finite quantity at a trial state: a coordinate or rate, then a force,
+        a mass-matrix entry or a constraint term, then a multiplier, then an acceleration."""
+        numeric, form = self.problem.numeric, self.form
+        why = "(an overflow or an invalid operation such as the root of a negative number)"
+        try:
+            q, qd = form.unpack(t, y)
+        except (ArithmeticError, ValueError, np.linalg.LinAlgError):
+            return f"the state became non-finite {why}"
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            return f"{first_nonfinite(numeric, q, qd)} {why}"
+        state = state_text(numeric, q, qd)
+        names = numeric.coordinates
+        M, F, A, b = numeric.dynamics(t, q, qd)
+        parts = [(F, lambda i: f"the generalized force on {names[i]}"),
+                 (M.ravel(), lambda i: f"the mass matrix entry ({names[i // len(names)]}, "
+                                       f"{names[i % len(names)]})"),
+                 (b, lambda i: f"the acceleration term of constraint "
+                               f"{numeric.constraint_names[i]}")]
+        if form.m:
+            try:
+                parts.append((form.multipliers(t, q, qd),
+                              lambda i: f"lambda_{numeric.constraint_names[i]}"))
+            except (ArithmeticError, ValueError, np.linalg.LinAlgError):
+                pass
+        for values, name in parts:
+            bad = np.flatnonzero(~np.isfinite(values))
+            if bad.size:
+                return f"{name(int(bad[0]))} became {values[bad[0]]} at {state} {why}"
+        bad = np.flatnonzero(~np.isfinite(f))
+        what = (f"the acceleration of {names[int(bad[0]) - len(names)]}"
+                if len(f) == 2 * len(names) and bad.size and bad[0] >= len(names)
+                else "the right-hand side")
+        return f"{what} became {f[bad[0]] if bad.size else 'non-finite'} at {state} {why}"
+
+
+class Pace:
+    """Refuses a run that, at the pace of its first :data:`PACE_PROBE_SECONDS`, would take
+    more than :data:`MAX_RUN_SECONDS` (``--t-end 1e308``: issue 15, "Limits")."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.start = time.monotonic()
+        self.done = False
+
+    def __call__(self, t: float) -> None:
+        if self.done:
+            return
+        elapsed = time.monotonic() - self.start
+        if elapsed < PACE_PROBE_SECONDS:
+            return
+        self.done = True
+        options, t0 = self.problem.options, self.problem.t0
+        fraction = (t - t0) / (options.t_end - t0)
+        projected = elapsed / fraction if fraction > 0 else math.inf
+        if projected > MAX_RUN_SECONDS:
+            raise InputError(
+                f"{options.label('t_end')} {options.t_end!r} is out of reach: after "
+                f"{elapsed:.1f} s the run is at t = {t:.6g}, and at that pace it would take "
+                f"{duration(projected)} (lagsim refuses runs of more than a day); give a "
+                f"smaller {options.label('t_end')}", options.file_location("t_end"))
+
+
+def state_text(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
+    values = zip((*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates)),
+                 (*q, *qd))
+    return ", ".join(f"{name} = {float(x):.6g}" for name, x in values)
+
+
+def first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
+    names = (*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates))
+    values = np.concatenate((q, qd))
+    bad = np.flatnonzero(~np.isfinite(values))
+    return f"{names[bad[0]]} became {values[bad[0]]}" if bad.size else "the state became non-finite"
+
+
+def assemble(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
+                q: np.ndarray, qd: np.ndarray, lam: np.ndarray, stop_reason: str,
+                stop_message: str) -> Trajectory:
+    """Residuals and energy recomputed from each sampled state."""
+    N, m = len(t), numeric.m
+    hol = list(numeric.holonomic)
+    residual = np.zeros((N, m))
+    residual_dot = np.zeros((N, len(hol)))
+    energy = np.empty(N)
+    for i in range(N):
+        if m:
+            w = numeric.velocity_residual(t[i], q[i], qd[i])
+            residual[i] = w
+            if hol:
+                residual[i, hol] = numeric.phi(t[i], q[i])[0]
+                residual_dot[i] = w[hol]
+        energy[i] = numeric.energy(t[i], q[i], qd[i])
+    return Trajectory(
+        name=numeric.name, coordinates=numeric.coordinates,
+        constraint_names=numeric.constraint_names, constraint_kinds=numeric.constraint_kinds,
+        t=t, q=q, qd=qd, lam=lam, residual=residual, residual_dot=residual_dot, energy=energy,
+        formulation=name, stabilize=stabilize, stop_reason=stop_reason, stop_message=stop_message,
+    )

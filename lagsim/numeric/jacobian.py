@@ -27,6 +27,7 @@ method is asked for, once per model structure per process (the compile memo).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -122,12 +123,16 @@ class RhsJacobian:
         return np.linalg.lstsq(K, r, rcond=None)[0]
 
 
+_MADE: weakref.WeakKeyDictionary[object, RhsJacobian] = weakref.WeakKeyDictionary()
+"""The Jacobian made for each formulation object (once per run, where the warning is said)."""
+
+
 def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """The analytic Jacobian of ``form``'s right-hand side, or None when the formulation has no
     y = [q, q̇] state (``reduced`` integrates its independent coordinates only)."""
     if getattr(form, "name", "") not in ("ode", "index1", "udwadia-kalaba"):
         return None
-    cached = getattr(form, "_analytic_jacobian", None)
+    cached = _MADE.get(form)
     if cached is None:
         rough = kinks(model.lagrangian, *model.tau, *(c.expression for c in model.constraints))
         if rough:
@@ -137,5 +142,5 @@ def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np
                         "Radau, BDF and LSODA is wrong, so they may take tiny steps or fail: an "
                         "explicit method (DOP853, RK45) is more reliable across such points")
         cached = RhsJacobian(form.numeric, model, form.stabilizer, form.dependent_rows)
-        form._analytic_jacobian = cached
+        _MADE[form] = cached
     return cached

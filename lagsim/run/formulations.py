@@ -467,12 +467,12 @@ class OdeFormulation(Formulation):
                  spec: SystemSpec | None = None, model: Model | None = None, *,
                  report: Report | None = None) -> None:
         super().__init__(numeric, stabilizer, spec, model, report=report)
-        self.rhs = numeric.ode_rhs()
+        self._ode_rhs = numeric.ode_rhs()
         self.c_step = numeric.dop853_step()
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        """Replaced in ``__init__`` by ``numeric.ode_rhs()`` (one compiled call)."""
-        return self.numeric.ode_rhs()(t, y)
+        """``numeric.ode_rhs()`` (one compiled call), made once."""
+        return self._ode_rhs(t, y)
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return np.zeros(0)

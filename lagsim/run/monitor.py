@@ -266,8 +266,8 @@ class _Event:
             ga = (self.last[2] if self.last is not None and self.last[0] == a
                   and start is self.last[1] else _finite(self.value(a, start), self.name, a))
         stages = getattr(solver, "K", None)
-        if ga is not None and stages is not None and self._clear(a, ga, start, stages[0], b, g,
-                                                                 step.y, solver.f):
+        if (ga is not None and start is not None and stages is not None
+                and self._clear(a, ga, start, stages[0], b, g, step.y, solver.f)):
             visit(a, ga, b, g)
         else:
             self.scan.step(a, b, g, visit, ga)

@@ -43,9 +43,10 @@ import math
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
@@ -92,9 +93,9 @@ across the state, the products with a diagonal mass matrix), which -O2's cost mo
 scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
-LIBRARIES: Memo[Any] = Memo(4)
+LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)
 """The step loop's library (model independent) by compiler, in this process."""
-STOP_LIBRARIES: Memo[tuple[Any, int] | None] = Memo(16)
+STOP_LIBRARIES: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 """The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
 the parameters as inputs, not their values: a sweep over them loads one)."""
 
@@ -102,7 +103,7 @@ the parameters as inputs, not their values: a sweep over them loads one)."""
 def _coefficients() -> str:
     """DOP853's tables as scipy's class holds them, printed exactly."""
 
-    def array(name: str, values: Any) -> str:
+    def array(name: str, values: npt.ArrayLike) -> str:
         flat = np.asarray(values, dtype=float).ravel()
         return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
 
@@ -125,13 +126,13 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
-def _library(cc: str) -> Any:
+def _library(cc: str) -> ctypes.CDLL | None:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr)."""
     return LIBRARIES.get(cc, lambda: _load_library(cc))
 
 
-def _load_library(cc: str) -> Any:
+def _load_library(cc: str) -> ctypes.CDLL | None:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     lib = None
@@ -165,7 +166,12 @@ def _load_library(cc: str) -> Any:
     return lib
 
 
-def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
+def _symbol(lib: ctypes.CDLL, name: str) -> int:
+    """The address of the function ``name`` of a loaded library."""
+    return int(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0)
+
+
+def _stop_function(cc: str, problem: Problem) -> tuple[ctypes.CDLL, int] | None:
     """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ)
     and p the model's parameters (the array the loop passes to the model's functions), so one
     library serves every parameter value: (the library, the function's address); None when it
@@ -185,10 +191,10 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
                    "{ stop(in, p, out); }\n")
     source = "#include <math.h>\n" + text
 
-    def build() -> tuple[Any, int] | None:
+    def build() -> tuple[ctypes.CDLL, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "stop", source, ccompile.flags())
-            return lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value
+            return lib, _symbol(lib, "lagsim_stop")
         except Exception as exc:
             cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
                            "could not be compiled to C; stepping in Python instead (slower)",
@@ -232,7 +238,7 @@ class CLoop(StepLoop):
                          STABILIZE[stabilizer.name], problem.stop is not None, uses_lam,
                          MASS_CHECK_EVERY], dtype=np.intc)
         doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
-                            SINGULAR_RTOL, mass_scale, RCOND], dtype=float)
+                            SINGULAR_RTOL, mass_scale, RCOND], dtype=np.float64)
         hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
         handle = self.lib.lagsim_loop_new(
             ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
@@ -407,11 +413,11 @@ class CDop853Engine(Engine):
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
 # code hands the rest of the run to the Python loop.
 
-MAPS: Memo[tuple[Any, int] | None] = Memo(16)
+MAPS: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 """The reduced charts' maps to the full state compiled in this process, by C source."""
 
 
-def _reduced_argtypes(lib: Any) -> None:
+def _reduced_argtypes(lib: ctypes.CDLL) -> None:
     """Argument types of the reduced block's entry points (``lagsim/numeric/c/cloop.c``, at its
     end)."""
     p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
@@ -467,7 +473,7 @@ def _map_function(cc: str, chart: SymbolicChart) -> int | None:
     def build() -> tuple[ctypes.CDLL, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "reduced-map", source, ccompile.flags())
-            return lib, int(ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value or 0)
+            return lib, _symbol(lib, "lagsim_full")
         except Exception as exc:
             cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
                            "could not be compiled to C; stepping in Python instead (slower)",
@@ -719,16 +725,16 @@ class RLoop(CLoop):
         state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
         yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
         allow = int(form.switches > 0)
-        chart = form.current_chart()
-        if isinstance(chart, PartitionChart):
-            dep = np.ascontiguousarray(chart.dependent, dtype=np.intc)
-            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
-            st = np.ascontiguousarray(np.concatenate(([chart.t_last], chart.q_last,
-                                                      chart.tangent.ravel())), dtype=float)
+        current = form.current_chart()
+        if isinstance(current, PartitionChart):
+            dep = np.ascontiguousarray(current.dependent, dtype=np.intc)
+            ind = np.ascontiguousarray(current.independent, dtype=np.intc)
+            st = np.ascontiguousarray(np.concatenate(([current.t_last], current.q_last,
+                                                      current.tangent.ravel())), dtype=float)
             self.lib.lagsim_reduced_partition(r, dep.ctypes.data, ind.ctypes.data,
                                               st.ctypes.data, yp, fp, allow, restart)
         else:
-            self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
+            self.lib.lagsim_reduced_switch(r, charts.index(current), yp, fp, allow, restart)
 
     def _sync(self, r: int, result: LoopResult) -> None:
         """Bring the form up to the C loop's state: its chart (a numeric one's partition, last

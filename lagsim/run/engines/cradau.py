@@ -26,9 +26,10 @@ from __future__ import annotations
 import ctypes
 import math
 import time
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
@@ -57,7 +58,7 @@ STEPS_PER_CALL = 256
 :data:`lagsim.run.engines.cloop.CALL_SECONDS` at the pace measured."""
 OPTIMIZE = "-O2"
 
-LIBRARIES: Memo[Any] = Memo(4)
+LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)
 """The Radau loop's library (model independent) by compiler, in this process."""
 
 
@@ -65,7 +66,7 @@ def _constants() -> str:
     """scipy's Radau constants (radau.py), printed exactly."""
     from scipy.integrate._ivp import radau as r
 
-    def array(name: str, values: Any) -> str:
+    def array(name: str, values: npt.ArrayLike) -> str:
         flat = np.asarray(values, dtype=float).ravel()
         return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
 
@@ -78,13 +79,13 @@ def _constants() -> str:
         array("P", r.P)])
 
 
-def _library(cc: str) -> Any:
+def _library(cc: str) -> ctypes.CDLL | None:
     """The Radau loop's shared library (model independent), built once per machine; None when
     it cannot be built or loaded (said on stderr)."""
     return LIBRARIES.get(cc, lambda: _load_library(cc))
 
 
-def _load_library(cc: str) -> Any:
+def _load_library(cc: str) -> ctypes.CDLL | None:
     text = csource.read("cradau.c").replace("@RUNTIME@", ccompile.RUNTIME)
     lib = None
     try:

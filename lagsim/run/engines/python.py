@@ -19,6 +19,7 @@ code, from a :class:`Resume`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -127,8 +128,8 @@ class PythonEngine(Engine):
         return run_python(problem, progress)
 
 
-def make_solver(problem: Problem, fun: Any, t0: float, y0: np.ndarray,
-                first_step: float | None = None) -> OdeSolver:
+def make_solver(problem: Problem, fun: Callable[[float, np.ndarray], np.ndarray], t0: float,
+                y0: np.ndarray, first_step: float | None = None) -> OdeSolver:
     """The ``OdeSolver`` of ``options.method``; DOP853 steps in C (:mod:`lagsim.run.engines.cstep`)
     when the formulation has a C step and nothing changes the state between steps."""
     options, form = problem.options, problem.form

@@ -39,7 +39,7 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import symengine as se
@@ -99,14 +99,14 @@ class Compiled:
         from lagsim.numeric.ccompile import compiler, structure
 
         self.params = np.ascontiguousarray(values, dtype=float)
-        self.lib: Any = None
+        self.lib: ctypes.CDLL | None = None
         self.functions: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
         self.state = state
         self.m = m
         cc = compiler()
         memo = "\0".join((str(cc), tag, c_body, structure(n, m, functions, params)))
 
-        def make() -> Any:
+        def make() -> Code:
             built = None if cc is None else _build_c(cc, functions, params, c_body, state,
                                                      row_code, n, m, tag)
             if built is not None:
@@ -124,7 +124,10 @@ class Compiled:
             self.lib = code
 
 
-CODE: Memo[Any] = Memo(16)
+Code = ctypes.CDLL | dict[str, tuple[Callable[[np.ndarray], np.ndarray], int, int]]
+"""A method's code: its C library, or (the NumPy path) each function lambdified with the sizes
+of its argument and its result."""
+CODE: Memo[Code] = Memo(16)
 """A method's compiled code by compiler, method and model structure, in this process (the
 parameter values are bound per run)."""
 
@@ -143,7 +146,7 @@ def _bind(f: Callable, k: int, params: np.ndarray, size: int) -> Callable[[np.nd
 
 def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]],
              params: Sequence[se.Symbol], c_body: str, state: int, row_code: str, n: int, m: int,
-             tag: str) -> Any:
+             tag: str) -> ctypes.CDLL | None:
     """The library of one method and model structure, from the compile cache or built; None
     (said on stderr) when it cannot be built."""
     from lagsim.numeric import cache
@@ -243,7 +246,7 @@ class FixedStepMethod:
         compiled, aux, state = cls.prepare(problem)
         n = problem.numeric.n
         t0, h = problem.t0, float(options.dt)
-        times = np.ascontiguousarray(options.sample_times(), dtype=float)
+        times = np.ascontiguousarray(options.sample_times(), dtype=np.float64)
         total = int(np.floor((options.t_end - t0) / h * (1 + 1e-12)))
         if t0 + total * h > options.t_end:
             total -= 1
@@ -259,7 +262,8 @@ class FixedStepMethod:
                 code = cls._call(compiled, aux, t0, h, k, count, state, times, taken, out,
                                  failed_at)
                 if code:
-                    raise IntegrationError(f"{cls.name}: {Status(code).message} at step size "
+                    status = Status(code)  # type: ignore[call-arg]  # the member of the code
+                    raise IntegrationError(f"{cls.name}: {status.message} at step size "
                                            f"{h!r}; try a smaller {options.label('dt')}",
                                            time=float(failed_at[0]))
                 k += count

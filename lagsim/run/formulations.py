@@ -210,7 +210,7 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
 class MassWatch:
     """Stops a run whose mass matrix becomes singular (issue 15, "Mid-run failures").
 
-    Called after accepted steps (see :class:`lagsim.run.driver.Guard` for how often): the Cholesky
+    Called after accepted steps (see :class:`lagsim.run.monitor.Guard` for how often): the Cholesky
     factor M = L Lᵀ is taken at the step's end; a failure, or a smallest pivot L_kk² below
     :data:`SINGULAR_RTOL` times the largest diagonal entry of M (now or at the start), is an
     :class:`IntegrationError` with the time and the coordinate of the weakest direction. The
@@ -368,15 +368,17 @@ def solve_augmented(K: np.ndarray, M: np.ndarray, F: np.ndarray, A: np.ndarray, 
 class Formulation:
     """One way of turning the constrained equations into an ODE y' = f(t, y).
 
-    Subclass contract (the driver, :mod:`lagsim.run.driver`, relies on each rule):
+    Subclass contract (the engines, :mod:`lagsim.run.engines`, rely on each rule):
 
     1. ``name`` is the key in :data:`FORMULATIONS`. What it supports is declared in class
        attributes that :func:`check_combination` reads before anything is built: ``kinds``
        (constraint kinds it handles; empty: unconstrained systems only), ``needs_constraints``,
        ``dependent_rows`` (constraint rows that repeat earlier ones), ``rheonomic``
        (constraints that depend on t), ``stabilizers`` and ``methods``.
-    2. ``__init__(numeric, stabilizer, spec, model)`` prepares buffers (and, for ``reduced``, the
-       reduction); it may raise :class:`InputError` when the formulation cannot apply.
+    2. ``__init__(numeric, stabilizer, spec, model, *, report)`` prepares buffers (and, for
+       ``reduced``, the reduction); it may raise :class:`InputError` when the formulation cannot
+       apply. ``report(message)`` is where it says what it chose during a run (stderr in the
+       CLI); :meth:`note_once` says a thing once per run.
     3. ``check(t, q, qd)`` raises :class:`InputError` when it cannot run from this (consistent)
        start, with a message that says which formulation can.
     4. ``initial(t, q, qd)`` gives the solver's y0; ``unpack(t, y)`` gives the full (q, q̇) back.

@@ -6,7 +6,8 @@ The public names live here for the rest of lagsim and for users; the parts live 
 * :mod:`lagsim.run.formulations`: the formulations and stabilizers (each declares what it supports),
   :func:`check_combination`, the shared linear algebra and the mass-matrix checks;
 * :mod:`lagsim.run.problem`: :class:`Problem`, what a run needs, built and checked once;
-* :mod:`lagsim.run.driver`: :func:`simulate`, the loop over accepted steps and its small parts.
+* :mod:`lagsim.run.driver`: :func:`simulate`, and the table of engines that step a run
+  (:mod:`lagsim.run.engines`; the parts that watch each step in :mod:`lagsim.run.monitor`).
 
 :func:`consistent_start` (the start state moved onto the constraints) lives in
 :mod:`lagsim.run.start`.

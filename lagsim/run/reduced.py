@@ -34,7 +34,7 @@ full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, an
 numeric chart (where :meth:`Reduced._chart_for` would try no symbolic reduction), mirrored in
 C; this class decides in Python only the first switch, a new symbolic chart, a check within
 rounding of its threshold and rank loss. With the other methods the Python loop steps
-(:func:`lagsim.run.driver.run_python`).
+(:mod:`lagsim.run.engines.python`).
 
 The class is registered in :data:`lagsim.run.formulations.FORMULATIONS`, which imports this module
 when ``reduced`` is first looked up.

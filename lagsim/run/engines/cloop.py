@@ -1,9 +1,9 @@
 """The accepted-step loop of a run in C: whole sample intervals per call (issue 9, issue 17 §4).
 
-:func:`lagsim.run.driver.run` steps a formulation's ODE with scipy's ``OdeSolver`` in Python, one
-Python round per accepted step (the step itself, the checks, the ``--stop-when`` search, the
-samples, the projection). With DOP853 (the default) and the formulations ``ode``, ``index1``
-and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
+The Python loop (:mod:`lagsim.run.engines.python`) steps a formulation's ODE with scipy's
+``OdeSolver``, one Python round per accepted step (the step itself, the checks, the
+``--stop-when`` search, the samples, the projection). With DOP853 (the default) and the
+formulations ``ode``, ``index1`` and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
 module runs that same loop in C (``lagsim/numeric/c/cloop.c``, compiled once per machine with
 :data:`OPTIMIZE` and kept in the compile cache of :mod:`lagsim.numeric.cache`): the model's compiled
 functions are called through their addresses; index1's augmented system is solved through its
@@ -18,7 +18,8 @@ the same constants) and the first found by Brent's method on the step's dense ou
 part mirrors the Python code it replaces (named in the C source), so both loops give the same
 trajectory to rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained
 system). Python runs once per call (the progress bar, the pace check and Ctrl-C), about every
-:data:`CALL_SECONDS` whatever the size of the model, not once per step.
+:data:`lagsim.run.engines.ccommon.CALL_SECONDS` whatever the size of the model, not once per
+step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
 of this module and of ``lagsim/numeric/c/cloop.c``): the chart's ODE in the free coordinates is
@@ -403,7 +404,7 @@ class CDop853Engine(Engine):
 # ---- reduced ----------------------------------------------------------------------------------
 # The reduced formulation in the C loop (issue 9): the current chart's ODE in the free
 # coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
-# solve), and after each accepted step the C code does what lagsim.run.driver.run_python does
+# solve), and after each accepted step the C code does what the Python loop does
 # around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
 # symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart, its
 # switch to a symbolic chart already built or to a numeric chart where no symbolic one is to be

@@ -1,6 +1,6 @@
 """Radau IIA's step loop in C for unconstrained systems (issue 9, "Stiff systems").
 
-With ``--method Radau`` the Python loop (:func:`lagsim.run.driver.run_python`) drives scipy's
+With ``--method Radau`` the Python loop (:mod:`lagsim.run.engines.python`) drives scipy's
 ``Radau`` one Python round per accepted step, and each step calls the right-hand side and
 solves the Newton systems through Python: on a stiff system most of the run's time. For the
 formulation ``ode`` this module runs the same loop in C (``lagsim/numeric/c/cradau.c``): scipy's
@@ -11,7 +11,7 @@ Newton in the eigenbasis of Radau IIA's matrix, its error estimate, the step-siz
 MU_REAL/h·I − J and MU_COMPLEX/h·I − J; Hairer & Wanner, *Solving Ordinary Differential
 Equations II*, §IV.8), with scipy's constants printed exactly, the model's compiled dynamics
 and the compiled analytic Jacobian of :mod:`lagsim.numeric.jacobian` called through their addresses,
-the checks of :class:`lagsim.run.driver.Guard` and the samples from the step's dense output
+the checks of :class:`lagsim.run.monitor.Guard` and the samples from the step's dense output
 (``RadauDenseOutput``). Both loops give the same trajectory to rounding (tests/test_cradau.py:
 1e-9 relative on the samples; the Newton iteration's stopping test may flip on rounding).
 
@@ -55,7 +55,7 @@ from lagsim.run.problem import Problem
 
 STEPS_PER_CALL = 256
 """Accepted steps of the first C call; later calls take as many as fit in
-:data:`lagsim.run.engines.cloop.CALL_SECONDS` at the pace measured."""
+:data:`lagsim.run.engines.ccommon.CALL_SECONDS` at the pace measured."""
 OPTIMIZE = "-O2"
 
 LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)

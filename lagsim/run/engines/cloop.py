@@ -3,23 +3,23 @@
 The Python loop (:mod:`lagsim.run.engines.python`) steps a formulation's ODE with scipy's
 ``OdeSolver``, one Python round per accepted step (the step itself, the checks, the
 ``--stop-when`` search, the samples, the projection). With DOP853 (the default) and the
-formulations ``ode``, ``index1`` and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
-module runs that same loop in C (``lagsim/numeric/c/cloop.c``, compiled once per machine with
-:data:`OPTIMIZE` and kept in the compile cache of :mod:`lagsim.numeric.cache`): the model's compiled
-functions are called through their addresses; index1's augmented system is solved through its
-Schur complement (Cholesky of M, factored once while M does not change, and of A M⁻¹ Aᵀ), by
-LU with partial pivoting of the augmented matrix when that is ill-conditioned; the
-minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equations
-(Cholesky) when well conditioned, else by a one-sided Jacobi SVD (the same cut-off
-:data:`lagsim.run.formulations.RCOND`); the dense linear algebra is the model libraries' own
-(``lagsim/numeric/c/runtime.c``). The ``--stop-when`` expression is compiled to C as well,
-its sign changes inside each step looked for as :mod:`lagsim.run.crossings` does (the same pieces,
-the same constants) and the first found by Brent's method on the step's dense output. Each
-part mirrors the Python code it replaces (named in the C source), so both loops give the same
-trajectory to rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained
-system). Python runs once per call (the progress bar, the pace check and Ctrl-C), about every
-:data:`lagsim.run.engines.ccommon.CALL_SECONDS` whatever the size of the model, not once per
-step.
+formulations ``ode``, ``index1`` and ``udwadia-kalaba`` under any stabilizer (``none``,
+``baumgarte``, ``projection``), this module runs that same loop in C
+(``lagsim/numeric/c/cloop.c``, compiled once per machine with :data:`OPTIMIZE` and kept in the
+compile cache of :mod:`lagsim.numeric.cache`): the model's compiled functions are called through
+their addresses; index1's augmented system is solved through its Schur complement (Cholesky of
+M, factored once while M does not change, and of A M⁻¹ Aᵀ), by LU with partial pivoting of the
+augmented matrix when that is ill-conditioned; the minimum-norm solves of Udwadia–Kalaba and of
+the projection by the normal equations (Cholesky) when well conditioned, else by a one-sided
+Jacobi SVD (the same cut-off :data:`lagsim.run.formulations.RCOND`); the dense linear algebra is
+the model libraries' own (``lagsim/numeric/c/runtime.c``). The ``--stop-when`` expression is
+compiled to C as well, its sign changes inside each step looked for as
+:mod:`lagsim.run.crossings` does (the same pieces, the same constants) and the first found by
+Brent's method on the step's dense output. Each part mirrors the Python code it replaces (named
+in the C source), so both loops give the same trajectory to rounding (tests/test_cloop.py holds
+them to 1e-12 on every bundled constrained system). Python runs once per call (the progress bar,
+the pace check and Ctrl-C), about every :data:`lagsim.run.engines.ccommon.CALL_SECONDS` whatever
+the size of the model, not once per step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
 of this module and of ``lagsim/numeric/c/cloop.c``): the chart's ODE in the free coordinates is

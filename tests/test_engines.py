@@ -150,7 +150,7 @@ def test_the_skeleton_ends_a_failed_run_with_its_last_state_and_frees_it() -> No
     with pytest.raises(FailedRun) as info:
         loop.run()
     partial = info.value.partial
-    assert partial.stop_reason == "failed" and partial.stop_message.startswith("broken")
+    assert (partial.stop_reason, partial.stop_message) == ("failed", "at t = 0.25: broken")
     np.testing.assert_array_equal(partial.t, [pr.t0, 0.25])
     np.testing.assert_array_equal(partial.q[1], pr.q0 + 1.0)
     np.testing.assert_array_equal(partial.qd[1], pr.qd0 + 1.0)

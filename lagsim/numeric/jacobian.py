@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import symengine as se
@@ -123,14 +124,30 @@ class RhsJacobian:
         return np.linalg.lstsq(K, r, rcond=None)[0]
 
 
-_MADE: weakref.WeakKeyDictionary[object, RhsJacobian] = weakref.WeakKeyDictionary()
+class Formulated(Protocol):
+    """What :func:`rhs_jacobian` reads of a formulation
+    (:class:`lagsim.run.formulations.Formulation`, which lives above this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def numeric(self) -> NumericSystem: ...
+    @property
+    def stabilizer(self) -> object: ...
+    @property
+    def dependent_rows(self) -> bool: ...
+    def report(self, message: str, /) -> None: ...
+
+
+_MADE: weakref.WeakKeyDictionary[Formulated, RhsJacobian] = weakref.WeakKeyDictionary()
 """The Jacobian made for each formulation object (once per run, where the warning is said)."""
 
 
-def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
+def rhs_jacobian(form: Formulated, model: Model
+                 ) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """The analytic Jacobian of ``form``'s right-hand side, or None when the formulation has no
     y = [q, q̇] state (``reduced`` integrates its independent coordinates only)."""
-    if getattr(form, "name", "") not in ("ode", "index1", "udwadia-kalaba"):
+    if form.name not in ("ode", "index1", "udwadia-kalaba"):
         return None
     cached = _MADE.get(form)
     if cached is None:

@@ -105,6 +105,13 @@ class Watch:
         stop = StopEvent(problem, y0) if problem.stop is not None else None
         return cls(samples, guard, stop, Pace(problem), section)
 
+    def advance(self, t: float, progress: Callable[[float], None] | None) -> None:
+        """The run has reached t: the pace check, and the fraction done to ``progress``."""
+        self.pace(t)
+        if progress is not None:
+            t0 = self.pace.problem.t0
+            progress(min(1.0, (t - t0) / (self.pace.problem.options.t_end - t0)))
+
 
 class Step:
     """One accepted step: its end state, and its dense output made only when asked for."""

@@ -16,7 +16,7 @@ from lagsim.numeric import ccompile
 from lagsim.numeric.ccompile import CFunction
 from lagsim.numeric.csource import Status
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.monitor import At, Guard, Pace, Samples, first_nonfinite, state_text
+from lagsim.run.monitor import At, Guard, Samples, Watch, first_nonfinite, state_text
 from lagsim.run.problem import Problem
 from lagsim.spec.options import BY_NAME
 
@@ -49,16 +49,13 @@ def too_small() -> str:
     return DOP853.TOO_SMALL_STEP
 
 
-def next_call(problem: Problem, t: float, taken: int, clock: float, pace: Pace,
+def next_call(watch: Watch, t: float, taken: int, clock: float,
               progress: Callable[[float], None] | None, most: int = 2**20) -> int:
     """Between two C calls of a step loop (the last one began at ``clock``, took ``taken``
     accepted steps and ended at t): the pace check, the progress, and the steps of the next
     call, as many as fit in :data:`CALL_SECONDS` at the pace measured (16 to ``most``)."""
     elapsed = time.perf_counter() - clock
-    pace(t)
-    if progress is not None:
-        t0 = problem.t0
-        progress(min(1.0, (t - t0) / (problem.options.t_end - t0)))
+    watch.advance(t, progress)
     return int(min(max(max(taken, 1) * CALL_SECONDS / max(elapsed, 1e-6), 16), most))
 
 

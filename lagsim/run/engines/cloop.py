@@ -72,7 +72,7 @@ from lagsim.run.engines.ccommon import (
 )
 from lagsim.run.engines.python import Resume, run_python
 from lagsim.run.formulations import FORMULATIONS, RCOND, SINGULAR_RTOL, STABILIZERS
-from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Pace, Watch
+from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
 from lagsim.run.problem import Problem
 from lagsim.spec.options import BY_NAME
 
@@ -223,11 +223,11 @@ class CLoop(StepLoop):
         self._said_missed = False
         self._handle: int | None = None
 
-    def _next_call(self, t: float, steps_before: int, clock: float, pace: Pace,
+    def _next_call(self, watch: Watch, t: float, steps_before: int, clock: float,
                    progress: Progress | None) -> int:
         """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and
         ended at t): :func:`lagsim.run.engines.ccommon.next_call`."""
-        return next_call(self.problem, t, self.steps - steps_before, clock, pace, progress)
+        return next_call(watch, t, self.steps - steps_before, clock, progress)
 
     def _new(self, mass_scale: float, atol: np.ndarray) -> int:
         problem, numeric = self.problem, self.problem.numeric
@@ -257,7 +257,7 @@ class CLoop(StepLoop):
         options, numeric = problem.options, problem.numeric
         n, m = numeric.n, numeric.m
         width = 2 * n + (m if problem.form.name != "ode" else 0)
-        samples, guard, stop, pace = watch.samples, watch.guard, watch.stop, watch.pace
+        samples, guard, stop = watch.samples, watch.guard, watch.stop
         atol = np.empty(2 * n)
         atol[:] = options.atol
         self._handle = handle = self._new(guard.mass.scale, atol)
@@ -294,7 +294,7 @@ class CLoop(StepLoop):
             if code == Status.RUN_DONE:
                 self._alias(handle, times)
                 break
-            chunk = self._next_call(state.t, steps_before, clock, pace, progress)
+            chunk = self._next_call(watch, state.t, steps_before, clock, progress)
         if progress is not None:
             progress(1.0)
         return samples.trajectory("t_end", "")
@@ -610,7 +610,7 @@ class RLoop(CLoop):
         problem, form = self.problem, self.form
         options, numeric = problem.options, problem.numeric
         n, m = numeric.n, numeric.m
-        samples, guard, stop, pace = watch.samples, watch.guard, watch.stop, watch.pace
+        samples, guard, stop = watch.samples, watch.guard, watch.stop
         self.handed_over = False
         parts = _chart_parts(self.cc, form.chart)
         self._handles = chart_d, full_d, r = self._new_handles(parts, guard.mass.scale)
@@ -670,7 +670,7 @@ class RLoop(CLoop):
             if code == Status.RUN_DONE:
                 self._alias(full_d, times)
                 break
-            chunk = self._next_call(state.t, steps_before, clock, pace, progress)
+            chunk = self._next_call(watch, state.t, steps_before, clock, progress)
         if progress is not None:
             progress(1.0)
         return samples.trajectory("t_end", "")

@@ -140,7 +140,7 @@ class RadauLoop(StepLoop):
         problem = self.problem
         form, options, numeric = problem.form, problem.options, problem.numeric
         n = numeric.n
-        samples, guard, pace = watch.samples, watch.guard, watch.pace
+        samples, guard = watch.samples, watch.guard
         alias = AliasWatch(form.unpack, samples.times, numeric.coordinates, form.report,
                            problem.qd0)
         rtol = options.rtol
@@ -189,7 +189,7 @@ class RadauLoop(StepLoop):
                                   result.regular_at)
             if code == Status.RUN_DONE:
                 break
-            chunk = next_call(problem, state.t, taken, clock, pace, progress, 2**16)
+            chunk = next_call(watch, state.t, taken, clock, progress, 2**16)
         if progress is not None:
             progress(1.0)
         return samples.trajectory("t_end", "")

@@ -66,8 +66,7 @@ class PythonLoop(StepLoop):
                   ) -> Trajectory:
         problem, resume = self.problem, self.resume
         form, options = problem.form, problem.options
-        samples, guard, stop, pace, section = (watch.samples, watch.guard, watch.stop,
-                                               watch.pace, watch.section)
+        samples, guard, stop, section = watch.samples, watch.guard, watch.stop, watch.section
         if resume is not None:
             alias = resume.alias
             solver = make_solver(problem, guard.rhs, resume.t, resume.y,
@@ -78,7 +77,6 @@ class PythonLoop(StepLoop):
                                form.report, problem.qd0)
             solver = make_solver(problem, guard.rhs, problem.t0, y0)
         self.at = solver
-        span = options.t_end - problem.t0
         while solver.status == "running":
             try:
                 message = solver.step()
@@ -100,9 +98,7 @@ class PythonLoop(StepLoop):
                 self.at = solver
             except np.linalg.LinAlgError as exc:
                 raise guard.singular(solver, exc) from None
-            pace(solver.t)
-            if progress is not None:
-                progress(min(1.0, (solver.t - problem.t0) / span))
+            watch.advance(solver.t, progress)
         return samples.trajectory("t_end", "")
 
 

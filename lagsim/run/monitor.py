@@ -43,6 +43,7 @@ from lagsim.spec.options import BY_NAME, duration
 if TYPE_CHECKING:
     from scipy.integrate import OdeSolver
 
+
 def scipy_integrate() -> Any:
     """scipy.integrate, imported when the Python loop first needs it (a third of a run's
     start-up; the C loop and the fixed-step methods do without)."""
@@ -55,6 +56,7 @@ def _brentq() -> Callable[..., float]:
     from scipy.optimize import brentq
 
     return brentq
+
 
 PACE_PROBE_SECONDS = 1.0
 MAX_RUN_SECONDS = 86400.0
@@ -170,6 +172,28 @@ class Samples:
         self.q.append(q)
         self.qd.append(qd)
         self.lam.append(lam)
+
+    def extend(self, t: np.ndarray, rows: np.ndarray, k: int | None = None) -> None:
+        """Append the rows [q, q̇, λ] a C loop made at the times t (then the next sample time is
+        the ``k``-th, when given); a non-finite λ stops the run as in :meth:`add`."""
+        n = self.problem.numeric.n
+        if len(t):
+            q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
+            bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
+            count = int(bad[0]) if bad.size else len(t)
+            self.t.extend(float(v) for v in t[:count])
+            self.q.extend(q[:count].copy())
+            self.qd.extend(qd[:count].copy())
+            self.lam.extend(lam[:count].copy())
+            if bad.size:
+                numeric = self.problem.numeric
+                i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
+                raise IntegrationError(f"lambda_{numeric.constraint_names[i]} became "
+                                       f"{lam[count, i]} "
+                                       f"({state_text(numeric, q[count], qd[count])})",
+                                       time=float(t[count]))
+        if k is not None:
+            self.k = k
 
     def take(self, step: Step, end: float | None) -> None:
         """The sample times in the step (up to the stop event's time ``end``, which is a row of

@@ -16,7 +16,7 @@ from lagsim.numeric import ccompile
 from lagsim.numeric.ccompile import CFunction
 from lagsim.numeric.csource import Status
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.monitor import At, Guard, Samples, Watch, first_nonfinite, state_text
+from lagsim.run.monitor import At, Guard, Samples, Watch, first_nonfinite
 from lagsim.run.problem import Problem
 from lagsim.spec.options import BY_NAME
 
@@ -59,26 +59,6 @@ def next_call(watch: Watch, t: float, taken: int, clock: float,
     return int(min(max(max(taken, 1) * CALL_SECONDS / max(elapsed, 1e-6), 16), most))
 
 
-def extend(samples: Samples, t: np.ndarray, rows: np.ndarray, n: int) -> None:
-    """Append rows [q, q̇, λ] made in C; a non-finite λ stops the run as in
-    :meth:`lagsim.run.monitor.Samples.add`."""
-    if not len(t):
-        return
-    q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
-    bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
-    count = int(bad[0]) if bad.size else len(t)
-    samples.t.extend(float(v) for v in t[:count])
-    samples.q.extend(q[:count].copy())
-    samples.qd.extend(qd[:count].copy())
-    samples.lam.extend(lam[:count].copy())
-    if bad.size:
-        numeric = samples.problem.numeric
-        i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
-        raise IntegrationError(f"lambda_{numeric.constraint_names[i]} became {lam[count, i]} "
-                               f"({state_text(numeric, q[count], qd[count])})",
-                               time=float(t[count]))
-
-
 def failure(code: int, problem: Problem, guard: Guard, value: float | None, state: At,
             when: float, regular_at: float) -> IntegrationError:
     """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
@@ -119,7 +99,7 @@ def stopped(samples: Samples, end: float, event: np.ndarray) -> Trajectory:
     """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
     λ] appended), as the Python loop ends it."""
     options = samples.problem.options
-    extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
+    samples.extend(np.array([end]), event[None, :])
     return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
                               f"changed sign ({options.label('stop_when')})")
 

@@ -63,7 +63,6 @@ from lagsim.run.engines.base import Engine, Progress, StepLoop
 from lagsim.run.engines.ccommon import (
     c_function,
     compiler,
-    extend,
     failure,
     next_call,
     state_failure,
@@ -283,8 +282,7 @@ class CLoop(StepLoop):
                                             event.ctypes.data)
             state = self.at = At(result.t, last.copy(), result.h_abs)
             self.nfev, self.steps = result.nfev, result.nsteps
-            extend(samples, times[before:k.value], rows[before:k.value], n)
-            samples.k = k.value
+            samples.extend(times[before:k.value], rows[before:k.value], k.value)
             if code == Status.RUN_STOP:
                 self._alias(handle, times)
                 return stopped(samples, result.when, event)
@@ -641,8 +639,7 @@ class RLoop(CLoop):
             state = self.at = At(result.t, last.copy(), result.h_abs)
             self.nfev, self.steps = result.nfev, result.nsteps
             self._sync(r, result)
-            extend(samples, times[before:k.value], rows[before:k.value], n)
-            samples.k = k.value
+            samples.extend(times[before:k.value], rows[before:k.value], k.value)
             if code == Status.RUN_STOP:
                 self._alias(full_d, times)
                 return stopped(samples, result.when, event)

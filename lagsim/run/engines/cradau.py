@@ -44,7 +44,6 @@ from lagsim.run.engines.base import Engine, Progress, StepLoop
 from lagsim.run.engines.ccommon import (
     c_function,
     compiler,
-    extend,
     failure,
     next_call,
     state_failure,
@@ -180,8 +179,7 @@ class RadauLoop(StepLoop):
             taken = result.taken
             for i in range(taken if not alias.done else 0):
                 alias.accepted(float(trace[i, 0]), trace[i, 1:])
-            extend(samples, times[before:k.value], rows[before:k.value], n)
-            samples.k = k.value
+            samples.extend(times[before:k.value], rows[before:k.value], k.value)
             if code == Status.RUN_SMALL:
                 raise guard.failure(state, _too_small())
             if code not in (Status.RUN_MORE, Status.RUN_DONE):

@@ -217,6 +217,12 @@ class Samples:
             except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
                 pass
 
+    def stopped(self, end: float) -> Trajectory:
+        """The rows so far, of a run that ``--stop-when`` stopped at ``end``."""
+        options = self.problem.options
+        return self.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
+                               f"changed sign ({options.label('stop_when')})")
+
     def trajectory(self, stop_reason: str, stop_message: str) -> Trajectory:
         """The rows so far, with residuals and energy recomputed from each sampled state."""
         numeric = self.problem.numeric

@@ -98,9 +98,7 @@ def state_failure(code: int, problem: Problem, guard: Guard, value: float | None
 def stopped(samples: Samples, end: float, event: np.ndarray) -> Trajectory:
     """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
     λ] appended), as the Python loop ends it."""
-    options = samples.problem.options
     samples.extend(np.array([end]), event[None, :])
-    return samples.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
-                              f"changed sign ({options.label('stop_when')})")
+    return samples.stopped(end)
 
 

@@ -65,7 +65,7 @@ class PythonLoop(StepLoop):
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
                   ) -> Trajectory:
         problem, resume = self.problem, self.resume
-        form, options = problem.form, problem.options
+        form = problem.form
         samples, guard, stop, section = watch.samples, watch.guard, watch.stop, watch.section
         if resume is not None:
             alias = resume.alias
@@ -91,9 +91,7 @@ class PythonLoop(StepLoop):
                     section.take(step, end, samples)
                 alias.accepted(step.t, step.y)
                 if end is not None:
-                    return samples.trajectory("stop_when", f"stopped at t = {end!r}: "
-                                              f"{options.stop_when} changed sign "
-                                              f"({options.label('stop_when')})")
+                    return samples.stopped(end)
                 solver = after_step(problem, solver, guard)
                 self.at = solver
             except np.linalg.LinAlgError as exc:

@@ -385,7 +385,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     run's
     values change only ``Model.parameters`` and rebind the compiled model
     (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again."""
-    from lagsim.output.trajectory import layout
+    from lagsim.naming import ACTION, layout
     from lagsim.run.driver import simulate
     from lagsim.spec.options import SimulateOptions
 
@@ -409,7 +409,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         from lagsim.analysis.action import trajectory_action
 
         running = trajectory_action(model, trajectory)
-        trajectory = trajectory.with_extra("action", running.values)
+        trajectory = trajectory.with_extra(ACTION, running.values)
         if report is not None:
             report(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
                    "corrected trapezoids on the samples)")

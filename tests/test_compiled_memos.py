@@ -23,7 +23,8 @@ from lagsim.cli.app import main
 from lagsim.numeric import ccompile
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.memo import Memo
-from lagsim.run.problem import STOP_FUNCTIONS, compile_stop_when
+from lagsim.run.events import FUNCTIONS, compile_events
+from lagsim.run.problem import run_events
 from lagsim.spec.options import SimulateOptions
 
 FALL = """\
@@ -55,7 +56,12 @@ def _stop_libraries(folder: Path) -> list[Path]:
 @pytest.mark.skipif(ccompile.compiler() is None, reason="needs a C compiler")
 def test_sweep_over_a_stop_parameter_builds_one_stop_library(tmp_path: Path) -> None:
     """``--stop-when 'y + h'`` over four values of h: one stop library in the (fresh) cache,
-    and each run stops when the ball has fallen h, at t = sqrt(2h/g), to 1e-9."""
+    and each run stops when the ball has fallen h, at t = sqrt(2h/g), to 1e-9. The process's
+    memo of loaded stop libraries is emptied first: its C source names no symbol, so an earlier
+    test's stop of the same structure (another fall) would be found there and nothing built."""
+    from lagsim.run.engines import cloop
+
+    cloop.STOP_LIBRARIES.clear()
     system = tmp_path / "fall.yaml"
     system.write_text(FALL.format(tag=tmp_path.name.replace("-", "_")))
     folder = tmp_path / "cache"
@@ -93,28 +99,28 @@ def test_stop_functions_stay_within_their_bound() -> None:
     functions bound to each run's parameters give the expression's value."""
     system = load("pendulum")
     numeric = compile_model(system.model)
-    before = STOP_FUNCTIONS.made
-    count = STOP_FUNCTIONS.size + 4
+    before = FUNCTIONS.made
+    count = FUNCTIONS.size + 4
     for k in range(count):
         options = SimulateOptions.resolve(system.spec.simulate,
                                           {"stop_when": f"theta - {k + 1}*l/1000"})
-        stop = compile_stop_when(system.spec, numeric.with_parameters({"l": 2.0}), options)
-        assert stop is not None
+        (stop,) = compile_events(system.spec, numeric.with_parameters({"l": 2.0}),
+                                 run_events(options))
         assert stop.function(0.0, 0.5, 0.0) == pytest.approx(0.5 - (k + 1) * 2.0 / 1000,
                                                              abs=1e-15)
-        assert len(STOP_FUNCTIONS) <= STOP_FUNCTIONS.size
-    assert STOP_FUNCTIONS.made - before == count
+        assert len(FUNCTIONS) <= FUNCTIONS.size
+    assert FUNCTIONS.made - before == count
 
 
 def test_the_memos_of_compiled_code_are_bounded() -> None:
     """Each memo of compiled code or loaded libraries in the process is a :class:`Memo` of a
     declared size (a plain dict there grew with every expression, chart or structure met)."""
-    from lagsim.run import problem, section
+    from lagsim.run import events
     from lagsim.run.engines import cloop, cradau, rattle
     from lagsim.sweep import core as sweep
 
-    memos = (problem.STOP_FUNCTIONS, cloop.STOP_LIBRARIES, cloop.LIBRARIES, cloop.MAPS,
-             cradau.LIBRARIES, rattle.CODE, section.FUNCTIONS, sweep.SESSIONS)
+    memos = (events.FUNCTIONS, cloop.STOP_LIBRARIES, cloop.LIBRARIES, cloop.MAPS,
+             cradau.LIBRARIES, rattle.CODE, sweep.SESSIONS)
     for memo in memos:
         assert isinstance(memo, Memo)
         assert 1 <= memo.size <= 16

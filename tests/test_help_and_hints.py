@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from lagsim.cli.app import main
 from lagsim.errors import InputError
-from lagsim.output.trajectory import clean_steps, clean_times
+from lagsim.spec.times import clean_steps, clean_times
 from lagsim.viz.kinds import KIND_HELP, KINDS
 
 ROOT = Path(__file__).resolve().parents[1]

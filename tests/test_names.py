@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from lagsim.cli.app import main
 from lagsim.errors import InputError, Location, printable
-from lagsim.output.trajectory import COLUMNS
+from lagsim.naming import COLUMNS
 from lagsim.spec.system import parse_spec
 
 MICRO, MU = "\u00b5", "\u03bc"

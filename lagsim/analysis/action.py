@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.spec.expressions import diff
 from lagsim.spec.system import SystemSpec
@@ -292,15 +293,14 @@ def trajectory_action(model: Model, trajectory: Any) -> RunningAction:
 
 def table_action(model: Model, table: Any) -> RunningAction:
     """:func:`running_action` of a CSV table (``lagsim action FILE --csv run.csv``)."""
-    missing = [c for c in (*model.coordinates, *(f"{c}_dot" for c in model.coordinates))
-               if not table.has(c)]
+    missing = [c for c in naming.state(model.coordinates) if not table.has(c)]
     if missing:
         raise InputError(f"the CSV has no column {', '.join(missing)} of system "
                          f"'{model.name}'; was it simulated from another system?",
                          Location(table.source))
-    t = table.column("t")
+    t = table.column(naming.TIME)
     q = np.column_stack([table.column(c) for c in model.coordinates])
-    qd = np.column_stack([table.column(f"{c}_dot") for c in model.coordinates])
+    qd = np.column_stack([table.column(v) for v in naming.velocities(model.coordinates)])
     lam = None
     if model.m:
         names = [c.multiplier for c in model.constraints]
@@ -329,7 +329,7 @@ class StationaryPath:
     residual: float
 
     def columns(self) -> list[str]:
-        return ["t", *self.coordinates, *(f"{c}_dot" for c in self.coordinates), "action"]
+        return [naming.TIME, *naming.state(self.coordinates), naming.ACTION]
 
     def as_array(self) -> np.ndarray:
         return np.column_stack([self.t, self.q, self.qd, self.action])

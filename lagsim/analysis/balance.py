@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Table
 
@@ -45,10 +46,6 @@ is left is the rounding of two evaluations of one expression, about 1e-15 of tha
 
 SHOWN_PARAMETERS = 8
 """A mismatch names at most this many of the system's parameter values (a chain has dozens)."""
-
-WORK_COLUMN = "work_nonconservative"
-"""The column :func:`table_with_work` adds: W(t), in the energy's units."""
-
 
 @dataclass(frozen=True)
 class Work:
@@ -83,18 +80,18 @@ def _evaluate(model: Model, exprs: Sequence[se.Basic], table: Table) -> np.ndarr
     f = se.Lambdify(args, [se.sympify(e).subs(values) for e in exprs], backend="lambda")
     states = np.column_stack([table.time,
                               *(table.column(c) for c in model.coordinates),
-                              *(table.column(f"{c}_dot") for c in model.coordinates)])
+                              *map(table.column, naming.velocities(model.coordinates))])
     with np.errstate(all="ignore"):
         return np.asarray(f(states), dtype=float).reshape(len(states), len(exprs))
 
 
 def _checked_columns(model: Model, table: Table) -> list[tuple[str, se.Basic]]:
     """(column, its expression) of the parameter-dependent columns the table has."""
-    pairs: list[tuple[str, se.Basic]] = [("energy", model.energy)]
+    pairs: list[tuple[str, se.Basic]] = [(naming.ENERGY, model.energy)]
     for c in model.constraints:
-        pairs.append((f"residual_{c.name}", c.expression))
+        pairs.append((naming.residual(c.name), c.expression))
         if c.kind == "holonomic":
-            pairs.append((f"residual_{c.name}_dot", c.velocity_form))
+            pairs.append((naming.residual_rate(c.name), c.velocity_form))
     return [(name, expr) for name, expr in pairs if table.has(name)]
 
 
@@ -107,7 +104,7 @@ def check_parameters(table: Table, model: Model, how: str = "with --set NAME=VAL
     import symengine as se
 
     missing = [c for c in model.coordinates
-               if not (table.has(c) and table.has(f"{c}_dot"))]
+               if not (table.has(c) and table.has(naming.velocity(c)))]
     if missing:
         raise InputError(f"the CSV has no column for {', '.join(missing)} (or its _dot) of "
                          f"system '{model.name}'; was it simulated from another system?",
@@ -191,7 +188,7 @@ def work(table: Table, model: Model) -> Work | str | None:
     if why is None:
         return None
     free, rows = power_expression(model)
-    needed = [name for name in _moving(model) if not table.has(f"lambda_{name}")]
+    needed = [name for name in _moving(model) if not table.has(naming.multiplier(name))]
     if needed:
         return (f"h is not conserved ({why}), and the CSV has no multiplier column of the "
                 f"moving constraint(s) {', '.join(needed)} to compute the work of their forces")
@@ -211,9 +208,10 @@ def work(table: Table, model: Model) -> Work | str | None:
 
 
 def table_with_work(table: Table, model: Model) -> tuple[Table, str | None]:
-    """The table with a :data:`WORK_COLUMN` when h is not conserved and the table has an
-    ``energy`` column, and a note when W cannot be computed (the table unchanged)."""
-    if not table.has("energy") or table.has(WORK_COLUMN):
+    """The table with a column :data:`lagsim.naming.WORK`, W(t) in the energy's units, when h
+    is not conserved and the table has an ``energy`` column, and a note when W cannot be
+    computed (the table unchanged)."""
+    if not table.has(naming.ENERGY) or table.has(naming.WORK):
         return table, None
     found = work(table, model)
     if found is None:
@@ -222,4 +220,4 @@ def table_with_work(table: Table, model: Model) -> tuple[Table, str | None]:
         return table, found
     data = np.column_stack([table.data, found.values])
     data.setflags(write=False)
-    return Table((*table.columns, WORK_COLUMN), data, table.source), None
+    return Table((*table.columns, naming.WORK), data, table.source), None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import diff, kinks
 from lagsim.spec.system import SystemSpec
@@ -322,7 +323,7 @@ class Equilibrium:
     def to_dict(self, coordinates: Sequence[str], constraints: Sequence[str]) -> dict[str, Any]:
         return {
             "q": dict(zip(coordinates, self.q)),
-            "multipliers": {f"lambda_{c}": v for c, v in zip(constraints, self.lam)},
+            "multipliers": {naming.multiplier(c): v for c, v in zip(constraints, self.lam)},
             "residual": self.residual,
             "stability": self.stability,
             "family_dimension": self.family,
@@ -383,7 +384,7 @@ class EquilibriaReport:
             for name, value in zip(self.coordinates, e.q):
                 lines.append(f"   {name:<{width}} = {_number(value)}")
             for name, value in zip(self.constraints, e.lam):
-                lines.append(f"   lambda_{name} = {_number(value)}")
+                lines.append(f"   {naming.multiplier(name)} = {_number(value)}")
         return "\n".join(lines) + "\n"
 
 

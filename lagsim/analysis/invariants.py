@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand, expanded
 from lagsim.symbolic.model import Model
@@ -300,7 +301,7 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
     values = model.substitutions()
     found: list[Invariant] = []
     notes: list[str] = []
-    p_names = [se.Symbol(f"p_{q}") for q in model.coordinates]
+    p_names = [se.Symbol(naming.momentum(q)) for q in model.coordinates]
     start = dict(zip([*model.q, *model.qd, model.t], [*q0, *qd0, t0]))
     start.update(values)
 
@@ -326,7 +327,7 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
             continue
         cyclic.append(j)
         p = model.momenta[j]
-        found.append(Invariant(f"p_{q}", "cyclic", readable(p), f"p_{q}",
+        found.append(Invariant(naming.momentum(q), "cyclic", readable(p), naming.momentum(q),
                                tuple(str(int(i == j)) for i in range(model.n)), value(p),
                                "symbolic", p))
     for names, what in ((forced, "a force acts"), (held, "a constraint acts")):
@@ -370,7 +371,7 @@ def with_invariants(trajectory: Any, model: Model) -> Any:
     found = find_invariants(model, trajectory.q[0], trajectory.qd[0], float(trajectory.t[0]))
     values = evaluate_invariants(model, found.found, trajectory.t, trajectory.q, trajectory.qd)
     for k, invariant in enumerate(found.found):
-        trajectory = trajectory.with_extra(f"invariant_{invariant.name}", values[:, k])
+        trajectory = trajectory.with_extra(naming.invariant(invariant.name), values[:, k])
     return trajectory
 
 
@@ -384,10 +385,10 @@ def table_with_invariants(table: Any, model: Model) -> Any:
 
     t = table.time
     q = np.column_stack([table.column(c) for c in model.coordinates])
-    qd = np.column_stack([table.column(f"{c}_dot") for c in model.coordinates])
+    qd = np.column_stack([table.column(v) for v in naming.velocities(model.coordinates)])
     found = find_invariants(model, q[0], qd[0], float(t[0]))
     values = evaluate_invariants(model, found.found, t, q, qd)
-    names = tuple(f"invariant_{i.name}" for i in found.found)
+    names = tuple(naming.invariant(i.name) for i in found.found)
     data = np.column_stack([table.data, values])
     data.setflags(write=False)
     return Table(columns=(*table.columns, *names), data=data, source=table.source)

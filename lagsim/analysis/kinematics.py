@@ -38,7 +38,7 @@ def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.nda
     subs = model.substitutions()
     exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
     f = lambdify([model.t, *model.q], exprs)
-    t = table.column("t")
+    t = table.time
     q = np.column_stack([table.column(c) for c in model.coordinates])
     values = np.array([f(np.concatenate(([ti], qi))) for ti, qi in zip(t, q)])
     return {name: (values[:, 2 * k], values[:, 2 * k + 1])

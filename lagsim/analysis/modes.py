@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.analysis.equilibria import (
     RestEquations,
     _number,
@@ -438,7 +439,7 @@ class ModesReport:
             "coordinates": list(self.coordinates),
             "eliminated": dict(self.eliminated),
             "equilibrium": dict(zip(self.coordinates, self.q)),
-            "multipliers": {f"lambda_{c}": v for c, v in zip(self.constraints, self.lam)},
+            "multipliers": {naming.multiplier(c): v for c, v in zip(self.constraints, self.lam)},
             "residual": self.residual,
             "degrees_of_freedom": self.dof,
             "stability": self.stability,

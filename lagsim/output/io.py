@@ -54,6 +54,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, LagsimError, Location, is_control, printable
 from lagsim.spec.options import MAX_SAMPLES
 
@@ -606,28 +607,23 @@ class Table:
 
     @property
     def time(self) -> np.ndarray:
-        return self.column("t")
+        return self.column(naming.TIME)
 
     @property
     def coordinates(self) -> tuple[str, ...]:
-        """Columns after ``t`` up to the first velocity, multiplier, residual or energy column."""
-        start = self.columns.index("t") + 1
-        names: list[str] = []
-        for name in self.columns[start:]:
-            if _is_derived(name):
-                break
-            names.append(name)
-        return tuple(names)
+        """Columns after ``t`` up to the first velocity, multiplier, residual or energy column
+        (:func:`lagsim.naming.read`)."""
+        return naming.read(self.columns).coordinates
 
     @property
     def velocities(self) -> tuple[str, ...]:
         """The ``<q>_dot`` columns of the coordinates, in coordinate order."""
-        return tuple(f"{q}_dot" for q in self.coordinates if f"{q}_dot" in self.columns)
+        return tuple(v for v in naming.velocities(self.coordinates) if v in self.columns)
 
     @property
     def multipliers(self) -> tuple[str, ...]:
         """The ``lambda_<c>`` columns (seed 001 §10.7)."""
-        return tuple(name for name in self.columns if name.startswith("lambda_"))
+        return tuple(map(naming.multiplier, naming.read(self.columns).constraints))
 
     @property
     def residuals(self) -> tuple[str, ...]:
@@ -636,7 +632,7 @@ class Table:
         return tuple(
             name
             for name in self.columns
-            if name.startswith("residual_") and not _is_rate_of(name, present)
+            if naming.is_residual(name) and naming.rate_of(name) not in present
         )
 
     @property
@@ -646,33 +642,25 @@ class Table:
         return tuple(
             name
             for name in self.columns
-            if name.startswith("residual_") and _is_rate_of(name, present)
+            if naming.is_residual(name) and naming.rate_of(name) in present
         )
 
     @property
     def position_residuals(self) -> tuple[str, ...]:
         """Position-level drift: ``residual_<c>`` of constraints that also have a ``_dot``."""
         present = set(self.columns)
-        return tuple(name for name in self.residuals if f"{name}_dot" in present)
+        return tuple(name for name in self.residuals if naming.velocity(name) in present)
 
     @property
     def velocity_residuals(self) -> tuple[str, ...]:
         """Velocity-level drift: φ̇ of holonomic and a·q̇ + b of velocity constraints."""
         present = set(self.columns)
-        own = tuple(name for name in self.residuals if f"{name}_dot" not in present)
+        own = tuple(name for name in self.residuals if naming.velocity(name) not in present)
         return self.residuals_dot + own
 
     @property
     def has_energy(self) -> bool:
-        return self.has("energy")
-
-
-def _is_rate_of(name: str, present: set[str]) -> bool:
-    return name.endswith("_dot") and name[: -len("_dot")] in present
-
-
-def _is_derived(name: str) -> bool:
-    return name.endswith("_dot") or name.startswith(("lambda_", "residual_")) or name == "energy"
+        return self.has(naming.ENERGY)
 
 
 @contextlib.contextmanager
@@ -854,7 +842,7 @@ def _header(header: str, line: int, source: str) -> tuple[str, ...]:
             )
         seen[name] = index
     columns = tuple(name for name, _ in header_cells)
-    if "t" not in seen:
+    if naming.TIME not in seen:
         raise InputError(
             printable(f"no 't' column: a lagsim CSV starts with the time column 't' "
                       f"(the header is {','.join(columns)})"),

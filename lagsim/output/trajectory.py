@@ -4,45 +4,23 @@ The column order is the CSV layout of issue 3 (docs/architecture.md, "trajectory
 ``t``, each coordinate, each ``<q>_dot``, each ``lambda_<c>`` (the multipliers of
 ``M q̈ = F + Aᵀλ``, seed 001 §10.7), each ``residual_<c>`` (φ for a holonomic constraint, a·q̇ + c for
 a velocity constraint), each ``residual_<c>_dot`` (φ̇, holonomic constraints only; seed 003's
-c = 0 and ċ = 0), then ``energy`` (h = q̇·∂L/∂q̇ − L, seed 001).
+c = 0 and ċ = 0), then ``energy`` (h = q̇·∂L/∂q̇ − L, seed 001); the names and the layout are
+declared once, in :mod:`lagsim.naming`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lagsim.errors import InputError, Location
+from lagsim import naming
 
 if TYPE_CHECKING:
     import pandas
-
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("t", "time"),
-    ("{q}", "a coordinate"),
-    ("{q}_dot", "a velocity"),
-    ("lambda_{c}", "a multiplier"),
-    ("residual_{c}", "a constraint residual"),
-    ("residual_{h}_dot", "the rate of a holonomic constraint's residual"),
-    ("energy", "the energy"),
-)
-"""The CSV columns in order, as templates: ``{q}`` stands for each coordinate, ``{c}`` for each
-constraint and ``{h}`` for each holonomic constraint. The spec refuses a name that one of these
-would produce for something else (lagsim/spec/system.py, issue 8 §4)."""
-
-EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("invariant_{i}", "a conserved quantity (simulate --invariants)"),
-    ("action", "the running action (simulate --action)"),
-)
-"""Columns a run adds after ``energy`` only when asked (:attr:`Trajectory.extra`, in the order
-they were added); ``{i}`` stands for a conserved quantity's name. Declared names may not have
-these forms either."""
-
 
 @dataclass(frozen=True)
 class Trajectory:
@@ -108,8 +86,8 @@ class Trajectory:
 
     def columns(self) -> list[str]:
         """The CSV header, in issue 3's order."""
-        return (layout(self.coordinates, self.constraint_names, self.constraint_kinds)
-                + [name for name, _ in self.extra])
+        return naming.Layout(self.coordinates, self.constraint_names, self.constraint_kinds,
+                             tuple(name for name, _ in self.extra)).columns()
 
     def as_array(self) -> np.ndarray:
         """All samples as one (N, len(columns())) float array, columns as in :meth:`columns`."""
@@ -182,115 +160,18 @@ class Trajectory:
     @classmethod
     def from_columns(cls, columns: Sequence[str], data: np.ndarray, name: str = "",
                      source: str = "<input>") -> Trajectory:
-        """The trajectory of a CSV with the columns of :data:`COLUMNS` (then any of
-        :data:`EXTRA_COLUMNS`), as ``lagsim simulate`` writes it; the coordinates are the columns
-        between ``t`` and the first ``_dot``, the constraints those of the ``lambda_`` columns,
-        holonomic when a ``residual_<c>_dot`` column follows. A CSV of other columns is an
-        :class:`InputError` naming the first column that differs. Formulation and stabilizer
-        are not in a CSV: they read ``""``."""
-        columns = list(columns)
+        """The trajectory of a CSV with the columns of :data:`lagsim.naming.COLUMNS` (then any
+        of :data:`lagsim.naming.EXTRA_COLUMNS`), as ``lagsim simulate`` writes it, read by
+        :func:`lagsim.naming.parse`; a CSV of other columns is an :class:`InputError` naming the
+        first column that differs. Formulation and stabilizer are not in a CSV: they read
+        ``""``."""
+        found = naming.parse(list(columns), source)
         data = np.asarray(data, dtype=float)
-        coordinates: list[str] = []
-        for column in columns[1:]:
-            if column.endswith("_dot") or column.startswith(("lambda_", "residual_")) \
-                    or column == "energy":
-                break
-            coordinates.append(column)
-        constraints = [c[len("lambda_"):] for c in columns if c.startswith("lambda_")]
-        kinds = ["holonomic" if f"residual_{c}_dot" in columns else "velocity"
-                 for c in constraints]
-        n, m = len(coordinates), len(constraints)
-        mh = kinds.count("holonomic")
-        widths = (1, n, n, m, m, mh, 1)
-        expected = layout(coordinates, constraints, kinds)
-        for i, want in enumerate(expected):
-            got = columns[i] if i < len(columns) else None
-            if got != want:
-                found = f"{got!r}" if got is not None else "the end of the header"
-                raise InputError(f"not a lagsim trajectory: column {i + 1} should be {want!r} "
-                                 f"(the layout is t, coordinates, <q>_dot, lambda_<c>, "
-                                 f"residual_<c>, residual_<c>_dot, energy), found {found}",
-                                 Location(source, 1))
-        extra_names = columns[len(expected):]
-        for extra in extra_names:
-            if not any(extra == t or ("{" in t and extra.startswith(t.partition("{")[0]))
-                       for t, _ in EXTRA_COLUMNS):
-                raise InputError(f"not a lagsim trajectory: column {extra!r} after energy is "
-                                 "not one of invariant_<name>, action", Location(source, 1))
-        parts = np.split(data[:, :len(expected)], np.cumsum(widths)[:-1], axis=1)
+        width = len(found.fixed())
+        parts = np.split(data[:, :width], np.cumsum(found.widths)[:-1], axis=1)
         t, q, qd, lam, residual, residual_dot, energy = parts
-        extra = tuple((c, data[:, len(expected) + i]) for i, c in enumerate(extra_names))
-        return cls(name=name, coordinates=tuple(coordinates), constraint_names=tuple(constraints),
-                   constraint_kinds=tuple(kinds), t=t[:, 0], q=q, qd=qd, lam=lam,
+        extra = tuple((c, data[:, width + i]) for i, c in enumerate(found.extra))
+        return cls(name=name, coordinates=found.coordinates, constraint_names=found.constraints,
+                   constraint_kinds=found.kinds, t=t[:, 0], q=q, qd=qd, lam=lam,
                    residual=residual, residual_dot=residual_dot, energy=energy[:, 0],
                    formulation="", stabilize="", extra=extra)
-
-
-def layout(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
-            ) -> list[str]:
-    """The CSV columns of :data:`COLUMNS` for these coordinates and constraints."""
-    holonomic = [c for c, k in zip(constraints, kinds) if k == "holonomic"]
-    fill = {"q": coordinates, "c": constraints, "h": holonomic}
-    out: list[str] = []
-    for template, _meaning in COLUMNS:
-        keys = [k for k in fill if f"{{{k}}}" in template]
-        out.extend([template] if not keys else
-                   (template.format(**{keys[0]: x}) for x in fill[keys[0]]))
-    return out
-
-_EXACT = 2**53
-"""Integers below this are exact doubles, so their quotient is correctly rounded (IEEE 754)."""
-_SLOW_ROWS = 200_000
-"""Up to this many rows, times whose integers pass 2**53 are divided exactly in Python (about
-0.3 µs a row)."""
-
-
-def _decimal(x: float) -> tuple[int, int]:
-    """(m, s) with x = m / 10**s exactly for the shortest decimal that reads back as ``x``
-    (``repr``), s ≥ 0."""
-    sign, digits, exponent = Decimal(repr(float(x))).as_tuple()
-    mantissa = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
-    if not isinstance(exponent, int):
-        raise ValueError(f"{x!r} is not finite")
-    return (mantissa * 10**exponent, 0) if exponent >= 0 else (mantissa, -exponent)
-
-
-def _common(*values: float) -> tuple[list[int], int]:
-    """The decimals of ``values`` as integers over one power of ten: ([m...], s)."""
-    parts = [_decimal(v) for v in values]
-    scale = max(s for _, s in parts)
-    return [m * 10 ** (scale - s) for m, s in parts], scale
-
-
-def clean_times(t0: float, t1: float, n: int) -> np.ndarray:
-    """n equally spaced times from t0 to t1, both ends included: t_k = t0 + k (t1 − t0)/(n − 1)
-    computed exactly from the decimals t0 and t1 as written, then rounded once, so that each t_k
-    is the double nearest its decimal value (0.15 prints as 0.15, not 0.15000000000000002 as from
-    ``np.linspace``). Where the integers involved pass 2**53 the quotients are Python's exact
-    integer divisions (also correctly rounded), up to :data:`_SLOW_ROWS` rows; beyond that
-    ``np.linspace``'s values, within an ulp of these."""
-    if n < 2:
-        return np.array([t0], dtype=float)
-    (a, b), scale = _common(t0, t1)
-    steps = n - 1
-    denominator = steps * 10**scale
-    if max(abs(a), abs(b)) * steps >= _EXACT or denominator >= _EXACT:
-        if n > _SLOW_ROWS:
-            return np.linspace(t0, t1, n)
-        return np.array([(a * steps + k * (b - a)) / denominator for k in range(n)])
-    k = np.arange(n, dtype=np.int64)
-    numerator = a * steps + k * (b - a)
-    return numerator.astype(float) / float(denominator)
-
-
-def clean_steps(t0: float, dt: float, n: int) -> np.ndarray:
-    """t_k = t0 + k·dt for k < n, each the double nearest its exact decimal value (as
-    :func:`clean_times`, with the same limits)."""
-    (a, c), scale = _common(t0, dt)
-    denominator = 10**scale
-    if abs(a) + abs(c) * max(n - 1, 0) >= _EXACT or denominator >= _EXACT:
-        if n > _SLOW_ROWS:
-            return t0 + dt * np.arange(n)
-        return np.array([(a + k * c) / denominator for k in range(n)], dtype=float)
-    k = np.arange(n, dtype=np.int64)
-    return (a + k * c).astype(float) / float(denominator)

@@ -140,6 +140,12 @@ class Scan:
         self.h = 0.0
         self.exhausted = False
 
+    def carry(self, missed: tuple[float, float, float]) -> None:
+        """Take ``missed`` as the run's first unresolved piece unless one is known: the C
+        loop's scan of the same run found it (and said so) before the run went on here."""
+        if self.missed is None:
+            self.missed = missed
+
     def step(self, a: float, b: float, gb: float, visit: Visit, ga: float | None = None
              ) -> bool:
         """Visit the pieces of the step [a, b] whose end value is ``gb`` (and start value

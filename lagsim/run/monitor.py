@@ -7,9 +7,9 @@ For each accepted step:
 
 1. :class:`Guard` checks the new state (finite, mass matrix regular: issue 15, "Mid-run
    failures");
-2. :class:`StopEvent` looks for the first sign change of ``--stop-when`` inside the step
-   (:class:`lagsim.run.crossings.Scan` on the step's dense output, ``brentq`` on the piece);
-   :class:`Section` takes every crossing of ``--section``;
+2. the ``--stop-when`` event (:class:`lagsim.run.events.EventWatch`) looks for the first sign
+   change of its expression inside the step (:class:`lagsim.run.crossings.Scan` on the step's
+   dense output, ``brentq`` on the piece); the ``--section`` event takes every crossing;
 3. :class:`Samples` takes the sample times that fall in the step from its :class:`Step` (the
    dense output is made only when a sample lies strictly inside: DOP853's interpolant costs three
    more evaluations), projected onto the constraints when the stabilizer projects, and unpacked
@@ -17,7 +17,7 @@ For each accepted step:
 4. :class:`Pace` refuses, after the first second, a run that would take more than a day.
 
 A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
-:class:`Watch` holds the four parts of one run.
+:class:`Watch` holds the parts of one run.
 """
 
 from __future__ import annotations
@@ -30,14 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.crossings import RTOL, XTOL, Scan, Visit, clear, probes
-from lagsim.run.crossings import message as missed_message
+from lagsim.run.events import EventWatch
 from lagsim.run.formulations import FORMULATIONS, Formulation, MassWatch
 from lagsim.run.problem import Problem
-from lagsim.run.section import SectionFunction, compile_section
 from lagsim.spec.options import BY_NAME, duration
 
 if TYPE_CHECKING:
@@ -50,12 +49,6 @@ def scipy_integrate() -> Any:
     import scipy.integrate
 
     return scipy.integrate
-
-
-def _brentq() -> Callable[..., float]:
-    from scipy.optimize import brentq
-
-    return brentq
 
 
 PACE_PROBE_SECONDS = 1.0
@@ -91,20 +84,21 @@ class Watch:
 
     samples: Samples
     guard: Guard
-    stop: StopEvent | None
+    stop: EventWatch | None
     pace: Pace
-    section: Section | None = None
+    section: EventWatch | None = None
 
     @classmethod
     def start(cls, problem: Problem, y0: np.ndarray) -> Watch:
         """The parts at the start y0 (the formulation's state): the first row is the start,
         unless ``--section`` takes the rows."""
+        form = problem.form
         samples = Samples(problem)
-        section = Section.of(problem, y0)
+        section = EventWatch.start(problem.section, form, problem.t0, y0)
         if section is None:
             samples.add(problem.t0, y0, project=False)
         guard = Guard(problem)
-        stop = StopEvent(problem, y0) if problem.stop is not None else None
+        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
         return cls(samples, guard, stop, Pace(problem), section)
 
     def advance(self, t: float, progress: Callable[[float], None] | None) -> None:
@@ -165,7 +159,8 @@ class Samples:
         lam = form.multipliers(t, q, qd) if form.m else np.zeros(0)
         if not np.all(np.isfinite(lam)):
             i = int(np.flatnonzero(~np.isfinite(lam))[0])
-            raise IntegrationError(f"lambda_{self.problem.numeric.constraint_names[i]} became "
+            column = naming.multiplier(self.problem.numeric.constraint_names[i])
+            raise IntegrationError(f"{column} became "
                                    f"{lam[i]} ({state_text(self.problem.numeric, q, qd)})",
                                    time=float(t))
         self.t.append(float(t))
@@ -188,7 +183,7 @@ class Samples:
             if bad.size:
                 numeric = self.problem.numeric
                 i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
-                raise IntegrationError(f"lambda_{numeric.constraint_names[i]} became "
+                raise IntegrationError(f"{naming.multiplier(numeric.constraint_names[i])} became "
                                        f"{lam[count, i]} "
                                        f"({state_text(numeric, q[count], qd[count])})",
                                        time=float(t[count]))
@@ -219,9 +214,9 @@ class Samples:
 
     def stopped(self, end: float) -> Trajectory:
         """The rows so far, of a run that ``--stop-when`` stopped at ``end``."""
-        options = self.problem.options
-        return self.trajectory("stop_when", f"stopped at t = {end!r}: {options.stop_when} "
-                               f"changed sign ({options.label('stop_when')})")
+        stop = self.problem.stop
+        assert stop is not None
+        return self.trajectory("stop_when", stop.event.stopped(end))
 
     def trajectory(self, stop_reason: str, stop_message: str) -> Trajectory:
         """The rows so far, with residuals and energy recomputed from each sampled state."""
@@ -233,199 +228,6 @@ class Samples:
         lam = np.array(self.lam).reshape(len(t), m)
         return assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
                            stop_reason, stop_message)
-
-
-class _Event:
-    """What ``--stop-when`` and ``--section`` share: the expression's value at a state, and at
-    times on the current step's dense output, one (:meth:`at`, for Brent's method) or many at
-    once (:meth:`many`, for :class:`lagsim.run.crossings.Scan`)."""
-
-    name = ""
-
-    def __init__(self, problem: Problem, function: Callable[..., float],
-                 rows: Callable[[np.ndarray], np.ndarray] | None, uses_multipliers: bool
-                 ) -> None:
-        self.form = problem.form
-        self.options = problem.options
-        self.function = function
-        self.rows = rows or (lambda x: np.array([function(*row) for row in x]))
-        self.uses_multipliers = uses_multipliers
-        self.plain = not uses_multipliers and type(self.form).unpack is Formulation.unpack
-        """Whether the state is (q, q̇) and λ is not used: the arguments at many states are
-        made at once."""
-        self.step: Step | None = None
-        self.scan = Scan(self.many)
-        self.last: tuple[float, np.ndarray, float] | None = None
-
-    def _arguments(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        form = self.form
-        q, qd = form.unpack(t, y)
-        lam = form.multipliers(t, q, qd) if self.uses_multipliers else np.zeros(form.m)
-        return q, qd, lam
-
-    def value(self, t: float, y: np.ndarray) -> float:
-        q, qd, lam = self._arguments(t, y)
-        return float(self.function(t, *q, *qd, *lam))
-
-    def at(self, s: float) -> float:
-        assert self.step is not None
-        return _finite(self.value(s, self.step.at(s)), self.name, s)
-
-    def _rows(self, times: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        """The expression at each of ``times`` with the states ``ys`` (columns)."""
-        if self.plain:
-            x = np.zeros((len(times), 1 + len(ys) + self.form.m))
-            x[:, 0] = times
-            x[:, 1:1 + len(ys)] = ys.T
-        else:
-            x = np.array([np.concatenate(([t], *self._arguments(t, ys[:, i])))
-                          for i, t in enumerate(times)])
-        return self.rows(x)
-
-    def many(self, times: np.ndarray) -> np.ndarray:
-        assert self.step is not None
-        values = self._rows(times, self.step.many(times))
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size:
-            _finite(float(values[bad[0]]), self.name, float(times[bad[0]]))
-        return values
-
-    def scan_step(self, step: Step, visit: Visit) -> None:
-        """Check the step's end value, visit the whole step when :func:`lagsim.run.crossings.clear`
-        finds it clear, else scan it (the start's value reused when the step starts from the
-        state the last one ended in), and say once what the scan could not resolve."""
-        a, b, solver = step.t_old, step.t, step.solver
-        g = _finite(self.value(b, step.y), self.name, b)
-        self.step = step
-        seen = self.scan.missed
-        start, ga = getattr(solver, "y_old", None), None
-        if start is not None:
-            ga = (self.last[2] if self.last is not None and self.last[0] == a
-                  and start is self.last[1] else _finite(self.value(a, start), self.name, a))
-        stages = getattr(solver, "K", None)
-        if (ga is not None and start is not None and stages is not None
-                and self._clear(a, ga, start, stages[0], b, g, step.y, solver.f)):
-            visit(a, ga, b, g)
-        else:
-            self.scan.step(a, b, g, visit, ga)
-        self.last = (b, step.y, g)
-        if seen is None and self.scan.missed is not None:
-            self.form.report(missed_message(BY_NAME[self.name].flag,
-                                            str(getattr(self.options, self.name)),
-                                            self.scan.missed))
-
-    def _clear(self, a: float, ga: float, ya: np.ndarray, fa: np.ndarray, b: float,
-               gb: float, yb: np.ndarray, fb: np.ndarray) -> bool:
-        """:func:`lagsim.run.crossings.clear` on the step (an expression that cannot be evaluated or
-        is not finite at a probe only means "not clear")."""
-        if not ga * gb > 0.0:
-            return False
-        times, states = probes(a, ya, fa, b, yb, fb)
-        try:
-            values = self._rows(times, states)
-        except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
-            return False
-        return clear(a, ga, b, gb, times, values)
-
-
-class StopEvent(_Event):
-    """The ``--stop-when`` condition: the first sign change after the start (a start at exactly
-    0 takes its sign from the first nonzero value), looked for inside each step on its dense
-    output (:class:`lagsim.run.crossings.Scan`)."""
-
-    name = "stop_when"
-
-    def __init__(self, problem: Problem, y0: np.ndarray) -> None:
-        assert problem.stop is not None
-        stop = problem.stop
-        super().__init__(problem, stop.function, stop.rows, stop.uses_multipliers)
-        self.stop = stop
-        self.sign = float(np.sign(self.value(problem.t0, y0)))
-        self.end: float | None = None
-
-    def resume(self, sign: float, missed: tuple[float, float, float] | None) -> None:
-        """Go on from a loop that looked for the crossing so far (the reduced C loop handing
-        over to the Python loop): the sign before it, and the piece its scan could not resolve
-        (already said on stderr)."""
-        self.sign = sign
-        if missed is not None:
-            self.scan.missed = missed
-
-    def crossing(self, step: Step) -> float | None:
-        """The time of the first sign change inside ``step``, or None."""
-        self.end = None
-        self.scan_step(step, self._visit)
-        return self.end
-
-    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
-        if self.sign == 0.0:
-            self.sign = float(np.sign(gv))
-            return False
-        if gv * self.sign > 0.0:
-            return False
-        assert self.step is not None
-        self.end = _root(self.at, u, gu, v, gv, self.step.t)
-        return True
-
-
-class Section(_Event):
-    """``--section``: the state at every crossing of the expression's zero in the chosen
-    direction, each located like :class:`StopEvent`'s, on the pieces of the step that
-    :class:`lagsim.run.crossings.Scan` cuts (:mod:`lagsim.run.section`); these rows replace the
-    samples."""
-
-    name = "section"
-
-    def __init__(self, problem: Problem, function: SectionFunction, y0: np.ndarray) -> None:
-        super().__init__(problem, function.function, function.rows, function.uses_multipliers)
-        self.want = {"both": 0.0, "up": -1.0, "down": 1.0}[function.direction]
-        self.sign = float(np.sign(self.value(problem.t0, y0)))
-        self.found: list[float] = []
-
-    @classmethod
-    def of(cls, problem: Problem, y0: np.ndarray) -> Section | None:
-        function = compile_section(problem.spec, problem.numeric, problem.options)
-        return None if function is None else cls(problem, function, y0)
-
-    def take(self, step: Step, end: float | None, samples: Samples) -> None:
-        """A row for each crossing inside ``step`` (before the stop time ``end``) in the
-        wanted direction (``want`` is the sign before the crossing, 0 for both)."""
-        self.found = []
-        self.scan_step(step, self._visit)
-        for t in self.found:
-            if end is None or t <= end:
-                samples.add(t, step.at(t))
-
-    def _visit(self, u: float, gu: float, v: float, gv: float) -> bool:
-        before, self.sign = self.sign, float(np.sign(gv))
-        if before == 0.0 or gv * before > 0.0:
-            return False
-        assert self.step is not None
-        t = _root(self.at, u, gu, v, gv, self.step.t)
-        if self.want == 0.0 or before == self.want:
-            self.found.append(t)
-        return False
-
-
-def _finite(g: float, name: str, t: float) -> float:
-    """``g``, the value of the ``name`` expression at t; an :class:`IntegrationError` when it
-    is not finite."""
-    if not math.isfinite(g):
-        raise IntegrationError(f"the {BY_NAME[name].flag} expression is {g}", time=t)
-    return g
-
-
-def _root(g: Callable[[float], float], u: float, gu: float, v: float, gv: float,
-          b: float) -> float:
-    """The crossing on the piece [u, v] whose end v has left the sign before it: v when g is 0
-    there, u when g_u has the sign of g_v already (the projection at a step's start may move g
-    across 0 by rounding), else Brent's method (:data:`lagsim.run.crossings.XTOL` at the step's
-    end b)."""
-    if gv == 0.0:
-        return v
-    if not gu * gv < 0.0:
-        return u
-    return float(_brentq()(g, u, v, xtol=XTOL * max(1.0, abs(b)), rtol=RTOL))
 
 
 class Guard:
@@ -533,7 +335,7 @@ class Guard:
         if form.m:
             try:
                 parts.append((form.multipliers(t, q, qd),
-                              lambda i: f"lambda_{numeric.constraint_names[i]}"))
+                              lambda i: naming.multiplier(numeric.constraint_names[i])))
             except (ArithmeticError, ValueError, np.linalg.LinAlgError):
                 pass
         for values, name in parts:
@@ -575,13 +377,12 @@ class Pace:
 
 
 def state_text(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
-    values = zip((*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates)),
-                 (*q, *qd))
+    values = zip(naming.state(numeric.coordinates), (*q, *qd))
     return ", ".join(f"{name} = {float(x):.6g}" for name, x in values)
 
 
 def first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
-    names = (*numeric.coordinates, *(f"{c}_dot" for c in numeric.coordinates))
+    names = naming.state(numeric.coordinates)
     values = np.concatenate((q, qd))
     bad = np.flatnonzero(~np.isfinite(values))
     return f"{names[bad[0]]} became {values[bad[0]]}" if bad.size else "the state became non-finite"

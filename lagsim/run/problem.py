@@ -2,7 +2,8 @@
 
 :class:`Problem` holds the compiled system, the parameter values, the start time and the
 consistent start state, the options, the formulation chosen for them, the compiled
-``--stop-when`` condition and a :class:`SourceMap` of where each part stands in the user's file.
+events (``--stop-when``, ``--section``: :mod:`lagsim.run.events`) and a :class:`SourceMap` of
+where each part stands in the user's file.
 Every error found here is an :class:`InputError` that names FILE:LINE:COL of the part concerned
 (the ``initial:`` entry, the constraint, the ``simulate:`` key), as README's "Errors" promises;
 the driver (:mod:`lagsim.run.driver`) only steps.
@@ -10,16 +11,15 @@ the driver (:mod:`lagsim.run.driver`) only steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location, Subject
-from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
-from lagsim.numeric.memo import Memo
-from lagsim.run.crossings import bound_evaluators
+from lagsim.numeric.compile import NumericSystem, compile_model
+from lagsim.run.events import EITHER, CompiledEvent, Event, compile_events
 from lagsim.run.formulations import (
     FORMULATIONS,
     Formulation,
@@ -28,8 +28,8 @@ from lagsim.run.formulations import (
     choose_formulation,
     dependent_constraints,
 )
+from lagsim.run.section import check_direction, section_event
 from lagsim.run.start import consistent_start
-from lagsim.spec.expressions import Source, parse_expression
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -78,31 +78,13 @@ class SourceMap:
 
 
 @dataclass(frozen=True)
-class StopWhen:
-    """The ``--stop-when`` expression compiled in (t, q, q̇, λ): ``function(t, *q, *q̇, *λ)``,
-    and ``rows(x)`` at each row (t, q, q̇, λ) of x at once; ``expression`` and ``arguments`` are
-    the symbolic form and its argument symbols in that order, and ``parameters`` the parameter
-    symbols it takes as run-time inputs, in the order of ``NumericSystem.parameters`` (the C
-    step loop compiles them once per structure, :mod:`lagsim.run.engines.cloop`, and passes the
-    run's
-    values as the model's functions get them)."""
-
-    text: str
-    function: Callable[..., float]
-    uses_multipliers: bool
-    expression: se.Basic | None = None
-    arguments: tuple[se.Symbol, ...] = ()
-    rows: Callable[[np.ndarray], np.ndarray] | None = None
-    parameters: tuple[se.Symbol, ...] = ()
-
-
-@dataclass(frozen=True)
 class Problem:
     """One run, ready to step: build it with :meth:`build`.
 
     ``q0``, ``qd0`` are the consistent start at ``t0``; ``form`` is the formulation object (its
-    ``name`` the formulation chosen, ``auto`` resolved) with its stabilizer; ``given`` are the
-    state names the user set (``initial:`` and ``--init``).
+    ``name`` the formulation chosen, ``auto`` resolved) with its stabilizer; ``events`` the
+    compiled ``--stop-when`` and ``--section`` (:func:`run_events`); ``given`` are the state names
+    the user set (``initial:`` and ``--init``).
     """
 
     spec: SystemSpec
@@ -114,7 +96,7 @@ class Problem:
     q0: np.ndarray
     qd0: np.ndarray
     form: Formulation
-    stop: StopWhen | None
+    events: tuple[CompiledEvent, ...]
     sources: SourceMap
     given: frozenset[str]
 
@@ -125,6 +107,16 @@ class Problem:
     @property
     def stabilize(self) -> str:
         return self.form.stabilizer.name
+
+    @property
+    def stop(self) -> CompiledEvent | None:
+        """The terminal event (``--stop-when``), or None."""
+        return next((e for e in self.events if e.event.terminal), None)
+
+    @property
+    def section(self) -> CompiledEvent | None:
+        """The event whose crossings are the rows (``--section``), or None."""
+        return next((e for e in self.events if not e.event.terminal), None)
 
     @classmethod
     def build(cls, spec: SystemSpec, model: Model, options: SimulateOptions,
@@ -144,11 +136,8 @@ class Problem:
     @classmethod
     def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,
                numeric: NumericSystem | None, sources: SourceMap) -> Problem:
-        kinds = [c.kind for c in spec.constraints]
-        options.check_size(2 + 2 * len(spec.coordinates) + 2 * len(kinds)
-                           + kinds.count("holonomic"))
-        from lagsim.run.section import check_direction
-
+        options.check_size(len(naming.layout(spec.coordinates, [c.name for c in spec.constraints],
+                                             [c.kind for c in spec.constraints])))
         check_direction(options)
         from lagsim.run.inertia import regular_inertia
 
@@ -161,7 +150,7 @@ class Problem:
         numeric = numeric or compile_model(model)
         model, numeric = regular_inertia(model, numeric, spec, t0, q0, qd0, sources.coordinate,
                                          say)
-        stop = compile_stop_when(spec, numeric, options)
+        events = compile_events(spec, numeric, run_events(options))
         if options.formulation != "auto":
             check_combination(options.formulation, options, numeric, (), sources.constraint)
         given = frozenset(name for name, _ in spec.initial)
@@ -176,7 +165,7 @@ class Problem:
         qd0.setflags(write=False)
         return cls(spec=spec, model=model, numeric=numeric, options=options,
                    parameters=dict(numeric.parameters), t0=t0, q0=q0, qd0=qd0, form=form,
-                   stop=stop, sources=sources, given=given)
+                   events=events, sources=sources, given=given)
 
 
 def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> Model:
@@ -194,34 +183,11 @@ def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> M
     return model
 
 
-STOP_FUNCTIONS: Memo[Callable[[np.ndarray], np.ndarray]] = Memo(16)
-"""The ``--stop-when`` expressions lambdified in this process, by expression, arguments and
-parameters (the values are bound per run)."""
-
-
-def compile_stop_when(spec: SystemSpec, numeric: NumericSystem, options: SimulateOptions
-                      ) -> StopWhen | None:
-    """The ``--stop-when`` expression compiled in (t, q, q̇, λ) with the parameters as run-time
-    inputs, as :mod:`lagsim.run.section` compiles ``--section`` (so a sweep over a parameter the
-    expression uses compiles it once), bound to ``numeric``'s values; an unknown name is an
-    :class:`InputError` at the option (its file location, or ``--stop-when``)."""
-    if options.stop_when is None:
-        return None
-    names = dict(spec.symbols())
-    lambdas = [se.Symbol(f"lambda_{c}") for c in numeric.constraint_names]
-    names.update({s.name: s for s in lambdas})
-    in_file = options.file_location("stop_when")
-    where = in_file or Location(options.label("stop_when"))
-    label = "simulate.stop_when" if in_file else "expression"
-    hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
-            f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
-    expr = parse_expression(options.stop_when, names, Source(where), label, hint)
-    args = (se.Symbol("t"), *(se.Symbol(c) for c in numeric.coordinates),
-            *(se.Symbol(f"{c}_dot") for c in numeric.coordinates), *lambdas)
-    params = tuple(se.Symbol(k) for k in numeric.parameters)
-    compiled = STOP_FUNCTIONS.get((expr, args, params),
-                                  lambda: lambdify([*args, *params], [expr]))
-    values = np.array(list(numeric.parameters.values()), dtype=float)
-    function, rows = bound_evaluators(compiled, len(args), values)
-    return StopWhen(options.stop_when, function, bool(set(lambdas) & expr.free_symbols), expr,
-                    args, rows, params)
+def run_events(options: SimulateOptions) -> tuple[Event, ...]:
+    """The events of a run: ``--stop-when EXPR``, a terminal event of either direction (the run
+    stops at EXPR's first change of sign), then ``--section``'s
+    (:func:`lagsim.run.section.section_event`)."""
+    stop = None
+    if options.stop_when is not None:
+        stop = Event.of_option(options, "stop_when", options.stop_when, EITHER, terminal=True)
+    return tuple(e for e in (stop, section_event(options)) if e is not None)

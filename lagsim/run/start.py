@@ -41,6 +41,7 @@ from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, Subject
 from lagsim.numeric.compile import NumericSystem
 
@@ -370,7 +371,7 @@ def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nda
     if given is not None and not given:
         say(NO_INITIAL)
     coords = numeric.coordinates
-    velocities = [f"{c}_dot" for c in coords]
+    velocities = naming.velocities(coords)
     given_q = np.array([given is None or c in given for c in coords], dtype=bool)
     given_qd = np.array([given is None or v in given for v in velocities], dtype=bool)
     M = numeric.dynamics(t, q, qd)[0]

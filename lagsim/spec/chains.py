@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 
+from lagsim import naming
+
 PARAMETERS: dict[str, float] = {"m": 1.0, "l": 1.0, "g": 9.81}
 
 
@@ -43,7 +45,7 @@ def _minimal(n: int, angle: float) -> list[str]:
         lines += [f"  p{k}:", "    mass: m", f"    position: [{x}, -{y}]"]
     lines += ["gravity: [0, -g]", "initial:"]
     for k in range(1, n + 1):
-        lines += [f"  th{k}: {angle!r}", f"  th{k}_dot: 0"]
+        lines += [f"  th{k}: {angle!r}", f"  {naming.velocity(f'th{k}')}: 0"]
     return lines
 
 
@@ -61,7 +63,8 @@ def _natural(n: int, angle: float) -> list[str]:
         lines += [f"  - name: rod{k}", f"    holonomic: {phi}"]
     lines.append("initial:")
     for k, (x, y) in enumerate(natural_positions(n, angle), start=1):
-        lines += [f"  x{k}: {x!r}", f"  y{k}: {y!r}", f"  x{k}_dot: 0", f"  y{k}_dot: 0"]
+        lines += [f"  x{k}: {x!r}", f"  y{k}: {y!r}", f"  {naming.velocity(f'x{k}')}: 0",
+                  f"  {naming.velocity(f'y{k}')}: 0"]
     return lines
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.limits import (
     MAX_EXPONENT,
@@ -311,8 +312,8 @@ def syntax_hint(text: str) -> tuple[str, int] | None:
     prime = _PRIME.search(text)
     if prime:
         name = prime.group(1)
-        return (f"the velocity of {name} is written {name}_dot, not {name}' (and its "
-                f"acceleration {name}_ddot)", prime.end() - 1)
+        return (f"the velocity of {name} is written {naming.velocity(name)}, not {name}' (and "
+                f"its acceleration {naming.acceleration(name)})", prime.end() - 1)
     if text.startswith("*"):
         return ("it starts with '*', which multiplies nothing; remove it, or put the factor "
                 "it multiplies in front", 0)

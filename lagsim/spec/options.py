@@ -357,8 +357,8 @@ class _Resolve:
 
     def sample_times(self) -> Any:
         """The sample times, both ends included, each the double nearest its decimal value
-        (:func:`lagsim.output.trajectory.clean_times`: 0.15 is written 0.15)."""
-        from lagsim.output.trajectory import clean_steps, clean_times
+        (:func:`lagsim.spec.times.clean_times`: 0.15 is written 0.15)."""
+        from lagsim.spec.times import clean_steps, clean_times
 
         t0, t1, dt = self.t_start, self.t_end, self.dt
         if dt is None or self.samples is not None:

@@ -6,7 +6,7 @@ the offending value and says how to mend it. The format (version 1) is documente
 
 Declared names are kept in Unicode NFKC form, the form Python's parser gives the names inside
 expressions, and two spellings of one name are refused (issue 15). A name of the form of a CSV
-column (:data:`lagsim.output.trajectory.COLUMNS`) is refused (issue 8 §4). The file is held to the
+column (:data:`lagsim.naming.COLUMNS`) is refused (issue 8 §4). The file is held to the
 limits of :mod:`lagsim.spec.limits` before anything walks it.
 """
 
@@ -25,8 +25,8 @@ from typing import Any
 import symengine as se
 import yaml
 
+from lagsim import naming
 from lagsim.errors import InputError, Location, is_control, printable
-from lagsim.output.trajectory import COLUMNS, EXTRA_COLUMNS
 from lagsim.spec.expressions import (
     DECLARE_HINT,
     FUNCTIONS,
@@ -60,44 +60,6 @@ PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E an
 NUMBER_HINT = "a value is a number or an expression in numbers, such as 1.5 or pi/4"
 INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
                 "parameters")
-
-
-def _column_forms() -> tuple[tuple[str, str | None, str, str], ...]:
-    """(head, tail, template, meaning) of each CSV column of
-    :data:`lagsim.output.trajectory.COLUMNS`
-    other than the declared name itself: ``tail`` is None for a fixed column (``energy``), else
-    the column is ``head + <name> + tail``."""
-    out = []
-    placeholders = {"q": "<coordinate>", "i": "<name>"}
-    for template, meaning in COLUMNS + EXTRA_COLUMNS:
-        head, brace, rest = template.partition("{")
-        tail = rest.partition("}")[2] if brace else None
-        if head or tail:
-            label = "".join(placeholders.get(part, "<constraint>") if i % 2 else part
-                            for i, part in enumerate(template.replace("}", "{").split("{")))
-            out.append((head, tail, label, meaning))
-    return tuple(out)
-
-
-COLUMN_FORMS = _column_forms()
-"""The forms of the CSV columns that no declared name may have (issue 8 §4)."""
-
-
-def column_clash(name: str) -> str | None:
-    """Why ``name`` would be misread as a CSV column, with a rename that avoids it; or None."""
-    for head, tail, label, meaning in COLUMN_FORMS:
-        if tail is None:
-            clash, better, form = name == head, f"{name}1", "is"
-        else:
-            form = f"has the form {label} of"
-            clash = (name.startswith(head) and name.endswith(tail)
-                     and len(name) > len(head) + len(tail))
-            better = (head.rstrip("_") + name[len(head):] if head
-                      else name[: -len(tail)] + tail.lstrip("_"))
-        if clash:
-            return (f"{form} the CSV column of {meaning}, so the output would be misread; "
-                    f"rename it (e.g. '{better}')")
-    return None
 
 
 _CSV_HINT = ("this looks like a CSV (a trajectory of `lagsim simulate`, first column t), not a "
@@ -234,13 +196,13 @@ class SystemSpec:
 
     @property
     def velocities(self) -> tuple[str, ...]:
-        return tuple(f"{q}_dot" for q in self.coordinates)
+        return naming.velocities(self.coordinates)
 
     def initial_state(self) -> tuple[list[float], list[float]]:
         """q(t0) and q̇(t0) in coordinate order; missing entries are 0."""
         values = dict(self.initial)
         q = [values.get(name, 0.0) for name in self.coordinates]
-        qd = [values.get(f"{name}_dot", 0.0) for name in self.coordinates]
+        qd = [values.get(naming.velocity(name), 0.0) for name in self.coordinates]
         return q, qd
 
     def symbols(self) -> dict[str, se.Symbol]:
@@ -254,7 +216,7 @@ def symbol_table(parameters: list[str] | tuple[str, ...],
     table = {name: se.Symbol(name) for name in parameters}
     for q in coordinates:
         table[q] = se.Symbol(q)
-        table[f"{q}_dot"] = se.Symbol(f"{q}_dot")
+        table[naming.velocity(q)] = se.Symbol(naming.velocity(q))
     table["t"] = TIME
     return table
 
@@ -637,7 +599,7 @@ class _Reader:
         if name in RESERVED:
             meaning = "time" if name == "t" else "the constant pi"
             raise self.error(node, f"{what} '{name}' is reserved ({meaning}); rename it")
-        clash = column_clash(name)
+        clash = naming.column_clash(name)
         if clash:
             raise self.error(node, f"{what} '{name}' {clash}")
         return self.declare(space, node, raw, what)
@@ -790,7 +752,7 @@ class _Reader:
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
             for _key, key_node, value_node in self.mapping(node, "'parameters'", "parameter"):
                 pname = self.identifier(key_node, "parameter")
-                if pname.endswith("_ddot"):
+                if naming.is_acceleration(pname):
                     raise self.error(key_node, f"parameter '{pname}' ends in _ddot, which lagsim "
                                      "keeps for accelerations; rename it")
                 value = (overrides[pname] if pname in overrides
@@ -831,7 +793,7 @@ class _Reader:
     def no_velocity(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, what: str,
                     hint: str = "") -> None:
         used = sorted(s.name for s in expr.expr.free_symbols
-                      if s.name.endswith("_dot") and s.name[:-4] in coords)
+                      if naming.rate_of(s.name) in coords)
         if used:
             raise self.error(node, f"{what} may not depend on velocities, but uses "
                              f"{', '.join(used)}{hint}")
@@ -941,7 +903,7 @@ class _Reader:
 
     def check_linear(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, name: str
                      ) -> None:
-        velocities = [se.Symbol(f"{q}_dot") for q in coords]
+        velocities = [se.Symbol(v) for v in naming.velocities(coords)]
         if not any(v in expr.expr.free_symbols for v in velocities):
             raise self.error(node, f"velocity constraint '{name}' uses no velocity; if it "
                              "restricts positions, write it as a holonomic constraint")
@@ -955,7 +917,7 @@ class _Reader:
                 coords: tuple[str, ...], override: Mapping[str, float]
                 ) -> tuple[tuple[str, float], ...]:
         names = {p.name: se.RealDouble(p.value) for p in params}
-        valid = list(coords) + [f"{q}_dot" for q in coords]
+        valid = list(naming.state(coords))
         values: dict[str, float] = {}
         self.initial_locations: dict[str, Location] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):

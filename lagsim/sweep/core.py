@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.numeric.memo import Memo
 from lagsim.spec.expressions import Source, parse_expression, suggest
@@ -242,7 +243,7 @@ def plan(axes: Sequence[Axis], parameters: Sequence[str], coordinates: Sequence[
         raise InputError("nothing to sweep: give --grid NAME=START:STOP:COUNT, --values "
                          "NAME=v1,v2,..., --random NAME=LOW:HIGH --runs N or --table FILE",
                          Location("lagsim sweep"))
-    known = (*parameters, *coordinates, *(f"{q}_dot" for q in coordinates))
+    known = (*parameters, *naming.state(coordinates))
     seen: dict[str, str] = {}
     for axis in axes:
         for name in axis.names:
@@ -376,11 +377,11 @@ def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],
     constraint), a change of h is physics, not drift (issue 29): one column ``energy_gain`` =
     h(t_end) − h(0), signed (negative for a damped run), in the units of h. Each name has one
     meaning whatever the system."""
-    swept = [name if name not in (*coordinates, *(f"{q}_dot" for q in coordinates))
-             else f"{name}0" for name in job.names]
-    energy = ["energy_drift", "energy_change"] if conserved else ["energy_gain"]
-    return ["run", *swept, *coordinates, *(f"{q}_dot" for q in coordinates),
-            *(f"max_residual_{c}" for c in constraints), *energy,
+    swept = [name if name not in naming.state(coordinates) else f"{name}0"
+             for name in job.names]
+    energy = [naming.ENERGY_DRIFT, naming.ENERGY_CHANGE] if conserved else [naming.ENERGY_GAIN]
+    return ["run", *swept, *naming.state(coordinates),
+            *map(naming.max_residual, constraints), *energy,
             *(["stop_time"] if stops else []), *(s.name for s in job.summaries), "error"]
 
 
@@ -950,15 +951,5 @@ def check_save_folder(folder: str) -> str:
 
 def trajectory_columns(spec: Any) -> list[str]:
     """The CSV columns a run of ``spec`` writes (what a summary may use)."""
-    from lagsim.output.trajectory import Trajectory
-
-    n, m = len(spec.coordinates), len(spec.constraints)
-    kinds = tuple(c.kind for c in spec.constraints)
-    mh = kinds.count("holonomic")
-    empty = Trajectory(name=spec.name, coordinates=spec.coordinates,
-                       constraint_names=tuple(c.name for c in spec.constraints),
-                       constraint_kinds=kinds, t=np.zeros(0), q=np.zeros((0, n)),
-                       qd=np.zeros((0, n)), lam=np.zeros((0, m)), residual=np.zeros((0, m)),
-                       residual_dot=np.zeros((0, mh)), energy=np.zeros(0), formulation="",
-                       stabilize="")
-    return empty.columns()
+    return naming.layout(spec.coordinates, [c.name for c in spec.constraints],
+                         [c.kind for c in spec.constraints])

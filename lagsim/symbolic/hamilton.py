@@ -26,6 +26,7 @@ import numpy as np
 import symengine as se
 import sympy
 
+from lagsim import naming
 from lagsim.errors import InputError
 from lagsim.spec.expressions import diff
 from lagsim.spec.references import SEED_001, cite
@@ -67,7 +68,7 @@ def quadratic_parts(model: Model) -> QuadraticParts:
 
 def momentum_names(model: Model) -> list[str]:
     """``p_<q>`` for each coordinate."""
-    return [f"p_{name}" for name in model.coordinates]
+    return [naming.momentum(name) for name in model.coordinates]
 
 
 def hamilton_form(model: Model, simplify: bool = False):

@@ -25,6 +25,7 @@ from typing import Any
 
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import exact_text, kinks, resolve_derivatives
 from lagsim.spec.system import Expr, SystemSpec
@@ -47,7 +48,7 @@ class Constraint:
 
     @property
     def multiplier(self) -> str:
-        return f"lambda_{self.name}"
+        return naming.multiplier(self.name)
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def time_derivative(
 def build_model(spec: SystemSpec) -> Model:
     """The symbolic model of a validated spec (seed 001 §10.6–10.7, 002 §23.3, 003)."""
     q = tuple(se.Symbol(name) for name in spec.coordinates)
-    qd = tuple(se.Symbol(f"{name}_dot") for name in spec.coordinates)
+    qd = tuple(se.Symbol(v) for v in naming.velocities(spec.coordinates))
     t = se.Symbol("t")
 
     kinetic = spec.kinetic.expr if spec.kinetic else se.Integer(0)
@@ -272,8 +273,8 @@ def assemble_model(
 ) -> Model:
     """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
     q = tuple(se.Symbol(c) for c in coordinates)
-    qd = tuple(se.Symbol(f"{c}_dot") for c in coordinates)
-    qdd = tuple(se.Symbol(f"{c}_ddot") for c in coordinates)
+    qd = tuple(se.Symbol(naming.velocity(c)) for c in coordinates)
+    qdd = tuple(se.Symbol(naming.acceleration(c)) for c in coordinates)
     t = se.Symbol("t")
     n = len(q)
     if potential is None:

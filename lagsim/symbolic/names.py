@@ -1,7 +1,7 @@
 """One rule for how a name is shown, in text, LaTeX and plot labels alike (issue 14).
 
 A name's own underscores stay as written; only the ``_dot`` and ``_ddot`` suffixes of the
-project's conventions (docs/architecture.md: the velocity of ``x`` is ``x_dot``) become a dot or
+project's conventions (:mod:`lagsim.naming`: the velocity of ``x`` is ``x_dot``) become a dot or
 two over the name; a part between underscores that is the name of a Greek letter, optionally
 followed by digits, becomes that letter. Digits stay digits (no subscripts guessed):
 
@@ -26,6 +26,8 @@ import functools
 import re
 import unicodedata
 
+from lagsim import naming
+
 GREEK = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "zeta": "ζ",
     "eta": "η", "theta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "lam": "λ", "mu": "μ",
@@ -40,18 +42,9 @@ _TEX_GREEK = {name: "\\" + ("lambda" if name == "lam" else name) for name in GRE
               if name not in ("omicron",)}
 _TEX_GREEK["omicron"] = "o"
 
-SUFFIXES = (("_ddot", 2), ("_dot", 1))
 _DOTS = {1: "\u0307", 2: "\u0308"}
 _TEX_DOTS = {1: "\\dot", 2: "\\ddot"}
 _PART = re.compile(r"([A-Za-z]+)(\d*)")
-
-
-def split(name: str) -> tuple[str, int]:
-    """``(base, dots)``: ``theta_ddot`` → ``("theta", 2)``, ``x`` → ``("x", 0)``."""
-    for suffix, dots in SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)], dots
-    return name, 0
 
 
 def _letters(part: str) -> tuple[str, str] | None:
@@ -63,7 +56,7 @@ def _letters(part: str) -> tuple[str, str] | None:
 @functools.lru_cache(maxsize=4096)
 def text(name: str) -> str:
     """The name as text (unicode, NFC): see the module's table."""
-    base, dots = split(name)
+    base, dots = naming.dots(name)
     head, *rest = base.split("_")
     parts = _letters(head)
     if parts is None:
@@ -87,7 +80,7 @@ def _tex_escape(s: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def latex(name: str) -> str:
     """The name as LaTeX (math mode): see the module's table."""
-    base, dots = split(name)
+    base, dots = naming.dots(name)
     head, *rest = base.split("_")
     parts = _letters(head)
     if parts is None:

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lagsim.analysis.balance import WORK_COLUMN
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
@@ -162,11 +162,12 @@ _PLAIN = Quantities()
 def unit_columns(units: Mapping[str, str], coordinates: Sequence[str]) -> dict[str, str]:
     """The units of the CSV columns from a file's ``units:``: each coordinate's, its velocity's
     (the coordinate's per unit of t; ``s`` unless ``t`` has a unit) and ``t``'s."""
-    out = {name: unit for name, unit in units.items() if name in coordinates or name == "t"}
-    per = units.get("t", "s")
+    out = {name: unit for name, unit in units.items()
+           if name in coordinates or name == naming.TIME}
+    per = units.get(naming.TIME, "s")
     for q in coordinates:
         if q in units:
-            out[f"{q}_dot"] = f"{units[q]}/{per}"
+            out[naming.velocity(q)] = f"{units[q]}/{per}"
     return out
 
 
@@ -203,8 +204,8 @@ def held_coordinates(table: Table) -> tuple[str, ...]:
     out = []
     for q in coords:
         values = [np.abs(table.column(q))]
-        if table.has(f"{q}_dot"):
-            values.append(np.abs(table.column(f"{q}_dot")))
+        if table.has(naming.velocity(q)):
+            values.append(np.abs(table.column(naming.velocity(q))))
         if all(float(np.nanmax(v)) <= tiny for v in values):
             out.append(q)
     return tuple(out)
@@ -251,7 +252,7 @@ def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
         return None
     t = table.time
     series = tuple(_Series(name, t, table.column(name)) for name in names)
-    return _Panel(key, _group_label(names, group, info), series, xlabel=info.label("t"),
+    return _Panel(key, _group_label(names, group, info), series, xlabel=info.label(naming.TIME),
                   notes=notes)
 
 
@@ -281,9 +282,9 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     """
     if not table.has_energy:
         return None
-    if table.has(WORK_COLUMN):
+    if table.has(naming.WORK):
         return _balance_panel(table)
-    h = table.column("energy")
+    h = table.column(naming.ENERGY)
     h0 = float(h[0])
     with np.errstate(over="ignore"):
         drift = np.abs(h - h0)
@@ -308,7 +309,7 @@ def _balance_panel(table: Table) -> _Panel:
     ``work_nonconservative`` column, :mod:`lagsim.analysis.balance`), and what is left, h − h0 − W:
     the
     integration and quadrature error, the drift proper."""
-    t, h, w = table.time, table.column("energy"), table.column(WORK_COLUMN)
+    t, h, w = table.time, table.column(naming.ENERGY), table.column(naming.WORK)
     change = h - h[0]
     series = (_Series("energy − energy₀", t, change), _Series("W (work done)", t, w, dashed=True),
               _Series("energy − energy₀ − W", t, change - w))
@@ -319,7 +320,7 @@ def _shown(table: Table, info: Quantities) -> tuple[list[str], list[str], tuple[
     """(coordinates, velocities) worth a curve, and the held ones left out (their note)."""
     held = held_coordinates(table) if info.held is None else info.held
     coords = [q for q in table.coordinates if q not in held]
-    velocities = [v for v in table.velocities if v[:-4] not in held]
+    velocities = [v for v in table.velocities if naming.rate_of(v) not in held]
     notes = tuple(f"{q} ≡ 0 (a constraint)" for q in table.coordinates if q in held)
     return coords, velocities, notes
 
@@ -357,7 +358,7 @@ def _checked(table: Table, names: Sequence[str]) -> list[str]:
 
 def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | None,
           info: Quantities = _PLAIN) -> _Panel:
-    xname = x or "t"
+    xname = x or naming.TIME
     names = _checked(table, [*(columns or ()), *([y] if y else [])])
     notes: tuple[str, ...] = ()
     if not names:
@@ -366,10 +367,10 @@ def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | N
     _checked(table, [xname, *names])
     xdata = table.column(xname)
     series = tuple(_Series(name, xdata, table.column(name)) for name in names)
-    equal = xname != "t" and len(names) == 1 and info.same_scale(xname, names[0])
+    equal = xname != naming.TIME and len(names) == 1 and info.same_scale(xname, names[0])
     return _Panel(
         "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
-        mark_ends=xname != "t", notes=notes, equal=equal,
+        mark_ends=xname != naming.TIME, notes=notes, equal=equal,
     )
 
 
@@ -378,16 +379,16 @@ def _phase(table: Table, columns: Sequence[str] | None, info: Quantities = _PLAI
     coords = _checked(table, columns) if columns else _shown(table, info)[0]
     panels = []
     for q in coords:
-        if not table.has(f"{q}_dot"):
+        if not table.has(naming.velocity(q)):
             if columns:
                 raise InputError(
-                    f"no column {q + '_dot'!r} to pair with {q!r} in a phase plot; "
+                    f"no column {naming.velocity(q)!r} to pair with {q!r} in a phase plot; "
                     f"coordinates with velocities: {', '.join(table.velocities) or 'none'}",
                     Location(table.source),
                 )
             continue
-        series = (_Series(q, table.column(q), table.column(f"{q}_dot")),)
-        panels.append(_Panel(f"phase {q}", info.label(f"{q}_dot"), series,
+        series = (_Series(q, table.column(q), table.column(naming.velocity(q))),)
+        panels.append(_Panel(f"phase {q}", info.label(naming.velocity(q)), series,
                              xlabel=info.label(q), mark_ends=True))
     if not panels:
         raise _missing(table, "coordinate/velocity", "so there is no phase plot")
@@ -415,7 +416,7 @@ def _energy(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     drift = _energy_drift_panel(table, info)
     if drift is None:
         raise _missing(table, "energy", "so there is no energy to plot")
-    h = table.column("energy")
+    h = table.column(naming.ENERGY)
     with np.errstate(over="ignore"):
         change = _Series("energy − energy₀", table.time, h - h[0])
     label = f"energy − energy₀\n(energy₀ = {float(h[0]):.10g})"
@@ -438,7 +439,7 @@ def _forces(table: Table) -> list[_Panel]:
 def _invariants(table: Table) -> list[_Panel]:
     """|I − I₀| / |I₀| of each ``invariant_<name>`` column, or |I − I₀| where I₀ = 0 or the
     drift exceeds |I₀| (the rule of :func:`_energy_drift_panel`)."""
-    names = [c for c in table.columns if c.startswith("invariant_")]
+    names = [c for c in table.columns if naming.invariant_of(c) is not None]
     if not names:
         raise _missing(table, "invariant_*", "so there are no invariants to plot: simulate with "
                        "--invariants, or plot the system itself")
@@ -449,10 +450,10 @@ def _invariants(table: Table) -> list[_Panel]:
         finite = drift[np.isfinite(drift)]
         scale = abs(float(values[0]))
         if math.isfinite(scale) and scale > 0 and (finite.max() if finite.size else 0) <= scale:
-            series.append(_Series(f"{name[len('invariant_'):]} (relative)", table.time,
+            series.append(_Series(f"{naming.invariant_of(name)} (relative)", table.time,
                                   drift / scale))
         else:
-            series.append(_Series(f"{name[len('invariant_'):]} (absolute)", table.time, drift))
+            series.append(_Series(f"{naming.invariant_of(name)} (absolute)", table.time, drift))
     return [_Panel("invariants", "invariant drift\n|I − I₀| (/ |I₀|)", tuple(series), log=True)]
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import symengine as se
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -58,7 +59,7 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     names, f = _positions(used)
     q0 = np.array(report.q)
     at_rest = np.asarray(f(q0), dtype=float).reshape(-1, 2)
-    table = Table(("t", *used.coordinates), np.array([[0.0, *q0]]), "<modes>")
+    table = Table((naming.TIME, *used.coordinates), np.array([[0.0, *q0]]), "<modes>")
     from lagsim.analysis.kinematics import mass_paths
 
     links = rods(used, mass_paths(used, table))

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import suggest
 from lagsim.viz.figures import plain
@@ -43,11 +44,11 @@ def swept_columns(header: Sequence[str]) -> list[str]:
     ``energy_drift``, ``energy_change`` or ``energy_gain`` (lagsim.sweep.core.columns; a system that
     does not conserve h has no drift, only a gain)."""
     names = [h for h in header if h != "error"]
-    energy = ("energy_drift", "energy_change", "energy_gain")
-    end = next((k for k, h in enumerate(names) if h.startswith("max_residual_") or h in energy),
+    energy = (naming.ENERGY_DRIFT, naming.ENERGY_CHANGE, naming.ENERGY_GAIN)
+    end = next((k for k, h in enumerate(names) if naming.is_max_residual(h) or h in energy),
                len(names))
     k = end
-    while k > 1 and names[k - 1].endswith("_dot"):
+    while k > 1 and naming.is_velocity(names[k - 1]):
         k -= 1
     n = end - k
     return names[1:k - n]

@@ -628,7 +628,7 @@ static int dense(D *d, double s, double *out)
 
 /* --- the run ------------------------------------------------------------------------- */
 
-/* The --stop-when expression at (t, y) (lagsim.run.driver.StopEvent.value); *bad set when a
+/* The --stop-when expression at (t, y) (lagsim.run.events.EventWatch.value); *bad set when a
    linear solve failed. */
 static double stop_value(D *d, double t, const double *y, int *bad)
 {
@@ -708,7 +708,7 @@ static double brent(event_fn g, void *ctx, double xa, double xb, double xtol, do
 }
 
 /* g of the scan at t on the dense output; *bad 2 (and the time and value kept) when it is not
-   finite (lagsim.run.driver._Event.at and .many). */
+   finite (lagsim.run.events.EventWatch.at and .many). */
 static double scan_event(void *ctx, double t, int *bad)
 {
     Scan *s = ctx;
@@ -749,7 +749,7 @@ static int scan_leaves_zero(double gu, double du, double gv, double dv, double g
     return gx * (gu + gv) > 0.0 && 16.0 * e <= fabs(gv - gu);
 }
 
-/* StopEvent._visit and driver._root on the piece [u, v]: 1 when the crossing is found (or g
+/* EventWatch._visit and events.locate on the piece [u, v]: 1 when the crossing is found (or g
    failed in Brent's method). */
 static int scan_visit(Scan *s, double u, double gu, double v, double gv)
 {
@@ -813,7 +813,7 @@ static int scan_clear(Scan *s, double a, double ga, const double *ya, const doub
                        h);
 }
 
-/* StopEvent.crossing after Guard.accepted: the step [a, b] from the state ya (derivative fa)
+/* EventWatch.crossings after Guard.accepted: the step [a, b] from the state ya (derivative fa)
    to yb (fb), g(b) = gb; found set with end, or bad set (Scan.step after crossings.clear). */
 static void scan_step(Scan *s, double a, const double *ya, const double *fa, double b,
                       double gb, const double *yb, const double *fb)
@@ -1072,7 +1072,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
             if (!mass_regular(d, d->t, d->y_raw)) { code = RUN_MASS; goto out; }
             d->regular_at = d->t;
         }
-        /* StopEvent.crossing */
+        /* EventWatch.crossings */
         if (d->has_stop) {
             g = stop_value(d, d->t, d->y_raw, &bad);
             if (bad) { code = RUN_SINGULAR; goto out; }
@@ -1478,7 +1478,7 @@ static int reduced_full(R *r, double t, const double *y, double *out)
     return all_finite(m, out + 2 * n) ? 0 : RED_SINGULAR;
 }
 
-/* The --stop-when expression at (t, y) (StopEvent.value); *bad set when the chart fails. */
+/* The --stop-when expression at (t, y) (EventWatch.value); *bad set when the chart fails. */
 static double reduced_stop_value(R *r, double t, const double *y, int *bad)
 {
     int n = r->n, m = r->m, i;
@@ -1788,7 +1788,7 @@ int lagsim_reduced_run(void *handle, const double *times, int ntimes, int *k, do
             if (!mass_regular(s, c->t, r->end)) { code = RUN_MASS; goto out; }
             r->regular_at = c->t;
         }
-        /* StopEvent.crossing */
+        /* EventWatch.crossings */
         if (r->has_stop) {
             if (r->end_bad) { code = r->end_bad; goto out; }
             g = reduced_stop_value(r, c->t, c->y_raw, &bad);

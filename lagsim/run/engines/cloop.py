@@ -70,6 +70,7 @@ from lagsim.run.engines.ccommon import (
     too_small,
 )
 from lagsim.run.engines.python import Resume, run_python
+from lagsim.run.events import EITHER
 from lagsim.run.formulations import FORMULATIONS, RCOND, SINGULAR_RTOL, STABILIZERS
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
 from lagsim.run.problem import Problem
@@ -178,8 +179,6 @@ def _stop_function(cc: str, problem: Problem) -> tuple[ctypes.CDLL, int] | None:
     cannot be compiled (said on stderr)."""
     stop = problem.stop
     assert stop is not None
-    if stop.expression is None:
-        return None
     try:
         body = ccompile.c_function("stop", stop.arguments, [stop.expression], stop.parameters)
     except Exception as exc:  # an expression C cannot print: the Python loop evaluates it
@@ -349,6 +348,8 @@ def loop_or_refusal(problem: Problem) -> CLoop | str:
         return f"formulation {form.name} has no C loop"
     if options.section is not None:
         return "--section is taken in Python"
+    if problem.stop is not None and problem.stop.event.direction != EITHER:
+        return "a --stop-when with a direction is looked for in Python"
     if not isinstance(numeric, NumericSystem):
         return "the compiled system is a stand-in, not a NumericSystem"
     if type(form) is not FORMULATIONS[form.name]:

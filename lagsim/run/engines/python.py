@@ -84,11 +84,13 @@ class PythonLoop(StepLoop):
                     raise guard.failure(solver, message)
                 step = Step(solver)
                 guard.accepted(step)
-                end = stop.crossing(step) if stop is not None else None
+                end = next(iter(stop.crossings(step)), None) if stop is not None else None
                 if section is None:
                     samples.take(step, end)
                 else:
-                    section.take(step, end, samples)
+                    for t in section.crossings(step):
+                        if end is None or t <= end:
+                            samples.add(t, step.at(t))
                 alias.accepted(step.t, step.y)
                 if end is not None:
                     return samples.stopped(end)

@@ -381,13 +381,13 @@ class Rattle(FixedStepMethod):
                 (M[i, j] * model.qd[j] for j in range(model.n)), se.Integer(0)))
             if linear is None:
                 return (f"--method rattle needs a kinetic energy ½ q̇ᵀ M q̇, and whether ∂L/∂"
-                        f"{model.coordinates[i]}_dot has terms not proportional to a velocity "
+                        f"{model.qd[i]} has terms not proportional to a velocity "
                         "cannot be checked: it multiplies out past the expansion limit "
                         "(docs/format.md, \"Limits\"); use --method variational, which takes "
                         "any Lagrangian")
             if linear != 0:
                 return (f"--method rattle needs a kinetic energy ½ q̇ᵀ M q̇, and ∂L/∂"
-                        f"{model.coordinates[i]}_dot has terms not proportional to a velocity "
+                        f"{model.qd[i]} has terms not proportional to a velocity "
                         f"({linear}); use --method variational, which takes any Lagrangian")
         timed = [c.name for c in model.holonomic
                  if varying(c.expression, (model.t,), values)]

@@ -249,25 +249,19 @@ class CLoop(StepLoop):
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
                   ) -> Trajectory:
         """Step the problem from its start to ``t_end`` or its stop event in C calls of many
-        steps each (as :class:`lagsim.run.engines.python.PythonLoop`)."""
+        steps each (as :class:`lagsim.run.engines.python.PythonLoop`): the loop's handles are
+        made and started by :meth:`_start`, each call is :meth:`_call`, a code the call
+        returns is first seen by :meth:`_code` (the reduced loop's check of its chart)."""
         assert y0 is not None
-        problem = self.problem
-        options, numeric = problem.options, problem.numeric
+        numeric = self.problem.numeric
         n, m = numeric.n, numeric.m
-        width = 2 * n + (m if problem.form.name != "ode" else 0)
-        samples, guard, stop = watch.samples, watch.guard, watch.stop
-        atol = np.empty(2 * n)
-        atol[:] = options.atol
-        self._handle = handle = self._new(guard.mass.scale, atol)
-        y = np.ascontiguousarray(y0, dtype=float)
-        if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
-                                      stop.sign if stop is not None else 0.0):
-            raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(problem.t0, y0),
-                          problem.t0, problem.t0)
+        width = 2 * n + (m if self.problem.form.name != "ode" else 0)
+        samples, guard = watch.samples, watch.guard
+        self._start(watch, y0)
         times = np.ascontiguousarray(samples.times, dtype=float)
         rows = np.zeros((len(times), max(width, 1)))
         result = LoopResult()
-        last = np.zeros(2 * n)
+        last = np.zeros(len(y0))
         event = np.zeros(max(width, 1))
         k = ctypes.c_int(samples.k)
         chunk = STEPS_PER_CALL
@@ -275,26 +269,68 @@ class CLoop(StepLoop):
         self._said_missed = False
         while True:
             before, steps_before, clock = k.value, self.steps, time.perf_counter()
-            code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
-                                            ctypes.byref(k), rows.ctypes.data, chunk,
-                                            ctypes.byref(result), last.ctypes.data,
-                                            event.ctypes.data)
+            code = self._call(times, k, rows, chunk, result, last, event)
             state = self.at = At(result.t, last.copy(), result.h_abs)
             self.nfev, self.steps = result.nfev, result.nsteps
+            self._sync(result)
             samples.extend(times[before:k.value], rows[before:k.value], k.value)
             if code == Status.RUN_STOP:
-                self._alias(handle, times)
+                self._alias(self._watch_handle(), times)
                 return stopped(samples, result.when, event)
+            seen = self._code(code, watch, state, result, times, progress)
+            if isinstance(seen, Trajectory):
+                return seen
+            code = seen
             if code not in (Status.RUN_MORE, Status.RUN_DONE):
-                raise failure(code, problem, guard, float(event[0]), state, result.when,
-                              result.regular_at)
+                raise self._failure(code, guard, float(event[0]), state, result.when,
+                                    result.regular_at)
             if code == Status.RUN_DONE:
-                self._alias(handle, times)
+                self._alias(self._watch_handle(), times)
                 break
             chunk = self._next_call(watch, state.t, steps_before, clock, progress)
         if progress is not None:
             progress(1.0)
         return samples.trajectory("t_end", "")
+
+    def _start(self, watch: Watch, y0: np.ndarray) -> None:
+        """Make the loop's handle and start it at the problem's start y0."""
+        problem, guard, stop = self.problem, watch.guard, watch.stop
+        atol = np.empty(2 * problem.numeric.n)
+        atol[:] = problem.options.atol
+        self._handle = handle = self._new(guard.mass.scale, atol)
+        y = np.ascontiguousarray(y0, dtype=float)
+        if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
+                                      stop.sign if stop is not None else 0.0):
+            raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(problem.t0, y0),
+                          problem.t0, problem.t0)
+
+    def _call(self, times: np.ndarray, k: ctypes.c_int, rows: np.ndarray, chunk: int,
+              result: LoopResult, last: np.ndarray, event: np.ndarray) -> int:
+        """One C call of at most ``chunk`` accepted steps: its status code."""
+        return int(self.lib.lagsim_loop_run(self._handle, times.ctypes.data, len(times),
+                                            ctypes.byref(k), rows.ctypes.data, chunk,
+                                            ctypes.byref(result), last.ctypes.data,
+                                            event.ctypes.data))
+
+    def _watch_handle(self) -> int | None:
+        """The handle whose aliasing watch saw the full state."""
+        return self._handle
+
+    def _sync(self, result: LoopResult) -> None:
+        """After each call: bring the formulation up to the C loop's state (nothing to do
+        here)."""
+        return None
+
+    def _code(self, code: int, watch: Watch, state: At, result: LoopResult, times: np.ndarray,
+              progress: Progress | None) -> int | Trajectory:
+        """What a call's code means before it is read as the end, a failure or more steps:
+        itself here."""
+        return code
+
+    def _failure(self, code: int, guard: Guard, value: float, state: At, when: float,
+                 regular_at: float) -> IntegrationError:
+        """The error the Python loop raises for the failure ``code``."""
+        return failure(code, self.problem, guard, value, state, when, regular_at)
 
     def _free(self) -> None:
         handle, self._handle = self._handle, None
@@ -321,7 +357,7 @@ class CLoop(StepLoop):
                                                     str(self.problem.options.stop_when), missed))
         return missed
 
-    def _alias(self, handle: int, times: np.ndarray) -> None:
+    def _alias(self, handle: int | None, times: np.ndarray) -> None:
         """Say what the C loop's aliasing watch found (:mod:`lagsim.run.aliasing`), once."""
         out = np.zeros(7)
         self.lib.lagsim_loop_alias(handle, out.ctypes.data)
@@ -539,7 +575,7 @@ class RLoop(CLoop):
         self._registered = self._c_switches = 0
         self._handles: tuple[int | None, int | None, int | None] = (None, None, None)
 
-    def _alias(self, handle: int, times: np.ndarray) -> None:
+    def _alias(self, handle: int | None, times: np.ndarray) -> None:
         out = np.zeros(7)
         self.lib.lagsim_loop_alias(handle, out.ctypes.data)
         self._aliased = bool(out[0])
@@ -599,20 +635,13 @@ class RLoop(CLoop):
             raise MemoryError("the C step loop could not allocate its work space")
         return handles[0], handles[1], int(r)
 
-    def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
-                  ) -> Trajectory:
-        """Step the problem from its start to ``t_end`` or its stop event (as
-        :class:`lagsim.run.engines.python.PythonLoop`)."""
-        from lagsim.run.reduced import PartitionChart
-
-        assert y0 is not None
-        problem, form = self.problem, self.form
-        options, numeric = problem.options, problem.numeric
-        n, m = numeric.n, numeric.m
-        samples, guard, stop = watch.samples, watch.guard, watch.stop
+    def _start(self, watch: Watch, y0: np.ndarray) -> None:
+        """Make the three handles (:meth:`_new_handles`), register the charts and start at the
+        problem's start y0 (a singular chart there stops the run)."""
+        problem, form, stop = self.problem, self.form, watch.stop
         self.handed_over = False
         parts = _chart_parts(self.cc, form.chart)
-        self._handles = chart_d, full_d, r = self._new_handles(parts, guard.mass.scale)
+        self._handles = _, _, r = self._new_handles(parts, watch.guard.mass.scale)
         self._registered, self._c_switches = 0, 0
         self._register(r)
         y = np.ascontiguousarray(y0, dtype=float)
@@ -621,57 +650,48 @@ class RLoop(CLoop):
                                          stop.sign if stop is not None else 0.0,
                                          qd0.ctypes.data):
             raise IntegrationError(form.singular(), time=float(problem.t0))
-        times = np.ascontiguousarray(samples.times, dtype=float)
-        width = 2 * n + m
-        rows = np.zeros((len(times), width))
-        result = LoopResult()
-        last = np.zeros(len(y0))
-        event = np.zeros(width)
-        k = ctypes.c_int(samples.k)
-        chunk = STEPS_PER_CALL
-        self.steps = self.nfev = 0
-        self._said_missed = False
-        while True:
-            before, steps_before, clock = k.value, self.steps, time.perf_counter()
-            code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
+
+    def _reduced(self) -> int:
+        r = self._handles[2]
+        assert r is not None
+        return r
+
+    def _call(self, times: np.ndarray, k: ctypes.c_int, rows: np.ndarray, chunk: int,
+              result: LoopResult, last: np.ndarray, event: np.ndarray) -> int:
+        return int(self.lib.lagsim_reduced_run(self._reduced(), times.ctypes.data, len(times),
                                                ctypes.byref(k), rows.ctypes.data, chunk,
                                                ctypes.byref(result), last.ctypes.data,
-                                               event.ctypes.data)
-            state = self.at = At(result.t, last.copy(), result.h_abs)
-            self.nfev, self.steps = result.nfev, result.nsteps
-            self._sync(r, result)
-            samples.extend(times[before:k.value], rows[before:k.value], k.value)
-            if code == Status.RUN_STOP:
-                self._alias(full_d, times)
-                return stopped(samples, result.when, event)
-            if code == Status.RED_CHECK:
-                before_chart = form.current_chart()
-                y_new = self._after_step(guard, state)
-                if y_new is not None and state.t != options.t_end:
-                    chart = form.current_chart()
-                    restart = type(chart) is not type(before_chart)
-                    if (not isinstance(chart, PartitionChart)
-                            and _chart_parts(self.cc, chart) is None):
-                        self._alias(full_d, times)
-                        missed = self._missed(self.lib.lagsim_reduced_missed, r)
-                        return self._hand_over(watch, state, y_new, result, restart, missed,
-                                               progress)
-                    f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
-                    self._register(r, y_new, f, min(result.guard_h, options.t_end
-                                                    - state.t) if restart else 0.0)
-                else:
-                    self._register(r)
-                code = Status.RUN_MORE
-            if code not in (Status.RUN_MORE, Status.RUN_DONE):
-                raise self._reduced_failure(code, guard, float(event[0]), state,
-                                            result.when, result.regular_at)
-            if code == Status.RUN_DONE:
-                self._alias(full_d, times)
-                break
-            chunk = self._next_call(watch, state.t, steps_before, clock, progress)
-        if progress is not None:
-            progress(1.0)
-        return samples.trajectory("t_end", "")
+                                               event.ctypes.data))
+
+    def _watch_handle(self) -> int | None:
+        return self._handles[1]
+
+    def _code(self, code: int, watch: Watch, state: At, result: LoopResult, times: np.ndarray,
+              progress: Progress | None) -> int | Trajectory:
+        """RED_CHECK: Reduced.after_step in Python at the step the C loop could not decide;
+        the C loop goes on in the chart it keeps or switches to, or the Python loop takes the
+        rest of the run on a chart without C code (:meth:`_hand_over`)."""
+        from lagsim.run.reduced import PartitionChart
+
+        if code != Status.RED_CHECK:
+            return code
+        form, guard, r = self.form, watch.guard, self._reduced()
+        t_end = self.problem.options.t_end
+        before_chart = form.current_chart()
+        y_new = self._after_step(guard, state)
+        if y_new is not None and state.t != t_end:
+            chart = form.current_chart()
+            restart = type(chart) is not type(before_chart)
+            if not isinstance(chart, PartitionChart) and _chart_parts(self.cc, chart) is None:
+                self._alias(self._watch_handle(), times)
+                missed = self._missed(self.lib.lagsim_reduced_missed, r)
+                return self._hand_over(watch, state, y_new, result, restart, missed, progress)
+            f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
+            self._register(r, y_new, f, min(result.guard_h, t_end - state.t) if restart
+                           else 0.0)
+        else:
+            self._register(r)
+        return Status.RUN_MORE
 
     def _free(self) -> None:
         (chart_d, full_d, r), self._handles = self._handles, (None, None, None)
@@ -735,13 +755,13 @@ class RLoop(CLoop):
         else:
             self.lib.lagsim_reduced_switch(r, charts.index(current), yp, fp, allow, restart)
 
-    def _sync(self, r: int, result: LoopResult) -> None:
+    def _sync(self, result: LoopResult) -> None:
         """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
         accepted state and tangent), switches and last accepted time (what Reduced.after_step
         sets when it runs in Python)."""
         from lagsim.run.reduced import PartitionChart
 
-        form = self.form
+        form, r = self.form, self._reduced()
         chart: SymbolicChart | PartitionChart
         if result.chart >= 0:
             chart = form.symbolic_charts[result.chart]
@@ -781,8 +801,8 @@ class RLoop(CLoop):
                     problem.options.t_end - state.t)
         return run_python(problem, progress, Resume(watch, alias, state.t, y, first))
 
-    def _reduced_failure(self, code: int, guard: Guard, value: float, state: At,
-                         when: float, regular_at: float) -> IntegrationError:
+    def _failure(self, code: int, guard: Guard, value: float, state: At, when: float,
+                 regular_at: float) -> IntegrationError:
         """The error the Python loop raises for the reduced C loop's failure ``code``."""
         from lagsim.run.reduced import PartitionChart
 

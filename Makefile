@@ -27,8 +27,10 @@ NOCC_TESTS := tests/test_compile.py tests/test_integrate.py tests/test_systems_s
 # half the time of one process. `make test PARALLEL=` runs it in one process.
 PARALLEL ?= -n auto --dist loadfile
 
+# mypy's files and settings are pyproject's [tool.mypy] (lagsim/).
 test: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q $(PARALLEL)
 	LAGSIM_NO_CC=1 $(BIN)/python -m pytest -q -p no:cacheprovider $(PARALLEL) $(NOCC_TESTS)
 
@@ -42,6 +44,7 @@ test-nocc: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check lagsim tests bench
+	$(BIN)/python -m mypy
 
 # Every bench in one go (bench/all.py); `make bench ARGS=--quick` for a smoke run,
 # `ARGS=--only modes,stiff` for some of them.

@@ -24,7 +24,6 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,14 +31,12 @@ from lagsim.errors import InputError, Location
 from lagsim.spec.options import OPTIONS, Option
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from lagsim.numeric.compile import NumericSystem
     from lagsim.output.trajectory import Trajectory
-    from lagsim.spec.options import SimulateOptions
     from lagsim.spec.system import SystemSpec
     from lagsim.symbolic.forms import Form
     from lagsim.symbolic.model import Model
+    from lagsim.viz.figures import Figure
 
 TEXT_LABEL = "<string>"
 """How messages name a system given as YAML text (as Python names code given as a string)."""
@@ -364,56 +361,14 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         progress: Callable[[float], None] | None = None) -> Trajectory:
     """Simulate ``system`` with the options ``given`` (by option name, None meaning not given)
     merged over its file's ``simulate:`` block; the one run of the API and the CLI
-    (:func:`run_spec`). Options are named by their flag in errors, or by their keyword when
-    ``keywords``."""
+    (:func:`lagsim.run.session.run_spec`). Options are named by their flag in errors, or by
+    their keyword when ``keywords``."""
+    from lagsim.run.session import run_spec
+
     spec = _spec(system, parameters, initial, keywords)
-    trajectory, _ = run_spec(spec, lambda: _compiled(system), given, keywords, report, progress)
+    trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
+                             _keyword if keywords else None, report, progress)
     return trajectory
-
-
-def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
-             given: Mapping[str, Any], keywords: bool = False,
-             report: Callable[[str], None] | None = None,
-             progress: Callable[[float], None] | None = None
-             ) -> tuple[Trajectory, SimulateOptions]:
-    """One run of ``spec`` with the options ``given``: the run of ``lagsim simulate``, of the
-    API and of each ``lagsim sweep`` run (issue 23, "one run path"), so every option, the
-    added columns of ``invariants`` and ``action`` included, reaches each of them the same
-    way. ``compiled()`` gives the model and its compiled form at any parameter values; it is
-    called after the options and the size of the output are checked, and the model's
-    expressions hold the parameters as symbols (:func:`lagsim.spec.system.symbol_table`), so the
-    run's
-    values change only ``Model.parameters`` and rebind the compiled model
-    (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again."""
-    from lagsim.naming import ACTION, layout
-    from lagsim.run.driver import simulate
-    from lagsim.spec.options import SimulateOptions
-
-    options = SimulateOptions.resolve(spec.simulate, given, _keyword if keywords else None)
-    options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
-                                  [c.kind for c in spec.constraints])))
-    model, numeric = compiled()
-    values = spec.parameter_values
-    if values != model.parameters:
-        model = replace(model, parameters=values)
-        numeric = numeric.with_parameters(values)
-    trajectory = simulate(spec, model, options, report=report, progress=progress,
-                          numeric=numeric)
-    if options.invariants:
-        from lagsim.analysis.invariants import with_invariants
-
-        trajectory = with_invariants(trajectory, model)
-        if not trajectory.extra and report is not None:
-            report("--invariants: no conserved quantity found (`lagsim check` says why)")
-    if options.action:
-        from lagsim.analysis.action import trajectory_action
-
-        running = trajectory_action(model, trajectory)
-        trajectory = trajectory.with_extra(ACTION, running.values)
-        if report is not None:
-            report(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
-                   "corrected trapezoids on the samples)")
-    return trajectory, options
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,
@@ -454,14 +409,21 @@ def derive_forms(system: System, form: str, simplify: bool = False,
              else [form])
     forms = []
     q0 = dict(zip(spec.coordinates, spec.initial_state()[0]))
+
+    def rest() -> object:
+        from lagsim.analysis.modes import rest_linearization
+
+        return rest_linearization(model, q0)
+
+    provide: dict[str, Callable[[], object]] = {"q0": lambda: q0, "rest": rest}
     seconds = budget if budget is not None else (
         tidy.SIMPLIFY_SECONDS if simplify else tidy.DEFAULT_SECONDS)
     with tidy.budget(seconds, deep=simplify) as spent:
         for name in names:
             status(f"forming the {name} form")
             try:
-                forms.append(FORMS[name](model, simplify, q0=q0)
-                             if name in ("reduced", "linear") else FORMS[name](model, simplify))
+                kind = FORMS[name]
+                forms.append(kind(model, simplify, **{k: provide[k]() for k in kind.inputs}))
             except InputError as exc:
                 if form != "all":
                     from lagsim.run.problem import SourceMap
@@ -505,7 +467,8 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
     info = None
     if system is not None:
         from lagsim.analysis.balance import check_parameters, table_with_work
-        from lagsim.analysis.invariants import energy_conserved
+        from lagsim.output.units import Quantities
+        from lagsim.symbolic.invariants import energy_conserved
 
         model = system.model
         notes = [check_parameters(table, model, "in the system: load(FILE, NAME=VALUE)")]
@@ -514,7 +477,7 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
             notes.append(note)
         for note in filter(None, notes):
             _warn(note)
-        info = plotting.Quantities(energy_change=energy_conserved(model, model.substitutions()))
+        info = Quantities(energy_change=energy_conserved(model, model.substitutions()))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "

@@ -8,6 +8,7 @@ cannot drive the terminal (issue 15, "Names that look alike").
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
@@ -29,6 +30,23 @@ def printable(text: str) -> str:
     if not any(map(is_control, text)):
         return text
     return "".join(repr(ch)[1:-1] if is_control(ch) else ch for ch in text)
+
+
+_SAID: set[str] = set()
+"""The topics :func:`say_once` has spoken of in this process."""
+
+
+def say_once(topic: str, message: str, detail: str | None = None) -> None:
+    """``lagsim: MESSAGE`` on stderr, once per process and topic, with ``detail`` on a second
+    line (``  reason: …``) when given: the notes every stage may give (a fallback taken, a limit
+    reached) without stopping."""
+    if topic in _SAID:
+        return
+    _SAID.add(topic)
+    line = f"lagsim: {printable(message)}"
+    if detail:
+        line += f"\n  reason: {detail.strip()}"
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -90,3 +108,17 @@ class IntegrationError(LagsimError, RuntimeError):
     def __init__(self, message: str, time: float | None = None) -> None:
         super().__init__(message if time is None else f"at t = {time!r}: {message}")
         self.time = time
+
+
+_DEBUG = [False]
+
+
+def set_debugging(on: bool) -> None:
+    """Set whether the running ``lagsim`` command was given ``--debug`` (the command group sets
+    it on each invocation, so that the stages below the command line need not know click)."""
+    _DEBUG[0] = bool(on)
+
+
+def debugging() -> bool:
+    """Whether the running ``lagsim`` command was given ``--debug``."""
+    return _DEBUG[0]

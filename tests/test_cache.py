@@ -26,6 +26,7 @@ import pytest
 import symengine as se
 from click.testing import CliRunner
 
+import lagsim.errors
 import lagsim.numeric.compile
 from lagsim.cli.app import main
 from lagsim.numeric import cache, ccompile
@@ -46,7 +47,7 @@ def _fresh(tmp_path, monkeypatch):
     """An empty cache, nothing compiled in this process, and no message said yet."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
-    monkeypatch.setattr(cache, "_SAID", set())
+    monkeypatch.setattr(lagsim.errors, "_SAID", set())
 
 
 def _env(folder: Path, tmp: Path | None = None, **extra: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ import pytest
 import symengine as se
 from scipy.integrate import solve_ivp
 
+import lagsim.errors
 import lagsim.numeric.compile
 from lagsim.numeric import ccompile
 from lagsim.numeric.compile import compile_model
@@ -201,7 +202,7 @@ def test_fallback_without_compiler(monkeypatch):
 def test_fallback_when_the_source_does_not_compile(monkeypatch, capsys):
     """Generated code the compiler refuses: the LLVM path, and one warning line (issue 8 §4)."""
     monkeypatch.setattr(ccompile, "_source", lambda *args: "this is not C")
-    monkeypatch.setattr(ccompile.cache, "_SAID", set())
+    monkeypatch.setattr(lagsim.errors, "_SAID", set())
     numeric = compile_model(build_model(load_spec("pendulum")))
     assert numeric.backend != "c"
     y = numeric.ode_rhs()(0.0, np.array([0.5, 0.0]))

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from inline_systems import NATURAL_PENDULUM, SPHERICAL_PENDULUM_CARTESIAN, named
 
 from lagsim.analysis.check import CheckReport, check_system
-from lagsim.analysis.invariants import with_invariants
 from lagsim.cli.app import main
+from lagsim.run.columns import with_invariants
 from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import load_spec, parse_spec, read_source
 from lagsim.symbolic.model import build_model
@@ -372,8 +372,8 @@ def test_plot_invariants(tmp_path) -> None:
 def test_invariants_of_a_csv_from_its_system(tmp_path) -> None:
     """A CSV written without --invariants, with --system: the columns are computed from q, q̇;
     p_θ = m r² θ̇ stays 1.2."""
-    from lagsim.analysis.invariants import table_with_invariants
     from lagsim.output.io import read_csv
+    from lagsim.run.columns import table_with_invariants
 
     csv = tmp_path / "kepler.csv"
     assert invoke("simulate", "kepler", "--samples", "50", "-o", str(csv)).exit_code == 0

@@ -22,9 +22,9 @@ from lagsim.run.engines.cloop import CDop853Engine
 from lagsim.run.engines.cradau import CRadauEngine
 from lagsim.run.engines.fixed import FIXED_STEP_METHODS, FixedStepEngine
 from lagsim.run.engines.python import PythonEngine
-from lagsim.run.formulations import FIXED_STEP
 from lagsim.run.monitor import At, FailedRun, Watch
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FIXED_STEP
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import load_spec
 from lagsim.symbolic.model import build_model
@@ -99,7 +99,7 @@ def test_each_engine_says_why_it_declines() -> None:
 
 
 def test_the_fixed_step_declarations_name_the_methods_that_run() -> None:
-    """What check_combination reads (formulations.FIXED_STEP) and what runs
+    """What check_combination reads (registry.FIXED_STEP) and what runs
     (engines.fixed.FIXED_STEP_METHODS) are the same methods."""
     assert list(FIXED_STEP) == list(FIXED_STEP_METHODS) == ["rattle", "variational"]
     assert all(FIXED_STEP_METHODS[name].name == name for name in FIXED_STEP)

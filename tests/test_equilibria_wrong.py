@@ -430,9 +430,9 @@ def test_double_pendulum_has_its_four_equilibria():
 
 
 def test_a_search_cut_short_says_it_may_be_incomplete(monkeypatch):
-    from lagsim.analysis import equilibria
+    from lagsim.analysis import rest
 
-    monkeypatch.setattr(equilibria, "MAX_STARTS", 20)
+    monkeypatch.setattr(rest, "MAX_STARTS", 20)
     report = run_json(["equilibria", "-"], CHAIN5)
     assert report["search_closed"] is False
     assert report["starts"] == 20

@@ -33,3 +33,19 @@ def test_an_unknown_form_is_refused_with_the_registry_names() -> None:
     assert "'lagrnge' is not one of" in done.output
     for name in (*forms.FORMS, "all"):
         assert repr(name) in done.output
+
+
+def test_a_form_takes_only_inputs_derive_provides() -> None:
+    """Each entry names the inputs it takes among :data:`forms.INPUTS`; ``derive --form all``
+    hands each form its own (the reduced form its branch, the linear form the equilibrium found
+    by analysis), so every form of the registry comes out under its name."""
+    with pytest.raises(ValueError, match="not velocity"):
+        forms.FormKind(forms.FORMS["lagrange"].build, ("velocity",))
+    assert {name: kind.inputs for name, kind in forms.FORMS.items() if kind.inputs} == {
+        "reduced": ("q0",), "linear": ("rest",)}
+    from lagsim.api import derive_forms, open_system
+
+    _, derived = derive_forms(open_system("pendulum_constrained"), "all")
+    assert [f.name for f in derived] == list(forms.FORMS)
+    linear = derived[list(forms.FORMS).index("linear")]
+    assert dict((i.label, i.value) for i in linear.items)["K"][0, 0] == pytest.approx(9.81)

@@ -910,13 +910,13 @@ def test_pseudo_inverse_meets_the_penrose_conditions() -> None:
     """Seed 004's (AM⁻¹Aᵀ)⁺ for dependent rows, by the full-rank factorization (no symbolic
     row reduction, whose simplify imported sympy.physics.units): G G⁺ G = G, G⁺ G G⁺ = G⁺ and
     G G⁺, G⁺ G symmetric, at random points to 1e-12, for symbolic G of rank 1 and 2."""
-    from lagsim.symbolic.forms import _pseudo_inverse
+    from lagsim.symbolic.forms.augmented import pseudo_inverse
 
     a, b, c = S("a"), S("b"), S("c")
     u = sympy.Matrix([a, b, 1])
     v = sympy.Matrix([1, 0, c])
     for G in (u * u.T, u * u.T + v * v.T):
-        P = sympy.lambdify((a, b, c), _pseudo_inverse(sympy.Matrix(G)), "numpy")
+        P = sympy.lambdify((a, b, c), pseudo_inverse(sympy.Matrix(G)), "numpy")
         rng = random.Random(4)
         for _ in range(3):
             point = {s: rng.uniform(0.3, 1.3) for s in (a, b, c)}

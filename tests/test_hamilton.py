@@ -1,4 +1,4 @@
-"""`lagsim derive --form hamilton` (lagsim.symbolic.hamilton; issue 10).
+"""`lagsim derive --form hamilton` (lagsim.symbolic.forms.hamilton; issue 10).
 
 Checks: the pendulum's H = p²/(2ml²) − mgl cos θ (seed 001_80d65b968ce3cb18.txt Example 10.5
 with p = ∂L/∂θ̇, §10.6); the printed H equals the `energy` column of a simulated double pendulum to
@@ -169,7 +169,7 @@ def test_hamilton_form_past_an_exhausted_budget_is_the_same_hamiltonian() -> Non
 
     from lagsim.spec.system import load_spec
     from lagsim.symbolic import tidy
-    from lagsim.symbolic.hamilton import hamilton_form
+    from lagsim.symbolic.forms.hamilton import hamilton_form
     from lagsim.symbolic.model import build_model
 
     model = build_model(load_spec("double_pendulum"))

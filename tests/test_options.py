@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import fields
+import typing
+from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from lagsim.cli.app import main
+from lagsim.errors import Location
 from lagsim.spec import system as spec_module
 from lagsim.spec.options import (
     MAX_SAMPLES,
@@ -74,6 +76,21 @@ def test_the_table_makes_the_options_object_the_file_keys_and_the_flags() -> Non
     assert "--stabilize [none|baumgarte|projection]" in text
     assert "End time. [default: 10, or the file's simulate.t_end]" in " ".join(text.split())
     assert "--strict-initial / --no-strict-initial" in text
+
+
+def test_each_field_of_the_options_object_has_its_rows_type_and_default() -> None:
+    """Issue 23, "Types": :class:`SimulateOptions` is written out as a frozen dataclass; each
+    field is a row of the table with the row's type and default, in the table's order, and
+    only ``locations`` (where each option was given) is not an option."""
+    hints = typing.get_type_hints(SimulateOptions)
+    declared = {f.name: f for f in fields(SimulateOptions)}
+    assert list(declared) == [o.name for o in OPTIONS] + ["locations"]
+    for row in OPTIONS:
+        assert hints[row.name] == row.type, row.name
+        assert declared[row.name].default == row.default, row.name
+    assert hints["locations"] == tuple[tuple[str, Location], ...]
+    with pytest.raises(FrozenInstanceError):
+        SimulateOptions().rtol = 1.0  # type: ignore[misc]
 
 
 def test_every_option_in_a_file_is_validated_by_the_same_row(tmp_path) -> None:

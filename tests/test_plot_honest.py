@@ -15,9 +15,10 @@ from click.testing import CliRunner
 from lagsim.analysis.kinematics import held_by_constraints, quantities
 from lagsim.cli.app import main
 from lagsim.output.io import Table, read_csv
+from lagsim.output.units import Quantities, unit_columns
 from lagsim.spec.system import load_spec, parse_spec
 from lagsim.symbolic.model import build_model
-from lagsim.viz.figures import Quantities, held_coordinates, make_figure, unit_columns, wrap_angle
+from lagsim.viz.figures import held_coordinates, make_figure, wrap_angle
 
 T = np.linspace(0.0, 10.0, 201)
 

@@ -9,9 +9,10 @@ import pytest
 import sympy as sp
 
 from lagsim.errors import InputError
+from lagsim.numeric.reduction import compile_reduction
 from lagsim.spec.system import load_spec, parse_spec
 from lagsim.symbolic.model import build_model
-from lagsim.symbolic.reduce import ReductionError, compile_reduction, reduce_model
+from lagsim.symbolic.reduce import ReductionError, reduce_model
 
 m, g, l, d, K, l0, m1, m2, l1, l2 = sp.symbols("m g l d K l0 m1 m2 l1 l2")
 th, thd, thdd = sp.symbols("theta theta_dot theta_ddot")

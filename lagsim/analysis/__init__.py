@@ -1,2 +1,2 @@
-"""Questions asked of a model: check, invariants, equilibria, modes, the action, the energy
-balance."""
+"""Questions asked of a model: check (with its conserved quantities), equilibria, modes, the
+action, the energy balance."""

@@ -4,8 +4,8 @@
   when it can within :data:`EXACT_BUDGET` seconds of CPU (Example 10.2: q = (2, t), L = q1² + q2²
   on [0, 1] gives S = 13/3), else by adaptive Gauss–Kronrod quadrature (scipy's ``quad``) with its
   error estimate;
-* along a simulated trajectory (:func:`running_action`, ``lagsim action --csv`` and
-  ``simulate --action``): the running integral by the corrected trapezoidal rule
+* along a simulated trajectory (:func:`lagsim.run.columns.running_action`, ``lagsim action
+  --csv`` and ``simulate --action``): the running integral by the corrected trapezoidal rule
   h/2 (L_k + L_{k+1}) − h²/12 (L̇_{k+1} − L̇_k), the integral of the cubic Hermite interpolant of L
   (error O(h⁴)), with L̇ = ∂L/∂q·q̇ + ∂L/∂q̇·q̈ + ∂L/∂t and q̈ from M q̈ = F + Aᵀλ at each sample;
   its error is estimated by Richardson's rule from the same sum on every other sample;
@@ -26,6 +26,7 @@ import symengine as se
 
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, Location
+from lagsim.run.columns import RunningAction, running_action
 from lagsim.spec.expressions import diff
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -103,7 +104,9 @@ def parse_path(text: str, spec: SystemSpec, option: str = "--path") -> dict[str,
 
 def _split(text: str) -> list[str]:
     """Split at commas outside parentheses (``x=atan2(t, 1), y=t``)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([":
             depth += 1
@@ -135,7 +138,8 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
     exact integral for ``exact_budget`` CPU seconds (0: numeric at once)."""
     import sympy
 
-    from lagsim.symbolic.reduce import _OutOfTime, time_budget
+    from lagsim.symbolic.reduce import time_budget
+    from lagsim.symbolic.tidy import OutOfTime
 
     if isinstance(path, str):
         path = parse_path(path, spec)
@@ -150,7 +154,7 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
     value = math.nan
     try:
         if exact_budget <= 0:
-            raise _OutOfTime
+            raise OutOfTime
         with time_budget(exact_budget):
             expr = sympy.nsimplify(sympy.sympify(L), rational=True)
             t = sympy.Symbol("t")
@@ -159,7 +163,7 @@ def path_action(spec: SystemSpec, model: Model, path: Mapping[str, Any] | str,
             if not result.has(sympy.Integral) and result.is_finite:
                 exact = str(result)
                 value = float(result)
-    except _OutOfTime:
+    except OutOfTime:
         if exact_budget > 0:
             notes.append(f"SymPy did not integrate within {exact_budget:g} s of CPU; numeric "
                          "quadrature instead")
@@ -207,42 +211,6 @@ def _constraint_notes(model: Model, path: Mapping[str, Any], t0: float, t1: floa
     return notes
 
 
-class _Rates:
-    """L, dL/dt along a trajectory (with q̈ from M q̈ = F + Aᵀλ) from compiled expressions."""
-
-    def __init__(self, model: Model) -> None:
-        n, m = model.n, model.m
-        subs = model.substitutions()
-        L = se.sympify(model.lagrangian)
-        exprs = [L]
-        exprs += [diff(L, qi) for qi in model.q]
-        exprs += [diff(L, vi) for vi in model.qd]
-        exprs += [diff(L, model.t)]
-        exprs += [model.mass_matrix[i, j] for i in range(n) for j in range(n)]
-        exprs += [model.forcing[i] for i in range(n)]
-        exprs += [model.A[k, i] for k in range(m) for i in range(n)]
-        exprs = [se.sympify(e).subs(subs) for e in exprs]
-        self.n, self.m = n, m
-        self._f = se.Lambdify([model.t, *model.q, *model.qd], exprs, cse=True, backend="lambda")
-
-    def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, lam: np.ndarray
-                 ) -> tuple[float, float]:
-        n, m = self.n, self.m
-        out = np.asarray(self._f(np.concatenate([[t], q, qd])), dtype=float).reshape(-1)
-        L = out[0]
-        Lq, Lv, Lt = out[1:1 + n], out[1 + n:1 + 2 * n], out[1 + 2 * n]
-        k = 2 + 2 * n
-        M = out[k:k + n * n].reshape(n, n)
-        F = out[k + n * n:k + n * n + n]
-        A = out[k + n * n + n:].reshape(m, n)
-        rhs = F + A.T @ lam if m else F
-        if np.any(Lv):
-            qdd = np.linalg.solve(M, rhs)
-        else:
-            qdd = np.zeros(n)
-        return float(L), float(Lq @ qd + Lv @ qdd + Lt)
-
-
 def lagrangian_values(model: Model, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """L at each sample (t_k, q_k, q̇_k): for any path, not only a trajectory."""
     subs = model.substitutions()
@@ -250,45 +218,6 @@ def lagrangian_values(model: Model, t: np.ndarray, q: np.ndarray, qd: np.ndarray
                     cse=True, backend="lambda")
     return np.array([float(f(np.concatenate([[ti], qi, vi]))[0])
                      for ti, qi, vi in zip(t, q, qd)])
-
-
-def _hermite_sum(t: np.ndarray, L: np.ndarray, Ld: np.ndarray) -> np.ndarray:
-    """The running corrected-trapezoid integral, 0 at t[0]."""
-    h = np.diff(t)
-    steps = h / 2 * (L[:-1] + L[1:]) - h**2 / 12 * (Ld[1:] - Ld[:-1])
-    return np.concatenate([[0.0], np.cumsum(steps)])
-
-
-@dataclass(frozen=True)
-class RunningAction:
-    """The running action at each sample and the estimated error of its last value."""
-
-    values: np.ndarray
-    error: float
-
-
-def running_action(model: Model, t: np.ndarray, q: np.ndarray, qd: np.ndarray,
-                   lam: np.ndarray | None = None) -> RunningAction:
-    """S(t_k) = ∫_{t_0}^{t_k} L dt over samples of a trajectory (module docstring): corrected
-    trapezoids (cubic Hermite interpolation of L), error by Richardson's rule against every
-    other sample (the O(h⁴) rule: |S_h − S_2h| / 15)."""
-    rates = _Rates(model)
-    lam = np.zeros((len(t), model.m)) if lam is None else lam
-    values = np.array([rates(ti, qi, vi, li) for ti, qi, vi, li in zip(t, q, qd, lam)])
-    if not np.all(np.isfinite(values)):
-        raise IntegrationError("the Lagrangian is not finite along the trajectory")
-    S = _hermite_sum(t, values[:, 0], values[:, 1])
-    error = math.nan
-    if len(t) >= 5:
-        last = len(t) - 1 if (len(t) - 1) % 2 == 0 else len(t) - 2
-        coarse = _hermite_sum(t[:last + 1:2], values[:last + 1:2, 0], values[:last + 1:2, 1])
-        error = abs(S[last] - coarse[-1]) / 15.0
-    return RunningAction(S, error)
-
-
-def trajectory_action(model: Model, trajectory: Any) -> RunningAction:
-    """:func:`running_action` of a :class:`lagsim.output.trajectory.Trajectory`."""
-    return running_action(model, trajectory.t, trajectory.q, trajectory.qd, trajectory.lam)
 
 
 def table_action(model: Model, table: Any) -> RunningAction:

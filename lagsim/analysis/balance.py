@@ -14,7 +14,7 @@ velocity constraint a·q̇ + c = 0, so the constraint forces work only when the 
   parameters and compared with the CSV's columns. A mismatch means the run was made with other
   values, and every figure drawn with the system's would be wrong: it is refused, naming --set.
 * :func:`table_with_work`: when h is not conserved
-(:func:`lagsim.analysis.invariants.energy_conserved`),
+(:func:`lagsim.symbolic.invariants.energy_conserved`),
   the work W(t) = ∫₀ᵗ (τ·q̇ + λ·(A q̇) − ∂L/∂t) dt of the non-conservative forces, the moving
   constraints and the explicit time dependence, so that a plot can show the energy balance
   h(t) − h(0) = W(t) instead of calling a physical energy change a drift.
@@ -182,7 +182,7 @@ def work(table: Table, model: Model) -> Work | str | None:
     below three samples). ``error`` is max|W_Simpson − W_trapezoid|: the trapezoid's error is
     (t − t₀)·Δt²/12·P̈ to leading order and Simpson's O(Δt⁴), so this difference bounds the
     quadrature error of W to leading order."""
-    from lagsim.analysis.invariants import energy_conserved
+    from lagsim.symbolic.invariants import energy_conserved
 
     why = energy_conserved(model, model.substitutions())
     if why is None:

@@ -9,7 +9,7 @@ Frobenius test of each velocity constraint (with the holonomic ones) and of the 
 (:mod:`lagsim.symbolic.integrability`, seed ``002_485a91571cac8ced.txt`` §23.1), and the dimension
 of
 the configuration manifold: n − rank of the rows of the holonomic constraints and of the velocity
-constraints found integrable; and the conserved quantities (:mod:`lagsim.analysis.invariants`).
+constraints found integrable; and the conserved quantities (:mod:`lagsim.symbolic.invariants`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from lagsim.analysis.invariants import Invariant, find_invariants
 from lagsim.errors import InputError
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.integrability import Integrability, frobenius
+from lagsim.symbolic.invariants import Invariant, find_invariants
 from lagsim.symbolic.model import Model
 
 RANK_TOL = 1e-10

@@ -18,9 +18,9 @@ import sympy
 from lagsim.errors import InputError
 from lagsim.numeric.compile import lambdify
 from lagsim.output.io import Table
+from lagsim.output.units import Quantities, unit_columns
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, to_sympy
-from lagsim.viz.figures import Quantities, unit_columns
 
 ORIGIN = "origin"
 
@@ -121,7 +121,7 @@ def gravity_direction(spec: SystemSpec) -> tuple[float, float] | None:
         if value.free_symbols:
             return None
         parts.append(float(value))
-    norm = float(np.hypot(*parts))
+    norm = float(np.hypot(parts[0], parts[1]))
     if not np.isfinite(norm) or norm == 0.0:
         return None
     return parts[0] / norm, parts[1] / norm
@@ -231,7 +231,7 @@ def springs(spec: SystemSpec, model: Model, samples: int = 6
     points = {name: np.column_stack([at(c) for c in r]) for name, r in ends.items()}
     for S in terms:
         s_values = at(S)
-        match = None
+        match: tuple[str, str | tuple[float, float]] | None = None
         names = list(points)
         for j, b in enumerate(names):
             for a in names[:j]:

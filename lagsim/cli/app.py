@@ -172,12 +172,17 @@ class LagsimGroup(click.Group):
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        from lagsim.errors import set_debugging
         from lagsim.numeric import stages
         from lagsim.symbolic.expansion import signals_end_process
 
-        with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx), \
-                signals_end_process(), stages.shown():
-            return self._invoke(ctx)
+        set_debugging(bool(ctx.params.get("debug")))
+        try:
+            with _signals_interrupt(), _stdout_present(), _warnings_routed(ctx), \
+                    signals_end_process(), stages.shown():
+                return self._invoke(ctx)
+        finally:
+            set_debugging(False)
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
@@ -492,12 +497,14 @@ def derive(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
            width: int | None, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim.api import derive_forms, open_system
-    from lagsim.symbolic.render import render
+    from lagsim.symbolic.render import render, untidied_lines
 
     status = _Status()
     _stdin_hint(file, "YAML", "FILE")
     model, forms = derive_forms(open_system(file, overrides), form, simplify, status, _warn,
                                 budget=budget)
+    for line in untidied_lines(forms) if _debug() else ():
+        click.echo(line, err=True)
     text = render(forms if len(forms) > 1 else forms[0], fmt, model, width)
     status.close()
     click.echo(text, nl=False)
@@ -845,7 +852,7 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         flags.setdefault("invariants", True)
     runs = [_table_and_model(source, system, flags, overrides, initial) for source in sources]
     if kind == "invariants":
-        from lagsim.analysis.invariants import table_with_invariants
+        from lagsim.run.columns import table_with_invariants
 
         runs = [(table_with_invariants(t, m) if m is not None and not any(
                     c.startswith("invariant_") for c in t.columns) else t, m, s)
@@ -863,8 +870,8 @@ def plot(sources: tuple[str, ...], output: str | None, kind: str, system: str | 
         path_xy = mass_paths(model, table)
     info = None
     if model is not None:
-        from lagsim.analysis.invariants import energy_conserved
         from lagsim.analysis.kinematics import quantities
+        from lagsim.symbolic.invariants import energy_conserved
 
         info = replace(quantities(spec, model),
                        energy_change=energy_conserved(model, model.substitutions()))
@@ -1112,7 +1119,7 @@ def modes(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
 
 
 def _point(text: str, spec: Any, option: str) -> dict[str, float]:
-    from lagsim.analysis.equilibria import parse_point
+    from lagsim.analysis.rest import parse_point
 
     return parse_point(text, spec, spec.coordinates, option)
 

@@ -32,7 +32,6 @@ import hashlib
 import os
 import shutil
 import stat
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from lagsim.errors import printable
+from lagsim import errors
 
 T = TypeVar("T")
 
@@ -58,7 +57,6 @@ prune."""
 _HELD: list[int] = []
 """Descriptors of loaded libraries, kept open: a loaded library is known to the dynamic loader
 by its ``/proc/self/fd/N`` name, which must not be reused for another file."""
-_SAID: set[str] = set()
 
 
 class Unusable(Exception):
@@ -82,24 +80,14 @@ def base_dir() -> Path:
 
 
 def debug() -> bool:
-    """Whether the running ``lagsim`` command was given ``--debug``."""
-    try:
-        import click
-    except ImportError:  # pragma: no cover - click is a dependency
-        return False
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.find_root().params.get("debug"))
+    """Whether the running ``lagsim`` command was given ``--debug``
+    (:func:`lagsim.errors.debugging`)."""
+    return errors.debugging()
 
 
 def say_once(topic: str, message: str, reason: str | None = None) -> None:
-    """``lagsim: MESSAGE`` on stderr, once per process and topic; ``reason`` under --debug."""
-    if topic in _SAID:
-        return
-    _SAID.add(topic)
-    line = f"lagsim: {printable(message)}"
-    if reason and debug():
-        line += f"\n  reason: {reason.strip()}"
-    print(line, file=sys.stderr, flush=True)
+    """:func:`lagsim.errors.say_once`, with ``reason`` shown under --debug."""
+    errors.say_once(topic, message, reason if reason and debug() else None)
 
 
 def _uid() -> int | None:

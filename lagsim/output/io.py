@@ -731,7 +731,7 @@ def csv_lines(src: str | Path, limits: CsvLimits = CSV_LIMITS) -> Iterator[tuple
             yield number, line, source
 
 
-def _read_text(src: str | Path) -> tuple[str, str]:
+def read_text(src: str | Path) -> tuple[str, str]:
     """The whole text of ``src`` (``-``: stdin), within the limits of :func:`csv_lines`, and
     its name for messages."""
     lines = [line for _, line, _ in csv_lines(src)]

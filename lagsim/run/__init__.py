@@ -1,2 +1,2 @@
-"""One run: options, the problem, a consistent start, formulations, events and the driver over
-engines."""
+"""One run: the problem, a consistent start, formulations and their registry, events, the
+driver over engines, the added columns, and the session every run goes through."""

@@ -12,99 +12,32 @@ The equations are those of docs/architecture.md: ``M q̈ = F + Aᵀλ`` and ``A 
   minimum-norm solution of (A L^{-T}) z = b − A a; this is the seed's formula with the square root
   L in place of M^{1/2} (any B with BBᵀ = M gives the same q̈). Q_c = L z, and λ is the
   minimum-norm solution of Aᵀλ = Q_c.
-* the fixed-step methods ``rattle`` and ``variational`` (:mod:`lagsim.run.engines.rattle`,
-  :mod:`lagsim.run.engines.variational`, issue 11) need no formulation: they are entries of
-  :data:`METHODS` that declare what they take, checked by :func:`check_combination`.
 * ``reduced``: 002's minimal coordinates (``lagsim.symbolic.reduce``), the eliminated coordinates
-and the
-  multipliers rebuilt at each sample (seed ``002_485a91571cac8ced.txt`` §23.5).
+  and the multipliers rebuilt at each sample (seed ``002_485a91571cac8ced.txt`` §23.5), in
+  :mod:`lagsim.run.reduced`, which builds on the contract written here.
 
 Each formulation and stabilizer declares what it supports as class attributes (constraint
-kinds, dependent constraint rows, rheonomic constraints, stabilizers, methods);
-:func:`check_combination` is the one place that checks a requested combination and, when it
-does not apply, says what would. Shaped like scipy's ``_ivp`` (one base class whose subclass
-contract is written as numbered rules, the classes registered by name) and diffrax (terms,
-solvers and controllers as small parts).
+kinds, dependent constraint rows, rheonomic constraints, stabilizers, methods); the registry
+(:mod:`lagsim.run.registry`) maps each name of :mod:`lagsim.spec.choices` to its class and
+checks a requested combination in one place. Shaped like scipy's ``_ivp`` (one base class
+whose subclass contract is written as numbered rules, the classes registered by name) and
+diffrax (terms, solvers and controllers as small parts).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
-from lagsim.spec.options import BY_NAME, SimulateOptions
+from lagsim.spec.choices import SOLVER_METHODS
+from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
-if TYPE_CHECKING:
-    from scipy.integrate import OdeSolver
-
-SOLVER_NAMES = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-
-
-class _Lazy(Mapping[str, Any]):
-    """Name → class, each made by ``load(name)`` when first looked up: scipy.integrate, a third
-    of a run's start-up, is imported only when a run steps with one of its solvers in Python
-    (the C loop and the fixed-step methods do not)."""
-
-    def __init__(self, names: tuple[str, ...], load: Callable[[str], Any]) -> None:
-        self._names = names
-        self._load = load
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._names:
-            raise KeyError(name)
-        return self._load(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-
-def _solver(name: str) -> type[OdeSolver]:
-    import scipy.integrate
-
-    return getattr(scipy.integrate, name)
-
-
-SOLVERS: Mapping[str, type[OdeSolver]] = _Lazy(SOLVER_NAMES, _solver)
-"""scipy's adaptive solvers: they integrate the ODE a formulation makes."""
-
-
-@dataclass(frozen=True)
-class FixedStep:
-    """What a fixed-step ``--method`` takes (issue 11), declared here so that
-    :func:`check_combination` reads it before anything is built; the method itself, which runs
-    its own loop, is :class:`lagsim.run.engines.rattle.FixedStepMethod` of the same ``name``."""
-
-    name: str
-    kinds: frozenset[str] = frozenset(("holonomic",))
-    dependent_rows: bool = False
-    fixed_step: bool = True
-    velocity_note: str = (
-        "structure-preserving integrators for velocity (nonholonomic) constraints are a "
-        "different family (nonholonomic integrators: J. Cortés and S. Martínez 2001; R. I. "
-        "McLachlan and M. Perlmutter 2006) that lagsim does not offer; use --method DOP853")
-
-
-FIXED_STEP: Mapping[str, FixedStep] = {name: FixedStep(name) for name in ("rattle", "variational")}
-"""The fixed-step methods (:mod:`lagsim.run.engines.rattle`, :mod:`lagsim.run.engines.variational`):
-RATTLE, and the midpoint variational integrator."""
-METHODS: Mapping[str, type[OdeSolver] | FixedStep] = _Lazy(
-    (*SOLVER_NAMES, *FIXED_STEP),
-    lambda name: FIXED_STEP[name] if name in FIXED_STEP else _solver(name))
-"""Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
-(:class:`lagsim.run.engines.rattle.FixedStepMethod`, issue 11), which need no formulation or
-stabilizer and
-declare what they support (``kinds``, ``dependent_rows``, :meth:`misfit`)."""
 RCOND = 1e-12
 """Relative cut-off of singular values in every pseudo-inverse (dependent constraint rows)."""
 SINGULAR_RTOL = 1e-12
@@ -148,7 +81,7 @@ def _metric_step(W: np.ndarray, J: np.ndarray, r: np.ndarray) -> np.ndarray:
     return W.T @ _min_norm(J @ W.T, r)
 
 
-def _rank(A: np.ndarray) -> int:
+def matrix_rank(A: np.ndarray) -> int:
     if A.size == 0:
         return 0
     s = np.linalg.svd(A, compute_uv=False)
@@ -160,7 +93,7 @@ def _dependent_rows(A: np.ndarray) -> list[int]:
     out = []
     rank = 0
     for k in range(A.shape[0]):
-        r = _rank(A[:k + 1])
+        r = matrix_rank(A[:k + 1])
         if r == rank:
             out.append(k)
         rank = r
@@ -271,7 +204,7 @@ class Stabilizer:
 
     name: ClassVar[str] = "none"
     projects: ClassVar[bool] = False
-    methods: ClassVar[frozenset[str]] = frozenset(SOLVERS)
+    methods: ClassVar[frozenset[str]] = frozenset(SOLVER_METHODS)
     method_note: ClassVar[str] = ""
 
     def __init__(self, numeric: NumericSystem, options: SimulateOptions) -> None:
@@ -313,13 +246,8 @@ class Projection(Stabilizer):
 
     name = "projection"
     projects = True
-    methods = frozenset(SOLVERS) - {"LSODA"}
+    methods = frozenset(SOLVER_METHODS) - {"LSODA"}
     method_note = "its state lives in Fortran and cannot be corrected after a step"
-
-
-STABILIZERS: Mapping[str, type[Stabilizer]] = {
-    "none": Stabilizer, "baumgarte": Baumgarte, "projection": Projection,
-}
 
 
 def project_state(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
@@ -403,7 +331,7 @@ class Formulation:
     dependent_rows: ClassVar[bool] = False
     rheonomic: ClassVar[bool] = True
     stabilizers: ClassVar[frozenset[str]] = frozenset(("none", "baumgarte", "projection"))
-    methods: ClassVar[frozenset[str]] = frozenset(SOLVERS)
+    methods: ClassVar[frozenset[str]] = frozenset(SOLVER_METHODS)
     c_step: Callable | None = None
     """DOP853's step in C for ``rhs`` (:mod:`lagsim.run.engines.cstep`), when the formulation has
     one."""
@@ -537,182 +465,6 @@ class UdwadiaKalaba(Formulation):
             return np.zeros(0)
         _, z, L, A = self._solve(t, q, qd, False)
         return _min_norm(A.T, L @ z)
-
-
-class _Registry(Mapping[str, type[Formulation]]):
-    """Name → formulation class; a class kept in another module (``reduced``, which builds on
-    this one) is imported when first looked up, so neither module imports the other at load."""
-
-    def __init__(self, entries: Mapping[str, type[Formulation] | str]) -> None:
-        self._entries = dict(entries)
-
-    def __getitem__(self, name: str) -> type[Formulation]:
-        entry = self._entries[name]
-        if isinstance(entry, str):
-            module, _, attr = entry.partition(":")
-            entry = getattr(importlib.import_module(module), attr)
-            self._entries[name] = entry
-        return entry
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-FORMULATIONS: Mapping[str, type[Formulation]] = _Registry({
-    "ode": OdeFormulation, "index1": Index1, "udwadia-kalaba": UdwadiaKalaba,
-    "reduced": "lagsim.run.reduced:Reduced",
-})
-AUTO_ORDER = ("ode", "index1", "udwadia-kalaba")
-"""What ``auto`` tries, in order: the first formulation that applies to the system."""
-
-
-def _or_list(names: Collection[str]) -> str:
-    names = list(names)
-    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
-
-
-def _misfit(form: type[Formulation], numeric: NumericSystem, dependent: Collection[str]
-            ) -> tuple[str, str | None] | None:
-    """Why ``form`` cannot integrate this system and the constraint that shows it (None when
-    it can)."""
-    names = numeric.constraint_names
-    if not form.kinds and numeric.m:
-        return (f"formulation '{form.name}' is for unconstrained systems, and this one has the "
-                f"constraints {', '.join(names)}", names[0])
-    if form.needs_constraints and not numeric.m:
-        return (f"formulation '{form.name}' eliminates constrained coordinates, and this system "
-                f"has no constraints", None)
-    other = [n for n, k in zip(names, numeric.constraint_kinds) if k not in form.kinds]
-    if form.kinds and other:
-        return (f"formulation '{form.name}' handles {_or_list(sorted(form.kinds))} constraints "
-                f"only, and {other[0]} is a {numeric.constraint_kinds[names.index(other[0])]} "
-                f"constraint", other[0])
-    if dependent and not form.dependent_rows:
-        return (f"formulation {form.name} cannot run: the rows of A are dependent at the start "
-                f"({', '.join(dependent)} repeats earlier constraints), so its equations are "
-                f"singular", next(iter(dependent)))
-    if numeric.m and numeric.time_dependent and not form.rheonomic:
-        return f"formulation '{form.name}' needs constraints that do not depend on t", None
-    return None
-
-
-def check_combination(requested: str, options: Any, numeric: NumericSystem,
-                      dependent: Collection[str] = (), locate: Locate | None = None
-                      ) -> type[Stabilizer]:
-    """Check that formulation ``requested``, ``options.stabilize`` and ``options.method`` apply to
-    this system and to each other; return the stabilizer that runs.
-
-    ``dependent`` names the constraints whose rows of A repeat earlier ones at the start. A
-    stabilizer the formulation has no use for (``ode``, ``reduced``, or no constraints) becomes
-    ``none`` when it was the default and is an error when the user asked for it. Each refusal is
-    an :class:`InputError` that says what would apply, located at the option in the file (or
-    at the constraint concerned through ``locate(constraint name)``).
-    """
-    if options.method in FIXED_STEP:
-        return _check_fixed_step(FIXED_STEP[options.method], options, numeric, dependent, locate)
-    form = FORMULATIONS[requested]
-    misfit = _misfit(form, numeric, dependent)
-    if misfit:
-        why, concerned = misfit
-        fits = [n for n, f in FORMULATIONS.items() if _misfit(f, numeric, dependent) is None]
-        hint = f"; use {', '.join(fits)} (or auto)" if fits else ""
-        tolerant = [n for n in fits if FORMULATIONS[n].dependent_rows]
-        if dependent and not form.dependent_rows and tolerant:
-            hint = (f"; use {BY_NAME['formulation'].flag} {_or_list(tolerant)}, which needs no "
-                    "independence of the constraints")
-        where = options.file_location("formulation")
-        if where is None and concerned is not None and locate is not None:
-            where = locate(concerned)
-        raise InputError(why + hint, where)
-    stabilize = options.stabilize
-    if stabilize not in form.stabilizers or not numeric.m:
-        if options.where("stabilize") is not None and stabilize != "none":
-            why = ("the system has no constraints to keep" if not numeric.m else
-                   f"formulation {form.name} keeps the constraints by construction")
-            users = [n for n, f in FORMULATIONS.items() if stabilize in f.stabilizers
-                     and _misfit(f, numeric, dependent) is None]
-            hint = f", or use {_or_list(users)} with it" if users and numeric.m else ""
-            raise InputError(f"{options.label('stabilize')} {stabilize} does not apply: {why}; "
-                             f"leave it out{hint}", options.file_location("stabilize"))
-        stabilize = "none"
-    stabilizer = STABILIZERS[stabilize]
-    if options.method not in stabilizer.methods:
-        others = [s for s, c in STABILIZERS.items()
-                  if options.method in c.methods and s in form.stabilizers]
-        methods = [m for m in SOLVERS if m in stabilizer.methods]
-        raise InputError(
-            f"{options.label('stabilize')} {stabilize} cannot be used with "
-            f"{options.label('method')} {options.method} ({stabilizer.method_note}); use "
-            f"{BY_NAME['method'].flag} {_or_list(methods)}, or {BY_NAME['stabilize'].flag} "
-            f"{_or_list(others)}",
-            options.file_location("stabilize") or options.file_location("method"))
-    if options.method not in form.methods:
-        raise InputError(f"formulation {form.name} cannot be used with "
-                         f"{options.label('method')} {options.method}; use "
-                         f"{BY_NAME['method'].flag} {_or_list(sorted(form.methods))}",
-                         options.file_location("method"))
-    return stabilizer
-
-
-def _check_fixed_step(method: FixedStep, options: Any, numeric: NumericSystem,
-                      dependent: Collection[str], locate: Locate | None) -> type[Stabilizer]:
-    """The checks of a fixed-step method (issue 11): a step ``--dt``, no formulation,
-    stabilizer, stop condition or section (the method handles the constraints itself; its loop
-    looks for no crossings), and the constraint kinds and rows it declares; returns the
-    ``none`` stabilizer."""
-    label, at = options.label("method"), options.file_location("method")
-    if options.dt is None:
-        raise InputError(f"{label} {method.name} takes fixed steps: give the step with "
-                         f"{BY_NAME['dt'].flag} (e.g. {BY_NAME['dt'].flag} 0.01)", at)
-    for name, idle in (("formulation", "auto"), ("stabilize", "none")):
-        value = getattr(options, name)
-        if options.where(name) is not None and value != idle:
-            flag = BY_NAME[name].flag
-            raise InputError(f"{options.label(name)} {value} does not apply to {label} "
-                             f"{method.name}, which keeps the constraints itself; leave it out "
-                             f"(or give {flag} {idle})", options.file_location(name) or at)
-    for name, purpose in (("stop_when", "stops on a condition"),
-                          ("section", "writes a section")):
-        if getattr(options, name) is not None:
-            raise InputError(f"{options.label(name)} is not available with {label} "
-                             f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run "
-                             f"that {purpose}", options.file_location(name) or at)
-    kinds = numeric.constraint_kinds
-    other = [c for c, k in zip(numeric.constraint_names, kinds) if k not in method.kinds]
-    if other:
-        raise InputError(f"{label} {method.name} handles holonomic constraints only, and "
-                         f"{other[0]} is a velocity constraint; {method.velocity_note}",
-                         at or (locate(other[0]) if locate else None))
-    if dependent and not method.dependent_rows:
-        raise InputError(f"{label} {method.name} cannot run: the rows of A are dependent at "
-                         f"the start ({', '.join(dependent)} repeats earlier constraints); use "
-                         f"{BY_NAME['method'].flag} DOP853 {BY_NAME['formulation'].flag} "
-                         f"udwadia-kalaba", at or (locate(next(iter(dependent))) if locate
-                                                   else None))
-    return STABILIZERS["none"]
-
-
-def choose_formulation(requested: str, numeric: NumericSystem, t: float, q: np.ndarray,
-                       qd: np.ndarray, report: Report) -> str:
-    """``auto``: the first of :data:`AUTO_ORDER` that applies (ode without constraints, else
-    index1, or udwadia-kalaba when A is rank-deficient at the start, said through ``report``)."""
-    if requested != "auto":
-        return requested
-    dependent = dependent_constraints(numeric, t, q, qd)
-    for name in AUTO_ORDER:
-        if _misfit(FORMULATIONS[name], numeric, dependent) is None:
-            passed = [n for n in AUTO_ORDER[:AUTO_ORDER.index(name)]
-                      if _misfit(FORMULATIONS[n], numeric, ()) is None]
-            if passed:
-                A = numeric.dynamics(t, q, qd)[2]
-                report(f"auto: the constraint rows are dependent at the start (rank {_rank(A)} "
-                       f"for {numeric.m} constraints), so {_or_list(passed)} cannot run; using "
-                       f"{name}")
-            return name
-    raise InputError("no formulation applies to this system")
 
 
 def dependent_constraints(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray

@@ -32,6 +32,7 @@ import symengine as se
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.run.formulations import check_mass_matrix, weakest_direction
+from lagsim.run.hints import singular_cause
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, assemble_model, check_regular
 
@@ -83,10 +84,10 @@ def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: f
         original = error
     M, _, A, _ = numeric.dynamics(t, q, qd)
     if not model.m or not np.all(np.isfinite(M)) or not np.all(np.isfinite(A)):
-        raise _with_cause(original, numeric, spec, t, q, qd)
+        raise singular_cause(original, numeric, spec, t, q, qd)
     N = allowed_motions(A, model.n)
     if not N.shape[1]:
-        raise _with_cause(original, numeric, spec, t, q, qd)
+        raise singular_cause(original, numeric, spec, t, q, qd)
     Mr = N.T @ M @ N
     eigenvalue, _, kind = weakest_direction(Mr)
     if kind:
@@ -94,7 +95,7 @@ def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: f
         motion = N @ v[:, 0]
         coordinate = model.coordinates[int(np.argmax(np.abs(motion)))]
         state = ", ".join(f"{c} = {float(x)!r}" for c, x in zip(model.coordinates, q))
-        raise _with_cause(InputError(
+        raise singular_cause(InputError(
             f"the mass matrix is {kind} at the start ({state}) on the motions the constraints "
             f"allow: the kinetic energy gives no inertia to {_direction(motion, model.coordinates)}"
             f" (eigenvalue {w[0]:.3g}); start elsewhere or give {coordinate} a mass or inertia",
@@ -109,10 +110,3 @@ def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: f
         "nothing on the constraints; Bayo, García de Jalón and Serna 1988)")
     augmented = augmented_model(model, gamma)
     return augmented, compile_model(augmented)
-
-
-def _with_cause(error: InputError, numeric: NumericSystem, spec: SystemSpec, t: float,
-                q: np.ndarray, qd: np.ndarray) -> InputError:
-    from lagsim.run.hints import singular_cause
-
-    return singular_cause(error, numeric, spec, t, q, qd)

@@ -35,8 +35,9 @@ from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.events import EventWatch
-from lagsim.run.formulations import FORMULATIONS, Formulation, MassWatch
+from lagsim.run.formulations import Formulation, MassWatch
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FORMULATIONS
 from lagsim.spec.options import BY_NAME, duration
 
 if TYPE_CHECKING:

@@ -20,14 +20,9 @@ from lagsim import naming
 from lagsim.errors import InputError, Location, Subject
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.run.events import EITHER, CompiledEvent, Event, compile_events
-from lagsim.run.formulations import (
-    FORMULATIONS,
-    Formulation,
-    Report,
-    check_combination,
-    choose_formulation,
-    dependent_constraints,
-)
+from lagsim.run.formulations import Formulation, Report, dependent_constraints
+from lagsim.run.inertia import regular_inertia
+from lagsim.run.registry import FORMULATIONS, check_combination, choose_formulation
 from lagsim.run.section import check_direction, section_event
 from lagsim.run.start import consistent_start
 from lagsim.spec.options import SimulateOptions
@@ -139,8 +134,6 @@ class Problem:
         options.check_size(len(naming.layout(spec.coordinates, [c.name for c in spec.constraints],
                                              [c.kind for c in spec.constraints])))
         check_direction(options)
-        from lagsim.run.inertia import regular_inertia
-
         t0 = options.t_start
         q0 = np.array(spec.initial_state()[0], dtype=float)
         qd0 = np.array(spec.initial_state()[1], dtype=float)
@@ -172,7 +165,8 @@ def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> M
     """``model`` with its velocity constraints replaced by the holonomic constraints they
     integrate to at the start, as ``derive --form reduced`` eliminates them
     (:func:`lagsim.symbolic.reduce.integrate_velocity_constraints`, which refuses one that does not
-    integrate in closed form), each said through ``say``."""
+    integrate in closed form), each said through ``say``. SymPy is imported here, for a reduced
+    run only: it would double a run's start-up."""
     from lagsim.symbolic.reduce import integrate_velocity_constraints
 
     model, integrated = integrate_velocity_constraints(model, q0, t0)

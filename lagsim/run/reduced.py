@@ -36,7 +36,7 @@ C; this class decides in Python only the first switch, a new symbolic chart, a c
 rounding of its threshold and rank loss. With the other methods the Python loop steps
 (:mod:`lagsim.run.engines.python`).
 
-The class is registered in :data:`lagsim.run.formulations.FORMULATIONS`, which imports this module
+The class is registered in :data:`lagsim.run.registry.FORMULATIONS`, which imports this module
 when ``reduced`` is first looked up.
 """
 
@@ -51,15 +51,14 @@ from scipy.integrate import DOP853
 
 from lagsim.errors import InputError, IntegrationError, Subject
 from lagsim.numeric.compile import NumericSystem
+from lagsim.numeric.reduction import NumericReduction, compile_reduction
 from lagsim.run.formulations import Formulation, solve_augmented
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 from lagsim.symbolic.reduce import (
     START_TOLERANCE,
-    NumericReduction,
     Reduction,
     ReductionError,
-    compile_reduction,
     flat,
     reduce_model,
 )
@@ -85,7 +84,7 @@ keeps turning needs a new branch, + 2πk, at every turn; later charts are numeri
 Report = Callable[[str], None]
 
 
-def complete_pivoting(phi_q: np.ndarray, columns: Sequence[int] | None = None
+def complete_pivoting(phi_q: np.ndarray, columns: Sequence[int] | np.ndarray | None = None
                       ) -> tuple[Pairs, np.ndarray]:
     """Gaussian elimination with complete pivoting on φ_q (m × n), restricted to ``columns``
     when given: the (constraint row, coordinate column) pairs in the order of elimination and the
@@ -146,9 +145,8 @@ def quality(phi_q: np.ndarray, chart: SymbolicChart | PartitionChart) -> float:
 def full_map(reduction: Reduction) -> tuple[list, list]:
     """The arguments (t, free q, q̇, q̈) and expressions (full q, q̇, A_e, (M q̈ − F)_e, the
     parameters substituted) of the map back to the full state, as
-    :func:`lagsim.symbolic.reduce.compile_reduction` compiles them; :mod:`lagsim.run.engines.cloop`
-    compiles them to
-    C for the reduced C loop."""
+    :func:`lagsim.numeric.reduction.compile_reduction` compiles them;
+    :mod:`lagsim.run.engines.cloop` compiles them to C for the reduced C loop."""
     red = reduction.reduced
     subs = red.substitutions()
     exprs = list(reduction.full_q) + list(reduction.full_qd) + flat(reduction.A_e) + flat(
@@ -348,7 +346,8 @@ class Reduced(Formulation):
         names = [numeric.coordinates[i] for i in dependent]
         order = [(numeric.constraint_names[r], numeric.coordinates[c]) for r, c in pairs]
         try:
-            reduction = reduce_model(self.model, start=(t, q, qd), eliminate=order)
+            reduction = reduce_model(self.model, start=(t, q.tolist(), qd.tolist()),
+                                     eliminate=order)
         except InputError as exc:
             self._no_symbolic.add(key)
             if at_start:

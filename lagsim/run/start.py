@@ -168,8 +168,8 @@ def _names(rows: Sequence[int], names: Sequence[str]) -> str:
 
 def _why(i: int, J: np.ndarray, rows: np.ndarray) -> list[int]:
     """The rows among ``rows`` (a mask) that involve column i, or all of them if none does."""
-    involved = [k for k in np.flatnonzero(rows) if J[k, i] != 0]
-    return involved or list(np.flatnonzero(rows))
+    marked = [int(k) for k in np.flatnonzero(rows)]
+    return [k for k in marked if J[k, i] != 0] or marked
 
 
 class _Level:
@@ -185,7 +185,7 @@ class _Level:
 
     def explain(self, J: np.ndarray, violated: np.ndarray, conflict: np.ndarray,
                 names: Sequence[str], fallen: Collection[int] = ()) -> None:
-        for i in np.flatnonzero(np.abs(self.after - self.before) > REPORT_THRESHOLD):
+        for i in map(int, np.flatnonzero(np.abs(self.after - self.before) > REPORT_THRESHOLD)):
             if self.given[i]:
                 rows = _why(i, J, conflict)
                 verb = "conflicts" if len(rows) == 1 else "conflict"
@@ -313,7 +313,7 @@ def _off_singular_point(numeric: NumericSystem, t: float,
             undecided = [i for i, k in zip(free, np.abs(N).max(axis=1) > 1e-8) if k]
             coords = [numeric.coordinates[i] for i in undecided]
             at = ", ".join(f"{numeric.coordinates[i]} = {float(q[i])!r}" for i in undecided)
-            unmet = list(np.flatnonzero(_unmet(phi, J, q)))
+            unmet = [int(k) for k in np.flatnonzero(_unmet(phi, J, q))]
             raise InputError(
                 f"the {_names(unmet, names)} cannot decide "
                 f"{', '.join(coords)} from {at}: that is a singular point with starts on either "

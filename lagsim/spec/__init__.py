@@ -1,2 +1,2 @@
-"""The system file: loading and validating the YAML, expressions, limits, the options table, the
-JSON Schema."""
+"""The system file: loading and validating the YAML, expressions, limits, the options table and
+the names it offers, the JSON Schema."""

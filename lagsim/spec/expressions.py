@@ -23,7 +23,7 @@ import math
 import re
 import sys
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import symengine as se
@@ -38,7 +38,7 @@ from lagsim.spec.limits import (
     exceeded,
 )
 
-FUNCTIONS: Mapping[str, object] = {
+FUNCTIONS: Mapping[str, Callable[..., se.Basic]] = {
     "sin": se.sin,
     "cos": se.cos,
     "tan": se.tan,
@@ -142,7 +142,8 @@ def _measure(tree: ast.AST) -> tuple[int, int]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.operator, ast.unaryop, ast.expr_context)):
                 continue
-            same = family is not None and child is node.left and _family(child) == family
+            same = (family is not None and isinstance(node, ast.BinOp) and child is node.left
+                    and _family(child) == family)
             stack.append((child, depth if same else depth + 1))
     return count, deepest
 
@@ -366,7 +367,7 @@ class _Builder:
         if isinstance(node, ast.Name):
             return self.name(node)
         family = _family(node)
-        if family is not None:
+        if family is not None and isinstance(node, ast.BinOp):
             return self.chain(node, family)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             left, right = self.build(node.left), self.build(node.right)

@@ -8,20 +8,20 @@ Validation happens once, up front, in :meth:`SimulateOptions.resolve`, with mess
 the option as the user wrote it (``--rtol`` or ``FILE:LINE:COL: simulate.rtol``), in the manner
 of scipy's ``integrate/_ivp`` checks.
 
-This module imports no numerics at load time: the names of the methods, formulations and
-stabilizers are read from their registries (:mod:`lagsim.run.formulations`) only when needed, so
-``lagsim --help`` and ``lagsim derive`` stay fast.
+This module imports no numerics: the names of the methods, formulations and stabilizers are
+declared in :mod:`lagsim.spec.choices` (the run layer maps each to its implementation,
+:mod:`lagsim.run.registry`), so ``lagsim --help`` and ``lagsim derive`` stay fast.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lagsim.errors import InputError, Location
+from lagsim.spec import choices
 
 Parser = Callable[[Any, str, Location | None], Any]
 
@@ -36,7 +36,8 @@ def _fail(label: str, message: str, loc: Location | None) -> InputError:
     return InputError(f"{label} {message}", loc)
 
 
-def _number(raw: Any, label: str, loc: Location | None) -> float:
+def parse_number(raw: Any, label: str, loc: Location | None) -> float:
+    """A finite number (a bool is not one)."""
     if isinstance(raw, bool):
         raise _fail(label, f"must be a number, got {raw!r}", loc)
     try:
@@ -51,26 +52,26 @@ def _number(raw: Any, label: str, loc: Location | None) -> float:
     return value
 
 
-def _positive(raw: Any, label: str, loc: Location | None) -> float:
-    value = _number(raw, label, loc)
+def parse_positive(raw: Any, label: str, loc: Location | None) -> float:
+    """A finite number above 0."""
+    value = parse_number(raw, label, loc)
     if value <= 0:
         raise _fail(label, f"must be positive, got {value!r}", loc)
     return value
 
 
-def _samples(raw: Any, label: str, loc: Location | None) -> int:
-    value = _number(raw, label, loc)
+def parse_samples(raw: Any, label: str, loc: Location | None) -> int:
+    """A whole number of samples, at least 2."""
+    value = parse_number(raw, label, loc)
     if value != int(value) or value < 2:
         raise _fail(label, f"must be a whole number of at least 2 (both ends are samples), got "
                     f"{raw!r}", loc)
     return int(value)
 
 
-def _registry(name: str, *extra: str) -> Callable[[], tuple[str, ...]]:
-    """The keys of a registry of :mod:`lagsim.run.formulations`, imported when first asked for."""
-    def names() -> tuple[str, ...]:
-        return (*extra, *getattr(importlib.import_module("lagsim.run.formulations"), name))
-    return names
+def _names(names: tuple[str, ...]) -> Callable[[], tuple[str, ...]]:
+    """The choices of a row, as the command line and the schema ask for them."""
+    return lambda: names
 
 
 def _choice(names: Callable[[], tuple[str, ...]], what: str) -> Parser:
@@ -85,17 +86,19 @@ def _choice(names: Callable[[], tuple[str, ...]], what: str) -> Parser:
     return parse
 
 
-def _baumgarte(raw: Any, label: str, loc: Location | None) -> tuple[float, float]:
+def parse_gains(raw: Any, label: str, loc: Location | None) -> tuple[float, float]:
+    """Two non-negative numbers α, β, as a list or the text ``ALPHA,BETA``."""
     parts = raw.split(",") if isinstance(raw, str) else raw
     if not isinstance(parts, (list, tuple)) or len(parts) != 2:
         raise _fail(label, f"must be two numbers ALPHA,BETA (e.g. 5,5), got {raw!r}", loc)
-    alpha, beta = (_number(p, label, loc) for p in parts)
+    alpha, beta = (parse_number(p, label, loc) for p in parts)
     if alpha < 0 or beta < 0:
         raise _fail(label, f"must be two non-negative numbers ALPHA,BETA, got {raw!r}", loc)
     return alpha, beta
 
 
-def _expression(raw: Any, label: str, loc: Location | None) -> str:
+def parse_condition(raw: Any, label: str, loc: Location | None) -> str:
+    """The text of an expression (checked against the system's names when the run is built)."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)) or not str(raw).strip():
         raise _fail(label, f"must be an expression such as 'y' or 'lambda_table', got {raw!r}",
                     loc)
@@ -110,7 +113,8 @@ YAML11_BOOLEANS: Mapping[str, bool] = {
 leaves as text; an on/off option still takes them as true and false."""
 
 
-def _switch(raw: Any, label: str, loc: Location | None) -> bool:
+def parse_switch(raw: Any, label: str, loc: Location | None) -> bool:
+    """true or false, the YAML 1.1 words (:data:`YAML11_BOOLEANS`) included."""
     if isinstance(raw, str) and raw in YAML11_BOOLEANS:
         return YAML11_BOOLEANS[raw]
     if not isinstance(raw, bool):
@@ -166,74 +170,75 @@ SECTION_DIRECTIONS = ("both", "up", "down")
 """``--section-direction``: every crossing, the expression rising through 0, or falling."""
 
 OPTIONS: tuple[Option, ...] = (
-    Option("t_start", float, 0.0, _number, "Start time.", "T",
+    Option("t_start", float, 0.0, parse_number, "Start time.", "T",
            doc="start time; the initial values are at this time"),
-    Option("t_end", float, 10.0, _number, "End time.", "T",
+    Option("t_end", float, 10.0, parse_number, "End time.", "T",
            doc="end time, greater than `t_start`"),
-    Option("samples", int | None, 1001, _samples,
+    Option("samples", int | None, 1001, parse_samples,
            "Equally spaced output samples, both ends included.", "N",
            doc="number of equally spaced output times, both ends included (at least 2)"),
-    Option("dt", float | None, None, _positive,
+    Option("dt", float | None, None, parse_positive,
            "Output spacing instead of --samples. With --method rattle or variational: the "
            "fixed step (required), a sample every step unless --samples is given too; a "
            "sample between steps is one partial step from the last step.", "DT",
            doc="output spacing instead of `samples` (give one of the two)"),
-    Option("method", str, "DOP853", _choice(_registry("METHODS"), "method"),
+    Option("method", str, "DOP853", _choice(_names(choices.METHODS), "method"),
            "Integration method. DOP853 (steps in C) suits most systems, fast undamped "
            "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
            "strongly damped) and get the analytic Jacobian (Radau steps in C for "
            "unconstrained systems); rattle and variational take fixed "
            "steps of --dt that keep the constraints and the energy (see README).", "NAME",
-           _registry("METHODS"),
+           _names(choices.METHODS),
            doc=("scipy's `RK45`, `RK23`, `DOP853`, `Radau`, `BDF` or `LSODA`, or the fixed-step "
                 "`rattle` and `variational` (with `dt`); the implicit `Radau`, `BDF` and "
                 "`LSODA` (for stiff systems: strongly damped fast modes) get the analytic "
                 "Jacobian of the right-hand side")),
-    Option("rtol", float, 1e-10, _positive, "Relative tolerance.", "RTOL",
+    Option("rtol", float, 1e-10, parse_positive, "Relative tolerance.", "RTOL",
            doc="relative tolerance, positive"),
-    Option("atol", float, 1e-10, _positive, "Absolute tolerance.", "ATOL",
+    Option("atol", float, 1e-10, parse_positive, "Absolute tolerance.", "ATOL",
            doc="absolute tolerance, positive"),
-    Option("formulation", str, "auto", _choice(_registry("FORMULATIONS", "auto"), "formulation"),
+    Option("formulation", str, choices.AUTO,
+           _choice(_names(choices.FORMULATION_CHOICES), "formulation"),
            "How constraints enter the ODE (auto picks ode, index1 or udwadia-kalaba).", "NAME",
-           _registry("FORMULATIONS", "auto"),
+           _names(choices.FORMULATION_CHOICES),
            doc=("`ode`, `index1`, `udwadia-kalaba`, `reduced`, or `auto` (`ode` without "
                 "constraints, else `index1`, or `udwadia-kalaba` when the constraints are "
                 "dependent)")),
-    Option("stabilize", str, "projection", _choice(_registry("STABILIZERS"), "stabilizer"),
+    Option("stabilize", str, "projection", _choice(_names(choices.STABILIZERS), "stabilizer"),
            "How a constrained run keeps to its constraints.", "NAME",
-           _registry("STABILIZERS"),
+           _names(choices.STABILIZERS),
            doc="`none`, `baumgarte` or `projection`"),
-    Option("baumgarte", tuple[float, float], (5.0, 5.0), _baumgarte,
+    Option("baumgarte", tuple[float, float], (5.0, 5.0), parse_gains,
            "Baumgarte gains; good values depend on the system's time scale (about 1/period).",
            "ALPHA,BETA",
            doc="α, β of the Baumgarte stabilizer, as a list `[5, 5]` or the text `5,5`"),
-    Option("stop_when", str | None, None, _expression,
+    Option("stop_when", str | None, None, parse_condition,
            "Stop when EXPR changes sign, e.g. lambda_c1 or y.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the run ends when it "
                 "changes sign")),
-    Option("section", str | None, None, _expression,
+    Option("section", str | None, None, parse_condition,
            "Write, instead of the samples, the state at every crossing of EXPR = 0 (a "
            "Poincaré section), e.g. theta1.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the output is the state "
                 "at each of its zeros (a Poincaré section) instead of the samples")),
     Option("section_direction", str, "both",
-           _choice(lambda: SECTION_DIRECTIONS, "direction"),
+           _choice(_names(SECTION_DIRECTIONS), "direction"),
            "Which crossings of --section: up (EXPR rising through 0), down or both.",
-           "up|down|both", lambda: SECTION_DIRECTIONS,
+           "up|down|both", _names(SECTION_DIRECTIONS),
            doc="`up` (the expression rising through 0), `down` or `both`"),
-    Option("strict_initial", bool, False, _switch,
+    Option("strict_initial", bool, False, parse_switch,
            "Refuse to move the initial values you set onto the constraints (values left out "
            "are still computed).",
            switch=True,
            doc=("`true` refuses to move the initial values you set onto the constraints (left-out "
                 "values are still computed)")),
-    Option("invariants", bool, False, _switch,
+    Option("invariants", bool, False, parse_switch,
            "Add a column invariant_<name> for each conserved quantity `lagsim check` finds "
            "(energy, cyclic and Noether momenta).",
            switch=True,
            doc=("`true` adds a column `invariant_<name>` for each conserved quantity `lagsim "
                 "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)")),
-    Option("action", bool, False, _switch,
+    Option("action", bool, False, parse_switch,
            "Add the running action S = ∫L dt as a column `action` (corrected trapezoids on the "
            "samples, error O(h⁴), its estimate on stderr).",
            switch=True,
@@ -254,14 +259,41 @@ Measured with 200001 samples to a file: the pendulum (4 columns) 26 µs and 69 b
 the double pendulum in natural coordinates (26 columns) 140 µs and 350 bytes a row."""
 
 
-class _Resolve:
-    """Methods of :class:`SimulateOptions` (its fields come from :data:`OPTIONS`)."""
+def _default(name: str) -> Any:
+    """The default of option ``name``, as its row of :data:`OPTIONS` declares it."""
+    return BY_NAME[name].default
 
-    locations: tuple[tuple[str, Location], ...]
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    """The validated settings of one run, one field per row of :data:`OPTIONS`, of the row's
+    type and with its default (tests/test_options.py holds the two together); build it with
+    :meth:`resolve`. ``samples`` equally spaced sample times including both ends, or a spacing
+    ``dt`` (then ``samples`` is None; the last row is ``t_end`` even when ``dt`` does not divide
+    the span). ``baumgarte`` is (α, β) of the stabilizer −2α·φ̇ − β²·φ (holonomic) and −α·w
+    (velocity). ``locations`` records where each given option came from (:meth:`where`)."""
+
+    t_start: float = _default("t_start")
+    t_end: float = _default("t_end")
+    samples: int | None = _default("samples")
+    dt: float | None = _default("dt")
+    method: str = _default("method")
+    rtol: float = _default("rtol")
+    atol: float = _default("atol")
+    formulation: str = _default("formulation")
+    stabilize: str = _default("stabilize")
+    baumgarte: tuple[float, float] = _default("baumgarte")
+    stop_when: str | None = _default("stop_when")
+    section: str | None = _default("section")
+    section_direction: str = _default("section_direction")
+    strict_initial: bool = _default("strict_initial")
+    invariants: bool = _default("invariants")
+    action: bool = _default("action")
+    locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
 
     @classmethod
     def resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
-                name: Callable[[Option], str] | None = None) -> Any:
+                name: Callable[[Option], str] | None = None) -> SimulateOptions:
         """Merge the YAML ``simulate:`` settings and the command-line ``flags`` (a flag wins).
 
         ``settings`` maps keys to :class:`lagsim.spec.system.Setting` (value and location);
@@ -332,10 +364,12 @@ class _Resolve:
 
     def rows(self) -> int:
         """How many samples the run writes (both ends included)."""
-        samples: int | None = self.samples
+        samples, dt = self.samples, self.dt
         if samples is not None:
             return samples
-        t0, t1, dt = self.t_start, self.t_end, self.dt
+        if dt is None:
+            raise ValueError("SimulateOptions has neither samples nor dt")
+        t0, t1 = self.t_start, self.t_end
         count = math.floor((t1 - t0) / dt * (1 + 1e-12))
         return count + 1 + (t1 - (t0 + count * dt) > 1e-9 * dt)
 
@@ -399,9 +433,7 @@ def _fixed_step(raw: Any) -> bool:
     (then ``dt`` is the step and ``samples`` may be given as well)."""
     if raw is None:
         return False
-    methods = importlib.import_module("lagsim.run.formulations").METHODS
-    name = {k.lower(): k for k in methods}.get(str(raw).strip().lower())
-    return name is not None and bool(getattr(methods[name], "fixed_step", False))
+    return str(raw).strip().lower() in {m.lower() for m in choices.FIXED_STEP_METHODS}
 
 
 def _bytes(size: float) -> str:
@@ -418,18 +450,3 @@ def duration(seconds: float) -> str:
         if seconds >= scale:
             return f"about {seconds / scale:.3g} {unit}"
     return f"about {seconds:.2g} s"
-
-
-SimulateOptions = make_dataclass(
-    "SimulateOptions",
-    [(o.name, o.type, field(default=o.default)) for o in OPTIONS]
-    + [("locations", tuple[tuple[str, Location], ...], field(default=(), compare=False))],
-    bases=(_Resolve,), frozen=True,
-)
-SimulateOptions.__module__ = __name__
-SimulateOptions.__doc__ = (
-    """The validated settings of one run, one field per row of :data:`OPTIONS`; build it with
-    :meth:`resolve`. ``samples`` equally spaced sample times including both ends, or a spacing
-    ``dt`` (then ``samples`` is None; the last row is ``t_end`` even when ``dt`` does not divide
-    the span). ``baumgarte`` is (α, β) of the stabilizer −2α·φ̇ − β²·φ (holonomic) and −α·w
-    (velocity). ``locations`` records where each given option came from (:meth:`where`).""")

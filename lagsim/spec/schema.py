@@ -95,7 +95,7 @@ def _mass() -> dict[str, Any]:
 
 
 def _constraint() -> dict[str, Any]:
-    parts = {
+    parts: dict[str, tuple[dict[str, Any], str]] = {
         "name": ({"type": "string"}, "The multiplier of constraint `c` is `lambda_c`."),
         "holonomic": (EXPRESSION, "the expression is φ; it may not use velocities (write such "
                       "a constraint under `velocity:`)."),
@@ -128,13 +128,13 @@ def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
         {"type": "string", "pattern": PAIR_TEXT},
     ]}
     by_parser: dict[Any, dict[str, Any]] = {
-        options._number: NUMBER,
-        options._positive: _positive(),
-        options._samples: {"anyOf": [{"type": "integer", "minimum": 2},
+        options.parse_number: NUMBER,
+        options.parse_positive: _positive(),
+        options.parse_samples: {"anyOf": [{"type": "integer", "minimum": 2},
                                      {"type": "string", "pattern": UNSIGNED_TEXT}]},
-        options._baumgarte: pair,
-        options._expression: EXPRESSION,
-        options._switch: {"type": "boolean"},
+        options.parse_gains: pair,
+        options.parse_condition: EXPRESSION,
+        options.parse_switch: {"type": "boolean"},
     }
     return {o.name: (_choice(o.choices()) if o.choices else by_parser[o.parse], o.doc)
             for o in options.OPTIONS}

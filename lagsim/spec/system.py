@@ -549,6 +549,7 @@ class _Reader:
     def expr(self, node: yaml.Node, names: Mapping[str, se.Basic], what: str,
              hint: str = DECLARE_HINT) -> Expr:
         raw = self.scalar(node, what)
+        assert isinstance(node, yaml.ScalarNode), "scalar() refuses any other node"
         value = parse_expression(raw, names, self.source_of(node), what, hint)
         return Expr(str(raw), value, self.loc(node))
 
@@ -623,8 +624,7 @@ class _Reader:
                                       "characters"), Location(self.label))
         try:
             root = yaml.compose(text, Loader=_BoundedLoader)
-            size = 0 if root is None else _expanded_size(root)
-            if size > MAX_YAML_NODES:
+            if root is not None and _expanded_size(root) > MAX_YAML_NODES:
                 raise _TooLarge(exceeded("YAML size", f"more than {MAX_YAML_NODES:,} values "
                                          "with the aliases expanded"),
                                 root.start_mark)

@@ -9,8 +9,8 @@ give (:meth:`Session.run_spec`: the file is parsed again when the parameters cha
 written as expressions of a swept parameter follow it as on the command line); the model is
 derived and compiled once per process (:class:`Session`) and bound to
 the run's parameter values with :meth:`NumericSystem.with_parameters` (nothing is compiled)
-by :func:`lagsim.api.run_spec`, the run of ``lagsim simulate``: every option (``--action`` and
-``--invariants`` included) reaches a sweep run as it reaches ``simulate``.
+by :func:`lagsim.run.session.run_spec`, the run of ``lagsim simulate``: every option
+(``--action`` and ``--invariants`` included) reaches a sweep run as it reaches ``simulate``.
 So a run's row is bit for bit the one ``lagsim simulate`` gives, whatever the number of workers
 and the order in which runs finish (each run is placed by its index).
 
@@ -347,8 +347,8 @@ class Session:
 
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
-        ``values``, through the run of ``simulate`` (:func:`lagsim.api.run_spec`)."""
-        from lagsim.api import run_spec
+        ``values``, through the run of ``simulate`` (:func:`lagsim.run.session.run_spec`)."""
+        from lagsim.run.session import run_spec
 
         spec = self.run_spec(values)
         trajectory, options = run_spec(spec, lambda: (self.model, self.numeric), self.job.flags,
@@ -386,10 +386,10 @@ def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],
 
 
 def energy_conserved(job: Job) -> bool:
-    """Whether h is conserved in every run of ``job``: :func:`lagsim.analysis.invariants.
+    """Whether h is conserved in every run of ``job``: :func:`lagsim.symbolic.invariants.
     energy_conserved` (what ``lagsim check`` reports) on this process's model, the swept
     parameters kept as symbols and the others at their values."""
-    from lagsim.analysis.invariants import energy_conserved as why_not
+    from lagsim.symbolic.invariants import energy_conserved as why_not
 
     model = session(job).model
     values = {k: v for k, v in model.substitutions().items() if str(k) not in job.names}
@@ -899,9 +899,9 @@ def read_table(source: str) -> tuple[list[str], np.ndarray, list[str]]:
         numeric = [n for n in names if n != "error"]
         return (numeric + (["error"] if errors else []),
                 np.column_stack([data.column(n).to_numpy() for n in numeric]), errors)
-    from lagsim.output.io import _read_text
+    from lagsim.output.io import read_text
 
-    text, label = _read_text(source)
+    text, label = read_text(source)
     rows = list(csv.reader(text.splitlines()))
     if not rows or rows[0][:1] != ["run"]:
         raise InputError("not a sweep table: its first column is not 'run'", Location(label, 1))

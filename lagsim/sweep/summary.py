@@ -141,7 +141,7 @@ def _check(node: ast.AST, text: str, columns: set[str], parameters: set[str],
 
 def _evaluate(node: ast.AST, columns: Mapping[str, np.ndarray],
               parameters: Mapping[str, float]) -> Any:
-    if isinstance(node, ast.Constant):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return float(node.value)
     if isinstance(node, ast.Name):
         if node.id in columns:

@@ -1,1 +1,2 @@
-"""The symbolic model and what is derived from it by algebra alone: forms, rendering, reduction."""
+"""The symbolic model and what is derived from it by algebra alone: forms, rendering, reduction,
+conserved quantities."""

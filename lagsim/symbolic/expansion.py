@@ -17,9 +17,11 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import symengine as se
 
+from lagsim.errors import say_once
 from lagsim.spec.limits import MAX_EXPANSION, exceeded
 
 
@@ -83,7 +85,7 @@ def expandable(expr: se.Basic) -> bool:
     if expansion_work(expr, MAX_EXPANSION) <= MAX_EXPANSION:
         return True
     bound = expansion_work(expr, 10**30)
-    _say_once("expansion", "note: an expression is left as it is, not multiplied out: "
+    say_once("expansion", "note: an expression is left as it is, not multiplied out: "
               + exceeded("expansion", f"it would have up to {bound:,} terms"))
     return False
 
@@ -140,10 +142,12 @@ def killable() -> Iterator[None]:
     if not _ENDING or threading.current_thread() is not threading.main_thread():
         yield
         return
-    saved = {}
+    saved: dict[signal.Signals, Any] = {}
     for name in ("SIGTERM", "SIGINT", "SIGHUP"):
         number = getattr(signal, name, None)
-        handler = signal.getsignal(number) if number is not None else None
+        if number is None:
+            continue
+        handler = signal.getsignal(number)
         if handler not in (None, signal.SIG_IGN, signal.SIG_DFL):
             saved[number] = handler
             signal.signal(number, signal.SIG_DFL)
@@ -152,9 +156,3 @@ def killable() -> Iterator[None]:
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
-
-
-def _say_once(topic: str, message: str) -> None:
-    from lagsim.numeric.cache import say_once
-
-    say_once(topic, message)

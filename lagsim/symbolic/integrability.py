@@ -329,8 +329,9 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
     if not velocity:
         given = [c for c in constraints if c.kind == "velocity"]
         found = integrate_form(model, given[0], q0, t0) if len(given) == 1 else None
+        function, level = found or (None, None)
         return Integrability(subject, names, True, "holonomic rows", "zero", 0.0, len(points),
-                             *(found or (None, None)),
+                             function, level,
                              note + "only holonomic rows remain: the velocity rows follow from "
                              "the holonomic constraints at the start")
     exprs: list[se.Basic] | None
@@ -370,8 +371,9 @@ def frobenius(model: Model, subject: str, constraints: Sequence[Constraint],
     found = None
     if holonomic_ and len(velocity) == 1:
         found = integrate_form(model, used[velocity[0]], q0, t0)
+    function, level = found or (None, None)
     return Integrability(subject, names, holonomic_, method, symbolic, numeric, len(points),
-                         *(found or (None, None)), note.rstrip("; "))
+                         function, level, note.rstrip("; "))
 
 
 def integrate_form(model: Model, constraint: Constraint, q0: np.ndarray, t0: float

@@ -197,7 +197,7 @@ def build_model(spec: SystemSpec) -> Model:
         v = [time_derivative(ri, q, qd, t) for ri in r]
         mval = mass.mass.expr
         kinetic += se.Rational(1, 2) * mval * sum((vi**2 for vi in v), se.Integer(0))
-        if mass.inertia is not None:
+        if mass.inertia is not None and mass.angle is not None:
             w = time_derivative(mass.angle.expr, q, qd, t)
             kinetic += se.Rational(1, 2) * mass.inertia.expr * w**2
         if spec.gravity is not None:
@@ -353,10 +353,10 @@ expand to at most this many terms together: ``(x + y + 1)**100`` alone has 5,151
 
 def _small(expr: se.Basic) -> bool:
     """Whether ``expr`` is short (under 400 characters) and expands to a bounded size."""
-    return len(str(expr)) < 400 and _expands_small(expr)
+    return len(str(expr)) < 400 and expands_small(expr)
 
 
-def _expands_small(expr: se.Basic) -> bool:
+def expands_small(expr: se.Basic) -> bool:
     """Whether the powers of sums in ``expr`` expand to at most :data:`EXPAND_MAX_TERMS` terms
     together (an upper bound on what expanding them adds)."""
     terms = 1
@@ -399,7 +399,7 @@ def tidy_model(model: Model) -> Model:
     """
     import sympy
 
-    if not _expands_small(model.lagrangian):
+    if not expands_small(model.lagrangian):
         return model
     from lagsim.symbolic.tidy import combine_trig, expand, tidy_lagrangian
 

@@ -15,16 +15,16 @@ With constrained coordinates that are the constraint functions themselves (the s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import symengine as se
 import sympy
 
 from lagsim.errors import InputError, Subject
-from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import expands_to_zero, expansion_work
 from lagsim.symbolic.model import Model, assemble_model, time_derivative, to_sympy
@@ -118,8 +118,6 @@ class NoClosedForm(ReductionError):
         self.timed_out = timed_out
 
 
-_OutOfTime = OutOfTime
-
 
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
@@ -186,7 +184,7 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
                 check_independent(model, q0, t0)
             reduction = _reduce(model, q0, t0, start, eliminate, where)
             return replace(reduction, integrated=integrated)
-    except _OutOfTime:
+    except OutOfTime:
         within = f"{budget:g} s of CPU time" if budget is not None else "its time budget"
         raise NoClosedForm(
             f"the symbolic reduction did not finish within {within} (sympy on constraint "
@@ -661,7 +659,7 @@ def _solve_for_one(phi: sympy.Expr, candidates: list[sympy.Symbol], params: Mapp
                        for pair in _shifted(phi, s, r, v, target)]
             if shifted:
                 return s, min(shifted, key=lambda pair: abs(pair[1] - target))[0]
-            return s, min(roots, key=lambda r, s=s: _miss(r, s, params, start))
+            return s, min(roots, key=partial(_miss, s=s, params=params, start=start))
         if roots:
             return s, roots[0]
     raise NoClosedForm(f"constraint '{name}' cannot be solved for a single coordinate in closed "
@@ -675,58 +673,3 @@ def _miss(root: sympy.Expr, s: sympy.Symbol, params: Mapping, start: Mapping) ->
     except TypeError:
         return float("inf")
     return abs(value - start.get(s, 0.0)) + (1e3 if abs(value.imag) > 1e-9 else 0.0)
-
-
-@dataclass(frozen=True)
-class NumericReduction:
-    """The compiled reduced system (002 §23.5) and the map back to the full state.
-
-    ``numeric`` integrates the free coordinates; ``to_full(t, qf, qfd, qfdd)`` returns the full
-    q, q̇ and the multipliers λ from (A_e)ᵀλ = (M q̈ − F)_e on the constraint manifold
-    (the minimum-norm solution, which stays defined where a branch such as y = −√(ℓ² − x²)
-    makes A_e singular).
-    """
-
-    numeric: NumericSystem
-    free_indices: tuple[int, ...]
-    _full: Callable
-    n_full: int
-    m: int
-
-    def to_full(self, t: float, qf: np.ndarray, qfd: np.ndarray, qfdd: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        k = len(qf)
-        x = np.empty(1 + 3 * k)
-        x[0] = t
-        x[1:k + 1] = qf
-        x[k + 1:2 * k + 1] = qfd
-        x[2 * k + 1:] = qfdd
-        out = self._full(x)
-        n, m = self.n_full, self.m
-        q = out[:n]
-        qd = out[n:2 * n]
-        A_e = out[2 * n:2 * n + m * m].reshape(m, m)
-        r = out[2 * n + m * m:]
-        if not (np.all(np.isfinite(A_e)) and np.all(np.isfinite(r))):
-            return q, qd, np.full(m, np.nan)
-        lam = np.linalg.lstsq(A_e.T, r, rcond=None)[0] if m else np.zeros(0)
-        return q, qd, lam
-
-
-def compile_reduction(reduction: Reduction) -> NumericReduction:
-    """Compile a :class:`~lagsim.symbolic.reduce.Reduction` with its parameter values
-    substituted."""
-    red = reduction.reduced
-    subs = red.substitutions()
-    exprs = list(reduction.full_q) + list(reduction.full_qd) + flat(reduction.A_e) + flat(
-        reduction.residual_e)
-    exprs = [se.sympify(e).subs(subs) if subs else se.sympify(e) for e in exprs]
-    args = [red.t, *red.q, *red.qd, *red.qdd]
-    full_names = reduction.full.coordinates
-    return NumericReduction(
-        numeric=compile_model(red),
-        free_indices=tuple(full_names.index(name) for name in red.coordinates),
-        _full=lambdify(args, exprs),
-        n_full=reduction.full.n,
-        m=reduction.full.m,
-    )

@@ -30,8 +30,9 @@ from sympy.printing.pretty.pretty_symbology import pretty_use_unicode
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
+from lagsim.spec.references import REFERENCES, public_text
 from lagsim.symbolic import names
-from lagsim.symbolic.forms import REFERENCES, Form, Item, public_text
+from lagsim.symbolic.forms.base import Form, Item
 from lagsim.symbolic.model import Model, to_sympy
 from lagsim.symbolic.tidy import cheap
 
@@ -69,7 +70,6 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
     ``width``: the text's line width (None: the terminal's, or 80 for a pipe or a file; 0: no
     wrapping, one line per equation or matrix entry)."""
     forms = [form_or_forms] if isinstance(form_or_forms, Form) else list(form_or_forms)
-    _report_untidied(forms)
     if fmt == "text":
         return _text(forms, model, _width() if width is None else width)
     if fmt == "latex":
@@ -82,24 +82,11 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def _debug() -> bool:
-    """Whether the running `lagsim` command was given ``--debug`` (False outside the CLI)."""
-    import click
-
-    ctx = click.get_current_context(silent=True)
-    obj = ctx.find_root().obj if ctx is not None else None
-    return bool(isinstance(obj, dict) and obj.get("debug"))
-
-
-def _report_untidied(forms: list[Form]) -> None:
-    """Under ``--debug``, one line on stderr per expression printed untidied (over its budget)."""
-    if not _debug():
-        return
-    import sys
-
-    for form in forms:
-        for reason in form.untidied:
-            print(f"lagsim: debug: {form.name} form printed untidied: {reason}", file=sys.stderr)
+def untidied_lines(forms: Sequence[Form]) -> list[str]:
+    """One line per expression of ``forms`` printed untidied (over its budget), for ``--debug``
+    to show on stderr."""
+    return [f"lagsim: debug: {form.name} form printed untidied: {reason}"
+            for form in forms for reason in form.untidied]
 
 
 def display_symbols(model: Model) -> dict[sympy.Symbol, str]:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TypeVar
 
 import symengine as se
 import sympy
@@ -34,6 +35,8 @@ from sympy import Add, Mul, cos, sin
 from sympy.core.mul import _keep_coeff
 
 from lagsim.symbolic.expansion import bounded_expand, expanded_terms
+
+T = TypeVar("T")
 
 SIMPLIFY_MAX_OPS = 40
 """Largest expression (``count_ops``) that ``sympy.simplify`` is tried on."""
@@ -143,8 +146,7 @@ def active() -> Budget | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
-def bounded(step: Callable[[], sympy.Basic], skips: list[str], what: str,
-            name: str) -> sympy.Basic | None:
+def bounded(step: Callable[[], T], skips: list[str], what: str, name: str) -> T | None:
     """``step()`` within the active budget's remaining CPU time, or None (recorded in ``skips``)
     when it is used up or runs out during the step; the step's CPU time is charged to the budget
     (:attr:`Budget.spent`). Without an active budget each step gets :data:`SIMPLIFY_SECONDS`;

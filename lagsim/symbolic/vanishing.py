@@ -1,7 +1,7 @@
 """Whether an expression vanishes: exactly, or at numbers up to the rounding of its evaluation.
 
 Two questions ``check`` asks of its conditions (Frobenius' ω ∧ dω and brackets in
-:mod:`lagsim.symbolic.integrability`, Noether's δL, τ·ξ, Aξ in :mod:`lagsim.analysis.invariants`):
+:mod:`lagsim.symbolic.integrability`, Noether's δL, τ·ξ, Aξ in :mod:`lagsim.symbolic.invariants`):
 
 * **exactly**: the expression expands to 0 with the parameters as exact rationals
   (:func:`exact_values`: 9.81 is 981/100, so g·(m₁ + 3m₂ − 5m₃) with m = 3.5, 0.5, 1 is 0, where

@@ -32,7 +32,7 @@ import shutil
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -108,6 +108,16 @@ def check_animation_output(dest: str | Path | Output, option: str = "-o") -> Out
     return target
 
 
+def _pixels(fig: Figure) -> np.ndarray:
+    """The RGBA pixels of ``fig`` as last drawn, on the Agg canvas :func:`_figure` gives it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas
+    if not isinstance(canvas, FigureCanvasAgg):
+        raise TypeError("an animation's figure draws on an Agg canvas")
+    return np.asarray(canvas.buffer_rgba())
+
+
 class _GifStream:
     """A GIF written frame by frame, holding only the previous frame (issue 15: the Pillow writer
     of matplotlib keeps every frame until the end, about 1.85 MB each).
@@ -121,7 +131,7 @@ class _GifStream:
     LZW data (Pillow's ``GifImagePlugin.getdata``), then the trailer ``;``.
     """
 
-    def __init__(self, out: BinaryIO, size: tuple[int, int], fps: float) -> None:
+    def __init__(self, out: IO[bytes], size: tuple[int, int], fps: float) -> None:
         self.out = out
         self.size = size
         self.fps = fps
@@ -244,7 +254,7 @@ def _stage(
             fontsize="small",
         )
     fig.canvas.draw()
-    background = np.asarray(fig.canvas.buffer_rgba()).copy()
+    background = _pixels(fig).copy()
     box = ax.get_position()
     ax.set_visible(False)
     live = fig.add_axes(box.bounds)
@@ -352,8 +362,8 @@ def animate(
         for line, (a, b) in zip(rod_lines, rods, strict=True):
             pa, pb = point(a, i), point(b, i)
             line.set_data([pa[0], pb[0]], [pa[1], pb[1]])
-        for line, (a, b) in zip(spring_lines, springs, strict=True):
-            path = zigzag(point(a, i), point(b, i), width=coil)
+        for line, (start, end) in zip(spring_lines, springs, strict=True):
+            path = zigzag(point(start, i), point(end, i), width=coil)
             line.set_data(path[:, 0], path[:, 1])
         for name, dot, collection, colour in zip(names, dots, trails, colours, strict=True):
             p = xy[name]
@@ -364,8 +374,8 @@ def animate(
                 age = moments[i] - 0.5 * (times[:-1] + times[1:])
                 rgba = np.tile(colour, (len(segments), 1))
                 rgba[:, 3] = _TRAIL_ALPHA * np.clip(1.0 - age / trail, 0.0, 1.0)
-                collection.set_segments(segments)
-                collection.set_color(rgba)
+                collection.set_segments(list(segments))
+                collection.set_color(rgba)  # type: ignore[arg-type]
             else:
                 collection.set_segments([])
         clock.set_text(clock_format.format(moments[i]))
@@ -383,7 +393,7 @@ def animate(
         for i in range(n):
             drawn(i)
             fig.canvas.draw()
-            gif.add(np.asarray(fig.canvas.buffer_rgba()))
+            gif.add(_pixels(fig))
         gif.close()
     return n
 
@@ -432,7 +442,7 @@ def _write_mp4(
     extra = ["-pix_fmt", "yuv420p"]
     if target.kind == "stream":
         extra += ["-movflags", "frag_keyframe+empty_moov", "-f", "mp4"]
-    writer = FFMpegWriter(fps=fps, extra_args=extra)
+    writer = FFMpegWriter(fps=fps, extra_args=extra)  # type: ignore[arg-type]
     with output_path(target) as path, writer.saving(fig, str(path), dpi):
         for i in range(n):
             draw(i)

@@ -66,6 +66,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
+from lagsim.output.units import Quantities
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
 
 if TYPE_CHECKING:
@@ -76,9 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMATS",
     "KINDS",
-    "Quantities",
     "held_coordinates",
-    "unit_columns",
     "wrap_angle",
     "LOG_DECADES",
     "LOG_FLOOR",
@@ -126,49 +125,7 @@ class _Panel:
     """Equal scales on both axes (two lengths: a circle stays round)."""
 
 
-@dataclass(frozen=True)
-class Quantities:
-    """What the columns measure, for labels and scales: ``units`` maps a column (a coordinate,
-    a velocity, ``t``) to its unit text; ``dimensions`` maps a coordinate to ``"length"`` or
-    ``"angle"`` where the system shows it; ``held`` are the coordinates a constraint holds at
-    zero (None: find them in the data)."""
-
-    units: Mapping[str, str] = field(default_factory=dict)
-    dimensions: Mapping[str, str] = field(default_factory=dict)
-    held: tuple[str, ...] | None = None
-    energy_change: str | None = None
-    """Why h is not conserved, when the system is known and it is not
-    (:func:`lagsim.analysis.invariants.energy_conserved`): its change is then physics, not drift."""
-
-    def label(self, name: str) -> str:
-        """An axis label: the name by the names rule (:mod:`lagsim.symbolic.names`), then its
-        unit."""
-        from lagsim.symbolic.names import text
-
-        unit = self.units.get(name)
-        return f"{text(name)} [{unit}]" if unit else text(name)
-
-    def same_scale(self, a: str, b: str) -> bool:
-        """Whether two columns measure the same thing (equal axis scales make sense)."""
-        if a in self.units or b in self.units:
-            return self.units.get(a) == self.units.get(b)
-        kind = self.dimensions.get(a)
-        return kind is not None and kind == self.dimensions.get(b)
-
-
 _PLAIN = Quantities()
-
-
-def unit_columns(units: Mapping[str, str], coordinates: Sequence[str]) -> dict[str, str]:
-    """The units of the CSV columns from a file's ``units:``: each coordinate's, its velocity's
-    (the coordinate's per unit of t; ``s`` unless ``t`` has a unit) and ``t``'s."""
-    out = {name: unit for name, unit in units.items()
-           if name in coordinates or name == naming.TIME}
-    per = units.get(naming.TIME, "s")
-    for q in coordinates:
-        if q in units:
-            out[naming.velocity(q)] = f"{units[q]}/{per}"
-    return out
 
 
 def wrap_angle(values: np.ndarray) -> np.ndarray:
@@ -538,7 +495,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     ax.grid(True, which="major", alpha=0.3)
     count = len(panel.series) + len(panel.notes)
     if legend and (1 < count <= MAX_LEGEND or overlay):
-        handles = [line for line in ax.lines if not line.get_label().startswith("_")]
+        handles = [line for line in ax.lines if not str(line.get_label()).startswith("_")]
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
                     for s in zero]
         handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
@@ -630,7 +587,7 @@ Inputs = Table | Sequence[tuple[str, Table]]
 def _inputs(table: Inputs) -> list[tuple[str | None, Table]]:
     if isinstance(table, Table):
         return [(None, table)]
-    pairs = [(label, t) for label, t in table]
+    pairs: list[tuple[str | None, Table]] = [(label, t) for label, t in table]
     if not pairs:
         raise ValueError("no table to draw")
     return pairs if len(pairs) > 1 else [(None, pairs[0][1])]

@@ -11,26 +11,30 @@ model keeps at fixed distance. In 3-d the x–y projection is drawn, as by ``plo
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import symengine as se
 
 from lagsim import naming
+from lagsim.analysis.kinematics import ORIGIN, mass_paths, rods
+from lagsim.analysis.modes import ModesReport
+from lagsim.analysis.rest import autonomous_model
 from lagsim.errors import InputError, Location
+from lagsim.output.io import Table
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
+from lagsim.viz.figures import plain
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from lagsim.analysis.modes import ModesReport
 
 DISPLACEMENT = 0.2
 """The largest mass moves by this fraction of the configuration's size."""
 
 
-def _positions(model: Model) -> tuple[list[str], object]:
+def _positions(model: Model) -> tuple[list[str], Callable[[np.ndarray], Any]]:
     subs = model.substitutions()
     subs[model.t] = se.Integer(0)
     exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
@@ -44,11 +48,6 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     mode in colour (solid +, dashed −)."""
     from matplotlib.figure import Figure
 
-    from lagsim.analysis.equilibria import autonomous_model
-    from lagsim.analysis.kinematics import ORIGIN, rods
-    from lagsim.output.io import Table
-    from lagsim.viz.figures import plain
-
     used = autonomous_model(model, spec).model
     if not used.mass_positions:
         raise InputError(f"system '{model.name}' declares no 'masses', so its mode shapes "
@@ -60,8 +59,6 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
     q0 = np.array(report.q)
     at_rest = np.asarray(f(q0), dtype=float).reshape(-1, 2)
     table = Table((naming.TIME, *used.coordinates), np.array([[0.0, *q0]]), "<modes>")
-    from lagsim.analysis.kinematics import mass_paths
-
     links = rods(used, mass_paths(used, table))
     size = max(float(np.max(np.abs(at_rest), initial=0.0)), 1e-9)
     count = len(report.modes)

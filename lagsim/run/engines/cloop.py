@@ -71,9 +71,10 @@ from lagsim.run.engines.ccommon import (
 )
 from lagsim.run.engines.python import Resume, run_python
 from lagsim.run.events import EITHER
-from lagsim.run.formulations import FORMULATIONS, RCOND, SINGULAR_RTOL, STABILIZERS
+from lagsim.run.formulations import RCOND, SINGULAR_RTOL
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FORMULATIONS, STABILIZERS
 from lagsim.spec.options import BY_NAME
 
 if TYPE_CHECKING:

@@ -48,9 +48,10 @@ from lagsim.run.engines.ccommon import (
     next_call,
     state_failure,
 )
-from lagsim.run.formulations import FORMULATIONS, SINGULAR_RTOL
+from lagsim.run.formulations import SINGULAR_RTOL
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FORMULATIONS
 
 STEPS_PER_CALL = 256
 """Accepted steps of the first C call; later calls take as many as fit in

@@ -29,9 +29,9 @@ from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
 from lagsim.run.engines.base import Engine, Progress, StepLoop
-from lagsim.run.formulations import SOLVERS
 from lagsim.run.monitor import Guard, Step, Watch, scipy_integrate
 from lagsim.run.problem import Problem
+from lagsim.run.registry import SOLVERS
 
 if TYPE_CHECKING:
     from scipy.integrate import OdeSolver

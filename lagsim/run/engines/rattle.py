@@ -205,9 +205,9 @@ def step_source(name: str, n: int, m: int) -> str:
 class FixedStepMethod:
     """A ``--method`` that steps with the fixed step ``--dt`` and keeps the constraints itself.
 
-    What it supports is declared in :data:`lagsim.run.formulations.FIXED_STEP` under its
-    ``name`` and read by :func:`lagsim.run.formulations.check_combination` (``kinds``,
-    ``dependent_rows``), and by :meth:`misfit` (what needs the symbolic model). A subclass gives
+    What it supports is declared in :data:`lagsim.run.registry.FIXED_STEP` under its ``name``
+    and read by :func:`lagsim.run.registry.check_combination` (``kinds``, ``dependent_rows``),
+    and by :meth:`misfit` (what needs the symbolic model). A subclass gives
     ``prepare(problem) -> (Compiled, aux array, initial state)`` and ``step(compiled, aux, t,
     h, x) -> new state`` (the NumPy path; the C path is its ``c_body``)."""
 

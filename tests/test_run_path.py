@@ -1,20 +1,25 @@
-"""Issue 23, "one run path": a ``lagsim sweep`` run is ``lagsim simulate`` with its values.
+"""Issue 23, "one run path": ``lagsim simulate``, ``System.simulate`` of the API and each
+``lagsim sweep`` run go through one function (:func:`lagsim.run.session.run_spec`), so a sweep
+run and an API run are ``lagsim simulate`` with their values.
 
 Every row of the options table (:data:`lagsim.spec.options.OPTIONS`) that changes the CSV has a
 representative value in :data:`VALUES`; the rows that do not are in :data:`NOT_IN_CSV` with the
 reason, and a test holds every row to one of the two. The values are run in a few groups (one
 ``simulate`` and one single-value ``sweep --save-trajectories`` each, in-process through click's
-CliRunner, short runs), and the two CSVs must agree to the byte. Before the fix the sweep
+CliRunner, short runs, and once through ``lagsim.load(...).simulate(...)``), and the CSVs must
+agree to the byte. Before the fix the sweep
 accepted ``--action`` and ``--invariants`` and dropped their columns.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import lagsim
 from lagsim.cli.app import main
 from lagsim.spec.options import OPTIONS
 
@@ -95,3 +100,25 @@ def test_sweep_run_is_simulate_to_the_byte(tmp_path: Path, system: str,
     if "action" in names:
         assert header.split(",")[-1] == "action"
     assert (tmp_path / "runs" / "run_0.csv").read_bytes() == expected
+
+
+@pytest.mark.parametrize(("system", "names"), GROUPS,
+                         ids=["+".join(g) for _, g in GROUPS])
+def test_api_run_is_simulate_to_the_byte(tmp_path: Path, system: str,
+                                         names: tuple[str, ...]) -> None:
+    """``System.simulate`` with the same options, each as its keyword and parsed value, writes
+    the bytes of ``lagsim simulate``, the added columns included."""
+    flags = _flags(names)
+    alone = tmp_path / "simulate.csv"
+    done = CliRunner().invoke(main, ["simulate", system, "--set", "g=9.5", *flags,
+                                     "-o", str(alone)])
+    assert done.exit_code == 0, done.output
+    row = {o.name: o for o in OPTIONS}
+    keywords = {name: True if row[name].switch else row[name].parse(VALUES[name], name, None)
+                for name in names}
+    keywords.setdefault("t_end", 3.0 if "section" in names else 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lagsim.LagsimWarning)
+        trajectory = lagsim.load(system).simulate(parameters={"g": 9.5}, **keywords)
+    trajectory.to_csv(tmp_path / "api.csv")
+    assert (tmp_path / "api.csv").read_bytes() == alone.read_bytes()

@@ -20,6 +20,9 @@ d/dt ∂L/∂q̇ − ∂L/∂q = τ + Aᵀλ they rest on):
   random states to 1e-9.
 
 Parameters are taken at their values (``--set``): a symmetry may hold only for some values.
+The search is symbolic (it reads the model only), so it sits with the model: the run layer
+adds the ``invariant_<name>`` columns of ``--invariants`` from it (:mod:`lagsim.run.columns`),
+and ``lagsim check`` reports it (:mod:`lagsim.analysis.check`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import symengine as se
@@ -145,7 +148,9 @@ def _conditions(model: Model, values: dict[se.Symbol, float]) -> list[list[se.Ba
     return rows
 
 
-def _evaluate(model: Model, exprs: Sequence[se.Basic], states: np.ndarray) -> np.ndarray:
+def evaluate_states(model: Model, exprs: Sequence[se.Basic], states: np.ndarray) -> np.ndarray:
+    """``exprs`` in (q, q̇, t) at each row (q, q̇, t) of ``states``: an array (rows, len(exprs)),
+    NaN where an expression is undefined."""
     f = se.Lambdify([*model.q, *model.qd, model.t], list(exprs), backend="lambda")
     with np.errstate(all="ignore"):
         return np.asarray(f(states), dtype=float).reshape(len(states), len(exprs))
@@ -195,7 +200,7 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
     blocks = []
     states = _random_states(model, q0, qd0, t0, unknowns + 16, rng)
     for coefficients in conditions:
-        block = _evaluate(model, coefficients, states)
+        block = evaluate_states(model, coefficients, states)
         blocks.append(block[np.all(np.isfinite(block), axis=1)])
     matrix = np.vstack(blocks)
     scale = np.abs(matrix).max(axis=1, keepdims=True)
@@ -203,7 +208,7 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
     if len(matrix) < unknowns:
         return []
     if len(matrix) > 2 * unknowns:
-        matrix = np.linalg.qr(matrix, mode="r")
+        matrix = cast(np.ndarray, np.linalg.qr(matrix, mode="r"))
     _, s, Vt = np.linalg.svd(matrix, full_matrices=False)
     null = Vt[np.sum(s > NULL_TOL * s[0]):]
     if not len(null):
@@ -223,8 +228,9 @@ def _xi(model: Model, coefficients: Sequence[float | Fraction]) -> list[se.Basic
     n = model.n
     out = []
     for i in range(n):
-        expr = se.Rational(coefficients[n * n + i].numerator, coefficients[n * n + i].denominator) \
-            if isinstance(coefficients[n * n + i], Fraction) else se.Float(coefficients[n * n + i])
+        constant = coefficients[n * n + i]
+        expr = se.Rational(constant.numerator, constant.denominator) \
+            if isinstance(constant, Fraction) else se.Float(constant)
         for j in range(n):
             value = coefficients[i * n + j]
             if value:
@@ -258,7 +264,8 @@ def _verify(model: Model, values: dict[se.Symbol, float], xi: list[se.Basic],
         return "symbolic"
     states = _random_states(model, q0, qd0, t0, 24, np.random.default_rng(SEED + 1))
     sizes = [magnitude(e) for e in exprs]
-    got = np.abs(_evaluate(model, [se.sympify(e).subs(values) for e in exprs + sizes], states))
+    got = np.abs(evaluate_states(model, [se.sympify(e).subs(values) for e in exprs + sizes],
+                                 states))
     vals, scale = got[:, :len(exprs)], got[:, len(exprs):]
     ok = np.all(np.isfinite(got), axis=1)
     if ok.sum() < 8 or np.any(vals[ok] > CHECK_TOL * np.maximum(scale[ok], 1e-300)):
@@ -354,41 +361,3 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
         found.append(Invariant(name, "noether", readable(charge), str(momentum),
                                tuple(str(x) for x in xi), value(charge), how, charge))
     return Invariants(tuple(found), tuple(notes))
-
-
-def evaluate_invariants(model: Model, invariants: Sequence[Invariant], t: np.ndarray,
-                        q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """The invariants along samples (N, len(invariants)), parameters at the model's values."""
-    values = model.substitutions()
-    exprs = [se.sympify(inv.symbolic).subs(values) for inv in invariants]
-    states = np.hstack([q, qd, np.asarray(t, dtype=float)[:, None]])
-    return _evaluate(model, exprs, states) if exprs else np.zeros((len(t), 0))
-
-
-def with_invariants(trajectory: Any, model: Model) -> Any:
-    """The trajectory with a column ``invariant_<name>`` per conserved quantity (found at its
-    first sample, the consistent start), after ``energy`` (:meth:`Trajectory.with_extra`)."""
-    found = find_invariants(model, trajectory.q[0], trajectory.qd[0], float(trajectory.t[0]))
-    values = evaluate_invariants(model, found.found, trajectory.t, trajectory.q, trajectory.qd)
-    for k, invariant in enumerate(found.found):
-        trajectory = trajectory.with_extra(naming.invariant(invariant.name), values[:, k])
-    return trajectory
-
-
-def table_with_invariants(table: Any, model: Model) -> Any:
-    """A CSV table (:class:`lagsim.output.io.Table`) of a run of ``model`` with its
-    ``invariant_<name>``
-    columns added, computed from its coordinates and velocities (for ``plot --kind invariants
-    --system FILE`` on a CSV written without ``--invariants``). A column the table lacks is an
-    :class:`InputError` naming it."""
-    from lagsim.output.io import Table
-
-    t = table.time
-    q = np.column_stack([table.column(c) for c in model.coordinates])
-    qd = np.column_stack([table.column(v) for v in naming.velocities(model.coordinates)])
-    found = find_invariants(model, q[0], qd[0], float(t[0]))
-    values = evaluate_invariants(model, found.found, t, q, qd)
-    names = tuple(naming.invariant(i.name) for i in found.found)
-    data = np.column_stack([table.data, values])
-    data.setflags(write=False)
-    return Table(columns=(*table.columns, *names), data=data, source=table.source)

@@ -1,0 +1,60 @@
+"""The one run every way into lagsim goes through (issue 23, "one run path"): ``lagsim simulate``,
+``System.simulate`` of the API and each ``lagsim sweep`` run call :func:`run_spec`, so every
+option of the table (:mod:`lagsim.spec.options`), the added columns of ``invariants`` and
+``action`` included (:mod:`lagsim.run.columns`), reaches each of them the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from lagsim.naming import ACTION, layout
+from lagsim.numeric.compile import NumericSystem
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.columns import trajectory_action, with_invariants
+from lagsim.run.driver import simulate
+from lagsim.spec.options import BY_NAME, Option, SimulateOptions
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model
+
+Report = Callable[[str], None]
+
+
+def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
+             given: Mapping[str, Any], name: Callable[[Option], str] | None = None,
+             report: Report | None = None, progress: Callable[[float], None] | None = None
+             ) -> tuple[Trajectory, SimulateOptions]:
+    """One run of ``spec`` with the options ``given`` (by option name, None meaning not given)
+    merged over its file's ``simulate:`` block; ``name(row)`` says how an option is written in
+    errors (its flag by default; the API passes its keyword, :meth:`SimulateOptions.resolve`).
+
+    ``compiled()`` gives the model and its compiled form at any parameter values; it is called
+    after the options and the size of the output are checked, and the model's expressions hold
+    the parameters as symbols (:func:`lagsim.spec.system.symbol_table`), so the run's values
+    change only ``Model.parameters`` and rebind the compiled model
+    (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again.
+    ``report`` receives the notes the command line prints on stderr."""
+    options = SimulateOptions.resolve(spec.simulate, given, name)
+    options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
+                                  [c.kind for c in spec.constraints])))
+    model, numeric = compiled()
+    values = spec.parameter_values
+    if values != model.parameters:
+        model = replace(model, parameters=values)
+        numeric = numeric.with_parameters(values)
+    trajectory = simulate(spec, model, options, report=report, progress=progress,
+                          numeric=numeric)
+    if options.invariants:
+        trajectory = with_invariants(trajectory, model)
+        if not trajectory.extra and report is not None:
+            report(f"{BY_NAME['invariants'].flag}: no conserved quantity found (`lagsim check` "
+                   "says why)")
+    if options.action:
+        running = trajectory_action(model, trajectory)
+        trajectory = trajectory.with_extra(ACTION, running.values)
+        if report is not None:
+            report(f"action S = {running.values[-1]:.15g} (error estimate {running.error:.1e}, "
+                   "corrected trapezoids on the samples)")
+    return trajectory, options

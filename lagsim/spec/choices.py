@@ -1,0 +1,31 @@
+"""The names a run may choose from, declared once below everything that implements them (issue 23).
+
+``--method``, ``--formulation`` and ``--stabilize`` take these names; the options table
+(:mod:`lagsim.spec.options`) validates them, the command line offers them, and the JSON Schema
+(:mod:`lagsim.spec.schema`) lists them, all from here, without importing the numerics. The
+run layer maps each name to its implementation (:mod:`lagsim.run.registry`), and a test holds the
+two to the same names in the same order (tests/test_choices.py), as scipy's ``solve_ivp`` keeps
+its ``METHODS`` table of names beside the solver classes (``scipy/integrate/_ivp/ivp.py``).
+"""
+
+from __future__ import annotations
+
+SOLVER_METHODS: tuple[str, ...] = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+"""scipy's adaptive solvers: they integrate the ODE a formulation makes."""
+FIXED_STEP_METHODS: tuple[str, ...] = ("rattle", "variational")
+"""The structure-preserving methods that take fixed steps of ``dt`` and keep the constraints
+themselves (issue 11): no formulation or stabilizer applies to them."""
+METHODS: tuple[str, ...] = (*SOLVER_METHODS, *FIXED_STEP_METHODS)
+"""Every ``--method``, in the order ``--help`` lists them."""
+
+AUTO = "auto"
+"""``--formulation auto``: the first of :data:`AUTO_ORDER` that applies to the system."""
+FORMULATIONS: tuple[str, ...] = ("ode", "index1", "udwadia-kalaba", "reduced")
+"""Every formulation: how the constraints enter the ODE."""
+AUTO_ORDER: tuple[str, ...] = ("ode", "index1", "udwadia-kalaba")
+"""What ``auto`` tries, in order."""
+FORMULATION_CHOICES: tuple[str, ...] = (AUTO, *FORMULATIONS)
+"""Every ``--formulation``."""
+
+STABILIZERS: tuple[str, ...] = ("none", "baumgarte", "projection")
+"""Every ``--stabilize``: how a constrained run keeps to its constraints."""

@@ -245,6 +245,7 @@ class FixedStepMethod:
                                     f"set by its step {options.label('dt')}; ignored")
         compiled, aux, state = cls.prepare(problem)
         n = problem.numeric.n
+        assert options.dt is not None  # lagsim.run.registry.check_combination asks for --dt
         t0, h = problem.t0, float(options.dt)
         times = np.ascontiguousarray(options.sample_times(), dtype=np.float64)
         total = int(np.floor((options.t_end - t0) / h * (1 + 1e-12)))

@@ -42,8 +42,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from inline_systems import STIFF  # noqa: E402
 
-from lagsim.run import driver  # noqa: E402
-from lagsim.run.engines import cradau  # noqa: E402
+from lagsim.run.engines import cradau, python  # noqa: E402
 from lagsim.run.integrate import SimulateOptions, simulate  # noqa: E402
 from lagsim.spec.system import load_spec, parse_spec  # noqa: E402
 from lagsim.symbolic.model import build_model  # noqa: E402
@@ -76,23 +75,23 @@ def run(spec: Any, model: Any, method: str, analytic: bool, c_radau: bool, t_end
     options = SimulateOptions.resolve(spec.simulate, {
         "method": method, "t_end": t_end, "samples": 2, "rtol": tol, "atol": tol,
         "stabilize": "none"})
-    original, original_loop = driver.rhs_jacobian, cradau.radau_loop_for
+    original, original_loop = python.rhs_jacobian, cradau.loop_or_refusal
     used = []
 
-    def radau_loop_for(problem: Any) -> Any:
-        loop = original_loop(problem) if c_radau else None
-        used.append(loop is not None)
+    def loop_or_refusal(problem: Any) -> Any:
+        loop = original_loop(problem) if c_radau else "not allowed in this run"
+        used.append(not isinstance(loop, str))
         return loop
 
-    cradau.radau_loop_for = radau_loop_for
+    cradau.loop_or_refusal = loop_or_refusal
     if not analytic:
-        driver.rhs_jacobian = lambda form, model: None
+        python.rhs_jacobian = lambda form, model: None
     try:
         start = time.perf_counter()
         trajectory = simulate(spec, model, options)
         seconds = time.perf_counter() - start
     finally:
-        driver.rhs_jacobian, cradau.radau_loop_for = original, original_loop
+        python.rhs_jacobian, cradau.loop_or_refusal = original, original_loop
     label = ("analytic" if analytic else "differences") if method != "DOP853" else "-"
     loop = "C" if method == "DOP853" or any(used) else "Python"
     return {"method": method, "jacobian": label, "loop": loop,

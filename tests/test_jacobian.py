@@ -85,7 +85,7 @@ def test_implicit_methods_use_the_jacobian_on_a_stiff_system(method: str, monkey
     it)."""
     from lagsim.run.engines import cradau
 
-    monkeypatch.setattr(cradau, "radau_loop_for", lambda problem: None)
+    monkeypatch.setattr(cradau, "loop_or_refusal", lambda problem: "the Python loop here")
     calls = []
     original = jacobian_module.RhsJacobian.__call__
 

@@ -394,6 +394,16 @@ class CFunction:
         self._func(self._pin, self._pp, self._pout)
         return self._out.copy()
 
+    @property
+    def address(self) -> int:
+        """The C function's address (the C step loops call it directly)."""
+        return int(ctypes.cast(self._func, ctypes.c_void_p).value or 0)
+
+    @property
+    def params(self) -> np.ndarray:
+        """The parameter values it is bound to (the array its calls pass)."""
+        return self._params
+
 
 class COdeRhs:
     """``rhs(t, y) -> fresh y' = [q̇, q̈]`` of an unconstrained system, one C call."""

@@ -153,6 +153,12 @@ class NumericSystem:
         return replace(self, parameters=parameters,
                        **self._code.bind(np.array(list(parameters.values()), dtype=float)))
 
+    def compiled(self) -> tuple[Callable, Callable, Callable]:
+        """The compiled functions behind :meth:`dynamics`, :meth:`phi` and
+        :meth:`velocity_terms`, of the argument (t, q, q̇) or (t, q) (the C step loops call them
+        by address, :mod:`lagsim.run.engines.ccommon`)."""
+        return self._dynamics, self._phi, self._velocity
+
     def dop853_step(self) -> Callable | None:
         """DOP853's step in C for this system's ODE (:class:`lagsim.run.engines.cstep.CDOP853`), or
         None."""

@@ -78,7 +78,7 @@ def digest() -> str:
 class Status(enum.IntEnum):
     """The C status codes of ``c/status.h`` (enum ``lagsim_status``), each with its message
     (``status.message``). The step loops' messages for a user are made from the state where
-    they failed (:class:`lagsim.run.driver.Guard`); ``message`` is what the code means."""
+    they failed (:class:`lagsim.run.monitor.Guard`); ``message`` is what the code means."""
 
     message: str
 

@@ -27,7 +27,9 @@ method is asked for, once per model structure per process (the compile memo).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import symengine as se
@@ -72,8 +74,9 @@ class RhsJacobian:
         args, exprs = _residual_derivatives(model)
         params = list(model.substitutions())
         values = [numeric.parameters[str(p)] for p in params]
-        self._f = compile_functions(self.n, self.m, (("jacobian", args, exprs),), params,
-                                    values)["jacobian"]
+        self.function = compile_functions(self.n, self.m, (("jacobian", args, exprs),),
+                                          params, values)["jacobian"]
+        """The compiled derivatives of the residual (the C Radau loop calls it by address)."""
         self._x = np.empty(len(args))
         self.gain = getattr(stabilizer, "gain", None)
         self.beta = getattr(stabilizer, "beta", 0.0)
@@ -100,7 +103,7 @@ class RhsJacobian:
         x[1:1 + n] = q
         x[1 + n:1 + 2 * n] = qd
         x[1 + 2 * n:] = z
-        out = self._f(x)
+        out = self.function(x)
         size = (n + m) * n
         R_q = out[:size].reshape(n + m, n)
         R_qd = out[size:2 * size].reshape(n + m, n)
@@ -121,12 +124,32 @@ class RhsJacobian:
         return np.linalg.lstsq(K, r, rcond=None)[0]
 
 
-def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
+class Formulated(Protocol):
+    """What :func:`rhs_jacobian` reads of a formulation
+    (:class:`lagsim.run.formulations.Formulation`, which lives above this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def numeric(self) -> NumericSystem: ...
+    @property
+    def stabilizer(self) -> object: ...
+    @property
+    def dependent_rows(self) -> bool: ...
+    def report(self, message: str, /) -> None: ...
+
+
+_MADE: weakref.WeakKeyDictionary[Formulated, RhsJacobian] = weakref.WeakKeyDictionary()
+"""The Jacobian made for each formulation object (once per run, where the warning is said)."""
+
+
+def rhs_jacobian(form: Formulated, model: Model
+                 ) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """The analytic Jacobian of ``form``'s right-hand side, or None when the formulation has no
     y = [q, q̇] state (``reduced`` integrates its independent coordinates only)."""
-    if getattr(form, "name", "") not in ("ode", "index1", "udwadia-kalaba"):
+    if form.name not in ("ode", "index1", "udwadia-kalaba"):
         return None
-    cached = getattr(form, "_analytic_jacobian", None)
+    cached = _MADE.get(form)
     if cached is None:
         rough = kinks(model.lagrangian, *model.tau, *(c.expression for c in model.constraints))
         if rough:
@@ -136,5 +159,5 @@ def rhs_jacobian(form: object, model: Model) -> Callable[[float, np.ndarray], np
                         "Radau, BDF and LSODA is wrong, so they may take tiny steps or fail: an "
                         "explicit method (DOP853, RK45) is more reliable across such points")
         cached = RhsJacobian(form.numeric, model, form.stabilizer, form.dependent_rows)
-        form._analytic_jacobian = cached
+        _MADE[form] = cached
     return cached

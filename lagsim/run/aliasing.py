@@ -57,6 +57,12 @@ class AliasWatch:
         self.since = 0.0
         self.total = np.zeros(n, dtype=int)
 
+    def resume(self, t: float, done: bool) -> None:
+        """Go on at t from a loop that watched the run so far (the reduced C loop handing over
+        to the Python loop); ``done`` when it has warned already."""
+        self.done = self.done or done
+        self.k = min(int(np.searchsorted(self.times, t, side="right")), len(self.times) - 1)
+
     def accepted(self, t: float, y: np.ndarray) -> None:
         """After each accepted step ending at ``t`` with state ``y``."""
         if self.done:

@@ -1,87 +1,50 @@
-"""The run: a short loop over the solver's accepted steps, and the small parts it calls.
+"""The run: the engine that steps a problem, chosen from an ordered table (issue 23).
 
-Why the solver is driven by hand: a formulation may change the state after each accepted step
-(projection onto the constraints, a new chart of ``reduced``), which ``solve_ivp`` cannot do;
-restarting a solver after every step would throw away its step-size control and, for multistep
-methods, its history. So :func:`run` drives the ``OdeSolver`` itself. For each accepted step:
+:func:`simulate` builds the :class:`~lagsim.run.problem.Problem` and :func:`run` steps it with
+the first engine of :data:`ENGINES` that accepts it (:class:`lagsim.run.engines.base.Engine`):
 
-1. :class:`Guard` checks the new state (finite, mass matrix regular: issue 15, "Mid-run
-   failures");
-2. the ``--stop-when`` event (:class:`lagsim.run.events.EventWatch`) looks for the first sign
-   change of its expression inside the step (:class:`lagsim.run.crossings.Scan` on the step's
-   dense output, ``brentq`` on the piece);
-3. :class:`Samples` takes the sample times that fall in the step from its :class:`Step` (the
-   dense output is made only when a sample lies strictly inside: DOP853's interpolant costs three
-   more evaluations), projected onto the constraints when the stabilizer projects, and unpacked
-   at once into full q, q̇ and λ (a formulation's layout of y may change during a run);
-4. the formulation's ``after_step`` hook may replace the solver's state (``y``; for the one-step
-   methods also the stored derivative ``f`` the next step reuses, for BDF the first row of its
-   difference table); when it also replaced ``rhs`` or ``c_step``, or the method keeps its state
-   out of reach (LSODA, in Fortran), the solver restarts from the new state;
-5. :class:`Pace` refuses, after the first second, a run that would take more than a day.
+1. the fixed-step methods ``rattle`` and ``variational`` run their own loop
+   (:mod:`lagsim.run.engines.fixed`);
+2. DOP853 with ode, index1, udwadia-kalaba or reduced steps in C, Python once per few
+   thousand steps (:mod:`lagsim.run.engines.cloop`);
+3. Radau with ode steps in C (:mod:`lagsim.run.engines.cradau`);
+4. everything else in the Python loop, scipy's ``OdeSolver`` driven by hand
+   (:mod:`lagsim.run.engines.python`), the reference the C loops are tested against.
 
-A failed run raises :class:`FailedRun`, which carries the trajectory up to the failure.
-
-With DOP853 and the formulations ode, index1, udwadia-kalaba and reduced, :func:`run` hands
-this whole loop to C (:mod:`lagsim.run.engines.cloop`, the same parts step for step, Python once
-per few
-thousand steps); :func:`run_python` is the loop written here, the reference and the path of the
-rest (also the rest of a reduced run that reaches a chart without C code, from a
-:class:`Resume`).
+Each engine that declines says why on stderr under ``--debug``. The parts that watch every
+step loop (samples, guard, stop event, pace; :class:`FailedRun` for a failed run) are in
+:mod:`lagsim.run.monitor`.
 """
 
 from __future__ import annotations
 
-import math
-import time
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lagsim import naming
-from lagsim.errors import InputError, IntegrationError, LagsimError
+from lagsim.errors import debugging
 from lagsim.numeric.compile import NumericSystem
-from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.aliasing import AliasWatch
-from lagsim.run.events import EventWatch
-from lagsim.run.formulations import Formulation, MassWatch, Report
+from lagsim.run.engines.base import Engine, Progress
+from lagsim.run.engines.cloop import CDop853Engine
+from lagsim.run.engines.cradau import CRadauEngine
+from lagsim.run.engines.fixed import FixedStepEngine
+from lagsim.run.engines.python import PythonEngine, run_python
+from lagsim.run.formulations import Report
+from lagsim.run.monitor import FailedRun
 from lagsim.run.problem import Problem
-from lagsim.run.registry import FIXED_STEP, FORMULATIONS, METHODS
-from lagsim.spec.options import BY_NAME, SimulateOptions, duration
+from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
-if TYPE_CHECKING:
-    from scipy.integrate import OdeSolver
+__all__ = ["ENGINES", "FailedRun", "choose", "run", "run_python", "simulate"]
 
-
-def _integrate() -> Any:
-    """scipy.integrate, imported when the Python loop first needs it (a third of a run's
-    start-up; the C loop and the fixed-step methods do without)."""
-    import scipy.integrate
-
-    return scipy.integrate
-
-
-PACE_PROBE_SECONDS = 1.0
-MAX_RUN_SECONDS = 86400.0
-"""A run that, at the pace of its first second, would take longer than this is refused."""
-MASS_CHECK_EVERY = 8
-"""The mass matrix is checked at least every this many accepted steps (:class:`Guard`)."""
-
-
-class FailedRun(IntegrationError):
-    """A run that failed (exit 1); ``partial`` is the trajectory up to the failure."""
-
-    def __init__(self, error: IntegrationError, partial: Trajectory) -> None:
-        LagsimError.__init__(self, error.message, error.location)
-        self.time = error.time
-        self.partial = partial
+ENGINES: tuple[Engine, ...] = (FixedStepEngine(), CDop853Engine(), CRadauEngine(),
+                               PythonEngine())
+"""The engines in the order they are asked: the first that accepts a problem runs it."""
 
 
 def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
@@ -102,418 +65,25 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
 @contextmanager
 def _quiet() -> Iterator[None]:
     """NumPy's and scipy's floating-point warnings off: a non-finite value is reported once, by
-    :class:`Guard`, naming the quantity."""
+    :class:`lagsim.run.monitor.Guard`, naming the quantity."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
 
 
-def run(problem: Problem, progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step ``problem`` from its start to ``t_end`` or its stop event: a fixed-step method
-    (:class:`lagsim.run.engines.rattle.FixedStepMethod`) runs its own loop; otherwise in C where
-    :func:`lagsim.run.engines.cloop.loop_for` has a loop for it (DOP853 with ode, index1,
-    udwadia-kalaba or reduced) or :func:`lagsim.run.engines.cradau.radau_loop_for` (Radau with
-    ode), else
-    with :func:`run_python`."""
-    if problem.options.method in FIXED_STEP:
-        return FIXED_STEP[problem.options.method].run(problem, progress)
-    from lagsim.run.engines.cloop import loop_for
-
-    loop = loop_for(problem)
-    if loop is None and problem.options.method == "Radau":
-        from lagsim.run.engines.cradau import radau_loop_for
-
-        loop = radau_loop_for(problem)
-    if loop is not None:
-        return loop.run(progress)
-    return run_python(problem, progress)
+def choose(problem: Problem, engines: tuple[Engine, ...] = ENGINES) -> Engine:
+    """The first of ``engines`` that accepts ``problem``; under ``--debug`` each one before it
+    says on stderr why it did not."""
+    for engine in engines:
+        why = engine.refusal(problem)
+        if why is None:
+            return engine
+        if debugging():
+            print(f"lagsim: debug: engine {engine.name} declined: {why}", file=sys.stderr)
+    raise ValueError(f"no engine runs --method {problem.options.method}")
 
 
-@dataclass
-class Resume:
-    """A run that goes on in :func:`run_python` from a mid-way state (the reduced C loop on
-    reaching a symbolic chart without C code, :class:`lagsim.run.engines.cloop.RLoop`): its parts
-    so far and
-    the state at t, from which the solver restarts with ``first_step``."""
-
-    samples: Samples
-    guard: Guard
-    stop: EventWatch | None
-    pace: Pace
-    alias: AliasWatch
-    t: float
-    y: np.ndarray
-    first_step: float
-
-
-def run_python(problem: Problem, progress: Callable[[float], None] | None = None,
-               resume: Resume | None = None) -> Trajectory:
-    """Step ``problem`` from its start (or ``resume``) to ``t_end`` or its stop event with
-    scipy's ``OdeSolver`` driven from Python, one round per accepted step (the reference the C
-    loop is tested against, and the path of the methods and formulations it does not cover)."""
-    form, options = problem.form, problem.options
-    if resume is None:
-        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
-        samples = Samples(problem)
-        section = EventWatch.start(problem.section, form, problem.t0, y0)
-        if section is None:
-            samples.add(problem.t0, y0, project=False)
-        guard = Guard(problem)
-        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
-        pace = Pace(problem)
-        alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates,
-                           form.report, problem.qd0)
-    else:
-        samples, guard, stop, pace, alias = (resume.samples, resume.guard, resume.stop,
-                                             resume.pace, resume.alias)
-        section = None
-    solver: OdeSolver | None = None
-    span = options.t_end - problem.t0
-    try:
-        if resume is None:
-            guard.start(problem.t0, y0)
-            solver = make_solver(problem, guard.rhs, problem.t0, y0)
-        else:
-            solver = make_solver(problem, guard.rhs, resume.t, resume.y,
-                                 first_step=resume.first_step)
-        while solver.status == "running":
-            try:
-                message = solver.step()
-                if solver.status == "failed":
-                    raise guard.failure(solver, message)
-                step = Step(solver)
-                guard.accepted(step)
-                end = next(iter(stop.crossings(step)), None) if stop is not None else None
-                if section is None:
-                    samples.take(step, end)
-                else:
-                    for t in section.crossings(step):
-                        if end is None or t <= end:
-                            samples.add(t, step.at(t))
-                alias.accepted(step.t, step.y)
-                if end is not None:
-                    assert stop is not None
-                    return samples.trajectory("stop_when", stop.event.stopped(end))
-                solver = after_step(problem, solver, guard)
-            except np.linalg.LinAlgError as exc:
-                raise guard.singular(solver, exc) from None
-            pace(solver.t)
-            if progress is not None:
-                progress(min(1.0, (solver.t - problem.t0) / span))
-    except IntegrationError as error:
-        if solver is not None:
-            samples.last(solver)
-        raise FailedRun(error, samples.trajectory("failed", str(error))) from None
-    return samples.trajectory("t_end", "")
-
-
-def make_solver(problem: Problem, fun: Callable, t0: float, y0: np.ndarray,
-                first_step: float | None = None) -> OdeSolver:
-    """The ``OdeSolver`` of ``options.method``; DOP853 steps in C (:mod:`lagsim.run.engines.cstep`)
-    when the
-    formulation has a C step and nothing changes the state between steps."""
-    options, form = problem.options, problem.form
-    tolerances = {"rtol": options.rtol, "atol": options.atol, "first_step": first_step}
-    if options.method == "DOP853" and form.c_step is not None and not form.stabilizer.projects:
-        from lagsim.run.engines.cstep import CDOP853
-
-        return CDOP853(fun, t0, y0, options.t_end, form.c_step, **tolerances)
-    if options.method in IMPLICIT:
-        jac = rhs_jacobian(form, problem.model)
-        if jac is not None:
-            tolerances["jac"] = jac
-        elif not getattr(form, "_jacobian_noted", False):
-            form._jacobian_noted = True
-            form.report(f"note: --formulation {form.name} has no analytic Jacobian; "
-                        f"{options.method} estimates it by finite differences (slower)")
-    return METHODS[options.method](fun, t0, y0, options.t_end, **tolerances)
-
-
-def after_step(problem: Problem, solver: OdeSolver, guard: Guard) -> OdeSolver:
-    """Call the formulation's ``after_step`` hook; put its state into the solver (or restart
-    the solver from it, with the last step size as its first)."""
-    form = problem.form
-    parts = (form.rhs, form.c_step)
-    y = form.after_step(solver.t, solver.y)
-    if y is None or solver.status != "running":
-        return solver
-    if ((form.rhs, form.c_step) != parts or isinstance(solver, _integrate().LSODA)
-            or (isinstance(solver, _integrate().BDF) and not form.stabilizer.projects)):
-        h = min(solver.step_size or math.inf, problem.options.t_end - solver.t)
-        return make_solver(problem, guard.rhs, solver.t, y, first_step=h)
-    solver.y = y
-    if isinstance(solver, _integrate().BDF):
-        solver.D[0] = y
-    else:
-        solver.f = solver.fun(solver.t, y)
-    return solver
-
-
-class Step:
-    """One accepted step: its end state, and its dense output made only when asked for."""
-
-    def __init__(self, solver: OdeSolver) -> None:
-        self.solver = solver
-        self.t_old = float(solver.t_old)
-        self.t = float(solver.t)
-        self.y = solver.y
-        self._dense: Callable | None = None
-
-    def at(self, t: float) -> np.ndarray:
-        if t == self.t:
-            return self.y.copy()
-        if self._dense is None:
-            self._dense = self.solver.dense_output()
-        return self._dense(t)
-
-    def many(self, times: np.ndarray) -> np.ndarray:
-        """The states at ``times`` as columns (the step's end itself is its state)."""
-        if self._dense is None:
-            self._dense = self.solver.dense_output()
-        ys = np.array(self._dense(times), dtype=float).reshape(len(self.y), len(times))
-        ys[:, times == self.t] = self.y[:, None]
-        return ys
-
-
-class Samples:
-    """The output rows: full t, q, q̇, λ taken when each sample time is passed."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        self.form: Formulation = problem.form
-        self.times = problem.options.sample_times()
-        self.k = 1
-        self.t: list[float] = []
-        self.q: list[np.ndarray] = []
-        self.qd: list[np.ndarray] = []
-        self.lam: list[np.ndarray] = []
-
-    def add(self, t: float, y: np.ndarray, project: bool = True) -> None:
-        """One row from the formulation's state y at t (projected when the stabilizer
-        projects)."""
-        form = self.form
-        if project and form.stabilizer.projects:
-            projected = form.project(t, y)
-            y = y if projected is None else projected
-        q, qd = form.unpack(t, y)
-        lam = form.multipliers(t, q, qd) if form.m else np.zeros(0)
-        if not np.all(np.isfinite(lam)):
-            i = int(np.flatnonzero(~np.isfinite(lam))[0])
-            column = naming.multiplier(self.problem.numeric.constraint_names[i])
-            raise IntegrationError(f"{column} became "
-                                   f"{lam[i]} ({_state(self.problem.numeric, q, qd)})",
-                                   time=float(t))
-        self.t.append(float(t))
-        self.q.append(q)
-        self.qd.append(qd)
-        self.lam.append(lam)
-
-    def take(self, step: Step, end: float | None) -> None:
-        """The sample times in the step (up to the stop event's time ``end``, which is a row of
-        its own)."""
-        times = self.times
-        last = step.t if end is None else end
-        while self.k < len(times) and (times[self.k] <= last if end is None
-                                       else times[self.k] < last):
-            self.add(times[self.k], step.at(times[self.k]))
-            self.k += 1
-        if end is not None:
-            self.add(end, step.at(end))
-
-    def last(self, solver: OdeSolver) -> None:
-        """After a failure: the last state the solver accepted, as a final row, when it is
-        later than the last sample and finite."""
-        y = np.asarray(solver.y, dtype=float)
-        if solver.t > self.t[-1] and np.all(np.isfinite(y)):
-            try:
-                self.add(float(solver.t), y.copy())
-            except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
-                pass
-
-    def trajectory(self, stop_reason: str, stop_message: str) -> Trajectory:
-        """The rows so far, with residuals and energy recomputed from each sampled state."""
-        numeric = self.problem.numeric
-        n, m = numeric.n, numeric.m
-        t = np.array(self.t)
-        q = np.array(self.q).reshape(len(t), n)
-        qd = np.array(self.qd).reshape(len(t), n)
-        lam = np.array(self.lam).reshape(len(t), m)
-        return _trajectory(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
-                           stop_reason, stop_message)
-
-
-class Guard:
-    """Watches the run for what the solver does not report well (issue 15): a non-finite value
-    (the right-hand side is wrapped to note the first non-finite evaluation of the step being
-    tried) and a mass matrix that becomes singular (:class:`MassWatch`)."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        self.form = problem.form
-        self.mass = MassWatch(problem.numeric, problem.t0, problem.q0, problem.qd0)
-        self.bad: tuple[float, np.ndarray, np.ndarray] | None = None
-        self.unchecked = 0
-        self.h = math.inf
-        self.regular_at = problem.t0
-
-    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        f = self.form.rhs(t, y)
-        if self.bad is None and not math.isfinite(f @ f) and not np.all(np.isfinite(f)):
-            self.bad = (float(t), np.array(y, dtype=float), np.array(f, dtype=float))
-        return f
-
-    def accepted(self, step: Step) -> None:
-        """Check the state at the end of an accepted step: finite, and (every
-        :data:`MASS_CHECK_EVERY` steps, and whenever the step size falls to less than half the
-        last one, as it does when a mass matrix degenerates) a regular mass matrix."""
-        self.bad = None
-        if not math.isfinite(step.y @ step.y) and not np.all(np.isfinite(step.y)):
-            q, qd = self.form.unpack(step.t, step.y)
-            raise IntegrationError(_first_nonfinite(self.problem.numeric, q, qd), time=step.t)
-        h, self.h = self.h, step.t - step.t_old
-        self.unchecked += 1
-        if self.unchecked >= MASS_CHECK_EVERY or self.h < 0.5 * h:
-            self.unchecked = 0
-            self.mass(step.t, *self.form.unpack(step.t, step.y), self.regular_at)
-            self.regular_at = step.t
-
-    def singular(self, solver: OdeSolver, exc: Exception) -> IntegrationError:
-        """A linear solve failed inside a step: say whether the mass matrix did."""
-        q, qd = self.form.unpack(solver.t, solver.y)
-        self.mass(float(solver.t), q, qd, self.regular_at)
-        others = [name for name, form in FORMULATIONS.items() if form.dependent_rows and form.kinds]
-        hint = (f"; the constraints may have become dependent, try "
-                f"{BY_NAME['formulation'].flag} {' or '.join(others)}"
-                if self.form.m and not self.form.dependent_rows and others else "")
-        return IntegrationError(f"singular matrix ({exc}){hint}", time=float(solver.t))
-
-    def start(self, t: float, y: np.ndarray) -> None:
-        """Refuse a start whose right-hand side is not finite: scipy's choice of the first step
-        is then NaN, and its step loop never ends."""
-        self.rhs(t, y)
-        if self.bad is not None:
-            raise IntegrationError(self.describe(*self.bad), time=self.bad[0])
-
-    def failure(self, solver: OdeSolver, message: str | None) -> IntegrationError:
-        """The solver gave up: name the first non-finite quantity when that is why."""
-        if self.bad is None and not isinstance(solver, _integrate().LSODA):
-            self._probe(solver)
-        if self.bad is not None:
-            return IntegrationError(self.describe(*self.bad), time=self.bad[0])
-        method = self.problem.options.method
-        return IntegrationError(f"the integrator failed ({method}): {message}",
-                                time=float(solver.t))
-
-    def _probe(self, solver: OdeSolver) -> None:
-        """Retry the failed step with scipy's DOP853 in Python, whose every evaluation passes
-        through :meth:`rhs` (the C stepper's do not)."""
-        options = self.problem.options
-        try:
-            probe = _integrate().DOP853(self.rhs, solver.t, solver.y, options.t_end,
-                                        rtol=options.rtol, atol=options.atol,
-                                        first_step=getattr(solver, "h_abs", None) or None)
-            for _ in range(3):
-                if self.bad is not None or probe.status != "running":
-                    break
-                probe.step()
-        except (np.linalg.LinAlgError, ValueError):
-            pass
-
-    def describe(self, t: float, y: np.ndarray, f: np.ndarray) -> str:
-        """The first non-finite quantity at a trial state: a coordinate or rate, then a force,
-        a mass-matrix entry or a constraint term, then a multiplier, then an acceleration."""
-        numeric, form = self.problem.numeric, self.form
-        why = "(an overflow or an invalid operation such as the root of a negative number)"
-        try:
-            q, qd = form.unpack(t, y)
-        except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-            return f"the state became non-finite {why}"
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            return f"{_first_nonfinite(numeric, q, qd)} {why}"
-        state = _state(numeric, q, qd)
-        names = numeric.coordinates
-        M, F, A, b = numeric.dynamics(t, q, qd)
-        parts = [(F, lambda i: f"the generalized force on {names[i]}"),
-                 (M.ravel(), lambda i: f"the mass matrix entry ({names[i // len(names)]}, "
-                                       f"{names[i % len(names)]})"),
-                 (b, lambda i: f"the acceleration term of constraint "
-                               f"{numeric.constraint_names[i]}")]
-        if form.m:
-            try:
-                parts.append((form.multipliers(t, q, qd),
-                              lambda i: naming.multiplier(numeric.constraint_names[i])))
-            except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-                pass
-        for values, name in parts:
-            bad = np.flatnonzero(~np.isfinite(values))
-            if bad.size:
-                return f"{name(int(bad[0]))} became {values[bad[0]]} at {state} {why}"
-        bad = np.flatnonzero(~np.isfinite(f))
-        what = (f"the acceleration of {names[int(bad[0]) - len(names)]}"
-                if len(f) == 2 * len(names) and bad.size and bad[0] >= len(names)
-                else "the right-hand side")
-        return f"{what} became {f[bad[0]] if bad.size else 'non-finite'} at {state} {why}"
-
-
-class Pace:
-    """Refuses a run that, at the pace of its first :data:`PACE_PROBE_SECONDS`, would take
-    more than :data:`MAX_RUN_SECONDS` (``--t-end 1e308``: issue 15, "Limits")."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        self.start = time.monotonic()
-        self.done = False
-
-    def __call__(self, t: float) -> None:
-        if self.done:
-            return
-        elapsed = time.monotonic() - self.start
-        if elapsed < PACE_PROBE_SECONDS:
-            return
-        self.done = True
-        options, t0 = self.problem.options, self.problem.t0
-        fraction = (t - t0) / (options.t_end - t0)
-        projected = elapsed / fraction if fraction > 0 else math.inf
-        if projected > MAX_RUN_SECONDS:
-            raise InputError(
-                f"{options.label('t_end')} {options.t_end!r} is out of reach: after "
-                f"{elapsed:.1f} s the run is at t = {t:.6g}, and at that pace it would take "
-                f"{duration(projected)} (lagsim refuses runs of more than a day); give a "
-                f"smaller {options.label('t_end')}", options.file_location("t_end"))
-
-
-def _state(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
-    values = zip(naming.state(numeric.coordinates), (*q, *qd))
-    return ", ".join(f"{name} = {float(x):.6g}" for name, x in values)
-
-
-def _first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:
-    names = naming.state(numeric.coordinates)
-    values = np.concatenate((q, qd))
-    bad = np.flatnonzero(~np.isfinite(values))
-    return f"{names[bad[0]]} became {values[bad[0]]}" if bad.size else "the state became non-finite"
-
-
-def _trajectory(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
-                q: np.ndarray, qd: np.ndarray, lam: np.ndarray, stop_reason: str,
-                stop_message: str) -> Trajectory:
-    """Residuals and energy recomputed from each sampled state."""
-    N, m = len(t), numeric.m
-    hol = list(numeric.holonomic)
-    residual = np.zeros((N, m))
-    residual_dot = np.zeros((N, len(hol)))
-    energy = np.empty(N)
-    for i in range(N):
-        if m:
-            w = numeric.velocity_residual(t[i], q[i], qd[i])
-            residual[i] = w
-            if hol:
-                residual[i, hol] = numeric.phi(t[i], q[i])[0]
-                residual_dot[i] = w[hol]
-        energy[i] = numeric.energy(t[i], q[i], qd[i])
-    return Trajectory(
-        name=numeric.name, coordinates=numeric.coordinates,
-        constraint_names=numeric.constraint_names, constraint_kinds=numeric.constraint_kinds,
-        t=t, q=q, qd=qd, lam=lam, residual=residual, residual_dot=residual_dot, energy=energy,
-        formulation=name, stabilize=stabilize, stop_reason=stop_reason, stop_message=stop_message,
-    )
+def run(problem: Problem, progress: Progress | None = None) -> Trajectory:
+    """Step ``problem`` from its start to ``t_end`` or its stop event with the first engine of
+    :data:`ENGINES` that accepts it."""
+    return choose(problem).run(problem, progress)

@@ -47,6 +47,12 @@ relative to the matrix's own scale, so a mass of 1e-30 or 1e308 is regular."""
 KINDS = ("holonomic", "velocity")
 
 Report = Callable[[str], None]
+
+
+def _silent(_message: str) -> None:
+    return None
+
+
 Locate = Callable[[str], Location | None]
 
 
@@ -137,7 +143,7 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
 class MassWatch:
     """Stops a run whose mass matrix becomes singular (issue 15, "Mid-run failures").
 
-    Called after accepted steps (see :class:`lagsim.run.driver.Guard` for how often): the Cholesky
+    Called after accepted steps (see :class:`lagsim.run.monitor.Guard` for how often): the Cholesky
     factor M = L Lᵀ is taken at the step's end; a failure, or a smallest pivot L_kk² below
     :data:`SINGULAR_RTOL` times the largest diagonal entry of M (now or at the start), is an
     :class:`IntegrationError` with the time and the coordinate of the weakest direction. The
@@ -290,15 +296,17 @@ def solve_augmented(K: np.ndarray, M: np.ndarray, F: np.ndarray, A: np.ndarray, 
 class Formulation:
     """One way of turning the constrained equations into an ODE y' = f(t, y).
 
-    Subclass contract (the driver, :mod:`lagsim.run.driver`, relies on each rule):
+    Subclass contract (the engines, :mod:`lagsim.run.engines`, rely on each rule):
 
     1. ``name`` is the key in :data:`FORMULATIONS`. What it supports is declared in class
        attributes that :func:`check_combination` reads before anything is built: ``kinds``
        (constraint kinds it handles; empty: unconstrained systems only), ``needs_constraints``,
        ``dependent_rows`` (constraint rows that repeat earlier ones), ``rheonomic``
        (constraints that depend on t), ``stabilizers`` and ``methods``.
-    2. ``__init__(numeric, stabilizer, spec, model)`` prepares buffers (and, for ``reduced``, the
-       reduction); it may raise :class:`InputError` when the formulation cannot apply.
+    2. ``__init__(numeric, stabilizer, spec, model, *, report)`` prepares buffers (and, for
+       ``reduced``, the reduction); it may raise :class:`InputError` when the formulation cannot
+       apply. ``report(message)`` is where it says what it chose during a run (stderr in the
+       CLI); :meth:`note_once` says a thing once per run.
     3. ``check(t, q, qd)`` raises :class:`InputError` when it cannot run from this (consistent)
        start, with a message that says which formulation can.
     4. ``initial(t, q, qd)`` gives the solver's y0; ``unpack(t, y)`` gives the full (q, q̇) back.
@@ -327,16 +335,26 @@ class Formulation:
     c_step: Callable | None = None
     """DOP853's step in C for ``rhs`` (:mod:`lagsim.run.engines.cstep`), when the formulation has
     one."""
-    report: Report = staticmethod(lambda _message: None)
-    """Where the formulation says what it chose during a run (stderr in the CLI); set by
-    :class:`lagsim.run.problem.Problem`."""
+    report: Report
+    """Where the formulation says what it chose during a run (stderr in the CLI), given by
+    :class:`lagsim.run.problem.Problem`; silent by default."""
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
+                 spec: SystemSpec | None = None, model: Model | None = None, *,
+                 report: Report | None = None) -> None:
         self.numeric = numeric
         self.stabilizer = stabilizer
         self.n = numeric.n
         self.m = numeric.m
+        self.report = report or _silent
+        self.noted: set[str] = set()
+        """The topics :meth:`note_once` has reported."""
+
+    def note_once(self, topic: str, message: str) -> None:
+        """``report(message)`` the first time ``topic`` is noted in this formulation's run."""
+        if topic not in self.noted:
+            self.noted.add(topic)
+            self.report(message)
 
     def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         return None
@@ -376,14 +394,15 @@ class OdeFormulation(Formulation):
     stabilizers = frozenset(("none",))
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
-        super().__init__(numeric, stabilizer, spec, model)
-        self.rhs = numeric.ode_rhs()
+                 spec: SystemSpec | None = None, model: Model | None = None, *,
+                 report: Report | None = None) -> None:
+        super().__init__(numeric, stabilizer, spec, model, report=report)
+        self._ode_rhs = numeric.ode_rhs()
         self.c_step = numeric.dop853_step()
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        """Replaced in ``__init__`` by ``numeric.ode_rhs()`` (one compiled call)."""
-        return self.numeric.ode_rhs()(t, y)
+        """``numeric.ode_rhs()`` (one compiled call), made once."""
+        return self._ode_rhs(t, y)
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return np.zeros(0)
@@ -395,8 +414,9 @@ class Index1(Formulation):
     name = "index1"
 
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
-                 spec: SystemSpec | None = None, model: Model | None = None) -> None:
-        super().__init__(numeric, stabilizer, spec, model)
+                 spec: SystemSpec | None = None, model: Model | None = None, *,
+                 report: Report | None = None) -> None:
+        super().__init__(numeric, stabilizer, spec, model, report=report)
         size = self.n + self.m
         self._K = np.zeros((size, size))
 

@@ -152,8 +152,7 @@ class Problem:
         dependent = dependent_constraints(numeric, t0, q0, qd0)
         name = choose_formulation(options.formulation, numeric, t0, q0, qd0, say)
         stabilizer = check_combination(name, options, numeric, dependent, sources.constraint)
-        form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model)
-        form.report = say
+        form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model, report=say)
         form.check(t0, q0, qd0)
         q0.setflags(write=False)
         qd0.setflags(write=False)

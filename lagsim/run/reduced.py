@@ -34,7 +34,7 @@ full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, an
 numeric chart (where :meth:`Reduced._chart_for` would try no symbolic reduction), mirrored in
 C; this class decides in Python only the first switch, a new symbolic chart, a check within
 rounding of its threshold and rank loss. With the other methods the Python loop steps
-(:func:`lagsim.run.driver.run_python`).
+(:mod:`lagsim.run.engines.python`).
 
 The class is registered in :data:`lagsim.run.registry.FORMULATIONS`, which imports this module
 when ``reduced`` is first looked up.
@@ -218,7 +218,7 @@ class PartitionChart:
         dv = v - q[self.independent]
         q[self.independent] = v
         dep = self.dependent
-        q[dep] -= self._tangent @ np.concatenate((dv, [t - self.t_last]))
+        q[dep] -= self.tangent @ np.concatenate((dv, [t - self.t_last]))
         for _ in range(NEWTON_ITERATIONS):
             phi, phi_q = self.numeric.phi(t, q)
             du = np.linalg.solve(phi_q[:, dep], -phi)
@@ -267,8 +267,16 @@ class PartitionChart:
         self.t_last = float(t)
         self.q_last = np.array(q, dtype=float)
         A, c = self.numeric.velocity_terms(t, q)
-        self._tangent = np.linalg.solve(A[:, self.dependent],
-                                        np.column_stack((A[:, self.independent], c)))
+        self.tangent = np.linalg.solve(A[:, self.dependent],
+                                       np.column_stack((A[:, self.independent], c)))
+
+    def restore(self, dependent: np.ndarray, independent: np.ndarray, t: float, q: np.ndarray,
+                tangent: np.ndarray) -> None:
+        """Take over the partition, the last accepted state and its tangent from the reduced C
+        loop (:class:`lagsim.run.engines.cloop.RLoop`), which keeps them in step with
+        :meth:`accept`."""
+        self.dependent, self.independent = dependent, independent
+        self.t_last, self.q_last, self.tangent = t, q, tangent
 
 
 class Reduced(Formulation):
@@ -403,7 +411,7 @@ class Reduced(Formulation):
         else:
             out = self._python_step(t, y, f, t_bound, direction, rtol, atol, max_step, K, h_abs)
         if out[0] != 0:
-            raise IntegrationError(self._singular(), time=float(t))
+            raise IntegrationError(self.singular(), time=float(t))
         return out
 
     def _python_step(self, t: float, y: np.ndarray, f: np.ndarray, t_bound: float,
@@ -429,6 +437,30 @@ class Reduced(Formulation):
             raise RuntimeError("Reduced.prepare (or check) must run before integrating")
         return self.chart
 
+    def current_chart(self) -> SymbolicChart | PartitionChart:
+        """The chart in use (after :meth:`prepare`)."""
+        return self._chart()
+
+    @property
+    def symbolic_charts(self) -> tuple[SymbolicChart, ...]:
+        """The symbolic charts built so far, in the order :meth:`_chart_for` tries them."""
+        return tuple(self._symbolic)
+
+    @property
+    def numeric_partitions(self) -> frozenset[tuple[int, ...]]:
+        """The dependent coordinates (sorted) of the partitions that have no symbolic chart."""
+        return frozenset(self._no_symbolic)
+
+    def adopt(self, chart: SymbolicChart | PartitionChart, switches: int,
+              t_accepted: float | None) -> None:
+        """Take over the state the reduced C loop reached (what :meth:`after_step` sets when it
+        runs in Python): its chart, the switches it made, the time of its last accepted step
+        (None when it took none)."""
+        self.chart = chart
+        self.switches += switches
+        if t_accepted is not None:
+            self._t_accepted = t_accepted
+
     def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         if self.chart is None:
             self.prepare(t, q, qd)
@@ -448,10 +480,11 @@ class Reduced(Formulation):
             out = np.full(len(y), np.nan)
         if not np.all(np.isfinite(out)) and abs(t - self._t_accepted) <= 1e-9 * max(1.0,
                                                                                    abs(t)):
-            raise IntegrationError(self._singular(), time=float(t))
+            raise IntegrationError(self.singular(), time=float(t))
         return out
 
-    def _singular(self) -> str:
+    def singular(self) -> str:
+        """The message of a run stopped where the current chart is singular."""
         dep = ", ".join(self.numeric.coordinates[i] for i in self._chart().dependent)
         return (f"reduced: the chart that eliminates {dep} is singular here (a branch point of "
                 "the constraints where no partition of the coordinates applies, reached within "
@@ -461,9 +494,9 @@ class Reduced(Formulation):
         try:
             q, qd, lam = self._chart().full(t, y)
         except np.linalg.LinAlgError:
-            raise IntegrationError(self._singular(), time=float(t)) from None
+            raise IntegrationError(self.singular(), time=float(t)) from None
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(lam))):
-            raise IntegrationError(self._singular(), time=float(t))
+            raise IntegrationError(self.singular(), time=float(t))
         return q.copy(), qd.copy(), lam.copy()
 
     def unpack(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -474,9 +507,9 @@ class Reduced(Formulation):
         try:
             lam = self._chart().multipliers(t, q, qd)
         except np.linalg.LinAlgError:
-            raise IntegrationError(self._singular(), time=float(t)) from None
+            raise IntegrationError(self.singular(), time=float(t)) from None
         if not np.all(np.isfinite(lam)):
-            raise IntegrationError(self._singular(), time=float(t))
+            raise IntegrationError(self.singular(), time=float(t))
         return lam
 
     def project(self, t: float, y: np.ndarray) -> np.ndarray | None:

@@ -14,14 +14,13 @@ and, when a combination does not apply, says what would; shaped like scipy's ``s
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lagsim.errors import InputError
 from lagsim.numeric.compile import NumericSystem
-from lagsim.run.engines.rattle import FixedStepMethod, Rattle
-from lagsim.run.engines.variational import Variational
 from lagsim.run.formulations import (
     Baumgarte,
     Formulation,
@@ -72,15 +71,35 @@ def _solver(name: str) -> type[OdeSolver]:
 
 SOLVERS: Mapping[str, type[OdeSolver]] = _Lazy(choices.SOLVER_METHODS, _solver)
 """scipy's adaptive solvers: they integrate the ODE a formulation makes."""
-FIXED_STEP: Mapping[str, type[FixedStepMethod]] = {
-    method.name: method for method in (Rattle, Variational)}
-"""The fixed-step methods, which run their own loop
-(:class:`lagsim.run.engines.rattle.FixedStepMethod`)."""
-METHODS: Mapping[str, type[OdeSolver] | type[FixedStepMethod]] = _Lazy(
+
+
+@dataclass(frozen=True)
+class FixedStep:
+    """What a fixed-step ``--method`` takes (issue 11), declared here so that
+    :func:`check_combination` reads it before anything is built; the method itself, which runs
+    its own loop, is :class:`lagsim.run.engines.rattle.FixedStepMethod` of the same ``name``
+    (:data:`lagsim.run.engines.fixed.FIXED_STEP_METHODS`)."""
+
+    name: str
+    kinds: frozenset[str] = frozenset(("holonomic",))
+    dependent_rows: bool = False
+    fixed_step: bool = True
+    velocity_note: str = (
+        "structure-preserving integrators for velocity (nonholonomic) constraints are a "
+        "different family (nonholonomic integrators: J. Cortés and S. Martínez 2001; R. I. "
+        "McLachlan and M. Perlmutter 2006) that lagsim does not offer; use --method DOP853")
+
+
+FIXED_STEP: Mapping[str, FixedStep] = {
+    name: FixedStep(name) for name in choices.FIXED_STEP_METHODS}
+"""The fixed-step methods (:mod:`lagsim.run.engines.rattle`,
+:mod:`lagsim.run.engines.variational`): what each takes."""
+METHODS: Mapping[str, type[OdeSolver] | FixedStep] = _Lazy(
     choices.METHODS, lambda name: FIXED_STEP[name] if name in FIXED_STEP else _solver(name))
 """Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
 (:class:`lagsim.run.engines.rattle.FixedStepMethod`, issue 11), which need no formulation or
-stabilizer and declare what they support (``kinds``, ``dependent_rows``, :meth:`misfit`)."""
+stabilizer and declare what they support (:class:`FixedStep`; the symbolic checks are the
+method's ``misfit``)."""
 _NUMERIC: Mapping[str, type[Formulation]] = {
     form.name: form for form in (OdeFormulation, Index1, UdwadiaKalaba)}
 
@@ -191,7 +210,7 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
     return stabilizer
 
 
-def _check_fixed_step(method: type[FixedStepMethod], options: Any, numeric: NumericSystem,
+def _check_fixed_step(method: FixedStep, options: Any, numeric: NumericSystem,
                       dependent: Collection[str], locate: Locate | None) -> type[Stabilizer]:
     """The checks of a fixed-step method (issue 11): a step ``--dt``, no formulation,
     stabilizer, stop condition or section (the method handles the constraints itself; its loop

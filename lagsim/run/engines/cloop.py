@@ -1,24 +1,25 @@
 """The accepted-step loop of a run in C: whole sample intervals per call (issue 9, issue 17 §4).
 
-:func:`lagsim.run.driver.run` steps a formulation's ODE with scipy's ``OdeSolver`` in Python, one
-Python round per accepted step (the step itself, the checks, the ``--stop-when`` search, the
-samples, the projection). With DOP853 (the default) and the formulations ``ode``, ``index1``
-and ``udwadia-kalaba`` under any stabilizer (``none``, ``baumgarte``, ``projection``), this
-module runs that same loop in C (``lagsim/numeric/c/cloop.c``, compiled once per machine with
-:data:`OPTIMIZE` and kept in the compile cache of :mod:`lagsim.numeric.cache`): the model's compiled
-functions are called through their addresses; index1's augmented system is solved through its
-Schur complement (Cholesky of M, factored once while M does not change, and of A M⁻¹ Aᵀ), by
-LU with partial pivoting of the augmented matrix when that is ill-conditioned; the
-minimum-norm solves of Udwadia–Kalaba and of the projection by the normal equations
-(Cholesky) when well conditioned, else by a one-sided Jacobi SVD (the same cut-off
-:data:`lagsim.run.formulations.RCOND`); the dense linear algebra is the model libraries' own
-(``lagsim/numeric/c/runtime.c``). The ``--stop-when`` expression is compiled to C as well,
-its sign changes inside each step looked for as :mod:`lagsim.run.crossings` does (the same pieces,
-the same constants) and the first found by Brent's method on the step's dense output. Each
-part mirrors the Python code it replaces (named in the C source), so both loops give the same
-trajectory to rounding (tests/test_cloop.py holds them to 1e-12 on every bundled constrained
-system). Python runs once per call (the progress bar, the pace check and Ctrl-C), about every
-:data:`CALL_SECONDS` whatever the size of the model, not once per step.
+The Python loop (:mod:`lagsim.run.engines.python`) steps a formulation's ODE with scipy's
+``OdeSolver``, one Python round per accepted step (the step itself, the checks, the
+``--stop-when`` search, the samples, the projection). With DOP853 (the default) and the
+formulations ``ode``, ``index1`` and ``udwadia-kalaba`` under any stabilizer (``none``,
+``baumgarte``, ``projection``), this module runs that same loop in C
+(``lagsim/numeric/c/cloop.c``, compiled once per machine with :data:`OPTIMIZE` and kept in the
+compile cache of :mod:`lagsim.numeric.cache`): the model's compiled functions are called through
+their addresses; index1's augmented system is solved through its Schur complement (Cholesky of
+M, factored once while M does not change, and of A M⁻¹ Aᵀ), by LU with partial pivoting of the
+augmented matrix when that is ill-conditioned; the minimum-norm solves of Udwadia–Kalaba and of
+the projection by the normal equations (Cholesky) when well conditioned, else by a one-sided
+Jacobi SVD (the same cut-off :data:`lagsim.run.formulations.RCOND`); the dense linear algebra is
+the model libraries' own (``lagsim/numeric/c/runtime.c``). The ``--stop-when`` expression is
+compiled to C as well, its sign changes inside each step looked for as
+:mod:`lagsim.run.crossings` does (the same pieces, the same constants) and the first found by
+Brent's method on the step's dense output. Each part mirrors the Python code it replaces (named
+in the C source), so both loops give the same trajectory to rounding (tests/test_cloop.py holds
+them to 1e-12 on every bundled constrained system). Python runs once per call (the progress bar,
+the pace check and Ctrl-C), about every :data:`lagsim.run.engines.ccommon.CALL_SECONDS` whatever
+the size of the model, not once per step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
 of this module and of ``lagsim/numeric/c/cloop.c``): the chart's ODE in the free coordinates is
@@ -40,29 +41,48 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import time
-from collections.abc import Callable
-from types import SimpleNamespace
-from typing import Any
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
-from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
+from lagsim.numeric.ccompile import CFunction
+from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.events import EITHER, EventWatch
+from lagsim.run.aliasing import AliasWatch
+from lagsim.run.aliasing import message as alias_message
+from lagsim.run.crossings import message as missed_message
+from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.ccommon import (
+    c_function,
+    compiler,
+    failure,
+    next_call,
+    state_failure,
+    stopped,
+    too_small,
+)
+from lagsim.run.engines.python import Resume, run_python
+from lagsim.run.events import EITHER
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
+from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
 from lagsim.run.problem import Problem
+from lagsim.run.registry import FORMULATIONS, STABILIZERS
 from lagsim.spec.options import BY_NAME
 
+if TYPE_CHECKING:
+    from lagsim.run.reduced import PartitionChart, Reduced, SymbolicChart
+
 STEPS_PER_CALL = 4096
-"""Accepted steps of the first C call; later calls take as many as fit in :data:`CALL_SECONDS`
-at the pace measured (between 16 and 2**20)."""
-CALL_SECONDS = 0.05
+"""Accepted steps of the first C call; later calls take as many as fit in
+:data:`lagsim.run.engines.ccommon.CALL_SECONDS` at the pace measured (between 16 and 2**20)."""
 FORMS = {"ode": 0, "index1": 1, "udwadia-kalaba": 2}
 STABILIZE = {"none": 0, "baumgarte": 1, "projection": 2}
 PATHS = ("cholesky", "svd", "lu")
@@ -75,9 +95,9 @@ across the state, the products with a diagonal mass matrix), which -O2's cost mo
 scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
-LIBRARIES: Memo[Any] = Memo(4)
+LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)
 """The step loop's library (model independent) by compiler, in this process."""
-STOP_LIBRARIES: Memo[tuple[Any, int] | None] = Memo(16)
+STOP_LIBRARIES: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 """The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
 the parameters as inputs, not their values: a sweep over them loads one)."""
 
@@ -85,7 +105,7 @@ the parameters as inputs, not their values: a sweep over them loads one)."""
 def _coefficients() -> str:
     """DOP853's tables as scipy's class holds them, printed exactly."""
 
-    def array(name: str, values: Any) -> str:
+    def array(name: str, values: npt.ArrayLike) -> str:
         flat = np.asarray(values, dtype=float).ravel()
         return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
 
@@ -108,19 +128,13 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
-def _too_small() -> str:
-    from scipy.integrate import DOP853
-
-    return DOP853.TOO_SMALL_STEP
-
-
-def _library(cc: str) -> Any:
+def _library(cc: str) -> ctypes.CDLL | None:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr)."""
     return LIBRARIES.get(cc, lambda: _load_library(cc))
 
 
-def _load_library(cc: str) -> Any:
+def _load_library(cc: str) -> ctypes.CDLL | None:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     lib = None
@@ -154,7 +168,12 @@ def _load_library(cc: str) -> Any:
     return lib
 
 
-def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
+def _symbol(lib: ctypes.CDLL, name: str) -> int:
+    """The address of the function ``name`` of a loaded library."""
+    return int(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0)
+
+
+def _stop_function(cc: str, problem: Problem) -> tuple[ctypes.CDLL, int] | None:
     """The ``--stop-when`` expression as C ``lagsim_stop(in, p, out)`` with in = (t, q, q̇, λ)
     and p the model's parameters (the array the loop passes to the model's functions), so one
     library serves every parameter value: (the library, the function's address); None when it
@@ -172,10 +191,10 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
                    "{ stop(in, p, out); }\n")
     source = "#include <math.h>\n" + text
 
-    def build() -> tuple[Any, int] | None:
+    def build() -> tuple[ctypes.CDLL, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "stop", source, ccompile.flags())
-            return lib, ctypes.cast(lib.lagsim_stop, ctypes.c_void_p).value
+            return lib, _symbol(lib, "lagsim_stop")
         except Exception as exc:
             cache.say_once("cloop-stop", f"warning: the {BY_NAME['stop_when'].flag} expression "
                            "could not be compiled to C; stepping in Python instead (slower)",
@@ -185,49 +204,31 @@ def _stop_function(cc: str, problem: Problem) -> tuple[Any, int] | None:
     return STOP_LIBRARIES.get((cc, source), build)
 
 
-_COMPILER: dict[tuple[str | None, ...], str | None] = {}
-
-
-def _compiler() -> str | None:
-    """:func:`lagsim.numeric.ccompile.compiler`, looked up once per environment (a PATH search costs
-    0.4 ms, a tenth of a short run)."""
-    key = tuple(os.environ.get(k) for k in ("CC", "LAGSIM_NO_CC", "PATH"))
-    if key not in _COMPILER:
-        _COMPILER[key] = ccompile.compiler()
-    return _COMPILER[key]
-
-
-def _address(function: Any) -> int | None:
-    """The C address of a compiled model function (:class:`lagsim.numeric.ccompile.CFunction`)."""
-    if not isinstance(function, ccompile.CFunction):
-        return None
-    return ctypes.cast(function._func, ctypes.c_void_p).value
-
-
-class CLoop:
+class CLoop(StepLoop):
     """The C loop for one problem: :meth:`run` gives the trajectory the Python loop would."""
 
-    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None,
-                 addresses: list[int]) -> None:
-        self.problem = problem
+    def __init__(self, problem: Problem, lib: ctypes.CDLL, stop: tuple[ctypes.CDLL, int] | None,
+                 functions: tuple[CFunction, CFunction, CFunction]) -> None:
+        super().__init__(problem)
         self.lib = lib
         self.stop = stop
-        self.params = problem.numeric._dynamics._params
-        self.addresses = addresses
+        self.params = functions[0].params
+        self.addresses = [f.address for f in functions]
         self.steps = 0
         """Accepted steps of the last :meth:`run` (and ``nfev`` its evaluations)."""
         self.nfev = 0
         self.paths = dict.fromkeys(PATHS, 0)
         """How the last :meth:`run` solved its constrained systems: solves of each path."""
         self._said_missed = False
+        self._handle: int | None = None
 
-    def _next_call(self, t: float, steps_before: int, clock: float, pace: Any,
-                   progress: Callable[[float], None] | None) -> int:
+    def _next_call(self, watch: Watch, t: float, steps_before: int, clock: float,
+                   progress: Progress | None) -> int:
         """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and
-        ended at t): :func:`next_call`."""
-        return next_call(self.problem, t, self.steps - steps_before, clock, pace, progress)
+        ended at t): :func:`lagsim.run.engines.ccommon.next_call`."""
+        return next_call(watch, t, self.steps - steps_before, clock, progress)
 
-    def _new(self, mass_scale: float, atol: np.ndarray) -> Any:
+    def _new(self, mass_scale: float, atol: np.ndarray) -> int:
         problem, numeric = self.problem, self.problem.numeric
         form, options = problem.form, problem.options
         stabilizer = form.stabilizer
@@ -235,94 +236,117 @@ class CLoop:
         uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
         ints = np.array([numeric.n, numeric.m, len(numeric.holonomic), FORMS[form.name],
                          STABILIZE[stabilizer.name], problem.stop is not None, uses_lam,
-                         _mass_every()], dtype=np.intc)
+                         MASS_CHECK_EVERY], dtype=np.intc)
         doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
-                            SINGULAR_RTOL, mass_scale, RCOND], dtype=float)
+                            SINGULAR_RTOL, mass_scale, RCOND], dtype=np.float64)
         hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
         handle = self.lib.lagsim_loop_new(
             ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
             *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
         if not handle:
             raise MemoryError("the C step loop could not allocate its work space")
-        return handle
+        return int(handle)
 
-    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
-        """Step the problem from its start to ``t_end`` or its stop event (as
-        :func:`lagsim.run.driver.run`)."""
-        from lagsim.run.driver import FailedRun, Guard, Pace, Samples
-
-        problem = self.problem
-        form, options, numeric = problem.form, problem.options, problem.numeric
+    def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
+                  ) -> Trajectory:
+        """Step the problem from its start to ``t_end`` or its stop event in C calls of many
+        steps each (as :class:`lagsim.run.engines.python.PythonLoop`): the loop's handles are
+        made and started by :meth:`_start`, each call is :meth:`_call`, a code the call
+        returns is first seen by :meth:`_code` (the reduced loop's check of its chart)."""
+        assert y0 is not None
+        numeric = self.problem.numeric
         n, m = numeric.n, numeric.m
-        width = 2 * n + (m if form.name != "ode" else 0)
-        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
-        samples = Samples(problem)
-        samples.add(problem.t0, y0, project=False)
-        guard = Guard(problem)
-        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
-        pace = Pace(problem)
-        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
-        handle = None
-        try:
-            guard.start(problem.t0, y0)
-            atol = np.empty(2 * n)
-            atol[:] = options.atol
-            handle = self._new(guard.mass.scale, atol)
-            y = np.ascontiguousarray(y0, dtype=float)
-            if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
-                                          stop.sign if stop is not None else 0.0):
-                raise _failure(Status.RUN_SINGULAR, problem, guard, math.nan, state, problem.t0,
-                               problem.t0)
-            times = np.ascontiguousarray(samples.times, dtype=float)
-            rows = np.zeros((len(times), max(width, 1)))
-            result = LoopResult()
-            last = np.zeros(2 * n)
-            event = np.zeros(max(width, 1))
-            k = ctypes.c_int(samples.k)
-            chunk = STEPS_PER_CALL
-            self.steps = self.nfev = 0
-            self._said_missed = False
-            while True:
-                before, steps_before, clock = k.value, self.steps, time.perf_counter()
-                code = self.lib.lagsim_loop_run(handle, times.ctypes.data, len(times),
-                                                ctypes.byref(k), rows.ctypes.data, chunk,
-                                                ctypes.byref(result), last.ctypes.data,
-                                                event.ctypes.data)
-                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
-                self.nfev, self.steps = result.nfev, result.nsteps
-                _extend(samples, times[before:k.value], rows[before:k.value], n)
-                samples.k = k.value
-                if code == Status.RUN_STOP:
-                    self._alias(handle, times)
-                    return _stopped(samples, result.when, event)
-                if code not in (Status.RUN_MORE, Status.RUN_DONE):
-                    raise _failure(code, problem, guard, float(event[0]), state, result.when,
-                                   result.regular_at)
-                if code == Status.RUN_DONE:
-                    self._alias(handle, times)
-                    break
-                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
-            if progress is not None:
-                progress(1.0)
-        except IntegrationError as error:
-            samples.last(state)
-            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
-        finally:
-            if handle is not None:
-                self._missed(self.lib.lagsim_loop_missed, handle)
-                counts = np.zeros(len(PATHS))
-                self.lib.lagsim_loop_paths(handle, counts.ctypes.data)
-                self.paths = dict(zip(PATHS, map(int, counts)))
-                self.lib.lagsim_loop_free(handle)
+        width = 2 * n + (m if self.problem.form.name != "ode" else 0)
+        samples, guard = watch.samples, watch.guard
+        self._start(watch, y0)
+        times = np.ascontiguousarray(samples.times, dtype=float)
+        rows = np.zeros((len(times), max(width, 1)))
+        result = LoopResult()
+        last = np.zeros(len(y0))
+        event = np.zeros(max(width, 1))
+        k = ctypes.c_int(samples.k)
+        chunk = STEPS_PER_CALL
+        self.steps = self.nfev = 0
+        self._said_missed = False
+        while True:
+            before, steps_before, clock = k.value, self.steps, time.perf_counter()
+            code = self._call(times, k, rows, chunk, result, last, event)
+            state = self.at = At(result.t, last.copy(), result.h_abs)
+            self.nfev, self.steps = result.nfev, result.nsteps
+            self._sync(result)
+            samples.extend(times[before:k.value], rows[before:k.value], k.value)
+            if code == Status.RUN_STOP:
+                self._alias(self._watch_handle(), times)
+                return stopped(samples, result.when, event)
+            seen = self._code(code, watch, state, result, times, progress)
+            if isinstance(seen, Trajectory):
+                return seen
+            code = seen
+            if code not in (Status.RUN_MORE, Status.RUN_DONE):
+                raise self._failure(code, guard, float(event[0]), state, result.when,
+                                    result.regular_at)
+            if code == Status.RUN_DONE:
+                self._alias(self._watch_handle(), times)
+                break
+            chunk = self._next_call(watch, state.t, steps_before, clock, progress)
+        if progress is not None:
+            progress(1.0)
         return samples.trajectory("t_end", "")
 
+    def _start(self, watch: Watch, y0: np.ndarray) -> None:
+        """Make the loop's handle and start it at the problem's start y0."""
+        problem, guard, stop = self.problem, watch.guard, watch.stop
+        atol = np.empty(2 * problem.numeric.n)
+        atol[:] = problem.options.atol
+        self._handle = handle = self._new(guard.mass.scale, atol)
+        y = np.ascontiguousarray(y0, dtype=float)
+        if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
+                                      stop.sign if stop is not None else 0.0):
+            raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(problem.t0, y0),
+                          problem.t0, problem.t0)
 
-    def _missed(self, function: Any, handle: int) -> tuple[float, float, float] | None:
+    def _call(self, times: np.ndarray, k: ctypes.c_int, rows: np.ndarray, chunk: int,
+              result: LoopResult, last: np.ndarray, event: np.ndarray) -> int:
+        """One C call of at most ``chunk`` accepted steps: its status code."""
+        return int(self.lib.lagsim_loop_run(self._handle, times.ctypes.data, len(times),
+                                            ctypes.byref(k), rows.ctypes.data, chunk,
+                                            ctypes.byref(result), last.ctypes.data,
+                                            event.ctypes.data))
+
+    def _watch_handle(self) -> int | None:
+        """The handle whose aliasing watch saw the full state."""
+        return self._handle
+
+    def _sync(self, result: LoopResult) -> None:
+        """After each call: bring the formulation up to the C loop's state (nothing to do
+        here)."""
+        return None
+
+    def _code(self, code: int, watch: Watch, state: At, result: LoopResult, times: np.ndarray,
+              progress: Progress | None) -> int | Trajectory:
+        """What a call's code means before it is read as the end, a failure or more steps:
+        itself here."""
+        return code
+
+    def _failure(self, code: int, guard: Guard, value: float, state: At, when: float,
+                 regular_at: float) -> IntegrationError:
+        """The error the Python loop raises for the failure ``code``."""
+        return failure(code, self.problem, guard, value, state, when, regular_at)
+
+    def _free(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            self._missed(self.lib.lagsim_loop_missed, handle)
+            counts = np.zeros(len(PATHS))
+            self.lib.lagsim_loop_paths(handle, counts.ctypes.data)
+            self.paths = dict(zip(PATHS, map(int, counts)))
+            self.lib.lagsim_loop_free(handle)
+
+    def _missed(self, function: Callable[..., None], handle: int
+                ) -> tuple[float, float, float] | None:
         """The first piece the C loop's --stop-when scan could not resolve (u, v, step length;
         ``function`` reads it from ``handle``), said once on stderr
         (:func:`lagsim.run.crossings.message`)."""
-        from lagsim.run.crossings import message
-
         out = np.zeros(4)
         function(handle, out.ctypes.data)
         if not out[0]:
@@ -330,152 +354,93 @@ class CLoop:
         missed = (float(out[1]), float(out[2]), float(out[3]))
         if not self._said_missed:
             self._said_missed = True
-            self.problem.form.report(message(BY_NAME["stop_when"].flag,
-                                             str(self.problem.options.stop_when), missed))
+            self.problem.form.report(missed_message(BY_NAME["stop_when"].flag,
+                                                    str(self.problem.options.stop_when), missed))
         return missed
 
-    def _alias(self, handle: int, times: np.ndarray) -> None:
+    def _alias(self, handle: int | None, times: np.ndarray) -> None:
         """Say what the C loop's aliasing watch found (:mod:`lagsim.run.aliasing`), once."""
-        from lagsim.run.aliasing import message
-
         out = np.zeros(7)
         self.lib.lagsim_loop_alias(handle, out.ctypes.data)
         if out[0]:
             i, k = int(out[2]), int(out[6])
-            self.problem.form.report(message(float(times[k] - times[k - 1]),
-                                             self.problem.numeric.coordinates[i], int(out[3]),
-                                             2.0 * (out[1] - out[5]) / out[4]))
+            self.problem.form.report(alias_message(float(times[k] - times[k - 1]),
+                                                   self.problem.numeric.coordinates[i],
+                                                   int(out[3]),
+                                                   2.0 * (out[1] - out[5]) / out[4]))
 
 
-def _mass_every() -> int:
-    from lagsim.run.driver import MASS_CHECK_EVERY
 
-    return MASS_CHECK_EVERY
-
-
-def next_call(problem: Problem, t: float, taken: int, clock: float, pace: Any,
-              progress: Callable[[float], None] | None, most: int = 2**20) -> int:
-    """Between two C calls of a step loop (the last one began at ``clock``, took ``taken``
-    accepted steps and ended at t): the pace check, the progress, and the steps of the next
-    call, as many as fit in :data:`CALL_SECONDS` at the pace measured (16 to ``most``)."""
-    elapsed = time.perf_counter() - clock
-    pace(t)
-    if progress is not None:
-        t0 = problem.t0
-        progress(min(1.0, (t - t0) / (problem.options.t_end - t0)))
-    return int(min(max(max(taken, 1) * CALL_SECONDS / max(elapsed, 1e-6), 16), most))
-
-
-def _extend(samples: Any, t: np.ndarray, rows: np.ndarray, n: int) -> None:
-    """Append rows [q, q̇, λ] made in C; a non-finite λ stops the run as in
-    :meth:`lagsim.run.driver.Samples.add`."""
-    if not len(t):
-        return
-    q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
-    bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
-    count = int(bad[0]) if bad.size else len(t)
-    samples.t.extend(float(v) for v in t[:count])
-    samples.q.extend(q[:count].copy())
-    samples.qd.extend(qd[:count].copy())
-    samples.lam.extend(lam[:count].copy())
-    if bad.size:
-        from lagsim.run.driver import _state
-
-        numeric = samples.problem.numeric
-        i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
-        raise IntegrationError(f"{naming.multiplier(numeric.constraint_names[i])} became "
-                               f"{lam[count, i]} "
-                               f"({_state(numeric, q[count], qd[count])})", time=float(t[count]))
-
-
-def _failure(code: int, problem: Problem, guard: Any, value: float, state: SimpleNamespace,
-             when: float, regular_at: float) -> IntegrationError:
-    """The error the Python loop raises for the C loop's failure ``code`` (the same messages,
-    made by the same :class:`lagsim.run.driver.Guard`); ``value`` is the --stop-when expression's
-    non-finite value of :attr:`~lagsim.numeric.csource.Status.RUN_STOP_NONFINITE`."""
-    form, numeric = problem.form, problem.numeric
-    n = numeric.n
-    if code == Status.RUN_SMALL:
-        return guard.failure(state, _too_small())
-    if code == Status.RUN_SINGULAR:
-        why = ("Matrix is not positive definite"
-               if form.name == "udwadia-kalaba" or form.stabilizer.projects else "Singular matrix")
-        return guard.singular(state, np.linalg.LinAlgError(why))
-    return _state_failure(code, problem, guard, value, state, state.y[:n], state.y[n:], when,
-                          regular_at)
-
-
-def _state_failure(code: int, problem: Problem, guard: Any, value: float, state: SimpleNamespace,
-                   q: np.ndarray, qd: np.ndarray, when: float, regular_at: float
-                   ) -> IntegrationError:
-    """The error of a failure found at the state (q, q̇) at ``when`` (either C loop's), as the
-    Python loop's :class:`lagsim.run.driver.Guard` and stop event make it."""
-    from lagsim.run.driver import _first_nonfinite
-
-    numeric = problem.numeric
-    if code == Status.RUN_NONFINITE:
-        return IntegrationError(_first_nonfinite(numeric, q, qd), time=when)
-    if code == Status.RUN_MASS:
-        guard.mass(when, q, qd, regular_at)
-        guard.mass.fail(when, q, numeric.dynamics(when, q, qd)[0], regular_at)
-    if code == Status.RUN_PROJECTION:
-        return IntegrationError(Status.RUN_PROJECTION.message, time=when)
-    if code == Status.RUN_STOP_NONFINITE:
-        return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
-                                f"{value}", time=when)
-    return IntegrationError(f"the C step loop failed (code {code})", time=when)
-
-
-def _stopped(samples: Any, end: float, event: np.ndarray) -> Trajectory:
-    """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
-    λ] appended), as the Python loop ends it."""
-    stop = samples.problem.stop
-    assert stop is not None
-    _extend(samples, np.array([end]), event[None, :], samples.problem.numeric.n)
-    return samples.trajectory("stop_when", stop.event.stopped(end))
-
-
-def loop_for(problem: Problem) -> CLoop | None:
-    """The C loop for ``problem``, or None when the Python loop is to run: a method other than
+def loop_or_refusal(problem: Problem) -> CLoop | str:
+    """The C loop for ``problem``, or why the Python loop is to run: a method other than
     DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a symbolic chart
-    without C code, a
-    formulation or stabilizer class other than the registered ones (a subclass may change any
-    step), a stand-in for the :class:`~lagsim.numeric.compile.NumericSystem`, a model without C code
-    (all expected, and silent), or a C loop that cannot be built (said on stderr)."""
-    from lagsim.numeric.compile import NumericSystem
-    from lagsim.run.registry import FORMULATIONS, STABILIZERS
-
-    numeric, form = problem.numeric, problem.form
-    if (problem.options.method != "DOP853" or form.name not in (*FORMS, "reduced")
-            or problem.options.section is not None
-            or (problem.stop is not None and problem.stop.event.direction != EITHER)
-            or not isinstance(numeric, NumericSystem)
-            or type(form) is not FORMULATIONS[form.name]
-            or type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name)):
-        return None
-    addresses = [_address(numeric._dynamics), _address(numeric._phi), _address(numeric._velocity)]
-    if None in addresses:
-        return None
-    cc = _compiler()
+    without C code, a formulation or stabilizer class other than the registered ones (a subclass
+    may change any step), a stand-in for the :class:`~lagsim.numeric.compile.NumericSystem`, a
+    model without C code (all expected, and silent), or a C loop that cannot be built (said on
+    stderr)."""
+    numeric, form, options = problem.numeric, problem.form, problem.options
+    if options.method != "DOP853":
+        return f"--method {options.method} is not DOP853"
+    if form.name not in (*FORMS, "reduced"):
+        return f"formulation {form.name} has no C loop"
+    if options.section is not None:
+        return "--section is taken in Python"
+    if problem.stop is not None and problem.stop.event.direction != EITHER:
+        return "a --stop-when with a direction is looked for in Python"
+    if not isinstance(numeric, NumericSystem):
+        return "the compiled system is a stand-in, not a NumericSystem"
+    if type(form) is not FORMULATIONS[form.name]:
+        return f"the formulation is a subclass of {form.name}'s class"
+    if type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name):
+        return f"the stabilizer is a subclass of {form.stabilizer.name}'s class"
+    functions = tuple(c_function(f) for f in numeric.compiled())
+    dynamics, phi, velocity = functions
+    if dynamics is None or phi is None or velocity is None:
+        return "the model has no C code (symengine's LLVM path)"
+    cc = compiler()
     if cc is None:
-        return None
+        return "no C compiler"
     lib = _library(cc)
     if lib is None:
-        return None
+        return "the C step loop could not be built"
     stop = None
     if problem.stop is not None:
         stop = _stop_function(cc, problem)
         if stop is None:
-            return None
+            return "the --stop-when expression has no C code"
     if form.name == "reduced":
-        return _reduced_loop(problem, cc, lib, stop)
-    return CLoop(problem, lib, stop, addresses)
+        return _reduced_loop(problem, cc, lib, stop, (dynamics, phi, velocity))
+    return CLoop(problem, lib, stop, (dynamics, phi, velocity))
+
+
+def loop_for(problem: Problem) -> CLoop | None:
+    """The C loop for ``problem``, or None when the Python loop is to run
+    (:func:`loop_or_refusal`)."""
+    loop = loop_or_refusal(problem)
+    return None if isinstance(loop, str) else loop
+
+
+class CDop853Engine(Engine):
+    """DOP853 with ode, index1, udwadia-kalaba or reduced, stepped in C (:class:`CLoop`,
+    :class:`RLoop`)."""
+
+    name: ClassVar[str] = "C DOP853"
+
+    def refusal(self, problem: Problem) -> str | None:
+        loop = loop_or_refusal(problem)
+        return loop if isinstance(loop, str) else None
+
+    def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
+        loop = loop_or_refusal(problem)
+        if isinstance(loop, str):
+            raise ValueError(f"the {self.name} engine does not run this problem: {loop}")
+        return loop.run(progress)
 
 
 # ---- reduced ----------------------------------------------------------------------------------
 # The reduced formulation in the C loop (issue 9): the current chart's ODE in the free
 # coordinates is stepped in C (a symbolic chart's compiled dynamics, a numeric chart's Newton
-# solve), and after each accepted step the C code does what lagsim.run.driver.run_python does
+# solve), and after each accepted step the C code does what the Python loop does
 # around it (the guard, --stop-when, the samples and the aliasing watch on the full state; a
 # symbolic chart's map to it is compiled to C here; Reduced.after_step's check of the chart, its
 # switch to a symbolic chart already built or to a numeric chart where no symbolic one is to be
@@ -485,11 +450,11 @@ def loop_for(problem: Problem) -> CLoop | None:
 # chart changes, as the Python loop's solver) or stops the run. Only a symbolic chart without C
 # code hands the rest of the run to the Python loop.
 
-MAPS: Memo[tuple[Any, int] | None] = Memo(16)
+MAPS: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 """The reduced charts' maps to the full state compiled in this process, by C source."""
 
 
-def _reduced_argtypes(lib: Any) -> None:
+def _reduced_argtypes(lib: ctypes.CDLL) -> None:
     """Argument types of the reduced block's entry points (``lagsim/numeric/c/cloop.c``, at its
     end)."""
     p, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
@@ -515,12 +480,17 @@ def _reduced_argtypes(lib: Any) -> None:
     lib.lagsim_reduced_missed.restype = None
 
 
-def _map_function(cc: str, chart: Any) -> int | None:
+_CHART_MAPS: weakref.WeakKeyDictionary[SymbolicChart, tuple[ctypes.CDLL, int] | None] = (
+    weakref.WeakKeyDictionary())
+"""Each symbolic chart's map compiled to C in this process (:func:`_map_function`)."""
+
+
+def _map_function(cc: str, chart: SymbolicChart) -> int | None:
     """The address of the chart's map (t, v, v̇, v̈) → (q, q̇, A_e, r_e) compiled to C
     (:func:`lagsim.run.reduced.full_map`), or None when it cannot be (said on stderr)."""
     from lagsim.run.reduced import full_map
 
-    cached = getattr(chart, "_c_map", None)
+    cached = _CHART_MAPS.get(chart)
     if cached is not None:
         return cached[1]
     if chart.source is None:
@@ -537,10 +507,10 @@ def _map_function(cc: str, chart: Any) -> int | None:
         return None
     source = "#include <math.h>\n" + text
 
-    def build() -> tuple[Any, int] | None:
+    def build() -> tuple[ctypes.CDLL, int] | None:
         try:
             lib, _ = ccompile.build_and_load(cc, "reduced-map", source, ccompile.flags())
-            return lib, ctypes.cast(lib.lagsim_full, ctypes.c_void_p).value
+            return lib, _symbol(lib, "lagsim_full")
         except Exception as exc:
             cache.say_once("cloop-map", "warning: the reduced chart's map to the full state "
                            "could not be compiled to C; stepping in Python instead (slower)",
@@ -548,50 +518,55 @@ def _map_function(cc: str, chart: Any) -> int | None:
             return None
 
     found = MAPS.get((cc, source), build)
-    chart._c_map = found
+    _CHART_MAPS[chart] = found
     return None if found is None else found[1]
 
 
-def _chart_parts(cc: str, chart: Any) -> tuple[int, np.ndarray, int, np.ndarray] | None:
+ChartParts = tuple[int, np.ndarray, int, np.ndarray]
+"""(dynamics address, its parameters, map address, pairs) of a chart the C loop steps."""
+
+
+def _chart_parts(cc: str, chart: SymbolicChart | PartitionChart | None) -> ChartParts | None:
     """(dynamics address, its parameters, map address, pairs) of a chart the C loop can step:
     a :class:`~lagsim.run.reduced.SymbolicChart` compiled to C; None for any other."""
     from lagsim.run.reduced import SymbolicChart
 
     if not isinstance(chart, SymbolicChart):
         return None
-    dyn = _address(chart.numeric._dynamics)
+    dyn = c_function(chart.numeric.compiled()[0])
     if dyn is None:
         return None
     address = _map_function(cc, chart)
     if address is None:
         return None
     pairs = np.ascontiguousarray(np.array(chart.pairs, dtype=np.intc).reshape(-1))
-    return dyn, chart.numeric._dynamics._params, address, pairs
+    return dyn.address, dyn.params, address, pairs
 
 
-def _reduced_loop(problem: Problem, cc: str, lib: Any, stop: tuple[Any, int] | None
-                  ) -> RLoop | None:
+def _reduced_loop(problem: Problem, cc: str, lib: ctypes.CDLL,
+                  stop: tuple[ctypes.CDLL, int] | None,
+                  functions: tuple[CFunction, CFunction, CFunction]) -> RLoop | str:
     """The C loop of a ``reduced`` run that starts on a numeric chart or on a symbolic one
-    compiled to C; else None (a symbolic chart without C code: the Python loop)."""
-    from lagsim.run.reduced import PartitionChart
+    compiled to C; else why not (a symbolic chart without C code: the Python loop)."""
+    from lagsim.run.reduced import PartitionChart, Reduced
 
     form = problem.form
+    assert isinstance(form, Reduced)
     form.check(problem.t0, problem.q0, problem.qd0)
     if not isinstance(form.chart, PartitionChart) and _chart_parts(cc, form.chart) is None:
-        return None
-    return RLoop(problem, lib, stop, cc)
+        return "reduced starts on a symbolic chart without C code"
+    return RLoop(problem, form, lib, stop, functions, cc)
 
 
 class RLoop(CLoop):
     """The C loop of the ``reduced`` formulation: :meth:`run` gives the trajectory
-    :func:`lagsim.run.driver.run_python` would."""
+    :class:`lagsim.run.engines.python.PythonLoop` would."""
 
-    def __init__(self, problem: Problem, lib: Any, stop: tuple[Any, int] | None, cc: str
-                 ) -> None:
-        numeric = problem.numeric
-        super().__init__(problem, lib, stop, [_address(numeric._dynamics),
-                                              _address(numeric._phi),
-                                              _address(numeric._velocity)])
+    def __init__(self, problem: Problem, form: Reduced, lib: ctypes.CDLL,
+                 stop: tuple[ctypes.CDLL, int] | None,
+                 functions: tuple[CFunction, CFunction, CFunction], cc: str) -> None:
+        super().__init__(problem, lib, stop, functions)
+        self.form = form
         self.cc = cc
         self.handed_over = False
         """Whether the last :meth:`run` went on in the Python loop (a chart without C code)."""
@@ -599,36 +574,43 @@ class RLoop(CLoop):
         self._keep: list[np.ndarray] = []
         self._numeric_keys = np.zeros(1, dtype=np.intc)
         self._registered = self._c_switches = 0
+        self._handles: tuple[int | None, int | None, int | None] = (None, None, None)
 
-    def _alias(self, handle: int, times: np.ndarray) -> None:
+    def _alias(self, handle: int | None, times: np.ndarray) -> None:
         out = np.zeros(7)
         self.lib.lagsim_loop_alias(handle, out.ctypes.data)
         self._aliased = bool(out[0])
         super()._alias(handle, times)
 
-    def _handles(self, chart_parts: tuple | None, mass_scale: float) -> tuple[Any, Any, Any]:
+    def _new_handles(self, chart_parts: ChartParts | None, mass_scale: float
+                     ) -> tuple[int, int, int]:
         """The C loop's three parts: the chart's solver (a loop of the chart's ODE, k free
         coordinates, no constraints), the full model's (its φ, velocity terms, augmented solve,
-        mass check and aliasing watch) and the reduced loop over both; freed by :meth:`run`."""
-        from lagsim.run import reduced
-        from lagsim.run.reduced import RANK_TOLERANCE, START_TOLERANCE, SWITCH_RATIO
+        mass check and aliasing watch) and the reduced loop over both; freed by :meth:`_free`."""
+        from lagsim.run.reduced import (
+            RANK_TOLERANCE,
+            START_TOLERANCE,
+            SWITCH_RATIO,
+            SYMBOLIC_CHARTS,
+        )
 
         problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
-        form = problem.form
-        n, m, k = numeric.n, numeric.m, form.chart.k
+        n, m, k = numeric.n, numeric.m, self.form.current_chart().k
         dyn, params, address, pairs = chart_parts or (None, np.zeros(1), None,
                                                       np.zeros(2 * m, dtype=np.intc))
-        every = _mass_every()
+        every = MASS_CHECK_EVERY
         self._keep = [params, pairs]
-        handles = []
-        for ints, doubles, atol, hol, functions, p in (
-                ([k, 0, 0, FORMS["ode"], 0, 0, 0, every],
-                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
-                  mass_scale, np.finfo(float).eps * m], 2 * k, (0,), (dyn, None, None), params),
-                ([n, m, len(numeric.holonomic), FORMS["index1"], 0, 0, 0, every],
-                 [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
-                  mass_scale, RCOND], 2 * n, numeric.holonomic or (0,), self.addresses,
-                 self.params)):
+        handles: list[int] = []
+        parts: tuple[tuple[list[int], list[float], int, tuple[int, ...],
+                           Sequence[int | None], np.ndarray], ...] = (
+            ([k, 0, 0, FORMS["ode"], 0, 0, 0, every],
+             [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+              mass_scale, np.finfo(float).eps * m], 2 * k, (0,), (dyn, None, None), params),
+            ([n, m, len(numeric.holonomic), FORMS["index1"], 0, 0, 0, every],
+             [0.0, 0.0, options.rtol, math.inf, options.t_end, 1.0, SINGULAR_RTOL,
+              mass_scale, RCOND], 2 * n, numeric.holonomic or (0,), self.addresses,
+             self.params))
+        for ints, doubles, atol, hol, functions, p in parts:
             a = np.empty(atol)
             a[:] = options.atol
             i = np.array(ints, dtype=np.intc)
@@ -640,138 +622,107 @@ class RLoop(CLoop):
                 for made in handles:
                     self.lib.lagsim_loop_free(made)
                 raise MemoryError("the C step loop could not allocate its work space")
-            handles.append(handle)
+            handles.append(int(handle))
         uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
-        ints = np.array([k, n, m, problem.stop is not None, uses_lam, every,
-                         reduced.SYMBOLIC_CHARTS], dtype=np.intc)
-        doubles = np.array([SWITCH_RATIO, RANK_TOLERANCE, START_TOLERANCE])
-        r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints.ctypes.data,
-                                        doubles.ctypes.data, address, pairs.ctypes.data,
+        ints_r = np.array([k, n, m, problem.stop is not None, uses_lam, every,
+                           SYMBOLIC_CHARTS], dtype=np.intc)
+        doubles_r = np.array([SWITCH_RATIO, RANK_TOLERANCE, START_TOLERANCE])
+        r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints_r.ctypes.data,
+                                        doubles_r.ctypes.data, address, pairs.ctypes.data,
                                         self.stop[1] if self.stop else None)
         if not r:
             for made in handles:
                 self.lib.lagsim_loop_free(made)
             raise MemoryError("the C step loop could not allocate its work space")
-        return handles[0], handles[1], r
+        return handles[0], handles[1], int(r)
 
-    def run(self, progress: Callable[[float], None] | None = None) -> Trajectory:
-        """Step the problem from its start to ``t_end`` or its stop event (as
-        :func:`lagsim.run.driver.run_python`)."""
-        from lagsim.run.driver import FailedRun, Guard, Pace, Samples
+    def _start(self, watch: Watch, y0: np.ndarray) -> None:
+        """Make the three handles (:meth:`_new_handles`), register the charts and start at the
+        problem's start y0 (a singular chart there stops the run)."""
+        problem, form, stop = self.problem, self.form, watch.stop
+        self.handed_over = False
+        parts = _chart_parts(self.cc, form.chart)
+        self._handles = _, _, r = self._new_handles(parts, watch.guard.mass.scale)
+        self._registered, self._c_switches = 0, 0
+        self._register(r)
+        y = np.ascontiguousarray(y0, dtype=float)
+        qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
+        if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
+                                         stop.sign if stop is not None else 0.0,
+                                         qd0.ctypes.data):
+            raise IntegrationError(form.singular(), time=float(problem.t0))
+
+    def _reduced(self) -> int:
+        r = self._handles[2]
+        assert r is not None
+        return r
+
+    def _call(self, times: np.ndarray, k: ctypes.c_int, rows: np.ndarray, chunk: int,
+              result: LoopResult, last: np.ndarray, event: np.ndarray) -> int:
+        return int(self.lib.lagsim_reduced_run(self._reduced(), times.ctypes.data, len(times),
+                                               ctypes.byref(k), rows.ctypes.data, chunk,
+                                               ctypes.byref(result), last.ctypes.data,
+                                               event.ctypes.data))
+
+    def _watch_handle(self) -> int | None:
+        return self._handles[1]
+
+    def _code(self, code: int, watch: Watch, state: At, result: LoopResult, times: np.ndarray,
+              progress: Progress | None) -> int | Trajectory:
+        """RED_CHECK: Reduced.after_step in Python at the step the C loop could not decide;
+        the C loop goes on in the chart it keeps or switches to, or the Python loop takes the
+        rest of the run on a chart without C code (:meth:`_hand_over`)."""
         from lagsim.run.reduced import PartitionChart
 
-        problem = self.problem
-        form, options, numeric = problem.form, problem.options, problem.numeric
-        n, m = numeric.n, numeric.m
-        y0 = form.initial(problem.t0, problem.q0, problem.qd0)
-        samples = Samples(problem)
-        samples.add(problem.t0, y0, project=False)
-        guard = Guard(problem)
-        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
-        pace = Pace(problem)
-        state = SimpleNamespace(t=problem.t0, y=y0, h_abs=None)
-        self.handed_over = False
-        chart_d = full_d = r = None
-        try:
-            guard.start(problem.t0, y0)
-            parts = _chart_parts(self.cc, form.chart)
-            chart_d, full_d, r = self._handles(parts, guard.mass.scale)
-            self._registered, self._c_switches = 0, 0
+        if code != Status.RED_CHECK:
+            return code
+        form, guard, r = self.form, watch.guard, self._reduced()
+        t_end = self.problem.options.t_end
+        before_chart = form.current_chart()
+        y_new = self._after_step(guard, state)
+        if y_new is not None and state.t != t_end:
+            chart = form.current_chart()
+            restart = type(chart) is not type(before_chart)
+            if not isinstance(chart, PartitionChart) and _chart_parts(self.cc, chart) is None:
+                self._alias(self._watch_handle(), times)
+                missed = self._missed(self.lib.lagsim_reduced_missed, r)
+                return self._hand_over(watch, state, y_new, result, restart, missed, progress)
+            f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
+            self._register(r, y_new, f, min(result.guard_h, t_end - state.t) if restart
+                           else 0.0)
+        else:
             self._register(r)
-            y = np.ascontiguousarray(y0, dtype=float)
-            qd0 = np.ascontiguousarray(problem.qd0, dtype=float)
-            if self.lib.lagsim_reduced_start(r, problem.t0, y.ctypes.data,
-                                             stop.sign if stop is not None else 0.0,
-                                             qd0.ctypes.data):
-                raise IntegrationError(form._singular(), time=float(problem.t0))
-            times = np.ascontiguousarray(samples.times, dtype=float)
-            width = 2 * n + m
-            rows = np.zeros((len(times), width))
-            result = LoopResult()
-            last = np.zeros(len(y0))
-            event = np.zeros(width)
-            k = ctypes.c_int(samples.k)
-            chunk = STEPS_PER_CALL
-            self.steps = self.nfev = 0
-            self._said_missed = False
-            while True:
-                before, steps_before, clock = k.value, self.steps, time.perf_counter()
-                code = self.lib.lagsim_reduced_run(r, times.ctypes.data, len(times),
-                                                   ctypes.byref(k), rows.ctypes.data, chunk,
-                                                   ctypes.byref(result), last.ctypes.data,
-                                                   event.ctypes.data)
-                state = SimpleNamespace(t=result.t, y=last.copy(), h_abs=result.h_abs)
-                self.nfev, self.steps = result.nfev, result.nsteps
-                self._sync(r, result)
-                _extend(samples, times[before:k.value], rows[before:k.value], n)
-                samples.k = k.value
-                if code == Status.RUN_STOP:
-                    self._alias(full_d, times)
-                    return _stopped(samples, result.when, event)
-                if code == Status.RED_CHECK:
-                    before_chart = form.chart
-                    y_new = self._after_step(guard, state)
-                    if y_new is not None and state.t != options.t_end:
-                        if (not isinstance(form.chart, PartitionChart)
-                                and _chart_parts(self.cc, form.chart) is None):
-                            self._alias(full_d, times)
-                            restart = type(form.chart) is not type(before_chart)
-                            missed = self._missed(self.lib.lagsim_reduced_missed, r)
-                            if stop is not None:
-                                stop.resume(result.stop_sign, missed)
-                            return self._hand_over(samples, guard, stop, pace, state, y_new,
-                                                   result, restart, progress)
-                        restart = type(form.chart) is not type(before_chart)
-                        f = np.ascontiguousarray(guard.rhs(state.t, y_new), dtype=float)
-                        self._register(r, y_new, f, min(result.guard_h, options.t_end
-                                                        - state.t) if restart else 0.0)
-                    else:
-                        self._register(r)
-                    code = Status.RUN_MORE
-                if code not in (Status.RUN_MORE, Status.RUN_DONE):
-                    raise self._reduced_failure(code, guard, float(event[0]), state,
-                                                result.when, result.regular_at)
-                if code == Status.RUN_DONE:
-                    self._alias(full_d, times)
-                    break
-                chunk = self._next_call(state.t, steps_before, clock, pace, progress)
-            if progress is not None:
-                progress(1.0)
-        except FailedRun:
-            raise
-        except IntegrationError as error:
-            samples.last(state)
-            raise FailedRun(error, samples.trajectory("failed", str(error))) from None
-        finally:
-            if r is not None:
-                self._missed(self.lib.lagsim_reduced_missed, r)
-                self.lib.lagsim_reduced_free(r)
-            for handle in (chart_d, full_d):
-                if handle is not None:
-                    self.lib.lagsim_loop_free(handle)
-        return samples.trajectory("t_end", "")
+        return Status.RUN_MORE
 
-    def _after_step(self, guard: Any, state: SimpleNamespace) -> np.ndarray | None:
-        """Reduced.after_step at the accepted step, as :func:`lagsim.run.driver.run_python` calls
-        it (a failed linear solve reported by the guard)."""
+    def _free(self) -> None:
+        (chart_d, full_d, r), self._handles = self._handles, (None, None, None)
+        if r is not None:
+            self._missed(self.lib.lagsim_reduced_missed, r)
+            self.lib.lagsim_reduced_free(r)
+        for handle in (chart_d, full_d):
+            if handle is not None:
+                self.lib.lagsim_loop_free(handle)
+
+    def _after_step(self, guard: Guard, state: At) -> np.ndarray | None:
+        """Reduced.after_step at the accepted step, as the Python loop calls it (a failed linear
+        solve reported by the guard)."""
         try:
-            return self.problem.form.after_step(state.t, state.y)
+            return self.form.after_step(state.t, state.y)
         except np.linalg.LinAlgError as exc:
             raise guard.singular(state, exc) from None
 
-    def _register(self, r: Any, y: np.ndarray | None = None, f: np.ndarray | None = None,
+    def _register(self, r: int, y: np.ndarray | None = None, f: np.ndarray | None = None,
                   restart: float = 0.0) -> None:
-        """Give the C loop the symbolic charts built since the last call (in the order of
-        Reduced._symbolic, where Reduced._chart_for looks) and the current chart (a numeric one
-        with its last accepted state and tangent); with y and f the state goes on from y in it
-        with the derivative f, the solver restarted with first step ``restart`` when > 0
-        (driver.after_step). The C loop is told where Reduced._chart_for would build a numeric
-        chart without trying a symbolic one, so that it switches between numeric charts itself."""
-        from lagsim.run import reduced
-        from lagsim.run.reduced import PartitionChart
+        """Give the C loop the symbolic charts built since the last call (in the order in which
+        Reduced looks for a chart) and the current chart (a numeric one with its last accepted
+        state and tangent); with y and f the state goes on from y in it with the derivative f,
+        the solver restarted with first step ``restart`` when > 0 (as the Python loop's
+        after_step). The C loop is told where Reduced would build a numeric chart without trying
+        a symbolic one, so that it switches between numeric charts itself."""
+        from lagsim.run.reduced import SYMBOLIC_CHARTS, PartitionChart
 
-        form = self.problem.form
-        charts = form._symbolic
+        form = self.form
+        charts = form.symbolic_charts
         for j in range(self._registered, len(charts)):
             chart = charts[j]
             parts = _chart_parts(self.cc, chart)
@@ -787,35 +738,36 @@ class RLoop(CLoop):
                                           pairs.ctypes.data, ind.ctypes.data, dep.ctypes.data)
         self._registered = len(charts)
         self._numeric_keys = np.ascontiguousarray(
-            sorted(form._no_symbolic) or np.zeros((0, form.numeric.m)), dtype=np.intc)
-        numeric_only = form.model is None or len(charts) >= reduced.SYMBOLIC_CHARTS
+            sorted(form.numeric_partitions) or np.zeros((0, form.numeric.m)), dtype=np.intc)
+        numeric_only = form.model is None or len(charts) >= SYMBOLIC_CHARTS
         self.lib.lagsim_reduced_numeric(r, numeric_only, len(self._numeric_keys),
                                         self._numeric_keys.ctypes.data)
         state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]
         yp, fp = (state[0].ctypes.data, state[1].ctypes.data) if state else (None, None)
         allow = int(form.switches > 0)
-        chart = form.chart
-        if isinstance(chart, PartitionChart):
-            dep = np.ascontiguousarray(chart.dependent, dtype=np.intc)
-            ind = np.ascontiguousarray(chart.independent, dtype=np.intc)
-            st = np.ascontiguousarray(np.concatenate(([chart.t_last], chart.q_last,
-                                                      chart._tangent.ravel())), dtype=float)
+        current = form.current_chart()
+        if isinstance(current, PartitionChart):
+            dep = np.ascontiguousarray(current.dependent, dtype=np.intc)
+            ind = np.ascontiguousarray(current.independent, dtype=np.intc)
+            st = np.ascontiguousarray(np.concatenate(([current.t_last], current.q_last,
+                                                      current.tangent.ravel())), dtype=float)
             self.lib.lagsim_reduced_partition(r, dep.ctypes.data, ind.ctypes.data,
                                               st.ctypes.data, yp, fp, allow, restart)
         else:
-            self.lib.lagsim_reduced_switch(r, charts.index(chart), yp, fp, allow, restart)
+            self.lib.lagsim_reduced_switch(r, charts.index(current), yp, fp, allow, restart)
 
-    def _sync(self, r: Any, result: LoopResult) -> None:
+    def _sync(self, result: LoopResult) -> None:
         """Bring the form up to the C loop's state: its chart (a numeric one's partition, last
         accepted state and tangent), switches and last accepted time (what Reduced.after_step
         sets when it runs in Python)."""
         from lagsim.run.reduced import PartitionChart
 
-        form = self.problem.form
+        form, r = self.form, self._reduced()
+        chart: SymbolicChart | PartitionChart
         if result.chart >= 0:
-            form.chart = form._symbolic[result.chart]
+            chart = form.symbolic_charts[result.chart]
         else:
-            numeric, k = form.numeric, form.chart.k
+            numeric, k = form.numeric, form.current_chart().k
             n, m = numeric.n, numeric.m
             st = np.zeros(1 + n + m * (k + 1))
             dep = np.zeros(m, dtype=np.intc)
@@ -823,56 +775,49 @@ class RLoop(CLoop):
             self.lib.lagsim_reduced_partition_state(r, st.ctypes.data, dep.ctypes.data,
                                                     ind.ctypes.data)
             dep, ind, t_last, q_last = dep.astype(int), ind.astype(int), float(st[0]), st[1:1 + n]
-            if not isinstance(form.chart, PartitionChart):  # the C loop switched to it
-                form.chart = PartitionChart(numeric, dep, ind, t_last, q_last)
-            chart = form.chart
-            chart.dependent, chart.independent = dep, ind
-            chart.t_last, chart.q_last = t_last, q_last.copy()
-            chart._tangent = st[1 + n:].reshape(m, k + 1).copy()
-        form.switches += result.switches - self._c_switches
+            current = form.current_chart()
+            chart = (current if isinstance(current, PartitionChart)  # else the C loop switched
+                     else PartitionChart(numeric, dep, ind, t_last, q_last))
+            chart.restore(dep, ind, t_last, q_last.copy(), st[1 + n:].reshape(m, k + 1).copy())
+        form.adopt(chart, result.switches - self._c_switches,
+                   result.t if self.steps else None)
         self._c_switches = result.switches
-        if self.steps:
-            form._t_accepted = result.t
 
-    def _hand_over(self, samples: Any, guard: Any, stop: Any, pace: Any, state: SimpleNamespace,
-                   y: np.ndarray, result: LoopResult, restart: bool,
-                   progress: Callable[[float], None] | None) -> Trajectory:
+    def _hand_over(self, watch: Watch, state: At, y: np.ndarray, result: LoopResult,
+                   restart: bool, missed: tuple[float, float, float] | None,
+                   progress: Progress | None) -> Trajectory:
         """The rest of the run in the Python loop, from the state the switch gave: its solver
         starts there with the C solver's next step size (what the Python loop's solver keeps
         through a switch), or with the last step's size when the kind of chart changed (where
-        driver.after_step restarts it)."""
-        from lagsim.run.aliasing import AliasWatch
-        from lagsim.run.driver import Resume, run_python
-
+        the Python loop's after_step restarts it)."""
         problem = self.problem
         self.handed_over = True
-        guard.h, guard.unchecked, guard.regular_at = (result.guard_h, result.unchecked,
-                                                      result.regular_at)
-        alias = AliasWatch(problem.form.unpack, samples.times, problem.numeric.coordinates,
+        watch.guard.resume(result.guard_h, result.unchecked, result.regular_at)
+        if watch.stop is not None:
+            watch.stop.resume(result.stop_sign, missed)
+        alias = AliasWatch(problem.form.unpack, watch.samples.times, problem.numeric.coordinates,
                            problem.form.report, problem.qd0)
-        alias.done = alias.done or self._aliased
-        alias.k = min(int(np.searchsorted(samples.times, state.t, side="right")),
-                      len(samples.times) - 1)
-        first = min(result.guard_h if restart else state.h_abs,
+        alias.resume(state.t, self._aliased)
+        first = min(result.guard_h if restart else result.h_abs,
                     problem.options.t_end - state.t)
-        return run_python(problem, progress, Resume(samples, guard, stop, pace, alias, state.t,
-                                                    y, first))
+        return run_python(problem, progress, Resume(watch, alias, state.t, y, first))
 
-    def _reduced_failure(self, code: int, guard: Any, value: float, state: SimpleNamespace,
-                         when: float, regular_at: float) -> IntegrationError:
+    def _failure(self, code: int, guard: Guard, value: float, state: At, when: float,
+                 regular_at: float) -> IntegrationError:
         """The error the Python loop raises for the reduced C loop's failure ``code``."""
-        form = self.problem.form
-        if code == Status.RED_SINGULAR:
-            return IntegrationError(form._singular(), time=when)
-        if code == Status.RED_NEWTON:
-            return form.chart.newton_failure(when)
-        if code == Status.RUN_SMALL:
-            from lagsim.run.driver import Guard
+        from lagsim.run.reduced import PartitionChart
 
-            assert isinstance(guard, Guard)
-            return guard.failure(state, _too_small())
+        form = self.form
+        if code == Status.RED_SINGULAR:
+            return IntegrationError(form.singular(), time=when)
+        if code == Status.RED_NEWTON:
+            chart = form.current_chart()
+            assert isinstance(chart, PartitionChart)
+            return chart.newton_failure(when)
+        if code == Status.RUN_SMALL:
+            return guard.failure(state, too_small())
         try:
             q, qd = form.unpack(when, state.y)
         except IntegrationError as error:
             return error
-        return _state_failure(code, self.problem, guard, value, state, q, qd, when, regular_at)
+        return state_failure(code, self.problem, guard, value, q, qd, when, regular_at)

@@ -12,21 +12,30 @@ start, dense output (three more stages, in Python), status and attributes are sc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from scipy.integrate import DOP853
 
-from lagsim.numeric.ccompile import CDop853Step
 from lagsim.numeric.csource import Status
+
+Step = Callable[..., tuple[int, np.ndarray, np.ndarray, float, float, float, int]]
+"""``step(t, y, f, t_bound, direction, rtol, atol, max_step, K, h_abs) -> (code, y_new, f_new,
+t_new, h, h_abs, nfev)``: one DOP853 step in C (:class:`lagsim.numeric.ccompile.CDop853Step`,
+or a formulation's step that calls it)."""
 
 
 class CDOP853(DOP853):
-    """``DOP853(fun, t0, y0, t_bound, rtol=…, atol=…)`` stepping with ``step`` (a
-    :class:`~lagsim.numeric.ccompile.CDop853Step` of the same right-hand side as ``fun``)."""
+    """``DOP853(fun, t0, y0, t_bound, rtol=…, atol=…)`` stepping with ``step`` (a :data:`Step`
+    of the same right-hand side as ``fun``)."""
+
+    t: float
+    y: np.ndarray
+    f: np.ndarray
+    h_abs: float
+    K_extended: np.ndarray
 
     def __init__(self, fun: Callable, t0: float, y0: np.ndarray, t_bound: float,
-                 step: CDop853Step, **options: Any) -> None:
+                 step: Step, **options: float | np.ndarray | None) -> None:
         super().__init__(fun, t0, y0, t_bound, **options)
         self._c_step = step
         self._atol = np.ascontiguousarray(np.broadcast_to(self.atol, (self.n,)), dtype=float)

@@ -39,7 +39,7 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import symengine as se
@@ -48,6 +48,10 @@ from lagsim.errors import InputError, IntegrationError
 from lagsim.numeric import csource
 from lagsim.numeric.csource import Status
 from lagsim.numeric.memo import Memo
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.formulations import solve_augmented
+from lagsim.run.monitor import FailedRun, Pace, assemble
+from lagsim.run.problem import Problem
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand
 from lagsim.symbolic.model import Model
@@ -67,7 +71,9 @@ class StepFailed(Exception):
         self.code = code
 
 
-def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def step_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with A x = b, for a step of the NumPy path: :class:`StepFailed` (``STEP_SINGULAR``)
+    when A is singular or x is not finite."""
     try:
         x = np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
@@ -93,14 +99,14 @@ class Compiled:
         from lagsim.numeric.ccompile import compiler, structure
 
         self.params = np.ascontiguousarray(values, dtype=float)
-        self.lib: Any = None
+        self.lib: ctypes.CDLL | None = None
         self.functions: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
         self.state = state
         self.m = m
         cc = compiler()
         memo = "\0".join((str(cc), tag, c_body, structure(n, m, functions, params)))
 
-        def make() -> Any:
+        def make() -> Code:
             built = None if cc is None else _build_c(cc, functions, params, c_body, state,
                                                      row_code, n, m, tag)
             if built is not None:
@@ -118,7 +124,10 @@ class Compiled:
             self.lib = code
 
 
-CODE: Memo[Any] = Memo(16)
+Code = ctypes.CDLL | dict[str, tuple[Callable[[np.ndarray], np.ndarray], int, int]]
+"""A method's code: its C library, or (the NumPy path) each function lambdified with the sizes
+of its argument and its result."""
+CODE: Memo[Code] = Memo(16)
 """A method's compiled code by compiler, method and model structure, in this process (the
 parameter values are bound per run)."""
 
@@ -137,7 +146,7 @@ def _bind(f: Callable, k: int, params: np.ndarray, size: int) -> Callable[[np.nd
 
 def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]],
              params: Sequence[se.Symbol], c_body: str, state: int, row_code: str, n: int, m: int,
-             tag: str) -> Any:
+             tag: str) -> ctypes.CDLL | None:
     """The library of one method and model structure, from the compile cache or built; None
     (said on stderr) when it cannot be built."""
     from lagsim.numeric import cache
@@ -196,20 +205,13 @@ def step_source(name: str, n: int, m: int) -> str:
 class FixedStepMethod:
     """A ``--method`` that steps with the fixed step ``--dt`` and keeps the constraints itself.
 
-    Registered in :data:`lagsim.run.registry.METHODS` beside scipy's solvers; what it supports
-    is declared here and read by :func:`lagsim.run.registry.check_combination` (``kinds``,
-    ``dependent_rows``) and by :meth:`misfit` (what needs the symbolic model). A subclass gives
+    What it supports is declared in :data:`lagsim.run.registry.FIXED_STEP` under its ``name``
+    and read by :func:`lagsim.run.registry.check_combination` (``kinds``, ``dependent_rows``),
+    and by :meth:`misfit` (what needs the symbolic model). A subclass gives
     ``prepare(problem) -> (Compiled, aux array, initial state)`` and ``step(compiled, aux, t,
     h, x) -> new state`` (the NumPy path; the C path is its ``c_body``)."""
 
     name: ClassVar[str] = ""
-    fixed_step: ClassVar[bool] = True
-    kinds: ClassVar[frozenset[str]] = frozenset(("holonomic",))
-    dependent_rows: ClassVar[bool] = False
-    velocity_note: ClassVar[str] = (
-        "structure-preserving integrators for velocity (nonholonomic) constraints are a "
-        "different family (nonholonomic integrators: J. Cortés and S. Martínez 2001; R. I. "
-        "McLachlan and M. Perlmutter 2006) that lagsim does not offer; use --method DOP853")
 
     @classmethod
     def misfit(cls, model: Model) -> str | None:
@@ -217,7 +219,7 @@ class FixedStepMethod:
         return None
 
     @classmethod
-    def prepare(cls, problem: Any) -> tuple[Compiled, np.ndarray, np.ndarray]:
+    def prepare(cls, problem: Problem) -> tuple[Compiled, np.ndarray, np.ndarray]:
         raise NotImplementedError
 
     @classmethod
@@ -226,11 +228,10 @@ class FixedStepMethod:
         raise NotImplementedError
 
     @classmethod
-    def run(cls, problem: Any, progress: Callable[[float], None] | None = None) -> Any:
-        """Step ``problem`` (a :class:`lagsim.run.problem.Problem`) from t0 to t_end with the step
-        ``--dt``; the :class:`lagsim.output.trajectory.Trajectory` of its samples."""
-        from lagsim.run.driver import FailedRun, Pace
-
+    def run(cls, problem: Problem, progress: Callable[[float], None] | None = None
+            ) -> Trajectory:
+        """Step ``problem`` from t0 to t_end with the step ``--dt``; the trajectory of its
+        samples."""
         options = problem.options
         why = cls.misfit(problem.model)
         if why:
@@ -244,8 +245,9 @@ class FixedStepMethod:
                                     f"set by its step {options.label('dt')}; ignored")
         compiled, aux, state = cls.prepare(problem)
         n = problem.numeric.n
+        assert options.dt is not None  # lagsim.run.registry.check_combination asks for --dt
         t0, h = problem.t0, float(options.dt)
-        times = np.ascontiguousarray(options.sample_times(), dtype=float)
+        times = np.ascontiguousarray(options.sample_times(), dtype=np.float64)
         total = int(np.floor((options.t_end - t0) / h * (1 + 1e-12)))
         if t0 + total * h > options.t_end:
             total -= 1
@@ -261,7 +263,8 @@ class FixedStepMethod:
                 code = cls._call(compiled, aux, t0, h, k, count, state, times, taken, out,
                                  failed_at)
                 if code:
-                    raise IntegrationError(f"{cls.name}: {Status(code).message} at step size "
+                    status = Status(code)  # type: ignore[call-arg]  # the member of the code
+                    raise IntegrationError(f"{cls.name}: {status.message} at step size "
                                            f"{h!r}; try a smaller {options.label('dt')}",
                                            time=float(failed_at[0]))
                 k += count
@@ -326,14 +329,11 @@ class FixedStepMethod:
         return x[:2 * n]
 
 
-def _trajectory(problem: Any, name: str, times: np.ndarray, rows: np.ndarray, reason: str,
-                message: str) -> Any:
+def _trajectory(problem: Problem, name: str, times: np.ndarray, rows: np.ndarray, reason: str,
+                message: str) -> Trajectory:
     """The samples as a :class:`~lagsim.output.trajectory.Trajectory`: λ from each sampled state by
     the augmented system [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] (seed 003), residuals and energy
     as for every method."""
-    from lagsim.run.driver import _trajectory as assemble
-    from lagsim.run.formulations import solve_augmented
-
     numeric = problem.numeric
     n, m = numeric.n, numeric.m
     q, qd = rows[:, :n].copy(), rows[:, n:].copy()
@@ -399,7 +399,7 @@ class Rattle(FixedStepMethod):
         return None
 
     @classmethod
-    def prepare(cls, problem: Any) -> tuple[Compiled, np.ndarray, np.ndarray]:
+    def prepare(cls, problem: Problem) -> tuple[Compiled, np.ndarray, np.ndarray]:
         model, numeric = problem.model, problem.numeric
         state_args, pos_args, params = symbols(model)
         kick = [diff(model.lagrangian, qi) + model.tau[i] for i, qi in enumerate(model.q)]
@@ -446,12 +446,12 @@ class Rattle(FixedStepMethod):
                         break
                     raise StepFailed(Status.STEP_NEWTON)
                 prev = err
-                lam += _solve(G1 @ B, -phi)
+                lam += step_solve(G1 @ B, -phi)
                 q1 = qt + B @ lam
             vh = vh + (B @ lam) / h
         f1 = kick(np.concatenate(([t + h], q1, 2.0 * vh - v)))
         vs = vh + 0.5 * h * (Mi @ f1)
         if m:
             MG = Mi @ G1.T
-            vs = vs + 0.5 * h * (MG @ _solve(G1 @ MG, -2.0 / h * (G1 @ vs)))
+            vs = vs + 0.5 * h * (MG @ step_solve(G1 @ MG, -2.0 / h * (G1 @ vs)))
         return np.concatenate((q1, vs))

@@ -34,8 +34,6 @@ West §1.3).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import symengine as se
 
@@ -45,10 +43,11 @@ from lagsim.run.engines.rattle import (
     Compiled,
     FixedStepMethod,
     StepFailed,
-    _solve,
+    step_solve,
     step_source,
     symbols,
 )
+from lagsim.run.problem import Problem
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.model import Model
 
@@ -77,7 +76,7 @@ class Variational(FixedStepMethod):
     name = "variational"
 
     @classmethod
-    def prepare(cls, problem: Any) -> tuple[Compiled, np.ndarray, np.ndarray]:
+    def prepare(cls, problem: Problem) -> tuple[Compiled, np.ndarray, np.ndarray]:
         model, numeric = problem.model, problem.numeric
         state_args, pos_args, params = symbols(model)
         hol = model.holonomic
@@ -124,7 +123,7 @@ class Variational(FixedStepMethod):
                 out = con(np.concatenate(([t + h], q1)))
                 r[n:] = -out[:m]
                 K[n:, :n] = out[m:m + m * n].reshape(m, n)
-            dz = _solve(K, r)
+            dz = step_solve(K, r)
             vb = vb + dz[:n] / h
             q1 = q + h * vb
             lam = lam + dz[n:]
@@ -148,7 +147,7 @@ class Variational(FixedStepMethod):
             K[:n, n:] = -0.5 * h * G1.T
             K[n:, :n] = G1
             K[n:, n:] = 0.0
-            dz = _solve(K, r)
+            dz = step_solve(K, r)
             v1 = v1 + dz[:n]
             mu = mu + dz[n:]
             step = np.abs(dz[:n]).max()

@@ -207,7 +207,12 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> 
     ``a_<i>`` and ``p_<j>``) kept in an array ``T`` that the pieces share, each piece loading
     only the arguments it uses."""
     body = [_DECLARED.sub(r"    T[\1] = ", _TEMPORARY.sub(r"T[\1]", line)) for line in body]
-    names = [(_LOADED.match(load).group(1), load) for load in loads]
+    names = []
+    for load in loads:
+        found = _LOADED.match(load)
+        if found is None:
+            raise ValueError(f"not a load of an argument: {load!r}")
+        names.append((found.group(1), load))
     parts, calls = [], []
     for k in range(0, len(body), CHUNK):
         piece = body[k:k + CHUNK]
@@ -378,7 +383,7 @@ class CFunction:
 
     __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp")
 
-    def __init__(self, func: Callable, n_in: int, n_out: int, params: np.ndarray) -> None:
+    def __init__(self, func: Any, n_in: int, n_out: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         func.restype = None
         self._func = func
@@ -410,7 +415,7 @@ class COdeRhs:
 
     __slots__ = ("_func", "_y", "_out", "_py", "_pout", "_params", "_pp")
 
-    def __init__(self, func: Callable, n: int, params: np.ndarray) -> None:
+    def __init__(self, func: Any, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         func.restype = ctypes.c_int
         self._func = func
@@ -440,7 +445,7 @@ class CDop853Step:
 
     __slots__ = ("_func", "_result", "_presult", "n", "_params", "_pp")
 
-    def __init__(self, func: Callable, n: int, params: np.ndarray) -> None:
+    def __init__(self, func: Any, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
                          ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_double,
                          ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
@@ -459,7 +464,7 @@ class CDop853Step:
         y_new = np.empty(self.n)
         f_new = np.empty(self.n)
         result = self._result
-        result.h_abs = h_abs
+        result.begin(h_abs)
         code = self._func(t, y.ctypes.data, f.ctypes.data, t_bound, direction, rtol,
                           atol.ctypes.data, max_step, K.ctypes.data, y_new.ctypes.data,
                           f_new.ctypes.data, self._presult, self._pp)
@@ -481,7 +486,7 @@ class CompiledC:
     _sizes: tuple[tuple[str, int, int], ...] = ()
     _n: int = 0
 
-    def bind(self, values: Sequence[float]) -> CompiledC:
+    def bind(self, values: Sequence[float] | np.ndarray) -> CompiledC:
         """The same library's functions at the parameter values ``values`` (in the order the
         parameters were given to :func:`compile_c`); nothing is compiled."""
         params = np.array(values, dtype=float).reshape(-1)
@@ -526,6 +531,7 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
     parameters = tuple(parameters)
     try:
         if key_text is None:
+            assert not callable(functions)
             key = model_key(cc, n, m, functions, parameters, ode)
         else:
             key = hashlib.sha256("\0".join((*_identity(cc), "spec", key_text, f"n={n} m={m}",
@@ -548,6 +554,7 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
                  f"{type(exc).__name__}: {exc}")
         return None
     if sizes is None:
+        assert not callable(functions)
         sizes = tuple((name, len(args), len(exprs)) for name, args, exprs in functions)
     sizes = tuple(sizes)
     unbound = CompiledC({}, COdeRhs(lib.lagsim_ode_rhs, n, np.zeros(0)) if ode else None,

@@ -30,7 +30,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.abc import Traversable
 
 _INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.h)"[ \t]*$', re.M)
 
@@ -139,3 +139,7 @@ class StepResult(ctypes.Structure):
         ("h_abs", ctypes.c_double),
         ("nfev", ctypes.c_long),
     ]
+
+    def begin(self, h_abs: float) -> None:
+        """Set the step size the next step starts from (``h_abs`` in)."""
+        self.h_abs = h_abs

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from lagsim.errors import debugging
+from lagsim.errors import DEBUG
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.engines.base import Engine, Progress
@@ -78,7 +78,7 @@ def choose(problem: Problem, engines: tuple[Engine, ...] = ENGINES) -> Engine:
         why = engine.refusal(problem)
         if why is None:
             return engine
-        if debugging():
+        if DEBUG.get():
             print(f"lagsim: debug: engine {engine.name} declined: {why}", file=sys.stderr)
     raise ValueError(f"no engine runs --method {problem.options.method}")
 

@@ -6,14 +6,12 @@
 
 Each bench writes its results file (see :data:`BENCHES`; a bench that only prints has its
 standard output written, as printed, to ``bench/<name>_results.md`` under the command and the
-load average).
-A bench that fails is reported and the others still run; the exit status is 1 when any failed.
-A bench whose optional peers (``pip install -e '.[bench]'``) are all missing is skipped with
-one line saying so. ``params.py`` and ``derive_time.py`` run inside ``run.py`` (their tables
-are in ``RESULTS.md``). The summary at the end gives each bench's status, wall time, load
-average before and after, and results file: on a shared machine, read the ratios measured side
-by side inside each bench rather than its absolute times.
-"""
+load average). A bench that fails is reported and the others still run; the exit status is 1 when
+any failed. A bench whose optional peers (``pip install -e '.[bench]'``) are all missing is skipped
+with one line saying so. ``params.py`` and ``derive_time.py`` run inside ``run.py`` (their tables
+are in ``RESULTS.md``). The summary at the end gives each bench's status, wall time, load average
+before and after, and results file: on a shared machine, read the ratios measured side by side
+inside each bench rather than its absolute times. """
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ Issue 8 §5 and issue 16 §4: derive of any system with n ≤ 8 prints every for
 in at most 1 s, measured as a user runs it (`time lagsim derive FILE --form X`). Systems: issue
 8's messy3 (bench/derive_messy3.yaml), issue 16's mass with the constraint v − 0.21
 (bench/derive_uk2.yaml), the 8-chain in minimal and natural coordinates (lagsim.spec.chains) and a
-few
-bundled systems.
+few bundled systems.
 
     .venv/bin/python bench/derive_time.py            # every form in text, all forms in latex/json
     .venv/bin/python bench/derive_time.py --quick    # one run each, fewer systems

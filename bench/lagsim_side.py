@@ -142,8 +142,8 @@ class _CountingNumeric:
 
     def dop853_step(self) -> None:
         """No C stepper, so that every evaluation passes the counter; lagsim.run.engines.cstep
-        takes the
-        same steps as scipy's DOP853 (tests/test_ccompile.py checks nfev and the end state)."""
+        takes the same steps as scipy's DOP853 (tests/test_ccompile.py checks nfev and the end
+        state)."""
         return None
 
     def ode_rhs(self) -> Callable[[float, np.ndarray], np.ndarray]:
@@ -176,8 +176,7 @@ def _clear_sympy_cache() -> None:
 
 def _fresh_compile_cache() -> None:
     """Point lagsim's compiled-model cache (lagsim.numeric.ccompile) at a new empty folder, so that
-    the
-    next build compiles from scratch."""
+    the next build compiles from scratch."""
     os.environ["LAGSIM_CACHE"] = tempfile.mkdtemp(prefix="lagsim-bench-cache-")
 
 

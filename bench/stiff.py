@@ -18,14 +18,11 @@ Three systems, every method run in turns in one process through ``lagsim.run.int
 
 Each implicit method runs twice: with lagsim's analytic Jacobian and with scipy's finite
 differences (``lagsim.numeric.jacobian.rhs_jacobian`` patched to return None), so the Jacobian's
-share
-of the cost is measured rather than assumed. Radau with the analytic Jacobian runs once more:
+share of the cost is measured rather than assumed. Radau with the analytic Jacobian runs once more:
 in the C loop of ``lagsim.run.engines.cradau`` where it applies (formulation ``ode``: system (b);
-(a) is
-constrained and stays in the Python loop), and in the Python loop (``radau_loop_for`` patched
-to return None); the ``loop`` column says which ran. Steps and Jacobian evaluations are
-printed beside the times.
-"""
+(a) is constrained and stays in the Python loop), and in the Python loop (``radau_loop_for`` patched
+to return None); the ``loop`` column says which ran. Steps and Jacobian evaluations are printed
+beside the times. """
 
 from __future__ import annotations
 

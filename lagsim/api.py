@@ -171,9 +171,7 @@ class System:
 
     Made by :func:`load`. ``spec`` is the validated file (:class:`lagsim.spec.system.SystemSpec`),
     ``model`` its symbolic model (:class:`lagsim.symbolic.model.Model`, built on first use); both
-    are what
-    lagsim's analysis functions take, ``f(system.spec, system.model)``.
-    """
+    are what lagsim's analysis functions take, ``f(system.spec, system.model)``. """
 
     def __init__(self, spec: SystemSpec, text: str, label: str, stem: str,
                  parameters: Mapping[str, float], initial: Mapping[str, float]) -> None:
@@ -388,10 +386,9 @@ def derive_forms(system: System, form: str, simplify: bool = False,
     printing (:func:`lagsim.symbolic.model.tidy_model`); the tidying of each form shares a CPU-time
     ``budget`` in seconds (default :data:`lagsim.symbolic.tidy.DEFAULT_SECONDS`, or
     :data:`lagsim.symbolic.tidy.SIMPLIFY_SECONDS` with ``simplify``, which also runs SymPy's
-    simplify),
-    past which expressions print as derived, and ``warn`` hears a note (issue 16 §4).
-    ``status`` hears the stage, ``warn`` what the command line prints on stderr. Without
-    constraints ``all`` leaves the Udwadia–Kalaba form out (there is nothing to constrain)."""
+    simplify), past which expressions print as derived, and ``warn`` hears a note (issue 16 §4).
+    ``status`` hears the stage, ``warn`` what the command line prints on stderr. Without constraints
+    ``all`` leaves the Udwadia–Kalaba form out (there is nothing to constrain)."""
     from lagsim.symbolic import tidy
     from lagsim.symbolic.forms import FORMS
     from lagsim.symbolic.model import tidy_model

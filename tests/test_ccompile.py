@@ -261,8 +261,8 @@ def test_simulate_makes_no_more_evaluations_than_solve_ivp():
 @pytest.mark.parametrize("n", (1, 4))
 def test_c_stepper_takes_scipys_steps(n, tmp_path):
     """lagsim.run.engines.cstep.CDOP853 against scipy's DOP853 on the same compiled RHS: same
-    number of
-    evaluations, end states equal to 1e-12 (step sizes differ in the last bits: pow against
+    number of evaluations, end states equal to 1e-12 (step sizes differ in the last bits: pow
+    against
 numpy's **), the dense output of the last step (scipy's, on the C stages) equal to 1e-9 at
 t = 9.99, and the energy h at the end (seed 001 §10.6:
     conserved, so both drift by less than 1e-9 at rtol 1e-10)."""

@@ -1,6 +1,6 @@
 """The C step loop (lagsim.run.engines.cloop) against the Python loop it replaces
-(lagsim.run.driver.run_python,
-the reference): the same trajectories, multipliers, stop events and failures.
+(lagsim.run.driver.run_python, the reference): the same trajectories, multipliers, stop events and
+failures.
 
 Both loops take scipy's DOP853 steps (the same tables, error norm and step-size control) and
 solve the same equations (seed 001 §10.7 and seed 003's augmented system for index1, seed 004

@@ -1,7 +1,6 @@
 """The reduced formulation in the C step loop (lagsim.run.engines.cloop.RLoop) against the Python
-loop it
-replaces (lagsim.run.driver.run_python, the reference): the same trajectories, multipliers, switches
-of partition, stop events and failures.
+loop it replaces (lagsim.run.driver.run_python, the reference): the same trajectories, multipliers,
+switches of partition, stop events and failures.
 
 Both loops take scipy's DOP853 steps of the same chart's ODE (002 §23.5, the chart's compiled
 right-hand side), rebuild the full state by the same map (compiled by symengine for the Python

@@ -1,8 +1,7 @@
 """lagsim.run.integrate: options, the consistent start, the errors of issue 3, and the plumbing of
-the
-run (fresh right-hand sides, progress, methods, rheonomic constraints and time-dependent forces
-against closed forms); errors located in the file and mid-run failures (issues 8 and 15); the
-parts of a run (Problem, after_step). Physics against the seeds is in test_simulate_physics.py.
+the run (fresh right-hand sides, progress, methods, rheonomic constraints and time-dependent forces
+against closed forms); errors located in the file and mid-run failures (issues 8 and 15); the parts
+of a run (Problem, after_step). Physics against the seeds is in test_simulate_physics.py.
 """
 
 from __future__ import annotations

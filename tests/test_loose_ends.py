@@ -1,9 +1,8 @@
 """Loose ends of issues 29 and 32 left by the merged fixes: expansions of user expressions that
 bypassed the bound of :mod:`lagsim.symbolic.expansion`; equilibria and modes of a V-shaped well;
-plots of
-values near the largest double; a quadrature that did not converge in `action`; the bounded
-reader of `sweep --table`; workers of another lagsim version; `simulate --formulation reduced`
-with an integrable velocity constraint."""
+plots of values near the largest double; a quadrature that did not converge in `action`; the bounded
+reader of `sweep --table`; workers of another lagsim version; `simulate --formulation reduced` with
+an integrable velocity constraint."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Printing the derive forms (lagsim.symbolic.render): text for terminals, LaTeX for papers, JSON
-for
-scripts.
+for scripts.
 
 JSON is checked by reading every expression back with sympy.sympify and comparing it with the model
 (lagsim.symbolic.model, seed 001 §10.6–10.7 quantities L, M, F, h, A, b) at random points to 1e-12.

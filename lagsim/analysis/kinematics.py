@@ -87,8 +87,7 @@ def _nearly_constant(paths: Mapping, a: str, b: str) -> bool:
 FIXED_MAX_TERMS = 200
 """A squared distance that multiplies out past this many terms
 (:func:`lagsim.symbolic.expansion.expansion_work`) is not simplified to see whether it is fixed:
-SymPy's
-expansion and ``trigsimp`` of it would take minutes; no rod is then drawn for the pair."""
+SymPy's expansion and ``trigsimp`` of it would take minutes; no rod is then drawn for the pair."""
 
 
 def _fixed(d2: sympy.Expr, phis: list[sympy.Expr], coords: set) -> bool:

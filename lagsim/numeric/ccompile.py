@@ -12,21 +12,19 @@ PyDy's code generation passes its constants), so one library serves every parame
 (issue 8 §1): :meth:`CompiledC.bind` gives the functions for other values without compiling.
 
 The library is kept in the compile cache (:mod:`lagsim.numeric.cache`, which decides whether a file
-may
-be loaded) under a key that covers everything that determines the code: the model's structure
+may be loaded) under a key that covers everything that determines the code: the model's structure
 (its expressions with the parameters as symbols, never their values), this generator's source,
-lagsim's, symengine's and scipy's versions, the compiler's path and version, the flags, the
-Python ABI and the platform (:func:`model_key`). The library reports its key through the
-exported function ``lagsim_cache_key``, which is checked after loading. Without constraints the
-library also holds DOP853's step (:func:`_dop853_source`), so that a run makes no Python call
-per evaluation (:mod:`lagsim.run.engines.cstep`). The functions are called through :mod:`ctypes`
-with
-preallocated buffers; the ODE right-hand side, called thousands of times a run, through a small
-model-independent CPython extension instead (:func:`native_rhs`: one vectorcall, 0.3 µs at n = 2
-against 1.7 µs through ctypes), compiled once per Python and cached the same way, when Python's
-headers are installed. Every call returns a fresh array (the integrator keeps references to
-what a right-hand side returns). One bound model is not to be called from two threads at once
-(its buffers are shared).
+lagsim's, symengine's and scipy's versions, the compiler's path and version, the flags, the Python
+ABI and the platform (:func:`model_key`). The library reports its key through the exported function
+``lagsim_cache_key``, which is checked after loading. Without constraints the library also holds
+DOP853's step (:func:`_dop853_source`), so that a run makes no Python call per evaluation
+(:mod:`lagsim.run.engines.cstep`). The functions are called through :mod:`ctypes` with preallocated
+buffers; the ODE right-hand side, called thousands of times a run, through a small model-independent
+CPython extension instead (:func:`native_rhs`: one vectorcall, 0.3 µs at n = 2 against 1.7 µs
+through ctypes), compiled once per Python and cached the same way, when Python's headers are
+installed. Every call returns a fresh array (the integrator keeps references to what a right-hand
+side returns). One bound model is not to be called from two threads at once (its buffers are
+shared).
 
 No compiler (or ``LAGSIM_NO_CC`` set) makes :func:`compile_c` return ``None`` quietly, and
 :mod:`lagsim.numeric.compile` uses symengine's LLVM instead; any other reason to do so (too many
@@ -84,8 +82,7 @@ def flags() -> tuple[str, ...]:
 
 RUNTIME = csource.read("runtime.c")
 """lagsim's small dense linear algebra (``lagsim/numeric/c/runtime.c``), one text in every library
-that
-needs it: the model libraries and the C step loops."""
+that needs it: the model libraries and the C step loops."""
 
 
 def _dop853_source(n: int) -> str:
@@ -436,12 +433,10 @@ class COdeRhs:
 class CDop853Step:
     """One accepted DOP853 step of the compiled right-hand side, in C (see
     :class:`lagsim.run.engines.cstep.CDOP853`): ``step(t, y, f, t_bound, direction, rtol, atol,
-    max_step,
-    K, h_abs)`` → (code, y_new, f_new, t_new, h, h_abs, nfev) with code 0 accepted,
+    max_step, K, h_abs)`` → (code, y_new, f_new, t_new, h, h_abs, nfev) with code 0 accepted,
     :attr:`~lagsim.numeric.csource.Status.RUN_SMALL` step too small,
     :attr:`~lagsim.numeric.csource.Status.RUN_SINGULAR` singular mass matrix; ``K`` (13 rows)
-    receives
-    the stages."""
+    receives the stages."""
 
     __slots__ = ("_func", "_result", "_presult", "n", "_params", "_pp")
 

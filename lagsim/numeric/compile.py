@@ -321,8 +321,7 @@ def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Sym
                       values: Sequence[float]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
     """Extra compiled functions of a model beside :func:`compile_model`'s (the Jacobian of
     :mod:`lagsim.numeric.jacobian`): ``groups`` as there, the parameters ``params`` run-time inputs
-    bound
-    to ``values``; C when a compiler is there, else symengine's LLVM; compiled once per
+    bound to ``values``; C when a compiler is there, else symengine's LLVM; compiled once per
     structure in the process (:data:`_MEMO`) and, for C, once per machine (the compile cache)."""
     params = list(params)
     cc = compiler()

@@ -2,23 +2,20 @@
 record.
 
 Every C text lagsim compiles besides the generated model functions is a file of
-``lagsim/numeric/c/``
-(package data, read with :mod:`importlib.resources` so that an installed lagsim finds it):
-the dense linear algebra (``runtime.c``), the model libraries' ODE right-hand side and DOP853
-step, the step loops (``cloop.c``, ``cradau.c``, the fixed-step loop with the RATTLE and
+``lagsim/numeric/c/`` (package data, read with :mod:`importlib.resources` so that an installed
+lagsim finds it): the dense linear algebra (``runtime.c``), the model libraries' ODE right-hand side
+and DOP853 step, the step loops (``cloop.c``, ``cradau.c``, the fixed-step loop with the RATTLE and
 variational steps) and the CPython extension of :func:`lagsim.numeric.ccompile.native_rhs`. A file
-may
-be a named template in the manner of PyDy's code generation (its ``CythonMatrixGenerator``
-fills named slots of fixed C text): ``@NAME@`` slots filled by :func:`fill`, or the macros a
-module replaces itself (``FS_N_REAL``). ``#include "x.h"`` of a header of this folder is
-expanded in the text (:func:`read`), so each library is compiled from one self-contained text
-and its cache key, which covers that text, covers the header as well.
+may be a named template in the manner of PyDy's code generation (its ``CythonMatrixGenerator`` fills
+named slots of fixed C text): ``@NAME@`` slots filled by :func:`fill`, or the macros a module
+replaces itself (``FS_N_REAL``). ``#include "x.h"`` of a header of this folder is expanded in the
+text (:func:`read`), so each library is compiled from one self-contained text and its cache key,
+which covers that text, covers the header as well.
 
 The status codes of the C loops are one enum in ``c/status.h``; :class:`Status` mirrors it, each
 code with its message, and :class:`LoopResult` and :class:`StepResult` mirror the header's
 result records ``lagsim_result`` and ``lagsim_step`` (tests/test_csource.py holds each pair to
-agree).
-"""
+agree). """
 
 from __future__ import annotations
 

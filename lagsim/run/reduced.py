@@ -12,8 +12,7 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
   slider-crank solved for y2 while it lies flat).
 * When the constraints can be solved for the chosen u symbolically within
   :data:`lagsim.symbolic.reduce.SOLVE_BUDGET` and a branch of that solution rebuilds the state (at
-  the
-  start the consistent start, issue 16 §1), the chart is 002's reduced Lagrangian, compiled
+  the start the consistent start, issue 16 §1), the chart is 002's reduced Lagrangian, compiled
   (:class:`SymbolicChart`); the charts are kept, so a pendulum swinging through its partitions
   compiles each (partition, branch) once.
 * Otherwise the chart is numeric (:class:`PartitionChart`): at each right-hand side
@@ -28,12 +27,11 @@ reduction in analysis of constrained dynamic systems", J. Mech. Des. 104: 247–
 
 Where the run is stepped: with DOP853 the whole accepted-step loop runs in C
 (:class:`lagsim.run.engines.cloop.RLoop`): a symbolic chart's compiled right-hand side and its map
-to the
-full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, and
-:meth:`Reduced.after_step`'s check, its switch to a symbolic chart already built or to a
-numeric chart (where :meth:`Reduced._chart_for` would try no symbolic reduction), mirrored in
-C; this class decides in Python only the first switch, a new symbolic chart, a check within
-rounding of its threshold and rank loss. With the other methods the Python loop steps
+to the full state (:func:`full_map`, compiled to C), a numeric chart's Newton solve, and
+:meth:`Reduced.after_step`'s check, its switch to a symbolic chart already built or to a numeric
+chart (where :meth:`Reduced._chart_for` would try no symbolic reduction), mirrored in C; this class
+decides in Python only the first switch, a new symbolic chart, a check within rounding of its
+threshold and rank loss. With the other methods the Python loop steps
 (:mod:`lagsim.run.engines.python`).
 
 The class is registered in :data:`lagsim.run.registry.FORMULATIONS`, which imports this module
@@ -393,9 +391,8 @@ class Reduced(Formulation):
     @property
     def c_step(self) -> Callable | None:  # type: ignore[override]
         """DOP853's step for the driver's C stepper (:class:`lagsim.run.engines.cstep.CDOP853`)
-        when the run
-        starts on a compiled symbolic chart: each step is the current chart's step in C, or
-        scipy's step in Python on a chart without one (a numeric chart after a switch)."""
+        when the run starts on a compiled symbolic chart: each step is the current chart's step in
+        C, or scipy's step in Python on a chart without one (a numeric chart after a switch)."""
         chart = self.chart
         if isinstance(chart, SymbolicChart) and chart.numeric.dop853_step() is not None:
             return self._step

@@ -19,11 +19,10 @@ The engine: without ``--scheduler`` one single-threaded worker process per core
 issue 32); ``--scheduler tcp://HOST:PORT`` or ``tls://HOST:PORT`` the user's Dask cluster (whose
 workers need lagsim installed and, for ``--save-trajectories``, the folder, named to them by its
 absolute path); ``--scheduler synchronous`` every run in this process, one after another (Dask's
-synchronous scheduler).
-The client runs run 0 itself: it compiles the model (so that the workers find it in the compile
-cache) and times a run, from which runs are grouped in chunks of about :data:`CHUNK_SECONDS` of
-work. The job (file text, options, summaries) is sent to each worker once (``scatter``); a
-chunk carries only its runs' indices and values, and returns only their rows.
+synchronous scheduler). The client runs run 0 itself: it compiles the model (so that the workers
+find it in the compile cache) and times a run, from which runs are grouped in chunks of about
+:data:`CHUNK_SECONDS` of work. The job (file text, options, summaries) is sent to each worker once
+(``scatter``); a chunk carries only its runs' indices and values, and returns only their rows.
 
 A run that fails is recorded (its row's ``error`` column says why, its numbers are NaN) and the
 sweep goes on; the command then exits 1 and says how many failed.
@@ -195,8 +194,7 @@ def random_axis(items: Sequence[str], runs: int | None, seed: int) -> Axis:
 def table_axis(path: str, limits: CsvLimits | None = None) -> Axis:
     """``--table FILE``: a CSV whose header names the swept names, one run per row, read a line
     at a time within ``limits`` (:func:`lagsim.output.io.csv_lines`; by default the header and a
-    line
-    for each of :data:`MAX_RUNS` runs, in the characters a line and cells of every CSV)."""
+    line for each of :data:`MAX_RUNS` runs, in the characters a line and cells of every CSV)."""
     from lagsim.output.io import CsvLimits, csv_lines
 
     if limits is None:

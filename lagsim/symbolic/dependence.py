@@ -15,10 +15,9 @@ configuration-dependent. :func:`varying` decides on the function instead:
    rounding of an identity;
 3. when :data:`POINTS` pairs show no change, the cheap symbolic tidying of
    :func:`lagsim.symbolic.tidy.combine_trig` (expand, Pythagoras, angle sums) is asked to confirm
-   that
-   ∂e/∂s is 0; where it does not reach (parameters' values, other identities), the verdict rests
-   on :data:`UNCONFIRMED_POINTS` further pairs (a non-zero analytic function vanishes on a set of
-   measure zero: probabilistic identity testing, J. T. Schwartz, J. ACM 27 (1980) 701–717).
+   that ∂e/∂s is 0; where it does not reach (parameters' values, other identities), the verdict
+   rests on :data:`UNCONFIRMED_POINTS` further pairs (a non-zero analytic function vanishes on a set
+   of measure zero: probabilistic identity testing, J. T. Schwartz, J. ACM 27 (1980) 701–717).
 
 A point where the expression cannot be evaluated (outside a function's domain in a way mpmath
 refuses, an unevaluated derivative) does not count; when no point can be evaluated the symbol is

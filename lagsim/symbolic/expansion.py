@@ -6,9 +6,7 @@ Multiplying out is where a small expression becomes a huge one:
 Every expansion of an expression that comes from a user's file is bounded here before it starts
 (:func:`bounded_expand`), by a count that depends only on the expression (the same input gives
 the same output on a busy machine, as the operation counts of :mod:`lagsim.symbolic.tidy`).
-SymEngine
-only, so that a run imports no SymPy.
-"""
+SymEngine only, so that a run imports no SymPy. """
 
 from __future__ import annotations
 
@@ -79,8 +77,7 @@ def expansion_work(expr: se.Basic, limit: int) -> int:
 
 def expandable(expr: se.Basic) -> bool:
     """Whether multiplying ``expr`` out builds at most :data:`lagsim.spec.limits.MAX_EXPANSION`
-    terms
-    (:func:`expansion_work`); when not, that is said once on stderr. For callers that hand
+    terms (:func:`expansion_work`); when not, that is said once on stderr. For callers that hand
     ``expr`` to a routine that multiplies out inside (SymPy's polynomial gcd)."""
     if expansion_work(expr, MAX_EXPANSION) <= MAX_EXPANSION:
         return True

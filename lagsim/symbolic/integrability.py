@@ -21,8 +21,7 @@ Two independent tests, as issue 10 asks:
   entries). An expression is declared zero when symengine's expansion reduces it to 0, nonzero
   when it evaluates clearly away from 0 at a state relative to its rounding scale
   (:func:`lagsim.symbolic.vanishing.magnitude`: a proof that it is not identically 0), else zero
-  when
-  SymPy's ``simplify`` reduces it; past :data:`MAX_SYMBOLIC_ROWS` independent rows, or when an
+  when SymPy's ``simplify`` reduces it; past :data:`MAX_SYMBOLIC_ROWS` independent rows, or when an
   expression would multiply out past the expansion limit (:mod:`lagsim.symbolic.expansion`), it is
   skipped and the numeric test decides;
 * **numeric**: at random states (projected onto the holonomic constraints of the set), an
@@ -61,8 +60,7 @@ SEED = 20230
 SYMPY_MAX_TERMS = 500
 """SymPy's polynomial gcd multiplies its arguments out, about a thousand times slower than
 SymEngine: past this many terms (:func:`lagsim.symbolic.expansion.expansion_work`) in an entry of
-the row,
-the common factor of the entries is not among the integrating factors tried."""
+the row, the common factor of the entries is not among the integrating factors tried."""
 
 
 @dataclass(frozen=True)
@@ -252,10 +250,9 @@ def _decide(exprs: list[se.Basic], points: np.ndarray, evaluate: _Evaluator) -> 
     """"zero" (each expression expands to 0 in symengine, or SymPy's ``simplify`` reduces it to
     0: a proof), "nonzero" (a value clearly off 0 at some point: above NONZERO × its rounding
     scale, :func:`lagsim.symbolic.vanishing.magnitude` of the unexpanded expression, and an
-    expansion
-    that is not 0), "unknown" (numerically 0 but not reduced) or "too large" (one would multiply
-    out past the expansion limit, :func:`_is_zero`: nothing is proved). The expressions that look
-    nonzero are expanded first, so that a nonholonomic form costs one expansion."""
+    expansion that is not 0), "unknown" (numerically 0 but not reduced) or "too large" (one would
+    multiply out past the expansion limit, :func:`_is_zero`: nothing is proved). The expressions
+    that look nonzero are expanded first, so that a nonholonomic form costs one expansion."""
     if not exprs:
         return "zero"
     values = np.abs(evaluate(exprs, points))

@@ -81,8 +81,7 @@ class Invariants:
 def _zero(expr: se.Basic) -> bool:
     """Whether an expression expands to 0 (a float 0.0 from a parameter's value counts); False
     when it is too large to multiply out (:func:`lagsim.symbolic.expansion.bounded_expand`):
-    nothing is
-    then claimed conserved on its account."""
+    nothing is then claimed conserved on its account."""
     e = bounded_expand(expr)
     return e is not None and (e == 0 or (e.is_Number and float(e) == 0.0))
 
@@ -248,8 +247,7 @@ def _verify(model: Model, values: dict[se.Symbol, float], xi: list[se.Basic],
     Symbolic: they expand to 0 with the parameters at their exact decimal values
     (:func:`lagsim.symbolic.vanishing.exact_values`); numeric: at fresh random states each is within
     CHECK_TOL of its rounding scale (:func:`lagsim.symbolic.vanishing.magnitude`, taken with the
-    parameters
-    as symbols, before their numbers fold into one float)."""
+    parameters as symbols, before their numbers fold into one float)."""
     n = model.n
     L = model.lagrangian
     Bqd = [sum((diff(xi[i], model.q[j]) * model.qd[j] for j in range(n)), se.Integer(0))

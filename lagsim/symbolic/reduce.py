@@ -122,8 +122,7 @@ class NoClosedForm(ReductionError):
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
     """:func:`lagsim.symbolic.tidy.time_budget`, refused with :class:`ReductionError` where it
-    cannot
-    interrupt (not the main thread of a POSIX process)."""
+    cannot interrupt (not the main thread of a POSIX process)."""
     if seconds is not None and not can_interrupt():
         raise ReductionError("the symbolic reduction can only be time-limited in the main "
                              "thread of a POSIX process")
@@ -160,16 +159,14 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     :class:`ReductionError` says so (issue 16 §1). ``eliminate`` pairs each constraint with the
     coordinate it is solved for, in the order of solving (Gaussian elimination with complete
     pivoting on φ_q, :mod:`lagsim.run.reduced`); None takes the constraints in the file's order,
-    each
-    solved for a coordinate it fixes linearly if any, else for the last one it can. The symbolic
-    work is bounded by ``budget`` seconds of CPU (:class:`NoClosedForm` when it runs out, issue 16
-    §3; None: by the enclosing :func:`lagsim.symbolic.tidy.time_budget` only, as ``derive`` calls it
-    within its one budget through :func:`lagsim.symbolic.tidy.bounded`). A velocity constraint is
-    eliminated through the holonomic constraint it integrates to, as ``check`` finds it
-    (:func:`integrate_velocity_constraints`). Raises :class:`InputError` when a velocity
-    constraint does not integrate (or its integral has no closed form), or a constraint is
-    redundant at the start.
-    """
+    each solved for a coordinate it fixes linearly if any, else for the last one it can. The
+    symbolic work is bounded by ``budget`` seconds of CPU (:class:`NoClosedForm` when it runs out,
+    issue 16 §3; None: by the enclosing :func:`lagsim.symbolic.tidy.time_budget` only, as ``derive``
+    calls it within its one budget through :func:`lagsim.symbolic.tidy.bounded`). A velocity
+    constraint is eliminated through the holonomic constraint it integrates to, as ``check`` finds
+    it (:func:`integrate_velocity_constraints`). Raises :class:`InputError` when a velocity
+    constraint does not integrate (or its integral has no closed form), or a constraint is redundant
+    at the start. """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
                     "this system has none; use --form lagrange")

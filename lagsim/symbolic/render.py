@@ -354,8 +354,7 @@ class _Fast(_OnePass):
 class _FastTex(_OnePass):
     """LaTeX of a long expression (sum, product, power, function, number, symbol) in one pass,
     each distinct subexpression once, names by :func:`lagsim.symbolic.names.latex`: ``sympy.latex``
-    took
-    1.6 s for the natural 8-chain's reduced form (issue 16 §4). Other nodes go to it."""
+    took 1.6 s for the natural 8-chain's reduced form (issue 16 §4). Other nodes go to it."""
 
     def __init__(self) -> None:
         self.memo: dict[sympy.Basic, tuple[str, int]] = {}

@@ -9,21 +9,19 @@ Signature for the CLI::
             trail: float = 1.0, title: str | None = None, dpi: int = 100) -> int
 
 ``table`` is :func:`lagsim.output.io.read_csv`'s result; ``positions`` maps a mass name to its (x,
-y)
-arrays at the table's samples (the caller evaluates the system's position expressions); ``rods``
+y) arrays at the table's samples (the caller evaluates the system's position expressions); ``rods``
 are pairs of mass names or ``"origin"`` that a holonomic constraint |r_i − r_j| = const ties
-together (seed 002 §23.6–23.8 writes the pendulum's string this way).  The return value is the
-number of frames written: ``frames``, or else ``max(2, round(fps * (t_end − t_start)))``, at
-equally spaced times, positions linearly interpolated between samples; more than
-:data:`MAX_FRAMES` is refused before anything is drawn (issue 32: ``--t-end 20000`` at 30 fps
-asked for 600,000 frames, a CSV spanning 1e12 s for more than memory holds).
+together (seed 002 §23.6–23.8 writes the pendulum's string this way). The return value is the number
+of frames written: ``frames``, or else ``max(2, round(fps * (t_end − t_start)))``, at equally spaced
+times, positions linearly interpolated between samples; more than :data:`MAX_FRAMES` is refused
+before anything is drawn (issue 32: ``--t-end 20000`` at 30 fps asked for 600,000 frames, a CSV
+spanning 1e12 s for more than memory holds).
 
 ``.gif`` is streamed frame by frame (:class:`_GifStream`: memory does not grow with the number
 of frames); ``.mp4`` pipes the frames to ffmpeg, which must be on PATH, otherwise an InputError
 says so before any work (:func:`check_animation_output`).  The output goes through
 :func:`lagsim.output.io.open_output`: a file is replaced atomically, a device or FIFO written in
-place.
-"""
+place. """
 
 from __future__ import annotations
 
@@ -304,11 +302,10 @@ def animate(
     gravity_direction`), is drawn as an arrow so that "down" can be read off every frame;
     ``springs`` are pairs of ends (a mass, ``"origin"`` or a fixed point (x, y)) drawn as
     zigzags (:func:`lagsim.analysis.kinematics.springs`); ``progress(fraction)`` is called after
-    each
-    frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
-    seconds (:func:`trail_points`), not only through the frames' positions. ``frames`` draws
-    that many frames over the run instead of ``fps`` per simulated second (:func:`frame_count`,
-    at most :data:`MAX_FRAMES`), still shown at ``fps``."""
+    each frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
+    seconds (:func:`trail_points`), not only through the frames' positions. ``frames`` draws that
+    many frames over the run instead of ``fps`` per simulated second (:func:`frame_count`, at most
+    :data:`MAX_FRAMES`), still shown at ``fps``."""
     from matplotlib.collections import LineCollection
     from matplotlib.colors import to_rgba
 

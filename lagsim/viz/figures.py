@@ -187,9 +187,8 @@ def _legend(label: str) -> str:
 
 def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) -> str:
     """The column names (shown by the one names rule of :mod:`lagsim.symbolic.names`: θ̇, λ_roll_x)
-    when
-    they fit a small panel's height (two short lines), else ``group``; with their unit when they
-    share one."""
+    when they fit a small panel's height (two short lines), else ``group``; with their unit when
+    they share one."""
     from lagsim.symbolic.names import text
 
     units = {info.units.get(n) for n in names}
@@ -235,8 +234,7 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
     |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units. The label
-    says which, and why.
-    """
+    says which, and why. """
     if not table.has_energy:
         return None
     if table.has(naming.WORK):
@@ -264,8 +262,7 @@ def _balance_panel(table: Table) -> _Panel:
     """The energy balance of a system that does not conserve h: h − h0 against the work W of
     the non-conservative forces, moving constraints and explicit time dependence (the
     ``work_nonconservative`` column, :mod:`lagsim.analysis.balance`), and what is left, h − h0 − W:
-    the
-    integration and quadrature error, the drift proper."""
+    the integration and quadrature error, the drift proper."""
     t, h, w = table.time, table.column(naming.ENERGY), table.column(naming.WORK)
     change = h - h[0]
     series = (_Series("energy − energy₀", t, change), _Series("W (work done)", t, w, dashed=True),

@@ -34,7 +34,6 @@ KINDS: tuple[str, ...] = tuple(KIND_HELP)
 
 SWEEP_KINDS: tuple[str, ...] = ("sweep", "poincare")
 """The kinds :mod:`lagsim.viz.sweep_figures` draws (from a sweep's table or sections); the others
-are
-:mod:`lagsim.plot`'s (:data:`FIGURE_KINDS`)."""
+are :mod:`lagsim.plot`'s (:data:`FIGURE_KINDS`)."""
 
 FIGURE_KINDS: tuple[str, ...] = tuple(k for k in KINDS if k not in SWEEP_KINDS)

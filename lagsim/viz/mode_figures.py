@@ -4,8 +4,7 @@ along the mode (issue 10).
 The masses' positions r_K(q) (``masses:``) are evaluated at q*, q* + ε δq and q* − ε δq with δq
 the mode's shape (its real part for a damped mode) and ε chosen so that the largest mass moves by
 a fifth of the configuration's size; rods (:func:`lagsim.analysis.kinematics.rods`) join the masses
-the
-model keeps at fixed distance. In 3-d the x–y projection is drawn, as by ``plot --kind path``.
+the model keeps at fixed distance. In 3-d the x–y projection is drawn, as by ``plot --kind path``.
 """
 
 from __future__ import annotations

@@ -23,13 +23,12 @@ the size of the model, not once per step.
 
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
 of this module and of ``lagsim/numeric/c/cloop.c``): the chart's ODE in the free coordinates is
-stepped by
-the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
-numeric chart's from Newton's method on the constraints (mirrored in C), and
-``Reduced.after_step`` (the chart check, the switch to a symbolic chart already built or to a
-numeric chart where no symbolic one is to be tried) is done in C; Python runs only where it
-decides (the first switch, a new symbolic chart, a check within rounding of its threshold, rank
-loss) (tests/test_cloop_reduced.py: 1e-12).
+stepped by the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
+numeric chart's from Newton's method on the constraints (mirrored in C), and ``Reduced.after_step``
+(the chart check, the switch to a symbolic chart already built or to a numeric chart where no
+symbolic one is to be tried) is done in C; Python runs only where it decides (the first switch, a
+new symbolic chart, a check within rounding of its threshold, rank loss)
+(tests/test_cloop_reduced.py: 1e-12).
 
 The Python loop stays the reference and the path for everything else: the other methods,
 systems compiled without a C compiler (symengine's LLVM path). Those are expected, and silent;

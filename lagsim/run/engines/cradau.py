@@ -4,16 +4,15 @@ With ``--method Radau`` the Python loop (:mod:`lagsim.run.engines.python`) drive
 ``Radau`` one Python round per accepted step, and each step calls the right-hand side and
 solves the Newton systems through Python: on a stiff system most of the run's time. For the
 formulation ``ode`` this module runs the same loop in C (``lagsim/numeric/c/cradau.c``): scipy's
-algorithm
-step for step (scipy/integrate/_ivp/radau.py — the collocation system solved by simplified
+algorithm step for step (scipy/integrate/_ivp/radau.py — the collocation system solved by simplified
 Newton in the eigenbasis of Radau IIA's matrix, its error estimate, the step-size factors of
-``predict_factor`` and the rules for refreshing the Jacobian and the LU factors of
-MU_REAL/h·I − J and MU_COMPLEX/h·I − J; Hairer & Wanner, *Solving Ordinary Differential
-Equations II*, §IV.8), with scipy's constants printed exactly, the model's compiled dynamics
-and the compiled analytic Jacobian of :mod:`lagsim.numeric.jacobian` called through their addresses,
-the checks of :class:`lagsim.run.monitor.Guard` and the samples from the step's dense output
-(``RadauDenseOutput``). Both loops give the same trajectory to rounding (tests/test_cradau.py:
-1e-9 relative on the samples; the Newton iteration's stopping test may flip on rounding).
+``predict_factor`` and the rules for refreshing the Jacobian and the LU factors of MU_REAL/h·I − J
+and MU_COMPLEX/h·I − J; Hairer & Wanner, *Solving Ordinary Differential Equations II*, §IV.8), with
+scipy's constants printed exactly, the model's compiled dynamics and the compiled analytic Jacobian
+of :mod:`lagsim.numeric.jacobian` called through their addresses, the checks of
+:class:`lagsim.run.monitor.Guard` and the samples from the step's dense output
+(``RadauDenseOutput``). Both loops give the same trajectory to rounding (tests/test_cradau.py: 1e-9
+relative on the samples; the Newton iteration's stopping test may flip on rounding).
 
 Python runs between calls (the progress bar, the pace check, Ctrl-C, and
 :class:`lagsim.run.aliasing.AliasWatch`, replayed from the steps the call took). The other

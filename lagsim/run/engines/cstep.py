@@ -1,11 +1,10 @@
 """scipy's DOP853 with each step taken in C (issue 5): the integrator's overhead, not the model.
 
 With the right-hand side compiled (:mod:`lagsim.numeric.ccompile`), scipy's Python stepper costs
-more
-than the evaluations it makes (about 80 % of a run of the 8-chain). :class:`CDOP853` is
+more than the evaluations it makes (about 80 % of a run of the 8-chain). :class:`CDOP853` is
 ``scipy.integrate.DOP853`` whose ``_step_impl`` is one C call: the same stages, error norm and
-step-size control (scipy's SAFETY 0.9, factors 0.2 … 10), so the same steps and evaluations;
-start, dense output (three more stages, in Python), status and attributes are scipy's own, so
+step-size control (scipy's SAFETY 0.9, factors 0.2 … 10), so the same steps and evaluations; start,
+dense output (three more stages, in Python), status and attributes are scipy's own, so
 :func:`lagsim.run.integrate.simulate` drives it like any ``OdeSolver``.
 """
 

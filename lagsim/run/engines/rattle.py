@@ -23,14 +23,12 @@ Both fixed-step methods (this one and :mod:`lagsim.run.engines.variational`) sha
 the step loop runs in C (the model's functions generated with
 :func:`lagsim.numeric.ccompile.c_function`
 and compiled into one library with the step and the loop, cached by :mod:`lagsim.numeric.cache`), a
-chunk
-of steps per call from Python (progress and the pace check between chunks, never per step).
-Without a C compiler (or with ``LAGSIM_NO_CC``) the same loop runs in NumPy, one Python call a
-step. Samples at multiples of the step are the step's state; a sample time between two steps
-is reached by one partial step of the same method from the last step (so it, too, satisfies the
-constraints to rounding); the run itself keeps its step. Velocities come from the method, the
-multipliers from the sampled state (the augmented system of seed 003, as the other methods).
-"""
+chunk of steps per call from Python (progress and the pace check between chunks, never per step).
+Without a C compiler (or with ``LAGSIM_NO_CC``) the same loop runs in NumPy, one Python call a step.
+Samples at multiples of the step are the step's state; a sample time between two steps is reached by
+one partial step of the same method from the last step (so it, too, satisfies the constraints to
+rounding); the run itself keeps its step. Velocities come from the method, the multipliers from the
+sampled state (the augmented system of seed 003, as the other methods). """
 
 from __future__ import annotations
 
@@ -197,8 +195,7 @@ def _build_c(cc: str, functions: Sequence[tuple[str, Sequence[se.Symbol], Sequen
 
 def step_source(name: str, n: int, m: int) -> str:
     """The C step ``fs_step`` of ``lagsim/numeric/c/<name>`` for n coordinates and m constraints
-    (its
-    macros FS_N_REAL and FS_M_REAL replaced by them)."""
+    (its macros FS_N_REAL and FS_M_REAL replaced by them)."""
     return csource.read(name).replace("FS_N_REAL", str(n)).replace("FS_M_REAL", str(m))
 
 
@@ -362,8 +359,7 @@ class Rattle(FixedStepMethod):
         """Refuse a kinetic energy that is not ½q̇ᵀMq̇ with M constant, and constraints that
         depend on t: each decided on the function at the parameters' values
         (:func:`lagsim.symbolic.dependence.varying`: sin²θ + cos²θ in an entry of M is constant),
-        the
-        first varying entry of M (upper triangle, row by row) named with what it varies with."""
+        the first varying entry of M (upper triangle, row by row) named with what it varies with."""
         from lagsim.symbolic.dependence import varying
 
         changing = (*model.q, *model.qd, model.t)

@@ -91,9 +91,8 @@ def _tidy(value: sympy.Basic, skips: list[str], what: str, deep: bool = False,
           collect: tuple[sympy.Symbol, ...] = ()) -> sympy.Basic:
     """``value`` (expression, matrix, equation, matrix product) tidied entry by entry:
     :func:`lagsim.symbolic.tidy.cheap` (like terms combined, sin² + cos² = 1, ``collect`` gathered,
-    common
-    factors out; issue 14), and with ``deep`` (``--simplify``) :func:`lagsim.symbolic.tidy.light`'s
-    bounded ``sympy.simplify`` too."""
+    common factors out; issue 14), and with ``deep`` (``--simplify``)
+    :func:`lagsim.symbolic.tidy.light`'s bounded ``sympy.simplify`` too."""
     def one(e: sympy.Expr) -> sympy.Expr:
         e = tidy.cheap(e, skips, what, collect)
         return tidy.light(e, skips, what, deep=True) if deep else e

@@ -134,8 +134,7 @@ def _tidy(expr: se.Basic, skips: list[str], name: str) -> sympy.Expr:
     """A SymEngine expression as SymPy, tidied by :func:`lagsim.symbolic.tidy.cheap` (expanded,
     sin² + cos² and angle sums combined, common factors out; in SymEngine where it can) within
     the derive budget of :func:`lagsim.symbolic.tidy.bounded` (issue 16 §4): past it ``expr`` as it
-    is,
-    equal and only longer, and a note in ``skips``."""
+    is, equal and only longer, and a note in ``skips``."""
     done = tidy.bounded(lambda: tidy.cheap(expr, skips, f"hamilton {name}"), skips, "hamilton",
                         name)
     return to_sympy(expr) if done is None else done

@@ -54,13 +54,10 @@ def reduced_form(model: Model, simplify: bool = False,
 
     Within derive's budget (issue 16 §4): the symbolic solve draws on the active
     :func:`lagsim.symbolic.tidy.budget` through :func:`lagsim.symbolic.tidy.bounded` (outside one,
-    on
-    :data:`lagsim.symbolic.reduce.SOLVE_BUDGET`). When it does not finish, or SymPy has no closed
-    form,
-    or the reduced equations exceed :data:`CLOSED_FORM_MAX_OPS` (the natural 8-chain's were
+    on :data:`lagsim.symbolic.reduce.SOLVE_BUDGET`). When it does not finish, or SymPy has no closed
+    form, or the reduced equations exceed :data:`CLOSED_FORM_MAX_OPS` (the natural 8-chain's were
     327 kB of text; ``simplify`` prints them anyway), the form is the partitioned one of
-    :func:`_partitioned_form`, equal to L̃'s equations, with a note saying why.
-    """
+    :func:`_partitioned_form`, equal to L̃'s equations, with a note saying why. """
     s = Symbols(model)
     skips: list[str] = []
     b = tidy.active()
@@ -130,13 +127,11 @@ def _partitioned_form(model: Model, q0: Mapping[str, float] | None, simplify: bo
     """The reduced equations without solving the constraints: the coordinates partitioned into
     dependent u and independent v (Wehage and Haug 1982, by pivoting on φ_q at the start:
     :func:`lagsim.symbolic.reduce.partition`, the partition ``simulate --formulation reduced``
-    starts
-    with), u defined implicitly by φ(u, v, t) = 0, u̇ by φ̇ = φ_u u̇ + φ_v v̇ + φ_t = 0, and
-    v̈ (with ü and λ) from M q̈ − F = Aᵀλ, A q̈ = b (seed 003's augmented system, the index-1
-    DAE). Every item is the model's own M, F, A, b, φ: equal to the full derivation, and as cheap
-    as the ``dae`` form. With a ``reduction`` (solved, but too long to print) its u and v, each
-    eliminated coordinate and L̃ that stays within :data:`CLOSED_FORM_MAX_OPS` are printed
-    too."""
+    starts with), u defined implicitly by φ(u, v, t) = 0, u̇ by φ̇ = φ_u u̇ + φ_v v̇ + φ_t = 0, and
+    v̈ (with ü and λ) from M q̈ − F = Aᵀλ, A q̈ = b (seed 003's augmented system, the index-1 DAE).
+    Every item is the model's own M, F, A, b, φ: equal to the full derivation, and as cheap as the
+    ``dae`` form. With a ``reduction`` (solved, but too long to print) its u and v, each eliminated
+    coordinate and L̃ that stays within :data:`CLOSED_FORM_MAX_OPS` are printed too."""
     s = Symbols(model)
     skips: list[str] = []
     entries: list[Item] = []

@@ -46,8 +46,8 @@ REFERENCE: dict[str, Any] = {}
 def _fresh(tmp_path, monkeypatch):
     """An empty cache, nothing compiled in this process, and no message said yet."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
-    monkeypatch.setattr(lagsim.errors, "_SAID", set())
+    lagsim.numeric.compile.MEMO.clear()
+    lagsim.errors.SAID.clear()
 
 
 def _env(folder: Path, tmp: Path | None = None, **extra: str) -> dict[str, str]:
@@ -428,7 +428,7 @@ def test_set_values_compile_once_and_agree_with_fresh_models(backend, tmp_path, 
         outputs.append(_table(done.output))
     assert counts == ({"c": 1, "llvm": 0} if backend == "c" else {"c": 0, "llvm": 4})
     for values, ours in zip(VALUES, outputs):
-        monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
+        lagsim.numeric.compile.MEMO.clear()
         monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / f"fresh{len(values)}{id(values)}"))
         fresh = runner.invoke(main, ["simulate", str(_yaml_with(tmp_path, values)),
                                      *ARGS[2:]])

@@ -188,7 +188,7 @@ def _cold_build_before() -> None:
 
     _clear_sympy_cache()
     _fresh_compile_cache()
-    compile_module._MEMO.clear()
+    compile_module.MEMO.clear()
 
 
 def measure_chain(

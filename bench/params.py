@@ -83,7 +83,7 @@ def _measure(n: int, values: int, reps: int) -> dict[str, Any]:
         os.environ["LAGSIM_CACHE"] = str(Path(tmp) / "cache")
         path = Path(tmp) / f"chain_{n}.yaml"
         path.write_text(chain_yaml(n), encoding="utf-8")
-        compiling._MEMO.clear()
+        compiling.MEMO.clear()
         compiles = [0]
         real = ccompile._compile
 
@@ -131,7 +131,7 @@ def _measure(n: int, values: int, reps: int) -> dict[str, Any]:
             s = load_spec(path, {"l": 1.3})
             m = build_model(s)
             if label == "built in":
-                compiling._MEMO.clear()
+                compiling.MEMO.clear()
                 m = built_in(m)
             simulate(s, m, options, numeric=compiling.compile_model(m))
             return time.perf_counter() - start

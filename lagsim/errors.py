@@ -39,17 +39,18 @@ def printable(text: str) -> str:
     return "".join(repr(ch)[1:-1] if is_control(ch) else ch for ch in text)
 
 
-_SAID: set[str] = set()
-"""The topics :func:`say_once` has spoken of in this process."""
+SAID: set[str] = set()
+"""The topics :func:`say_once` has spoken of in this process; ``SAID.clear()`` lets each be said
+again."""
 
 
 def say_once(topic: str, message: str, detail: str | None = None) -> None:
     """``lagsim: MESSAGE`` on stderr, once per process and topic, with ``detail`` on a second
     line (``  reason: …``) when given: the notes every stage may give (a fallback taken, a limit
     reached) without stopping."""
-    if topic in _SAID:
+    if topic in SAID:
         return
-    _SAID.add(topic)
+    SAID.add(topic)
     line = f"lagsim: {printable(message)}"
     if detail:
         line += f"\n  reason: {detail.strip()}"

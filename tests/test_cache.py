@@ -46,8 +46,8 @@ REFERENCE: dict[str, Any] = {}
 def _fresh(tmp_path, monkeypatch):
     """An empty cache, nothing compiled in this process, and no message said yet."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
-    monkeypatch.setattr(lagsim.errors, "_SAID", set())
+    lagsim.numeric.compile.MEMO.clear()
+    lagsim.errors.SAID.clear()
 
 
 def _env(folder: Path, tmp: Path | None = None, **extra: str) -> dict[str, str]:
@@ -336,18 +336,17 @@ def test_prune_keeps_the_most_recently_used(tmp_path):
 
 
 @needs_cc
-def test_use_touches_and_builds_prune(tmp_path, monkeypatch):
-    """A cache hit makes an entry the most recent; a build past KEEP removes the oldest."""
-    monkeypatch.setattr(cache, "KEEP", 2)
+def test_use_touches_and_builds_prune(tmp_path):
+    """A cache hit makes an entry the most recent; a build past ``keep`` removes the oldest."""
     t, q, qd = se.symbols("t q qd")
     paths = []
     for k in (2, 3):
-        compiled = ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [se.Integer(k), q])])
+        compiled = ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [se.Integer(k), q])], keep=2)
         paths.append(compiled.library)
         os.utime(compiled.library, (1000.0 + k, 1000.0 + k))
-    again = ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [se.Integer(2), q])])
+    again = ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [se.Integer(2), q])], keep=2)
     assert again.library == paths[0] and paths[0].stat().st_mtime > 2000
-    ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [se.Integer(4), q])])
+    ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [se.Integer(4), q])], keep=2)
     assert paths[0].exists() and not paths[1].exists()
     assert len(list(paths[0].parent.glob("lagsim_*.so"))) == 2
 
@@ -428,7 +427,7 @@ def test_set_values_compile_once_and_agree_with_fresh_models(backend, tmp_path, 
         outputs.append(_table(done.output))
     assert counts == ({"c": 1, "llvm": 0} if backend == "c" else {"c": 0, "llvm": 4})
     for values, ours in zip(VALUES, outputs):
-        monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
+        lagsim.numeric.compile.MEMO.clear()
         monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / f"fresh{len(values)}{id(values)}"))
         fresh = runner.invoke(main, ["simulate", str(_yaml_with(tmp_path, values)),
                                      *ARGS[2:]])

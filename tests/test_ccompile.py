@@ -36,7 +36,7 @@ def _cache(tmp_path, monkeypatch):
     """An empty cache folder, and nothing compiled yet in this process, for every test."""
     monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("LAGSIM_NO_CC", raising=False)
-    monkeypatch.setattr(lagsim.numeric.compile, "_MEMO", OrderedDict())
+    lagsim.numeric.compile.MEMO.clear()
 
 
 def _both(model, monkeypatch):
@@ -202,7 +202,7 @@ def test_fallback_without_compiler(monkeypatch):
 def test_fallback_when_the_source_does_not_compile(monkeypatch, capsys):
     """Generated code the compiler refuses: the LLVM path, and one warning line (issue 8 §4)."""
     monkeypatch.setattr(ccompile, "_source", lambda *args: "this is not C")
-    monkeypatch.setattr(lagsim.errors, "_SAID", set())
+    lagsim.errors.SAID.clear()
     numeric = compile_model(build_model(load_spec("pendulum")))
     assert numeric.backend != "c"
     y = numeric.ode_rhs()(0.0, np.array([0.5, 0.0]))

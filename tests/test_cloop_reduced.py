@@ -47,16 +47,19 @@ def model(name: str, initial: tuple = ()):
     return spec, build_model(spec)
 
 
-def problem(name: str, initial: tuple = (), spec_model=None, **flags) -> Problem:
+def problem(name: str, initial: tuple = (), spec_model=None, charts: int | None = None,
+            **flags) -> Problem:
+    """The problem of ``name`` (reduced unless told), at most ``charts`` symbolic charts."""
     spec, built = spec_model or model(name, initial)
     flags = {"formulation": "reduced", **flags}
-    return Problem.build(spec, built, SimulateOptions.resolve(spec.simulate, flags))
+    return Problem.build(spec, built, SimulateOptions.resolve(spec.simulate, flags),
+                         max_symbolic_charts=charts)
 
 
-def both(name: str, initial: tuple = (), spec_model=None, **flags):
+def both(name: str, initial: tuple = (), spec_model=None, charts: int | None = None, **flags):
     """(Python loop, C loop, the C loop object) of one problem."""
-    reference = problem(name, initial, spec_model, **flags)
-    pr = problem(name, initial, spec_model, **flags)
+    reference = problem(name, initial, spec_model, charts, **flags)
+    pr = problem(name, initial, spec_model, charts, **flags)
     loop = cloop.loop_for(pr)
     assert isinstance(loop, cloop.RLoop)
     with driver._quiet():
@@ -138,14 +141,13 @@ def test_stop_event_found_alike() -> None:
     assert_same(a, b)
 
 
-def test_numeric_chart_after_a_switch_alike(monkeypatch) -> None:
+def test_numeric_chart_after_a_switch_alike() -> None:
     """With one symbolic chart allowed, the first switch lands on a numeric chart (Newton for
     the dependent coordinates at each right-hand side, in C as well): the solver restarts there
     as in the reference (driver.after_step, the kind of chart changed), and the two agree to
     1e-12 through the later switches between numeric charts."""
-    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 1)
     initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
-    a, b, loop = both("pendulum_natural", initial, t_end=4.0, samples=41)
+    a, b, loop = both("pendulum_natural", initial, charts=1, t_end=4.0, samples=41)
     assert loop.problem.form.switches >= 5 and not loop.handed_over
     assert_same(a, b)
 
@@ -154,7 +156,7 @@ def test_numeric_chart_after_a_switch_alike(monkeypatch) -> None:
 def test_switches_made_in_c(monkeypatch, charts: str) -> None:
     """Where Reduced._chart_for builds no chart, the C loop makes the switch itself: to a
     numeric chart where no symbolic one fits and none is to be tried (none allowed,
-    Reduced.SYMBOLIC_CHARTS = 0; or the reduction failed for that partition before,
+    max_symbolic_charts = 0; or the reduction failed for that partition before,
     Reduced._no_symbolic: here for both, at the start and at the first switch), to a symbolic
     chart built before that fits. Between charts of one kind the solver goes on; between kinds
     (one symbolic chart allowed: the pendulum goes from it to a numeric chart and back) it is
@@ -168,8 +170,7 @@ def test_switches_made_in_c(monkeypatch, charts: str) -> None:
             raise Refused("no symbolic reduction in this test")
 
         monkeypatch.setattr("lagsim.run.reduced.reduce_model", refuse)
-    else:
-        monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 0 if charts == "none" else 1)
+    allowed = {"none": 0, "refused": None, "one": 1}[charts]
     decided = []
     after_step = cloop.RLoop._after_step
 
@@ -179,7 +180,7 @@ def test_switches_made_in_c(monkeypatch, charts: str) -> None:
 
     monkeypatch.setattr(cloop.RLoop, "_after_step", counted)
     initial = (("x", 0.0), ("y", -1.0), ("x_dot", 5.0))
-    a, b, loop = both("pendulum_natural", initial, t_end=4.0, samples=41)
+    a, b, loop = both("pendulum_natural", initial, charts=allowed, t_end=4.0, samples=41)
     assert loop.problem.form.switches >= 5 and not loop.handed_over
     assert len(decided) == 1
     assert_same(a, b)
@@ -204,30 +205,28 @@ def test_chart_without_c_code_goes_on_in_python(monkeypatch) -> None:
     assert_same(a, b)
 
 
-def test_numeric_chart_from_the_start_alike(monkeypatch) -> None:
+def test_numeric_chart_from_the_start_alike() -> None:
     """No symbolic chart at all (as for A02's four-bar, which has none within the solve
     budget): the numeric chart runs in the C loop from the start and equals the Python loop to
     1e-12; h = 0 for the bob released at rest from the horizontal holds to 1e-9."""
     from lagsim.run.reduced import PartitionChart
 
-    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 0)
-    pr = problem("pendulum_natural")
+    pr = problem("pendulum_natural", charts=0)
     assert isinstance(pr.form.chart, PartitionChart)
-    a, b, _ = both("pendulum_natural", t_end=2.0, samples=41)
+    a, b, _ = both("pendulum_natural", charts=0, t_end=2.0, samples=41)
     assert_same(a, b)
 
 
-def test_four_bar_stops_at_its_flat_position(monkeypatch) -> None:
+def test_four_bar_stops_at_its_flat_position() -> None:
     """IFToMM A02's four-bar (systems/a02_four_bar.yaml) on its numeric chart reaches the flat
     position at t ≈ 0.714, where φ_q loses rank: both loops stop there with exit 1 (within
     1e-6 s; which check fires first, a chart singular within a step or φ_q's rank after one,
     depends on rounding at the singular point) and agree to 1e-12 up to t = 0.7. (Its symbolic
     reduction runs out of its budget; not trying it here saves that time and gives the same
     numeric chart.)"""
-    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 0)
     errors = []
     for c in (False, True):
-        pr = problem(BRANCH_POINT, t_end=1.0, samples=101)
+        pr = problem(BRANCH_POINT, charts=0, t_end=1.0, samples=101)
         with driver._quiet(), pytest.raises(LagsimError) as info:
             if c:
                 loop = cloop.loop_for(pr)

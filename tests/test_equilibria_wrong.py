@@ -429,11 +429,13 @@ def test_double_pendulum_has_its_four_equilibria():
     assert found == [(0.0, 0.0), (0.0, pi), (pi, 0.0), (pi, pi)]
 
 
-def test_a_search_cut_short_says_it_may_be_incomplete(monkeypatch):
-    from lagsim.analysis import rest
+def test_a_search_cut_short_says_it_may_be_incomplete():
+    from lagsim.analysis.equilibria import find_equilibria
+    from lagsim.spec.system import parse_spec
+    from lagsim.symbolic.model import build_model
 
-    monkeypatch.setattr(rest, "MAX_STARTS", 20)
-    report = run_json(["equilibria", "-"], CHAIN5)
+    spec = parse_spec(CHAIN5)
+    report = find_equilibria(spec, build_model(spec), max_starts=20).to_dict()
     assert report["search_closed"] is False
     assert report["starts"] == 20
     assert any(note.startswith("the search may be incomplete: it stopped at 20 Newton starts")

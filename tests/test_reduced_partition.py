@@ -98,20 +98,19 @@ def test_numeric_chart_solves_the_constraint_by_newton():
     assert -2.0 * lam[0] == pytest.approx(speed2 + g * 0.8, rel=1e-12)
 
 
-def test_c_stepper_continues_in_python_on_a_numeric_chart(monkeypatch):
+def test_c_stepper_continues_in_python_on_a_numeric_chart():
     """With one symbolic chart allowed, the run starts on it and goes on over the top on numeric
     charts (all in the C loop since issue 9; tests/test_cloop_reduced.py holds it to the Python
     loop); it follows index1 to 1e-9."""
     from lagsim.run.integrate import simulate
 
-    monkeypatch.setattr("lagsim.run.reduced.SYMBOLIC_CHARTS", 1)
     spec = load_spec("pendulum_natural", initial={"x": 0.0, "y": -1.0, "x_dot": 5.0})
     model = build_model(spec)
     runs = {}
     for formulation in ("reduced", "index1"):
         options = SimulateOptions.resolve(spec.simulate, {
             "formulation": formulation, "t_end": 3.0, "rtol": 1e-13, "atol": 1e-13})
-        runs[formulation] = simulate(spec, model, options)
+        runs[formulation] = simulate(spec, model, options, max_symbolic_charts=1)
     for name in ("q", "qd", "lam"):
         a, b = getattr(runs["reduced"], name), getattr(runs["index1"], name)
         assert np.abs(a - b).max() <= 1e-9 * max(1.0, np.abs(b).max()), name

@@ -17,6 +17,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.analysis.linearize import linearize
 from lagsim.analysis.rest import (
+    MAX_STARTS,
     STARTS,
     RestEquations,
     autonomous_model,
@@ -112,16 +113,17 @@ class EquilibriaReport:
         return "\n".join(lines) + "\n"
 
 
-def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS) -> EquilibriaReport:
+def find_equilibria(spec: SystemSpec, model: Model, starts: int = STARTS,
+                    max_starts: int = MAX_STARTS) -> EquilibriaReport:
     """The equilibria of the system of ``spec`` (built as ``model``): rest states found by
-    :func:`solve_equilibria` (``starts`` seeded random starts among its starts; what it
-    guarantees is said there), each with its residual and stability (module docstring; seed
-    001 §10.7, seed 002 §23.5 for rheonomic systems)."""
+    :func:`solve_equilibria` (``starts`` seeded random starts among its starts, at most
+    ``max_starts`` Newton runs; what it guarantees is said there), each with its residual and
+    stability (module docstring; seed 001 §10.7, seed 002 §23.5 for rheonomic systems)."""
     auto = autonomous_model(model, spec)
     eqs = RestEquations(auto.model)
     initial = dict(zip(spec.coordinates, spec.initial_state()[0]))
     q0 = np.array([initial[c] for c in auto.model.coordinates], dtype=float)
-    search = solve_equilibria(eqs, q0, starts)
+    search = solve_equilibria(eqs, q0, starts, max_starts)
     solutions, periodic, count = search.solutions, search.periodic, search.starts
     notes = list(auto.notes())
     if not search.closed:

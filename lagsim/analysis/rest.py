@@ -497,7 +497,7 @@ class Search:
     """What :func:`solve_equilibria` found: ``solutions`` (q, λ, residual, family dimension),
     nearest to the initial state first; the ``periodic`` coordinates; the number of Newton
     ``starts``; and whether the search is ``closed``: every continuation start of every
-    equilibrium found was tried (False when :data:`MAX_STARTS` stopped it first)."""
+    equilibrium found was tried (False when the limit of Newton runs stopped it first)."""
 
     solutions: list[tuple[np.ndarray, np.ndarray, float, int]]
     periodic: tuple[int, ...]
@@ -538,12 +538,14 @@ def _difference(a: np.ndarray, b: np.ndarray, periodic: Sequence[int]) -> np.nda
     return d
 
 
-def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -> Search:
+def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS,
+                     max_starts: int = MAX_STARTS) -> Search:
     """Every distinct equilibrium reached by Newton's method (module docstring) from: the
     initial state; the 0/π corners of up to four periodic coordinates; the mirror images of
     the initial state; ``starts`` seeded random points around it; and, for each isolated
     equilibrium found, its continuation starts (:func:`_continuations`), until no new
-    equilibrium comes from them or :data:`MAX_STARTS` Newton runs were made.
+    equilibrium comes from them or ``max_starts`` (default :data:`MAX_STARTS`) Newton runs were
+    made.
 
     What it guarantees: each equilibrium listed solves the rest equations to rounding (its
     residual is printed), and the set is closed under the continuations: every image, step
@@ -560,7 +562,7 @@ def solve_equilibria(eqs: RestEquations, q0: np.ndarray, starts: int = STARTS) -
         on_kink[i] = value
         queue.insert(0, on_kink)
     tried = 0
-    while queue and tried < MAX_STARTS:
+    while queue and tried < max_starts:
         start = queue.pop(0)
         for i in pinned:
             start[i] = q0[i]

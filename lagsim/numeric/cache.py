@@ -305,7 +305,7 @@ def _write_digest(work: Path, digest: str) -> Path:
 
 
 def _build_here(folder: Path, dfd: int, key: str, build: Callable[[Path], Path],
-                check: Callable[[str], T]) -> tuple[T, Path]:
+                check: Callable[[str], T], keep: int | None) -> tuple[T, Path]:
     """Build ``key`` in a private folder inside the cache, load it, and rename it into place."""
     work = Path(tempfile.mkdtemp(prefix=BUILD, dir=folder))
     try:
@@ -316,7 +316,7 @@ def _build_here(folder: Path, dfd: int, key: str, build: Callable[[Path], Path],
         try:
             os.replace(_write_digest(work, digest), name + DIGEST, dst_dir_fd=dfd)
             os.replace(built, name + LIBRARY, dst_dir_fd=dfd)
-            prune(folder, dfd)
+            prune(folder, dfd, keep)
         except OSError as exc:
             say_once("store", f"warning: could not store the compiled model in the cache "
                      f"{folder} ({exc.strerror or exc}); the next run compiles it again")
@@ -337,13 +337,14 @@ def _build_private(build: Callable[[Path], Path], check: Callable[[str], T]) -> 
 
 
 def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T],
-           private: bool = True) -> tuple[T, Path]:
+           private: bool = True, keep: int | None = None) -> tuple[T, Path]:
     """The library ``key``, loaded and checked: from the cache when a trusted entry is there,
     else built by ``build(folder) -> path of the library`` (which raises :class:`BuildFailed`).
     ``check(name)`` loads the library by that name and raises :class:`Foreign` when it is not
     ``key``. Returns what ``check`` returned and where the library is (or was). When the cache
     cannot be used, the library is built in a private temporary folder, or, without
-    ``private``, :class:`Unusable` is raised."""
+    ``private``, :class:`Unusable` is raised. A build in the cache prunes it to ``keep`` entries
+    (:func:`prune`)."""
     try:
         folder, dfd = open_folder()
     except Unusable as exc:
@@ -360,7 +361,7 @@ def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T],
             if found is not None:
                 return found, folder / f"{PREFIX}{key}{LIBRARY}"
             try:
-                return _build_here(folder, dfd, key, build, check)
+                return _build_here(folder, dfd, key, build, check, keep)
             except OSError as exc:
                 _say_unusable(f"{folder}: {exc.strerror or exc}")
                 if not private:

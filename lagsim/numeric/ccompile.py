@@ -338,7 +338,7 @@ def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: 
 
 
 def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...],
-            name: str = "the model") -> tuple[ctypes.CDLL, Path]:
+            name: str = "the model", keep: int | None = None) -> tuple[ctypes.CDLL, Path]:
     """The library ``key`` from the cache or built from ``source`` with its key appended (see
     :func:`build_and_load`): (the library, where it is). A build shows its stages on a
     terminal (:mod:`lagsim.numeric.stages`: ``source`` may show its own), building ``name``."""
@@ -349,7 +349,7 @@ def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[s
             stages.stage(f"compiling C ({len(text) // 1000:,} kB)")
             return _compile(cc, text + "\n" + _key_source(key) + "\n", options, work)
 
-    return cache.obtain(key, build, lambda name: _open_checked(name, key))
+    return cache.obtain(key, build, lambda name: _open_checked(name, key), keep=keep)
 
 
 def _open_checked(name: str, key: str) -> ctypes.CDLL:
@@ -501,7 +501,8 @@ class CompiledC:
 def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
               parameters: Sequence[se.Symbol] = (), values: Sequence[float] | None = None,
               ode: bool | None = None, key_text: str | None = None,
-              sizes: Sequence[tuple[str, int, int]] | None = None) -> CompiledC | None:
+              sizes: Sequence[tuple[str, int, int]] | None = None,
+              keep: int | None = None) -> CompiledC | None:
     """Compile ``functions`` (name, argument symbols, expressions in those and the symbols
     ``parameters``) to C, bound to the parameter ``values`` (default all 0); None when that
     cannot be done here. With ``ode`` (default: when ``m == 0``) the library also holds the ODE
@@ -513,7 +514,8 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
     the cache key comes from it instead of the printed expressions, ``functions`` may be a
     callable that makes them, called only when the library is not in the cache, and ``sizes``
     gives each function's (name, inputs, outputs) (issue 17 §2: a warm run does no symbolic
-    work)."""
+    work). A build prunes the compile cache to ``keep`` entries (default
+    :data:`lagsim.numeric.cache.KEEP`)."""
     ode = m == 0 if ode is None else ode
     if callable(functions) and (key_text is None or sizes is None):
         raise ValueError("functions given as a callable need key_text and sizes")
@@ -540,7 +542,7 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
             stages.stage("generating C")
             return _source(n, m, made, parameters, ode)
 
-        lib, path = _obtain(cc, key, source, flags())
+        lib, path = _obtain(cc, key, source, flags(), keep=keep)
     except cache.BuildFailed as exc:
         fallback("the C compiler failed on the generated code", str(exc))
         return None

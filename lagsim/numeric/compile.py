@@ -2,7 +2,7 @@
 
 The parameters are inputs of the compiled code (issue 8 §1): every function takes their values
 as an array, so models that differ only in parameter values share one compiled code, which is
-compiled once per process (:data:`_MEMO`, keyed by the model's structure, never its values) and,
+compiled once per process (:data:`MEMO`, keyed by the model's structure, never its values) and,
 for C, once per machine (the compile cache of :mod:`lagsim.numeric.ccompile`);
 :meth:`NumericSystem.with_parameters` gives the same model at other values without compiling.
 With a C compiler on the machine every function is C from :mod:`lagsim.numeric.ccompile` (one shared
@@ -214,8 +214,9 @@ class _Code:
 
 
 MEMO_SIZE = 16
-_MEMO: OrderedDict[str, _Code] = OrderedDict()
-"""Compiled code by structure key, the most recently used last (issue 8 §1)."""
+MEMO: OrderedDict[str, _Code] = OrderedDict()
+"""Compiled code by structure key, the most recently used last (issue 8 §1): the default memo of
+:func:`compile_model`; ``MEMO.clear()`` forgets what this process compiled."""
 
 
 def _c_code(n: int, m: int, groups: Functions | Callable[[], Functions],
@@ -271,11 +272,11 @@ def _sizes(model: Model) -> tuple[tuple[str, int, int], ...]:
 def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:
     """Compile the numeric functions of ``model`` with its parameters as inputs, bound to its
     parameter values; a model of the same structure compiled before in this process (in
-    ``memo``, default :data:`_MEMO`; an empty one compiles as a new process would) is not
+    ``memo``, default :data:`MEMO`; an empty one compiles as a new process would) is not
     compiled again. A model with a ``structure_key`` (one built from a spec) is looked up by
     it, so that a model whose code is in the compile cache is loaded without deriving M, F
     and h (issue 17 §2)."""
-    memo = _MEMO if memo is None else memo
+    memo = MEMO if memo is None else memo
     names = tuple(model.parameters)
     params = list(model.substitutions())
     values = np.array([model.parameters[k] for k in names], dtype=float)
@@ -322,7 +323,7 @@ def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Sym
     """Extra compiled functions of a model beside :func:`compile_model`'s (the Jacobian of
     :mod:`lagsim.numeric.jacobian`): ``groups`` as there, the parameters ``params`` run-time inputs
     bound to ``values``; C when a compiler is there, else symengine's LLVM; compiled once per
-    structure in the process (:data:`_MEMO`) and, for C, once per machine (the compile cache)."""
+    structure in the process (:data:`MEMO`) and, for C, once per machine (the compile cache)."""
     params = list(params)
     cc = compiler()
     key = hashlib.sha256("\0".join(("functions", str(cc), BACKEND, structure(

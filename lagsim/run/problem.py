@@ -115,14 +115,17 @@ class Problem:
 
     @classmethod
     def build(cls, spec: SystemSpec, model: Model, options: SimulateOptions,
-              report: Report | None = None, numeric: NumericSystem | None = None) -> Problem:
+              report: Report | None = None, numeric: NumericSystem | None = None,
+              max_symbolic_charts: int | None = None) -> Problem:
         """Compile (unless ``numeric`` is given), check and prepare a run; ``report`` receives
-        the notes the CLI prints (corrected initial values, auto's choice). Raises
+        the notes the CLI prints (corrected initial values, auto's choice); a ``reduced`` run
+        builds at most ``max_symbolic_charts`` symbolic charts (default
+        :data:`lagsim.run.reduced.SYMBOLIC_CHARTS`). Raises
         :class:`InputError` located in the user's file."""
         sources = SourceMap.of(spec)
         try:
             return cls._build(spec, model, options, report or (lambda _m: None), numeric,
-                              sources)
+                              sources, max_symbolic_charts)
         except InputError as error:
             if error.location is not None:
                 raise
@@ -130,7 +133,8 @@ class Problem:
 
     @classmethod
     def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,
-               numeric: NumericSystem | None, sources: SourceMap) -> Problem:
+               numeric: NumericSystem | None, sources: SourceMap,
+               max_symbolic_charts: int | None) -> Problem:
         options.check_size(len(naming.layout(spec.coordinates, [c.name for c in spec.constraints],
                                              [c.kind for c in spec.constraints])))
         check_direction(options)
@@ -152,7 +156,14 @@ class Problem:
         dependent = dependent_constraints(numeric, t0, q0, qd0)
         name = choose_formulation(options.formulation, numeric, t0, q0, qd0, say)
         stabilizer = check_combination(name, options, numeric, dependent, sources.constraint)
-        form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model, report=say)
+        if name == "reduced" and max_symbolic_charts is not None:
+            from lagsim.run.reduced import Reduced
+
+            form: Formulation = Reduced(numeric, stabilizer(numeric, options), spec, model,
+                                        report=say, max_symbolic_charts=max_symbolic_charts)
+        else:
+            form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model,
+                                      report=say)
         form.check(t0, q0, qd0)
         q0.setflags(write=False)
         qd0.setflags(write=False)

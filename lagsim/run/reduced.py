@@ -285,6 +285,8 @@ class Reduced(Formulation):
     it that start); :meth:`after_step` switches the partition during the run. The eliminated
     coordinates satisfy the constraints by construction, so stabilizers do not apply.
     ``report`` receives one line when the symbolic reduction is not used and at the first switch.
+    At most ``max_symbolic_charts`` (default :data:`SYMBOLIC_CHARTS`) symbolic charts are built
+    in a run; later charts are numeric.
     """
 
     name = "reduced"
@@ -295,7 +297,8 @@ class Reduced(Formulation):
     def __init__(self, numeric: NumericSystem, stabilizer: Stabilizer,
                  spec: SystemSpec | None = None, model: Model | None = None,
                  start: tuple[float, np.ndarray, np.ndarray] | None = None,
-                 report: Report | None = None) -> None:
+                 report: Report | None = None,
+                 max_symbolic_charts: int = SYMBOLIC_CHARTS) -> None:
         super().__init__(numeric, stabilizer, spec, model)
         if not numeric.m:
             raise InputError("formulation 'reduced' eliminates constrained coordinates, and this "
@@ -308,6 +311,7 @@ class Reduced(Formulation):
                                  "or udwadia-kalaba")
         self.model = model
         self.report: Report = report or (lambda _message: None)
+        self.max_symbolic_charts = max_symbolic_charts
         self.chart: SymbolicChart | PartitionChart | None = None
         self.switches = 0
         self._symbolic: list[SymbolicChart] = []
@@ -339,7 +343,7 @@ class Reduced(Formulation):
                 return chart
         numeric_chart = PartitionChart(numeric, dependent, independent, t, q)
         if self.model is None or key in self._no_symbolic or len(
-                self._symbolic) >= SYMBOLIC_CHARTS:
+                self._symbolic) >= self.max_symbolic_charts:
             return numeric_chart
         names = [numeric.coordinates[i] for i in dependent]
         order = [(numeric.constraint_names[r], numeric.coordinates[c]) for r, c in pairs]

@@ -590,7 +590,6 @@ class RLoop(CLoop):
             RANK_TOLERANCE,
             START_TOLERANCE,
             SWITCH_RATIO,
-            SYMBOLIC_CHARTS,
         )
 
         problem, numeric, options = self.problem, self.problem.numeric, self.problem.options
@@ -624,7 +623,7 @@ class RLoop(CLoop):
             handles.append(int(handle))
         uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
         ints_r = np.array([k, n, m, problem.stop is not None, uses_lam, every,
-                           SYMBOLIC_CHARTS], dtype=np.intc)
+                           self.form.max_symbolic_charts], dtype=np.intc)
         doubles_r = np.array([SWITCH_RATIO, RANK_TOLERANCE, START_TOLERANCE])
         r = self.lib.lagsim_reduced_new(handles[0], handles[1], ints_r.ctypes.data,
                                         doubles_r.ctypes.data, address, pairs.ctypes.data,
@@ -718,7 +717,7 @@ class RLoop(CLoop):
         the solver restarted with first step ``restart`` when > 0 (as the Python loop's
         after_step). The C loop is told where Reduced would build a numeric chart without trying
         a symbolic one, so that it switches between numeric charts itself."""
-        from lagsim.run.reduced import SYMBOLIC_CHARTS, PartitionChart
+        from lagsim.run.reduced import PartitionChart
 
         form = self.form
         charts = form.symbolic_charts
@@ -738,7 +737,7 @@ class RLoop(CLoop):
         self._registered = len(charts)
         self._numeric_keys = np.ascontiguousarray(
             sorted(form.numeric_partitions) or np.zeros((0, form.numeric.m)), dtype=np.intc)
-        numeric_only = form.model is None or len(charts) >= SYMBOLIC_CHARTS
+        numeric_only = form.model is None or len(charts) >= form.max_symbolic_charts
         self.lib.lagsim_reduced_numeric(r, numeric_only, len(self._numeric_keys),
                                         self._numeric_keys.ctypes.data)
         state = [np.ascontiguousarray(v, dtype=float) for v in (y, f) if v is not None]

@@ -28,8 +28,9 @@ import symengine as se
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import exact_text, kinks, resolve_derivatives
-from lagsim.spec.system import Expr, SystemSpec
+from lagsim.spec.system import Expr, Orientation, SystemSpec
 from lagsim.symbolic.expansion import expanded, killable
+from lagsim.symbolic.rotations import body_rates, euler_body_rates, euler_matrix
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,27 @@ def time_derivative(
     return se.Add(*(se.diff(expr, qi) * vi for qi, vi in zip(q, qd)), se.diff(expr, t))
 
 
+def rotation_matrix(orientation: Orientation) -> se.DenseMatrix:
+    """R (body axes → space axes) of a 3-D body's orientation."""
+    if orientation.sequence:
+        return euler_matrix(orientation.sequence, tuple(a.expr for a in orientation.angles),
+                            orientation.extrinsic)
+    return se.DenseMatrix([[e.expr for e in row] for row in orientation.matrix])
+
+
+def body_angular_velocity(orientation: Orientation, q: tuple[se.Symbol, ...],
+                          qd: tuple[se.Symbol, ...], t: se.Symbol) -> list[se.Basic]:
+    """ω_b, the axial vector of Rᵀ Ṙ (Goldstein §4.8): for Euler angles in the short exact form
+    of :func:`lagsim.symbolic.rotations.euler_body_rates`, for a written matrix from Rᵀ Ṙ."""
+    if orientation.sequence:
+        angles = tuple(a.expr for a in orientation.angles)
+        rates = tuple(time_derivative(a, q, qd, t) for a in angles)
+        return euler_body_rates(orientation.sequence, angles, rates, orientation.extrinsic)
+    R = rotation_matrix(orientation)
+    Rdot = se.DenseMatrix(3, 3, [time_derivative(e, q, qd, t) for e in R])
+    return body_rates(R, Rdot)
+
+
 def build_model(spec: SystemSpec) -> Model:
     """The symbolic model of a validated spec (seed 001 §10.6–10.7, 002 §23.3, 003)."""
     q = tuple(se.Symbol(name) for name in spec.coordinates)
@@ -199,6 +221,12 @@ def build_model(spec: SystemSpec) -> Model:
         if mass.inertia is not None and mass.angle is not None:
             w = time_derivative(mass.angle.expr, q, qd, t)
             kinetic += se.Rational(1, 2) * mass.inertia.expr * w**2
+        if mass.orientation is not None and mass.body_inertia is not None:
+            omega = body_angular_velocity(mass.orientation, q, qd, t)
+            inertia = [[e.expr for e in row] for row in mass.body_inertia]
+            kinetic += se.Rational(1, 2) * se.Add(*(
+                omega[i] * inertia[i][j] * omega[j]
+                for i in range(3) for j in range(3) if inertia[i][j] != 0))
         if spec.gravity is not None:
             gvec = [g.expr for g in spec.gravity]
             potential -= mval * sum((gi * ri for gi, ri in zip(gvec, r)), se.Integer(0))

@@ -285,10 +285,12 @@ def error(old: str, new: str) -> InputError:
      "{matrix: [[...], [...], [...]]}); a planar body gives one moment and 'angle'"),
     ("{euler: ZXZ, angles: [a, b, c]}", "{euler: ZXZ, angels: [a, b, c]}", 7, 31,
      "unknown key 'angels' in the orientation of 'body' (did you mean 'angles'?); the keys "
-     "are euler, angles, extrinsic, matrix"),
-    ("{euler: ZXZ, angles: [a, b, c]}", "{quaternion: [a, b, c, 1]}", 7, 19,
-     "the orientation of 'body': quaternion orientations are not supported yet; give "
-     "{euler: SEQ, angles: [a, b, c]} or {matrix: ...}"),
+     "are euler, angles, extrinsic, matrix, quaternion"),
+    ("{euler: ZXZ, angles: [a, b, c]}", "{quaternion: [a, b, c]}", 7, 31,
+     "the quaternion of 'body' has 3 components; give 4, [e0, e1, e2, e3] (scalar first)"),
+    ("{euler: ZXZ, angles: [a, b, c]}", "{euler: ZXZ, matrix: [[1, 0, 0]]}", 7, 18,
+     "the orientation of 'body' needs exactly one of 'euler' (with 'angles'), 'matrix' and "
+     "'quaternion'"),
     ("{euler: ZXZ, angles: [a, b, c]}", "{euler: ZXZ, angles: [a, b, c], extrinsic: 1}", 7, 61,
      "the orientation of 'body': 'extrinsic' is true or false, not 1"),
 ])
@@ -331,3 +333,94 @@ def test_the_planar_body_is_unchanged() -> None:
     assert kin is not None
     m, l, J, w = sympy.symbols("m l J theta_dot")
     assert sympy.simplify(to_sympy(kin) - (m * l**2 + J) * w**2 / 2) == 0
+
+
+# --- quaternions ------------------------------------------------------------------------------
+
+QUATERNION_TOP = TOP.read_text(encoding="utf-8").split("initial:")[0].replace(
+    "coordinates: [phi, theta, psi]", "coordinates: [e0, e1, e2, e3]").replace(
+    "position: [l*sin(theta)*sin(phi), -l*sin(theta)*cos(phi), l*cos(theta)]",
+    "position: [2*l*(e1*e3 + e0*e2), 2*l*(e2*e3 - e0*e1), l*(e0**2 - e1**2 - e2**2 + e3**2)]"
+).replace("orientation: {euler: ZXZ, angles: [phi, theta, psi]}",
+          "orientation: {quaternion: [e0, e1, e2, e3]}")
+"""The heavy top in a unit quaternion: the centre of mass is l R e₃, the third column of R(e)."""
+
+
+def _g(e: np.ndarray) -> np.ndarray:
+    e0, e1, e2, e3 = e
+    return np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
+
+
+def quaternion_top(theta: float, phi_dot: float, psi_dot: float) -> SystemSpec:
+    """The quaternion top at the state of the Euler top with φ = ψ = 0, θ̇ = 0: e = (cos θ/2,
+    sin θ/2, 0, 0) (Goldstein eq. 4.67), ω_b = (0, φ̇ sin θ, φ̇ cos θ + ψ̇) (Goldstein eq. 4.87)
+    and ė = ½ Gᵀ ω_b (Schaub & Junkins §3.5: G Gᵀ = 1 for |e| = 1)."""
+    e = np.array([math.cos(theta / 2), math.sin(theta / 2), 0.0, 0.0])
+    w = np.array([0.0, phi_dot * math.sin(theta), phi_dot * math.cos(theta) + psi_dot])
+    ed = 0.5 * _g(e).T @ w
+    initial = {**{f"e{i}": float(e[i]) for i in range(4)},
+               **{f"e{i}_dot": float(ed[i]) for i in range(4)}}
+    return parse_spec(QUATERNION_TOP, "heavy_top_quaternion.yaml", initial=initial)
+
+
+def test_quaternion_top_runs_as_the_euler_top() -> None:
+    """cos θ = R₃₃ = e0² − e1² − e2² + e3² of the quaternion top follows the Euler top's θ to
+    1e-9 over 10 s; |e| = 1 holds to 1e-12 with projection, and h is conserved to 1e-9."""
+    spec = quaternion_top(0.5, 1.0, 30.0)
+    traj = run(spec, t_end=10.0, samples=101, stabilize="projection", **PRECISE)
+    euler = run(load_spec(TOP), t_end=10.0, samples=101, **PRECISE)
+    e = np.array([traj[f"e{i}"] for i in range(4)])
+    assert np.abs(e[0]**2 - e[1]**2 - e[2]**2 + e[3]**2 - np.cos(euler["theta"])).max() < 1e-9
+    assert np.abs((e**2).sum(axis=0) - 1.0).max() < 1e-12
+    h = traj["energy"]
+    assert np.abs(h / h[0] - 1.0).max() < 1e-9
+    assert h[0] == pytest.approx(euler["energy"][0], rel=1e-12)
+
+
+def test_check_shows_the_unit_constraint_and_three_degrees_of_freedom() -> None:
+    spec = quaternion_top(0.5, 1.0, 30.0)
+    (unit,) = spec.constraints
+    assert unit.name == "top_unit" and unit.kind == "holonomic"
+    assert se.expand(unit.expression.expr - (sum(se.Symbol(f"e{i}") ** 2 for i in range(4))
+                                             - 1)) == 0
+    report = check_system(spec, build_model(spec))
+    assert [c.name for c in report.constraints] == ["top_unit"]
+    assert report.degrees_of_freedom == 3
+
+
+def test_quaternion_omega_is_the_axial_vector_of_rt_rdot() -> None:
+    """At random unit e and ė ⊥ e, R(e) is orthogonal with det 1 and lagsim's ω_b = 2 G ė is the
+    axial vector of Rᵀ Ṙ, Ṙ = Σ ∂R/∂eᵢ ėᵢ from the same symbolic R (to 1e-12)."""
+    spec = quaternion_top(0.5, 1.0, 30.0)
+    orientation = spec.masses[0].orientation
+    assert orientation is not None
+    q = tuple(se.Symbol(f"e{i}") for i in range(4))
+    qd = tuple(se.Symbol(f"e{i}_dot") for i in range(4))
+    R = rotation_matrix(orientation)
+    Rdot = [[sum((R[i, j].diff(x) * v for x, v in zip(q, qd)), se.Integer(0))
+             for j in range(3)] for i in range(3)]
+    omega = body_angular_velocity(orientation, q, qd, se.Symbol("t"))
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        e = rng.normal(size=4)
+        e /= np.linalg.norm(e)
+        ed = rng.normal(size=4)
+        ed -= e * (e @ ed)
+        state = {**dict(zip(q, e)), **dict(zip(qd, ed))}
+        Rn = np.array([[float(R[i, j].subs(state)) for j in range(3)] for i in range(3)])
+        Rd = np.array([[float(Rdot[i][j].subs(state)) for j in range(3)] for i in range(3)])
+        assert np.abs(Rn.T @ Rn - np.eye(3)).max() < 1e-13
+        assert abs(np.linalg.det(Rn) - 1.0) < 1e-13
+        W = Rn.T @ Rd
+        axial = np.array([W[2, 1], W[0, 2], W[1, 0]])
+        got = np.array([float(x.subs(state)) for x in omega])
+        assert np.abs(got - axial).max() < 1e-12
+
+
+def test_a_constraint_named_as_the_unit_constraint_is_refused() -> None:
+    text = QUATERNION_TOP + "constraints:\n  - {name: top_unit, holonomic: e0 - 1}\n"
+    with pytest.raises(InputError) as info:
+        parse_spec(text, LABEL)
+    line = text.splitlines().index("  - {name: top_unit, holonomic: e0 - 1}") + 1
+    assert str(info.value) == (f"{LABEL}:{line}:33: constraint name 'top_unit' is lagsim's for "
+                               "the unit quaternion of 'top'; rename the constraint")

@@ -204,6 +204,16 @@ GOOD = {
             inertia: [[1, 0, 0], [0, 1, 0], [0, 0, 1.5]]
         gravity: [0, 0, -9.81]
         """),
+    "a-body-in-a-quaternion": textwrap.dedent("""\
+        coordinates: [e0, e1, e2, e3]
+        masses:
+          body:
+            mass: 1
+            position: [0, 0, 0]
+            orientation: {quaternion: [e0, e1, e2, e3]}
+            inertia: [1, 2, 3]
+        initial: {e0: 1}
+        """),
 }
 
 
@@ -322,6 +332,10 @@ SHAPE_BAD = {
     "extrinsic-a-word": TOP
         + "orientation: {euler: ZXZ, angles: [x, 0, 0], extrinsic: maybe}, "
           "inertia: [1, 1, 1]}",
+    "quaternion-of-three": TOP
+        + "orientation: {quaternion: [x, 0, 0]}, inertia: [1, 1, 1]}",
+    "quaternion-with-angles": TOP
+        + "orientation: {quaternion: [x, 0, 0, 1], angles: [x, 0, 0]}, inertia: [1, 1, 1]}",
     "matrix-of-two-rows": TOP
         + "orientation: {matrix: [[1, 0, 0], [0, 1, 0]]}, inertia: [1, 1, 1]}",
     "body-in-a-plane": "coordinates: [x]\nmasses:\n  top: {mass: 1, position: [x, 0], "

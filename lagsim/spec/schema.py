@@ -99,7 +99,15 @@ def _orientation() -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["matrix"],
     }
-    return {"anyOf": [euler, matrix]}
+    quaternion = {
+        "type": "object",
+        "properties": {"quaternion": _described(
+            {"type": "array", "items": EXPRESSION, "minItems": 4, "maxItems": 4},
+            "a unit quaternion, scalar first")},
+        "additionalProperties": False,
+        "required": ["quaternion"],
+    }
+    return {"anyOf": [euler, matrix, quaternion]}
 
 
 def _body_inertia() -> dict[str, Any]:

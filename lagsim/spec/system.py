@@ -53,7 +53,7 @@ TOP_KEYS = (
     "units", "springs",
 )
 MASS_KEYS = ("mass", "position", "inertia", "angle", "orientation")
-ORIENTATION_KEYS = ("euler", "angles", "extrinsic", "matrix")
+ORIENTATION_KEYS = ("euler", "angles", "extrinsic", "matrix", "quaternion")
 EULER_SEQUENCES = ("XZX", "XYX", "YXY", "YZY", "ZYZ", "ZXZ",
                    "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 """The 6 proper Euler and the 6 Tait–Bryan sequences (Goldstein, *Classical Mechanics*, 3rd ed.,
@@ -141,13 +141,15 @@ class Parameter:
 @dataclass(frozen=True)
 class Orientation:
     """A 3-D body's orientation R (body axes → space axes): three angles of an Euler or
-    Tait–Bryan ``sequence`` (intrinsic, about the body's moving axes, unless ``extrinsic``), or a
-    rotation ``matrix`` written out (``sequence`` empty)."""
+    Tait–Bryan ``sequence`` (intrinsic, about the body's moving axes, unless ``extrinsic``), a
+    rotation ``matrix`` written out, or a unit ``quaternion`` (e0, e1, e2, e3), scalar first;
+    exactly one of ``sequence``, ``matrix`` and ``quaternion`` is not empty."""
 
     sequence: str
     extrinsic: bool
     angles: tuple[Expr, ...]
     matrix: tuple[tuple[Expr, ...], ...]
+    quaternion: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -755,6 +757,7 @@ class _Reader:
         dissipation = opt_expr("dissipation", symbols, "'dissipation'")
 
         constraints = self.constraints(top.get("constraints"), symbols, coords)
+        constraints += self.unit_constraints(masses, constraints)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
         simulate = self.simulate(top.get("simulate"))
         units = self.units(top.get("units"), params, coords)
@@ -910,17 +913,28 @@ class _Reader:
         what = f"the orientation of '{mname}'"
         fields = {}
         for key, fk_node, fv_node in self.mapping(node, what):
-            if key == "quaternion":
-                raise self.error(fk_node, f"{what}: quaternion orientations are not supported "
-                                 "yet; give {euler: SEQ, angles: [a, b, c]} or {matrix: ...}")
             if key not in ORIENTATION_KEYS:
                 raise self.error(fk_node, f"unknown key '{key}' in {what}"
                                  f"{suggest(key, ORIENTATION_KEYS)}; the keys are "
                                  f"{', '.join(ORIENTATION_KEYS)}")
             fields[key] = fv_node
-        if ("euler" in fields) == ("matrix" in fields):
-            raise self.error(node, f"{what} needs exactly one of 'euler' (with 'angles') and "
-                             "'matrix'")
+        if sum(k in fields for k in ("euler", "matrix", "quaternion")) != 1:
+            raise self.error(node, f"{what} needs exactly one of 'euler' (with 'angles'), "
+                             "'matrix' and 'quaternion'")
+        if "quaternion" in fields:
+            for key in ("angles", "extrinsic"):
+                if key in fields:
+                    raise self.error(fields[key], f"{what}: '{key}' goes with 'euler', not "
+                                     "with 'quaternion'")
+            items = self.sequence(fields["quaternion"], f"the quaternion of '{mname}'")
+            if len(items) != 4:
+                raise self.error(fields["quaternion"], f"the quaternion of '{mname}' has "
+                                 f"{len(items)} components; give 4, [e0, e1, e2, e3] (scalar "
+                                 "first)")
+            parts = tuple(self.positional(n, names, coords,
+                                          f"a component of the quaternion of '{mname}'")
+                          for n in items)
+            return Orientation("", False, (), (), parts)
         if "matrix" in fields:
             for key in ("angles", "extrinsic"):
                 if key in fields:
@@ -1090,6 +1104,27 @@ class _Reader:
                 raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
                                  "must be unique (they name the multipliers lambda_<name>)")
             out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))
+        return tuple(out)
+
+    def unit_constraints(self, masses: tuple[MassSpec, ...],
+                         given: tuple[ConstraintSpec, ...]) -> tuple[ConstraintSpec, ...]:
+        """The holonomic constraint e0² + e1² + e2² + e3² − 1 = 0, named ``<mass>_unit``, of
+        each body whose orientation is a quaternion."""
+        out = []
+        for mass in masses:
+            if mass.orientation is None or not mass.orientation.quaternion:
+                continue
+            name = f"{mass.name}_unit"
+            clash = next((c for c in given if c.name == name), None)
+            if clash is not None:
+                raise InputError(f"constraint name '{name}' is lagsim's for the unit "
+                                 f"quaternion of '{mass.name}'; rename the constraint",
+                                 clash.location)
+            parts = mass.orientation.quaternion
+            expr = se.Add(*(e.expr**2 for e in parts)) - 1
+            text = " + ".join(f"({e.text})**2" for e in parts) + " - 1"
+            out.append(ConstraintSpec(name, "holonomic", Expr(text, expr, mass.location),
+                                      mass.location))
         return tuple(out)
 
     def check_linear(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, name: str

@@ -69,3 +69,24 @@ def body_rates(R: se.DenseMatrix, Rdot: se.DenseMatrix) -> list[se.Basic]:
     W = R.T.mul_matrix(Rdot)
     half = se.Rational(1, 2)
     return [half * (W[2, 1] - W[1, 2]), half * (W[0, 2] - W[2, 0]), half * (W[1, 0] - W[0, 1])]
+
+
+def quaternion_matrix(e: tuple[se.Basic, ...]) -> se.DenseMatrix:
+    """R of the unit quaternion (e0, e1, e2, e3), scalar first (Goldstein §4.5, the
+    Euler–Rodrigues parameters)."""
+    e0, e1, e2, e3 = e
+    two = se.Integer(2)
+    return se.DenseMatrix([
+        [e0**2 + e1**2 - e2**2 - e3**2, two * (e1 * e2 - e0 * e3), two * (e1 * e3 + e0 * e2)],
+        [two * (e1 * e2 + e0 * e3), e0**2 - e1**2 + e2**2 - e3**2, two * (e2 * e3 - e0 * e1)],
+        [two * (e1 * e3 - e0 * e2), two * (e2 * e3 + e0 * e1), e0**2 - e1**2 - e2**2 + e3**2],
+    ])
+
+
+def quaternion_body_rates(e: tuple[se.Basic, ...], rates: tuple[se.Basic, ...]
+                          ) -> list[se.Basic]:
+    """ω_b = 2 G(e) ė with G = [−e⃗, e0·1 − [e⃗×]] (Schaub & Junkins, *Analytical Mechanics of
+    Space Systems*, §3.5): the axial vector of Rᵀ Ṙ where |e| = 1."""
+    e0, e1, e2, e3 = e
+    G = [[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]]
+    return [2 * se.Add(*(g * r for g, r in zip(row, rates))) for row in G]

@@ -183,6 +183,37 @@ GOOD = {
           strict_initial: true
         """),
     "simulate-dt-and-a-list-of-gains": BASE + "simulate:\n  dt: .5\n  baumgarte: [10, 0]\n",
+    "rigid-bodies-in-every-form": textwrap.dedent("""\
+        parameters: {I1: 1, I3: 1.5}
+        coordinates: [a, b, c]
+        masses:
+          top:
+            mass: 1
+            position: [0, 0, b]
+            orientation: {euler: zxz, angles: [a, b, c]}
+            inertia: [I1, I1, I3]
+          turned:
+            mass: 1
+            position: [0, 0, 0]
+            orientation: {euler: XYZ, angles: [a, 0, c], extrinsic: true}
+            inertia: [1, 1, 1, 0.1, 0, 0]
+          written:
+            mass: 1
+            position: [a, 0, 0]
+            orientation: {matrix: [[cos(a), -sin(a), 0], [sin(a), cos(a), 0], [0, 0, 1]]}
+            inertia: [[1, 0, 0], [0, 1, 0], [0, 0, 1.5]]
+        gravity: [0, 0, -9.81]
+        """),
+    "a-body-in-a-quaternion": textwrap.dedent("""\
+        coordinates: [e0, e1, e2, e3]
+        masses:
+          body:
+            mass: 1
+            position: [0, 0, 0]
+            orientation: {quaternion: [e0, e1, e2, e3]}
+            inertia: [1, 2, 3]
+        initial: {e0: 1}
+        """),
 }
 
 
@@ -263,6 +294,7 @@ def test_every_bad_input_of_test_spec_is_classified() -> None:
 
 
 BOB = "masses:\n  bob: {mass: 1, position: [x, 0]}\n"
+TOP = "coordinates: [x]\nmasses:\n  top: {mass: 1, position: [x, 0, 0], "
 
 SHAPE_BAD = {
     "name-a-list": "name: [a]\n" + BASE,
@@ -283,6 +315,31 @@ SHAPE_BAD = {
                        "  bar: {mass: 1, position: [x, 0], inertia: 1, angle: {a: x}}",
     "angle-without-inertia": "coordinates: [x]\nmasses:\n  bar: {mass: 1, position: [x, 0], "
                              "angle: x}",
+    "unknown-euler-sequence": TOP
+        + "orientation: {euler: ZZX, angles: [x, 0, 0]}, inertia: [1, 1, 1]}",
+    "two-euler-angles": TOP
+        + "orientation: {euler: ZXZ, angles: [x, 0]}, inertia: [1, 1, 1]}",
+    "orientation-with-angle": TOP
+        + "orientation: {euler: ZXZ, angles: [x, 0, 0]}, inertia: [1, 1, 1], "
+          "angle: x}",
+    "orientation-without-inertia": TOP
+        + "orientation: {euler: ZXZ, angles: [x, 0, 0]}}",
+    "scalar-inertia-with-orientation": TOP
+        + "orientation: {euler: ZXZ, angles: [x, 0, 0]}, inertia: 1}",
+    "four-inertia-components": TOP
+        + "orientation: {euler: ZXZ, angles: [x, 0, 0]}, "
+          "inertia: [1, 1, 1, 0]}",
+    "extrinsic-a-word": TOP
+        + "orientation: {euler: ZXZ, angles: [x, 0, 0], extrinsic: maybe}, "
+          "inertia: [1, 1, 1]}",
+    "quaternion-of-three": TOP
+        + "orientation: {quaternion: [x, 0, 0]}, inertia: [1, 1, 1]}",
+    "quaternion-with-angles": TOP
+        + "orientation: {quaternion: [x, 0, 0, 1], angles: [x, 0, 0]}, inertia: [1, 1, 1]}",
+    "matrix-of-two-rows": TOP
+        + "orientation: {matrix: [[1, 0, 0], [0, 1, 0]]}, inertia: [1, 1, 1]}",
+    "body-in-a-plane": "coordinates: [x]\nmasses:\n  top: {mass: 1, position: [x, 0], "
+                       "orientation: {euler: ZXZ, angles: [x, 0, 0]}, inertia: [1, 1, 1]}",
     "gravity-a-mapping": "coordinates: [x]\n" + BOB + "gravity: {y: -9.81}",
     "gravity-of-one-component": "coordinates: [x]\n" + BOB + "gravity: [-9.81]",
     "gravity-of-four-components": "coordinates: [x]\n" + BOB + "gravity: [0, 0, 0, -9.81]",

@@ -509,7 +509,7 @@ ERRORS = [
             positon: [x, 0]
         """, 5, 5,
      "unknown key 'positon' in mass 'bob' (did you mean 'position'?); the keys are mass, "
-     "position, inertia, angle"),
+     "position, inertia, angle, orientation"),
     ("gravity-without-masses", """
         coordinates: [x]
         kinetic: x_dot**2

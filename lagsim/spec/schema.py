@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from lagsim.spec.system import MASS_KEYS, SIMULATE_KEYS, TOP_KEYS
+from lagsim.spec.system import EULER_SEQUENCES, MASS_KEYS, SIMULATE_KEYS, TOP_KEYS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _DIGITS = r"\d(?:_?\d)*"
@@ -76,21 +76,73 @@ def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {**schema, "description": description}
 
 
+def _orientation() -> dict[str, Any]:
+    euler = {
+        "type": "object",
+        "properties": {
+            "euler": _described(_choice(EULER_SEQUENCES), "three angles of one of the 12 "
+                                "sequences"),
+            "angles": _described({"type": "array", "items": EXPRESSION, "minItems": 3,
+                                  "maxItems": 3}, "three angles"),
+            "extrinsic": _described({"type": "boolean"}, "With `extrinsic: true` the rotations "
+                                    "are about the fixed space axes in the order written"),
+        },
+        "additionalProperties": False,
+        "required": ["euler", "angles"],
+    }
+    row = {"type": "array", "items": EXPRESSION, "minItems": 3, "maxItems": 3}
+    matrix = {
+        "type": "object",
+        "properties": {"matrix": _described(
+            {"type": "array", "items": row, "minItems": 3, "maxItems": 3},
+            "R written out, three rows of three expressions in parameters, coordinates and `t`")},
+        "additionalProperties": False,
+        "required": ["matrix"],
+    }
+    quaternion = {
+        "type": "object",
+        "properties": {"quaternion": _described(
+            {"type": "array", "items": EXPRESSION, "minItems": 4, "maxItems": 4},
+            "a unit quaternion, scalar first")},
+        "additionalProperties": False,
+        "required": ["quaternion"],
+    }
+    return {"anyOf": [euler, matrix, quaternion]}
+
+
+def _body_inertia() -> dict[str, Any]:
+    """The list forms of a 3-D body's inertia: 3 principal moments, 6 components, a 3×3."""
+    row = {"type": "array", "items": EXPRESSION, "minItems": 3, "maxItems": 3}
+    return {"anyOf": [
+        {"type": "array", "items": EXPRESSION, "minItems": 3, "maxItems": 3},
+        {"type": "array", "items": EXPRESSION, "minItems": 6, "maxItems": 6},
+        {"type": "array", "items": row, "minItems": 3, "maxItems": 3},
+    ]}
+
+
 def _mass() -> dict[str, Any]:
     parts = {
         "mass": (EXPRESSION, "an expression, usually a parameter."),
         "position": (_vector(), "2 components (planar) or 3, expressions in parameters, "
                      "coordinates and `t`."),
-        "inertia": (EXPRESSION, "a planar body's moment of inertia about its centre of mass"),
+        "inertia": ({"anyOf": [EXPRESSION, _body_inertia()]},
+                    "a planar body's moment of inertia about its centre of mass"),
         "angle": (EXPRESSION, "its orientation angle"),
+        "orientation": (_orientation(), "the rotation R that takes the body's axes to the "
+                        "space axes"),
     }
+    planar = {"required": ["inertia"], "not": {"required": ["orientation"]}}
+    body = {"required": ["inertia"], "not": {"required": ["angle"]},
+            "properties": {"inertia": _body_inertia(), "position": {"minItems": 3}}}
     return {
         "type": "object",
         "properties": {key: _described(*parts[key]) for key in MASS_KEYS},
         "additionalProperties": False,
         "required": ["mass", "position"],
-        "allOf": [_needs("inertia", {"required": ["angle"]}),
-                  _needs("angle", {"required": ["inertia"]})],
+        "allOf": [{"if": planar, "then": {"required": ["angle"],
+                                          "properties": {"inertia": EXPRESSION}}},
+                  _needs("angle", {"required": ["inertia"]}),
+                  _needs("orientation", body)],
     }
 
 
@@ -156,7 +208,8 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
         "lagrangian": (EXPRESSION, "L(q, q̇, t) given directly; then `kinetic`, `potential`, "
                        "`masses` and `gravity` are not allowed"),
         "masses": ({"type": "object", "additionalProperties": _mass()},
-                   "point masses and planar bodies; their kinetic energy is added to T"),
+                   "point masses, planar bodies and rigid bodies in three dimensions; their "
+                   "kinetic energy is added to T"),
         "gravity": (_vector(), "a uniform field g acting on the `masses`: adds "
                     "−Σ mass·(g · position) to U"),
         "forces": ({"type": "object", "additionalProperties": EXPRESSION},

@@ -52,7 +52,17 @@ TOP_KEYS = (
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
     "units", "springs",
 )
-MASS_KEYS = ("mass", "position", "inertia", "angle")
+MASS_KEYS = ("mass", "position", "inertia", "angle", "orientation")
+ORIENTATION_KEYS = ("euler", "angles", "extrinsic", "matrix", "quaternion")
+EULER_SEQUENCES = ("XZX", "XYX", "YXY", "YZY", "ZYZ", "ZXZ",
+                   "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+"""The 6 proper Euler and the 6 Tait–Bryan sequences (Goldstein, *Classical Mechanics*, 3rd ed.,
+§4.4 and appendix A)."""
+ORTHOGONAL_TOLERANCE = 1e-9
+"""Largest |RᵀR − I| entry, and |det R − 1|, allowed for a ``matrix`` orientation at a state."""
+ORTHOGONAL_STATES = 5
+"""How many random states (coordinates in [−π, π], t in [0, 10]) a ``matrix`` orientation is
+checked at."""
 TIME = se.Symbol("t")
 PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
@@ -129,8 +139,23 @@ class Parameter:
 
 
 @dataclass(frozen=True)
+class Orientation:
+    """A 3-D body's orientation R (body axes → space axes): three angles of an Euler or
+    Tait–Bryan ``sequence`` (intrinsic, about the body's moving axes, unless ``extrinsic``), a
+    rotation ``matrix`` written out, or a unit ``quaternion`` (e0, e1, e2, e3), scalar first;
+    exactly one of ``sequence``, ``matrix`` and ``quaternion`` is not empty."""
+
+    sequence: str
+    extrinsic: bool
+    angles: tuple[Expr, ...]
+    matrix: tuple[tuple[Expr, ...], ...]
+    quaternion: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True)
 class MassSpec:
-    """A point mass, or a planar body when ``inertia`` and ``angle`` are given."""
+    """A point mass, a planar body when ``inertia`` and ``angle`` are given, or a 3-D body when
+    ``orientation`` and ``body_inertia`` (3×3, about the centre of mass, body axes) are."""
 
     name: str
     mass: Expr
@@ -138,6 +163,8 @@ class MassSpec:
     inertia: Expr | None
     angle: Expr | None
     location: Location
+    orientation: Orientation | None = None
+    body_inertia: tuple[tuple[Expr, ...], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -687,7 +714,8 @@ class _Reader:
         potential = opt_expr("potential", symbols, "'potential'")
         if potential is not None:
             self.no_velocity(potential, coords, top["potential"], "'potential' U(q, t)")
-        masses = self.masses(top.get("masses"), symbols, coords)
+        masses = self.masses(top.get("masses"), symbols, coords,
+                             {p.name: p.value for p in params})
         gravity = None
         if "gravity" in top:
             gravity = tuple(self.positional(n, symbols, coords, "a component of 'gravity'")
@@ -729,6 +757,7 @@ class _Reader:
         dissipation = opt_expr("dissipation", symbols, "'dissipation'")
 
         constraints = self.constraints(top.get("constraints"), symbols, coords)
+        constraints += self.unit_constraints(masses, constraints)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
         simulate = self.simulate(top.get("simulate"))
         units = self.units(top.get("units"), params, coords)
@@ -806,7 +835,7 @@ class _Reader:
         return expr
 
     def masses(self, node: yaml.Node | None, names: Mapping[str, se.Basic],
-               coords: tuple[str, ...]) -> tuple[MassSpec, ...]:
+               coords: tuple[str, ...], values: Mapping[str, float]) -> tuple[MassSpec, ...]:
         if node is None:
             return ()
         masses = []
@@ -833,6 +862,15 @@ class _Reader:
             position = tuple(self.positional(n, names, coords,
                                              f"a component of the position of '{mname}'")
                              for n in items)
+            if "orientation" in fields:
+                masses.append(self.body(mname, fields, value_node, names, coords, position,
+                                        key_node, values, mass))
+                continue
+            if "inertia" in fields and not isinstance(fields["inertia"], yaml.ScalarNode):
+                raise self.error(fields["inertia"], f"mass '{mname}': a list 'inertia' is a 3-D "
+                                 "body's and needs 'orientation' ({euler: ZXZ, angles: [...]} "
+                                 "or {matrix: [[...], [...], [...]]}); a planar body gives one "
+                                 "moment and 'angle'")
             inertia = angle = None
             if ("inertia" in fields) != ("angle" in fields):
                 raise self.error(value_node, f"mass '{mname}': 'inertia' and 'angle' go together "
@@ -848,6 +886,173 @@ class _Reader:
             raise self.error(node, "all masses must have positions of the same dimension "
                              "(2 or 3 components)")
         return tuple(masses)
+
+    def body(self, mname: str, fields: Mapping[str, yaml.Node], value_node: yaml.Node,
+             names: Mapping[str, se.Basic], coords: tuple[str, ...],
+             position: tuple[Expr, ...], key_node: yaml.Node, values: Mapping[str, float],
+             mass: Expr) -> MassSpec:
+        """A 3-D rigid body: ``orientation`` with a list ``inertia`` and a 3-component
+        ``position`` of its centre of mass."""
+        if "angle" in fields:
+            raise self.error(fields["angle"], f"mass '{mname}': 'angle' is a planar body's; a "
+                             "3-D body's orientation is given by 'orientation' alone")
+        if "inertia" not in fields:
+            raise self.error(value_node, f"mass '{mname}' has an 'orientation' and needs "
+                             "'inertia': [I1, I2, I3], [Ixx, Iyy, Izz, Ixy, Iyz, Izx] or a 3×3 "
+                             "matrix, about its centre of mass in body axes")
+        if len(position) != 3:
+            raise self.error(fields["position"], f"the position of '{mname}' has "
+                             f"{len(position)} components; a body with an 'orientation' needs 3")
+        orientation = self.orientation(mname, fields["orientation"], names, coords, values)
+        inertia = self.body_inertia(mname, fields["inertia"], names, values)
+        return MassSpec(mname, mass, position, None, None, self.loc(key_node), orientation,
+                        inertia)
+
+    def orientation(self, mname: str, node: yaml.Node, names: Mapping[str, se.Basic],
+                    coords: tuple[str, ...], values: Mapping[str, float]) -> Orientation:
+        what = f"the orientation of '{mname}'"
+        fields = {}
+        for key, fk_node, fv_node in self.mapping(node, what):
+            if key not in ORIENTATION_KEYS:
+                raise self.error(fk_node, f"unknown key '{key}' in {what}"
+                                 f"{suggest(key, ORIENTATION_KEYS)}; the keys are "
+                                 f"{', '.join(ORIENTATION_KEYS)}")
+            fields[key] = fv_node
+        if sum(k in fields for k in ("euler", "matrix", "quaternion")) != 1:
+            raise self.error(node, f"{what} needs exactly one of 'euler' (with 'angles'), "
+                             "'matrix' and 'quaternion'")
+        if "quaternion" in fields:
+            for key in ("angles", "extrinsic"):
+                if key in fields:
+                    raise self.error(fields[key], f"{what}: '{key}' goes with 'euler', not "
+                                     "with 'quaternion'")
+            items = self.sequence(fields["quaternion"], f"the quaternion of '{mname}'")
+            if len(items) != 4:
+                raise self.error(fields["quaternion"], f"the quaternion of '{mname}' has "
+                                 f"{len(items)} components; give 4, [e0, e1, e2, e3] (scalar "
+                                 "first)")
+            parts = tuple(self.positional(n, names, coords,
+                                          f"a component of the quaternion of '{mname}'")
+                          for n in items)
+            return Orientation("", False, (), (), parts)
+        if "matrix" in fields:
+            for key in ("angles", "extrinsic"):
+                if key in fields:
+                    raise self.error(fields[key], f"{what}: '{key}' goes with 'euler', not "
+                                     "with 'matrix'")
+            rows = self.square(fields["matrix"], f"the orientation matrix of '{mname}'",
+                               names, coords)
+            self.check_rotation(fields["matrix"], rows, coords, values, mname)
+            return Orientation("", False, (), rows)
+        seq_node = fields["euler"]
+        sequence = str(self.scalar(seq_node, f"{what}: 'euler'")).upper()
+        if sequence not in EULER_SEQUENCES:
+            raise self.error(seq_node, f"{what}: unknown Euler sequence "
+                             f"{seq_node.value!r}; the sequences are "
+                             f"{', '.join(EULER_SEQUENCES)}")
+        if "angles" not in fields:
+            raise self.error(node, f"{what} needs 'angles': [a, b, c], the three angles of "
+                             f"{sequence}")
+        items = self.sequence(fields["angles"], f"the angles of '{mname}'")
+        if len(items) != 3:
+            raise self.error(fields["angles"], f"the angles of '{mname}' are {len(items)}; "
+                             f"{sequence} takes 3")
+        angles = tuple(self.positional(n, names, coords, f"an angle of '{mname}'")
+                       for n in items)
+        extrinsic = False
+        if "extrinsic" in fields:
+            flag = self.scalar(fields["extrinsic"], f"{what}: 'extrinsic'")
+            if not isinstance(flag, bool):
+                raise self.error(fields["extrinsic"], f"{what}: 'extrinsic' is true or false, "
+                                 f"not {flag!r}")
+            extrinsic = flag
+        return Orientation(sequence, extrinsic, angles, ())
+
+    def square(self, node: yaml.Node, what: str, names: Mapping[str, se.Basic],
+               coords: tuple[str, ...]) -> tuple[tuple[Expr, ...], ...]:
+        """A 3×3 matrix of expressions in q and t, given as three rows."""
+        rows = self.sequence(node, what)
+        if len(rows) != 3:
+            raise self.error(node, f"{what} has {len(rows)} rows; give 3 rows of 3")
+        out = []
+        for row in rows:
+            items = self.sequence(row, f"a row of {what}")
+            if len(items) != 3:
+                raise self.error(row, f"a row of {what} has {len(items)} entries; give 3")
+            out.append(tuple(self.positional(n, names, coords, f"an entry of {what}")
+                             for n in items))
+        return tuple(out)
+
+    def check_rotation(self, node: yaml.Node, rows: tuple[tuple[Expr, ...], ...],
+                       coords: tuple[str, ...], values: Mapping[str, float], mname: str) -> None:
+        """RᵀR = I and det R = 1 at :data:`ORTHOGONAL_STATES` random states (seeded: the same
+        file gives the same verdict) to :data:`ORTHOGONAL_TOLERANCE`."""
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        for _ in range(ORTHOGONAL_STATES):
+            state: dict[se.Basic, float] = {se.Symbol(k): v for k, v in values.items()}
+            state.update({se.Symbol(q): float(rng.uniform(-math.pi, math.pi)) for q in coords})
+            state[TIME] = float(rng.uniform(0.0, 10.0))
+            try:
+                R = np.array([[float(e.expr.subs(state)) for e in row] for row in rows])
+            except (RuntimeError, TypeError, ValueError):
+                raise self.error(node, f"the orientation matrix of '{mname}' does not evaluate "
+                                 "to numbers at a state; its entries may use parameters, "
+                                 "coordinates and t") from None
+            error = float(np.max(np.abs(R.T @ R - np.eye(3))))
+            det = float(np.linalg.det(R))
+            if error > ORTHOGONAL_TOLERANCE or abs(det - 1.0) > ORTHOGONAL_TOLERANCE:
+                shown = ", ".join(f"{q}={float(state[se.Symbol(q)]):.6g}" for q in coords)
+                raise self.error(node, f"the orientation matrix of '{mname}' is not a rotation: "
+                                 f"at {shown}, t={float(state[TIME]):.6g} max|RᵀR − I| = "
+                                 f"{error:.3g} and det R = {det:.6g} (allowed "
+                                 f"{ORTHOGONAL_TOLERANCE:g})")
+
+    def body_inertia(self, mname: str, node: yaml.Node, names: Mapping[str, se.Basic],
+                     values: Mapping[str, float]) -> tuple[tuple[Expr, ...], ...]:
+        """The 3×3 inertia about the centre of mass in body axes, from 3 principal moments, 6
+        components or a matrix; symmetric, and at the parameter values positive definite with
+        principal moments obeying the triangle inequality (Landau & Lifshitz, *Mechanics*, §32)."""
+        import numpy as np
+
+        what = f"the inertia of '{mname}'"
+        params = {k: v for k, v in names.items() if k in values}
+        items = self.sequence(node, what)
+        zero = Expr("0", se.Integer(0), self.loc(node))
+        if items and all(isinstance(n, yaml.SequenceNode) for n in items):
+            rows = self.square(node, what, params, ())
+            for i, j in ((0, 1), (1, 2), (0, 2)):
+                if se.expand(rows[i][j].expr - rows[j][i].expr) != 0:
+                    raise self.error(node, f"{what} is not symmetric: entry ({i + 1},{j + 1}) "
+                                     f"is {rows[i][j].text} but ({j + 1},{i + 1}) is "
+                                     f"{rows[j][i].text}")
+        else:
+            entries = tuple(self.expr(n, params, f"a component of {what}",
+                                      "an inertia component is an expression in parameters")
+                            for n in items)
+            if len(entries) == 3:
+                a, b, c = entries
+                rows = ((a, zero, zero), (zero, b, zero), (zero, zero, c))
+            elif len(entries) == 6:
+                xx, yy, zz, xy, yz, zx = entries
+                rows = ((xx, xy, zx), (xy, yy, yz), (zx, yz, zz))
+            else:
+                raise self.error(node, f"{what} has {len(entries)} components; give [I1, I2, I3] "
+                                 "(principal), [Ixx, Iyy, Izz, Ixy, Iyz, Izx] or a 3×3 matrix")
+        subs = {se.Symbol(k): v for k, v in values.items()}
+        matrix = np.array([[float(e.expr.subs(subs)) for e in row] for row in rows])
+        moments = np.linalg.eigvalsh(matrix)
+        shown = ", ".join(f"{m:.6g}" for m in moments)
+        scale = float(np.max(np.abs(moments)))
+        if moments[0] <= 1e-12 * scale or scale == 0.0:
+            raise self.error(node, f"{what} is not positive at the parameter values: its "
+                             f"principal moments are {shown}")
+        if moments[2] > moments[0] + moments[1] + 1e-12 * scale:
+            raise self.error(node, f"{what} violates the triangle inequality at the parameter "
+                             f"values: the principal moments {shown} "
+                             "need the largest ≤ the sum of the other two")
+        return rows
 
     def check_gravity(self, node: yaml.Node, gravity: tuple[Expr, ...],
                       masses: tuple[MassSpec, ...]) -> None:
@@ -899,6 +1104,27 @@ class _Reader:
                 raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
                                  "must be unique (they name the multipliers lambda_<name>)")
             out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))
+        return tuple(out)
+
+    def unit_constraints(self, masses: tuple[MassSpec, ...],
+                         given: tuple[ConstraintSpec, ...]) -> tuple[ConstraintSpec, ...]:
+        """The holonomic constraint e0² + e1² + e2² + e3² − 1 = 0, named ``<mass>_unit``, of
+        each body whose orientation is a quaternion."""
+        out = []
+        for mass in masses:
+            if mass.orientation is None or not mass.orientation.quaternion:
+                continue
+            name = f"{mass.name}_unit"
+            clash = next((c for c in given if c.name == name), None)
+            if clash is not None:
+                raise InputError(f"constraint name '{name}' is lagsim's for the unit "
+                                 f"quaternion of '{mass.name}'; rename the constraint",
+                                 clash.location)
+            parts = mass.orientation.quaternion
+            expr = se.Add(*(e.expr**2 for e in parts)) - 1
+            text = " + ".join(f"({e.text})**2" for e in parts) + " - 1"
+            out.append(ConstraintSpec(name, "holonomic", Expr(text, expr, mass.location),
+                                      mass.location))
         return tuple(out)
 
     def check_linear(self, expr: Expr, coords: tuple[str, ...], node: yaml.Node, name: str

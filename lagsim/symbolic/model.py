@@ -28,8 +28,15 @@ import symengine as se
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import exact_text, kinks, resolve_derivatives
-from lagsim.spec.system import Expr, SystemSpec
+from lagsim.spec.system import Expr, Orientation, SystemSpec
 from lagsim.symbolic.expansion import expanded, killable
+from lagsim.symbolic.rotations import (
+    body_rates,
+    euler_body_rates,
+    euler_matrix,
+    quaternion_body_rates,
+    quaternion_matrix,
+)
 
 
 @dataclass(frozen=True)
@@ -182,6 +189,46 @@ def time_derivative(
     return se.Add(*(se.diff(expr, qi) * vi for qi, vi in zip(q, qd)), se.diff(expr, t))
 
 
+def rotation_matrix(orientation: Orientation) -> se.DenseMatrix:
+    """R (body axes → space axes) of a 3-D body's orientation."""
+    if orientation.sequence:
+        return euler_matrix(orientation.sequence, tuple(a.expr for a in orientation.angles),
+                            orientation.extrinsic)
+    if orientation.quaternion:
+        return quaternion_matrix(tuple(e.expr for e in orientation.quaternion))
+    return se.DenseMatrix([[e.expr for e in row] for row in orientation.matrix])
+
+
+def body_angular_velocity(orientation: Orientation, q: tuple[se.Symbol, ...],
+                          qd: tuple[se.Symbol, ...], t: se.Symbol) -> list[se.Basic]:
+    """ω_b, the axial vector of Rᵀ Ṙ (Goldstein §4.8): for Euler angles in the short exact form
+    of :func:`lagsim.symbolic.rotations.euler_body_rates`, for a written matrix from Rᵀ Ṙ."""
+    if orientation.sequence:
+        angles = tuple(a.expr for a in orientation.angles)
+        rates = tuple(time_derivative(a, q, qd, t) for a in angles)
+        return euler_body_rates(orientation.sequence, angles, rates, orientation.extrinsic)
+    if orientation.quaternion:
+        parts = tuple(e.expr for e in orientation.quaternion)
+        return quaternion_body_rates(parts, tuple(time_derivative(e, q, qd, t) for e in parts))
+    R = rotation_matrix(orientation)
+    Rdot = se.DenseMatrix(3, 3, [time_derivative(e, q, qd, t) for e in R])
+    return body_rates(R, Rdot)
+
+
+def quaternion_regularizer(orientation: Orientation, inertia: list[list[se.Basic]],
+                           q: tuple[se.Symbol, ...], qd: tuple[se.Symbol, ...], t: se.Symbol
+                           ) -> se.Basic:
+    """½·4Ī·(e·ė)², Ī = tr I / 3: ½ ωᵀIω = 2 ėᵀGᵀIGė leaves ė ∥ e without kinetic energy (G e
+    = 0), a singular M; this term fills that direction. It is 0 where |e| = 1 holds (e·ė = 0
+    there), and its Euler–Lagrange term k (ė·ė + e·ë) e is the second time derivative of ½|e|²
+    along e, 0 on every motion that keeps the constraint: the motion, h and λ are unchanged
+    (Nikravesh, *Computer-Aided Analysis of Mechanical Systems*, §11.2 uses the same device)."""
+    parts = tuple(e.expr for e in orientation.quaternion)
+    along = se.Add(*(e * time_derivative(e, q, qd, t) for e in parts))
+    mean = (inertia[0][0] + inertia[1][1] + inertia[2][2]) / 3
+    return 2 * mean * along**2
+
+
 def build_model(spec: SystemSpec) -> Model:
     """The symbolic model of a validated spec (seed 001 §10.6–10.7, 002 §23.3, 003)."""
     q = tuple(se.Symbol(name) for name in spec.coordinates)
@@ -199,6 +246,14 @@ def build_model(spec: SystemSpec) -> Model:
         if mass.inertia is not None and mass.angle is not None:
             w = time_derivative(mass.angle.expr, q, qd, t)
             kinetic += se.Rational(1, 2) * mass.inertia.expr * w**2
+        if mass.orientation is not None and mass.body_inertia is not None:
+            omega = body_angular_velocity(mass.orientation, q, qd, t)
+            inertia = [[e.expr for e in row] for row in mass.body_inertia]
+            kinetic += se.Rational(1, 2) * se.Add(*(
+                omega[i] * inertia[i][j] * omega[j]
+                for i in range(3) for j in range(3) if inertia[i][j] != 0))
+            if mass.orientation.quaternion:
+                kinetic += quaternion_regularizer(mass.orientation, inertia, q, qd, t)
         if spec.gravity is not None:
             gvec = [g.expr for g in spec.gravity]
             potential -= mval * sum((gi * ri for gi, ri in zip(gvec, r)), se.Integer(0))

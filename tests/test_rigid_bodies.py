@@ -462,3 +462,26 @@ def test_nutation_frequency_of_a_fast_top() -> None:
     period = (crossings[-1] - crossings[0]) / (len(crossings) - 1)
     assert len(crossings) >= 8
     assert 2 * math.pi / period == pytest.approx(omega_n, rel=1e-7)
+
+
+def test_check_of_a_quaternion_body_at_the_zero_start_says_why_instead_of_crashing() -> None:
+    """A quaternion left at e = 0 has M = 0 there (T = ½ωᵀIω + ½·4Ī(e·ė)² vanishes with e): the
+    consistent start cannot measure a least change in M's metric. `check` reports that as a
+    note and still lists the unit constraint (it raised numpy's LinAlgError as an internal
+    error); `simulate` refuses the same start with a located error."""
+    spec = parse_spec(yml("""
+        coordinates: [e0, e1, e2, e3]
+        parameters: {m: 1.0, I1: 1.0, I3: 0.5}
+        masses:
+          body:
+            mass: m
+            position: [0, 0, 0]
+            orientation: {quaternion: [e0, e1, e2, e3]}
+            inertia: [I1, I1, I3]
+        """), "<zero quaternion>")
+    report = check_system(spec, build_model(spec))
+    text = report.to_text()
+    assert "body_unit" in text
+    assert "no consistent start (the mass matrix is singular at the start" in text
+    with pytest.raises(InputError, match="mass matrix is singular at the start"):
+        run(spec, t_end=0.1)

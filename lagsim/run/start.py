@@ -66,7 +66,13 @@ def _inverse_factor(M: np.ndarray) -> np.ndarray:
     """W with M⁻¹ = WᵀW (W = L⁻¹, M = L Lᵀ)."""
     if not M.size:
         return np.zeros((0, 0))
-    return np.linalg.inv(np.linalg.cholesky(M))
+    try:
+        return np.linalg.inv(np.linalg.cholesky(M))
+    except np.linalg.LinAlgError:
+        raise InputError(
+            "the mass matrix is singular at the start, so no least change of the initial values "
+            "can be measured in its metric: give initial values where the kinetic energy gives "
+            "every coordinate inertia (for a quaternion, a unit one such as e0 = 1)") from None
 
 
 def _least_change(J: np.ndarray, r: np.ndarray, W: np.ndarray, ref: float) -> np.ndarray:

@@ -11,7 +11,8 @@ any failed. A bench whose optional peers (``pip install -e '.[bench]'``) are all
 with one line saying so. ``params.py`` and ``derive_time.py`` run inside ``run.py`` (their tables
 are in ``RESULTS.md``). The summary at the end gives each bench's status, wall time, load average
 before and after, and results file: on a shared machine, read the ratios measured side by side
-inside each bench rather than its absolute times. """
+inside each bench rather than its absolute times.
+"""
 
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ Each command runs once as a warm-up (it fills the compiled-model cache, as a use
 `simulate` would), then ``--reps`` times; the table shows the median and fastest wall time and the
 median CPU time (user + system) of the process, and the load average of the machine when the
 run started. The verdict uses the fastest run: on a shared machine the median also measures the
-other work. """
+other work.
+"""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ run, `lagsim --version` (the interpreter and lagsim's start) and `lagsim derive 
 same imports of symengine) are measured as anchors, so the ratio to them can be read on a
 loaded machine. The verdict uses the CPU time of the process: on a shared machine the wall time
 also measures the other sessions' work (the load average is printed). Results are written to
-bench/modes_results.md. """
+bench/modes_results.md.
+"""
 
 from __future__ import annotations
 

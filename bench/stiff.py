@@ -22,7 +22,8 @@ share of the cost is measured rather than assumed. Radau with the analytic Jacob
 in the C loop of ``lagsim.run.engines.cradau`` where it applies (formulation ``ode``: system (b);
 (a) is constrained and stays in the Python loop), and in the Python loop (``radau_loop_for`` patched
 to return None); the ``loop`` column says which ran. Steps and Jacobian evaluations are printed
-beside the times. """
+beside the times.
+"""
 
 from __future__ import annotations
 

@@ -26,7 +26,8 @@ def median_time(
     ``before`` runs untimed before every call (e.g. ``sympy.core.cache.clear_cache``).
     With ``budget_s``, the number of timed runs is cut so that they fit in the budget
     (at least one); the returned ``note`` says when that happened. ``result`` is the last
-    return value of ``fn``. """
+    return value of ``fn``.
+    """
     result = None
     planned = reps
     first = None

@@ -171,7 +171,8 @@ class System:
 
     Made by :func:`load`. ``spec`` is the validated file (:class:`lagsim.spec.system.SystemSpec`),
     ``model`` its symbolic model (:class:`lagsim.symbolic.model.Model`, built on first use); both
-    are what lagsim's analysis functions take, ``f(system.spec, system.model)``. """
+    are what lagsim's analysis functions take, ``f(system.spec, system.model)``.
+    """
 
     def __init__(self, spec: SystemSpec, text: str, label: str, stem: str,
                  parameters: Mapping[str, float], initial: Mapping[str, float]) -> None:

@@ -4,7 +4,8 @@ Closed forms: seed 001_80d65b968ce3cb18.txt Example 10.2 (L = q1² + q2², q = (
 S = 13/3); the harmonic oscillator x = A cos ωt, L = ½mẋ² − ½kx², whose running action is
 S(t) = −(mA²ω/4) sin 2ωt; free fall from (0, 0) to (1, 0) in T = 1: x = t, y = (g/2) t (1 − t),
 S = ½ − g²/24 (m = 1). Stationarity (Theorem 10.1): varied paths with the same ends change S only
-at second order. """
+at second order.
+"""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ the constraint row (Frobenius' theorem: the constraint integrates, Arnold, *Math
 of Classical Mechanics*, appendix 4; seed 002_485a91571cac8ced.txt §23.1), a Noether momentum
 p·ξ conserved when the generalized force is perpendicular to ξ (Arnold §20), and the dimension
 of the configuration manifold n − rank of the holonomic rows, counting the velocity constraints
-that integrate. """
+that integrate.
+"""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ A ``--stop-when`` expression that uses a swept parameter was compiled to one C l
 never shrank. Now the parameters are inputs of the stop function, as of the model's functions and
 ``--section``'s: a 4-value sweep builds one stop library, and each run still stops at its own
 closed-form time. The memos of compiled code are :class:`lagsim.numeric.memo.Memo` of a declared
-size. """
+size.
+"""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ ODEs II*, §IV.8) with the same analytic Jacobian (lagsim.numeric.jacobian), so 
 rounding; the simplified Newton iteration's stopping test may flip on a rounding difference and
 change a step's iterate within the Newton tolerance, so the samples are held to 1e-9 relative to the
 size of each quantity (measured: 1e-15 on the pendulum, 5e-11 on the stiff spring pendulum over 20
-s). The double pendulum is chaotic, so it is compared over 2 s, before rounding grows. """
+s). The double pendulum is chaotic, so it is compared over 2 s, before rounding grows.
+"""
 
 from __future__ import annotations
 

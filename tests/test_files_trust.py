@@ -5,7 +5,8 @@ temporary left by a SIGKILL, "-o ''", "read_csv/plot hold about ten times the CS
 
 Each command is run through click's CliRunner (in this process, so that ``lagsim.api.run`` and
 ``lagsim.sweep.core.execute`` can be replaced by a marker that fails the test if the work starts)
-or, where a process has to die or run out of memory, as a subprocess. """
+or, where a process has to die or run out of memory, as a subprocess.
+"""
 
 from __future__ import annotations
 

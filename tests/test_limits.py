@@ -3,7 +3,8 @@
 Each hostile file runs in its own ``lagsim`` process. The timeout only keeps a regression from
 hanging the suite (nothing here asserts a speed): the assertion is exit status 2 and one stderr line
 that names the limit, where before lagsim ran out of memory, recursed without end or ended in
-"internal error". """
+"internal error".
+"""
 
 from __future__ import annotations
 

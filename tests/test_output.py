@@ -4,7 +4,8 @@ use", "Limits against hostile or huge input").
 Devices are twins made in tmp_path with ``os.mknod`` (1, 3 is a null device, 1, 7 a full one);
 nothing here writes to the machine's /dev/null or /dev/full.  Unwritable places that stop root
 too: a path whose parent is a regular file (ENOTDIR), and a folder under /sys (sysfs refuses to
-create files, EACCES). """
+create files, EACCES).
+"""
 
 from __future__ import annotations
 
@@ -342,7 +343,10 @@ theta = 0.5 * np.cos(2.0 * t)
 table = Table(("t", "theta"), np.column_stack([t, theta]), "run.csv")
 out = Path(tempfile.mkdtemp()) / "a.gif"
 n = animate(table, {"bob": (np.sin(theta), -np.cos(theta))}, [("origin", "bob")], out, fps=10)
-out.unlink() out.parent.rmdir() print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) """
+out.unlink()
+out.parent.rmdir()
+print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
 
 
 def _peak_kib(frames: int) -> int:

@@ -6,7 +6,8 @@ systems, the doc's examples, a few more) validates, and every file that is wrong
 validation AND is refused by the loader, which is :func:`lagsim.spec.system.parse_spec` followed by
 :meth:`SimulateOptions.resolve` (where ``lagsim simulate`` checks the ``simulate:`` values).
 The schema's key sets are the loader's declarations, and its descriptions are quoted from
-docs/format.md. """
+docs/format.md.
+"""
 
 from __future__ import annotations
 

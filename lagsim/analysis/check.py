@@ -8,7 +8,8 @@ and the degrees of freedom n − rank; the redundant constraints with the rows t
 Frobenius test of each velocity constraint (with the holonomic ones) and of the whole set
 (:mod:`lagsim.symbolic.integrability`, seed ``002_485a91571cac8ced.txt`` §23.1), and the dimension
 of the configuration manifold: n − rank of the rows of the holonomic constraints and of the velocity
-constraints found integrable; and the conserved quantities (:mod:`lagsim.symbolic.invariants`). """
+constraints found integrable; and the conserved quantities (:mod:`lagsim.symbolic.invariants`).
+"""
 
 from __future__ import annotations
 

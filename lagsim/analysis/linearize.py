@@ -20,7 +20,8 @@ s, s̄ is one mode with natural frequency |s|, damped frequency Im s and damping
 real roots pair by their shapes into overdamped, neutral or unstable modes (ω_n = √(s₁s₂)); the
 zero roots left over with velocity constraints are frozen directions (a displacement there stays),
 no mode. Mode shapes are δq = N z in the file's coordinates, scaled so that the largest component is
-1. """
+1.
+"""
 
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ holonomic constraints alone (a bead on a hoop turned at a prescribed rate, φ = 
 through its reduced Lagrangian L̃ (seed ``002_485a91571cac8ced.txt`` §23.5): when L̃ does not
 depend on t, its rest states are the relative equilibria of the system (the eliminated
 coordinates keep following the prescribed motion). Any other time dependence is refused, naming
-where t appears. """
+where t appears.
+"""
 
 from __future__ import annotations
 

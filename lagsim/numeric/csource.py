@@ -15,7 +15,8 @@ which covers that text, covers the header as well.
 The status codes of the C loops are one enum in ``c/status.h``; :class:`Status` mirrors it, each
 code with its message, and :class:`LoopResult` and :class:`StepResult` mirror the header's
 result records ``lagsim_result`` and ``lagsim_step`` (tests/test_csource.py holds each pair to
-agree). """
+agree).
+"""
 
 from __future__ import annotations
 

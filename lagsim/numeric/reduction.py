@@ -21,7 +21,8 @@ class NumericReduction:
     ``numeric`` integrates the free coordinates; ``to_full(t, qf, qfd, qfdd)`` returns the full
     q, q̇ and the multipliers λ from (A_e)ᵀλ = (M q̈ − F)_e on the constraint manifold
     (the minimum-norm solution, which stays defined where a branch such as y = −√(ℓ² − x²)
-    makes A_e singular). """
+    makes A_e singular).
+    """
 
     numeric: NumericSystem
     free_indices: tuple[int, ...]

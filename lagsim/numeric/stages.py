@@ -6,7 +6,8 @@ large model, before a run's progress bar has anything to count. Inside :func:`sh
 ``lagsim`` command, :class:`lagsim.cli.group.LagsimGroup`), each :func:`stage` rewrites one status
 line on stderr, ``lagsim: building <name>: <stage>… (<elapsed> s)``, when stderr is a terminal;
 the line is erased when the build ends. In a pipe or a file, and for a program using the API,
-nothing is written. """
+nothing is written.
+"""
 
 from __future__ import annotations
 

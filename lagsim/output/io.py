@@ -781,7 +781,8 @@ def read_csv(src: str | Path, *, max_cells: int = MAX_CSV_CELLS) -> Table:
     and a CSV past :data:`MAX_CSV_LINES` lines, :data:`MAX_CSV_LINE_CHARS` characters in a line
     or ``max_cells`` numbers (default :data:`MAX_CSV_CELLS`).  The rows are read a line at a
     time and kept as floats in blocks of :data:`_BLOCK_ROWS` rows, so memory is about 8 bytes a
-    number (issue 32). """
+    number (issue 32).
+    """
     with _opened(src) as (stream, source):
         lines = ((n, line) for n, line in _numbered_lines(stream, source) if line.strip())
         first = next(lines, None)

@@ -28,7 +28,8 @@ class Trajectory:
 
     ``stop_reason`` is ``"t_end"`` when the run reached its end time and ``"stop_when"`` when the
     ``--stop-when`` expression changed sign (then the last row is that time and ``stop_message``
-    says so). """
+    says so).
+    """
 
     name: str
     coordinates: tuple[str, ...]

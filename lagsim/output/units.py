@@ -3,7 +3,8 @@ the dimensions and held coordinates that labels and scales of a figure use.
 
 The units are a property of the CSV columns (a coordinate, its velocity, ``t``), read by analysis
 (:func:`lagsim.analysis.kinematics.quantities`) and drawn by :mod:`lagsim.viz.figures`; so they
-live with the output. """
+live with the output.
+"""
 
 from __future__ import annotations
 

@@ -33,7 +33,8 @@ crossings, and the run says so once on stderr (:func:`message`, in the style of 
 sample-aliasing warning, :mod:`lagsim.run.aliasing`).
 
 The C step loop (``lagsim/numeric/c/cloop.c``, ``scan_step``) does the same, operation for
-operation, so both loops find the same crossings. """
+operation, so both loops find the same crossings.
+"""
 
 from __future__ import annotations
 

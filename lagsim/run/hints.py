@@ -5,7 +5,8 @@ The mass matrix M(q) of T = ½ q̇ᵀ M q̇ (seed 001_80d65b968ce3cb18.txt, eqs 
 checked at the start (:func:`lagsim.run.formulations.check_mass_matrix`); when it is singular and a
 parameter is 0, M is evaluated again with that parameter at 1 (the same compiled code,
 :meth:`lagsim.numeric.compile.NumericSystem.with_parameters`): if M is then regular, that value is
-the cause, and the message says so and where it was given. """
+the cause, and the message says so and where it was given.
+"""
 
 from __future__ import annotations
 

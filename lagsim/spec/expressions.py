@@ -11,7 +11,8 @@ Expressions are symengine objects (fast, and SymPy is not imported on the way to
 Names are compared in Unicode NFKC form, as Python's own parser compares identifiers (PEP 3131):
 ``µ`` (micro sign) and ``μ`` (Greek mu) are one name (:func:`normal_name`). The size, nesting and
 exponent limits of :mod:`lagsim.spec.limits` are checked before anything is built, so no expression
-can make lagsim expand a huge power or recurse without end (issue 15). """
+can make lagsim expand a huge power or recurse without end (issue 15).
+"""
 
 from __future__ import annotations
 

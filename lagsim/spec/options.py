@@ -300,7 +300,8 @@ class SimulateOptions:
         ``flags`` maps option names (``t_end``, not ``--t-end``) to raw values, ``None`` meaning
         "not given" (so ``0`` and ``False`` given on the command line count). A bad value is an
         :class:`InputError` that names the option as the user wrote it: ``name(row)`` says how a
-        flag is written (:attr:`Option.flag` by default; the Python API passes its keyword). """
+        flag is written (:attr:`Option.flag` by default; the Python API passes its keyword).
+        """
         name = name or (lambda row: row.flag)
         unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
         if unknown:

@@ -6,7 +6,8 @@ Multiplying out is where a small expression becomes a huge one:
 Every expansion of an expression that comes from a user's file is bounded here before it starts
 (:func:`bounded_expand`), by a count that depends only on the expression (the same input gives
 the same output on a busy machine, as the operation counts of :mod:`lagsim.symbolic.tidy`).
-SymEngine only, so that a run imports no SymPy. """
+SymEngine only, so that a run imports no SymPy.
+"""
 
 from __future__ import annotations
 

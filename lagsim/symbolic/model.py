@@ -67,7 +67,8 @@ class Model:
     whose compiled code is in the cache does not need them (issue 17 §2). ``structure_key``
     says what determines the model's expressions (:func:`spec_structure`), so that the compiled
     code can be looked up without them; None for a model made otherwise (then the expressions
-    themselves are the key). """
+    themselves are the key).
+    """
 
     name: str
     description: str

@@ -166,7 +166,8 @@ def reduce_model(model: Model, q0: Mapping[str, float] | None = None, t0: float 
     constraint is eliminated through the holonomic constraint it integrates to, as ``check`` finds
     it (:func:`integrate_velocity_constraints`). Raises :class:`InputError` when a velocity
     constraint does not integrate (or its integral has no closed form), or a constraint is redundant
-    at the start. """
+    at the start.
+    """
     if not model.constraints:
         raise _fail("the reduced form needs holonomic constraints to eliminate coordinates, and "
                     "this system has none; use --form lagrange")

@@ -21,7 +21,8 @@ spanning 1e12 s for more than memory holds).
 of frames); ``.mp4`` pipes the frames to ffmpeg, which must be on PATH, otherwise an InputError
 says so before any work (:func:`check_animation_output`).  The output goes through
 :func:`lagsim.output.io.open_output`: a file is replaced atomically, a device or FIFO written in
-place. """
+place.
+"""
 
 from __future__ import annotations
 

@@ -234,7 +234,8 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
     |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units. The label
-    says which, and why. """
+    says which, and why.
+    """
     if not table.has_energy:
         return None
     if table.has(naming.WORK):

@@ -28,7 +28,8 @@ Without a C compiler (or with ``LAGSIM_NO_CC``) the same loop runs in NumPy, one
 Samples at multiples of the step are the step's state; a sample time between two steps is reached by
 one partial step of the same method from the last step (so it, too, satisfies the constraints to
 rounding); the run itself keeps its step. Velocities come from the method, the multipliers from the
-sampled state (the augmented system of seed 003, as the other methods). """
+sampled state (the augmented system of seed 003, as the other methods).
+"""
 
 from __future__ import annotations
 

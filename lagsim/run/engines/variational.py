@@ -29,7 +29,8 @@ L_qq̇, L_q̇q̇, τ, τ_q, τ_q̇ are generated symbolically once and compiled 
 (:class:`lagsim.run.engines.rattle.Compiled`). Works for any Lagrangian lagsim derives, M(q) and
 rheonomic constraints included; order 2; for τ = 0 symplectic, and the momentum of a symmetry
 of L_d (and of the constraints) is kept to rounding (the discrete Noether theorem, Marsden and
-West §1.3). """
+West §1.3).
+"""
 
 from __future__ import annotations
 

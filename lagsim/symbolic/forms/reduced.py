@@ -57,7 +57,8 @@ def reduced_form(model: Model, simplify: bool = False,
     on :data:`lagsim.symbolic.reduce.SOLVE_BUDGET`). When it does not finish, or SymPy has no closed
     form, or the reduced equations exceed :data:`CLOSED_FORM_MAX_OPS` (the natural 8-chain's were
     327 kB of text; ``simplify`` prints them anyway), the form is the partitioned one of
-    :func:`_partitioned_form`, equal to L̃'s equations, with a note saying why. """
+    :func:`_partitioned_form`, equal to L̃'s equations, with a note saying why.
+    """
     s = Symbols(model)
     skips: list[str] = []
     b = tidy.active()

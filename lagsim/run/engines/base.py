@@ -57,6 +57,25 @@ class Engine(ABC):
         """Step ``problem`` (accepted by :meth:`refusal`)."""
 
 
+class LoopEngine(Engine):
+    """An engine whose run is a loop object built for the problem (:meth:`loop_for` gives the
+    loop, or the reason it cannot be built): its refusal and its run are that one answer."""
+
+    @abstractmethod
+    def loop_for(self, problem: Problem) -> StepLoop | str:
+        """The loop that steps ``problem``, or why this engine does not."""
+
+    def refusal(self, problem: Problem) -> str | None:
+        loop = self.loop_for(problem)
+        return loop if isinstance(loop, str) else None
+
+    def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
+        loop = self.loop_for(problem)
+        if isinstance(loop, str):
+            raise ValueError(f"the {self.name} engine does not run this problem: {loop}")
+        return loop.run(progress)
+
+
 class StepLoop(ABC):
     """One run of a loop over accepted steps: :meth:`run` is the skeleton, :meth:`_run_impl`
     the stepping of the subclass."""

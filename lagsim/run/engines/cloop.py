@@ -58,7 +58,7 @@ from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
 from lagsim.run.aliasing import message as alias_message
 from lagsim.run.crossings import message as missed_message
-from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.base import LoopEngine, Progress, StepLoop
 from lagsim.run.engines.ccommon import (
     c_function,
     compiler,
@@ -419,21 +419,14 @@ def loop_for(problem: Problem) -> CLoop | None:
     return None if isinstance(loop, str) else loop
 
 
-class CDop853Engine(Engine):
+class CDop853Engine(LoopEngine):
     """DOP853 with ode, index1, udwadia-kalaba or reduced, stepped in C (:class:`CLoop`,
     :class:`RLoop`)."""
 
     name: ClassVar[str] = "C DOP853"
 
-    def refusal(self, problem: Problem) -> str | None:
-        loop = loop_or_refusal(problem)
-        return loop if isinstance(loop, str) else None
-
-    def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
-        loop = loop_or_refusal(problem)
-        if isinstance(loop, str):
-            raise ValueError(f"the {self.name} engine does not run this problem: {loop}")
-        return loop.run(progress)
+    def loop_for(self, problem: Problem) -> StepLoop | str:
+        return loop_or_refusal(problem)
 
 
 # ---- reduced ----------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from lagsim.numeric.jacobian import RhsJacobian, rhs_jacobian
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
-from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.base import LoopEngine, Progress, StepLoop
 from lagsim.run.engines.ccommon import (
     c_function,
     compiler,
@@ -257,17 +257,10 @@ def radau_loop_for(problem: Problem) -> RadauLoop | None:
     return None if isinstance(loop, str) else loop
 
 
-class CRadauEngine(Engine):
+class CRadauEngine(LoopEngine):
     """Radau IIA with the formulation ode, stepped in C (:class:`RadauLoop`)."""
 
     name: ClassVar[str] = "C Radau"
 
-    def refusal(self, problem: Problem) -> str | None:
-        loop = loop_or_refusal(problem)
-        return loop if isinstance(loop, str) else None
-
-    def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
-        loop = loop_or_refusal(problem)
-        if isinstance(loop, str):
-            raise ValueError(f"the {self.name} engine does not run this problem: {loop}")
-        return loop.run(progress)
+    def loop_for(self, problem: Problem) -> StepLoop | str:
+        return loop_or_refusal(problem)

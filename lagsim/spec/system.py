@@ -991,10 +991,13 @@ class _Reader:
             return text
         body, dot, point = text.partition(".")
         names = [m.name for m in masses]
+        if body not in names and not dot:
+            raise self.error(node, f"{what} '{text}', which is not a mass"
+                             f"{suggest(body, [*names, *extra])}; declare it under 'masses'")
         if body not in names:
-            raise self.error(node, f"{what} '{text}' names '{body}', which is not a mass"
-                             f"{suggest(body, [*names, *extra])}; write a mass, or body.point "
-                             "for a point declared under the body's 'points'")
+            raise self.error(node, f"{what} '{text}': '{body}' is not a mass"
+                             f"{suggest(body, names)}; a point is body.point, a point "
+                             "declared under a body's 'points'")
         if not dot:
             return text
         mass = next(m for m in masses if m.name == body)

@@ -325,6 +325,21 @@ def test_a_body_hung_by_a_spring_at_a_point_bounces_at_sqrt_k_over_m() -> None:
     assert np.abs(damped["y"] - closed).max() < 1e-9
 
 
+def test_a_spring_at_a_point_is_drawn_from_the_points_path() -> None:
+    """``lagsim animate`` draws the spring with a stiffness between its ends, and the point's
+    path is there to draw it from: plate.hook at (x − a sin θ, y + a cos θ), exactly."""
+    from lagsim.analysis.kinematics import springs
+
+    spec = spec_of(HUNG.format(c=0, damping="", y0=-1.0))
+    model = build_model(spec)
+    assert springs(spec, model) == [((0.0, 0.0), "plate.hook")]
+    (name, hook), = model.point_positions
+    x, y, th, a = sympy.symbols("x y theta a")
+    assert name == "plate.hook"
+    assert [sympy.simplify(to_sympy(e) - w) for e, w in
+            zip(hook, (x - a * sympy.sin(th), y + a * sympy.cos(th)))] == [0, 0]
+
+
 def test_a_spring_between_two_bodies_points_conserves_energy() -> None:
     """Two free planar plates joined by a spring between off-centre points, tumbling: h = T +
     U (the spring's ½k(|d| − L0)² included) is conserved to 1e-9 over 3 s, and the spring's U

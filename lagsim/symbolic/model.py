@@ -100,6 +100,8 @@ class Model:
     b: se.DenseMatrix
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
     structure_key: str | None = None
+    point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
+    """The position of each declared point of a body, named ``body.point``, for pictures."""
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
 
@@ -289,6 +291,8 @@ def build_model(spec: SystemSpec) -> Model:
         lagrangian=lagrangian, tau=tau, constraints=constraints,
         parameters=spec.parameter_values, kinetic=kinetic, potential=potential,
         mass_positions=tuple(positions), structure_key=spec_structure(spec),
+        point_positions=tuple((ref, points.position(ref)) for ref in
+                              (f"{m.name}.{p.name}" for m in spec.masses for p in m.points)),
     )
 
 
@@ -342,6 +346,7 @@ def assemble_model(
     potential: se.Basic | None = None,
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
     structure_key: str | None = None,
+    point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
 ) -> Model:
     """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
     q = tuple(se.Symbol(c) for c in coordinates)
@@ -372,6 +377,7 @@ def assemble_model(
         param_symbols=tuple(se.Symbol(p) for p in parameters), kinetic=kinetic,
         potential=potential, lagrangian=lagrangian, momenta=se.DenseMatrix(n, 1, momenta),
         tau=tau, constraints=constraints, A=A, b=b, mass_positions=mass_positions,
+        point_positions=point_positions,
         structure_key=structure_key,
     )
 
@@ -620,5 +626,6 @@ def tidy_model(model: Model) -> Model:
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(tidy), tau=tau, constraints=model.constraints,
         parameters=model.parameters, mass_positions=model.mass_positions,
+        point_positions=model.point_positions,
         kinetic=kinetic, potential=potential,
     )

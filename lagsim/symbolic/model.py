@@ -482,7 +482,6 @@ def vanishes(expr: se.Basic, spec: SystemSpec, q: tuple[se.Symbol, ...],
     (:func:`lagsim.symbolic.vanishing.magnitude`)."""
     import numpy as np
 
-    expr = expanded(expr)
     if expr == 0:
         return True
     rng = np.random.default_rng(24)

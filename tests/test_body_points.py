@@ -2,10 +2,12 @@
 ``no_slip`` constraints, their located errors, and the bundled ``rolling_disk``.
 
 References: Goldstein, Poole & Safko, *Classical Mechanics*, 3rd ed., §4.9 (v_P = ṙ_c + ω × ρ),
-§5.5 (Euler's equations); Kane & Levinson, *Dynamics: Theory and Applications*, §4.4–4.6
-(generalized forces by virtual power); Routh, *Advanced Rigid Dynamics*, 6th ed., §239–244 and
-Neimark & Fufaev, *Dynamics of Nonholonomic Systems*, ch. II §5 (the rolling disk); O'Reilly,
-Nonlinear Dynamics 10 (1996) 287–305 (steady motions of the rolling disk).
+§5.5 (Euler's equations); Kane & Levinson, *Dynamics: Theory and Applications*, ch. 4
+(generalized forces by virtual power); Neimark & Fufaev, *Dynamics of Nonholonomic Systems*
+(AMS 1972) and O'Reilly, "The dynamics of rolling disks and sliding disks", Nonlinear Dynamics
+10 (1996) 287–305 (the rolling disk, its steady motions and the stability of upright rolling).
+The two disk relations used below are derived again here, in the docstrings of :func:`steady`
+and of the stability test, and checked by simulation.
 """
 
 from __future__ import annotations
@@ -494,8 +496,10 @@ def test_rolling_disk_conserves_energy() -> None:
 def steady(lean: float, spin_rate: float) -> tuple[float, float]:
     """The yaw rate Ω and the radius of the centre's circle of steady rolling at ``lean`` with
     spin ``spin_rate`` = ω₂ about the disk's axis. Euler's equation about the centre in the frame
-    turning with Ω, with the contact force m a_c + m g e_z at −R e₃ (derived in the module's
-    references; Routh §243, O'Reilly 1996 eq. 18):
+    turning with Ω, with the contact force m a_c + m g e_z at −R e₃. In the frame e₁ (along
+    the ground track), e₂ (the axis), e₃ (centre above contact), ω = ω₂ e₂ + Ω e_z, H = I₂ ω₂ e₂ +
+    I₁ Ω cos φ e₃, dH/dt = Ω e_z × H, a_c = R ω₂ Ω (cos φ e₂ − sin φ e₃); the e₁ component of
+    dH/dt = −R e₃ × (m a_c + m g e_z) is
     I₁ Ω² sin φ cos φ − (I₂ + m R²) ω₂ Ω cos φ − m g R sin φ = 0; the centre moves at R ω₂.
     The root of small |Ω| is the slow circle."""
     I1, I2 = M_DISK * R_DISK**2 / 4, M_DISK * R_DISK**2 / 2
@@ -529,7 +533,7 @@ def test_the_upright_coin_stays_up_above_the_critical_speed(factor: float, uprig
                                                             ) -> None:
     """Linearized about upright rolling at ω₂ = v/R, the lean obeys (I₁ + mR²) φ̈ = (m g R −
     (I₂ + mR²) I₂ ω₂²/I₁) φ (with ψ̇ = (I₂/I₁) ω₂ φ from the yaw equation), stable when v² >
-    m g R² I₁/(I₂(I₂ + mR²)) = g R/3 for the thin disk (Neimark & Fufaev ch. II §5). Nudged
+    m g R³ I₁/(I₂(I₂ + mR²)) = g R/3 for the thin disk (I₁ = mR²/4, I₂ = mR²/2). Nudged
     by lean_dot = 0.001 rad/s and run 10 s: at 1.1 and 1.5 times the critical speed the lean
     stays below 0.001 rad; at 0.9 and 0.6 it passes 0.1 rad (the coin falls)."""
     v = factor * math.sqrt(G * R_DISK / 3)
@@ -537,3 +541,23 @@ def test_the_upright_coin_stays_up_above_the_critical_speed(factor: float, uprig
     tr = disk_run(start, t_end=10, samples=501, rtol=1e-11, atol=1e-12)
     peak = float(np.abs(tr["lean"]).max())
     assert (peak < 1e-3) if upright else (peak > 0.1), peak
+
+
+@pytest.mark.parametrize("factor", [1.5, 3.0])
+def test_the_upright_coin_wobbles_at_the_linearized_frequency(factor: float) -> None:
+    """Above the critical speed the lean oscillates at ω_w² = ((I₂ + mR²) I₂ ω₂²/I₁ − m g R) /
+    (I₁ + mR²) (the linearization of the test above, whose sign change is the threshold v² = gR/3):
+    from a 1e-6 rad/s nudge, the mean period between upward zero crossings of the lean over 3 s
+    gives ω_w to 1e-6 relative (9.9045 rad/s at 1.5 times the critical speed)."""
+    I1, I2 = M_DISK * R_DISK**2 / 4, M_DISK * R_DISK**2 / 2
+    v = factor * math.sqrt(G * R_DISK / 3)
+    w2 = v / R_DISK
+    expected = math.sqrt(((I2 + M_DISK * R_DISK**2) * I2 * w2**2 / I1 - M_DISK * G * R_DISK)
+                         / (I1 + M_DISK * R_DISK**2))
+    start = {"x_dot": v, "y_dot": -R_DISK * 1e-6, "lean_dot": 1e-6, "spin_dot": w2}
+    tr = disk_run(start, t_end=3, samples=30001, rtol=1e-12, atol=1e-14)
+    lean, t = tr["lean"], tr["t"]
+    up = np.where((lean[:-1] < 0) & (lean[1:] >= 0))[0]
+    crossings = t[up] - lean[up] * (t[up + 1] - t[up]) / (lean[up + 1] - lean[up])
+    assert len(crossings) >= 4
+    assert 2 * math.pi / np.diff(crossings).mean() == pytest.approx(expected, rel=1e-6)

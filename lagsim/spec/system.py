@@ -196,7 +196,7 @@ class ConstraintSpec:
 
     A row of a ``no_slip`` entry has no ``expression``: it is the velocity constraint v_P·e_k = 0
     of the material point ``point`` (``body.point`` or a mass) along the space axis
-    ``direction`` (0, 1, 2), which :mod:`lagsim.symbolic.bodies` writes out."""
+    ``direction`` (0, 1, 2), which :class:`lagsim.symbolic.model.Points` writes out."""
 
     name: str
     kind: str

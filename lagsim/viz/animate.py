@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from PIL import Image
 
-    from lagsim.analysis.kinematics import BodyFrames
+    from lagsim.viz.scene3d import Scene
 
 __all__ = ["FORMATS", "MAX_FRAMES", "ORIGIN", "animate", "animate_3d", "check_animation_output",
            "check_frames",
@@ -470,29 +470,26 @@ def _rotations_at(t: np.ndarray, rotation: np.ndarray, moments: np.ndarray) -> n
 
 def animate_3d(
     table: Table,
-    points: Mapping[str, np.ndarray],
-    bodies: Mapping[str, BodyFrames],
-    rods: Sequence[tuple[str, str]],
+    drawn: Scene,
     out_path: str | Path | Output,
     view: tuple[float, float],
     fps: float = 30,
     trail: float = 1.0,
     title: str | None = None,
     dpi: int = 100,
-    gravity: Sequence[float] | None = None,
     progress: Callable[[float], None] | None = None,
     frames: int | None = None,
 ) -> int:
     """Write an animation of a system with 3-D bodies to ``out_path`` (as :func:`animate`, which
     draws planar systems) and return the number of frames.
 
-    ``points`` maps each mass to its (N, 3) positions at the table's samples; ``bodies`` (the
-    3-D bodies among them, :func:`lagsim.analysis.kinematics.body_frames`) are drawn as their
-    principal axes and box (:mod:`lagsim.viz.scene3d`), R between two samples interpolated and
-    made orthogonal again (:func:`_rotations_at`); each mass gets a fading trail of ``trail``
-    seconds, each body a second one of the tip of its symmetry axis, to show a top's precession
-    and nutation. Seen from ``view`` (elevation, azimuth in degrees, :mod:`lagsim.viz.views`),
-    with equal scales, the origin marked and an arrow along ``gravity`` (a unit 3-vector)."""
+    ``drawn`` (:func:`lagsim.viz.scene3d.scene`) has each mass's (N, 3) positions at the table's
+    samples; its bodies are drawn as their principal axes and box (:mod:`lagsim.viz.scene3d`),
+    R between two samples interpolated and made orthogonal again (:func:`_rotations_at`); each
+    mass gets a fading trail of ``trail`` seconds, each body a second one of the tip of its
+    symmetry axis, to show a top's precession and nutation. Seen from ``view`` (elevation,
+    azimuth in degrees, :mod:`lagsim.viz.views`), with equal scales, the origin marked and an
+    arrow along gravity."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
     from matplotlib.figure import Figure
@@ -505,6 +502,7 @@ def animate_3d(
         raise InputError(f"--fps must be a positive number, not {fps!r}")
     if trail < 0 or not math.isfinite(trail):
         raise InputError(f"--trail must be a number of seconds ≥ 0, not {trail!r}")
+    points, bodies, rods, gravity = drawn.points, drawn.bodies, drawn.rods, drawn.gravity
     if not points:
         raise InputError("nothing to animate: the system names no masses", Location(table.source))
     target = check_animation_output(out_path)
@@ -591,7 +589,7 @@ def animate_3d(
     def point(end: str, i: int) -> np.ndarray:
         return np.zeros(3) if end == ORIGIN else xyz[end][i]
 
-    def drawn(i: int) -> None:
+    def frame(i: int) -> None:
         for line, (a, b) in zip(rod_lines, rods, strict=True):
             line.set_data_3d(*np.stack([point(a, i), point(b, i)]).T)
         for name, colour in zip(names, colours, strict=True):
@@ -608,5 +606,5 @@ def animate_3d(
         if progress is not None:
             progress((i + 1) / n)
 
-    _write(fig, target, fmt, fps, dpi, n, drawn)
+    _write(fig, target, fmt, fps, dpi, n, frame)
     return n

@@ -14,6 +14,7 @@ looks like a top.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,9 +25,12 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from lagsim.analysis.kinematics import BodyFrames
+    from lagsim.output.io import Table
+    from lagsim.spec.system import SystemSpec
+    from lagsim.symbolic.model import Model
 
-__all__ = ["AXIS_COLOURS", "body_box", "cube_limits", "gravity_arrow_3d", "path_figure",
-           "show_path", "stage", "symmetry_axis", "tip_path", "triad"]
+__all__ = ["AXIS_COLOURS", "Scene", "body_box", "cube_limits", "gravity_arrow_3d", "path_figure",
+           "scene", "show_path", "stage", "symmetry_axis", "tip_path", "triad"]
 
 AXIS_COLOURS = ("tab:red", "tab:green", "tab:purple")
 """The colours of a body's principal axes 1, 2, 3."""
@@ -36,6 +40,28 @@ _BOX_ALPHA = 0.35
 _CORNERS = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
 _EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
           if np.count_nonzero(_CORNERS[a] != _CORNERS[b]) == 1]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the 3-D pictures of a run draw: ``points`` maps each mass to its (N, 3) positions at
+    the samples, ``bodies`` the 3-D bodies among them to their frames, ``rods`` the pairs (mass
+    or ``"origin"``, mass) at a fixed distance, ``gravity`` the unit vector of gravity (None:
+    no arrow)."""
+
+    points: Mapping[str, np.ndarray]
+    bodies: Mapping[str, BodyFrames]
+    rods: tuple[tuple[str, str], ...]
+    gravity: tuple[float, float, float] | None
+
+
+def scene(spec: SystemSpec, model: Model, table: Table) -> Scene:
+    """The :class:`Scene` of a run of ``spec`` (:mod:`lagsim.analysis.kinematics`)."""
+    from lagsim.analysis.kinematics import body_frames, gravity_vector, mass_points, rods
+
+    points = mass_points(model, table)
+    links = rods(model, {name: tuple(r.T) for name, r in points.items()})
+    return Scene(points, body_frames(spec, model, table), tuple(links), gravity_vector(spec))
 
 
 def symmetry_axis(moments: Sequence[float], rtol: float = 1e-9) -> int:
@@ -119,11 +145,9 @@ def _labels(ax: Any) -> None:
     ax.set_zlabel("z")
 
 
-def path_figure(points: Mapping[str, np.ndarray], bodies: Mapping[str, BodyFrames],
-                rods: Sequence[tuple[str, str]], view: tuple[float, float],
-                gravity: Sequence[float] | None = None, title: str | None = None,
+def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = None,
                 window: bool = False) -> Figure:
-    """The 3-D ``path`` figure: each mass's path (``points``: (N, 3) arrays at the samples), start
+    """The 3-D ``path`` figure of ``drawn``: each mass's path, start
     (circle) and end (square) marked; each body of ``bodies`` as its principal axes at the start
     (faint) and at the end, its box at the end, and the path of its symmetry axis's tip
     (dashed); the ``rods`` at the end; the origin; the gravity arrow. On an Agg canvas, or a
@@ -145,6 +169,7 @@ def path_figure(points: Mapping[str, np.ndarray], bodies: Mapping[str, BodyFrame
 
         fig = Figure(figsize=(7.5, 6.5))
         FigureCanvasAgg(fig)
+    points, bodies = drawn.points, drawn.bodies
     tips = {name: tip_path(points[name], body) for name, body in bodies.items()}
     ends = {name: [(i, body.axes()[i]) for i in (0, -1)] for name, body in bodies.items()}
     boxes = {name: body_box(points[name][-1], ends[name][-1][1]) for name in bodies}
@@ -174,13 +199,13 @@ def path_figure(points: Mapping[str, np.ndarray], bodies: Mapping[str, BodyFrame
         edges = Line3DCollection(boxes[name], colors=[colour], linewidths=0.8, alpha=_BOX_ALPHA)
         edges.set_gid(f"{name}:box")
         ax.add_collection3d(edges)
-    for a, b in rods:
+    for a, b in drawn.rods:
         pa = np.zeros(3) if a == "origin" else points[a][-1]
         pb = np.zeros(3) if b == "origin" else points[b][-1]
         ax.plot(*np.stack([pa, pb]).T, color="0.25", linewidth=2.0)
     ax.plot([0.0], [0.0], [0.0], gid="origin", **ORIGIN_STYLE)
-    if gravity is not None:
-        gravity_arrow_3d(ax, gravity, limits)
+    if drawn.gravity is not None:
+        gravity_arrow_3d(ax, drawn.gravity, limits)
     handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
                 for k, c in enumerate(AXIS_COLOURS)] if bodies else []
     handles += [Line2D([], [], label="origin (fixed)", **ORIGIN_STYLE),
@@ -193,11 +218,9 @@ def path_figure(points: Mapping[str, np.ndarray], bodies: Mapping[str, BodyFrame
     return fig
 
 
-def show_path(points: Mapping[str, np.ndarray], bodies: Mapping[str, BodyFrames],
-              rods: Sequence[tuple[str, str]], view: tuple[float, float],
-              gravity: Sequence[float] | None = None, title: str | None = None) -> None:
+def show_path(drawn: Scene, view: tuple[float, float], title: str | None = None) -> None:
     """:func:`path_figure` in a pyplot window, until it is closed."""
     import matplotlib.pyplot as plt
 
-    path_figure(points, bodies, rods, view, gravity, title, window=True)
+    path_figure(drawn, view, title, window=True)
     plt.show()

@@ -104,19 +104,17 @@ def _animate_3d(table: Table, model: Model, spec: SystemSpec, target: Output,
                 frames: int | None) -> int:
     """The animation of a system with 3-D bodies (:func:`lagsim.viz.animate.animate_3d`); its
     springs are not drawn, which a line on stderr says."""
-    from lagsim.analysis.kinematics import body_frames, gravity_vector, mass_points, rods, springs
+    from lagsim.analysis.kinematics import springs
     from lagsim.viz.animate import animate_3d
+    from lagsim.viz.scene3d import scene
     from lagsim.viz.views import parse_view
 
-    points = mass_points(model, table)
-    links = rods(model, {name: tuple(r.T) for name, r in points.items()})
+    drawn = scene(spec, model, table)
     if springs(spec, model):
         warn("springs are drawn in the plane only; the 3-D animation leaves them out")
     progress = Progress("animating")
     try:
-        return animate_3d(table, points, body_frames(spec, model, table), links, target,
-                          view or parse_view(None), fps=fps, trail=trail, title=model.name,
-                          dpi=dpi, gravity=gravity_vector(spec), progress=progress,
-                          frames=frames)
+        return animate_3d(table, drawn, target, view or parse_view(None), fps=fps, trail=trail,
+                          title=model.name, dpi=dpi, progress=progress, frames=frames)
     finally:
         progress.close()

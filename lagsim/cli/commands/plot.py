@@ -160,19 +160,17 @@ def _plot_3d(table: Table, model: Model, spec: SystemSpec, view: tuple[float, fl
              title: str | None, target: Output | None, dpi: int) -> None:
     """``--kind path`` of a system with 3-D bodies: the 3-D figure of
     :func:`lagsim.viz.scene3d.path_figure`, saved to ``target``, or in a window without one."""
-    from lagsim.analysis.kinematics import body_frames, gravity_vector, mass_points, rods
     from lagsim.viz.figures import save_figure
-    from lagsim.viz.scene3d import path_figure, show_path
+    from lagsim.viz.scene3d import path_figure, scene, show_path
     from lagsim.viz.views import parse_view
 
-    points = mass_points(model, table)
-    links = rods(model, {name: tuple(r.T) for name, r in points.items()})
-    drawn = (points, body_frames(spec, model, table), links, view or parse_view(None),
-             gravity_vector(spec), model.name if title is None else title)
+    drawn = scene(spec, model, table)
+    angles = view or parse_view(None)
+    name = model.name if title is None else title
     if target is None:
-        show_path(*drawn)
+        show_path(drawn, angles, name)
         return
-    save_figure(path_figure(*drawn), target, dpi)
+    save_figure(path_figure(drawn, angles, name), target, dpi)
 
 
 def _with_work(table: Table, model: Model | None) -> Table:

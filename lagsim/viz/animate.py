@@ -559,8 +559,10 @@ def animate_3d(
     fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-1)
 
     rod_lines = [live.plot([], [], [], color="0.25", linewidth=2.0)[0] for _ in rods]
-    trails = {name: Line3DCollection([], linewidths=1.5) for name in names}
-    tip_trails = {name: Line3DCollection([], linewidths=1.0, linestyles="--") for name in bodies}
+    trails = {name: Line3DCollection([], linewidths=2.0) for name in names}
+    tip_trails = {name: Line3DCollection([], linewidths=2.0) for name in bodies}
+    tip_colours = {name: to_rgba(scene3d.AXIS_COLOURS[scene3d.symmetry_axis(body.moments)])
+                   for name, body in bodies.items()}
     for collection in [*trails.values(), *tip_trails.values()]:
         live.add_collection3d(collection, autolim=False)
     box_lines = {name: Line3DCollection([], linewidths=0.8) for name in bodies}
@@ -597,7 +599,7 @@ def animate_3d(
             dots[name].set_data_3d([here[0]], [here[1]], [here[2]])
             fading(trails[name], samples[name], here, i, colour)
             if name in bodies:
-                fading(tip_trails[name], tips[name], tip_now[name][i], i, colour)
+                fading(tip_trails[name], tips[name], tip_now[name][i], i, tip_colours[name])
                 for line, segment in zip(triads[name], scene3d.triad(here, axes[name][i]),
                                          strict=True):
                     line.set_data_3d(*segment.T)

@@ -186,10 +186,10 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
         handles.append(Line2D([], [], color=colour, label=plain(name)))
         if name not in bodies:
             continue
-        tip = tips[name]
-        ax.plot(tip[:, 0], tip[:, 1], tip[:, 2], color=colour, linewidth=0.9, linestyle="--",
+        tip, tip_colour = tips[name], AXIS_COLOURS[symmetry_axis(bodies[name].moments)]
+        ax.plot(tip[:, 0], tip[:, 1], tip[:, 2], color=tip_colour, linewidth=0.9, linestyle="--",
                 gid=f"{name}:tip")
-        handles.append(Line2D([], [], color=colour, linestyle="--",
+        handles.append(Line2D([], [], color=tip_colour, linestyle="--",
                               label=plain(f"{name}: axis tip")))
         for (i, axes), when in zip(ends[name], ("start", "end"), strict=True):
             faint = when == "start"

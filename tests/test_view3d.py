@@ -9,6 +9,7 @@ m with principal moments I_k from I₁ = m(a₂² + a₃²)/3 and cyclically (Go
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -99,6 +100,36 @@ def test_the_drawn_axes_are_r_times_the_body_axes_scaled_by_the_box(top) -> None
             start, end = lines[f"top:axis{k + 1}:{when}"]
             assert np.abs(start - centre).max() < 1e-12
             assert np.abs(end - start - half[k] * R[:, k]).max() < 1e-12
+
+
+def test_the_box_the_pivot_the_rod_and_gravity(top) -> None:
+    """The box's 8 corners are the centre ± a₁ R e₁ ± a₂ R e₂ ± a₃ R e₃ at the end; the origin
+    (the pivot) is marked, a rod joins it to the centre of mass (|r| = l is held), and the
+    gravity arrow points along −z, the file's gravity [0, 0, −g]."""
+    system, traj = top
+    p = system.parameters
+    fig = plot(traj, kind="path", system=system)
+    ax = fig.axes[0]
+    lines = _lines(fig)
+    collections = {c.get_gid(): c for c in ax.collections if c.get_gid()}
+    phi, theta, psi = (float(traj[q][-1]) for q in ("phi", "theta", "psi"))
+    R = _rz(phi) @ _rx(theta) @ _rz(psi)
+    half = np.array([math.sqrt(1.5 * p["I3"] / p["m"])] * 2
+                    + [math.sqrt(1.5 * (2 * p["I1"] - p["I3"]) / p["m"])])
+    centre = p["l"] * R[:, 2]
+    corners = {tuple(np.round(centre + R @ (half * np.array(signs)), 12))
+               for signs in itertools.product((-1.0, 1.0), repeat=3)}
+    edges = np.asarray(collections["top:box"]._segments3d)
+    assert edges.shape == (12, 2, 3)
+    assert {tuple(np.round(v, 12)) for v in edges.reshape(-1, 3)} == corners
+    assert np.all(np.abs(np.linalg.norm(edges[:, 1] - edges[:, 0], axis=1)[:, None]
+                         - 2 * half[None, :]).min(axis=1) < 1e-12)
+    assert np.array_equal(lines["origin"], np.zeros((1, 3)))
+    start, end = lines["rod:origin-top"]
+    assert np.array_equal(start, np.zeros(3)) and np.abs(end - centre).max() < 1e-12
+    tip, tail = np.asarray(collections["gravity"]._segments3d)[0]  # mplot3d's quiver shaft
+    direction = (tip - tail) / np.linalg.norm(tip - tail)
+    assert np.abs(direction - [0.0, 0.0, -1.0]).max() < 1e-12
 
 
 def test_the_tip_of_the_symmetry_axis_traces_precession_and_nutation(top) -> None:

@@ -92,7 +92,7 @@ def _view(_ctx: click.Context, _param: click.Parameter, value: str | None
 
 
 view_option = click.option(views.FLAG, "view", metavar="NAME|ELEV,AZIM", callback=_view,
-                           help=views.HELP)
+                           help=views.HELP, shell_complete=complete_choices(lambda: views.VIEWS))
 """``--view`` of the 3-D pictures (``plot --kind path``, ``animate``), parsed as soon as it is
 read (:func:`lagsim.viz.views.parse_view`): passed on as (elevation, azimuth), None when not
 given."""

@@ -126,13 +126,15 @@ def stage(fig: Figure, view: tuple[float, float], limits: np.ndarray, rect: Any 
 
 def gravity_arrow_3d(ax: Any, direction: Sequence[float], limits: np.ndarray) -> Any:
     """An arrow labelled g along the unit vector ``direction``, a fifth of the cube's side long,
-    centred in the top corner of the cube at (x high, y high, z high) pulled in by a sixth."""
+    centred in the top corner of the cube at (x high, y high, z high) pulled in by a sixth; the
+    arrow (a Line3DCollection whose first segment is the shaft) has the id ``"gravity"``."""
     side = float(limits[0, 1] - limits[0, 0])
     d = np.asarray(direction, dtype=float)
     centre = limits[:, 1] - side / 6.0
     length = side / 5.0
     start = centre - 0.5 * length * d
     arrow = ax.quiver(*start, *(length * d), color="0.3", linewidth=1.5, arrow_length_ratio=0.3)
+    arrow.set_gid("gravity")
     label = centre + 0.08 * side * np.cross(d, [0.0, 0.0, 1.0] if abs(d[2]) < 0.9
                                             else [1.0, 0.0, 0.0])
     ax.text(*label, "g", color="0.3", fontstyle="italic", ha="center", va="center")
@@ -155,7 +157,7 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
 
     Artists carry ids (``get_gid``) for tests and scripts: ``"<body>:axis<k>:start|end"`` for
     the principal axes (k = 1, 2, 3), ``"<body>:box"`` (at the end), ``"<body>:tip"`` for the
-    tip's path, ``"<mass>:path"``, ``"origin"``."""
+    tip's path, ``"<mass>:path"``, ``"rod:<a>-<b>"``, ``"origin"``, ``"gravity"``."""
     from matplotlib.lines import Line2D
     from mpl_toolkits.mplot3d.art3d import Line3DCollection  # type: ignore[import-untyped]
 
@@ -202,7 +204,7 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     for a, b in drawn.rods:
         pa = np.zeros(3) if a == "origin" else points[a][-1]
         pb = np.zeros(3) if b == "origin" else points[b][-1]
-        ax.plot(*np.stack([pa, pb]).T, color="0.25", linewidth=2.0)
+        ax.plot(*np.stack([pa, pb]).T, color="0.25", linewidth=2.0, gid=f"rod:{a}-{b}")
     ax.plot([0.0], [0.0], [0.0], gid="origin", **ORIGIN_STYLE)
     if drawn.gravity is not None:
         gravity_arrow_3d(ax, drawn.gravity, limits)

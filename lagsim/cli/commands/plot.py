@@ -118,6 +118,7 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
     if kind in ("overview", "energy"):
         runs = [(_with_work(t, m), m, s) for t, m, s in runs]
     table, model, spec = runs[0]
+    cols = [c.strip() for c in columns.split(",")] if columns else None
     path_xy = None
     if kind == "path":
         if model is None:
@@ -126,6 +127,7 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
         from lagsim.analysis.kinematics import has_bodies, mass_paths
 
         if spec is not None and has_bodies(spec):
+            plotting.check_choices(kind, cols, x, y, len(runs))
             _plot_3d(table, model, spec, view, title, target, dpi)
             return
         if view is not None:
@@ -141,7 +143,6 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
                        energy_change=energy_conserved(model, model.substitutions()))
     if title is None and model is not None:
         title = model.name
-    cols = [c.strip() for c in columns.split(",")] if columns else None
     wrapped = _wrap_columns(wrap, info, table)
     drawn: Any = table
     if len(runs) > 1:

@@ -210,6 +210,27 @@ def test_each_named_view_sets_the_documented_camera(top) -> None:
         assert (ax.elev, ax.azim) == (elev, azim), name
 
 
+@pytest.mark.parametrize(("name", "right", "up"), [("front", "x", "z"), ("side", "y", "z"),
+                                                   ("top", "x", "y")])
+def test_the_named_views_look_as_documented(top, name, right, up) -> None:
+    """On screen the documented axis points right, the other one up, and the third at the
+    viewer (only the perspective moves its tip, by a few per cent)."""
+    from mpl_toolkits.mplot3d import proj3d
+
+    system, traj = top
+    fig = plot(traj, kind="path", system=system, view=name)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    origin = np.array(proj3d.proj_transform(0.0, 0.0, 0.0, ax.M)[:2])
+    screen = {axis: np.array(proj3d.proj_transform(*unit, ax.M)[:2]) - origin
+              for axis, unit in zip("xyz", np.eye(3), strict=True)}
+    scale = np.linalg.norm(screen[right])
+    assert screen[right] / scale == pytest.approx([1.0, 0.0], abs=1e-9)
+    assert screen[up] / scale == pytest.approx([0.0, 1.0], abs=1e-9)
+    toward = screen[({"x", "y", "z"} - {right, up}).pop()]
+    assert np.linalg.norm(toward) < 0.05 * scale
+
+
 @pytest.mark.parametrize("args", [["--view", "sideways"], ["--view", "95,0"],
                                   ["--view", "nan,10"], ["--view", "1,2,3"]])
 def test_a_bad_view_is_a_one_line_error_naming_the_option(tmp_path, args) -> None:

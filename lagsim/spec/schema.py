@@ -236,6 +236,9 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
                                             {"type": "array", "items": EXPRESSION,
                                              "minItems": 2, "maxItems": 2}]}}},
                     "pairs of ends that `lagsim animate` draws as springs"),
+        "steady": ({"type": ["object", "null"], "additionalProperties": EXPRESSION},
+                   "a steady motion (relative equilibrium) for `lagsim modes` and `derive "
+                   "--form linear`: coordinates' values and `<coordinate>_dot` rates"),
     }
 
 

@@ -49,7 +49,13 @@ import symengine as se
 
 from lagsim import naming
 from lagsim.analysis.linearize import Mode, null_space
-from lagsim.analysis.rest import autonomous_model, parse_point, snap, value_text
+from lagsim.analysis.rest import (
+    autonomous_model,
+    parse_point,
+    snap,
+    time_sources,
+    value_text,
+)
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import lambdify
 from lagsim.spec.expressions import diff
@@ -67,6 +73,10 @@ NEWTON_ITERATIONS = 60
 ZERO = 1e-12
 """An entry of the reduced state matrix below this fraction of its largest is 0 (rounding), for
 setting aside the exact zero eigenvalues."""
+
+ROUNDING = 1e-12
+"""A real or imaginary part of an eigenvalue below this fraction of the largest |s| is rounding
+(of parts that are 0: the real part of an undamped pair, ~1e-16 of |s| here) and printed as 0."""
 
 ROOT_TOLERANCE = 1e-9
 """An eigenvalue (or its real part) below this fraction of the largest |s| counts as 0."""
@@ -238,21 +248,16 @@ class SteadyMotion:
 
 
 def _refuse_time(model: Model, spec: SystemSpec | None) -> Model:
-    """The autonomous model, or an error: a steady motion of an explicitly time-dependent
-    system is not defined here."""
-    where = spec.location if spec is not None else None
-    why = ("steady motions (relative equilibria) are solutions of equations that do not change "
-           "with time; linearize about rest with `lagsim modes` without --steady, or simulate")
-    try:
-        auto = autonomous_model(model, spec)
-    except InputError as exc:
-        raise InputError(f"system '{model.name}' is explicitly time-dependent ({exc.message}); "
-                         f"{why}", where) from None
-    if auto.reduced:
-        moving = ", ".join(f"{k} = {v}" for k, v in auto.eliminated)
-        raise InputError(f"system '{model.name}' is explicitly time-dependent (t appears in its "
-                         f"constraints: {moving}); {why}", where)
-    return auto.model
+    """The autonomous model (t written but cancelling is set to 0), or an error naming where t
+    appears: a steady motion of an explicitly time-dependent system is not defined here."""
+    sources, _ = time_sources(model)
+    if sources:
+        raise InputError(f"system '{model.name}' is explicitly time-dependent (t appears in "
+                         f"{', '.join(sources)}): steady motions (relative equilibria) are "
+                         "solutions of equations that do not change with time, so there is "
+                         "none to linearize about; `lagsim simulate` shows the motion",
+                         spec.location if spec is not None else None)
+    return autonomous_model(model, spec).model
 
 
 def steady_motion(model: Model, given: Mapping[str, float],
@@ -320,7 +325,7 @@ def steady_motion(model: Model, given: Mapping[str, float],
                          f"equilibrium: the largest residual is {worst[0]} = {worst[1]:.3g} "
                          f"(tolerance {STEADY_TOLERANCE:g}); give the coordinates' values that "
                          "keep it steady, or leave them out to have them solved for",
-                         next(iter(where.values()), None) if where else None)
+                         _blame(where))
     J = eqs.steady_jacobian(parts, lam_star)[:, columns]
     labels = ([names[shape[k]] for k in unknown_q]
               + [naming.velocity(names[i]) for i in unknown_v])
@@ -332,6 +337,14 @@ def steady_motion(model: Model, given: Mapping[str, float],
                      "(rates from 0) ended")
     return SteadyMotion(eqs, q, qd, lam_star, float(np.max(np.abs(qdd), initial=0.0)),
                         tuple(given), tuple(labels), tuple(free), tuple(notes))
+
+
+def _blame(where: Mapping[str, Location]) -> Location | None:
+    """Where to point for a steady motion as a whole: the command line if it gave an entry,
+    else the file's first entry."""
+    places = list(where.values())
+    given = [p for p in places if p.line is None]
+    return (given or places or [None])[0]
 
 
 def _moved(q: np.ndarray, qd: np.ndarray, lam: np.ndarray, shape: Sequence[int],
@@ -361,7 +374,8 @@ class Reduced:
     """The linearization about a steady motion: the full map ``L`` on ξ (``state`` names its
     entries), the tangent basis ``N`` (ξ = N η, η the ``independent`` entries), the reduced
     state matrix ``R`` (η̇ = R η), its eigenvalues (sorted by real part descending, then
-    imaginary part descending), and the entries of η set aside with an exact zero eigenvalue
+    imaginary part descending; parts below :data:`ROUNDING` of the largest |s| are 0), and the
+    entries of η set aside with an exact zero eigenvalue
     (``zeros``: label and why)."""
 
     state: tuple[str, ...]
@@ -402,7 +416,10 @@ def reduce(motion: SteadyMotion) -> Reduced:
             keep.remove(i)
             changed = True
             break
-    roots = tuple(complex(s) for s in np.linalg.eigvals(R[np.ix_(keep, keep)])) if keep else ()
+    raw = np.linalg.eigvals(R[np.ix_(keep, keep)]) if keep else np.zeros(0)
+    floor = ROUNDING * float(np.max(np.abs(raw), initial=0.0))
+    roots = tuple(complex(s.real if abs(s.real) > floor else 0.0,
+                          s.imag if abs(s.imag) > floor else 0.0) for s in raw)
     values = sorted([*roots, *(0j for _ in zeros)], key=lambda s: (-s.real, -s.imag))
     return Reduced(state=state, L=L, N=N, independent=tuple(state[i] for i in independent),
                    R=R, eigenvalues=tuple(values), zeros=tuple(zeros), roots=roots)

@@ -344,7 +344,8 @@ def _blame(where: Mapping[str, Location]) -> Location | None:
     else the file's first entry."""
     places = list(where.values())
     given = [p for p in places if p.line is None]
-    return (given or places or [None])[0]
+    chosen = given or places
+    return chosen[0] if chosen else None
 
 
 def _moved(q: np.ndarray, qd: np.ndarray, lam: np.ndarray, shape: Sequence[int],

@@ -60,7 +60,6 @@ from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import lambdify
 from lagsim.spec.expressions import diff
 from lagsim.spec.system import SystemSpec
-from lagsim.symbolic.dependence import varying
 from lagsim.symbolic.forms.linear import SteadyLinearization
 from lagsim.symbolic.model import Model
 
@@ -91,50 +90,44 @@ def parse_steady(text: str, spec: SystemSpec, coordinates: Sequence[str],
 
 
 class SteadyEquations:
-    """M, F, A, b, φ, w = A q̇ + c of an autonomous model with the parameters' values, and their
-    derivatives by the positions of the ``shape`` (non-ignorable) coordinates and by every rate,
-    compiled into one function of (q, q̇) (:func:`lagsim.numeric.compile.lambdify`)."""
+    """M, F, A, b, φ, w = A q̇ + c of an autonomous model and their derivatives by every
+    position and rate, compiled into one function of (q, q̇, parameters)
+    (:func:`lagsim.numeric.compile.lambdify`) and kept by the model's structure key, so that a
+    sweep of a parameter (a bicycle's speed v) compiles once. ``shape`` are the non-ignorable
+    coordinates, whose positions are state variables."""
 
     def __init__(self, model: Model, shape: Sequence[int]) -> None:
         self.model = model
-        n, m = model.n, model.m
-        self.n, self.m, self.shape = n, m, tuple(shape)
+        self.n, self.m, self.shape = model.n, model.m, tuple(shape)
         self.holonomic = tuple(k for k, c in enumerate(model.constraints)
                                if c.kind == "holonomic")
-        subs = model.substitutions()
-        qs = [model.q[i] for i in self.shape]
-
-        def value(e: Any) -> se.Basic:
-            return se.sympify(e).subs(subs)
-
-        M = [value(model.mass_matrix[i, j]) for i in range(n) for j in range(n)]
-        F = [value(model.forcing[i]) for i in range(n)]
-        A = [value(model.A[k, i]) for k in range(m) for i in range(n)]
-        b = [value(model.b[k]) for k in range(m)]
-        phi = [value(model.constraints[k].expression) for k in self.holonomic]
-        w = [value(c.velocity_form) for c in model.constraints]
-        groups: list[tuple[str, tuple[int, ...], list[se.Basic]]] = [
-            ("M", (n, n), M), ("F", (n,), F), ("A", (m, n), A), ("b", (m,), b),
-            ("phi", (len(phi),), phi), ("w", (m,), w),
-            ("dM", (len(qs), n, n), [diff(e, x) for x in qs for e in M]),
-            ("dA", (len(qs), m, n), [diff(e, x) for x in qs for e in A]),
-            ("dFq", (n, len(qs)), [diff(e, x) for e in F for x in qs]),
-            ("dFv", (n, n), [diff(e, v) for e in F for v in model.qd]),
-            ("dbq", (m, len(qs)), [diff(e, x) for e in b for x in qs]),
-            ("dbv", (m, n), [diff(e, v) for e in b for v in model.qd]),
-            ("dwq", (m, len(qs)), [diff(e, x) for e in w for x in qs]),
-        ]
-        self._layout = [(name, shape_) for name, shape_, _ in groups]
-        self._f = lambdify([*model.q, *model.qd], [e for _, _, es in groups for e in es])
+        key = model.structure_key
+        compiled = _MEMO.get(key) if key is not None else None
+        if compiled is None:
+            compiled = _compile(model, self.holonomic)
+            if key is not None:
+                _MEMO[key] = compiled
+                while len(_MEMO) > MEMO_SIZE:
+                    _MEMO.pop(next(iter(_MEMO)))
+        self._f, self._layout = compiled
+        self._params = np.array([model.parameters[str(p)] for p in model.param_symbols],
+                                dtype=float)
 
     def evaluate(self, q: np.ndarray, qd: np.ndarray) -> dict[str, np.ndarray]:
+        """Every group at (q, q̇); the derivatives by positions restricted to ``shape``
+        (``dM``, ``dA``, ``dFq``, ``dbq``, ``dwq``) and by all positions (``all_*``)."""
         with np.errstate(all="ignore"):
-            out = np.asarray(self._f(np.concatenate([q, qd])), dtype=float).reshape(-1)
+            out = np.asarray(self._f(np.concatenate([q, qd, self._params])),
+                             dtype=float).reshape(-1)
         parts, k = {}, 0
         for name, shape in self._layout:
             size = int(np.prod(shape))
             parts[name] = out[k:k + size].reshape(shape)
             k += size
+        s = list(self.shape)
+        parts["dM"], parts["dA"] = parts["all_dM"][s], parts["all_dA"][s]
+        for name in ("dFq", "dbq", "dwq"):
+            parts[name] = parts[f"all_{name}"][:, s]
         return parts
 
     def augmented(self, parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -208,25 +201,82 @@ class SteadyEquations:
         return C
 
 
-def ignorable_coordinates(model: Model) -> tuple[int, ...]:
+MEMO_SIZE = 8
+"""Compiled steady-motion equations kept, by structure key."""
+
+_MEMO: dict[str, tuple[Any, list[tuple[str, tuple[int, ...]]]]] = {}
+
+
+def _compile(model: Model, holonomic: Sequence[int]
+             ) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
+    """The compiled function of (q, q̇, parameters) and the layout of its output: M, F, A, b, φ,
+    w and their derivatives by every position (``all_*``) and rate, symbolic (symengine)."""
+    n, m = model.n, model.m
+    q, qd = model.q, model.qd
+    M = [se.sympify(model.mass_matrix[i, j]) for i in range(n) for j in range(n)]
+    F = [se.sympify(model.forcing[i]) for i in range(n)]
+    A = [se.sympify(model.A[k, i]) for k in range(m) for i in range(n)]
+    b = [se.sympify(model.b[k]) for k in range(m)]
+    phi = [se.sympify(model.constraints[k].expression) for k in holonomic]
+    w = [se.sympify(c.velocity_form) for c in model.constraints]
+    offsets = [se.sympify(c.offset) for c in model.constraints]
+    groups: list[tuple[str, tuple[int, ...], list[se.Basic]]] = [
+        ("M", (n, n), M), ("F", (n,), F), ("A", (m, n), A), ("b", (m,), b),
+        ("phi", (len(phi),), phi), ("w", (m,), w),
+        ("all_dM", (n, n, n), [diff(e, x) for x in q for e in M]),
+        ("all_dA", (n, m, n), [diff(e, x) for x in q for e in A]),
+        ("all_dFq", (n, n), [diff(e, x) for e in F for x in q]),
+        ("dFv", (n, n), [diff(e, v) for e in F for v in qd]),
+        ("all_dbq", (m, n), [diff(e, x) for e in b for x in q]),
+        ("dbv", (m, n), [diff(e, v) for e in b for v in qd]),
+        ("all_dwq", (m, n), [diff(e, x) for e in w for x in q]),
+        ("all_dcq", (m, n), [diff(e, x) for e in offsets for x in q]),
+    ]
+    layout = [(name, shape) for name, shape, _ in groups]
+    f = lambdify([*q, *qd, *model.param_symbols], [e for _, _, es in groups for e in es])
+    return f, layout
+
+
+IGNORABLE_POINTS = 4
+"""States at which a coordinate's absence is tested (the start and seeded points near it)."""
+IGNORABLE_TOLERANCE = 1e-9
+"""A derivative below this fraction of the size of the values counts as 0 (rounding of an
+identity such as sin² + cos² = 1)."""
+SEED = 20261203
+
+
+def ignorable_coordinates(model: Model, q0: np.ndarray, qd0: np.ndarray) -> tuple[int, ...]:
     """The coordinates absent from M, F, A, b, the holonomic φ and the velocity offsets c at the
-    parameters' values (:func:`lagsim.symbolic.dependence.varying`, which sees through
-    sin² + cos² = 1): those whose positions no equation reads."""
-    values = model.substitutions()
-    exprs = [*(model.mass_matrix[i, j] for i in range(model.n) for j in range(model.n)),
-             *model.forcing, *(model.A[k, i] for k in range(model.m) for i in range(model.n)),
-             *model.b, *(c.expression for c in model.holonomic),
-             *(c.offset for c in model.velocity_constraints)]
-    candidates = list(model.q)
-    for expr in exprs:
-        if not candidates:
-            break
-        present = se.sympify(expr).free_symbols
-        inside = [s for s in candidates if s in present]
-        if inside:
-            for s in varying(expr, inside, values):
-                candidates.remove(s)
-    return tuple(i for i, s in enumerate(model.q) if s in candidates)
+    parameters' values: every derivative of these by the coordinate is 0 (to
+    :data:`IGNORABLE_TOLERANCE` of the values' size) at (q0, q̇0) and at seeded random states
+    near it. A numerical identity test (J. T. Schwartz, J. ACM 27 (1980) 701–717), as
+    :mod:`lagsim.symbolic.dependence` makes, here in double precision on the compiled
+    derivatives, because a bicycle's mass matrix is too large for its 100-bit evaluation; it
+    sees through sin² + cos² = 1 (a symmetric wheel's angle)."""
+    eqs = SteadyEquations(model, range(model.n))
+    rng = np.random.default_rng(SEED)
+    n = model.n
+    holonomic = list(eqs.holonomic)
+    varies = np.zeros(n, dtype=bool)
+    tested = 0
+    for k in range(IGNORABLE_POINTS):
+        q = q0 + (rng.uniform(-0.5, 0.5, n) if k else 0.0)
+        qd = qd0 + (rng.uniform(-0.5, 0.5, n) if k else 0.0)
+        parts = eqs.evaluate(q, qd)
+        values = np.concatenate([v.reshape(-1) for v in parts.values()])
+        if not np.all(np.isfinite(values)):
+            continue
+        tested += 1
+        tol = IGNORABLE_TOLERANCE * max(1.0, float(np.max(np.abs(values))))
+        for i in range(n):
+            columns = [parts["all_dM"][i], parts["all_dA"][i], parts["all_dFq"][:, i],
+                       parts["all_dbq"][:, i], parts["all_dcq"][:, i],
+                       parts["A"][holonomic, i]]
+            if any(np.any(np.abs(c) > tol) for c in columns):
+                varies[i] = True
+    if not tested:
+        return ()
+    return tuple(i for i in range(n) if not varies[i])
 
 
 @dataclass(frozen=True)
@@ -268,7 +318,10 @@ def steady_motion(model: Model, given: Mapping[str, float],
     Newton's method starting from ``start`` (the initial values) and rates 0."""
     model = _refuse_time(model, spec)
     names, n, m = model.coordinates, model.n, model.m
-    ignorable = ignorable_coordinates(model)
+    start = start or {}
+    q0 = np.array([given.get(c, start.get(c, 0.0)) for c in names], dtype=float)
+    qd0 = np.array([given.get(naming.velocity(c), 0.0) for c in names], dtype=float)
+    ignorable = ignorable_coordinates(model, q0, qd0)
     for name, value in given.items():
         coordinate = naming.rate_of(name) if naming.is_velocity(name) else None
         if coordinate is None or value == 0.0:
@@ -281,9 +334,7 @@ def steady_motion(model: Model, given: Mapping[str, float],
                              "coordinates", where.get(name))
     shape = tuple(i for i in range(n) if i not in ignorable)
     eqs = SteadyEquations(model, shape)
-    start = start or {}
-    q = np.array([given.get(c, start.get(c, 0.0)) for c in names], dtype=float)
-    qd = np.array([given.get(naming.velocity(c), 0.0) for c in names], dtype=float)
+    q, qd = q0, qd0
     unknown_q = [k for k, i in enumerate(shape) if names[i] not in given]
     unknown_v = [i for i in ignorable if naming.velocity(names[i]) not in given]
     ns = len(shape)

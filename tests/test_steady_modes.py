@@ -300,3 +300,10 @@ def test_rest_modes_are_unchanged_without_steady() -> None:
     steady: and its report is the rest one (M0, K), not the steady one."""
     report = api.load("pendulum").modes()
     assert hasattr(report, "M0") and not hasattr(report, "eigenvalues")
+
+
+def test_a_singular_point_of_the_coordinates_is_refused() -> None:
+    """ZXZ Euler angles are singular at θ = 0 (φ and ψ turn about the same axis): M is singular
+    there, and the sleeping heavy_top cannot be linearized in them."""
+    with pytest.raises(InputError, match="the mass matrix is singular at the steady motion"):
+        api.load("heavy_top").modes(steady="theta=0, psi_dot=30")

@@ -48,7 +48,7 @@ import numpy as np
 import symengine as se
 
 from lagsim import naming
-from lagsim.analysis.linearize import Mode, null_space
+from lagsim.analysis.linearize import SINGULAR_RCOND, Mode, null_space
 from lagsim.analysis.rest import (
     autonomous_model,
     parse_point,
@@ -362,6 +362,13 @@ def steady_motion(model: Model, given: Mapping[str, float],
         if float(np.max(np.abs(scale * step), initial=0.0)) <= 1e-15 * (
                 1.0 + float(np.max(np.abs(np.concatenate([q, qd])), initial=0.0))):
             break
+    if _singular(parts):
+        shown = ", ".join(f"{c}={v:.6g}" for c, v in zip(names, q))
+        raise InputError(f"the mass matrix is singular at the steady motion ({shown}), on the "
+                         "motions the constraints allow: a singular point of the coordinates "
+                         "(such as θ = 0 of ZXZ Euler angles); linearize in other coordinates "
+                         "(a Tait–Bryan sequence such as XYZ is regular upright)",
+                         _blame(where))
     qdd, lam_star = eqs.accelerations(parts)
     checks = [(f"{naming.acceleration(c)}", float(x)) for c, x in zip(names, qdd)]
     checks += [(f"constraint '{model.constraints[k].name}'", float(x))
@@ -388,6 +395,16 @@ def steady_motion(model: Model, given: Mapping[str, float],
                      "(rates from 0) ended")
     return SteadyMotion(eqs, q, qd, lam_star, float(np.max(np.abs(qdd), initial=0.0)),
                         tuple(given), tuple(labels), tuple(free), tuple(notes))
+
+
+def _singular(parts: Mapping[str, np.ndarray]) -> bool:
+    """Whether M is singular on the null space of the constraint rows A (then q̈ is not
+    determined: the augmented system has no unique solution)."""
+    M, A = parts["M"], parts["A"]
+    N, _ = null_space(A, M.shape[0])
+    Mr = N.T @ M @ N
+    return bool(Mr.size) and (not np.all(np.isfinite(Mr))
+                              or np.linalg.cond(Mr) > 1.0 / SINGULAR_RCOND)
 
 
 def _blame(where: Mapping[str, Location]) -> Location | None:

@@ -418,6 +418,10 @@ def derive_forms(system: System, form: str, simplify: bool = False,
         choices = (*FORMS, "all")
         raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
                          f"form{suggest(form, choices)}")
+    if steady is not None and form not in ("linear", "all"):
+        raise InputError(f"--steady is the steady motion of the linear form; {label} {form} "
+                         "does not linearize: give --form linear, or drop --steady",
+                         Location("--steady"))
     spec = system.spec
     status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
     if system._tidy is None:

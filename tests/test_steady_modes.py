@@ -148,8 +148,9 @@ def top_values() -> tuple[float, float, float, float]:
 @pytest.mark.parametrize("given", ["theta=0.5, psi_dot=30", "theta=0.5, phi_dot=PHD"])
 def test_heavy_top_steady_precession_and_nutation(given: str) -> None:
     """Given θ and ψ̇ the solved φ̇ is the slow root of the textbook quadratic (given φ̇, ψ̇ comes
-    back as 30); the nutation frequency is √(U_eff''/I1') to 1e-9; two zero eigenvalues (p_φ
-    and p_ψ: the family of steady precessions)."""
+    back as 30); the nutation frequency is √(U_eff''/I1') to 1e-9; two zero eigenvalues whose
+    directions are tangent to the family of steady precessions, the surface
+    g(θ, φ̇, ψ̇) = (I1' − I3) cos θ φ̇² − I3 ψ̇ φ̇ + m g l = 0 (∇g · d = 0)."""
     I1p, I3, mgl, _ = top_values()
     th0, psd = 0.5, 30.0
     a, b = (I1p - I3) * math.cos(th0), -I3 * psd
@@ -172,7 +173,13 @@ def test_heavy_top_steady_precession_and_nutation(given: str) -> None:
     assert mode.frequency == pytest.approx(omega_n, rel=1e-9)
     values = eigenvalues(report)
     assert sorted(v.imag for v in values) == pytest.approx([-omega_n, 0, 0, omega_n], rel=1e-9)
-    assert report.to_dict()["zero_eigenvalues"]["count"] == 2
+    zeros = report.to_dict()["zero_eigenvalues"]
+    assert zeros["count"] == 2 and len(zeros["null_directions"]) == 2
+    grad = {"theta": -(I1p - I3) * math.sin(th0) * phd ** 2,
+            "phi_dot": 2 * a * phd + b, "psi_dot": -I3 * phd}
+    for direction in zeros["null_directions"]:
+        assert abs(sum(grad[k] * direction[k] for k in grad)) < 1e-9 * sum(map(abs,
+                                                                              grad.values()))
 
 
 @pytest.mark.parametrize("v", [1.0, 2.5, -1.0])
@@ -300,6 +307,11 @@ def test_rest_modes_are_unchanged_without_steady() -> None:
     steady: and its report is the rest one (M0, K), not the steady one."""
     report = api.load("pendulum").modes()
     assert hasattr(report, "M0") and not hasattr(report, "eigenvalues")
+
+
+def test_steady_is_refused_by_a_form_that_does_not_linearize() -> None:
+    code, out = run(["derive", "system.yaml", "--form", "matrix", "--steady", "theta=0"])
+    assert code == 2 and "--steady: --steady is the steady motion of the linear form" in out
 
 
 def test_a_singular_point_of_the_coordinates_is_refused() -> None:

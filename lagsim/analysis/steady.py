@@ -511,6 +511,32 @@ def _shape(reduced: Reduced, s: complex, labels_index: Sequence[int]) -> tuple[A
     return tuple(complex(x) for x in v)
 
 
+def zero_directions(reduced: Reduced, labels: Sequence[str], labels_index: Sequence[int]
+                    ) -> list[dict[str, float]]:
+    """An orthonormal basis of the null space of the reduced state matrix as δξ on ``labels``
+    (the directions of the zero eigenvalues that have eigenvectors: a conserved momentum's
+    rate, a family of steady motions, a position that changes nothing), components below 1e-12
+    printed as 0."""
+    basis = _null_basis(reduced.R)
+    out = []
+    for v in basis.T:
+        x = (reduced.N @ v)[list(labels_index)]
+        size = float(np.max(np.abs(x), initial=0.0))
+        if size == 0.0:
+            continue
+        x = x / x[int(np.argmax(np.abs(x)))]
+        out.append({name: (float(c) if abs(c) > 1e-12 else 0.0) for name, c in zip(labels, x)})
+    return out
+
+
+def _null_basis(matrix: np.ndarray) -> np.ndarray:
+    if not matrix.size:
+        return np.zeros((matrix.shape[1], 0))
+    _, sv, vt = np.linalg.svd(matrix)
+    rank = int(np.sum(sv > ROOT_TOLERANCE * max(float(sv.max(initial=0.0)), 1e-300)))
+    return vt[rank:].T
+
+
 def steady_modes_of(reduced: Reduced, labels_index: Sequence[int]
                     ) -> tuple[tuple[Mode, ...], str, int]:
     """(modes, stability, number of zero eigenvalues): a complex pair s, s̄ is one mode
@@ -576,6 +602,7 @@ class SteadyModesReport:
     eigenvalues: tuple[complex, ...]
     zero_count: int
     zeros: tuple[tuple[str, str], ...]
+    null: tuple[dict[str, float], ...]
     state: tuple[str, ...]
     independent: tuple[str, ...]
     R: tuple[tuple[float, ...], ...]
@@ -600,7 +627,8 @@ class SteadyModesReport:
             "eigenvalues": [{"re": s.real, "im": s.imag} for s in self.eigenvalues],
             "zero_eigenvalues": {"count": self.zero_count,
                                  "set_aside": [{"direction": d, "why": w}
-                                               for d, w in self.zeros]},
+                                               for d, w in self.zeros],
+                                 "null_directions": [dict(d) for d in self.null]},
             "modes": [m.to_dict(self.labels) for m in self.modes],
             "state": list(self.state),
             "independent": list(self.independent),
@@ -705,6 +733,7 @@ def steady_modes(spec: SystemSpec, model: Model, steady: Mapping[str, float] | s
         qd=snap(motion.qd), lam=snap(motion.lam), residual=motion.residual,
         ignorable=ignorable, labels=labels, dof=len(reduced.independent), stability=stability,
         modes=modes, eigenvalues=reduced.eigenvalues, zero_count=zero, zeros=reduced.zeros,
+        null=tuple(zero_directions(reduced, labels, labels_index)),
         state=reduced.state, independent=reduced.independent,
         R=tuple(tuple(float(x) for x in row) for row in reduced.R), given=motion.given,
         solved=motion.solved, free=motion.free, notes=tuple(notes))

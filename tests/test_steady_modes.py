@@ -319,3 +319,12 @@ def test_a_singular_point_of_the_coordinates_is_refused() -> None:
     there, and the sleeping heavy_top cannot be linearized in them."""
     with pytest.raises(InputError, match="the mass matrix is singular at the steady motion"):
         api.load("heavy_top").modes(steady="theta=0, psi_dot=30")
+
+
+def test_plot_of_steady_modes_is_refused_and_at_overrides_the_file() -> None:
+    """--plot draws rest modes only (said, not ignored); --at gives coordinates' values over the
+    file's steady: (a coin leaning 0.1 rad does not roll steadily: the residual names θ̈)."""
+    code, out = run(["modes", "system.yaml", "--plot", "-o", "m.png"])
+    assert code == 2 and "--plot: --plot draws modes about rest" in out
+    code, out = run(["modes", "system.yaml", "--at", "theta=0.1"])
+    assert code == 2 and "--at: the steady motion psi=0, theta=0.1, phi_dot=10 is not a" in out

@@ -101,21 +101,13 @@ class SteadyEquations:
         self.n, self.m, self.shape = model.n, model.m, tuple(shape)
         self.holonomic = tuple(k for k, c in enumerate(model.constraints)
                                if c.kind == "holonomic")
-        key = model.structure_key
-        compiled = _MEMO.get(key) if key is not None else None
-        if compiled is None:
-            compiled = _compile(model, self.holonomic)
-            if key is not None:
-                _MEMO[key] = compiled
-                while len(_MEMO) > MEMO_SIZE:
-                    _MEMO.pop(next(iter(_MEMO)))
-        self._f, self._layout = compiled
+        self._f, self._layout = _compiled(model, self.shape)
         self._params = np.array([model.parameters[str(p)] for p in model.param_symbols],
                                 dtype=float)
 
     def evaluate(self, q: np.ndarray, qd: np.ndarray) -> dict[str, np.ndarray]:
-        """Every group at (q, q̇); the derivatives by positions restricted to ``shape``
-        (``dM``, ``dA``, ``dFq``, ``dbq``, ``dwq``) and by all positions (``all_*``)."""
+        """Every group at (q, q̇): M, F, A, b, φ, w, c and their derivatives by the positions
+        of ``shape`` (``dM``, ``dA``, ``dFq``, ``dbq``, ``dwq``) and by every rate."""
         with np.errstate(all="ignore"):
             out = np.asarray(self._f(np.concatenate([q, qd, self._params])),
                              dtype=float).reshape(-1)
@@ -124,10 +116,6 @@ class SteadyEquations:
             size = int(np.prod(shape))
             parts[name] = out[k:k + size].reshape(shape)
             k += size
-        s = list(self.shape)
-        parts["dM"], parts["dA"] = parts["all_dM"][s], parts["all_dA"][s]
-        for name in ("dFq", "dbq", "dwq"):
-            parts[name] = parts[f"all_{name}"][:, s]
         return parts
 
     def augmented(self, parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -202,81 +190,109 @@ class SteadyEquations:
 
 
 MEMO_SIZE = 8
-"""Compiled steady-motion equations kept, by structure key."""
+"""Compiled steady-motion equations kept, by structure key and non-ignorable coordinates."""
 
-_MEMO: dict[str, tuple[Any, list[tuple[str, tuple[int, ...]]]]] = {}
+_MEMO: dict[tuple[str, tuple[int, ...] | None], tuple[Any, list[tuple[str, tuple[int, ...]]]]]
+_MEMO = {}
 
 
-def _compile(model: Model, holonomic: Sequence[int]
+def _compiled(model: Model, shape: Sequence[int] | None
+              ) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
+    """:func:`_compile` of ``model``, kept by its structure key (a model without one is
+    compiled each time)."""
+    if model.structure_key is None:
+        return _compile(model, shape)
+    key = (model.structure_key, None if shape is None else tuple(shape))
+    if key not in _MEMO:
+        _MEMO[key] = _compile(model, shape)
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+    return _MEMO[key]
+
+
+def _compile(model: Model, shape: Sequence[int] | None
              ) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
     """The compiled function of (q, q̇, parameters) and the layout of its output: M, F, A, b, φ,
-    w and their derivatives by every position (``all_*``) and rate, symbolic (symengine)."""
+    w = A q̇ + c, c, and (unless ``shape`` is None) their derivatives by the positions of the
+    ``shape`` coordinates and by every rate, symbolic (symengine)."""
     n, m = model.n, model.m
-    q, qd = model.q, model.qd
+    qd = model.qd
+    qs = [model.q[i] for i in shape] if shape is not None else []
+    ns = len(qs)
     M = [se.sympify(model.mass_matrix[i, j]) for i in range(n) for j in range(n)]
     F = [se.sympify(model.forcing[i]) for i in range(n)]
     A = [se.sympify(model.A[k, i]) for k in range(m) for i in range(n)]
     b = [se.sympify(model.b[k]) for k in range(m)]
-    phi = [se.sympify(model.constraints[k].expression) for k in holonomic]
+    phi = [se.sympify(c.expression) for c in model.constraints if c.kind == "holonomic"]
     w = [se.sympify(c.velocity_form) for c in model.constraints]
     offsets = [se.sympify(c.offset) for c in model.constraints]
     groups: list[tuple[str, tuple[int, ...], list[se.Basic]]] = [
         ("M", (n, n), M), ("F", (n,), F), ("A", (m, n), A), ("b", (m,), b),
-        ("phi", (len(phi),), phi), ("w", (m,), w),
-        ("all_dM", (n, n, n), [diff(e, x) for x in q for e in M]),
-        ("all_dA", (n, m, n), [diff(e, x) for x in q for e in A]),
-        ("all_dFq", (n, n), [diff(e, x) for e in F for x in q]),
-        ("dFv", (n, n), [diff(e, v) for e in F for v in qd]),
-        ("all_dbq", (m, n), [diff(e, x) for e in b for x in q]),
-        ("dbv", (m, n), [diff(e, v) for e in b for v in qd]),
-        ("all_dwq", (m, n), [diff(e, x) for e in w for x in q]),
-        ("all_dcq", (m, n), [diff(e, x) for e in offsets for x in q]),
-    ]
-    layout = [(name, shape) for name, shape, _ in groups]
-    f = lambdify([*q, *qd, *model.param_symbols], [e for _, _, es in groups for e in es])
+        ("phi", (len(phi),), phi), ("w", (m,), w), ("c", (m,), offsets)]
+    if shape is not None:
+        groups += [
+            ("dM", (ns, n, n), [diff(e, x) for x in qs for e in M]),
+            ("dA", (ns, m, n), [diff(e, x) for x in qs for e in A]),
+            ("dFq", (n, ns), [diff(e, x) for e in F for x in qs]),
+            ("dFv", (n, n), [diff(e, v) for e in F for v in qd]),
+            ("dbq", (m, ns), [diff(e, x) for e in b for x in qs]),
+            ("dbv", (m, n), [diff(e, v) for e in b for v in qd]),
+            ("dwq", (m, ns), [diff(e, x) for e in w for x in qs]),
+        ]
+    layout = [(name, shape_) for name, shape_, _ in groups]
+    f = lambdify([*model.q, *qd, *model.param_symbols], [e for _, _, es in groups for e in es])
     return f, layout
 
 
 IGNORABLE_POINTS = 4
-"""States at which a coordinate's absence is tested (the start and seeded points near it)."""
+"""Pairs of states at which a coordinate's absence is tested."""
 IGNORABLE_TOLERANCE = 1e-9
-"""A derivative below this fraction of the size of the values counts as 0 (rounding of an
-identity such as sin² + cos² = 1)."""
+"""A change below this fraction of the size of the values is rounding (of an identity such as
+sin² + cos² = 1)."""
 SEED = 20261203
 
 
 def ignorable_coordinates(model: Model, q0: np.ndarray, qd0: np.ndarray) -> tuple[int, ...]:
     """The coordinates absent from M, F, A, b, the holonomic φ and the velocity offsets c at the
-    parameters' values: every derivative of these by the coordinate is 0 (to
-    :data:`IGNORABLE_TOLERANCE` of the values' size) at (q0, q̇0) and at seeded random states
-    near it. A numerical identity test (J. T. Schwartz, J. ACM 27 (1980) 701–717), as
-    :mod:`lagsim.symbolic.dependence` makes, here in double precision on the compiled
-    derivatives, because a bicycle's mass matrix is too large for its 100-bit evaluation; it
-    sees through sin² + cos² = 1 (a symmetric wheel's angle)."""
-    eqs = SteadyEquations(model, range(model.n))
+    parameters' values: these do not change when the coordinate alone moves (by 0.5 to 1.5),
+    from (q0, q̇0) and from seeded random states near it, beyond :data:`IGNORABLE_TOLERANCE` of
+    their size. This is :mod:`lagsim.symbolic.dependence`'s numerical identity test
+    (J. T. Schwartz, J. ACM 27 (1980) 701–717) in double precision on the compiled expressions,
+    since a bicycle's mass matrix is too large for its 100-bit evaluation; it sees through
+    sin² + cos² = 1 (a symmetric wheel's angle)."""
+    f, layout = _compiled(model, None)
+    params = np.array([model.parameters[str(p)] for p in model.param_symbols], dtype=float)
+    sizes = {name: int(np.prod(shape)) for name, shape in layout}
+    offsets = np.cumsum([0] + [sizes[name] for name, _ in layout])
+    keep = np.concatenate([np.arange(offsets[k], offsets[k + 1])
+                           for k, (name, _) in enumerate(layout) if name != "w"])
     rng = np.random.default_rng(SEED)
     n = model.n
-    holonomic = list(eqs.holonomic)
+
+    def values(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = np.asarray(f(np.concatenate([q, qd, params])), dtype=float).reshape(-1)
+        return out[keep]
+
     varies = np.zeros(n, dtype=bool)
-    tested = 0
+    tested = np.zeros(n, dtype=int)
     for k in range(IGNORABLE_POINTS):
         q = q0 + (rng.uniform(-0.5, 0.5, n) if k else 0.0)
         qd = qd0 + (rng.uniform(-0.5, 0.5, n) if k else 0.0)
-        parts = eqs.evaluate(q, qd)
-        values = np.concatenate([v.reshape(-1) for v in parts.values()])
-        if not np.all(np.isfinite(values)):
+        here = values(q, qd)
+        if not np.all(np.isfinite(here)):
             continue
-        tested += 1
-        tol = IGNORABLE_TOLERANCE * max(1.0, float(np.max(np.abs(values))))
         for i in range(n):
-            columns = [parts["all_dM"][i], parts["all_dA"][i], parts["all_dFq"][:, i],
-                       parts["all_dbq"][:, i], parts["all_dcq"][:, i],
-                       parts["A"][holonomic, i]]
-            if any(np.any(np.abs(c) > tol) for c in columns):
+            moved = q.copy()
+            moved[i] += rng.uniform(0.5, 1.5)
+            there = values(moved, qd)
+            if not np.all(np.isfinite(there)):
+                continue
+            tested[i] += 1
+            scale = max(1.0, float(np.max(np.abs(here))), float(np.max(np.abs(there))))
+            if np.any(np.abs(there - here) > IGNORABLE_TOLERANCE * scale):
                 varies[i] = True
-    if not tested:
-        return ()
-    return tuple(i for i in range(n) if not varies[i])
+    return tuple(i for i in range(n) if tested[i] and not varies[i])
 
 
 @dataclass(frozen=True)

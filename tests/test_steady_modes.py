@@ -365,3 +365,13 @@ def test_the_exact_map_agrees_with_differences_of_the_simulators_accelerations(t
         column = (qdd(motion.q + step_q, motion.qd + step_v)
                   - qdd(motion.q - step_q, motion.qd - step_v)) / (2 * h)
         assert np.max(np.abs(column - L[len(shape):, j])) < 1e-6 * np.max(np.abs(L))
+
+
+@pytest.mark.parametrize("v", [1.0, 0.5])
+def test_the_bundled_rolling_disk_with_no_slip_rows_agrees(v: float) -> None:
+    """The bundled rolling_disk (its no-slip rows written by `no_slip`, its x, y the centre) has
+    the same upright lean roots as the hand-written coin: the closed form to 1e-10."""
+    report = api.load("rolling_disk").modes(steady={"lean": 0.0, "yaw": 0.0,
+                                                    "spin_dot": v / 0.1})
+    s = coin_root(v)
+    matches(nonzero(eigenvalues(report), abs(s)), [s, -s] if s.real else [s, s.conjugate()])

@@ -251,7 +251,7 @@ def good_corpus() -> list[Any]:
 
 def test_the_corpus_holds_every_bundled_system_and_the_doc_examples() -> None:
     assert len(bundled_systems()) >= 18
-    assert len(doc_blocks()) == 3
+    assert len(doc_blocks()) == 4
 
 
 @pytest.mark.parametrize("text", good_corpus())

@@ -1090,7 +1090,7 @@ def doc_systems() -> dict[str, str]:
 
 
 def test_doc_examples_validate() -> None:
-    assert set(doc_systems()) == {"pendulum_natural", "driven_damped_pendulum", "skate"}
+    assert set(doc_systems()) == {"pendulum_natural", "driven_damped_pendulum", "skate", "coin"}
 
 
 def test_doc_pendulum_in_natural_coordinates() -> None:

@@ -83,7 +83,7 @@ class AutonomousModel:
         return tuple(out)
 
 
-def _time_sources(model: Model) -> tuple[list[str], list[str]]:
+def time_sources(model: Model) -> tuple[list[str], list[str]]:
     """Where t is written in L, the forces τ and the constraints: (where the expression truly
     changes with t at the parameters' values, where t is written but cancels), decided by
     :func:`lagsim.symbolic.dependence.depends`."""
@@ -109,7 +109,7 @@ def autonomous_model(model: Model, spec: SystemSpec | None = None,
     constraint) if its Lagrangian and forces then do not change with t; else
     :class:`InputError` naming where t appears. (``spec`` and ``q0`` are accepted for callers
     that pass the start; the reduction here has a single branch.)"""
-    sources, cancelled = _time_sources(model)
+    sources, cancelled = time_sources(model)
     if not sources:
         if not cancelled:
             return AutonomousModel(model, model)
@@ -127,7 +127,7 @@ def autonomous_model(model: Model, spec: SystemSpec | None = None,
                              f"prescribes one coordinate (q = f(t)), and '{c.name}' does not",
                              where)
     reduced, eliminated = _prescribe(model, moving)
-    later, _ = _time_sources(reduced)
+    later, _ = time_sources(reduced)
     if later:
         raise InputError(f"{refuse}; with {', '.join(f'{k} = {v}' for k, v in eliminated)} "
                          "substituted its Lagrangian still depends on t", where)
@@ -600,9 +600,11 @@ def kinked_note(eqs: RestEquations) -> str:
 
 
 def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],
-                option: str = "--at") -> dict[str, float]:
+                option: str = "--at", kind: tuple[str, str] = ("coordinate", "coordinates")
+                ) -> dict[str, float]:
     """``"theta1=0, theta2=pi/2"`` as coordinate → value; values are expressions in numbers and
-    the parameters. A name that is not one of ``coordinates`` is an input error."""
+    the parameters. A name that is not one of ``coordinates`` (what they are: ``kind``, singular
+    and plural) is an input error."""
     names: dict[str, Any] = {p.name: se.Float(p.value) for p in spec.parameters}
     out: dict[str, float] = {}
     for item in (part for part in text.split(",") if part.strip()):
@@ -611,7 +613,7 @@ def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],
         if not sep or not name:
             raise InputError(f"expected NAME=VALUE, got {item.strip()!r}", Location(option))
         if name not in coordinates:
-            raise InputError(f"{name!r} is not a coordinate here; the coordinates are "
+            raise InputError(f"{name!r} is not a {kind[0]} here; the {kind[1]} are "
                              f"{', '.join(coordinates)}", Location(option))
         expr = parse_expression(value, names, Source(Location(option)), f"the value of {name}",
                                 "a value is a number or an expression in numbers and the "

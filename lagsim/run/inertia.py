@@ -58,7 +58,7 @@ def augmented_model(model: Model, gamma: float) -> Model:
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(model.lagrangian) + extra, tau=model.tau,
         constraints=model.constraints, parameters=model.parameters,
-        mass_positions=model.mass_positions)
+        mass_positions=model.mass_positions, rotations=model.rotations)
 
 
 def _direction(v: np.ndarray, names: tuple[str, ...]) -> str:

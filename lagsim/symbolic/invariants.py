@@ -23,8 +23,8 @@ d/dt ∂L/∂q̇ − ∂L/∂q = τ + Aᵀλ they rest on):
   e on a quaternion, the first angle of an Euler sequence about k, e_k × r on Cartesian
   positions), checked to turn every mass's position as e_k × r and then as a Noether ξ above:
   p·δq is the angular momentum about k (Marsden & Ratiu, *Introduction to Mechanics and
-  Symmetry*, §11.4; for the free rigid body the spatial angular momentum R I ω_b, Landau &
-  Lifshitz, *Mechanics*, §36). One that is the momentum of a cyclic coordinate (the top's φ) is
+  Symmetry*, ch. 11 on momentum maps; for the free rigid body the spatial angular momentum
+  R I ω_b, Landau & Lifshitz, *Mechanics*, §36). One that is the momentum of a cyclic coordinate (the top's φ) is
   that coordinate's, marked as the angular momentum about k, not reported twice; the affine
   symmetry search leaves the directions found so out.
 

@@ -26,7 +26,7 @@ diffrax (terms, solvers and controllers as small parts).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -140,6 +140,17 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
         f"{coordinate} a mass or inertia", locate(coordinate) if locate else None)
 
 
+def euler_angles(spec: SystemSpec) -> dict[str, str]:
+    """Each coordinate that is, by itself, an Euler angle of a 3-D body → that body's name."""
+    out = {}
+    for mass in spec.masses:
+        if mass.orientation is not None and mass.orientation.sequence:
+            for angle in mass.orientation.angles:
+                if str(angle.expr) in spec.coordinates:
+                    out[str(angle.expr)] = mass.name
+    return out
+
+
 class MassWatch:
     """Stops a run whose mass matrix becomes singular (issue 15, "Mid-run failures").
 
@@ -148,12 +159,15 @@ class MassWatch:
     :data:`SINGULAR_RTOL` times the largest diagonal entry of M (now or at the start), is an
     :class:`IntegrationError` with the time and the coordinate of the weakest direction. The
     pivots bound the smallest eigenvalue from above, so this costs one Cholesky factor of an
-    n×n matrix, not an eigen-decomposition.
+    n×n matrix, not an eigen-decomposition. ``euler`` maps each coordinate that is an Euler
+    angle of a 3-D body to that body's name: a weakest direction along one is the sequence's
+    gimbal lock (its first and third axes aligned, Goldstein §4.4), and the message says so.
     """
 
-    def __init__(self, numeric: NumericSystem, t0: float, q0: np.ndarray, qd0: np.ndarray
-                 ) -> None:
+    def __init__(self, numeric: NumericSystem, t0: float, q0: np.ndarray, qd0: np.ndarray,
+                 euler: Mapping[str, str] | None = None) -> None:
         self.numeric = numeric
+        self.euler = dict(euler or {})
         self.scale = float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
 
     def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, regular_at: float | None = None
@@ -179,11 +193,16 @@ class MassWatch:
                                    time=float(t))
         eigenvalue, index, kind = weakest_direction(M)
         since = f"; it was regular at t = {regular_at:.6g}" if regular_at is not None else ""
+        body = self.euler.get(coordinates[index])
+        advice = (f"{coordinates[index]} is an Euler angle of '{body}', whose angles lock here "
+                  f"(gimbal lock: the sequence's first and third axes aligned); give '{body}' a "
+                  "quaternion orientation, {quaternion: [e0, e1, e2, e3]}, which has no such "
+                  "point" if body else "choose coordinates that stay regular along the motion")
         raise IntegrationError(
             f"the mass matrix became {kind or 'nearly singular'} ({state}{since}): the kinetic "
             f"energy gives almost no inertia along {coordinates[index]} (eigenvalue "
-            f"{eigenvalue:.3g}, largest diagonal entry {self.scale:.3g} at the start); choose "
-            f"coordinates that stay regular along the motion", time=float(t))
+            f"{eigenvalue:.3g}, largest diagonal entry {self.scale:.3g} at the start); {advice}",
+            time=float(t))
 
 
 # ---------------------------------------------------------------------------------------------

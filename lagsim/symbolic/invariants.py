@@ -24,9 +24,9 @@ d/dt ∂L/∂q̇ − ∂L/∂q = τ + Aᵀλ they rest on):
   positions), checked to turn every mass's position as e_k × r and then as a Noether ξ above:
   p·δq is the angular momentum about k (Marsden & Ratiu, *Introduction to Mechanics and
   Symmetry*, ch. 11 on momentum maps; for the free rigid body the spatial angular momentum
-  R I ω_b, Landau & Lifshitz, *Mechanics*, §36). One that is the momentum of a cyclic coordinate (the top's φ) is
-  that coordinate's, marked as the angular momentum about k, not reported twice; the affine
-  symmetry search leaves the directions found so out.
+  R I ω_b, Landau & Lifshitz, *Mechanics*, §36). One that is the momentum of a cyclic
+  coordinate (the top's φ) is that coordinate's, marked as the angular momentum about k, not
+  reported twice; the affine symmetry search leaves the directions found so out.
 
 Parameters are taken at their values (``--set``): a symmetry may hold only for some values.
 The search is symbolic (it reads the model only), so it sits with the model: the run layer

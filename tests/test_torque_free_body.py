@@ -30,6 +30,7 @@ from lagsim.errors import InputError
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import evaluate_invariants
 from lagsim.run.integrate import SimulateOptions, simulate
+from lagsim.run.start import NO_INITIAL_IDENTITY
 from lagsim.spec.system import SystemSpec, load_spec, parse_spec
 from lagsim.symbolic.model import build_model
 
@@ -247,11 +248,16 @@ FREE = textwrap.dedent("""
 
 
 def test_a_quaternion_left_out_starts_at_the_identity() -> None:
-    """No e in ``initial``: q(0) = (1, 0, 0, 0), not the singular e = 0; the run keeps it (no
-    velocity: the body rests, e(t) = (1, 0, 0, 0) to 1e-15)."""
+    """No e in ``initial``: q(0) = (1, 0, 0, 0), not the singular e = 0, and the note on a file
+    without initial values says so; the run keeps it (no velocity: the body rests, e(t) = (1,
+    0, 0, 0) to 1e-15)."""
     spec = parse_spec(FREE, "<free body>")
     assert spec.initial_state()[0] == [1.0, 0.0, 0.0, 0.0]
-    traj = run(spec, t_end=1.0, samples=11)
+    notes: list[str] = []
+    traj = simulate(spec, build_model(spec),
+                    SimulateOptions.resolve(spec.simulate, {"t_end": 1.0, "samples": 11}),
+                    report=notes.append)
+    assert notes == [NO_INITIAL_IDENTITY]
     assert np.abs(traj["e0"] - 1).max() < 1e-15
     assert np.abs(np.column_stack([traj[f"e{i}"] for i in (1, 2, 3)])).max() < 1e-15
     assert "no consistent start" not in check_system(spec, build_model(spec)).to_text()

@@ -233,6 +233,32 @@ def test_cartesian_positions_and_a_quaternion_turn_together() -> None:
     assert found["angular_momentum_z"].value == pytest.approx(Lz, abs=1e-12)
 
 
+def test_euler_angles_and_cartesian_positions_turn_together() -> None:
+    """A free body at [x, y, z] in ZXZ angles (I1 = I2): the rotation about z is φ → φ + ε with
+    r → e_z × r, so its momentum is p_φ + x p_y − y p_x (reported once, as angular_momentum_z,
+    with the orbital L_x_y left out of the general search since it is that minus the cyclic p_φ);
+    no rotation about x or y is a rotation of the ZXZ angles' first axis, so those two are the
+    orbital L_x_z and L_y_z the affine search finds (the spin is separately conserved)."""
+    spec = parse_spec(textwrap.dedent("""
+        parameters: {m: 2.0}
+        coordinates: [x, y, z, phi, theta, psi]
+        masses:
+          body:
+            mass: m
+            position: [x, y, z]
+            orientation: {euler: ZXZ, angles: [phi, theta, psi]}
+            inertia: [1, 1, 1.5]
+        initial: {x: 1, y: 0.5, x_dot: 0.3, z_dot: 1, theta: 0.4, phi_dot: 0.2, psi_dot: 3}
+        """), "<free body in angles>")
+    report = check_system(spec, build_model(spec))
+    found = {inv.name: inv for inv in report.invariants}
+    assert set(found) == {"energy", "p_x", "p_y", "p_z", "p_phi", "p_psi", "angular_momentum_z",
+                          "L_x_z", "L_y_z"}
+    assert found["angular_momentum_z"].momentum == "p_phi + x*p_y - y*p_x"
+    assert found["angular_momentum_z"].value == pytest.approx(
+        found["p_phi"].value + 1.0 * 0.0 - 0.5 * 2.0 * 0.3, abs=1e-12)
+
+
 # --- the identity start of a quaternion left out ----------------------------------------------
 
 FREE = textwrap.dedent("""

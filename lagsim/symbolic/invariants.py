@@ -36,7 +36,7 @@ and ``lagsim check`` reports it (:mod:`lagsim.analysis.check`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, cast
@@ -48,6 +48,7 @@ from lagsim import naming
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand, expanded
 from lagsim.symbolic.model import Model
+from lagsim.symbolic.rotations import cross_axis
 from lagsim.symbolic.vanishing import exact_values, magnitude
 
 SEED = 7
@@ -312,22 +313,18 @@ AXES = "xyz"
 
 def _turns_positions(model: Model, xi: Sequence[se.Basic], axis: int) -> bool:
     """Whether every mass's position r changes by e_k × r along ξ (expanded to 0)."""
-    k = axis
     for _, r in model.mass_positions:
         if len(r) != 3:
             return False
         along = [se.Add(*(diff(ri, q) * x for q, x in zip(model.q, xi))) for ri in r]
-        i, j = (k + 1) % 3, (k + 2) % 3
-        target = [se.Integer(0)] * 3
-        target[i], target[j] = -r[j], r[i]
-        if not all(_zero(a - b) for a, b in zip(along, target)):
+        if not all(_zero(a - b) for a, b in zip(along, cross_axis(axis, r))):
             return False
     return True
 
 
 def _rotations(model: Model, values: dict[se.Symbol, float], found: list[Invariant],
                cyclic: list[int], p_names: list[se.Symbol], q0: np.ndarray, qd0: np.ndarray,
-               t0: float, value: Any) -> list[np.ndarray]:
+               t0: float, value: Callable[[se.Basic], float]) -> list[np.ndarray]:
     """Add to ``found`` the angular momentum about each space axis whose rotation
     (``model.rotations``) is a symmetry, or mark the cyclic momentum it equals; return the
     coefficient vectors of the affine ones, for the general search to leave out."""

@@ -229,13 +229,13 @@ class SystemSpec:
         """The scalar part e0 of each quaternion body whose four components are coordinates none
         of which ``initial`` sets: such a body starts at the identity, e = (1, 0, 0, 0), not at
         the singular e = 0."""
-        set_ = {name for name, _ in self.initial}
+        given = {name for name, _ in self.initial}
         out = []
         for mass in self.masses:
             parts = mass.orientation.quaternion if mass.orientation is not None else ()
             names = [str(e.expr) for e in parts]
             if (parts and all(n in self.coordinates for n in names)
-                    and not set_.intersection(names)):
+                    and not given.intersection(names)):
                 out.append(names[0])
         return tuple(out)
 

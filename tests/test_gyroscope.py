@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from lagsim.analysis.check import check_system
+from lagsim.errors import InputError
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import evaluate_invariants
 from lagsim.run.integrate import SimulateOptions, simulate
@@ -162,3 +163,16 @@ def test_the_euler_versions_check_marks_p_psi_as_the_angular_momentum_about_z() 
     assert found["p_psi"].about == "z" and found["p_phi"].about == ""
     assert found["p_phi"].value == pytest.approx(0.4, abs=1e-12)
     assert found["p_psi"].value == pytest.approx(-0.4, abs=1e-12)
+
+
+def test_a_start_at_the_lock_is_refused_with_the_same_advice() -> None:
+    """Started at pitch π/2 the Euler version's mass matrix is singular at once: the located
+    error names the yaw ψ as an angle of 'rotor' in gimbal lock and suggests a quaternion."""
+    spec = parse_spec(EULER, "gyroscope_euler.yaml", initial={"theta": float(np.pi / 2)})
+    with pytest.raises(InputError) as info:
+        run(spec, t_end=0.1)
+    message = str(info.value)
+    assert message.startswith("gyroscope_euler.yaml:")
+    assert "the mass matrix is singular at the start" in message
+    assert "is an Euler angle of 'rotor', whose angles lock here (gimbal lock" in message
+    assert "give 'rotor' a quaternion orientation" in message

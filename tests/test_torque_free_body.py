@@ -129,11 +129,11 @@ def jacobi(w0: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray
 def test_the_flip_period_is_jacobis(w0: tuple[float, float, float]) -> None:
     """ω₂ crosses 0 upward once per period; the mean spacing of its crossings over 100 s (four
     of them, linear interpolation between samples 0.005 s apart) is 4K(k)/ν to 1e-8 relative
-    (measured 6.1e-10 and 2.8e-10; 4K/ν = 25.511 s and 21.642 s); the whole ω(t) follows Landau & Lifshitz's elliptic functions
-    to 1e-7 (measured 2.7e-8 and 1.3e-8, a phase drift at rtol 1e-12). The default start
-    (M² < 2EI2, the body's ω circles the intermediate axis by way of the least one) and a start
-    with the small part along the largest axis (M² > 2EI2) take the two branches of the
-    solution."""
+    (measured 6.1e-10 and 2.8e-10; 4K/ν = 25.511 s and 21.642 s); the whole ω(t) follows
+    Landau & Lifshitz's elliptic functions to 1e-7 (measured 2.7e-8 and 1.3e-8, a phase drift
+    at rtol 1e-12). The default start (M² < 2EI2: the polhode encircles the axis of least
+    moment) and a start with the small part along the axis of greatest moment (M² > 2EI2: the
+    polhode encircles that axis) take the two branches of the solution."""
     traj = run(spun(w0), samples=20001)
     t = traj["t"]
     _, w, _ = motion(traj)

@@ -122,10 +122,12 @@ def weakest_direction(M: np.ndarray) -> tuple[float, int, str]:
 
 
 def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
-                      locate: Locate | None = None) -> None:
+                      locate: Locate | None = None, euler: Mapping[str, str] | None = None
+                      ) -> None:
     """Refuse a mass matrix that is singular or not positive definite at the start, naming the
     coordinate along which it fails (the largest entry of the weakest eigenvector) and, through
-    ``locate(coordinate)``, pointing at the part of the file concerned."""
+    ``locate(coordinate)``, pointing at the part of the file concerned; ``euler`` as for
+    :class:`MassWatch`."""
     M = numeric.dynamics(t, q, qd)[0]
     if not np.all(np.isfinite(M)):
         raise InputError(f"the mass matrix is not finite at the start (t = {t!r})")
@@ -136,8 +138,10 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
     state = ", ".join(f"{c} = {float(x)!r}" for c, x in zip(numeric.coordinates, q))
     raise InputError(
         f"the mass matrix is {kind} at the start ({state}): the kinetic energy gives no "
-        f"inertia along {coordinate} (eigenvalue {eigenvalue:.3g}); start elsewhere or give "
-        f"{coordinate} a mass or inertia", locate(coordinate) if locate else None)
+        f"inertia along {coordinate} (eigenvalue {eigenvalue:.3g}); "
+        + (gimbal_lock(coordinate, euler or {})
+           or f"start elsewhere or give {coordinate} a mass or inertia"),
+        locate(coordinate) if locate else None)
 
 
 def euler_angles(spec: SystemSpec) -> dict[str, str]:
@@ -149,6 +153,17 @@ def euler_angles(spec: SystemSpec) -> dict[str, str]:
                 if str(angle.expr) in spec.coordinates:
                     out[str(angle.expr)] = mass.name
     return out
+
+
+def gimbal_lock(coordinate: str, euler: Mapping[str, str]) -> str:
+    """The advice for a mass matrix singular along ``coordinate`` when it is an Euler angle of
+    a body (``euler``: coordinate → body, :func:`euler_angles`), else ""."""
+    body = euler.get(coordinate)
+    if body is None:
+        return ""
+    return (f"{coordinate} is an Euler angle of '{body}', whose angles lock here (gimbal lock: "
+            f"the sequence's first and third axes aligned); give '{body}' a quaternion "
+            "orientation, {quaternion: [e0, e1, e2, e3]}, which has no such point")
 
 
 class MassWatch:
@@ -193,11 +208,8 @@ class MassWatch:
                                    time=float(t))
         eigenvalue, index, kind = weakest_direction(M)
         since = f"; it was regular at t = {regular_at:.6g}" if regular_at is not None else ""
-        body = self.euler.get(coordinates[index])
-        advice = (f"{coordinates[index]} is an Euler angle of '{body}', whose angles lock here "
-                  f"(gimbal lock: the sequence's first and third axes aligned); give '{body}' a "
-                  "quaternion orientation, {quaternion: [e0, e1, e2, e3]}, which has no such "
-                  "point" if body else "choose coordinates that stay regular along the motion")
+        advice = (gimbal_lock(coordinates[index], self.euler)
+                  or "choose coordinates that stay regular along the motion")
         raise IntegrationError(
             f"the mass matrix became {kind or 'nearly singular'} ({state}{since}): the kinetic "
             f"energy gives almost no inertia along {coordinates[index]} (eigenvalue "

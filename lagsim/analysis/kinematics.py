@@ -26,7 +26,8 @@ ORIGIN = "origin"
 
 
 def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The (x, y) path of each declared mass over the table's samples (x–y projection in 3-d)."""
+    """The (x, y) path of each declared mass, then of each body's declared point
+    (``body.point``), over the table's samples (x–y projection in 3-d)."""
     if not model.mass_positions:
         raise InputError(f"system '{model.name}' declares no 'masses', so there is no path to "
                          "draw; add masses with positions, or use --kind time")
@@ -36,13 +37,14 @@ def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.nda
                          f"system '{model.name}'; was it simulated from another system?",
                          None)
     subs = model.substitutions()
-    exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
+    places = (*model.mass_positions, *model.point_positions)
+    exprs = [se.sympify(c).subs(subs) for _, r in places for c in r[:2]]
     f = lambdify([model.t, *model.q], exprs)
     t = table.time
     q = np.column_stack([table.column(c) for c in model.coordinates])
     values = np.array([f(np.concatenate(([ti], qi))) for ti, qi in zip(t, q)])
     return {name: (values[:, 2 * k], values[:, 2 * k + 1])
-            for k, (name, _) in enumerate(model.mass_positions)}
+            for k, (name, _) in enumerate(places)}
 
 
 def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -205,12 +207,17 @@ def _tidy(point: np.ndarray) -> tuple[float, float]:
 
 def springs(spec: SystemSpec, model: Model, samples: int = 6
             ) -> list[tuple[str | tuple[float, float], str | tuple[float, float]]]:
-    """The springs ``lagsim animate`` draws: the file's ``springs:``, then each potential term
+    """The springs ``lagsim animate`` draws: the file's ``springs:`` (pairs, then the ends of
+    those with a stiffness, a fixed end in its x–y projection), then each potential term
     k/2·(|r_a − r_b| − l0)² between two masses, a mass and the origin, or a mass and a fixed
     point P (seed 002 §23.9's spring to B). S under the root is compared with |r_a − r_b|² at
     seeded random states; for a fixed point, S − |r_a|² = −2 P·r_a + |P|² is solved for P by
     least squares and checked."""
     found: list = list(spec.springs)
+    for spring in spec.spring_forces:
+        pair = tuple(end if isinstance(end, str) else (end[0], end[1]) for end in spring.ends)
+        if pair not in found:
+            found.append(pair)
     if spec.potential is None or not model.mass_positions:
         return found
     potential = to_sympy(se.sympify(spec.potential.expr).subs(model.substitutions()))

@@ -54,7 +54,7 @@ SIMULATED_IN_RIGID = {"heavy_top"}
 """Issue 24's rigid bodies, run against closed forms in tests/test_rigid_bodies.py."""
 
 SIMULATED_IN_OWN_FILE = {"torque_free_body": "test_torque_free_body.py",
-                         "gyroscope": "test_gyroscope.py"}
+                         "gyroscope": "test_gyroscope.py", "rolling_disk": "test_body_points.py"}
 """Issue 24's systems with a test file of their own, which names the system's file."""
 
 SIMULATED_HERE = {

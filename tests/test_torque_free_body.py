@@ -259,6 +259,30 @@ def test_euler_angles_and_cartesian_positions_turn_together() -> None:
         found["p_phi"].value + 1.0 * 0.0 - 0.5 * 2.0 * 0.3, abs=1e-12)
 
 
+def test_a_top_gliding_on_a_table_turns_its_free_position_components() -> None:
+    """A top on a frictionless table, its centre at [x, y, l cos θ]: only x and y are coordinates
+    by themselves, and they turn as (−y, x) with φ → φ + ε; l cos θ does not change, which is the
+    z component of e_z × r. Its angular momentum about z is p_φ + x p_y − y p_x, at the start
+    p_φ − 0.5 · 0.3 (to 1e-12); gravity leaves no rotation about x or y."""
+    spec = parse_spec(textwrap.dedent("""
+        parameters: {m: 1.0, g: 9.81, l: 0.5, I1: 0.2, I3: 0.3}
+        coordinates: [x, y, phi, theta, psi]
+        masses:
+          top:
+            mass: m
+            position: [x, y, l*cos(theta)]
+            orientation: {euler: ZXZ, angles: [phi, theta, psi]}
+            inertia: [I1, I1, I3]
+        gravity: [0, 0, -g]
+        initial: {x: 1, y: 0.5, x_dot: 0.3, theta: 0.5, phi_dot: 1, psi_dot: 30}
+        """), "<gliding top>")
+    found = {inv.name: inv for inv in check_system(spec, build_model(spec)).invariants}
+    assert set(found) == {"energy", "p_x", "p_y", "p_phi", "p_psi", "angular_momentum_z"}
+    assert found["angular_momentum_z"].momentum == "p_phi + x*p_y - y*p_x"
+    assert found["angular_momentum_z"].value == pytest.approx(found["p_phi"].value - 0.5 * 0.3,
+                                                              abs=1e-12)
+
+
 # --- the identity start of a quaternion left out ----------------------------------------------
 
 FREE = textwrap.dedent("""

@@ -254,13 +254,13 @@ def space_rotations(spec: SystemSpec) -> tuple[tuple[se.Basic, ...], ...]:
     """δq of a rotation of everything about each space axis k (x, y, z), for a system with 3-D
     bodies: a quaternion body's four coordinates change by ½ (0, e_k) ⊗ e
     (:func:`lagsim.symbolic.rotations.quaternion_rotation`); an Euler body whose intrinsic
-    sequence starts with the axis k turns by its first angle (R = R_k(a) R' gives ∂R/∂a =
-    [e_k×] R); a position written as three coordinates [x, y, z] changes by e_k × r; every other
-    coordinate stays. An axis is empty when a body's orientation is not of those forms in bare
-    coordinates (a matrix, an Euler sequence about another first axis, a quaternion of
-    expressions) or when two of them ask different changes of one coordinate. Positions written
-    otherwise are checked to turn as e_k × r by the search that uses these
-    (:func:`lagsim.symbolic.invariants.find_invariants`)."""
+    sequence starts with the axis k turns by its first angle (R = R_k(a) R' gives ∂R/∂a = [e_k×]
+    R); a component of a position that is a coordinate by itself (x in [x, y, R cos θ]) changes
+    by that component of e_k × r; every other coordinate stays. An axis is empty when a body's
+    orientation is not of those forms in bare coordinates (a matrix, an Euler sequence about
+    another first axis, a quaternion of expressions) or when two of them ask different changes
+    of one coordinate. Positions written otherwise are checked to turn as e_k × r by the search
+    that uses these (:func:`lagsim.symbolic.invariants.find_invariants`)."""
     if not any(m.orientation is not None for m in spec.masses):
         return ()
     return tuple(_axis_rotation(spec, k) for k in range(3))
@@ -293,9 +293,10 @@ def _axis_rotation(spec: SystemSpec, k: int) -> tuple[se.Basic, ...]:
             changes += [(n, se.Integer(int(i == 0))) for i, n in enumerate(names)]
         elif orientation is not None:
             return ()
-        names = _bare(mass.position, spec.coordinates) if len(mass.position) == 3 else None
-        if names is not None:
-            changes += zip(names, cross_axis(k, tuple(se.Symbol(n) for n in names)))
+        if len(mass.position) == 3:
+            turned = cross_axis(k, tuple(c.expr for c in mass.position))
+            changes += [(str(c.expr), d) for c, d in zip(mass.position, turned)
+                        if str(c.expr) in spec.coordinates]
     change: dict[str, se.Basic] = {}
     for name, value in changes:
         if name in change and se.expand(change[name] - value) != 0:

@@ -295,9 +295,24 @@ class SystemSpec:
     def velocities(self) -> tuple[str, ...]:
         return naming.velocities(self.coordinates)
 
+    def identity_quaternions(self) -> tuple[str, ...]:
+        """The scalar part e0 of each quaternion body whose four components are coordinates none
+        of which ``initial`` sets: such a body starts at the identity, e = (1, 0, 0, 0), not at
+        the singular e = 0."""
+        given = {name for name, _ in self.initial}
+        out = []
+        for mass in self.masses:
+            parts = mass.orientation.quaternion if mass.orientation is not None else ()
+            names = [str(e.expr) for e in parts]
+            if (parts and all(n in self.coordinates for n in names)
+                    and not given.intersection(names)):
+                out.append(names[0])
+        return tuple(out)
+
     def initial_state(self) -> tuple[list[float], list[float]]:
-        """q(t0) and q̇(t0) in coordinate order; missing entries are 0."""
-        values = dict(self.initial)
+        """q(t0) and q̇(t0) in coordinate order; missing entries are 0, except the scalar part of
+        a quaternion left out entirely (:meth:`identity_quaternions`), which is 1."""
+        values = {**{name: 1.0 for name in self.identity_quaternions()}, **dict(self.initial)}
         q = [values.get(name, 0.0) for name in self.coordinates]
         qd = [values.get(naming.velocity(name), 0.0) for name in self.coordinates]
         return q, qd

@@ -108,16 +108,20 @@ def derive_times(reps: int) -> None:
         print(f"| `{label}` | {statistics.median(walls):.3f} | {min(walls):.3f} | {cpu:.3f} | "
               f"{statistics.median(walls) / base:.2f} |")
     heavy = [w for w, _ in runs["lagsim derive heavy_top"]]
+    heavy_cpu = statistics.median(c for _, c in runs["lagsim derive heavy_top"])
     pendulum = statistics.median(w for w, _ in runs["lagsim derive pendulum"])
-    floor_wall = statistics.median(
-        w for w, _ in runs['python -c "import sympy, symengine; x + y + z"'])
-    verdict = "met" if statistics.median(heavy) <= BUDGET_S else "not met"
-    print(f"\nGoal `derive heavy_top` ≤ {BUDGET_S:g} s whole process: {verdict} by the median "
-          f"({statistics.median(heavy):.3f} s; fastest {min(heavy):.3f} s). heavy_top / "
-          f"pendulum = {statistics.median(heavy) / pendulum:.2f}; heavy_top − floor "
-          f"(import sympy and symengine, one sum) = {statistics.median(heavy) - floor_wall:.3f} s"
-          " is lagsim's own part: its modules, click and PyYAML, reading the file, the "
-          "derivation, tidying and printing.\n")
+    floor_cpu = statistics.median(
+        c for _, c in runs['python -c "import sympy, symengine; x + y + z"'])
+    met = {label: "met" if value <= BUDGET_S else "not met"
+           for label, value in (("wall", statistics.median(heavy)), ("cpu", heavy_cpu))}
+    print(f"\nGoal `derive heavy_top` ≤ {BUDGET_S:g} s whole process: {met['wall']} by the median "
+          f"wall time ({statistics.median(heavy):.3f} s; fastest {min(heavy):.3f} s), "
+          f"{met['cpu']} by the median CPU time ({heavy_cpu:.3f} s); at a load average above "
+          f"the {os.cpu_count()} cores every process here is slowed alike, and the ratios hold. "
+          f"heavy_top / pendulum = {statistics.median(heavy) / pendulum:.2f} (wall). CPU of "
+          f"heavy_top − CPU of the floor (import sympy and symengine, one sum) = "
+          f"{heavy_cpu - floor_cpu:.3f} s: lagsim's own part, its modules, click and PyYAML, "
+          "reading the file, the derivation, tidying and printing.\n")
 
 
 def _median_time(run: Callable[[], Any], reps: int) -> tuple[float, Any]:

@@ -238,7 +238,7 @@ def mechanics_free_body() -> dict[str, Any]:
     }
 
 
-def _quaternion_matrix(e: np.ndarray) -> np.ndarray:
+def quaternion_matrix(e: np.ndarray) -> np.ndarray:
     """R(e), body axes → space axes (Goldstein §4.5, the Euler–Rodrigues parameters)."""
     e0, e1, e2, e3 = e
     return np.array([
@@ -247,7 +247,7 @@ def _quaternion_matrix(e: np.ndarray) -> np.ndarray:
         [2 * (e1 * e3 - e0 * e2), 2 * (e2 * e3 + e0 * e1), e0**2 - e1**2 - e2**2 + e3**2]])
 
 
-def _body_rates(e: np.ndarray, ed: np.ndarray) -> np.ndarray:
+def body_rates(e: np.ndarray, ed: np.ndarray) -> np.ndarray:
     """ω = 2 G(e) ė in body axes (Schaub & Junkins §3.5)."""
     e0, e1, e2, e3 = e
     G = np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
@@ -286,7 +286,7 @@ def simulations(reps: int, t_free: float, t_top: float) -> dict[str, Any]:
     start = fsys.initial
     e0 = np.array([start[f"e{i}"] for i in range(4)])
     ed0 = np.array([start[f"e{i}_dot"] for i in range(4)])
-    assert np.allclose(_body_rates(e0, ed0), FREE_OMEGA, atol=1e-15), "YAML start ≠ FREE_OMEGA"
+    assert np.allclose(body_rates(e0, ed0), FREE_OMEGA, atol=1e-15), "YAML start ≠ FREE_OMEGA"
     ours = _lagsim_run(str(FREE_BODY), t_free)
     theirs = _solve_ivp(free["mass"], free["forcing"], [*FREE_INERTIA, 1.0], y0, t_free)
     ours()
@@ -298,8 +298,8 @@ def simulations(reps: int, t_free: float, t_top: float) -> dict[str, Any]:
     trajectory, solution = a[-1][1], b[-1][1]
     e = np.array([trajectory[f"e{i}"][-1] for i in range(4)])
     ed = np.array([trajectory[f"e{i}_dot"][-1] for i in range(4)])
-    dR = np.max(np.abs(_quaternion_matrix(e) - np.array(free["R"](solution.y[:4, -1]))))
-    dw = np.max(np.abs(_body_rates(e, ed) - solution.y[4:, -1]))
+    dR = np.max(np.abs(quaternion_matrix(e) - np.array(free["R"](solution.y[:4, -1]))))
+    dw = np.max(np.abs(body_rates(e, ed) - solution.y[4:, -1]))
     rows.append(("torque-free body, quaternions", t_free, statistics.median(t for t, _ in a),
                  statistics.median(t for t, _ in b), solution.nfev,
                  f"R at the end: {dR:.1e}; ω: {dw:.1e}"))

@@ -8,7 +8,9 @@ Three measures (about 1 minute on 2 shared cores; printed, and written by ``make
 bench/rigid_bodies_results.md):
 
 1. Whole-process time of ``lagsim derive heavy_top`` against the 1 s goal, taking turns with
-   ``lagsim derive pendulum`` (the same imports, the smallest system), ``python -c "import
+   ``lagsim derive heavy_top --form all`` (every form: the linear one searches the equilibrium
+   nearest the start numerically), ``lagsim derive pendulum`` (the same imports, the smallest
+   system), ``python -c "import
    sympy"`` and ``python -c "import sympy, symengine; x + y + z"`` (the floor of any command
    that imports both and builds one SymPy sum: SymPy 1.14 imports ``sympy.tensor.tensor``, and
    with it ``sympy.combinatorics``, inside the first ``Add`` with more than two terms, sympy
@@ -82,6 +84,8 @@ def derive_times(reps: int) -> None:
     floor = ("import sympy, symengine; x, y, z = sympy.symbols('x y z'); x + y + z")
     commands = {
         "lagsim derive heavy_top": [py, "-m", "lagsim", "derive", "heavy_top"],
+        "lagsim derive heavy_top --form all": [py, "-m", "lagsim", "derive", "heavy_top",
+                                               "--form", "all"],
         "lagsim derive pendulum": [py, "-m", "lagsim", "derive", "pendulum"],
         'python -c "import sympy"': [py, "-c", "import sympy"],
         'python -c "import sympy, symengine; x + y + z"': [py, "-c", floor],

@@ -3,6 +3,8 @@
 :func:`simulate` builds the :class:`~lagsim.run.problem.Problem` and :func:`run` steps it with
 the first engine of :data:`ENGINES` that accepts it (:class:`lagsim.run.engines.base.Engine`):
 
+0. a system with unilateral constraints runs in the loop of impacts
+   (:mod:`lagsim.run.engines.impacts`), which refuses what it cannot run yet;
 1. the fixed-step methods ``rattle`` and ``variational`` run their own loop
    (:mod:`lagsim.run.engines.fixed`);
 2. DOP853 with ode, index1, udwadia-kalaba or reduced steps in C, Python once per few
@@ -32,6 +34,7 @@ from lagsim.run.engines.base import Engine, Progress
 from lagsim.run.engines.cloop import CDop853Engine
 from lagsim.run.engines.cradau import CRadauEngine
 from lagsim.run.engines.fixed import FixedStepEngine
+from lagsim.run.engines.impacts import ImpactEngine
 from lagsim.run.engines.python import PythonEngine, run_python
 from lagsim.run.formulations import Report
 from lagsim.run.monitor import FailedRun
@@ -42,8 +45,8 @@ from lagsim.symbolic.model import Model
 
 __all__ = ["ENGINES", "FailedRun", "choose", "run", "run_python", "simulate"]
 
-ENGINES: tuple[Engine, ...] = (FixedStepEngine(), CDop853Engine(), CRadauEngine(),
-                               PythonEngine())
+ENGINES: tuple[Engine, ...] = (ImpactEngine(), FixedStepEngine(), CDop853Engine(),
+                               CRadauEngine(), PythonEngine())
 """The engines in the order they are asked: the first that accepts a problem runs it."""
 
 

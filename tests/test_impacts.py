@@ -1,0 +1,247 @@
+"""Issue 27: unilateral constraints with Newton's impact law, event-driven and exact
+(:mod:`lagsim.run.contacts`, :mod:`lagsim.run.engines.impacts`).
+
+Closed forms: the bouncing ball (Goebel, Sanfelice and Teel, *Hybrid Dynamical Systems* 2012,
+Example 2.12): first impact at t₁ = sqrt(2h₀/g) with speed v₁ = g t₁, the n-th rebound at
+eⁿv₁ rising to hₙ = e²ⁿh₀, impacts at tₙ = t₁ + Σ_{k<n} 2eᵏv₁/g accumulating at
+t∞ = t₁ + 2v₁e/(g(1 − e)); then at rest, held by the force m g. A one-coordinate impact keeps the
+position and multiplies the velocity by −e, so it keeps the fraction e² of the kinetic energy
+(Pfeiffer and Glocker 1996, §4.3). Three equal balls in a row, the first hitting two at rest and
+touching, under Newton's law per contact solved together (the complementarity problem of
+:mod:`lagsim.run.contacts`) with e = 1: momentum m v and both rebound laws give
+(v₁, v₂, v₃) = (−1/3, 2/3, 2/3) v, which also keeps the energy (Glocker, *Set-Valued Force Laws*,
+Springer 2001, ch. 8, on the cradle under Newton's law).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lagsim import naming
+from lagsim.api import load
+from lagsim.errors import InputError
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.driver import ENGINES, choose
+from lagsim.run.engines.base import UNILATERAL
+from lagsim.run.problem import Problem
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
+
+SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
+TIGHT = {"rtol": 1e-12, "atol": 1e-12}
+G = 9.81
+
+
+def run(name: str, **options: object) -> Trajectory:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parameters = options.pop("parameters", None)
+        return load(str(SYSTEMS / f"{name}.yaml")).simulate(parameters=parameters, **options)
+
+
+def impact_rows(trajectory: Trajectory, contact: str) -> np.ndarray:
+    return np.flatnonzero(trajectory[naming.impulse(contact)] != 0.0)
+
+
+@pytest.fixture(scope="module")
+def ball() -> Trajectory:
+    return run("bouncing_ball", parameters={"e": 0.5, "m": 2.0}, t_end=2.0, **TIGHT)
+
+
+def test_ball_impact_times_and_apex_heights(ball: Trajectory) -> None:
+    e, h0 = 0.5, 1.0
+    t1 = math.sqrt(2 * h0 / G)
+    v1 = G * t1
+    rows = impact_rows(ball, "floor")[:12]
+    n = np.arange(1, len(rows) + 1)
+    expected_t = t1 + 2 * v1 / G * e * (1 - e ** (n - 1)) / (1 - e)
+    assert np.max(np.abs(ball.t[rows] - expected_t)) < 1e-12
+    speeds = ball["y_dot"][rows]
+    assert np.max(np.abs(speeds - e ** n * v1)) < 1e-12
+    apex = speeds ** 2 / (2 * G)
+    assert np.max(np.abs(apex - e ** (2 * n) * h0)) < 1e-12
+
+
+def test_ball_flight_between_impacts_is_the_parabola(ball: Trajectory) -> None:
+    rows = impact_rows(ball, "floor")
+    first, second = rows[0], rows[1]
+    t_n, v_n = ball.t[first], ball["y_dot"][first]
+    s = ball.t[first + 1:second] - t_n
+    assert len(s) > 50
+    assert np.max(np.abs(ball["y"][first + 1:second] - (v_n * s - G * s ** 2 / 2))) < 1e-12
+
+
+def test_ball_impulse_and_energy_loss_per_impact(ball: Trajectory) -> None:
+    e, m = 0.5, 2.0
+    v1 = math.sqrt(2 * G)
+    rows = impact_rows(ball, "floor")[:10]
+    n = np.arange(1, len(rows) + 1)
+    before = e ** (n - 1) * v1
+    assert np.max(np.abs(ball["impulse_floor"][rows] - m * (1 + e) * before)) < 1e-11
+    assert np.max(np.abs(ball[naming.IMPACT_LOSS][rows] - (1 - e * e) * m * before ** 2 / 2)
+                  ) < 1e-11
+
+
+def test_ball_comes_to_rest_at_the_accumulation_time(ball: Trajectory) -> None:
+    e, m = 0.5, 2.0
+    t1 = math.sqrt(2 / G)
+    t_inf = t1 + 2 * (G * t1) * e / (G * (1 - e))
+    last = impact_rows(ball, "floor")[-1]
+    assert abs(ball.t[last] - t_inf) < 1e-9
+    after = slice(last, None)
+    assert np.max(np.abs(ball["y"][after])) < 1e-12
+    assert np.max(np.abs(ball["y_dot"][after])) < 1e-12
+    assert np.max(np.abs(ball["contact_force_floor"][after] - m * G)) < 1e-12
+    assert np.all(ball["contact_force_floor"][:last] == 0.0)
+    assert abs(ball.energy[-1]) < 1e-12
+
+
+def test_pendulum_stop_elastic_keeps_energy_over_100_impacts() -> None:
+    trajectory = run("pendulum_stop", parameters={"e": 1.0}, t_end=140.0, **TIGHT)
+    rows = impact_rows(trajectory, "wall")
+    assert len(rows) >= 100
+    h0 = -G * math.cos(math.pi / 3)
+    assert np.max(np.abs(trajectory.energy - h0)) / abs(h0) < 1e-10
+    assert np.max(np.abs(trajectory[naming.IMPACT_LOSS])) < 1e-13
+    assert np.max(np.abs(trajectory["theta"][rows] - math.pi / 12)) < 1e-12
+
+
+@pytest.mark.parametrize("e", [0.9, 0.5])
+def test_pendulum_stop_keeps_e_squared_of_the_kinetic_energy(e: float) -> None:
+    trajectory = run("pendulum_stop", parameters={"e": e}, t_end=20.0, **TIGHT)
+    rows = impact_rows(trajectory, "wall")
+    assert len(rows) >= 3
+    potential = -G * math.cos(math.pi / 12)
+    loss = trajectory[naming.IMPACT_LOSS][rows]
+    kinetic_before = trajectory.energy[rows] + loss - potential
+    kinetic_after = trajectory.energy[rows] - potential
+    assert np.max(np.abs(kinetic_after - e * e * kinetic_before)) < 1e-12 * abs(potential)
+    assert kinetic_after[0] / kinetic_before[0] == pytest.approx(e * e, abs=1e-14)
+    assert np.max(np.abs(trajectory["theta_dot"][rows] ** 2 / 2 - kinetic_after)) < 1e-12
+
+
+CONSTRAINED_STOP = """
+name: constrained_stop
+parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: pi/12, e: 0.7}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+potential: m*g*y
+constraints:
+  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
+  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
+initial: {x: -0.8660254037844386, y: -0.5}
+"""
+
+
+def test_impact_keeps_the_bilateral_constraints() -> None:
+    """The pendulum in Cartesian coordinates with its rod as a holonomic constraint: the
+    impulse system's rows of the rod keep φ̇ = 0 across each impact, and the velocity along the
+    circle flips with the factor e, as in the one-coordinate pendulum_stop."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(CONSTRAINED_STOP).simulate(t_end=8.0, formulation="index1", **TIGHT)
+    rows = impact_rows(trajectory, "wall")
+    assert len(rows) >= 3
+    assert np.max(np.abs(trajectory["residual_rod_dot"][rows])) < 1e-12
+    potential = G * trajectory["y"][rows]
+    loss = trajectory[naming.IMPACT_LOSS][rows]
+    after = trajectory.energy[rows] - potential
+    assert np.max(np.abs(after / (after + loss) - 0.49)) < 1e-10
+
+
+CRADLE = """
+name: cradle
+parameters: {m: 1.0, d: 0.1, e: 1}
+coordinates: [x1, x2, x3]
+kinetic: 1/2*m*(x1_dot**2 + x2_dot**2 + x3_dot**2)
+constraints:
+  - {name: left, unilateral: x2 - x1 - d, restitution: e}
+  - {name: right, unilateral: x3 - x2 - d, restitution: e}
+initial: {x1: 0, x1_dot: 1, x2: 0.5, x3: 0.6}
+"""
+
+
+def test_simultaneous_contacts_follow_newtons_law_per_contact() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(CRADLE).simulate(t_end=1.0, **TIGHT)
+    rows = impact_rows(trajectory, "left")
+    assert len(rows) == 1
+    row = rows[0]
+    assert abs(trajectory.t[row] - 0.4) < 1e-12
+    velocities = [trajectory[v][row] for v in ("x1_dot", "x2_dot", "x3_dot")]
+    assert np.max(np.abs(np.array(velocities) - [-1 / 3, 2 / 3, 2 / 3])) < 1e-12
+    assert abs(trajectory["impulse_left"][row] - 4 / 3) < 1e-12
+    assert abs(trajectory["impulse_right"][row] - 2 / 3) < 1e-12
+    assert np.max(np.abs(trajectory.energy - 0.5)) < 1e-12
+
+
+def test_every_other_engine_refuses_a_unilateral_system() -> None:
+    spec = parse_spec((SYSTEMS / "bouncing_ball.yaml").read_text(), "bouncing_ball.yaml",
+                      "bouncing_ball")
+    problem = Problem.build(spec, build_model(spec), SimulateOptions(t_end=1.0))
+    assert choose(problem).name == "impacts"
+    assert [engine.refusal(problem) for engine in ENGINES[1:]] == [UNILATERAL] * (
+        len(ENGINES) - 1)
+
+
+BALL = (SYSTEMS / "bouncing_ball.yaml").read_text()
+CONTACT = "  - {name: floor, unilateral: y, restitution: e}"
+
+
+@pytest.mark.parametrize(("item", "column", "message"), [
+    ("{name: floor, unilateral: y, restitution: 2*e}", 47,
+     "the restitution of 'floor' is 1.6 at the parameters' values; Newton's coefficient lies in "
+     "[0, 1]"),
+    ("{name: floor, unilateral: y_dot, restitution: e}", 31,
+     "the gap of unilateral constraint 'floor' may not depend on velocities"),
+    ("{name: floor, unilateral: y, holonomic: y, restitution: e}", 34,
+     "constraint 'floor' is unilateral: 'holonomic:' cannot be combined with 'unilateral:'"),
+    ("{name: floor, unilateral: y, velocity: y_dot, restitution: e}", 34,
+     "'velocity:' cannot be combined with 'unilateral:'"),
+    ("{name: floor, unilateral: y}", 5,
+     "unilateral constraint 'floor' needs 'restitution: e'"),
+    ("{name: floor, unilateral: y, restitution: e, friction: 0.3}", 50,
+     "Coulomb friction at a unilateral contact is not yet supported"),
+    ("{name: floor, restitution: e}", 19,
+     "'restitution:' in constraint 'floor' belongs to a unilateral constraint"),
+    ("{name: floor, unilateral: y, restitution: y}", 47,
+     "the restitution of 'floor' may use only parameters, not y"),
+    ("{name: floor, unilateral: y, restitution: e, stiffness: 3}", 50,
+     "unknown key 'stiffness' in constraint 1"),
+])
+def test_bad_unilateral_constraints_are_located(item: str, column: int, message: str) -> None:
+    line = BALL.splitlines().index(CONTACT) + 1
+    with pytest.raises(InputError) as caught:
+        parse_spec(BALL.replace(CONTACT, f"  - {item}"), "ball.yaml", "ball")
+    error = caught.value
+    assert message in error.message
+    assert (error.location.line, error.location.column) == (line, column)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"method": "rattle", "dt": 0.01}, "--method rattle does not run unilateral constraints yet"),
+    ({"section": "y_dot"}, "--section does not run with unilateral constraints yet"),
+])
+def test_options_the_impacts_engine_cannot_run_are_refused(options: dict[str, object],
+                                                           message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        run("bouncing_ball", t_end=1.0, **options)
+
+
+def test_a_start_inside_the_obstacle_is_refused() -> None:
+    with pytest.raises(InputError, match="the gap of unilateral constraint 'floor' is -0.5 at "
+                                         "the start"):
+        run("bouncing_ball", t_end=1.0, initial={"y": -0.5})
+
+
+def test_stop_when_ends_a_bouncing_run() -> None:
+    trajectory = run("bouncing_ball", t_end=3.0, stop_when="y - 0.5", **TIGHT)
+    assert trajectory.stop_reason == "stop_when"
+    assert abs(trajectory.t[-1] - math.sqrt(2 * 0.5 / G)) < 1e-12

@@ -205,6 +205,15 @@ GOOD = {
             inertia: [[1, 0, 0], [0, 1, 0], [0, 0, 1.5]]
         gravity: [0, 0, -9.81]
         """),
+    "a-unilateral-constraint": textwrap.dedent("""\
+        parameters: {e: 0.5}
+        coordinates: [y]
+        kinetic: 1/2*y_dot**2
+        constraints:
+          - {name: floor, unilateral: y, restitution: e}
+          - {unilateral: 1 - y, restitution: 1}
+        initial: {y: 0.5}
+        """),
     "a-body-in-a-quaternion": textwrap.dedent("""\
         coordinates: [e0, e1, e2, e3]
         masses:

@@ -21,7 +21,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from lagsim.spec.system import EULER_SEQUENCES, MASS_KEYS, SIMULATE_KEYS, TOP_KEYS
+from lagsim.spec.system import (
+    CONTACT_KEYS,
+    EULER_SEQUENCES,
+    MASS_KEYS,
+    SIMULATE_KEYS,
+    TOP_KEYS,
+)
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _DIGITS = r"\d(?:_?\d)*"
@@ -35,6 +41,9 @@ PAIR_TEXT = rf"^\s*\+?{_NUMBER}\s*,\s*\+?{_NUMBER}\s*$"
 """Two non-negative numbers ``ALPHA,BETA`` as text (``baumgarte: 5,5``)."""
 
 CONSTRAINT_KEYS = ("name", "holonomic", "velocity")
+UNILATERAL_KEYS = tuple(k for k in CONTACT_KEYS if k != "friction")
+"""The keys of a unilateral constraint the loader accepts (``friction:`` is refused as not yet
+supported, issue 27)."""
 """The keys of a constraint given as a mapping; spec.py writes them in its check, not in a
 declaration, so tests/test_schema.py tries the schema and the loader on the same files."""
 
@@ -154,6 +163,13 @@ def _constraint() -> dict[str, Any]:
         "velocity": (EXPRESSION, "the expression must be linear in the velocities and use at "
                      "least one of them."),
     }
+    unilateral = {
+        "name": parts["name"],
+        "unilateral": (EXPRESSION, "the gap g(q, t) ≥ 0; it may not use velocities."),
+        "restitution": (EXPRESSION, "Newton's coefficient e, an expression in the parameters "
+                        "with 0 ≤ e ≤ 1 at their values; e = 1 keeps the energy, e = 0 is a "
+                        "plastic impact."),
+    }
     return {
         "anyOf": [
             _described(EXPRESSION, "a string, a holonomic constraint"),
@@ -163,6 +179,11 @@ def _constraint() -> dict[str, Any]:
              "properties": {key: _described(*parts[key]) for key in CONSTRAINT_KEYS},
              "additionalProperties": False,
              "oneOf": [{"required": ["holonomic"]}, {"required": ["velocity"]}]},
+            {"type": "object",
+             "description": "the gap g(q, t) ≥ 0; it may not use velocities.",
+             "properties": {key: _described(*unilateral[key]) for key in UNILATERAL_KEYS},
+             "additionalProperties": False,
+             "required": ["unilateral", "restitution"]},
         ],
     }
 

@@ -244,3 +244,36 @@ def test_stop_when_ends_a_bouncing_run() -> None:
     trajectory = run("bouncing_ball", t_end=3.0, stop_when="y - 0.5", **TIGHT)
     assert trajectory.stop_reason == "stop_when"
     assert abs(trajectory.t[-1] - math.sqrt(2 * 0.5 / G)) < 1e-12
+
+
+LIFTED = """
+name: lifted
+parameters: {m: 2.0, g: 9.81, F0: 4.0}
+coordinates: [y]
+masses:
+  ball: {mass: m, position: [0, y]}
+gravity: [0, -g]
+forces: {y: F0*t}
+constraints:
+  - {name: floor, unilateral: y, restitution: 0.5}
+initial: {y: 0}
+"""
+
+
+def test_a_resting_contact_is_held_until_its_force_would_pull() -> None:
+    """A ball at rest on the floor, pulled up by F0 t: held, the contact force is m g − F0 t,
+    until it reaches 0 at t_l = m g/F0; from there the ball flies, y = F0 (t − t_l)³/(6m)."""
+    m, f0 = 2.0, 4.0
+    t_lift = m * G / f0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(LIFTED).simulate(t_end=6.0, **TIGHT)
+    held = trajectory.t < t_lift
+    force = trajectory["contact_force_floor"]
+    assert np.max(np.abs(force[held] - (m * G - f0 * trajectory.t[held]))) < 1e-12
+    assert np.max(np.abs(trajectory["y"][held])) < 1e-12
+    release = int(np.flatnonzero(~held)[0])
+    assert abs(trajectory.t[release] - t_lift) < 1e-12
+    s = trajectory.t[release:] - t_lift
+    assert np.all(force[release + 1:] == 0.0)
+    assert np.max(np.abs(trajectory["y"][release:] - f0 * s ** 3 / (6 * m))) < 1e-10

@@ -277,3 +277,17 @@ def test_a_resting_contact_is_held_until_its_force_would_pull() -> None:
     s = trajectory.t[release:] - t_lift
     assert np.all(force[release + 1:] == 0.0)
     assert np.max(np.abs(trajectory["y"][release:] - f0 * s ** 3 / (6 * m))) < 1e-10
+
+
+def test_check_names_each_contact_and_what_its_impacts_do() -> None:
+    from lagsim.analysis.check import check_system
+
+    spec = parse_spec((SYSTEMS / "bouncing_ball.yaml").read_text(), "bouncing_ball.yaml",
+                      "bouncing_ball")
+    report = check_system(spec, build_model(spec))
+    assert [n for n in report.notes if n.startswith("unilateral")] == [
+        "unilateral constraint 'floor': y >= 0, restitution e = 0.8; the rank, the degrees of "
+        "freedom and the conserved quantities above are those of free flight; its impacts keep "
+        "the fraction e^2 = 0.64 of the kinetic energy of the motion along the gap, and change "
+        "the momenta that free flight conserves"]
+    assert report.degrees_of_freedom == 1

@@ -291,3 +291,37 @@ def test_check_names_each_contact_and_what_its_impacts_do() -> None:
         "the fraction e^2 = 0.64 of the kinetic energy of the motion along the gap, and change "
         "the momenta that free flight conserves"]
     assert report.degrees_of_freedom == 1
+
+
+LEANING = """
+name: leaning
+parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: -pi/12, e: 0.5}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+potential: m*g*y
+constraints:
+  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
+  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
+initial: {x: -0.7071067811865476, y: -0.7071067811865476}
+"""
+
+
+@pytest.mark.parametrize("formulation", ["index1", "udwadia-kalaba"])
+def test_a_pendulum_comes_to_rest_against_a_wall_with_its_rod_kept(formulation: str) -> None:
+    """The Cartesian pendulum released at 45° beside a wall at α = −15° that gravity pushes it
+    into: the bounces accumulate, then it leans on the wall, the bilateral rod kept, with the
+    wall's force m g tan|α| and the rod's multiplier −m g/cos α (the tension m g/cos α: at rest
+    the weight, the rod and the wall balance)."""
+    alpha = -math.pi / 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(LEANING).simulate(t_end=8.0, formulation=formulation, **TIGHT)
+    force = trajectory["contact_force_wall"]
+    resting = np.flatnonzero(force != 0.0)
+    assert len(resting) > 100 and resting[-1] == len(trajectory.t) - 1
+    rest = resting[1:]
+    assert np.max(np.abs(force[rest] - G * math.tan(-alpha))) < 1e-9
+    assert np.max(np.abs(trajectory["lambda_rod"][rest] + G / math.cos(alpha))) < 1e-9
+    assert np.max(np.abs(trajectory["x"][rest] - math.sin(alpha))) < 1e-12
+    assert np.max(np.abs(trajectory["residual_rod"])) < 1e-10
+    assert np.max(np.abs(trajectory["x_dot"][rest])) < 1e-12

@@ -27,7 +27,7 @@ from test_spec import ERRORS
 from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.run.integrate import FORMULATIONS, METHODS, STABILIZERS, SimulateOptions
-from lagsim.spec.schema import CONSTRAINT_KEYS, schema_text, system_schema
+from lagsim.spec.schema import CONSTRAINT_KEYS, UNILATERAL_KEYS, schema_text, system_schema
 from lagsim.spec.system import MASS_KEYS, SIMULATE_KEYS, TOP_KEYS, bundled_systems, parse_spec
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
@@ -85,6 +85,9 @@ def test_key_sets_come_from_the_loader() -> None:
     assert props["simulate"]["additionalProperties"] is False
     constraint = props["constraints"]["items"]["anyOf"][1]
     assert list(constraint["properties"]) == list(CONSTRAINT_KEYS)
+    unilateral = props["constraints"]["items"]["anyOf"][2]
+    assert list(unilateral["properties"]) == list(UNILATERAL_KEYS) == [
+        "name", "unilateral", "restitution"]
 
 
 @pytest.mark.parametrize(("key", "registry"), [

@@ -233,6 +233,25 @@ def test_a_start_inside_the_obstacle_is_refused() -> None:
         run("bouncing_ball", t_end=1.0, initial={"y": -0.5})
 
 
+def test_a_start_closing_into_the_obstacle_is_refused() -> None:
+    with pytest.raises(InputError, match="unilateral constraint 'floor' is closed at the start "
+                                         "and its gap's rate is -1 < 0"):
+        run("bouncing_ball", t_end=1.0, initial={"y": 0.0, "y_dot": -1.0})
+
+
+def test_a_plastic_impact_leaves_the_ball_resting_on_the_floor() -> None:
+    """e = 0: the first impact, at t₁ = sqrt(2h₀/g), takes all the speed (impulse m v₁) and the
+    ball rests from there, held by m g."""
+    trajectory = run("bouncing_ball", parameters={"e": 0.0}, t_end=2.0, **TIGHT)
+    rows = impact_rows(trajectory, "floor")
+    t1 = math.sqrt(2 / G)
+    assert len(rows) == 1 and abs(trajectory.t[rows[0]] - t1) < 1e-12
+    assert abs(trajectory["impulse_floor"][rows[0]] - G * t1) < 1e-12
+    after = slice(rows[0], None)
+    assert np.max(np.abs(trajectory["y"][after])) < 1e-12
+    assert np.max(np.abs(trajectory["contact_force_floor"][after] - G)) < 1e-12
+
+
 def test_stop_when_ends_a_bouncing_run() -> None:
     trajectory = run("bouncing_ball", t_end=3.0, stop_when="y - 0.5", **TIGHT)
     assert trajectory.stop_reason == "stop_when"

@@ -135,6 +135,13 @@ class ImpactLoop(StepLoop):
             c = problem.spec.contacts[int(bad[0])]
             raise InputError(f"the gap of unilateral constraint '{c.name}' is {g[bad[0]]:.6g} "
                              "at the start; it must be >= 0 there", c.location)
+        rate = contacts.rates(t, q, qd)
+        closing = np.flatnonzero(contacts.closed(t, q, qd) & (rate < 0.0))
+        if closing.size:
+            c = problem.spec.contacts[int(closing[0])]
+            raise InputError(f"unilateral constraint '{c.name}' is closed at the start and its "
+                             f"gap's rate is {rate[closing[0]]:.6g} < 0 (into the obstacle); "
+                             "start with the gap > 0 or its rate >= 0", c.location)
         held = self._resting(t, q, qd, np.zeros(contacts.k))
         h: float | None = None
         while True:

@@ -360,3 +360,15 @@ def test_a_sweep_reports_the_energy_an_inelastic_contact_takes_as_a_gain() -> No
     stop = table(str(SYSTEMS / "pendulum_stop.yaml"), "--values", "m=1,2", "--set", "e=1",
                  "--t-end", "5")
     assert max(float(r["energy_drift"]) for r in stop) < 1e-8
+
+
+def test_a_misspelt_contact_key_is_suggested_and_a_name_clash_is_located() -> None:
+    line = BALL.splitlines().index(CONTACT) + 1
+    with pytest.raises(InputError, match=r"unknown key 'restitusion' in constraint 1 \(did you "
+                                         r"mean 'restitution'\?\)"):
+        parse_spec(BALL.replace(CONTACT, "  - {name: floor, unilateral: y, restitusion: e}"),
+                   "ball.yaml", "ball")
+    twice = BALL.replace(CONTACT, CONTACT + "\n  - {name: floor, holonomic: y - 2}")
+    with pytest.raises(InputError, match="constraint name 'floor' is used twice") as caught:
+        parse_spec(twice, "ball.yaml", "ball")
+    assert caught.value.location.line == line + 1

@@ -192,6 +192,8 @@ class ContactSpec:
 
 
 CONTACT_KEYS = ("name", "unilateral", "restitution", "friction")
+"""The keys of a unilateral item of ``constraints:``; ``friction`` is read only to be refused
+as not yet supported."""
 
 
 SpringEnd = str | tuple[float, float]
@@ -1099,13 +1101,12 @@ class _Reader:
             if isinstance(item, yaml.MappingNode):
                 fields = {}
                 for key, k_node, v_node in self.mapping(item, f"constraint {index}"):
-                    if key in CONTACT_KEYS[1:] and key not in fields:
-                        fields[key] = (k_node, v_node)
-                        continue
-                    if key not in ("name", "holonomic", "velocity"):
+                    known = ("name", "holonomic", "velocity", *CONTACT_KEYS[1:])
+                    if key not in known:
                         raise self.error(k_node, f"unknown key '{key}' in constraint {index}"
-                                         f"{suggest(key, ('name', 'holonomic', 'velocity'))}; "
-                                         "use name:, and one of holonomic: or velocity:")
+                                         f"{suggest(key, known)}; "
+                                         "use name:, and one of holonomic: or velocity: (or "
+                                         "unilateral: with restitution:)")
                     fields[key] = (k_node, v_node)
                 if "name" in fields:
                     name = self.identifier(fields["name"][1], "constraint name", "constraints")
@@ -1129,7 +1130,7 @@ class _Reader:
                                  "; write it under 'velocity:' if it is a velocity constraint")
             else:
                 self.check_linear(expr, coords, expr_node, name)
-            if any(c.name == name for c in out):
+            if any(c.name == name for c in (*out, *self.contacts)):
                 raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
                                  "must be unique (they name the multipliers lambda_<name>)")
             out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))

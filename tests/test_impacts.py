@@ -372,3 +372,14 @@ def test_a_misspelt_contact_key_is_suggested_and_a_name_clash_is_located() -> No
     with pytest.raises(InputError, match="constraint name 'floor' is used twice") as caught:
         parse_spec(twice, "ball.yaml", "ball")
     assert caught.value.location.line == line + 1
+
+
+def test_stop_when_on_a_velocity_stops_at_the_impact_that_flips_it() -> None:
+    """y_dot jumps from −v₁ to e v₁ at the first impact: the jump changes the sign of the
+    --stop-when expression, so the run stops there, its last row the state after the impact."""
+    trajectory = run("bouncing_ball", t_end=3.0, stop_when="y_dot", **TIGHT)
+    t1 = math.sqrt(2 / G)
+    assert trajectory.stop_reason == "stop_when"
+    assert abs(trajectory.t[-1] - t1) < 1e-12
+    assert abs(trajectory["y_dot"][-1] - 0.8 * G * t1) < 1e-12
+    assert trajectory["impulse_floor"][-1] > 0.0

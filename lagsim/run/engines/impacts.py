@@ -160,11 +160,24 @@ class ImpactLoop(StepLoop):
                 held = [i for i in held if i != hit]
                 self._row(watch, t, y, None)
                 continue
+            before = self._stop_sign(t, y)
             y, held = self._impact(watch, t, y, hit)
             t = float(watch.samples.t[-1])
+            if before * self._stop_sign(t, y) < 0.0:
+                trajectory = watch.samples.stopped(t)
+                break
             h = self._first_step(t, y, hit, h)
         self._say()
         return self._columns(trajectory)
+
+    def _stop_sign(self, t: float, y: np.ndarray) -> float:
+        """The sign of the ``--stop-when`` expression at (t, y) (0 without one): an impact that
+        changes it stops the run at the impact (the row after it is the last)."""
+        stop = self.problem.stop
+        if stop is None:
+            return 0.0
+        q, qd = self.problem.form.unpack(t, y)
+        return float(np.sign(stop.function(t, *q, *qd)))
 
     def _impact(self, watch: Watch, t: float, y: np.ndarray, hit: int
                 ) -> tuple[np.ndarray, list[int]]:

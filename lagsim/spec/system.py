@@ -1130,7 +1130,7 @@ class _Reader:
                                  "; write it under 'velocity:' if it is a velocity constraint")
             else:
                 self.check_linear(expr, coords, expr_node, name)
-            if any(c.name == name for c in (*out, *self.contacts)):
+            if name in [c.name for c in out] + [c.name for c in self.contacts]:
                 raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
                                  "must be unique (they name the multipliers lambda_<name>)")
             out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))

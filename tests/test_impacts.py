@@ -383,3 +383,30 @@ def test_stop_when_on_a_velocity_stops_at_the_impact_that_flips_it() -> None:
     assert abs(trajectory.t[-1] - t1) < 1e-12
     assert abs(trajectory["y_dot"][-1] - 0.8 * G * t1) < 1e-12
     assert trajectory["impulse_floor"][-1] > 0.0
+
+
+SLIDING = """
+name: sliding
+parameters: {m: 1.0, g: 9.81, e: 0.5}
+coordinates: [x, y]
+masses:
+  ball: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - {name: floor, unilateral: y, restitution: e}
+initial: {x: 0, x_dot: 1, y: 1}
+"""
+
+
+def test_the_motion_along_the_floor_goes_on_across_the_accumulation() -> None:
+    """A ball thrown along a frictionless floor: x = t throughout, across every impact, the
+    accumulation at t∞ and the rest on the floor (the passage carries the motion along it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(SLIDING).simulate(t_end=3.0, **TIGHT)
+    t_inf = math.sqrt(2 / G) * 3
+    last = impact_rows(trajectory, "floor")[-1]
+    assert abs(trajectory.t[last] - t_inf) < 1e-9
+    assert np.max(np.abs(trajectory["x"] - trajectory.t)) < 1e-12
+    assert np.max(np.abs(trajectory["x_dot"] - 1.0)) < 1e-12
+    assert np.max(np.abs(trajectory["y"][last:])) < 1e-12

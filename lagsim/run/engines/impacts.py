@@ -15,12 +15,13 @@ three flights of one contact shrink geometrically by its e (ratios within :data:
 the rest of the series, 2ġ⁺/(a(1 − e)), is below :data:`ACCUMULATION` (1 + |t|), or as soon
 as the next rebound's height ġ⁺²/(2a) is below the rounding of the gap (:data:`UNSEEN`: the
 event machinery could not see that bounce, and the measured ratios are noise there), the run
-passes it in one row at t∞: the positions kept, the remaining rate taken out by a plastic
-impulse, the impulse of the whole tail, Λ_p (1 + 2/(1 − e)), in that row (the tail's momentum
-balance: Λ_p = ġ⁺/W removes ġ⁺, a τ/W holds the contact against a during τ; W = G M_c⁻¹ Gᵀ,
-and −Λ_p is the impulse that stops ġ⁺, :meth:`lagsim.run.contacts.Contacts.jump` with the
-target 0). The positions' error is the motion tangent to the contact during τ, O(τ |q̇|), zero
-for the ball.
+passes it in one row at t∞: the remaining rate taken out by a plastic impulse, the state
+carried to t∞ with the contact held closed (the motion along it), the impulse of the whole
+tail, Λ_p (1 + 2/(1 − e)), in that row (the tail's momentum balance: Λ_p = ġ⁺/W removes
+ġ⁺, a τ/W holds the contact against a during τ; W = G M_c⁻¹ Gᵀ, and −Λ_p is the impulse that
+stops ġ⁺, :meth:`lagsim.run.contacts.Contacts.jump` with the target 0). What that leaves out is
+the tangential motion's dependence on the bounces of the tail (their normal impulses act through
+the coupling of M), zero for the ball and the flat floor.
 
 Persistent contact. From there (or after an impact that leaves a contact at rest, ġ⁺ ≈ 0, with
 a > 0: a plastic impact) the contact is held closed as a bilateral constraint g̈ = 0
@@ -195,16 +196,37 @@ class ImpactLoop(StepLoop):
         if tail is not None:
             t_inf, factor = tail
             qd_rest, pull = contacts.jump(t, q, qd_after, [hit], np.zeros(contacts.k))
+            q_inf, qd_inf = self._across(t, t_inf, q, qd_rest, [hit])
             stop = Impact(t_inf, -pull * factor, contacts.rates(t, q, qd_after),
-                          contacts.rates(t, q, qd_rest), impact.energy_after,
-                          contacts.numeric.energy(t_inf, q, qd_rest))
+                          contacts.rates(t_inf, q_inf, qd_inf), impact.energy_after,
+                          contacts.numeric.energy(t_inf, q_inf, qd_inf))
             self.impacts.append(stop)
-            y = form.initial(t_inf, q, qd_rest)
+            y = form.initial(t_inf, q_inf, qd_inf)
             self._row(watch, t_inf, y, stop, fill=True)
             form.report(f"contact '{contacts.names[hit]}': the impacts accumulate at "
                         f"t = {float(t_inf)!r} (after {len(times)}); held closed from there")
-            return y, self._resting(t_inf, q, qd_rest, stop.before)
+            return y, self._resting(t_inf, q_inf, qd_inf, stop.before)
         return y, self._resting(t, q, qd_after, impact.before)
+
+    def _across(self, t: float, t_inf: float, q: np.ndarray, qd: np.ndarray, held: list[int]
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The state at t∞ from (t, q, q̇) with ``held`` closed: the motion along the contact
+        during the tail of flights, whose normal part is the bounces passed."""
+        contacts, options, n = self.contacts, self.problem.options, self.contacts.n
+        if not t_inf > t:
+            return q, qd
+
+        def rhs(s: float, z: np.ndarray) -> np.ndarray:
+            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held)[0]))
+
+        solver = SOLVERS[options.method](rhs, t, np.concatenate((q, qd)), t_inf,
+                                         rtol=options.rtol, atol=options.atol)
+        while solver.status == "running":
+            solver.step()
+        if solver.status == "failed":
+            raise IntegrationError(f"the motion along '{contacts.names[held[0]]}' across its "
+                                   "accumulation of impacts failed", time=float(t))
+        return solver.y[:n].copy(), solver.y[n:].copy()
 
     def _accumulation(self, t: float, q: np.ndarray, qd: np.ndarray, hit: int
                       ) -> tuple[float, float] | None:

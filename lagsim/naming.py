@@ -35,6 +35,9 @@ ENERGY_CHANGE = "energy_change"
 """A sweep table's max |h − h0| of a run whose h is conserved."""
 ENERGY_GAIN = "energy_gain"
 """A sweep table's h(t_end) − h(0) of a run whose h is not conserved (issue 29)."""
+IMPACT_LOSS = "impact_energy_loss"
+"""A run with unilateral constraints: the energy h⁻ − h⁺ an impact took at its row, 0 elsewhere
+(issue 27)."""
 
 _DOT = "_dot"
 _DDOT = "_ddot"
@@ -43,6 +46,8 @@ _RESIDUAL = "residual_"
 _INVARIANT = "invariant_"
 _MAX = "max_"
 _MOMENTUM = "p_"
+_IMPULSE = "impulse_"
+_CONTACT_FORCE = "contact_force_"
 
 _HOLONOMIC = "holonomic"
 """The kind of a constraint φ(q, t) = 0, the only kind with a ``residual_<c>_dot`` column."""
@@ -78,6 +83,18 @@ def momentum(name: str) -> str:
 def multiplier(constraint: str) -> str:
     """The multiplier column of a constraint: ``rod`` → ``lambda_rod``."""
     return _MULTIPLIER + constraint
+
+
+def impulse(contact: str) -> str:
+    """The column of a unilateral constraint's impulse Λ at an impact's row (0 elsewhere):
+    ``floor`` → ``impulse_floor`` (issue 27)."""
+    return _IMPULSE + contact
+
+
+def contact_force(contact: str) -> str:
+    """The column of a unilateral constraint's force while it is held closed (0 while open):
+    ``floor`` → ``contact_force_floor`` (issue 27)."""
+    return _CONTACT_FORCE + contact
 
 
 def residual(constraint: str) -> str:

@@ -27,8 +27,15 @@ from test_spec import ERRORS
 from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.run.integrate import FORMULATIONS, METHODS, STABILIZERS, SimulateOptions
-from lagsim.spec.schema import CONSTRAINT_KEYS, schema_text, system_schema
-from lagsim.spec.system import MASS_KEYS, SIMULATE_KEYS, TOP_KEYS, bundled_systems, parse_spec
+from lagsim.spec.schema import CONSTRAINT_KEYS, UNILATERAL_KEYS, schema_text, system_schema
+from lagsim.spec.system import (
+    MASS_KEYS,
+    NO_SLIP_KEYS,
+    SIMULATE_KEYS,
+    TOP_KEYS,
+    bundled_systems,
+    parse_spec,
+)
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
 SCHEMA = system_schema()
@@ -85,6 +92,11 @@ def test_key_sets_come_from_the_loader() -> None:
     assert props["simulate"]["additionalProperties"] is False
     constraint = props["constraints"]["items"]["anyOf"][1]
     assert list(constraint["properties"]) == list(CONSTRAINT_KEYS)
+    no_slip = props["constraints"]["items"]["anyOf"][2]
+    assert list(no_slip["properties"]) == list(NO_SLIP_KEYS)
+    unilateral = props["constraints"]["items"]["anyOf"][3]
+    assert list(unilateral["properties"]) == list(UNILATERAL_KEYS) == [
+        "name", "unilateral", "restitution"]
 
 
 @pytest.mark.parametrize(("key", "registry"), [
@@ -228,6 +240,15 @@ GOOD = {
           - [plate, origin]
         constraints:
           - {name: contact, no_slip: disk.contact, directions: [x, y]}
+        """),
+    "a-unilateral-constraint": textwrap.dedent("""\
+        parameters: {e: 0.5}
+        coordinates: [y]
+        kinetic: 1/2*y_dot**2
+        constraints:
+          - {name: floor, unilateral: y, restitution: e}
+          - {unilateral: 1 - y, restitution: 1}
+        initial: {y: 0.5}
         """),
     "a-body-in-a-quaternion": textwrap.dedent("""\
         coordinates: [e0, e1, e2, e3]

@@ -439,7 +439,8 @@ ERRORS = [
             holonomic: x
         """, 4, 5,
      "unknown key 'nme' in constraint 1 (did you mean 'name'?); use name:, and one of "
-     "holonomic: or velocity: (or no_slip:, with directions:)"),
+     "holonomic: or velocity: (or no_slip:, with directions:, or unilateral: with "
+     "restitution:)"),
     ("constraints-not-a-list", """
         coordinates: [x]
         kinetic: x_dot**2

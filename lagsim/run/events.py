@@ -93,7 +93,8 @@ class Event:
 
     @property
     def flag(self) -> str:
-        return BY_NAME[self.option].flag
+        """The option's flag; the label of an event no option gave (a contact's gap)."""
+        return BY_NAME[self.option].flag if self.option in BY_NAME else self.label
 
     def wants(self, before: float) -> bool:
         """Whether a crossing that leaves the sign ``before`` is in the event's direction."""

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lagsim.spec.system import (
+    CONTACT_KEYS,
     EULER_SEQUENCES,
     MASS_KEYS,
     NO_SLIP_KEYS,
@@ -43,6 +44,9 @@ PAIR_TEXT = rf"^\s*\+?{_NUMBER}\s*,\s*\+?{_NUMBER}\s*$"
 """Two non-negative numbers ``ALPHA,BETA`` as text (``baumgarte: 5,5``)."""
 
 CONSTRAINT_KEYS = ("name", "holonomic", "velocity")
+UNILATERAL_KEYS = tuple(k for k in CONTACT_KEYS if k != "friction")
+"""The keys of a unilateral constraint the loader accepts (``friction:`` is refused as not yet
+supported, issue 27)."""
 """The keys of a constraint given as a mapping; spec.py writes them in its check, not in a
 declaration, so tests/test_schema.py tries the schema and the loader on the same files."""
 
@@ -183,6 +187,13 @@ def _constraint() -> dict[str, Any]:
         "directions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
                        "items": {"enum": list(SPACE_AXES)}},
     }
+    unilateral = {
+        "name": parts["name"],
+        "unilateral": (EXPRESSION, "the gap g(q, t) ≥ 0; it may not use velocities."),
+        "restitution": (EXPRESSION, "Newton's coefficient e, an expression in the parameters "
+                        "with 0 ≤ e ≤ 1 at their values; e = 1 keeps the energy, e = 0 is a "
+                        "plastic impact."),
+    }
     return {
         "anyOf": [
             _described(EXPRESSION, "a string, a holonomic constraint"),
@@ -197,6 +208,11 @@ def _constraint() -> dict[str, Any]:
              "properties": {key: no_slip[key] for key in NO_SLIP_KEYS},
              "additionalProperties": False,
              "required": ["no_slip"]},
+            {"type": "object",
+             "description": "the gap g(q, t) ≥ 0; it may not use velocities.",
+             "properties": {key: _described(*unilateral[key]) for key in UNILATERAL_KEYS},
+             "additionalProperties": False,
+             "required": ["unilateral", "restitution"]},
         ],
     }
 

@@ -206,6 +206,25 @@ class ConstraintSpec:
     direction: int = -1
 
 
+@dataclass(frozen=True)
+class ContactSpec:
+    """A unilateral constraint g(q, t) ≥ 0 with Newton's impact law ġ⁺ = −e ġ⁻ (issue 27;
+    Pfeiffer and Glocker, *Multibody Dynamics with Unilateral Contacts*, Wiley 1996, §4.3):
+    ``gap`` is g, ``restitution`` e, an expression in the parameters checked to lie in [0, 1]
+    at their values."""
+
+    name: str
+    gap: Expr
+    restitution: Expr
+    value: float
+    location: Location
+
+
+CONTACT_KEYS = ("name", "unilateral", "restitution", "friction")
+"""The keys of a unilateral item of ``constraints:``; ``friction`` is read only to be refused
+as not yet supported."""
+
+
 SpringEnd = str | tuple[float, float]
 """An end of a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
 
@@ -286,6 +305,9 @@ class SystemSpec:
     def mass(self, name: str) -> MassSpec:
         """The mass (or body) called ``name``."""
         return next(m for m in self.masses if m.name == name)
+    contacts: tuple[ContactSpec, ...] = ()
+    """The ``unilateral:`` items of ``constraints:`` (issue 27), kept out of ``constraints``:
+    the equations of motion are those of free flight."""
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -828,6 +850,8 @@ class _Reader:
         torques = self.torques(top.get("torques"), masses, symbols)
         dissipation = opt_expr("dissipation", symbols, "'dissipation'")
 
+        self.contacts: list[ContactSpec] = []
+        self.parameter_values = {p.name: p.value for p in params}
         constraints = self.constraints(top.get("constraints"), symbols, coords, masses)
         constraints += self.unit_constraints(masses, constraints)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
@@ -845,7 +869,7 @@ class _Reader:
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
             units=units, springs=springs, spring_forces=spring_forces, torques=torques,
-            steady=steady, steady_locations=steady_locations,
+            steady=steady, steady_locations=steady_locations, contacts=tuple(self.contacts),
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
@@ -1278,7 +1302,7 @@ class _Reader:
         items = self.sequence(node, "'constraints'")
         if len(items) > MAX_CONSTRAINTS:
             raise self.error(node, exceeded("constraints", f"{len(items):,} constraints"))
-        keys = ("name", "holonomic", "velocity", *NO_SLIP_KEYS[1:])
+        keys = ("name", "holonomic", "velocity", *NO_SLIP_KEYS[1:], *CONTACT_KEYS[1:])
         for index, item in enumerate(items, start=1):
             name = f"c{index}"
             if isinstance(item, yaml.MappingNode):
@@ -1288,7 +1312,7 @@ class _Reader:
                         raise self.error(k_node, f"unknown key '{key}' in constraint {index}"
                                          f"{suggest(key, keys)}; use name:, and one of "
                                          "holonomic: or velocity: (or no_slip:, with "
-                                         "directions:)")
+                                         "directions:, or unilateral: with restitution:)")
                     fields[key] = (k_node, v_node)
                 if "name" in fields:
                     name = self.identifier(fields["name"][1], "constraint name", "constraints")
@@ -1300,6 +1324,10 @@ class _Reader:
                                              "names must be unique (they name the multipliers "
                                              "lambda_<name>)", row.location)
                         out.append(row)
+                    continue
+                if any(k in fields for k in CONTACT_KEYS[1:]):
+                    self.contact(name, item, fields, symbols, coords,
+                                 [c.name for c in out] + [c.name for c in self.contacts])
                     continue
                 kinds = [k for k in ("holonomic", "velocity") if k in fields]
                 if len(kinds) != 1:
@@ -1317,7 +1345,7 @@ class _Reader:
                                  "; write it under 'velocity:' if it is a velocity constraint")
             else:
                 self.check_linear(expr, coords, expr_node, name)
-            if any(c.name == name for c in out):
+            if name in [c.name for c in out] + [c.name for c in self.contacts]:
                 raise self.error(expr_node, f"constraint name '{name}' is used twice; names "
                                  "must be unique (they name the multipliers lambda_<name>)")
             out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))
@@ -1368,6 +1396,50 @@ class _Reader:
             rows.append(ConstraintSpec(row, "velocity", None, self.loc(fields["no_slip"][1]),
                                        point, k))
         return rows
+
+    def contact(self, name: str, item: yaml.Node, fields: Mapping[str, tuple[yaml.Node, yaml.Node]],
+                symbols: Mapping[str, se.Basic], coords: tuple[str, ...], taken: list[str]
+                ) -> None:
+        """A ``unilateral:`` item of ``constraints:`` (issue 27), appended to ``self.contacts``."""
+        for key in ("holonomic", "velocity"):
+            if key in fields:
+                raise self.error(fields[key][0], f"constraint '{name}' is unilateral: '{key}:' "
+                                 "cannot be combined with 'unilateral:'; give a bilateral "
+                                 "constraint as an item of its own")
+        if "unilateral" not in fields:
+            key = next(k for k in CONTACT_KEYS[2:] if k in fields)
+            raise self.error(fields[key][0], f"'{key}:' in constraint '{name}' belongs to a "
+                             "unilateral constraint; add 'unilateral: g' (the gap g(q, t) >= 0)")
+        if "friction" in fields:
+            raise self.error(fields["friction"][0], f"'friction:' in constraint '{name}': "
+                             "Coulomb friction at a unilateral contact is not yet supported "
+                             "(issue 27); remove it for a frictionless contact")
+        if "restitution" not in fields:
+            raise self.error(item, f"unilateral constraint '{name}' needs 'restitution: e' "
+                             "(Newton's coefficient, 0 <= e <= 1)")
+        gap_node = fields["unilateral"][1]
+        gap = self.expr(gap_node, symbols, f"unilateral constraint '{name}'")
+        self.no_velocity(gap, coords, gap_node, f"the gap of unilateral constraint '{name}'",
+                         "; the gap g(q, t) >= 0 is a function of the coordinates and t")
+        e_node = fields["restitution"][1]
+        e = self.expr(e_node, symbols, f"the restitution of '{name}'")
+        free = {str(s) for s in e.expr.free_symbols} - set(self.parameter_values)
+        if free:
+            raise self.error(e_node, f"the restitution of '{name}' may use only parameters, "
+                             f"not {', '.join(sorted(free))}")
+        try:
+            value = float(e.expr.subs({se.Symbol(k): v
+                                       for k, v in self.parameter_values.items()}))
+        except (TypeError, ValueError, RuntimeError):
+            raise self.error(e_node, f"the restitution of '{name}' is not a real number at the "
+                             "parameters' values") from None
+        if not 0.0 <= value <= 1.0:
+            raise self.error(e_node, f"the restitution of '{name}' is {value:g} at the "
+                             "parameters' values; Newton's coefficient lies in [0, 1]")
+        if name in taken:
+            raise self.error(gap_node, f"constraint name '{name}' is used twice; names "
+                             "must be unique (they name the multipliers lambda_<name>)")
+        self.contacts.append(ContactSpec(name, gap, e, value, self.loc(gap_node)))
 
     def unit_constraints(self, masses: tuple[MassSpec, ...],
                          given: tuple[ConstraintSpec, ...]) -> tuple[ConstraintSpec, ...]:

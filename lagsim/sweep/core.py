@@ -386,9 +386,14 @@ def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],
 def energy_conserved(job: Job) -> bool:
     """Whether h is conserved in every run of ``job``: :func:`lagsim.symbolic.invariants.
     energy_conserved` (what ``lagsim check`` reports) on this process's model, the swept
-    parameters kept as symbols and the others at their values."""
+    parameters kept as symbols and the others at their values. A unilateral constraint whose
+    restitution is not 1, or depends on a swept name, takes energy at its impacts (issue 27)."""
     from lagsim.symbolic.invariants import energy_conserved as why_not
 
+    spec = session(job).spec
+    if any(c.value != 1.0 or {str(s) for s in c.restitution.expr.free_symbols} & set(job.names)
+           for c in spec.contacts):
+        return False
     model = session(job).model
     values = {k: v for k, v in model.substitutions().items() if str(k) not in job.names}
     return why_not(model, values) is None

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 Progress = Callable[[float], None]
 
+UNILATERAL = "unilateral constraints run in the impacts engine (lagsim.run.engines.impacts)"
+"""Why every other engine refuses a system with unilateral constraints (issue 27): it would step
+through the obstacles."""
+
 
 class Engine(ABC):
     """One way of stepping a problem.
@@ -66,11 +70,13 @@ class LoopEngine(Engine):
         """The loop that steps ``problem``, or why this engine does not."""
 
     def refusal(self, problem: Problem) -> str | None:
+        if problem.spec.contacts:
+            return UNILATERAL
         loop = self.loop_for(problem)
         return loop if isinstance(loop, str) else None
 
     def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
-        loop = self.loop_for(problem)
+        loop = UNILATERAL if problem.spec.contacts else self.loop_for(problem)
         if isinstance(loop, str):
             raise ValueError(f"the {self.name} engine does not run this problem: {loop}")
         return loop.run(progress)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.engines.base import Engine, Progress
+from lagsim.run.engines.base import UNILATERAL, Engine, Progress
 from lagsim.run.engines.rattle import FixedStepMethod, Rattle
 from lagsim.run.engines.variational import Variational
 from lagsim.run.problem import Problem
@@ -24,6 +24,8 @@ class FixedStepEngine(Engine):
     name: ClassVar[str] = "fixed-step"
 
     def refusal(self, problem: Problem) -> str | None:
+        if problem.spec.contacts:
+            return UNILATERAL
         method = problem.options.method
         if method in FIXED_STEP_METHODS:
             return None

@@ -28,7 +28,7 @@ import numpy as np
 from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
-from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.base import UNILATERAL, Engine, Progress, StepLoop
 from lagsim.run.monitor import Guard, Step, Watch, scipy_integrate
 from lagsim.run.problem import Problem
 from lagsim.run.registry import SOLVERS
@@ -117,6 +117,8 @@ class PythonEngine(Engine):
     name: ClassVar[str] = "python"
 
     def refusal(self, problem: Problem) -> str | None:
+        if problem.spec.contacts:
+            return UNILATERAL
         method = problem.options.method
         return None if method in SOLVERS else f"--method {method} is not one of scipy's solvers"
 

@@ -1,0 +1,469 @@
+"""The loop of a system with unilateral constraints (issue 27): event-driven impacts, exact.
+
+Free flight is the formulation's ODE stepped by scipy's ``OdeSolver`` as in the Python loop
+(:mod:`lagsim.run.engines.python`). Each gap g_i(q, t) is a terminal event falling through 0
+(:class:`lagsim.run.events.EventWatch`: Brent's method to rounding on the step's dense output);
+at the first, the velocities jump by Newton's law (:meth:`lagsim.run.contacts.Contacts.impact`)
+and the integration restarts from the new state. The run's row at an impact is the state after
+it, with the impulses in ``impulse_<c>`` and the energy taken in ``impact_energy_loss``.
+
+Accumulation (Zeno). Under a gap acceleration a = −g̈ > 0 that is constant over the bounces,
+the flight after an impact at rate ġ⁺ lasts 2ġ⁺/a and the next rate is e ġ⁺, so the impacts
+accumulate at t∞ = t + 2ġ⁺/(a(1 − e)) (the bouncing ball: t∞ = t₁ + 2v₁e/(g(1 − e)); Goebel,
+Sanfelice and Teel, *Hybrid Dynamical Systems*, Princeton 2012, Example 2.12). When the last
+three flights of one contact shrink geometrically by its e (ratios within :data:`RATIO` of e) and
+the rest of the series, 2ġ⁺/(a(1 − e)), is below :data:`ACCUMULATION` (1 + |t|), or as soon
+as the next rebound's height ġ⁺²/(2a) is below the rounding of the gap (:data:`UNSEEN`: the
+event machinery could not see that bounce, and the measured ratios are noise there), the run
+passes it in one row at t∞: the remaining rate taken out by a plastic impulse, the state
+carried to t∞ with the contact held closed (the motion along it), the impulse of the whole
+tail, Λ_p (1 + 2/(1 − e)), in that row (the tail's momentum balance: Λ_p = ġ⁺/W removes
+ġ⁺, a τ/W holds the contact against a during τ; W = G M_c⁻¹ Gᵀ, and −Λ_p is the impulse that
+stops ġ⁺, :meth:`lagsim.run.contacts.Contacts.jump` with the target 0). What that leaves out is
+the tangential motion's dependence on the bounces of the tail (their normal impulses act through
+the coupling of M), zero for the ball and the flat floor.
+
+Persistent contact. From there (or after an impact that leaves a contact at rest, ġ⁺ ≈ 0, with
+a > 0: a plastic impact) the contact is held closed as a bilateral constraint g̈ = 0
+(:meth:`lagsim.run.contacts.Contacts.held`), its force in ``contact_force_<c>``, until that
+force would pull (it falls through 0, located by Brent's method): then the contact is released
+and free flight resumes (Pfeiffer and Glocker 1996, §7.1: the transitions contact → detachment
+at λ = 0).
+
+Not yet: friction, ``--section``, the C loops (this engine runs in Python), the reduced
+formulation and the fixed-step methods, and a correction of the drift of the gaps and of the
+bilateral constraints while a contact is held (no stabilizer acts there).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from typing import ClassVar
+
+import numpy as np
+
+from lagsim import naming
+from lagsim.errors import InputError, IntegrationError
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.contacts import RESTING, Contacts, Impact
+from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.python import after_step, make_solver
+from lagsim.run.events import FALLING, CompiledEvent, Event, EventWatch, compile_events
+from lagsim.run.monitor import Step, Watch
+from lagsim.run.problem import Problem
+from lagsim.run.registry import SOLVERS
+
+RATIO = 1e-2
+"""Relative agreement of the last two ratios of flight times with e for an accumulation."""
+ACCUMULATION = 1e-9
+"""The rest of an accumulating series of impacts, relative to 1 + |t|, below which it is passed
+in one row."""
+UNSEEN = 64 * 2.220446049250313e-16
+"""A rebound whose height ġ⁺²/(2a) is below UNSEEN (1 + max|q|), the rounding of the gap, could
+not be seen by the event machinery: the accumulation is passed there whatever the ratios."""
+FORMULATIONS = ("ode", "index1", "udwadia-kalaba")
+"""The formulations whose state is (q, q̇), which the impacts change."""
+
+Forces = Callable[[float, np.ndarray], np.ndarray]
+"""The forces of the held contacts at (t, y)."""
+
+
+def _force_at(forces: Forces, step: Step, j: int, s: float) -> float:
+    """The force of the j-th held contact at s on ``step``'s dense output."""
+    return float(forces(s, step.at(s))[j])
+
+
+class ImpactEngine(Engine):
+    """Runs every problem with unilateral constraints; refuses the others."""
+
+    name: ClassVar[str] = "impacts"
+
+    def refusal(self, problem: Problem) -> str | None:
+        return None if problem.spec.contacts else "the system has no unilateral constraints"
+
+    def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
+        return ImpactLoop(problem).run(progress)
+
+
+def refusal(problem: Problem) -> str | None:
+    """Why :class:`ImpactLoop` cannot run ``problem``, or None."""
+    options = problem.options
+    if options.method not in SOLVERS:
+        return (f"--method {options.method} does not run unilateral constraints yet; use one "
+                "of scipy's adaptive methods (DOP853, RK45, Radau, ...)")
+    if problem.form.name not in FORMULATIONS:
+        return (f"--formulation {problem.form.name} does not run unilateral constraints yet; "
+                f"use {', '.join(FORMULATIONS)}")
+    if problem.section is not None:
+        return "--section does not run with unilateral constraints yet"
+    if problem.stop is not None and problem.stop.uses_multipliers:
+        return ("a --stop-when expression with multipliers does not run with unilateral "
+                "constraints yet")
+    return None
+
+
+class ImpactLoop(StepLoop):
+    """Free flight, impacts, accumulations and held contacts, one phase after the other."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        first = problem.spec.contacts[0]
+        why = refusal(problem)
+        if why is not None:
+            raise InputError(f"unilateral constraint '{first.name}': {why}", first.location)
+        self.contacts = Contacts(problem.spec, problem.numeric)
+        self.gaps: tuple[CompiledEvent, ...] = compile_events(problem.spec, problem.numeric, tuple(
+            Event("unilateral", c.gap.text, FALLING, True, c.location, f"contact '{c.name}'",
+                  f"the gap of '{c.name}'") for c in problem.spec.contacts))
+        self.impulses: dict[int, np.ndarray] = {}
+        self.losses: dict[int, float] = {}
+        self.forces: dict[int, np.ndarray] = {}
+        self.history: list[list[float]] = [[] for _ in problem.spec.contacts]
+        self.impacts: list[Impact] = []
+
+    def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
+                  ) -> Trajectory:
+        problem, contacts = self.problem, self.contacts
+        form = problem.form
+        assert y0 is not None
+        t, y = problem.t0, y0
+        q, qd = form.unpack(t, y)
+        g = contacts.evaluate(t, q, qd)[0]
+        bad = np.flatnonzero(g < -1e-12 * (1.0 + float(np.abs(q).max(initial=0.0))))
+        if bad.size:
+            c = problem.spec.contacts[int(bad[0])]
+            raise InputError(f"the gap of unilateral constraint '{c.name}' is {g[bad[0]]:.6g} "
+                             "at the start; it must be >= 0 there", c.location)
+        rate = contacts.rates(t, q, qd)
+        closing = np.flatnonzero(contacts.closed(t, q, qd) & (rate < 0.0))
+        if closing.size:
+            c = problem.spec.contacts[int(closing[0])]
+            raise InputError(f"unilateral constraint '{c.name}' is closed at the start and its "
+                             f"gap's rate is {rate[closing[0]]:.6g} < 0 (into the obstacle); "
+                             "start with the gap > 0 or its rate >= 0", c.location)
+        held = self._resting(t, q, qd, np.zeros(contacts.k))
+        h: float | None = None
+        while True:
+            if held:
+                outcome = self._hold(watch, t, y, held, progress)
+            else:
+                outcome = self._fly(watch, t, y, h, progress)
+            kind, t, y, hit, h = outcome
+            if kind == "end":
+                trajectory = watch.samples.trajectory("t_end", "")
+                break
+            if kind == "stop":
+                trajectory = watch.samples.stopped(t)
+                break
+            if kind == "release":
+                held = [i for i in held if i != hit]
+                self._row(watch, t, y, None)
+                continue
+            before = self._stop_sign(t, y)
+            y, held = self._impact(watch, t, y, hit)
+            t = float(watch.samples.t[-1])
+            if before * self._stop_sign(t, y) < 0.0:
+                trajectory = watch.samples.stopped(t)
+                break
+            h = self._first_step(t, y, hit, h)
+        self._say()
+        return self._columns(trajectory)
+
+    def _stop_sign(self, t: float, y: np.ndarray) -> float:
+        """The sign of the ``--stop-when`` expression at (t, y) (0 without one): an impact that
+        changes it stops the run at the impact (the row after it is the last)."""
+        stop = self.problem.stop
+        if stop is None:
+            return 0.0
+        q, qd = self.problem.form.unpack(t, y)
+        return float(np.sign(stop.function(t, *q, *qd)))
+
+    def _impact(self, watch: Watch, t: float, y: np.ndarray, hit: int
+                ) -> tuple[np.ndarray, list[int]]:
+        """The jump at contact ``hit`` at t: the row after it, an accumulation passed, and the
+        contacts to hold closed from there."""
+        form, contacts = self.problem.form, self.contacts
+        q, qd = form.unpack(t, y)
+        qd_after, impact = contacts.impact(t, q, qd, hit)
+        self.impacts.append(impact)
+        y = form.initial(t, q, qd_after)
+        self._row(watch, t, y, impact)
+        times = self.history[hit]
+        times.append(t)
+        tail = self._accumulation(t, q, qd_after, hit)
+        if tail is not None:
+            t_inf, factor = tail
+            qd_rest, pull = contacts.jump(t, q, qd_after, [hit], np.zeros(contacts.k))
+            q_inf, qd_inf = self._across(t, t_inf, q, qd_rest, [hit])
+            stop = Impact(t_inf, -pull * factor, contacts.rates(t, q, qd_after),
+                          contacts.rates(t_inf, q_inf, qd_inf), impact.energy_after,
+                          contacts.numeric.energy(t_inf, q_inf, qd_inf))
+            self.impacts.append(stop)
+            y = form.initial(t_inf, q_inf, qd_inf)
+            self._row(watch, t_inf, y, stop, fill=True)
+            form.report(f"contact '{contacts.names[hit]}': the impacts accumulate at "
+                        f"t = {float(t_inf)!r} (after {len(times)}); held closed from there")
+            return y, self._resting(t_inf, q_inf, qd_inf, stop.before)
+        return y, self._resting(t, q, qd_after, impact.before)
+
+    def _across(self, t: float, t_inf: float, q: np.ndarray, qd: np.ndarray, held: list[int]
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The state at t∞ from (t, q, q̇) with ``held`` closed: the motion along the contact
+        during the tail of flights, whose normal part is the bounces passed."""
+        contacts, options, n = self.contacts, self.problem.options, self.contacts.n
+        if not t_inf > t:
+            return q, qd
+
+        def rhs(s: float, z: np.ndarray) -> np.ndarray:
+            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held)[0]))
+
+        solver = SOLVERS[options.method](rhs, t, np.concatenate((q, qd)), t_inf,
+                                         rtol=options.rtol, atol=options.atol)
+        while solver.status == "running":
+            solver.step()
+        if solver.status == "failed":
+            raise IntegrationError(f"the motion along '{contacts.names[held[0]]}' across its "
+                                   "accumulation of impacts failed", time=float(t))
+        return solver.y[:n].copy(), solver.y[n:].copy()
+
+    def _accumulation(self, t: float, q: np.ndarray, qd: np.ndarray, hit: int
+                      ) -> tuple[float, float] | None:
+        """(t∞, the tail's impulse over the plastic one) when the impacts of ``hit``
+        accumulate (the module's docstring), else None."""
+        contacts = self.contacts
+        e = float(contacts.restitution[hit])
+        if not 0.0 < e < 1.0:
+            return None
+        rate = float(contacts.rates(t, q, qd)[hit])
+        a = -self._free_gap_acceleration(t, q, qd)[hit]
+        if not (a > 0.0 and rate >= 0.0):
+            return None
+        tau = 2.0 * rate / (a * (1.0 - e))
+        unseen = rate * rate / (2.0 * a) <= UNSEEN * (1.0 + float(np.abs(q).max(initial=0.0)))
+        times = self.history[hit]
+        if len(times) < 4 and not unseen:
+            return None
+        d = np.diff(times[-4:])
+        geometric = len(d) == 3 and all(abs(r / e - 1.0) <= RATIO for r in d[1:] / d[:-1])
+        if not (unseen or geometric and tau <= ACCUMULATION * (1.0 + abs(t))):
+            return None
+        return t + tau, 1.0 + 2.0 / (1.0 - e)
+
+    def _first_step(self, t: float, y: np.ndarray, hit: int, h: float | None) -> float | None:
+        """The first step after an impact: at most half the flight 2ġ⁺/a it starts when the
+        gap's acceleration −a pulls it back, so that the scan of the next crossing sees it
+        inside a step of its own size rather than at the start of a step tuned to the last
+        flight."""
+        form = self.problem.form
+        q, qd = form.unpack(t, y)
+        rate = float(self.contacts.rates(t, q, qd)[hit])
+        a = -float(self._free_gap_acceleration(t, q, qd)[hit])
+        if not (a > 0.0 and rate > 0.0):
+            return h
+        flight = 2.0 * rate / a
+        return min(h or math.inf, 0.5 * flight)
+
+    def _free_gap_acceleration(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        form, n = self.problem.form, self.contacts.n
+        qdd = form.rhs(t, form.initial(t, q, qd))[n:2 * n]
+        _, G, _, drift = self.contacts.evaluate(t, q, qd)
+        return G @ qdd + drift
+
+    def _resting(self, t: float, q: np.ndarray, qd: np.ndarray, before: np.ndarray
+                 ) -> list[int]:
+        """The closed contacts at rest (ġ ≈ 0, :data:`lagsim.run.contacts.RESTING`) that free
+        flight would push into the obstacle (g̈ < 0): those to hold closed."""
+        contacts = self.contacts
+        closed = contacts.closed(t, q, qd)
+        if not closed.any():
+            return []
+        rate = contacts.rates(t, q, qd)
+        gdd = self._free_gap_acceleration(t, q, qd)
+        return [i for i in range(contacts.k) if closed[i]
+                and abs(rate[i]) <= RESTING * (1.0 + abs(before[i])) and gdd[i] < 0.0]
+
+    def _row(self, watch: Watch, t: float, y: np.ndarray, impact: Impact | None,
+             fill: bool = False) -> None:
+        """The row at t with the state y (after an impact, or at a release), the sample times
+        up to t passed (``fill``: each given the state y, the positions of an accumulation)."""
+        samples = watch.samples
+        times, k = samples.times, samples.k
+        while k < len(times) and times[k] <= t:
+            if fill and times[k] < t:
+                samples.add(float(times[k]), y, project=False)
+            k += 1
+        samples.extend(np.empty(0), np.empty((0, 0)), k)
+        samples.add(t, y, project=False)
+        row = len(samples.t) - 1
+        if impact is not None:
+            self.impulses[row] = impact.impulses
+            self.losses[row] = impact.loss
+
+    def _sample_until(self, watch: Watch, step: Step, end: float) -> None:
+        """The sample times of ``step`` before ``end``."""
+        samples = watch.samples
+        times, k = samples.times, samples.k
+        while k < len(times) and times[k] < end:
+            samples.add(float(times[k]), step.at(float(times[k])))
+            k += 1
+        samples.extend(np.empty(0), np.empty((0, 0)), k)
+
+    def _fly(self, watch: Watch, t: float, y: np.ndarray, h: float | None,
+             progress: Progress | None
+             ) -> tuple[str, float, np.ndarray, int, float | None]:
+        problem = self.problem
+        form = problem.form
+        solver = make_solver(problem, watch.guard.rhs, t, y, first_step=h)
+        gaps = [EventWatch(e, form, t, y) for e in self.gaps]
+        stop = EventWatch.start(problem.stop, form, t, y)
+        self.at = solver
+        while solver.status == "running":
+            try:
+                message = solver.step()
+                if solver.status == "failed":
+                    raise watch.guard.failure(solver, message)
+                step = Step(solver)
+                watch.guard.accepted(step)
+                hit: tuple[float, int] | None = None
+                for i, gap in enumerate(gaps):
+                    found = gap.crossings(step)
+                    if found and (hit is None or found[0] < hit[0]):
+                        hit = (found[0], i)
+                end = next(iter(stop.crossings(step)), None) if stop is not None else None
+                if end is not None and (hit is None or end <= hit[0]):
+                    watch.samples.take(step, end)
+                    return "stop", end, step.y, -1, None
+                if hit is not None:
+                    self._sample_until(watch, step, hit[0])
+                    size = min(solver.step_size or math.inf, problem.options.t_end - hit[0])
+                    return "impact", hit[0], step.at(hit[0]), hit[1], size or None
+                self._through(step)
+                watch.samples.take(step, None)
+                solver = after_step(problem, solver, watch.guard)
+                self.at = solver
+            except np.linalg.LinAlgError as exc:
+                raise watch.guard.singular(solver, exc) from None
+            watch.advance(solver.t, progress)
+        return "end", solver.t, solver.y, -1, None
+
+    def _through(self, step: Step) -> None:
+        """An :class:`IntegrationError` when a gap is negative at the end of a step in which no
+        crossing was located (the scan could not follow it): the run would go on inside the
+        obstacle."""
+        q, qd = self.problem.form.unpack(step.t, step.y)
+        g = self.contacts.evaluate(step.t, q, qd)[0]
+        bad = np.flatnonzero(g < -1e-9 * (1.0 + float(np.abs(q).max(initial=0.0))))
+        if bad.size:
+            raise IntegrationError(f"the gap of '{self.contacts.names[int(bad[0])]}' is "
+                                   f"{g[bad[0]]:.6g}: a crossing was not located; give a smaller "
+                                   "--rtol", time=step.t)
+
+    def _hold(self, watch: Watch, t: float, y: np.ndarray, held: list[int],
+              progress: Progress | None
+              ) -> tuple[str, float, np.ndarray, int, float | None]:
+        """The contacts ``held`` closed (g̈ = 0) from (t, y) until one's force falls through 0
+        (its release), another contact closes, ``--stop-when`` or the end."""
+        problem, contacts = self.problem, self.contacts
+        form, options, n = problem.form, problem.options, contacts.n
+
+        def rhs(s: float, z: np.ndarray) -> np.ndarray:
+            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held)[0]))
+
+        def forces(s: float, z: np.ndarray) -> np.ndarray:
+            return contacts.held(s, z[:n], z[n:], held)[2]
+
+        solver = SOLVERS[options.method](rhs, t, y, options.t_end, rtol=options.rtol,
+                                         atol=options.atol)
+        others = [(i, EventWatch(e, form, t, y)) for i, e in enumerate(self.gaps)
+                  if i not in held]
+        stop = EventWatch.start(problem.stop, form, t, y)
+        self._force_row(watch, t, y, held)
+        self.at = solver
+        while solver.status == "running":
+            message = solver.step()
+            if solver.status == "failed":
+                raise watch.guard.failure(solver, message)
+            step = Step(solver)
+            hit: tuple[float, int] | None = None
+            for i, gap in others:
+                found = gap.crossings(step)
+                if found and (hit is None or found[0] < hit[0]):
+                    hit = (found[0], i)
+            f = forces(step.t, step.y)
+            pulling = [j for j in range(len(held)) if f[j] < 0.0]
+            if pulling:
+                from scipy.optimize import brentq
+
+                j = pulling[0]
+                release = float(brentq(partial(_force_at, forces, step, j), step.t_old, step.t,
+                                       xtol=1e-14 * max(1.0, abs(step.t))))
+                if hit is None or release < hit[0]:
+                    hit = (release, -1 - held[j])
+            end = next(iter(stop.crossings(step)), None) if stop is not None else None
+            if end is not None and (hit is None or end <= hit[0]):
+                self._held_samples(watch, step, end, held, last=True)
+                return "stop", end, step.at(end), -1, None
+            if hit is not None:
+                self._held_samples(watch, step, hit[0], held)
+                if hit[1] < 0:
+                    return "release", hit[0], step.at(hit[0]), -1 - hit[1], None
+                return "impact", hit[0], step.at(hit[0]), hit[1], None
+            self._held_samples(watch, step, step.t, held, upto=True)
+            watch.advance(solver.t, progress)
+        return "end", solver.t, solver.y, -1, None
+
+    def _force_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
+        """The contact forces at the last row, at (t, y) with ``held`` closed."""
+        q, qd = self.problem.form.unpack(t, y)
+        f = np.zeros(self.contacts.k)
+        f[held] = self.contacts.held(t, q, qd, held)[2]
+        self.forces[len(watch.samples.t) - 1] = f
+
+    def _held_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
+        """A row at (t, y) with ``held`` closed: the bilateral multipliers and the contact forces
+        of :meth:`lagsim.run.contacts.Contacts.held`."""
+        q, qd = self.problem.form.unpack(t, y)
+        _, lam, f = self.contacts.held(t, q, qd, held)
+        watch.samples.extend(np.array([t]), np.concatenate((q, qd, lam))[None, :])
+        forces = np.zeros(self.contacts.k)
+        forces[held] = f
+        self.forces[len(watch.samples.t) - 1] = forces
+
+    def _held_samples(self, watch: Watch, step: Step, end: float, held: list[int],
+                      last: bool = False, upto: bool = False) -> None:
+        """The sample times of a held step before ``end`` (``upto``: up to and including it;
+        ``last``: and a row at ``end``)."""
+        samples = watch.samples
+        times, k = samples.times, samples.k
+        while k < len(times) and (times[k] <= end if upto else times[k] < end):
+            self._held_row(watch, float(times[k]), step.at(float(times[k])), held)
+            k += 1
+        samples.extend(np.empty(0), np.empty((0, 0)), k)
+        if last:
+            self._held_row(watch, end, step.at(end), held)
+
+    def _columns(self, trajectory: Trajectory) -> Trajectory:
+        """``trajectory`` with the columns ``impulse_<c>``, ``contact_force_<c>`` and
+        ``impact_energy_loss``."""
+        rows, names = len(trajectory.t), self.contacts.names
+        impulse = np.zeros((rows, len(names)))
+        force = np.zeros((rows, len(names)))
+        loss = np.zeros(rows)
+        for row, values in self.impulses.items():
+            impulse[row] = values
+            loss[row] = self.losses[row]
+        for row, values in self.forces.items():
+            force[row] = values
+        for j, name in enumerate(names):
+            trajectory = trajectory.with_extra(naming.impulse(name), impulse[:, j])
+        for j, name in enumerate(names):
+            trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
+        return trajectory.with_extra(naming.IMPACT_LOSS, loss)
+
+    def _say(self) -> None:
+        if not self.impacts:
+            return
+        lost = sum(i.loss for i in self.impacts)
+        self.problem.form.report(f"impacts: {len(self.impacts)}, energy lost {lost:.6g}")

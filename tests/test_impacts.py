@@ -1,0 +1,412 @@
+"""Issue 27: unilateral constraints with Newton's impact law, event-driven and exact
+(:mod:`lagsim.run.contacts`, :mod:`lagsim.run.engines.impacts`).
+
+Closed forms: the bouncing ball (Goebel, Sanfelice and Teel, *Hybrid Dynamical Systems* 2012,
+Example 2.12): first impact at t₁ = sqrt(2h₀/g) with speed v₁ = g t₁, the n-th rebound at
+eⁿv₁ rising to hₙ = e²ⁿh₀, impacts at tₙ = t₁ + Σ_{k<n} 2eᵏv₁/g accumulating at
+t∞ = t₁ + 2v₁e/(g(1 − e)); then at rest, held by the force m g. A one-coordinate impact keeps the
+position and multiplies the velocity by −e, so it keeps the fraction e² of the kinetic energy
+(Pfeiffer and Glocker 1996, §4.3). Three equal balls in a row, the first hitting two at rest and
+touching, under Newton's law per contact solved together (the complementarity problem of
+:mod:`lagsim.run.contacts`) with e = 1: momentum m v and both rebound laws give
+(v₁, v₂, v₃) = (−1/3, 2/3, 2/3) v, which also keeps the energy (Glocker, *Set-Valued Force Laws*,
+Springer 2001, ch. 8, on the cradle under Newton's law).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lagsim import naming
+from lagsim.api import load
+from lagsim.errors import InputError
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.driver import ENGINES, choose
+from lagsim.run.engines.base import UNILATERAL
+from lagsim.run.problem import Problem
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import parse_spec
+from lagsim.symbolic.model import build_model
+
+SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
+TIGHT = {"rtol": 1e-12, "atol": 1e-12}
+G = 9.81
+
+
+def run(name: str, **options: object) -> Trajectory:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parameters = options.pop("parameters", None)
+        return load(str(SYSTEMS / f"{name}.yaml")).simulate(parameters=parameters, **options)
+
+
+def impact_rows(trajectory: Trajectory, contact: str) -> np.ndarray:
+    return np.flatnonzero(trajectory[naming.impulse(contact)] != 0.0)
+
+
+@pytest.fixture(scope="module")
+def ball() -> Trajectory:
+    return run("bouncing_ball", parameters={"e": 0.5, "m": 2.0}, t_end=2.0, **TIGHT)
+
+
+def test_ball_impact_times_and_apex_heights(ball: Trajectory) -> None:
+    e, h0 = 0.5, 1.0
+    t1 = math.sqrt(2 * h0 / G)
+    v1 = G * t1
+    rows = impact_rows(ball, "floor")[:12]
+    n = np.arange(1, len(rows) + 1)
+    expected_t = t1 + 2 * v1 / G * e * (1 - e ** (n - 1)) / (1 - e)
+    assert np.max(np.abs(ball.t[rows] - expected_t)) < 1e-12
+    speeds = ball["y_dot"][rows]
+    assert np.max(np.abs(speeds - e ** n * v1)) < 1e-12
+    apex = speeds ** 2 / (2 * G)
+    assert np.max(np.abs(apex - e ** (2 * n) * h0)) < 1e-12
+
+
+def test_ball_rows_keep_increasing_in_time(ball: Trajectory) -> None:
+    """An impact's row is the state after it, one row per instant, also in the accumulation's
+    tail of flights shorter than the sample step."""
+    assert np.all(np.diff(ball.t) > 0.0)
+    assert len(impact_rows(ball, "floor")) > 15
+
+
+def test_ball_flight_between_impacts_is_the_parabola(ball: Trajectory) -> None:
+    rows = impact_rows(ball, "floor")
+    first, second = rows[0], rows[1]
+    t_n, v_n = ball.t[first], ball["y_dot"][first]
+    s = ball.t[first + 1:second] - t_n
+    assert len(s) > 50
+    assert np.max(np.abs(ball["y"][first + 1:second] - (v_n * s - G * s ** 2 / 2))) < 1e-12
+
+
+def test_ball_impulse_and_energy_loss_per_impact(ball: Trajectory) -> None:
+    e, m = 0.5, 2.0
+    v1 = math.sqrt(2 * G)
+    rows = impact_rows(ball, "floor")[:10]
+    n = np.arange(1, len(rows) + 1)
+    before = e ** (n - 1) * v1
+    assert np.max(np.abs(ball["impulse_floor"][rows] - m * (1 + e) * before)) < 1e-11
+    assert np.max(np.abs(ball[naming.IMPACT_LOSS][rows] - (1 - e * e) * m * before ** 2 / 2)
+                  ) < 1e-11
+
+
+def test_ball_comes_to_rest_at_the_accumulation_time(ball: Trajectory) -> None:
+    e, m = 0.5, 2.0
+    t1 = math.sqrt(2 / G)
+    t_inf = t1 + 2 * (G * t1) * e / (G * (1 - e))
+    last = impact_rows(ball, "floor")[-1]
+    assert abs(ball.t[last] - t_inf) < 1e-9
+    after = slice(last, None)
+    assert np.max(np.abs(ball["y"][after])) < 1e-12
+    assert np.max(np.abs(ball["y_dot"][after])) < 1e-12
+    assert np.max(np.abs(ball["contact_force_floor"][after] - m * G)) < 1e-12
+    assert np.all(ball["contact_force_floor"][:last] == 0.0)
+    assert abs(ball.energy[-1]) < 1e-12
+
+
+def test_pendulum_stop_elastic_keeps_energy_over_100_impacts() -> None:
+    trajectory = run("pendulum_stop", parameters={"e": 1.0}, t_end=140.0, **TIGHT)
+    rows = impact_rows(trajectory, "wall")
+    assert len(rows) >= 100
+    h0 = -G * math.cos(math.pi / 3)
+    assert np.max(np.abs(trajectory.energy - h0)) / abs(h0) < 1e-10
+    assert np.max(np.abs(trajectory[naming.IMPACT_LOSS])) < 1e-13
+    assert np.max(np.abs(trajectory["theta"][rows] - math.pi / 12)) < 1e-12
+
+
+@pytest.mark.parametrize("e", [0.9, 0.5])
+def test_pendulum_stop_keeps_e_squared_of_the_kinetic_energy(e: float) -> None:
+    trajectory = run("pendulum_stop", parameters={"e": e}, t_end=20.0, **TIGHT)
+    rows = impact_rows(trajectory, "wall")
+    assert len(rows) >= 3
+    potential = -G * math.cos(math.pi / 12)
+    loss = trajectory[naming.IMPACT_LOSS][rows]
+    kinetic_before = trajectory.energy[rows] + loss - potential
+    kinetic_after = trajectory.energy[rows] - potential
+    assert np.max(np.abs(kinetic_after - e * e * kinetic_before)) < 1e-12 * abs(potential)
+    assert kinetic_after[0] / kinetic_before[0] == pytest.approx(e * e, abs=1e-14)
+    assert np.max(np.abs(trajectory["theta_dot"][rows] ** 2 / 2 - kinetic_after)) < 1e-12
+
+
+CONSTRAINED_STOP = """
+name: constrained_stop
+parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: pi/12, e: 0.7}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+potential: m*g*y
+constraints:
+  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
+  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
+initial: {x: -0.8660254037844386, y: -0.5}
+"""
+
+
+def test_impact_keeps_the_bilateral_constraints() -> None:
+    """The pendulum in Cartesian coordinates with its rod as a holonomic constraint: the
+    impulse system's rows of the rod keep φ̇ = 0 across each impact, and the velocity along the
+    circle flips with the factor e, as in the one-coordinate pendulum_stop."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(CONSTRAINED_STOP).simulate(t_end=8.0, formulation="index1", **TIGHT)
+    rows = impact_rows(trajectory, "wall")
+    assert len(rows) >= 3
+    assert np.max(np.abs(trajectory["residual_rod_dot"][rows])) < 1e-12
+    potential = G * trajectory["y"][rows]
+    loss = trajectory[naming.IMPACT_LOSS][rows]
+    after = trajectory.energy[rows] - potential
+    assert np.max(np.abs(after / (after + loss) - 0.49)) < 1e-10
+
+
+def test_simultaneous_contacts_follow_newtons_law_per_contact() -> None:
+    trajectory = run("newtons_cradle", t_end=1.0, **TIGHT)
+    rows = impact_rows(trajectory, "left")
+    assert len(rows) == 1
+    row = rows[0]
+    assert abs(trajectory.t[row] - 0.4) < 1e-12
+    velocities = [trajectory[v][row] for v in ("x1_dot", "x2_dot", "x3_dot")]
+    assert np.max(np.abs(np.array(velocities) - [-1 / 3, 2 / 3, 2 / 3])) < 1e-12
+    assert abs(trajectory["impulse_left"][row] - 4 / 3) < 1e-12
+    assert abs(trajectory["impulse_right"][row] - 2 / 3) < 1e-12
+    assert np.max(np.abs(trajectory.energy - 0.5)) < 1e-12
+
+
+def test_every_other_engine_refuses_a_unilateral_system() -> None:
+    spec = parse_spec((SYSTEMS / "bouncing_ball.yaml").read_text(), "bouncing_ball.yaml",
+                      "bouncing_ball")
+    problem = Problem.build(spec, build_model(spec), SimulateOptions(t_end=1.0))
+    assert choose(problem).name == "impacts"
+    assert [engine.refusal(problem) for engine in ENGINES] == [UNILATERAL] * len(ENGINES)
+
+
+BALL = (SYSTEMS / "bouncing_ball.yaml").read_text()
+CONTACT = "  - {name: floor, unilateral: y, restitution: e}"
+
+
+@pytest.mark.parametrize(("item", "column", "message"), [
+    ("{name: floor, unilateral: y, restitution: 2*e}", 47,
+     "the restitution of 'floor' is 1.6 at the parameters' values; Newton's coefficient lies in "
+     "[0, 1]"),
+    ("{name: floor, unilateral: y_dot, restitution: e}", 31,
+     "the gap of unilateral constraint 'floor' may not depend on velocities"),
+    ("{name: floor, unilateral: y, holonomic: y, restitution: e}", 34,
+     "constraint 'floor' is unilateral: 'holonomic:' cannot be combined with 'unilateral:'"),
+    ("{name: floor, unilateral: y, velocity: y_dot, restitution: e}", 34,
+     "'velocity:' cannot be combined with 'unilateral:'"),
+    ("{name: floor, unilateral: y}", 5,
+     "unilateral constraint 'floor' needs 'restitution: e'"),
+    ("{name: floor, unilateral: y, restitution: e, friction: 0.3}", 50,
+     "Coulomb friction at a unilateral contact is not yet supported"),
+    ("{name: floor, restitution: e}", 19,
+     "'restitution:' in constraint 'floor' belongs to a unilateral constraint"),
+    ("{name: floor, unilateral: y, restitution: y}", 47,
+     "the restitution of 'floor' may use only parameters, not y"),
+    ("{name: floor, unilateral: y, restitution: e, stiffness: 3}", 50,
+     "unknown key 'stiffness' in constraint 1"),
+])
+def test_bad_unilateral_constraints_are_located(item: str, column: int, message: str) -> None:
+    line = BALL.splitlines().index(CONTACT) + 1
+    with pytest.raises(InputError) as caught:
+        parse_spec(BALL.replace(CONTACT, f"  - {item}"), "ball.yaml", "ball")
+    error = caught.value
+    assert message in error.message
+    assert (error.location.line, error.location.column) == (line, column)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"method": "rattle", "dt": 0.01}, "--method rattle does not run unilateral constraints yet"),
+    ({"section": "y_dot"}, "--section does not run with unilateral constraints yet"),
+])
+def test_options_the_impacts_engine_cannot_run_are_refused(options: dict[str, object],
+                                                           message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        run("bouncing_ball", t_end=1.0, **options)
+
+
+def test_a_start_inside_the_obstacle_is_refused() -> None:
+    with pytest.raises(InputError, match="the gap of unilateral constraint 'floor' is -0.5 at "
+                                         "the start"):
+        run("bouncing_ball", t_end=1.0, initial={"y": -0.5})
+
+
+def test_a_start_closing_into_the_obstacle_is_refused() -> None:
+    with pytest.raises(InputError, match="unilateral constraint 'floor' is closed at the start "
+                                         "and its gap's rate is -1 < 0"):
+        run("bouncing_ball", t_end=1.0, initial={"y": 0.0, "y_dot": -1.0})
+
+
+def test_a_plastic_impact_leaves_the_ball_resting_on_the_floor() -> None:
+    """e = 0: the first impact, at t₁ = sqrt(2h₀/g), takes all the speed (impulse m v₁) and the
+    ball rests from there, held by m g."""
+    trajectory = run("bouncing_ball", parameters={"e": 0.0}, t_end=2.0, **TIGHT)
+    rows = impact_rows(trajectory, "floor")
+    t1 = math.sqrt(2 / G)
+    assert len(rows) == 1 and abs(trajectory.t[rows[0]] - t1) < 1e-12
+    assert abs(trajectory["impulse_floor"][rows[0]] - G * t1) < 1e-12
+    after = slice(rows[0], None)
+    assert np.max(np.abs(trajectory["y"][after])) < 1e-12
+    assert np.max(np.abs(trajectory["contact_force_floor"][after] - G)) < 1e-12
+
+
+def test_stop_when_ends_a_bouncing_run() -> None:
+    trajectory = run("bouncing_ball", t_end=3.0, stop_when="y - 0.5", **TIGHT)
+    assert trajectory.stop_reason == "stop_when"
+    assert abs(trajectory.t[-1] - math.sqrt(2 * 0.5 / G)) < 1e-12
+
+
+LIFTED = """
+name: lifted
+parameters: {m: 2.0, g: 9.81, F0: 4.0}
+coordinates: [y]
+masses:
+  ball: {mass: m, position: [0, y]}
+gravity: [0, -g]
+forces: {y: F0*t}
+constraints:
+  - {name: floor, unilateral: y, restitution: 0.5}
+initial: {y: 0}
+"""
+
+
+def test_a_resting_contact_is_held_until_its_force_would_pull() -> None:
+    """A ball at rest on the floor, pulled up by F0 t: held, the contact force is m g − F0 t,
+    until it reaches 0 at t_l = m g/F0; from there the ball flies, y = F0 (t − t_l)³/(6m)."""
+    m, f0 = 2.0, 4.0
+    t_lift = m * G / f0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(LIFTED).simulate(t_end=6.0, **TIGHT)
+    held = trajectory.t < t_lift
+    force = trajectory["contact_force_floor"]
+    assert np.max(np.abs(force[held] - (m * G - f0 * trajectory.t[held]))) < 1e-12
+    assert np.max(np.abs(trajectory["y"][held])) < 1e-12
+    release = int(np.flatnonzero(~held)[0])
+    assert abs(trajectory.t[release] - t_lift) < 1e-12
+    s = trajectory.t[release:] - t_lift
+    assert np.all(force[release + 1:] == 0.0)
+    assert np.max(np.abs(trajectory["y"][release:] - f0 * s ** 3 / (6 * m))) < 1e-10
+
+
+def test_check_names_each_contact_and_what_its_impacts_do() -> None:
+    from lagsim.analysis.check import check_system
+
+    spec = parse_spec((SYSTEMS / "bouncing_ball.yaml").read_text(), "bouncing_ball.yaml",
+                      "bouncing_ball")
+    report = check_system(spec, build_model(spec))
+    assert [n for n in report.notes if n.startswith("unilateral")] == [
+        "unilateral constraint 'floor': y >= 0, restitution e = 0.8; the rank, the degrees of "
+        "freedom and the conserved quantities above are those of free flight; its impacts keep "
+        "the fraction e^2 = 0.64 of the kinetic energy of the motion along the gap, and change "
+        "the momenta that free flight conserves"]
+    assert report.degrees_of_freedom == 1
+
+
+LEANING = """
+name: leaning
+parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: -pi/12, e: 0.5}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+potential: m*g*y
+constraints:
+  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
+  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
+initial: {x: -0.7071067811865476, y: -0.7071067811865476}
+"""
+
+
+@pytest.mark.parametrize("formulation", ["index1", "udwadia-kalaba"])
+def test_a_pendulum_comes_to_rest_against_a_wall_with_its_rod_kept(formulation: str) -> None:
+    """The Cartesian pendulum released at 45° beside a wall at α = −15° that gravity pushes it
+    into: the bounces accumulate, then it leans on the wall, the bilateral rod kept, with the
+    wall's force m g tan|α| and the rod's multiplier −m g/cos α (the tension m g/cos α: at rest
+    the weight, the rod and the wall balance)."""
+    alpha = -math.pi / 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(LEANING).simulate(t_end=8.0, formulation=formulation, **TIGHT)
+    force = trajectory["contact_force_wall"]
+    resting = np.flatnonzero(force != 0.0)
+    assert len(resting) > 100 and resting[-1] == len(trajectory.t) - 1
+    rest = resting[1:]
+    assert np.max(np.abs(force[rest] - G * math.tan(-alpha))) < 1e-9
+    assert np.max(np.abs(trajectory["lambda_rod"][rest] + G / math.cos(alpha))) < 1e-9
+    assert np.max(np.abs(trajectory["x"][rest] - math.sin(alpha))) < 1e-12
+    assert np.max(np.abs(trajectory["residual_rod"])) < 1e-10
+    assert np.max(np.abs(trajectory["x_dot"][rest])) < 1e-12
+
+
+def test_a_sweep_reports_the_energy_an_inelastic_contact_takes_as_a_gain() -> None:
+    """With e < 1 the energy h is not conserved: the sweep's column is ``energy_gain`` =
+    h(t_end) − h(0) (the ball ends at rest on the floor: −m g h₀), not a drift; with e = 1 it is
+    the drift, an integration error."""
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    def table(*args: str) -> list[dict[str, str]]:
+        result = CliRunner().invoke(main, ["sweep", *args, "--scheduler", "synchronous"],
+                                    catch_exceptions=False)
+        return list(csv.DictReader(io.StringIO(result.stdout)))
+
+    ball = table(str(SYSTEMS / "bouncing_ball.yaml"), "--values", "m=1,2")
+    assert [float(r["energy_gain"]) for r in ball] == pytest.approx([-G, -2 * G], abs=1e-12)
+    stop = table(str(SYSTEMS / "pendulum_stop.yaml"), "--values", "m=1,2", "--set", "e=1",
+                 "--t-end", "5")
+    assert max(float(r["energy_drift"]) for r in stop) < 1e-8
+
+
+def test_a_misspelt_contact_key_is_suggested_and_a_name_clash_is_located() -> None:
+    line = BALL.splitlines().index(CONTACT) + 1
+    with pytest.raises(InputError, match=r"unknown key 'restitusion' in constraint 1 \(did you "
+                                         r"mean 'restitution'\?\)"):
+        parse_spec(BALL.replace(CONTACT, "  - {name: floor, unilateral: y, restitusion: e}"),
+                   "ball.yaml", "ball")
+    twice = BALL.replace(CONTACT, CONTACT + "\n  - {name: floor, holonomic: y - 2}")
+    with pytest.raises(InputError, match="constraint name 'floor' is used twice") as caught:
+        parse_spec(twice, "ball.yaml", "ball")
+    assert caught.value.location.line == line + 1
+
+
+def test_stop_when_on_a_velocity_stops_at_the_impact_that_flips_it() -> None:
+    """y_dot jumps from −v₁ to e v₁ at the first impact: the jump changes the sign of the
+    --stop-when expression, so the run stops there, its last row the state after the impact."""
+    trajectory = run("bouncing_ball", t_end=3.0, stop_when="y_dot", **TIGHT)
+    t1 = math.sqrt(2 / G)
+    assert trajectory.stop_reason == "stop_when"
+    assert abs(trajectory.t[-1] - t1) < 1e-12
+    assert abs(trajectory["y_dot"][-1] - 0.8 * G * t1) < 1e-12
+    assert trajectory["impulse_floor"][-1] > 0.0
+
+
+SLIDING = """
+name: sliding
+parameters: {m: 1.0, g: 9.81, e: 0.5}
+coordinates: [x, y]
+masses:
+  ball: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - {name: floor, unilateral: y, restitution: e}
+initial: {x: 0, x_dot: 1, y: 1}
+"""
+
+
+def test_the_motion_along_the_floor_goes_on_across_the_accumulation() -> None:
+    """A ball thrown along a frictionless floor: x = t throughout, across every impact, the
+    accumulation at t∞ and the rest on the floor (the passage carries the motion along it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(SLIDING).simulate(t_end=3.0, **TIGHT)
+    t_inf = math.sqrt(2 / G) * 3
+    last = impact_rows(trajectory, "floor")[-1]
+    assert abs(trajectory.t[last] - t_inf) < 1e-9
+    assert np.max(np.abs(trajectory["x"] - trajectory.t)) < 1e-12
+    assert np.max(np.abs(trajectory["x_dot"] - 1.0)) < 1e-12
+    assert np.max(np.abs(trajectory["y"][last:])) < 1e-12

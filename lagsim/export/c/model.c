@@ -1,0 +1,176 @@
+/* @P@.c: the model "@NAME@" exported by lagsim @VERSION@; the interface is in @P@.h. Generated
+   code: M q_ddot = F + A^T lambda, A q_ddot = b (seed 001 eq. 10.12-10.14, §10.7) with
+   @FORMULATION@. */
+#include "@P@.h"
+#include <math.h>
+#include <string.h>
+
+const char *const @P@_state_names[@P@_NY] = {@STATE_LIST@};
+const char *const @P@_parameter_names[@P@_NP] = {@PARAMETER_LIST@};
+const char *const @P@_output_names[@P@_NOUT] = {@OUTPUT_LIST@};
+const double @P@_parameter_start[@P@_NP] = {@PARAMETER_VALUES@};
+const double @P@_state_start[@P@_NY] = {@STATE_VALUES@};
+
+@RUNTIME@
+@FUNCTIONS@
+
+#define N_ @N@
+#define M_ @M@
+#define MH_ @MH@
+#define NPM_ @NPM@
+static const int HOLONOMIC[MH_ + 1] = {@HOLONOMIC@};
+
+/* q_ddot (and lambda when asked) at (t, y); stabilized: Baumgarte's b - 2 alpha phi_dot -
+   beta^2 phi on holonomic rows, b - alpha (A q_dot + c) on velocity rows, alpha = p[NPM_],
+   beta = p[NPM_ + 1] (lagsim.run.formulations.Baumgarte). */
+static int accelerations(double t, const double *y, const double *p, int stabilized,
+                         double *qdd, double *lam)
+{
+    double in[1 + 2 * N_], dyn[N_ * N_ + N_ + M_ * N_ + M_ + 1];
+    double K[(N_ + M_) * (N_ + M_)], r[N_ + M_], L[N_ * N_];
+    int i, j;
+    in[0] = t;
+    memcpy(in + 1, y, 2 * N_ * sizeof(double));
+    dynamics(in, p, dyn);
+    for (i = 0; i < N_ * N_; i++)
+        if (!isfinite(dyn[i])) {
+            for (j = 0; j < N_; j++) qdd[j] = NAN;
+            return 0;
+        }
+    if (M_ == 0) {
+        memcpy(qdd, dyn + N_ * N_, N_ * sizeof(double));
+        return lagsim_solve(N_, dyn, qdd, L);
+    }
+    {
+        const double *Mq = dyn, *F = dyn + N_ * N_, *A = F + N_, *b = A + M_ * N_;
+        memset(K, 0, sizeof K);
+        for (i = 0; i < N_; i++) {
+            for (j = 0; j < N_; j++) K[i * (N_ + M_) + j] = Mq[i * N_ + j];
+            for (j = 0; j < M_; j++) {
+                K[i * (N_ + M_) + N_ + j] = -A[j * N_ + i];
+                K[(N_ + j) * (N_ + M_) + i] = A[j * N_ + i];
+            }
+            r[i] = F[i];
+        }
+        for (j = 0; j < M_; j++) r[N_ + j] = b[j];
+        if (stabilized) {
+            double vel[M_ * N_ + M_ + 1], ph[MH_ + MH_ * N_ + 1];
+            double alpha = p[NPM_], beta = p[NPM_ + 1];
+            velocity(in, p, vel);
+            for (j = 0; j < M_; j++) {
+                double w = vel[M_ * N_ + j];
+                for (i = 0; i < N_; i++) w += vel[j * N_ + i] * y[N_ + i];
+                r[N_ + j] -= alpha * w;
+            }
+            if (MH_ > 0) {
+                phi(in, p, ph);
+                for (j = 0; j < MH_; j++) {
+                    int row = HOLONOMIC[j];
+                    const double *ar = vel + row * N_;
+                    double w = vel[M_ * N_ + row];
+                    for (i = 0; i < N_; i++) w += ar[i] * y[N_ + i];
+                    r[N_ + row] -= alpha * w + beta * beta * ph[j];
+                }
+            }
+        }
+        if (lagsim_lu_solve(N_ + M_, 1, K, r) == 1) return 1;
+        memcpy(qdd, r, N_ * sizeof(double));
+        if (lam) memcpy(lam, r + N_, M_ * sizeof(double));
+    }
+    return 0;
+}
+
+int @P@_rhs(double t, const double *y, const double *p, double *dy)
+{
+    memcpy(dy, y + N_, N_ * sizeof(double));
+    return accelerations(t, y, p, 1, dy + N_, 0);
+}
+
+int @P@_outputs(double t, const double *y, const double *p, double *out)
+{
+    double in[1 + 2 * N_], qdd[N_];
+    int code = 0;
+    in[0] = t;
+    memcpy(in + 1, y, 2 * N_ * sizeof(double));
+    observe(in, p, out);
+    memmove(out + @NPOS@ + M_, out + @NPOS@, sizeof(double));
+    if (M_ > 0) code = accelerations(t, y, p, 0, qdd, out + @NPOS@);
+    return code;
+}
+
+int @P@_jacobian(double t, const double *y, const double *p, double *J)
+{
+    double yp[2 * N_], fp[2 * N_], fm[2 * N_];
+    int i, j;
+    memcpy(yp, y, sizeof yp);
+    for (j = 0; j < 2 * N_; j++) {
+        double h = 1.4901161193847656e-08 * fmax(1.0, fabs(y[j]));
+        yp[j] = y[j] + h;
+        if (@P@_rhs(t, yp, p, fp)) return 1;
+        yp[j] = y[j] - h;
+        if (@P@_rhs(t, yp, p, fm)) return 1;
+        yp[j] = y[j];
+        for (i = 0; i < 2 * N_; i++) J[i * 2 * N_ + j] = (fp[i] - fm[i]) / (2.0 * h);
+    }
+    return 0;
+}
+
+static int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
+{
+    return @P@_rhs(t, y, p, out);
+}
+
+#define lagsim_dop853_step @P@_dop853_step
+#define DOP853_STAGES @STAGES@
+@DOP853@
+
+/* scipy.integrate._ivp.common.select_initial_step for DOP853 (error estimator order 7). */
+static double first_step(double t, const double *y, const double *f, double rtol, double atol,
+                         double span, const double *p)
+{
+    double y1[2 * N_], f1[2 * N_], d0 = 0, d1 = 0, d2 = 0, h0, h1;
+    int i;
+    for (i = 0; i < 2 * N_; i++) {
+        double s = atol + fabs(y[i]) * rtol;
+        d0 += (y[i] / s) * (y[i] / s);
+        d1 += (f[i] / s) * (f[i] / s);
+    }
+    d0 = sqrt(d0 / (2 * N_));
+    d1 = sqrt(d1 / (2 * N_));
+    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    if (h0 > span) h0 = span;
+    for (i = 0; i < 2 * N_; i++) y1[i] = y[i] + h0 * f[i];
+    if (lagsim_ode_rhs(t + h0, y1, f1, p)) return h0;
+    for (i = 0; i < 2 * N_; i++) {
+        double s = atol + fabs(y[i]) * rtol;
+        d2 += ((f1[i] - f[i]) / s) * ((f1[i] - f[i]) / s);
+    }
+    d2 = sqrt(d2 / (2 * N_)) / h0;
+    h1 = (d1 <= 1e-15 && d2 <= 1e-15) ? fmax(1e-6, h0 * 1e-3)
+         : pow(0.01 / fmax(d1, d2), 1.0 / 8.0);
+    return fmin(fmin(100 * h0, h1), span);
+}
+
+int @P@_integrate(double *t, double *y, double t_end, const double *p, double rtol,
+                  double atol, double *h)
+{
+    double f[2 * N_], K[(DOP853_STAGES + 1) * 2 * N_], y_new[2 * N_], f_new[2 * N_];
+    double tol[2 * N_];
+    lagsim_step res;
+    int i, code;
+    if (!(t_end > *t)) return 0;
+    for (i = 0; i < 2 * N_; i++) tol[i] = atol;
+    if (lagsim_ode_rhs(*t, y, f, p)) return 1;
+    if (!(*h > 0)) *h = first_step(*t, y, f, rtol, atol, t_end - *t, p);
+    while (*t < t_end) {
+        res.h_abs = *h;
+        code = @P@_dop853_step(*t, y, f, t_end, 1.0, rtol, tol, INFINITY, K, y_new, f_new,
+                               &res, p);
+        if (code) return code == RUN_SMALL ? 3 : 1;
+        *t = res.t_new;
+        *h = res.h_abs;
+        memcpy(y, y_new, sizeof y_new);
+        memcpy(f, f_new, sizeof f_new);
+    }
+    return 0;
+}

@@ -1,0 +1,45 @@
+/* @P@.h: the model "@NAME@" exported by lagsim @VERSION@ (lagsim export). Standalone C99: no
+   Python and no lagsim at run time; build with  cc -O2 -c @P@.c  (link with -lm).
+
+   Layouts (every array is a plain double array, indices fixed below):
+     y[@P@_NY]      the state: the coordinates q, then their velocities q_dot
+                    (@STATE_NAMES@)
+     p[@P@_NP]      the parameters, the file's values in @P@_parameter_start
+                    (@PARAMETER_NAMES@)
+     out[@P@_NOUT]  the outputs: each mass's position, the multipliers lambda_<c> and the
+                    energy h = q_dot . dL/dq_dot - L (@OUTPUT_NAMES@)
+   @CONSTRAINTS@
+   Every function is reentrant (no global state) and returns 0, or 1 when a linear system of
+   the step is singular (the mass matrix, or the constraints' matrix). */
+#ifndef @GUARD@
+#define @GUARD@
+
+#define @P@_N @N@       /* coordinates */
+#define @P@_M @M@       /* constraint rows */
+#define @P@_NY @NY@      /* states */
+#define @P@_NP @NP@      /* parameters */
+#define @P@_NOUT @NOUT@    /* outputs */
+
+extern const char *const @P@_state_names[@P@_NY];
+extern const char *const @P@_parameter_names[@P@_NP];
+extern const char *const @P@_output_names[@P@_NOUT];
+extern const double @P@_parameter_start[@P@_NP];
+/* The start state at t = @T0@ with the file's parameters (on the constraints: lagsim's
+   consistent start). */
+extern const double @P@_state_start[@P@_NY];
+
+/* dy = y' = [q_dot, q_ddot] at time t. */
+int @P@_rhs(double t, const double *y, const double *p, double *dy);
+/* The outputs at (t, y). */
+int @P@_outputs(double t, const double *y, const double *p, double *out);
+/* J = dy'/dy (@P@_NY x @P@_NY, row-major) by central differences of @P@_rhs (step
+   sqrt(eps) scaled by |y_j|). */
+int @P@_jacobian(double t, const double *y, const double *p, double *J);
+/* Advance (t, y) to t_end with DOP853 (scipy's algorithm and coefficients, the steps lagsim's
+   C loop takes) at the tolerances rtol, atol; *h is the step size to try (0: chosen as scipy
+   does) and becomes the next one. 0, 1 (singular), or 3 (the step size fell below the spacing
+   of the numbers). */
+int @P@_integrate(double *t, double *y, double t_end, const double *p, double rtol,
+                  double atol, double *h);
+
+#endif

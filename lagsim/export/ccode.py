@@ -1,0 +1,229 @@
+"""Standalone C of one model (issue 25): a header with the documented interface, one ``.c`` file
+and an example ``main.c``, none of which needs Python or lagsim at run time.
+
+The texts are named templates in ``lagsim/export/c/`` filled by
+:func:`lagsim.numeric.csource.fill` (PyDy's way: fixed C with named slots, the constants an array
+``p`` passed at run time). The model's expressions are printed by
+:func:`lagsim.numeric.ccompile.c_function`, the linear algebra is lagsim's ``runtime.c`` and the
+integrator lagsim's DOP853 step (:func:`lagsim.numeric.ccompile.dop853_source`), the same texts
+the C paths of ``lagsim simulate`` compile. The C↔Python interface is declared once here
+(:class:`Layout`): the names and order of the states, parameters and outputs that the header,
+the FMU's model description (:mod:`lagsim.export.fmu`) and the tests read.
+
+Constrained systems are exported in the index-1 form [[M, −Aᵀ], [A, 0]] [q̈; λ] = [F; b] (seed
+001 §10.7) with Baumgarte's stabilization b − 2α φ̇ − β² φ (holonomic rows) and b − α(A q̇ + c)
+(velocity rows), α and β two more parameters (``baumgarte_alpha``, ``baumgarte_beta``) with
+``--baumgarte``'s values as start values: ``lagsim simulate --formulation index1 --stabilize
+baumgarte`` integrates the same ODE.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import symengine as se
+
+from lagsim import __version__, naming
+from lagsim.errors import InputError, Location
+from lagsim.numeric import csource
+from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
+from lagsim.numeric.compile import compile_model
+from lagsim.output.io import check_output, open_output
+from lagsim.run.start import consistent_start
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model
+
+BAUMGARTE = ("baumgarte_alpha", "baumgarte_beta")
+"""The two parameters a constrained export adds after the file's (Baumgarte's α and β)."""
+AXES = ("x", "y", "z")
+
+
+def template(name: str) -> str:
+    """The text of ``lagsim/export/c/<name>`` (package data)."""
+    return (resources.files("lagsim.export") / "c" / name).read_text(encoding="utf-8")
+
+
+def identifier(name: str) -> str:
+    """``name`` as a C identifier (FMI's modelIdentifier): other characters become ``_``, and a
+    leading digit gets ``m_``."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return f"m_{text}" if not text or text[0].isdigit() else text
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The exported model's interface, declared once: the state, parameter and output names in
+    their array order, with start values and units (``""`` when the file gives none)."""
+
+    prefix: str
+    name: str
+    coordinates: tuple[str, ...]
+    constraints: tuple[str, ...]
+    holonomic: tuple[int, ...]
+    states: tuple[str, ...]
+    state_start: tuple[float, ...]
+    state_units: tuple[str, ...]
+    parameters: tuple[str, ...]
+    parameter_start: tuple[float, ...]
+    parameter_units: tuple[str, ...]
+    positions: tuple[str, ...]
+    outputs: tuple[str, ...]
+    t0: float
+    t_end: float
+    samples: int
+    time_unit: str
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinates)
+
+    @property
+    def m(self) -> int:
+        return len(self.constraints)
+
+
+def _setting(spec: SystemSpec, key: str, default: float) -> float:
+    found = spec.simulate.get(key)
+    value = getattr(found, "value", found)
+    return default if value is None else float(value)
+
+
+def layout(spec: SystemSpec, model: Model, baumgarte: tuple[float, float] = (5.0, 5.0)
+           ) -> Layout:
+    """The interface of ``model`` (from ``spec``) with its start state: the file's initial
+    values moved onto the constraints as ``lagsim simulate`` moves them
+    (:func:`lagsim.run.start.consistent_start`)."""
+    coords = tuple(model.coordinates)
+    units = dict(spec.units)
+    time_unit = units.get("t", "")
+    t0 = _setting(spec, "t_start", 0.0)
+    q0, qd0 = spec.initial_state()
+    if model.m:
+        numeric = compile_model(model)
+        q, qd = consistent_start(numeric, t0, np.array(q0), np.array(qd0),
+                                 given=frozenset(name for name, _ in spec.initial))
+        q0, qd0 = q.tolist(), qd.tolist()
+    names = tuple(model.parameters)
+    values = tuple(float(model.parameters[k]) for k in names)
+    punits = tuple(units.get(k, "") for k in names)
+    if model.m:
+        names += BAUMGARTE
+        values += tuple(float(g) for g in baumgarte)
+        punits += ("", "")
+    rate = [_per(units.get(c, ""), time_unit) for c in coords]
+    positions = tuple(f"{mass}_{AXES[k]}" for mass, r in model.mass_positions
+                      for k in range(len(r)))
+    multipliers = tuple(naming.multiplier(c.name) for c in model.constraints)
+    return Layout(
+        prefix=identifier(model.name), name=model.name, coordinates=coords,
+        constraints=tuple(c.name for c in model.constraints),
+        holonomic=tuple(i for i, c in enumerate(model.constraints) if c.kind == "holonomic"),
+        states=naming.state(coords), state_start=tuple(map(float, [*q0, *qd0])),
+        state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
+        parameters=names, parameter_start=values, parameter_units=punits,
+        positions=positions, outputs=(*positions, *multipliers, "energy"), t0=t0,
+        t_end=_setting(spec, "t_end", 10.0), samples=int(_setting(spec, "samples", 1001)),
+        time_unit=time_unit)
+
+
+def _per(unit: str, time_unit: str) -> str:
+    """The unit of a rate of ``unit`` per ``time_unit`` (``""`` when either is unknown)."""
+    if not unit or not time_unit:
+        return ""
+    return f"{unit}/{time_unit}"
+
+
+def _strings(names: tuple[str, ...]) -> str:
+    return ", ".join('"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"' for n in names)
+
+
+def _doubles(values: tuple[float, ...]) -> str:
+    return ", ".join(repr(float(v)) for v in values) or "0"
+
+
+def _functions(model: Model) -> str:
+    """The model's expressions as C (:func:`lagsim.numeric.ccompile.c_function`): ``dynamics``
+    (M, F, A, b of t, q, q̇), ``phi`` (φ, φ_q of t, q), ``velocity`` (A, c of t, q) and
+    ``observe`` (the mass positions and h of t, q, q̇), the parameters ``p`` their inputs."""
+    t, q, qd = model.t, list(model.q), list(model.qd)
+    params = list(model.substitutions())
+    flat = [model.mass_matrix[i, j] for i in range(model.n) for j in range(model.n)]
+    forcing = [model.forcing[i, 0] for i in range(model.n)]
+    A = [model.A[i, j] for i in range(model.A.rows) for j in range(model.A.cols)]
+    b = [model.b[i, 0] for i in range(model.b.rows)]
+    hol = model.holonomic
+    phis = [c.expression for c in hol] + [r for c in hol for r in c.row]
+    rows = [r for c in model.constraints for r in c.row] + [c.offset for c in model.constraints]
+    observed = [se.sympify(x) for _, r in model.mass_positions for x in r] + [model.energy]
+    state = [t, *q, *qd]
+    return "\n".join([
+        c_function("dynamics", state, [*flat, *forcing, *A, *b], params),
+        c_function("phi", state, phis, params),
+        c_function("velocity", state, rows, params),
+        c_function("observe", state, observed, params)])
+
+
+def sources(spec: SystemSpec, model: Model, baumgarte: tuple[float, float] = (5.0, 5.0)
+            ) -> tuple[Layout, dict[str, str]]:
+    """The interface and the files of the standalone C export: ``<prefix>.h``, ``<prefix>.c``
+    and ``main.c`` by name."""
+    if not model.n:
+        raise InputError("the system has no coordinates; there is nothing to export")
+    lay = layout(spec, model, baumgarte)
+    P = lay.prefix
+    from scipy.integrate._ivp import dop853_coefficients
+
+    common = dict(P=P, NAME=lay.name, VERSION=__version__)
+    constraints = (f"Constraints ({lay.m} rows: {', '.join(lay.constraints)}) enter by the "
+                   f"index-1 form with Baumgarte's stabilization, alpha and beta the last two "
+                   f"parameters." if lay.m else "No constraints: M(q) q_ddot = F(q, q_dot, t).")
+    header = csource.fill(
+        template("model.h"), **common, STATE_NAMES=", ".join(lay.states),
+        PARAMETER_NAMES=", ".join(lay.parameters), OUTPUT_NAMES=", ".join(lay.outputs),
+        CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
+        NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0))
+    body = csource.fill(
+        template("model.c"), **common,
+        FORMULATION=("the index-1 form and Baumgarte's stabilization" if lay.m else
+                     "q_ddot from a Cholesky factorization of M"),
+        STATE_LIST=_strings(lay.states), PARAMETER_LIST=_strings(lay.parameters),
+        OUTPUT_LIST=_strings(lay.outputs), PARAMETER_VALUES=_doubles(lay.parameter_start),
+        STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME, FUNCTIONS=_functions(model),
+        N=lay.n, M=lay.m, MH=len(lay.holonomic), NPM=len(model.parameters),
+        HOLONOMIC=", ".join(map(str, (*lay.holonomic, 0))), NPOS=len(lay.positions),
+        DOP853=dop853_source(lay.n), STAGES=dop853_coefficients.N_STAGES)
+    main = csource.fill(template("main.c"), **common, T0=repr(lay.t0), T_END=repr(lay.t_end),
+                        SAMPLES=lay.samples)
+    return lay, {f"{P}.h": header, f"{P}.c": body, "main.c": main}
+
+
+def write_c(spec: SystemSpec, model: Model, folder: str | Path, force: bool = False,
+            baumgarte: tuple[float, float] = (5.0, 5.0)) -> tuple[Path, ...]:
+    """Write :func:`sources` into ``folder`` (made if missing) through the project's one writer
+    (:func:`lagsim.output.io.open_output`: a temporary file renamed into place); the paths
+    written. An existing folder, or an existing file among those, is kept unless ``force``:
+    an :class:`InputError` before anything is written."""
+    target = Path(folder)
+    if target.exists() and not force:
+        raise InputError(f"cannot write {str(target)!r}: it exists; give --force to write into "
+                         f"it", Location("--c"))
+    if target.exists() and not target.is_dir():
+        raise InputError(f"cannot write {str(target)!r}: it is not a folder", Location("--c"))
+    _, files = sources(spec, model, baumgarte)
+    outputs = [check_output(target / name, "--c") if target.exists() else None
+               for name in files]
+    try:
+        target.mkdir(parents=False, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot make the folder {str(target)!r}: {exc.strerror or exc}",
+                         Location("--c")) from exc
+    written = []
+    for (name, text), checked in zip(files.items(), outputs):
+        with open_output(checked or check_output(target / name, "--c")) as out:
+            out.write(text)
+        written.append(target / name)
+    return tuple(written)

@@ -46,6 +46,9 @@ COMMANDS = {
     "equilibria": Entry("lagsim.cli.commands.equilibria:command",
                         "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
                         "the constraints."),
+    "export": Entry("lagsim.cli.commands.export:command",
+                    "Export FILE as standalone C (--c DIR) or as an FMI 2.0 FMU (--fmu), to "
+                    "run it in other tools."),
     "modes": Entry("lagsim.cli.commands.modes:command",
                    "Print the small oscillations of FILE about an equilibrium."),
     "new": Entry("lagsim.cli.commands.new:command",

@@ -20,9 +20,11 @@ baumgarte`` integrates the same ODE.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import symengine as se
@@ -34,6 +36,7 @@ from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
 from lagsim.numeric.compile import compile_model
 from lagsim.output.io import check_output, open_output
 from lagsim.run.start import consistent_start
+from lagsim.spec.options import Option, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
@@ -86,21 +89,45 @@ class Layout:
         return len(self.constraints)
 
 
-def _setting(spec: SystemSpec, key: str, default: float) -> float:
-    found = spec.simulate.get(key)
-    value = getattr(found, "value", found)
-    return default if value is None else float(value)
+FORMULATIONS = ("auto", "index1")
+"""The ``--formulation`` values an export takes (auto means index1 here)."""
+STABILIZERS = ("baumgarte", "none")
+"""The ``--stabilize`` values an export takes (none: Baumgarte's gains 0)."""
 
 
-def layout(spec: SystemSpec, model: Model, baumgarte: tuple[float, float] = (5.0, 5.0)
-           ) -> Layout:
-    """The interface of ``model`` (from ``spec``) with its start state: the file's initial
-    values moved onto the constraints as ``lagsim simulate`` moves them
+def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
+                   name: Callable[[Option], str] | None = None) -> SimulateOptions:
+    """The run settings an export uses (``t_start``, ``t_end``, ``samples``, ``formulation``,
+    ``stabilize``, ``baumgarte``): the file's ``simulate:`` block with ``flags`` over it
+    (:meth:`lagsim.spec.options.SimulateOptions.resolve`). A constrained system exported with
+    another formulation or stabilizer than the exported C integrates is an
+    :class:`InputError` that says what works."""
+    flags = dict(flags or {})
+    options = SimulateOptions.resolve(spec.simulate, flags, name)
+    if not spec.constraints:
+        return options
+    if options.formulation not in FORMULATIONS:
+        raise InputError(f"an export integrates the constrained system in the index1 form; "
+                         f"--formulation {options.formulation} is not exported (use index1)",
+                         options.where("formulation"))
+    if "stabilize" not in flags or flags["stabilize"] is None:
+        return replace(options, stabilize="baumgarte")
+    if options.stabilize not in STABILIZERS:
+        raise InputError(f"an export keeps to the constraints with Baumgarte's stabilization; "
+                         f"--stabilize {options.stabilize} is not exported (use baumgarte, or "
+                         f"none)", options.where("stabilize"))
+    return options
+
+
+def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
+    """The interface of ``model`` (from ``spec``) with its start state at ``options.t_start``:
+    the file's initial values moved onto the constraints as ``lagsim simulate`` moves them
     (:func:`lagsim.run.start.consistent_start`)."""
     coords = tuple(model.coordinates)
     units = dict(spec.units)
     time_unit = units.get("t", "")
-    t0 = _setting(spec, "t_start", 0.0)
+    t0 = options.t_start
+    baumgarte = (0.0, 0.0) if options.stabilize == "none" else options.baumgarte
     q0, qd0 = spec.initial_state()
     if model.m:
         numeric = compile_model(model)
@@ -126,8 +153,7 @@ def layout(spec: SystemSpec, model: Model, baumgarte: tuple[float, float] = (5.0
         state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
         parameters=names, parameter_start=values, parameter_units=punits,
         positions=positions, outputs=(*positions, *multipliers, "energy"), t0=t0,
-        t_end=_setting(spec, "t_end", 10.0), samples=int(_setting(spec, "samples", 1001)),
-        time_unit=time_unit)
+        t_end=options.t_end, samples=options.rows(), time_unit=time_unit)
 
 
 def _per(unit: str, time_unit: str) -> str:
@@ -167,13 +193,11 @@ def _functions(model: Model) -> str:
         c_function("observe", state, observed, params)])
 
 
-def sources(spec: SystemSpec, model: Model, baumgarte: tuple[float, float] = (5.0, 5.0)
+def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = None
             ) -> tuple[Layout, dict[str, str]]:
     """The interface and the files of the standalone C export: ``<prefix>.h``, ``<prefix>.c``
-    and ``main.c`` by name."""
-    if not model.n:
-        raise InputError("the system has no coordinates; there is nothing to export")
-    lay = layout(spec, model, baumgarte)
+    and ``main.c`` by name; ``options`` default :func:`export_options` of the file."""
+    lay = layout(spec, model, options or export_options(spec))
     P = lay.prefix
     from scipy.integrate._ivp import dop853_coefficients
 
@@ -202,7 +226,7 @@ def sources(spec: SystemSpec, model: Model, baumgarte: tuple[float, float] = (5.
 
 
 def write_c(spec: SystemSpec, model: Model, folder: str | Path, force: bool = False,
-            baumgarte: tuple[float, float] = (5.0, 5.0)) -> tuple[Path, ...]:
+            options: SimulateOptions | None = None) -> tuple[Path, ...]:
     """Write :func:`sources` into ``folder`` (made if missing) through the project's one writer
     (:func:`lagsim.output.io.open_output`: a temporary file renamed into place); the paths
     written. An existing folder, or an existing file among those, is kept unless ``force``:
@@ -213,7 +237,7 @@ def write_c(spec: SystemSpec, model: Model, folder: str | Path, force: bool = Fa
                          f"it", Location("--c"))
     if target.exists() and not target.is_dir():
         raise InputError(f"cannot write {str(target)!r}: it is not a folder", Location("--c"))
-    _, files = sources(spec, model, baumgarte)
+    _, files = sources(spec, model, options)
     outputs = [check_output(target / name, "--c") if target.exists() else None
                for name in files]
     try:

@@ -33,6 +33,7 @@ from lagsim.export.ccode import Layout, sources, template
 from lagsim.numeric import csource
 from lagsim.numeric.ccompile import compiler
 from lagsim.output.io import check_output, open_output
+from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
@@ -148,7 +149,7 @@ def build(cc: str, files: dict[str, str], identifier: str) -> bytes:
 
 
 def write_fmu(spec: SystemSpec, model: Model, path: str | Path, force: bool = False,
-              baumgarte: tuple[float, float] = (5.0, 5.0),
+              options: SimulateOptions | None = None,
               report: Callable[[str], None] | None = None) -> Path:
     """Write the FMU of ``model`` to ``path`` (``.fmu``) through the project's one writer
     (:func:`lagsim.output.io.open_output`); an existing file is kept unless ``force``. Without a C
@@ -157,7 +158,7 @@ def write_fmu(spec: SystemSpec, model: Model, path: str | Path, force: bool = Fa
         raise InputError(f"cannot write {str(path)!r}: it exists; give --force to replace it",
                          Location("-o"))
     target = check_output(path, "-o", formats=("fmu",), binary=True)
-    lay, files = sources(spec, model, baumgarte)
+    lay, files = sources(spec, model, options)
     files = {k: v for k, v in files.items() if k != "main.c"}
     files.update({h: template(h) for h in HEADERS})
     guid = "{" + hashlib.sha256("\0".join(f"{k}\0{v}" for k, v in sorted(files.items()))

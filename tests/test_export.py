@@ -1,0 +1,212 @@
+"""``lagsim export`` (issue 25): the standalone C built with the system compiler and the FMI 2.0
+FMU run by FMPy agree with ``lagsim simulate`` of the same equations (a constrained system in
+the index1 form with Baumgarte's stabilization, the form the export integrates)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lagsim import api
+from lagsim.cli import main
+from lagsim.errors import InputError
+from lagsim.export.ccode import export_options, layout
+
+CC = shutil.which("cc") or shutil.which("gcc")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
+T_END, SAMPLES = 2.0, 41
+
+
+def reference(name: str, tol: float, **given: object):
+    """``lagsim simulate`` of the bundled ``name`` (index1 + Baumgarte when constrained)."""
+    system = api.load(name)
+    options: dict[str, object] = dict(t_end=T_END, samples=SAMPLES, rtol=tol, atol=tol)
+    if system.model.m:
+        options.update(formulation="index1", stabilize="baumgarte")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return system, system.simulate(**options, **given)
+
+
+def built_c(name: str, folder: Path) -> Path:
+    system = api.load(name)
+    written = system.export_c(folder / name)
+    exe = folder / name / "run"
+    subprocess.run([CC, "-O2", "-o", str(exe), str(written[2]), str(written[1]), "-lm"],
+                   check=True, capture_output=True)
+    return exe
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "pendulum_constrained"])
+def test_c_matches_simulate(name: str, tmp_path: Path) -> None:
+    """main.c integrates at rtol = atol = 1e-12 with the DOP853 of lagsim's C loop; the state,
+    energy and multipliers agree with lagsim simulate at the same tolerances to 1e-10."""
+    exe = built_c(name, tmp_path)
+    done = subprocess.run([str(exe), str(T_END), str(SAMPLES), "1e-12", "1e-12"],
+                          capture_output=True, text=True, check=True)
+    header = done.stdout.splitlines()[0].split(",")
+    data = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    system, tr = reference(name, 1e-12)
+    n, m = len(system.coordinates), system.model.m
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    assert header == ["t", *lay.states, *lay.outputs]
+    np.testing.assert_allclose(data[:, 0], tr.t, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(data[:, 1:1 + n], tr.q, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(data[:, 1 + n:1 + 2 * n], tr.qd, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(data[:, -1], tr.energy, rtol=0, atol=1e-10)
+    if m:
+        np.testing.assert_allclose(data[:, -1 - m:-1], tr.lam, rtol=0, atol=1e-9)
+
+
+@needs_cc
+def test_c_parameter_argument_is_set(tmp_path: Path) -> None:
+    """main.c's NAME=VALUE sets a parameter as --set does: l = 2 runs as simulate with l = 2
+    (1e-10), and the swing differs from l = 1 by more than 0.1 rad."""
+    exe = built_c("pendulum", tmp_path)
+    done = subprocess.run([str(exe), str(T_END), str(SAMPLES), "1e-12", "1e-12", "l=2"],
+                          capture_output=True, text=True, check=True)
+    data = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    _, tr2 = reference("pendulum", 1e-12, parameters={"l": 2.0})
+    _, tr1 = reference("pendulum", 1e-12)
+    np.testing.assert_allclose(data[:, 1], tr2.q[:, 0], rtol=0, atol=1e-10)
+    assert np.abs(data[:, 1] - tr1.q[:, 0]).max() > 0.1
+    bad = subprocess.run([str(exe), "1", "3", "1e-8", "1e-8", "nosuch=1"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("no parameter nosuch=1")
+
+
+@pytest.fixture(scope="module")
+def fmpy():
+    """FMPy, the FMI importer; its tests are skipped where it is not installed (the test extra
+    installs it)."""
+    return pytest.importorskip("fmpy")
+
+
+@pytest.fixture(scope="module")
+def fmus(fmpy, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if CC is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("fmu")
+    return {name: api.load(name).export_fmu(folder / f"{name}.fmu")
+            for name in ("pendulum", "double_pendulum", "a01_pendulum", "slider_crank")}
+
+
+@pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "a01_pendulum",
+                                  "slider_crank"])
+def test_fmu_validates_and_matches_simulate(name: str, fmpy, fmus: dict[str, Path]) -> None:
+    """FMPy finds no problem in the FMU; as Model Exchange (CVode, rtol 1e-12) and as
+    Co-Simulation (DOP853 inside, tolerance 1e-10) the coordinates and the energy agree with
+    lagsim simulate (rtol = atol = 1e-10, lagsim's default) to 1e-8."""
+    from fmpy.validation import validate_fmu
+
+    path = str(fmus[name])
+    assert validate_fmu(path) == []
+    system, tr = reference(name, 1e-10)
+    coords = list(system.coordinates)
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
+                                   output_interval=T_END / (SAMPLES - 1),
+                                   relative_tolerance=tol, output=[*coords, "energy"])
+        np.testing.assert_allclose(result["time"], tr.t, rtol=0, atol=1e-12)
+        q = np.column_stack([result[c] for c in coords])
+        np.testing.assert_allclose(q, tr.q, rtol=0, atol=1e-8, err_msg=kind)
+        np.testing.assert_allclose(result["energy"], tr.energy, rtol=0, atol=1e-8,
+                                   err_msg=kind)
+
+
+def test_fmu_start_values_act_as_set(fmpy, fmus: dict[str, Path]) -> None:
+    """A parameter given through FMPy's start_values runs as --set: l = 2 agrees with simulate
+    --set l=2 to 1e-8 in both interfaces, and is 0.1 rad away from l = 1."""
+    _, tr2 = reference("pendulum", 1e-10, parameters={"l": 2.0})
+    _, tr1 = reference("pendulum", 1e-10)
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(str(fmus["pendulum"]), fmi_type=kind, stop_time=T_END,
+                                   output_interval=T_END / (SAMPLES - 1),
+                                   relative_tolerance=tol, start_values={"l": 2.0},
+                                   output=["theta"])
+        np.testing.assert_allclose(result["theta"], tr2.q[:, 0], rtol=0, atol=1e-8)
+        assert np.abs(result["theta"] - tr1.q[:, 0]).max() > 0.1
+
+
+def test_fmu_outputs_positions_and_multipliers(fmpy, fmus: dict[str, Path]) -> None:
+    """A01's outputs: the bob's position is its coordinates' values (natural coordinates:
+    x, y are the coordinates), the multiplier agrees with simulate's lambda to 1e-7."""
+    system, tr = reference("a01_pendulum", 1e-10)
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    lam = [o for o in lay.outputs if o.startswith("lambda_")]
+    result = fmpy.simulate_fmu(str(fmus["a01_pendulum"]), fmi_type="CoSimulation",
+                               stop_time=T_END, output_interval=T_END / (SAMPLES - 1),
+                               relative_tolerance=1e-10, output=[*lam, *lay.positions])
+    np.testing.assert_allclose(np.column_stack([result[c] for c in lam]), tr.lam, rtol=0,
+                               atol=1e-7)
+    assert len(lay.positions) == 2
+
+
+def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path]) -> None:
+    """Every parameter of the file is a tunable parameter with its value as start; a
+    constrained system adds Baumgarte's two gains with --baumgarte's defaults (5, 5)."""
+    md = fmpy.read_model_description(str(fmus["a01_pendulum"]))
+    system = api.load("a01_pendulum")
+    params = {v.name: float(v.start) for v in md.modelVariables if v.causality == "parameter"}
+    assert params == {**system.parameters, "baumgarte_alpha": 5.0, "baumgarte_beta": 5.0}
+    assert all(v.variability == "tunable" for v in md.modelVariables
+               if v.causality == "parameter")
+    assert len(md.derivatives) == 2 * len(system.coordinates)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_existing_outputs_are_kept(tmp_path: Path) -> None:
+    """An existing FMU file or C folder is kept without --force, with a one-line error (exit
+    2), and written with it."""
+    fmu = tmp_path / "p.fmu"
+    fmu.write_text("mine")
+    result = invoke("export", "pendulum", "--fmu", "-o", str(fmu))
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "give --force" in result.output
+    assert fmu.read_text() == "mine"
+    folder = tmp_path / "c"
+    folder.mkdir()
+    result = invoke("export", "pendulum", "--c", str(folder))
+    assert result.exit_code == 2 and "give --force" in result.output
+    assert list(folder.iterdir()) == []
+    if CC is not None:
+        result = invoke("export", "pendulum", "--fmu", "-o", str(fmu), "--force")
+        assert result.exit_code == 0, result.output
+        assert zipfile.is_zipfile(fmu)
+
+
+def test_missing_compiler_gives_source_fmu(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a compiler ($CC names none, no cc on the PATH) the FMU holds its sources and no
+    binaries, and one warning line says how to build them."""
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    notes: list[str] = []
+    path = api.load("pendulum").export_fmu(tmp_path / "p.fmu", report=notes.append)
+    names = zipfile.ZipFile(path).namelist()
+    assert not any(n.startswith("binaries/") for n in names)
+    assert {"modelDescription.xml", "sources/pendulum.c", "sources/fmu.c"} <= set(names)
+    assert len(notes) == 1 and "\n" not in notes[0] and "no C compiler" in notes[0]
+
+
+def test_unsupported_stabilizer_is_refused() -> None:
+    """A constrained system exported with a stabilizer the C does not integrate is an
+    InputError that says what works; unconstrained systems take no stabilizer at all."""
+    with pytest.raises(InputError, match="use baumgarte, or none"):
+        export_options(api.load("a01_pendulum").spec, {"stabilize": "projection"})
+    with pytest.raises(InputError, match="index1"):
+        export_options(api.load("a01_pendulum").spec, {"formulation": "udwadia-kalaba"})
+    result = invoke("export", "pendulum")
+    assert result.exit_code == 2 and "give one of --c DIR and --fmu" in result.output

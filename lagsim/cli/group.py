@@ -46,6 +46,9 @@ COMMANDS = {
     "equilibria": Entry("lagsim.cli.commands.equilibria:command",
                         "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
                         "the constraints."),
+    "lqr": Entry("lagsim.cli.commands.lqr:command",
+                 "Design a linear-quadratic regulator of FILE's inputs about an equilibrium: "
+                 "the gain K, the closed-loop eigenvalues and controllability."),
     "modes": Entry("lagsim.cli.commands.modes:command",
                    "Print the small oscillations of FILE about an equilibrium."),
     "new": Entry("lagsim.cli.commands.new:command",

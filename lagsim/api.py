@@ -313,6 +313,19 @@ class System:
                   for name, value in at.items()}
         return normal_modes(self.spec, self.model, at=at)
 
+    def lqr(self, at: Mapping[str, float] | str | None = None, Q: Any = None,
+            R: Any = None) -> Any:
+        """The linear-quadratic regulator about an equilibrium (``lagsim lqr``; ``at`` as in
+        :meth:`modes`, ``Q`` and ``R`` as ``--Q`` and ``--R``: diagonal weights, a list in the
+        order of the state or a mapping name → weight), as a
+        :class:`lagsim.analysis.lqr.LqrReport`."""
+        from lagsim.analysis.lqr import design
+
+        if isinstance(at, Mapping):
+            at = {_text_arg(name, "a key of at"): _number_arg(value, f"at[{name!r}]")
+                  for name, value in at.items()}
+        return design(self.spec, self.model, at, Q, R)
+
 
 def _options_doc() -> str:
     """The options of :meth:`System.simulate`, from the table, for ``help()``."""

@@ -294,6 +294,10 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
         "torques": ({"type": "object", "additionalProperties": _torque()},
                     "moments on bodies, in space axes or body axes, projected onto the "
                     "coordinates"),
+        "inputs": ({"type": ["object", "null"], "additionalProperties": EXPRESSION},
+                   "control inputs u: names that only `forces`, `loads` and `torques` may use; "
+                   "each is a parameter with its default value, which `--set NAME=VALUE` "
+                   "changes"),
     }
 
 

@@ -102,6 +102,8 @@ class Model:
     structure_key: str | None = None
     point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
     """The position of each declared point of a body, named ``body.point``, for pictures."""
+    inputs: tuple[str, ...] = ()
+    """The parameters that are inputs u (``inputs:``), in the file's order (issue 28)."""
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
 
@@ -293,6 +295,7 @@ def build_model(spec: SystemSpec) -> Model:
         mass_positions=tuple(positions), structure_key=spec_structure(spec),
         point_positions=tuple((ref, points.position(ref)) for ref in
                               (f"{m.name}.{p.name}" for m in spec.masses for p in m.points)),
+        inputs=spec.inputs,
     )
 
 
@@ -347,6 +350,7 @@ def assemble_model(
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
     structure_key: str | None = None,
     point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
+    inputs: tuple[str, ...] = (),
 ) -> Model:
     """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
     q = tuple(se.Symbol(c) for c in coordinates)
@@ -378,7 +382,7 @@ def assemble_model(
         potential=potential, lagrangian=lagrangian, momenta=se.DenseMatrix(n, 1, momenta),
         tau=tau, constraints=constraints, A=A, b=b, mass_positions=mass_positions,
         point_positions=point_positions,
-        structure_key=structure_key,
+        structure_key=structure_key, inputs=tuple(inputs),
     )
 
 
@@ -626,5 +630,5 @@ def tidy_model(model: Model) -> Model:
         lagrangian=se.sympify(tidy), tau=tau, constraints=model.constraints,
         parameters=model.parameters, mass_positions=model.mass_positions,
         point_positions=model.point_positions,
-        kinetic=kinetic, potential=potential,
+        kinetic=kinetic, potential=potential, inputs=model.inputs,
     )

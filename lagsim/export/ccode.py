@@ -73,6 +73,7 @@ class Layout:
     parameters: tuple[str, ...]
     parameter_start: tuple[float, ...]
     parameter_units: tuple[str, ...]
+    inputs: tuple[str, ...]
     positions: tuple[str, ...]
     outputs: tuple[str, ...]
     t0: float
@@ -152,6 +153,7 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         states=naming.state(coords), state_start=tuple(map(float, [*q0, *qd0])),
         state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
         parameters=names, parameter_start=values, parameter_units=punits,
+        inputs=tuple(model.inputs),
         positions=positions, outputs=(*positions, *multipliers, "energy"), t0=t0,
         t_end=options.t_end, samples=options.rows(), time_unit=time_unit)
 
@@ -207,7 +209,10 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
                    f"parameters." if lay.m else "No constraints: M(q) q_ddot = F(q, q_dot, t).")
     header = csource.fill(
         template("model.h"), **common, STATE_NAMES=", ".join(lay.states),
-        PARAMETER_NAMES=", ".join(lay.parameters), OUTPUT_NAMES=", ".join(lay.outputs),
+        PARAMETER_NAMES=", ".join(lay.parameters),
+        INPUTS=(f"the inputs u ({', '.join(lay.inputs)}) are parameters: set them before each "
+                f"call" if lay.inputs else "no inputs"),
+        OUTPUT_NAMES=", ".join(lay.outputs),
         CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
         NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0))
     body = csource.fill(

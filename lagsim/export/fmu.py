@@ -7,13 +7,14 @@ FMI 2.0 headers, 2-clause BSD, their licence in each header) and, when a C compi
 (:func:`lagsim.numeric.ccompile.compiler`), ``binaries/<platform>/<modelIdentifier>.so`` built
 from them. Without a compiler the FMU is a source FMU only, and :func:`write_fmu` says so.
 
-Variables (value references as in ``fmu.c``): the states (coordinates and velocities, continuous,
-``initial="exact"`` at lagsim's consistent start), their derivatives, every parameter
-(``causality="parameter" variability="tunable"``, the file's value its start value; a constrained
-system's Baumgarte gains too) and the outputs (mass positions, multipliers ``lambda_<c>``, the
-energy); units from the file's ``units:`` block. In Model Exchange the importer's solver
-integrates the index-1 ODE with Baumgarte's stabilization; in Co-Simulation ``fmi2DoStep``
-integrates it with DOP853 at the experiment's tolerance.
+Variables (value references as in ``fmu.c``): the states (coordinates and velocities,
+continuous, ``initial="exact"`` at lagsim's consistent start), their derivatives, every
+parameter (``causality="parameter" variability="tunable"``, the file's value its start value; a
+constrained system's Baumgarte gains too; the ``inputs:`` of the file ``causality="input"``,
+their defaults the start values, so that a controller drives the model) and the outputs (mass
+positions, multipliers ``lambda_<c>``, the energy); units from the file's ``units:`` block. In
+Model Exchange the importer's solver integrates the index-1 ODE with Baumgarte's stabilization;
+in Co-Simulation ``fmi2DoStep`` integrates it with DOP853 at the experiment's tolerance.
 """
 
 from __future__ import annotations
@@ -87,8 +88,12 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
                           f"the derivative of {name}", None, der_units[i], derivative=i + 1))
     for j, (name, start, unit) in enumerate(zip(lay.parameters, lay.parameter_start,
                                                 lay.parameter_units)):
-        rows.append(_real(name, 2 * ny + j, "parameter", "tunable", "parameter", float(start),
-                          unit, initial="exact"))
+        if name in lay.inputs:
+            rows.append(_real(name, 2 * ny + j, "input", "continuous", "input", float(start),
+                              unit))
+        else:
+            rows.append(_real(name, 2 * ny + j, "parameter", "tunable", "parameter",
+                              float(start), unit, initial="exact"))
     for k, name in enumerate(lay.outputs):
         rows.append(_real(name, 2 * ny + npar + k, "output", "continuous", "output"))
     first_out = 2 * ny + npar + 1

@@ -5,7 +5,7 @@
      y[@P@_NY]      the state: the coordinates q, then their velocities q_dot
                     (@STATE_NAMES@)
      p[@P@_NP]      the parameters, the file's values in @P@_parameter_start
-                    (@PARAMETER_NAMES@)
+                    (@PARAMETER_NAMES@); @INPUTS@
      out[@P@_NOUT]  the outputs: each mass's position, the multipliers lambda_<c> and the
                     energy h = q_dot . dL/dq_dot - L (@OUTPUT_NAMES@)
    @CONSTRAINTS@

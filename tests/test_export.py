@@ -252,3 +252,84 @@ def test_fmu_input_drives_the_model(fmpy, tmp_path: Path) -> None:
         q = np.column_stack([result["x"], result["theta"]])
         np.testing.assert_allclose(q, pushed.q, rtol=0, atol=1e-8, err_msg=kind)
         assert np.abs(q[:, 0] - free.q[:, 0]).max() > 0.1
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["double_pendulum", "slider_crank", "knife_edge"])
+def test_c_jacobian_is_lagsims(name: str, tmp_path: Path) -> None:
+    """The header's NAME_jacobian is the Jacobian lagsim's implicit methods use
+    (:class:`lagsim.numeric.jacobian.RhsJacobian`, with Baumgarte's default gains when
+    constrained) to 1e-12 relative, at a state off the start (knife_edge: a velocity
+    constraint)."""
+    import ctypes
+
+    from lagsim.numeric.compile import compile_model
+    from lagsim.numeric.jacobian import RhsJacobian
+    from lagsim.run.formulations import Baumgarte
+    from lagsim.spec.options import SimulateOptions
+
+    system = api.load(name)
+    written = system.export_c(tmp_path / name)
+    lib_path = tmp_path / "model.so"
+    subprocess.run([CC, "-shared", "-fPIC", "-O2", "-o", str(lib_path), str(written[1]),
+                    "-lm"], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(lib_path))
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    ny = 2 * lay.n
+    y = np.array(lay.state_start) + 0.01 * np.random.default_rng(1).standard_normal(ny)
+    p = np.array(lay.parameter_start)
+    J = np.zeros(ny * ny)
+    func = getattr(lib, f"{lay.prefix}_jacobian")
+    func.argtypes = [ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    assert func(0.3, y.ctypes.data, p.ctypes.data, J.ctypes.data) == 0
+    numeric = compile_model(system.model)
+    stabilizer = Baumgarte(numeric, SimulateOptions()) if numeric.m else None
+    expected = RhsJacobian(numeric, system.model, stabilizer, False)(0.3, y)
+    np.testing.assert_allclose(J.reshape(ny, ny), expected, rtol=0,
+                               atol=1e-12 * np.abs(expected).max())
+
+
+def test_fmu_directional_derivatives_match_differences(fmpy, fmus: dict[str, Path]) -> None:
+    """fmi2GetDirectionalDerivative of the derivatives along a random direction of the states
+    agrees with a central difference (step 1e-6) of fmi2GetDerivatives to 1e-7 relative."""
+    import ctypes
+
+    from fmpy.fmi2 import FMU2Model
+
+    path = str(fmus["slider_crank"])
+    md = fmpy.read_model_description(path)
+    assert md.modelExchange.providesDirectionalDerivative
+    folder = fmpy.extract(path)
+    fmu = FMU2Model(guid=md.guid, unzipDirectory=folder,
+                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName="jac")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    fmu.enterContinuousTimeMode()
+    ny = md.numberOfContinuousStates
+    ders = [u.variable.valueReference for u in md.derivatives]
+    states = [u.variable.derivative.valueReference for u in md.derivatives]
+
+    def read(function) -> np.ndarray:
+        buffer = np.zeros(ny)
+        function(buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ny)
+        return buffer
+
+    def derivatives(y: np.ndarray) -> np.ndarray:
+        y = np.ascontiguousarray(y)
+        fmu.setContinuousStates(y.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ny)
+        return read(fmu.getDerivatives)
+
+    try:
+        x = read(fmu.getContinuousStates)
+        v = np.random.default_rng(0).standard_normal(ny)
+        exact = np.array(fmu.getDirectionalDerivative(ders, states, list(v)))
+        h = 1e-6
+        differences = (derivatives(x + h * v) - derivatives(x - h * v)) / (2 * h)
+        np.testing.assert_allclose(exact, differences, rtol=0,
+                                   atol=1e-7 * np.abs(exact).max())
+    finally:
+        fmu.terminate()
+        fmu.freeInstance()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -34,6 +34,7 @@ from lagsim.errors import InputError, Location
 from lagsim.numeric import csource
 from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
 from lagsim.numeric.compile import compile_model
+from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
 from lagsim.run.start import consistent_start
 from lagsim.spec.options import Option, SimulateOptions
@@ -176,7 +177,9 @@ def _doubles(values: tuple[float, ...]) -> str:
 def _functions(model: Model) -> str:
     """The model's expressions as C (:func:`lagsim.numeric.ccompile.c_function`): ``dynamics``
     (M, F, A, b of t, q, q̇), ``phi`` (φ, φ_q of t, q), ``velocity`` (A, c of t, q) and
-    ``observe`` (the mass positions and h of t, q, q̇), the parameters ``p`` their inputs."""
+    ``observe`` (the mass positions and h of t, q, q̇) and ``jacobian`` (the derivatives of the
+    residual, :func:`lagsim.numeric.jacobian.residual_derivatives`), the parameters ``p`` their
+    inputs."""
     t, q, qd = model.t, list(model.q), list(model.qd)
     params = list(model.substitutions())
     flat = [model.mass_matrix[i, j] for i in range(model.n) for j in range(model.n)]
@@ -188,7 +191,9 @@ def _functions(model: Model) -> str:
     rows = [r for c in model.constraints for r in c.row] + [c.offset for c in model.constraints]
     observed = [se.sympify(x) for _, r in model.mass_positions for x in r] + [model.energy]
     state = [t, *q, *qd]
+    args, derivatives = residual_derivatives(model)
     return "\n".join([
+        c_function("jacobian", args, derivatives, params),
         c_function("dynamics", state, [*flat, *forcing, *A, *b], params),
         c_function("phi", state, phis, params),
         c_function("velocity", state, rows, params),

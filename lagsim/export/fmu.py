@@ -114,11 +114,12 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         f'guid="{guid}" generationTool="lagsim {__version__}" '
         f'variableNamingConvention="flat" numberOfEventIndicators="0">\n'
         f"  <ModelExchange modelIdentifier={ident} canGetAndSetFMUstate=\"true\" "
-        f"canSerializeFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\">\n"
+        f"canSerializeFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\" "
+        f"providesDirectionalDerivative=\"true\">\n"
         f"{source_files}  </ModelExchange>\n"
         f"  <CoSimulation modelIdentifier={ident} canHandleVariableCommunicationStepSize="
         f"\"true\" canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\" "
-        f"canNotUseMemoryManagementFunctions=\"true\">\n"
+        f"canNotUseMemoryManagementFunctions=\"true\" providesDirectionalDerivative=\"true\">\n"
         f"{source_files}  </CoSimulation>\n"
         f"{unit_block}"
         f'  <DefaultExperiment startTime="{lay.t0!r}" stopTime="{lay.t_end!r}" '

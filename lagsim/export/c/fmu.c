@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include "fmi2Functions.h"
 #include "@P@.h"
 
@@ -206,13 +207,59 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte in[], size_t 
     return fmi2OK;
 }
 
+/* d(unknowns)/d(knowns) . dv. Derivatives with respect to states: the symbolic Jacobian
+   (@P@_jacobian). Any other pair (an output, or a parameter or an input as known): a central
+   difference along dv, step 1e-6 (1 + |known|). */
+static double *known_slot(Instance *m, fmi2ValueReference vr)
+{
+    if (vr < NY) return &m->y[vr];
+    if (vr >= VR_PAR && vr < VR_OUT) return &m->p[vr - VR_PAR];
+    return NULL;
+}
+
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[],
                                         size_t nu, const fmi2ValueReference z[], size_t nz,
                                         const fmi2Real dv[], fmi2Real dz[])
 {
-    (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz;
-    say((Instance *)c, fmi2Error, "directional derivatives are not provided");
-    return fmi2Error;
+    Instance *m = (Instance *)c;
+    size_t i, j;
+    int exact = 1;
+    for (i = 0; i < nu; i++) exact &= u[i] >= VR_DER && u[i] < VR_PAR;
+    for (j = 0; j < nz; j++) {
+        if (!known_slot(m, z[j])) {
+            say(m, fmi2Error, "a known of a directional derivative must be a state, a "
+                              "parameter or an input");
+            return fmi2Error;
+        }
+        exact &= z[j] < NY;
+    }
+    if (exact) {
+        double J[NY * NY];
+        if (@P@_jacobian(m->t, m->y, m->p, J)) {
+            say(m, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
+            return fmi2Error;
+        }
+        for (i = 0; i < nu; i++) {
+            dz[i] = 0.0;
+            for (j = 0; j < nz; j++) dz[i] += J[(u[i] - VR_DER) * NY + z[j]] * dv[j];
+        }
+        return fmi2OK;
+    } else {
+        Instance saved = *m;
+        double scale = 0.0, h, plus;
+        for (j = 0; j < nz; j++) scale = fmax(scale, fabs(*known_slot(m, z[j])));
+        h = 1e-6 * (1.0 + scale);
+        for (i = 0; i < nu; i++) {
+            for (j = 0; j < nz; j++) *known_slot(m, z[j]) += h * dv[j];
+            if (value(m, u[i], &plus) != fmi2OK) { *m = saved; return fmi2Error; }
+            *m = saved;
+            for (j = 0; j < nz; j++) *known_slot(m, z[j]) -= h * dv[j];
+            if (value(m, u[i], &dz[i]) != fmi2OK) { *m = saved; return fmi2Error; }
+            *m = saved;
+            dz[i] = (plus - dz[i]) / (2.0 * h);
+        }
+        return fmi2OK;
+    }
 }
 
 /* Model Exchange */

@@ -98,20 +98,62 @@ int @P@_outputs(double t, const double *y, const double *p, double *out)
     return code;
 }
 
+/* J = dy'/dy from the symbolic derivatives of the residual R = [M q_ddot - F - A^T lambda;
+   A q_ddot - b] (lagsim.numeric.jacobian): K d(q_ddot, lambda)/dx = -dR/dx for x = q, q_dot,
+   K = [[M, -A^T], [A, 0]], Baumgarte's gains entering the constraint rows. */
 int @P@_jacobian(double t, const double *y, const double *p, double *J)
 {
-    double yp[2 * N_], fp[2 * N_], fm[2 * N_];
-    int i, j;
-    memcpy(yp, y, sizeof yp);
-    for (j = 0; j < 2 * N_; j++) {
-        double h = 1.4901161193847656e-08 * fmax(1.0, fabs(y[j]));
-        yp[j] = y[j] + h;
-        if (@P@_rhs(t, yp, p, fp)) return 1;
-        yp[j] = y[j] - h;
-        if (@P@_rhs(t, yp, p, fm)) return 1;
-        yp[j] = y[j];
-        for (i = 0; i < 2 * N_; i++) J[i * 2 * N_ + j] = (fp[i] - fm[i]) / (2.0 * h);
+    double in[1 + 2 * N_], dyn[N_ * N_ + N_ + M_ * N_ + M_ + 1];
+    double K[(N_ + M_) * (N_ + M_)], K2[(N_ + M_) * (N_ + M_)], z[N_ + M_];
+    double x[1 + 3 * N_ + M_], d[2 * (N_ + M_) * N_ + M_ * N_ + 1];
+    double D[(N_ + M_) * 2 * N_];
+    int i, j, k;
+    if (accelerations(t, y, p, 1, z, z + N_)) return 1;
+    in[0] = t;
+    memcpy(in + 1, y, 2 * N_ * sizeof(double));
+    dynamics(in, p, dyn);
+    x[0] = t;
+    memcpy(x + 1, y, 2 * N_ * sizeof(double));
+    memcpy(x + 1 + 2 * N_, z, (N_ + M_) * sizeof(double));
+    jacobian(x, p, d);
+    {
+        const double *Mq = dyn, *A = dyn + N_ * N_ + N_;
+        const double *Rq = d, *Rqd = d + (N_ + M_) * N_, *wq = d + 2 * (N_ + M_) * N_;
+        double alpha = M_ ? p[NPM_] : 0.0, beta = M_ ? p[NPM_ + 1] : 0.0;
+        memset(K, 0, sizeof K);
+        for (i = 0; i < N_; i++) {
+            for (j = 0; j < N_; j++) K[i * (N_ + M_) + j] = Mq[i * N_ + j];
+            for (k = 0; k < M_; k++) {
+                K[i * (N_ + M_) + N_ + k] = -A[k * N_ + i];
+                K[(N_ + k) * (N_ + M_) + i] = A[k * N_ + i];
+            }
+        }
+        for (i = 0; i < N_ + M_; i++)
+            for (j = 0; j < N_; j++) {
+                D[i * 2 * N_ + j] = -Rq[i * N_ + j];
+                D[i * 2 * N_ + N_ + j] = -Rqd[i * N_ + j];
+            }
+        for (k = 0; k < M_; k++) {
+            double gain = alpha;
+            for (j = 0; j < MH_; j++) if (HOLONOMIC[j] == k) gain = 2.0 * alpha;
+            for (j = 0; j < N_; j++) {
+                D[(N_ + k) * 2 * N_ + j] -= gain * wq[k * N_ + j];
+                D[(N_ + k) * 2 * N_ + N_ + j] -= gain * A[k * N_ + j];
+            }
+        }
+        if (MH_ > 0 && beta != 0.0) {
+            double ph[MH_ + MH_ * N_ + 1];
+            phi(in, p, ph);
+            for (j = 0; j < MH_; j++)
+                for (i = 0; i < N_; i++)
+                    D[(N_ + HOLONOMIC[j]) * 2 * N_ + i] -= beta * beta * ph[MH_ + j * N_ + i];
+        }
+        memcpy(K2, K, sizeof K);
+        if (lagsim_lu_solve(N_ + M_, 2 * N_, K2, D) == 1) return 1;
     }
+    memset(J, 0, 4 * N_ * N_ * sizeof(double));
+    for (i = 0; i < N_; i++) J[i * 2 * N_ + N_ + i] = 1.0;
+    memcpy(J + 2 * N_ * N_, D, 2 * N_ * N_ * sizeof(double));
     return 0;
 }
 

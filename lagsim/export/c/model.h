@@ -32,8 +32,8 @@ extern const double @P@_state_start[@P@_NY];
 int @P@_rhs(double t, const double *y, const double *p, double *dy);
 /* The outputs at (t, y). */
 int @P@_outputs(double t, const double *y, const double *p, double *out);
-/* J = dy'/dy (@P@_NY x @P@_NY, row-major) by central differences of @P@_rhs (step
-   sqrt(eps) scaled by |y_j|). */
+/* J = dy'/dy (@P@_NY x @P@_NY, row-major) of @P@_rhs, from the symbolic derivatives of the
+   equations of motion (the Jacobian lagsim's implicit methods use). */
 int @P@_jacobian(double t, const double *y, const double *p, double *J);
 /* Advance (t, y) to t_end with DOP853 (scipy's algorithm and coefficients, the steps lagsim's
    C loop takes) at the tolerances rtol, atol; *h is the step size to try (0: chosen as scipy

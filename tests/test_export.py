@@ -151,9 +151,11 @@ def test_fmu_outputs_positions_and_multipliers(fmpy, fmus: dict[str, Path]) -> N
     assert len(lay.positions) == 2
 
 
-def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path]) -> None:
+def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path],
+                                          tmp_path: Path) -> None:
     """Every parameter of the file is a tunable parameter with its value as start; a
-    constrained system adds Baumgarte's two gains with --baumgarte's defaults (5, 5)."""
+    constrained system adds Baumgarte's two gains with --baumgarte's defaults (5, 5). The
+    file's units: reach the states, their derivatives and the parameters."""
     md = fmpy.read_model_description(str(fmus["a01_pendulum"]))
     system = api.load("a01_pendulum")
     params = {v.name: float(v.start) for v in md.modelVariables if v.causality == "parameter"}
@@ -161,6 +163,14 @@ def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path]) -> None:
     assert all(v.variability == "tunable" for v in md.modelVariables
                if v.causality == "parameter")
     assert len(md.derivatives) == 2 * len(system.coordinates)
+    text = CART_POLE_INPUT.replace("inputs: {F: 0}", "units: {x: m, l: m, t: s}")
+    path = str(api.load(text.replace("x: F", "x: 0")).export_fmu(tmp_path / "u.fmu"))
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(path) == []
+    units = {v.name: v.unit for v in fmpy.read_model_description(path).modelVariables}
+    assert (units["x"], units["x_dot"], units["der(x)"], units["der(x_dot)"], units["l"],
+            units["theta"], units["g"]) == ("m", "m/s", "m/s", "m/s2", "m", None, None)
 
 
 def invoke(*args: str):

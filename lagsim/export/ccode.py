@@ -71,6 +71,7 @@ class Layout:
     states: tuple[str, ...]
     state_start: tuple[float, ...]
     state_units: tuple[str, ...]
+    derivative_units: tuple[str, ...]
     parameters: tuple[str, ...]
     parameter_start: tuple[float, ...]
     parameter_units: tuple[str, ...]
@@ -153,6 +154,7 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         holonomic=tuple(i for i, c in enumerate(model.constraints) if c.kind == "holonomic"),
         states=naming.state(coords), state_start=tuple(map(float, [*q0, *qd0])),
         state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
+        derivative_units=(*rate, *(_per(units.get(c, ""), f"{time_unit}2") for c in coords)),
         parameters=names, parameter_start=values, parameter_units=punits,
         inputs=tuple(model.inputs),
         positions=positions, outputs=(*positions, *multipliers, "energy"), t0=t0,
@@ -160,8 +162,9 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
 
 
 def _per(unit: str, time_unit: str) -> str:
-    """The unit of a rate of ``unit`` per ``time_unit`` (``""`` when either is unknown)."""
-    if not unit or not time_unit:
+    """The unit of a rate of ``unit`` per ``time_unit`` (``""`` when either is unknown; ``s2``
+    for s², as Modelica writes it)."""
+    if not unit or not time_unit.rstrip("2"):
         return ""
     return f"{unit}/{time_unit}"
 

@@ -82,7 +82,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
         rows.append(_real(name, i, "local", "continuous", "state", float(start), unit,
                           initial="exact"))
-    der_units = [*lay.state_units[lay.n:], *("" for _ in range(lay.n))]
+    der_units = lay.derivative_units
     for i, name in enumerate(lay.states):
         rows.append(_real(f"der({name})", ny + i, "local", "continuous",
                           f"the derivative of {name}", None, der_units[i], derivative=i + 1))

@@ -59,6 +59,9 @@ def test_c_matches_simulate(name: str, tmp_path: Path) -> None:
     n, m = len(system.coordinates), system.model.m
     lay = layout(system.spec, system.model, export_options(system.spec))
     assert header == ["t", *lay.states, *lay.outputs]
+    text = (exe.parent / f"{lay.prefix}.h").read_text()
+    for i, state in enumerate(lay.states):
+        assert f"#define {lay.prefix}_Y_{state} {i}\n" in text
     np.testing.assert_allclose(data[:, 0], tr.t, rtol=0, atol=1e-14)
     np.testing.assert_allclose(data[:, 1:1 + n], tr.q, rtol=0, atol=1e-10)
     np.testing.assert_allclose(data[:, 1 + n:1 + 2 * n], tr.qd, rtol=0, atol=1e-10)

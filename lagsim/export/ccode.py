@@ -177,6 +177,16 @@ def _doubles(values: tuple[float, ...]) -> str:
     return ", ".join(repr(float(v)) for v in values) or "0"
 
 
+def _indices(prefix: str, lay: Layout) -> str:
+    """``#define <prefix>_Y_<state> i`` (and ``_P_``, ``_OUT_``) for every entry of the three
+    arrays."""
+    lines = []
+    for kind, names in (("Y", lay.states), ("P", lay.parameters), ("OUT", lay.outputs)):
+        lines += [f"#define {prefix}_{kind}_{identifier(name)} {i}"
+                  for i, name in enumerate(names)]
+    return "\n".join(lines)
+
+
 def _functions(model: Model) -> str:
     """The model's expressions as C (:func:`lagsim.numeric.ccompile.c_function`): ``dynamics``
     (M, F, A, b of t, q, q̇), ``phi`` (φ, φ_q of t, q), ``velocity`` (A, c of t, q) and
@@ -222,7 +232,8 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
                 f"call" if lay.inputs else "no inputs"),
         OUTPUT_NAMES=", ".join(lay.outputs),
         CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
-        NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0))
+        NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0),
+        INDICES=_indices(P, lay))
     body = csource.fill(
         template("model.c"), **common,
         FORMULATION=("the index-1 form and Baumgarte's stabilization" if lay.m else

@@ -20,6 +20,9 @@
 #define @P@_NP @NP@      /* parameters */
 #define @P@_NOUT @NOUT@    /* outputs */
 
+/* Each entry's index: @P@_Y_<state>, @P@_P_<parameter>, @P@_OUT_<output>. */
+@INDICES@
+
 extern const char *const @P@_state_names[@P@_NY];
 extern const char *const @P@_parameter_names[@P@_NP];
 extern const char *const @P@_output_names[@P@_NOUT];

@@ -346,3 +346,30 @@ def test_fmu_directional_derivatives_match_differences(fmpy, fmus: dict[str, Pat
         fmu.terminate()
         fmu.freeInstance()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_fmu_refuses_a_start_off_the_constraints(fmpy, fmus: dict[str, Path]) -> None:
+    """A01 with l = 2 through start_values starts off the circle of radius 2: initialization
+    fails with one message saying so (the FMU does not move the start); with the consistent
+    start of the same export at l = 2 it runs as simulate --set l=2 (1e-8)."""
+    path = str(fmus["a01_pendulum"])
+    messages: list[str] = []
+
+    def logger(_env, _name, _status, _category, message) -> None:
+        messages.append(message.decode())
+
+    with pytest.raises(fmpy.fmi1.FMICallException, match="fmi2ExitInitializationMode"):
+        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"l": 2.0}, logger=logger)
+    assert len(messages) == 1 and "not on the constraints" in messages[0]
+    longer = api.load("a01_pendulum", l=2.0)
+    lay = layout(longer.spec, longer.model, export_options(longer.spec))
+    start = dict(zip(lay.states, lay.state_start))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = longer.simulate(t_end=T_END, samples=SAMPLES, formulation="index1",
+                                   stabilize="baumgarte")
+    result = fmpy.simulate_fmu(path, fmi_type="CoSimulation", stop_time=T_END,
+                               output_interval=T_END / (SAMPLES - 1), relative_tolerance=1e-10,
+                               start_values={"l": 2.0, **start}, output=["x", "y"])
+    np.testing.assert_allclose(np.column_stack([result["x"], result["y"]]), expected.q,
+                               rtol=0, atol=1e-8)

@@ -36,6 +36,7 @@ from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
+from lagsim.run.start import TOLERANCE as START_TOLERANCE
 from lagsim.run.start import consistent_start
 from lagsim.spec.options import Option, SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -233,7 +234,7 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         OUTPUT_NAMES=", ".join(lay.outputs),
         CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
         NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0),
-        INDICES=_indices(P, lay))
+        INDICES=_indices(P, lay), TOLERANCE=repr(START_TOLERANCE))
     body = csource.fill(
         template("model.c"), **common,
         FORMULATION=("the index-1 form and Baumgarte's stabilization" if lay.m else

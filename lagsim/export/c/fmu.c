@@ -84,7 +84,24 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c) { (void)c; return fmi2OK; }
-fmi2Status fmi2ExitInitializationMode(fmi2Component c) { (void)c; return fmi2OK; }
+/* A constrained start must be on the constraints (the FMU does not move it there): the states'
+   start values are lagsim's consistent start for the file's parameters; after a change of a
+   parameter the constraints depend on, give consistent start values. */
+fmi2Status fmi2ExitInitializationMode(fmi2Component c)
+{
+    Instance *m = (Instance *)c;
+    double residual = @P@_constraint_residual(m->t, m->y, m->p);
+    if (!(residual <= @P@_TOLERANCE)) {
+        char text[320];
+        snprintf(text, sizeof text, "the start state is not on the constraints (scaled "
+                 "residual %.3g > %.3g): the FMU does not move it; give consistent start "
+                 "values of the states (lagsim export --set NAME=VALUE computes them)",
+                 residual, (double)@P@_TOLERANCE);
+        say(m, fmi2Error, text);
+        return fmi2Error;
+    }
+    return fmi2OK;
+}
 fmi2Status fmi2Terminate(fmi2Component c) { (void)c; return fmi2OK; }
 fmi2Status fmi2Reset(fmi2Component c) { reset((Instance *)c); return fmi2OK; }
 

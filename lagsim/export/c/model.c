@@ -157,6 +157,33 @@ int @P@_jacobian(double t, const double *y, const double *p, double *J)
     return 0;
 }
 
+double @P@_constraint_residual(double t, const double *y, const double *p)
+{
+    double in[1 + 2 * N_], vel[M_ * N_ + M_ + 1], ph[MH_ + MH_ * N_ + 1], worst = 0.0;
+    double big = 0.0;
+    int i, j;
+    in[0] = t;
+    memcpy(in + 1, y, 2 * N_ * sizeof(double));
+    for (i = 0; i < 2 * N_; i++) big = fmax(big, fabs(y[i]));
+    if (M_ == 0) return 0.0;
+    velocity(in, p, vel);
+    if (MH_ > 0) phi(in, p, ph);
+    for (j = 0; j < M_; j++) {
+        double w = vel[M_ * N_ + j], row = 0.0;
+        for (i = 0; i < N_; i++) {
+            w += vel[j * N_ + i] * y[N_ + i];
+            row = fmax(row, fabs(vel[j * N_ + i]));
+        }
+        worst = fmax(worst, fabs(w) / (1.0 + row * (1.0 + big)));
+    }
+    for (j = 0; j < MH_; j++) {
+        double row = 0.0;
+        for (i = 0; i < N_; i++) row = fmax(row, fabs(ph[MH_ + j * N_ + i]));
+        worst = fmax(worst, fabs(ph[j]) / (1.0 + row * (1.0 + big)));
+    }
+    return worst;
+}
+
 static int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
 {
     return @P@_rhs(t, y, p, out);

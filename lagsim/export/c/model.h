@@ -38,6 +38,11 @@ int @P@_outputs(double t, const double *y, const double *p, double *out);
 /* J = dy'/dy (@P@_NY x @P@_NY, row-major) of @P@_rhs, from the symbolic derivatives of the
    equations of motion (the Jacobian lagsim's implicit methods use). */
 int @P@_jacobian(double t, const double *y, const double *p, double *J);
+/* The largest constraint residual (phi of each holonomic row, A q_dot + c of each row) over
+   1 + max|row| (1 + max|y|): a start is on the constraints below @P@_TOLERANCE, lagsim's
+   test (lagsim.run.start.TOLERANCE). 0 without constraints. */
+#define @P@_TOLERANCE @TOLERANCE@
+double @P@_constraint_residual(double t, const double *y, const double *p);
 /* Advance (t, y) to t_end with DOP853 (scipy's algorithm and coefficients, the steps lagsim's
    C loop takes) at the tolerances rtol, atol; *h is the step size to try (0: chosen as scipy
    does) and becomes the next one. 0, 1 (singular), or 3 (the step size fell below the spacing

@@ -373,3 +373,26 @@ def test_fmu_refuses_a_start_off_the_constraints(fmpy, fmus: dict[str, Path]) ->
                                start_values={"l": 2.0, **start}, output=["x", "y"])
     np.testing.assert_allclose(np.column_stack([result["x"], result["y"]]), expected.q,
                                rtol=0, atol=1e-8)
+
+
+def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:
+    """--stop-when theta is the FMU's one event indicator: Model Exchange (CVode's root
+    finding) ends where theta crosses 0, at simulate --stop-when theta's stop time to 1e-8
+    (the quarter swing), theta there 0 to 1e-10."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    system = api.load("pendulum")
+    path = str(system.export_fmu(tmp_path / "stop.fmu", flags={"stop_when": "theta"}))
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(path) == []
+    assert fmpy.read_model_description(path).numberOfEventIndicators == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stopped = system.simulate(t_end=5.0, samples=501, stop_when="theta")
+    assert stopped.stop_reason == "stop_when"
+    result = fmpy.simulate_fmu(path, fmi_type="ModelExchange", stop_time=5.0,
+                               relative_tolerance=1e-12, output_interval=0.01,
+                               output=["theta"])
+    assert result["time"][-1] == pytest.approx(stopped.t[-1], abs=1e-8)
+    assert abs(result["theta"][-1]) < 1e-10

@@ -38,6 +38,7 @@ from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
 from lagsim.run.start import TOLERANCE as START_TOLERANCE
 from lagsim.run.start import consistent_start
+from lagsim.spec.expressions import Source, parse_expression
 from lagsim.spec.options import Option, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -79,6 +80,7 @@ class Layout:
     inputs: tuple[str, ...]
     positions: tuple[str, ...]
     outputs: tuple[str, ...]
+    stop_when: str
     t0: float
     t_end: float
     samples: int
@@ -158,7 +160,8 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         derivative_units=(*rate, *(_per(units.get(c, ""), f"{time_unit}2") for c in coords)),
         parameters=names, parameter_start=values, parameter_units=punits,
         inputs=tuple(model.inputs),
-        positions=positions, outputs=(*positions, *multipliers, "energy"), t0=t0,
+        positions=positions, outputs=(*positions, *multipliers, "energy"),
+        stop_when=options.stop_when or "", t0=t0,
         t_end=options.t_end, samples=options.rows(), time_unit=time_unit)
 
 
@@ -186,6 +189,25 @@ def _indices(prefix: str, lay: Layout) -> str:
         lines += [f"#define {prefix}_{kind}_{identifier(name)} {i}"
                   for i, name in enumerate(names)]
     return "\n".join(lines)
+
+
+def _indicator(spec: SystemSpec, model: Model, options: SimulateOptions) -> str:
+    """``indicator`` of (t, q, q̇, λ): the ``--stop-when`` expression as
+    :func:`lagsim.run.events.compile_events` reads it (the same names), or no text without
+    one."""
+    if not options.stop_when:
+        return ""
+    coords = tuple(model.coordinates)
+    lambdas = tuple(se.Symbol(naming.multiplier(c.name)) for c in model.constraints)
+    names: dict[str, se.Basic] = dict(spec.symbols())
+    names.update({s.name: s for s in lambdas})
+    where = options.file_location("stop_when") or Location(options.label("stop_when"))
+    hint = ("it may use t, the coordinates, their velocities <q>_dot, the parameters and the "
+            f"multipliers {', '.join(s.name for s in lambdas) or '(none: no constraints)'}")
+    expr = parse_expression(options.stop_when, names, Source(where), "expression", hint)
+    args = [se.Symbol("t"), *(se.Symbol(c) for c in coords),
+            *(se.Symbol(v) for v in naming.velocities(coords)), *lambdas]
+    return c_function("indicator", args, [expr], [se.Symbol(k) for k in model.parameters])
 
 
 def _functions(model: Model) -> str:
@@ -218,7 +240,8 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
             ) -> tuple[Layout, dict[str, str]]:
     """The interface and the files of the standalone C export: ``<prefix>.h``, ``<prefix>.c``
     and ``main.c`` by name; ``options`` default :func:`export_options` of the file."""
-    lay = layout(spec, model, options or export_options(spec))
+    options = options or export_options(spec)
+    lay = layout(spec, model, options)
     P = lay.prefix
     from scipy.integrate._ivp import dop853_coefficients
 
@@ -234,14 +257,17 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         OUTPUT_NAMES=", ".join(lay.outputs),
         CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
         NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0),
-        INDICES=_indices(P, lay), TOLERANCE=repr(START_TOLERANCE))
+        INDICES=_indices(P, lay), TOLERANCE=repr(START_TOLERANCE),
+        NEVENT=int(bool(lay.stop_when)), STOP_WHEN=lay.stop_when or "(none)")
     body = csource.fill(
         template("model.c"), **common,
         FORMULATION=("the index-1 form and Baumgarte's stabilization" if lay.m else
                      "q_ddot from a Cholesky factorization of M"),
         STATE_LIST=_strings(lay.states), PARAMETER_LIST=_strings(lay.parameters),
         OUTPUT_LIST=_strings(lay.outputs), PARAMETER_VALUES=_doubles(lay.parameter_start),
-        STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME, FUNCTIONS=_functions(model),
+        STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,
+        FUNCTIONS=_functions(model) + "\n" + _indicator(spec, model, options),
+        NEVENT=int(bool(lay.stop_when)),
         N=lay.n, M=lay.m, MH=len(lay.holonomic), NPM=len(model.parameters),
         HOLONOMIC=", ".join(map(str, (*lay.holonomic, 0))), NPOS=len(lay.positions),
         DOP853=dop853_source(lay.n), STAGES=dop853_coefficients.N_STAGES)

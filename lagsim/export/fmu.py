@@ -112,7 +112,8 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<fmiModelDescription fmiVersion="2.0" modelName={quoteattr(lay.name)} '
         f'guid="{guid}" generationTool="lagsim {__version__}" '
-        f'variableNamingConvention="flat" numberOfEventIndicators="0">\n'
+        f'variableNamingConvention="flat" '
+        f'numberOfEventIndicators="{int(bool(lay.stop_when))}">\n'
         f"  <ModelExchange modelIdentifier={ident} canGetAndSetFMUstate=\"true\" "
         f"canSerializeFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\" "
         f"providesDirectionalDerivative=\"true\">\n"

@@ -29,11 +29,14 @@ from lagsim.errors import InputError, Location
 @click.option("--baumgarte", metavar="ALPHA,BETA", default=None,
               help="Baumgarte's gains, the start values of the parameters baumgarte_alpha "
                    "and baumgarte_beta [default: the file's, else 5,5].")
+@click.option("--stop-when", "stop_when", metavar="EXPR", default=None,
+              help="The FMU's event indicator in Model Exchange: the run ends where EXPR "
+                   "changes sign [default: the file's].")
 @click.option("--force", is_flag=True, help="Write over an existing FMU file or C folder.")
 @set_option
 def command(file: str, folder: str | None, fmu: bool, output: str | None, fmi: str,
             formulation: str | None, stabilize: str | None, baumgarte: str | None,
-            force: bool, overrides: dict[str, float]) -> None:
+            stop_when: str | None, force: bool, overrides: dict[str, float]) -> None:
     """Export FILE as standalone C (--c DIR) or as an FMI 2.0 FMU (--fmu), to run it in other
     tools.
 
@@ -49,7 +52,8 @@ def command(file: str, folder: str | None, fmu: bool, output: str | None, fmi: s
     if output is not None and not fmu:
         raise InputError("-o names the FMU's file; give --fmu with it", Location("-o"))
     system = api.open_system(file, overrides)
-    flags = dict(formulation=formulation, stabilize=stabilize, baumgarte=baumgarte)
+    flags = dict(formulation=formulation, stabilize=stabilize, baumgarte=baumgarte,
+                 stop_when=stop_when)
     if folder is not None:
         written = system.export_c(folder, force=force, flags=flags)
         warn(f"wrote {', '.join(str(p) for p in written)}; build with: cc -O2 -o "

@@ -22,7 +22,7 @@
 typedef struct {
     double t, h, rtol;
     double y[NY], p[NP];
-    int failed;
+    int failed, continuous;
     fmi2CallbackFunctions cb;
     char name[128];
 } Instance;
@@ -45,7 +45,7 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n,
 
 static void reset(Instance *c)
 {
-    c->t = 0.0; c->h = 0.0; c->rtol = 1e-10; c->failed = 0;
+    c->t = 0.0; c->h = 0.0; c->rtol = 1e-10; c->failed = 0; c->continuous = 0;
     memcpy(c->y, @P@_state_start, sizeof c->y);
     memcpy(c->p, @P@_parameter_start, sizeof c->p);
 }
@@ -282,11 +282,13 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
 /* Model Exchange */
 fmi2Status fmi2EnterEventMode(fmi2Component c) { (void)c; return fmi2OK; }
 
+/* An event after continuous time is the --stop-when indicator's crossing (the FMU has no
+   other events): the simulation ends there, as lagsim simulate --stop-when ends. */
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info)
 {
-    (void)c;
+    Instance *m = (Instance *)c;
     info->newDiscreteStatesNeeded = fmi2False;
-    info->terminateSimulation = fmi2False;
+    info->terminateSimulation = (@P@_NEVENT > 0 && m->continuous) ? fmi2True : fmi2False;
     info->nominalsOfContinuousStatesChanged = fmi2False;
     info->valuesOfContinuousStatesChanged = fmi2False;
     info->nextEventTimeDefined = fmi2False;
@@ -294,7 +296,11 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info)
     return fmi2OK;
 }
 
-fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) { (void)c; return fmi2OK; }
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
+{
+    ((Instance *)c)->continuous = 1;
+    return fmi2OK;
+}
 
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
                                        fmi2Boolean *enterEventMode, fmi2Boolean *terminate)
@@ -331,8 +337,13 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t nx)
 
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real indicators[], size_t ni)
 {
-    (void)c; (void)indicators;
-    return ni == 0 ? fmi2OK : fmi2Error;
+    Instance *m = (Instance *)c;
+    if (ni != @P@_NEVENT) return fmi2Error;
+    if (ni && @P@_event(m->t, m->y, m->p, indicators)) {
+        say(m, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
+        return fmi2Error;
+    }
+    return fmi2OK;
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)

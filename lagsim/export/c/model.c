@@ -184,6 +184,22 @@ double @P@_constraint_residual(double t, const double *y, const double *p)
     return worst;
 }
 
+int @P@_event(double t, const double *y, const double *p, double *g)
+{
+#if @NEVENT@
+    double in[1 + 2 * N_ + M_], qdd[N_];
+    int code = 0;
+    in[0] = t;
+    memcpy(in + 1, y, 2 * N_ * sizeof(double));
+    if (M_ > 0) code = accelerations(t, y, p, 0, qdd, in + 1 + 2 * N_);
+    indicator(in, p, g);
+    return code;
+#else
+    (void)t; (void)y; (void)p; (void)g;
+    return 0;
+#endif
+}
+
 static int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
 {
     return @P@_rhs(t, y, p, out);

@@ -43,6 +43,10 @@ int @P@_jacobian(double t, const double *y, const double *p, double *J);
    test (lagsim.run.start.TOLERANCE). 0 without constraints. */
 #define @P@_TOLERANCE @TOLERANCE@
 double @P@_constraint_residual(double t, const double *y, const double *p);
+/* The event indicator: g = the --stop-when expression (@STOP_WHEN@) at (t, y), where a run
+   stops when g changes sign (@P@_NEVENT is 1 with one, 0 without; main.c does not stop). */
+#define @P@_NEVENT @NEVENT@
+int @P@_event(double t, const double *y, const double *p, double *g);
 /* Advance (t, y) to t_end with DOP853 (scipy's algorithm and coefficients, the steps lagsim's
    C loop takes) at the tolerances rtol, atol; *h is the step size to try (0: chosen as scipy
    does) and becomes the next one. 0, 1 (singular), or 3 (the step size fell below the spacing

@@ -26,11 +26,13 @@ T_END, SAMPLES = 2.0, 41
 
 
 def reference(name: str, tol: float, **given: object):
-    """``lagsim simulate`` of the bundled ``name`` (index1 + Baumgarte when constrained)."""
+    """``lagsim simulate`` of the bundled ``name`` in the form the export integrates (index1,
+    or the file's udwadia-kalaba, with Baumgarte when constrained)."""
     system = api.load(name)
     options: dict[str, object] = dict(t_end=T_END, samples=SAMPLES, rtol=tol, atol=tol)
     if system.model.m:
-        options.update(formulation="index1", stabilize="baumgarte")
+        form = layout(system.spec, system.model, export_options(system.spec)).formulation
+        options.update(formulation=form, stabilize="baumgarte")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return system, system.simulate(**options, **given)
@@ -100,15 +102,18 @@ def fmus(fmpy, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         pytest.skip("no C compiler")
     folder = tmp_path_factory.mktemp("fmu")
     return {name: api.load(name).export_fmu(folder / f"{name}.fmu")
-            for name in ("pendulum", "double_pendulum", "a01_pendulum", "slider_crank")}
+            for name in ("pendulum", "double_pendulum", "a01_pendulum", "slider_crank",
+                         "pendulum_redundant")}
 
 
 @pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "a01_pendulum",
-                                  "slider_crank"])
+                                  "slider_crank", "pendulum_redundant"])
 def test_fmu_validates_and_matches_simulate(name: str, fmpy, fmus: dict[str, Path]) -> None:
     """FMPy finds no problem in the FMU; as Model Exchange (CVode, rtol 1e-12) and as
     Co-Simulation (DOP853 inside, tolerance 1e-10) the coordinates and the energy agree with
-    lagsim simulate (rtol = atol = 1e-10, lagsim's default) to 1e-8."""
+    lagsim simulate (rtol = atol = 1e-10, lagsim's default) to 1e-8 (pendulum_redundant: its
+    dependent rows in the Udwadia-Kalaba form the file asks for), the multipliers to 2e-8 of
+    the largest one (the slider-crank's reach 100)."""
     from fmpy.validation import validate_fmu
 
     path = str(fmus[name])
@@ -124,6 +129,14 @@ def test_fmu_validates_and_matches_simulate(name: str, fmpy, fmus: dict[str, Pat
         np.testing.assert_allclose(q, tr.q, rtol=0, atol=1e-8, err_msg=kind)
         np.testing.assert_allclose(result["energy"], tr.energy, rtol=0, atol=1e-8,
                                    err_msg=kind)
+        if tr.constraint_names:
+            lam = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
+                                    output_interval=T_END / (SAMPLES - 1),
+                                    relative_tolerance=tol,
+                                    output=[f"lambda_{c}" for c in tr.constraint_names])
+            np.testing.assert_allclose(
+                np.column_stack([lam[f"lambda_{c}"] for c in tr.constraint_names]), tr.lam,
+                rtol=0, atol=2e-8 * max(1.0, np.abs(tr.lam).max()), err_msg=kind)
 
 
 def test_fmu_start_values_act_as_set(fmpy, fmus: dict[str, Path]) -> None:
@@ -220,7 +233,7 @@ def test_unsupported_stabilizer_is_refused() -> None:
     with pytest.raises(InputError, match="use baumgarte, or none"):
         export_options(api.load("a01_pendulum").spec, {"stabilize": "projection"})
     with pytest.raises(InputError, match="index1"):
-        export_options(api.load("a01_pendulum").spec, {"formulation": "udwadia-kalaba"})
+        export_options(api.load("a01_pendulum").spec, {"formulation": "reduced"})
     result = invoke("export", "pendulum")
     assert result.exit_code == 2 and "give one of --c DIR and --fmu" in result.output
 

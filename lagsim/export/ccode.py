@@ -81,6 +81,7 @@ class Layout:
     positions: tuple[str, ...]
     outputs: tuple[str, ...]
     stop_when: str
+    formulation: str
     t0: float
     t_end: float
     samples: int
@@ -95,7 +96,7 @@ class Layout:
         return len(self.constraints)
 
 
-FORMULATIONS = ("auto", "index1")
+FORMULATIONS = ("auto", "index1", "udwadia-kalaba")
 """The ``--formulation`` values an export takes (auto means index1 here)."""
 STABILIZERS = ("baumgarte", "none")
 """The ``--stabilize`` values an export takes (none: Baumgarte's gains 0)."""
@@ -113,8 +114,9 @@ def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
     if not spec.constraints:
         return options
     if options.formulation not in FORMULATIONS:
-        raise InputError(f"an export integrates the constrained system in the index1 form; "
-                         f"--formulation {options.formulation} is not exported (use index1)",
+        raise InputError(f"an export integrates the constrained system in the index1 or the "
+                         f"udwadia-kalaba form; --formulation {options.formulation} is not "
+                         f"exported (use index1, or udwadia-kalaba for dependent constraints)",
                          options.where("formulation"))
     if "stabilize" not in flags or flags["stabilize"] is None:
         return replace(options, stabilize="baumgarte")
@@ -161,7 +163,9 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         parameters=names, parameter_start=values, parameter_units=punits,
         inputs=tuple(model.inputs),
         positions=positions, outputs=(*positions, *multipliers, "energy"),
-        stop_when=options.stop_when or "", t0=t0,
+        stop_when=options.stop_when or "",
+        formulation=("udwadia-kalaba" if model.m and options.formulation == "udwadia-kalaba"
+                     else "index1" if model.m else "ode"), t0=t0,
         t_end=options.t_end, samples=options.rows(), time_unit=time_unit)
 
 
@@ -247,8 +251,9 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
 
     common = dict(P=P, NAME=lay.name, VERSION=__version__)
     constraints = (f"Constraints ({lay.m} rows: {', '.join(lay.constraints)}) enter by the "
-                   f"index-1 form with Baumgarte's stabilization, alpha and beta the last two "
-                   f"parameters." if lay.m else "No constraints: M(q) q_ddot = F(q, q_dot, t).")
+                   f"{lay.formulation} form with Baumgarte's stabilization, alpha and beta the "
+                   f"last two parameters." if lay.m
+                   else "No constraints: M(q) q_ddot = F(q, q_dot, t).")
     header = csource.fill(
         template("model.h"), **common, STATE_NAMES=", ".join(lay.states),
         PARAMETER_NAMES=", ".join(lay.parameters),
@@ -261,8 +266,11 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         NEVENT=int(bool(lay.stop_when)), STOP_WHEN=lay.stop_when or "(none)")
     body = csource.fill(
         template("model.c"), **common,
-        FORMULATION=("the index-1 form and Baumgarte's stabilization" if lay.m else
-                     "q_ddot from a Cholesky factorization of M"),
+        FORMULATION={"index1": "the index-1 form and Baumgarte's stabilization",
+                     "udwadia-kalaba": "Udwadia-Kalaba's form (seed 004) and Baumgarte's "
+                                       "stabilization",
+                     "ode": "q_ddot from a Cholesky factorization of M"}[lay.formulation],
+        UK=int(lay.formulation == "udwadia-kalaba"),
         STATE_LIST=_strings(lay.states), PARAMETER_LIST=_strings(lay.parameters),
         OUTPUT_LIST=_strings(lay.outputs), PARAMETER_VALUES=_doubles(lay.parameter_start),
         STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,

@@ -20,6 +20,116 @@ const double @P@_state_start[@P@_NY] = {@STATE_VALUES@};
 #define NPM_ @NPM@
 static const int HOLONOMIC[MH_ + 1] = {@HOLONOMIC@};
 
+#define UK_ @UK@
+#if UK_
+/* One-sided Jacobi (Hestenes) on the columns of X (n x m, row-major, overwritten): afterwards
+   X's columns are u_k sigma_k and V (m x m) holds the right singular vectors, so that
+   X = U Sigma V^T with small singular values to relative accuracy. sigma_k <= RCOND
+   sigma_max counts as zero (lagsim.run.formulations.RCOND): s2[k] is sigma_k^2, or 0. */
+#define RCOND 1e-12
+static void hestenes(int n, int m, double *X, double *V, double *s2)
+{
+    int i, j, k, sweep;
+    double top = 0.0;
+    for (i = 0; i < m; i++) for (j = 0; j < m; j++) V[i * m + j] = i == j;
+    for (sweep = 0; sweep < 60; sweep++) {
+        int rotated = 0;
+        for (j = 0; j < m; j++)
+            for (k = j + 1; k < m; k++) {
+                double a = 0.0, b = 0.0, g = 0.0, zeta, t, c, sn;
+                for (i = 0; i < n; i++) {
+                    a += X[i * m + j] * X[i * m + j];
+                    b += X[i * m + k] * X[i * m + k];
+                    g += X[i * m + j] * X[i * m + k];
+                }
+                if (g == 0.0 || fabs(g) <= 1e-15 * sqrt(a * b)) continue;
+                rotated = 1;
+                zeta = (b - a) / (2.0 * g);
+                t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                sn = c * t;
+                for (i = 0; i < n; i++) {
+                    double xj = X[i * m + j], xk = X[i * m + k];
+                    X[i * m + j] = c * xj - sn * xk;
+                    X[i * m + k] = sn * xj + c * xk;
+                }
+                for (i = 0; i < m; i++) {
+                    double vj = V[i * m + j], vk = V[i * m + k];
+                    V[i * m + j] = c * vj - sn * vk;
+                    V[i * m + k] = sn * vj + c * vk;
+                }
+            }
+        if (!rotated) break;
+    }
+    for (k = 0; k < m; k++) {
+        s2[k] = 0.0;
+        for (i = 0; i < n; i++) s2[k] += X[i * m + k] * X[i * m + k];
+        top = fmax(top, s2[k]);
+    }
+    for (k = 0; k < m; k++) if (!(sqrt(s2[k]) > RCOND * sqrt(top))) s2[k] = 0.0;
+}
+
+/* Udwadia-Kalaba (seed 004, lagsim.run.formulations.UdwadiaKalaba): M = L L^T, a = M^-1 F,
+   B = A L^-T, z = B^+ (b - A a), q_ddot = a + L^-T z, lambda the least-norm solution of
+   A^T lambda = L z; dependent constraint rows allowed. dyn: M, F, A, b; r: [F; b (adjusted)]. */
+static int udwadia_kalaba(const double *dyn, const double *r, double *qdd, double *lam)
+{
+    double L[N_ * N_], Bt[N_ * M_], G[M_ * M_ + 1], res[M_ + 1], s2[M_ + 1], z[N_];
+    const double *A = dyn + N_ * N_ + N_;
+    int i, j, k;
+    if (lagsim_cholesky(N_, dyn, L)) return 1;
+    memcpy(qdd, r, N_ * sizeof(double));
+    lagsim_cholesky_solve(N_, L, qdd);
+    for (k = 0; k < M_; k++) {
+        double col[N_];
+        for (i = 0; i < N_; i++) {
+            double acc = A[k * N_ + i];
+            for (j = 0; j < i; j++) acc -= L[i * N_ + j] * col[j];
+            col[i] = acc / L[i * N_ + i];
+        }
+        for (i = 0; i < N_; i++) Bt[i * M_ + k] = col[i];
+        res[k] = r[N_ + k];
+        for (i = 0; i < N_; i++) res[k] -= A[k * N_ + i] * qdd[i];
+    }
+    /* z = B^+ res = sum_k x_k (v_k . res) / sigma_k^2, X = B^T after Hestenes */
+    hestenes(N_, M_, Bt, G, s2);
+    for (i = 0; i < N_; i++) z[i] = 0.0;
+    for (k = 0; k < M_; k++) {
+        double dot = 0.0;
+        if (s2[k] == 0.0) continue;
+        for (j = 0; j < M_; j++) dot += G[j * M_ + k] * res[j];
+        for (i = 0; i < N_; i++) z[i] += Bt[i * M_ + k] * dot / s2[k];
+    }
+    {
+        double x[N_];
+        for (i = N_ - 1; i >= 0; i--) {
+            double acc = z[i];
+            for (j = i + 1; j < N_; j++) acc -= L[j * N_ + i] * x[j];
+            x[i] = acc / L[i * N_ + i];
+        }
+        for (i = 0; i < N_; i++) qdd[i] += x[i];
+    }
+    if (lam) {
+        /* lambda = (A^T)^+ c = sum_k v_k (x_k . c) / sigma_k^2, X = A^T after Hestenes */
+        double c[N_], X[N_ * M_];
+        for (i = 0; i < N_; i++) {
+            c[i] = 0.0;
+            for (j = 0; j <= i; j++) c[i] += L[i * N_ + j] * z[j];
+            for (k = 0; k < M_; k++) X[i * M_ + k] = A[k * N_ + i];
+        }
+        hestenes(N_, M_, X, G, s2);
+        for (j = 0; j < M_; j++) lam[j] = 0.0;
+        for (k = 0; k < M_; k++) {
+            double dot = 0.0;
+            if (s2[k] == 0.0) continue;
+            for (i = 0; i < N_; i++) dot += X[i * M_ + k] * c[i];
+            for (j = 0; j < M_; j++) lam[j] += G[j * M_ + k] * dot / s2[k];
+        }
+    }
+    return 0;
+}
+#endif
+
 /* q_ddot (and lambda when asked) at (t, y); stabilized: Baumgarte's b - 2 alpha phi_dot -
    beta^2 phi on holonomic rows, b - alpha (A q_dot + c) on velocity rows, alpha = p[NPM_],
    beta = p[NPM_ + 1] (lagsim.run.formulations.Baumgarte). */
@@ -73,9 +183,13 @@ static int accelerations(double t, const double *y, const double *p, int stabili
                 }
             }
         }
+#if UK_
+        return udwadia_kalaba(dyn, r, qdd, lam);
+#else
         if (lagsim_lu_solve(N_ + M_, 1, K, r) == 1) return 1;
         memcpy(qdd, r, N_ * sizeof(double));
         if (lam) memcpy(lam, r + N_, M_ * sizeof(double));
+#endif
     }
     return 0;
 }

@@ -390,8 +390,9 @@ def test_fmu_refuses_a_start_off_the_constraints(fmpy, fmus: dict[str, Path]) ->
 
 def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:
     """--stop-when theta is the FMU's one event indicator: Model Exchange (CVode's root
-    finding) ends where theta crosses 0, at simulate --stop-when theta's stop time to 1e-8
-    (the quarter swing), theta there 0 to 1e-10."""
+    finding) and Co-Simulation (fmi2DoStep's bisection, then fmi2Discard with fmi2Terminated)
+    end where theta crosses 0, at simulate --stop-when theta's stop time to 1e-8 (the quarter
+    swing), theta there 0 to 1e-10."""
     if CC is None:
         pytest.skip("no C compiler")
     system = api.load("pendulum")
@@ -404,8 +405,9 @@ def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         stopped = system.simulate(t_end=5.0, samples=501, stop_when="theta")
     assert stopped.stop_reason == "stop_when"
-    result = fmpy.simulate_fmu(path, fmi_type="ModelExchange", stop_time=5.0,
-                               relative_tolerance=1e-12, output_interval=0.01,
-                               output=["theta"])
-    assert result["time"][-1] == pytest.approx(stopped.t[-1], abs=1e-8)
-    assert abs(result["theta"][-1]) < 1e-10
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=5.0,
+                                   relative_tolerance=tol, output_interval=0.01,
+                                   output=["theta"])
+        assert result["time"][-1] == pytest.approx(stopped.t[-1], abs=1e-8), kind
+        assert abs(result["theta"][-1]) < 1e-10, kind

@@ -22,7 +22,7 @@
 typedef struct {
     double t, h, rtol;
     double y[NY], p[NP];
-    int failed, continuous;
+    int failed, continuous, terminated;
     fmi2CallbackFunctions cb;
     char name[128];
 } Instance;
@@ -46,6 +46,7 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n,
 static void reset(Instance *c)
 {
     c->t = 0.0; c->h = 0.0; c->rtol = 1e-10; c->failed = 0; c->continuous = 0;
+    c->terminated = 0;
     memcpy(c->y, @P@_state_start, sizeof c->y);
     memcpy(c->p, @P@_parameter_start, sizeof c->p);
 }
@@ -380,10 +381,11 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReferenc
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
     Instance *m = (Instance *)c;
-    int code;
+    int code, stopped = 0;
     (void)noSetFMUStatePriorToCurrentPoint;
+    if (m->terminated) return fmi2Discard;
     m->t = t;
-    code = @P@_integrate(&m->t, m->y, t + h, m->p, m->rtol, m->rtol, &m->h);
+    code = @P@_integrate_until(&m->t, m->y, t + h, m->p, m->rtol, m->rtol, &m->h, &stopped);
     if (code) {
         char text[160];
         snprintf(text, sizeof text, "the integration failed at t = %.17g (%s)", m->t,
@@ -392,6 +394,10 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSet
         say(m, fmi2Error, text);
         m->failed = 1;
         return fmi2Error;
+    }
+    if (stopped) {
+        m->terminated = 1;
+        return fmi2Discard;
     }
     return fmi2OK;
 }
@@ -414,7 +420,13 @@ fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *
 
 fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *v)
 { (void)c; (void)s; (void)v; return fmi2Discard; }
+/* fmi2Terminated: the --stop-when crossing ended the run (fmi2DoStep returned fmi2Discard,
+   fmi2LastSuccessfulTime is the crossing). */
 fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *v)
-{ (void)c; (void)s; (void)v; return fmi2Discard; }
+{
+    if (s != fmi2Terminated) return fmi2Discard;
+    *v = ((Instance *)c)->terminated ? fmi2True : fmi2False;
+    return fmi2OK;
+}
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *v)
 { (void)c; (void)s; (void)v; return fmi2Discard; }

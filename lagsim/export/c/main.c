@@ -6,7 +6,8 @@
        ./@P@ [T_END [SAMPLES [RTOL [ATOL [NAME=VALUE ...]]]]]
 
    defaults: T_END @T_END@, SAMPLES @SAMPLES@, RTOL = ATOL = 1e-10 (lagsim simulate's); a
-   NAME=VALUE argument sets a parameter, as lagsim simulate --set does. */
+   NAME=VALUE argument sets a parameter, as lagsim simulate --set does. With a --stop-when
+   expression exported, the run ends at its crossing, the last row there. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,8 @@ int main(int argc, char **argv)
     printf("\n");
     for (k = 0; k < samples; k++) {
         double tk = samples > 1 ? t0 + (t_end - t0) * (double)k / (double)(samples - 1) : t0;
-        int code = @P@_integrate(&t, y, tk, p, rtol, atol, &h);
+        int stopped = 0;
+        int code = @P@_integrate_until(&t, y, tk, p, rtol, atol, &h, &stopped);
         if (code) {
             fprintf(stderr, "%s: the integration failed at t = %.17g (code %d)\n", argv[0], t,
                     code);
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
         for (i = 0; i < @P@_NY; i++) printf(",%.17g", y[i]);
         for (i = 0; i < @P@_NOUT; i++) printf(",%.17g", out[i]);
         printf("\n");
+        if (stopped) break;
     }
     return 0;
 }

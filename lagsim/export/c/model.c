@@ -373,3 +373,48 @@ int @P@_integrate(double *t, double *y, double t_end, const double *p, double rt
     }
     return 0;
 }
+
+/* @P@_integrate that stops where the --stop-when expression changes sign: the crossing is
+   bracketed by the accepted steps and located by bisection, each trial point integrated afresh
+   from the step's start, to the spacing of the numbers. *stopped is 1 when it stopped. */
+int @P@_integrate_until(double *t, double *y, double t_end, const double *p, double rtol,
+                        double atol, double *h, int *stopped)
+{
+    double g0, g1, y0[2 * N_], ya[2 * N_];
+    int code;
+    *stopped = 0;
+    if (@P@_NEVENT == 0) return @P@_integrate(t, y, t_end, p, rtol, atol, h);
+    if (@P@_event(*t, y, p, &g0)) return 1;
+    while (*t < t_end) {
+        double t0 = *t, h0, lo, hi, step = *h;
+        memcpy(y0, y, sizeof y0);
+        h0 = step > 0 ? step : 0.0;
+        /* one accepted step: integrate to t_end but with the step size capped by one step */
+        {
+            double target = step > 0 ? fmin(t_end, *t + step) : t_end;
+            code = @P@_integrate(t, y, target, p, rtol, atol, h);
+            if (code) return code;
+        }
+        if (@P@_event(*t, y, p, &g1)) return 1;
+        if (g0 == 0.0 || g0 * g1 > 0.0 || (g1 == 0.0 && g0 == 0.0)) { g0 = g1; continue; }
+        lo = t0;
+        hi = *t;
+        while (hi - lo > 4.0 * fabs(nextafter(hi, INFINITY) - hi)) {
+            double mid = 0.5 * (lo + hi), tm = t0, hm = h0, gm;
+            memcpy(ya, y0, sizeof ya);
+            if (@P@_integrate(&tm, ya, mid, p, rtol, atol, &hm)) return 1;
+            if (@P@_event(tm, ya, p, &gm)) return 1;
+            if (gm == 0.0) { lo = hi = mid; break; }
+            if (g0 * gm < 0.0) hi = mid; else lo = mid;
+        }
+        {
+            double tm = t0, hm = h0;
+            memcpy(y, y0, sizeof y0);
+            if (@P@_integrate(&tm, y, hi, p, rtol, atol, &hm)) return 1;
+            *t = tm;
+        }
+        *stopped = 1;
+        return 0;
+    }
+    return 0;
+}

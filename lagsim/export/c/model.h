@@ -44,7 +44,7 @@ int @P@_jacobian(double t, const double *y, const double *p, double *J);
 #define @P@_TOLERANCE @TOLERANCE@
 double @P@_constraint_residual(double t, const double *y, const double *p);
 /* The event indicator: g = the --stop-when expression (@STOP_WHEN@) at (t, y), where a run
-   stops when g changes sign (@P@_NEVENT is 1 with one, 0 without; main.c does not stop). */
+   stops when g changes sign (@P@_NEVENT is 1 with one, 0 without; the FMU's Model Exchange event indicator; @P@_integrate_until stops at it). */
 #define @P@_NEVENT @NEVENT@
 int @P@_event(double t, const double *y, const double *p, double *g);
 /* Advance (t, y) to t_end with DOP853 (scipy's algorithm and coefficients, the steps lagsim's
@@ -53,5 +53,10 @@ int @P@_event(double t, const double *y, const double *p, double *g);
    of the numbers). */
 int @P@_integrate(double *t, double *y, double t_end, const double *p, double rtol,
                   double atol, double *h);
+
+/* @P@_integrate stopping at the --stop-when crossing (where g changes sign, located by
+   bisection to the spacing of the numbers): *stopped 1 then, with (t, y) there. */
+int @P@_integrate_until(double *t, double *y, double t_end, const double *p, double rtol,
+                        double atol, double *h, int *stopped);
 
 #endif

@@ -258,6 +258,34 @@ class System:
         return run(self, options, keywords=True, parameters=_mapping_arg(parameters, "parameters"),
                    initial=_mapping_arg(initial, "initial"), report=_warn)
 
+    def export_c(self, folder: str | os.PathLike[str], *, force: bool = False,
+                 flags: Mapping[str, Any] | None = None) -> tuple[Path, ...]:
+        """Write the system as standalone C into ``folder`` (``lagsim export --c``): the header
+        ``<name>.h``, ``<name>.c`` and an example ``main.c``; the paths written. ``flags`` are
+        run options (``formulation``, ``stabilize``, ``baumgarte``, ``t_end``, …) over the
+        file's ``simulate:`` block; an existing folder is kept unless ``force``
+        (:func:`lagsim.export.ccode.write_c`)."""
+        from lagsim.export.ccode import export_options, write_c
+        from lagsim.output.io import file_name
+
+        options = export_options(self.spec, flags)
+        return write_c(self.spec, self.model, file_name(folder, "folder"), force, options)
+
+    def export_fmu(self, path: str | os.PathLike[str], *, force: bool = False,
+                   flags: Mapping[str, Any] | None = None,
+                   report: Callable[[str], None] | None = None) -> Path:
+        """Write the system as an FMI 2.0 FMU for Model Exchange and Co-Simulation (``lagsim
+        export --fmu``); its path. ``flags`` as in :meth:`export_c`; an existing file is kept
+        unless ``force``; ``report`` (default a :class:`LagsimWarning`) hears the note of a
+        source-only FMU when no C compiler is found (:func:`lagsim.export.fmu.write_fmu`)."""
+        from lagsim.export.ccode import export_options
+        from lagsim.export.fmu import write_fmu
+        from lagsim.output.io import file_name
+
+        options = export_options(self.spec, flags)
+        return write_fmu(self.spec, self.model, file_name(path, "path"), force, options,
+                         report or _warn)
+
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
         the integrability of each velocity constraint and the conserved quantities, as a
@@ -297,6 +325,19 @@ class System:
             at = {_text_arg(name, "a key of at"): _number_arg(value, f"at[{name!r}]")
                   for name, value in at.items()}
         return normal_modes(self.spec, self.model, at=at, steady=steady)
+
+    def lqr(self, at: Mapping[str, float] | str | None = None, Q: Any = None,
+            R: Any = None) -> Any:
+        """The linear-quadratic regulator about an equilibrium (``lagsim lqr``; ``at`` as in
+        :meth:`modes`, ``Q`` and ``R`` as ``--Q`` and ``--R``: diagonal weights, a list in the
+        order of the state or a mapping name → weight), as a
+        :class:`lagsim.analysis.lqr.LqrReport`."""
+        from lagsim.analysis.lqr import design
+
+        if isinstance(at, Mapping):
+            at = {_text_arg(name, "a key of at"): _number_arg(value, f"at[{name!r}]")
+                  for name, value in at.items()}
+        return design(self.spec, self.model, at, Q, R)
 
 
 def _options_doc() -> str:

@@ -63,7 +63,7 @@ PACKAGE = "lagsim"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "naming"), ("spec",), ("symbolic",), ("numeric",), ("output",), ("run",),
-    ("analysis",), ("sweep",), ("viz",), ("api",), ("cli",))
+    ("export",), ("analysis",), ("sweep",), ("viz",), ("api",), ("cli",))
 """Issue 23's layering, bottom to top: the first name under ``lagsim.`` of a module decides its
 layer, and an import may point down or within its layer (without a cycle), never up."""
 

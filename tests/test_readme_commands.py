@@ -211,6 +211,15 @@ def check_steady_precession(out: str, _err: str, _folder: Path) -> None:
     assert rows and abs(float(rows[0][1]) - omega) < 1e-6 * omega
 
 
+def check_fmu(_out: str, _err: str, folder: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(folder / "a01.fmu") as fmu:
+        names = set(fmu.namelist())
+        assert 'fmiVersion="2.0"' in fmu.read("modelDescription.xml").decode()
+    assert {"sources/a01_pendulum.c", "sources/fmu.c"} <= names
+
+
 def contains(*pieces: str) -> Callable[[str, str, Path], None]:
     def check(out: str, _err: str, _folder: Path) -> None:
         for piece in pieces:
@@ -278,6 +287,10 @@ CHECKS: dict[str, Callable[[str, str, Path], None]] = {
     "lagsim sweep double_pendulum --random": check_parquet,
     "lagsim sweep double_pendulum --table": check_sections,
     "lagsim plot sections/": image("poincare.png"),
+    "lagsim export double_pendulum --c": lambda _o, _e, folder: (
+        "#define double_pendulum_NY 4 " in (folder / "dp_c/double_pendulum.h").read_text()
+        and (folder / "dp_c/main.c").exists() or pytest.fail("no C export")),
+    "lagsim export a01_pendulum --fmu": check_fmu,
     "lagsim completion fish": lambda _o, _e, folder: (
         "complete --no-files --command lagsim"
         in (folder / "home/.config/fish/completions/lagsim.fish").read_text()

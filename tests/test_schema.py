@@ -250,6 +250,18 @@ GOOD = {
           - {unilateral: 1 - y, restitution: 1}
         initial: {y: 0.5}
         """),
+    "inputs-in-forces-loads-and-torques": textwrap.dedent("""\
+        parameters: {m: 1}
+        inputs: {F: 0, M: 2*m}
+        coordinates: [x, th]
+        masses:
+          bar: {mass: m, position: [x, 0], inertia: 1, angle: th}
+        forces: {x: F}
+        loads:
+          bar: [F, 0]
+        torques:
+          bar: M
+        """),
     "a-body-in-a-quaternion": textwrap.dedent("""\
         coordinates: [e0, e1, e2, e3]
         masses:

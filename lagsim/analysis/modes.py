@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lagsim import naming
+from lagsim.analysis.inputs import input_matrix
 from lagsim.analysis.linearize import Linearization, Mode, linearize
 from lagsim.analysis.rest import (
     RestEquations,
@@ -259,4 +260,5 @@ def rest_linearization(model: Model, q0: Mapping[str, float] | None = None) -> R
         coordinates=auto.model.coordinates, q=snap(q), residual=residual, M0=lin.M0, D=lin.D,
         K=lin.K, N=lin.N, S=S, B=B, independent=lin.independent,
         constrained=bool(auto.model.m), velocity_constraints=lin.velocity_constraints,
-        notes=auto.notes())
+        notes=auto.notes(), inputs=model.inputs,
+        Bu=B @ input_matrix(auto.model, model.inputs, q) if model.inputs else None)

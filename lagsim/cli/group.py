@@ -46,6 +46,12 @@ COMMANDS = {
     "equilibria": Entry("lagsim.cli.commands.equilibria:command",
                         "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
                         "the constraints."),
+    "export": Entry("lagsim.cli.commands.export:command",
+                    "Export FILE as standalone C (--c DIR) or as an FMI 2.0 FMU (--fmu), to "
+                    "run it in other tools."),
+    "lqr": Entry("lagsim.cli.commands.lqr:command",
+                 "Design a linear-quadratic regulator of FILE's inputs about an equilibrium: "
+                 "the gain K, the closed-loop eigenvalues and controllability."),
     "modes": Entry("lagsim.cli.commands.modes:command",
                    "Print the small oscillations of FILE about an equilibrium or a steady "
                    "motion."),

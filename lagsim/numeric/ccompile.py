@@ -17,7 +17,7 @@ may be loaded) under a key that covers everything that determines the code: the 
 lagsim's, symengine's and scipy's versions, the compiler's path and version, the flags, the Python
 ABI and the platform (:func:`model_key`). The library reports its key through the exported function
 ``lagsim_cache_key``, which is checked after loading. Without constraints the library also holds
-DOP853's step (:func:`_dop853_source`), so that a run makes no Python call per evaluation
+DOP853's step (:func:`dop853_source`), so that a run makes no Python call per evaluation
 (:mod:`lagsim.run.engines.cstep`). The functions are called through :mod:`ctypes` with preallocated
 buffers; the ODE right-hand side, called thousands of times a run, through a small model-independent
 CPython extension instead (:func:`native_rhs`: one vectorcall, 0.3 µs at n = 2 against 1.7 µs
@@ -85,7 +85,7 @@ RUNTIME = csource.read("runtime.c")
 that needs it: the model libraries and the C step loops."""
 
 
-def _dop853_source(n: int) -> str:
+def dop853_source(n: int) -> str:
     """One accepted DOP853 step in C, the algorithm of scipy's ``RungeKutta._step_impl`` with
     DOP853's error norm, stage for stage (the coefficients are scipy's, printed exactly), so
     that the steps and evaluations are those of ``scipy.integrate.DOP853``."""
@@ -235,7 +235,7 @@ def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol
     if ode:
         parts.append(csource.fill(csource.read("ode_rhs.c"), N=n, STATES=2 * n, IN=1 + 2 * n,
                                   MASS=n * n, DYNAMICS=n * n + n))
-        parts.append(_dop853_source(n))
+        parts.append(dop853_source(n))
     return "\n".join(parts)
 
 

@@ -77,6 +77,9 @@ class NumericSystem:
     backend: str = BACKEND
     _dop853_step: Callable | None = None
     _code: Any = field(default=None, repr=False, compare=False)
+    inputs: tuple[str, ...] = ()
+    """The parameters that are inputs u (``inputs:``, issue 28): :meth:`with_parameters` sets
+    them."""
 
     @property
     def n(self) -> int:
@@ -312,6 +315,7 @@ def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) 
         constraint_kinds=tuple(c.kind for c in model.constraints),
         parameters=dict(zip(names, values.tolist())),
         time_dependent=model.is_time_dependent,
+        inputs=model.inputs,
         backend=code.backend,
         _code=code,
         **code.bind(values),

@@ -42,7 +42,7 @@ IMPLICIT = frozenset(("Radau", "BDF", "LSODA"))
 """The methods that take a Jacobian (scipy's ``jac`` argument)."""
 
 
-def _residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]]:
+def residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]]:
     """Arguments (t, q, q̇, q̈, λ) and the flat list [∂R/∂q, ∂R/∂q̇, ∂w/∂q] (row-major)."""
     n, m = model.n, model.m
     lam = [se.Symbol(f"_lagsim_lambda{k}") for k in range(m)]
@@ -71,7 +71,7 @@ class RhsJacobian:
                  dependent_rows: bool) -> None:
         self.numeric = numeric
         self.n, self.m = numeric.n, numeric.m
-        args, exprs = _residual_derivatives(model)
+        args, exprs = residual_derivatives(model)
         params = list(model.substitutions())
         values = [numeric.parameters[str(p)] for p in params]
         self.function = compile_functions(self.n, self.m, (("jacobian", args, exprs),),

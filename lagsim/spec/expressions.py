@@ -220,12 +220,14 @@ def parse_expression(
     source: Source,
     what: str = "expression",
     hint: str = DECLARE_HINT,
+    refused: Mapping[str, str] | None = None,
 ) -> se.Basic:
     """Parse ``text`` into a symengine expression whose free names all come from ``names``.
 
     ``names`` maps every symbol the expression may use to its value; the constants ``pi``
     and ``E`` are known unless ``names`` declares them. Raises :class:`InputError` pointing at the
-    offending column. ``hint`` says, after an unknown symbol, which names may be used.
+    offending column. ``hint`` says, after an unknown symbol, which names may be used;
+    ``refused`` maps names declared elsewhere that this expression may not use to why not.
     """
     if text is None:
         text = ""
@@ -266,7 +268,7 @@ def parse_expression(
             "'1/2*m*x_dot**2'",
             source.at(col),
         ) from None
-    builder = _Builder(names, source, what, stripped, lead, back, hint, python)
+    builder = _Builder(names, source, what, stripped, lead, back, hint, python, refused or {})
     nodes, depth = _measure(tree.body)
     if nodes > MAX_EXPRESSION_NODES:
         raise InputError(f"{what}: {exceeded('expression size', f'{nodes:,} nodes')}; split it "
@@ -331,9 +333,10 @@ def syntax_hint(text: str) -> tuple[str, int] | None:
 class _Builder:
     def __init__(
         self, names: Mapping[str, se.Basic], source: Source, what: str, text: str, lead: int,
-        back: list[int], hint: str, python: str,
+        back: list[int], hint: str, python: str, refused: Mapping[str, str],
     ) -> None:
         self.names = names
+        self.refused = refused
         self.source = source
         self.what = what
         self.text = text
@@ -447,6 +450,8 @@ class _Builder:
             return self.names[ident]
         if ident in CONSTANTS:
             return CONSTANTS[ident]
+        if ident in self.refused:
+            raise self.fail(node, f"'{ident}' {self.refused[ident]}")
         if ident in FUNCTIONS:
             raise self.fail(node, f"'{ident}' is a function: call it, as in '{ident}(x)'")
         known = sorted(set(self.names) | set(CONSTANTS))

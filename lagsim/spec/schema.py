@@ -313,6 +313,10 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
         "steady": ({"type": ["object", "null"], "additionalProperties": EXPRESSION},
                    "a steady motion (relative equilibrium) for `lagsim modes` and `derive "
                    "--form linear`: coordinates' values and `<coordinate>_dot` rates"),
+        "inputs": ({"type": ["object", "null"], "additionalProperties": EXPRESSION},
+                   "control inputs u: names that only `forces`, `loads` and `torques` may use; "
+                   "each is a parameter with its default value, which `--set NAME=VALUE` "
+                   "changes"),
     }
 
 

@@ -50,7 +50,7 @@ from lagsim.spec.options import SIMULATE_KEYS
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
-    "units", "springs", "torques", "steady",
+    "units", "springs", "torques", "steady", "inputs",
 )
 MASS_KEYS = ("mass", "position", "inertia", "angle", "orientation", "points")
 SPACE_AXES = ("x", "y", "z")
@@ -72,6 +72,11 @@ PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 PARAMETER_HINT = ("a parameter is a number or an expression in numbers, pi, E and the "
                   "parameters above it")
 NUMBER_HINT = "a value is a number or an expression in numbers, such as 1.5 or pi/4"
+INPUT_HINT = ("an input's default is a number or an expression in numbers, pi, E and the "
+              "parameters")
+INPUT_ONLY = ("is an input, which only 'forces', 'loads' and 'torques' may use (an input is a "
+              "force a controller sets); for a constant here, declare a parameter")
+"""Why an expression other than a force refuses an input (issue 28)."""
 INITIAL_HINT = ("an initial value is a number or an expression in numbers, pi, E and the "
                 "parameters")
 
@@ -301,6 +306,10 @@ class SystemSpec:
     """``springs:`` entries given as mappings (with a stiffness): they add to U (and R)."""
     torques: tuple[TorqueSpec, ...] = ()
     """``torques:``: moments on bodies, projected onto the coordinates by ∂ω/∂q̇."""
+    inputs: tuple[str, ...] = ()
+    """``inputs:``: the names, in the file's order, of the parameters that are inputs u (used
+    only in forces, loads and torques; their values are the defaults), for B = ∂f/∂u and a
+    controller (issue 28)."""
 
     def mass(self, name: str) -> MassSpec:
         """The mass (or body) called ``name``."""
@@ -610,6 +619,7 @@ class _Reader:
         self.label = label
         self.constructor = Yaml12Loader("")
         self.spellings: dict[str, dict[str, tuple[str, str, Location]]] = {}
+        self.refused: dict[str, str] = {}
 
     def loc(self, node: yaml.Node) -> Location:
         return _loc(self.label, node)
@@ -684,7 +694,8 @@ class _Reader:
              hint: str = DECLARE_HINT) -> Expr:
         raw = self.scalar(node, what)
         assert isinstance(node, yaml.ScalarNode), "scalar() refuses any other node"
-        value = parse_expression(raw, names, self.source_of(node), what, hint)
+        refused = {n: why for n, why in self.refused.items() if n not in names}
+        value = parse_expression(raw, names, self.source_of(node), what, hint, refused)
         return Expr(str(raw), value, self.loc(node))
 
     def number(self, node: yaml.Node, names: Mapping[str, se.Basic], what: str,
@@ -808,10 +819,14 @@ class _Reader:
         if "description" in top:
             description = self.text(top["description"], "'description'", "\n\t")
 
-        params, declared = self.parameters(top.get("parameters"), overrides)
+        every, declared, inputs = self.parameters(top.get("parameters"), overrides,
+                                                  top.get("inputs"))
         coords, coord_locs = self.coordinates(top.get("coordinates"), root, declared)
+        params = tuple(p for p in every if p.name not in inputs)
+        self.refused = dict.fromkeys(inputs, INPUT_ONLY)
 
         symbols: dict[str, se.Basic] = symbol_table([p.name for p in params], coords)
+        driven: dict[str, se.Basic] = {**symbols, **{u: se.Symbol(u) for u in inputs}}
 
         def opt_expr(key: str, names: Mapping[str, se.Basic], what: str) -> Expr | None:
             return self.expr(top[key], names, what) if key in top else None
@@ -845,9 +860,9 @@ class _Reader:
                     raise self.error(key_node, f"'forces' names '{key}', which is not a "
                                      f"coordinate{suggest(key, coords)}; forces are given by "
                                      "coordinate")
-                forces.append((key, self.expr(value_node, symbols, f"the force on '{key}'")))
-        loads = self.loads(top["loads"], masses, symbols) if "loads" in top else ()
-        torques = self.torques(top.get("torques"), masses, symbols)
+                forces.append((key, self.expr(value_node, driven, f"the force on '{key}'")))
+        loads = self.loads(top["loads"], masses, driven) if "loads" in top else ()
+        torques = self.torques(top.get("torques"), masses, driven)
         dissipation = opt_expr("dissipation", symbols, "'dissipation'")
 
         self.contacts: list[ContactSpec] = []
@@ -856,13 +871,13 @@ class _Reader:
         constraints += self.unit_constraints(masses, constraints)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
         simulate = self.simulate(top.get("simulate"))
-        units = self.units(top.get("units"), params, coords)
+        units = self.units(top.get("units"), every, coords)
         springs, spring_forces = self.springs(top.get("springs"), masses, params, symbols,
                                               coords)
         steady, steady_locations = self.steady(top.get("steady"), params, coords)
 
         return SystemSpec(
-            source=self.label, name=name, description=description, parameters=params,
+            source=self.label, name=name, description=description, parameters=every,
             coordinates=coords, coordinate_locations=coord_locs, kinetic=kinetic,
             potential=potential, lagrangian=lagrangian, masses=masses, gravity=gravity,
             forces=tuple(forces), loads=loads, dissipation=dissipation,
@@ -870,31 +885,46 @@ class _Reader:
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
             units=units, springs=springs, spring_forces=spring_forces, torques=torques,
             steady=steady, steady_locations=steady_locations, contacts=tuple(self.contacts),
+            inputs=inputs,
         )
 
-    def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
-                   ) -> tuple[tuple[Parameter, ...], set[str]]:
+    def parameters(self, node: yaml.Node | None, given: Mapping[str, float],
+                   inputs_node: yaml.Node | None = None
+                   ) -> tuple[tuple[Parameter, ...], set[str], tuple[str, ...]]:
+        """The parameters, then the inputs (parameters whose defaults ``--set`` may change, that
+        only forces may use), the set of their names, and the inputs' names."""
         overrides = _finite(given, "--set")
         params: list[Parameter] = []
         names: dict[str, se.Basic] = {}
-        if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
-            for _key, key_node, value_node in self.mapping(node, "'parameters'", "parameter"):
-                pname = self.identifier(key_node, "parameter")
+        inputs: list[str] = []
+        for kind, part in (("parameter", node), ("input", inputs_node)):
+            if part is None or (isinstance(part, yaml.ScalarNode) and part.value == ""):
+                continue
+            constants = dict(names)
+            for _key, key_node, value_node in self.mapping(part, f"'{kind}s'", kind):
+                pname = self.identifier(key_node, kind)
                 if naming.is_acceleration(pname):
-                    raise self.error(key_node, f"parameter '{pname}' ends in _ddot, which lagsim "
+                    raise self.error(key_node, f"{kind} '{pname}' ends in _ddot, which lagsim "
                                      "keeps for accelerations; rename it")
+                if kind == "input" and pname in names:
+                    raise self.error(key_node, f"input '{pname}' is also a parameter; rename "
+                                     "one")
                 value = (overrides[pname] if pname in overrides
-                         else self.number(value_node, names, f"parameter '{pname}'",
-                                          PARAMETER_HINT))
+                         else self.number(value_node, names if kind == "parameter" else
+                                          constants, f"{kind} '{pname}'",
+                                          PARAMETER_HINT if kind == "parameter" else
+                                          INPUT_HINT))
                 names[pname] = se.RealDouble(value)
                 where = Location("--set") if pname in overrides else self.loc(value_node)
                 params.append(Parameter(pname, value, where))
+                if kind == "input":
+                    inputs.append(pname)
         unknown = [k for k in overrides if k not in names]
         if unknown:
             raise InputError(f"no such parameter '{unknown[0]}'"
                              f"{suggest(unknown[0], list(names))}; the parameters are "
                              f"{', '.join(names) or '(none)'}", Location("--set"))
-        return tuple(params), set(names)
+        return tuple(params), set(names), tuple(inputs)
 
     def coordinates(self, node: yaml.Node | None, root: yaml.Node, declared: set[str]
                     ) -> tuple[tuple[str, ...], tuple[Location, ...]]:

@@ -109,6 +109,8 @@ class Model:
     """For a system with 3-D bodies, the change δq of the coordinates under a rotation of
     everything about the space axis x, y and z (:func:`space_rotations`); an axis whose δq
     cannot be written is an empty tuple, and a system without 3-D bodies has none."""
+    inputs: tuple[str, ...] = ()
+    """The parameters that are inputs u (``inputs:``), in the file's order (issue 28)."""
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
 
@@ -356,6 +358,7 @@ def build_model(spec: SystemSpec) -> Model:
         point_positions=tuple((ref, points.position(ref)) for ref in
                               (f"{m.name}.{p.name}" for m in spec.masses for p in m.points)),
         rotations=space_rotations(spec),
+        inputs=spec.inputs,
     )
 
 
@@ -412,6 +415,7 @@ def assemble_model(
     structure_key: str | None = None,
     point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
     rotations: tuple[tuple[se.Basic, ...], ...] = (),
+    inputs: tuple[str, ...] = (),
 ) -> Model:
     """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
     q = tuple(se.Symbol(c) for c in coordinates)
@@ -443,7 +447,7 @@ def assemble_model(
         potential=potential, lagrangian=lagrangian, momenta=se.DenseMatrix(n, 1, momenta),
         tau=tau, constraints=constraints, A=A, b=b, mass_positions=mass_positions,
         point_positions=point_positions,
-        structure_key=structure_key, rotations=rotations,
+        structure_key=structure_key, rotations=rotations, inputs=tuple(inputs),
     )
 
 
@@ -692,4 +696,5 @@ def tidy_model(model: Model) -> Model:
         parameters=model.parameters, mass_positions=model.mass_positions,
         point_positions=model.point_positions,
         kinetic=kinetic, potential=potential, rotations=model.rotations,
+        inputs=model.inputs,
     )

@@ -489,8 +489,11 @@ def _lines(value: sympy.Basic, width: int) -> str:
 
 def _text(forms: list[Form], model: Model, width: int) -> str:
     coords = ", ".join(names.text(c) for c in model.coordinates)
-    params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters.items())
-    lines = [f"{model.name}: coordinates {coords}" + (f"; parameters {params}" if params else "")]
+    params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters.items()
+                       if k not in model.inputs)
+    inputs = ", ".join(f"{k} = {model.parameters[k]:g}" for k in model.inputs)
+    lines = [f"{model.name}: coordinates {coords}" + (f"; parameters {params}" if params else "")
+             + (f"; inputs {inputs}" if inputs else "")]
     printed: dict[tuple[str, sympy.Basic], str] = {}
     for form in forms:
         if not form.items and form.notes:
@@ -604,6 +607,7 @@ def _document(forms: list[Form], model: Model) -> dict:
         "coordinates": list(model.coordinates),
         "velocities": [str(v) for v in model.qd],
         "parameters": dict(model.parameters),
+        **({"inputs": list(model.inputs)} if model.inputs else {}),
         "symbols": symbols,
         "lagrangian": _s(cheap(model.lagrangian)),
         "kinetic": _s(cheap(model.kinetic)),

@@ -43,6 +43,10 @@ class RestLinearization:
     constrained: bool
     velocity_constraints: bool
     notes: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    """The file's inputs u (``inputs:``, issue 28), the columns of ``Bu``."""
+    Bu: np.ndarray | None = None
+    """B ∂τ/∂u: the input matrix of ẋ = A x + B_u δu (:mod:`lagsim.analysis.inputs`)."""
 
 
 @dataclass(frozen=True)
@@ -125,11 +129,16 @@ def linear_form(model: Model, simplify: bool = False, *,
     if rest.constrained:
         items.append(Item("N", _matrix(rest.N), "N"))
     items += [Item("A", _matrix(rest.S), "A"), Item("B", _matrix(rest.B), "B")]
+    if rest.inputs and rest.Bu is not None:
+        items.append(Item("B_u", _matrix(rest.Bu), "B_{u}"))
     notes = [f"about the equilibrium nearest the initial state ({', '.join(names)}; residual "
              f"{rest.residual:.1e}; `lagsim equilibria` lists all)",
              (f"state x = (z, ż) with δq = N z, z = ({', '.join(rest.independent)}) the "
               "independent coordinates" if rest.constrained else "state x = (δq, δq̇)"),
              "B maps generalized forces δτ on " + ", ".join(names)]
+    if rest.inputs:
+        notes.append(f"B_u = B ∂τ/∂u maps the inputs δu = ({', '.join(rest.inputs)}): "
+                     "ẋ = A x + B_u δu")
     notes[:0] = rest.notes
     if rest.velocity_constraints:
         notes.append("velocity constraints: x = (z, u) with ż = N_v u, δq̇ = N N_v u")

@@ -1,0 +1,192 @@
+"""An FMI 2.0 FMU of one model, for Model Exchange and Co-Simulation at once (issue 25).
+
+The FMU is a zip in the layout of the FMI 2.0.x standard (fmi-standard.org, §2.3 "FMU
+Distribution"), as the Modelica Association's Reference FMUs lay it out: ``modelDescription.xml``,
+``sources/`` (the standalone C of :mod:`lagsim.export.ccode`, the FMI wrapper ``fmu.c`` and the
+FMI 2.0 headers, 2-clause BSD, their licence in each header) and, when a C compiler is found
+(:func:`lagsim.numeric.ccompile.compiler`), ``binaries/<platform>/<modelIdentifier>.so`` built
+from them. Without a compiler the FMU is a source FMU only, and :func:`write_fmu` says so.
+
+Variables (value references as in ``fmu.c``): the states (coordinates and velocities,
+continuous, ``initial="exact"`` at lagsim's consistent start), their derivatives, every
+parameter (``causality="parameter" variability="tunable"``, the file's value its start value; a
+constrained system's Baumgarte gains too; the ``inputs:`` of the file ``causality="input"``,
+their defaults the start values, so that a controller drives the model) and the outputs (mass
+positions, multipliers ``lambda_<c>``, the energy); units from the file's ``units:`` block. In
+Model Exchange the importer's solver integrates the index-1 ODE with Baumgarte's stabilization;
+in Co-Simulation ``fmi2DoStep`` integrates it with DOP853 at the experiment's tolerance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from lagsim import __version__
+from lagsim.errors import InputError, Location
+from lagsim.export.ccode import Layout, sources, template
+from lagsim.numeric import csource
+from lagsim.numeric.ccompile import compiler
+from lagsim.output.io import check_output, open_output
+from lagsim.spec.options import SimulateOptions
+from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.model import Model
+
+HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
+"""The FMI 2.0 headers vendored in ``lagsim/export/c/`` (2-clause BSD)."""
+
+
+def platform_folder() -> str:
+    """FMI 2.0's name of this platform's binaries folder (``linux64``, ``darwin64``,
+    ``win64``)."""
+    bits = "64" if sys.maxsize > 2**32 else "32"
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win"}.get(sys.platform,
+                                                                         sys.platform)
+    return system + bits
+
+
+def _suffix() -> str:
+    return {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
+
+
+def _real(name: str, vr: int, causality: str, variability: str, description: str,
+          start: float | None = None, unit: str = "", derivative: int | None = None,
+          initial: str | None = None) -> str:
+    attrs = [f"name={quoteattr(name)}", f'valueReference="{vr}"',
+             f"description={quoteattr(description)}", f'causality="{causality}"',
+             f'variability="{variability}"']
+    if initial:
+        attrs.append(f'initial="{initial}"')
+    real = []
+    if unit:
+        real.append(f"unit={quoteattr(unit)}")
+    if start is not None:
+        real.append(f'start="{start!r}"')
+    if derivative is not None:
+        real.append(f'derivative="{derivative}"')
+    return (f"    <ScalarVariable {' '.join(attrs)}>\n      <Real {' '.join(real)}/>\n"
+            f"    </ScalarVariable>")
+
+
+def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
+    """``modelDescription.xml`` of the FMU (FMI 2.0 §2.2): both interfaces, the variables in
+    the value-reference order of ``fmu.c``, the model structure."""
+    ny, npar = len(lay.states), len(lay.parameters)
+    rows: list[str] = []
+    for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
+        rows.append(_real(name, i, "local", "continuous", "state", float(start), unit,
+                          initial="exact"))
+    der_units = lay.derivative_units
+    for i, name in enumerate(lay.states):
+        rows.append(_real(f"der({name})", ny + i, "local", "continuous",
+                          f"the derivative of {name}", None, der_units[i], derivative=i + 1))
+    for j, (name, start, unit) in enumerate(zip(lay.parameters, lay.parameter_start,
+                                                lay.parameter_units)):
+        if name in lay.inputs:
+            rows.append(_real(name, 2 * ny + j, "input", "continuous", "input", float(start),
+                              unit))
+        else:
+            rows.append(_real(name, 2 * ny + j, "parameter", "tunable", "parameter",
+                              float(start), unit, initial="exact"))
+    for k, name in enumerate(lay.outputs):
+        rows.append(_real(name, 2 * ny + npar + k, "output", "continuous", "output"))
+    first_out = 2 * ny + npar + 1
+    outputs = "".join(f'      <Unknown index="{first_out + k}"/>\n'
+                      for k in range(len(lay.outputs)))
+    derivatives = "".join(f'      <Unknown index="{ny + i + 1}"/>\n' for i in range(ny))
+    units = sorted({u for u in (*lay.state_units, *der_units, *lay.parameter_units) if u})
+    unit_block = ("  <UnitDefinitions>\n" + "".join(f"    <Unit name={quoteattr(u)}/>\n"
+                                                    for u in units) + "  </UnitDefinitions>\n"
+                  if units else "")
+    source_files = ("      <SourceFiles>\n" + "".join(f"        <File name={quoteattr(f)}/>\n"
+                                                       for f in files)
+                    + "      </SourceFiles>\n")
+    ident = quoteattr(lay.prefix)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<fmiModelDescription fmiVersion="2.0" modelName={quoteattr(lay.name)} '
+        f'guid="{guid}" generationTool="lagsim {__version__}" '
+        f'variableNamingConvention="flat" '
+        f'numberOfEventIndicators="{int(bool(lay.stop_when))}">\n'
+        f"  <ModelExchange modelIdentifier={ident} canGetAndSetFMUstate=\"true\" "
+        f"canSerializeFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\" "
+        f"providesDirectionalDerivative=\"true\">\n"
+        f"{source_files}  </ModelExchange>\n"
+        f"  <CoSimulation modelIdentifier={ident} canHandleVariableCommunicationStepSize="
+        f"\"true\" canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\" "
+        f"canNotUseMemoryManagementFunctions=\"true\" providesDirectionalDerivative=\"true\">\n"
+        f"{source_files}  </CoSimulation>\n"
+        f"{unit_block}"
+        f'  <DefaultExperiment startTime="{lay.t0!r}" stopTime="{lay.t_end!r}" '
+        f'tolerance="1e-10"/>\n'
+        "  <ModelVariables>\n" + "\n".join(rows) + "\n  </ModelVariables>\n"
+        "  <ModelStructure>\n"
+        + (f"    <Outputs>\n{outputs}    </Outputs>\n" if outputs else "")
+        + f"    <Derivatives>\n{derivatives}    </Derivatives>\n"
+        f"    <InitialUnknowns>\n{outputs}{derivatives}    </InitialUnknowns>\n"
+        "  </ModelStructure>\n</fmiModelDescription>\n")
+
+
+def build(cc: str, files: dict[str, str], identifier: str) -> bytes:
+    """The shared library of the FMU built from ``files`` (name → text) with ``cc``; an
+    :class:`InputError` with the compiler's last line when it fails."""
+    with tempfile.TemporaryDirectory(prefix="lagsim-fmu-") as work:
+        folder = Path(work)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        target = folder / f"{identifier}{_suffix()}"
+        sources_c = [str(folder / n) for n in files if n.endswith(".c") and n != "main.c"]
+        try:
+            done = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-w", f"-I{folder}", "-o",
+                                   str(target), *sources_c, "-lm"], capture_output=True,
+                                  check=False, timeout=600)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InputError(f"the C compiler {cc!r} could not be run: {exc}") from exc
+        if done.returncode != 0 or not target.exists():
+            lines = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
+            raise InputError(f"the C compiler {cc!r} failed on the FMU's sources: "
+                             f"{lines[-1] if lines else done.returncode}")
+        return target.read_bytes()
+
+
+def write_fmu(spec: SystemSpec, model: Model, path: str | Path, force: bool = False,
+              options: SimulateOptions | None = None,
+              report: Callable[[str], None] | None = None) -> Path:
+    """Write the FMU of ``model`` to ``path`` (``.fmu``) through the project's one writer
+    (:func:`lagsim.output.io.open_output`); an existing file is kept unless ``force``. Without a C
+    compiler the FMU holds its sources only, and ``report`` says so in one line."""
+    if Path(path).exists() and not force:
+        raise InputError(f"cannot write {str(path)!r}: it exists; give --force to replace it",
+                         Location("-o"))
+    target = check_output(path, "-o", formats=("fmu",), binary=True)
+    lay, files = sources(spec, model, options)
+    files = {k: v for k, v in files.items() if k != "main.c"}
+    files.update({h: template(h) for h in HEADERS})
+    guid = "{" + hashlib.sha256("\0".join(f"{k}\0{v}" for k, v in sorted(files.items()))
+                                .encode()).hexdigest()[:32] + "}"
+    files["fmu.c"] = csource.fill(template("fmu.c"), P=lay.prefix, NAME=lay.name,
+                                  VERSION=__version__, GUID=guid)
+    c_files = tuple(n for n in files if n.endswith(".c"))
+    cc = compiler()
+    binary = None
+    if cc is None:
+        (report or (lambda _m: None))(
+            f"no C compiler (cc, gcc or $CC) found; wrote a source-only FMU without "
+            f"binaries/{platform_folder()}: build sources/{' '.join(c_files)} into "
+            f"{lay.prefix}{_suffix()}")
+    else:
+        binary = build(cc, files, lay.prefix)
+    with open_output(target, binary=True) as out, zipfile.ZipFile(
+            out, "w", zipfile.ZIP_DEFLATED) as fmu:
+        fmu.writestr("modelDescription.xml", model_description(lay, guid, c_files))
+        for name, text in files.items():
+            fmu.writestr(f"sources/{name}", text)
+        if binary is not None:
+            fmu.writestr(f"binaries/{platform_folder()}/{lay.prefix}{_suffix()}", binary)
+    return target.path

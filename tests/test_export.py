@@ -1,0 +1,413 @@
+"""``lagsim export`` (issue 25): the standalone C built with the system compiler and the FMI 2.0
+FMU run by FMPy agree with ``lagsim simulate`` of the same equations (a constrained system in
+the index1 form with Baumgarte's stabilization, the form the export integrates)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lagsim import api
+from lagsim.cli import main
+from lagsim.errors import InputError
+from lagsim.export.ccode import export_options, layout
+
+CC = shutil.which("cc") or shutil.which("gcc")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
+T_END, SAMPLES = 2.0, 41
+
+
+def reference(name: str, tol: float, **given: object):
+    """``lagsim simulate`` of the bundled ``name`` in the form the export integrates (index1,
+    or the file's udwadia-kalaba, with Baumgarte when constrained)."""
+    system = api.load(name)
+    options: dict[str, object] = dict(t_end=T_END, samples=SAMPLES, rtol=tol, atol=tol)
+    if system.model.m:
+        form = layout(system.spec, system.model, export_options(system.spec)).formulation
+        options.update(formulation=form, stabilize="baumgarte")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return system, system.simulate(**options, **given)
+
+
+def built_c(name: str, folder: Path) -> Path:
+    system = api.load(name)
+    written = system.export_c(folder / name)
+    exe = folder / name / "run"
+    subprocess.run([CC, "-O2", "-o", str(exe), str(written[2]), str(written[1]), "-lm"],
+                   check=True, capture_output=True)
+    return exe
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "pendulum_constrained"])
+def test_c_matches_simulate(name: str, tmp_path: Path) -> None:
+    """main.c integrates at rtol = atol = 1e-12 with the DOP853 of lagsim's C loop; the state,
+    energy and multipliers agree with lagsim simulate at the same tolerances to 1e-10."""
+    exe = built_c(name, tmp_path)
+    done = subprocess.run([str(exe), str(T_END), str(SAMPLES), "1e-12", "1e-12"],
+                          capture_output=True, text=True, check=True)
+    header = done.stdout.splitlines()[0].split(",")
+    data = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    system, tr = reference(name, 1e-12)
+    n, m = len(system.coordinates), system.model.m
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    assert header == ["t", *lay.states, *lay.outputs]
+    text = (exe.parent / f"{lay.prefix}.h").read_text()
+    for i, state in enumerate(lay.states):
+        assert f"#define {lay.prefix}_Y_{state} {i}\n" in text
+    np.testing.assert_allclose(data[:, 0], tr.t, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(data[:, 1:1 + n], tr.q, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(data[:, 1 + n:1 + 2 * n], tr.qd, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(data[:, -1], tr.energy, rtol=0, atol=1e-10)
+    if m:
+        np.testing.assert_allclose(data[:, -1 - m:-1], tr.lam, rtol=0, atol=1e-9)
+
+
+@needs_cc
+def test_c_parameter_argument_is_set(tmp_path: Path) -> None:
+    """main.c's NAME=VALUE sets a parameter as --set does: l = 2 runs as simulate with l = 2
+    (1e-10), and the swing differs from l = 1 by more than 0.1 rad."""
+    exe = built_c("pendulum", tmp_path)
+    done = subprocess.run([str(exe), str(T_END), str(SAMPLES), "1e-12", "1e-12", "l=2"],
+                          capture_output=True, text=True, check=True)
+    data = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    _, tr2 = reference("pendulum", 1e-12, parameters={"l": 2.0})
+    _, tr1 = reference("pendulum", 1e-12)
+    np.testing.assert_allclose(data[:, 1], tr2.q[:, 0], rtol=0, atol=1e-10)
+    assert np.abs(data[:, 1] - tr1.q[:, 0]).max() > 0.1
+    bad = subprocess.run([str(exe), "1", "3", "1e-8", "1e-8", "nosuch=1"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("no parameter nosuch=1")
+
+
+@pytest.fixture(scope="module")
+def fmpy():
+    """FMPy, the FMI importer; its tests are skipped where it is not installed (the test extra
+    installs it)."""
+    return pytest.importorskip("fmpy")
+
+
+@pytest.fixture(scope="module")
+def fmus(fmpy, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if CC is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("fmu")
+    return {name: api.load(name).export_fmu(folder / f"{name}.fmu")
+            for name in ("pendulum", "double_pendulum", "a01_pendulum", "slider_crank",
+                         "pendulum_redundant")}
+
+
+@pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "a01_pendulum",
+                                  "slider_crank", "pendulum_redundant"])
+def test_fmu_validates_and_matches_simulate(name: str, fmpy, fmus: dict[str, Path]) -> None:
+    """FMPy finds no problem in the FMU; as Model Exchange (CVode, rtol 1e-12) and as
+    Co-Simulation (DOP853 inside, tolerance 1e-10) the coordinates and the energy agree with
+    lagsim simulate (rtol = atol = 1e-10, lagsim's default) to 1e-8 (pendulum_redundant: its
+    dependent rows in the Udwadia-Kalaba form the file asks for), the multipliers to 2e-8 of
+    the largest one (the slider-crank's reach 100)."""
+    from fmpy.validation import validate_fmu
+
+    path = str(fmus[name])
+    assert validate_fmu(path) == []
+    system, tr = reference(name, 1e-10)
+    coords = list(system.coordinates)
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
+                                   output_interval=T_END / (SAMPLES - 1),
+                                   relative_tolerance=tol, output=[*coords, "energy"])
+        np.testing.assert_allclose(result["time"], tr.t, rtol=0, atol=1e-12)
+        q = np.column_stack([result[c] for c in coords])
+        np.testing.assert_allclose(q, tr.q, rtol=0, atol=1e-8, err_msg=kind)
+        np.testing.assert_allclose(result["energy"], tr.energy, rtol=0, atol=1e-8,
+                                   err_msg=kind)
+        if tr.constraint_names:
+            lam = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
+                                    output_interval=T_END / (SAMPLES - 1),
+                                    relative_tolerance=tol,
+                                    output=[f"lambda_{c}" for c in tr.constraint_names])
+            np.testing.assert_allclose(
+                np.column_stack([lam[f"lambda_{c}"] for c in tr.constraint_names]), tr.lam,
+                rtol=0, atol=2e-8 * max(1.0, np.abs(tr.lam).max()), err_msg=kind)
+
+
+def test_fmu_start_values_act_as_set(fmpy, fmus: dict[str, Path]) -> None:
+    """A parameter given through FMPy's start_values runs as --set: l = 2 agrees with simulate
+    --set l=2 to 1e-8 in both interfaces, and is 0.1 rad away from l = 1."""
+    _, tr2 = reference("pendulum", 1e-10, parameters={"l": 2.0})
+    _, tr1 = reference("pendulum", 1e-10)
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(str(fmus["pendulum"]), fmi_type=kind, stop_time=T_END,
+                                   output_interval=T_END / (SAMPLES - 1),
+                                   relative_tolerance=tol, start_values={"l": 2.0},
+                                   output=["theta"])
+        np.testing.assert_allclose(result["theta"], tr2.q[:, 0], rtol=0, atol=1e-8)
+        assert np.abs(result["theta"] - tr1.q[:, 0]).max() > 0.1
+
+
+def test_fmu_outputs_positions_and_multipliers(fmpy, fmus: dict[str, Path]) -> None:
+    """A01's outputs: the bob's position is its coordinates' values (natural coordinates:
+    x, y are the coordinates), the multiplier agrees with simulate's lambda to 1e-7."""
+    system, tr = reference("a01_pendulum", 1e-10)
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    lam = [o for o in lay.outputs if o.startswith("lambda_")]
+    result = fmpy.simulate_fmu(str(fmus["a01_pendulum"]), fmi_type="CoSimulation",
+                               stop_time=T_END, output_interval=T_END / (SAMPLES - 1),
+                               relative_tolerance=1e-10, output=[*lam, *lay.positions])
+    np.testing.assert_allclose(np.column_stack([result[c] for c in lam]), tr.lam, rtol=0,
+                               atol=1e-7)
+    assert len(lay.positions) == 2
+
+
+def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path],
+                                          tmp_path: Path) -> None:
+    """Every parameter of the file is a tunable parameter with its value as start; a
+    constrained system adds Baumgarte's two gains with --baumgarte's defaults (5, 5). The
+    file's units: reach the states, their derivatives and the parameters."""
+    md = fmpy.read_model_description(str(fmus["a01_pendulum"]))
+    system = api.load("a01_pendulum")
+    params = {v.name: float(v.start) for v in md.modelVariables if v.causality == "parameter"}
+    assert params == {**system.parameters, "baumgarte_alpha": 5.0, "baumgarte_beta": 5.0}
+    assert all(v.variability == "tunable" for v in md.modelVariables
+               if v.causality == "parameter")
+    assert len(md.derivatives) == 2 * len(system.coordinates)
+    text = CART_POLE_INPUT.replace("inputs: {F: 0}", "units: {x: m, l: m, t: s}")
+    path = str(api.load(text.replace("x: F", "x: 0")).export_fmu(tmp_path / "u.fmu"))
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(path) == []
+    units = {v.name: v.unit for v in fmpy.read_model_description(path).modelVariables}
+    assert (units["x"], units["x_dot"], units["der(x)"], units["der(x_dot)"], units["l"],
+            units["theta"], units["g"]) == ("m", "m/s", "m/s", "m/s2", "m", None, None)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_existing_outputs_are_kept(tmp_path: Path) -> None:
+    """An existing FMU file or C folder is kept without --force, with a one-line error (exit
+    2), and written with it."""
+    fmu = tmp_path / "p.fmu"
+    fmu.write_text("mine")
+    result = invoke("export", "pendulum", "--fmu", "-o", str(fmu))
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "give --force" in result.output
+    assert fmu.read_text() == "mine"
+    folder = tmp_path / "c"
+    folder.mkdir()
+    result = invoke("export", "pendulum", "--c", str(folder))
+    assert result.exit_code == 2 and "give --force" in result.output
+    assert list(folder.iterdir()) == []
+    if CC is not None:
+        result = invoke("export", "pendulum", "--fmu", "-o", str(fmu), "--force")
+        assert result.exit_code == 0, result.output
+        assert zipfile.is_zipfile(fmu)
+
+
+def test_missing_compiler_gives_source_fmu(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a compiler ($CC names none, no cc on the PATH) the FMU holds its sources and no
+    binaries, and one warning line says how to build them."""
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    notes: list[str] = []
+    path = api.load("pendulum").export_fmu(tmp_path / "p.fmu", report=notes.append)
+    names = zipfile.ZipFile(path).namelist()
+    assert not any(n.startswith("binaries/") for n in names)
+    assert {"modelDescription.xml", "sources/pendulum.c", "sources/fmu.c"} <= set(names)
+    assert len(notes) == 1 and "\n" not in notes[0] and "no C compiler" in notes[0]
+
+
+def test_unsupported_stabilizer_is_refused() -> None:
+    """A constrained system exported with a stabilizer the C does not integrate is an
+    InputError that says what works; unconstrained systems take no stabilizer at all."""
+    with pytest.raises(InputError, match="use baumgarte, or none"):
+        export_options(api.load("a01_pendulum").spec, {"stabilize": "projection"})
+    with pytest.raises(InputError, match="index1"):
+        export_options(api.load("a01_pendulum").spec, {"formulation": "reduced"})
+    result = invoke("export", "pendulum")
+    assert result.exit_code == 2 and "give one of --c DIR and --fmu" in result.output
+
+
+CART_POLE_INPUT = """\
+name: cart_pole_input
+parameters: {mc: 1.0, mp: 0.1, l: 0.5, g: 9.81}
+inputs: {F: 0}
+coordinates: [x, theta]
+masses:
+  cart: {mass: mc, position: [x, 0]}
+  tip: {mass: mp, position: [x + l*sin(theta), l*cos(theta)]}
+gravity: [0, -g]
+forces:
+  x: F
+initial: {theta: 0.3}
+"""
+
+
+def test_fmu_input_drives_the_model(fmpy, tmp_path: Path) -> None:
+    """The file's input F is an FMI input (causality input, start 0): driven with F = 1.1
+    through FMPy it runs as simulate --set F=1.1 (1e-8, both interfaces), and moves the cart
+    by more than 0.1 against F = 0."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    system = api.load(CART_POLE_INPUT)
+    path = str(system.export_fmu(tmp_path / "cp.fmu"))
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(path) == []
+    md = fmpy.read_model_description(path)
+    assert [(v.name, float(v.start)) for v in md.modelVariables if v.causality == "input"] == [
+        ("F", 0.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pushed = system.simulate(t_end=1.0, samples=21, parameters={"F": 1.1})
+        free = system.simulate(t_end=1.0, samples=21)
+    signal = np.array([(0.0, 1.1), (1.0, 1.1)], dtype=[("time", float), ("F", float)])
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=1.0, output_interval=0.05,
+                                   relative_tolerance=tol, input=signal, output=["x", "theta"])
+        q = np.column_stack([result["x"], result["theta"]])
+        np.testing.assert_allclose(q, pushed.q, rtol=0, atol=1e-8, err_msg=kind)
+        assert np.abs(q[:, 0] - free.q[:, 0]).max() > 0.1
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["double_pendulum", "slider_crank", "knife_edge"])
+def test_c_jacobian_is_lagsims(name: str, tmp_path: Path) -> None:
+    """The header's NAME_jacobian is the Jacobian lagsim's implicit methods use
+    (:class:`lagsim.numeric.jacobian.RhsJacobian`, with Baumgarte's default gains when
+    constrained) to 1e-12 relative, at a state off the start (knife_edge: a velocity
+    constraint)."""
+    import ctypes
+
+    from lagsim.numeric.compile import compile_model
+    from lagsim.numeric.jacobian import RhsJacobian
+    from lagsim.run.formulations import Baumgarte
+    from lagsim.spec.options import SimulateOptions
+
+    system = api.load(name)
+    written = system.export_c(tmp_path / name)
+    lib_path = tmp_path / "model.so"
+    subprocess.run([CC, "-shared", "-fPIC", "-O2", "-o", str(lib_path), str(written[1]),
+                    "-lm"], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(lib_path))
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    ny = 2 * lay.n
+    y = np.array(lay.state_start) + 0.01 * np.random.default_rng(1).standard_normal(ny)
+    p = np.array(lay.parameter_start)
+    J = np.zeros(ny * ny)
+    func = getattr(lib, f"{lay.prefix}_jacobian")
+    func.argtypes = [ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    assert func(0.3, y.ctypes.data, p.ctypes.data, J.ctypes.data) == 0
+    numeric = compile_model(system.model)
+    stabilizer = Baumgarte(numeric, SimulateOptions()) if numeric.m else None
+    expected = RhsJacobian(numeric, system.model, stabilizer, False)(0.3, y)
+    np.testing.assert_allclose(J.reshape(ny, ny), expected, rtol=0,
+                               atol=1e-12 * np.abs(expected).max())
+
+
+def test_fmu_directional_derivatives_match_differences(fmpy, fmus: dict[str, Path]) -> None:
+    """fmi2GetDirectionalDerivative of the derivatives along a random direction of the states
+    agrees with a central difference (step 1e-6) of fmi2GetDerivatives to 1e-7 relative."""
+    import ctypes
+
+    from fmpy.fmi2 import FMU2Model
+
+    path = str(fmus["slider_crank"])
+    md = fmpy.read_model_description(path)
+    assert md.modelExchange.providesDirectionalDerivative
+    folder = fmpy.extract(path)
+    fmu = FMU2Model(guid=md.guid, unzipDirectory=folder,
+                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName="jac")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    fmu.enterContinuousTimeMode()
+    ny = md.numberOfContinuousStates
+    ders = [u.variable.valueReference for u in md.derivatives]
+    states = [u.variable.derivative.valueReference for u in md.derivatives]
+
+    def read(function) -> np.ndarray:
+        buffer = np.zeros(ny)
+        function(buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ny)
+        return buffer
+
+    def derivatives(y: np.ndarray) -> np.ndarray:
+        y = np.ascontiguousarray(y)
+        fmu.setContinuousStates(y.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ny)
+        return read(fmu.getDerivatives)
+
+    try:
+        x = read(fmu.getContinuousStates)
+        v = np.random.default_rng(0).standard_normal(ny)
+        exact = np.array(fmu.getDirectionalDerivative(ders, states, list(v)))
+        h = 1e-6
+        differences = (derivatives(x + h * v) - derivatives(x - h * v)) / (2 * h)
+        np.testing.assert_allclose(exact, differences, rtol=0,
+                                   atol=1e-7 * np.abs(exact).max())
+    finally:
+        fmu.terminate()
+        fmu.freeInstance()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_fmu_refuses_a_start_off_the_constraints(fmpy, fmus: dict[str, Path]) -> None:
+    """A01 with l = 2 through start_values starts off the circle of radius 2: initialization
+    fails with one message saying so (the FMU does not move the start); with the consistent
+    start of the same export at l = 2 it runs as simulate --set l=2 (1e-8)."""
+    path = str(fmus["a01_pendulum"])
+    messages: list[str] = []
+
+    def logger(_env, _name, _status, _category, message) -> None:
+        messages.append(message.decode())
+
+    with pytest.raises(fmpy.fmi1.FMICallException, match="fmi2ExitInitializationMode"):
+        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"l": 2.0}, logger=logger)
+    assert len(messages) == 1 and "not on the constraints" in messages[0]
+    longer = api.load("a01_pendulum", l=2.0)
+    lay = layout(longer.spec, longer.model, export_options(longer.spec))
+    start = dict(zip(lay.states, lay.state_start))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = longer.simulate(t_end=T_END, samples=SAMPLES, formulation="index1",
+                                   stabilize="baumgarte")
+    result = fmpy.simulate_fmu(path, fmi_type="CoSimulation", stop_time=T_END,
+                               output_interval=T_END / (SAMPLES - 1), relative_tolerance=1e-10,
+                               start_values={"l": 2.0, **start}, output=["x", "y"])
+    np.testing.assert_allclose(np.column_stack([result["x"], result["y"]]), expected.q,
+                               rtol=0, atol=1e-8)
+
+
+def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:
+    """--stop-when theta is the FMU's one event indicator: Model Exchange (CVode's root
+    finding) and Co-Simulation (fmi2DoStep's bisection, then fmi2Discard with fmi2Terminated)
+    end where theta crosses 0, at simulate --stop-when theta's stop time to 1e-8 (the quarter
+    swing), theta there 0 to 1e-10."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    system = api.load("pendulum")
+    path = str(system.export_fmu(tmp_path / "stop.fmu", flags={"stop_when": "theta"}))
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(path) == []
+    assert fmpy.read_model_description(path).numberOfEventIndicators == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stopped = system.simulate(t_end=5.0, samples=501, stop_when="theta")
+    assert stopped.stop_reason == "stop_when"
+    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
+        result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=5.0,
+                                   relative_tolerance=tol, output_interval=0.01,
+                                   output=["theta"])
+        assert result["time"][-1] == pytest.approx(stopped.t[-1], abs=1e-8), kind
+        assert abs(result["theta"][-1]) < 1e-10, kind

@@ -373,6 +373,13 @@ def _compiled(system: System) -> tuple[Model, NumericSystem]:
     return system.model, system._numeric
 
 
+def _lqr_feedback(spec: Any, model: Any, options: Any) -> Any:
+    """``--controller lqr`` (:func:`lagsim.analysis.lqr.feedback`), imported when asked for."""
+    from lagsim.analysis.lqr import feedback
+
+    return feedback(spec, model, options)
+
+
 def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         parameters: Mapping[str, float] | None = None,
         initial: Mapping[str, float] | None = None,
@@ -386,7 +393,8 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
 
     spec = _spec(system, parameters, initial, keywords)
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
-                             _keyword if keywords else None, report, progress)
+                             _keyword if keywords else None, report, progress,
+                             controller=_lqr_feedback)
     return trajectory
 
 

@@ -298,6 +298,17 @@ class System:
                   for name, value in at.items()}
         return design(self.spec, self.model, at, Q, R)
 
+    def lyapunov(self, t_end: float = 1000.0, transient: float = 0.0, renormalize: float = 1.0,
+                 largest: bool = False) -> Any:
+        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), as a
+        :class:`lagsim.analysis.lyapunov.LyapunovReport`."""
+        from lagsim.analysis.lyapunov import spectrum
+
+        model, numeric = _compiled(self)
+        return spectrum(self.spec, model, numeric,
+                        _number_arg(t_end, "t_end"), _number_arg(transient, "transient"),
+                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"))
+
 
 def _options_doc() -> str:
     """The options of :meth:`System.simulate`, from the table, for ``help()``."""

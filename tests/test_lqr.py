@@ -235,3 +235,16 @@ def test_a_file_without_inputs_has_no_regulator() -> None:
     spec = parse_spec(CART_POLE.replace("inputs: {F: 0}\n", "").replace("x: F", "x: 0"), "c")
     with pytest.raises(InputError, match="has no inputs"):
         design(spec, build_model(spec), UPRIGHT)
+
+
+def test_derive_linear_prints_the_input_matrix(tmp_path: Path) -> None:
+    """``derive --form linear`` of a file with inputs adds B_u = B ∂τ/∂u, the hand-written B."""
+    path = tmp_path / "cp.yaml"
+    path.write_text(CART_POLE.replace("initial: {theta: 0.3}", "initial: {theta: 0.01}"))
+    out = CliRunner().invoke(main, ["derive", str(path), "--form", "linear", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    items = {item["label"]: np.array(item["value"], dtype=float)
+             for item in json.loads(out.stdout)["items"]}
+    A, B = cart_pole_linear()
+    assert np.allclose(items["A"], A, rtol=1e-12, atol=1e-12)
+    assert np.allclose(items["B_u"], B, rtol=1e-12, atol=1e-12)

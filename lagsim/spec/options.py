@@ -106,7 +106,8 @@ def parse_condition(raw: Any, label: str, loc: Location | None) -> str:
 
 
 def parse_assignments(raw: Any, label: str, loc: Location | None) -> str:
-    """``NAME=VALUE, ...`` (or a mapping of them) as text, or a list of numbers as ``1,2,...``
+    """``NAME=VALUE, ...`` (or, from the API, a mapping of them) as text, or a list of numbers
+    as ``1,2,...``
     (the weights of ``--Q``): checked for form here, against the system's names when the
     controller is designed (:func:`lagsim.analysis.lqr.weights`)."""
     if isinstance(raw, Mapping):

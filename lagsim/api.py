@@ -339,6 +339,17 @@ class System:
                   for name, value in at.items()}
         return design(self.spec, self.model, at, Q, R)
 
+    def lyapunov(self, t_end: float = 1000.0, transient: float = 0.0, renormalize: float = 1.0,
+                 largest: bool = False) -> Any:
+        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), as a
+        :class:`lagsim.analysis.lyapunov.LyapunovReport`."""
+        from lagsim.analysis.lyapunov import spectrum
+
+        model, numeric = _compiled(self)
+        return spectrum(self.spec, model, numeric,
+                        _number_arg(t_end, "t_end"), _number_arg(transient, "transient"),
+                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"))
+
 
 def _options_doc() -> str:
     """The options of :meth:`System.simulate`, from the table, for ``help()``."""
@@ -414,6 +425,13 @@ def _compiled(system: System) -> tuple[Model, NumericSystem]:
     return system.model, system._numeric
 
 
+def _lqr_feedback(spec: Any, model: Any, options: Any) -> Any:
+    """``--controller lqr`` (:func:`lagsim.analysis.lqr.feedback`), imported when asked for."""
+    from lagsim.analysis.lqr import feedback
+
+    return feedback(spec, model, options)
+
+
 def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         parameters: Mapping[str, float] | None = None,
         initial: Mapping[str, float] | None = None,
@@ -427,7 +445,8 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
 
     spec = _spec(system, parameters, initial, keywords)
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
-                             _keyword if keywords else None, report, progress)
+                             _keyword if keywords else None, report, progress,
+                             controller=_lqr_feedback)
     return trajectory
 
 

@@ -39,6 +39,11 @@ VALUES: dict[str, str] = {
     "section_direction": "up",
     "invariants": "",
     "action": "",
+    "controller": "lqr",
+    "at": "x=0, theta=0",
+    "Q": "1,10,1,1",
+    "R": "0.5",
+    "saturate": "5",
 }
 """A representative value of each option that changes the CSV ("" for an on/off switch)."""
 
@@ -54,6 +59,8 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pendulum", ("dt", "stop_when")),
     ("pendulum", ("section", "section_direction")),
     ("pendulum_constrained", ("formulation", "stabilize", "baumgarte", "samples")),
+    (str(Path(__file__).with_name("cart_pole_lqr.yaml")),
+     ("controller", "at", "Q", "R", "saturate")),
 )
 """The options run together: one group per system and set of options that go together (``dt``
 or ``samples``, ``section_direction`` with ``section``, ``baumgarte`` with its stabilizer)."""

@@ -250,6 +250,22 @@ GOOD = {
           - {unilateral: 1 - y, restitution: 1}
         initial: {y: 0.5}
         """),
+    "a-controller-in-simulate": textwrap.dedent("""\
+        parameters: {g: 9.81}
+        inputs: {F: 0}
+        coordinates: [x, theta]
+        masses:
+          cart: {mass: 1, position: [x, 0]}
+          tip: {mass: 0.1, position: [x + 0.5*sin(theta), 0.5*cos(theta)]}
+        gravity: [0, -g]
+        forces: {x: F}
+        simulate:
+          controller: LQR
+          at: x=0, theta=0
+          Q: [1, 10, 1, 1]
+          R: "F=0.5"
+          saturate: 5
+        """),
     "inputs-in-forces-loads-and-torques": textwrap.dedent("""\
         parameters: {m: 1}
         inputs: {F: 0, M: 2*m}

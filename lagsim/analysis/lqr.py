@@ -31,6 +31,7 @@ from lagsim.analysis.linearize import linearize
 from lagsim.analysis.modes import equilibrium_point
 from lagsim.analysis.rest import autonomous_model, snap, value_text
 from lagsim.errors import InputError, Location
+from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.feedback import Feedback
 from lagsim.symbolic.model import Model
@@ -306,3 +307,15 @@ def design(spec: SystemSpec, model: Model, at: Mapping[str, float] | str | None 
         open_loop=_roots(np.linalg.eigvals(S)), closed_loop=closed, rank=basis.shape[1],
         uncontrollable=hidden, uncontrollable_directions=directions, reason=reason,
         notes=point.notes)
+
+
+def feedback(spec: SystemSpec, model: Model, options: SimulateOptions) -> Feedback:
+    """The law of ``--controller lqr`` (:class:`lagsim.run.session.Controller`): the gain of
+    :func:`design` about ``options.at`` (required: the equilibrium a controller holds is not the
+    stable one ``lagsim modes`` picks) with ``options.Q`` and ``options.R``, clipped to
+    ``options.saturate``."""
+    if options.at is None:
+        raise InputError(f"{options.label('controller')} lqr needs the equilibrium to hold: "
+                         "add --at, such as --at \"x=0, theta=0\"",
+                         options.file_location("controller"))
+    return design(spec, model, options.at, options.Q, options.R).feedback(options.saturate)

@@ -52,6 +52,9 @@ COMMANDS = {
     "lqr": Entry("lagsim.cli.commands.lqr:command",
                  "Design a linear-quadratic regulator of FILE's inputs about an equilibrium: "
                  "the gain K, the closed-loop eigenvalues and controllability."),
+    "lyapunov": Entry("lagsim.cli.commands.lyapunov:command",
+                      "Print the Lyapunov exponents of FILE's motion from its initial state "
+                      "(tangent dynamics with periodic QR)."),
     "modes": Entry("lagsim.cli.commands.modes:command",
                    "Print the small oscillations of FILE about an equilibrium or a steady "
                    "motion."),

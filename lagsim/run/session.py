@@ -10,22 +10,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from lagsim.errors import InputError, Location
 from lagsim.naming import ACTION, layout
-from lagsim.numeric.compile import NumericSystem
+from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import simulate
-from lagsim.spec.options import BY_NAME, Option, SimulateOptions
+from lagsim.spec.options import BY_NAME, OPTIONS, Option, SimulateOptions
 from lagsim.spec.system import SystemSpec
+from lagsim.symbolic.feedback import Feedback, closed_loop
 from lagsim.symbolic.model import Model
 
 Report = Callable[[str], None]
+Controller = Callable[[SystemSpec, Model, SimulateOptions], Feedback]
+"""The design of ``--controller`` (above this layer: :func:`lagsim.analysis.lqr.feedback`)."""
 
 
 def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
              given: Mapping[str, Any], name: Callable[[Option], str] | None = None,
-             report: Report | None = None, progress: Callable[[float], None] | None = None
-             ) -> tuple[Trajectory, SimulateOptions]:
+             report: Report | None = None, progress: Callable[[float], None] | None = None,
+             controller: Controller | None = None) -> tuple[Trajectory, SimulateOptions]:
     """One run of ``spec`` with the options ``given`` (by option name, None meaning not given)
     merged over its file's ``simulate:`` block; ``name(row)`` says how an option is written in
     errors (its flag by default; the API passes its keyword, :meth:`SimulateOptions.resolve`).
@@ -35,7 +39,9 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     the parameters as symbols (:func:`lagsim.spec.system.symbol_table`), so the run's values
     change only ``Model.parameters`` and rebind the compiled model
     (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again.
-    ``report`` receives the notes the command line prints on stderr."""
+    ``report`` receives the notes the command line prints on stderr. With ``--controller``,
+    ``controller`` designs the feedback on the inputs (issue 28), which
+    :func:`lagsim.symbolic.feedback.closed_loop` puts into τ: the run is of the closed loop."""
     options = SimulateOptions.resolve(spec.simulate, given, name)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
@@ -44,6 +50,18 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     if values != model.parameters:
         model = replace(model, parameters=values)
         numeric = numeric.with_parameters(values)
+    if options.controller is None:
+        stray = [row.name for row in OPTIONS
+                 if row.needs == "controller" and getattr(options, row.name) is not None]
+        if stray:
+            raise InputError(f"{options.label(stray[0])} applies only with "
+                             f"{BY_NAME['controller'].flag}", options.file_location(stray[0]))
+    else:
+        if controller is None:
+            raise InputError(f"{options.label('controller')} is not available on this path",
+                             Location(options.label("controller")))
+        model = closed_loop(model, controller(spec, model, options))
+        numeric = compile_model(model)
     trajectory = simulate(spec, model, options, report=report, progress=progress,
                           numeric=numeric)
     if options.invariants:

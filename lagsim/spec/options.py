@@ -105,6 +105,24 @@ def parse_condition(raw: Any, label: str, loc: Location | None) -> str:
     return str(raw).strip()
 
 
+def parse_assignments(raw: Any, label: str, loc: Location | None) -> str:
+    """``NAME=VALUE, ...`` (or, from the API, a mapping of them) as text, or a list of numbers
+    as ``1,2,...``
+    (the weights of ``--Q``): checked for form here, against the system's names when the
+    controller is designed (:func:`lagsim.analysis.lqr.weights`)."""
+    if isinstance(raw, Mapping):
+        raw = ", ".join(f"{k}={v}" for k, v in raw.items())
+    elif isinstance(raw, (list, tuple)):
+        raw = ",".join(str(parse_number(x, label, loc)) for x in raw)
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)) or not str(raw).strip():
+        raise _fail(label, f"must be NAME=VALUE entries such as 'theta=0' or a list of numbers, "
+                    f"got {raw!r}", loc)
+    return str(raw).strip()
+
+
+CONTROLLERS = ("lqr",)
+"""``--controller``: the state feedbacks a run can close on the file's inputs (issue 28)."""
+
 YAML11_BOOLEANS: Mapping[str, bool] = {
     word: value for words, value in (("yes on", True), ("no off", False))
     for word in (w for base in words.split() for w in (base, base.title(), base.upper()))}
@@ -143,6 +161,8 @@ class Option:
     switch: bool = False
     doc: str = ""
     """What the key means in a file (docs/format.md's table and the JSON Schema)."""
+    needs: str | None = None
+    """The option without which this one means nothing (``saturate`` needs ``controller``)."""
 
     @property
     def flag(self) -> str:
@@ -243,6 +263,30 @@ OPTIONS: tuple[Option, ...] = (
            "samples, error O(h⁴), its estimate on stderr).",
            switch=True,
            doc="`true` adds the running action S = ∫L dt as a last column `action`"),
+    Option("controller", str | None, None, _choice(_names(CONTROLLERS), "controller"),
+           "Close the loop on the file's inputs: lqr applies u = u* − K (x − x*), K the "
+           "gain of `lagsim lqr` about --at with --Q and --R.", "NAME", _names(CONTROLLERS),
+           doc=("`lqr`: the inputs follow u = u* − K (x − x*) with K the gain `lagsim lqr` "
+                "designs about `at` with `Q` and `R`")),
+    Option("at", str | None, None, parse_assignments,
+           "With --controller: the equilibrium to hold, such as \"x=0, theta=0\" (as "
+           "`lagsim lqr --at`).", "POINT",
+           doc="with `controller`: the equilibrium to hold, such as `x=0, theta=0`",
+           needs="controller"),
+    Option("Q", str | None, None, parse_assignments,
+           "With --controller: the state weights (as `lagsim lqr --Q`; default all 1).",
+           "WEIGHTS",
+           doc=("with `controller`: the diagonal state weights, a list in the order of the state "
+                "or `name=value` entries (default all 1)"), needs="controller"),
+    Option("R", str | None, None, parse_assignments,
+           "With --controller: the input weights (as `lagsim lqr --R`; default all 1).",
+           "WEIGHTS",
+           doc="with `controller`: the diagonal input weights (default all 1)",
+           needs="controller"),
+    Option("saturate", float | None, None, parse_positive,
+           "With --controller: the actuator limit U, each input clipped to [−U, U].", "U",
+           doc="with `controller`: the actuator limit U, each input clipped to [−U, U]",
+           needs="controller"),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 
@@ -289,6 +333,11 @@ class SimulateOptions:
     strict_initial: bool = _default("strict_initial")
     invariants: bool = _default("invariants")
     action: bool = _default("action")
+    controller: str | None = _default("controller")
+    at: str | None = _default("at")
+    Q: str | None = _default("Q")
+    R: str | None = _default("R")
+    saturate: float | None = _default("saturate")
     locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
 
     @classmethod

@@ -261,6 +261,8 @@ def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
         options.parse_gains: pair,
         options.parse_condition: EXPRESSION,
         options.parse_switch: {"type": "boolean"},
+        options.parse_assignments: {"anyOf": [
+            {"type": "string", "pattern": r"\S"}, {"type": "array", "items": NUMBER}]},
     }
     return {o.name: (_choice(o.choices()) if o.choices else by_parser[o.parse], o.doc)
             for o in options.OPTIONS}

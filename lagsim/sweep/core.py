@@ -346,11 +346,12 @@ class Session:
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with
         ``values``, through the run of ``simulate`` (:func:`lagsim.run.session.run_spec`)."""
+        from lagsim.analysis.lqr import feedback
         from lagsim.run.session import run_spec
 
         spec = self.run_spec(values)
         trajectory, options = run_spec(spec, lambda: (self.model, self.numeric), self.job.flags,
-                                       report=notes.append)
+                                       report=notes.append, controller=feedback)
         return trajectory, options, spec
 
 

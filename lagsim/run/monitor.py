@@ -393,20 +393,18 @@ def first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> st
 def assemble(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
                 q: np.ndarray, qd: np.ndarray, lam: np.ndarray, stop_reason: str,
                 stop_message: str) -> Trajectory:
-    """Residuals and energy recomputed from each sampled state."""
+    """Residuals and energy recomputed from the sampled states, all samples in one compiled call
+    of each function."""
     N, m = len(t), numeric.m
     hol = list(numeric.holonomic)
     residual = np.zeros((N, m))
     residual_dot = np.zeros((N, len(hol)))
-    energy = np.empty(N)
-    for i in range(N):
-        if m:
-            w = numeric.velocity_residual(t[i], q[i], qd[i])
-            residual[i] = w
-            if hol:
-                residual[i, hol] = numeric.phi(t[i], q[i])[0]
-                residual_dot[i] = w[hol]
-        energy[i] = numeric.energy(t[i], q[i], qd[i])
+    if m and N:
+        residual = numeric.velocity_residuals(t, q, qd)
+        if hol:
+            residual_dot = residual[:, hol]
+            residual[:, hol] = numeric.phis(t, q)
+    energy = numeric.energies(t, q, qd) if N else np.empty(0)
     return Trajectory(
         name=numeric.name, coordinates=numeric.coordinates,
         constraint_names=numeric.constraint_names, constraint_kinds=numeric.constraint_kinds,

@@ -69,6 +69,7 @@ BENCHES = (
     Bench("modes", quick=("--reps", "1"), writes=("bench/modes_results.md",), prints=False),
     Bench("architecture", full=("--mypy",), quick=()),
     Bench("rigid_bodies"),
+    Bench("fixed_cost"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

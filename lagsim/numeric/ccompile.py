@@ -579,8 +579,11 @@ _ROWS: dict[str, Any] = {}
 
 def _rows_function() -> Any:
     """``lagsim_rows`` of ``c/rows.c`` (a model function applied to many rows in one call),
-    compiled once per machine and cached like the models; None without a compiler, or when it
-    cannot be built (said once; the rows are then computed one call each, the same values)."""
+    compiled once per machine and cached like the models, and looked up once per process (the
+    loop is the same whichever compiler built it); None without a compiler, or when it cannot be
+    built (said once; the rows are then computed one call each, the same values)."""
+    if _ROWS:
+        return next(iter(_ROWS.values()))
     cc = compiler()
     if cc is None:
         return None

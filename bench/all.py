@@ -70,6 +70,7 @@ BENCHES = (
     Bench("architecture", full=("--mypy",), quick=()),
     Bench("rigid_bodies"),
     Bench("export", quick=("--reps", "1")),
+    Bench("fixed_cost"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

@@ -405,12 +405,17 @@ def load(source: str | os.PathLike[str], **parameters: float) -> System:
 def _spec(system: System, parameters: Mapping[str, float] | None,
           initial: Mapping[str, float] | None, keywords: bool) -> SystemSpec:
     """The spec of one run: the file read again with ``parameters`` and ``initial`` replaced
-    (so parameters defined from others, and initial values given by parameters, follow)."""
+    (so parameters defined from others, and initial values given by parameters, follow); with
+    ``initial`` alone, the system's spec with those values put in as ``--init`` (the same spec,
+    without reading the file again)."""
     if not parameters and not initial:
         return system.spec
-    from lagsim.spec.system import parse_spec
+    from lagsim.spec.system import parse_spec, with_initial
 
     with _keyword_errors(keywords):
+        if not parameters:
+            assert initial is not None
+            return with_initial(system.spec, initial)
         return parse_spec(system._text, system._label, system._stem,
                           {**system._parameters, **(parameters or {})},
                           {**system._initial, **(initial or {})})

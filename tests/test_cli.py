@@ -418,3 +418,20 @@ def test_help_imports_no_command_module() -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_command_runs_with_one_blas_thread_whatever_the_environment_says() -> None:
+    """Before NumPy loads, the command sets one thread for every BLAS (issue 31: worker threads
+    slow lagsim's small dense solves); a process that loaded NumPy already is left alone."""
+    probe = ("import os, sys\n"
+             "os.environ['OPENBLAS_NUM_THREADS'] = '4'\n"
+             "if sys.argv[1] == 'late': import numpy\n"
+             "from lagsim.cli.group import BLAS_THREADS, one_blas_thread\n"
+             "one_blas_thread()\n"
+             "print(*(os.environ.get(k) for k in BLAS_THREADS))\n")
+    for when, expected in (("early", "1 1 1 1"), ("late", "4 None None None")):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")}
+        done = subprocess.run([sys.executable, "-c", probe, when], capture_output=True,
+                              text=True, env=env, check=True)
+        assert done.stdout.split() == expected.split(), when

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +95,21 @@ def _summary(name: str, limit: int = 45) -> str:
     return click.Command(name, help=COMMANDS[name].summary).get_short_help_str(limit)
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "BLIS_NUM_THREADS")
+"""The variables by which the BLAS libraries NumPy may load take their number of threads."""
+
+
+def one_blas_thread() -> None:
+    """One BLAS thread for the command's process and the processes it starts (a sweep's
+    workers), whatever the environment says, when NumPy is not loaded yet (then lagsim owns the
+    process). lagsim's dense solves are of n ≤ a few hundred: BLAS worker threads only wake up
+    and contend for the cores (issue 31: the 32-chain's run is faster with one), and a sweep
+    already runs one process per core."""
+    if "numpy" not in sys.modules:
+        os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+
+
 class LagsimGroup(click.Group):
     """The group of :data:`COMMANDS`, lazily loaded, with lagsim's errors and exit codes
     (:mod:`lagsim.cli.exits`)."""
@@ -148,6 +165,7 @@ class LagsimGroup(click.Group):
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        one_blas_thread()
         # SymEngine and the numerics load here, not when `lagsim --help` is built.
         from lagsim.numeric import stages
         from lagsim.symbolic.expansion import signals_end_process

@@ -396,6 +396,21 @@ class CFunction:
         self._func(self._pin, self._pp, self._pout)
         return self._out.copy()
 
+    def rows(self, x: np.ndarray) -> np.ndarray:
+        """``f`` of each row of ``x`` (rows × inputs): a fresh (rows × outputs) array, in one
+        C call (:func:`_rows_function`); each row the same bits as ``self(row)``."""
+        x = np.ascontiguousarray(x, dtype=float)
+        count = x.shape[0]
+        out = np.empty((count, self._out.size))
+        loop = _rows_function()
+        if loop is None:
+            for i in range(count):
+                out[i] = self(x[i])
+        elif count:
+            loop(self.address, count, self._in.size, self._out.size, x.ctypes.data, self._pp,
+                 out.ctypes.data)
+        return out
+
     @property
     def address(self) -> int:
         """The C function's address (the C step loops call it directly)."""
@@ -557,6 +572,35 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
     unbound = CompiledC({}, COdeRhs(lib.lagsim_ode_rhs, n, np.zeros(0)) if ode else None,
                         path, None, np.zeros(len(parameters)), lib, sizes, n)
     return unbound.bind(np.zeros(len(parameters)) if values is None else values)
+
+
+_ROWS: dict[str, Any] = {}
+
+
+def _rows_function() -> Any:
+    """``lagsim_rows`` of ``c/rows.c`` (a model function applied to many rows in one call),
+    compiled once per machine and cached like the models, and looked up once per process (the
+    loop is the same whichever compiler built it); None without a compiler, or when it cannot be
+    built (said once; the rows are then computed one call each, the same values)."""
+    if _ROWS:
+        return next(iter(_ROWS.values()))
+    cc = compiler()
+    if cc is None:
+        return None
+    if cc not in _ROWS:
+        try:
+            lib, _ = build_and_load(cc, "rows", csource.read("rows.c"), ("-O2", *FLAGS))
+            loop = lib.lagsim_rows
+            loop.argtypes = (ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_long,
+                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+            loop.restype = None
+        except Exception as exc:  # the per-row calls still work, and are slower: say so
+            cache.say_once("rows", "warning: the loop over samples in C could not be built; "
+                           "calling the compiled model once per sample instead (slower)",
+                           f"{type(exc).__name__}: {exc}")
+            loop = None
+        _ROWS[cc] = loop
+    return _ROWS[cc]
 
 
 _NATIVE: dict[str, Any] = {}

@@ -138,6 +138,28 @@ class NumericSystem:
         """h = q̇·∂L/∂q̇ − L."""
         return float(self._energy(self._args(t, q, qd))[0])
 
+    def _rows_args(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray | None = None
+                   ) -> np.ndarray:
+        parts = [np.asarray(t, dtype=float).reshape(-1, 1), q] + ([] if qd is None else [qd])
+        return np.hstack(parts)
+
+    def energies(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """h at each sample (t (N,), q and qd (N, n)) in one compiled call: (N,), each value
+        that of :meth:`energy`."""
+        return _rows(self._energy, self._rows_args(t, q, qd))[:, 0]
+
+    def velocity_residuals(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """A q̇ + c at each sample (N, m) in one compiled call, each row that of
+        :meth:`velocity_residual`."""
+        m, n = self.m, self.n
+        out = _rows(self._velocity, self._rows_args(t, q))
+        A = out[:, :m * n].reshape(-1, m, n)
+        return np.matmul(A, qd[:, :, None])[:, :, 0] + out[:, m * n:]
+
+    def phis(self, t: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """φ of the holonomic constraints at each sample (N, m_h) in one compiled call."""
+        return _rows(self._phi, self._rows_args(t, q))[:, :len(self.holonomic)]
+
     def accelerations(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """q̈ of the unconstrained system, M q̈ = F solved numerically."""
         M, F, _, _ = self.dynamics(t, q, qd)
@@ -191,6 +213,12 @@ class NumericSystem:
         return rhs
 
 
+def _rows(func: Callable, x: np.ndarray) -> np.ndarray:
+    """``func`` (a compiled function of one argument vector) of each row of ``x``, as a
+    (rows, outputs) array: one call of its ``rows`` (C, symengine's batch evaluation)."""
+    return func.rows(x) if hasattr(func, "rows") else np.array([func(row) for row in x])
+
+
 class _Bound:
     """``f(x)`` of a ``Lambdify`` of (state, parameters) at fixed parameter values."""
 
@@ -205,6 +233,15 @@ class _Bound:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         self._x[:self._k] = x
         return self._func(self._x)
+
+    def rows(self, x: np.ndarray) -> np.ndarray:
+        """``f`` of each row of ``x`` (rows, state) in one batch call of the ``Lambdify``:
+        (rows, outputs)."""
+        k = self._k
+        full = np.empty((x.shape[0], self._x.size))
+        full[:, :k] = x
+        full[:, k:] = self._x[k:]
+        return np.asarray(self._func(full), dtype=float).reshape(x.shape[0], -1)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ Every C text lagsim compiles besides the generated model functions is a file of
 ``lagsim/numeric/c/`` (package data, read with :mod:`importlib.resources` so that an installed
 lagsim finds it): the dense linear algebra (``runtime.c``), the model libraries' ODE right-hand side
 and DOP853 step, the step loops (``cloop.c``, ``cradau.c``, the fixed-step loop with the RATTLE and
-variational steps) and the CPython extension of :func:`lagsim.numeric.ccompile.native_rhs`. A file
+variational steps), the CPython extension of :func:`lagsim.numeric.ccompile.native_rhs` and the loop
+over samples of :meth:`lagsim.numeric.ccompile.CFunction.rows` (``rows.c``). A file
 may be a named template in the manner of PyDy's code generation (its ``CythonMatrixGenerator`` fills
 named slots of fixed C text): ``@NAME@`` slots filled by :func:`fill`, or the macros a module
 replaces itself (``FS_N_REAL``). ``#include "x.h"`` of a header of this folder is expanded in the

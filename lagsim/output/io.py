@@ -42,7 +42,6 @@ import hashlib
 import os
 import re
 import signal
-import socket
 import stat
 import sys
 import tempfile
@@ -360,6 +359,8 @@ _swept: set[str] = set()
 def _host() -> str:
     """8 hex digits naming this machine, so that a folder shared between machines (NFS) is
     cleaned only of temporaries whose process this machine can see."""
+    import socket
+
     return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 

@@ -144,10 +144,16 @@ class Samples:
         self.form: Formulation = problem.form
         self.times = problem.options.sample_times()
         self.k = 1
-        self.t: list[float] = []
-        self.q: list[np.ndarray] = []
-        self.qd: list[np.ndarray] = []
-        self.lam: list[np.ndarray] = []
+        self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
+        """The rows so far, in blocks (times, rows [q, q̇, λ]): one per :meth:`add`, one per
+        :meth:`extend`, joined once by :meth:`trajectory`."""
+        self.last_time = -np.inf
+        """The time of the last row."""
+
+    @property
+    def count(self) -> int:
+        """The number of rows so far."""
+        return sum(len(times) for times, _ in self._blocks)
 
     def add(self, t: float, y: np.ndarray, project: bool = True) -> None:
         """One row from the formulation's state y at t (projected when the stabilizer
@@ -164,10 +170,8 @@ class Samples:
             raise IntegrationError(f"{column} became "
                                    f"{lam[i]} ({state_text(self.problem.numeric, q, qd)})",
                                    time=float(t))
-        self.t.append(float(t))
-        self.q.append(q)
-        self.qd.append(qd)
-        self.lam.append(lam)
+        self._blocks.append((np.array([float(t)]), np.concatenate((q, qd, lam))[None, :]))
+        self.last_time = float(t)
 
     def extend(self, t: np.ndarray, rows: np.ndarray, k: int | None = None) -> None:
         """Append the rows [q, q̇, λ] a C loop made at the times t (then the next sample time is
@@ -177,10 +181,10 @@ class Samples:
             q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
             bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
             count = int(bad[0]) if bad.size else len(t)
-            self.t.extend(float(v) for v in t[:count])
-            self.q.extend(q[:count].copy())
-            self.qd.extend(qd[:count].copy())
-            self.lam.extend(lam[:count].copy())
+            if count:
+                self._blocks.append((np.array(t[:count], dtype=float),
+                                     np.array(rows[:count], dtype=float)))
+                self.last_time = float(t[count - 1])
             if bad.size:
                 numeric = self.problem.numeric
                 i = int(np.flatnonzero(~np.isfinite(lam[count]))[0])
@@ -207,7 +211,7 @@ class Samples:
         """After a failure: the last state the solver accepted, as a final row, when it is
         later than the last sample and finite."""
         y = np.asarray(solver.y, dtype=float)
-        if solver.t > self.t[-1] and np.all(np.isfinite(y)):
+        if solver.t > self.last_time and np.all(np.isfinite(y)):
             try:
                 self.add(float(solver.t), y.copy())
             except (LagsimError, ArithmeticError, ValueError, np.linalg.LinAlgError):
@@ -223,10 +227,13 @@ class Samples:
         """The rows so far, with residuals and energy recomputed from each sampled state."""
         numeric = self.problem.numeric
         n, m = numeric.n, numeric.m
-        t = np.array(self.t)
-        q = np.array(self.q).reshape(len(t), n)
-        qd = np.array(self.qd).reshape(len(t), n)
-        lam = np.array(self.lam).reshape(len(t), m)
+        t = np.concatenate([block[0] for block in self._blocks]) if self._blocks else \
+            np.zeros(0)
+        rows = np.concatenate([block[1] for block in self._blocks]) if self._blocks else \
+            np.zeros((0, 2 * n + m))
+        q = rows[:, :n].copy()
+        qd = rows[:, n:2 * n].copy()
+        lam = rows[:, 2 * n:].copy()
         return assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
                            stop_reason, stop_message)
 
@@ -393,20 +400,18 @@ def first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> st
 def assemble(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
                 q: np.ndarray, qd: np.ndarray, lam: np.ndarray, stop_reason: str,
                 stop_message: str) -> Trajectory:
-    """Residuals and energy recomputed from each sampled state."""
+    """Residuals and energy recomputed from the sampled states, all samples in one compiled call
+    of each function."""
     N, m = len(t), numeric.m
     hol = list(numeric.holonomic)
     residual = np.zeros((N, m))
     residual_dot = np.zeros((N, len(hol)))
-    energy = np.empty(N)
-    for i in range(N):
-        if m:
-            w = numeric.velocity_residual(t[i], q[i], qd[i])
-            residual[i] = w
-            if hol:
-                residual[i, hol] = numeric.phi(t[i], q[i])[0]
-                residual_dot[i] = w[hol]
-        energy[i] = numeric.energy(t[i], q[i], qd[i])
+    if m and N:
+        residual = numeric.velocity_residuals(t, q, qd)
+        if hol:
+            residual_dot = residual[:, hol]
+            residual[:, hol] = numeric.phis(t, q)
+    energy = numeric.energies(t, q, qd) if N else np.empty(0)
     return Trajectory(
         name=numeric.name, coordinates=numeric.coordinates,
         constraint_names=numeric.constraint_names, constraint_kinds=numeric.constraint_kinds,

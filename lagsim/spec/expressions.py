@@ -17,7 +17,6 @@ can make lagsim expand a huge power or recurse without end (issue 15).
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import re
 import sys
@@ -103,6 +102,8 @@ class Source:
 
 def suggest(name: str, candidates: list[str] | tuple[str, ...]) -> str:
     """A " (did you mean ...?)" hint, or an empty string."""
+    import difflib
+
     same_case = [c for c in candidates if c.lower() == name.lower() and c != name]
     close = same_case or difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""

@@ -419,6 +419,32 @@ def parse_spec(
     return _Reader(label).read(text, stem, overrides or {}, initial or {})
 
 
+def _put_initial(values: dict[str, float], locations: dict[str, Location], valid: list[str],
+                 override: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
+    """``--init`` put over the initial ``values`` (and their ``locations``, both changed in
+    place): each value replaced or added, located at ``--init``; the initial values in state
+    order."""
+    for key, value in _finite(override, "--init").items():
+        if key not in valid:
+            raise InputError(f"no such coordinate or velocity '{key}'"
+                             f"{suggest(key, valid)}; they are {', '.join(valid)}",
+                             Location("--init"))
+        values[key] = value
+        locations[key] = Location("--init")
+    return tuple((k, values[k]) for k in valid if k in values)
+
+
+def with_initial(spec: SystemSpec, initial: Mapping[str, float]) -> SystemSpec:
+    """``spec`` with ``initial`` put over its initial values as ``--init`` puts them: the spec
+    :func:`parse_spec` gives for the same file with these initial values added, field for field,
+    without reading the file again (its parameters, hence the file's initial values, are
+    unchanged)."""
+    values = dict(spec.initial)
+    locations = dict(spec.initial_locations)
+    state = _put_initial(values, locations, list(naming.state(spec.coordinates)), initial)
+    return replace(spec, initial=state, initial_locations=tuple(locations.items()))
+
+
 def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
     """``values`` of ``--set`` or ``--init`` by NFKC-normalized name, each a finite float."""
     out = {}
@@ -1521,14 +1547,7 @@ class _Reader:
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
                 self.initial_locations[key] = self.loc(value_node)
-        for key, value in _finite(override, "--init").items():
-            if key not in valid:
-                raise InputError(f"no such coordinate or velocity '{key}'"
-                                 f"{suggest(key, valid)}; they are {', '.join(valid)}",
-                                 Location("--init"))
-            values[key] = value
-            self.initial_locations[key] = Location("--init")
-        return tuple((k, values[k]) for k in valid if k in values)
+        return _put_initial(values, self.initial_locations, valid, override)
 
     def steady(self, node: yaml.Node | None, params: tuple[Parameter, ...],
                coords: tuple[str, ...]

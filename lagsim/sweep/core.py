@@ -322,7 +322,7 @@ class Session:
         parameters change (values derived from them must follow); initial values alone are put
         in as the parser puts an ``--init`` (value replaced, location ``--init``, coordinate
         order), which the tests check against ``parse_spec``."""
-        from lagsim.spec.system import parse_spec
+        from lagsim.spec.system import parse_spec, with_initial
 
         job = self.job
         run_parameters = {k: v for k, v in values.items() if k in self.parameters}
@@ -333,15 +333,7 @@ class Session:
                               {**job.overrides, **run_parameters}, job.initial)
             self._parsed = (key, base)
         base = self._parsed[1]
-        if not run_initial:
-            return base
-        state = dict(base.initial)
-        state.update(run_initial)
-        order = (*base.coordinates, *base.velocities)
-        where = dict(base.initial_locations)
-        where.update({k: Location("--init") for k in run_initial})
-        return replace(base, initial=tuple((k, state[k]) for k in order if k in state),
-                       initial_locations=tuple(where.items()))
+        return with_initial(base, run_initial) if run_initial else base
 
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with

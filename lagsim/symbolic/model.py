@@ -113,6 +113,10 @@ class Model:
     """The parameters that are inputs u (``inputs:``), in the file's order (issue 28)."""
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
+    _singular: list[tuple[str, ...]] = field(default_factory=list, init=False, repr=False,
+                                             compare=False)
+    """:meth:`singular_coordinates` once found (every run checks it; the 32-chain's momenta
+    take tens of ms to scan)."""
 
     def _derive(self) -> dict[str, Any]:
         """M = ∂²L/∂q̇², F = ∂L/∂q − (∂²L/∂q̇∂q)q̇ − ∂²L/∂q̇∂t + τ, h = q̇·p − L (001 §10.6)."""
@@ -186,9 +190,11 @@ class Model:
     def singular_coordinates(self) -> list[str]:
         """Coordinates whose velocity appears nowhere in T: a zero row of M = ∂p/∂q̇, that is a
         momentum p_i = ∂L/∂q̇_i free of every velocity (read from p, without building M)."""
-        velocities = set(self.qd)
-        return [name for name, p in zip(self.coordinates, self.momenta)
-                if not (se.sympify(p).free_symbols & velocities)]
+        if not self._singular:
+            velocities = set(self.qd)
+            self._singular.append(tuple(name for name, p in zip(self.coordinates, self.momenta)
+                                        if not (se.sympify(p).free_symbols & velocities)))
+        return list(self._singular[0])
 
     def substitutions(self) -> dict[se.Symbol, float]:
         """Parameter symbols → their numbers."""

@@ -163,7 +163,7 @@ class ImpactLoop(StepLoop):
                 continue
             before = self._stop_sign(t, y)
             y, held = self._impact(watch, t, y, hit)
-            t = float(watch.samples.t[-1])
+            t = watch.samples.last_time
             if before * self._stop_sign(t, y) < 0.0:
                 trajectory = watch.samples.stopped(t)
                 break
@@ -296,7 +296,7 @@ class ImpactLoop(StepLoop):
             k += 1
         samples.extend(np.empty(0), np.empty((0, 0)), k)
         samples.add(t, y, project=False)
-        row = len(samples.t) - 1
+        row = samples.count - 1
         if impact is not None:
             self.impulses[row] = impact.impulses
             self.losses[row] = impact.loss
@@ -419,7 +419,7 @@ class ImpactLoop(StepLoop):
         q, qd = self.problem.form.unpack(t, y)
         f = np.zeros(self.contacts.k)
         f[held] = self.contacts.held(t, q, qd, held)[2]
-        self.forces[len(watch.samples.t) - 1] = f
+        self.forces[watch.samples.count - 1] = f
 
     def _held_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
         """A row at (t, y) with ``held`` closed: the bilateral multipliers and the contact forces
@@ -429,7 +429,7 @@ class ImpactLoop(StepLoop):
         watch.samples.extend(np.array([t]), np.concatenate((q, qd, lam))[None, :])
         forces = np.zeros(self.contacts.k)
         forces[held] = f
-        self.forces[len(watch.samples.t) - 1] = forces
+        self.forces[watch.samples.count - 1] = forces
 
     def _held_samples(self, watch: Watch, step: Step, end: float, held: list[int],
                       last: bool = False, upto: bool = False) -> None:

@@ -350,6 +350,14 @@ class Formulation:
         self.noted: set[str] = set()
         """The topics :meth:`note_once` has reported."""
 
+    extra_columns: tuple[str, ...] = ()
+    """Columns the samples add after the fixed layout (:meth:`extra_row`; a run with
+    sensitivities, :mod:`lagsim.run.sensitivity`)."""
+
+    def extra_row(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The values of :attr:`extra_columns` at the (projected) state y."""
+        return np.zeros(0)
+
     def note_once(self, topic: str, message: str) -> None:
         """``report(message)`` the first time ``topic`` is noted in this formulation's run."""
         if topic not in self.noted:

@@ -148,6 +148,7 @@ class Samples:
         self.q: list[np.ndarray] = []
         self.qd: list[np.ndarray] = []
         self.lam: list[np.ndarray] = []
+        self.extra: list[np.ndarray] = []
 
     def add(self, t: float, y: np.ndarray, project: bool = True) -> None:
         """One row from the formulation's state y at t (projected when the stabilizer
@@ -164,6 +165,8 @@ class Samples:
             raise IntegrationError(f"{column} became "
                                    f"{lam[i]} ({state_text(self.problem.numeric, q, qd)})",
                                    time=float(t))
+        if form.extra_columns:
+            self.extra.append(form.extra_row(t, y))
         self.t.append(float(t))
         self.q.append(q)
         self.qd.append(qd)
@@ -227,8 +230,13 @@ class Samples:
         q = np.array(self.q).reshape(len(t), n)
         qd = np.array(self.qd).reshape(len(t), n)
         lam = np.array(self.lam).reshape(len(t), m)
-        return assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
-                           stop_reason, stop_message)
+        out = assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
+                       stop_reason, stop_message)
+        names = self.form.extra_columns
+        extra = np.array(self.extra).reshape(len(t), len(names))
+        for k, name in enumerate(names):
+            out = out.with_extra(name, extra[:, k])
+        return out
 
 
 class Guard:

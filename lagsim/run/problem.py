@@ -24,6 +24,7 @@ from lagsim.run.formulations import Formulation, Report, dependent_constraints
 from lagsim.run.inertia import regular_inertia
 from lagsim.run.registry import FORMULATIONS, check_combination, choose_formulation
 from lagsim.run.section import check_direction, section_event
+from lagsim.run.sensitivity import sensitive
 from lagsim.run.start import consistent_start
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -165,6 +166,7 @@ class Problem:
             form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model,
                                       report=say)
         form.check(t0, q0, qd0)
+        form = sensitive(form, spec, model, options, t0, q0, qd0, given, say)
         q0.setflags(write=False)
         qd0.setflags(write=False)
         return cls(spec=spec, model=model, numeric=numeric, options=options,

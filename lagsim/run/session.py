@@ -10,11 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from lagsim.errors import InputError
 from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import simulate
+from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, Option, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -39,6 +41,10 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     options = SimulateOptions.resolve(spec.simulate, given, name)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
+    if options.sensitivities:
+        why = refusal(options)
+        if why is not None:
+            raise InputError(why, options.file_location("sensitivities"))
     model, numeric = compiled()
     values = spec.parameter_values
     if values != model.parameters:

@@ -105,6 +105,21 @@ def parse_condition(raw: Any, label: str, loc: Location | None) -> str:
     return str(raw).strip()
 
 
+def parse_names(raw: Any, label: str, loc: Location | None) -> tuple[str, ...]:
+    """Names, as a list or the text ``a,b,c``, none empty and none twice (checked against the
+    system's parameters and state when the run is built)."""
+    parts = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(parts, (list, tuple)) or not parts or any(
+            not isinstance(p, str) or not p.strip() for p in parts):
+        raise _fail(label, f"must be names NAME,NAME,... of parameters or initial values "
+                    f"(e.g. l,c,theta), got {raw!r}", loc)
+    names = tuple(p.strip() for p in parts)
+    twice = next((x for i, x in enumerate(names) if x in names[:i]), None)
+    if twice is not None:
+        raise _fail(label, f"names {twice!r} twice", loc)
+    return names
+
+
 YAML11_BOOLEANS: Mapping[str, bool] = {
     word: value for words, value in (("yes on", True), ("no off", False))
     for word in (w for base in words.split() for w in (base, base.title(), base.upper()))}
@@ -243,6 +258,14 @@ OPTIONS: tuple[Option, ...] = (
            "samples, error O(h⁴), its estimate on stderr).",
            switch=True,
            doc="`true` adds the running action S = ∫L dt as a last column `action`"),
+    Option("sensitivities", tuple[str, ...] | None, None, parse_names,
+           "Add a column d(<column>)/d(<name>) for each coordinate, velocity and multiplier and "
+           "each NAME: a parameter, or the initial value of a coordinate or velocity (theta, "
+           "theta_dot), by the forward sensitivity equations (Python loop; ode, index1, "
+           "udwadia-kalaba).", "NAMES",
+           doc=("names of parameters or initial values (a coordinate or `<coordinate>_dot`), as "
+                "a list or `l,c,theta`; adds a column `d(<column>)/d(<name>)` for each "
+                "coordinate, velocity and multiplier and each name (forward sensitivities)")),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 
@@ -289,6 +312,7 @@ class SimulateOptions:
     strict_initial: bool = _default("strict_initial")
     invariants: bool = _default("invariants")
     action: bool = _default("action")
+    sensitivities: tuple[str, ...] | None = _default("sensitivities")
     locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
 
     @classmethod

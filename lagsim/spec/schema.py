@@ -187,6 +187,10 @@ def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
         options.parse_gains: pair,
         options.parse_condition: EXPRESSION,
         options.parse_switch: {"type": "boolean"},
+        options.parse_names: {"anyOf": [
+            {"type": "array", "minItems": 1, "uniqueItems": True,
+             "items": {"type": "string", "minLength": 1}},
+            {"type": "string", "minLength": 1}]},
     }
     return {o.name: (_choice(o.choices()) if o.choices else by_parser[o.parse], o.doc)
             for o in options.OPTIONS}

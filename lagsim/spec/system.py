@@ -211,6 +211,10 @@ class SystemSpec:
     location: Location = field(default_factory=lambda: Location("<input>"))
     initial_locations: tuple[tuple[str, Location], ...] = ()
     """Where each entry of ``initial`` was set: its value in the file, or ``--init``."""
+    initial_gradients: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """∂(initial value)/∂(parameter) of each entry of ``initial`` written as an expression in
+    parameters (``x: l*sin(pi/6)``), at the parameters' values: the start's dependence on the
+    parameters, which ``simulate --sensitivities`` differentiates (issue 26)."""
     units: tuple[tuple[str, str], ...] = ()
     """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
     springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
@@ -235,6 +239,14 @@ class SystemSpec:
     def symbols(self) -> dict[str, se.Symbol]:
         """The symbol table: parameters, coordinates, velocities and ``t`` (symengine)."""
         return symbol_table([p.name for p in self.parameters], self.coordinates)
+
+
+def _gradient(expr: se.Basic, params: tuple[Parameter, ...]) -> tuple[tuple[str, float], ...]:
+    """(name, ∂expr/∂name) of each parameter ``expr`` depends on, at the parameters' values."""
+    at = {se.Symbol(p.name): se.RealDouble(p.value) for p in params}
+    free = {str(s) for s in expr.free_symbols}
+    return tuple((p.name, float(se.diff(expr, se.Symbol(p.name)).xreplace(at)))
+                 for p in params if p.name in free)
 
 
 def symbol_table(parameters: list[str] | tuple[str, ...],
@@ -770,6 +782,7 @@ class _Reader:
             forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
+            initial_gradients=tuple(self.initial_gradients.items()),
             units=units, springs=springs,
         )
 
@@ -1146,6 +1159,7 @@ class _Reader:
         valid = list(naming.state(coords))
         values: dict[str, float] = {}
         self.initial_locations: dict[str, Location] = {}
+        self.initial_gradients: dict[str, tuple[tuple[str, float], ...]] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
             entries = self.mapping(node, "'initial'", "coordinate or velocity")
             for raw, key_node, value_node in entries:
@@ -1156,6 +1170,9 @@ class _Reader:
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
                 self.initial_locations[key] = self.loc(value_node)
+                self.initial_gradients[key] = _gradient(self.expr(
+                    value_node, {p.name: se.Symbol(p.name) for p in params},
+                    f"the initial value of '{key}'", INITIAL_HINT).expr, params)
         for key, value in _finite(override, "--init").items():
             if key not in valid:
                 raise InputError(f"no such coordinate or velocity '{key}'"
@@ -1163,6 +1180,7 @@ class _Reader:
                                  Location("--init"))
             values[key] = value
             self.initial_locations[key] = Location("--init")
+            self.initial_gradients.pop(key, None)
         return tuple((k, values[k]) for k in valid if k in values)
 
     def units(self, node: yaml.Node | None, params: tuple[Parameter, ...],

@@ -39,6 +39,7 @@ VALUES: dict[str, str] = {
     "section_direction": "up",
     "invariants": "",
     "action": "",
+    "sensitivities": "l,theta",
 }
 """A representative value of each option that changes the CSV ("" for an on/off switch)."""
 
@@ -54,6 +55,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pendulum", ("dt", "stop_when")),
     ("pendulum", ("section", "section_direction")),
     ("pendulum_constrained", ("formulation", "stabilize", "baumgarte", "samples")),
+    ("pendulum", ("sensitivities", "samples")),
 )
 """The options run together: one group per system and set of options that go together (``dt``
 or ``samples``, ``section_direction`` with ``section``, ``baumgarte`` with its stabilizer)."""

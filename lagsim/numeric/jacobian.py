@@ -144,7 +144,8 @@ class ParameterDerivatives:
         self.mh = len(phis)
         d = diff if kinks(*rows, *w) else se.diff
         ps = [se.Symbol(name) for name in names]
-        exprs = ([d(r, x) for r in rows for x in model.q] + [d(r, x) for r in rows for x in model.qd]
+        exprs = ([d(r, x) for r in rows for x in model.q]
+                 + [d(r, x) for r in rows for x in model.qd]
                  + [d(wk, x) for wk in w for x in model.q] + [d(r, p) for r in rows for p in ps]
                  + [d(wk, p) for wk in w for p in ps] + [d(f, p) for f in phis for p in ps])
         args = [model.t, *model.q, *model.qd, *model.qdd, *lam]

@@ -142,7 +142,8 @@ class Samples:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.form: Formulation = problem.form
-        self.times = problem.options.sample_times()
+        self.times = (problem.options.sample_times() if problem.times is None
+                      else problem.times)
         self.k = 1
         self.t: list[float] = []
         self.q: list[np.ndarray] = []

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from lagsim.errors import InputError
 from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem
@@ -26,8 +28,8 @@ Report = Callable[[str], None]
 
 def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
              given: Mapping[str, Any], name: Callable[[Option], str] | None = None,
-             report: Report | None = None, progress: Callable[[float], None] | None = None
-             ) -> tuple[Trajectory, SimulateOptions]:
+             report: Report | None = None, progress: Callable[[float], None] | None = None,
+             times: np.ndarray | None = None) -> tuple[Trajectory, SimulateOptions]:
     """One run of ``spec`` with the options ``given`` (by option name, None meaning not given)
     merged over its file's ``simulate:`` block; ``name(row)`` says how an option is written in
     errors (its flag by default; the API passes its keyword, :meth:`SimulateOptions.resolve`).
@@ -37,7 +39,8 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     the parameters as symbols (:func:`lagsim.spec.system.symbol_table`), so the run's values
     change only ``Model.parameters`` and rebind the compiled model
     (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again.
-    ``report`` receives the notes the command line prints on stderr."""
+    ``report`` receives the notes the command line prints on stderr; ``times`` are sample times
+    other than the options' (:attr:`lagsim.run.problem.Problem.times`)."""
     options = SimulateOptions.resolve(spec.simulate, given, name)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
@@ -51,7 +54,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         model = replace(model, parameters=values)
         numeric = numeric.with_parameters(values)
     trajectory = simulate(spec, model, options, report=report, progress=progress,
-                          numeric=numeric)
+                          numeric=numeric, times=times)
     if options.invariants:
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:

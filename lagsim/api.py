@@ -259,17 +259,20 @@ class System:
     def fit(self, data: str | os.PathLike[str], fit: Any, *, observe: Any = None,
             bounds: Mapping[str, tuple[float, float]] | None = None,
             parameters: Mapping[str, float] | None = None,
-            initial: Mapping[str, float] | None = None, **options: Any) -> Any:
+            initial: Mapping[str, float] | None = None, max_runs: int = 200,
+            **options: Any) -> Any:
         """Fit the parameters and initial values named in ``fit`` (a list or ``"l,c"``) to the
         columns ``observe`` (default all but ``t``) of the CSV ``data`` (``lagsim fit``), by
         least squares with the exact sensitivities as the Jacobian, within ``bounds``
         (name → (low, high)); ``options`` are run options as in :meth:`simulate` (the data start
         at or after the run's ``t_start``, where the initial values hold). Returns a
         :class:`lagsim.analysis.fit.FitReport` (``to_text()``, ``to_dict()``); a fit that does
-        not converge raises :class:`lagsim.analysis.fit.FitError` with the best point so far."""
+        not converge in ``max_runs`` runs raises :class:`lagsim.analysis.fit.FitError` with
+        the best point so far."""
         return fit_system(self, data, fit, observe, bounds or {}, options,
                           parameters=_mapping_arg(parameters, "parameters"),
-                          initial=_mapping_arg(initial, "initial"), report=_warn)
+                          initial=_mapping_arg(initial, "initial"), report=_warn,
+                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200)
 
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
@@ -406,7 +409,7 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
                bounds: Mapping[str, tuple[float, float]], given: Mapping[str, Any],
                keywords: bool = True, parameters: Mapping[str, float] | None = None,
                initial: Mapping[str, float] | None = None,
-               report: Callable[[str], None] | None = None) -> Any:
+               report: Callable[[str], None] | None = None, max_runs: int = 200) -> Any:
     """The one fit of the API and the CLI (:meth:`System.fit`, ``lagsim fit``): the data read
     and checked, each run through :func:`run` at the data's times with the sensitivities of the
     fitted names (notes of the first run only go to ``report``)."""
@@ -458,7 +461,7 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
         said[0] = None
         return out
 
-    return least_squares_fit(checked, names, start, bounds, simulate)
+    return least_squares_fit(checked, names, start, bounds, simulate, max_runs)
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,

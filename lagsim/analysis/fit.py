@@ -93,7 +93,8 @@ def check_data(table: Table, model_columns: Sequence[str], observe: Sequence[str
     if np.any(steps <= 0):
         k = int(np.flatnonzero(steps <= 0)[0])
         raise InputError(f"the time column does not increase: data row {k + 2} has t = "
-                         f"{t[k + 1]!r} after {t[k]!r}", Location(table.source, k + 3))
+                         f"{float(t[k + 1])!r} after {float(t[k])!r}",
+                         Location(table.source, k + 3))
     if values.size <= fitted:
         raise InputError(f"{values.size} data value{'s' * (values.size != 1)} cannot fit "
                          f"{fitted} unknown{'s' * (fitted != 1)}: give more samples or fit "

@@ -47,9 +47,7 @@ COMMANDS = {
                         "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
                         "the constraints."),
     "fit": Entry("lagsim.cli.commands.fit:command",
-                 "Fit parameters and initial values of FILE to measured columns (least "
-                 "squares with exact sensitivities), with standard errors and what the data "
-                 "determine."),
+                 "Fit parameters and initial values of FILE to the columns of DATA.csv."),
     "modes": Entry("lagsim.cli.commands.modes:command",
                    "Print the small oscillations of FILE about an equilibrium."),
     "new": Entry("lagsim.cli.commands.new:command",

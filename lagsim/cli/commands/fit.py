@@ -43,6 +43,8 @@ def _run_options(func: Any) -> Any:
               help="The data columns to fit [default: every column but t].")
 @click.option("--bounds", multiple=True, metavar="NAME=LO:HI",
               help="Bounds of a fitted value (repeatable; an empty end is no bound).")
+@click.option("--max-runs", default=200, show_default=True, type=click.IntRange(1, 100_000),
+              help="Runs the fit may make before it gives up (exit 1, with the best point).")
 @report_format_option
 @set_option
 @click.option("--init", "initial", multiple=True, metavar="NAME=VALUE",
@@ -50,7 +52,7 @@ def _run_options(func: Any) -> Any:
               help="Override an initial value (the start of a fitted one).")
 @_run_options
 def command(file: str, data: str, names: str, observe: str | None, bounds: tuple[str, ...],
-            fmt: str, overrides: dict[str, float], initial: dict[str, float],
+            max_runs: int, fmt: str, overrides: dict[str, float], initial: dict[str, float],
             **flags: Any) -> None:
     """Fit parameters and initial values of FILE to the columns of DATA.csv.
 
@@ -68,5 +70,5 @@ def command(file: str, data: str, names: str, observe: str | None, bounds: tuple
     fitted = [n.strip() for n in names.split(",")]
     report = api.fit_system(system, data, names, observe, parse_bounds(bounds, fitted),
                             {k: v for k, v in flags.items() if v is not None}, keywords=False,
-                            report=warn)
+                            report=warn, max_runs=max_runs)
     report_out(report, fmt)

@@ -168,3 +168,36 @@ def test_cli_one_line_error_and_columns():
         "t,theta,theta_dot,energy,d(theta)/d(l),d(theta_dot)/d(l),d(theta)/d(theta),"
         "d(theta_dot)/d(theta)")
     assert "steps in Python" in good.stderr
+
+
+DERIVED = """
+name: derived
+parameters:
+  m: 2
+  l: 1.5
+  I: m*l**2/12
+  c: 0.3*I
+coordinates: [theta]
+kinetic: 1/2*(I + m*l**2/4)*theta_dot**2
+potential: -m*9.81*l/2*cos(theta)
+dissipation: 1/2*c*theta_dot**2
+initial:
+  theta: l/3
+"""
+
+
+def test_parameters_defined_from_others_follow_the_chain_rule():
+    """I = m l²/12 and c = 0.3 I are re-read when l or m changes (``--set``), so ∂/∂l goes
+    through them, and θ(t) does not depend on m at all: (I + m l²/4) θ̈ = −m g l/2 sin θ − c θ̇
+    with I, c ∝ m has m divided out, which holds only when ∂/∂m follows I and c (with I and c
+    held, m's terms do not cancel)."""
+    system = lagsim.load(DERIVED)
+    run = dict(RUN, t_end=2.0)
+    exact = system.simulate(sensitivities=["l", "m", "I"], **run)
+    assert np.abs(exact["d(theta)/d(m)"]).max() < 1e-12
+    assert exact["d(theta)/d(l)"][0] == pytest.approx(1 / 3, rel=1e-15)
+    for name in ("l", "I"):
+        want = _difference(system, name, ["theta", "theta_dot"], H, **run)
+        for c in ("theta", "theta_dot"):
+            got = exact[naming.sensitivity(c, name)]
+            assert np.abs(got - want[c]).max() < RTOL * np.abs(want[c]).max()

@@ -114,11 +114,16 @@ class Sensitive(Formulation):
         self.targets = found
         self.P = len(found)
         self.extra_columns = columns(self.numeric, tuple(s.name for s in found))
-        params = tuple(s.name for s in found if s.parameter)
+        chain = dict(spec.parameter_gradients)
+        weights = [{s.name: 1.0, **{p: dict(g).get(s.name, 0.0) for p, g in chain.items()
+                                    if s.name in dict(g)}} if s.parameter else {}
+                   for s in found]
+        params = tuple(p for p in self.numeric.parameters if any(p in w for w in weights))
         self.terms = ParameterDerivatives(self.numeric, model, params)
-        self.pick = np.zeros((len(params), self.P))
-        for j, s in enumerate(x for x in enumerate(found) if x[1].parameter):
-            self.pick[j, s[0]] = 1.0
+        self.pick = np.array([[w.get(p, 0.0) for w in weights] for p in params]
+                             ).reshape(len(params), self.P)
+        """d(compiled parameter)/d(target): 1 for the target itself, the chain rule for the
+        parameters defined from it (:attr:`SystemSpec.parameter_gradients`)."""
         self.gain = getattr(self.stabilizer, "gain", None)
         self.beta = getattr(self.stabilizer, "beta", 0.0)
         self.hol = np.array(self.numeric.holonomic, dtype=int)

@@ -214,7 +214,11 @@ class SystemSpec:
     initial_gradients: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
     """∂(initial value)/∂(parameter) of each entry of ``initial`` written as an expression in
     parameters (``x: l*sin(pi/6)``), at the parameters' values: the start's dependence on the
-    parameters, which ``simulate --sensitivities`` differentiates (issue 26)."""
+    parameters, which ``simulate --sensitivities`` differentiates (issue 26), through the
+    parameters defined from others (:attr:`parameter_gradients`)."""
+    parameter_gradients: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """d(parameter)/d(earlier parameter) of each parameter defined from others (``I: m*l**2``),
+    followed through the chain: a run at another value of ``l`` re-reads ``I`` (issue 26)."""
     units: tuple[tuple[str, str], ...] = ()
     """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
     springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
@@ -783,12 +787,14 @@ class _Reader:
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
             initial_gradients=tuple(self.initial_gradients.items()),
+            parameter_gradients=tuple(self.parameter_gradients.items()),
             units=units, springs=springs,
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
                    ) -> tuple[tuple[Parameter, ...], set[str]]:
         overrides = _finite(given, "--set")
+        self.parameter_gradients: dict[str, tuple[tuple[str, float], ...]] = {}
         params: list[Parameter] = []
         names: dict[str, se.Basic] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
@@ -800,6 +806,11 @@ class _Reader:
                 value = (overrides[pname] if pname in overrides
                          else self.number(value_node, names, f"parameter '{pname}'",
                                           PARAMETER_HINT))
+                if pname not in overrides:
+                    self.chain(pname, self.expr(value_node, {p.name: se.Symbol(p.name)
+                                                             for p in params},
+                                                f"parameter '{pname}'", PARAMETER_HINT).expr,
+                               tuple(params))
                 names[pname] = se.RealDouble(value)
                 where = Location("--set") if pname in overrides else self.loc(value_node)
                 params.append(Parameter(pname, value, where))
@@ -809,6 +820,22 @@ class _Reader:
                              f"{suggest(unknown[0], list(names))}; the parameters are "
                              f"{', '.join(names) or '(none)'}", Location("--set"))
         return tuple(params), set(names)
+
+    def chain(self, name: str, expr: se.Basic, params: tuple[Parameter, ...]) -> None:
+        """Record d(name)/d(earlier parameter) of a value ``expr`` of earlier parameters, through
+        the parameters defined from others (:attr:`SystemSpec.parameter_gradients`)."""
+        gradient = self.total(_gradient(expr, params))
+        if gradient:
+            self.parameter_gradients[name] = gradient
+
+    def total(self, direct: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
+        """A gradient in the parameters it names, with each one defined from others followed to
+        those (the chain rule, in the order the parameters are declared)."""
+        out = dict(direct)
+        for name, value in direct:
+            for other, d in self.parameter_gradients.get(name, ()):
+                out[other] = out.get(other, 0.0) + value * d
+        return tuple(out.items())
 
     def coordinates(self, node: yaml.Node | None, root: yaml.Node, declared: set[str]
                     ) -> tuple[tuple[str, ...], tuple[Location, ...]]:
@@ -1170,9 +1197,9 @@ class _Reader:
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
                 self.initial_locations[key] = self.loc(value_node)
-                self.initial_gradients[key] = _gradient(self.expr(
+                self.initial_gradients[key] = self.total(_gradient(self.expr(
                     value_node, {p.name: se.Symbol(p.name) for p in params},
-                    f"the initial value of '{key}'", INITIAL_HINT).expr, params)
+                    f"the initial value of '{key}'", INITIAL_HINT).expr, params))
         for key, value in _finite(override, "--init").items():
             if key not in valid:
                 raise InputError(f"no such coordinate or velocity '{key}'"

@@ -264,20 +264,14 @@ def fit(data: Data, names: Sequence[str], start: Mapping[str, float],
             undetermined.append(f"{names[involved[0]]} (the observed columns do not depend "
                                 "on it here)")
         else:
-            powers = v / np.abs(v).max()
-            undetermined.append(f"{', '.join(names[i] for i in involved)} changed together "
-                                f"as δ{names[involved[0]]}/{names[involved[0]]} : ... = "
-                                f"{' : '.join(f'{powers[i]:.3g}' for i in involved)} "
-                                "(relative changes) leave the observed columns unchanged")
+            powers = v / v[involved[0]]
+            undetermined.append(f"{', '.join(names[i] for i in involved)} changed together, "
+                                "relative changes in the ratio "
+                                f"{' : '.join(f'{powers[i]:.3g}' for i in involved)}, leave "
+                                "the observed columns unchanged")
     determined = []
-    loose = ~fixed
-    for k in np.flatnonzero(keep):
-        v = Vt[k]
-        if not np.any(np.abs(v[loose]) > NULL_SHARE):
-            continue
-        powers = v / np.abs(v).max()
-        powers[np.abs(powers) < 1e-9] = 0.0
-        if np.all(x[np.abs(powers) > 0] > 0):
+    for powers in _combinations(null, ~fixed & free):
+        if np.all(x[powers != 0] > 0):
             value = float(np.prod(x ** powers))
             text = _power_text(names, powers)
         else:
@@ -291,6 +285,39 @@ def fit(data: Data, names: Sequence[str], start: Mapping[str, float],
                      residuals=int(r.size), rank=rank, condition=condition,
                      determined=tuple(determined), undetermined=tuple(undetermined),
                      runs=runs[0], observed=data.columns)
+
+
+def _combinations(null: np.ndarray, loose: np.ndarray) -> list[np.ndarray]:
+    """Exponent vectors a over the ``loose`` values (those with a share of the undetermined
+    directions ``null``, columns) with aᵀ null = 0: the combinations Π θ_i^{a_i} the data do
+    determine, as a reduced row echelon basis (pivot exponent 1), so that each names as few
+    values as it can (``l^1 g^-1``)."""
+    index = np.flatnonzero(loose)
+    if not index.size:
+        return []
+    N = null[index]
+    U, sigma, _ = np.linalg.svd(N, full_matrices=True)
+    rank = int(np.sum(sigma > NULL_SHARE))
+    B = U[:, rank:].T.copy()
+    row = 0
+    for col in range(B.shape[1]):
+        if row == B.shape[0]:
+            break
+        pivot = row + int(np.argmax(np.abs(B[row:, col])))
+        if abs(B[pivot, col]) < 1e-9:
+            continue
+        B[[row, pivot]] = B[[pivot, row]]
+        B[row] /= B[row, col]
+        for other in range(B.shape[0]):
+            if other != row:
+                B[other] -= B[other, col] * B[row]
+        row += 1
+    out = []
+    for b in B[:row]:
+        powers = np.zeros(len(loose))
+        powers[index] = np.where(np.abs(b) < 1e-9, 0.0, b)
+        out.append(powers)
+    return out
 
 
 def _best(names: Sequence[str], best: list[tuple[float, np.ndarray]]) -> str:

@@ -155,7 +155,9 @@ class Sensitive(Formulation):
 
     def _solve(self, t: float, q: np.ndarray, qd: np.ndarray, stabilized: bool
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(K, z = [q̈; λ], A) at the state, b with the stabilizer's terms when ``stabilized``."""
+        """(K⁻¹, z = [q̈; λ], A) at the state, b with the stabilizer's terms when
+        ``stabilized``; K⁻¹ is the pseudo-inverse with dependent rows (one factorization serves
+        z and the sensitivities)."""
         n, m = self.n, self.m
         M, F, A, b = self.numeric.dynamics(t, q, qd)
         if stabilized:
@@ -164,18 +166,15 @@ class Sensitive(Formulation):
         K[:n, :n] = M
         K[:n, n:] = -A.T
         K[n:, :n] = A
-        return K, self._lin(K, np.concatenate((F, b))), A
-
-    def _lin(self, K: np.ndarray, r: np.ndarray) -> np.ndarray:
-        if self.m and self.dependent_rows:
-            return np.linalg.lstsq(K, r, rcond=RCOND)[0]
-        return np.linalg.solve(K, r)
+        inverse = (np.linalg.pinv(K, rcond=RCOND) if self.m and self.dependent_rows
+                   else np.linalg.inv(K))
+        return inverse, inverse @ np.concatenate((F, b)), A
 
     def _dz(self, t: float, q: np.ndarray, qd: np.ndarray, s: np.ndarray, stabilized: bool
-            ) -> np.ndarray:
-        """dz = −K⁻¹(R_q s_q + R_q̇ s_q̇ + R_θ), (n + m, P)."""
+            ) -> tuple[np.ndarray, np.ndarray]:
+        """z = [q̈; λ] and dz = −K⁻¹(R_q s_q + R_q̇ s_q̇ + R_θ), (n + m, P)."""
         n = self.n
-        K, z, A = self._solve(t, q, qd, stabilized)
+        inverse, z, A = self._solve(t, q, qd, stabilized)
         R_q, R_qd, w_q, R_p, w_p, phi_p = self.terms(t, q, qd, z)
         R_p = R_p @ self.pick
         if stabilized and self.gain is not None and self.m:
@@ -185,7 +184,7 @@ class Sensitive(Formulation):
             if len(self.hol):
                 R_q[n + self.hol] += self.beta**2 * self.numeric.phi(t, q)[1]
                 R_p[n + self.hol] += self.beta**2 * (phi_p @ self.pick)
-        return -self._lin(K, R_q @ s[:n] + R_qd @ s[n:] + R_p)
+        return z, -(inverse @ (R_q @ s[:n] + R_qd @ s[n:] + R_p))
 
     def _split(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k = 2 * self.n
@@ -203,8 +202,8 @@ class Sensitive(Formulation):
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         n = self.n
         x, s = self._split(y)
-        dz = self._dz(t, x[:n], x[n:], s, True)
-        return np.concatenate((self.base.rhs(t, x), s[n:].ravel(), dz[:n].ravel()))
+        z, dz = self._dz(t, x[:n], x[n:], s, True)
+        return np.concatenate((x[n:], z[:n], s[n:].ravel(), dz[:n].ravel()))
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         return self.base.multipliers(t, q, qd)
@@ -239,7 +238,7 @@ class Sensitive(Formulation):
         x, s = self._split(y)
         rows = [s]
         if self.m:
-            rows.append(self._dz(t, x[:n], x[n:], s, False)[n:])
+            rows.append(self._dz(t, x[:n], x[n:], s, False)[1][n:])
         return np.vstack(rows).T.ravel()
 
 

@@ -341,7 +341,9 @@ class Session:
         where = dict(base.initial_locations)
         where.update({k: Location("--init") for k in run_initial})
         return replace(base, initial=tuple((k, state[k]) for k in order if k in state),
-                       initial_locations=tuple(where.items()))
+                       initial_locations=tuple(where.items()),
+                       initial_gradients=tuple((k, g) for k, g in base.initial_gradients
+                                               if k not in run_initial))
 
     def simulate(self, values: Mapping[str, float], notes: list[str]) -> tuple[Any, Any, Any]:
         """The trajectory, options and spec of one run: ``lagsim simulate --set/--init`` with

@@ -23,7 +23,8 @@ onto that tangent after each step, as it projects y onto the constraints (the de
 projection at a point on the constraints).
 
 The state of a run with P sensitivities is [y, vec(s)] of 2n(1 + P) values: it steps in the
-Python loop (the C loops carry no sensitivities), with scipy's explicit methods.
+Python loop (the C loops carry no sensitivities), with scipy's explicit methods. A row of
+``--stop-when`` or ``--section`` carries s at its time held fixed (no event-time correction).
 """
 
 from __future__ import annotations

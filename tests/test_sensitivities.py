@@ -100,6 +100,15 @@ def test_natural_pendulum_formulations_and_stabilizers(options):
     _compare("pendulum_natural", ("l", "g"), 2.0, **options)
 
 
+@pytest.mark.parametrize("name, names, method", [
+    ("driven_damped_pendulum", ("c", "theta"), "Radau"),
+    ("pendulum_natural", ("l",), "BDF"),
+])
+def test_implicit_methods_against_differences(name, names, method):
+    """Radau and BDF with the block-diagonal Jacobian diag(f_y, …) of the sensitivity system."""
+    _compare(name, names, 2.0, method=method)
+
+
 def test_driven_damped_pendulum_against_differences():
     _compare("driven_damped_pendulum", ("c", "F0", "w", "theta"), 5.0)
 
@@ -145,7 +154,7 @@ def test_bad_names(names, message):
 
 @pytest.mark.parametrize("options, message", [
     (dict(formulation="reduced"), "--formulation reduced has no sensitivities"),
-    (dict(method="Radau"), "--method Radau has no sensitivities yet"),
+    (dict(method="variational", dt=0.01), "--method variational has no sensitivities yet"),
     (dict(method="rattle", dt=0.01), "--method rattle has no sensitivities yet"),
 ])
 def test_refused_formulation_or_method(options, message):

@@ -29,6 +29,7 @@ Python loop (the C loops carry no sensitivities), with scipy's explicit methods.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,9 +47,9 @@ from lagsim.symbolic.model import Model
 
 FORMULATIONS = ("ode", "index1", "udwadia-kalaba")
 """The formulations whose sensitivities a run integrates (y = [q, q̇])."""
-METHODS = ("DOP853", "RK45", "RK23")
-"""The methods that step a run with sensitivities (explicit: no Newton iteration that would need
-the sensitivity system's Jacobian)."""
+METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
+"""The methods that step a run with sensitivities: scipy's (the implicit ones with the
+block-diagonal Jacobian of :meth:`Sensitive.jacobian`), not the fixed-step ones."""
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,21 @@ class Sensitive(Formulation):
     def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
         return self.project(t, y) if self.stabilizer.projects else None
 
+    def jacobian(self, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
+        """diag(f_y, …, f_y) (1 + P blocks) for the implicit methods' Newton iteration: the
+        block-diagonal approximation of the sensitivity system's Jacobian, whose neglected
+        blocks ∂(f_y s + f_θ)/∂y slow the Newton iteration but leave the solution and its error
+        control as they are (CVODES's simultaneous corrector, Hindmarsh et al. 2005)."""
+        inner = self.base.jacobian(model)
+        if inner is None:
+            return None
+        k, blocks = 2 * self.n, 1 + self.P
+
+        def jac(t: float, y: np.ndarray) -> np.ndarray:
+            return np.kron(np.eye(blocks), inner(t, y[:k]))
+
+        return jac
+
     def extra_row(self, t: float, y: np.ndarray) -> np.ndarray:
         """The sensitivity columns at the state y: s, and λ's from the unstabilized solve (the
         multiplier column's own)."""
@@ -265,7 +281,7 @@ def sensitive(form: Formulation, spec: SystemSpec, model: Model, options: Simula
     if why is not None:
         raise InputError(why, options.file_location("sensitivities"))
     found = targets(names, form.numeric, options.file_location("sensitivities"))
-    if options.method == "DOP853":
+    if options.method in ("DOP853", "Radau"):
         say(f"note: {options.label('sensitivities')}: the run steps in Python, not in the C "
             "loop (which carries no sensitivities)")
     return Sensitive(form, model, spec, found, t0, q0, qd0, given)

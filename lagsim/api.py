@@ -439,8 +439,12 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
     from lagsim.spec.options import SimulateOptions
 
     options = dict(given)
-    t0 = SimulateOptions.resolve(spec.simulate, {"t_start": options.get("t_start")},
-                                 _keyword if keywords else None).t_start
+    resolved = SimulateOptions.resolve(spec.simulate, options, _keyword if keywords else None)
+    for name in ("section", "stop_when"):
+        if getattr(resolved, name) is not None:
+            raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
+                             "data's; leave it out of the fit", resolved.file_location(name))
+    t0 = resolved.t_start
     if checked.t[0] < t0:
         raise InputError(f"the data start at t = {checked.t[0]!r}, before the start time "
                          f"{t0!r}", Location(checked.source))

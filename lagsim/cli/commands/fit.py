@@ -18,17 +18,20 @@ from lagsim.cli.options import (
     set_option,
 )
 from lagsim.cli.reports import report_out
-from lagsim.spec.options import BY_NAME
-
-RUN_OPTIONS = ("t_start", "method", "rtol", "atol", "formulation", "stabilize", "baumgarte")
-"""The options of a run that ``fit`` takes (the others are set by the data or the fit)."""
+from lagsim.spec.options import OPTIONS
 
 
 def _run_options(func: Any) -> Any:
-    for name in reversed(RUN_OPTIONS):
-        row = BY_NAME[name]
-        func = click.option(row.flag, row.name, type=str, default=None,
-                            metavar=row.metavar, help=row.help_text())(func)
+    """The flags of the options of a run that ``fit`` takes (:attr:`Option.fit`), validated by
+    the table as ``simulate``'s are."""
+    for row in reversed([row for row in OPTIONS if row.fit]):
+        if row.switch:
+            option = click.option(f"{row.flag}/--no-{row.flag[2:]}", row.name, default=None,
+                                  help=row.help_text())
+        else:
+            option = click.option(row.flag, row.name, type=str, default=None,
+                                  metavar=row.metavar, help=row.help_text())
+        func = option(func)
     return func
 
 

@@ -286,6 +286,24 @@ class System:
         return write_fmu(self.spec, self.model, file_name(path, "path"), force, options,
                          report or _warn)
 
+    def fit(self, data: str | os.PathLike[str], fit: Any, *, observe: Any = None,
+            bounds: Mapping[str, tuple[float, float]] | None = None,
+            parameters: Mapping[str, float] | None = None,
+            initial: Mapping[str, float] | None = None, max_runs: int = 200,
+            **options: Any) -> Any:
+        """Fit the parameters and initial values named in ``fit`` (a list or ``"l,c"``) to the
+        columns ``observe`` (default all but ``t``) of the CSV ``data`` (``lagsim fit``), by
+        least squares with the exact sensitivities as the Jacobian, within ``bounds``
+        (name → (low, high)); ``options`` are run options as in :meth:`simulate` (the data start
+        at or after the run's ``t_start``, where the initial values hold). Returns a
+        :class:`lagsim.analysis.fit.FitReport` (``to_text()``, ``to_dict()``); a fit that does
+        not converge in ``max_runs`` runs raises :class:`lagsim.analysis.fit.FitError` with
+        the best point so far."""
+        return fit_system(self, data, fit, observe, bounds or {}, options,
+                          parameters=_mapping_arg(parameters, "parameters"),
+                          initial=_mapping_arg(initial, "initial"), report=_warn,
+                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200)
+
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
         the integrability of each velocity constraint and the conserved quantities, as a
@@ -441,18 +459,91 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
         parameters: Mapping[str, float] | None = None,
         initial: Mapping[str, float] | None = None,
         report: Callable[[str], None] | None = None,
-        progress: Callable[[float], None] | None = None) -> Trajectory:
+        progress: Callable[[float], None] | None = None, times: Any = None) -> Trajectory:
     """Simulate ``system`` with the options ``given`` (by option name, None meaning not given)
     merged over its file's ``simulate:`` block; the one run of the API and the CLI
     (:func:`lagsim.run.session.run_spec`). Options are named by their flag in errors, or by
-    their keyword when ``keywords``."""
+    their keyword when ``keywords``; ``times`` are sample times other than the options'
+    (increasing from the start time: ``lagsim fit`` samples at the data's times)."""
     from lagsim.run.session import run_spec
 
     spec = _spec(system, parameters, initial, keywords)
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
                              _keyword if keywords else None, report, progress,
-                             controller=_lqr_feedback)
+                             controller=_lqr_feedback, times=times)
     return trajectory
+
+
+def _names_arg(value: Any, label: str) -> tuple[str, ...]:
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(str(p).strip() for p in parts)
+    if not names or not all(names):
+        raise InputError(f"{label} must name at least one parameter or initial value, got "
+                         f"{value!r}")
+    return names
+
+
+def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: Any,
+               bounds: Mapping[str, tuple[float, float]], given: Mapping[str, Any],
+               keywords: bool = True, parameters: Mapping[str, float] | None = None,
+               initial: Mapping[str, float] | None = None,
+               report: Callable[[str], None] | None = None, max_runs: int = 200) -> Any:
+    """The one fit of the API and the CLI (:meth:`System.fit`, ``lagsim fit``): the data read
+    and checked, each run through :func:`run` at the data's times with the sensitivities of the
+    fitted names (notes of the first run only go to ``report``)."""
+    import numpy as np
+
+    from lagsim import naming
+    from lagsim.analysis.fit import check_data
+    from lagsim.analysis.fit import fit as least_squares_fit
+    from lagsim.output.io import read_csv
+
+    label = "fit" if keywords else "--fit"
+    names = _names_arg(fit, label)
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise InputError(f"{label} names {twice!r} twice")
+    spec = _spec(system, parameters, initial, keywords)
+    state = naming.state(spec.coordinates)
+    columns = (*state, *(naming.multiplier(c.name) for c in spec.constraints))
+    for name in names:
+        if name not in spec.parameter_values and name not in state:
+            raise InputError(f"{label}: '{name}' is neither a parameter nor a coordinate or "
+                             f"velocity; they are {', '.join((*spec.parameter_values, *state))}")
+    observed = None if observe is None else _names_arg(observe, "observe" if keywords
+                                                       else "--observe")
+    table = read_csv(Path(data) if isinstance(data, os.PathLike) else data)
+    checked = check_data(table, columns, observed, len(names))
+    from lagsim.spec.options import SimulateOptions
+
+    options = dict(given)
+    resolved = SimulateOptions.resolve(spec.simulate, options, _keyword if keywords else None)
+    for name in ("section", "stop_when"):
+        if getattr(resolved, name) is not None:
+            raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
+                             "data's; leave it out of the fit", resolved.file_location(name))
+    t0 = resolved.t_start
+    if checked.t[0] < t0:
+        raise InputError(f"the data start at t = {checked.t[0]!r}, before the start time "
+                         f"{t0!r}", Location(checked.source))
+    options["t_end"] = float(checked.t[-1])
+    options["sensitivities"] = list(names)
+    times = checked.t if checked.t[0] == t0 else np.concatenate(([t0], checked.t))
+    values = dict(spec.initial)
+    start = {n: spec.parameter_values[n] if n in spec.parameter_values else values.get(n, 0.0)
+             for n in names}
+    said = [report]
+
+    def simulate(at: Mapping[str, float]) -> Trajectory:
+        params = {**(parameters or {}), **{n: v for n, v in at.items()
+                                           if n in spec.parameter_values}}
+        inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
+        out = run(system, options, keywords, parameters=params, initial=inits,
+                  report=said[0], times=times)
+        said[0] = None
+        return out
+
+    return least_squares_fit(checked, names, start, bounds, simulate, max_runs)
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,

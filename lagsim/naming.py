@@ -48,6 +48,8 @@ _MAX = "max_"
 _MOMENTUM = "p_"
 _IMPULSE = "impulse_"
 _CONTACT_FORCE = "contact_force_"
+_SENSITIVITY = ("d(", ")/d(", ")")
+_EXPONENT = "lyapunov_"
 
 _HOLONOMIC = "holonomic"
 """The kind of a constraint φ(q, t) = 0, the only kind with a ``residual_<c>_dot`` column."""
@@ -115,6 +117,29 @@ def max_residual(constraint: str) -> str:
 def invariant(name: str) -> str:
     """The column of a conserved quantity: ``p_x`` → ``invariant_p_x``."""
     return _INVARIANT + name
+
+
+def exponent(k: int) -> str:
+    """The column of the running estimate of the k-th Lyapunov exponent (``lagsim lyapunov
+    --trace``, issue 28), counted from 1: ``lyapunov_1``. Not ``lambda_1``, which names a
+    multiplier."""
+    return f"{_EXPONENT}{k}"
+
+
+def sensitivity(column: str, name: str) -> str:
+    """The column of ∂(column)/∂(name), ``name`` a parameter or an initial value (``simulate
+    --sensitivities``, issue 26): ``theta``, ``l`` → ``d(theta)/d(l)``."""
+    head, middle, tail = _SENSITIVITY
+    return f"{head}{column}{middle}{name}{tail}"
+
+
+def sensitivity_of(name: str) -> tuple[str, str] | None:
+    """``(column, name)`` of a sensitivity column ``d(<column>)/d(<name>)``, or None."""
+    head, middle, tail = _SENSITIVITY
+    if not (name.startswith(head) and name.endswith(tail) and middle in name):
+        return None
+    column, _, wrt = name[len(head):-len(tail)].rpartition(middle)
+    return (column, wrt) if column and wrt else None
 
 
 def rate_of(name: str) -> str | None:
@@ -186,9 +211,13 @@ would produce for something else (:func:`column_clash`, issue 8 §4)."""
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     (_INVARIANT + "{i}", "a conserved quantity (simulate --invariants)"),
     (ACTION, "the running action (simulate --action)"),
+    (_SENSITIVITY[0] + "{y}" + _SENSITIVITY[1] + "{s}" + _SENSITIVITY[2],
+     "a sensitivity (simulate --sensitivities)"),
 )
 """Columns a run adds after ``energy`` only when asked, in the order they were added; ``{i}``
-stands for a conserved quantity's name. Declared names may not have these forms either."""
+stands for a conserved quantity's name, ``{y}`` for a coordinate, velocity or multiplier column
+and ``{s}`` for a parameter or initial value (:func:`sensitivity`). Declared names may not have
+these forms either."""
 
 
 def _fills(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
@@ -290,7 +319,8 @@ def parse(columns: Sequence[str], source: str = "<input>") -> Layout:
     for extra in found.extra:
         if not is_extra(extra):
             raise InputError(f"not a lagsim trajectory: column {extra!r} after energy is "
-                             "not one of invariant_<name>, action", Location(source, 1))
+                             "not one of invariant_<name>, action, d(<column>)/d(<name>)",
+                             Location(source, 1))
     return found
 
 
@@ -299,7 +329,7 @@ def _column_forms() -> tuple[tuple[str, str | None, str, str], ...]:
     :data:`EXTRA_COLUMNS` other than the declared name itself: ``tail`` is None for a fixed
     column (``energy``), else the column is ``head + <name> + tail``."""
     out = []
-    placeholders = {"q": "<coordinate>", "i": "<name>"}
+    placeholders = {"q": "<coordinate>", "i": "<name>", "y": "<column>", "s": "<name>"}
     for template, meaning in COLUMNS + EXTRA_COLUMNS:
         head, brace, rest = template.partition("{")
         tail = rest.partition("}")[2] if brace else None

@@ -98,7 +98,7 @@ def test_the_command_writes_the_trace_and_refuses_constraints(tmp_path: Path) ->
                                     str(trace)])
     assert out.exit_code == 0, out.output
     rows = trace.read_text().splitlines()
-    assert rows[0] == "t,lambda_1,lambda_2" and len(rows) == 6
+    assert rows[0] == "t,lyapunov_1,lyapunov_2" and len(rows) == 6
     assert "sum" in out.stdout
     bad = CliRunner().invoke(main, ["lyapunov", "pendulum_constrained", "--t-end", "5"])
     assert bad.exit_code == 2 and "unconstrained systems only" in bad.stderr

@@ -44,6 +44,7 @@ VALUES: dict[str, str] = {
     "Q": "1,10,1,1",
     "R": "0.5",
     "saturate": "5",
+    "sensitivities": "l,theta",
 }
 """A representative value of each option that changes the CSV ("" for an on/off switch)."""
 
@@ -61,6 +62,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pendulum_constrained", ("formulation", "stabilize", "baumgarte", "samples")),
     (str(Path(__file__).with_name("cart_pole_lqr.yaml")),
      ("controller", "at", "Q", "R", "saturate")),
+    ("pendulum", ("sensitivities", "samples")),
 )
 """The options run together: one group per system and set of options that go together (``dt``
 or ``samples``, ``section_direction`` with ``section``, ``baumgarte`` with its stabilizer)."""

@@ -501,7 +501,8 @@ ERRORS = [
         """, 4, 3,
      "unknown key 't_ned' in 'simulate' (did you mean 't_end'?); the keys are t_start, t_end, "
      "samples, dt, method, rtol, atol, formulation, stabilize, baumgarte, stop_when, "
-     "section, section_direction, strict_initial, invariants, action"),
+     "section, section_direction, strict_initial, invariants, action, "
+     "controller, at, Q, R, saturate, sensitivities"),
     ("unknown-mass-key", """
         coordinates: [x]
         masses:

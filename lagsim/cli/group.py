@@ -51,6 +51,8 @@ COMMANDS = {
     "export": Entry("lagsim.cli.commands.export:command",
                     "Export FILE as standalone C (--c DIR) or as an FMI 2.0 FMU (--fmu), to "
                     "run it in other tools."),
+    "fit": Entry("lagsim.cli.commands.fit:command",
+                 "Fit parameters and initial values of FILE to the columns of DATA.csv."),
     "lqr": Entry("lagsim.cli.commands.lqr:command",
                  "Design a linear-quadratic regulator of FILE's inputs about an equilibrium: "
                  "the gain K, the closed-loop eigenvalues and controllability."),

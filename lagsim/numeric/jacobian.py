@@ -42,8 +42,8 @@ IMPLICIT = frozenset(("Radau", "BDF", "LSODA"))
 """The methods that take a Jacobian (scipy's ``jac`` argument)."""
 
 
-def residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]]:
-    """Arguments (t, q, q̇, q̈, λ) and the flat list [∂R/∂q, ∂R/∂q̇, ∂w/∂q] (row-major)."""
+def _residual_rows(model: Model) -> tuple[list[se.Symbol], list[se.Basic], list[se.Basic]]:
+    """The multiplier symbols λ, the rows of R(q, q̇, q̈, λ, t) and the velocity residuals w."""
     n, m = model.n, model.m
     lam = [se.Symbol(f"_lagsim_lambda{k}") for k in range(m)]
     M, F, A, b = model.mass_matrix, model.forcing, model.A, model.b
@@ -53,7 +53,12 @@ def residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]]
         rows.append(expr - sum((A[k, i] * lam[k] for k in range(m)), se.Integer(0)))
     for k in range(m):
         rows.append(sum((A[k, j] * model.qdd[j] for j in range(n)), -b[k]))
-    w = [c.velocity_form for c in model.constraints]
+    return lam, rows, [c.velocity_form for c in model.constraints]
+
+
+def residual_derivatives(model: Model) -> tuple[list[se.Symbol], list[se.Basic]]:
+    """Arguments (t, q, q̇, q̈, λ) and the flat list [∂R/∂q, ∂R/∂q̇, ∂w/∂q] (row-major)."""
+    lam, rows, w = _residual_rows(model)
     d = diff if kinks(*rows, *w) else se.diff
     d_q = [d(r, x) for r in rows for x in model.q]
     d_qd = [d(r, x) for r in rows for x in model.qd]
@@ -122,6 +127,50 @@ class RhsJacobian:
     @staticmethod
     def _lstsq(K: np.ndarray, r: np.ndarray) -> np.ndarray:
         return np.linalg.lstsq(K, r, rcond=None)[0]
+
+
+class ParameterDerivatives:
+    """The compiled ∂R/∂q, ∂R/∂q̇, ∂w/∂q (as :class:`RhsJacobian`'s) and ∂R/∂p, ∂w/∂p, ∂φ/∂p
+    for the parameters ``names`` (issue 26's forward sensitivities ṡ = f_y s + f_p, Hindmarsh et
+    al., "SUNDIALS", ACM TOMS 31 (2005) §2 (CVODES); f_p through the same implicit
+    differentiation of R = 0 as f_y, module docstring). ``__call__(t, q, qd, z)`` at
+    z = [q̈; λ] returns (R_q, R_qd, w_q, R_p, w_p, φ_p) with shapes (n+m, n), (n+m, n), (m, n),
+    (n+m, P), (m, P), (m_h, P); the rows of φ_p are the holonomic constraints in order."""
+
+    def __init__(self, numeric: NumericSystem, model: Model, names: tuple[str, ...]) -> None:
+        self.n, self.m, self.P = numeric.n, numeric.m, len(names)
+        lam, rows, w = _residual_rows(model)
+        phis = [c.expression for c in model.holonomic]
+        self.mh = len(phis)
+        d = diff if kinks(*rows, *w) else se.diff
+        ps = [se.Symbol(name) for name in names]
+        exprs = ([d(r, x) for r in rows for x in model.q]
+                 + [d(r, x) for r in rows for x in model.qd]
+                 + [d(wk, x) for wk in w for x in model.q] + [d(r, p) for r in rows for p in ps]
+                 + [d(wk, p) for wk in w for p in ps] + [d(f, p) for f in phis for p in ps])
+        args = [model.t, *model.q, *model.qd, *model.qdd, *lam]
+        params = list(model.substitutions())
+        values = [numeric.parameters[str(p)] for p in params]
+        self.function = compile_functions(self.n, self.m, (("sensitivity", args, exprs),),
+                                          params, values)["sensitivity"]
+        self._x = np.empty(len(args))
+
+    def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, z: np.ndarray
+                 ) -> tuple[np.ndarray, ...]:
+        n, m, P, mh = self.n, self.m, self.P, self.mh
+        x = self._x
+        x[0] = t
+        x[1:1 + n] = q
+        x[1 + n:1 + 2 * n] = qd
+        x[1 + 2 * n:] = z
+        out = self.function(x)
+        sizes = ((n + m, n), (n + m, n), (m, n), (n + m, P), (m, P), (mh, P))
+        parts = []
+        k = 0
+        for rows_, cols in sizes:
+            parts.append(out[k:k + rows_ * cols].reshape(rows_, cols))
+            k += rows_ * cols
+        return tuple(parts)
 
 
 class Formulated(Protocol):

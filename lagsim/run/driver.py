@@ -57,19 +57,21 @@ constraints (which each engine of the table refuses) and no other, so that the t
 def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
              report: Report | None = None, progress: Callable[[float], None] | None = None,
              numeric: NumericSystem | None = None,
-             max_symbolic_charts: int | None = None) -> Trajectory:
+             max_symbolic_charts: int | None = None, times: np.ndarray | None = None
+             ) -> Trajectory:
     """Run ``model`` from the spec's initial state with ``options`` (issue 3, issue 8 §3).
 
     ``report(message)`` receives what the CLI prints to stderr (corrected initial values, the
     auto formulation's choice); where a --stop-when stopped the run is the returned trajectory's
     ``message``. ``progress(fraction)`` is called after each step. ``numeric`` may pass an
-    already compiled model; ``max_symbolic_charts`` is :meth:`Problem.build`'s. Raises
+    already compiled model; ``max_symbolic_charts`` and ``times`` are :meth:`Problem.build`'s.
+    Raises
     :class:`InputError` for inputs that cannot run (located in the file) and
     :class:`FailedRun` for a run that fails (with the time and the cause).
     """
     with _quiet():
-        return run(Problem.build(spec, model, options, report, numeric, max_symbolic_charts),
-                   progress)
+        return run(Problem.build(spec, model, options, report, numeric, max_symbolic_charts,
+                                 times), progress)
 
 
 @contextmanager

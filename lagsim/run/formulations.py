@@ -33,6 +33,7 @@ import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
+from lagsim.numeric.jacobian import rhs_jacobian
 from lagsim.spec.choices import SOLVER_METHODS
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -380,6 +381,19 @@ class Formulation:
         self.report = report or _silent
         self.noted: set[str] = set()
         """The topics :meth:`note_once` has reported."""
+
+    extra_columns: tuple[str, ...] = ()
+    """Columns the samples add after the fixed layout (:meth:`extra_row`; a run with
+    sensitivities, :mod:`lagsim.run.sensitivity`)."""
+
+    def extra_row(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The values of :attr:`extra_columns` at the (projected) state y."""
+        return np.zeros(0)
+
+    def jacobian(self, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
+        """The Jacobian of :meth:`rhs` for the implicit methods
+        (:func:`lagsim.numeric.jacobian.rhs_jacobian`), or None when there is none."""
+        return rhs_jacobian(self, model)
 
     def note_once(self, topic: str, message: str) -> None:
         """``report(message)`` the first time ``topic`` is noted in this formulation's run."""

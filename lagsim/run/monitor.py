@@ -142,13 +142,17 @@ class Samples:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.form: Formulation = problem.form
-        self.times = problem.options.sample_times()
+        self.times = (problem.options.sample_times() if problem.times is None
+                      else problem.times)
         self.k = 1
         self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
         """The rows so far, in blocks (times, rows [q, q̇, λ]): one per :meth:`add`, one per
         :meth:`extend`, joined once by :meth:`trajectory`."""
         self.last_time = -np.inf
         """The time of the last row."""
+        self.extra: list[np.ndarray] = []
+        """The extra columns of each row :meth:`add` made (the formulation's
+        ``extra_columns``, e.g. sensitivities; the C loops' :meth:`extend` makes none)."""
 
     @property
     def count(self) -> int:
@@ -170,6 +174,8 @@ class Samples:
             raise IntegrationError(f"{column} became "
                                    f"{lam[i]} ({state_text(self.problem.numeric, q, qd)})",
                                    time=float(t))
+        if form.extra_columns:
+            self.extra.append(form.extra_row(t, y))
         self._blocks.append((np.array([float(t)]), np.concatenate((q, qd, lam))[None, :]))
         self.last_time = float(t)
 
@@ -234,8 +240,14 @@ class Samples:
         q = rows[:, :n].copy()
         qd = rows[:, n:2 * n].copy()
         lam = rows[:, 2 * n:].copy()
-        return assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
-                           stop_reason, stop_message)
+        out = assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
+                       stop_reason, stop_message)
+        names = self.form.extra_columns
+        if names:
+            extra = np.array(self.extra).reshape(len(t), len(names))
+            for k, name in enumerate(names):
+                out = out.with_extra(name, extra[:, k])
+        return out
 
 
 class Guard:

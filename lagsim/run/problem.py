@@ -12,7 +12,7 @@ the driver (:mod:`lagsim.run.driver`) only steps.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from lagsim.run.formulations import Formulation, Report, dependent_constraints
 from lagsim.run.inertia import regular_inertia
 from lagsim.run.registry import FORMULATIONS, check_combination, choose_formulation
 from lagsim.run.section import check_direction, section_event
+from lagsim.run.sensitivity import sensitive
 from lagsim.run.start import consistent_start
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -94,6 +95,9 @@ class Problem:
     events: tuple[CompiledEvent, ...]
     sources: SourceMap
     given: frozenset[str]
+    times: np.ndarray | None = None
+    """The sample times when not the options' equally spaced ones (``lagsim fit`` samples the
+    model at the data's times), increasing, the first ``t0``."""
 
     @property
     def formulation(self) -> str:
@@ -116,20 +120,29 @@ class Problem:
     @classmethod
     def build(cls, spec: SystemSpec, model: Model, options: SimulateOptions,
               report: Report | None = None, numeric: NumericSystem | None = None,
-              max_symbolic_charts: int | None = None) -> Problem:
+              max_symbolic_charts: int | None = None, times: np.ndarray | None = None
+              ) -> Problem:
         """Compile (unless ``numeric`` is given), check and prepare a run; ``report`` receives
         the notes the CLI prints (corrected initial values, auto's choice); a ``reduced`` run
         builds at most ``max_symbolic_charts`` symbolic charts (default
-        :data:`lagsim.run.reduced.SYMBOLIC_CHARTS`). Raises
+        :data:`lagsim.run.reduced.SYMBOLIC_CHARTS`); ``times`` are sample times other than the
+        options' (:attr:`times`). Raises
         :class:`InputError` located in the user's file."""
         sources = SourceMap.of(spec)
         try:
-            return cls._build(spec, model, options, report or (lambda _m: None), numeric,
-                              sources, max_symbolic_charts)
+            problem = cls._build(spec, model, options, report or (lambda _m: None), numeric,
+                                 sources, max_symbolic_charts)
         except InputError as error:
             if error.location is not None:
                 raise
             raise sources.place(error) from None
+        if times is None:
+            return problem
+        times = np.array(times, dtype=float)
+        if times[0] != problem.t0 or not np.all(np.diff(times) > 0):
+            raise ValueError("sample times must increase from the start time")
+        times.setflags(write=False)
+        return replace(problem, times=times)
 
     @classmethod
     def _build(cls, spec: SystemSpec, model: Model, options: SimulateOptions, say: Report,
@@ -165,6 +178,7 @@ class Problem:
             form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model,
                                       report=say)
         form.check(t0, q0, qd0)
+        form = sensitive(form, spec, model, options, t0, q0, qd0, given, say)
         q0.setflags(write=False)
         qd0.setflags(write=False)
         return cls(spec=spec, model=model, numeric=numeric, options=options,

@@ -10,12 +10,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from lagsim.errors import InputError, Location
 from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import simulate
+from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, OPTIONS, Option, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.feedback import Feedback, closed_loop
@@ -29,7 +32,8 @@ Controller = Callable[[SystemSpec, Model, SimulateOptions], Feedback]
 def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
              given: Mapping[str, Any], name: Callable[[Option], str] | None = None,
              report: Report | None = None, progress: Callable[[float], None] | None = None,
-             controller: Controller | None = None) -> tuple[Trajectory, SimulateOptions]:
+             controller: Controller | None = None, times: np.ndarray | None = None
+             ) -> tuple[Trajectory, SimulateOptions]:
     """One run of ``spec`` with the options ``given`` (by option name, None meaning not given)
     merged over its file's ``simulate:`` block; ``name(row)`` says how an option is written in
     errors (its flag by default; the API passes its keyword, :meth:`SimulateOptions.resolve`).
@@ -39,12 +43,17 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     the parameters as symbols (:func:`lagsim.spec.system.symbol_table`), so the run's values
     change only ``Model.parameters`` and rebind the compiled model
     (:meth:`~lagsim.numeric.compile.NumericSystem.with_parameters`): nothing is compiled again.
-    ``report`` receives the notes the command line prints on stderr. With ``--controller``,
+    ``report`` receives the notes the command line prints on stderr; ``times`` are sample times
+    other than the options' (:attr:`lagsim.run.problem.Problem.times`). With ``--controller``,
     ``controller`` designs the feedback on the inputs (issue 28), which
     :func:`lagsim.symbolic.feedback.closed_loop` puts into τ: the run is of the closed loop."""
     options = SimulateOptions.resolve(spec.simulate, given, name)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
+    if options.sensitivities:
+        why = refusal(options)
+        if why is not None:
+            raise InputError(why, options.file_location("sensitivities"))
     model, numeric = compiled()
     values = spec.parameter_values
     if values != model.parameters:
@@ -63,7 +72,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         model = closed_loop(model, controller(spec, model, options))
         numeric = compile_model(model)
     trajectory = simulate(spec, model, options, report=report, progress=progress,
-                          numeric=numeric)
+                          numeric=numeric, times=times)
     if options.invariants:
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:

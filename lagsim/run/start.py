@@ -403,3 +403,47 @@ def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nda
     for name, a, b, why, _ in moves:
         say(f"initial {name}: {a!r} -> {b!r} ({why})")
     return pos.after, vel.after
+
+
+def _tangent_level(split: _Split, J: np.ndarray, raw: np.ndarray, offset: np.ndarray
+                   ) -> np.ndarray:
+    """Each column s of ``raw`` moved as the start moves its values (rules 2, 4 and 5), onto
+    J s + offset = 0."""
+    out = np.array(raw, dtype=float)
+    for j in range(raw.shape[1]):
+        r = -(J @ raw[:, j] + offset[:, j])
+        delta = split.free_step(J, r)
+        scale = 1.0 + np.abs(J).max(initial=0.0) * (1.0 + np.abs(raw[:, j]).max(initial=0.0))
+        if np.abs(J @ delta - r).max(initial=0.0) > TOLERANCE * scale:
+            delta = split.step(J, r)
+        out[:, j] += delta
+    return out
+
+
+def start_tangent(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
+                  given: Collection[str] | None, raw_q: np.ndarray, raw_qd: np.ndarray,
+                  phi_p: np.ndarray, w_q: np.ndarray, w_p: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The derivative of :func:`consistent_start` (issue 26): columns (∂q0/∂s, ∂q̇0/∂s) for each
+    sensitivity s, from ``raw_q``, ``raw_qd`` (n, P), the derivatives of the values as given,
+    at the consistent start (q, q̇). The linearized rules: positions onto Φ_q δq + φ_p = 0 by the
+    least M_FF-change of the unset coordinates (the given ones moving, least M_GG-change, only
+    where the unset cannot meet the constraints, rule 5), then velocities onto
+    A δq̇ + w_q δq + w_p = 0 alike (w = A q̇ + c; seed 003, seed 001 §10.6–10.7). Exact where the
+    unset values are determined by the constraints; where more unset values than constraints
+    leave a choice, the change of the metric M itself with s is not included."""
+    if not numeric.m:
+        return np.array(raw_q, dtype=float), np.array(raw_qd, dtype=float)
+    coords = numeric.coordinates
+    given_q = np.array([given is None or c in given for c in coords], dtype=bool)
+    given_qd = np.array([given is None or v in given for v in naming.velocities(coords)],
+                        dtype=bool)
+    M = numeric.dynamics(t, q, qd)[0]
+    s_q = np.array(raw_q, dtype=float)
+    if numeric.holonomic:
+        phi_q = numeric.phi(t, q)[1]
+        s_q = _tangent_level(_Split(M, given_q), phi_q, s_q, phi_p)
+    A = numeric.velocity_terms(t, q)[0]
+    s_qd = _tangent_level(_Split(M, given_qd), A, np.asarray(raw_qd, dtype=float),
+                          w_q @ s_q + w_p)
+    return s_q, s_qd

@@ -123,6 +123,21 @@ def parse_assignments(raw: Any, label: str, loc: Location | None) -> str:
 CONTROLLERS = ("lqr",)
 """``--controller``: the state feedbacks a run can close on the file's inputs (issue 28)."""
 
+def parse_names(raw: Any, label: str, loc: Location | None) -> tuple[str, ...]:
+    """Names, as a list or the text ``a,b,c``, none empty and none twice (checked against the
+    system's parameters and state when the run is built)."""
+    parts = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(parts, (list, tuple)) or not parts or any(
+            not isinstance(p, str) or not p.strip() for p in parts):
+        raise _fail(label, f"must be names NAME,NAME,... of parameters or initial values "
+                    f"(e.g. l,c,theta), got {raw!r}", loc)
+    names = tuple(p.strip() for p in parts)
+    twice = next((x for i, x in enumerate(names) if x in names[:i]), None)
+    if twice is not None:
+        raise _fail(label, f"names {twice!r} twice", loc)
+    return names
+
+
 YAML11_BOOLEANS: Mapping[str, bool] = {
     word: value for words, value in (("yes on", True), ("no off", False))
     for word in (w for base in words.split() for w in (base, base.title(), base.upper()))}
@@ -163,6 +178,9 @@ class Option:
     """What the key means in a file (docs/format.md's table and the JSON Schema)."""
     needs: str | None = None
     """The option without which this one means nothing (``saturate`` needs ``controller``)."""
+    fit: bool = True
+    """Whether ``lagsim fit`` takes the option (not the times, which the data set, nor what
+    changes the rows or the columns)."""
 
     @property
     def flag(self) -> str:
@@ -193,15 +211,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("t_start", float, 0.0, parse_number, "Start time.", "T",
            doc="start time; the initial values are at this time"),
     Option("t_end", float, 10.0, parse_number, "End time.", "T",
-           doc="end time, greater than `t_start`"),
+           doc="end time, greater than `t_start`", fit=False),
     Option("samples", int | None, 1001, parse_samples,
            "Equally spaced output samples, both ends included.", "N",
-           doc="number of equally spaced output times, both ends included (at least 2)"),
+           doc="number of equally spaced output times, both ends included (at least 2)",
+           fit=False),
     Option("dt", float | None, None, parse_positive,
            "Output spacing instead of --samples. With --method rattle or variational: the "
            "fixed step (required), a sample every step unless --samples is given too; a "
            "sample between steps is one partial step from the last step.", "DT",
-           doc="output spacing instead of `samples` (give one of the two)"),
+           doc="output spacing instead of `samples` (give one of the two)", fit=False),
     Option("method", str, "DOP853", _choice(_names(choices.METHODS), "method"),
            "Integration method. DOP853 (steps in C) suits most systems, fast undamped "
            "oscillations included; Radau, BDF or LSODA suit stiff ones (fast modes that are "
@@ -235,17 +254,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("stop_when", str | None, None, parse_condition,
            "Stop when EXPR changes sign, e.g. lambda_c1 or y.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the run ends when it "
-                "changes sign")),
+                "changes sign"), fit=False),
     Option("section", str | None, None, parse_condition,
            "Write, instead of the samples, the state at every crossing of EXPR = 0 (a "
            "Poincaré section), e.g. theta1.", "EXPR",
            doc=("an expression in t, q, q̇, parameters and `lambda_<c>`; the output is the state "
-                "at each of its zeros (a Poincaré section) instead of the samples")),
+                "at each of its zeros (a Poincaré section) instead of the samples"), fit=False),
     Option("section_direction", str, "both",
            _choice(_names(SECTION_DIRECTIONS), "direction"),
            "Which crossings of --section: up (EXPR rising through 0), down or both.",
            "up|down|both", _names(SECTION_DIRECTIONS),
-           doc="`up` (the expression rising through 0), `down` or `both`"),
+           doc="`up` (the expression rising through 0), `down` or `both`", fit=False),
     Option("strict_initial", bool, False, parse_switch,
            "Refuse to move the initial values you set onto the constraints (values left out "
            "are still computed).",
@@ -257,12 +276,13 @@ OPTIONS: tuple[Option, ...] = (
            "(energy, cyclic and Noether momenta).",
            switch=True,
            doc=("`true` adds a column `invariant_<name>` for each conserved quantity `lagsim "
-                "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)")),
+                "check` finds (energy h, cyclic momenta, Noether momenta p·ξ)"), fit=False),
     Option("action", bool, False, parse_switch,
            "Add the running action S = ∫L dt as a column `action` (corrected trapezoids on the "
            "samples, error O(h⁴), its estimate on stderr).",
            switch=True,
-           doc="`true` adds the running action S = ∫L dt as a last column `action`"),
+           doc="`true` adds the running action S = ∫L dt as a last column `action`",
+           fit=False),
     Option("controller", str | None, None, _choice(_names(CONTROLLERS), "controller"),
            "Close the loop on the file's inputs: lqr applies u = u* − K (x − x*), K the "
            "gain of `lagsim lqr` about --at with --Q and --R.", "NAME", _names(CONTROLLERS),
@@ -287,6 +307,15 @@ OPTIONS: tuple[Option, ...] = (
            "With --controller: the actuator limit U, each input clipped to [−U, U].", "U",
            doc="with `controller`: the actuator limit U, each input clipped to [−U, U]",
            needs="controller"),
+    Option("sensitivities", tuple[str, ...] | None, None, parse_names,
+           "Add a column d(<column>)/d(<name>) for each coordinate, velocity and multiplier and "
+           "each NAME: a parameter, or the initial value of a coordinate or velocity (theta, "
+           "theta_dot), by the forward sensitivity equations (Python loop; ode, index1, "
+           "udwadia-kalaba).", "NAMES",
+           doc=("names of parameters or initial values (a coordinate or `<coordinate>_dot`), as "
+                "a list or `l,c,theta`; adds a column `d(<column>)/d(<name>)` for each "
+                "coordinate, velocity and multiplier and each name (forward sensitivities)"),
+           fit=False),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 
@@ -338,6 +367,7 @@ class SimulateOptions:
     Q: str | None = _default("Q")
     R: str | None = _default("R")
     saturate: float | None = _default("saturate")
+    sensitivities: tuple[str, ...] | None = _default("sensitivities")
     locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
 
     @classmethod

@@ -263,6 +263,10 @@ def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
         options.parse_switch: {"type": "boolean"},
         options.parse_assignments: {"anyOf": [
             {"type": "string", "pattern": r"\S"}, {"type": "array", "items": NUMBER}]},
+        options.parse_names: {"anyOf": [
+            {"type": "array", "minItems": 1, "uniqueItems": True,
+             "items": {"type": "string", "minLength": 1}},
+            {"type": "string", "minLength": 1}]},
     }
     return {o.name: (_choice(o.choices()) if o.choices else by_parser[o.parse], o.doc)
             for o in options.OPTIONS}

@@ -291,6 +291,14 @@ class SystemSpec:
     location: Location = field(default_factory=lambda: Location("<input>"))
     initial_locations: tuple[tuple[str, Location], ...] = ()
     """Where each entry of ``initial`` was set: its value in the file, or ``--init``."""
+    initial_gradients: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """∂(initial value)/∂(parameter) of each entry of ``initial`` written as an expression in
+    parameters (``x: l*sin(pi/6)``), at the parameters' values: the start's dependence on the
+    parameters, which ``simulate --sensitivities`` differentiates (issue 26), through the
+    parameters defined from others (:attr:`parameter_gradients`)."""
+    parameter_gradients: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """d(parameter)/d(earlier parameter) of each parameter defined from others (``I: m*l**2``),
+    followed through the chain: a run at another value of ``l`` re-reads ``I`` (issue 26)."""
     units: tuple[tuple[str, str], ...] = ()
     """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
     springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
@@ -351,6 +359,14 @@ class SystemSpec:
     def symbols(self) -> dict[str, se.Symbol]:
         """The symbol table: parameters, coordinates, velocities and ``t`` (symengine)."""
         return symbol_table([p.name for p in self.parameters], self.coordinates)
+
+
+def _gradient(expr: se.Basic, params: tuple[Parameter, ...]) -> tuple[tuple[str, float], ...]:
+    """(name, ∂expr/∂name) of each parameter ``expr`` depends on, at the parameters' values."""
+    at = {se.Symbol(p.name): se.RealDouble(p.value) for p in params}
+    free = {str(s) for s in expr.free_symbols}
+    return tuple((p.name, float(se.diff(expr, se.Symbol(p.name)).xreplace(at)))
+                 for p in params if p.name in free)
 
 
 def symbol_table(parameters: list[str] | tuple[str, ...],
@@ -442,7 +458,10 @@ def with_initial(spec: SystemSpec, initial: Mapping[str, float]) -> SystemSpec:
     values = dict(spec.initial)
     locations = dict(spec.initial_locations)
     state = _put_initial(values, locations, list(naming.state(spec.coordinates)), initial)
-    return replace(spec, initial=state, initial_locations=tuple(locations.items()))
+    given = _finite(initial, "--init")
+    return replace(spec, initial=state, initial_locations=tuple(locations.items()),
+                   initial_gradients=tuple((k, g) for k, g in spec.initial_gradients
+                                           if k not in given))
 
 
 def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
@@ -909,6 +928,8 @@ class _Reader:
             forces=tuple(forces), loads=loads, dissipation=dissipation,
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
+            initial_gradients=tuple(self.initial_gradients.items()),
+            parameter_gradients=tuple(self.parameter_gradients.items()),
             units=units, springs=springs, spring_forces=spring_forces, torques=torques,
             steady=steady, steady_locations=steady_locations, contacts=tuple(self.contacts),
             inputs=inputs,
@@ -920,6 +941,7 @@ class _Reader:
         """The parameters, then the inputs (parameters whose defaults ``--set`` may change, that
         only forces may use), the set of their names, and the inputs' names."""
         overrides = _finite(given, "--set")
+        self.parameter_gradients: dict[str, tuple[tuple[str, float], ...]] = {}
         params: list[Parameter] = []
         names: dict[str, se.Basic] = {}
         inputs: list[str] = []
@@ -940,6 +962,11 @@ class _Reader:
                                           constants, f"{kind} '{pname}'",
                                           PARAMETER_HINT if kind == "parameter" else
                                           INPUT_HINT))
+                if pname not in overrides:
+                    self.chain(pname, self.expr(value_node, {p.name: se.Symbol(p.name)
+                                                             for p in params},
+                                                f"{kind} '{pname}'", PARAMETER_HINT).expr,
+                               tuple(params))
                 names[pname] = se.RealDouble(value)
                 where = Location("--set") if pname in overrides else self.loc(value_node)
                 params.append(Parameter(pname, value, where))
@@ -951,6 +978,22 @@ class _Reader:
                              f"{suggest(unknown[0], list(names))}; the parameters are "
                              f"{', '.join(names) or '(none)'}", Location("--set"))
         return tuple(params), set(names), tuple(inputs)
+
+    def chain(self, name: str, expr: se.Basic, params: tuple[Parameter, ...]) -> None:
+        """Record d(name)/d(earlier parameter) of a value ``expr`` of earlier parameters, through
+        the parameters defined from others (:attr:`SystemSpec.parameter_gradients`)."""
+        gradient = self.total(_gradient(expr, params))
+        if gradient:
+            self.parameter_gradients[name] = gradient
+
+    def total(self, direct: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
+        """A gradient in the parameters it names, with each one defined from others followed to
+        those (the chain rule, in the order the parameters are declared)."""
+        out = dict(direct)
+        for name, value in direct:
+            for other, d in self.parameter_gradients.get(name, ()):
+                out[other] = out.get(other, 0.0) + value * d
+        return tuple(out.items())
 
     def coordinates(self, node: yaml.Node | None, root: yaml.Node, declared: set[str]
                     ) -> tuple[tuple[str, ...], tuple[Location, ...]]:
@@ -1537,6 +1580,7 @@ class _Reader:
         valid = list(naming.state(coords))
         values: dict[str, float] = {}
         self.initial_locations: dict[str, Location] = {}
+        self.initial_gradients: dict[str, tuple[tuple[str, float], ...]] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
             entries = self.mapping(node, "'initial'", "coordinate or velocity")
             for raw, key_node, value_node in entries:
@@ -1547,6 +1591,11 @@ class _Reader:
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
                 self.initial_locations[key] = self.loc(value_node)
+                self.initial_gradients[key] = self.total(_gradient(self.expr(
+                    value_node, {p.name: se.Symbol(p.name) for p in params},
+                    f"the initial value of '{key}'", INITIAL_HINT).expr, params))
+        for key in _finite(override, "--init"):
+            self.initial_gradients.pop(key, None)
         return _put_initial(values, self.initial_locations, valid, override)
 
     def steady(self, node: yaml.Node | None, params: tuple[Parameter, ...],

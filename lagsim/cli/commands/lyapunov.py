@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from lagsim import api
+from lagsim import api, naming
 from lagsim.cli.files import inputs
 from lagsim.cli.options import (
     example,
@@ -53,7 +53,7 @@ def command(file: str, t_end: float, transient: float, renormalize: float, large
     if target is not None:
         from lagsim.output.io import write_csv
 
-        columns = ["t", *(f"lambda_{k + 1}" for k in range(len(report.exponents)))]
+        columns = [naming.TIME, *(naming.exponent(k + 1) for k in range(len(report.exponents)))]
         write_csv(columns, np.column_stack([report.trace_times, np.array(report.trace)]),
                   target)
     report_out(report, fmt)

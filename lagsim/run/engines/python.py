@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from lagsim.numeric.jacobian import IMPLICIT, rhs_jacobian
+from lagsim.numeric.jacobian import IMPLICIT
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.aliasing import AliasWatch
 from lagsim.run.engines.base import UNILATERAL, Engine, Progress, StepLoop
@@ -139,7 +139,7 @@ def make_solver(problem: Problem, fun: Callable[[float, np.ndarray], np.ndarray]
 
         return CDOP853(fun, t0, y0, options.t_end, c_step, **tolerances)
     if options.method in IMPLICIT:
-        jac = rhs_jacobian(form, problem.model)
+        jac = form.jacobian(problem.model)
         if jac is not None:
             tolerances["jac"] = jac
         else:

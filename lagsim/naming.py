@@ -39,6 +39,19 @@ IMPACT_LOSS = "impact_energy_loss"
 """A run with unilateral constraints: the energy h⁻ − h⁺ an impact took at its row, 0 elsewhere
 (issue 27)."""
 
+EVENT_CONTACT = "contact"
+"""The column of an impact's contact in the table of ``simulate --events`` (issue 27)."""
+EVENT_IMPULSE = "impulse"
+"""The column of the contact's impulse Λ in the table of ``simulate --events``."""
+EVENT_RATE = "gap_rate"
+"""The head of the columns ``gap_rate_before`` and ``gap_rate_after`` (ġ⁻, ġ⁺) of the table of
+``simulate --events``."""
+EVENT_LOSS = "energy_loss"
+"""The column of the energy h⁻ − h⁺ the impact took (all its contacts together) in the table
+of ``simulate --events``."""
+_BEFORE = "_before"
+_AFTER = "_after"
+
 _DOT = "_dot"
 _DDOT = "_ddot"
 _MULTIPLIER = "lambda_"
@@ -95,6 +108,15 @@ def contact_force(contact: str) -> str:
     """The column of a unilateral constraint's force while it is held closed (0 while open):
     ``floor`` → ``contact_force_floor`` (issue 27)."""
     return _CONTACT_FORCE + contact
+
+
+def events(coordinates: Sequence[str]) -> list[str]:
+    """The header of ``simulate --events``: one row per contact that took an impulse at an
+    impact: t, contact, impulse, gap_rate_before, gap_rate_after, each ``<q>_dot_before``,
+    each ``<q>_dot_after``, energy_loss (issue 27)."""
+    dots = velocities(coordinates)
+    return [TIME, EVENT_CONTACT, EVENT_IMPULSE, EVENT_RATE + _BEFORE, EVENT_RATE + _AFTER,
+            *(v + _BEFORE for v in dots), *(v + _AFTER for v in dots), EVENT_LOSS]
 
 
 def residual(constraint: str) -> str:
@@ -186,9 +208,13 @@ would produce for something else (:func:`column_clash`, issue 8 §4)."""
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     (_INVARIANT + "{i}", "a conserved quantity (simulate --invariants)"),
     (ACTION, "the running action (simulate --action)"),
+    (_IMPULSE + "{c}", "a contact's impulse (a unilateral constraint's)"),
+    (_CONTACT_FORCE + "{c}", "a contact's force (a unilateral constraint's)"),
+    (IMPACT_LOSS, "the energy an impact took"),
 )
-"""Columns a run adds after ``energy`` only when asked, in the order they were added; ``{i}``
-stands for a conserved quantity's name. Declared names may not have these forms either."""
+"""Columns a run adds after ``energy`` when asked, or (``{c}`` a unilateral constraint) when the
+system has contacts, in the order they were added; ``{i}`` stands for a conserved quantity's
+name. Declared names may not have these forms either."""
 
 
 def _fills(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
@@ -290,7 +316,8 @@ def parse(columns: Sequence[str], source: str = "<input>") -> Layout:
     for extra in found.extra:
         if not is_extra(extra):
             raise InputError(f"not a lagsim trajectory: column {extra!r} after energy is "
-                             "not one of invariant_<name>, action", Location(source, 1))
+                             "not one of invariant_<name>, action, impulse_<c>, contact_force_<c>, "
+                             f"{IMPACT_LOSS}", Location(source, 1))
     return found
 
 

@@ -410,3 +410,70 @@ def test_the_motion_along_the_floor_goes_on_across_the_accumulation() -> None:
     assert np.max(np.abs(trajectory["x"] - trajectory.t)) < 1e-12
     assert np.max(np.abs(trajectory["x_dot"] - 1.0)) < 1e-12
     assert np.max(np.abs(trajectory["y"][last:])) < 1e-12
+
+
+def simulate_cli(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["simulate", *args])
+    return result.exit_code, result.output
+
+
+def test_events_file_rows_are_the_ball_impacts_in_closed_form(tmp_path: Path) -> None:
+    """``simulate --events``: the n-th row of the ball (e = 0.5, m = 2) is at
+    tₙ = t₁ + 2v₁e(1 − eⁿ⁻¹)/(g(1 − e)) with Λₙ = m(1 + e)vₙ, vₙ = eⁿ⁻¹v₁, ẏ⁻ = −vₙ, ẏ⁺ = e vₙ
+    and the loss ½ m vₙ²(1 − e²) (Pfeiffer and Glocker 1996, §4.3)."""
+    events, out = tmp_path / "events.csv", tmp_path / "out.csv"
+    code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--set", "e=0.5", "--set", "m=2",
+                              "--t-end", "2", "--rtol", "1e-12", "--atol", "1e-12",
+                              "--events", str(events), "-o", str(out))
+    assert code == 0, text
+    header = events.read_text().splitlines()[0].split(",")
+    assert header == naming.events(["y"])
+    lines = [line.split(",") for line in events.read_text().splitlines()[1:]]
+    assert {cells[1] for cells in lines} == {"floor"}
+    e, m = 0.5, 2.0
+    t1 = math.sqrt(2 / G)
+    v1 = G * t1
+    column = {name: np.array([float(cells[i]) for cells in lines])
+              for i, name in enumerate(header) if name != "contact"}
+    rows = slice(0, 12)
+    n = np.arange(1, 13)
+    v = e ** (n - 1) * v1
+    assert np.max(np.abs(column["t"][rows] - (t1 + 2 * v1 * e * (1 - e ** (n - 1))
+                                              / (G * (1 - e))))) < 1e-12
+    assert np.max(np.abs(column["impulse"][rows] - m * (1 + e) * v)) < 1e-12
+    assert np.max(np.abs(column["y_dot_before"][rows] + v)) < 1e-12
+    assert np.max(np.abs(column["y_dot_after"][rows] - e * v)) < 1e-12
+    assert np.max(np.abs(column["gap_rate_after"][rows] - e * v)) < 1e-12
+    assert np.max(np.abs(column["energy_loss"][rows] - m * v ** 2 * (1 - e * e) / 2)) < 1e-12
+    trajectory = Trajectory.from_columns(*_csv(out))
+    hits = impact_rows(trajectory, "floor")
+    assert np.array_equal(trajectory.t[hits], column["t"])
+    assert np.array_equal(trajectory["impulse_floor"][hits], column["impulse"])
+
+
+def _csv(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
+    from lagsim.output.io import read_csv
+
+    table = read_csv(path)
+    return table.columns, np.asarray(table.data)
+
+
+def test_events_file_is_left_untouched_by_a_failed_run_and_refused_without_contacts(
+        tmp_path: Path) -> None:
+    events = tmp_path / "events.csv"
+    events.write_text("old\n")
+    code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--init", "y=-1",
+                              "--events", str(events), "-o", str(tmp_path / "out.csv"))
+    assert code == 2 and "must be >= 0 there" in text
+    assert events.read_text() == "old\n"
+    code, text = simulate_cli(str(SYSTEMS / "pendulum.yaml"), "--events", str(events),
+                              "-o", str(tmp_path / "out.csv"))
+    assert code == 2 and "has no unilateral constraints" in text
+    assert events.read_text() == "old\n"
+    code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--events", str(events),
+                              "-o", str(events))
+    assert code == 2 and "--events names the place of -o" in text

@@ -232,7 +232,8 @@ def test_every_form_of_naming_is_refused_by_the_spec() -> None:
             for t, _ in naming.COLUMNS + naming.EXTRA_COLUMNS]
     refused = [name for name in made if name not in ("a", "t")]
     assert refused == ["a_dot", "lambda_a", "residual_a", "residual_a_dot", "energy",
-                       "invariant_a", "action"]
+                       "invariant_a", "action", "impulse_a", "contact_force_a",
+                       "impact_energy_loss"]
     for name in refused:
         assert naming.column_clash(name) is not None
         with pytest.raises(InputError, match=f"coordinate '{name}'"):

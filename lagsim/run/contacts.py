@@ -44,7 +44,8 @@ RESTING = 64 * 2.220446049250313e-16
 @dataclass(frozen=True)
 class Impact:
     """One impact: the time, the contacts' impulses Λ (0 for those that take none), their rates
-    ġ before and after, and the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L)."""
+    ġ before and after, the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L) and the
+    velocities q̇ before and after."""
 
     t: float
     impulses: np.ndarray
@@ -52,6 +53,8 @@ class Impact:
     after: np.ndarray
     energy_before: float
     energy_after: float
+    qd_before: np.ndarray
+    qd_after: np.ndarray
 
     @property
     def loss(self) -> float:
@@ -129,7 +132,8 @@ class Contacts:
                 if (impulses[list(push)].min() >= -1e-12 * scale
                         and all(after[i] - target[i] >= -1e-12 * scale for i in candidates)):
                     return after_qd, Impact(t, impulses, before, after, energy,
-                                            numeric.energy(t, q, after_qd))
+                                            numeric.energy(t, q, after_qd), qd.copy(),
+                                            after_qd.copy())
         raise IntegrationError(f"no impulse satisfies Newton's law at the contacts "
                                f"{', '.join(self.names[i] for i in candidates)} (dependent "
                                "contacts?)", time=float(t))

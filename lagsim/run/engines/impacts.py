@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import ClassVar
 
@@ -46,7 +47,7 @@ import numpy as np
 
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError
-from lagsim.output.trajectory import Trajectory
+from lagsim.output.trajectory import ImpactEvent, Trajectory
 from lagsim.run.contacts import RESTING, Contacts, Impact
 from lagsim.run.engines.base import Engine, Progress, StepLoop
 from lagsim.run.engines.python import after_step, make_solver
@@ -199,7 +200,8 @@ class ImpactLoop(StepLoop):
             q_inf, qd_inf = self._across(t, t_inf, q, qd_rest, [hit])
             stop = Impact(t_inf, -pull * factor, contacts.rates(t, q, qd_after),
                           contacts.rates(t_inf, q_inf, qd_inf), impact.energy_after,
-                          contacts.numeric.energy(t_inf, q_inf, qd_inf))
+                          contacts.numeric.energy(t_inf, q_inf, qd_inf), qd_after.copy(),
+                          qd_inf.copy())
             self.impacts.append(stop)
             y = form.initial(t_inf, q_inf, qd_inf)
             self._row(watch, t_inf, y, stop, fill=True)
@@ -460,7 +462,12 @@ class ImpactLoop(StepLoop):
             trajectory = trajectory.with_extra(naming.impulse(name), impulse[:, j])
         for j, name in enumerate(names):
             trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
-        return trajectory.with_extra(naming.IMPACT_LOSS, loss)
+        events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
+                                   float(i.after[j]), tuple(map(float, i.qd_before)),
+                                   tuple(map(float, i.qd_after)), i.loss)
+                       for i in self.impacts if i.t <= trajectory.t[-1]
+                       for j in np.flatnonzero(i.impulses))
+        return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)
 
     def _say(self) -> None:
         if not self.impacts:

@@ -104,6 +104,11 @@ def impulse(contact: str) -> str:
     return _IMPULSE + contact
 
 
+def is_impulse(name: str) -> bool:
+    """Whether ``name`` has the form ``impulse_<c>`` of a contact's impulse column."""
+    return name.startswith(_IMPULSE) and len(name) > len(_IMPULSE)
+
+
 def contact_force(contact: str) -> str:
     """The column of a unilateral constraint's force while it is held closed (0 while open):
     ``floor`` → ``contact_force_floor`` (issue 27)."""

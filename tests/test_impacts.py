@@ -477,3 +477,25 @@ def test_events_file_is_left_untouched_by_a_failed_run_and_refused_without_conta
     code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--events", str(events),
                               "-o", str(events))
     assert code == 2 and "--events names the place of -o" in text
+
+
+def test_plot_marks_each_impact_at_its_time(tmp_path: Path, ball: Trajectory) -> None:
+    """``lagsim plot`` of a run with contacts: a vertical mark on every panel against t at each
+    row whose impulse_<c> is not 0, and none on a panel against another column."""
+    from lagsim.output.io import read_csv
+    from lagsim.viz.figures import make_figure
+
+    out = tmp_path / "ball.csv"
+    ball.to_csv(out)
+    table = read_csv(out)
+    expected = ball.t[impact_rows(ball, "floor")]
+    assert len(expected) > 15
+    for kind in ("overview", "time", "energy"):
+        fig = make_figure(table, kind=kind)
+        for ax in fig.axes:
+            marks = [c for c in ax.collections if c.get_gid() == "impacts"]
+            assert len(marks) == 1
+            xs = np.array([segment[0][0] for segment in marks[0].get_segments()])
+            assert np.array_equal(xs, expected)
+    fig = make_figure(table, kind="time", x="y", columns=["y_dot"])
+    assert not [c for ax in fig.axes for c in ax.collections if c.get_gid() == "impacts"]

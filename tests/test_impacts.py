@@ -200,7 +200,10 @@ CONTACT = "  - {name: floor, unilateral: y, restitution: e}"
     ("{name: floor, unilateral: y}", 5,
      "unilateral constraint 'floor' needs 'restitution: e'"),
     ("{name: floor, unilateral: y, restitution: e, friction: 0.3}", 50,
-     "Coulomb friction at a unilateral contact is not yet supported"),
+     "'friction:' in constraint 'floor' needs both 'friction: mu' (Coulomb's coefficient) and "
+     "'tangent: s'"),
+    ("{name: floor, unilateral: y, restitution: e, friction: -1, tangent: x}", 60,
+     "the friction of 'floor' is -1; Coulomb's coefficient is >= 0"),
     ("{name: floor, restitution: e}", 19,
      "'restitution:' in constraint 'floor' belongs to a unilateral constraint"),
     ("{name: floor, unilateral: y, restitution: y}", 47,
@@ -499,3 +502,79 @@ def test_plot_marks_each_impact_at_its_time(tmp_path: Path, ball: Trajectory) ->
             assert np.array_equal(xs, expected)
     fig = make_figure(table, kind="time", x="y", columns=["y_dot"])
     assert not [c for ax in fig.axes for c in ax.collections if c.get_gid() == "impacts"]
+
+
+ROUGH = """
+name: rough_ball
+parameters: {m: 2.0, g: 9.81, e: 0.5, mu: 0.1}
+coordinates: [x, y]
+masses:
+  ball: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - {name: floor, unilateral: y, restitution: e, friction: mu, tangent: x}
+initial: {y: 1, x_dot: 1}
+"""
+
+
+@pytest.mark.parametrize("mu", [0.1, 1.0])
+def test_a_rough_floor_takes_a_tangential_impulse_under_coulombs_law(mu: float) -> None:
+    """A ball thrown along a rough floor at u = 1 hits it at v₁ = sqrt(2 g h₀): Λ_N = m(1 + e)v₁;
+    it sticks (ẋ⁺ = 0, |Λ_T| = m u) when m u ≤ μΛ_N, else slides with Λ_T = −μΛ_N, ẋ⁺ =
+    u − μΛ_N/m (Coulomb's law for the impulse, Pfeiffer and Glocker 1996, §7.2)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(ROUGH.replace("mu: 0.1", f"mu: {mu}")).simulate(t_end=0.6, **TIGHT)
+    m, e, u = 2.0, 0.5, 1.0
+    v1 = math.sqrt(2 * G)
+    (event,) = trajectory.events
+    normal = m * (1 + e) * v1
+    assert abs(event.impulse - normal) < 1e-12
+    slide = u - mu * normal / m
+    expected = slide if slide > 0 else 0.0
+    assert abs(event.qd_after[0] - expected) < 1e-12
+    assert abs(event.qd_after[1] - e * v1) < 1e-12
+
+
+def rocking(**options: object) -> Trajectory:
+    return run("rocking_block", t_end=2.0, samples=40001, **TIGHT, **options)
+
+
+def test_rocking_block_ratio_of_angular_velocities_is_housners() -> None:
+    """Housner 1963 (Bull. Seismol. Soc. Am. 53(2)): the impact about the new corner keeps the
+    angular momentum about it, so θ̇⁺/θ̇⁻ = 1 − (3/2) sin²α for a rectangular block
+    (I_O = (4/3) m R²), α = atan(b/h); the corners take turns, the new one does not bounce and
+    sticks: at θ = 0 its velocity ẋ + h θ̇ is 0 after the impact."""
+    trajectory = rocking()
+    alpha = math.atan(0.2 / 0.6)
+    r = 1 - 1.5 * math.sin(alpha) ** 2
+    events = trajectory.events
+    assert len(events) == 7
+    assert [e.contact for e in events[:4]] == ["left", "right", "left", "right"]
+    for event in events:
+        assert abs(event.qd_after[2] / event.qd_before[2] - r) < 1e-10
+        assert abs(event.rate_after) < 1e-12
+        assert abs(event.qd_after[0] + 0.6 * event.qd_after[2]) < 1e-10
+
+
+def test_rocking_block_amplitudes_decay_as_housners_closed_form() -> None:
+    """Between impacts the block turns about one corner with its energy kept, so the n-th
+    amplitude θₙ follows cos(α − θₙ₊₁) − cos α = r² (cos(α − θₙ) − cos α) (Housner 1963, with
+    r = 1 − (3/2) sin²α); the amplitudes are read as the vertex of the parabola through the
+    three samples about each largest |θ|."""
+    trajectory = rocking()
+    b, h, theta0 = 0.2, 0.6, 0.1
+    alpha = math.atan(b / h)
+    r = 1 - 1.5 * math.sin(alpha) ** 2
+    t = trajectory.t
+    theta = np.abs(trajectory["theta"])
+    impacts = [e.t for e in trajectory.events]
+    expected = theta0
+    for start, end in zip(impacts[:6], impacts[1:7]):
+        expected = alpha - math.acos(math.cos(alpha) + r * r * (math.cos(alpha - expected)
+                                                                - math.cos(alpha)))
+        inside = np.flatnonzero((t > start) & (t < end))
+        k = inside[np.argmax(theta[inside])]
+        y0, y1, y2 = theta[k - 1:k + 2]
+        vertex = y1 + (y2 - y0) ** 2 / (8 * (2 * y1 - y0 - y2))
+        assert abs(vertex - expected) < 1e-9

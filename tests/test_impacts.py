@@ -591,3 +591,15 @@ def test_every_bundled_impact_system_loses_no_energy_it_does_not_report(file: st
     loss = trajectory[naming.IMPACT_LOSS]
     assert np.all(loss >= -1e-12)
     assert abs(trajectory.energy[0] - trajectory.energy[-1] - loss.sum()) < 1e-8
+
+
+def test_check_notes_the_friction_of_a_rough_contact() -> None:
+    from lagsim.analysis.check import check_system
+
+    spec = parse_spec((SYSTEMS / "rocking_block.yaml").read_text(), "rocking_block.yaml",
+                      "rocking_block")
+    notes = [n for n in check_system(spec, build_model(spec)).notes
+             if n.startswith("unilateral")]
+    assert len(notes) == 2
+    assert notes[1].endswith("; Coulomb friction mu = 1 along x - b*cos(theta) + h*sin(theta) "
+                             "takes energy too when it acts")

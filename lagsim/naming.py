@@ -43,6 +43,8 @@ EVENT_CONTACT = "contact"
 """The column of an impact's contact in the table of ``simulate --events`` (issue 27)."""
 EVENT_IMPULSE = "impulse"
 """The column of the contact's impulse Λ in the table of ``simulate --events``."""
+EVENT_TANGENTIAL = "tangential_impulse"
+"""The column of a rough contact's tangential impulse Λ_T (Coulomb) in ``simulate --events``."""
 EVENT_RATE = "gap_rate"
 """The head of the columns ``gap_rate_before`` and ``gap_rate_after`` (ġ⁻, ġ⁺) of the table of
 ``simulate --events``."""
@@ -117,10 +119,11 @@ def contact_force(contact: str) -> str:
 
 def events(coordinates: Sequence[str]) -> list[str]:
     """The header of ``simulate --events``: one row per contact that took an impulse at an
-    impact: t, contact, impulse, gap_rate_before, gap_rate_after, each ``<q>_dot_before``,
-    each ``<q>_dot_after``, energy_loss (issue 27)."""
+    impact: t, contact, impulse, tangential_impulse, gap_rate_before, gap_rate_after, each
+    ``<q>_dot_before``, each ``<q>_dot_after``, energy_loss (issue 27)."""
     dots = velocities(coordinates)
-    return [TIME, EVENT_CONTACT, EVENT_IMPULSE, EVENT_RATE + _BEFORE, EVENT_RATE + _AFTER,
+    return [TIME, EVENT_CONTACT, EVENT_IMPULSE, EVENT_TANGENTIAL, EVENT_RATE + _BEFORE,
+            EVENT_RATE + _AFTER,
             *(v + _BEFORE for v in dots), *(v + _AFTER for v in dots), EVENT_LOSS]
 
 

@@ -452,6 +452,7 @@ def test_events_file_rows_are_the_ball_impacts_in_closed_form(tmp_path: Path) ->
     assert np.max(np.abs(column["y_dot_after"][rows] - e * v)) < 1e-12
     assert np.max(np.abs(column["gap_rate_after"][rows] - e * v)) < 1e-12
     assert np.max(np.abs(column["energy_loss"][rows] - m * v ** 2 * (1 - e * e) / 2)) < 1e-12
+    assert np.all(column["tangential_impulse"] == 0.0)
     trajectory = Trajectory.from_columns(*_csv(out))
     hits = impact_rows(trajectory, "floor")
     assert np.array_equal(trajectory.t[hits], column["t"])
@@ -534,6 +535,8 @@ def test_a_rough_floor_takes_a_tangential_impulse_under_coulombs_law(mu: float) 
     expected = slide if slide > 0 else 0.0
     assert abs(event.qd_after[0] - expected) < 1e-12
     assert abs(event.qd_after[1] - e * v1) < 1e-12
+    assert abs(event.tangential - m * (expected - u)) < 1e-12
+    assert abs(event.tangential) <= mu * event.impulse + 1e-12
 
 
 def rocking(**options: object) -> Trajectory:

@@ -27,7 +27,8 @@ class ImpactEvent:
     """One contact's share of one impact (issue 27), a row of ``simulate --events``
     (:func:`lagsim.naming.events`): the time, the contact, its impulse Λ, its gap's rate ġ before
     and after, the velocities q̇ before and after, and the energy h⁻ − h⁺ the whole impact took
-    (shared by the contacts of a simultaneous impact)."""
+    (shared by the contacts of a simultaneous impact), and the tangential impulse Λ_T of a rough
+    contact (0 for a frictionless one)."""
 
     t: float
     contact: str
@@ -37,11 +38,12 @@ class ImpactEvent:
     qd_before: tuple[float, ...]
     qd_after: tuple[float, ...]
     loss: float
+    tangential: float = 0.0
 
     def row(self) -> tuple[float | str, ...]:
         """The row's cells in the order of :func:`lagsim.naming.events`."""
-        return (self.t, self.contact, self.impulse, self.rate_before, self.rate_after,
-                *self.qd_before, *self.qd_after, self.loss)
+        return (self.t, self.contact, self.impulse, self.tangential, self.rate_before,
+                self.rate_after, *self.qd_before, *self.qd_after, self.loss)
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,9 @@ RESTING = 64 * 2.220446049250313e-16
 @dataclass(frozen=True)
 class Impact:
     """One impact: the time, the contacts' impulses Λ (0 for those that take none), their rates
-    ġ before and after, the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L) and the
-    velocities q̇ before and after."""
+    ġ before and after, the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L), the
+    velocities q̇ before and after and the tangential impulses Λ_T of the rough contacts (0
+    elsewhere)."""
 
     t: float
     impulses: np.ndarray
@@ -65,6 +66,7 @@ class Impact:
     energy_after: float
     qd_before: np.ndarray
     qd_after: np.ndarray
+    tangential: np.ndarray
 
     @property
     def loss(self) -> float:
@@ -173,7 +175,7 @@ class Contacts:
                         continue
                     return after_qd, Impact(t, impulses, before, after, energy,
                                             numeric.energy(t, q, after_qd), qd.copy(),
-                                            after_qd.copy())
+                                            after_qd.copy(), tangential)
         raise IntegrationError(f"no impulse satisfies Newton's law at the contacts "
                                f"{', '.join(self.names[i] for i in candidates)} (dependent "
                                "contacts?)", time=float(t))

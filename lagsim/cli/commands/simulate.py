@@ -25,9 +25,9 @@ from lagsim.cli.runs import simulate_file
                    "<system name>.partial.csv].")
 @click.option("--events", default=None, metavar="FILE",
               help="Also write one row per impact of a system with unilateral constraints, "
-                   "per contact that took an impulse: t, contact, impulse, gap_rate_before/"
-                   "after, <q>_dot_before/after, energy_loss. Replaced atomically after the run "
-                   "succeeds; a failed run writes nothing there.")
+                   "per contact that took an impulse: t, contact, impulse, tangential_impulse, "
+                   "gap_rate_before/after, <q>_dot_before/after, energy_loss. Replaced "
+                   "atomically after the run succeeds; a failed run writes nothing there.")
 @force_option
 def command(file: str, output: str, partial: str | None, events: str | None, force: bool,
             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:

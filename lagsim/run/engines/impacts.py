@@ -202,12 +202,12 @@ class ImpactLoop(StepLoop):
         tail = self._accumulation(t, q, qd_after, hit)
         if tail is not None:
             t_inf, factor = tail
-            qd_rest, pull, _ = contacts.jump(t, q, qd_after, [hit], np.zeros(contacts.k))
+            qd_rest, pull, slide = contacts.jump(t, q, qd_after, [hit], np.zeros(contacts.k))
             q_inf, qd_inf = self._across(t, t_inf, q, qd_rest, [hit])
             stop = Impact(t_inf, -pull * factor, contacts.rates(t, q, qd_after),
                           contacts.rates(t_inf, q_inf, qd_inf), impact.energy_after,
                           contacts.numeric.energy(t_inf, q_inf, qd_inf), qd_after.copy(),
-                          qd_inf.copy())
+                          qd_inf.copy(), -slide * factor)
             self.impacts.append(stop)
             y = form.initial(t_inf, q_inf, qd_inf)
             self._row(watch, t_inf, y, stop, fill=True)
@@ -485,7 +485,8 @@ class ImpactLoop(StepLoop):
             trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
         events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
                                    float(i.after[j]), tuple(map(float, i.qd_before)),
-                                   tuple(map(float, i.qd_after)), i.loss)
+                                   tuple(map(float, i.qd_after)), i.loss,
+                                   float(i.tangential[j]))
                        for i in self.impacts if i.t <= trajectory.t[-1]
                        for j in np.flatnonzero(i.impulses))
         return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)

@@ -39,6 +39,21 @@ IMPACT_LOSS = "impact_energy_loss"
 """A run with unilateral constraints: the energy h⁻ − h⁺ an impact took at its row, 0 elsewhere
 (issue 27)."""
 
+EVENT_CONTACT = "contact"
+"""The column of an impact's contact in the table of ``simulate --events`` (issue 27)."""
+EVENT_IMPULSE = "impulse"
+"""The column of the contact's impulse Λ in the table of ``simulate --events``."""
+EVENT_TANGENTIAL = "tangential_impulse"
+"""The column of a rough contact's tangential impulse Λ_T (Coulomb) in ``simulate --events``."""
+EVENT_RATE = "gap_rate"
+"""The head of the columns ``gap_rate_before`` and ``gap_rate_after`` (ġ⁻, ġ⁺) of the table of
+``simulate --events``."""
+EVENT_LOSS = "energy_loss"
+"""The column of the energy h⁻ − h⁺ the impact took (all its contacts together) in the table
+of ``simulate --events``."""
+_BEFORE = "_before"
+_AFTER = "_after"
+
 _DOT = "_dot"
 _DDOT = "_ddot"
 _MULTIPLIER = "lambda_"
@@ -93,10 +108,25 @@ def impulse(contact: str) -> str:
     return _IMPULSE + contact
 
 
+def is_impulse(name: str) -> bool:
+    """Whether ``name`` has the form ``impulse_<c>`` of a contact's impulse column."""
+    return name.startswith(_IMPULSE) and len(name) > len(_IMPULSE)
+
+
 def contact_force(contact: str) -> str:
     """The column of a unilateral constraint's force while it is held closed (0 while open):
     ``floor`` → ``contact_force_floor`` (issue 27)."""
     return _CONTACT_FORCE + contact
+
+
+def events(coordinates: Sequence[str]) -> list[str]:
+    """The header of ``simulate --events``: one row per contact that took an impulse at an
+    impact: t, contact, impulse, tangential_impulse, gap_rate_before, gap_rate_after, each
+    ``<q>_dot_before``, each ``<q>_dot_after``, energy_loss (issue 27)."""
+    dots = velocities(coordinates)
+    return [TIME, EVENT_CONTACT, EVENT_IMPULSE, EVENT_TANGENTIAL, EVENT_RATE + _BEFORE,
+            EVENT_RATE + _AFTER,
+            *(v + _BEFORE for v in dots), *(v + _AFTER for v in dots), EVENT_LOSS]
 
 
 def residual(constraint: str) -> str:
@@ -213,11 +243,14 @@ EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     (ACTION, "the running action (simulate --action)"),
     (_SENSITIVITY[0] + "{y}" + _SENSITIVITY[1] + "{s}" + _SENSITIVITY[2],
      "a sensitivity (simulate --sensitivities)"),
+    (_IMPULSE + "{c}", "a contact's impulse (a unilateral constraint's)"),
+    (_CONTACT_FORCE + "{c}", "a contact's force (a unilateral constraint's)"),
+    (IMPACT_LOSS, "the energy an impact took"),
 )
-"""Columns a run adds after ``energy`` only when asked, in the order they were added; ``{i}``
-stands for a conserved quantity's name, ``{y}`` for a coordinate, velocity or multiplier column
-and ``{s}`` for a parameter or initial value (:func:`sensitivity`). Declared names may not have
-these forms either."""
+"""Columns a run adds after ``energy`` when asked, or (``{c}`` a unilateral constraint) when the
+system has contacts, in the order they were added; ``{i}`` stands for a conserved quantity's
+name, ``{y}`` for a coordinate, velocity or multiplier column and ``{s}`` for a parameter or
+initial value (:func:`sensitivity`). Declared names may not have these forms either."""
 
 
 def _fills(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequence[str]
@@ -297,6 +330,18 @@ def read(columns: Sequence[str]) -> Layout:
     return Layout(coordinates, constraints, kinds, tuple(columns[len(fixed):]))
 
 
+def _extra_forms() -> str:
+    """The forms of :data:`EXTRA_COLUMNS` as a reader sees them: ``invariant_<name>, action,
+    ...``."""
+    shown = {"{i}": "<name>", "{y}": "<column>", "{s}": "<name>", "{c}": "<c>"}
+    forms = []
+    for template, _ in EXTRA_COLUMNS:
+        for key, text in shown.items():
+            template = template.replace(key, text)
+        forms.append(template)
+    return ", ".join(forms)
+
+
 def is_extra(name: str) -> bool:
     """Whether ``name`` has the form of a column of :data:`EXTRA_COLUMNS`."""
     return any(name == t or ("{" in t and name.startswith(t.partition("{")[0]))
@@ -319,8 +364,7 @@ def parse(columns: Sequence[str], source: str = "<input>") -> Layout:
     for extra in found.extra:
         if not is_extra(extra):
             raise InputError(f"not a lagsim trajectory: column {extra!r} after energy is "
-                             "not one of invariant_<name>, action, d(<column>)/d(<name>)",
-                             Location(source, 1))
+                             f"not one of {_extra_forms()}", Location(source, 1))
     return found
 
 

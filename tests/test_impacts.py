@@ -200,7 +200,10 @@ CONTACT = "  - {name: floor, unilateral: y, restitution: e}"
     ("{name: floor, unilateral: y}", 5,
      "unilateral constraint 'floor' needs 'restitution: e'"),
     ("{name: floor, unilateral: y, restitution: e, friction: 0.3}", 50,
-     "Coulomb friction at a unilateral contact is not yet supported"),
+     "'friction:' in constraint 'floor' needs both 'friction: mu' (Coulomb's coefficient) and "
+     "'tangent: s'"),
+    ("{name: floor, unilateral: y, restitution: e, friction: -1, tangent: x}", 60,
+     "the friction of 'floor' is -1; Coulomb's coefficient is >= 0"),
     ("{name: floor, restitution: e}", 19,
      "'restitution:' in constraint 'floor' belongs to a unilateral constraint"),
     ("{name: floor, unilateral: y, restitution: y}", 47,
@@ -410,3 +413,196 @@ def test_the_motion_along_the_floor_goes_on_across_the_accumulation() -> None:
     assert np.max(np.abs(trajectory["x"] - trajectory.t)) < 1e-12
     assert np.max(np.abs(trajectory["x_dot"] - 1.0)) < 1e-12
     assert np.max(np.abs(trajectory["y"][last:])) < 1e-12
+
+
+def simulate_cli(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from lagsim.cli import main
+
+    result = CliRunner().invoke(main, ["simulate", *args])
+    return result.exit_code, result.output
+
+
+def test_events_file_rows_are_the_ball_impacts_in_closed_form(tmp_path: Path) -> None:
+    """``simulate --events``: the n-th row of the ball (e = 0.5, m = 2) is at
+    tₙ = t₁ + 2v₁e(1 − eⁿ⁻¹)/(g(1 − e)) with Λₙ = m(1 + e)vₙ, vₙ = eⁿ⁻¹v₁, ẏ⁻ = −vₙ, ẏ⁺ = e vₙ
+    and the loss ½ m vₙ²(1 − e²) (Pfeiffer and Glocker 1996, §4.3)."""
+    events, out = tmp_path / "events.csv", tmp_path / "out.csv"
+    code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--set", "e=0.5", "--set", "m=2",
+                              "--t-end", "2", "--rtol", "1e-12", "--atol", "1e-12",
+                              "--events", str(events), "-o", str(out))
+    assert code == 0, text
+    header = events.read_text().splitlines()[0].split(",")
+    assert header == naming.events(["y"])
+    lines = [line.split(",") for line in events.read_text().splitlines()[1:]]
+    assert {cells[1] for cells in lines} == {"floor"}
+    e, m = 0.5, 2.0
+    t1 = math.sqrt(2 / G)
+    v1 = G * t1
+    column = {name: np.array([float(cells[i]) for cells in lines])
+              for i, name in enumerate(header) if name != "contact"}
+    rows = slice(0, 12)
+    n = np.arange(1, 13)
+    v = e ** (n - 1) * v1
+    assert np.max(np.abs(column["t"][rows] - (t1 + 2 * v1 * e * (1 - e ** (n - 1))
+                                              / (G * (1 - e))))) < 1e-12
+    assert np.max(np.abs(column["impulse"][rows] - m * (1 + e) * v)) < 1e-12
+    assert np.max(np.abs(column["y_dot_before"][rows] + v)) < 1e-12
+    assert np.max(np.abs(column["y_dot_after"][rows] - e * v)) < 1e-12
+    assert np.max(np.abs(column["gap_rate_after"][rows] - e * v)) < 1e-12
+    assert np.max(np.abs(column["energy_loss"][rows] - m * v ** 2 * (1 - e * e) / 2)) < 1e-12
+    assert np.all(column["tangential_impulse"] == 0.0)
+    trajectory = Trajectory.from_columns(*_csv(out))
+    hits = impact_rows(trajectory, "floor")
+    assert np.array_equal(trajectory.t[hits], column["t"])
+    assert np.array_equal(trajectory["impulse_floor"][hits], column["impulse"])
+
+
+def _csv(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
+    from lagsim.output.io import read_csv
+
+    table = read_csv(path)
+    return table.columns, np.asarray(table.data)
+
+
+def test_events_file_is_left_untouched_by_a_failed_run_and_refused_without_contacts(
+        tmp_path: Path) -> None:
+    events = tmp_path / "events.csv"
+    events.write_text("old\n")
+    code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--init", "y=-1",
+                              "--events", str(events), "-o", str(tmp_path / "out.csv"))
+    assert code == 2 and "must be >= 0 there" in text
+    assert events.read_text() == "old\n"
+    code, text = simulate_cli(str(SYSTEMS / "pendulum.yaml"), "--events", str(events),
+                              "-o", str(tmp_path / "out.csv"))
+    assert code == 2 and "has no unilateral constraints" in text
+    assert events.read_text() == "old\n"
+    code, text = simulate_cli(str(SYSTEMS / "bouncing_ball.yaml"), "--events", str(events),
+                              "-o", str(events))
+    assert code == 2 and "--events names the place of -o" in text
+
+
+def test_plot_marks_each_impact_at_its_time(tmp_path: Path, ball: Trajectory) -> None:
+    """``lagsim plot`` of a run with contacts: a vertical mark on every panel against t at each
+    row whose impulse_<c> is not 0, and none on a panel against another column."""
+    from lagsim.output.io import read_csv
+    from lagsim.viz.figures import make_figure
+
+    out = tmp_path / "ball.csv"
+    ball.to_csv(out)
+    table = read_csv(out)
+    expected = ball.t[impact_rows(ball, "floor")]
+    assert len(expected) > 15
+    for kind in ("overview", "time", "energy"):
+        fig = make_figure(table, kind=kind)
+        for ax in fig.axes:
+            marks = [c for c in ax.collections if c.get_gid() == "impacts"]
+            assert len(marks) == 1
+            xs = np.array([segment[0][0] for segment in marks[0].get_segments()])
+            assert np.array_equal(xs, expected)
+    fig = make_figure(table, kind="time", x="y", columns=["y_dot"])
+    assert not [c for ax in fig.axes for c in ax.collections if c.get_gid() == "impacts"]
+
+
+ROUGH = """
+name: rough_ball
+parameters: {m: 2.0, g: 9.81, e: 0.5, mu: 0.1}
+coordinates: [x, y]
+masses:
+  ball: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - {name: floor, unilateral: y, restitution: e, friction: mu, tangent: x}
+initial: {y: 1, x_dot: 1}
+"""
+
+
+@pytest.mark.parametrize("mu", [0.1, 1.0])
+def test_a_rough_floor_takes_a_tangential_impulse_under_coulombs_law(mu: float) -> None:
+    """A ball thrown along a rough floor at u = 1 hits it at v₁ = sqrt(2 g h₀): Λ_N = m(1 + e)v₁;
+    it sticks (ẋ⁺ = 0, |Λ_T| = m u) when m u ≤ μΛ_N, else slides with Λ_T = −μΛ_N, ẋ⁺ =
+    u − μΛ_N/m (Coulomb's law for the impulse, Pfeiffer and Glocker 1996, §7.2)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(ROUGH.replace("mu: 0.1", f"mu: {mu}")).simulate(t_end=0.6, **TIGHT)
+    m, e, u = 2.0, 0.5, 1.0
+    v1 = math.sqrt(2 * G)
+    (event,) = trajectory.events
+    normal = m * (1 + e) * v1
+    assert abs(event.impulse - normal) < 1e-12
+    slide = u - mu * normal / m
+    expected = slide if slide > 0 else 0.0
+    assert abs(event.qd_after[0] - expected) < 1e-12
+    assert abs(event.qd_after[1] - e * v1) < 1e-12
+    assert abs(event.tangential - m * (expected - u)) < 1e-12
+    assert abs(event.tangential) <= mu * event.impulse + 1e-12
+
+
+def rocking(**options: object) -> Trajectory:
+    return run("rocking_block", t_end=2.0, samples=40001, **TIGHT, **options)
+
+
+def test_rocking_block_ratio_of_angular_velocities_is_housners() -> None:
+    """Housner 1963 (Bull. Seismol. Soc. Am. 53(2)): the impact about the new corner keeps the
+    angular momentum about it, so θ̇⁺/θ̇⁻ = 1 − (3/2) sin²α for a rectangular block
+    (I_O = (4/3) m R²), α = atan(b/h); the corners take turns, the new one does not bounce and
+    sticks: at θ = 0 its velocity ẋ + h θ̇ is 0 after the impact."""
+    trajectory = rocking()
+    alpha = math.atan(0.2 / 0.6)
+    r = 1 - 1.5 * math.sin(alpha) ** 2
+    events = trajectory.events
+    assert len(events) == 7
+    assert [e.contact for e in events[:4]] == ["left", "right", "left", "right"]
+    for event in events:
+        assert abs(event.qd_after[2] / event.qd_before[2] - r) < 1e-10
+        assert abs(event.rate_after) < 1e-12
+        assert abs(event.qd_after[0] + 0.6 * event.qd_after[2]) < 1e-10
+
+
+def test_rocking_block_amplitudes_decay_as_housners_closed_form() -> None:
+    """Between impacts the block turns about one corner with its energy kept, so the n-th
+    amplitude θₙ follows cos(α − θₙ₊₁) − cos α = r² (cos(α − θₙ) − cos α) (Housner 1963, with
+    r = 1 − (3/2) sin²α); the amplitudes are read as the vertex of the parabola through the
+    three samples about each largest |θ|."""
+    trajectory = rocking()
+    b, h, theta0 = 0.2, 0.6, 0.1
+    alpha = math.atan(b / h)
+    r = 1 - 1.5 * math.sin(alpha) ** 2
+    t = trajectory.t
+    theta = np.abs(trajectory["theta"])
+    impacts = [e.t for e in trajectory.events]
+    expected = theta0
+    for start, end in zip(impacts[:6], impacts[1:7]):
+        expected = alpha - math.acos(math.cos(alpha) + r * r * (math.cos(alpha - expected)
+                                                                - math.cos(alpha)))
+        inside = np.flatnonzero((t > start) & (t < end))
+        k = inside[np.argmax(theta[inside])]
+        y0, y1, y2 = theta[k - 1:k + 2]
+        vertex = y1 + (y2 - y0) ** 2 / (8 * (2 * y1 - y0 - y2))
+        assert abs(vertex - expected) < 1e-9
+
+
+@pytest.mark.parametrize("file", ["bouncing_ball.yaml", "pendulum_stop.yaml",
+                                  "newtons_cradle.yaml", "rocking_block.yaml"])
+def test_every_bundled_impact_system_loses_no_energy_it_does_not_report(file: str) -> None:
+    """Over a short run of each bundled system with contacts, h falls by exactly the energy the
+    impacts report (h is conserved in flight and while held, 0 ≤ e ≤ 1 takes, never gives)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(str(SYSTEMS / file)).simulate(t_end=1.0, **TIGHT)
+    loss = trajectory[naming.IMPACT_LOSS]
+    assert np.all(loss >= -1e-12)
+    assert abs(trajectory.energy[0] - trajectory.energy[-1] - loss.sum()) < 1e-8
+
+
+def test_check_notes_the_friction_of_a_rough_contact() -> None:
+    from lagsim.analysis.check import check_system
+
+    spec = parse_spec((SYSTEMS / "rocking_block.yaml").read_text(), "rocking_block.yaml",
+                      "rocking_block")
+    notes = [n for n in check_system(spec, build_model(spec)).notes
+             if n.startswith("unilateral")]
+    assert len(notes) == 2
+    assert notes[1].endswith("; Coulomb friction mu = 1 along x - b*cos(theta) + h*sin(theta) "
+                             "takes energy too when it acts")

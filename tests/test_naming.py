@@ -234,7 +234,8 @@ def test_every_form_of_naming_is_refused_by_the_spec() -> None:
     assert [name for name in made if not name.isidentifier()] == ["d(a)/d(a)"]
     refused = [name for name in made if name not in ("a", "t") and name.isidentifier()]
     assert refused == ["a_dot", "lambda_a", "residual_a", "residual_a_dot", "energy",
-                       "invariant_a", "action"]
+                       "invariant_a", "action", "impulse_a", "contact_force_a",
+                       "impact_energy_loss"]
     for name in refused:
         assert naming.column_clash(name) is not None
         with pytest.raises(InputError, match=f"coordinate '{name}'"):

@@ -96,7 +96,7 @@ def test_key_sets_come_from_the_loader() -> None:
     assert list(no_slip["properties"]) == list(NO_SLIP_KEYS)
     unilateral = props["constraints"]["items"]["anyOf"][3]
     assert list(unilateral["properties"]) == list(UNILATERAL_KEYS) == [
-        "name", "unilateral", "restitution"]
+        "name", "unilateral", "restitution", "friction", "tangent"]
 
 
 @pytest.mark.parametrize(("key", "registry"), [

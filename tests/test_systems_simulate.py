@@ -54,8 +54,11 @@ SIMULATED_IN_RIGID = {"heavy_top"}
 """Issue 24's rigid bodies, run against closed forms in tests/test_rigid_bodies.py."""
 
 SIMULATED_IN_OWN_FILE = {"torque_free_body": "test_torque_free_body.py",
-                         "gyroscope": "test_gyroscope.py", "rolling_disk": "test_body_points.py"}
-"""Issue 24's systems with a test file of their own, which names the system's file."""
+                         "gyroscope": "test_gyroscope.py", "rolling_disk": "test_body_points.py",
+                         **{name: "test_impacts.py" for name in (
+                             "bouncing_ball", "pendulum_stop", "newtons_cradle",
+                             "rocking_block")}}
+"""Issue 24's and 27's systems with a test file of their own, which names the system's file."""
 
 SIMULATED_HERE = {
     "spherical_pendulum", "atwood", "cart_pole", "driven_damped_pendulum", "kepler",

@@ -263,7 +263,9 @@ def check_system(spec: SystemSpec, model: Model) -> CheckReport:
             if kind == "holonomic" or name in integrable]
     holonomic_rank, _ = _rank(A[rows], tuple(names[i] for i in rows))
     found = find_invariants(model, q0, qd0, t0)
-    notes += [_contact_note(c.name, c.gap.text, c.value) for c in spec.contacts]
+    notes += [_contact_note(c.name, c.gap.text, c.value, c.friction,
+                            c.tangent.text if c.tangent is not None else "")
+              for c in spec.contacts]
     return CheckReport(
         name=spec.name, coordinates=model.coordinates, constraints=infos, t0=t0,
         q0=tuple(map(float, q0)), qd0=tuple(map(float, qd0)), rank=rank,
@@ -272,14 +274,17 @@ def check_system(spec: SystemSpec, model: Model) -> CheckReport:
         invariants=found.found, notes=(*notes, *found.notes))
 
 
-def _contact_note(name: str, gap: str, e: float) -> str:
+def _contact_note(name: str, gap: str, e: float, mu: float | None = None, tangent: str = ""
+                  ) -> str:
     """What ``check`` says of a unilateral constraint (issue 27): the report above is of free
-    flight, which its impacts interrupt."""
+    flight, which its impacts interrupt; a rough contact's friction takes energy as well."""
     law = ("keep the energy" if e == 1.0 else
            f"keep the fraction e^2 = {e * e:g} of the kinetic energy of the motion along the gap")
+    rough = ("" if mu is None else
+             f"; Coulomb friction mu = {mu:g} along {tangent} takes energy too when it acts")
     return (f"unilateral constraint '{name}': {gap} >= 0, restitution e = {e:g}; the rank, the "
             "degrees of freedom and the conserved quantities above are those of free flight; "
-            f"its impacts {law}, and change the momenta that free flight conserves")
+            f"its impacts {law}, and change the momenta that free flight conserves{rough}")
 
 
 def _integrable(tests: list[Integrability], velocity: tuple[str, ...]) -> tuple[str, ...]:

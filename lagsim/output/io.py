@@ -70,6 +70,7 @@ __all__ = [
     "read_csv",
     "replacement",
     "write_csv",
+    "write_rows",
 ]
 
 STDIN_NAME = "<stdin>"
@@ -571,6 +572,30 @@ def write_csv(columns: Sequence[str], data: np.ndarray, dest: str | Path | Outpu
     with open_output(dest) as out:
         for chunk in _lines(columns, array):
             out.write(chunk)
+
+
+def write_rows(columns: Sequence[str], rows: Sequence[Sequence[float | str]],
+               dest: str | Path | Output) -> None:
+    """Write a header line and the ``rows``, each float as ``repr(float(x))`` and each text as
+    it is (free of ',', '"' and newlines), through :func:`open_output` as :func:`write_csv`: a
+    regular file is replaced atomically, so a failure leaves the old file."""
+    _check_table(columns, np.empty((0, len(columns))))
+    lines = [",".join(columns) + "\n"]
+    for row in rows:
+        if len(row) != len(columns):
+            raise ValueError(f"a row of {len(row)} cells does not match {len(columns)} columns")
+        cells = []
+        for cell in row:
+            if isinstance(cell, str):
+                if not cell or any(c in cell for c in ',"\n\r'):
+                    raise ValueError(f"a text cell must be non-empty and free of ',', '\"' and "
+                                     f"newlines: {cell!r}")
+                cells.append(cell)
+            else:
+                cells.append(repr(float(cell)))
+        lines.append(",".join(cells) + "\n")
+    with open_output(dest) as out:
+        out.write("".join(lines))
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,12 +23,36 @@ if TYPE_CHECKING:
     import pandas
 
 @dataclass(frozen=True)
+class ImpactEvent:
+    """One contact's share of one impact (issue 27), a row of ``simulate --events``
+    (:func:`lagsim.naming.events`): the time, the contact, its impulse Λ, its gap's rate ġ before
+    and after, the velocities q̇ before and after, and the energy h⁻ − h⁺ the whole impact took
+    (shared by the contacts of a simultaneous impact), and the tangential impulse Λ_T of a rough
+    contact (0 for a frictionless one)."""
+
+    t: float
+    contact: str
+    impulse: float
+    rate_before: float
+    rate_after: float
+    qd_before: tuple[float, ...]
+    qd_after: tuple[float, ...]
+    loss: float
+    tangential: float = 0.0
+
+    def row(self) -> tuple[float | str, ...]:
+        """The row's cells in the order of :func:`lagsim.naming.events`."""
+        return (self.t, self.contact, self.impulse, self.tangential, self.rate_before,
+                self.rate_after, *self.qd_before, *self.qd_after, self.loss)
+
+
+@dataclass(frozen=True)
 class Trajectory:
     """Samples of one run; arrays have one row per sample time.
 
     ``stop_reason`` is ``"t_end"`` when the run reached its end time and ``"stop_when"`` when the
     ``--stop-when`` expression changed sign (then the last row is that time and ``stop_message``
-    says so).
+    says so). ``events`` are the impacts of a run with unilateral constraints, in order.
     """
 
     name: str
@@ -47,6 +71,7 @@ class Trajectory:
     stop_reason: str = "t_end"
     stop_message: str = ""
     extra: tuple[tuple[str, np.ndarray], ...] = ()
+    events: tuple[ImpactEvent, ...] = ()
 
     def __post_init__(self) -> None:
         n, m, mh = len(self.coordinates), len(self.constraint_names), len(self.holonomic_names)
@@ -156,6 +181,10 @@ class Trajectory:
         from lagsim.output.io import check_output, write_csv
 
         write_csv(self.columns(), self.as_array(), check_output(path, option="path"))
+
+    def event_columns(self) -> list[str]:
+        """The header of the table of ``simulate --events`` (:func:`lagsim.naming.events`)."""
+        return naming.events(self.coordinates)
 
     @classmethod
     def from_columns(cls, columns: Sequence[str], data: np.ndarray, name: str = "",

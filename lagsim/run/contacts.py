@@ -19,12 +19,22 @@ Force Laws*, Springer 2001, ch. 8): for each candidate i (gap closed, not separa
 solved exactly by enumerating the sets S of contacts that push (smallest sets first; the problem's
 matrix G M_c⁻¹ Gᵀ is positive definite for independent contacts, so the solution is unique:
 Cottle, Pang and Stone, *The Linear Complementarity Problem*, 1992, Thm 3.3.7).
+
+A rough contact (``friction: mu``, ``tangent: s``) adds Coulomb's law for the tangential impulse
+Λ_T along W = ∂s/∂q, the planar impact law of Glocker and Pfeiffer (Pfeiffer and Glocker 1996,
+§7.2; Glocker 2001, ch. 8) with tangential restitution 0:
+
+    M (q̇⁺ − q̇⁻) = Aᵀ μ + G_Sᵀ Λ_N + W_Sᵀ Λ_T,
+    stick: ṡ⁺ = W q̇⁺ + s_t = 0 and |Λ_T| ≤ μ Λ_N;   slide: Λ_T = −σ μ Λ_N with σ ṡ⁺ ≥ 0,
+
+enumerated, per set S, over the modes (stick, slide +, slide −) of its rough contacts (the
+sticking mode first), the first that satisfies every inequality taken.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
 import numpy as np
 import symengine as se
@@ -44,7 +54,9 @@ RESTING = 64 * 2.220446049250313e-16
 @dataclass(frozen=True)
 class Impact:
     """One impact: the time, the contacts' impulses Λ (0 for those that take none), their rates
-    ġ before and after, and the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L)."""
+    ġ before and after, the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L), the
+    velocities q̇ before and after and the tangential impulses Λ_T of the rough contacts (0
+    elsewhere)."""
 
     t: float
     impulses: np.ndarray
@@ -52,10 +64,22 @@ class Impact:
     after: np.ndarray
     energy_before: float
     energy_after: float
+    qd_before: np.ndarray
+    qd_after: np.ndarray
+    tangential: np.ndarray
 
     @property
     def loss(self) -> float:
         return self.energy_before - self.energy_after
+
+
+def _rows(g: se.Basic, t: se.Symbol, q: list[se.Symbol], qd: list[se.Symbol]) -> list[se.Basic]:
+    """g, ∂g/∂q, ∂g/∂t and the drift (∂ġ/∂q) q̇ + ∂ġ/∂t of a function g(q, t)."""
+    grad = [se.diff(g, x) for x in q]
+    g_t = se.diff(g, t)
+    rate = sum((a * v for a, v in zip(grad, qd)), g_t)
+    drift = sum((se.diff(rate, x) * v for x, v in zip(q, qd)), se.diff(rate, t))
+    return [g, *grad, g_t, drift]
 
 
 class Contacts:
@@ -74,15 +98,16 @@ class Contacts:
         values = {p: v for p, v in zip(params, numeric.parameters.values())}
         self.restitution = np.array([float(se.sympify(c.restitution.expr).xreplace(values))
                                      for c in self.specs])
+        self.friction = np.array([np.nan if c.friction is None else c.friction
+                                  for c in self.specs])
         exprs: list[se.Basic] = []
+        tangents: list[se.Basic] = []
         for c in self.specs:
-            g = se.sympify(c.gap.expr)
-            grad = [se.diff(g, x) for x in q]
-            g_t = se.diff(g, t)
-            rate = sum((a * v for a, v in zip(grad, qd)), g_t)
-            drift = sum((se.diff(rate, x) * v for x, v in zip(q, qd)), se.diff(rate, t))
-            exprs.extend([g, *grad, g_t, drift])
+            exprs.extend(_rows(se.sympify(c.gap.expr), t, q, qd))
+            tangents.extend(_rows(se.sympify(c.tangent.expr) if c.tangent is not None
+                                  else se.Integer(0), t, q, qd))
         self._f = lambdify([t, *q, *qd, *params], exprs)
+        self._tangent = lambdify([t, *q, *qd, *params], tangents)
         self._x = np.empty(1 + 2 * self.n + len(params))
         self._x[1 + 2 * self.n:] = list(numeric.parameters.values())
 
@@ -95,6 +120,17 @@ class Contacts:
         x[1 + n:1 + 2 * n] = qd
         out = np.asarray(self._f(x), dtype=float).reshape(self.k, n + 3)
         return out[:, 0].copy(), out[:, 1:1 + n].copy(), out[:, 1 + n].copy(), out[:, 2 + n].copy()
+
+    def tangents(self, t: float, q: np.ndarray, qd: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """W = ∂s/∂q (k, n), s_t (k,) and the drift of ṡ (k,) of the tangents (0 for a
+        frictionless contact)."""
+        n, x = self.n, self._x
+        x[0] = t
+        x[1:1 + n] = q
+        x[1 + n:1 + 2 * n] = qd
+        out = np.asarray(self._tangent(x), dtype=float).reshape(self.k, n + 3)
+        return out[:, 1:1 + n].copy(), out[:, 1 + n].copy(), out[:, 2 + n].copy()
 
     def rates(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         _, G, g_t, _ = self.evaluate(t, q, qd)
@@ -122,52 +158,103 @@ class Contacts:
         target = -e * before
         scale = 1.0 + float(np.abs(before).max(initial=0.0))
         energy = numeric.energy(t, q, qd)
+        W, s_t, _ = self.tangents(t, q, qd)
         for size in range(1, len(candidates) + 1):
             for push in combinations(candidates, size):
-                after_qd, impulses = self.jump(t, q, qd, list(push), target)
-                after = G @ after_qd + g_t
-                if (impulses[list(push)].min() >= -1e-12 * scale
-                        and all(after[i] - target[i] >= -1e-12 * scale for i in candidates)):
+                rough = [i for i in push if not np.isnan(self.friction[i])]
+                for modes in product((0, 1, -1), repeat=len(rough)):
+                    slip = dict(zip(rough, modes))
+                    after_qd, impulses, tangential = self.jump(t, q, qd, list(push), target,
+                                                               slip)
+                    after = G @ after_qd + g_t
+                    if not (impulses[list(push)].min() >= -1e-12 * scale
+                            and all(after[i] - target[i] >= -1e-12 * scale
+                                    for i in candidates)
+                            and self._coulomb(slip, impulses, tangential,
+                                              W @ after_qd + s_t, scale)):
+                        continue
                     return after_qd, Impact(t, impulses, before, after, energy,
-                                            numeric.energy(t, q, after_qd))
+                                            numeric.energy(t, q, after_qd), qd.copy(),
+                                            after_qd.copy(), tangential)
         raise IntegrationError(f"no impulse satisfies Newton's law at the contacts "
                                f"{', '.join(self.names[i] for i in candidates)} (dependent "
                                "contacts?)", time=float(t))
 
-    def jump(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int], target: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-        """q̇⁺ and the impulses Λ (k,) that bring the rates of the contacts S to ``target[S]``,
-        the bilateral constraints' velocity rows kept (the module's augmented system)."""
+    def _coulomb(self, slip: dict[int, int], normal: np.ndarray, tangential: np.ndarray,
+                 slips: np.ndarray, scale: float) -> bool:
+        """Coulomb's law at each rough contact of ``slip``: sticking (0) with |Λ_T| ≤ μΛ_N, or
+        sliding (±1) with the slip velocity ṡ⁺ of that sign (Λ_T = ∓μΛ_N opposes it)."""
+        for i, mode in slip.items():
+            bound = self.friction[i] * normal[i]
+            if mode == 0 and abs(tangential[i]) > bound + 1e-12 * scale:
+                return False
+            if mode != 0 and mode * slips[i] < -1e-12 * scale:
+                return False
+        return True
+
+    def jump(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int], target: np.ndarray,
+             slip: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """q̇⁺, the normal impulses Λ_N (k,) and the tangential ones Λ_T (k,) that bring the
+        rates of the contacts S to ``target[S]``, the bilateral constraints' velocity rows kept
+        (the module's augmented system). ``slip`` gives each rough contact of S its mode:
+        0 sticks (ṡ⁺ = 0, Λ_T free), ±1 slides with Λ_T = ∓μΛ_N."""
         numeric = self.numeric
+        slip = slip or {}
         M = numeric.dynamics(t, q, qd)[0]
         A, c = numeric.velocity_terms(t, q)
         _, G, g_t, _ = self.evaluate(t, q, qd)
-        n, m, s = self.n, len(c), len(S)
+        W, s_t, _ = self.tangents(t, q, qd)
+        stick = [i for i in S if slip.get(i) == 0]
+        forces = np.array([G[i] - slip.get(i, 0) * self.friction[i] * W[i] if slip.get(i)
+                           else G[i] for i in S] + [W[i] for i in stick]).reshape(-1, self.n)
+        rows = np.concatenate((G[S], W[stick])).reshape(-1, self.n)
+        rhs = np.concatenate((target[S] - g_t[S], -s_t[stick]))
+        n, m, s = self.n, len(c), len(rows)
         K = np.zeros((n + m + s, n + m + s))
         K[:n, :n] = M
         K[:n, n:n + m] = -A.T
-        K[:n, n + m:] = -G[S].T
+        K[:n, n + m:] = -forces.T
         K[n:n + m, :n] = A
-        K[n + m:, :n] = G[S]
-        x = np.linalg.lstsq(K, np.concatenate((M @ qd, -c, target[S] - g_t[S])), rcond=None)[0]
+        K[n + m:, :n] = rows
+        x = np.linalg.lstsq(K, np.concatenate((M @ qd, -c, rhs)), rcond=None)[0]
         impulses = np.zeros(self.k)
-        impulses[S] = x[n + m:]
-        return x[:n], impulses
+        impulses[S] = x[n + m:n + m + len(S)]
+        tangential = np.zeros(self.k)
+        tangential[stick] = x[n + m + len(S):]
+        for i in S:
+            if slip.get(i):
+                tangential[i] = -slip[i] * self.friction[i] * impulses[i]
+        return x[:n], impulses, tangential
 
     def held(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """q̈, the bilateral multipliers λ and the contact forces of the contacts S held closed:
         [[M, −Aᵀ, −G_Sᵀ], [A, 0, 0], [G_S, 0, 0]] [q̈; λ; λ_S] = [F; b; −drift_S] (seed 001
-        §10.7's augmented matrix with the rows g̈_S = 0)."""
+        §10.7's augmented matrix with the rows g̈_S = 0); a rough contact of S also sticks,
+        s̈ = 0 with its tangential force λ_T (:meth:`held_friction`)."""
+        qdd, lam, normal, _ = self.held_friction(t, q, qd, S)
+        return qdd, lam, normal
+
+    def held_friction(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`held` with the tangential forces of the rough contacts of S (sticking), in
+        the order of those contacts."""
         numeric = self.numeric
         M, F, A, b = numeric.dynamics(t, q, qd)
         _, G, _, drift = self.evaluate(t, q, qd)
-        n, m, s = self.n, len(b), len(S)
+        rough = [i for i in S if not np.isnan(self.friction[i])]
+        rows = G[S]
+        drifts = drift[S]
+        if rough:
+            W, _, tdrift = self.tangents(t, q, qd)
+            rows = np.concatenate((rows, W[rough]))
+            drifts = np.concatenate((drifts, tdrift[rough]))
+        n, m, s = self.n, len(b), len(rows)
         K = np.zeros((n + m + s, n + m + s))
         K[:n, :n] = M
         K[:n, n:n + m] = -A.T
-        K[:n, n + m:] = -G[S].T
+        K[:n, n + m:] = -rows.T
         K[n:n + m, :n] = A
-        K[n + m:, :n] = G[S]
-        x = np.linalg.solve(K, np.concatenate((F, b, -drift[S])))
-        return x[:n], x[n:n + m], x[n + m:]
+        K[n + m:, :n] = rows
+        x = np.linalg.solve(K, np.concatenate((F, b, -drifts)))
+        return x[:n], x[n:n + m], x[n + m:n + m + len(S)], x[n + m + len(S):]

@@ -44,7 +44,7 @@ PAIR_TEXT = rf"^\s*\+?{_NUMBER}\s*,\s*\+?{_NUMBER}\s*$"
 """Two non-negative numbers ``ALPHA,BETA`` as text (``baumgarte: 5,5``)."""
 
 CONSTRAINT_KEYS = ("name", "holonomic", "velocity")
-UNILATERAL_KEYS = tuple(k for k in CONTACT_KEYS if k != "friction")
+UNILATERAL_KEYS = CONTACT_KEYS
 """The keys of a unilateral constraint the loader accepts (``friction:`` is refused as not yet
 supported, issue 27)."""
 """The keys of a constraint given as a mapping; spec.py writes them in its check, not in a
@@ -193,6 +193,11 @@ def _constraint() -> dict[str, Any]:
         "restitution": (EXPRESSION, "Newton's coefficient e, an expression in the parameters "
                         "with 0 ≤ e ≤ 1 at their values; e = 1 keeps the energy, e = 0 is a "
                         "plastic impact."),
+        "friction": (EXPRESSION, "Coulomb's coefficient μ ≥ 0, an expression in the "
+                     "parameters; needs `tangent`."),
+        "tangent": (EXPRESSION, "s(q, t), the position of the contact point along the "
+                    "obstacle (e.g. the corner's x on a floor); its rate ṡ is the slip "
+                    "velocity, W = ∂s/∂q the tangential direction."),
     }
     return {
         "anyOf": [

@@ -216,18 +216,21 @@ class ContactSpec:
     """A unilateral constraint g(q, t) ≥ 0 with Newton's impact law ġ⁺ = −e ġ⁻ (issue 27;
     Pfeiffer and Glocker, *Multibody Dynamics with Unilateral Contacts*, Wiley 1996, §4.3):
     ``gap`` is g, ``restitution`` e, an expression in the parameters checked to lie in [0, 1]
-    at their values."""
+    at their values. With ``friction`` μ (a parameter expression ≥ 0) the contact also takes a
+    tangential impulse bounded by μΛ (Coulomb), along the rate of ``tangent`` s(q, t), the
+    position of the contact point along the obstacle (its rate is the slip velocity)."""
 
     name: str
     gap: Expr
     restitution: Expr
     value: float
     location: Location
+    friction: float | None = None
+    tangent: Expr | None = None
 
 
-CONTACT_KEYS = ("name", "unilateral", "restitution", "friction")
-"""The keys of a unilateral item of ``constraints:``; ``friction`` is read only to be refused
-as not yet supported."""
+CONTACT_KEYS = ("name", "unilateral", "restitution", "friction", "tangent")
+"""The keys of a unilateral item of ``constraints:``; ``friction: mu`` needs ``tangent: s``."""
 
 
 SpringEnd = str | tuple[float, float]
@@ -1509,10 +1512,12 @@ class _Reader:
             key = next(k for k in CONTACT_KEYS[2:] if k in fields)
             raise self.error(fields[key][0], f"'{key}:' in constraint '{name}' belongs to a "
                              "unilateral constraint; add 'unilateral: g' (the gap g(q, t) >= 0)")
-        if "friction" in fields:
-            raise self.error(fields["friction"][0], f"'friction:' in constraint '{name}': "
-                             "Coulomb friction at a unilateral contact is not yet supported "
-                             "(issue 27); remove it for a frictionless contact")
+        if ("friction" in fields) != ("tangent" in fields):
+            key = "friction" if "friction" in fields else "tangent"
+            raise self.error(fields[key][0], f"'{key}:' in constraint '{name}' needs both "
+                             "'friction: mu' (Coulomb's coefficient) and 'tangent: s' (the "
+                             "position of the contact point along the obstacle, a function of "
+                             "the coordinates and t)")
         if "restitution" not in fields:
             raise self.error(item, f"unilateral constraint '{name}' needs 'restitution: e' "
                              "(Newton's coefficient, 0 <= e <= 1)")
@@ -1538,7 +1543,24 @@ class _Reader:
         if name in taken:
             raise self.error(gap_node, f"constraint name '{name}' is used twice; names "
                              "must be unique (they name the multipliers lambda_<name>)")
-        self.contacts.append(ContactSpec(name, gap, e, value, self.loc(gap_node)))
+        mu: float | None = None
+        tangent: Expr | None = None
+        if "friction" in fields:
+            mu_node, s_node = fields["friction"][1], fields["tangent"][1]
+            mu_expr = self.expr(mu_node, symbols, f"the friction of '{name}'")
+            try:
+                mu = float(mu_expr.expr.subs({se.Symbol(k): v
+                                              for k, v in self.parameter_values.items()}))
+            except (TypeError, ValueError, RuntimeError):
+                raise self.error(mu_node, f"the friction of '{name}' must be a number at the "
+                                 "parameters' values") from None
+            if not mu >= 0.0:
+                raise self.error(mu_node, f"the friction of '{name}' is {mu:g}; Coulomb's "
+                                 "coefficient is >= 0")
+            tangent = self.expr(s_node, symbols, f"the tangent of '{name}'")
+            self.no_velocity(tangent, coords, s_node, f"the tangent of '{name}'",
+                             "; s(q, t) is a position along the obstacle")
+        self.contacts.append(ContactSpec(name, gap, e, value, self.loc(gap_node), mu, tangent))
 
     def unit_constraints(self, masses: tuple[MassSpec, ...],
                          given: tuple[ConstraintSpec, ...]) -> tuple[ConstraintSpec, ...]:

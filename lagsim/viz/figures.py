@@ -34,6 +34,9 @@ What is drawn (column names as in docs/architecture.md):
 - ``forces``: the ``lambda_<c>`` columns.
 - ``invariants``: the drift of each ``invariant_<name>`` column (``simulate --invariants``, issue
   10) on a log axis, relative |I − I₀| / |I₀| as for the energy, absolute where I₀ is no scale.
+- Impacts (issue 27): on every panel whose horizontal axis is t, a dotted vertical line at
+  each row where a contact's ``impulse_<c>`` column is not 0 (``simulate`` of a system with
+  unilateral constraints), the time of an impact.
 - ``path``: ``path_xy`` maps a mass name to its (x, y) arrays (computed by the caller from the
   system); equal axis scales, start (circle) and end (square) marked.
 
@@ -124,6 +127,8 @@ class _Panel:
     """Legend lines for what is not drawn (a coordinate held at 0)."""
     equal: bool = False
     """Equal scales on both axes (two lengths: a circle stays round)."""
+    impacts: tuple[float, ...] = ()
+    """The times of the impacts, marked on a panel against t."""
 
 
 _PLAIN = Quantities()
@@ -480,6 +485,9 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         if panel.mark_ends:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
+    if panel.impacts:
+        ax.vlines(panel.impacts, 0.0, 1.0, transform=ax.get_xaxis_transform(), colors="0.45",
+                  linestyles=":", linewidth=0.8, label="impacts", gid="impacts")
     if panel.log:
         ax.set_yscale("log")
         _log_limits(ax, drawn)
@@ -495,6 +503,8 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     count = len(panel.series) + len(panel.notes)
     if legend and (1 < count <= MAX_LEGEND or overlay):
         handles = [line for line in ax.lines if not str(line.get_label()).startswith("_")]
+        if panel.impacts:
+            handles.append(Line2D([], [], color="0.45", linestyle=":", label="impacts"))
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
                     for s in zero]
         handles += [Line2D([], [], linestyle="none", label=plain(note)) for note in panel.notes]
@@ -522,6 +532,7 @@ def _scaled(panel: _Panel) -> _Panel:
     series = tuple(replace(s, x=s.x / 10.0**kx if kx else s.x, y=s.y / 10.0**ky if ky else s.y)
                    for s in panel.series)
     return replace(panel, series=series,
+                   impacts=tuple(t / 10.0**kx for t in panel.impacts) if kx else panel.impacts,
                    ylabel=f"{panel.ylabel} / 1e{ky}" if ky else panel.ylabel,
                    xlabel=f"{panel.xlabel} / 1e{kx}" if kx else panel.xlabel)
 
@@ -675,7 +686,9 @@ def _merged(runs: list[tuple[str | None, list[_Panel]]]) -> list[_Panel]:
             else:
                 old = merged[panel.key]
                 merged[panel.key] = replace(old, series=old.series + series,
-                                            notes=tuple(dict.fromkeys(old.notes + panel.notes)))
+                                            notes=tuple(dict.fromkeys(old.notes + panel.notes)),
+                                            impacts=tuple(sorted(set(old.impacts
+                                                                     + panel.impacts))))
     return [merged[key] for key in order]
 
 
@@ -694,7 +707,10 @@ def _draw(
     info = info or _PLAIN
     inputs = _inputs(table)
     check_choices(kind, columns, x, y, len(inputs))
-    runs = [(label, [_breaks(p, frozenset(wrap), x)
+    against_t = kind in ("overview", "drift", "energy", "forces", "invariants") or (
+        kind == "time" and (x is None or x == naming.TIME))
+    runs = [(label, [replace(_breaks(p, frozenset(wrap), x),
+                             impacts=_impact_times(t) if against_t else ())
                      for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
             for label, t in inputs]
     panels = [_scaled(p) for p in _merged(runs)]
@@ -709,6 +725,15 @@ def _draw(
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
     fig.suptitle(plain(title))
+
+
+def _impact_times(table: Table) -> tuple[float, ...]:
+    """The times of the rows where an ``impulse_<c>`` column is not 0 (issue 27)."""
+    impulses = [table.column(c) for c in table.columns if naming.is_impulse(c)]
+    if not impulses or not table.has(naming.TIME):
+        return ()
+    rows = np.any(np.column_stack(impulses) != 0.0, axis=1)
+    return tuple(float(t) for t in table.column(naming.TIME)[rows])
 
 
 def _default_title(table: Table) -> str:

@@ -23,8 +23,13 @@ from lagsim.cli.runs import simulate_file
               help="When the run fails, keep the rows up to the failure (and the last state "
                    "reached) in PATH [default PATH: FILE.partial.csv beside -o FILE, else "
                    "<system name>.partial.csv].")
+@click.option("--events", default=None, metavar="FILE",
+              help="Also write one row per impact of a system with unilateral constraints, "
+                   "per contact that took an impulse: t, contact, impulse, tangential_impulse, "
+                   "gap_rate_before/after, <q>_dot_before/after, energy_loss. Replaced "
+                   "atomically after the run succeeds; a failed run writes nothing there.")
 @force_option
-def command(file: str, output: str, partial: str | None, force: bool,
+def command(file: str, output: str, partial: str | None, events: str | None, force: bool,
             overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Integrate FILE and write the trajectory as CSV.
 
@@ -33,10 +38,21 @@ def command(file: str, output: str, partial: str | None, force: bool,
     energy h = q_dot . dL/dq_dot - L, which need not be conserved when the system depends on time
     or has forces.
     """
-    from lagsim.output.io import check_output, write_csv
+    from lagsim.errors import InputError, Location
+    from lagsim.output.io import check_output, write_csv, write_rows
 
     read = inputs(force, (file, "FILE"))
     target = check_output(output, inputs=read)
-    _, _, trajectory = simulate_file(file, flags(kwargs), overrides, initial, partial, target,
-                                     read)
+    table = check_output(events, "--events", inputs=read) if events is not None else None
+    if table is not None and (table.kind == target.kind == "stdout" or (
+            table.kind == target.kind == "file" and table.path.resolve() == target.path.resolve())):
+        raise InputError("--events names the place of -o; give the impacts a file of their own",
+                         Location("--events"))
+    spec, _, trajectory = simulate_file(file, flags(kwargs), overrides, initial, partial, target,
+                                        read)
+    if table is not None and not spec.contacts:
+        raise InputError(f"system '{spec.name}' has no unilateral constraints, so "
+                         "no impacts", Location("--events"))
     write_csv(trajectory.columns(), trajectory.as_array(), target)
+    if table is not None:
+        write_rows(trajectory.event_columns(), [e.row() for e in trajectory.events], table)

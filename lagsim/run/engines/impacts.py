@@ -30,15 +30,22 @@ force would pull (it falls through 0, located by Brent's method): then the conta
 and free flight resumes (Pfeiffer and Glocker 1996, §7.1: the transitions contact → detachment
 at λ = 0).
 
-Not yet: friction, ``--section``, the C loops (this engine runs in Python), the reduced
-formulation and the fixed-step methods, and a correction of the drift of the gaps and of the
-bilateral constraints while a contact is held (no stabilizer acts there).
+Friction. A rough contact (``friction: mu`` along ``tangent: s``) takes at an impact also a
+tangential impulse Λ_T with Coulomb's law (:meth:`lagsim.run.contacts.Contacts.impact`), and
+while held it sticks (s̈ = 0) as long as |λ_T| ≤ μλ_N; a held contact that would slide stops
+the run with an error (sliding in contact is not yet supported).
+
+Not yet: sliding friction in a held contact, the accumulation of alternating contacts (the
+rocking block's rest in finite time), ``--section``, the C loops (this engine runs in Python),
+the reduced formulation and the fixed-step methods, and a correction of the drift of the gaps
+and of the bilateral constraints while a contact is held (no stabilizer acts there).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import ClassVar
 
@@ -46,7 +53,7 @@ import numpy as np
 
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError
-from lagsim.output.trajectory import Trajectory
+from lagsim.output.trajectory import ImpactEvent, Trajectory
 from lagsim.run.contacts import RESTING, Contacts, Impact
 from lagsim.run.engines.base import Engine, Progress, StepLoop
 from lagsim.run.engines.python import after_step, make_solver
@@ -195,11 +202,12 @@ class ImpactLoop(StepLoop):
         tail = self._accumulation(t, q, qd_after, hit)
         if tail is not None:
             t_inf, factor = tail
-            qd_rest, pull = contacts.jump(t, q, qd_after, [hit], np.zeros(contacts.k))
+            qd_rest, pull, slide = contacts.jump(t, q, qd_after, [hit], np.zeros(contacts.k))
             q_inf, qd_inf = self._across(t, t_inf, q, qd_rest, [hit])
             stop = Impact(t_inf, -pull * factor, contacts.rates(t, q, qd_after),
                           contacts.rates(t_inf, q_inf, qd_inf), impact.energy_after,
-                          contacts.numeric.energy(t_inf, q_inf, qd_inf))
+                          contacts.numeric.energy(t_inf, q_inf, qd_inf), qd_after.copy(),
+                          qd_inf.copy(), -slide * factor)
             self.impacts.append(stop)
             y = form.initial(t_inf, q_inf, qd_inf)
             self._row(watch, t_inf, y, stop, fill=True)
@@ -391,6 +399,7 @@ class ImpactLoop(StepLoop):
                 found = gap.crossings(step)
                 if found and (hit is None or found[0] < hit[0]):
                     hit = (found[0], i)
+            self._sticking(step.t, step.y, held)
             f = forces(step.t, step.y)
             pulling = [j for j in range(len(held)) if f[j] < 0.0]
             if pulling:
@@ -413,6 +422,20 @@ class ImpactLoop(StepLoop):
             self._held_samples(watch, step, step.t, held, upto=True)
             watch.advance(solver.t, progress)
         return "end", solver.t, solver.y, -1, None
+
+    def _sticking(self, t: float, y: np.ndarray, held: list[int]) -> None:
+        """An :class:`IntegrationError` when a held rough contact's tangential force leaves
+        Coulomb's cone |λ_T| ≤ μλ_N: it would slide, which a held contact does not do yet."""
+        contacts, n = self.contacts, self.contacts.n
+        _, _, normal, tangential = contacts.held_friction(t, y[:n], y[n:2 * n], held)
+        rough = [i for i in held if not np.isnan(contacts.friction[i])]
+        for j, i in enumerate(rough):
+            f_n = normal[held.index(i)]
+            if abs(tangential[j]) > contacts.friction[i] * f_n * (1 + 1e-9) and f_n > 0.0:
+                raise IntegrationError(f"contact '{contacts.names[i]}' would slide (its "
+                                       f"tangential force {tangential[j]:.6g} exceeds mu times "
+                                       f"its normal force {f_n:.6g}); sliding in a held contact "
+                                       "is not yet supported", time=float(t))
 
     def _force_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
         """The contact forces at the last row, at (t, y) with ``held`` closed."""
@@ -460,7 +483,13 @@ class ImpactLoop(StepLoop):
             trajectory = trajectory.with_extra(naming.impulse(name), impulse[:, j])
         for j, name in enumerate(names):
             trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
-        return trajectory.with_extra(naming.IMPACT_LOSS, loss)
+        events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
+                                   float(i.after[j]), tuple(map(float, i.qd_before)),
+                                   tuple(map(float, i.qd_after)), i.loss,
+                                   float(i.tangential[j]))
+                       for i in self.impacts if i.t <= trajectory.t[-1]
+                       for j in np.flatnonzero(i.impulses))
+        return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)
 
     def _say(self) -> None:
         if not self.impacts:

@@ -21,7 +21,15 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from lagsim.spec.system import EULER_SEQUENCES, MASS_KEYS, SIMULATE_KEYS, TOP_KEYS
+from lagsim.spec.system import (
+    EULER_SEQUENCES,
+    MASS_KEYS,
+    NO_SLIP_KEYS,
+    SIMULATE_KEYS,
+    SPACE_AXES,
+    SPRING_KEYS,
+    TOP_KEYS,
+)
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _DIGITS = r"\d(?:_?\d)*"
@@ -120,6 +128,18 @@ def _body_inertia() -> dict[str, Any]:
     ]}
 
 
+def _space(key: str, vector: dict[str, Any]) -> dict[str, Any]:
+    """``{key: vector}``, the one-key mapping of a point or torque in named axes."""
+    return {"type": "object", "properties": {key: vector}, "additionalProperties": False,
+            "required": [key]}
+
+
+def _points() -> dict[str, Any]:
+    """A body's ``points:``: name → offset in body axes, or ``{space: [...]}``."""
+    return {"type": "object", "additionalProperties": {"anyOf": [_vector(),
+                                                                 _space("space", _vector())]}}
+
+
 def _mass() -> dict[str, Any]:
     parts = {
         "mass": (EXPRESSION, "an expression, usually a parameter."),
@@ -130,6 +150,8 @@ def _mass() -> dict[str, Any]:
         "angle": (EXPRESSION, "its orientation angle"),
         "orientation": (_orientation(), "the rotation R that takes the body's axes to the "
                         "space axes"),
+        "points": (_points(), "named points of a body, each its offset from the centre of "
+                   "mass"),
     }
     planar = {"required": ["inertia"], "not": {"required": ["orientation"]}}
     body = {"required": ["inertia"], "not": {"required": ["angle"]},
@@ -154,6 +176,13 @@ def _constraint() -> dict[str, Any]:
         "velocity": (EXPRESSION, "the expression must be linear in the velocities and use at "
                      "least one of them."),
     }
+    no_slip = {
+        "name": {"type": "string"},
+        "no_slip": _described({"type": "string"}, "a mass (its centre of mass) or "
+                              "`body.point`"),
+        "directions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
+                       "items": {"enum": list(SPACE_AXES)}},
+    }
     return {
         "anyOf": [
             _described(EXPRESSION, "a string, a holonomic constraint"),
@@ -163,8 +192,37 @@ def _constraint() -> dict[str, Any]:
              "properties": {key: _described(*parts[key]) for key in CONSTRAINT_KEYS},
              "additionalProperties": False,
              "oneOf": [{"required": ["holonomic"]}, {"required": ["velocity"]}]},
+            {"type": "object",
+             "description": "a mapping `{name: N, no_slip: P, directions: [x, y]}`",
+             "properties": {key: no_slip[key] for key in NO_SLIP_KEYS},
+             "additionalProperties": False,
+             "required": ["no_slip"]},
         ],
     }
+
+
+def _spring() -> dict[str, Any]:
+    """A spring: a pair of ends drawn only, or a mapping with a stiffness that acts."""
+    drawn = {"type": "array", "minItems": 2, "maxItems": 2,
+             "items": {"anyOf": [{"type": "string"},
+                                 {"type": "array", "items": EXPRESSION,
+                                  "minItems": 2, "maxItems": 2}]}}
+    end = {"anyOf": [{"type": "string"}, _vector()]}
+    parts = {"ends": {"type": "array", "items": end, "minItems": 2, "maxItems": 2},
+             "stiffness": EXPRESSION, "length": EXPRESSION, "damping": EXPRESSION}
+    acting = {
+        "type": "object",
+        "description": "a mapping `{ends: [A, B], stiffness: k, length: L0, damping: c}`",
+        "properties": {key: parts[key] for key in SPRING_KEYS},
+        "additionalProperties": False,
+        "required": ["ends", "stiffness"],
+    }
+    return {"anyOf": [drawn, acting]}
+
+
+def _torque() -> dict[str, Any]:
+    three = {"type": "array", "items": EXPRESSION, "minItems": 3, "maxItems": 3}
+    return {"anyOf": [EXPRESSION, three, _space("space", three), _space("body_axes", three)]}
 
 
 def _simulate_parts() -> dict[str, tuple[dict[str, Any], str]]:
@@ -230,12 +288,12 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
         "units": ({"type": "object", "additionalProperties": {"type": "string",
                                                                 "pattern": r"\S"}},
                   "optional units of coordinates, parameters and `t`, shown in axis labels"),
-        "springs": ({"type": "array", "items": {
-                        "type": "array", "minItems": 2, "maxItems": 2,
-                        "items": {"anyOf": [{"type": "string"},
-                                            {"type": "array", "items": EXPRESSION,
-                                             "minItems": 2, "maxItems": 2}]}}},
-                    "pairs of ends that `lagsim animate` draws as springs"),
+        "springs": ({"type": "array", "items": _spring()},
+                    "pairs of ends that `lagsim animate` draws as springs, or springs with a "
+                    "stiffness that add to U"),
+        "torques": ({"type": "object", "additionalProperties": _torque()},
+                    "moments on bodies, in space axes or body axes, projected onto the "
+                    "coordinates"),
     }
 
 

@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -50,9 +50,13 @@ from lagsim.spec.options import SIMULATE_KEYS
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
-    "units", "springs",
+    "units", "springs", "torques",
 )
-MASS_KEYS = ("mass", "position", "inertia", "angle", "orientation")
+MASS_KEYS = ("mass", "position", "inertia", "angle", "orientation", "points")
+SPACE_AXES = ("x", "y", "z")
+"""The names of the space axes, in order: the suffixes of a ``no_slip`` constraint's rows."""
+NO_SLIP_KEYS = ("name", "no_slip", "directions")
+SPRING_KEYS = ("ends", "stiffness", "length", "damping")
 ORIENTATION_KEYS = ("euler", "angles", "extrinsic", "matrix", "quaternion")
 EULER_SEQUENCES = ("XZX", "XYX", "YXY", "YZY", "ZYZ", "ZXZ",
                    "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
@@ -153,6 +157,19 @@ class Orientation:
 
 
 @dataclass(frozen=True)
+class Point:
+    """A named point of a body, given by its ``offset`` from the centre of mass: in body axes
+    (it turns with the body: 3 components, or 2 turned by a planar body's angle) or, when
+    ``space``, in space axes (a point that need not be fixed in the body, such as a contact
+    point)."""
+
+    name: str
+    offset: tuple[Expr, ...]
+    space: bool
+    location: Location
+
+
+@dataclass(frozen=True)
 class MassSpec:
     """A point mass, a planar body when ``inertia`` and ``angle`` are given, or a 3-D body when
     ``orientation`` and ``body_inertia`` (3×3, about the centre of mass, body axes) are."""
@@ -165,20 +182,59 @@ class MassSpec:
     location: Location
     orientation: Orientation | None = None
     body_inertia: tuple[tuple[Expr, ...], ...] | None = None
+    points: tuple[Point, ...] = ()
+
+    @property
+    def rotates(self) -> bool:
+        """Whether the mass is a body (planar or 3-D), which has an angular velocity."""
+        return self.orientation is not None or self.angle is not None
 
 
 @dataclass(frozen=True)
 class ConstraintSpec:
-    """A holonomic constraint φ(q, t) = 0 or a velocity constraint a(q,t)·q̇ + b(q,t) = 0."""
+    """A holonomic constraint φ(q, t) = 0 or a velocity constraint a(q,t)·q̇ + b(q,t) = 0.
+
+    A row of a ``no_slip`` entry has no ``expression``: it is the velocity constraint v_P·e_k = 0
+    of the material point ``point`` (``body.point`` or a mass) along the space axis
+    ``direction`` (0, 1, 2), which :mod:`lagsim.symbolic.bodies` writes out."""
 
     name: str
     kind: str
-    expression: Expr
+    expression: Expr | None
     location: Location
+    point: str = ""
+    direction: int = -1
 
 
 SpringEnd = str | tuple[float, float]
 """An end of a spring: a mass name, ``"origin"``, or a fixed point (x, y)."""
+
+End = str | tuple[float, ...]
+"""An end of a spring with a stiffness: a mass name (its centre of mass), ``body.point``,
+``"origin"``, or a fixed point (x, y) or (x, y, z)."""
+
+
+@dataclass(frozen=True)
+class SpringSpec:
+    """A spring of ``springs:`` given as a mapping: it adds ½k(|r_A − r_B| − L0)² to U and, with
+    a ``damping`` c, ½c(d|r_A − r_B|/dt)² to the dissipation function."""
+
+    ends: tuple[End, End]
+    stiffness: Expr
+    length: Expr | None
+    damping: Expr | None
+    location: Location
+
+
+@dataclass(frozen=True)
+class TorqueSpec:
+    """A torque on a body: M in space axes (3 components, or the one component about z of a
+    planar body), or in the body's own axes when ``body_axes``."""
+
+    body: str
+    moment: tuple[Expr, ...]
+    body_axes: bool
+    location: Location
 
 
 @dataclass(frozen=True)
@@ -216,6 +272,14 @@ class SystemSpec:
     springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
     """``springs:``: pairs of ends (a mass name, ``origin``, or a fixed point (x, y)) that
     ``lagsim animate`` draws as springs."""
+    spring_forces: tuple[SpringSpec, ...] = ()
+    """``springs:`` entries given as mappings (with a stiffness): they add to U (and R)."""
+    torques: tuple[TorqueSpec, ...] = ()
+    """``torques:``: moments on bodies, projected onto the coordinates by ∂ω/∂q̇."""
+
+    def mass(self, name: str) -> MassSpec:
+        """The mass (or body) called ``name``."""
+        return next(m for m in self.masses if m.name == name)
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -739,38 +803,26 @@ class _Reader:
                                      f"coordinate{suggest(key, coords)}; forces are given by "
                                      "coordinate")
                 forces.append((key, self.expr(value_node, symbols, f"the force on '{key}'")))
-        loads = []
-        if "loads" in top:
-            mass_names = [m.name for m in masses]
-            for raw, key_node, value_node in self.mapping(top["loads"], "'loads'", "mass"):
-                key = normal_name(raw)
-                if key not in mass_names:
-                    raise self.error(key_node, f"'loads' names '{key}', which is not a mass"
-                                     f"{suggest(key, mass_names)}; declare it under 'masses'")
-                dim = len(next(m for m in masses if m.name == key).position)
-                vector = tuple(self.expr(n, symbols, f"a component of the load on '{key}'")
-                               for n in self.sequence(value_node, f"the load on '{key}'"))
-                if len(vector) != dim:
-                    raise self.error(value_node, f"the load on '{key}' has {len(vector)} "
-                                     f"components but its position has {dim}")
-                loads.append((key, vector))
+        loads = self.loads(top["loads"], masses, symbols) if "loads" in top else ()
+        torques = self.torques(top.get("torques"), masses, symbols)
         dissipation = opt_expr("dissipation", symbols, "'dissipation'")
 
-        constraints = self.constraints(top.get("constraints"), symbols, coords)
+        constraints = self.constraints(top.get("constraints"), symbols, coords, masses)
         constraints += self.unit_constraints(masses, constraints)
         initial = self.initial(top.get("initial"), params, coords, initial_over)
         simulate = self.simulate(top.get("simulate"))
         units = self.units(top.get("units"), params, coords)
-        springs = self.springs(top.get("springs"), masses, params)
+        springs, spring_forces = self.springs(top.get("springs"), masses, params, symbols,
+                                              coords)
 
         return SystemSpec(
             source=self.label, name=name, description=description, parameters=params,
             coordinates=coords, coordinate_locations=coord_locs, kinetic=kinetic,
             potential=potential, lagrangian=lagrangian, masses=masses, gravity=gravity,
-            forces=tuple(forces), loads=tuple(loads), dissipation=dissipation,
+            forces=tuple(forces), loads=loads, dissipation=dissipation,
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
-            units=units, springs=springs,
+            units=units, springs=springs, spring_forces=spring_forces, torques=torques,
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
@@ -862,9 +914,11 @@ class _Reader:
             position = tuple(self.positional(n, names, coords,
                                              f"a component of the position of '{mname}'")
                              for n in items)
+            points = self.points(mname, fields, names, coords, len(position))
             if "orientation" in fields:
-                masses.append(self.body(mname, fields, value_node, names, coords, position,
-                                        key_node, values, mass))
+                masses.append(replace(self.body(mname, fields, value_node, names, coords,
+                                                position, key_node, values, mass),
+                                      points=points))
                 continue
             if "inertia" in fields and not isinstance(fields["inertia"], yaml.ScalarNode):
                 raise self.error(fields["inertia"], f"mass '{mname}': a list 'inertia' is a 3-D "
@@ -880,12 +934,137 @@ class _Reader:
                                           f"the inertia of '{mname}'")
                 angle = self.positional(fields["angle"], names, coords,
                                         f"the angle of '{mname}'")
-            masses.append(MassSpec(mname, mass, position, inertia, angle, self.loc(key_node)))
+            masses.append(MassSpec(mname, mass, position, inertia, angle, self.loc(key_node),
+                                   points=points))
         dims = {len(m.position) for m in masses}
         if len(dims) > 1:
             raise self.error(node, "all masses must have positions of the same dimension "
                              "(2 or 3 components)")
         return tuple(masses)
+
+    def points(self, mname: str, fields: Mapping[str, yaml.Node],
+               names: Mapping[str, se.Basic], coords: tuple[str, ...], dim: int
+               ) -> tuple[Point, ...]:
+        """A body's ``points:``: name → offset from the centre of mass, a list in body axes or
+        ``{space: [...]}`` in space axes, ``dim`` components each, in parameters, coordinates
+        and t."""
+        node = fields.get("points")
+        if node is None:
+            return ()
+        if "orientation" not in fields and "angle" not in fields:
+            raise self.error(node, f"mass '{mname}' is a point mass, which has no points of its "
+                             "own; give it 'orientation' and 'inertia' (3-D) or 'angle' and "
+                             "'inertia' (planar), or declare another mass")
+        out: list[Point] = []
+        for raw, key_node, value_node in self.mapping(node, f"the points of '{mname}'", "point"):
+            pname = normal_name(raw)
+            if not raw.isidentifier() or not pname.isidentifier():
+                raise self.error(key_node, f"point name {raw!r} is not a valid name; use "
+                                 "letters, digits and _ starting with a letter (e.g. rim)")
+            what = f"point '{mname}.{pname}'"
+            space = False
+            offset = value_node
+            if isinstance(value_node, yaml.MappingNode):
+                entries = self.mapping(value_node, what)
+                if len(entries) != 1 or entries[0][0] != "space":
+                    bad = next((k for k in entries if k[0] != "space"), entries[0] if entries
+                               else None)
+                    raise self.error(bad[1] if bad else value_node, f"{what} is a list [..] in "
+                                     "body axes or {space: [..]} in space axes; the only key is "
+                                     "'space'")
+                space, offset = True, entries[0][2]
+            items = self.sequence(offset, what)
+            if len(items) != dim:
+                raise self.error(offset, f"{what} has {len(items)} components; the position "
+                                 f"of '{mname}' has {dim}, give {dim}")
+            parts = tuple(self.positional(n, names, coords, f"a component of {what}")
+                          for n in items)
+            out.append(Point(pname, parts, space, self.loc(key_node)))
+        return tuple(out)
+
+    def point_ref(self, node: yaml.Node, masses: tuple[MassSpec, ...], what: str,
+                  extra: tuple[str, ...] = ()) -> str:
+        """A mass name (its centre of mass) or ``body.point`` (or one of ``extra``), checked
+        against the declared masses and their points."""
+        text = normal_name(str(self.scalar(node, what)))
+        if text in extra:
+            return text
+        body, dot, point = text.partition(".")
+        names = [m.name for m in masses]
+        if body not in names:
+            raise self.error(node, f"{what} '{text}' names '{body}', which is not a mass"
+                             f"{suggest(body, [*names, *extra])}; write a mass, or body.point "
+                             "for a point declared under the body's 'points'")
+        if not dot:
+            return text
+        mass = next(m for m in masses if m.name == body)
+        points = [p.name for p in mass.points]
+        if point not in points:
+            known = (f"its points are {', '.join(points)}" if points else
+                     f"'{body}' declares no 'points'")
+            raise self.error(node, f"{what} '{text}': '{body}' has no point '{point}'"
+                             f"{suggest(point, points)}; {known}")
+        return text
+
+    def loads(self, node: yaml.Node, masses: tuple[MassSpec, ...],
+              symbols: Mapping[str, se.Basic]) -> tuple[tuple[str, tuple[Expr, ...]], ...]:
+        """``loads:``: a force in space axes on a mass's centre or on ``body.point``."""
+        out = []
+        for _raw, key_node, value_node in self.mapping(node, "'loads'", "mass"):
+            key = self.point_ref(key_node, masses, "'loads' names")
+            dim = len(next(m for m in masses if m.name == key.partition(".")[0]).position)
+            vector = tuple(self.expr(n, symbols, f"a component of the load on '{key}'")
+                           for n in self.sequence(value_node, f"the load on '{key}'"))
+            if len(vector) != dim:
+                raise self.error(value_node, f"the load on '{key}' has {len(vector)} "
+                                 f"components but its position has {dim}")
+            out.append((key, vector))
+        return tuple(out)
+
+    def torques(self, node: yaml.Node | None, masses: tuple[MassSpec, ...],
+                symbols: Mapping[str, se.Basic]) -> tuple[TorqueSpec, ...]:
+        """``torques:``: body → [Mx, My, Mz] in space axes, {body_axes: [..]} in the body's
+        axes, or one number (about z) for a planar body."""
+        if node is None:
+            return ()
+        out = []
+        for _raw, key_node, value_node in self.mapping(node, "'torques'", "body"):
+            body = self.point_ref(key_node, masses, "'torques' names")
+            if "." in body:
+                raise self.error(key_node, f"a torque acts on a body, not on a point: write "
+                                 f"'{body.partition('.')[0]}' (a force at a point goes under "
+                                 "'loads')")
+            mass = next(m for m in masses if m.name == body)
+            what = f"the torque on '{body}'"
+            if not mass.rotates:
+                raise self.error(key_node, f"{what}: '{body}' is a point mass, which has no "
+                                 "orientation for a torque to turn; give it 'orientation' and "
+                                 "'inertia' (or 'angle' and 'inertia')")
+            body_axes = False
+            items_node = value_node
+            if isinstance(value_node, yaml.MappingNode):
+                entries = self.mapping(value_node, what)
+                if len(entries) != 1 or entries[0][0] not in ("space", "body_axes"):
+                    raise self.error(value_node, f"{what} is [Mx, My, Mz] (space axes), "
+                                     "{space: [..]} or {body_axes: [..]}")
+                body_axes, items_node = entries[0][0] == "body_axes", entries[0][2]
+            if mass.orientation is None:
+                if not isinstance(value_node, yaml.ScalarNode):
+                    raise self.error(value_node, f"{what}: '{body}' is a planar body; its "
+                                     "torque is one expression, the moment about the axis "
+                                     "normal to the plane")
+                out.append(TorqueSpec(body, (self.expr(value_node, symbols, what),), False,
+                                      self.loc(key_node)))
+                continue
+            if isinstance(items_node, yaml.ScalarNode):
+                raise self.error(items_node, f"{what}: '{body}' is a 3-D body; its torque is "
+                                 "[Mx, My, Mz]")
+            moment = tuple(self.expr(n, symbols, f"a component of {what}")
+                           for n in self.sequence(items_node, what))
+            if len(moment) != 3:
+                raise self.error(items_node, f"{what} has {len(moment)} components; give 3")
+            out.append(TorqueSpec(body, moment, body_axes, self.loc(key_node)))
+        return tuple(out)
 
     def body(self, mname: str, fields: Mapping[str, yaml.Node], value_node: yaml.Node,
              names: Mapping[str, se.Basic], coords: tuple[str, ...],
@@ -1065,25 +1244,37 @@ class _Reader:
                              f"positions have {dim}")
 
     def constraints(self, node: yaml.Node | None, symbols: Mapping[str, se.Basic],
-                    coords: tuple[str, ...]) -> tuple[ConstraintSpec, ...]:
+                    coords: tuple[str, ...], masses: tuple[MassSpec, ...] = ()
+                    ) -> tuple[ConstraintSpec, ...]:
         if node is None:
             return ()
         out: list[ConstraintSpec] = []
         items = self.sequence(node, "'constraints'")
         if len(items) > MAX_CONSTRAINTS:
             raise self.error(node, exceeded("constraints", f"{len(items):,} constraints"))
+        keys = ("name", "holonomic", "velocity", *NO_SLIP_KEYS[1:])
         for index, item in enumerate(items, start=1):
             name = f"c{index}"
             if isinstance(item, yaml.MappingNode):
                 fields = {}
                 for key, k_node, v_node in self.mapping(item, f"constraint {index}"):
-                    if key not in ("name", "holonomic", "velocity"):
+                    if key not in keys:
                         raise self.error(k_node, f"unknown key '{key}' in constraint {index}"
-                                         f"{suggest(key, ('name', 'holonomic', 'velocity'))}; "
-                                         "use name:, and one of holonomic: or velocity:")
+                                         f"{suggest(key, keys)}; use name:, and one of "
+                                         "holonomic: or velocity: (or no_slip:, with "
+                                         "directions:)")
                     fields[key] = (k_node, v_node)
                 if "name" in fields:
                     name = self.identifier(fields["name"][1], "constraint name", "constraints")
+                if "no_slip" in fields or "directions" in fields:
+                    for row in self.no_slip(item, fields, name if "name" in fields else "",
+                                            masses, MAX_CONSTRAINTS - len(out)):
+                        if any(c.name == row.name for c in out):
+                            raise InputError(f"constraint name '{row.name}' is used twice; "
+                                             "names must be unique (they name the multipliers "
+                                             "lambda_<name>)", row.location)
+                        out.append(row)
+                    continue
                 kinds = [k for k in ("holonomic", "velocity") if k in fields]
                 if len(kinds) != 1:
                     raise self.error(item, f"constraint '{name}' needs exactly one of "
@@ -1105,6 +1296,52 @@ class _Reader:
                                  "must be unique (they name the multipliers lambda_<name>)")
             out.append(ConstraintSpec(name, kind, expr, self.loc(expr_node)))
         return tuple(out)
+
+    def no_slip(self, item: yaml.Node, fields: Mapping[str, tuple[yaml.Node, yaml.Node]],
+                name: str, masses: tuple[MassSpec, ...], room: int
+                ) -> list[ConstraintSpec]:
+        """The rows v_P·e_k = 0 of ``{name: N, no_slip: P, directions: [x, y]}``: one per space
+        axis (or per direction given), named ``N_x``, ``N_y``, ``N_z``."""
+        if "no_slip" not in fields:
+            raise self.error(fields["directions"][0], "'directions' goes with 'no_slip'")
+        for key in ("holonomic", "velocity"):
+            if key in fields:
+                raise self.error(fields[key][0], f"a constraint has one of 'holonomic', "
+                                 f"'velocity' and 'no_slip'; '{key}' and 'no_slip' are both "
+                                 "given")
+        if not masses:
+            raise self.error(fields["no_slip"][1], "'no_slip' names a point of a mass, and no "
+                             "'masses' are declared")
+        point = self.point_ref(fields["no_slip"][1], masses, "'no_slip' names")
+        dim = len(masses[0].position)
+        axes = SPACE_AXES[:dim]
+        chosen: list[int] = list(range(dim))
+        if "directions" in fields:
+            d_node = fields["directions"][1]
+            chosen = []
+            for n in self.sequence(d_node, "'directions'"):
+                axis = str(self.scalar(n, "a direction")).lower()
+                if axis not in axes:
+                    raise self.error(n, f"direction {axis!r} is not a space axis; the axes "
+                                     f"are {', '.join(axes)}")
+                if axes.index(axis) in chosen:
+                    raise self.error(n, f"direction '{axis}' is given twice; keep one")
+                chosen.append(axes.index(axis))
+            if not chosen:
+                raise self.error(d_node, "'directions' is empty; give at least one of "
+                                 f"{', '.join(axes)}")
+        if len(chosen) > room:
+            raise self.error(item, exceeded("constraints", "more constraint rows"))
+        base = name or point.rpartition(".")[2]
+        rows = []
+        for k in chosen:
+            row = f"{base}_{axes[k]}"
+            clash = naming.column_clash(row)
+            if clash:
+                raise self.error(item, f"constraint name '{row}' {clash}")
+            rows.append(ConstraintSpec(row, "velocity", None, self.loc(fields["no_slip"][1]),
+                                       point, k))
+        return rows
 
     def unit_constraints(self, masses: tuple[MassSpec, ...],
                          given: tuple[ConstraintSpec, ...]) -> tuple[ConstraintSpec, ...]:
@@ -1186,15 +1423,22 @@ class _Reader:
         return tuple(out)
 
     def springs(self, node: yaml.Node | None, masses: tuple[MassSpec, ...],
-                params: tuple[Parameter, ...]) -> tuple[tuple[SpringEnd, SpringEnd], ...]:
-        """``springs:``, a list of [end, end] pairs; an end is a mass, ``origin`` or a point
-        [x, y] in numbers and parameters."""
+                params: tuple[Parameter, ...], symbols: Mapping[str, se.Basic],
+                coords: tuple[str, ...]
+                ) -> tuple[tuple[tuple[SpringEnd, SpringEnd], ...], tuple[SpringSpec, ...]]:
+        """``springs:``: [end, end] pairs to draw (an end is a mass, ``origin`` or a point
+        [x, y] in numbers and parameters), and mappings {ends: [A, B], stiffness: k, length:
+        L0, damping: c} that also act (an end is then also ``body.point`` or [x, y, z])."""
         if node is None:
-            return ()
+            return (), ()
         names = [m.name for m in masses]
         values = {p.name: se.RealDouble(p.value) for p in params}
         out = []
+        acting = []
         for item in self.sequence(node, "'springs'"):
+            if isinstance(item, yaml.MappingNode):
+                acting.append(self.spring(item, masses, values, symbols, coords))
+                continue
             ends = self.sequence(item, "a spring")
             if len(ends) != 2:
                 raise self.error(item, f"a spring has two ends, not {len(ends)}: write "
@@ -1215,7 +1459,50 @@ class _Reader:
                                      "point [x, y]")
                 pair.append(name)
             out.append((pair[0], pair[1]))
-        return tuple(out)
+        return tuple(out), tuple(acting)
+
+    def spring(self, item: yaml.Node, masses: tuple[MassSpec, ...],
+               values: Mapping[str, se.Basic], symbols: Mapping[str, se.Basic],
+               coords: tuple[str, ...]) -> SpringSpec:
+        """One ``{ends: [A, B], stiffness: k, length: L0, damping: c}``."""
+        fields: dict[str, yaml.Node] = {}
+        for key, k_node, v_node in self.mapping(item, "a spring"):
+            if key not in SPRING_KEYS:
+                raise self.error(k_node, f"unknown key '{key}' in a spring"
+                                 f"{suggest(key, SPRING_KEYS)}; the keys are "
+                                 f"{', '.join(SPRING_KEYS)}")
+            fields[key] = v_node
+        for key in ("ends", "stiffness"):
+            if key not in fields:
+                raise self.error(item, f"a spring given as a mapping needs '{key}'")
+        if not masses:
+            raise self.error(item, "a spring acts on 'masses', and none are declared")
+        dim = len(masses[0].position)
+        ends_node = fields["ends"]
+        ends = self.sequence(ends_node, "the ends of a spring")
+        if len(ends) != 2:
+            raise self.error(ends_node, f"a spring has two ends, not {len(ends)}")
+        pair: list[End] = []
+        for end in ends:
+            if isinstance(end, yaml.SequenceNode):
+                point = tuple(self.number(n, values, "a coordinate of a spring's end",
+                                          PARAMETER_HINT) for n in end.value)
+                if len(point) != dim:
+                    raise self.error(end, f"a spring's fixed end has {len(point)} coordinates; "
+                                     f"the mass positions have {dim}")
+                pair.append(point)
+                continue
+            pair.append(self.point_ref(end, masses, "a spring's end", ("origin",)))
+        if not any(isinstance(e, str) and e != "origin" for e in pair):
+            raise self.error(ends_node, "a spring needs a mass or a body's point at one end at "
+                             "least")
+        stiffness = self.positional(fields["stiffness"], symbols, coords,
+                                    "the stiffness of a spring")
+        length = (self.positional(fields["length"], symbols, coords, "the length of a spring")
+                  if "length" in fields else None)
+        damping = (self.positional(fields["damping"], symbols, coords,
+                                   "the damping of a spring") if "damping" in fields else None)
+        return SpringSpec((pair[0], pair[1]), stiffness, length, damping, self.loc(item))
 
     def simulate(self, node: yaml.Node | None) -> dict[str, Setting]:
         if node is None:

@@ -28,7 +28,17 @@ import symengine as se
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import exact_text, kinks, resolve_derivatives
-from lagsim.spec.system import Expr, Orientation, SystemSpec
+from lagsim.spec.system import ConstraintSpec, End, Expr, MassSpec, Orientation, SystemSpec
+from lagsim.symbolic.bodies import (
+    Frame,
+    euler_space_rates,
+    offset,
+    planar_rotation,
+    point_velocity,
+    projected,
+    spring_dissipation,
+    spring_energy,
+)
 from lagsim.symbolic.expansion import expanded, killable
 from lagsim.symbolic.rotations import (
     body_rates,
@@ -37,6 +47,7 @@ from lagsim.symbolic.rotations import (
     quaternion_body_rates,
     quaternion_matrix,
 )
+from lagsim.symbolic.vanishing import magnitude
 
 
 @dataclass(frozen=True)
@@ -259,6 +270,11 @@ def build_model(spec: SystemSpec) -> Model:
             gvec = [g.expr for g in spec.gravity]
             potential -= mval * sum((gi * ri for gi, ri in zip(gvec, r)), se.Integer(0))
         positions.append((mass.name, r))
+    points = Points(spec, q, qd, t)
+    for spring in spec.spring_forces:
+        potential += spring_energy(spring.stiffness.expr,
+                                   spring.length.expr if spring.length else None,
+                                   points.separation(spring.ends))
     if spec.lagrangian is not None:
         lagrangian = spec.lagrangian.expr
         kinetic = potential = None
@@ -266,8 +282,8 @@ def build_model(spec: SystemSpec) -> Model:
         lagrangian = kinetic - potential
 
     tau = _generalized_forces(spec, q, qd, t, positions)
-    constraints = tuple(make_constraint(c.name, c.kind, c.expression.expr, q, qd, t)
-                        for c in spec.constraints)
+    tau += points.generalized_forces()
+    constraints = tuple(points.constraint(c) for c in spec.constraints)
     return assemble_model(
         name=spec.name, description=spec.description, coordinates=spec.coordinates,
         lagrangian=lagrangian, tau=tau, constraints=constraints,
@@ -306,7 +322,8 @@ def spec_structure(spec: SystemSpec) -> str:
         package = Path(__file__).parent.parent
         _SOURCES.append(hashlib.sha256(b"".join(
             (package / name).read_bytes()
-            for name in ("symbolic/model.py", "numeric/compile.py"))).hexdigest())
+            for name in ("symbolic/model.py", "symbolic/bodies.py",
+                         "numeric/compile.py"))).hexdigest())
     return hashlib.sha256((repr(_canonical(spec)) + _SOURCES[0]).encode()).hexdigest()
 
 
@@ -367,6 +384,136 @@ def _resolved(constraint: Constraint) -> Constraint:
                       for name in ("offset", "velocity_form", "rhs")})
 
 
+class Points:
+    """The frames of a spec's bodies (:class:`lagsim.symbolic.bodies.Frame`), made when first
+    needed, and what acts at their points: loads at ``body.point``, torques, springs with a
+    stiffness and ``no_slip`` rows."""
+
+    def __init__(self, spec: SystemSpec, q: tuple[se.Symbol, ...], qd: tuple[se.Symbol, ...],
+                 t: se.Symbol) -> None:
+        self.spec, self.q, self.qd, self.t = spec, q, qd, t
+        self.frames: dict[str, Frame] = {}
+
+    def frame(self, name: str) -> Frame:
+        if name not in self.frames:
+            self.frames[name] = body_frame(self.spec.mass(name), self.q, self.qd, self.t)
+        return self.frames[name]
+
+    def offset(self, ref: str) -> tuple[Frame, tuple[se.Basic, ...]]:
+        """The frame of ``ref``'s body and d = r_P − r_c in space axes (zero for a mass)."""
+        body, _, name = ref.partition(".")
+        frame = self.frame(body)
+        if not name:
+            return frame, tuple(se.Integer(0) for _ in frame.position)
+        point = next(p for p in self.spec.mass(body).points if p.name == name)
+        return frame, offset(frame, [c.expr for c in point.offset], point.space)
+
+    def position(self, end: End) -> tuple[se.Basic, ...]:
+        """r of a spring's end: a mass, ``body.point``, the origin or a fixed point."""
+        dim = len(self.spec.masses[0].position)
+        if isinstance(end, tuple):
+            return tuple(se.RealDouble(x) for x in end)
+        if end == "origin":
+            return tuple(se.Integer(0) for _ in range(dim))
+        frame, d = self.offset(end)
+        return tuple(r + x for r, x in zip(frame.position, d))
+
+    def velocity(self, ref: str) -> tuple[se.Basic, ...]:
+        """v_P of the material point at ``ref`` (:func:`lagsim.symbolic.bodies.point_velocity`)."""
+        frame, d = self.offset(ref)
+        return point_velocity(frame, d)
+
+    def separation(self, ends: tuple[End, End]) -> tuple[se.Basic, ...]:
+        return tuple(a - b for a, b in zip(self.position(ends[0]), self.position(ends[1])))
+
+    def generalized_forces(self) -> se.DenseMatrix:
+        """τ of the loads at points (F·∂v_P/∂q̇), the torques (M·∂ω/∂q̇) and the dampers of the
+        springs (−∂R/∂q̇)."""
+        n = len(self.q)
+        total = [se.Integer(0)] * n
+        acting: list[list[se.Basic]] = []
+        for ref, vector in self.spec.loads:
+            if "." in ref:
+                acting.append(projected([c.expr for c in vector], self.velocity(ref), self.qd))
+        for torque in self.spec.torques:
+            frame = self.frame(torque.body)
+            omega = frame.omega_body if torque.body_axes else frame.omega
+            acting.append(projected([c.expr for c in torque.moment], omega, self.qd))
+        for spring in self.spec.spring_forces:
+            if spring.damping is None:
+                continue
+            d = self.separation(spring.ends)
+            rate = [time_derivative(x, self.q, self.qd, self.t) for x in d]
+            R = spring_dissipation(spring.damping.expr, d, rate)
+            acting.append([-se.diff(R, v) for v in self.qd])
+        for q_force in acting:
+            total = [a + b for a, b in zip(total, q_force)]
+        return se.DenseMatrix(n, 1, total)
+
+    def constraint(self, c: ConstraintSpec) -> Constraint:
+        """The model's constraint of ``c``; a ``no_slip`` row is v_P·e_k, refused when it
+        vanishes identically (the coordinates already hold it)."""
+        if c.expression is not None:
+            return make_constraint(c.name, c.kind, c.expression.expr, self.q, self.qd, self.t)
+        expr = self.velocity(c.point)[c.direction]
+        if vanishes(expr, self.spec, self.q, self.qd, self.t):
+            axis = c.name.rpartition("_")[2]
+            raise InputError(f"no_slip row '{c.name}' is identically zero: the velocity of "
+                             f"{c.point} along {axis} vanishes for every motion the coordinates "
+                             "allow; leave it out with 'directions' (e.g. directions: [x, y])",
+                             c.location)
+        return make_constraint(c.name, "velocity", expr, self.q, self.qd, self.t)
+
+
+VANISH_STATES = 4
+"""Seeded random states at which a ``no_slip`` row is evaluated to tell it is identically 0."""
+
+
+def vanishes(expr: se.Basic, spec: SystemSpec, q: tuple[se.Symbol, ...],
+             qd: tuple[se.Symbol, ...], t: se.Symbol) -> bool:
+    """Whether ``expr`` (in q, q̇, t and the parameters) is 0 at :data:`VANISH_STATES` random
+    states, each value within 1e-12 of the rounding scale of its evaluation
+    (:func:`lagsim.symbolic.vanishing.magnitude`)."""
+    import numpy as np
+
+    expr = expanded(expr)
+    if expr == 0:
+        return True
+    rng = np.random.default_rng(24)
+    scale = magnitude(expr)
+    params = {se.Symbol(k): v for k, v in spec.parameter_values.items()}
+    for _ in range(VANISH_STATES):
+        state = dict(params)
+        state.update({s: float(rng.uniform(-1.5, 1.5)) for s in (*q, *qd, t)})
+        value = abs(complex(expr.subs(state)))
+        if value > 1e-12 * max(abs(complex(scale.subs(state))), 1e-300):
+            return False
+    return True
+
+
+def body_frame(mass: MassSpec, q: tuple[se.Symbol, ...], qd: tuple[se.Symbol, ...],
+               t: se.Symbol) -> Frame:
+    """The :class:`lagsim.symbolic.bodies.Frame` of a mass: ω in space axes short for Euler
+    angles (:func:`lagsim.symbolic.bodies.euler_space_rates`), R ω_b otherwise."""
+    r = tuple(c.expr for c in mass.position)
+    v = tuple(time_derivative(x, q, qd, t) for x in r)
+    if mass.orientation is not None:
+        o = mass.orientation
+        R = rotation_matrix(o)
+        omega_b = body_angular_velocity(o, q, qd, t)
+        if o.sequence:
+            angles = tuple(a.expr for a in o.angles)
+            rates = tuple(time_derivative(a, q, qd, t) for a in angles)
+            omega = euler_space_rates(o.sequence, angles, rates, o.extrinsic)
+        else:
+            omega = [se.Add(*(R[i, j] * omega_b[j] for j in range(3))) for i in range(3)]
+        return Frame(r, v, R, tuple(omega), tuple(omega_b))
+    if mass.angle is not None:
+        return Frame(r, v, planar_rotation(mass.angle.expr),
+                     (time_derivative(mass.angle.expr, q, qd, t),))
+    return Frame(r, v, None, ())
+
+
 def _generalized_forces(spec: SystemSpec, q, qd, t, positions) -> se.DenseMatrix:
     """τ: forces by coordinate, loads projected Q_i = F·∂r/∂q_i (002 §23.3), minus ∂R/∂q̇."""
     n = len(q)
@@ -376,6 +523,8 @@ def _generalized_forces(spec: SystemSpec, q, qd, t, positions) -> se.DenseMatrix
         tau[index[name]] = tau[index[name]] + expr.expr
     where = dict(positions)
     for mass_name, vector in spec.loads:
+        if "." in mass_name:
+            continue
         r = where[mass_name]
         f = [c.expr for c in vector]
         for i in range(n):

@@ -217,13 +217,15 @@ class System:
 
     def derive(self, form: str = "lagrange", format: str | None = "text",
                simplify: bool = False, budget: float | None = None,
-               width: int | None = None) -> Any:
+               width: int | None = None,
+               steady: Mapping[str, float] | str | None = None) -> Any:
         """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
         prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
         :class:`lagsim.symbolic.forms.Form` object itself (its ``items`` are SymPy values; a list of
         forms for ``form="all"``). Forms: ``lagrange``, ``matrix``, ``dae``, ``index1``,
         ``udwadia-kalaba``, ``reduced``, ``linear``, ``hamilton``, or ``all``. ``budget`` and
-        ``width`` are ``--budget`` (CPU seconds for tidying) and ``--width`` (0: no wrap)."""
+        ``width`` are ``--budget`` (CPU seconds for tidying) and ``--width`` (0: no wrap);
+        ``steady`` is ``--steady`` (the linear form about a steady motion, as in :meth:`modes`)."""
         from lagsim.symbolic.render import FORMATS
 
         _text_arg(form, "form")
@@ -234,7 +236,7 @@ class System:
             raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
                              f"{format!r}")
         model, forms = derive_forms(self, form, simplify, warn=_warn, label="form",
-                                    budget=budget)
+                                    budget=budget, steady=steady)
         if format is None:
             return forms if form == "all" else forms[0]
         from lagsim.symbolic.render import render
@@ -271,11 +273,22 @@ class System:
 
         return find_equilibria(self.spec, self.model)
 
-    def modes(self, at: Mapping[str, float] | str | None = None) -> Any:
+    def modes(self, at: Mapping[str, float] | str | None = None,
+              steady: Mapping[str, float] | str | None = None) -> Any:
         """The normal modes about an equilibrium (``lagsim modes``; ``at`` as ``--at``, default
         the equilibrium nearest the initial state), as a
-        :class:`lagsim.analysis.modes.ModesReport`."""
+        :class:`lagsim.analysis.modes.ModesReport`; about a steady motion (``steady`` as
+        ``--steady``: coordinate → value and ``<coordinate>_dot`` → rate, or the file's
+        ``steady:``), as a :class:`lagsim.analysis.steady.SteadyModesReport` whose
+        ``eigenvalues`` are those of the reduced state matrix."""
         from lagsim.analysis.modes import normal_modes
+
+        if steady is not None and not isinstance(steady, (str, Mapping)):
+            raise TypeError(f"steady must be a mapping of coordinate or velocity to value, a "
+                            f"text such as 'psi_dot=30', or None, not {type(steady).__name__}")
+        if isinstance(steady, Mapping):
+            steady = {_text_arg(name, "a key of steady"): _number_arg(value, f"steady[{name!r}]")
+                      for name, value in steady.items()}
 
         if at is not None and not isinstance(at, (str, Mapping)):
             raise TypeError(f"at must be a mapping of coordinate to value, a text such as "
@@ -283,7 +296,7 @@ class System:
         if isinstance(at, Mapping):
             at = {_text_arg(name, "a key of at"): _number_arg(value, f"at[{name!r}]")
                   for name, value in at.items()}
-        return normal_modes(self.spec, self.model, at=at)
+        return normal_modes(self.spec, self.model, at=at, steady=steady)
 
 
 def _options_doc() -> str:
@@ -380,7 +393,8 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
 def derive_forms(system: System, form: str, simplify: bool = False,
                  status: Callable[[str], None] | None = None,
                  warn: Callable[[str], None] | None = None,
-                 label: str = "--form", budget: float | None = None
+                 label: str = "--form", budget: float | None = None,
+                 steady: Mapping[str, float] | str | None = None
                  ) -> tuple[Model, list[Form]]:
     """The model to print and the forms ``form`` (a name of :data:`lagsim.symbolic.forms.FORMS` or
     ``all``) of ``system``; the one derivation of the API and the CLI. The model is tidied for
@@ -388,7 +402,9 @@ def derive_forms(system: System, form: str, simplify: bool = False,
     ``budget`` in seconds (default :data:`lagsim.symbolic.tidy.DEFAULT_SECONDS`, or
     :data:`lagsim.symbolic.tidy.SIMPLIFY_SECONDS` with ``simplify``, which also runs SymPy's
     simplify), past which expressions print as derived, and ``warn`` hears a note (issue 16 §4).
-    ``status`` hears the stage, ``warn`` what the command line prints on stderr. Without constraints
+    ``status`` hears the stage, ``warn`` what the command line prints on stderr. The linear
+    form is about the steady motion ``steady`` (``--steady``) or the file's ``steady:`` when
+    either is given (:mod:`lagsim.analysis.steady`). Without constraints
     ``all`` leaves the Udwadia–Kalaba form out (there is nothing to constrain)."""
     from lagsim.symbolic import tidy
     from lagsim.symbolic.forms import FORMS
@@ -417,7 +433,10 @@ def derive_forms(system: System, form: str, simplify: bool = False,
 
     def rest() -> object:
         from lagsim.analysis.modes import rest_linearization
+        from lagsim.analysis.steady import steady_linearization, wants_steady
 
+        if wants_steady(spec, steady):
+            return steady_linearization(model, spec, steady)
         return rest_linearization(model, q0)
 
     provide: dict[str, Callable[[], object]] = {"q0": lambda: q0, "rest": rest}

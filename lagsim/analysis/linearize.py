@@ -38,7 +38,7 @@ from lagsim.errors import InputError
 SINGULAR_RCOND = 1e-12
 
 
-def _null_space(matrix: np.ndarray, n: int) -> tuple[np.ndarray, list[int]]:
+def null_space(matrix: np.ndarray, n: int) -> tuple[np.ndarray, list[int]]:
     """A basis N of the null space of ``matrix`` (rows × n) in coordinate-partitioning form
     (Wehage and Haug 1982): complete pivoting picks the dependent columns d, and the others i
     are the independent coordinates, N[i] = I, N[d] = −matrix_d⁻¹ matrix_i; so z are the
@@ -411,13 +411,13 @@ def linearize(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> Linearizati
     kinds = [c.kind for c in eqs.model.constraints]
     hol = A[[k for k, kind in enumerate(kinds) if kind == "holonomic"]]
     vel = A[[k for k, kind in enumerate(kinds) if kind == "velocity"]]
-    N, independent = _null_space(hol, n)
+    N, independent = null_space(hol, n)
     if vel.size:
         if np.any(np.abs(parts["c_q"] @ N) > 1e-12):
             raise InputError("a velocity constraint's offset c(q) changes with q at this "
                              "equilibrium; the linearization of such constraints is not "
                              "supported")
-        Nv, _ = _null_space(vel @ N, N.shape[1])
+        Nv, _ = null_space(vel @ N, N.shape[1])
     else:
         Nv = np.eye(N.shape[1])
     G = N @ Nv

@@ -29,6 +29,7 @@ from lagsim.analysis.rest import (
     solve_equilibria,
     value_text,
 )
+from lagsim.analysis.steady import SteadyModesReport, steady_modes, wants_steady
 from lagsim.errors import InputError, Location
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.forms.linear import RestLinearization
@@ -205,10 +206,15 @@ def equilibrium_point(spec: SystemSpec, model: Model,
     return Point(eqs, q, lam, residual, tuple(notes), auto.eliminated, model.name)
 
 
-def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str | None = None
-                 ) -> ModesReport:
+def normal_modes(spec: SystemSpec, model: Model, at: Mapping[str, float] | str | None = None,
+                 steady: Mapping[str, float] | str | None = None
+                 ) -> ModesReport | SteadyModesReport:
     """The modes of the system about an equilibrium (``at``: see :func:`equilibrium_point`):
-    frequencies in rad/s and Hz, damping ratios, stability and shapes (module docstring)."""
+    frequencies in rad/s and Hz, damping ratios, stability and shapes (module docstring). With
+    ``steady`` (``--steady``) or a ``steady:`` in the file, about that steady motion instead
+    (:func:`lagsim.analysis.steady.steady_modes`, ``at`` giving coordinates' values over it)."""
+    if wants_steady(spec, steady):
+        return steady_modes(spec, model, steady, at)
     point = equilibrium_point(spec, model, at)
     lin = linearize(point.eqs, point.q, point.lam)
     notes = list(point.notes)

@@ -600,9 +600,11 @@ def kinked_note(eqs: RestEquations) -> str:
 
 
 def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],
-                option: str = "--at") -> dict[str, float]:
+                option: str = "--at", kind: tuple[str, str] = ("coordinate", "coordinates")
+                ) -> dict[str, float]:
     """``"theta1=0, theta2=pi/2"`` as coordinate → value; values are expressions in numbers and
-    the parameters. A name that is not one of ``coordinates`` is an input error."""
+    the parameters. A name that is not one of ``coordinates`` (what they are: ``kind``, singular
+    and plural) is an input error."""
     names: dict[str, Any] = {p.name: se.Float(p.value) for p in spec.parameters}
     out: dict[str, float] = {}
     for item in (part for part in text.split(",") if part.strip()):
@@ -611,7 +613,7 @@ def parse_point(text: str, spec: SystemSpec, coordinates: Sequence[str],
         if not sep or not name:
             raise InputError(f"expected NAME=VALUE, got {item.strip()!r}", Location(option))
         if name not in coordinates:
-            raise InputError(f"{name!r} is not a coordinate here; the coordinates are "
+            raise InputError(f"{name!r} is not a {kind[0]} here; the {kind[1]} are "
                              f"{', '.join(coordinates)}", Location(option))
         expr = parse_expression(value, names, Source(Location(option)), f"the value of {name}",
                                 "a value is a number or an expression in numbers and the "

@@ -294,6 +294,9 @@ def _top_parts() -> dict[str, tuple[dict[str, Any], str]]:
         "torques": ({"type": "object", "additionalProperties": _torque()},
                     "moments on bodies, in space axes or body axes, projected onto the "
                     "coordinates"),
+        "steady": ({"type": ["object", "null"], "additionalProperties": EXPRESSION},
+                   "a steady motion (relative equilibrium) for `lagsim modes` and `derive "
+                   "--form linear`: coordinates' values and `<coordinate>_dot` rates"),
     }
 
 

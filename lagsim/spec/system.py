@@ -50,7 +50,7 @@ from lagsim.spec.options import SIMULATE_KEYS
 TOP_KEYS = (
     "name", "description", "parameters", "coordinates", "kinetic", "potential", "lagrangian",
     "masses", "gravity", "forces", "loads", "dissipation", "constraints", "initial", "simulate",
-    "units", "springs", "torques",
+    "units", "springs", "torques", "steady",
 )
 MASS_KEYS = ("mass", "position", "inertia", "angle", "orientation", "points")
 SPACE_AXES = ("x", "y", "z")
@@ -276,6 +276,12 @@ class SystemSpec:
     """``springs:`` entries given as mappings (with a stiffness): they add to U (and R)."""
     torques: tuple[TorqueSpec, ...] = ()
     """``torques:``: moments on bodies, projected onto the coordinates by ∂ω/∂q̇."""
+    steady: tuple[tuple[str, float], ...] = ()
+    """``steady:``: a steady motion (relative equilibrium) to linearize about, coordinate →
+    value and ``<coordinate>_dot`` → rate, at the parameters' values (``lagsim modes``,
+    ``derive --form linear``; :mod:`lagsim.analysis.steady`)."""
+    steady_locations: tuple[tuple[str, Location], ...] = ()
+    """Where each entry of ``steady`` was set in the file."""
 
     def mass(self, name: str) -> MassSpec:
         """The mass (or body) called ``name``."""
@@ -814,6 +820,7 @@ class _Reader:
         units = self.units(top.get("units"), params, coords)
         springs, spring_forces = self.springs(top.get("springs"), masses, params, symbols,
                                               coords)
+        steady, steady_locations = self.steady(top.get("steady"), params, coords)
 
         return SystemSpec(
             source=self.label, name=name, description=description, parameters=params,
@@ -823,6 +830,7 @@ class _Reader:
             constraints=constraints, initial=initial, simulate=simulate,
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
             units=units, springs=springs, spring_forces=spring_forces, torques=torques,
+            steady=steady, steady_locations=steady_locations,
         )
 
     def parameters(self, node: yaml.Node | None, given: Mapping[str, float]
@@ -1401,6 +1409,29 @@ class _Reader:
             values[key] = value
             self.initial_locations[key] = Location("--init")
         return tuple((k, values[k]) for k in valid if k in values)
+
+    def steady(self, node: yaml.Node | None, params: tuple[Parameter, ...],
+               coords: tuple[str, ...]
+               ) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[str, Location], ...]]:
+        """``steady:``, a mapping of coordinates (values) and velocities (rates) to expressions
+        in numbers and the parameters (with ``--set`` applied)."""
+        if node is None or (isinstance(node, yaml.ScalarNode) and node.value == ""):
+            return (), ()
+        names = {p.name: se.RealDouble(p.value) for p in params}
+        valid = list(naming.state(coords))
+        values: dict[str, float] = {}
+        where: dict[str, Location] = {}
+        for raw, key_node, value_node in self.mapping(node, "'steady'", "coordinate or velocity"):
+            key = normal_name(raw)
+            if key not in valid:
+                raise self.error(key_node, f"'steady' names '{key}', which is not a coordinate "
+                                 f"or velocity{suggest(key, valid)}; a steady motion gives "
+                                 "coordinates' values and <coordinate>_dot rates")
+            values[key] = self.number(value_node, names, f"the steady value of '{key}'",
+                                      INITIAL_HINT.replace("an initial", "a steady"))
+            where[key] = self.loc(value_node)
+        order = [k for k in valid if k in values]
+        return tuple((k, values[k]) for k in order), tuple((k, where[k]) for k in order)
 
     def units(self, node: yaml.Node | None, params: tuple[Parameter, ...],
               coords: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

@@ -41,9 +41,13 @@ def _finite_budget(value: float | None) -> float | None:
 @click.option("--width", type=click.IntRange(min=0, max=100000), default=None, metavar="N",
               help="Text line width (default: the terminal's, 80 in a pipe or file); lines "
                    "break only between terms; 0: no wrapping.")
+@click.option("--steady", "steady", default=None, metavar="POINT",
+              help="For --form linear: linearize about a steady motion such as "
+                   "\"theta=0.5, psi_dot=30\" (coordinates' values and <coordinate>_dot rates "
+                   "over the file's steady:; the rest is solved for).")
 @set_option
 def command(file: str, form: str, fmt: str, simplify: bool, budget: float | None,
-            width: int | None, overrides: dict[str, float]) -> None:
+            width: int | None, steady: str | None, overrides: dict[str, float]) -> None:
     """Print the equations of motion of FILE in the chosen form."""
     from lagsim.errors import DEBUG
     from lagsim.symbolic.render import render, untidied_lines
@@ -51,7 +55,7 @@ def command(file: str, form: str, fmt: str, simplify: bool, budget: float | None
     status = Status()
     stdin_hint(file, "YAML", "FILE")
     model, forms = api.derive_forms(api.open_system(file, overrides), form, simplify, status, warn,
-                                budget=budget)
+                                budget=budget, steady=steady)
     for line in untidied_lines(forms) if DEBUG.get() else ():
         click.echo(line, err=True)
     text = render(forms if len(forms) > 1 else forms[0], fmt, model, width)

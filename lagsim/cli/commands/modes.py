@@ -26,18 +26,25 @@ from lagsim.errors import InputError, Location
                    "nearest; the report says which) or a point such as "
                    "\"theta1=0, theta2=pi\" (other coordinates at their initial values), which "
                    "must be an equilibrium to 1e-9.")
+@click.option("--steady", "steady", default=None, metavar="POINT",
+              help="Linearize about a steady motion (relative equilibrium) such as "
+                   "\"theta=0.5, psi_dot=30\": coordinates' values and <coordinate>_dot rates "
+                   "of ignorable coordinates, over the file's steady:; values and rates not "
+                   "given are solved for.")
 @report_format_option
 @set_option
 @click.option("--plot", "draw", is_flag=True,
               help="Draw each mode shape (systems with masses) to -o FILE.")
 @click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
 @force_option
-def command(file: str, at: str, fmt: str, overrides: dict[str, float], draw: bool,
-            output: str | None, force: bool) -> None:
-    """Print the small oscillations of FILE about an equilibrium.
+def command(file: str, at: str, steady: str | None, fmt: str, overrides: dict[str, float],
+            draw: bool, output: str | None, force: bool) -> None:
+    """Print the small oscillations of FILE about an equilibrium or a steady motion.
 
     M0 δq̈ + D δq̇ + K δq = 0 on the tangent space of the constraints: natural frequencies
     (rad/s and Hz), damping ratios, stability and mode shapes in the file's coordinates.
+    About a steady motion (--steady, or the file's steady:): the eigenvalues of the reduced
+    state matrix and the modes they make.
     """
     target = None
     if draw:
@@ -53,7 +60,10 @@ def command(file: str, at: str, fmt: str, overrides: dict[str, float], draw: boo
         raise InputError("-o is the image of --plot; add --plot, or drop -o",
                          Location("--output"))
     system = api.open_system(file, overrides)
-    report = system.modes(at)
+    report = system.modes(at, steady)
+    if target is not None and not hasattr(report, "M0"):
+        raise InputError("--plot draws modes about rest; about a steady motion the report "
+                         "gives the shapes δξ in numbers", Location("--plot"))
     if target is not None:
         from lagsim.viz.figures import save_figure
         from lagsim.viz.mode_figures import mode_figure

@@ -45,6 +45,29 @@ class RestLinearization:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class SteadyLinearization:
+    """The linearization about a steady motion (:mod:`lagsim.analysis.steady`) in the numbers
+    the form prints: the motion (``q``, ``qd``) with max |q̈| ``residual``, the state ξ
+    (``state``: the positions of the non-ignorable coordinates, then every rate), the map ``L``
+    of ξ̇ = L ξ, the tangent basis ``N`` (ξ = N η, η the ``independent`` entries), the reduced
+    state matrix ``S`` (η̇ = S η) and its ``eigenvalues``; the ``ignorable`` coordinates, whose
+    positions drop out."""
+
+    coordinates: tuple[str, ...]
+    q: tuple[float, ...]
+    qd: tuple[float, ...]
+    residual: float
+    state: tuple[str, ...]
+    L: np.ndarray
+    N: np.ndarray
+    independent: tuple[str, ...]
+    S: np.ndarray
+    eigenvalues: tuple[complex, ...]
+    ignorable: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
 def _exact_float(value: float) -> sympy.Float:
     """A SymPy Float that prints with the digits of Python's repr, so that the JSON reads back to
     the same double."""
@@ -60,11 +83,41 @@ def _matrix(values: np.ndarray) -> sympy.ImmutableMatrix:
     return sympy.ImmutableMatrix(rows, cols, [_exact_float(v) for v in values.reshape(-1)])
 
 
-def linear_form(model: Model, simplify: bool = False, *, rest: RestLinearization) -> Form:
+def steady_form(rest: SteadyLinearization) -> Form:
+    """``derive --form linear`` about a steady motion: ξ̇ = L ξ on ξ = (δq_s, δq̇), the tangent
+    basis N and the reduced state matrix A of η̇ = A η (:mod:`lagsim.analysis.steady`)."""
+    names = rest.coordinates
+    point = sympy.ImmutableMatrix(len(names), 1, [_exact_float(v) for v in rest.q])
+    rates = sympy.ImmutableMatrix(len(names), 1, [_exact_float(v) for v in rest.qd])
+    items = [Item("q*", point, r"q^{*}"), Item("qdot*", rates, r"\dot{q}^{*}"),
+             Item("L", _matrix(rest.L), "L"), Item("N", _matrix(rest.N), "N"),
+             Item("A", _matrix(rest.S), "A")]
+    ignorable = (f"; the positions of the ignorable {', '.join(rest.ignorable)} drop out"
+                 if rest.ignorable else "")
+    notes = [f"about the steady motion q*, q̇* ({', '.join(names)}; max |q̈| "
+             f"{rest.residual:.1e})",
+             f"ξ = ({', '.join(rest.state)}), ξ̇ = L ξ{ignorable}",
+             f"on the constraints ξ = N η, η = ({', '.join(rest.independent)}); η̇ = A η",
+             "eigenvalues of A: " + ", ".join(f"{s.real:.10g}{s.imag:+.10g}i"
+                                              for s in rest.eigenvalues)]
+    return Form(
+        name="linear", title="linearization about a steady motion",
+        formula="ξ̇ = L ξ on ξ = N η;  η̇ = A η",
+        citation=cite(SEED_001, "§10.7") + " (the index-reduced equations linearized about a "
+        "relative equilibrium; seed 003 for b)",
+        items=tuple(items), notes=(*rest.notes, *notes),
+        formula_latex=r"\dot{\xi} = L \xi, \quad \xi = N \eta, \quad \dot{\eta} = A \eta",
+    )
+
+
+def linear_form(model: Model, simplify: bool = False, *,
+                rest: RestLinearization | SteadyLinearization) -> Form:
     """``derive --form linear``: M₀, D, K about the equilibrium of ``rest``, the tangent basis N
     of the constraints, and the state space ẋ = S x + B δτ in x = (z, u) with δq = N z (module
     docstring; seed 001 §10.7). ``model`` and ``simplify`` are the registry's common inputs,
-    unused: the numbers are printed as they are."""
+    unused: the numbers are printed as they are. About a steady motion: :func:`steady_form`."""
+    if isinstance(rest, SteadyLinearization):
+        return steady_form(rest)
     names = rest.coordinates
     point = sympy.ImmutableMatrix(len(names), 1, [_exact_float(v) for v in rest.q])
     items = [Item("q*", point, r"q^{*}"), Item("M0", _matrix(rest.M0), r"M_{0}"),

@@ -11,7 +11,10 @@ motion at speed v.
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -21,6 +24,7 @@ import symengine as se
 from reference import bicycle as ref
 from scipy.optimize import brentq
 
+from lagsim.analysis.steady import SteadyEquations, SteadyMotion, ignorable_coordinates, reduce
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.integrate import SimulateOptions, simulate
@@ -200,3 +204,56 @@ def test_rolling_conserves_energy_and_weaves_down_at_a_stable_speed() -> None:
     roll = traj.q[:, COORDINATES.index("roll")]
     first, second = np.abs(roll[traj.t <= 1.0]).max(), np.abs(roll[traj.t > 1.0]).max()
     assert 0.05 < second < first
+
+
+# --- lagsim modes about the upright motion (issue 24: the steady-motion linearization) ----------
+
+
+@cache
+def steady_equations() -> SteadyEquations:
+    """lagsim's linearization machinery for the bicycle, built once: its equations do not hold
+    v (only ``steady:`` does), so one build serves every speed."""
+    _, model, _ = bicycle()
+    shape = tuple(i for i in range(model.n) if i not in ignorable_coordinates(model))
+    return SteadyEquations(model, shape)
+
+
+def steady_eigenvalues(v: float) -> tuple[np.ndarray, int]:
+    """(the eigenvalues not set aside as exact zeros, the number set aside) of ``modes`` about
+    the upright motion at speed v, after checking that it is steady (max |q̈| < 1e-12)."""
+    eqs = steady_equations()
+    q, qd = upright(v, eqs.model.parameters)
+    qdd, lam = eqs.accelerations(eqs.evaluate(q, qd))
+    assert np.abs(qdd).max() < 1e-12
+    motion = SteadyMotion(eqs, q, qd, lam, 0.0, (), (), (), ())
+    reduced = reduce(motion)
+    return np.array(reduced.roots), len(reduced.zeros)
+
+
+@pytest.mark.slow
+def test_modes_command_gives_table_2_at_5_m_s() -> None:
+    """``lagsim modes whipple_bicycle --set v=5 --format json``: two exact zeros set aside (the
+    lateral speed and the rear wheel's rate: a change of either moves nothing else), and the
+    other four eigenvalues are Table 2's at 5 m/s to 1e-10."""
+    out = subprocess.run([sys.executable, "-m", "lagsim", "modes", str(BICYCLE), "--set", "v=5",
+                          "--format", "json"], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    lams = np.array([complex(e["re"], e["im"]) for e in report["eigenvalues"]])
+    zero = lams == 0
+    assert zero.sum() == report["zero_eigenvalues"]["count"] == 2
+    assert np.abs(sort(lams[~zero]) - sort(np.array(ref.TABLE2[5]))).max() < 1e-10
+
+
+@pytest.mark.slow
+def test_steady_modes_are_table_2_and_give_the_weave_and_capsize_speeds() -> None:
+    """About the upright motion at v = 0, 1, …, 10 m/s the four eigenvalues of lagsim's
+    linearization are Table 2's to 1e-10; the weave and capsize speeds, where the weave pair's
+    and the capsize eigenvalue's real parts vanish (brentq in [3, 5] and [5.5, 7] m/s), are
+    4.29238253634111 and 6.02426201538837 m/s to 1e-8."""
+    for v, want in ref.TABLE2.items():
+        lams, zeros = steady_eigenvalues(float(v))
+        assert zeros == 2 and len(lams) == 4, v
+        assert np.abs(sort(lams) - sort(np.array(want))).max() < 1e-10, v
+    weave, capsize = ref.critical_speeds(lambda v: steady_eigenvalues(v)[0])
+    assert weave == pytest.approx(ref.WEAVE_SPEED, abs=1e-8)
+    assert capsize == pytest.approx(ref.CAPSIZE_SPEED, abs=1e-8)

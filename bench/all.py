@@ -68,6 +68,7 @@ BENCHES = (
           writes=("bench/analysis_results.md",), prints=False),
     Bench("modes", quick=("--reps", "1"), writes=("bench/modes_results.md",), prints=False),
     Bench("architecture", full=("--mypy",), quick=()),
+    Bench("rigid_bodies"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

@@ -41,6 +41,8 @@ COMMANDS: dict[str, list[str]] = {
         "--t-end", "10", "--dpi", str(DPI)],
     "kepler_energy.png": [
         "plot", "kepler", "--kind", "energy", "--t-end", "100", "--dpi", str(DPI)],
+    "heavy_top_path.png": [
+        "plot", "heavy_top", "--kind", "path", "--t-end", "5", "--dpi", str(DPI)],
     "double_pendulum.gif": [
         "animate", "double_pendulum", "--t-end", "5", "--fps", "15", "--trail", "1"],
 }

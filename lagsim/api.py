@@ -418,6 +418,10 @@ def derive_forms(system: System, form: str, simplify: bool = False,
         choices = (*FORMS, "all")
         raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
                          f"form{suggest(form, choices)}")
+    if steady is not None and form not in ("linear", "all"):
+        raise InputError(f"--steady is the steady motion of the linear form; {label} {form} "
+                         "does not linearize: give --form linear, or drop --steady",
+                         Location("--steady"))
     spec = system.spec
     status(f"deriving {spec.name} ({len(spec.coordinates)} coordinates)")
     if system._tidy is None:
@@ -476,12 +480,12 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
 
 def plot(trajectory: Trajectory, kind: str = "overview", system: System | None = None,
          columns: list[str] | None = None, x: str | None = None, y: str | None = None,
-         title: str | None = None) -> Figure:
+         title: str | None = None, view: str | None = None) -> Figure:
     """The figure ``lagsim plot --kind KIND`` draws, as a matplotlib Figure (not shown; in a
     notebook it displays itself, ``fig.savefig(path)`` writes it). Kinds: ``overview``,
     ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``path`` (which needs ``system`` for
-    the masses' positions). ``columns``, ``x``, ``y`` choose columns for ``time`` and
-    ``phase``."""
+    the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
+    with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``."""
     from lagsim.output.io import Table
     from lagsim.viz import figures as plotting
 
@@ -506,9 +510,17 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
                              "system=system)")
-        from lagsim.analysis.kinematics import mass_paths
+        from lagsim.analysis.kinematics import has_bodies, mass_paths
 
+        if has_bodies(system.spec):
+            from lagsim.viz.scene3d import path_figure, scene
+            from lagsim.viz.views import parse_view
+
+            return path_figure(scene(system.spec, system.model, table), parse_view(view),
+                               system.name if title is None else title)
         path_xy = mass_paths(system.model, table)
+    if view is not None:
+        raise InputError("view= applies to kind='path' of a system with 3-D bodies")
     if title is None and system is not None:
         title = system.name
     return plotting.make_figure(table, kind=kind, columns=columns, x=x, y=y, title=title,

@@ -190,6 +190,27 @@ def check_rattle(_out: str, _err: str, folder: Path) -> None:
     assert np.abs(column(text, "residual_rod")).max() < 1e-13
 
 
+def check_steady_precession(out: str, _err: str, _folder: Path) -> None:
+    """The heavy top at θ = 0.5, ψ̇ = 30 (m = 1, g = 9.81, l = 0.5, I1 = 0.2, I3 = 0.3): φ̇ is
+    the slow root of (I1' − I3) cos θ φ̇² − I3 ψ̇ φ̇ + m g l = 0 and the nutation frequency
+    √(U_eff''/I1') (Goldstein §5.7; tests/test_steady_modes.py), here by a central difference
+    of U_eff, good to 1e-6."""
+    I1p, I3, mgl, th, psd = 0.45, 0.3, 4.905, 0.5, 30.0
+    phd = min(np.roots([(I1p - I3) * math.cos(th), -I3 * psd, mgl]), key=abs).real
+    p_psi = I3 * (psd + phd * math.cos(th))
+    p_phi = I1p * phd * math.sin(th) ** 2 + p_psi * math.cos(th)
+
+    def u_eff(x: float) -> float:
+        return (p_phi - p_psi * math.cos(x)) ** 2 / (2 * I1p * math.sin(x) ** 2) + mgl * math.cos(x)
+
+    h = 1e-4
+    omega = math.sqrt((u_eff(th + h) - 2 * u_eff(th) + u_eff(th - h)) / h ** 2 / I1p)
+    shown = float(out.split("phi_dot = ")[1].split(",")[0])
+    assert abs(shown - phd) < 1e-11
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("1 ")]
+    assert rows and abs(float(rows[0][1]) - omega) < 1e-6 * omega
+
+
 def contains(*pieces: str) -> Callable[[str, str, Path], None]:
     def check(out: str, _err: str, _folder: Path) -> None:
         for piece in pieces:
@@ -244,6 +265,7 @@ CHECKS: dict[str, Callable[[str, str, Path], None]] = {
     "lagsim modes double_pendulum --at": check_modes_inverted,
     "lagsim modes slider_crank": image("modes.png"),
     "lagsim derive pendulum_natural --form linear": contains("⎣-9.81  0.0⎦"),
+    "lagsim modes heavy_top --steady": check_steady_precession,
     "lagsim derive double_pendulum --form hamilton": contains("H = ", "p_θ1 = "),
     "lagsim action seed.yaml": contains("S = 13/3"),
     "lagsim simulate pendulum --action": contains("S ≈ "),

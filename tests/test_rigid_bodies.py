@@ -468,7 +468,8 @@ def test_check_of_a_quaternion_body_at_the_zero_start_says_why_instead_of_crashi
     """A quaternion left at e = 0 has M = 0 there (T = ½ωᵀIω + ½·4Ī(e·ė)² vanishes with e): the
     consistent start cannot measure a least change in M's metric. `check` reports that as a
     note and still lists the unit constraint (it raised numpy's LinAlgError as an internal
-    error); `simulate` refuses the same start with a located error."""
+    error); `simulate` refuses the same start with a located error. (Left out of ``initial``
+    entirely, the quaternion starts at the identity instead: tests/test_torque_free_body.py.)"""
     spec = parse_spec(yml("""
         coordinates: [e0, e1, e2, e3]
         parameters: {m: 1.0, I1: 1.0, I3: 0.5}
@@ -478,6 +479,7 @@ def test_check_of_a_quaternion_body_at_the_zero_start_says_why_instead_of_crashi
             position: [0, 0, 0]
             orientation: {quaternion: [e0, e1, e2, e3]}
             inertia: [I1, I1, I3]
+        initial: {e0: 0}
         """), "<zero quaternion>")
     report = check_system(spec, build_model(spec))
     text = report.to_text()

@@ -205,6 +205,30 @@ GOOD = {
             inertia: [[1, 0, 0], [0, 1, 0], [0, 0, 1.5]]
         gravity: [0, 0, -9.81]
         """),
+    "points-torques-springs-and-no-slip": textwrap.dedent("""\
+        parameters: {m: 1, R: 0.1, k: 10}
+        coordinates: [x, y, yaw, lean, spin, u, th]
+        masses:
+          disk:
+            mass: m
+            position: [x, y, R*cos(lean)]
+            orientation: {euler: ZXY, angles: [yaw, lean, spin]}
+            inertia: [m*R**2/4, m*R**2/2, m*R**2/4]
+            points:
+              rim: [0, 0, -R]
+              contact: {space: [-R*sin(lean)*sin(yaw), R*sin(lean)*cos(yaw), -R*cos(lean)]}
+          plate: {mass: 1, position: [u, 1, 0], inertia: 1, angle: th}
+        loads:
+          disk.rim: [0, 0, -1]
+        torques:
+          disk: {body_axes: [0, 0.1, 0]}
+          plate: -0.1*th_dot
+        springs:
+          - {ends: [disk.rim, [0, 0, 1]], stiffness: k, length: R, damping: 0.1}
+          - [plate, origin]
+        constraints:
+          - {name: contact, no_slip: disk.contact, directions: [x, y]}
+        """),
     "a-body-in-a-quaternion": textwrap.dedent("""\
         coordinates: [e0, e1, e2, e3]
         masses:
@@ -227,7 +251,7 @@ def good_corpus() -> list[Any]:
 
 def test_the_corpus_holds_every_bundled_system_and_the_doc_examples() -> None:
     assert len(bundled_systems()) >= 18
-    assert len(doc_blocks()) == 3
+    assert len(doc_blocks()) == 4
 
 
 @pytest.mark.parametrize("text", good_corpus())

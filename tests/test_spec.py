@@ -439,7 +439,7 @@ ERRORS = [
             holonomic: x
         """, 4, 5,
      "unknown key 'nme' in constraint 1 (did you mean 'name'?); use name:, and one of "
-     "holonomic: or velocity:"),
+     "holonomic: or velocity: (or no_slip:, with directions:)"),
     ("constraints-not-a-list", """
         coordinates: [x]
         kinetic: x_dot**2
@@ -509,7 +509,7 @@ ERRORS = [
             positon: [x, 0]
         """, 5, 5,
      "unknown key 'positon' in mass 'bob' (did you mean 'position'?); the keys are mass, "
-     "position, inertia, angle, orientation"),
+     "position, inertia, angle, orientation, points"),
     ("gravity-without-masses", """
         coordinates: [x]
         kinetic: x_dot**2
@@ -1090,7 +1090,7 @@ def doc_systems() -> dict[str, str]:
 
 
 def test_doc_examples_validate() -> None:
-    assert set(doc_systems()) == {"pendulum_natural", "driven_damped_pendulum", "skate"}
+    assert set(doc_systems()) == {"pendulum_natural", "driven_damped_pendulum", "skate", "coin"}
 
 
 def test_doc_pendulum_in_natural_coordinates() -> None:

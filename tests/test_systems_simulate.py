@@ -53,9 +53,10 @@ SIMULATED_IN_CHECK = {"rod_two_particles", "knife_edge", "chaplygin_sleigh", "ro
 SIMULATED_IN_RIGID = {"heavy_top"}
 """Issue 24's rigid bodies, run against closed forms in tests/test_rigid_bodies.py."""
 
-SIMULATED_IN_BICYCLE = {"whipple_bicycle"}
-"""Issue 24's benchmark bicycle, run against Meijaard et al. (2007) in
-tests/test_whipple_bicycle.py."""
+SIMULATED_IN_OWN_FILE = {"torque_free_body": "test_torque_free_body.py",
+                         "gyroscope": "test_gyroscope.py", "rolling_disk": "test_body_points.py",
+                         "whipple_bicycle": "test_whipple_bicycle.py"}
+"""Issue 24's systems with a test file of their own, which names the system's file."""
 
 SIMULATED_HERE = {
     "spherical_pendulum", "atwood", "cart_pole", "driven_damped_pendulum", "kepler",
@@ -80,13 +81,14 @@ def test_every_bundled_system_has_a_simulation_test() -> None:
     """A new file in systems/ needs a test here; the others are run by name in those files."""
     bundled = {path.stem for path in SYSTEMS.glob("*.yaml")}
     assert bundled == (SIMULATED_ELSEWHERE | SIMULATED_HERE | SIMULATED_IN_CHECK
-                       | SIMULATED_IN_RIGID | SIMULATED_IN_BICYCLE)
+                       | SIMULATED_IN_RIGID | set(SIMULATED_IN_OWN_FILE))
     tests = Path(__file__).resolve().parent
     check = (tests / "test_check_systems.py").read_text(encoding="utf-8")
     assert all(f'"{name}"' in check for name in SIMULATED_IN_CHECK)
     rigid = (tests / "test_rigid_bodies.py").read_text(encoding="utf-8")
     assert all(f'"{name}' in rigid for name in SIMULATED_IN_RIGID)
-    assert all((tests / f"test_{name}.py").exists() for name in SIMULATED_IN_BICYCLE)
+    assert all(f'"{name}.yaml"' in (tests / f).read_text(encoding="utf-8")
+               for name, f in SIMULATED_IN_OWN_FILE.items())
     text = "".join((tests / f).read_text(encoding="utf-8")
                    for f in ("test_simulate_physics.py", "test_integrate.py"))
     assert all(f'"{name}"' in text for name in SIMULATED_ELSEWHERE)

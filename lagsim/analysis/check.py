@@ -146,8 +146,11 @@ class CheckReport:
         if self.invariants:
             lines.append("conserved quantities (value at the start):")
             for inv in self.invariants:
-                label = {"energy": "energy", "cyclic": "cyclic coordinate",
-                         "noether": f"Noether, ξ = ({', '.join(inv.xi or ())})"}[inv.kind]
+                noether = f"Noether, ξ = ({', '.join(inv.xi or ())})"
+                label = {"energy": "energy", "cyclic": "cyclic coordinate", "noether": noether,
+                         "rotation": noether}[inv.kind]
+                if inv.about:
+                    label += f"; the angular momentum about {inv.about}"
                 lines.append(f"  {inv.name}: {inv.momentum} = {_short(inv.expression)} = "
                              f"{inv.value:.12g}  [{label}; checked {inv.verified}]")
         else:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import symengine as se
 import sympy
 
-from lagsim.errors import InputError
+from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import lambdify
 from lagsim.output.io import Table
 from lagsim.output.units import Quantities, unit_columns
@@ -26,7 +27,15 @@ ORIGIN = "origin"
 
 
 def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The (x, y) path of each declared mass over the table's samples (x–y projection in 3-d)."""
+    """The (x, y) path of each declared mass, then of each body's declared point
+    (``body.point``), over the table's samples (x–y projection in 3-d)."""
+    return {name: (r[:, 0], r[:, 1]) for name, r in mass_points(model, table, 2).items()}
+
+
+def mass_points(model: Model, table: Table, dims: int = 3) -> dict[str, np.ndarray]:
+    """The position of each declared mass, then of each body's declared point (``body.point``),
+    at the table's samples, an (N, ``dims``) array: its first ``dims`` components, a planar
+    position padded with z = 0."""
     if not model.mass_positions:
         raise InputError(f"system '{model.name}' declares no 'masses', so there is no path to "
                          "draw; add masses with positions, or use --kind time")
@@ -36,18 +45,27 @@ def mass_paths(model: Model, table: Table) -> dict[str, tuple[np.ndarray, np.nda
                          f"system '{model.name}'; was it simulated from another system?",
                          None)
     subs = model.substitutions()
-    exprs = [se.sympify(c).subs(subs) for _, r in model.mass_positions for c in r[:2]]
+    places = (*model.mass_positions, *model.point_positions)
+    exprs = [se.sympify(c).subs(subs) for _, r in places
+             for c in (*r, se.Integer(0), se.Integer(0))[:dims]]
+    values = _at_samples(model, table, exprs)
+    return {name: values[:, dims * k:dims * (k + 1)] for k, (name, _) in enumerate(places)}
+
+
+def _at_samples(model: Model, table: Table, exprs: list[se.Basic]) -> np.ndarray:
+    """``exprs`` (in t, q and numbers) compiled and evaluated at every sample of ``table``: an
+    (N, len(exprs)) array."""
     f = lambdify([model.t, *model.q], exprs)
     t = table.time
     q = np.column_stack([table.column(c) for c in model.coordinates])
-    values = np.array([f(np.concatenate(([ti], qi))) for ti, qi in zip(t, q)])
-    return {name: (values[:, 2 * k], values[:, 2 * k + 1])
-            for k, (name, _) in enumerate(model.mass_positions)}
+    return np.array([f(np.concatenate(([ti], qi))) for ti, qi in zip(t, q)]).reshape(
+        len(t), len(exprs))
 
 
-def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, np.ndarray]]
+def rods(model: Model, paths: Mapping[str, tuple[np.ndarray, ...]]
          ) -> list[tuple[str, str]]:
-    """Pairs (origin or mass, mass) whose distance the model holds constant."""
+    """Pairs (origin or mass, mass) whose distance the model holds constant; ``paths`` are the
+    masses' (x, y) paths, or their (x, y, z) paths for a picture in 3-D."""
     positions = {name: tuple(to_sympy(c) for c in r) for name, r in model.mass_positions}
     dim = len(next(iter(positions.values()))) if positions else 2
     positions_with_origin = {ORIGIN: (sympy.Integer(0),) * dim, **positions}
@@ -78,9 +96,9 @@ def _eliminations(model: Model) -> dict:
 
 
 def _nearly_constant(paths: Mapping, a: str, b: str) -> bool:
-    xa, ya = paths[a] if a != ORIGIN else (0.0, 0.0)
-    xb, yb = paths[b]
-    d = np.hypot(np.asarray(xb) - xa, np.asarray(yb) - ya)
+    pb = np.asarray(paths[b], dtype=float)
+    pa = np.asarray(paths[a], dtype=float) if a != ORIGIN else np.zeros_like(pb)
+    d = np.sqrt(np.sum((pb - pa) ** 2, axis=0))
     return bool(np.ptp(d) <= 1e-6 * max(float(np.max(d)), 1e-12))
 
 
@@ -124,6 +142,110 @@ def gravity_direction(spec: SystemSpec) -> tuple[float, float] | None:
     if not np.isfinite(norm) or norm == 0.0:
         return None
     return parts[0] / norm, parts[1] / norm
+
+
+def gravity_vector(spec: SystemSpec) -> tuple[float, float, float] | None:
+    """The unit vector of the file's ``gravity:`` in space (a planar one padded with z = 0), for
+    the 3-D pictures; None as :func:`gravity_direction` says."""
+    if spec.gravity is None:
+        return None
+    values = {se.Symbol(k): v for k, v in spec.parameter_values.items()}
+    parts = []
+    for component in (*spec.gravity, *(None,) * 3)[:3]:
+        value = se.Integer(0) if component is None else se.sympify(component.expr).subs(values)
+        if value.free_symbols:
+            return None
+        parts.append(float(value))
+    norm = float(np.linalg.norm(parts))
+    if not np.isfinite(norm) or norm == 0.0:
+        return None
+    return parts[0] / norm, parts[1] / norm, parts[2] / norm
+
+
+def has_bodies(spec: SystemSpec) -> bool:
+    """Whether ``spec`` has a 3-D rigid body (a mass with an ``orientation``): its pictures are
+    then drawn in 3-D."""
+    return any(mass.orientation is not None for mass in spec.masses)
+
+
+@dataclass(frozen=True)
+class BodyFrames:
+    """A 3-D body along a trajectory, as the pictures draw it.
+
+    ``rotation`` is R(q, t) at each sample, an (N, 3, 3) array (body axes → space axes, columns
+    the body axes; :func:`lagsim.symbolic.model.rotation_matrix`), of the normalized quaternion
+    e/|e| for a quaternion body (off the constraint |e| = 1 by the run's drift, R(e) would scale
+    as well as turn). ``principal`` holds the principal axes of the inertia in body components
+    (columns; the body axes themselves for a diagonal inertia), ``moments`` the principal moments
+    about the centre of mass, ``half_sides`` the half-sides (a₁, a₂, a₃) of the uniform box of the
+    body's mass m with those moments: I₁ = m(a₂² + a₃²)/3 and cyclically, so
+    a₁² = 3(I₂ + I₃ − I₁)/(2m) (Goldstein, *Classical Mechanics*, 3rd ed., §5.3, the moments of a
+    rectangular parallelepiped)."""
+
+    name: str
+    rotation: np.ndarray
+    principal: np.ndarray
+    moments: tuple[float, float, float]
+    half_sides: tuple[float, float, float]
+
+    def axes(self) -> np.ndarray:
+        """The principal axes in space scaled by the half-sides, at each sample: an (N, 3, 3)
+        array whose [:, :, k] is a_k R V e_k."""
+        return self.rotation @ self.principal * np.asarray(self.half_sides)
+
+
+def body_frames(spec: SystemSpec, model: Model, table: Table) -> dict[str, BodyFrames]:
+    """The :class:`BodyFrames` of each 3-D body of ``spec`` (``model`` gives the parameter
+    values, possibly overridden) at the samples of ``table``."""
+    from lagsim.symbolic.model import rotation_matrix
+    from lagsim.symbolic.rotations import quaternion_matrix
+
+    subs = model.substitutions()
+    out = {}
+    for mass in spec.masses:
+        if mass.orientation is None or mass.body_inertia is None:
+            continue
+        orientation = mass.orientation
+        if orientation.quaternion:
+            parts = [se.sympify(e.expr).subs(subs) for e in orientation.quaternion]
+            e = _at_samples(model, table, parts)
+            norm = np.linalg.norm(e, axis=1, keepdims=True)
+            if not np.all(norm > 0):
+                row = int(np.argmin(norm[:, 0]))
+                raise InputError(f"the quaternion of body '{mass.name}' is 0 at t = "
+                                 f"{table.time[row]!r}, so it has no orientation to draw",
+                                 mass.location)
+            symbols = [se.Symbol(f"e{i}") for i in range(4)]
+            matrix = quaternion_matrix(tuple(symbols))
+            f = lambdify(symbols, [matrix[i, j] for i in range(3) for j in range(3)])
+            unit = e / norm
+            rotation = np.array([f(row) for row in unit]).reshape(len(unit), 3, 3)
+        else:
+            matrix = rotation_matrix(orientation)
+            flat = [se.sympify(matrix[i, j]).subs(subs) for i in range(3) for j in range(3)]
+            rotation = _at_samples(model, table, flat).reshape(-1, 3, 3)
+        inertia = np.array([[float(se.sympify(c.expr).subs(subs)) for c in row]
+                            for row in mass.body_inertia])
+        m = float(se.sympify(mass.mass.expr).subs(subs))
+        out[mass.name] = _frames(mass.name, rotation, inertia, m, mass.location)
+    return out
+
+
+def _frames(name: str, rotation: np.ndarray, inertia: np.ndarray, m: float,
+            location: Location) -> BodyFrames:
+    if not m > 0:
+        raise InputError(f"body '{name}' has mass {m!r}: the box of equal inertia that the 3-D "
+                         "pictures draw needs a positive mass", location)
+    if np.count_nonzero(inertia - np.diag(np.diag(inertia))) == 0:
+        moments, principal = np.diag(inertia).copy(), np.eye(3)
+    else:
+        moments, principal = np.linalg.eigh(0.5 * (inertia + inertia.T))
+        principal = principal * np.sign(principal[np.argmax(np.abs(principal), axis=0),
+                                                  np.arange(3)])
+    a1, a2, a3 = (math.sqrt(max(1.5 * (moments[(k + 1) % 3] + moments[(k + 2) % 3]
+                                      - moments[k]) / m, 0.0)) for k in range(3))
+    i1, i2, i3 = (float(v) for v in moments)
+    return BodyFrames(name, rotation, principal, (i1, i2, i3), (a1, a2, a3))
 
 
 def coordinate_dimensions(model: Model) -> dict[str, str]:
@@ -205,12 +327,17 @@ def _tidy(point: np.ndarray) -> tuple[float, float]:
 
 def springs(spec: SystemSpec, model: Model, samples: int = 6
             ) -> list[tuple[str | tuple[float, float], str | tuple[float, float]]]:
-    """The springs ``lagsim animate`` draws: the file's ``springs:``, then each potential term
+    """The springs ``lagsim animate`` draws: the file's ``springs:`` (pairs, then the ends of
+    those with a stiffness, a fixed end in its x–y projection), then each potential term
     k/2·(|r_a − r_b| − l0)² between two masses, a mass and the origin, or a mass and a fixed
     point P (seed 002 §23.9's spring to B). S under the root is compared with |r_a − r_b|² at
     seeded random states; for a fixed point, S − |r_a|² = −2 P·r_a + |P|² is solved for P by
     least squares and checked."""
     found: list = list(spec.springs)
+    for spring in spec.spring_forces:
+        pair = tuple(end if isinstance(end, str) else (end[0], end[1]) for end in spring.ends)
+        if pair not in found:
+            found.append(pair)
     if spec.potential is None or not model.mass_positions:
         return found
     potential = to_sympy(se.sympify(spec.potential.expr).subs(model.substitutions()))

@@ -83,7 +83,7 @@ class AutonomousModel:
         return tuple(out)
 
 
-def _time_sources(model: Model) -> tuple[list[str], list[str]]:
+def time_sources(model: Model) -> tuple[list[str], list[str]]:
     """Where t is written in L, the forces τ and the constraints: (where the expression truly
     changes with t at the parameters' values, where t is written but cancels), decided by
     :func:`lagsim.symbolic.dependence.depends`."""
@@ -109,7 +109,7 @@ def autonomous_model(model: Model, spec: SystemSpec | None = None,
     constraint) if its Lagrangian and forces then do not change with t; else
     :class:`InputError` naming where t appears. (``spec`` and ``q0`` are accepted for callers
     that pass the start; the reduction here has a single branch.)"""
-    sources, cancelled = _time_sources(model)
+    sources, cancelled = time_sources(model)
     if not sources:
         if not cancelled:
             return AutonomousModel(model, model)
@@ -127,7 +127,7 @@ def autonomous_model(model: Model, spec: SystemSpec | None = None,
                              f"prescribes one coordinate (q = f(t)), and '{c.name}' does not",
                              where)
     reduced, eliminated = _prescribe(model, moving)
-    later, _ = _time_sources(reduced)
+    later, _ = time_sources(reduced)
     if later:
         raise InputError(f"{refuse}; with {', '.join(f'{k} = {v}' for k, v in eliminated)} "
                          "substituted its Lagrangian still depends on t", where)

@@ -48,13 +48,18 @@ import numpy as np
 import symengine as se
 
 from lagsim import naming
-from lagsim.analysis.linearize import Mode, null_space
-from lagsim.analysis.rest import autonomous_model, parse_point, snap, value_text
+from lagsim.analysis.linearize import SINGULAR_RCOND, Mode, null_space
+from lagsim.analysis.rest import (
+    autonomous_model,
+    parse_point,
+    snap,
+    time_sources,
+    value_text,
+)
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import lambdify
 from lagsim.spec.expressions import diff
 from lagsim.spec.system import SystemSpec
-from lagsim.symbolic.dependence import varying
 from lagsim.symbolic.forms.linear import SteadyLinearization
 from lagsim.symbolic.model import Model
 
@@ -67,6 +72,10 @@ NEWTON_ITERATIONS = 60
 ZERO = 1e-12
 """An entry of the reduced state matrix below this fraction of its largest is 0 (rounding), for
 setting aside the exact zero eigenvalues."""
+
+ROUNDING = 1e-12
+"""A real or imaginary part of an eigenvalue below this fraction of the largest |s| is rounding
+(of parts that are 0: the real part of an undamped pair, ~1e-16 of |s| here) and printed as 0."""
 
 ROOT_TOLERANCE = 1e-9
 """An eigenvalue (or its real part) below this fraction of the largest |s| counts as 0."""
@@ -81,45 +90,27 @@ def parse_steady(text: str, spec: SystemSpec, coordinates: Sequence[str],
 
 
 class SteadyEquations:
-    """M, F, A, b, φ, w = A q̇ + c of an autonomous model with the parameters' values, and their
-    derivatives by the positions of the ``shape`` (non-ignorable) coordinates and by every rate,
-    compiled into one function of (q, q̇) (:func:`lagsim.numeric.compile.lambdify`)."""
+    """M, F, A, b, φ, w = A q̇ + c of an autonomous model and their derivatives by every
+    position and rate, compiled into one function of (q, q̇, parameters)
+    (:func:`lagsim.numeric.compile.lambdify`) and kept by the model's structure key, so that a
+    sweep of a parameter (a bicycle's speed v) compiles once. ``shape`` are the non-ignorable
+    coordinates, whose positions are state variables."""
 
     def __init__(self, model: Model, shape: Sequence[int]) -> None:
         self.model = model
-        n, m = model.n, model.m
-        self.n, self.m, self.shape = n, m, tuple(shape)
+        self.n, self.m, self.shape = model.n, model.m, tuple(shape)
         self.holonomic = tuple(k for k, c in enumerate(model.constraints)
                                if c.kind == "holonomic")
-        subs = model.substitutions()
-        qs = [model.q[i] for i in self.shape]
-
-        def value(e: Any) -> se.Basic:
-            return se.sympify(e).subs(subs)
-
-        M = [value(model.mass_matrix[i, j]) for i in range(n) for j in range(n)]
-        F = [value(model.forcing[i]) for i in range(n)]
-        A = [value(model.A[k, i]) for k in range(m) for i in range(n)]
-        b = [value(model.b[k]) for k in range(m)]
-        phi = [value(model.constraints[k].expression) for k in self.holonomic]
-        w = [value(c.velocity_form) for c in model.constraints]
-        groups: list[tuple[str, tuple[int, ...], list[se.Basic]]] = [
-            ("M", (n, n), M), ("F", (n,), F), ("A", (m, n), A), ("b", (m,), b),
-            ("phi", (len(phi),), phi), ("w", (m,), w),
-            ("dM", (len(qs), n, n), [diff(e, x) for x in qs for e in M]),
-            ("dA", (len(qs), m, n), [diff(e, x) for x in qs for e in A]),
-            ("dFq", (n, len(qs)), [diff(e, x) for e in F for x in qs]),
-            ("dFv", (n, n), [diff(e, v) for e in F for v in model.qd]),
-            ("dbq", (m, len(qs)), [diff(e, x) for e in b for x in qs]),
-            ("dbv", (m, n), [diff(e, v) for e in b for v in model.qd]),
-            ("dwq", (m, len(qs)), [diff(e, x) for e in w for x in qs]),
-        ]
-        self._layout = [(name, shape_) for name, shape_, _ in groups]
-        self._f = lambdify([*model.q, *model.qd], [e for _, _, es in groups for e in es])
+        self._f, self._layout = _compiled(model, self.shape)
+        self._params = np.array([model.parameters[str(p)] for p in model.param_symbols],
+                                dtype=float)
 
     def evaluate(self, q: np.ndarray, qd: np.ndarray) -> dict[str, np.ndarray]:
+        """Every group at (q, q̇): M, F, A, b, φ, w, c and their derivatives by the positions
+        of ``shape`` (``dM``, ``dA``, ``dFq``, ``dbq``, ``dwq``) and by every rate."""
         with np.errstate(all="ignore"):
-            out = np.asarray(self._f(np.concatenate([q, qd])), dtype=float).reshape(-1)
+            out = np.asarray(self._f(np.concatenate([q, qd, self._params])),
+                             dtype=float).reshape(-1)
         parts, k = {}, 0
         for name, shape in self._layout:
             size = int(np.prod(shape))
@@ -198,25 +189,110 @@ class SteadyEquations:
         return C
 
 
-def ignorable_coordinates(model: Model) -> tuple[int, ...]:
+MEMO_SIZE = 8
+"""Compiled steady-motion equations kept, by structure key and non-ignorable coordinates."""
+
+_MEMO: dict[tuple[str, tuple[int, ...] | None], tuple[Any, list[tuple[str, tuple[int, ...]]]]]
+_MEMO = {}
+
+
+def _compiled(model: Model, shape: Sequence[int] | None
+              ) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
+    """:func:`_compile` of ``model``, kept by its structure key (a model without one is
+    compiled each time)."""
+    if model.structure_key is None:
+        return _compile(model, shape)
+    key = (model.structure_key, None if shape is None else tuple(shape))
+    if key not in _MEMO:
+        _MEMO[key] = _compile(model, shape)
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+    return _MEMO[key]
+
+
+def _compile(model: Model, shape: Sequence[int] | None
+             ) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
+    """The compiled function of (q, q̇, parameters) and the layout of its output: M, F, A, b, φ,
+    w = A q̇ + c, c, and (unless ``shape`` is None) their derivatives by the positions of the
+    ``shape`` coordinates and by every rate, symbolic (symengine)."""
+    n, m = model.n, model.m
+    qd = model.qd
+    qs = [model.q[i] for i in shape] if shape is not None else []
+    ns = len(qs)
+    M = [se.sympify(model.mass_matrix[i, j]) for i in range(n) for j in range(n)]
+    F = [se.sympify(model.forcing[i]) for i in range(n)]
+    A = [se.sympify(model.A[k, i]) for k in range(m) for i in range(n)]
+    b = [se.sympify(model.b[k]) for k in range(m)]
+    phi = [se.sympify(c.expression) for c in model.constraints if c.kind == "holonomic"]
+    w = [se.sympify(c.velocity_form) for c in model.constraints]
+    offsets = [se.sympify(c.offset) for c in model.constraints]
+    groups: list[tuple[str, tuple[int, ...], list[se.Basic]]] = [
+        ("M", (n, n), M), ("F", (n,), F), ("A", (m, n), A), ("b", (m,), b),
+        ("phi", (len(phi),), phi), ("w", (m,), w), ("c", (m,), offsets)]
+    if shape is not None:
+        groups += [
+            ("dM", (ns, n, n), [diff(e, x) for x in qs for e in M]),
+            ("dA", (ns, m, n), [diff(e, x) for x in qs for e in A]),
+            ("dFq", (n, ns), [diff(e, x) for e in F for x in qs]),
+            ("dFv", (n, n), [diff(e, v) for e in F for v in qd]),
+            ("dbq", (m, ns), [diff(e, x) for e in b for x in qs]),
+            ("dbv", (m, n), [diff(e, v) for e in b for v in qd]),
+            ("dwq", (m, ns), [diff(e, x) for e in w for x in qs]),
+        ]
+    layout = [(name, shape_) for name, shape_, _ in groups]
+    f = lambdify([*model.q, *qd, *model.param_symbols], [e for _, _, es in groups for e in es])
+    return f, layout
+
+
+IGNORABLE_POINTS = 4
+"""Pairs of states at which a coordinate's absence is tested."""
+IGNORABLE_TOLERANCE = 1e-9
+"""A change below this fraction of the size of the values is rounding (of an identity such as
+sin² + cos² = 1)."""
+SEED = 20261203
+
+
+def ignorable_coordinates(model: Model, q0: np.ndarray, qd0: np.ndarray) -> tuple[int, ...]:
     """The coordinates absent from M, F, A, b, the holonomic φ and the velocity offsets c at the
-    parameters' values (:func:`lagsim.symbolic.dependence.varying`, which sees through
-    sin² + cos² = 1): those whose positions no equation reads."""
-    values = model.substitutions()
-    exprs = [*(model.mass_matrix[i, j] for i in range(model.n) for j in range(model.n)),
-             *model.forcing, *(model.A[k, i] for k in range(model.m) for i in range(model.n)),
-             *model.b, *(c.expression for c in model.holonomic),
-             *(c.offset for c in model.velocity_constraints)]
-    candidates = list(model.q)
-    for expr in exprs:
-        if not candidates:
-            break
-        present = se.sympify(expr).free_symbols
-        inside = [s for s in candidates if s in present]
-        if inside:
-            for s in varying(expr, inside, values):
-                candidates.remove(s)
-    return tuple(i for i, s in enumerate(model.q) if s in candidates)
+    parameters' values: these do not change when the coordinate alone moves (by 0.5 to 1.5),
+    from (q0, q̇0) and from seeded random states near it, beyond :data:`IGNORABLE_TOLERANCE` of
+    their size. This is :mod:`lagsim.symbolic.dependence`'s numerical identity test
+    (J. T. Schwartz, J. ACM 27 (1980) 701–717) in double precision on the compiled expressions,
+    since a bicycle's mass matrix is too large for its 100-bit evaluation; it sees through
+    sin² + cos² = 1 (a symmetric wheel's angle)."""
+    f, layout = _compiled(model, None)
+    params = np.array([model.parameters[str(p)] for p in model.param_symbols], dtype=float)
+    sizes = {name: int(np.prod(shape)) for name, shape in layout}
+    offsets = np.cumsum([0] + [sizes[name] for name, _ in layout])
+    keep = np.concatenate([np.arange(offsets[k], offsets[k + 1])
+                           for k, (name, _) in enumerate(layout) if name != "w"])
+    rng = np.random.default_rng(SEED)
+    n = model.n
+
+    def values(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = np.asarray(f(np.concatenate([q, qd, params])), dtype=float).reshape(-1)
+        return out[keep]
+
+    varies = np.zeros(n, dtype=bool)
+    tested = np.zeros(n, dtype=int)
+    for k in range(IGNORABLE_POINTS):
+        q = q0 + (rng.uniform(-0.5, 0.5, n) if k else 0.0)
+        qd = qd0 + (rng.uniform(-0.5, 0.5, n) if k else 0.0)
+        here = values(q, qd)
+        if not np.all(np.isfinite(here)):
+            continue
+        for i in range(n):
+            moved = q.copy()
+            moved[i] += rng.uniform(0.5, 1.5)
+            there = values(moved, qd)
+            if not np.all(np.isfinite(there)):
+                continue
+            tested[i] += 1
+            scale = max(1.0, float(np.max(np.abs(here))), float(np.max(np.abs(there))))
+            if np.any(np.abs(there - here) > IGNORABLE_TOLERANCE * scale):
+                varies[i] = True
+    return tuple(i for i in range(n) if tested[i] and not varies[i])
 
 
 @dataclass(frozen=True)
@@ -238,21 +314,16 @@ class SteadyMotion:
 
 
 def _refuse_time(model: Model, spec: SystemSpec | None) -> Model:
-    """The autonomous model, or an error: a steady motion of an explicitly time-dependent
-    system is not defined here."""
-    where = spec.location if spec is not None else None
-    why = ("steady motions (relative equilibria) are solutions of equations that do not change "
-           "with time; linearize about rest with `lagsim modes` without --steady, or simulate")
-    try:
-        auto = autonomous_model(model, spec)
-    except InputError as exc:
-        raise InputError(f"system '{model.name}' is explicitly time-dependent ({exc.message}); "
-                         f"{why}", where) from None
-    if auto.reduced:
-        moving = ", ".join(f"{k} = {v}" for k, v in auto.eliminated)
-        raise InputError(f"system '{model.name}' is explicitly time-dependent (t appears in its "
-                         f"constraints: {moving}); {why}", where)
-    return auto.model
+    """The autonomous model (t written but cancelling is set to 0), or an error naming where t
+    appears: a steady motion of an explicitly time-dependent system is not defined here."""
+    sources, _ = time_sources(model)
+    if sources:
+        raise InputError(f"system '{model.name}' is explicitly time-dependent (t appears in "
+                         f"{', '.join(sources)}): steady motions (relative equilibria) are "
+                         "solutions of equations that do not change with time, so there is "
+                         "none to linearize about; `lagsim simulate` shows the motion",
+                         spec.location if spec is not None else None)
+    return autonomous_model(model, spec).model
 
 
 def steady_motion(model: Model, given: Mapping[str, float],
@@ -263,7 +334,10 @@ def steady_motion(model: Model, given: Mapping[str, float],
     Newton's method starting from ``start`` (the initial values) and rates 0."""
     model = _refuse_time(model, spec)
     names, n, m = model.coordinates, model.n, model.m
-    ignorable = ignorable_coordinates(model)
+    start = start or {}
+    q0 = np.array([given.get(c, start.get(c, 0.0)) for c in names], dtype=float)
+    qd0 = np.array([given.get(naming.velocity(c), 0.0) for c in names], dtype=float)
+    ignorable = ignorable_coordinates(model, q0, qd0)
     for name, value in given.items():
         coordinate = naming.rate_of(name) if naming.is_velocity(name) else None
         if coordinate is None or value == 0.0:
@@ -276,9 +350,7 @@ def steady_motion(model: Model, given: Mapping[str, float],
                              "coordinates", where.get(name))
     shape = tuple(i for i in range(n) if i not in ignorable)
     eqs = SteadyEquations(model, shape)
-    start = start or {}
-    q = np.array([given.get(c, start.get(c, 0.0)) for c in names], dtype=float)
-    qd = np.array([given.get(naming.velocity(c), 0.0) for c in names], dtype=float)
+    q, qd = q0, qd0
     unknown_q = [k for k, i in enumerate(shape) if names[i] not in given]
     unknown_v = [i for i in ignorable if naming.velocity(names[i]) not in given]
     ns = len(shape)
@@ -306,6 +378,13 @@ def steady_motion(model: Model, given: Mapping[str, float],
         if float(np.max(np.abs(scale * step), initial=0.0)) <= 1e-15 * (
                 1.0 + float(np.max(np.abs(np.concatenate([q, qd])), initial=0.0))):
             break
+    if _singular(parts):
+        shown = ", ".join(f"{c}={v:.6g}" for c, v in zip(names, q))
+        raise InputError(f"the mass matrix is singular at the steady motion ({shown}), on the "
+                         "motions the constraints allow: a singular point of the coordinates "
+                         "(such as θ = 0 of ZXZ Euler angles); linearize in other coordinates "
+                         "(a Tait–Bryan sequence such as XYZ is regular upright)",
+                         _blame(where))
     qdd, lam_star = eqs.accelerations(parts)
     checks = [(f"{naming.acceleration(c)}", float(x)) for c, x in zip(names, qdd)]
     checks += [(f"constraint '{model.constraints[k].name}'", float(x))
@@ -320,7 +399,7 @@ def steady_motion(model: Model, given: Mapping[str, float],
                          f"equilibrium: the largest residual is {worst[0]} = {worst[1]:.3g} "
                          f"(tolerance {STEADY_TOLERANCE:g}); give the coordinates' values that "
                          "keep it steady, or leave them out to have them solved for",
-                         next(iter(where.values()), None) if where else None)
+                         _blame(where))
     J = eqs.steady_jacobian(parts, lam_star)[:, columns]
     labels = ([names[shape[k]] for k in unknown_q]
               + [naming.velocity(names[i]) for i in unknown_v])
@@ -332,6 +411,25 @@ def steady_motion(model: Model, given: Mapping[str, float],
                      "(rates from 0) ended")
     return SteadyMotion(eqs, q, qd, lam_star, float(np.max(np.abs(qdd), initial=0.0)),
                         tuple(given), tuple(labels), tuple(free), tuple(notes))
+
+
+def _singular(parts: Mapping[str, np.ndarray]) -> bool:
+    """Whether M is singular on the null space of the constraint rows A (then q̈ is not
+    determined: the augmented system has no unique solution)."""
+    M, A = parts["M"], parts["A"]
+    N, _ = null_space(A, M.shape[0])
+    Mr = N.T @ M @ N
+    return bool(Mr.size) and (not np.all(np.isfinite(Mr))
+                              or np.linalg.cond(Mr) > 1.0 / SINGULAR_RCOND)
+
+
+def _blame(where: Mapping[str, Location]) -> Location | None:
+    """Where to point for a steady motion as a whole: the command line if it gave an entry,
+    else the file's first entry."""
+    places = list(where.values())
+    given = [p for p in places if p.line is None]
+    chosen = given or places
+    return chosen[0] if chosen else None
 
 
 def _moved(q: np.ndarray, qd: np.ndarray, lam: np.ndarray, shape: Sequence[int],
@@ -361,7 +459,8 @@ class Reduced:
     """The linearization about a steady motion: the full map ``L`` on ξ (``state`` names its
     entries), the tangent basis ``N`` (ξ = N η, η the ``independent`` entries), the reduced
     state matrix ``R`` (η̇ = R η), its eigenvalues (sorted by real part descending, then
-    imaginary part descending), and the entries of η set aside with an exact zero eigenvalue
+    imaginary part descending; parts below :data:`ROUNDING` of the largest |s| are 0), and the
+    entries of η set aside with an exact zero eigenvalue
     (``zeros``: label and why)."""
 
     state: tuple[str, ...]
@@ -402,7 +501,10 @@ def reduce(motion: SteadyMotion) -> Reduced:
             keep.remove(i)
             changed = True
             break
-    roots = tuple(complex(s) for s in np.linalg.eigvals(R[np.ix_(keep, keep)])) if keep else ()
+    raw = np.linalg.eigvals(R[np.ix_(keep, keep)]) if keep else np.zeros(0)
+    floor = ROUNDING * float(np.max(np.abs(raw), initial=0.0))
+    roots = tuple(complex(s.real if abs(s.real) > floor else 0.0,
+                          s.imag if abs(s.imag) > floor else 0.0) for s in raw)
     values = sorted([*roots, *(0j for _ in zeros)], key=lambda s: (-s.real, -s.imag))
     return Reduced(state=state, L=L, N=N, independent=tuple(state[i] for i in independent),
                    R=R, eigenvalues=tuple(values), zeros=tuple(zeros), roots=roots)
@@ -423,6 +525,32 @@ def _shape(reduced: Reduced, s: complex, labels_index: Sequence[int]) -> tuple[A
     if np.all(np.abs(np.imag(v)) <= 1e-12):
         return tuple(float(x) for x in np.real(v))
     return tuple(complex(x) for x in v)
+
+
+def zero_directions(reduced: Reduced, labels: Sequence[str], labels_index: Sequence[int]
+                    ) -> list[dict[str, float]]:
+    """An orthonormal basis of the null space of the reduced state matrix as δξ on ``labels``
+    (the directions of the zero eigenvalues that have eigenvectors: a conserved momentum's
+    rate, a family of steady motions, a position that changes nothing), components below 1e-12
+    printed as 0."""
+    basis = _null_basis(reduced.R)
+    out = []
+    for v in basis.T:
+        x = (reduced.N @ v)[list(labels_index)]
+        size = float(np.max(np.abs(x), initial=0.0))
+        if size == 0.0:
+            continue
+        x = x / x[int(np.argmax(np.abs(x)))]
+        out.append({name: (float(c) if abs(c) > 1e-12 else 0.0) for name, c in zip(labels, x)})
+    return out
+
+
+def _null_basis(matrix: np.ndarray) -> np.ndarray:
+    if not matrix.size:
+        return np.zeros((matrix.shape[1], 0))
+    _, sv, vt = np.linalg.svd(matrix)
+    rank = int(np.sum(sv > ROOT_TOLERANCE * max(float(sv.max(initial=0.0)), 1e-300)))
+    return vt[rank:].T
 
 
 def steady_modes_of(reduced: Reduced, labels_index: Sequence[int]
@@ -490,6 +618,7 @@ class SteadyModesReport:
     eigenvalues: tuple[complex, ...]
     zero_count: int
     zeros: tuple[tuple[str, str], ...]
+    null: tuple[dict[str, float], ...]
     state: tuple[str, ...]
     independent: tuple[str, ...]
     R: tuple[tuple[float, ...], ...]
@@ -514,7 +643,8 @@ class SteadyModesReport:
             "eigenvalues": [{"re": s.real, "im": s.imag} for s in self.eigenvalues],
             "zero_eigenvalues": {"count": self.zero_count,
                                  "set_aside": [{"direction": d, "why": w}
-                                               for d, w in self.zeros]},
+                                               for d, w in self.zeros],
+                                 "null_directions": [dict(d) for d in self.null]},
             "modes": [m.to_dict(self.labels) for m in self.modes],
             "state": list(self.state),
             "independent": list(self.independent),
@@ -619,6 +749,7 @@ def steady_modes(spec: SystemSpec, model: Model, steady: Mapping[str, float] | s
         qd=snap(motion.qd), lam=snap(motion.lam), residual=motion.residual,
         ignorable=ignorable, labels=labels, dof=len(reduced.independent), stability=stability,
         modes=modes, eigenvalues=reduced.eigenvalues, zero_count=zero, zeros=reduced.zeros,
+        null=tuple(zero_directions(reduced, labels, labels_index)),
         state=reduced.state, independent=reduced.independent,
         R=tuple(tuple(float(x) for x in row) for row in reduced.R), given=motion.given,
         solved=motion.solved, free=motion.free, notes=tuple(notes))

@@ -47,7 +47,8 @@ COMMANDS = {
                         "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
                         "the constraints."),
     "modes": Entry("lagsim.cli.commands.modes:command",
-                   "Print the small oscillations of FILE about an equilibrium."),
+                   "Print the small oscillations of FILE about an equilibrium or a steady "
+                   "motion."),
     "new": Entry("lagsim.cli.commands.new:command",
                  "Copy the bundled system NAME into a file of your own, as a starting point."),
     "plot": Entry("lagsim.cli.commands.plot:command",

@@ -15,6 +15,7 @@ import click
 from lagsim.cli.completion import complete_choices, complete_system
 from lagsim.errors import InputError, Location
 from lagsim.spec.options import OPTIONS, Option
+from lagsim.viz import views
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,6 +84,18 @@ report_format_option = click.option("--format", "fmt", type=click.Choice(("text"
                                     default="text", show_default=True,
                                     help="text for a terminal, json for scripts.")
 """``--format`` of the commands that print a report (``check``, ``equilibria``, ``modes``)."""
+
+
+def _view(_ctx: click.Context, _param: click.Parameter, value: str | None
+          ) -> tuple[float, float] | None:
+    return None if value is None else views.parse_view(value)
+
+
+view_option = click.option(views.FLAG, "view", metavar="NAME|ELEV,AZIM", callback=_view,
+                           help=views.HELP, shell_complete=complete_choices(lambda: views.VIEWS))
+"""``--view`` of the 3-D pictures (``plot --kind path``, ``animate``), parsed as soon as it is
+read (:func:`lagsim.viz.views.parse_view`): passed on as (elevation, azimuth), None when not
+given."""
 
 
 class RegistryChoice(click.Choice):

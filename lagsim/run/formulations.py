@@ -26,7 +26,7 @@ diffrax (terms, solvers and controllers as small parts).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -122,10 +122,12 @@ def weakest_direction(M: np.ndarray) -> tuple[float, int, str]:
 
 
 def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
-                      locate: Locate | None = None) -> None:
+                      locate: Locate | None = None, euler: Mapping[str, str] | None = None
+                      ) -> None:
     """Refuse a mass matrix that is singular or not positive definite at the start, naming the
     coordinate along which it fails (the largest entry of the weakest eigenvector) and, through
-    ``locate(coordinate)``, pointing at the part of the file concerned."""
+    ``locate(coordinate)``, pointing at the part of the file concerned; ``euler`` as for
+    :class:`MassWatch`."""
     M = numeric.dynamics(t, q, qd)[0]
     if not np.all(np.isfinite(M)):
         raise InputError(f"the mass matrix is not finite at the start (t = {t!r})")
@@ -136,8 +138,32 @@ def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nd
     state = ", ".join(f"{c} = {float(x)!r}" for c, x in zip(numeric.coordinates, q))
     raise InputError(
         f"the mass matrix is {kind} at the start ({state}): the kinetic energy gives no "
-        f"inertia along {coordinate} (eigenvalue {eigenvalue:.3g}); start elsewhere or give "
-        f"{coordinate} a mass or inertia", locate(coordinate) if locate else None)
+        f"inertia along {coordinate} (eigenvalue {eigenvalue:.3g}); "
+        + (gimbal_lock(coordinate, euler or {})
+           or f"start elsewhere or give {coordinate} a mass or inertia"),
+        locate(coordinate) if locate else None)
+
+
+def euler_angles(spec: SystemSpec) -> dict[str, str]:
+    """Each coordinate that is, by itself, an Euler angle of a 3-D body → that body's name."""
+    out = {}
+    for mass in spec.masses:
+        if mass.orientation is not None and mass.orientation.sequence:
+            for angle in mass.orientation.angles:
+                if str(angle.expr) in spec.coordinates:
+                    out[str(angle.expr)] = mass.name
+    return out
+
+
+def gimbal_lock(coordinate: str, euler: Mapping[str, str]) -> str:
+    """The advice for a mass matrix singular along ``coordinate`` when it is an Euler angle of
+    a body (``euler``: coordinate → body, :func:`euler_angles`), else ""."""
+    body = euler.get(coordinate)
+    if body is None:
+        return ""
+    return (f"{coordinate} is an Euler angle of '{body}', whose angles lock here (gimbal lock: "
+            f"the sequence's first and third axes aligned); give '{body}' a quaternion "
+            "orientation, {quaternion: [e0, e1, e2, e3]}, which has no such point")
 
 
 class MassWatch:
@@ -148,12 +174,15 @@ class MassWatch:
     :data:`SINGULAR_RTOL` times the largest diagonal entry of M (now or at the start), is an
     :class:`IntegrationError` with the time and the coordinate of the weakest direction. The
     pivots bound the smallest eigenvalue from above, so this costs one Cholesky factor of an
-    n×n matrix, not an eigen-decomposition.
+    n×n matrix, not an eigen-decomposition. ``euler`` maps each coordinate that is an Euler
+    angle of a 3-D body to that body's name: a weakest direction along one is the sequence's
+    gimbal lock (its first and third axes aligned, Goldstein §4.4), and the message says so.
     """
 
-    def __init__(self, numeric: NumericSystem, t0: float, q0: np.ndarray, qd0: np.ndarray
-                 ) -> None:
+    def __init__(self, numeric: NumericSystem, t0: float, q0: np.ndarray, qd0: np.ndarray,
+                 euler: Mapping[str, str] | None = None) -> None:
         self.numeric = numeric
+        self.euler = dict(euler or {})
         self.scale = float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
 
     def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, regular_at: float | None = None
@@ -179,11 +208,13 @@ class MassWatch:
                                    time=float(t))
         eigenvalue, index, kind = weakest_direction(M)
         since = f"; it was regular at t = {regular_at:.6g}" if regular_at is not None else ""
+        advice = (gimbal_lock(coordinates[index], self.euler)
+                  or "choose coordinates that stay regular along the motion")
         raise IntegrationError(
             f"the mass matrix became {kind or 'nearly singular'} ({state}{since}): the kinetic "
             f"energy gives almost no inertia along {coordinates[index]} (eigenvalue "
-            f"{eigenvalue:.3g}, largest diagonal entry {self.scale:.3g} at the start); choose "
-            f"coordinates that stay regular along the motion", time=float(t))
+            f"{eigenvalue:.3g}, largest diagonal entry {self.scale:.3g} at the start); {advice}",
+            time=float(t))
 
 
 # ---------------------------------------------------------------------------------------------

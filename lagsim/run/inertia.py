@@ -31,7 +31,7 @@ import symengine as se
 
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem, compile_model
-from lagsim.run.formulations import check_mass_matrix, weakest_direction
+from lagsim.run.formulations import check_mass_matrix, euler_angles, weakest_direction
 from lagsim.run.hints import singular_cause
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, assemble_model, check_regular
@@ -58,7 +58,7 @@ def augmented_model(model: Model, gamma: float) -> Model:
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(model.lagrangian) + extra, tau=model.tau,
         constraints=model.constraints, parameters=model.parameters,
-        mass_positions=model.mass_positions)
+        mass_positions=model.mass_positions, rotations=model.rotations)
 
 
 def _direction(v: np.ndarray, names: tuple[str, ...]) -> str:
@@ -78,7 +78,7 @@ def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: f
     that has no inertia (and, as before, a parameter at 0 that causes it)."""
     try:
         check_regular(model, spec)
-        check_mass_matrix(numeric, t, q, qd, locate)
+        check_mass_matrix(numeric, t, q, qd, locate, euler_angles(spec))
         return model, numeric
     except InputError as error:
         original = error

@@ -35,7 +35,7 @@ from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.events import EventWatch
-from lagsim.run.formulations import Formulation, MassWatch
+from lagsim.run.formulations import Formulation, MassWatch, euler_angles
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS
 from lagsim.spec.options import BY_NAME, duration
@@ -239,7 +239,8 @@ class Guard:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.form = problem.form
-        self.mass = MassWatch(problem.numeric, problem.t0, problem.q0, problem.qd0)
+        self.mass = MassWatch(problem.numeric, problem.t0, problem.q0, problem.qd0,
+                              euler_angles(problem.spec))
         self.bad: tuple[float, np.ndarray, np.ndarray] | None = None
         self.unchecked = 0
         self.h = math.inf

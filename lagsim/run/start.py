@@ -60,6 +60,11 @@ NUDGE = 1e-3
 """First step of a fall off a singular start point, relative to 1 + max|q| (rule 3)."""
 NO_INITIAL = ("no initial values given: every coordinate starts at 0 (set values in 'initial:' or "
               "with --init NAME=VALUE)")
+NO_INITIAL_IDENTITY = ("no initial values given: every coordinate starts at 0, but a quaternion "
+                       "at the identity, e0 = 1 (set values in 'initial:' or with "
+                       "--init NAME=VALUE)")
+"""What is said instead of :data:`NO_INITIAL` when the start is not all 0: a quaternion body
+left out starts at the identity (:meth:`lagsim.spec.system.SystemSpec.identity_quaternions`)."""
 
 
 def _inverse_factor(M: np.ndarray) -> np.ndarray:
@@ -375,7 +380,7 @@ def consistent_start(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.nda
     if not numeric.m:
         return q, qd
     if given is not None and not given:
-        say(NO_INITIAL)
+        say(NO_INITIAL if not np.any(q) else NO_INITIAL_IDENTITY)
     coords = numeric.coordinates
     velocities = naming.velocities(coords)
     given_q = np.array([given is None or c in given for c in coords], dtype=bool)

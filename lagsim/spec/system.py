@@ -196,7 +196,7 @@ class ConstraintSpec:
 
     A row of a ``no_slip`` entry has no ``expression``: it is the velocity constraint v_P·e_k = 0
     of the material point ``point`` (``body.point`` or a mass) along the space axis
-    ``direction`` (0, 1, 2), which :mod:`lagsim.symbolic.bodies` writes out."""
+    ``direction`` (0, 1, 2), which :class:`lagsim.symbolic.model.Points` writes out."""
 
     name: str
     kind: str
@@ -272,16 +272,16 @@ class SystemSpec:
     springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
     """``springs:``: pairs of ends (a mass name, ``origin``, or a fixed point (x, y)) that
     ``lagsim animate`` draws as springs."""
-    spring_forces: tuple[SpringSpec, ...] = ()
-    """``springs:`` entries given as mappings (with a stiffness): they add to U (and R)."""
-    torques: tuple[TorqueSpec, ...] = ()
-    """``torques:``: moments on bodies, projected onto the coordinates by ∂ω/∂q̇."""
     steady: tuple[tuple[str, float], ...] = ()
     """``steady:``: a steady motion (relative equilibrium) to linearize about, coordinate →
     value and ``<coordinate>_dot`` → rate, at the parameters' values (``lagsim modes``,
     ``derive --form linear``; :mod:`lagsim.analysis.steady`)."""
     steady_locations: tuple[tuple[str, Location], ...] = ()
     """Where each entry of ``steady`` was set in the file."""
+    spring_forces: tuple[SpringSpec, ...] = ()
+    """``springs:`` entries given as mappings (with a stiffness): they add to U (and R)."""
+    torques: tuple[TorqueSpec, ...] = ()
+    """``torques:``: moments on bodies, projected onto the coordinates by ∂ω/∂q̇."""
 
     def mass(self, name: str) -> MassSpec:
         """The mass (or body) called ``name``."""
@@ -295,9 +295,24 @@ class SystemSpec:
     def velocities(self) -> tuple[str, ...]:
         return naming.velocities(self.coordinates)
 
+    def identity_quaternions(self) -> tuple[str, ...]:
+        """The scalar part e0 of each quaternion body whose four components are coordinates none
+        of which ``initial`` sets: such a body starts at the identity, e = (1, 0, 0, 0), not at
+        the singular e = 0."""
+        given = {name for name, _ in self.initial}
+        out = []
+        for mass in self.masses:
+            parts = mass.orientation.quaternion if mass.orientation is not None else ()
+            names = [str(e.expr) for e in parts]
+            if (parts and all(n in self.coordinates for n in names)
+                    and not given.intersection(names)):
+                out.append(names[0])
+        return tuple(out)
+
     def initial_state(self) -> tuple[list[float], list[float]]:
-        """q(t0) and q̇(t0) in coordinate order; missing entries are 0."""
-        values = dict(self.initial)
+        """q(t0) and q̇(t0) in coordinate order; missing entries are 0, except the scalar part of
+        a quaternion left out entirely (:meth:`identity_quaternions`), which is 1."""
+        values = {**{name: 1.0 for name in self.identity_quaternions()}, **dict(self.initial)}
         q = [values.get(name, 0.0) for name in self.coordinates]
         qd = [values.get(naming.velocity(name), 0.0) for name in self.coordinates]
         return q, qd
@@ -999,10 +1014,13 @@ class _Reader:
             return text
         body, dot, point = text.partition(".")
         names = [m.name for m in masses]
+        if body not in names and not dot:
+            raise self.error(node, f"{what} '{text}', which is not a mass"
+                             f"{suggest(body, [*names, *extra])}; declare it under 'masses'")
         if body not in names:
-            raise self.error(node, f"{what} '{text}' names '{body}', which is not a mass"
-                             f"{suggest(body, [*names, *extra])}; write a mass, or body.point "
-                             "for a point declared under the body's 'points'")
+            raise self.error(node, f"{what} '{text}': '{body}' is not a mass"
+                             f"{suggest(body, names)}; a point is body.point, a point "
+                             "declared under a body's 'points'")
         if not dot:
             return text
         mass = next(m for m in masses if m.name == body)

@@ -10,10 +10,11 @@ Kane & Levinson, *Dynamics: Theory and Applications*, §2.7):
     v_P = ṙ_c + ω × (r_P − r_c),
 
 which is not d/dt r_P when d depends on q through space axes (a contact point moving over the
-body's surface): rolling without slipping is v_P = 0 at the contact point (Routh, *Advanced
-Rigid Dynamics*, §239; Neimark & Fufaev, *Dynamics of Nonholonomic Systems*, ch. I §1). A force
+body's surface): rolling without slipping is v_P = 0 at the contact point (Neimark & Fufaev,
+*Dynamics of Nonholonomic Systems*, AMS 1972, the rolling disk; O'Reilly, Nonlinear Dynamics 10
+(1996) 287–305). A force
 F at P has the generalized force Q_i = F·∂v_P/∂q̇_i and a moment M on the body Q_i = M·∂ω/∂q̇_i
-(the virtual power of Kane's method, Kane & Levinson §4.4, §4.6: τ = J_vᵀF + J_ωᵀM), exact and
+(the virtual power of Kane's method, Kane & Levinson ch. 4: τ = J_vᵀF + J_ωᵀM), exact and
 symbolic.
 """
 

@@ -18,6 +18,15 @@ d/dt ∂L/∂q̇ − ∂L/∂q = τ + Aᵀλ they rest on):
   echelon basis of it modulo the cyclic directions is rounded to small rationals, and each ξ
   found is checked again, symbolically (symengine's expansion to 0) or, failing that, at fresh
   random states to 1e-9.
+* **rotations of a system with 3-D bodies**: the change δq of the coordinates under a rotation
+  of everything about a space axis k (:func:`lagsim.symbolic.model.space_rotations`: ½ (0, e_k) ⊗
+  e on a quaternion, the first angle of an Euler sequence about k, e_k × r on Cartesian
+  positions), checked to turn every mass's position as e_k × r and then as a Noether ξ above:
+  p·δq is the angular momentum about k (Marsden & Ratiu, *Introduction to Mechanics and
+  Symmetry*, ch. 11 on momentum maps; for the free rigid body the spatial angular momentum
+  R I ω_b, Landau & Lifshitz, *Mechanics*, §36). One that is the momentum of a cyclic
+  coordinate (the top's φ) is that coordinate's, marked as the angular momentum about k, not
+  reported twice; the affine symmetry search leaves the directions found so out.
 
 Parameters are taken at their values (``--set``): a symmetry may hold only for some values.
 The search is symbolic (it reads the model only), so it sits with the model: the run layer
@@ -27,8 +36,8 @@ and ``lagsim check`` reports it (:mod:`lagsim.analysis.check`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, cast
 
@@ -39,6 +48,7 @@ from lagsim import naming
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand, expanded
 from lagsim.symbolic.model import Model
+from lagsim.symbolic.rotations import cross_axis
 from lagsim.symbolic.vanishing import exact_values, magnitude
 
 SEED = 7
@@ -62,12 +72,17 @@ class Invariant:
     value: float
     verified: str
     symbolic: se.Basic
+    about: str = ""
+    """The space axis (x, y or z) whose angular momentum this is, or ""."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "expression": self.expression,
-                "momentum": self.momentum, "xi": list(self.xi) if self.xi else None,
-                "value": self.value if np.isfinite(self.value) else None,
-                "verified": self.verified}
+        out = {"name": self.name, "kind": self.kind, "expression": self.expression,
+               "momentum": self.momentum, "xi": list(self.xi) if self.xi else None,
+               "value": self.value if np.isfinite(self.value) else None,
+               "verified": self.verified}
+        if self.about:
+            out["angular_momentum_about"] = self.about
+        return out
 
 
 @dataclass(frozen=True)
@@ -186,9 +201,10 @@ solve slow); a note says so."""
 
 
 def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
-                q0: np.ndarray, qd0: np.ndarray, t0: float) -> list[np.ndarray]:
+                q0: np.ndarray, qd0: np.ndarray, t0: float,
+                known: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
     """Coefficient vectors (B row-major, then c) of the Noether symmetries beyond the cyclic
-    translations."""
+    translations and the ``known`` ones (coefficient vectors of symmetries found otherwise)."""
     n = model.n
     linear = n <= MAX_ROTATION_N
     unknowns = n * n + n if linear else n
@@ -216,6 +232,12 @@ def _symmetries(model: Model, values: dict[se.Symbol, float], cyclic: list[int],
         null = np.hstack([np.zeros((len(null), n * n)), null])
     for j in cyclic:
         null[:, n * n + j] = 0.0
+    if known:
+        units = [np.eye(n * n + n)[n * n + j] for j in cyclic]
+        basis, _ = np.linalg.qr(np.array([*units, *known]).T)
+        null = null - (null @ basis) @ basis.T
+        if np.abs(null).max() < 1e-8:
+            return []
     if not np.any(null):
         return []
     _, s2, V2 = np.linalg.svd(null, full_matrices=False)
@@ -269,6 +291,65 @@ def _verify(model: Model, values: dict[se.Symbol, float], xi: list[se.Basic],
     if ok.sum() < 8 or np.any(vals[ok] > CHECK_TOL * np.maximum(scale[ok], 1e-300)):
         return None
     return "numeric"
+
+
+def _affine(model: Model, xi: Sequence[se.Basic]) -> np.ndarray | None:
+    """The coefficient vector (B row-major, then c) of ξ = c + B q, None when ξ is not affine
+    with numeric coefficients."""
+    n = model.n
+    zero = {q: 0 for q in model.q}
+    out = []
+    for i in range(n):
+        for j in range(n):
+            out.append(se.sympify(diff(xi[i], model.q[j])))
+    out += [se.sympify(x).subs(zero) for x in xi]
+    if not all(x.is_Number for x in out):
+        return None
+    return np.array([float(x) for x in out])
+
+
+AXES = "xyz"
+
+
+def _turns_positions(model: Model, xi: Sequence[se.Basic], axis: int) -> bool:
+    """Whether every mass's position r changes by e_k × r along ξ (expanded to 0)."""
+    for _, r in model.mass_positions:
+        if len(r) != 3:
+            return False
+        along = [se.Add(*(diff(ri, q) * x for q, x in zip(model.q, xi))) for ri in r]
+        if not all(_zero(a - b) for a, b in zip(along, cross_axis(axis, r))):
+            return False
+    return True
+
+
+def _rotations(model: Model, values: dict[se.Symbol, float], found: list[Invariant],
+               cyclic: list[int], p_names: list[se.Symbol], q0: np.ndarray, qd0: np.ndarray,
+               t0: float, value: Callable[[se.Basic], float]) -> list[np.ndarray]:
+    """Add to ``found`` the angular momentum about each space axis whose rotation
+    (``model.rotations``) is a symmetry, or mark the cyclic momentum it equals; return the
+    coefficient vectors of the affine ones, for the general search to leave out."""
+    known = []
+    for k, xi in enumerate(model.rotations):
+        if not xi or not _turns_positions(model, xi, k):
+            continue
+        how = _verify(model, values, list(xi), q0, qd0, t0)
+        if how is None:
+            continue
+        vector = _affine(model, xi)
+        if vector is not None:
+            known.append(vector)
+        ones = [i for i, x in enumerate(xi) if x != 0]
+        if len(ones) == 1 and xi[ones[0]] == 1 and ones[0] in cyclic:
+            name = naming.momentum(model.coordinates[ones[0]])
+            index = next(i for i, inv in enumerate(found) if inv.name == name)
+            found[index] = replace(found[index], about=AXES[k])
+            continue
+        charge = expanded(se.Add(*(model.momenta[i] * xi[i] for i in range(model.n))))
+        momentum = expanded(se.Add(*(p_names[i] * xi[i] for i in range(model.n))))
+        found.append(Invariant(f"angular_momentum_{AXES[k]}", "rotation", readable(charge),
+                               str(momentum), tuple(str(x) for x in xi), value(charge), how,
+                               charge, AXES[k]))
+    return known
 
 
 def _name(model: Model, coefficients: Sequence[float | Fraction], used: set[str],
@@ -343,7 +424,9 @@ def find_invariants(model: Model, q0: np.ndarray, qd0: np.ndarray, t0: float) ->
     if model.n > MAX_ROTATION_N:
         notes.append(f"with {model.n} coordinates (more than {MAX_ROTATION_N}) only translations "
                      "are searched for Noether symmetries, not rotations")
-    for index, vector in enumerate(_symmetries(model, values, cyclic, q0, qd0, t0), start=1):
+    known = _rotations(model, values, found, cyclic, p_names, q0, qd0, t0, value)
+    for index, vector in enumerate(_symmetries(model, values, cyclic, q0, qd0, t0, known),
+                                   start=1):
         coefficients = _oriented(model, vector)
         xi = _xi(model, coefficients)
         how = _verify(model, values, xi, q0, qd0, t0)

@@ -42,10 +42,13 @@ from lagsim.symbolic.bodies import (
 from lagsim.symbolic.expansion import expanded, killable
 from lagsim.symbolic.rotations import (
     body_rates,
+    cross_axis,
     euler_body_rates,
     euler_matrix,
+    intrinsic,
     quaternion_body_rates,
     quaternion_matrix,
+    quaternion_rotation,
 )
 from lagsim.symbolic.vanishing import magnitude
 
@@ -100,6 +103,12 @@ class Model:
     b: se.DenseMatrix
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
     structure_key: str | None = None
+    point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = ()
+    """The position of each declared point of a body, named ``body.point``, for pictures."""
+    rotations: tuple[tuple[se.Basic, ...], ...] = ()
+    """For a system with 3-D bodies, the change δq of the coordinates under a rotation of
+    everything about the space axis x, y and z (:func:`space_rotations`); an axis whose δq
+    cannot be written is an empty tuple, and a system without 3-D bodies has none."""
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                      compare=False)
 
@@ -241,6 +250,61 @@ def quaternion_regularizer(orientation: Orientation, inertia: list[list[se.Basic
     return 2 * mean * along**2
 
 
+def space_rotations(spec: SystemSpec) -> tuple[tuple[se.Basic, ...], ...]:
+    """δq of a rotation of everything about each space axis k (x, y, z), for a system with 3-D
+    bodies: a quaternion body's four coordinates change by ½ (0, e_k) ⊗ e
+    (:func:`lagsim.symbolic.rotations.quaternion_rotation`); an Euler body whose intrinsic
+    sequence starts with the axis k turns by its first angle (R = R_k(a) R' gives ∂R/∂a = [e_k×]
+    R); a component of a position that is a coordinate by itself (x in [x, y, R cos θ]) changes
+    by that component of e_k × r; every other coordinate stays. An axis is empty when a body's
+    orientation is not of those forms in bare coordinates (a matrix, an Euler sequence about
+    another first axis, a quaternion of expressions) or when two of them ask different changes
+    of one coordinate. Positions written otherwise are checked to turn as e_k × r by the search
+    that uses these (:func:`lagsim.symbolic.invariants.find_invariants`)."""
+    if not any(m.orientation is not None for m in spec.masses):
+        return ()
+    return tuple(_axis_rotation(spec, k) for k in range(3))
+
+
+def _bare(parts: tuple[Expr, ...], coordinates: tuple[str, ...]) -> list[str] | None:
+    """The coordinate names of ``parts`` when each is a coordinate by itself, else None."""
+    names = [str(p.expr) for p in parts]
+    return names if all(n in coordinates for n in names) else None
+
+
+def _axis_rotation(spec: SystemSpec, k: int) -> tuple[se.Basic, ...]:
+    """δq of a rotation about the space axis k (:func:`space_rotations`), () when it cannot be
+    written."""
+    changes: list[tuple[str, se.Basic]] = []
+    for mass in spec.masses:
+        orientation = mass.orientation
+        if orientation is not None and orientation.quaternion:
+            names = _bare(orientation.quaternion, spec.coordinates)
+            if names is None:
+                return ()
+            parts = tuple(se.Symbol(n) for n in names)
+            changes += zip(names, quaternion_rotation(parts, k))
+        elif orientation is not None and orientation.sequence:
+            seq, angles = intrinsic(orientation.sequence, tuple(orientation.angles),
+                                    orientation.extrinsic)
+            names = _bare(angles, spec.coordinates)
+            if names is None or "XYZ"[k] != seq[0].upper():
+                return ()
+            changes += [(n, se.Integer(int(i == 0))) for i, n in enumerate(names)]
+        elif orientation is not None:
+            return ()
+        if len(mass.position) == 3:
+            turned = cross_axis(k, tuple(c.expr for c in mass.position))
+            changes += [(str(c.expr), d) for c, d in zip(mass.position, turned)
+                        if str(c.expr) in spec.coordinates]
+    change: dict[str, se.Basic] = {}
+    for name, value in changes:
+        if name in change and se.expand(change[name] - value) != 0:
+            return ()
+        change[name] = value
+    return tuple(change.get(c, se.Integer(0)) for c in spec.coordinates)
+
+
 def build_model(spec: SystemSpec) -> Model:
     """The symbolic model of a validated spec (seed 001 §10.6–10.7, 002 §23.3, 003)."""
     q = tuple(se.Symbol(name) for name in spec.coordinates)
@@ -289,6 +353,9 @@ def build_model(spec: SystemSpec) -> Model:
         lagrangian=lagrangian, tau=tau, constraints=constraints,
         parameters=spec.parameter_values, kinetic=kinetic, potential=potential,
         mass_positions=tuple(positions), structure_key=spec_structure(spec),
+        point_positions=tuple((ref, points.position(ref)) for ref in
+                              (f"{m.name}.{p.name}" for m in spec.masses for p in m.points)),
+        rotations=space_rotations(spec),
     )
 
 
@@ -343,6 +410,8 @@ def assemble_model(
     potential: se.Basic | None = None,
     mass_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
     structure_key: str | None = None,
+    point_positions: tuple[tuple[str, tuple[se.Basic, ...]], ...] = (),
+    rotations: tuple[tuple[se.Basic, ...], ...] = (),
 ) -> Model:
     """The model of a Lagrangian L(q, q̇, t) with forces τ and constraint rows (001 §10.6–10.7)."""
     q = tuple(se.Symbol(c) for c in coordinates)
@@ -373,7 +442,8 @@ def assemble_model(
         param_symbols=tuple(se.Symbol(p) for p in parameters), kinetic=kinetic,
         potential=potential, lagrangian=lagrangian, momenta=se.DenseMatrix(n, 1, momenta),
         tau=tau, constraints=constraints, A=A, b=b, mass_positions=mass_positions,
-        structure_key=structure_key,
+        point_positions=point_positions,
+        structure_key=structure_key, rotations=rotations,
     )
 
 
@@ -477,7 +547,6 @@ def vanishes(expr: se.Basic, spec: SystemSpec, q: tuple[se.Symbol, ...],
     (:func:`lagsim.symbolic.vanishing.magnitude`)."""
     import numpy as np
 
-    expr = expanded(expr)
     if expr == 0:
         return True
     rng = np.random.default_rng(24)
@@ -621,5 +690,6 @@ def tidy_model(model: Model) -> Model:
         name=model.name, description=model.description, coordinates=model.coordinates,
         lagrangian=se.sympify(tidy), tau=tau, constraints=model.constraints,
         parameters=model.parameters, mass_positions=model.mass_positions,
-        kinetic=kinetic, potential=potential,
+        point_positions=model.point_positions,
+        kinetic=kinetic, potential=potential, rotations=model.rotations,
     )

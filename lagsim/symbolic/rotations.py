@@ -90,3 +90,25 @@ def quaternion_body_rates(e: tuple[se.Basic, ...], rates: tuple[se.Basic, ...]
     e0, e1, e2, e3 = e
     G = [[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]]
     return [2 * se.Add(*(g * r for g, r in zip(row, rates))) for row in G]
+
+
+def quaternion_rotation(e: tuple[se.Basic, ...], axis: int) -> list[se.Basic]:
+    """δe = ½ (0, e_k) ⊗ e, the change of the quaternion e under a rotation of the body by a
+    small angle about the space axis k: R(q ⊗ e) = R(q) R(e) with q = (1, ½ε e_k) turns R into
+    (1 + ε[e_k×]) R (Goldstein §4.5; Schaub & Junkins §3.5). Linear in e and skew, so it keeps
+    |e| and e·ė."""
+    e0, e1, e2, e3 = e
+    half = se.Rational(1, 2)
+    vector = (e1, e2, e3)
+    k = [se.Integer(int(i == axis)) for i in range(3)]
+    cross = [k[1] * vector[2] - k[2] * vector[1], k[2] * vector[0] - k[0] * vector[2],
+             k[0] * vector[1] - k[1] * vector[0]]
+    return [-half * vector[axis], *(half * (e0 * k[i] + cross[i]) for i in range(3))]
+
+
+def cross_axis(axis: int, r: tuple[se.Basic, ...]) -> list[se.Basic]:
+    """e_k × r, the change of a point r under a small rotation about the space axis k."""
+    i, j = (axis + 1) % 3, (axis + 2) % 3
+    out = [se.Integer(0)] * 3
+    out[i], out[j] = -r[j], r[i]
+    return out

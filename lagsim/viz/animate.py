@@ -45,7 +45,10 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from PIL import Image
 
-__all__ = ["FORMATS", "MAX_FRAMES", "ORIGIN", "animate", "check_animation_output", "check_frames",
+    from lagsim.viz.scene3d import Scene
+
+__all__ = ["FORMATS", "MAX_FRAMES", "ORIGIN", "animate", "animate_3d", "check_animation_output",
+           "check_frames",
            "frame_count",
            "gravity_arrow", "trail_points", "zigzag"]
 
@@ -383,9 +386,17 @@ def animate(
         if progress is not None:
             progress((i + 1) / n)
 
+    _write(fig, target, fmt, fps, dpi, n, drawn)
+    return n
+
+
+def _write(fig: Figure, target: Output, fmt: str, fps: float, dpi: int, n: int,
+           drawn: Callable[[int], None]) -> None:
+    """Draw the ``n`` frames (``drawn(i)`` sets the artists of frame i) and write them: a GIF
+    streamed frame by frame, or an mp4 through ffmpeg."""
     if fmt == "mp4":
         _write_mp4(fig, target, fps, dpi, n, drawn)
-        return n
+        return
     with open_output(target, binary=True) as out:
         gif = _GifStream(out, fig.canvas.get_width_height(physical=True), fps)
         for i in range(n):
@@ -393,21 +404,21 @@ def animate(
             fig.canvas.draw()
             gif.add(_pixels(fig))
         gif.close()
-    return n
 
 
 def trail_points(t: np.ndarray, path: np.ndarray, now: float, here: np.ndarray, span: float
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The trail of a mass at time ``now``: its position at ``now − span`` (interpolated), every
-    sample of ``path`` (an (N, 2) array at times ``t``) in between, and ``here``, its position at
-    ``now``; with their times. A trail through the samples follows the motion between frames
-    (a fast swing drawn at 15 frames per second is a curve, not a few chords)."""
+    sample of ``path`` (an (N, 2) array at times ``t``, (N, 3) in 3-D) in between, and ``here``,
+    its position at ``now``; with their times. A trail through the samples follows the motion
+    between frames (a fast swing drawn at 15 frames per second is a curve, not a few
+    chords)."""
     if span <= 0.0 or now <= t[0]:
         return here[None, :], np.array([now])
     start = max(float(t[0]), now - span)
     lo = int(np.searchsorted(t, start, side="right"))
     hi = int(np.searchsorted(t, now, side="left"))
-    first = np.array([np.interp(start, t, path[:, 0]), np.interp(start, t, path[:, 1])])
+    first = np.array([np.interp(start, t, path[:, k]) for k in range(path.shape[1])])
     points = np.vstack([first, path[lo:hi], here])
     times = np.concatenate([[start], t[lo:hi], [now]])
     return points, times
@@ -445,3 +456,157 @@ def _write_mp4(
         for i in range(n):
             draw(i)
             writer.grab_frame()
+
+
+def _rotations_at(t: np.ndarray, rotation: np.ndarray, moments: np.ndarray) -> np.ndarray:
+    """R at the frames' ``moments``: each entry interpolated linearly between the samples, then
+    the nearest rotation matrix to that (the orthogonal factor U Vᵀ of its singular value
+    decomposition; Higham, *Functions of Matrices*, §8.1, the polar decomposition)."""
+    flat = rotation.reshape(len(t), 9)
+    mixed = np.column_stack([np.interp(moments, t, flat[:, k]) for k in range(9)])
+    u, _, vt = np.linalg.svd(mixed.reshape(-1, 3, 3))
+    return u @ vt
+
+
+def animate_3d(
+    table: Table,
+    drawn: Scene,
+    out_path: str | Path | Output,
+    view: tuple[float, float],
+    fps: float = 30,
+    trail: float = 1.0,
+    title: str | None = None,
+    dpi: int = 100,
+    progress: Callable[[float], None] | None = None,
+    frames: int | None = None,
+) -> int:
+    """Write an animation of a system with 3-D bodies to ``out_path`` (as :func:`animate`, which
+    draws planar systems) and return the number of frames.
+
+    ``drawn`` (:func:`lagsim.viz.scene3d.scene`) has each mass's (N, 3) positions at the table's
+    samples; its bodies are drawn as their principal axes and box (:mod:`lagsim.viz.scene3d`),
+    R between two samples interpolated and made orthogonal again (:func:`_rotations_at`); each
+    mass gets a fading trail of ``trail`` seconds, each body a second one of the tip of its
+    symmetry axis, to show a top's precession and nutation. Seen from ``view`` (elevation,
+    azimuth in degrees, :mod:`lagsim.viz.views`), with equal scales, the origin marked and an
+    arrow along gravity."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection  # type: ignore[import-untyped]
+
+    from lagsim.viz import scene3d
+
+    if not fps or fps <= 0 or not math.isfinite(fps):
+        raise InputError(f"--fps must be a positive number, not {fps!r}")
+    if trail < 0 or not math.isfinite(trail):
+        raise InputError(f"--trail must be a number of seconds ≥ 0, not {trail!r}")
+    points, bodies, rods, gravity = drawn.points, drawn.bodies, drawn.rods, drawn.gravity
+    if not points:
+        raise InputError("nothing to animate: the system names no masses", Location(table.source))
+    target = check_animation_output(out_path)
+    fmt = target.format(FORMATS)
+    for a, b in rods:
+        for end in (a, b):
+            if end != ORIGIN and end not in points:
+                raise ValueError(f"end {end!r} is neither a mass nor {ORIGIN!r}")
+
+    t = _check_time(table)
+    n = frame_count(float(t[0]), float(t[-1]), fps, frames)
+    moments = np.linspace(t[0], t[-1], n)
+    samples = {name: np.asarray(r, dtype=float) for name, r in points.items()}
+    xyz = {name: np.column_stack([np.interp(moments, t, r[:, k]) for k in range(3)])
+           for name, r in samples.items()}
+    axes = {name: _rotations_at(t, body.rotation, moments) @ body.principal
+            * np.asarray(body.half_sides) for name, body in bodies.items()}
+    tips = {name: scene3d.tip_path(samples[name], body) for name, body in bodies.items()}
+    tip_now = {name: xyz[name] + axes[name][:, :, scene3d.symmetry_axis(body.moments)]
+               for name, body in bodies.items()}
+    boxes = {name: np.array([scene3d.body_box(xyz[name][i], axes[name][i]) for i in range(n)])
+             for name in bodies}
+    limits = scene3d.cube_limits([*samples.values(), *tips.values(), *boxes.values(),
+                                  np.zeros(3)])
+
+    names = list(xyz)
+    colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
+    FigureCanvasAgg(fig)
+    rect = (0.0, 0.02, 0.78, 0.9)
+    ax = scene3d.stage(fig, view, limits, rect)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_zlabel("z")
+    if title:
+        fig.suptitle(plain(title))
+    ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
+    if gravity is not None:
+        scene3d.gravity_arrow_3d(ax, gravity, limits)
+    handles = [Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
+               for name, c in zip(names, colours, strict=True)][:12]
+    if bodies:
+        handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
+                    for k, c in enumerate(scene3d.AXIS_COLOURS)]
+    handles.append(Line2D([], [], label="origin (fixed)", **scene3d.ORIGIN_STYLE))
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.78, 0.9), frameon=False,
+               fontsize="small")
+    fig.canvas.draw()
+    background = _pixels(fig).copy()
+    ax.set_visible(False)
+    live = scene3d.stage(fig, view, limits, rect)
+    live.set_axis_off()
+    live.patch.set_visible(False)
+    fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-1)
+
+    rod_lines = [live.plot([], [], [], color="0.25", linewidth=2.0)[0] for _ in rods]
+    trails = {name: Line3DCollection([], linewidths=2.0) for name in names}
+    tip_trails = {name: Line3DCollection([], linewidths=2.0) for name in bodies}
+    tip_colours = {name: to_rgba(scene3d.AXIS_COLOURS[scene3d.symmetry_axis(body.moments)])
+                   for name, body in bodies.items()}
+    for collection in [*trails.values(), *tip_trails.values()]:
+        live.add_collection3d(collection, autolim=False)
+    box_lines = {name: Line3DCollection([], linewidths=0.8) for name in bodies}
+    for name, collection in box_lines.items():
+        collection.set_color([colours[names.index(name)][:3] + (0.35,)])
+        live.add_collection3d(collection, autolim=False)
+    triads = {name: [live.plot([], [], [], color=c, linewidth=2.2)[0]
+                     for c in scene3d.AXIS_COLOURS] for name in bodies}
+    dots = {name: live.plot([], [], [], "o", color=c, markersize=8)[0]
+            for name, c in zip(names, colours, strict=True)}
+    clock_format = _clock_format(float(moments[1] - moments[0]))
+    clock = live.text2D(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
+
+    def fading(collection: Any, path: np.ndarray, here: np.ndarray, i: int,
+               colour: tuple[float, ...]) -> None:
+        trace, times = trail_points(t, path, moments[i], here, trail)
+        if len(trace) < 2:
+            collection.set_segments([])
+            return
+        age = moments[i] - 0.5 * (times[:-1] + times[1:])
+        rgba = np.tile(colour, (len(trace) - 1, 1))
+        rgba[:, 3] = _TRAIL_ALPHA * np.clip(1.0 - age / trail, 0.0, 1.0)
+        collection.set_segments(list(np.stack([trace[:-1], trace[1:]], axis=1)))
+        collection.set_color(rgba)
+
+    def point(end: str, i: int) -> np.ndarray:
+        return np.zeros(3) if end == ORIGIN else xyz[end][i]
+
+    def frame(i: int) -> None:
+        for line, (a, b) in zip(rod_lines, rods, strict=True):
+            line.set_data_3d(*np.stack([point(a, i), point(b, i)]).T)
+        for name, colour in zip(names, colours, strict=True):
+            here = xyz[name][i]
+            dots[name].set_data_3d([here[0]], [here[1]], [here[2]])
+            fading(trails[name], samples[name], here, i, colour)
+            if name in bodies:
+                fading(tip_trails[name], tips[name], tip_now[name][i], i, tip_colours[name])
+                for line, segment in zip(triads[name], scene3d.triad(here, axes[name][i]),
+                                         strict=True):
+                    line.set_data_3d(*segment.T)
+                box_lines[name].set_segments(list(boxes[name][i]))
+        clock.set_text(clock_format.format(moments[i]))
+        if progress is not None:
+            progress((i + 1) / n)
+
+    _write(fig, target, fmt, fps, dpi, n, frame)
+    return n

@@ -82,6 +82,7 @@ __all__ = [
     "LOG_DECADES",
     "LOG_FLOOR",
     "can_show_window",
+    "check_choices",
     "plain",
     "make_figure",
     "save_figure",
@@ -578,6 +579,22 @@ def _check_kind(kind: str) -> None:
         raise InputError(f"unknown plot kind {kind!r}; choose one of: {', '.join(KINDS)}")
 
 
+def check_choices(kind: str, columns: Sequence[str] | None, x: str | None, y: str | None,
+                  inputs: int) -> None:
+    """Refuse options that do not go with ``kind`` (``--columns``, ``--x``, ``--y``) and more
+    than one input for ``path``, as InputErrors naming them; also for the 3-D path of
+    :mod:`lagsim.viz.scene3d`."""
+    _check_kind(kind)
+    if kind not in ("time", "phase") and (columns or x or y):
+        raise InputError(
+            f"--columns, --x and --y apply to --kind time (and --columns to phase), not {kind!r}"
+        )
+    if kind == "phase" and (x or y):
+        raise InputError("--x and --y apply to --kind time; --kind phase takes --columns")
+    if kind == "path" and inputs > 1:
+        raise InputError("--kind path draws one input; give one CSV or system")
+
+
 Inputs = Table | Sequence[tuple[str, Table]]
 """One table, or (label, table) pairs drawn over each other in one figure."""
 
@@ -674,17 +691,9 @@ def _draw(
     info: Quantities | None = None,
     wrap: Sequence[str] = (),
 ) -> None:
-    _check_kind(kind)
     info = info or _PLAIN
-    if kind not in ("time", "phase") and (columns or x or y):
-        raise InputError(
-            f"--columns, --x and --y apply to --kind time (and --columns to phase), not {kind!r}"
-        )
-    if kind == "phase" and (x or y):
-        raise InputError("--x and --y apply to --kind time; --kind phase takes --columns")
     inputs = _inputs(table)
-    if kind == "path" and len(inputs) > 1:
-        raise InputError("--kind path draws one input; give one CSV or system")
+    check_choices(kind, columns, x, y, len(inputs))
     runs = [(label, [_breaks(p, frozenset(wrap), x)
                      for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
             for label, t in inputs]

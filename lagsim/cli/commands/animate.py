@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from lagsim.cli.completion import complete_system
 from lagsim.cli.exits import warn
 from lagsim.cli.files import inputs
-from lagsim.cli.options import example, flags, force_option, simulate_options
+from lagsim.cli.options import example, flags, force_option, simulate_options, view_option
 from lagsim.cli.progress import Progress
 from lagsim.cli.runs import table_and_model
 from lagsim.errors import InputError, Location
+
+if TYPE_CHECKING:
+    from lagsim.output.io import Output, Table
+    from lagsim.spec.system import SystemSpec
+    from lagsim.symbolic.model import Model
 
 
 @click.command("animate", epilog=example("lagsim animate double_pendulum -o dp.gif --fps 25"))
@@ -30,11 +35,12 @@ from lagsim.errors import InputError, Location
               help="Seconds of fading trail behind each mass.")
 @click.option("--dpi", type=click.IntRange(min=10, max=600), default=100, show_default=True,
               help="Resolution of the frames (lower makes a smaller file).")
+@view_option
 @force_option
 @simulate_options
 def command(source: str, system: str | None, output: str, fps: int, frames: int | None,
-            trail: float, dpi: int, force: bool, overrides: dict[str, float],
-            initial: dict[str, float], **kwargs: Any) -> None:
+            trail: float, dpi: int, view: tuple[float, float] | None, force: bool,
+            overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
     """Animate the masses of a system: dots, rods, a fading trail, a clock and gravity.
 
     INPUT is a system (a YAML path or a bundled name), simulated first with its own simulate:
@@ -45,8 +51,18 @@ def command(source: str, system: str | None, output: str, fps: int, frames: int 
     whose distance stays fixed, a spring where the file declares one (springs:) or its
     potential has a term k/2*(|r1 - r2| - l0)**2, the trail of the last --trail seconds through
     every sample, the clock, and an arrow along the file's gravity.
+
+    A system with 3-D bodies (masses with an orientation) is drawn in 3-D, seen from --view:
+    each body as its principal axes and its box of equal inertia, the trail of the tip of its
+    symmetry axis (a top's precession and nutation), the origin marked.
     """
-    from lagsim.analysis.kinematics import gravity_direction, mass_paths, rods, springs
+    from lagsim.analysis.kinematics import (
+        gravity_direction,
+        has_bodies,
+        mass_paths,
+        rods,
+        springs,
+    )
     from lagsim.output.io import check_output
     from lagsim.viz.animate import animate, check_animation_output, check_frames, frame_count
 
@@ -66,12 +82,39 @@ def command(source: str, system: str | None, output: str, fps: int, frames: int 
     if model is None or spec is None:
         raise InputError("animating a CSV needs the system it came from: add --system FILE",
                          Location("--system"))
-    paths = mass_paths(model, table)
+    if has_bodies(spec):
+        drawn = _animate_3d(table, model, spec, target, view, fps, trail, dpi, frames)
+    else:
+        if view is not None:
+            raise InputError(f"applies to systems with 3-D bodies; {model.name} is drawn in the "
+                             "plane (no mass has an orientation)", Location("--view"))
+        paths = mass_paths(model, table)
+        progress = Progress("animating")
+        try:
+            drawn = animate(table, paths, rods(model, paths), target, fps=fps, trail=trail,
+                            title=model.name, dpi=dpi, gravity=gravity_direction(spec),
+                            springs=springs(spec, model), progress=progress, frames=frames)
+        finally:
+            progress.close()
+    warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({drawn} frames)")
+
+
+def _animate_3d(table: Table, model: Model, spec: SystemSpec, target: Output,
+                view: tuple[float, float] | None, fps: int, trail: float, dpi: int,
+                frames: int | None) -> int:
+    """The animation of a system with 3-D bodies (:func:`lagsim.viz.animate.animate_3d`); its
+    springs are not drawn, which a line on stderr says."""
+    from lagsim.analysis.kinematics import springs
+    from lagsim.viz.animate import animate_3d
+    from lagsim.viz.scene3d import scene
+    from lagsim.viz.views import parse_view
+
+    drawn = scene(spec, model, table)
+    if springs(spec, model):
+        warn("springs are drawn in the plane only; the 3-D animation leaves them out")
     progress = Progress("animating")
     try:
-        drawn = animate(table, paths, rods(model, paths), target, fps=fps, trail=trail,
-                        title=model.name, dpi=dpi, gravity=gravity_direction(spec),
-                        springs=springs(spec, model), progress=progress, frames=frames)
+        return animate_3d(table, drawn, target, view or parse_view(None), fps=fps, trail=trail,
+                          title=model.name, dpi=dpi, progress=progress, frames=frames)
     finally:
         progress.close()
-    warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({drawn} frames)")

@@ -15,13 +15,14 @@ from lagsim import naming
 from lagsim.cli.completion import complete_system
 from lagsim.cli.exits import warn
 from lagsim.cli.files import inputs
-from lagsim.cli.options import example, flags, force_option, simulate_options
+from lagsim.cli.options import example, flags, force_option, simulate_options, view_option
 from lagsim.cli.runs import looks_like_csv, table_and_model
 from lagsim.errors import InputError, Location
 from lagsim.viz.kinds import KIND_HELP, KINDS
 
 if TYPE_CHECKING:
     from lagsim.output.io import Output, Table
+    from lagsim.spec.system import SystemSpec
     from lagsim.symbolic.model import Model
     from lagsim.viz.figures import Quantities
 
@@ -63,12 +64,14 @@ def _kinds_help() -> str:
 @click.option("--title", metavar="TEXT", help="Figure title [default: the system's name, or "
               "the CSV's file name].")
 @click.option("--dpi", type=click.IntRange(min=10, max=2400), default=150, show_default=True)
+@view_option
 @force_option
 @simulate_options
 def command(sources: tuple[str, ...], output: str | None, kind: str, system: str | None,
             columns: str | None, x: str | None, y: str | None, wrap: str | None,
-            labels: tuple[str, ...], title: str | None, dpi: int, force: bool,
-            overrides: dict[str, float], initial: dict[str, float], **kwargs: Any) -> None:
+            labels: tuple[str, ...], title: str | None, dpi: int,
+            view: tuple[float, float] | None, force: bool, overrides: dict[str, float],
+            initial: dict[str, float], **kwargs: Any) -> None:
     """Draw the trajectory, constraint drift and energy drift of a CSV, or of a system.
 
     INPUT is a CSV file (the output of `lagsim simulate`), - or nothing for such a CSV on
@@ -80,6 +83,9 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
     from lagsim.viz import figures as plotting
 
     sources = sources or ("-",)
+    if view is not None and kind != "path":
+        raise InputError(f"applies to --kind path (and to animate) of a system with 3-D bodies, "
+                         f"not to --kind {kind}", Location("--view"))
     if labels and len(labels) != len(sources):
         raise InputError(f"--label is given {len(labels)} times for {len(sources)} INPUTs; give "
                          "one label per INPUT, in order", Location("--label"))
@@ -112,13 +118,21 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
     if kind in ("overview", "energy"):
         runs = [(_with_work(t, m), m, s) for t, m, s in runs]
     table, model, spec = runs[0]
+    cols = [c.strip() for c in columns.split(",")] if columns else None
     path_xy = None
     if kind == "path":
         if model is None:
             raise InputError("--kind path needs the system: give --system FILE, or plot the "
                              "system itself", Location("--kind"))
-        from lagsim.analysis.kinematics import mass_paths
+        from lagsim.analysis.kinematics import has_bodies, mass_paths
 
+        if spec is not None and has_bodies(spec):
+            plotting.check_choices(kind, cols, x, y, len(runs))
+            _plot_3d(table, model, spec, view, title, target, dpi)
+            return
+        if view is not None:
+            raise InputError(f"applies to systems with 3-D bodies; {model.name} is drawn in the "
+                             "plane (no mass has an orientation)", Location("--view"))
         path_xy = mass_paths(model, table)
     info = None
     if model is not None and spec is not None:
@@ -129,7 +143,6 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
                        energy_change=energy_conserved(model, model.substitutions()))
     if title is None and model is not None:
         title = model.name
-    cols = [c.strip() for c in columns.split(",")] if columns else None
     wrapped = _wrap_columns(wrap, info, table)
     drawn: Any = table
     if len(runs) > 1:
@@ -142,6 +155,23 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
         plotting.show(drawn, **options)
         return
     plotting.save_figure(fig, target, dpi)
+
+
+def _plot_3d(table: Table, model: Model, spec: SystemSpec, view: tuple[float, float] | None,
+             title: str | None, target: Output | None, dpi: int) -> None:
+    """``--kind path`` of a system with 3-D bodies: the 3-D figure of
+    :func:`lagsim.viz.scene3d.path_figure`, saved to ``target``, or in a window without one."""
+    from lagsim.viz.figures import save_figure
+    from lagsim.viz.scene3d import path_figure, scene, show_path
+    from lagsim.viz.views import parse_view
+
+    drawn = scene(spec, model, table)
+    angles = view or parse_view(None)
+    name = model.name if title is None else title
+    if target is None:
+        show_path(drawn, angles, name)
+        return
+    save_figure(path_figure(drawn, angles, name), target, dpi)
 
 
 def _with_work(table: Table, model: Model | None) -> Table:

@@ -24,7 +24,7 @@ import symengine as se
 from reference import bicycle as ref
 from scipy.optimize import brentq
 
-from lagsim.analysis.steady import SteadyEquations, SteadyMotion, ignorable_coordinates, reduce
+import lagsim
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.integrate import SimulateOptions, simulate
@@ -210,25 +210,20 @@ def test_rolling_conserves_energy_and_weaves_down_at_a_stable_speed() -> None:
 
 
 @cache
-def steady_equations() -> SteadyEquations:
-    """lagsim's linearization machinery for the bicycle, built once: its equations do not hold
-    v (only ``steady:`` does), so one build serves every speed."""
-    _, model, _ = bicycle()
-    shape = tuple(i for i in range(model.n) if i not in ignorable_coordinates(model))
-    return SteadyEquations(model, shape)
+def api_bicycle() -> lagsim.System:
+    return lagsim.load(str(BICYCLE))
 
 
 def steady_eigenvalues(v: float) -> tuple[np.ndarray, int]:
-    """(the eigenvalues not set aside as exact zeros, the number set aside) of ``modes`` about
-    the upright motion at speed v, after checking that it is steady (max |q̈| < 1e-10; measured
-    1.5e-12 at rest, rounding)."""
-    eqs = steady_equations()
-    q, qd = upright(v, eqs.model.parameters)
-    qdd, lam = eqs.accelerations(eqs.evaluate(q, qd))
-    assert np.abs(qdd).max() < 1e-10
-    motion = SteadyMotion(eqs, q, qd, lam, 0.0, (), (), (), ())
-    reduced = reduce(motion)
-    return np.array(reduced.roots), len(reduced.zeros)
+    """(the eigenvalues not set aside as exact zeros, the number set aside) of
+    ``System.modes`` about the upright motion at speed v (the file's steady: with the rear
+    wheel's rate −v/rR; the rest solved for). lagsim compiles the linearization once per model
+    structure, so a sweep of v compiles once."""
+    system = api_bicycle()
+    report = system.modes(steady={"rear_dot": -v / system.parameters["rR"]})
+    assert report.residual < 1e-10
+    lams = np.array(report.eigenvalues, dtype=complex)
+    return lams[lams != 0], len(report.zeros)
 
 
 @pytest.mark.slow

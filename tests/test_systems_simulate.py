@@ -55,6 +55,7 @@ SIMULATED_IN_RIGID = {"heavy_top"}
 
 SIMULATED_IN_OWN_FILE = {"torque_free_body": "test_torque_free_body.py",
                          "gyroscope": "test_gyroscope.py", "rolling_disk": "test_body_points.py",
+                         "whipple_bicycle": "test_whipple_bicycle.py",
                          **{name: "test_impacts.py" for name in (
                              "bouncing_ball", "pendulum_stop", "newtons_cradle",
                              "rocking_block")}}

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from lagsim.errors import InputError, Location
-from lagsim.spec.options import OPTIONS, Option
+from lagsim.spec import options as run_options
+from lagsim.spec.options import OPTIONS
 
 if TYPE_CHECKING:
     from lagsim.numeric.compile import NumericSystem
@@ -124,10 +125,6 @@ def _mapping_arg(value: Any, keyword: str) -> Mapping[str, Any] | None:
     return value
 
 
-def _keyword(row: Option) -> str:
-    return row.name
-
-
 @contextlib.contextmanager
 def _keyword_errors(keywords: bool) -> Iterator[None]:
     """Errors located at ``--set`` or ``--init`` located at the API's keyword instead."""
@@ -166,6 +163,27 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str, str]:
     return read_source(source)
 
 
+class Equations(str):
+    """What :meth:`System.derive` returns for ``format="text"`` or ``"latex"``: the string
+    ``lagsim derive`` prints, which a notebook displays typeset (:meth:`_repr_latex_`, the
+    ``latex`` rendering of the same forms without its ``%`` comment lines)."""
+
+    _forms: list[Form]
+    _model: Model
+
+    @classmethod
+    def of(cls, text: str, forms: list[Form], model: Model) -> Equations:
+        made = cls(text)
+        made._forms, made._model = forms, model
+        return made
+
+    def _repr_latex_(self) -> str:
+        from lagsim.symbolic.render import render
+
+        latex = render(self._forms, "latex", self._model)
+        return "\n".join(line for line in latex.splitlines() if not line.lstrip().startswith("%"))
+
+
 class System:
     """A loaded, validated system: what ``lagsim`` reads from one YAML file.
 
@@ -187,6 +205,13 @@ class System:
     def __repr__(self) -> str:
         return (f"<lagsim.System {self.name!r}: coordinates {', '.join(self.coordinates)}; "
                 f"parameters {self.parameters}>")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary ``lagsim check`` prints (:meth:`check`)."""
+        from html import escape
+
+        return (f"<p><b>lagsim.System {escape(self.name)}</b></p>"
+                f"<pre>{escape(self.check().to_text())}</pre>")
 
     @property
     def name(self) -> str:
@@ -220,7 +245,10 @@ class System:
                width: int | None = None,
                steady: Mapping[str, float] | str | None = None) -> Any:
         """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
-        prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
+        prints them: ``format`` is ``text`` or ``latex`` (the printed string, an
+        :class:`Equations` that a notebook shows typeset), ``json`` (the JSON document as a
+        dict: ``json.dumps(d, indent=2, ensure_ascii=False)`` is what the CLI prints), or None
+        for the
         :class:`lagsim.symbolic.forms.Form` object itself (its ``items`` are SymPy values; a list of
         forms for ``form="all"``). Forms: ``lagrange``, ``matrix``, ``dae``, ``index1``,
         ``udwadia-kalaba``, ``reduced``, ``linear``, ``hamilton``, or ``all``. ``budget`` and
@@ -239,9 +267,11 @@ class System:
                                     budget=budget, steady=steady)
         if format is None:
             return forms if form == "all" else forms[0]
-        from lagsim.symbolic.render import render
+        from lagsim.symbolic.render import document, render
 
-        return render(forms if len(forms) > 1 else forms[0], format, model, width)
+        if format == "json":
+            return document(forms, model)
+        return Equations.of(render(forms, format, model, width), forms, model)
 
     def simulate(self, *, parameters: Mapping[str, float] | None = None,
                  initial: Mapping[str, float] | None = None, **options: Any) -> Trajectory:
@@ -364,6 +394,18 @@ def _spec(system: System, parameters: Mapping[str, float] | None,
                           {**system._initial, **(initial or {})})
 
 
+def as_system(system: System | str | os.PathLike[str], keyword: str = "system") -> System:
+    """``system`` as a :class:`System`: a System itself, or a path, a bundled system's name or
+    YAML text read as :func:`load` reads it; anything else is a TypeError naming ``keyword``.
+    Every function of the API that takes a system takes it through here."""
+    if isinstance(system, System):
+        return system
+    if isinstance(system, (str, os.PathLike)):
+        return load(system)
+    raise TypeError(f"{keyword} must be a lagsim.System, a path, a bundled system's name or YAML "
+                    f"text, not {type(system).__name__}")
+
+
 def _compiled(system: System) -> tuple[Model, NumericSystem]:
     """The model and compiled model of ``system``, compiled once and kept."""
     if system._numeric is None:
@@ -386,7 +428,15 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
 
     spec = _spec(system, parameters, initial, keywords)
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
-                             _keyword if keywords else None, report, progress)
+                             run_options.KEYWORDS if keywords else run_options.FLAGS,
+                             report, progress)
+    if spec.units:
+        from dataclasses import replace
+
+        from lagsim.output.units import unit_columns
+
+        units = unit_columns(dict(spec.units), spec.coordinates)
+        trajectory = replace(trajectory, units=tuple(units.items()))
     return trajectory
 
 
@@ -478,22 +528,25 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 
 
-def plot(trajectory: Trajectory, kind: str = "overview", system: System | None = None,
+def plot(trajectory: Trajectory, kind: str = "overview",
+         system: System | str | os.PathLike[str] | None = None,
          columns: list[str] | None = None, x: str | None = None, y: str | None = None,
          title: str | None = None, view: str | None = None) -> Figure:
     """The figure ``lagsim plot --kind KIND`` draws, as a matplotlib Figure (not shown; in a
     notebook it displays itself, ``fig.savefig(path)`` writes it). Kinds: ``overview``,
     ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``path`` (which needs ``system`` for
     the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
-    with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``."""
+    with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``.
+    ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`)."""
     from lagsim.output.io import Table
     from lagsim.viz import figures as plotting
 
-    table = Table(tuple(trajectory.columns()), trajectory.as_array(),
+    table = Table(tuple(trajectory.columns), trajectory.as_array(),
                   trajectory.name or "<trajectory>")
     path_xy = None
     info = None
     if system is not None:
+        system = as_system(system)
         from lagsim.analysis.balance import check_parameters, table_with_work
         from lagsim.output.units import Quantities
         from lagsim.symbolic.invariants import energy_conserved
@@ -527,5 +580,5 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
                                 path_xy=path_xy, info=info)
 
 
-__all__ = ["LagsimWarning", "System", "derive_forms", "load", "open_system", "plot", "read_csv",
-           "run"]
+__all__ = ["LagsimWarning", "System", "as_system", "derive_forms", "load", "open_system", "plot",
+           "read_csv", "run"]

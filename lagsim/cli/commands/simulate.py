@@ -39,4 +39,4 @@ def command(file: str, output: str, partial: str | None, force: bool,
     target = check_output(output, inputs=read)
     _, _, trajectory = simulate_file(file, flags(kwargs), overrides, initial, partial, target,
                                      read)
-    write_csv(trajectory.columns(), trajectory.as_array(), target)
+    write_csv(trajectory.columns, trajectory.as_array(), target)

@@ -534,21 +534,32 @@ def plot(trajectory: Trajectory, kind: str = "overview",
          title: str | None = None, view: str | None = None) -> Figure:
     """The figure ``lagsim plot --kind KIND`` draws, as a matplotlib Figure (not shown; in a
     notebook it displays itself, ``fig.savefig(path)`` writes it). Kinds: ``overview``,
-    ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``path`` (which needs ``system`` for
+    ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``invariants`` (a run with
+    ``invariants=True``), ``poincare`` (``x`` against ``y`` at the crossings of a run with
+    ``section=``), ``path`` (which needs ``system`` for
     the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
     with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``.
-    ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`)."""
+    ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`);
+    the axes carry the units of the file's ``units:`` (of ``system``, else those the run kept,
+    as ``lagsim plot`` labels them). ``sweep`` is a kind of ``lagsim plot TABLE.csv`` only."""
     from lagsim.output.io import Table
+    from lagsim.output.units import Quantities
     from lagsim.viz import figures as plotting
 
     table = Table(tuple(trajectory.columns), trajectory.as_array(),
                   trajectory.name or "<trajectory>")
+    if kind == "poincare":
+        from lagsim.viz.sweep_figures import make_figure
+
+        return make_figure("poincare", None, x, y, title, table)
     path_xy = None
-    info = None
+    info = Quantities(units=dict(trajectory.units)) if trajectory.units else None
     if system is not None:
         system = as_system(system)
+        from dataclasses import replace
+
         from lagsim.analysis.balance import check_parameters, table_with_work
-        from lagsim.output.units import Quantities
+        from lagsim.analysis.kinematics import quantities
         from lagsim.symbolic.invariants import energy_conserved
 
         model = system.model
@@ -558,7 +569,8 @@ def plot(trajectory: Trajectory, kind: str = "overview",
             notes.append(note)
         for note in filter(None, notes):
             _warn(note)
-        info = Quantities(energy_change=energy_conserved(model, model.substitutions()))
+        info = replace(quantities(system.spec, model),
+                       energy_change=energy_conserved(model, model.substitutions()))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "

@@ -175,3 +175,37 @@ def test_system_html_is_the_check_summary() -> None:
     from html import escape
 
     assert escape(summary.strip()) in html
+
+
+# --- plot: units and every kind -----------------------------------------------------------------
+
+
+def test_plot_labels_the_units_of_the_file_with_or_without_the_system(traj) -> None:
+    """As ``lagsim plot``: ``units: {x: m, t: s}`` gives ``x [m]`` on the axis."""
+    for system in (None, lagsim.load(OSCILLATOR)):
+        fig = lagsim.plot(traj, kind="time", columns=["x"], system=system)
+        assert fig.axes[0].get_ylabel() == "x [m]"
+
+
+def test_plot_poincare_draws_the_crossings_of_a_section() -> None:
+    """The oscillator crosses x = 0 upward once a period 2π/ω: over 10 s, ⌊10ω/2π⌋ points, each
+    at x_dot = x₀ω."""
+    system = lagsim.load(OSCILLATOR)
+    run = system.simulate(t_end=10.0, section="x", section_direction="up", rtol=1e-10,
+                          atol=1e-12)
+    fig = lagsim.plot(run, kind="poincare", x="x", y="x_dot")
+    (points,) = fig.axes[0].collections
+    xy = points.get_offsets()
+    assert len(xy) == math.floor(10 * omega() / (2 * math.pi)) == len(run)
+    assert np.allclose(xy[:, 1], 0.1 * omega(), rtol=1e-6)
+    assert np.allclose(xy[:, 0], 0.0, atol=1e-9)
+
+
+def test_the_api_manual_names_every_plot_kind() -> None:
+    from pathlib import Path
+
+    from lagsim.viz.kinds import KINDS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text(encoding="utf-8")
+    section = text[text.index("## Plotting"):text.index("## Errors")]
+    assert [k for k in KINDS if f"`{k}`" not in section] == []

@@ -288,6 +288,12 @@ class System:
         return run(self, options, keywords=True, parameters=_mapping_arg(parameters, "parameters"),
                    initial=_mapping_arg(initial, "initial"), report=_warn)
 
+    def sweep(self, **keywords: Any) -> Any:
+        """Many runs of this system, as ``lagsim sweep``: :func:`sweep` with this system (the
+        table as a ``pandas.DataFrame``). A method, because ``lagsim.sweep`` is the name of the
+        package of the sweep engine."""
+        return sweep(self, **keywords)
+
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
         the integrability of each velocity constraint and the conserved quantities, as a
@@ -592,5 +598,128 @@ def plot(trajectory: Trajectory, kind: str = "overview",
                                 path_xy=path_xy, info=info)
 
 
+SWEEP_KEYWORDS = {"--grid": "grid", "--values": "values", "--random": "random", "--runs": "runs",
+                  "--summary": "summary", "--scheduler": "scheduler"}
+"""The keyword of :func:`sweep` for each flag of ``lagsim sweep`` its checks name."""
+
+
+def _sweep_items(value: Any, keyword: str, width: int) -> list[tuple[str, tuple[Any, ...]]]:
+    """``{name: (a, b, ...)}`` of :func:`sweep`'s ``keyword``, each tuple ``width`` long (any
+    length for ``width`` 0)."""
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{keyword} must be a mapping of name to values, not "
+                        f"{type(value).__name__}")
+    items = []
+    for name, spec in value.items():
+        _text_arg(name, f"a key of {keyword}")
+        if isinstance(spec, (str, bytes)) or not hasattr(spec, "__iter__"):
+            raise TypeError(f"{keyword}[{name!r}] must be a sequence of numbers, not "
+                            f"{type(spec).__name__}")
+        numbers = tuple(spec)
+        if width and len(numbers) != width:
+            raise InputError(f"{keyword}[{name!r}] must have {width} entries, got "
+                             f"{len(numbers)}", Location(keyword))
+        items.append((name, tuple(_number_arg(x, f"{keyword}[{name!r}]") for x in numbers)))
+    return items
+
+
+def sweep(system: System | str | os.PathLike[str], *,
+          grid: Mapping[str, tuple[float, float, int]] | None = None,
+          values: Mapping[str, Any] | None = None,
+          random: Mapping[str, tuple[float, float]] | None = None, runs: int | None = None,
+          seed: int = 0, summary: Any = (), scheduler: str | None = "synchronous",
+          workers: int | None = None, parameters: Mapping[str, float] | None = None,
+          initial: Mapping[str, float] | None = None, **options: Any) -> Any:
+    """Simulate ``system`` once for every combination of the swept values, as ``lagsim sweep``
+    (the same runs, bit for bit, and the same table), and return the table as a
+    ``pandas.DataFrame``: ``run``, the swept values (an initial value ``theta`` as
+    ``theta0``), the final state, ``max_residual_<c>``, the energy columns, ``stop_time``
+    (with ``stop_when``), each summary, and ``error`` (empty for a run that succeeded).
+
+    ``grid={"theta": (0.1, 3, 50)}`` is ``--grid theta=0.1:3:50``; ``values={"l": [0.5, 1]}`` is
+    ``--values``; ``random={"theta": (0, 1)}`` with ``runs`` and ``seed`` is ``--random``; they
+    combine as a product. ``summary`` is a list of ``--summary`` texts
+    (``"amp=max(abs(theta))"``). ``scheduler`` is ``"synchronous"`` (this process, the
+    default), None (``workers`` processes of this machine) or a Dask scheduler's address.
+    Every other keyword is an option of :meth:`System.simulate`. pandas is needed
+    (``pip install 'lagsim[pandas]'``)."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError("lagsim.sweep needs pandas, which is not installed: pip install "
+                          "'lagsim[pandas]' (or pip install pandas)") from exc
+    from lagsim.spec.options import SimulateOptions
+    from lagsim.spec.system import parse_spec
+    from lagsim.sweep import core as sw
+    from lagsim.sweep.summary import parse_summary
+
+    system = as_system(system)
+    parameters = dict(_mapping_arg(parameters, "parameters") or {})
+    initial = dict(_mapping_arg(initial, "initial") or {})
+    if isinstance(summary, str):
+        summary = [summary]
+    if scheduler is not None:
+        _text_arg(scheduler, "scheduler")
+    run_count = _whole_arg(runs, "runs", 1, sw.MAX_RUNS, "runs")
+    with _keyword_errors(True), _sweep_errors():
+        spec = parse_spec(system._text, system._label, system._stem,
+                          {**system._parameters, **parameters},
+                          {**system._initial, **initial})
+        given = dict(options)
+        stops = SimulateOptions.resolve(spec.simulate, given,
+                                        run_options.KEYWORDS).stop_when is not None
+        axes = [sw.grid_axis(f"{name}={a!r}:{b!r}:{c!r}")
+                for name, (a, b, c) in _sweep_items(grid, "grid", 3)]
+        axes += [sw.values_axis(f"{name}={','.join(map(repr, listed))}")
+                 for name, listed in _sweep_items(values, "values", 0)]
+        draws = _sweep_items(random, "random", 2)
+        if draws or run_count is not None:
+            axes.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
+                                       run_count, seed))
+        if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
+            sw.scheduler_address(scheduler)
+        fixed = {**{k: "--set" for k in system._parameters | parameters},
+                 **{k: "--init" for k in system._initial | initial}}
+        plan = sw.plan(axes, [p.name for p in spec.parameters], spec.coordinates, fixed)
+        job = sw.Job(system._text, system._label, system._stem, given,
+                     {**system._parameters, **parameters}, {**system._initial, **initial},
+                     plan.names, runs=len(plan))
+        constraints = [c.name for c in spec.constraints]
+        taken = sw.columns(job, spec.coordinates, constraints)
+        parsed: list[Any] = []
+        for raw in summary:
+            parsed.append(parse_summary(_text_arg(raw, "summary"), sw.trajectory_columns(spec),
+                                        [p.name for p in spec.parameters],
+                                        taken + [s.name for s in parsed]))
+    from dataclasses import replace
+
+    job = replace(job, summaries=tuple(parsed)).keyed()
+    rows = sw.execute(job, plan, scheduler, workers)
+    for index, row in enumerate(rows):
+        for note in row.notes:
+            _warn(f"run {index}: {note}")
+    header, data, errors = sw.table(job, plan, rows, spec.coordinates, constraints,
+                                    sw.energy_conserved(job), stops)
+    frame = pandas.DataFrame(data, columns=header[:-1])
+    frame["run"] = frame["run"].astype(int)
+    frame["error"] = errors
+    return frame
+
+
+@contextlib.contextmanager
+def _sweep_errors() -> Iterator[None]:
+    """Errors of ``lagsim sweep``'s checks located at a flag, located at :func:`sweep`'s
+    keyword instead (:data:`SWEEP_KEYWORDS`)."""
+    try:
+        yield
+    except InputError as error:
+        where = error.location
+        if where is None or where.line is not None or where.file not in SWEEP_KEYWORDS:
+            raise
+        raise InputError(error.message, Location(SWEEP_KEYWORDS[where.file])) from None
+
+
 __all__ = ["LagsimWarning", "System", "as_system", "derive_forms", "load", "open_system", "plot",
-           "read_csv", "run"]
+           "read_csv", "run", "sweep"]

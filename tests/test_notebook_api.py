@@ -209,3 +209,45 @@ def test_the_api_manual_names_every_plot_kind() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text(encoding="utf-8")
     section = text[text.index("## Plotting"):text.index("## Errors")]
     assert [k for k in KINDS if f"`{k}`" not in section] == []
+
+
+# --- sweep --------------------------------------------------------------------------------------
+
+
+def test_sweep_is_the_table_of_lagsim_sweep_with_the_pendulum_period() -> None:
+    """Half a period from rest at θ₀ to θ̇ = 0 again: T = 4K(sin²(θ₀/2))/√(g/l) (seed 001,
+    Ex. 10.5); the DataFrame holds the numbers the command line writes, bit for bit."""
+    import io
+
+    import pandas
+    from scipy.special import ellipk
+
+    frame = lagsim.load("pendulum").sweep(grid={"theta": (0.2, 1.0, 3)},
+                                          stop_when="theta_dot",
+                                          summary=["period=2*final(t)"], rtol=1e-12,
+                                          atol=1e-12)
+    assert isinstance(frame, pandas.DataFrame)
+    assert frame["run"].tolist() == [0, 1, 2] and frame["error"].tolist() == ["", "", ""]
+    theta0 = frame["theta0"].to_numpy()
+    assert theta0.tolist() == np.linspace(0.2, 1.0, 3).tolist()
+    exact = 4 * ellipk(np.sin(theta0 / 2) ** 2) / math.sqrt(9.81)
+    assert np.allclose(frame["period"], exact, rtol=1e-9)
+    result = CliRunner().invoke(main, ["sweep", "pendulum", "--grid", "theta=0.2:1.0:3",
+                                       "--stop-when", "theta_dot", "--summary",
+                                       "period=2*final(t)", "--rtol", "1e-12", "--atol",
+                                       "1e-12", "--scheduler", "synchronous"])
+    assert result.exit_code == 0, result.output
+    cli = pandas.read_csv(io.StringIO(result.stdout), keep_default_na=False)
+    assert list(cli.columns) == list(frame.columns)
+    assert np.array_equal(cli.drop(columns="error").to_numpy(),
+                          frame.drop(columns="error").to_numpy())
+
+
+def test_sweep_names_its_keywords_in_errors() -> None:
+    with pytest.raises(lagsim.InputError) as err:
+        lagsim.api.sweep("pendulum", grid={"theta": (1.0, 1.0, 3)})
+    assert err.value.location.file == "grid"
+    with pytest.raises(lagsim.InputError, match="give either samples or dt"):
+        lagsim.api.sweep("pendulum", values={"l": [1, 2]}, samples=3, dt=0.1)
+    with pytest.raises(TypeError, match="grid must be a mapping"):
+        lagsim.api.sweep("pendulum", grid=[("theta", 0, 1, 2)])

@@ -51,6 +51,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/all.py $(ARGS)
 
+# The command outputs shown in README.md and docs/tour.md (tests/test_docs_outputs.py fails when
+# one is stale; `python docs/make_docs.py --outputs` makes them alone), then the pictures.
 docs: $(STAMP)
 	$(BIN)/python docs/make_docs.py
 

@@ -11,22 +11,32 @@ axis.
 Usage: ``python docs/make_docs.py [OUTDIR]`` (default docs/img). PNGs at dpi 100 and a 5 s GIF at
 15 frames per second (`lagsim animate` draws at dpi 100), so the files stay small enough to
 commit (under 1 MB together).
+
+Command outputs (issue 30, "docs that are tested"): every block of README.md and docs/tour.md
+that a marker line ``<!-- make docs: lagsim ARGS -->`` (optionally ``[lines A-B]``, 1-based,
+B open) precedes is what `lagsim ARGS` prints on stdout now (:func:`refresh`);
+``python docs/make_docs.py --outputs`` rewrites those blocks and nothing else, and
+tests/test_docs_outputs.py fails with a diff when a committed block differs.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from lagsim.cli import main as lagsim_main
-from lagsim.run.integrate import SimulateOptions, simulate
-from lagsim.symbolic.model import build_model
-from lagsim.viz.figures import save_figure
-from lagsim.spec.system import load_spec
 
+ROOT = Path(__file__).resolve().parent.parent
 IMG = Path(__file__).resolve().parent / "img"
+DOCS = (ROOT / "README.md", ROOT / "docs" / "tour.md")
+"""The files whose marked blocks :func:`refresh` makes from the program."""
+MARKER = re.compile(r"^<!-- make docs: lagsim (?P<args>.*?)"
+                    r"(?: \[lines (?P<first>\d+)-(?P<last>\d*)\])? -->\n(?P<fence>```[\w-]*\n)(?P<body>.*?)^```$", re.M | re.S)
+"""A marker line and the fenced block after it."""
 DPI = 100
 FLOOR = 1e-17
 """|φ| below this (exact zeros of a projected run) is drawn at this value on the log axis."""
@@ -57,6 +67,42 @@ def run_cli(args: list[str]) -> None:
     lagsim_main(args, standalone_mode=False)
 
 
+def command_output(args: list[str]) -> str:
+    """What `lagsim ARGS` prints on stdout (a pipe: 80 columns), run in this process; a
+    command that fails stops `make docs`."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(lagsim_main, args)
+    if result.exit_code != 0:
+        raise RuntimeError(f"lagsim {shlex.join(args)} exited {result.exit_code}: "
+                           f"{result.stderr or result.output}")
+    return result.stdout
+
+
+def refresh(text: str) -> str:
+    """``text`` with every marked block replaced by what its command prints now."""
+
+    def block(match: re.Match[str]) -> str:
+        lines = command_output(shlex.split(match["args"])).splitlines()
+        if match["first"]:
+            first = int(match["first"]) - 1
+            lines = lines[first:int(match["last"])] if match["last"] else lines[first:]
+        head = match.group(0)[:match.start("body") - match.start(0)]
+        return head + "".join(f"{line}\n" for line in lines) + "```"
+
+    return MARKER.sub(block, text)
+
+
+def outputs() -> None:
+    """Rewrite the marked blocks of :data:`DOCS` (``--outputs``), saying which changed."""
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        new = refresh(text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"{path}: command outputs updated")
+
+
 def drift_comparison(out: Path, t_end: float = 100.0) -> dict[str, float]:
     """|φ|(t) of pendulum_natural's rod under `none`, `baumgarte` and `projection` (index1).
 
@@ -64,6 +110,11 @@ def drift_comparison(out: Path, t_end: float = 100.0) -> dict[str, float]:
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
+    from lagsim.run.integrate import SimulateOptions, simulate
+    from lagsim.spec.system import load_spec
+    from lagsim.symbolic.model import build_model
+    from lagsim.viz.figures import save_figure
 
     spec = load_spec("pendulum_natural")
     model = build_model(spec)
@@ -91,8 +142,13 @@ def drift_comparison(out: Path, t_end: float = 100.0) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write every picture into OUTDIR and print each file's size."""
+    """Write the command outputs of :data:`DOCS`, then every picture into OUTDIR, and print
+    each file's size; ``--outputs``: the command outputs only."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--outputs"]:
+        outputs()
+        return 0
+    outputs()
     outdir = Path(args[0]) if args else IMG
     outdir.mkdir(parents=True, exist_ok=True)
     for name, command in COMMANDS.items():

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from lagsim.errors import InputError, Location
-from lagsim.spec.options import OPTIONS, Option
+from lagsim.spec import options as run_options
+from lagsim.spec.options import OPTIONS
 
 if TYPE_CHECKING:
     from lagsim.numeric.compile import NumericSystem
@@ -124,10 +125,6 @@ def _mapping_arg(value: Any, keyword: str) -> Mapping[str, Any] | None:
     return value
 
 
-def _keyword(row: Option) -> str:
-    return row.name
-
-
 @contextlib.contextmanager
 def _keyword_errors(keywords: bool) -> Iterator[None]:
     """Errors located at ``--set`` or ``--init`` located at the API's keyword instead."""
@@ -166,6 +163,27 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str, str]:
     return read_source(source)
 
 
+class Equations(str):
+    """What :meth:`System.derive` returns for ``format="text"`` or ``"latex"``: the string
+    ``lagsim derive`` prints, which a notebook displays typeset (:meth:`_repr_latex_`, the
+    ``latex`` rendering of the same forms without its ``%`` comment lines)."""
+
+    _forms: list[Form]
+    _model: Model
+
+    @classmethod
+    def of(cls, text: str, forms: list[Form], model: Model) -> Equations:
+        made = cls(text)
+        made._forms, made._model = forms, model
+        return made
+
+    def _repr_latex_(self) -> str:
+        from lagsim.symbolic.render import render
+
+        latex = render(self._forms, "latex", self._model)
+        return "\n".join(line for line in latex.splitlines() if not line.lstrip().startswith("%"))
+
+
 class System:
     """A loaded, validated system: what ``lagsim`` reads from one YAML file.
 
@@ -187,6 +205,13 @@ class System:
     def __repr__(self) -> str:
         return (f"<lagsim.System {self.name!r}: coordinates {', '.join(self.coordinates)}; "
                 f"parameters {self.parameters}>")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary ``lagsim check`` prints (:meth:`check`)."""
+        from html import escape
+
+        return (f"<p><b>lagsim.System {escape(self.name)}</b></p>"
+                f"<pre>{escape(self.check().to_text())}</pre>")
 
     @property
     def name(self) -> str:
@@ -220,7 +245,10 @@ class System:
                width: int | None = None,
                steady: Mapping[str, float] | str | None = None) -> Any:
         """The equations of motion in ``form``, as ``lagsim derive --form FORM --format FORMAT``
-        prints them: ``format`` is ``text``, ``latex`` or ``json`` (a string), or None for the
+        prints them: ``format`` is ``text`` or ``latex`` (the printed string, an
+        :class:`Equations` that a notebook shows typeset), ``json`` (the JSON document as a
+        dict: ``json.dumps(d, indent=2, ensure_ascii=False)`` is what the CLI prints), or None
+        for the
         :class:`lagsim.symbolic.forms.Form` object itself (its ``items`` are SymPy values; a list of
         forms for ``form="all"``). Forms: ``lagrange``, ``matrix``, ``dae``, ``index1``,
         ``udwadia-kalaba``, ``reduced``, ``linear``, ``hamilton``, or ``all``. ``budget`` and
@@ -239,9 +267,11 @@ class System:
                                     budget=budget, steady=steady)
         if format is None:
             return forms if form == "all" else forms[0]
-        from lagsim.symbolic.render import render
+        from lagsim.symbolic.render import document, render
 
-        return render(forms if len(forms) > 1 else forms[0], format, model, width)
+        if format == "json":
+            return document(forms, model)
+        return Equations.of(render(forms, format, model, width), forms, model)
 
     def simulate(self, *, parameters: Mapping[str, float] | None = None,
                  initial: Mapping[str, float] | None = None, **options: Any) -> Trajectory:
@@ -303,6 +333,12 @@ class System:
                           parameters=_mapping_arg(parameters, "parameters"),
                           initial=_mapping_arg(initial, "initial"), report=_warn,
                           max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200)
+
+    def sweep(self, **keywords: Any) -> Any:
+        """Many runs of this system, as ``lagsim sweep``: :func:`sweep` with this system (the
+        table as a ``pandas.DataFrame``). A method, because ``lagsim.sweep`` is the name of the
+        package of the sweep engine."""
+        return sweep(self, **keywords)
 
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
@@ -439,6 +475,18 @@ def _spec(system: System, parameters: Mapping[str, float] | None,
                           {**system._initial, **(initial or {})})
 
 
+def as_system(system: System | str | os.PathLike[str], keyword: str = "system") -> System:
+    """``system`` as a :class:`System`: a System itself, or a path, a bundled system's name or
+    YAML text read as :func:`load` reads it; anything else is a TypeError naming ``keyword``.
+    Every function of the API that takes a system takes it through here."""
+    if isinstance(system, System):
+        return system
+    if isinstance(system, (str, os.PathLike)):
+        return load(system)
+    raise TypeError(f"{keyword} must be a lagsim.System, a path, a bundled system's name or YAML "
+                    f"text, not {type(system).__name__}")
+
+
 def _compiled(system: System) -> tuple[Model, NumericSystem]:
     """The model and compiled model of ``system``, compiled once and kept."""
     if system._numeric is None:
@@ -469,8 +517,15 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
 
     spec = _spec(system, parameters, initial, keywords)
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
-                             _keyword if keywords else None, report, progress,
-                             controller=_lqr_feedback, times=times)
+                             run_options.KEYWORDS if keywords else run_options.FLAGS,
+                             report, progress, controller=_lqr_feedback, times=times)
+    if spec.units:
+        from dataclasses import replace
+
+        from lagsim.output.units import unit_columns
+
+        units = unit_columns(dict(spec.units), spec.coordinates)
+        trajectory = replace(trajectory, units=tuple(units.items()))
     return trajectory
 
 
@@ -517,7 +572,8 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
     from lagsim.spec.options import SimulateOptions
 
     options = dict(given)
-    resolved = SimulateOptions.resolve(spec.simulate, options, _keyword if keywords else None)
+    resolved = SimulateOptions.resolve(spec.simulate, options,
+                                       run_options.KEYWORDS if keywords else run_options.FLAGS)
     for name in ("section", "stop_when"):
         if getattr(resolved, name) is not None:
             raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
@@ -634,24 +690,38 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 
 
-def plot(trajectory: Trajectory, kind: str = "overview", system: System | None = None,
+def plot(trajectory: Trajectory, kind: str = "overview",
+         system: System | str | os.PathLike[str] | None = None,
          columns: list[str] | None = None, x: str | None = None, y: str | None = None,
          title: str | None = None, view: str | None = None) -> Figure:
     """The figure ``lagsim plot --kind KIND`` draws, as a matplotlib Figure (not shown; in a
     notebook it displays itself, ``fig.savefig(path)`` writes it). Kinds: ``overview``,
-    ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``path`` (which needs ``system`` for
+    ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``invariants`` (a run with
+    ``invariants=True``), ``poincare`` (``x`` against ``y`` at the crossings of a run with
+    ``section=``), ``path`` (which needs ``system`` for
     the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
-    with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``."""
+    with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``.
+    ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`);
+    the axes carry the units of the file's ``units:`` (of ``system``, else those the run kept,
+    as ``lagsim plot`` labels them). ``sweep`` is a kind of ``lagsim plot TABLE.csv`` only."""
     from lagsim.output.io import Table
+    from lagsim.output.units import Quantities
     from lagsim.viz import figures as plotting
 
-    table = Table(tuple(trajectory.columns()), trajectory.as_array(),
+    table = Table(tuple(trajectory.columns), trajectory.as_array(),
                   trajectory.name or "<trajectory>")
+    if kind == "poincare":
+        from lagsim.viz.sweep_figures import make_figure
+
+        return make_figure("poincare", None, x, y, title, table)
     path_xy = None
-    info = None
+    info = Quantities(units=dict(trajectory.units)) if trajectory.units else None
     if system is not None:
+        system = as_system(system)
+        from dataclasses import replace
+
         from lagsim.analysis.balance import check_parameters, table_with_work
-        from lagsim.output.units import Quantities
+        from lagsim.analysis.kinematics import quantities
         from lagsim.symbolic.invariants import energy_conserved
 
         model = system.model
@@ -661,7 +731,8 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
             notes.append(note)
         for note in filter(None, notes):
             _warn(note)
-        info = Quantities(energy_change=energy_conserved(model, model.substitutions()))
+        info = replace(quantities(system.spec, model),
+                       energy_change=energy_conserved(model, model.substitutions()))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
@@ -683,5 +754,128 @@ def plot(trajectory: Trajectory, kind: str = "overview", system: System | None =
                                 path_xy=path_xy, info=info)
 
 
-__all__ = ["LagsimWarning", "System", "derive_forms", "load", "open_system", "plot", "read_csv",
-           "run"]
+SWEEP_KEYWORDS = {"--grid": "grid", "--values": "values", "--random": "random", "--runs": "runs",
+                  "--summary": "summary", "--scheduler": "scheduler"}
+"""The keyword of :func:`sweep` for each flag of ``lagsim sweep`` its checks name."""
+
+
+def _sweep_items(value: Any, keyword: str, width: int) -> list[tuple[str, tuple[Any, ...]]]:
+    """``{name: (a, b, ...)}`` of :func:`sweep`'s ``keyword``, each tuple ``width`` long (any
+    length for ``width`` 0)."""
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{keyword} must be a mapping of name to values, not "
+                        f"{type(value).__name__}")
+    items = []
+    for name, spec in value.items():
+        _text_arg(name, f"a key of {keyword}")
+        if isinstance(spec, (str, bytes)) or not hasattr(spec, "__iter__"):
+            raise TypeError(f"{keyword}[{name!r}] must be a sequence of numbers, not "
+                            f"{type(spec).__name__}")
+        numbers = tuple(spec)
+        if width and len(numbers) != width:
+            raise InputError(f"{keyword}[{name!r}] must have {width} entries, got "
+                             f"{len(numbers)}", Location(keyword))
+        items.append((name, tuple(_number_arg(x, f"{keyword}[{name!r}]") for x in numbers)))
+    return items
+
+
+def sweep(system: System | str | os.PathLike[str], *,
+          grid: Mapping[str, tuple[float, float, int]] | None = None,
+          values: Mapping[str, Any] | None = None,
+          random: Mapping[str, tuple[float, float]] | None = None, runs: int | None = None,
+          seed: int = 0, summary: Any = (), scheduler: str | None = "synchronous",
+          workers: int | None = None, parameters: Mapping[str, float] | None = None,
+          initial: Mapping[str, float] | None = None, **options: Any) -> Any:
+    """Simulate ``system`` once for every combination of the swept values, as ``lagsim sweep``
+    (the same runs, bit for bit, and the same table), and return the table as a
+    ``pandas.DataFrame``: ``run``, the swept values (an initial value ``theta`` as
+    ``theta0``), the final state, ``max_residual_<c>``, the energy columns, ``stop_time``
+    (with ``stop_when``), each summary, and ``error`` (empty for a run that succeeded).
+
+    ``grid={"theta": (0.1, 3, 50)}`` is ``--grid theta=0.1:3:50``; ``values={"l": [0.5, 1]}`` is
+    ``--values``; ``random={"theta": (0, 1)}`` with ``runs`` and ``seed`` is ``--random``; they
+    combine as a product. ``summary`` is a list of ``--summary`` texts
+    (``"amp=max(abs(theta))"``). ``scheduler`` is ``"synchronous"`` (this process, the
+    default), None (``workers`` processes of this machine) or a Dask scheduler's address.
+    Every other keyword is an option of :meth:`System.simulate`. pandas is needed
+    (``pip install 'lagsim[pandas]'``)."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError("lagsim.sweep needs pandas, which is not installed: pip install "
+                          "'lagsim[pandas]' (or pip install pandas)") from exc
+    from lagsim.spec.options import SimulateOptions
+    from lagsim.spec.system import parse_spec
+    from lagsim.sweep import core as sw
+    from lagsim.sweep.summary import parse_summary
+
+    system = as_system(system)
+    parameters = dict(_mapping_arg(parameters, "parameters") or {})
+    initial = dict(_mapping_arg(initial, "initial") or {})
+    if isinstance(summary, str):
+        summary = [summary]
+    if scheduler is not None:
+        _text_arg(scheduler, "scheduler")
+    run_count = _whole_arg(runs, "runs", 1, sw.MAX_RUNS, "runs")
+    with _keyword_errors(True), _sweep_errors():
+        spec = parse_spec(system._text, system._label, system._stem,
+                          {**system._parameters, **parameters},
+                          {**system._initial, **initial})
+        given = dict(options)
+        stops = SimulateOptions.resolve(spec.simulate, given,
+                                        run_options.KEYWORDS).stop_when is not None
+        axes = [sw.grid_axis(f"{name}={a!r}:{b!r}:{c!r}")
+                for name, (a, b, c) in _sweep_items(grid, "grid", 3)]
+        axes += [sw.values_axis(f"{name}={','.join(map(repr, listed))}")
+                 for name, listed in _sweep_items(values, "values", 0)]
+        draws = _sweep_items(random, "random", 2)
+        if draws or run_count is not None:
+            axes.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
+                                       run_count, seed))
+        if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
+            sw.scheduler_address(scheduler)
+        fixed = {**{k: "--set" for k in system._parameters | parameters},
+                 **{k: "--init" for k in system._initial | initial}}
+        plan = sw.plan(axes, [p.name for p in spec.parameters], spec.coordinates, fixed)
+        job = sw.Job(system._text, system._label, system._stem, given,
+                     {**system._parameters, **parameters}, {**system._initial, **initial},
+                     plan.names, runs=len(plan))
+        constraints = [c.name for c in spec.constraints]
+        taken = sw.columns(job, spec.coordinates, constraints)
+        parsed: list[Any] = []
+        for raw in summary:
+            parsed.append(parse_summary(_text_arg(raw, "summary"), sw.trajectory_columns(spec),
+                                        [p.name for p in spec.parameters],
+                                        taken + [s.name for s in parsed]))
+    from dataclasses import replace
+
+    job = replace(job, summaries=tuple(parsed)).keyed()
+    rows = sw.execute(job, plan, scheduler, workers)
+    for index, row in enumerate(rows):
+        for note in row.notes:
+            _warn(f"run {index}: {note}")
+    header, data, errors = sw.table(job, plan, rows, spec.coordinates, constraints,
+                                    sw.energy_conserved(job), stops)
+    frame = pandas.DataFrame(data, columns=header[:-1])
+    frame["run"] = frame["run"].astype(int)
+    frame["error"] = errors
+    return frame
+
+
+@contextlib.contextmanager
+def _sweep_errors() -> Iterator[None]:
+    """Errors of ``lagsim sweep``'s checks located at a flag, located at :func:`sweep`'s
+    keyword instead (:data:`SWEEP_KEYWORDS`)."""
+    try:
+        yield
+    except InputError as error:
+        where = error.location
+        if where is None or where.line is not None or where.file not in SWEEP_KEYWORDS:
+            raise
+        raise InputError(error.message, Location(SWEEP_KEYWORDS[where.file])) from None
+
+
+__all__ = ["LagsimWarning", "System", "as_system", "derive_forms", "load", "open_system", "plot",
+           "read_csv", "run", "sweep"]

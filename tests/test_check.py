@@ -309,7 +309,7 @@ def test_invariant_columns_stay_constant(source: str) -> None:
         assert name.startswith("invariant_")
         scale = max(1.0, abs(values[0]))
         assert np.abs(values - values[0]).max() < 1e-7 * scale, name
-    assert trajectory.columns()[-len(trajectory.extra):] == [n for n, _ in trajectory.extra]
+    assert trajectory.columns[-len(trajectory.extra):] == tuple(n for n, _ in trajectory.extra)
 
 
 # --- the command ------------------------------------------------------------------------------

@@ -313,8 +313,8 @@ def test_trajectory_columns_in_csv_order() -> None:
     minimum norm: Aᵀλ = k (x, y) with k = −0.8 g at rest gives λ = k (2, 1)/5."""
     traj = run_text(NATURAL + "  - name: slide\n    velocity: x*x_dot + y*y_dot\n", t_end=0.1,
                     samples=3, formulation="udwadia-kalaba")
-    assert traj.columns() == ["t", "x", "y", "x_dot", "y_dot", "lambda_rod", "lambda_slide",
-                              "residual_rod", "residual_slide", "residual_rod_dot", "energy"]
+    assert traj.columns == ("t", "x", "y", "x_dot", "y_dot", "lambda_rod", "lambda_slide",
+                            "residual_rod", "residual_slide", "residual_rod_dot", "energy")
     data = traj.as_array()
     assert data.shape == (3, 11)
     np.testing.assert_array_equal(data[:, 0], [0.0, 0.05, 0.1])

@@ -262,7 +262,7 @@ def test_extra_columns_follow_energy_in_the_order_added() -> None:
                       energy=np.full(rows, 2.0), formulation="ode", stabilize="none")
     grown = base.with_extra("invariant_p_x", np.array([1.0, 2.0, 3.0])).with_extra(
         "action", np.array([0.0, 0.5, 1.5]))
-    assert grown.columns() == ["t", "x", "x_dot", "energy", "invariant_p_x", "action"]
+    assert grown.columns == ("t", "x", "x_dot", "energy", "invariant_p_x", "action")
     assert grown.as_array()[:, -1].tolist() == [0.0, 0.5, 1.5]
     assert grown.column("invariant_p_x").tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="column 'energy' already"):

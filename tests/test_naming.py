@@ -160,7 +160,7 @@ def test_a_simulated_run_reads_back_with_its_layout(tmp_path: Path) -> None:
     with pytest.warns(lagsim.LagsimWarning, match="action S ="):
         run = lagsim.load("knife_edge").simulate(t_end=0.5, samples=11, invariants=True,
                                                  action=True)
-    assert run.columns() == KNIFE_HEADER
+    assert list(run.columns) == KNIFE_HEADER
     path = tmp_path / "run.csv"
     run.to_csv(path)
     table = read_csv(path)
@@ -168,7 +168,7 @@ def test_a_simulated_run_reads_back_with_its_layout(tmp_path: Path) -> None:
     back = Trajectory.from_columns(table.columns, table.data, "run", table.source)
     assert (back.coordinates, back.constraint_names, back.constraint_kinds) == \
         (KNIFE.coordinates, KNIFE.constraints, KNIFE.kinds)
-    assert back.columns() == KNIFE_HEADER
+    assert list(back.columns) == KNIFE_HEADER
     assert np.array_equal(back.as_array(), run.as_array())
     assert table.coordinates == KNIFE.coordinates
     assert table.velocities == naming.velocities(KNIFE.coordinates)

@@ -62,7 +62,8 @@ def rows(output: str) -> np.ndarray:
 
 
 def test_the_table_makes_the_options_object_the_file_keys_and_the_flags() -> None:
-    assert [f.name for f in fields(SimulateOptions)] == [o.name for o in OPTIONS] + ["locations"]
+    assert [f.name for f in fields(SimulateOptions)] == [o.name for o in OPTIONS] + [
+        "locations", "naming"]
     assert spec_module.SIMULATE_KEYS is SIMULATE_KEYS
     assert SIMULATE_KEYS == tuple(o.name for o in OPTIONS)
     defaults = SimulateOptions()
@@ -81,10 +82,11 @@ def test_the_table_makes_the_options_object_the_file_keys_and_the_flags() -> Non
 def test_each_field_of_the_options_object_has_its_rows_type_and_default() -> None:
     """Issue 23, "Types": :class:`SimulateOptions` is written out as a frozen dataclass; each
     field is a row of the table with the row's type and default, in the table's order, and
-    only ``locations`` (where each option was given) is not an option."""
+    only ``locations`` (where each option was given) and ``naming`` (how messages write an
+    option: flag or keyword) are not options."""
     hints = typing.get_type_hints(SimulateOptions)
     declared = {f.name: f for f in fields(SimulateOptions)}
-    assert list(declared) == [o.name for o in OPTIONS] + ["locations"]
+    assert list(declared) == [o.name for o in OPTIONS] + ["locations", "naming"]
     for row in OPTIONS:
         assert hints[row.name] == row.type, row.name
         assert declared[row.name].default == row.default, row.name

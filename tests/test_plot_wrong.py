@@ -288,7 +288,7 @@ def test_the_work_s_quadrature_error_estimate_shrinks_as_the_sample_spacing_squa
     found = []
     for samples in (101, 1001):
         run = damped.simulate(samples=samples)
-        table = Table(tuple(run.columns()), run.as_array(), "<run>")
+        table = Table(tuple(run.columns), run.as_array(), "<run>")
         w = work(table, damped.model)
         assert w.why == "forces act on x"
         h = table.column("energy")

@@ -13,8 +13,9 @@ Each command must exit 0; :data:`CHECKS` asserts what the README shows or states
 closed form the output must meet (the pendulum's period 4K(sin²(θ₀/2))/√(g/l), seed 001 §10.7;
 the projectile's action). The two animations and the 1000-run sweep are marked ``slow``.
 
-Inputs the README names but no command of it writes: ``seed.yaml`` (written from the README's
-own YAML block) and ``starts.csv`` (four rows of docs/poincare.py's starts at one energy).
+Inputs the README names but no ``lagsim`` command of it writes: ``seed.yaml`` (written from the
+README's own ``cat > seed.yaml`` block, as a reader runs it) and ``starts.csv`` (four rows of
+docs/poincare.py's starts at one energy).
 """
 
 from __future__ import annotations
@@ -51,10 +52,10 @@ def readme_commands(text: str) -> list[str]:
     return out
 
 
-def readme_yaml(name: str) -> str:
-    """The ```yaml block the README introduces with `` `name` is ``."""
-    match = re.search(rf"`{re.escape(name)}` is [^\n]*:\n\n```yaml\n(.*?)```", README, re.S)
-    assert match, f"README shows no YAML block for {name}"
+def readme_heredoc(name: str) -> str:
+    """The file a ```sh block of the README writes with ``cat > NAME <<'EOF'``."""
+    match = re.search(rf"^cat > {re.escape(name)} <<'EOF'\n(.*?)^EOF$", README, re.S | re.M)
+    assert match, f"README writes no {name}"
     return match.group(1)
 
 
@@ -312,7 +313,7 @@ def folder(tmp_path_factory) -> Path:
     """One folder for the whole README, with the inputs it names but does not write."""
     path = tmp_path_factory.mktemp("readme")
     (path / "home" / ".config" / "fish" / "completions").mkdir(parents=True)
-    (path / "seed.yaml").write_text(readme_yaml("seed.yaml"), encoding="utf-8")
+    (path / "seed.yaml").write_text(readme_heredoc("seed.yaml"), encoding="utf-8")
     (path / "starts.csv").write_text("theta1,theta2,theta1_dot,theta2_dot\n" + "".join(
         f"0,{a!r},{b!r},{c!r}\n" for a, b, c in starts()), encoding="utf-8")
     return path

@@ -33,7 +33,7 @@ def _quiet():
 
 
 def _columns(trajectory):
-    return [c for c in trajectory.columns()
+    return [c for c in trajectory.columns
             if c != naming.TIME and not naming.is_residual(c) and c != naming.ENERGY
             and naming.sensitivity_of(c) is None]
 
@@ -91,7 +91,7 @@ def test_double_pendulum_against_differences():
 
 def test_a01_natural_coordinates_against_differences():
     exact = _compare("a01_pendulum", ("l", "g", "y_dot"), 2.0)
-    assert "d(lambda_rod)/d(l)" in exact.columns()
+    assert "d(lambda_rod)/d(l)" in exact.columns
 
 
 @pytest.mark.parametrize("options", [dict(formulation="udwadia-kalaba"),
@@ -140,7 +140,7 @@ def test_small_amplitude_pendulum_closed_form():
 def test_plain_run_unchanged_by_the_option_absent():
     system = lagsim.load("pendulum_natural")
     plain = system.simulate(t_end=1.0, **RUN)
-    assert not any(naming.sensitivity_of(c) for c in plain.columns())
+    assert not any(naming.sensitivity_of(c) for c in plain.columns)
 
 
 @pytest.mark.parametrize("names, message", [

@@ -86,7 +86,7 @@ def test_reduced_pendulum_agrees() -> None:
     reference = float(exact.angle(10.0, THETA0)[0])
     constrained = run("pendulum_constrained", samples=101, formulation="reduced")
     assert constrained.formulation == "reduced" and constrained.stabilize == "none"
-    assert constrained.columns() == run("pendulum_constrained", samples=2).columns()
+    assert constrained.columns == run("pendulum_constrained", samples=2).columns
     assert abs(constrained.q[-1, 0] - reference) < 1e-7
     assert np.abs(constrained.q[:, 1:]).max() == 0.0
     theta, w = constrained.q[:, 0], constrained.qd[:, 0]

@@ -79,7 +79,7 @@ def _partial_path(output: Output | None, name: str) -> str:
 def _keep_partial(trajectory: Trajectory, target: Output) -> None:
     from lagsim.output.io import write_csv
 
-    write_csv(trajectory.columns(), trajectory.as_array(), target)
+    write_csv(trajectory.columns, trajectory.as_array(), target)
     warn(f"kept the {len(trajectory.t)} rows before the failure in {target.name}")
 
 
@@ -118,7 +118,7 @@ def table_and_model(source: str, system: str | None, flags: dict[str, Any],
     else:
         spec, model, trajectory = simulate_file(source, flags, overrides, initial,
                                                 planned=planned)
-        table = Table(tuple(trajectory.columns()), trajectory.as_array(), spec.source)
+        table = Table(tuple(trajectory.columns), trajectory.as_array(), spec.source)
         if system:
             known = api.open_system(system, overrides)
             spec, model = known.spec, known.model

@@ -20,7 +20,7 @@ baumgarte`` integrates the same ODE.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -39,7 +39,7 @@ from lagsim.output.io import check_output, open_output
 from lagsim.run.start import TOLERANCE as START_TOLERANCE
 from lagsim.run.start import consistent_start
 from lagsim.spec.expressions import Source, parse_expression
-from lagsim.spec.options import Option, SimulateOptions
+from lagsim.spec.options import FLAGS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
@@ -103,14 +103,14 @@ STABILIZERS = ("baumgarte", "none")
 
 
 def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
-                   name: Callable[[Option], str] | None = None) -> SimulateOptions:
+                   naming: Naming = FLAGS) -> SimulateOptions:
     """The run settings an export uses (``t_start``, ``t_end``, ``samples``, ``formulation``,
     ``stabilize``, ``baumgarte``): the file's ``simulate:`` block with ``flags`` over it
     (:meth:`lagsim.spec.options.SimulateOptions.resolve`). A constrained system exported with
     another formulation or stabilizer than the exported C integrates is an
     :class:`InputError` that says what works."""
     flags = dict(flags or {})
-    options = SimulateOptions.resolve(spec.simulate, flags, name)
+    options = SimulateOptions.resolve(spec.simulate, flags, naming)
     if not spec.constraints:
         return options
     if options.formulation not in FORMULATIONS:

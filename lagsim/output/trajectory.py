@@ -10,10 +10,10 @@ declared once, in :mod:`lagsim.naming`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from lagsim import naming
 
 if TYPE_CHECKING:
     import pandas
+    import xarray
 
 @dataclass(frozen=True)
 class ImpactEvent:
@@ -53,6 +54,12 @@ class Trajectory:
     ``stop_reason`` is ``"t_end"`` when the run reached its end time and ``"stop_when"`` when the
     ``--stop-when`` expression changed sign (then the last row is that time and ``stop_message``
     says so). ``events`` are the impacts of a run with unilateral constraints, in order.
+    ``units`` maps a column to its unit text, from the file's ``units:``
+    (:func:`lagsim.output.units.unit_columns`; empty for a CSV read back).
+
+    It behaves as a table of named columns: ``len(traj)`` samples, ``"theta" in traj``,
+    ``list(traj)`` the column names, ``traj["theta"]`` a column, ``np.asarray(traj)`` the
+    (samples × columns) array.
     """
 
     name: str
@@ -72,6 +79,7 @@ class Trajectory:
     stop_message: str = ""
     extra: tuple[tuple[str, np.ndarray], ...] = ()
     events: tuple[ImpactEvent, ...] = ()
+    units: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         n, m, mh = len(self.coordinates), len(self.constraint_names), len(self.holonomic_names)
@@ -91,7 +99,7 @@ class Trajectory:
 
     def with_extra(self, name: str, values: np.ndarray) -> Trajectory:
         """A copy with one more column after ``energy`` (``invariant_<name>``, ``action`` ...)."""
-        if name in self.columns():
+        if name in self.columns:
             raise ValueError(f"the trajectory has a column {name!r} already")
         return replace(self, extra=(*self.extra, (name, np.asarray(values, dtype=float))))
 
@@ -109,13 +117,15 @@ class Trajectory:
     def stopped(self) -> bool:
         return self.stop_reason == "stop_when"
 
-    def columns(self) -> list[str]:
+    @property
+    def columns(self) -> tuple[str, ...]:
         """The CSV header, in issue 3's order."""
-        return naming.Layout(self.coordinates, self.constraint_names, self.constraint_kinds,
-                             tuple(name for name, _ in self.extra)).columns()
+        return tuple(naming.Layout(self.coordinates, self.constraint_names,
+                                   self.constraint_kinds,
+                                   tuple(name for name, _ in self.extra)).columns())
 
     def as_array(self) -> np.ndarray:
-        """All samples as one (N, len(columns())) float array, columns as in :meth:`columns`."""
+        """All samples as one (N, len(columns)) float array, columns as in :attr:`columns`."""
         return np.column_stack([
             self.t, self.q, self.qd, self.lam, self.residual, self.residual_dot, self.energy,
             *(values for _, values in self.extra),
@@ -123,14 +133,14 @@ class Trajectory:
 
     def column(self, name: str) -> np.ndarray:
         """One column by its CSV name (``theta``, ``lambda_rod``, ``energy`` ...)."""
-        columns = self.columns()
+        columns = self.columns
         if name not in columns:
             raise KeyError(f"no column {name!r}; the columns are {', '.join(columns)}")
         return self.as_array()[:, columns.index(name)]
 
     def __getitem__(self, name: str) -> np.ndarray:
         """One column by its CSV name: ``traj["theta"]``, ``traj["lambda_rod"]``."""
-        columns = self.columns()
+        columns = self.columns
         if not isinstance(name, str) or name not in columns:
             raise KeyError(f"no column {name!r}; the columns are {', '.join(columns)}")
         index = columns.index(name)
@@ -144,14 +154,97 @@ class Trajectory:
         """The number of samples."""
         return len(self.t)
 
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is a column: ``"theta" in traj``."""
+        return name in self.columns
+
+    def __iter__(self) -> Iterator[str]:
+        """The column names, in order (as a mapping's keys)."""
+        return iter(self.columns)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(traj)``: the (samples × columns) array of :meth:`as_array`."""
+        array = self.as_array()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
     def keys(self) -> list[str]:
-        """The column names, as :meth:`columns` (so ``dict(traj)`` maps names to columns)."""
-        return self.columns()
+        """The column names, as :attr:`columns` (so ``dict(traj)`` maps names to columns)."""
+        return list(self.columns)
+
+    def _velocity_of(self) -> dict[str, str]:
+        """Each coordinate column → its velocity column."""
+        return {q: naming.velocity(q) for q in self.coordinates}
+
+    def at(self, t: float | Sequence[float] | np.ndarray) -> dict[str, float | np.ndarray]:
+        """Every column at time(s) ``t`` within the samples, interpolated from the samples (not
+        the solver's dense output, which the trajectory does not keep).
+
+        A coordinate is interpolated by the cubic Hermite polynomial through the two samples
+        around ``t`` with the velocity columns as its slopes (exact for a cubic in t; error
+        O(h⁴) for a smooth motion; de Boor, *A Practical Guide to Splines*, ch. IV);
+        every other column (``t``, velocities, multipliers, residuals, energy, extras) linearly.
+        A sample time gives that sample exactly. ``t`` outside [t₀, t_end] is a ValueError."""
+        times = np.asarray(t, dtype=float)
+        if len(self.t) == 0:
+            raise ValueError("the trajectory has no samples")
+        lo, hi = float(self.t[0]), float(self.t[-1])
+        if not np.all(np.isfinite(times)) or np.any((times < lo) | (times > hi)):
+            raise ValueError(f"t must lie within the samples, {lo:g} ≤ t ≤ {hi:g}; got {t!r}")
+        flat = np.atleast_1d(times)
+        k = np.clip(np.searchsorted(self.t, flat, side="right") - 1, 0, max(len(self.t) - 2, 0))
+        if len(self.t) == 1:
+            out1 = {name: np.full(flat.shape, self[name][0]) for name in self.columns}
+        else:
+            t0, t1 = self.t[k], self.t[k + 1]
+            h = t1 - t0
+            s = (flat - t0) / h
+            velocity = self._velocity_of()
+            out1 = {}
+            for name in self.columns:
+                y = self[name]
+                y0, y1 = y[k], y[k + 1]
+                if name in velocity:
+                    v = self[velocity[name]]
+                    h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
+                    h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
+                    out1[name] = h00 * y0 + h10 * h * v[k] + h01 * y1 + h11 * h * v[k + 1]
+                else:
+                    out1[name] = y0 + s * (y1 - y0)
+                exact = flat == t0
+                out1[name] = np.where(exact, y0, np.where(flat == t1, y1, out1[name]))
+        if times.ndim == 0:
+            return {name: float(values[0]) for name, values in out1.items()}
+        return {name: values.reshape(times.shape) for name, values in out1.items()}
+
+    def between(self, t0: float, t1: float) -> Trajectory:
+        """The samples with ``t0 ≤ t ≤ t1`` (no interpolation), as a Trajectory."""
+        if not t0 <= t1:
+            raise ValueError(f"between needs t0 ≤ t1, got {t0!r} and {t1!r}")
+        keep = (self.t >= t0) & (self.t <= t1)
+        return replace(self, t=self.t[keep], q=self.q[keep], qd=self.qd[keep],
+                       lam=self.lam[keep], residual=self.residual[keep],
+                       residual_dot=self.residual_dot[keep], energy=self.energy[keep],
+                       extra=tuple((name, values[keep]) for name, values in self.extra))
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the name, the span, the columns and the first rows as a table."""
+        from html import escape
+
+        head = self.as_array()[:5]
+        unit = dict(self.units)
+        cells = "".join(f"<th>{escape(c)}{' [' + escape(unit[c]) + ']' if c in unit else ''}"
+                        "</th>" for c in self.columns)
+        rows = "".join("<tr>" + "".join(f"<td>{x:.6g}</td>" for x in row) + "</tr>"
+                       for row in head)
+        span = (f"t = {self.t[0]:g} … {self.t[-1]:g}" if len(self.t) else "no samples")
+        more = f"<p>… {len(self.t) - len(head)} more rows</p>" if len(self.t) > len(head) else ""
+        return (f"<p><b>Trajectory {escape(self.name)}</b>: {len(self.t)} samples, {span}; "
+                f"{len(self.columns)} columns</p><table><tr>{cells}</tr>{rows}</table>{more}")
 
     def __repr__(self) -> str:
         span = f"t = {self.t[0]:g} … {self.t[-1]:g}" if len(self.t) else "no samples"
         return (f"<Trajectory {self.name!r}: {len(self.t)} samples, {span}; columns "
-                f"{', '.join(self.columns())}>")
+                f"{', '.join(self.columns)}>")
 
     def _blocks(self) -> list[np.ndarray]:
         """The arrays of :meth:`as_array`, each two-dimensional, in column order."""
@@ -173,14 +266,33 @@ class Trajectory:
             raise ImportError("Trajectory.to_pandas needs pandas, which is not installed: "
                               "pip install 'lagsim[pandas]' (or pip install pandas); "
                               "Trajectory.to_numpy() and traj['name'] need nothing more") from exc
-        return pandas.DataFrame(self.as_array(), columns=self.columns())
+        return pandas.DataFrame(self.as_array(), columns=list(self.columns))
+
+    def to_xarray(self) -> xarray.Dataset:
+        """An ``xarray.Dataset`` with one variable per column over the dimension ``t``; each
+        variable's ``attrs["units"]`` is its unit where the file's ``units:`` gives one.
+
+        xarray is an optional dependency (``pip install 'lagsim[xarray]'``); without it this
+        raises ImportError saying so."""
+        try:
+            import xarray
+        except ImportError as exc:
+            raise ImportError("Trajectory.to_xarray needs xarray, which is not installed: "
+                              "pip install 'lagsim[xarray]' (or pip install xarray); "
+                              "Trajectory.to_numpy() and traj['name'] need nothing more") from exc
+        unit = dict(self.units)
+        variables = {name: ("t", self[name].copy(), {"units": unit[name]} if name in unit else {})
+                     for name in self.columns if name != naming.TIME}
+        time_attrs = {"units": unit[naming.TIME]} if naming.TIME in unit else {}
+        return xarray.Dataset(variables, coords={naming.TIME: ("t", self.t.copy(), time_attrs)},
+                              attrs={"name": self.name})
 
     def to_csv(self, path: str | Path) -> None:
         """Write the CSV of ``lagsim simulate`` to ``path`` (``-`` is stdout), through
         :func:`lagsim.output.io.write_csv`: a file is replaced atomically."""
         from lagsim.output.io import check_output, write_csv
 
-        write_csv(self.columns(), self.as_array(), check_output(path, option="path"))
+        write_csv(self.columns, self.as_array(), check_output(path, option="path"))
 
     def event_columns(self) -> list[str]:
         """The header of the table of ``simulate --events`` (:func:`lagsim.naming.events`)."""

@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lagsim.spec.options import BY_NAME, FLAGS, Naming
+
 TURNS = 2
 """Turns of one coordinate between two samples from which the run warns (one period)."""
 QUIET_STEPS = 4
@@ -41,11 +43,12 @@ class AliasWatch:
     the coordinates, ``say(message)`` prints the warning (the CLI's stderr)."""
 
     def __init__(self, unpack: Callable, times: np.ndarray, names: tuple[str, ...],
-                 say: Callable[[str], None], qd0: np.ndarray) -> None:
+                 say: Callable[[str], None], qd0: np.ndarray, naming: Naming = FLAGS) -> None:
         self.unpack = unpack
         self.times = times
         self.names = names
         self.say = say
+        self.naming = naming
         self.k = 1
         self.steps = 0
         n = len(names)
@@ -96,12 +99,16 @@ class AliasWatch:
         self.done = True
         i = int(np.argmax(self.turns))
         self.say(message(float(self.times[self.k] - self.times[self.k - 1]), self.names[i],
-                         int(self.turns[i]), 2.0 * (t - self.since) / self.total[i]))
+                         int(self.turns[i]), 2.0 * (t - self.since) / self.total[i], self.naming))
 
 
-def message(spacing: float, name: str, turns: int, period: float) -> str:
+def message(spacing: float, name: str, turns: int, period: float,
+            naming: Naming = FLAGS) -> str:
     """The warning of a run whose samples ``spacing`` apart see ``name`` turn back ``turns``
-    times between two of them (the Python loop's :class:`AliasWatch` and the C loop's)."""
+    times between two of them (the Python loop's :class:`AliasWatch` and the C loop's); the
+    options are written as ``naming`` writes them (the run's
+    :attr:`lagsim.spec.options.SimulateOptions.naming`)."""
     return (f"warning: the samples are {spacing:.4g} apart, but {name} turns back {turns} "
             f"times between two of them (it swings with a period of about {period:.3g}): the "
-            f"CSV aliases the motion; give --dt {period / 20:.2g} or more --samples")
+            f"CSV aliases the motion; give {naming.give('dt', f'{period / 20:.2g}')} or more "
+            f"{naming.name(BY_NAME['samples'])}")

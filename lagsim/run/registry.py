@@ -35,7 +35,6 @@ from lagsim.run.formulations import (
     matrix_rank,
 )
 from lagsim.spec import choices
-from lagsim.spec.options import BY_NAME
 
 if TYPE_CHECKING:
     from scipy.integrate import OdeSolver
@@ -174,7 +173,7 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
         hint = f"; use {', '.join(fits)} (or auto)" if fits else ""
         tolerant = [n for n in fits if FORMULATIONS[n].dependent_rows]
         if dependent and not form.dependent_rows and tolerant:
-            hint = (f"; use {BY_NAME['formulation'].flag} {_or_list(tolerant)}, which needs no "
+            hint = (f"; use {options.give('formulation', _or_list(tolerant))}, which needs no "
                     "independence of the constraints")
         where = options.file_location("formulation")
         if where is None and concerned is not None and locate is not None:
@@ -199,13 +198,13 @@ def check_combination(requested: str, options: Any, numeric: NumericSystem,
         raise InputError(
             f"{options.label('stabilize')} {stabilize} cannot be used with "
             f"{options.label('method')} {options.method} ({stabilizer.method_note}); use "
-            f"{BY_NAME['method'].flag} {_or_list(methods)}, or {BY_NAME['stabilize'].flag} "
-            f"{_or_list(others)}",
+            f"{options.give('method', _or_list(methods))}, or "
+            f"{options.give('stabilize', _or_list(others))}",
             options.file_location("stabilize") or options.file_location("method"))
     if options.method not in form.methods:
         raise InputError(f"formulation {form.name} cannot be used with "
                          f"{options.label('method')} {options.method}; use "
-                         f"{BY_NAME['method'].flag} {_or_list(sorted(form.methods))}",
+                         f"{options.give('method', _or_list(sorted(form.methods)))}",
                          options.file_location("method"))
     return stabilizer
 
@@ -219,19 +218,19 @@ def _check_fixed_step(method: FixedStep, options: Any, numeric: NumericSystem,
     label, at = options.label("method"), options.file_location("method")
     if options.dt is None:
         raise InputError(f"{label} {method.name} takes fixed steps: give the step with "
-                         f"{BY_NAME['dt'].flag} (e.g. {BY_NAME['dt'].flag} 0.01)", at)
+                         f"{options.label('dt')} (e.g. {options.give('dt', 0.01)})", at)
     for name, idle in (("formulation", choices.AUTO), ("stabilize", "none")):
         value = getattr(options, name)
         if options.where(name) is not None and value != idle:
-            flag = BY_NAME[name].flag
             raise InputError(f"{options.label(name)} {value} does not apply to {label} "
                              f"{method.name}, which keeps the constraints itself; leave it out "
-                             f"(or give {flag} {idle})", options.file_location(name) or at)
+                             f"(or give {options.give(name, idle)})",
+                             options.file_location(name) or at)
     for name, purpose in (("stop_when", "stops on a condition"),
                           ("section", "writes a section")):
         if getattr(options, name) is not None:
             raise InputError(f"{options.label(name)} is not available with {label} "
-                             f"{method.name}; use {BY_NAME['method'].flag} DOP853 for a run "
+                             f"{method.name}; use {options.give('method', 'DOP853')} for a run "
                              f"that {purpose}", options.file_location(name) or at)
     kinds = numeric.constraint_kinds
     other = [c for c, k in zip(numeric.constraint_names, kinds) if k not in method.kinds]
@@ -242,9 +241,9 @@ def _check_fixed_step(method: FixedStep, options: Any, numeric: NumericSystem,
     if dependent and not method.dependent_rows:
         raise InputError(f"{label} {method.name} cannot run: the rows of A are dependent at "
                          f"the start ({', '.join(dependent)} repeats earlier constraints); use "
-                         f"{BY_NAME['method'].flag} DOP853 {BY_NAME['formulation'].flag} "
-                         f"udwadia-kalaba", at or (locate(next(iter(dependent))) if locate
-                                                   else None))
+                         f"{options.give('method', 'DOP853')} "
+                         f"{options.give('formulation', 'udwadia-kalaba')}",
+                         at or (locate(next(iter(dependent))) if locate else None))
     return STABILIZERS["none"]
 
 

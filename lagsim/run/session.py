@@ -19,7 +19,7 @@ from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import simulate
 from lagsim.run.sensitivity import refusal
-from lagsim.spec.options import BY_NAME, OPTIONS, Option, SimulateOptions
+from lagsim.spec.options import BY_NAME, FLAGS, OPTIONS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.feedback import Feedback, closed_loop
 from lagsim.symbolic.model import Model
@@ -30,13 +30,14 @@ Controller = Callable[[SystemSpec, Model, SimulateOptions], Feedback]
 
 
 def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem]],
-             given: Mapping[str, Any], name: Callable[[Option], str] | None = None,
+             given: Mapping[str, Any], naming: Naming = FLAGS,
              report: Report | None = None, progress: Callable[[float], None] | None = None,
              controller: Controller | None = None, times: np.ndarray | None = None
              ) -> tuple[Trajectory, SimulateOptions]:
     """One run of ``spec`` with the options ``given`` (by option name, None meaning not given)
-    merged over its file's ``simulate:`` block; ``name(row)`` says how an option is written in
-    errors (its flag by default; the API passes its keyword, :meth:`SimulateOptions.resolve`).
+    merged over its file's ``simulate:`` block; ``naming`` says how an option is written in
+    errors and notes (its flag by default; the API passes its keyword,
+    :meth:`SimulateOptions.resolve`).
 
     ``compiled()`` gives the model and its compiled form at any parameter values; it is called
     after the options and the size of the output are checked, and the model's expressions hold
@@ -47,7 +48,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     other than the options' (:attr:`lagsim.run.problem.Problem.times`). With ``--controller``,
     ``controller`` designs the feedback on the inputs (issue 28), which
     :func:`lagsim.symbolic.feedback.closed_loop` puts into τ: the run is of the closed loop."""
-    options = SimulateOptions.resolve(spec.simulate, given, name)
+    options = SimulateOptions.resolve(spec.simulate, given, naming)
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
     if options.sensitivities:
@@ -76,7 +77,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     if options.invariants:
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:
-            report(f"{BY_NAME['invariants'].flag}: no conserved quantity found (`lagsim check` "
+            report(f"{options.label('invariants')}: no conserved quantity found (`lagsim check` "
                    "says why)")
     if options.action:
         running = trajectory_action(model, trajectory)

@@ -204,6 +204,28 @@ class Option:
         return f"{text} [default: {shown}, or the file's {self.key}]"
 
 
+@dataclass(frozen=True)
+class Naming:
+    """How messages write an option and a value for it: the command line's flag
+    (``--dt 0.12``) or the Python API's keyword (``dt=0.12``); :data:`FLAGS` and
+    :data:`KEYWORDS` are the two."""
+
+    keywords: bool
+
+    def name(self, row: Option) -> str:
+        return row.name if self.keywords else row.flag
+
+    def give(self, option: str, value: object) -> str:
+        """Option ``option`` given ``value``, as the user would write it."""
+        return f"{self.name(BY_NAME[option])}{'=' if self.keywords else ' '}{value}"
+
+
+FLAGS = Naming(keywords=False)
+"""The command line's naming: ``--dt 0.12``."""
+KEYWORDS = Naming(keywords=True)
+"""The Python API's naming: ``dt=0.12``."""
+
+
 SECTION_DIRECTIONS = ("both", "up", "down")
 """``--section-direction``: every crossing, the expression rising through 0, or falling."""
 
@@ -369,19 +391,21 @@ class SimulateOptions:
     saturate: float | None = _default("saturate")
     sensitivities: tuple[str, ...] | None = _default("sensitivities")
     locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
+    naming: Naming = field(default=FLAGS, compare=False)
 
     @classmethod
     def resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
-                name: Callable[[Option], str] | None = None) -> SimulateOptions:
+                naming: Naming = FLAGS) -> SimulateOptions:
         """Merge the YAML ``simulate:`` settings and the command-line ``flags`` (a flag wins).
 
         ``settings`` maps keys to :class:`lagsim.spec.system.Setting` (value and location);
         ``flags`` maps option names (``t_end``, not ``--t-end``) to raw values, ``None`` meaning
         "not given" (so ``0`` and ``False`` given on the command line count). A bad value is an
-        :class:`InputError` that names the option as the user wrote it: ``name(row)`` says how a
-        flag is written (:attr:`Option.flag` by default; the Python API passes its keyword).
+        :class:`InputError` that names the option as the user wrote it: ``naming`` says how a
+        flag is written (:data:`FLAGS` by default; the Python API passes :data:`KEYWORDS`), here
+        and in what the run says later (:meth:`label`, :meth:`give`).
         """
-        name = name or (lambda row: row.flag)
+        name = naming.name
         unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
         if unknown:
             raise InputError(f"unknown simulate option '{unknown[0]}'"
@@ -419,7 +443,7 @@ class SimulateOptions:
                              f"{t_start!r} and t_end = {t_end!r}", loc if loc.line else None)
         _check_spacing(values, given, t_start, t_end)
         locations = tuple((key, loc) for key, (_, _, loc) in given.items())
-        return cls(**values, locations=locations)
+        return cls(**values, locations=locations, naming=naming)
 
     def where(self, name: str) -> Location | None:
         """Where option ``name`` was given: its value in the file, or its flag; None for a
@@ -434,11 +458,16 @@ class SimulateOptions:
 
     def label(self, name: str) -> str:
         """The option as the user gave it: ``--rtol`` (or the API's ``rtol``), or
-        ``simulate.rtol`` from a file."""
+        ``simulate.rtol`` from a file; an option not given as :attr:`naming` writes it."""
         where = self.where(name)
         if where is not None and where.line is None:
             return where.file
-        return BY_NAME[name].key if where is not None else BY_NAME[name].flag
+        return BY_NAME[name].key if where is not None else self.naming.name(BY_NAME[name])
+
+    def give(self, name: str, value: object) -> str:
+        """Advice to give option ``name`` the value ``value``, as :attr:`naming` writes it
+        (``--dt 0.12`` on the command line, ``dt=0.12`` in the API)."""
+        return self.naming.give(name, value)
 
     def rows(self) -> int:
         """How many samples the run writes (both ends included)."""
@@ -463,9 +492,10 @@ class SimulateOptions:
         raise InputError(
             f"{self.label(name)} asks for {rows:.4g} samples: about {_bytes(size)} of CSV and "
             f"{duration(seconds)} of sampling alone; lagsim writes at most "
-            f"{MAX_SAMPLES} samples per run: lower {BY_NAME['samples'].flag}, raise "
-            f"{BY_NAME['dt'].flag}, or split the run with {BY_NAME['t_start'].flag}/"
-            f"{BY_NAME['t_end'].flag}", self.file_location(name))
+            f"{MAX_SAMPLES} samples per run: lower {self.naming.name(BY_NAME['samples'])}, "
+            f"raise {self.naming.name(BY_NAME['dt'])}, or split the run with "
+            f"{self.naming.name(BY_NAME['t_start'])}/{self.naming.name(BY_NAME['t_end'])}",
+            self.file_location(name))
 
     def sample_times(self) -> Any:
         """The sample times, both ends included, each the double nearest its decimal value

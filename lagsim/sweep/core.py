@@ -439,7 +439,7 @@ def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float
         drift = change / abs(h[0]) if len(h) and h[0] != 0 else (0.0 if change == 0 else math.inf)
         end = float(h[-1] - h[0]) if len(h) and sampled else math.nan
         stop = float(trajectory.t[-1]) if trajectory.stopped and sampled else math.nan
-        table = dict(zip(trajectory.columns(), trajectory.as_array().T))
+        table = dict(zip(trajectory.columns, trajectory.as_array().T))
         parameters = {**spec.parameter_values}
         summaries = [s.evaluate(table, parameters) for s in job.summaries]
     return tuple(float(x) for x in (*final, *residual, drift, change, end, stop, *summaries))
@@ -468,11 +468,11 @@ def save_trajectory(trajectory: Any, folder: str, index: int, runs: int) -> None
     path = run_file(folder, index, runs)
     if folder.endswith(".parquet"):
         data = trajectory.as_array()
-        names = ["run", *trajectory.columns()]
+        names = ["run", *trajectory.columns]
         rows = np.column_stack([np.full(len(data), float(index)), data])
         write_parquet(names, rows, [], path)
         return
-    write_csv(trajectory.columns(), trajectory.as_array(), path)
+    write_csv(trajectory.columns, trajectory.as_array(), path)
 
 
 # --- the engine --------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import sympy
 from sympy import Number, Pow, Rational, S
@@ -75,11 +76,18 @@ def render(form_or_forms: Form | Sequence[Form], fmt: str, model: Model,
     if fmt == "latex":
         return _latex(forms, model)
     if fmt == "json":
-        try:
-            return json.dumps(_document(forms, model), indent=2, ensure_ascii=False) + "\n"
-        finally:
-            _PLAIN.memo.clear()
+        return json.dumps(document(forms, model), indent=2, ensure_ascii=False) + "\n"
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def document(form_or_forms: Form | Sequence[Form], model: Model) -> dict[str, Any]:
+    """The JSON document of ``--format json`` as Python values (dicts, lists, strings): what
+    :func:`render` writes with ``json.dumps``."""
+    forms = [form_or_forms] if isinstance(form_or_forms, Form) else list(form_or_forms)
+    try:
+        return _document(forms, model)
+    finally:
+        _PLAIN.memo.clear()
 
 
 def untidied_lines(forms: Sequence[Form]) -> list[str]:

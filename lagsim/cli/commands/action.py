@@ -44,7 +44,8 @@ def command(file: str, path: str | None, csv: str | None, stationary: bool, star
 
     Along --path, exactly when SymPy integrates it (printed as a fraction and a float),
     numerically otherwise; along --csv by corrected trapezoids on the samples, with an error
-    estimate; with --stationary the Euler–Lagrange boundary-value problem (scipy's solve_bvp).
+    estimate; with --stationary the Euler–Lagrange boundary-value problem (scipy's solve_bvp):
+    S on stderr first, then the path as CSV (stdout, or -o FILE).
     """
     chosen = [name for name, given in (("--path", path), ("--csv", csv),
                                        ("--stationary", stationary)) if given]
@@ -84,6 +85,6 @@ def command(file: str, path: str | None, csv: str | None, stationary: bool, star
     found = stationary_path(spec, model, parse_point(start, spec, spec.coordinates, "--from"),
                             parse_point(end, spec, spec.coordinates, "--to"), t_start, t_end,
                             samples)
-    write_csv(found.columns(), found.as_array(), target)
     warn(f"stationary path: S = {found.S:.15g} (quadrature error estimate {found.error:.1e}; "
          f"solve_bvp residual {found.residual:.1e})")
+    write_csv(found.columns(), found.as_array(), target)

@@ -53,6 +53,6 @@ def command(file: str, output: str, partial: str | None, events: str | None, for
     if table is not None and not spec.contacts:
         raise InputError(f"system '{spec.name}' has no unilateral constraints, so "
                          "no impacts", Location("--events"))
-    write_csv(trajectory.columns(), trajectory.as_array(), target)
+    write_csv(trajectory.columns, trajectory.as_array(), target)
     if table is not None:
         write_rows(trajectory.event_columns(), [e.row() for e in trajectory.events], table)

@@ -366,7 +366,8 @@ class CLoop(StepLoop):
             self.problem.form.report(alias_message(float(times[k] - times[k - 1]),
                                                    self.problem.numeric.coordinates[i],
                                                    int(out[3]),
-                                                   2.0 * (out[1] - out[5]) / out[4]))
+                                                   2.0 * (out[1] - out[5]) / out[4],
+                                                   self.problem.options.naming))
 
 
 
@@ -787,7 +788,7 @@ class RLoop(CLoop):
         if watch.stop is not None:
             watch.stop.resume(result.stop_sign, missed)
         alias = AliasWatch(problem.form.unpack, watch.samples.times, problem.numeric.coordinates,
-                           problem.form.report, problem.qd0)
+                           problem.form.report, problem.qd0, problem.options.naming)
         alias.resume(state.t, self._aliased)
         first = min(result.guard_h if restart else result.h_abs,
                     problem.options.t_end - state.t)

@@ -141,7 +141,7 @@ class RadauLoop(StepLoop):
         n = numeric.n
         samples, guard = watch.samples, watch.guard
         alias = AliasWatch(form.unpack, samples.times, numeric.coordinates, form.report,
-                           problem.qd0)
+                           problem.qd0, options.naming)
         rtol = options.rtol
         atol = np.empty(2 * n)
         atol[:] = options.atol

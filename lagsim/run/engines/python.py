@@ -74,7 +74,7 @@ class PythonLoop(StepLoop):
         else:
             assert y0 is not None
             alias = AliasWatch(form.unpack, samples.times, problem.numeric.coordinates,
-                               form.report, problem.qd0)
+                               form.report, problem.qd0, problem.options.naming)
             solver = make_solver(problem, guard.rhs, problem.t0, y0)
         self.at = solver
         while solver.status == "running":

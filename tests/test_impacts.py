@@ -459,6 +459,36 @@ def test_events_file_rows_are_the_ball_impacts_in_closed_form(tmp_path: Path) ->
     assert np.array_equal(trajectory["impulse_floor"][hits], column["impulse"])
 
 
+def test_cradle_balls_leaving_together_take_no_further_impact(tmp_path: Path) -> None:
+    """Newton's law per contact at t = (x2 − d − x1)/v = 0.4 (the system's description): impulses
+    (4/3, 2/3) m v at 'left' and 'right', velocities (−1/3, 2/3, 2/3) v. Then 'left' opens at
+    rate v and 'right' stays at g = 0 with ġ = 0 and no force: a touch, never closing, so the
+    events file holds exactly those two rows, at the default tolerances over 20 s (the gap of
+    'right' crosses 0 by rounding many times there)."""
+    m, v = 1.0, 1.0
+    events, out = tmp_path / "events.csv", tmp_path / "out.csv"
+    code, text = simulate_cli("newtons_cradle", "--t-end", "20", "--events", str(events),
+                              "-o", str(out))
+    assert code == 0, text
+    header = events.read_text().splitlines()[0].split(",")
+    lines = [line.split(",") for line in events.read_text().splitlines()[1:]]
+    assert [cells[1] for cells in lines] == ["left", "right"]
+    column = {name: np.array([float(cells[i]) for cells in lines])
+              for i, name in enumerate(header) if name != "contact"}
+    assert np.max(np.abs(column["t"] - 0.4)) < 1e-12
+    assert np.max(np.abs(column["impulse"] - np.array([4 / 3, 2 / 3]) * m * v)) < 1e-12
+    trajectory = Trajectory.from_columns(*_csv(out))
+    impulses = np.stack([trajectory["impulse_left"], trajectory["impulse_right"]])
+    assert np.array_equal(np.flatnonzero(np.any(impulses != 0.0, axis=0)),
+                          impact_rows(trajectory, "left"))
+    assert len(impact_rows(trajectory, "left")) == 1
+    assert np.all((impulses == 0.0) | (np.abs(impulses) > 1e-12 * m * v))
+    final = [trajectory[name][-1] for name in ("x1_dot", "x2_dot", "x3_dot")]
+    assert np.max(np.abs(np.array(final) - np.array([-1 / 3, 2 / 3, 2 / 3]) * v)) < 1e-12
+    assert np.max(np.abs(trajectory.energy - m * v * v / 2)) < 1e-12
+    assert abs(trajectory[naming.IMPACT_LOSS].sum()) < 1e-12
+
+
 def _csv(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
     from lagsim.output.io import read_csv
 

@@ -136,6 +136,21 @@ class Contacts:
         _, G, g_t, _ = self.evaluate(t, q, qd)
         return G @ qd + g_t
 
+    def closing(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Which rates ġ_i are below −RESTING·(1 + Σ_j |G_ij q̇_j| + |g_t,i|), 64 ε times the
+        size of ġ_i's terms: the contacts that close. Newton's law acts only at a closing
+        contact (ġ⁻ < 0 at g = 0: Pfeiffer and Glocker 1996, §7.2; Glocker 2001, ch. 8); a gap
+        at 0 whose rate is within that rounding bound of 0 or above it touches at relative rest
+        or separates, and takes no impulse."""
+        _, G, g_t, _ = self.evaluate(t, q, qd)
+        return G @ qd + g_t < -RESTING * (1.0 + self.sizes(t, q, qd))
+
+    def sizes(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Σ_j |G_ij q̇_j| + |g_t,i|, the size of the terms of each rate ġ_i (its rounding is
+        a few ε times this)."""
+        _, G, g_t, _ = self.evaluate(t, q, qd)
+        return np.abs(G * qd).sum(axis=1) + np.abs(g_t)
+
     def closed(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Which gaps are closed (:data:`CLOSED`)."""
         g = self.evaluate(t, q, qd)[0]

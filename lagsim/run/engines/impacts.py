@@ -7,6 +7,15 @@ at the first, the velocities jump by Newton's law (:meth:`lagsim.run.contacts.Co
 and the integration restarts from the new state. The run's row at an impact is the state after
 it, with the impulses in ``impulse_<c>`` and the energy taken in ``impact_energy_loss``.
 
+Touches. A gap that falls through 0 at a rate that is not closing
+(:meth:`lagsim.run.contacts.Contacts.closing`: ġ⁻ ≥ −RESTING (1 + Σ_j |G_ij q̇_j| + |g_t|), its
+rounding bound) takes no impulse, and makes no row: two bodies that left an impact together,
+their gap at 0 and its rate 0 to rounding (the cradle's balls 2 and 3), cross 0 by rounding
+only. The contact is held from there when free flight presses it (g̈ < 0, as a resting contact
+below), else it stays open and the step goes on (that gap's later crossings in the same step are
+not looked for: one that closes for real leaves the gap negative, which :meth:`ImpactLoop._through`
+reports).
+
 Accumulation (Zeno). Under a gap acceleration a = −g̈ > 0 that is constant over the bounces,
 the flight after an impact at rate ġ⁺ lasts 2ġ⁺/a and the next rate is e ġ⁺, so the impacts
 accumulate at t∞ = t + 2ġ⁺/(a(1 − e)) (the bouncing ball: t∞ = t₁ + 2v₁e/(g(1 − e)); Goebel,
@@ -168,6 +177,10 @@ class ImpactLoop(StepLoop):
                 held = [i for i in held if i != hit]
                 self._row(watch, t, y, None)
                 continue
+            q, qd = form.unpack(t, y)
+            if not contacts.closing(t, q, qd)[hit]:
+                held = [*held, hit]
+                continue
             before = self._stop_sign(t, y)
             y, held = self._impact(watch, t, y, hit)
             t = watch.samples.last_time
@@ -279,10 +292,21 @@ class ImpactLoop(StepLoop):
         _, G, _, drift = self.contacts.evaluate(t, q, qd)
         return G @ qdd + drift
 
+    def _open(self, t: float, y: np.ndarray, i: int) -> bool:
+        """Whether the gap i, fallen through 0 at (t, y), only touches there and stays open:
+        it does not close (:meth:`lagsim.run.contacts.Contacts.closing`) and free flight does
+        not press it (the module's "Touches")."""
+        contacts = self.contacts
+        q, qd = self.problem.form.unpack(t, y)
+        return not (contacts.closing(t, q, qd)[i]
+                    or i in self._resting(t, q, qd, contacts.sizes(t, q, qd)))
+
     def _resting(self, t: float, q: np.ndarray, qd: np.ndarray, before: np.ndarray
                  ) -> list[int]:
-        """The closed contacts at rest (ġ ≈ 0, :data:`lagsim.run.contacts.RESTING`) that free
-        flight would push into the obstacle (g̈ < 0): those to hold closed."""
+        """The closed contacts at rest (|ġ| ≤ RESTING (1 + |before|),
+        :data:`lagsim.run.contacts.RESTING`; ``before`` the rates before an impact, or the sizes
+        of the rates' terms at a touch) that free flight would push into the obstacle (g̈ < 0):
+        those to hold closed."""
         contacts = self.contacts
         closed = contacts.closed(t, q, qd)
         if not closed.any():
@@ -337,7 +361,8 @@ class ImpactLoop(StepLoop):
                 hit: tuple[float, int] | None = None
                 for i, gap in enumerate(gaps):
                     found = gap.crossings(step)
-                    if found and (hit is None or found[0] < hit[0]):
+                    if (found and (hit is None or found[0] < hit[0])
+                            and not self._open(found[0], step.at(found[0]), i)):
                         hit = (found[0], i)
                 end = next(iter(stop.crossings(step)), None) if stop is not None else None
                 if end is not None and (hit is None or end <= hit[0]):
@@ -397,7 +422,8 @@ class ImpactLoop(StepLoop):
             hit: tuple[float, int] | None = None
             for i, gap in others:
                 found = gap.crossings(step)
-                if found and (hit is None or found[0] < hit[0]):
+                if (found and (hit is None or found[0] < hit[0])
+                        and not self._open(found[0], step.at(found[0]), i)):
                     hit = (found[0], i)
             self._sticking(step.t, step.y, held)
             f = forces(step.t, step.y)

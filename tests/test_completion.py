@@ -61,7 +61,8 @@ def test_a_system_name_completes_from_the_bundled_ones() -> None:
     offered = complete("lagsim derive pend")
     assert offered[0] == ("file", "pend")
     assert [v for _, v in offered[1:]] == ["pendulum", "pendulum_constrained",
-                                            "pendulum_natural", "pendulum_redundant"]
+                                            "pendulum_natural", "pendulum_redundant",
+                                            "pendulum_stop"]
     assert values("lagsim derive pend") == [v for _, v in offered[1:]]
     assert [n for n in bundled_systems() if n.startswith("pend")] == [v for _, v in offered[1:]]
 

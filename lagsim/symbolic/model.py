@@ -370,7 +370,7 @@ def build_model(spec: SystemSpec) -> Model:
 
 _NOT_STRUCTURE = frozenset(("source", "name", "description", "initial", "simulate", "location",
                             "initial_locations", "coordinate_locations", "value", "steady",
-                            "steady_locations"))
+                            "steady_locations", "initial_gradients", "parameter_gradients"))
 """Fields of a spec (and of its parts) that do not enter the model's expressions: values of
 parameters and initial conditions, run settings, names and places in the file."""
 

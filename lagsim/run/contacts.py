@@ -49,6 +49,24 @@ CLOSED = 1e-12
 with the one whose closing the event located."""
 RESTING = 64 * 2.220446049250313e-16
 """A rate ġ⁺ ≤ RESTING·(1 + |ġ⁻|) after an impact is a contact at rest."""
+DEPENDENT = 1e-9
+"""Rows of held constraints whose smallest singular value is below DEPENDENT times the largest
+are dependent: :meth:`Contacts.held_friction` then takes the forces of least norm."""
+
+
+def dependent(rows: np.ndarray, held: int) -> bool:
+    """Whether ``rows`` (the velocity rows of the bilateral and held constraints, ``held`` of
+    them the contacts') are dependent (:data:`DEPENDENT`): more rows than coordinates, or, with
+    two contacts held or more, a singular value below DEPENDENT times the largest (the two
+    corners of a flat face resting on the floor share their tangent). One contact's rows are
+    taken as independent (a contact dependent on the bilateral constraints alone is a modelling
+    error that the solve reports)."""
+    if len(rows) > rows.shape[1]:
+        return True
+    if held < 2:
+        return False
+    sigma = np.linalg.svd(rows, compute_uv=False)
+    return bool(sigma[-1] <= DEPENDENT * sigma[0])
 
 
 @dataclass(frozen=True)
@@ -241,6 +259,54 @@ class Contacts:
                 tangential[i] = -slip[i] * self.friction[i] * impulses[i]
         return x[:n], impulses, tangential
 
+    def settle(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int], duration: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The end of an accumulation of impacts at the contacts S lasting ``duration`` from
+        (t, q, q̇): the velocities with every contact of S at rest (ġ_S = 0, the bilateral rows
+        kept; :meth:`jump` with the target 0) and the normal and tangential percussions of the
+        contacts over it (:meth:`percussions`). A rough contact sticks (ṡ = 0) unless no set of
+        sticking modes keeps the percussions pushing and within Coulomb's cone |T| ≤ μP; then
+        it slides (the modes enumerated as in :meth:`impact`, the sticking ones first)."""
+        _, G, g_t, _ = self.evaluate(t, q, qd)
+        W, s_t, _ = self.tangents(t, q, qd)
+        scale = 1.0 + float(np.abs(G @ qd + g_t).max(initial=0.0))
+        rough = [i for i in S if not np.isnan(self.friction[i])]
+        for modes in product((0, 1, -1), repeat=len(rough)):
+            slip = dict(zip(rough, modes))
+            after_qd = self.jump(t, q, qd, S, np.zeros(self.k), slip)[0]
+            normal, tangential = self.percussions(t, q, qd, after_qd, duration, S, slip)
+            if (normal[S].min() >= -1e-12 * scale
+                    and self._coulomb(slip, normal, tangential, W @ after_qd + s_t, scale)):
+                return after_qd, normal, tangential
+        raise IntegrationError(f"the contacts {', '.join(self.names[i] for i in S)} cannot come "
+                               "to rest together under Coulomb's law", time=float(t))
+
+    def percussions(self, t: float, q: np.ndarray, qd: np.ndarray, qd_end: np.ndarray,
+                    duration: float, S: list[int], slip: dict[int, int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The normal (k,) and tangential (k,) percussions of the contacts S over ``duration``
+        from (t, q, q̇) to the velocities ``qd_end``, the positions q kept: the momentum balance
+        M (q̇_end − q̇) − F duration = Aᵀ μ + Σ_S (G_iᵀ P_i + W_iᵀ T_i) (impulses and forces of
+        the contacts together, Pfeiffer and Glocker 1996, §7.1), of least norm where the rows
+        are dependent; a sliding contact's T_i = −σ_i μ_i P_i."""
+        numeric = self.numeric
+        M, F, A, _ = numeric.dynamics(t, q, qd)
+        _, G, _, _ = self.evaluate(t, q, qd)
+        W = self.tangents(t, q, qd)[0]
+        stick = [i for i in S if slip.get(i) == 0]
+        forces = np.array([G[i] - slip.get(i, 0) * self.friction[i] * W[i] for i in S]
+                          + [W[i] for i in stick]).reshape(-1, self.n)
+        C = np.concatenate((A.reshape(-1, self.n), forces))
+        x = np.linalg.lstsq(C.T, M @ (qd_end - qd) - F * duration, rcond=None)[0]
+        m = len(C) - len(forces)
+        normal, tangential = np.zeros(self.k), np.zeros(self.k)
+        normal[S] = x[m:m + len(S)]
+        tangential[stick] = x[m + len(S):]
+        for i in S:
+            if slip.get(i):
+                tangential[i] = -slip[i] * self.friction[i] * normal[i]
+        return normal, tangential
+
     def held(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """q̈, the bilateral multipliers λ and the contact forces of the contacts S held closed:
@@ -265,6 +331,12 @@ class Contacts:
             rows = np.concatenate((rows, W[rough]))
             drifts = np.concatenate((drifts, tdrift[rough]))
         n, m, s = self.n, len(b), len(rows)
+        C = np.concatenate((A.reshape(m, n), rows))
+        if dependent(C, len(S)):
+            Minv = np.linalg.inv(M)
+            x = np.linalg.pinv(C @ Minv @ C.T, rcond=DEPENDENT, hermitian=True) @ (
+                np.concatenate((b, -drifts)) - C @ Minv @ F)
+            return Minv @ (F + C.T @ x), x[:m], x[m:m + len(S)], x[m + len(S):]
         K = np.zeros((n + m + s, n + m + s))
         K[:n, :n] = M
         K[:n, n:n + m] = -A.T

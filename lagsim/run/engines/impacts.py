@@ -574,9 +574,10 @@ class ImpactLoop(StepLoop):
         values = np.array([gap(float(s)) for s in times])
         above = np.flatnonzero(values >= 0.0)
         if not above.size or above[-1] == len(times) - 1:
+            names = ", ".join(repr(contacts.names[j]) for j in held)
             raise IntegrationError(f"the gap of '{contacts.names[i]}' is {values[-1]:.6g} with "
-                                   f"{', '.join(repr(contacts.names[j]) for j in held)} held: its crossing was not located; "
-                                   "give a smaller --rtol", time=float(step.t))
+                                   f"{names} held: its crossing was not located; give a smaller "
+                                   "--rtol", time=float(step.t))
         from scipy.optimize import brentq
 
         k = int(above[-1])

@@ -312,7 +312,10 @@ class Contacts:
         """q̈, the bilateral multipliers λ and the contact forces of the contacts S held closed:
         [[M, −Aᵀ, −G_Sᵀ], [A, 0, 0], [G_S, 0, 0]] [q̈; λ; λ_S] = [F; b; −drift_S] (seed 001
         §10.7's augmented matrix with the rows g̈_S = 0); a rough contact of S also sticks,
-        s̈ = 0 with its tangential force λ_T (:meth:`held_friction`)."""
+        s̈ = 0 with its tangential force λ_T (:meth:`held_friction`). Dependent rows
+        (:func:`dependent`) take the forces of least norm: λ = D⁺ (r − C M⁻¹ F) with the rows
+        C, their right sides r and D = C M⁻¹ Cᵀ, D⁺ its pseudo-inverse (singular values below
+        :data:`DEPENDENT` of the largest dropped)."""
         qdd, lam, normal, _ = self.held_friction(t, q, qd, S)
         return qdd, lam, normal
 

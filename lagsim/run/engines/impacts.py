@@ -99,7 +99,8 @@ from lagsim.run.problem import Problem
 from lagsim.run.registry import SOLVERS
 
 RATIO = 1e-2
-"""Relative agreement of the last two ratios of flight times with e for an accumulation."""
+"""Relative agreement of the last two ratios of flight times with e for one contact's
+accumulation, and of the last ratios of intervals with each other for an alternating one."""
 ACCUMULATION = 1e-9
 """The rest of an accumulating series of impacts, relative to 1 + |t|, below which it is passed
 in one row."""

@@ -150,6 +150,11 @@ class Contacts:
         out = np.asarray(self._tangent(x), dtype=float).reshape(self.k, n + 3)
         return out[:, 1:1 + n].copy(), out[:, 1 + n].copy(), out[:, 2 + n].copy()
 
+    def slips(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The slip velocities ṡ = W q̇ + s_t of the tangents (0 for a frictionless contact)."""
+        W, s_t, _ = self.tangents(t, q, qd)
+        return W @ qd + s_t
+
     def rates(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         _, G, g_t, _ = self.evaluate(t, q, qd)
         return G @ qd + g_t
@@ -307,44 +312,61 @@ class Contacts:
                 tangential[i] = -slip[i] * self.friction[i] * normal[i]
         return normal, tangential
 
-    def held(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def held(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int],
+             slide: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """q̈, the bilateral multipliers λ and the contact forces of the contacts S held closed:
         [[M, −Aᵀ, −G_Sᵀ], [A, 0, 0], [G_S, 0, 0]] [q̈; λ; λ_S] = [F; b; −drift_S] (seed 001
         §10.7's augmented matrix with the rows g̈_S = 0); a rough contact of S also sticks,
-        s̈ = 0 with its tangential force λ_T (:meth:`held_friction`). Dependent rows
-        (:func:`dependent`) take the forces of least norm: λ = D⁺ (r − C M⁻¹ F) with the rows
-        C, their right sides r and D = C M⁻¹ Cᵀ, D⁺ its pseudo-inverse (singular values below
-        :data:`DEPENDENT` of the largest dropped)."""
-        qdd, lam, normal, _ = self.held_friction(t, q, qd, S)
+        s̈ = 0 with its tangential force λ_T, unless ``slide`` gives it the sign σ of its slip
+        velocity ṡ: then it slides, its tangential force −σ μ λ_N (Coulomb; Pfeiffer and Glocker
+        1996, §7.1, the sliding contact's force direction G − σ μ W with the one row G)
+        (:meth:`held_friction`). Dependent rows (:func:`dependent`) take the forces of least
+        norm: λ = (C M⁻¹ Dᵀ)⁺ (r − C M⁻¹ F) with the rows C, the force directions D, the right
+        sides r, the pseudo-inverse dropping singular values below :data:`DEPENDENT` of the
+        largest."""
+        qdd, lam, normal, _ = self.held_friction(t, q, qd, S, slide)
         return qdd, lam, normal
 
-    def held_friction(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
+    def held_friction(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int],
+                      slide: dict[int, int] | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`held` with the tangential forces of the rough contacts of S (sticking), in
-        the order of those contacts."""
+        """:meth:`held` with the tangential forces of the rough contacts of S (sticking or
+        sliding), in the order of those contacts."""
         numeric = self.numeric
+        slide = slide or {}
         M, F, A, b = numeric.dynamics(t, q, qd)
         _, G, _, drift = self.evaluate(t, q, qd)
         rough = [i for i in S if not np.isnan(self.friction[i])]
-        rows = G[S]
-        drifts = drift[S]
+        stick = [i for i in rough if i not in slide]
+        rows, directions, drifts = G[S], G[S].copy(), drift[S]
         if rough:
             W, _, tdrift = self.tangents(t, q, qd)
-            rows = np.concatenate((rows, W[rough]))
-            drifts = np.concatenate((drifts, tdrift[rough]))
+            for j, i in enumerate(S):
+                if i in slide:
+                    directions[j] = G[i] - slide[i] * self.friction[i] * W[i]
+            rows = np.concatenate((rows, W[stick]))
+            directions = np.concatenate((directions, W[stick]))
+            drifts = np.concatenate((drifts, tdrift[stick]))
         n, m, s = self.n, len(b), len(rows)
         C = np.concatenate((A.reshape(m, n), rows))
         if dependent(C, len(S)):
             Minv = np.linalg.inv(M)
-            x = np.linalg.pinv(C @ Minv @ C.T, rcond=DEPENDENT, hermitian=True) @ (
+            D = np.concatenate((A.reshape(m, n), directions))
+            x = np.linalg.pinv(C @ Minv @ D.T, rcond=DEPENDENT, hermitian=not slide) @ (
                 np.concatenate((b, -drifts)) - C @ Minv @ F)
-            return Minv @ (F + C.T @ x), x[:m], x[m:m + len(S)], x[m + len(S):]
-        K = np.zeros((n + m + s, n + m + s))
-        K[:n, :n] = M
-        K[:n, n:n + m] = -A.T
-        K[:n, n + m:] = -rows.T
-        K[n:n + m, :n] = A
-        K[n + m:, :n] = rows
-        x = np.linalg.solve(K, np.concatenate((F, b, -drifts)))
-        return x[:n], x[n:n + m], x[n + m:n + m + len(S)], x[n + m + len(S):]
+            qdd = Minv @ (F + D.T @ x)
+        else:
+            K = np.zeros((n + m + s, n + m + s))
+            K[:n, :n] = M
+            K[:n, n:n + m] = -A.T
+            K[:n, n + m:] = -directions.T
+            K[n:n + m, :n] = A
+            K[n + m:, :n] = rows
+            x = np.linalg.solve(K, np.concatenate((F, b, -drifts)))
+            qdd, x = x[:n], x[n:]
+        normal = x[m:m + len(S)]
+        sticking = dict(zip(stick, x[m + len(S):]))
+        tangential = np.array([sticking[i] if i in sticking
+                               else -slide[i] * self.friction[i] * normal[S.index(i)]
+                               for i in rough])
+        return qdd, x[:m], normal, tangential

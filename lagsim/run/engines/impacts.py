@@ -68,10 +68,13 @@ at λ = 0).
 
 Friction. A rough contact (``friction: mu`` along ``tangent: s``) takes at an impact also a
 tangential impulse Λ_T with Coulomb's law (:meth:`lagsim.run.contacts.Contacts.impact`), and
-while held it sticks (s̈ = 0) as long as |λ_T| ≤ μλ_N; a held contact that would slide stops
-the run with an error (sliding in contact is not yet supported).
+while held it sticks (s̈ = 0) as long as |λ_T| ≤ μλ_N, else slides with λ_T = −μλ_N sign(ṡ)
+(:meth:`ImpactLoop._modes`; :meth:`lagsim.run.contacts.Contacts.held` with ``slide``). A
+sliding contact whose slip ṡ falls through 0 sticks there if its cone holds it, else slides
+the other way; a sticking one whose |λ_T| reaches μλ_N slides from there against λ_T
+(:meth:`ImpactLoop._switch`, Brent's method; Pfeiffer and Glocker 1996, §7.1).
 
-Not yet: sliding friction in a held contact, accumulations at three contacts or more,
+Not yet: accumulations at three contacts or more,
 ``--section``, the C loops (this engine runs in Python),
 the reduced formulation and the fixed-step methods, and a correction of the drift of the gaps
 and of the bilateral constraints while a contact is held (no stabilizer acts there).
@@ -169,6 +172,11 @@ class ImpactLoop(StepLoop):
         self.forces: dict[int, np.ndarray] = {}
         self.history: list[list[float]] = [[] for _ in problem.spec.contacts]
         self.order: list[tuple[float, int]] = []
+        self.slide: dict[int, int] = {}
+        """The held rough contacts that slide, with the sign σ of their slip velocity."""
+        self.hint: dict[int, int] = {}
+        """The mode (0 sticks, ±1 slides) a contact takes at the start of the next held
+        phase, set where it changed its mode."""
         self.impacts: list[Impact] = []
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
@@ -193,9 +201,10 @@ class ImpactLoop(StepLoop):
                              "start with the gap > 0 or its rate >= 0", c.location)
         held = self._resting(t, q, qd, np.zeros(contacts.k))
         h: float | None = None
+        kind = ""
         while True:
             if held:
-                outcome = self._hold(watch, t, y, held, progress)
+                outcome = self._hold(watch, t, y, held, progress, kind == "mode")
             else:
                 outcome = self._fly(watch, t, y, h, progress)
             kind, t, y, hit, h = outcome
@@ -205,6 +214,8 @@ class ImpactLoop(StepLoop):
             if kind == "stop":
                 trajectory = watch.samples.stopped(t)
                 break
+            if kind == "mode":
+                continue
             if kind == "release":
                 held = [i for i in held if i != hit]
                 self._row(watch, t, y, None)
@@ -481,18 +492,23 @@ class ImpactLoop(StepLoop):
                                    "--rtol", time=step.t)
 
     def _hold(self, watch: Watch, t: float, y: np.ndarray, held: list[int],
-              progress: Progress | None
+              progress: Progress | None, switched: bool = False
               ) -> tuple[str, float, np.ndarray, int, float | None]:
-        """The contacts ``held`` closed (g̈ = 0) from (t, y) until one's force falls through 0
-        (its release), another contact closes, ``--stop-when`` or the end."""
+        """The contacts ``held`` closed (g̈ = 0) from (t, y), their rough ones sticking or
+        sliding (:meth:`_modes`), until one's force falls through 0 (its release), a rough one
+        changes its mode (:meth:`_switch`: ``"mode"``), another contact closes, ``--stop-when``
+        or the end. ``switched``: the phase goes on after a change of mode, its last row not
+        the one at t (no contact force written there)."""
         problem, contacts = self.problem, self.contacts
         form, options, n = problem.form, problem.options, contacts.n
 
+        slide = self.slide = self._modes(t, y, held)
+
         def rhs(s: float, z: np.ndarray) -> np.ndarray:
-            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held)[0]))
+            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held, slide)[0]))
 
         def forces(s: float, z: np.ndarray) -> np.ndarray:
-            return contacts.held(s, z[:n], z[n:], held)[2]
+            return contacts.held(s, z[:n], z[n:], held, slide)[2]
 
         first = self._held_first_step(t, y, held)
         solver = SOLVERS[options.method](rhs, t, y, options.t_end, rtol=options.rtol,
@@ -501,7 +517,8 @@ class ImpactLoop(StepLoop):
         others = [(i, EventWatch(e, form, t, y)) for i, e in enumerate(self.gaps)
                   if i not in held]
         stop = EventWatch.start(problem.stop, form, t, y)
-        self._force_row(watch, t, y, held)
+        if not switched:
+            self._force_row(watch, t, y, held)
         self.at = solver
         while solver.status == "running":
             message = solver.step()
@@ -514,7 +531,11 @@ class ImpactLoop(StepLoop):
                 if (found and (hit is None or found[0] < hit[0])
                         and not self._open(found[0], step.at(found[0]), i)):
                     hit = (found[0], i)
-            self._sticking(step.t, step.y, held)
+            switch = self._switch(step, held, slide)
+            if switch is not None and (hit is None or switch[0] < hit[0]):
+                hit = None
+            else:
+                switch = None
             f = forces(step.t, step.y)
             pulling = [j for j in range(len(held)) if f[j] < 0.0]
             if pulling:
@@ -523,12 +544,17 @@ class ImpactLoop(StepLoop):
                 j = pulling[0]
                 release = float(brentq(partial(_force_at, forces, step, j), step.t_old, step.t,
                                        xtol=1e-14 * max(1.0, abs(step.t))))
-                if hit is None or release < hit[0]:
-                    hit = (release, -1 - held[j])
+                if (hit is None or release < hit[0]) and (switch is None or release < switch[0]):
+                    hit, switch = (release, -1 - held[j]), None
             end = next(iter(stop.crossings(step)), None) if stop is not None else None
-            if end is not None and (hit is None or end <= hit[0]):
+            first_event = hit[0] if hit is not None else switch[0] if switch is not None else None
+            if end is not None and (first_event is None or end <= first_event):
                 self._held_samples(watch, step, end, held, last=True)
                 return "stop", end, step.at(end), -1, None
+            if switch is not None:
+                self._held_samples(watch, step, switch[0], held)
+                self.hint = {switch[1]: switch[2]}
+                return "mode", switch[0], step.at(switch[0]), switch[1], None
             if hit is not None:
                 self._held_samples(watch, step, hit[0], held)
                 if hit[1] < 0:
@@ -548,7 +574,7 @@ class ImpactLoop(StepLoop):
         closed = contacts.closed(t, q, qd)
         _, G, g_t, drift = contacts.evaluate(t, q, qd)
         rate = G @ qd + g_t
-        a = -(G @ contacts.held(t, q, qd, held)[0] + drift)
+        a = -(G @ contacts.held(t, q, qd, held, self.slide)[0] + drift)
         flights = [2.0 * rate[i] / a[i] for i in range(contacts.k)
                    if i not in held and closed[i] and rate[i] > 0.0 and a[i] > 0.0]
         return 0.5 * min(flights) if flights else None
@@ -585,25 +611,88 @@ class ImpactLoop(StepLoop):
         return [float(brentq(gap, float(times[k]), float(times[k + 1]),
                              xtol=1e-14 * max(1.0, abs(step.t))))]
 
-    def _sticking(self, t: float, y: np.ndarray, held: list[int]) -> None:
-        """An :class:`IntegrationError` when a held rough contact's tangential force leaves
-        Coulomb's cone |λ_T| ≤ μλ_N: it would slide, which a held contact does not do yet."""
+    def _modes(self, t: float, y: np.ndarray, held: list[int]) -> dict[int, int]:
+        """The sliding contacts among the rough ones of ``held`` at (t, y), with the sign σ of
+        their slip: the mode :attr:`hint` gives (the one a contact changed to), else sliding
+        where the slip velocity ṡ exceeds its rounding (RESTING times the size of its terms),
+        else sticking; then, one at a time, a sticking contact whose tangential force leaves
+        Coulomb's cone |λ_T| ≤ μ λ_N slides against that force, σ = −sign λ_T (Pfeiffer and
+        Glocker 1996, §7.1: the transition stick → slip)."""
         contacts, n = self.contacts, self.contacts.n
-        _, _, normal, tangential = contacts.held_friction(t, y[:n], y[n:2 * n], held)
+        q, qd = y[:n], y[n:2 * n]
         rough = [i for i in held if not np.isnan(contacts.friction[i])]
-        for j, i in enumerate(rough):
-            f_n = normal[held.index(i)]
-            if abs(tangential[j]) > contacts.friction[i] * f_n * (1 + 1e-9) and f_n > 0.0:
-                raise IntegrationError(f"contact '{contacts.names[i]}' would slide (its "
-                                       f"tangential force {tangential[j]:.6g} exceeds mu times "
-                                       f"its normal force {f_n:.6g}); sliding in a held contact "
-                                       "is not yet supported", time=float(t))
+        if not rough:
+            self.hint = {}
+            return {}
+        W, s_t, _ = contacts.tangents(t, q, qd)
+        slip = W @ qd + s_t
+        size = np.abs(W * qd).sum(axis=1) + np.abs(s_t)
+        slide: dict[int, int] = {}
+        for i in rough:
+            mode = self.hint.get(i)
+            if mode is None and abs(slip[i]) > RESTING * (1.0 + size[i]):
+                mode = int(np.sign(slip[i]))
+            if mode:
+                slide[i] = mode
+        self.hint = {}
+        while True:
+            _, _, normal, tangential = contacts.held_friction(t, q, qd, held, slide)
+            out = [(abs(tangential[j]) - contacts.friction[i] * normal[held.index(i)], i, j)
+                   for j, i in enumerate(rough) if i not in slide]
+            worst = max(out, default=None)
+            if worst is None or worst[0] <= 1e-12 * (1.0 + abs(tangential[worst[2]])):
+                return slide
+            slide[worst[1]] = -int(np.sign(tangential[worst[2]]))
+
+    def _switch(self, step: Step, held: list[int], slide: dict[int, int]
+                ) -> tuple[float, int, int] | None:
+        """The first change of mode of a held rough contact inside ``step``: (time, contact,
+        its new mode). A sliding contact whose slip velocity ṡ falls through 0 stops there and
+        sticks (mode 0; :meth:`_modes` makes it slide on, either way, when its cone does not hold
+        it); a sticking one whose tangential force reaches the cone's edge, μ λ_N − |λ_T| falling
+        through 0, slides from there against that force. Both times by Brent's method on the
+        step's dense output."""
+        contacts, n = self.contacts, self.contacts.n
+        rough = [i for i in held if not np.isnan(contacts.friction[i])]
+        if not rough:
+            return None
+        from scipy.optimize import brentq
+
+        def slip(i: int, s: float) -> float:
+            z = step.at(s)
+            return float(slide[i] * contacts.slips(s, z[:n], z[n:2 * n])[i])
+
+        def margin(i: int, s: float) -> float:
+            z = step.at(s)
+            _, _, normal, tangential = contacts.held_friction(s, z[:n], z[n:2 * n], held, slide)
+            j = rough.index(i)
+            return float(contacts.friction[i] * normal[held.index(i)] - abs(tangential[j]))
+
+        xtol = 1e-14 * max(1.0, abs(step.t))
+        first: tuple[float, int, int] | None = None
+        for i in rough:
+            if i in slide:
+                if slip(i, step.t) > 0.0 or slip(i, step.t_old) <= 0.0:
+                    continue
+                s = float(brentq(partial(slip, i), step.t_old, step.t, xtol=xtol))
+                mode = 0
+            else:
+                if margin(i, step.t) >= 0.0:
+                    continue
+                s = (float(brentq(partial(margin, i), step.t_old, step.t, xtol=xtol))
+                     if margin(i, step.t_old) > 0.0 else step.t_old)
+                z = step.at(s)
+                tangential = contacts.held_friction(s, z[:n], z[n:2 * n], held, slide)[3]
+                mode = -int(np.sign(tangential[rough.index(i)])) or 1
+            if first is None or s < first[0]:
+                first = (s, i, mode)
+        return first
 
     def _force_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
         """The contact forces at the last row, at (t, y) with ``held`` closed."""
         q, qd = self.problem.form.unpack(t, y)
         f = np.zeros(self.contacts.k)
-        f[held] = self.contacts.held(t, q, qd, held)[2]
+        f[held] = self.contacts.held(t, q, qd, held, self.slide)[2]
         self.forces[watch.samples.count - 1] = f
 
     def _held_samples(self, watch: Watch, step: Step, end: float, held: list[int],
@@ -622,7 +711,7 @@ class ImpactLoop(StepLoop):
         rows, forces = [], []
         for s in chosen:
             q, qd = self.problem.form.unpack(s, step.at(s))
-            _, lam, f = contacts.held(s, q, qd, held)
+            _, lam, f = contacts.held(s, q, qd, held, self.slide)
             rows.append(np.concatenate((q, qd, lam)))
             row = np.zeros(contacts.k)
             row[held] = f

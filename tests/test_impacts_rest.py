@@ -135,3 +135,45 @@ def test_no_bundled_contact_system_sinks_into_its_obstacle(file: str) -> None:
     gaps = np.array([contacts.evaluate(t, q[k], qd[k])[0] for k, t in enumerate(trajectory.t)])
     assert trajectory.t[-1] == float(spec.simulate["t_end"].value)
     assert gaps.min() >= -1e-9
+
+
+def test_a_held_phase_finds_a_sinking_gap_its_event_scan_missed(monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """With the gaps' event scans blinded (no crossing ever reported) the rocking block, always
+    turning about one held corner, still strikes with the other at Housner's times to 1e-9 s:
+    each held step that leaves the open gap below −CLOSED finds its zero on the dense output."""
+    from lagsim.run.engines import impacts
+    from lagsim.run.events import EventWatch
+
+    monkeypatch.setattr(EventWatch, "crossings", lambda self, step: [])
+    monkeypatch.setattr(impacts.ImpactLoop, "_held_first_step", lambda self, t, y, held: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(str(SYSTEMS / "rocking_block.yaml")).simulate(t_end=0.8, **TIGHT)
+    expected = impact_times()
+    assert [e.contact for e in trajectory.events] == ["left", "right"]
+    for event, t in zip(trajectory.events, expected):
+        assert abs(event.t - t) < 1e-9
+
+
+def test_a_gap_below_zero_through_a_whole_held_step_stops_the_run() -> None:
+    """A held step at whose every point the open gap is below 0 (it never opened: its crossing
+    cannot be located) is an IntegrationError naming the gap and the held contact, never a run
+    that goes on inside the floor."""
+    from lagsim.errors import IntegrationError
+    from lagsim.run.engines.impacts import ImpactLoop
+
+    spec = parse_spec((SYSTEMS / "rocking_block.yaml").read_text(), "rocking_block.yaml",
+                      "rocking_block")
+    loop = ImpactLoop(Problem.build(spec, build_model(spec), SimulateOptions(t_end=1.0)))
+    sunk = np.array([-B, H - 1e-6, 0.0, 0.0, 0.0, 0.0])
+
+    class Held:
+        t_old, t, y = 0.0, 0.01, sunk
+
+        def at(self, s: float) -> np.ndarray:
+            return sunk
+
+    with pytest.raises(IntegrationError, match="the gap of 'left' is -1e-06 with 'right' held: "
+                                               "its crossing was not located"):
+        loop._sunk(Held(), 1, [0])  # type: ignore[arg-type]

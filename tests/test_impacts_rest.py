@@ -177,3 +177,16 @@ def test_a_gap_below_zero_through_a_whole_held_step_stops_the_run() -> None:
     with pytest.raises(IntegrationError, match="the gap of 'left' is -1e-06 with 'right' held: "
                                                "its crossing was not located"):
         loop._sunk(Held(), 1, [0])  # type: ignore[arg-type]
+
+
+def test_a_held_phase_that_starts_just_before_the_end_runs_to_it() -> None:
+    """The first impact 1e-4 s before t_end: the held phase's first step, half the lifted
+    corner's flight (about 0.2 s), is cut to the run's end, which the run reaches with the
+    impact Housner's."""
+    t_end = impact_times()[0] + 1e-4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(str(SYSTEMS / "rocking_block.yaml")).simulate(t_end=t_end, **TIGHT)
+    (event,) = trajectory.events
+    assert abs(event.t - impact_times()[0]) < 1e-12
+    assert trajectory.t[-1] == t_end

@@ -568,7 +568,8 @@ class ImpactLoop(StepLoop):
         """The first step of a held phase: at most half the shortest flight 2ġ/a of the other
         closed contacts that open (ġ > 0) while the held ones pull them back (g̈ = −a < 0 with
         ``held`` closed), so that their return is seen inside a step of its own size (as
-        :meth:`_first_step` after an impact in free flight); None when none opens."""
+        :meth:`_first_step` after an impact in free flight), and within the run's end; None
+        when none opens (the solver's own choice)."""
         contacts, n = self.contacts, self.contacts.n
         q, qd = y[:n], y[n:2 * n]
         closed = contacts.closed(t, q, qd)
@@ -577,7 +578,10 @@ class ImpactLoop(StepLoop):
         a = -(G @ contacts.held(t, q, qd, held, self.slide)[0] + drift)
         flights = [2.0 * rate[i] / a[i] for i in range(contacts.k)
                    if i not in held and closed[i] and rate[i] > 0.0 and a[i] > 0.0]
-        return 0.5 * min(flights) if flights else None
+        if not flights:
+            return None
+        first = min(0.5 * min(flights), self.problem.options.t_end - t)
+        return first if first > 0.0 else None
 
     def _sunk(self, step: Step, i: int, held: list[int]) -> list[float]:
         """The crossing of the open gap i through 0 inside a held ``step`` that the event's scan

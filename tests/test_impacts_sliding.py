@@ -85,3 +85,38 @@ def test_a_block_thrown_up_a_steep_incline_stops_and_slides_back() -> None:
     x = np.where(t < t1, -v0 * t + up * t * t / 2, x1 + down * (t - t1) ** 2 / 2)
     assert t[-1] > 2 * t1
     assert np.max(np.abs(trajectory["x"] - x)) < 1e-12
+
+
+DISK = """
+name: disk_on_incline
+parameters: {m: 2.0, g: 9.81, mu: 0.2, alpha: 0.5, rho: 0.3}
+coordinates: [x, y, phi]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/4*m*rho**2*phi_dot**2
+potential: m*g*(y*cos(alpha) - x*sin(alpha))
+constraints:
+  - {name: slope, unilateral: y, restitution: 0, friction: mu, tangent: x - rho*phi}
+initial: {x: 0, y: 0, phi: 0}
+simulate: {t_end: 1}
+"""
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.7])
+def test_a_disk_on_a_rough_incline_rolls_when_tan_alpha_is_at_most_3_mu(alpha: float) -> None:
+    """A uniform disk (I = m ρ²/2) from rest, its contact point's slip ẋ − ρ φ̇: it rolls,
+    ẍ = (2/3) g sin α with the friction m g sin α / 3, while that stays within μ m g cos α,
+    tan α ≤ 3μ (0.5 rad with μ = 0.2); else it slips, ẍ = g (sin α − μ cos α) and
+    φ̈ = 2 μ g cos α / ρ (0.7 rad); x and φ to 1e-12."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trajectory = load(DISK).simulate(parameters={"alpha": alpha}, samples=101, **TIGHT)
+    mu, rho = 0.2, 0.3
+    t = trajectory.t
+    if math.tan(alpha) <= 3 * mu:
+        a = 2 / 3 * G * math.sin(alpha)
+        spin = a / rho
+    else:
+        a = G * (math.sin(alpha) - mu * math.cos(alpha))
+        spin = 2 * mu * G * math.cos(alpha) / rho
+    assert (math.tan(alpha) <= 3 * mu) == (alpha == 0.5)
+    assert np.max(np.abs(trajectory["x"] - a * t * t / 2)) < 1e-12
+    assert np.max(np.abs(trajectory["phi"] - spin * t * t / 2)) < 1e-12

@@ -8,7 +8,9 @@ with Unilateral Contacts*, Wiley 1996, §7.1: sticking while |λ_T| ≤ μ λ_N,
 deceleration μ g, stops at t = v₀/(μ g) after v₀²/(2 μ g) and sticks there; on an incline of
 angle α it sticks from rest when tan α ≤ μ (friction m g sin α, normal force m g cos α) and
 slides down at g (sin α − μ cos α) when tan α > μ; thrown up the incline at v₀ it decelerates at
-g (sin α + μ cos α), stops, and slides back at g (sin α − μ cos α).
+g (sin α + μ cos α), stops, and slides back at g (sin α − μ cos α). A uniform disk (I = m ρ²/2)
+rolls down the incline at (2/3) g sin α, its friction m g sin α/3, when tan α ≤ 3μ, else slips
+(the classical rolling-versus-slipping condition; its contact point's slip is ẋ − ρ φ̇).
 """
 
 from __future__ import annotations

@@ -188,3 +188,34 @@ def test_the_spread_over_starts_is_reproducible_and_follows_the_dynamics() -> No
     assert "over 3 starts" in out.stdout and f"{one.spread_starts[0]:.2g}" in out.stdout
     with pytest.raises(InputError, match="starts must be between 1 and"):
         pendulum.lyapunov(t_end=1.0, starts=0)
+
+
+def test_plot_kind_lyapunov_draws_the_traces_columns(tmp_path: Path) -> None:
+    """``plot --kind lyapunov``: one line per ``lyapunov_k`` column of the --trace CSV, its y
+    data that column and its x data t, and the 0 line; a CSV without them is a located error."""
+    from lagsim.output.io import read_csv
+    from lagsim.viz.figures import make_figure
+
+    trace = tmp_path / "trace.csv"
+    out = CliRunner().invoke(main, ["lyapunov", "driven_damped_pendulum", "--t-end", "6",
+                                    "--renormalize", "0.5", "--trace", str(trace)])
+    assert out.exit_code == 0, out.output
+    table = read_csv(trace)
+    (ax,) = make_figure(table, kind="lyapunov").axes
+    lines = [line for line in ax.lines if line.get_gid() != "zero"]
+    assert [line.get_label() for line in lines] == ["λ1", "λ2"]
+    for k, line in enumerate(lines, 1):
+        assert np.array_equal(line.get_ydata(), table.column(f"lyapunov_{k}"))
+        assert np.array_equal(line.get_xdata(), table.column("t"))
+    (zero,) = [line for line in ax.lines if line.get_gid() == "zero"]
+    assert list(zero.get_ydata()) == [0.0, 0.0]
+    assert np.allclose(lines[0].get_ydata() + lines[1].get_ydata(), -0.5, atol=1e-8)
+    png = tmp_path / "trace.png"
+    drawn = CliRunner().invoke(main, ["plot", str(trace), "--kind", "lyapunov", "-o", str(png)])
+    assert drawn.exit_code == 0, drawn.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    plain = tmp_path / "run.csv"
+    plain.write_text("t,x\n0,1\n1,2\n")
+    bad = CliRunner().invoke(main, ["plot", str(plain), "--kind", "lyapunov", "-o",
+                                    str(tmp_path / "bad.png")])
+    assert bad.exit_code == 2 and "lyapunov_*" in bad.stderr

@@ -127,7 +127,9 @@ class LyapunovReport:
         for k, (value, spread) in enumerate(zip(self.exponents, self.spread), 1):
             row = f"{k:>4}  {value:>16.8g}  {spread:>10.2g}"
             lines.append(row + (f"  {self.spread_starts[k - 1]:>10.2g}" if many else ""))
-        lines.append(f"sum {math.fsum(self.exponents):.10g} (the mean of tr J)")
+        lines.append(f"sum {math.fsum(self.exponents):.10g} (" + (
+            "the mean growth rate of volumes in the manifold's tangent space)" if self.constraints
+            else "the mean of tr J)"))
         lines.append("spread: max − min of the running estimate over the last quarter of the run")
         if many:
             lines.append(f"starts: max − min over {self.starts} starts (the file's, and "

@@ -231,3 +231,16 @@ def test_uedas_oscillator_is_chaotic_and_contracts_at_its_damping() -> None:
     report = api.open_system(UEDA).lyapunov(t_end=60.0, transient=20.0, renormalize=2.0)
     assert report.exponents[0] > 0.03
     assert sum(report.exponents) == pytest.approx(-0.05, abs=1e-8)
+
+
+@pytest.mark.parametrize(("name", "n", "holonomic", "velocity"),
+                         [("chaplygin_sleigh", 3, 0, 1), ("knife_edge", 4, 1, 1)])
+def test_a_velocity_constraint_removes_one_dimension(name: str, n: int, holonomic: int,
+                                                     velocity: int) -> None:
+    """d = 2n − 2m_h − m_v: the sleigh (3 coordinates, one knife edge) has 5 exponents, the
+    knife-edge rod (4 coordinates, a rod and a knife edge) 8 − 2 − 1 = 5."""
+    report = api.open_system(name).lyapunov(t_end=3.0)
+    d = 2 * n - 2 * holonomic - velocity
+    assert report.dimension == d == len(report.exponents)
+    assert report.constraints == 2 * holonomic + velocity
+    assert all(math.isfinite(x) for x in report.exponents)

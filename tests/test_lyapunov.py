@@ -172,17 +172,17 @@ def test_the_spread_over_starts_is_reproducible_and_follows_the_dynamics() -> No
         potential: 1/2*2*x**2
         dissipation: 1/2*3*x_dot**2
         initial: {x: 1}
-        """).lyapunov(t_end=10.0, starts=3)
+        """).lyapunov(t_end=4.0, starts=3)
     assert len(damped.by_start) == 3 and max(damped.spread_starts) < 1e-9
     pendulum = api.open_system("pendulum")
-    one = pendulum.lyapunov(t_end=10.0, starts=3, seed=1)
-    again = pendulum.lyapunov(t_end=10.0, starts=3, seed=1)
-    other = pendulum.lyapunov(t_end=10.0, starts=3, seed=2)
+    one = pendulum.lyapunov(t_end=4.0, starts=3, seed=1)
+    again = pendulum.lyapunov(t_end=4.0, starts=3, seed=1)
+    other = pendulum.lyapunov(t_end=4.0, starts=3, seed=2)
     assert one.by_start == again.by_start and one.by_start[1:] != other.by_start[1:]
     assert one.by_start[0] == other.by_start[0] == one.exponents
     assert 0 < max(one.spread_starts) < 1e-3
     assert one.to_dict()["spread_starts"] == list(one.spread_starts)
-    out = CliRunner().invoke(main, ["lyapunov", "pendulum", "--t-end", "10", "--starts", "3",
+    out = CliRunner().invoke(main, ["lyapunov", "pendulum", "--t-end", "4", "--starts", "3",
                                     "--seed", "1"])
     assert out.exit_code == 0, out.output
     assert "over 3 starts" in out.stdout and f"{one.spread_starts[0]:.2g}" in out.stdout

@@ -25,19 +25,20 @@ in the tangent space T_y𝓜 = null G(y), with the rows of
 
     G = [[φ_q, 0], [∂w/∂q, A]]
 
-(the holonomic rows, then every constraint's velocity residual): Φ starts as an orthonormal
-basis of null G (right singular vectors of G beyond its rank) and is projected onto it, Φ ← N Nᵀ Φ,
-before every QR; the base state is moved back onto 𝓜 there as well
-(:func:`lagsim.run.formulations.project_state`). The exponents are the d of the flow on 𝓜
-(Dieci, Russell and Van Vleck, "On the computation of Lyapunov exponents for continuous dynamical
-systems", SIAM J. Numer. Anal. 34 (1997) 402–423, for the QR method on an invariant manifold).
+(the holonomic rows, then every constraint's velocity residual): Φ starts in null G
+(:func:`first_frame`) and is projected onto it, Φ ← N Nᵀ Φ with N an orthonormal basis of null G
+(the right singular vectors of G beyond its rank), before every QR; the base state is moved
+back onto 𝓜 there as well (:func:`lagsim.run.formulations.project_state`). The index-1 flow
+keeps 𝓜 invariant (φ̈ = 0 and ẇ = 0 hold along it), so its tangent flow maps T𝓜 into T𝓜 and
+the projection only removes the integration's drift; the exponents are the d of the flow on 𝓜.
 Their values do not depend on the coordinates (a change of coordinates moves a tangent vector's
 length by a bounded factor, which vanishes in (1/T) log); the finite-T estimates do, by O(1/T).
 
-The trajectory first runs ``transient`` time units alone (to settle on its attractor), then the
-vectors start from the identity (or the basis of T𝓜). The spread of each exponent is max − min
-of its running estimate over the last quarter of the run; with ``starts`` > 1 the run is repeated
-from initial states moved by ``perturbation`` (independent normal deviates times
+The file's initial state is first moved onto 𝓜 (as the starts are). The trajectory first runs
+``transient`` time units alone (to settle on its attractor), then the vectors start from the
+identity (on 𝓜: the projected unit vectors, :func:`first_frame`). The spread of each exponent
+is max − min of its running estimate over the last quarter of the run; with ``starts`` > 1 the
+run is repeated from initial states moved by ``perturbation`` (independent normal deviates times
 perturbation·(1 + |y_i|), from ``numpy.random.default_rng(seed)``, then projected onto 𝓜) and the
 spread over starts is max − min of the final exponents over all starts. The exponents reported
 are those of the file's own initial state. A system that depends on t is treated in the state
@@ -63,6 +64,9 @@ MAX_STARTS = 1000
 """The most starts one call runs (each is a whole run)."""
 RANK_TOLERANCE = 1e-10
 """A singular value of G counts (a constraint row is independent) above this times the largest."""
+FRAME_TOLERANCE = 1e-6
+"""A projected unit vector shorter than this after removing the earlier ones adds no direction
+(:func:`first_frame`)."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,28 @@ def tangent_basis(G: np.ndarray, size: int) -> np.ndarray:
     return Vt[rank:].T
 
 
+def first_frame(N: np.ndarray) -> np.ndarray:
+    """The start of the tangent vectors: the projections N Nᵀ e_1, N Nᵀ e_2, … of the state's
+    unit vectors in turn, orthonormalized (Gram–Schmidt), each one that lies within
+    :data:`FRAME_TOLERANCE` of the span of those before skipped. The projector N Nᵀ does not
+    depend on which basis N of null G the SVD returned, so neither does the frame: the same
+    manifold written with repeated constraint rows starts from the same vectors. Without
+    constraints it is the identity."""
+    size, d = N.shape
+    P = N @ N.T
+    frame: list[np.ndarray] = []
+    for i in range(size):
+        v = P[:, i].copy()
+        for u in frame:
+            v -= (u @ v) * u
+        norm = float(np.linalg.norm(v))
+        if norm > FRAME_TOLERANCE:
+            frame.append(v / norm)
+        if len(frame) == d:
+            break
+    return np.column_stack(frame)
+
+
 class _Tangent:
     """The right-hand side [f(t, y); J Φ] of the index-1 equations and their tangent flow, and
     G(t, y) (module docstring). K = [[M, −Aᵀ], [A, 0]] is factored once per call:
@@ -160,6 +186,16 @@ class _Tangent:
         self.hol = np.array(numeric.holonomic, dtype=int)
         self.J = np.zeros((2 * self.n, 2 * self.n))
         self.J[:self.n, self.n:] = np.eye(self.n)
+        self.solve: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.linalg.solve
+
+    def dependent_rows(self, t: float, y: np.ndarray) -> None:
+        """With rows of A that repeat others at (t, y) (Udwadia–Kalaba's redundant constraints,
+        seed 004) K is singular but K [q̈; λ] = r and the system for ∂q̈ stay consistent: the
+        least-squares solutions give the unique q̈ and ∂q̈ (as :class:`RhsJacobian`)."""
+        from lagsim.run.formulations import dependent_constraints
+
+        if dependent_constraints(self.numeric, t, y[:self.n], y[self.n:]):
+            self.solve = _least_squares
 
     def _solve(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """z = [q̈; λ] and K at (t, y)."""
@@ -169,7 +205,7 @@ class _Tangent:
         K[:n, :n] = M
         K[:n, n:] = -A.T
         K[n:, :n] = A
-        return np.linalg.solve(K, np.concatenate((F, b))), K
+        return self.solve(K, np.concatenate((F, b))), K
 
     def _parts(self, t: float, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         """[∂R/∂q, ∂R/∂q̇, ∂w/∂q] (flat) at (t, y) and z."""
@@ -189,7 +225,7 @@ class _Tangent:
         def rhs(t: float, Y: np.ndarray) -> np.ndarray:
             z, K = self._solve(t, Y[:size])
             parts = self._parts(t, Y[:size], z)
-            D = -np.linalg.solve(K, np.hstack((parts[:rows].reshape(n + m, n),
+            D = -self.solve(K, np.hstack((parts[:rows].reshape(n + m, n),
                                                parts[rows:2 * rows].reshape(n + m, n))))
             self.J[n:] = D[:n]
             out = np.empty_like(Y)
@@ -217,6 +253,10 @@ class _Tangent:
         return G
 
 
+def _least_squares(K: np.ndarray, r: np.ndarray) -> np.ndarray:
+    return np.linalg.lstsq(K, r, rcond=None)[0]
+
+
 def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: float,
              transient: float = 0.0, renormalize: float = 1.0, largest: bool = False,
              rtol: float = 1e-10, atol: float = 1e-10, starts: int = 1, seed: int = 0,
@@ -239,6 +279,7 @@ def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
     flow = _Tangent(numeric, model)
     q0, qd0 = spec.initial_state()
     y0 = _on_manifold(numeric, 0.0, np.array([*q0, *qd0], dtype=float))
+    flow.dependent_rows(0.0, y0)
     rng = np.random.default_rng(seed)
     runs = []
     for index in range(starts):
@@ -291,7 +332,7 @@ def _run(spec: SystemSpec, flow: _Tangent, y: np.ndarray, t_end: float, transien
     N = tangent_basis(flow.constraint_rows(transient, y), size)
     rank = size - N.shape[1]
     k = 1 if largest else N.shape[1]
-    Phi = N[:, :k]
+    Phi = first_frame(N)[:, :k]
     rhs = flow.augmented(k)
     sums = np.zeros(k)
     t = transient

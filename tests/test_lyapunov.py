@@ -126,6 +126,19 @@ def test_the_pendulum_on_its_constraint_manifold_has_the_exponents_of_theta() ->
     assert "dimension 2" in natural.to_text()
 
 
+def test_the_constrained_pendulums_sum_is_the_area_change_of_its_chart() -> None:
+    """In θ the pendulum keeps areas (tr J = 0); (θ, θ̇) ↦ (x, y, ẋ, ẏ) = l(sin θ, −cos θ,
+    θ̇ cos θ, θ̇ sin θ) has the Jacobian D with DᵀD = diag(l²(1 + θ̇²), l²), so the areas of T𝓜
+    in (x, y, ẋ, ẏ) are l² √(1 + θ̇²) times those in (θ, θ̇): Σλ·T = ½ log(1 + θ̇(T)²) for a
+    start at rest (l = 1, θ̇² = ẋ² + ẏ²). An exact check of the projected tangent flow."""
+    T = 40.0
+    natural = api.open_system("pendulum_natural").lyapunov(t_end=T, renormalize=1.0)
+    x, y, xd, yd = natural.final
+    assert x * x + y * y == pytest.approx(1.0, abs=1e-12)
+    assert sum(natural.exponents) * T == pytest.approx(0.5 * math.log(1 + xd * xd + yd * yd),
+                                                       abs=1e-7)
+
+
 def test_a_repeated_constraint_row_changes_nothing() -> None:
     """pendulum_redundant is pendulum_natural with its rod written twice: K is singular (solved
     by least squares), G has rank 2 of 4 rows, and the frame starts from the projected unit

@@ -394,15 +394,24 @@ class System:
         return design(self.spec, self.model, at, Q, R)
 
     def lyapunov(self, t_end: float = 1000.0, transient: float = 0.0, renormalize: float = 1.0,
-                 largest: bool = False) -> Any:
-        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), as a
+                 largest: bool = False, starts: int = 1, seed: int = 0,
+                 perturbation: float = 1e-6) -> Any:
+        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), on the constraint
+        manifold for a constrained system, with the spread over ``starts`` initial states
+        (the file's and ``starts`` − 1 moved by ``perturbation``, drawn with ``seed``), as a
         :class:`lagsim.analysis.lyapunov.LyapunovReport`."""
-        from lagsim.analysis.lyapunov import spectrum
+        from lagsim.analysis.lyapunov import MAX_STARTS, spectrum
 
+        count = _whole_arg(starts, "starts", 1, MAX_STARTS, "starts")
+        drawn = _whole_arg(seed, "seed", 0, 2**63 - 1, "")
+        if count is None or drawn is None:
+            raise TypeError("starts and seed must be whole numbers, not None")
         model, numeric = _compiled(self)
         return spectrum(self.spec, model, numeric,
                         _number_arg(t_end, "t_end"), _number_arg(transient, "transient"),
-                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"))
+                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"),
+                        starts=count, seed=drawn,
+                        perturbation=_number_arg(perturbation, "perturbation"))
 
 
 def _options_doc() -> str:

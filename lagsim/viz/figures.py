@@ -100,6 +100,8 @@ HUGE = 1e300
 """Values past this size are drawn divided by a power of ten that the axis label names:
 matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
 largest double (±1.8e308)."""
+STACKED_T = ("overview", "drift", "energy", "forces", "invariants", "lyapunov")
+"""The kinds drawn as stacked panels sharing the t axis."""
 _SHORT_LABEL = 22
 _PANEL_HEIGHT = 2.0
 _WIDTH = 9.0
@@ -129,6 +131,8 @@ class _Panel:
     """Equal scales on both axes (two lengths: a circle stays round)."""
     impacts: tuple[float, ...] = ()
     """The times of the impacts, marked on a panel against t."""
+    zero: bool = False
+    """A thin line at y = 0 (the exponents' reference)."""
 
 
 _PLAIN = Quantities()
@@ -418,6 +422,18 @@ def _invariants(table: Table) -> list[_Panel]:
     return [_Panel("invariants", "invariant drift\n|I − I₀| (/ |I₀|)", tuple(series), log=True)]
 
 
+def _lyapunov(table: Table) -> list[_Panel]:
+    """The ``lyapunov_<k>`` columns of ``lagsim lyapunov --trace`` against t, in order of k."""
+    names = sorted((c for c in table.columns if naming.exponent_of(c) is not None),
+                   key=lambda c: naming.exponent_of(c) or 0)
+    if not names:
+        raise _missing(table, "lyapunov_*", "so there are no Lyapunov exponents to plot: write "
+                       "them with lagsim lyapunov --trace FILE.csv")
+    series = tuple(_Series(f"λ{naming.exponent_of(name)}", table.time, table.column(name))
+                   for name in names)
+    return [_Panel("lyapunov", "running estimate\nof λ_k (1/time)", series, zero=True)]
+
+
 def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None) -> _Panel:
     if not path_xy:
         raise InputError(
@@ -485,6 +501,8 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         if panel.mark_ends:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
+    if panel.zero:
+        ax.axhline(0.0, color="0.6", linewidth=0.8, gid="zero")
     if panel.impacts:
         ax.vlines(panel.impacts, 0.0, 1.0, transform=ax.get_xaxis_transform(), colors="0.45",
                   linestyles=":", linewidth=0.8, label="impacts", gid="impacts")
@@ -666,6 +684,8 @@ def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | Non
         return _forces(table)
     if kind == "invariants":
         return _invariants(table)
+    if kind == "lyapunov":
+        return _lyapunov(table)
     return [_path(table, path_xy)]
 
 
@@ -707,14 +727,14 @@ def _draw(
     info = info or _PLAIN
     inputs = _inputs(table)
     check_choices(kind, columns, x, y, len(inputs))
-    against_t = kind in ("overview", "drift", "energy", "forces", "invariants") or (
+    against_t = kind in STACKED_T or (
         kind == "time" and (x is None or x == naming.TIME))
     runs = [(label, [replace(_breaks(p, frozenset(wrap), x),
                              impacts=_impact_times(t) if against_t else ())
                      for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
             for label, t in inputs]
     panels = [_scaled(p) for p in _merged(runs)]
-    if kind in ("overview", "drift", "energy", "forces", "invariants"):
+    if kind in STACKED_T:
         _stacked(fig, panels, share_t=True)
     elif kind == "time":
         _stacked(fig, panels, share_t=False)

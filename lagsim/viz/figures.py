@@ -113,6 +113,9 @@ class _Series:
     dashed: bool = False
     source: int | None = None
     """Which input of an overlay the series comes from (its colour); None for one input."""
+    unit: str | None = None
+    """The unit the legend shows after the label: set when the panel's lines have different
+    units (one shared unit is the axis label's)."""
 
 
 @dataclass(frozen=True)
@@ -208,12 +211,20 @@ def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) ->
     return group + suffix
 
 
+def _line_units(names: Sequence[str], info: Quantities) -> list[str | None]:
+    """Each column's unit for its legend line when the columns of one panel do not share a unit
+    (one unit for all, or none, is the axis label's business: :func:`_group_label`)."""
+    units = [info.units.get(n) for n in names]
+    return units if len(set(units)) > 1 else [None] * len(names)
+
+
 def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
                    info: Quantities = _PLAIN, notes: tuple[str, ...] = ()) -> _Panel | None:
     if not names:
         return None
     t = table.time
-    series = tuple(_Series(name, t, table.column(name)) for name in names)
+    series = tuple(_Series(name, t, table.column(name), unit=unit)
+                   for name, unit in zip(names, _line_units(names, info), strict=True))
     return _Panel(key, _group_label(names, group, info), series, xlabel=info.label(naming.TIME),
                   notes=notes)
 
@@ -327,7 +338,8 @@ def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | N
         names = shown or [c for c in table.columns if c != xname]
     _checked(table, [xname, *names])
     xdata = table.column(xname)
-    series = tuple(_Series(name, xdata, table.column(name)) for name in names)
+    series = tuple(_Series(name, xdata, table.column(name), unit=unit)
+                   for name, unit in zip(names, _line_units(names, info), strict=True))
     equal = xname != naming.TIME and len(names) == 1 and info.same_scale(xname, names[0])
     return _Panel(
         "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
@@ -478,7 +490,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             series.x,
             y,
             color=colour,
-            label=_legend(series.label),
+            label=_legend(series.label) + (f" [{plain(series.unit)}]" if series.unit else ""),
             linestyle=style,
             linewidth=1.2,
         )

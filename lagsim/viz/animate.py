@@ -37,7 +37,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
-from lagsim.viz.figures import plain
+from lagsim.viz.figures import plain, suptitle
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -556,7 +556,7 @@ def animate_3d(
     ax.set_ylabel("y")
     ax.set_zlabel("z")
     if title:
-        fig.suptitle(plain(title))
+        suptitle(fig, title)
     ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
     if gravity is not None:
         scene3d.gravity_arrow_3d(ax, gravity, limits)

@@ -88,6 +88,7 @@ __all__ = [
     "check_choices",
     "plain",
     "make_figure",
+    "suptitle",
     "save_figure",
     "show",
 ]
@@ -184,6 +185,40 @@ def plain(text: str) -> str:
     (issue 32); an escaped one is drawn as a plain ``$``. Applied once, where a string is handed
     to matplotlib; lagsim's own symbols (θ̇, λ) are Unicode, not mathtext."""
     return str(text).replace("$", r"\$")
+
+
+TITLE_MARGIN = 0.9
+"""The share of a figure's width a title line may take (constrained layout pads the edges)."""
+
+
+def suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
+    """``fig``'s title, escaped (:func:`plain`) and broken at spaces into lines that fit
+    :data:`TITLE_MARGIN` of the figure's width, each measured as the glyphs' outline at the
+    title's font size: a long title of a narrow figure (``modes slider_crank --plot``: one
+    4-inch panel) was clipped at both edges."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    size = FontProperties(size=kwargs.get("fontsize", rcParams["figure.titlesize"]),
+                          weight=rcParams["figure.titleweight"])
+    room = TITLE_MARGIN * float(fig.get_figwidth()) * 72.0
+
+    def width(line: str) -> float:
+        return float(TextPath((0.0, 0.0), plain(line), prop=size).get_extents().width)
+
+    lines: list[str] = []
+    for paragraph in str(text).split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            longer = f"{line} {word}" if line else word
+            if line and width(longer) > room:
+                lines.append(line)
+                line = word
+            else:
+                line = longer
+        lines.append(line)
+    fig.suptitle(plain("\n".join(lines)), **kwargs)
 
 
 def _legend(label: str) -> str:
@@ -736,7 +771,7 @@ def _draw(
         _path_figure(fig, panels[0])
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
-    fig.suptitle(plain(title))
+    suptitle(fig, title)
 
 
 def _impact_times(table: Table) -> tuple[float, ...]:

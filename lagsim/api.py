@@ -833,15 +833,15 @@ def sweep(system: System | str | os.PathLike[str], *,
         return made
 
     with _keyword_errors(True), _sweep_errors():
-        sweep = prepare(system._text, system._label, system._stem,
-                        {**system._parameters, **parameters}, {**system._initial, **initial},
-                        dict(options), axes, summaries, run_options.KEYWORDS)
-    job = sweep.job.keyed()
-    rows = sw.execute(job, sweep.plan, scheduler, workers)
+        prepared = prepare(system._text, system._label, system._stem,
+                           {**system._parameters, **parameters}, {**system._initial, **initial},
+                           dict(options), axes, summaries, run_options.KEYWORDS)
+    job = prepared.job.keyed()
+    rows = sw.execute(job, prepared.plan, scheduler, workers)
     for index, row in enumerate(rows):
         for note in row.notes:
             _warn(f"run {index}: {note}")
-    header, data, errors = sweep.table(job, rows)
+    header, data, errors = prepared.table(job, rows)
     frame = pandas.DataFrame(data, columns=header[:-1])
     frame["run"] = frame["run"].astype(int)
     frame["error"] = errors

@@ -97,12 +97,12 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
             made.append(sw.table_axis(table_file))
         return made
 
-    sweep = prepare(text, label, stem, overrides, initial, flags(kwargs), axes, summaries)
-    plan = sweep.plan
+    prepared = prepare(text, label, stem, overrides, initial, flags(kwargs), axes, summaries)
+    plan = prepared.plan
     if save is not None:
         save = sw.check_save_folder(save)
         _check_run_files(save, len(plan), read)
-    job = replace(sweep.job, save=save).keyed()
+    job = replace(prepared.job, save=save).keyed()
     bar = SweepProgress(len(plan))
     try:
         rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get())
@@ -114,7 +114,7 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
             warn(f"run {notes[0][0]}: {note}")
         if len(notes) > 1:
             warn(f"({len(notes) - 1} more runs had notes like these)")
-    header, data, errors = sweep.table(job, rows)
+    header, data, errors = prepared.table(job, rows)
     sw.write_table(header, data, errors, target, fmt)
     failed = [(i, e) for i, e in enumerate(errors) if e]
     if failed:

@@ -88,6 +88,7 @@ __all__ = [
     "check_choices",
     "plain",
     "make_figure",
+    "suptitle",
     "save_figure",
     "show",
 ]
@@ -115,6 +116,9 @@ class _Series:
     dashed: bool = False
     source: int | None = None
     """Which input of an overlay the series comes from (its colour); None for one input."""
+    unit: str | None = None
+    """The unit the legend shows after the label: set when the panel's lines have different
+    units (one shared unit is the axis label's)."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,40 @@ def plain(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
+TITLE_MARGIN = 0.9
+"""The share of a figure's width a title line may take (constrained layout pads the edges)."""
+
+
+def suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
+    """``fig``'s title, escaped (:func:`plain`) and broken at spaces into lines that fit
+    :data:`TITLE_MARGIN` of the figure's width, each measured as the glyphs' outline at the
+    title's font size: a long title of a narrow figure (``modes slider_crank --plot``: one
+    4-inch panel) was clipped at both edges."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    size = FontProperties(size=kwargs.get("fontsize", rcParams["figure.titlesize"]),
+                          weight=rcParams["figure.titleweight"])
+    room = TITLE_MARGIN * float(fig.get_figwidth()) * 72.0
+
+    def width(line: str) -> float:
+        return float(TextPath((0.0, 0.0), plain(line), prop=size).get_extents().width)
+
+    lines: list[str] = []
+    for paragraph in str(text).split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            longer = f"{line} {word}" if line else word
+            if line and width(longer) > room:
+                lines.append(line)
+                line = word
+            else:
+                line = longer
+        lines.append(line)
+    fig.suptitle(plain("\n".join(lines)), **kwargs)
+
+
 def _legend(label: str) -> str:
     """A legend label: a column name by the names rule of :mod:`lagsim.symbolic.names` (θ̇1, λ_rod),
     any other text as it is; escaped (:func:`plain`)."""
@@ -212,12 +250,20 @@ def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) ->
     return group + suffix
 
 
+def _line_units(names: Sequence[str], info: Quantities) -> list[str | None]:
+    """Each column's unit for its legend line when the columns of one panel do not share a unit
+    (one unit for all, or none, is the axis label's business: :func:`_group_label`)."""
+    units = [info.units.get(n) for n in names]
+    return units if len(set(units)) > 1 else [None] * len(names)
+
+
 def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
                    info: Quantities = _PLAIN, notes: tuple[str, ...] = ()) -> _Panel | None:
     if not names:
         return None
     t = table.time
-    series = tuple(_Series(name, t, table.column(name)) for name in names)
+    series = tuple(_Series(name, t, table.column(name), unit=unit)
+                   for name, unit in zip(names, _line_units(names, info), strict=True))
     return _Panel(key, _group_label(names, group, info), series, xlabel=info.label(naming.TIME),
                   notes=notes)
 
@@ -331,7 +377,8 @@ def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | N
         names = shown or [c for c in table.columns if c != xname]
     _checked(table, [xname, *names])
     xdata = table.column(xname)
-    series = tuple(_Series(name, xdata, table.column(name)) for name in names)
+    series = tuple(_Series(name, xdata, table.column(name), unit=unit)
+                   for name, unit in zip(names, _line_units(names, info), strict=True))
     equal = xname != naming.TIME and len(names) == 1 and info.same_scale(xname, names[0])
     return _Panel(
         "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
@@ -494,7 +541,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             series.x,
             y,
             color=colour,
-            label=_legend(series.label),
+            label=_legend(series.label) + (f" [{plain(series.unit)}]" if series.unit else ""),
             linestyle=style,
             linewidth=1.2,
         )
@@ -744,7 +791,7 @@ def _draw(
         _path_figure(fig, panels[0])
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
-    fig.suptitle(plain(title))
+    suptitle(fig, title)
 
 
 def _impact_times(table: Table) -> tuple[float, ...]:

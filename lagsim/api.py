@@ -320,6 +320,7 @@ class System:
             bounds: Mapping[str, tuple[float, float]] | None = None,
             parameters: Mapping[str, float] | None = None,
             initial: Mapping[str, float] | None = None, max_runs: int = 200,
+            weights: Any = None, sigma: Any = None, starts: Any = 1, seed: Any = 0,
             **options: Any) -> Any:
         """Fit the parameters and initial values named in ``fit`` (a list or ``"l,c"``) to the
         columns ``observe`` (default all but ``t``) of the CSV ``data`` (``lagsim fit``), by
@@ -328,11 +329,15 @@ class System:
         at or after the run's ``t_start``, where the initial values hold). Returns a
         :class:`lagsim.analysis.fit.FitReport` (``to_text()``, ``to_dict()``); a fit that does
         not converge in ``max_runs`` runs raises :class:`lagsim.analysis.fit.FitError` with
-        the best point so far."""
+        the best point so far. ``weights`` (column → relative weight) or ``sigma`` (column →
+        measurement standard deviation, every observed column), ``starts`` and ``seed`` are
+        ``lagsim fit``'s (:data:`lagsim.spec.options.FIT_OPTIONS`)."""
         return fit_system(self, data, fit, observe, bounds or {}, options,
                           parameters=_mapping_arg(parameters, "parameters"),
                           initial=_mapping_arg(initial, "initial"), report=_warn,
-                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200)
+                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200,
+                          fit_options={"weights": weights, "sigma": sigma, "starts": starts,
+                                       "seed": seed})
 
     def sweep(self, **keywords: Any) -> Any:
         """Many runs of this system, as ``lagsim sweep``: :func:`sweep` with this system (the
@@ -542,10 +547,12 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
                bounds: Mapping[str, tuple[float, float]], given: Mapping[str, Any],
                keywords: bool = True, parameters: Mapping[str, float] | None = None,
                initial: Mapping[str, float] | None = None,
-               report: Callable[[str], None] | None = None, max_runs: int = 200) -> Any:
+               report: Callable[[str], None] | None = None, max_runs: int = 200,
+               fit_options: Mapping[str, Any] | None = None) -> Any:
     """The one fit of the API and the CLI (:meth:`System.fit`, ``lagsim fit``): the data read
     and checked, each run through :func:`run` at the data's times with the sensitivities of the
-    fitted names (notes of the first run only go to ``report``)."""
+    fitted names (notes of the first run only go to ``report``); ``fit_options`` the raw values
+    of :data:`lagsim.spec.options.FIT_OPTIONS` by name (None: not given)."""
     import numpy as np
 
     from lagsim import naming
@@ -599,7 +606,44 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
         said[0] = None
         return out
 
-    return least_squares_fit(checked, names, start, bounds, simulate, max_runs)
+    chosen = fit_settings(fit_options or {}, keywords)
+    return least_squares_fit(checked, names, start, bounds, simulate, max_runs,
+                             weights=dict(chosen["weights"] or ()) or None,
+                             sigma=dict(chosen["sigma"] or ()) or None,
+                             starts=chosen["starts"], seed=chosen["seed"])
+
+
+def fit_settings(raw: Mapping[str, Any], keywords: bool) -> dict[str, Any]:
+    """The options of :data:`lagsim.spec.options.FIT_OPTIONS` parsed from their raw values
+    (None: the default), named in errors as the user wrote them (flag or keyword)."""
+    from lagsim.spec.options import FIT_BY_NAME, FIT_OPTIONS
+
+    unknown = [k for k in raw if k not in FIT_BY_NAME]
+    if unknown:
+        raise InputError(f"unknown fit option {unknown[0]!r}")
+    naming = run_options.KEYWORDS if keywords else run_options.FLAGS
+    return {row.name: row.default if raw.get(row.name) is None
+            else row.parse(raw[row.name], naming.name(row), None) for row in FIT_OPTIONS}
+
+
+def fitted_run(system: System, report: Any, given: Mapping[str, Any], keywords: bool = False,
+               parameters: Mapping[str, float] | None = None,
+               initial: Mapping[str, float] | None = None, samples: int = 501) -> Trajectory:
+    """The run at a fit's estimates (:class:`lagsim.analysis.fit.FitReport`) from the start
+    time to the data's last time, ``samples`` equally spaced samples: the curve ``lagsim fit
+    --plot`` draws over the data."""
+    from lagsim import naming
+
+    spec = _spec(system, parameters, initial, keywords)
+    state = naming.state(spec.coordinates)
+    at = dict(zip(report.names, report.estimates))
+    options = {k: v for k, v in given.items() if k != "sensitivities"}
+    options["t_end"] = float(report.data.t[-1])
+    options["samples"] = samples
+    options.pop("dt", None)
+    params = {**(parameters or {}), **{n: v for n, v in at.items() if n not in state}}
+    inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
+    return run(system, options, keywords, parameters=params, initial=inits)
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,

@@ -553,77 +553,23 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
     and checked, each run through :func:`run` at the data's times with the sensitivities of the
     fitted names (notes of the first run only go to ``report``); ``fit_options`` the raw values
     of :data:`lagsim.spec.options.FIT_OPTIONS` by name (None: not given)."""
-    import numpy as np
-
-    from lagsim import naming
-    from lagsim.analysis.fit import check_data
-    from lagsim.analysis.fit import fit as least_squares_fit
-    from lagsim.output.io import read_csv
+    from lagsim.analysis.fit import fit_spec
 
     label = "fit" if keywords else "--fit"
     names = _names_arg(fit, label)
-    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if twice is not None:
-        raise InputError(f"{label} names {twice!r} twice")
     spec = _spec(system, parameters, initial, keywords)
-    state = naming.state(spec.coordinates)
-    columns = (*state, *(naming.multiplier(c.name) for c in spec.constraints))
-    for name in names:
-        if name not in spec.parameter_values and name not in state:
-            raise InputError(f"{label}: '{name}' is neither a parameter nor a coordinate or "
-                             f"velocity; they are {', '.join((*spec.parameter_values, *state))}")
     observed = None if observe is None else _names_arg(observe, "observe" if keywords
                                                        else "--observe")
-    table = read_csv(Path(data) if isinstance(data, os.PathLike) else data)
-    checked = check_data(table, columns, observed, len(names))
-    from lagsim.spec.options import SimulateOptions
 
-    options = dict(given)
-    resolved = SimulateOptions.resolve(spec.simulate, options,
-                                       run_options.KEYWORDS if keywords else run_options.FLAGS)
-    for name in ("section", "stop_when"):
-        if getattr(resolved, name) is not None:
-            raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
-                             "data's; leave it out of the fit", resolved.file_location(name))
-    t0 = resolved.t_start
-    if checked.t[0] < t0:
-        raise InputError(f"the data start at t = {checked.t[0]!r}, before the start time "
-                         f"{t0!r}", Location(checked.source))
-    options["t_end"] = float(checked.t[-1])
-    options["sensitivities"] = list(names)
-    times = checked.t if checked.t[0] == t0 else np.concatenate(([t0], checked.t))
-    values = dict(spec.initial)
-    start = {n: spec.parameter_values[n] if n in spec.parameter_values else values.get(n, 0.0)
-             for n in names}
-    said = [report]
+    def runner(params: Mapping[str, float], inits: Mapping[str, float],
+               options: Mapping[str, Any], times: Any, say: Callable[[str], None] | None
+               ) -> Trajectory:
+        return run(system, options, keywords, parameters={**(parameters or {}), **params},
+                   initial={**(initial or {}), **inits}, report=say, times=times)
 
-    def simulate(at: Mapping[str, float]) -> Trajectory:
-        params = {**(parameters or {}), **{n: v for n, v in at.items()
-                                           if n in spec.parameter_values}}
-        inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
-        out = run(system, options, keywords, parameters=params, initial=inits,
-                  report=said[0], times=times)
-        said[0] = None
-        return out
-
-    chosen = fit_settings(fit_options or {}, keywords)
-    return least_squares_fit(checked, names, start, bounds, simulate, max_runs,
-                             weights=dict(chosen["weights"] or ()) or None,
-                             sigma=dict(chosen["sigma"] or ()) or None,
-                             starts=chosen["starts"], seed=chosen["seed"])
-
-
-def fit_settings(raw: Mapping[str, Any], keywords: bool) -> dict[str, Any]:
-    """The options of :data:`lagsim.spec.options.FIT_OPTIONS` parsed from their raw values
-    (None: the default), named in errors as the user wrote them (flag or keyword)."""
-    from lagsim.spec.options import FIT_BY_NAME, FIT_OPTIONS
-
-    unknown = [k for k in raw if k not in FIT_BY_NAME]
-    if unknown:
-        raise InputError(f"unknown fit option {unknown[0]!r}")
-    naming = run_options.KEYWORDS if keywords else run_options.FLAGS
-    return {row.name: row.default if raw.get(row.name) is None
-            else row.parse(raw[row.name], naming.name(row), None) for row in FIT_OPTIONS}
+    return fit_spec(spec, data, names, observed, bounds, given,
+                    run_options.KEYWORDS if keywords else run_options.FLAGS, runner,
+                    report=report, max_runs=max_runs, fit_options=fit_options)
 
 
 def fitted_run(system: System, report: Any, given: Mapping[str, Any], keywords: bool = False,

@@ -39,16 +39,20 @@ a time column that does not increase; a fit that does not converge is :class:`Fi
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lagsim import naming
 from lagsim.errors import InputError, LagsimError, Location
-from lagsim.output.io import Table
+from lagsim.output.io import Table, read_csv
 from lagsim.output.trajectory import Trajectory
+from lagsim.spec.options import FIT_BY_NAME, FIT_OPTIONS, Naming, SimulateOptions
+from lagsim.spec.system import SystemSpec
 
 RANK_RTOL = 1e-7
 """A scaled singular value below this fraction of the largest counts as zero (JᵀJ's condition
@@ -62,6 +66,13 @@ AGREE_RTOL = 1e-6
 Simulate = Callable[[Mapping[str, float]], Trajectory]
 """A run at the given values of the fitted names, sampled at the data's times, with the
 sensitivities of the fitted names."""
+
+
+Runner = Callable[[Mapping[str, float], Mapping[str, float], Mapping[str, Any], np.ndarray,
+                   Callable[[str], None] | None], Trajectory]
+"""``runner(parameters, initial, options, times, report)``: one run of the system with those
+parameters and initial values (over the spec's), the run options ``options`` (by name), sampled
+at ``times``, its notes to ``report`` (the API's run, or a sweep worker's session)."""
 
 
 class FitError(LagsimError):
@@ -452,3 +463,67 @@ def parse_bounds(items: Sequence[str], names: Sequence[str]) -> dict[str, tuple[
             raise InputError(f"--bounds {item!r}: LO must be below HI")
         out[name] = (lo, hi)
     return out
+
+
+def fit_settings(raw: Mapping[str, Any], how: Naming) -> dict[str, Any]:
+    """The options of :data:`lagsim.spec.options.FIT_OPTIONS` parsed from their raw values
+    (None: the default), named in errors as ``how`` writes them (flag or keyword)."""
+    unknown = [k for k in raw if k not in FIT_BY_NAME]
+    if unknown:
+        raise InputError(f"unknown fit option {unknown[0]!r}")
+    return {row.name: row.default if raw.get(row.name) is None
+            else row.parse(raw[row.name], how.name(row), None) for row in FIT_OPTIONS}
+
+
+def fit_spec(spec: SystemSpec, data: str | os.PathLike[str], names: tuple[str, ...],
+             observe: tuple[str, ...] | None, bounds: Mapping[str, tuple[float, float]],
+             given: Mapping[str, Any], how: Naming, runner: Runner,
+             report: Callable[[str], None] | None = None, max_runs: int = 200,
+             fit_options: Mapping[str, Any] | None = None) -> FitReport:
+    """The fit of ``lagsim fit``, ``System.fit`` and a sweep's fits: ``names`` of ``spec``
+    checked, the data read and checked (:func:`check_data`), each run through ``runner`` at the
+    data's times with the sensitivities of ``names`` over the run options ``given``, then
+    :func:`fit` with the options of :data:`~lagsim.spec.options.FIT_OPTIONS` in ``fit_options``
+    (raw values by name); notes of the first run only go to ``report``."""
+    label = "fit" if how.keywords else "--fit"
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise InputError(f"{label} names {twice!r} twice")
+    state = naming.state(spec.coordinates)
+    columns = (*state, *(naming.multiplier(c.name) for c in spec.constraints))
+    for name in names:
+        if name not in spec.parameter_values and name not in state:
+            raise InputError(f"{label}: '{name}' is neither a parameter nor a coordinate or "
+                             f"velocity; they are {', '.join((*spec.parameter_values, *state))}")
+    table = read_csv(Path(data) if isinstance(data, os.PathLike) else data)
+    checked = check_data(table, columns, observe, len(names))
+    options = dict(given)
+    resolved = SimulateOptions.resolve(spec.simulate, options, how)
+    for name in ("section", "stop_when"):
+        if getattr(resolved, name) is not None:
+            raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
+                             "data's; leave it out of the fit", resolved.file_location(name))
+    t0 = resolved.t_start
+    if checked.t[0] < t0:
+        raise InputError(f"the data start at t = {checked.t[0]!r}, before the start time "
+                         f"{t0!r}", Location(checked.source))
+    options["t_end"] = float(checked.t[-1])
+    options["sensitivities"] = list(names)
+    times = checked.t if checked.t[0] == t0 else np.concatenate(([t0], checked.t))
+    values = dict(spec.initial)
+    start = {n: spec.parameter_values[n] if n in spec.parameter_values else values.get(n, 0.0)
+             for n in names}
+    said = [report]
+
+    def simulate(at: Mapping[str, float]) -> Trajectory:
+        params = {n: v for n, v in at.items() if n in spec.parameter_values}
+        inits = {n: v for n, v in at.items() if n in state}
+        out = runner(params, inits, options, times, said[0])
+        said[0] = None
+        return out
+
+    chosen = fit_settings(fit_options or {}, how)
+    return fit(checked, names, start, bounds, simulate, max_runs,
+               weights=dict(chosen["weights"] or ()) or None,
+               sigma=dict(chosen["sigma"] or ()) or None, starts=chosen["starts"],
+               seed=chosen["seed"])

@@ -40,7 +40,7 @@ def _run_options(func: Any) -> Any:
 
 def _fit_options(func: Any) -> Any:
     """The flags of :data:`lagsim.spec.options.FIT_OPTIONS` (parsed by their rows in
-    :func:`lagsim.api.fit_settings`)."""
+    :func:`lagsim.analysis.fit.fit_settings`)."""
     for row in reversed(FIT_OPTIONS):
         shown = "" if row.default is None else f" [default: {row.default}]"
         func = click.option(row.flag, f"fit_{row.name}", type=str, default=None,

@@ -10,7 +10,9 @@
    plain runs of central differences, each the median of interleaved repeats (wall time, and CPU
    time, which a loaded machine disturbs less). The goal: sensitivities ≤ (1 + p) × the plain
    run and faster than the differences. The same for the C loop alone over 100 s (the run's
-   fixed costs left out: the loop's own ratio).
+   fixed costs left out: the loop's own ratio), and for A01, the pendulum in natural
+   coordinates (index1 with projection: the sensitivities projected onto the constraints'
+   tangent each step).
 2. Agreement. The sensitivities (rtol = atol = 1e-12, 2 s) against Richardson-extrapolated
    central differences of whole runs (tests/test_sensitivities.py's method): the largest
    difference relative to each column's size.
@@ -95,21 +97,22 @@ def section_cost(system: lagsim.System, reps: int, t_end: float) -> None:
     print()
 
 
-def section_loop(reps: int, t_end: float) -> None:
+def section_loop(reps: int, t_end: float, name: str = "double_pendulum",
+                 names: tuple[str, ...] = NAMES) -> None:
     from lagsim.run.engines import cloop
     from lagsim.run.problem import Problem
     from lagsim.spec.options import SimulateOptions
     from lagsim.spec.system import load_spec
     from lagsim.symbolic.model import build_model
 
-    spec = load_spec("double_pendulum")
+    spec = load_spec(name)
     model = build_model(spec)
     loops: dict[str, Callable[[], object]] = {}
     steps: dict[str, int] = {}
     for p in (0, 1, 2, 3):
         flags: dict[str, object] = {"t_end": t_end, "samples": 201}
         if p:
-            flags["sensitivities"] = NAMES[:p]
+            flags["sensitivities"] = names[:p]
         problem = Problem.build(spec, model, SimulateOptions.resolve(spec.simulate, flags))
 
         def job(problem: Problem = problem, key: str = str(p)) -> None:
@@ -121,7 +124,8 @@ def section_loop(reps: int, t_end: float) -> None:
         loops[str(p)] = job
     got = timed(loops, reps)
     base = got["0"]
-    print(f"## 1b. The C loop alone: double pendulum, {t_end:g} s\n")
+    print(f"## The C loop alone: {name}, {t_end:g} s, sensitivities of "
+          f"{', '.join(names)} in turn\n")
     print("| p | loop ms (CPU) | ÷ plain (CPU) | goal 1 + p | accepted steps |")
     print("|---:|---:|---:|---:|---:|")
     for p in (0, 1, 2, 3):
@@ -129,7 +133,7 @@ def section_loop(reps: int, t_end: float) -> None:
         print(f"| {p} | {w * 1e3:.2f} ({c * 1e3:.2f}) | {w / base[0]:.2f} ({c / base[1]:.2f}) "
               f"| {1 + p} | {steps[str(p)]} |")
     print("\nThe steps grow with p: the error norm covers the sensitivities too (joint error "
-          "control, CVODES's default), so the run with them takes the steps they need.\n")
+          "control, as the Python loop's), so the run with them takes the steps they need.\n")
 
 
 def section_agreement(system: lagsim.System) -> None:
@@ -252,6 +256,7 @@ def main() -> None:
     system = lagsim.load("double_pendulum")
     section_cost(system, reps, args.t_end)
     section_loop(reps, 10 * args.t_end)
+    section_loop(reps, 10 * args.t_end, "a01_pendulum", ("l", "g", "m"))
     section_agreement(system)
     section_casadi(system, reps, 5.0, 1e-10)
     print(f"load average after: {os.getloadavg()[0]:.2f}")

@@ -23,7 +23,7 @@ the size of the model, not once per step.
 
 A run with ``--sensitivities`` (:class:`lagsim.run.sensitivity.Sensitive`, issue 26) steps in
 the same loop (``lagsim_loop_sensitive``): the state is [y, vec(s)], DOP853's error norm covers
-both (joint error control, as CVODES's default), the right-hand side adds ṡ = [s_q̇, dq̈] from
+both (joint error control, as in the Python loop), the right-hand side adds ṡ = [s_q̇, dq̈] from
 the compiled ∂R/∂q, ∂R/∂q̇, ∂R/∂θ and the loop's factor of M, the projection stabilizer projects
 s onto the constraints' tangent, and each sample adds dλ (tests/test_sensitivities_c.py: the
 Python loop's numbers to 1e-9).

@@ -97,7 +97,8 @@ def width(task: FitTask) -> int:
 
 def write_fit_table(task: FitTask, numbers: np.ndarray, errors: Sequence[str], target: Any,
                     fmt: str) -> None:
-    """The fit table as CSV (each number as ``repr`` of its float, ``run`` and ``rank`` whole)
+    """The fit table as CSV (each number as ``repr`` of its float; ``run``, ``rank`` and
+    ``fit_runs`` whole)
     or Parquet (``data`` and ``error`` text), through :func:`lagsim.output.io.open_output`."""
     from lagsim.output.io import open_output
 
@@ -114,8 +115,11 @@ def write_fit_table(task: FitTask, numbers: np.ndarray, errors: Sequence[str], t
         with open_output(target, binary=True) as out:
             pq.write_table(pa.table(arrays, names=header), out)
         return
+    whole = {header.index(c) - 2 for c in ("rank", "fit_runs")}
     with open_output(target) as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(header)
         for i, (row, error) in enumerate(zip(numbers.tolist(), errors)):
-            writer.writerow([i, task.files[i], *(repr(x) for x in row), error])
+            cells = [str(int(x)) if k in whole and math.isfinite(x) else repr(x)
+                     for k, x in enumerate(row)]
+            writer.writerow([i, task.files[i], *cells, error])

@@ -423,9 +423,10 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
     }
-    if (d->form == FORM_ODE && d->ns) {  /* the factor sens_dz reuses */
-        if (factor(d, M)) return 1;
-        mass_solve(d, F, qdd);
+    if (d->form == FORM_ODE && d->ns) {  /* M = Lm Lmᵀ, the factor sens_dz reuses */
+        if (lagsim_cholesky(n, M, d->Lm)) return 1;
+        memcpy(qdd, F, n * sizeof(double));
+        lagsim_cholesky_solve(n, d->Lm, qdd);
         return 0;
     }
     if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side */
@@ -511,6 +512,14 @@ static int sens_dz(D *d, double t, const double *q, const double *qd, const doub
                     R[(n + d->hol[i]) * ns + j] += d->beta2 * acc;
                 }
         }
+    }
+    if (d->form == FORM_ODE) {  /* M dq̈ = −r with accelerations()' factor Lm (m = 0) */
+        for (j = 0; j < ns; j++) {
+            for (i = 0; i < n; i++) d->sa[i] = -R[i * ns + j];
+            lagsim_cholesky_solve(n, d->Lm, d->sa);
+            for (i = 0; i < n; i++) dqdd[i * ns + j] = d->sa[i];
+        }
+        return 0;
     }
     if (factor(d, d->dynv)) return 1;
     for (j = 0; j < ns; j++) {

@@ -28,7 +28,7 @@ def _tracks(folder, noise=0.0):
     system = lagsim.load("driven_damped_pendulum")
     rng = np.random.default_rng(5)
     for k, (c, f0) in enumerate(TRUTHS):
-        run = system.simulate(parameters={"c": c, "F0": f0}, t_end=6.0, samples=61,
+        run = system.simulate(parameters={"c": c, "F0": f0}, t_end=4.0, samples=41,
                               rtol=1e-12, atol=1e-12)
         theta = run["theta"] + noise * rng.standard_normal(len(run))
         np.savetxt(folder / f"track_{k}.csv", np.column_stack([run["t"], theta]),
@@ -46,8 +46,8 @@ def test_three_files_fitted_one_row_each(tmp_path):
     fit of one file equals ``lagsim fit`` of that file."""
     _tracks(tmp_path)
     table = tmp_path / "fits.csv"
-    out = _sweep(["--fit", "c,F0", "--data", str(tmp_path / "track_*.csv"), "--rtol", "1e-12",
-                  "--atol", "1e-12", "--scheduler", "synchronous", "-o", str(table)])
+    out = _sweep(["--fit", "c,F0", "--data", str(tmp_path / "track_*.csv"), "--rtol", "1e-11",
+                  "--atol", "1e-11", "--scheduler", "synchronous", "-o", str(table)])
     assert out.exit_code == 0, out.output
     rows = list(csv.DictReader(table.open()))
     assert list(rows[0]) == ["run", "data", "c", "F0", "se_c", "se_F0", "residual_variance",
@@ -59,7 +59,7 @@ def test_three_files_fitted_one_row_each(tmp_path):
         assert np.isfinite(float(row["se_c"])) and row["rank"] == "2"
         assert row["error"] == ""
     alone = lagsim.load("driven_damped_pendulum").fit(tmp_path / "track_1.csv", "c,F0",
-                                                      rtol=1e-12, atol=1e-12)
+                                                      rtol=1e-11, atol=1e-11)
     assert float(rows[1]["c"]) == alone.estimates[0]
     assert float(rows[1]["se_F0"]) == alone.standard_errors[1]
 

@@ -140,10 +140,12 @@ class ParameterDerivatives:
 
     def __init__(self, numeric: NumericSystem, model: Model, names: tuple[str, ...]) -> None:
         self.n, self.m, self.P = numeric.n, numeric.m, len(names)
-        made = _DERIVATIVES.get((id(model), names), lambda: _derivatives(model, names))
-        if made[0]() is not model:  # the id of a model gone, reused by this one
+        key: tuple[object, ...] = (("spec", model.structure_key, tuple(model.parameters), names)
+                                   if model.structure_key is not None else (id(model), names))
+        made = _DERIVATIVES.get(key, lambda: _derivatives(model, names))
+        if model.structure_key is None and made[0]() is not model:  # an id reused
             _DERIVATIVES.clear()
-            made = _DERIVATIVES.get((id(model), names), lambda: _derivatives(model, names))
+            made = _DERIVATIVES.get(key, lambda: _derivatives(model, names))
         _, self.mh, params, bind, size = made
         values = np.array([numeric.parameters[str(p)] for p in params], dtype=float)
         self.function = bind(values)["sensitivity"]
@@ -187,9 +189,12 @@ Derivatives = tuple[weakref.ref, int, tuple[se.Symbol, ...],
                     Callable[[np.ndarray], dict[str, Callable[[np.ndarray], np.ndarray]]], int]
 """(the model, m_h, its parameters, the binder of the compiled derivatives, the inputs)."""
 _DERIVATIVES: Memo[Derivatives] = Memo(16)
-"""The symbolic derivatives of :class:`ParameterDerivatives` by model (its id, checked against
-the weak reference held) and names: a fit's runs at new parameter values bind them again
-instead of differentiating and hashing the model for each run."""
+"""The symbolic derivatives of :class:`ParameterDerivatives` by model structure (a model built
+from a spec: its :attr:`~lagsim.symbolic.model.Model.structure_key` and parameter names, which
+determine the expressions, as :func:`lagsim.numeric.compile.compile_model` keys the model's
+code; another model: its id, checked against the weak reference held) and names: a fit's runs
+at new parameter values, each with a model of its own, bind them again instead of
+differentiating and hashing the model for each run."""
 
 
 class Formulated(Protocol):

@@ -73,6 +73,7 @@ BENCHES = (
     Bench("fixed_cost"),
     Bench("impacts", writes=("bench/impacts_results.md",), prints=False),
     Bench("lyapunov"),
+    Bench("sensitivity"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

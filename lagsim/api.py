@@ -320,6 +320,7 @@ class System:
             bounds: Mapping[str, tuple[float, float]] | None = None,
             parameters: Mapping[str, float] | None = None,
             initial: Mapping[str, float] | None = None, max_runs: int = 200,
+            weights: Any = None, sigma: Any = None, starts: Any = 1, seed: Any = 0,
             **options: Any) -> Any:
         """Fit the parameters and initial values named in ``fit`` (a list or ``"l,c"``) to the
         columns ``observe`` (default all but ``t``) of the CSV ``data`` (``lagsim fit``), by
@@ -328,11 +329,15 @@ class System:
         at or after the run's ``t_start``, where the initial values hold). Returns a
         :class:`lagsim.analysis.fit.FitReport` (``to_text()``, ``to_dict()``); a fit that does
         not converge in ``max_runs`` runs raises :class:`lagsim.analysis.fit.FitError` with
-        the best point so far."""
+        the best point so far. ``weights`` (column → relative weight) or ``sigma`` (column →
+        measurement standard deviation, every observed column), ``starts`` and ``seed`` are
+        ``lagsim fit``'s (:data:`lagsim.spec.options.FIT_OPTIONS`)."""
         return fit_system(self, data, fit, observe, bounds or {}, options,
                           parameters=_mapping_arg(parameters, "parameters"),
                           initial=_mapping_arg(initial, "initial"), report=_warn,
-                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200)
+                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200,
+                          fit_options={"weights": weights, "sigma": sigma, "starts": starts,
+                                       "seed": seed})
 
     def sweep(self, **keywords: Any) -> Any:
         """Many runs of this system, as ``lagsim sweep``: :func:`sweep` with this system (the
@@ -551,64 +556,49 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
                bounds: Mapping[str, tuple[float, float]], given: Mapping[str, Any],
                keywords: bool = True, parameters: Mapping[str, float] | None = None,
                initial: Mapping[str, float] | None = None,
-               report: Callable[[str], None] | None = None, max_runs: int = 200) -> Any:
+               report: Callable[[str], None] | None = None, max_runs: int = 200,
+               fit_options: Mapping[str, Any] | None = None) -> Any:
     """The one fit of the API and the CLI (:meth:`System.fit`, ``lagsim fit``): the data read
     and checked, each run through :func:`run` at the data's times with the sensitivities of the
-    fitted names (notes of the first run only go to ``report``)."""
-    import numpy as np
-
-    from lagsim import naming
-    from lagsim.analysis.fit import check_data
-    from lagsim.analysis.fit import fit as least_squares_fit
-    from lagsim.output.io import read_csv
+    fitted names (notes of the first run only go to ``report``); ``fit_options`` the raw values
+    of :data:`lagsim.spec.options.FIT_OPTIONS` by name (None: not given)."""
+    from lagsim.analysis.fit import fit_spec
 
     label = "fit" if keywords else "--fit"
     names = _names_arg(fit, label)
-    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if twice is not None:
-        raise InputError(f"{label} names {twice!r} twice")
     spec = _spec(system, parameters, initial, keywords)
-    state = naming.state(spec.coordinates)
-    columns = (*state, *(naming.multiplier(c.name) for c in spec.constraints))
-    for name in names:
-        if name not in spec.parameter_values and name not in state:
-            raise InputError(f"{label}: '{name}' is neither a parameter nor a coordinate or "
-                             f"velocity; they are {', '.join((*spec.parameter_values, *state))}")
     observed = None if observe is None else _names_arg(observe, "observe" if keywords
                                                        else "--observe")
-    table = read_csv(Path(data) if isinstance(data, os.PathLike) else data)
-    checked = check_data(table, columns, observed, len(names))
-    from lagsim.spec.options import SimulateOptions
 
-    options = dict(given)
-    resolved = SimulateOptions.resolve(spec.simulate, options,
-                                       run_options.KEYWORDS if keywords else run_options.FLAGS)
-    for name in ("section", "stop_when"):
-        if getattr(resolved, name) is not None:
-            raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
-                             "data's; leave it out of the fit", resolved.file_location(name))
-    t0 = resolved.t_start
-    if checked.t[0] < t0:
-        raise InputError(f"the data start at t = {checked.t[0]!r}, before the start time "
-                         f"{t0!r}", Location(checked.source))
-    options["t_end"] = float(checked.t[-1])
-    options["sensitivities"] = list(names)
-    times = checked.t if checked.t[0] == t0 else np.concatenate(([t0], checked.t))
-    values = dict(spec.initial)
-    start = {n: spec.parameter_values[n] if n in spec.parameter_values else values.get(n, 0.0)
-             for n in names}
-    said = [report]
+    def runner(params: Mapping[str, float], inits: Mapping[str, float],
+               options: Mapping[str, Any], times: Any, say: Callable[[str], None] | None
+               ) -> Trajectory:
+        return run(system, options, keywords, parameters={**(parameters or {}), **params},
+                   initial={**(initial or {}), **inits}, report=say, times=times)
 
-    def simulate(at: Mapping[str, float]) -> Trajectory:
-        params = {**(parameters or {}), **{n: v for n, v in at.items()
-                                           if n in spec.parameter_values}}
-        inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
-        out = run(system, options, keywords, parameters=params, initial=inits,
-                  report=said[0], times=times)
-        said[0] = None
-        return out
+    return fit_spec(spec, data, names, observed, bounds, given,
+                    run_options.KEYWORDS if keywords else run_options.FLAGS, runner,
+                    report=report, max_runs=max_runs, fit_options=fit_options)
 
-    return least_squares_fit(checked, names, start, bounds, simulate, max_runs)
+
+def fitted_run(system: System, report: Any, given: Mapping[str, Any], keywords: bool = False,
+               parameters: Mapping[str, float] | None = None,
+               initial: Mapping[str, float] | None = None, samples: int = 501) -> Trajectory:
+    """The run at a fit's estimates (:class:`lagsim.analysis.fit.FitReport`) from the start
+    time to the data's last time, ``samples`` equally spaced samples: the curve ``lagsim fit
+    --plot`` draws over the data."""
+    from lagsim import naming
+
+    spec = _spec(system, parameters, initial, keywords)
+    state = naming.state(spec.coordinates)
+    at = dict(zip(report.names, report.estimates))
+    options = {k: v for k, v in given.items() if k != "sensitivities"}
+    options["t_end"] = float(report.data.t[-1])
+    options["samples"] = samples
+    options.pop("dt", None)
+    params = {**(parameters or {}), **{n: v for n, v in at.items() if n not in state}}
+    inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
+    return run(system, options, keywords, parameters=params, initial=inits)
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,

@@ -365,6 +365,14 @@ def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Sym
     :mod:`lagsim.numeric.jacobian`): ``groups`` as there, the parameters ``params`` run-time inputs
     bound to ``values``; C when a compiler is there, else symengine's LLVM; compiled once per
     structure in the process (:data:`MEMO`) and, for C, once per machine (the compile cache)."""
+    return function_binder(n, m, groups, params)(np.array(values, dtype=float))
+
+
+def function_binder(n: int, m: int, groups: Functions, params: Sequence[se.Symbol]
+                    ) -> Callable[[np.ndarray], dict[str, Callable[[np.ndarray], np.ndarray]]]:
+    """:func:`compile_functions` before its values: ``bind(values)`` gives the functions at the
+    parameter values, without hashing the expressions again (a caller that binds the same
+    structure to many values, a fit's runs, keeps it)."""
     params = list(params)
     cc = compiler()
     key = hashlib.sha256("\0".join(("functions", str(cc), BACKEND, structure(
@@ -385,7 +393,7 @@ def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Sym
         while len(_FUNCTION_MEMO) > MEMO_SIZE:
             _FUNCTION_MEMO.popitem(last=False)
     _FUNCTION_MEMO.move_to_end(key)
-    return bind(np.array(values, dtype=float))
+    return bind
 
 
 _FUNCTION_MEMO: OrderedDict[str, Callable[[np.ndarray], dict[str, Callable]]] = OrderedDict()

@@ -332,14 +332,78 @@ OPTIONS: tuple[Option, ...] = (
     Option("sensitivities", tuple[str, ...] | None, None, parse_names,
            "Add a column d(<column>)/d(<name>) for each coordinate, velocity and multiplier and "
            "each NAME: a parameter, or the initial value of a coordinate or velocity (theta, "
-           "theta_dot), by the forward sensitivity equations (Python loop; ode, index1, "
-           "udwadia-kalaba).", "NAMES",
+           "theta_dot), by the forward sensitivity equations (in the C loop with DOP853; ode, "
+           "index1, udwadia-kalaba).", "NAMES",
            doc=("names of parameters or initial values (a coordinate or `<coordinate>_dot`), as "
                 "a list or `l,c,theta`; adds a column `d(<column>)/d(<name>)` for each "
                 "coordinate, velocity and multiplier and each name (forward sensitivities)"),
            fit=False),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
+
+
+
+def parse_column_values(raw: Any, label: str, loc: Location | None
+                        ) -> tuple[tuple[str, float], ...]:
+    """``NAME=VALUE,...`` (or, from the API, a mapping) of positive numbers, each name once
+    (checked against the observed columns when the fit is built)."""
+    if isinstance(raw, Mapping):
+        items = [(str(k), v) for k, v in raw.items()]
+    elif isinstance(raw, str) and raw.strip():
+        items = []
+        for part in raw.split(","):
+            name, eq, value = part.partition("=")
+            if not eq or not name.strip():
+                raise _fail(label, f"must be COLUMN=VALUE entries such as 'theta=1,x=0.1', got "
+                            f"{raw!r}", loc)
+            items.append((name.strip(), value))
+    else:
+        raise _fail(label, f"must be COLUMN=VALUE entries such as 'theta=1,x=0.1', got {raw!r}",
+                    loc)
+    out: dict[str, float] = {}
+    for name, value in items:
+        if name in out:
+            raise _fail(label, f"names column '{name}' twice", loc)
+        out[name] = parse_positive(value, f"{label} {name}", loc)
+    return tuple(out.items())
+
+
+def parse_count(raw: Any, label: str, loc: Location | None) -> int:
+    """A whole number, at least 1."""
+    value = parse_number(raw, label, loc)
+    if value != int(value) or value < 1:
+        raise _fail(label, f"must be a whole number of at least 1, got {raw!r}", loc)
+    return int(value)
+
+
+def parse_seed(raw: Any, label: str, loc: Location | None) -> int:
+    """A whole number, at least 0."""
+    value = parse_number(raw, label, loc)
+    if value != int(value) or value < 0:
+        raise _fail(label, f"must be a whole number of at least 0, got {raw!r}", loc)
+    return int(value)
+
+
+FIT_OPTIONS: tuple[Option, ...] = (
+    Option("weights", tuple[tuple[str, float], ...] | None, None, parse_column_values,
+           "Relative weight of each observed column's squared residuals, e.g. theta=1,x=0.1 "
+           "(a column left out weighs 1); the residual variance is still estimated from the "
+           "data. Not with --sigma.", "COLUMN=W,...", fit=False),
+    Option("sigma", tuple[tuple[str, float], ...] | None, None, parse_column_values,
+           "The measurement standard deviation of every observed column, e.g. "
+           "theta=0.01,x=0.5: weights 1/σ², standard errors from σ rather than from the "
+           "residuals, and χ²/(N − p) reported as a check of σ (near 1). Not with --weights.",
+           "COLUMN=SIGMA,...", fit=False),
+    Option("starts", int, 1, parse_count,
+           "Fit from N starts: the file's values and N − 1 drawn uniformly within --bounds "
+           "(every fitted name needs both bounds), seeded by --seed; reports the best fit and "
+           "how many starts reached it.", "N", fit=False),
+    Option("seed", int, 0, parse_seed, "The seed of the starts --starts draws.", "SEED",
+           fit=False),
+)
+"""The options of ``lagsim fit`` and ``System.fit`` beyond those of its runs (issue 26):
+declared once for the command line (flags) and the API (keywords)."""
+FIT_BY_NAME: Mapping[str, Option] = {o.name: o for o in FIT_OPTIONS}
 
 BY_NAME: Mapping[str, Option] = {o.name: o for o in OPTIONS}
 SIMULATE_KEYS: tuple[str, ...] = tuple(BY_NAME)

@@ -65,6 +65,7 @@ from lagsim.errors import InputError, IntegrationError
 from lagsim.output.trajectory import ImpactEvent, Trajectory
 from lagsim.run.contacts import RESTING, Contacts, Impact
 from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.cimpacts import flights_for
 from lagsim.run.engines.python import after_step, make_solver
 from lagsim.run.events import FALLING, CompiledEvent, Event, EventWatch, compile_events
 from lagsim.run.monitor import Step, Watch
@@ -138,6 +139,8 @@ class ImpactLoop(StepLoop):
         self.forces: dict[int, np.ndarray] = {}
         self.history: list[list[float]] = [[] for _ in problem.spec.contacts]
         self.impacts: list[Impact] = []
+        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION))
+        """The free flights in C (:mod:`lagsim.run.engines.cimpacts`), or None."""
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
                   ) -> Trajectory:
@@ -165,7 +168,7 @@ class ImpactLoop(StepLoop):
             if held:
                 outcome = self._hold(watch, t, y, held, progress)
             else:
-                outcome = self._fly(watch, t, y, h, progress)
+                outcome = self._flight(watch, t, y, h, progress)
             kind, t, y, hit, h = outcome
             if kind == "end":
                 trajectory = watch.samples.trajectory("t_end", "")
@@ -190,6 +193,21 @@ class ImpactLoop(StepLoop):
             h = self._first_step(t, y, hit, h)
         self._say()
         return self._columns(trajectory)
+
+    def _flight(self, watch: Watch, t: float, y: np.ndarray, h: float | None,
+                progress: Progress | None
+                ) -> tuple[str, float, np.ndarray, int, float | None]:
+        """:meth:`_fly` in C when :attr:`flights` runs the problem, the plain impacts it made on
+        the way recorded as :meth:`_impact` records them."""
+        if self.flights is None:
+            return self._fly(watch, t, y, h, progress)
+        outcome, plain = self.flights.fly(watch, t, y, h, progress, self.history, self._fly)
+        for row, impact, hit in plain:
+            self.impacts.append(impact)
+            self.impulses[row] = impact.impulses
+            self.losses[row] = impact.loss
+            self.history[hit].append(impact.t)
+        return outcome
 
     def _stop_sign(self, t: float, y: np.ndarray) -> float:
         """The sign of the ``--stop-when`` expression at (t, y) (0 without one): an impact that

@@ -22,23 +22,22 @@
 
 #include "status.h"
 
-#define IMP_CLOSED @CLOSED@
-#define IMP_RESTING @RESTING@
-#define IMP_UNSEEN @UNSEEN@
-#define IMP_RATIO @RATIO@
-#define IMP_ACCUMULATION @ACCUMULATION@
-#define IMP_THROUGH 1e-9  /* ImpactLoop._through's bound on a gap left negative */
+/* The bounds of lagsim.run.contacts (CLOSED, RESTING) and lagsim.run.engines.impacts (UNSEEN,
+   RATIO, ACCUMULATION, and ImpactLoop._through's on a gap left negative), given to
+   lagsim_impacts_new in this order. */
+enum { B_CLOSED, B_RESTING, B_UNSEEN, B_RATIO, B_ACCUMULATION, B_THROUGH, B_COUNT };
 
 typedef struct Flights Flights;
 typedef struct { Flights *c; int j; } GapRef;
 
 struct Flights {
     D *d;
-    lagsim_fn gaps;  /* (t, q, q̇) -> per contact [g, ∂g/∂q (n), ∂g/∂t, (∂ġ/∂q) q̇ + ∂ġ/∂t] */
+    lagsim_fn gaps;  /* (t, q, q̇) -> per contact [g, ∂g/∂q (n), ∂g/∂t, drift] */
     int k, n, *rough, *nhist;
     double *e, *hist, *gv, *gw, *gp, *in, *aug, *x, *ya, *yb, *fb, *qdd, *before, *after;
     Scan *scans;
     GapRef *refs;
+    double bounds[B_COUNT];
     double t0, h0;  /* the current flight's start and first step */
     int k0;
 };
@@ -80,7 +79,8 @@ static double max_abs(int n, const double *v)
     return most;
 }
 
-/* ġ_i = G_i q̇ + g_t,i and Σ_j |G_ij q̇_j| + |g_t,i| from the rows gv (Contacts.rates, .sizes). */
+/* ġ_i = G_i q̇ + g_t,i and Σ_j |G_ij q̇_j| + |g_t,i| from the rows gv (Contacts.rates,
+   Contacts.sizes). */
 static double gap_rate(const Flights *c, const double *gv, int i, const double *qd, double *size)
 {
     const double *row = gv + i * (c->n + 3);
@@ -114,10 +114,10 @@ static int gap_hits(Flights *c, double t, const double *y, int i)
     double size, rate, g, *gdd = c->qdd + c->d->N;
     gaps_at(c, t, y, c->gp);
     rate = gap_rate(c, c->gp, i, y + n, &size);
-    if (rate < -IMP_RESTING * (1.0 + size)) return 1;
+    if (rate < -c->bounds[B_RESTING] * (1.0 + size)) return 1;
     g = c->gp[i * (n + 3)];
-    if (!(g <= IMP_CLOSED * (1.0 + max_abs(n, y)))
-        || !(fabs(rate) <= IMP_RESTING * (1.0 + fabs(size))))
+    if (!(g <= c->bounds[B_CLOSED] * (1.0 + max_abs(n, y)))
+        || !(fabs(rate) <= c->bounds[B_RESTING] * (1.0 + fabs(size))))
         return 0;
     if (free_gap_acc(c, t, y, c->gp, gdd)) return -1;
     return gdd[i] < 0.0;
@@ -147,7 +147,8 @@ static int flight_start(Flights *c, double t, const double *y, double h, int k0)
     return 0;
 }
 
-void *lagsim_impacts_new(void *loop, void *gaps, int k, const double *e, const int *rough)
+void *lagsim_impacts_new(void *loop, void *gaps, int k, const double *e, const int *rough,
+                         const double *bounds)
 {
     D *d = loop;
     int n = d->n, s = n + d->m + 1, N = d->N, j;
@@ -163,6 +164,7 @@ void *lagsim_impacts_new(void *loop, void *gaps, int k, const double *e, const i
         return NULL;
     }
     c->d = d; c->gaps = (lagsim_fn)gaps; c->k = k; c->n = n;
+    memcpy(c->bounds, bounds, sizeof c->bounds);
     c->rough = iw; c->nhist = iw + k; c->scans = scans; c->refs = refs;
 #define TAKE(ptr, size) do { c->ptr = w; w += (size); } while (0)
     TAKE(e, k); TAKE(hist, 4 * k); TAKE(gv, k * (n + 3)); TAKE(gw, k * (n + 3));
@@ -212,14 +214,14 @@ static int accumulates(const Flights *c, int j, double t, const double *y, doubl
     if (!(0.0 < e && e < 1.0)) return 0;
     if (!(a > 0.0 && rate >= 0.0)) return 0;
     tau = 2.0 * rate / (a * (1.0 - e));
-    unseen = rate * rate / (2.0 * a) <= IMP_UNSEEN * (1.0 + max_abs(c->n, y));
+    unseen = rate * rate / (2.0 * a) <= c->bounds[B_UNSEEN] * (1.0 + max_abs(c->n, y));
     for (i = 0; i < count; i++) times[i] = c->hist[4 * j + i];
     times[count++] = t;
     if (count < 4 && !unseen) return 0;
     if (count < 4) return unseen;
     for (i = 0; i < 3; i++) d[i] = times[count - 3 + i] - times[count - 4 + i];
-    for (i = 0; i < 2; i++) geometric &= fabs(d[i + 1] / d[i] / e - 1.0) <= IMP_RATIO;
-    return unseen || (geometric && tau <= IMP_ACCUMULATION * (1.0 + fabs(t)));
+    for (i = 0; i < 2; i++) geometric &= fabs(d[i + 1] / d[i] / e - 1.0) <= c->bounds[B_RATIO];
+    return unseen || (geometric && tau <= c->bounds[B_ACCUMULATION] * (1.0 + fabs(t)));
 }
 
 /* The plain impact of contact j at (t, y) (the module's comment): 1 with the log's row made
@@ -235,13 +237,13 @@ static int plain_impact(Flights *c, double t, const double *y, int j, double h, 
     if (c->rough[j]) return 0;
     gaps_at(c, t, y, c->gp);
     rate = gap_rate(c, c->gp, j, qd, &size);
-    if (!(rate < -IMP_RESTING * (1.0 + size))) return 0;  /* a contact to hold (not closing) */
+    if (!(rate < -c->bounds[B_RESTING] * (1.0 + size))) return 0;  /* to hold: not closing */
     for (i = 0; i < c->k; i++) {
         c->before[i] = gap_rate(c, c->gp, i, qd, NULL);
         scale = dmax(scale, 1.0 + fabs(c->before[i]));
     }
     for (i = 0; i < c->k; i++)
-        if (i != j && c->gp[i * (n + 3)] <= IMP_CLOSED * (1.0 + max_abs(n, q))
+        if (i != j && c->gp[i * (n + 3)] <= c->bounds[B_CLOSED] * (1.0 + max_abs(n, q))
             && c->before[i] <= 0.0)
             return 0;
     gj = c->gp + j * (n + 3);
@@ -279,8 +281,9 @@ static int plain_impact(Flights *c, double t, const double *y, int j, double h, 
     if (free_gap_acc(c, t, c->yb, c->gw, gdd)) return -1;
     for (i = 0; i < c->k; i++) {
         c->after[i] = gap_rate(c, c->gw, i, qd_after, NULL);
-        if (c->gw[i * (n + 3)] <= IMP_CLOSED * (1.0 + max_abs(n, q))
-            && fabs(c->after[i]) <= IMP_RESTING * (1.0 + fabs(c->before[i])) && gdd[i] < 0.0)
+        if (c->gw[i * (n + 3)] <= c->bounds[B_CLOSED] * (1.0 + max_abs(n, q))
+            && fabs(c->after[i]) <= c->bounds[B_RESTING] * (1.0 + fabs(c->before[i]))
+            && gdd[i] < 0.0)
             return 0;
     }
     rate = c->after[j];
@@ -371,7 +374,8 @@ int lagsim_impacts_run(void *handle, const double *times, int ntimes, int *k, do
         }
         /* ImpactLoop._through */
         for (j = 0; j < c->k; j++)
-            if (c->gv[j * (n + 3)] < -IMP_THROUGH * (1.0 + max_abs(n, d->y_raw))) goto redo;
+            if (c->gv[j * (n + 3)] < -c->bounds[B_THROUGH] * (1.0 + max_abs(n, d->y_raw)))
+                goto redo;
         while (*k < ntimes && times[*k] <= d->t) {
             if (sample(d, times[*k], rows + (size_t)(*k) * W, res)) goto redo;
             (*k)++;

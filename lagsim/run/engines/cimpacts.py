@@ -3,7 +3,7 @@ them made there too (issue 27's goal: impacts cost no more than the steps around
 
 :class:`lagsim.run.engines.impacts.ImpactLoop` asks :meth:`Flights.fly` for each free flight
 instead of stepping it with scipy's solver (``ImpactLoop._fly``). One C call
-(``lagsim/numeric/c/impacts.c``, appended to the C loop's ``cloop.c``) steps many flights: the
+(``lagsim/numeric/c/impacts.c``, in the C loop's library after ``cloop.c``) steps many flights: the
 C loop's DOP853 step, guard, samples and projection (:mod:`lagsim.run.engines.cloop`), each
 gap followed by the scan of ``--stop-when`` (:mod:`lagsim.run.crossings`) as a falling event,
 and the crossing found by Brent's method on the step's dense output; the gaps, their gradients
@@ -21,9 +21,9 @@ expected, and silent.
 
 The C flights are not taken (silently: the Python flights run) where the C loop does not run
 the problem (:func:`lagsim.run.engines.cloop.loop_or_refusal`: another method, no C compiler,
-symengine's LLVM path), with ``--stop-when``, and where every contact is rough (each impact
-would be Python's); a gap that cannot be compiled to C, or a
-library that cannot be built, is said on stderr once.
+symengine's LLVM path, a C loop that cannot be built, which says so), with ``--stop-when``, and
+where every contact is rough (each impact would be Python's); gaps that cannot be compiled to C
+are said on stderr once.
 """
 
 from __future__ import annotations
@@ -32,25 +32,16 @@ import ctypes
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from functools import cache as cache_function
 
 import numpy as np
 
-from lagsim.numeric import cache, ccompile, csource
+from lagsim.numeric import cache, ccompile
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact
 from lagsim.run.engines.base import Progress
 from lagsim.run.engines.ccommon import compiler, next_call
-from lagsim.run.engines.cloop import (
-    OPTIMIZE,
-    STEPS_PER_CALL,
-    CLoop,
-    coefficients,
-    loop_argtypes,
-    loop_or_refusal,
-    loop_template,
-)
+from lagsim.run.engines.cloop import STEPS_PER_CALL, CLoop, loop_or_refusal
 from lagsim.run.monitor import Watch
 from lagsim.run.problem import Problem
 
@@ -64,58 +55,43 @@ Plain = list[tuple[int, Impact, int]]
 
 LOG = 512
 """Impacts a C call logs at most (then it returns, and the next call goes on)."""
+THROUGH = 1e-9
+"""``ImpactLoop._through``'s bound on a gap left negative, relative to 1 + max|q|."""
 
-LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)
-"""The flights' library (model independent) by compiler and constants, in this process."""
 GAPS: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 """The gaps' C functions loaded in this process, by compiler and source (the parameters are
 inputs: a sweep over them loads one)."""
 
 _P, _I, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 _PROTOTYPES = {
-    "lagsim_impacts_new": (_P, (_P, _P, _I, _P, _P)),
-    "lagsim_impacts_free": (None, (_P,)),
-    "lagsim_impacts_history": (None, (_P, _I, _P, _I)),
-    "lagsim_impacts_start": (_I, (_P, _D, _P, _D, _I)),
-    "lagsim_impacts_run": (_I, (_P, _P, _I, _P, _P, _I, ctypes.POINTER(LoopResult), _P, _P,
-                                _I, _P)),
+    "new": ctypes.CFUNCTYPE(_P, _P, _P, _I, _P, _P, _P),
+    "free": ctypes.CFUNCTYPE(None, _P),
+    "history": ctypes.CFUNCTYPE(None, _P, _I, _P, _I),
+    "start": ctypes.CFUNCTYPE(_I, _P, _D, _P, _D, _I),
+    "run": ctypes.CFUNCTYPE(_I, _P, _P, _I, _P, _P, _I, ctypes.POINTER(LoopResult), _P, _P, _I,
+                            _P),
 }
+"""The entry points ``lagsim_impacts_<name>`` of ``impacts.c`` (in the C loop's library)."""
 
 
-@cache_function
-def _template(bounds: tuple[float, ...]) -> str:
-    """The C loop's text and ``impacts.c``'s with the bounds (UNSEEN, RATIO, ACCUMULATION of
-    :mod:`lagsim.run.engines.impacts`) and :mod:`lagsim.run.contacts`' CLOSED and RESTING
-    printed exactly (DOP853's tables still a slot)."""
-    unseen, ratio, accumulation = bounds
-    return loop_template() + "\n" + csource.fill(
-        csource.read("impacts.c"), CLOSED=repr(CLOSED), RESTING=repr(RESTING),
-        UNSEEN=repr(unseen), RATIO=repr(ratio), ACCUMULATION=repr(accumulation))
+class Entries:
+    """The entry points of ``impacts.c`` in the C loop's library ``lib`` (typed by
+    :data:`_PROTOTYPES`)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.lib = lib
+        self.new, self.free, self.history, self.start, self.run = (
+            prototype((f"lagsim_impacts_{name}", lib)) for name, prototype in _PROTOTYPES.items())
 
 
-def _library(cc: str, bounds: Sequence[float]) -> ctypes.CDLL | None:
-    """The flights' library (:func:`_template`), built once per machine; None when it cannot be
-    (said on stderr)."""
-    template = _template(tuple(bounds))
+_ENTRIES: weakref.WeakKeyDictionary[ctypes.CDLL, Entries] = weakref.WeakKeyDictionary()
 
-    def build() -> ctypes.CDLL | None:
-        try:
-            lib, _ = ccompile.build_and_load(
-                cc, "impacts", lambda: template.replace("@COEFFICIENTS@", coefficients()),
-                (OPTIMIZE, *ccompile.FLAGS), key_text=template)
-            loop_argtypes(lib)
-            for name, (restype, argtypes) in _PROTOTYPES.items():
-                function = getattr(lib, name)
-                function.restype = restype
-                function.argtypes = argtypes
-            return lib
-        except Exception as exc:  # the flights still run in Python, and slower: say so
-            cache.say_once("cimpacts", "warning: the C flights between impacts could not be "
-                           "built; stepping them in Python instead (slower)",
-                           f"{type(exc).__name__}: {exc}")
-            return None
 
-    return LIBRARIES.get((cc, template), build)
+def _entries(lib: ctypes.CDLL) -> Entries:
+    """:class:`Entries` of ``lib``, made once per library."""
+    if lib not in _ENTRIES:
+        _ENTRIES[lib] = Entries(lib)
+    return _ENTRIES[lib]
 
 
 def _gaps(cc: str, contacts: Contacts) -> tuple[ctypes.CDLL, int] | None:
@@ -157,50 +133,54 @@ def flights_for(problem: Problem, contacts: Contacts, bounds: Sequence[float]
     cc = compiler()
     if isinstance(loop, str) or cc is None:
         return None
-    lib = _library(cc, bounds)
     gaps = _gaps(cc, contacts)
-    if lib is None or gaps is None:
+    if gaps is None:
         return None
-    return Flights(problem, contacts, loop, lib, gaps)
+    return Flights(problem, contacts, loop, gaps, bounds)
 
 
-def _free(lib: ctypes.CDLL, handles: list[int]) -> None:
+def _free(entries: Entries, handles: list[int]) -> None:
     if handles:
-        lib.lagsim_impacts_free(handles[1])
-        lib.lagsim_loop_free(handles[0])
+        entries.free(handles[1])
+        entries.lib.lagsim_loop_free(handles[0])
 
 
 class Flights:
     """The C flights of one run (:meth:`fly`); the C work space lives as long as this object."""
 
-    def __init__(self, problem: Problem, contacts: Contacts, loop: CLoop, lib: ctypes.CDLL,
-                 gaps: tuple[ctypes.CDLL, int]) -> None:
+    def __init__(self, problem: Problem, contacts: Contacts, loop: CLoop,
+                 gaps: tuple[ctypes.CDLL, int], bounds: Sequence[float]) -> None:
         self.problem = problem
         self.contacts = contacts
         self.loop = loop
-        self.lib = lib
+        self.entries = _entries(loop.lib)
         self.gaps = gaps
         self.handles: list[int] = []
         """The C loop's work space and the flights' (made by the first :meth:`fly`)."""
         self.keep = (np.ascontiguousarray(contacts.restitution, dtype=float),
-                     np.ascontiguousarray(~np.isnan(contacts.friction), dtype=np.intc))
-        weakref.finalize(self, _free, lib, self.handles)
+                     np.ascontiguousarray(~np.isnan(contacts.friction), dtype=np.intc),
+                     np.array([CLOSED, RESTING, *bounds, THROUGH], dtype=float))
+        """The restitutions, which contacts are rough, and the bounds (``impacts.c``'s
+        B_CLOSED … B_THROUGH), kept while C reads them."""
+        weakref.finalize(self, _free, self.entries, self.handles)
 
     def _start(self, watch: Watch, t: float, y: np.ndarray) -> int:
         """The work space, made at the first flight; the guard starts there."""
         if self.handles:
             return self.handles[1]
-        lib, problem = self.lib, self.problem
+        entries, problem = self.entries, self.problem
         atol = np.empty(2 * problem.numeric.n)
         atol[:] = problem.options.atol
         loop = self.loop.new_handle(watch.guard.mass.scale, atol)
-        flights = lib.lagsim_impacts_new(loop, self.gaps[1], self.contacts.k,
-                                         self.keep[0].ctypes.data, self.keep[1].ctypes.data)
+        restitution, rough, bounds = self.keep
+        flights = entries.new(loop, self.gaps[1], self.contacts.k, restitution.ctypes.data,
+                              rough.ctypes.data, bounds.ctypes.data)
         if not flights:
-            lib.lagsim_loop_free(loop)
+            entries.lib.lagsim_loop_free(loop)
             raise MemoryError("the C flights could not allocate their work space")
         self.handles[:] = [loop, int(flights)]
-        lib.lagsim_loop_start(loop, t, np.ascontiguousarray(y, dtype=float).ctypes.data, 0.0)
+        entries.lib.lagsim_loop_start(loop, t, np.ascontiguousarray(y, dtype=float).ctypes.data,
+                                      0.0)
         return int(flights)
 
     def fly(self, watch: Watch, t: float, y: np.ndarray, h: float | None,
@@ -210,16 +190,16 @@ class Flights:
         impacts of each contact so far in ``history``, until the run ends or Python is needed
         (``python`` steps a flight again): what ``ImpactLoop._fly`` returns, and the impacts
         made on the way."""
-        lib, numeric, samples = self.lib, self.problem.numeric, watch.samples
+        entries, numeric, samples = self.entries, self.problem.numeric, watch.samples
         n, k = numeric.n, self.contacts.k
         N, W = 2 * n, 2 * n + numeric.m
         handle = self._start(watch, t, y)
         for i, times_i in enumerate(history):
             past = np.ascontiguousarray(times_i[-4:], dtype=float)
-            lib.lagsim_impacts_history(handle, i, past.ctypes.data, len(past))
+            entries.history(handle, i, past.ctypes.data, len(past))
         y0 = np.ascontiguousarray(y, dtype=float)
         plain: Plain = []
-        if lib.lagsim_impacts_start(handle, t, y0.ctypes.data, h or 0.0, samples.k):
+        if entries.start(handle, t, y0.ctypes.data, h or 0.0, samples.k):
             return python(watch, t, y, h, progress), plain
         times = np.ascontiguousarray(samples.times, dtype=float)
         rows = np.zeros((len(times), max(W, 1)))
@@ -231,10 +211,9 @@ class Flights:
         pos, chunk = samples.k, STEPS_PER_CALL
         while True:
             clock, steps = time.perf_counter(), result.nsteps
-            code = lib.lagsim_impacts_run(handle, times.ctypes.data, len(times),
-                                          ctypes.byref(kc), rows.ctypes.data, chunk,
-                                          ctypes.byref(result), state.ctypes.data,
-                                          log.ctypes.data, LOG, ctypes.byref(logged))
+            code = entries.run(handle, times.ctypes.data, len(times), ctypes.byref(kc),
+                               rows.ctypes.data, chunk, ctypes.byref(result), state.ctypes.data,
+                               log.ctypes.data, LOG, ctypes.byref(logged))
             pos = self._record(watch, times, rows, log[:logged.value], pos, plain)
             if code == Status.IMP_REDO:
                 samples.extend(np.empty(0), np.empty((0, 0)), int(state[1 + N]))
@@ -277,9 +256,8 @@ class Flights:
         impulses[np.arange(len(log)), contact] = log[:, 4]
         rates_before, rates_after = log[:, 6:6 + k], log[:, 6 + k:6 + 2 * k]
         tangential = np.zeros((len(log), k))
-        plain.extend((first_row + int(at[i]) + i,
-                      Impact(float(t[i]), impulses[i], rates_before[i], rates_after[i],
-                             float(energy_before[i]), float(energy_after[i]), qd_before[i],
-                             qd_after[i], tangential[i]), int(contact[i]))
-                     for i in range(len(log)))
+        plain.extend((row, Impact(*parts), j) for row, j, parts in zip(
+            (first_row + at + np.arange(len(log))).tolist(), contact.tolist(),
+            zip(t.tolist(), impulses, rates_before, rates_after, energy_before.tolist(),
+                energy_after.tolist(), qd_before, qd_after, tangential)))
         return end

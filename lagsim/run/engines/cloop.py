@@ -101,7 +101,7 @@ STOP_LIBRARIES: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 the parameters as inputs, not their values: a sweep over them loads one)."""
 
 
-def coefficients() -> str:
+def _coefficients() -> str:
     """DOP853's tables as scipy's class holds them, printed exactly."""
 
     def array(name: str, values: npt.ArrayLike) -> str:
@@ -128,26 +128,21 @@ def _crossings() -> str:
 
 
 def library(cc: str) -> ctypes.CDLL | None:
-    """The loop's shared library (model independent), built once per machine; None when it
-    cannot be built or loaded (said on stderr)."""
+    """The loop's shared library (model independent; ``cloop.c`` and ``impacts.c``, the free
+    flights of :mod:`lagsim.run.engines.cimpacts`), built once per machine; None when it cannot
+    be built or loaded (said on stderr)."""
     return LIBRARIES.get(cc, lambda: _load_library(cc))
 
 
-def loop_template() -> str:
-    """``cloop.c``'s text with the runtime and the scan's constants in; DOP853's tables are
-    still its slot ``@COEFFICIENTS@`` (:func:`coefficients`)."""
-    return (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
-            .replace("@CROSSINGS@", _crossings()))
-
-
 def _load_library(cc: str) -> ctypes.CDLL | None:
-    template = loop_template()
+    template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
+                .replace("@CROSSINGS@", _crossings()) + "\n" + csource.read("impacts.c"))
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
-            cc, "cloop", lambda: template.replace("@COEFFICIENTS@", coefficients()),
+            cc, "cloop", lambda: template.replace("@COEFFICIENTS@", _coefficients()),
             (OPTIMIZE, *ccompile.FLAGS), key_text=template)
-        loop_argtypes(lib)
+        _loop_argtypes(lib)
         _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
@@ -156,9 +151,8 @@ def _load_library(cc: str) -> ctypes.CDLL | None:
     return lib
 
 
-def loop_argtypes(lib: ctypes.CDLL) -> None:
-    """Argument and result types of the loop's entry points (``lagsim_loop_*``) in ``lib``, a
-    library built from :func:`loop_template`."""
+def _loop_argtypes(lib: ctypes.CDLL) -> None:
+    """Argument and result types of the loop's entry points (``lagsim_loop_*``)."""
     lib.lagsim_loop_new.restype = ctypes.c_void_p
     lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
     lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)

@@ -528,11 +528,11 @@ class ImpactLoop(StepLoop):
         for j, name in enumerate(names):
             trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
         events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
-                                   float(i.after[j]), tuple(map(float, i.qd_before)),
-                                   tuple(map(float, i.qd_after)), i.loss,
+                                   float(i.after[j]), tuple(i.qd_before.tolist()),
+                                   tuple(i.qd_after.tolist()), i.loss,
                                    float(i.tangential[j]))
                        for i in self.impacts if i.t <= trajectory.t[-1]
-                       for j in np.flatnonzero(i.impulses))
+                       for j in i.impulses.nonzero()[0].tolist())
         return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)
 
     def _say(self) -> None:

@@ -65,9 +65,9 @@ def assert_same(a: Trajectory, b: Trajectory, tolerance: float) -> None:
 
 def test_the_ball_bounces_in_c_and_rests_through_pythons_accumulation(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bundled ball (e = 0.8, to 4.5 s): its bounces are plain impacts, made in C; the impact at
-    which they accumulate is Python's, then the held contact; every row as the Python flights
-    give it."""
+    """The bundled ball (e = 0.8, to 4.5 s): its bounces are plain impacts, made in C; the
+    impact at which they accumulate is Python's, then the held contact; every row as the Python
+    flights give it."""
     in_c, in_python, made = both(monkeypatch, str(SYSTEMS / "bouncing_ball.yaml"), t_end=4.5)
     bounces = len(in_python.events)
     assert bounces > 60 and made == bounces - 2

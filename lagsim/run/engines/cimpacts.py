@@ -162,6 +162,9 @@ class Flights:
                      np.array([CLOSED, RESTING, *bounds, THROUGH], dtype=float))
         """The restitutions, which contacts are rough, and the bounds (``impacts.c``'s
         B_CLOSED … B_THROUGH), kept while C reads them."""
+        self.buffers: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        """The sample times, the rows C writes, its log of impacts and its state out (made by
+        the first :meth:`fly`, for every call of the run)."""
         weakref.finalize(self, _free, self.entries, self.handles)
 
     def _start(self, watch: Watch, t: float, y: np.ndarray) -> int:
@@ -201,11 +204,11 @@ class Flights:
         plain: Plain = []
         if entries.start(handle, t, y0.ctypes.data, h or 0.0, samples.k):
             return python(watch, t, y, h, progress), plain
-        times = np.ascontiguousarray(samples.times, dtype=float)
-        rows = np.zeros((len(times), max(W, 1)))
-        width = 6 + 2 * k + n + W
-        log = np.zeros((LOG, width))
-        state = np.zeros(N + 3)
+        if self.buffers is None:
+            self.buffers = (np.ascontiguousarray(samples.times, dtype=float),
+                            np.zeros((len(samples.times), max(W, 1))),
+                            np.zeros((LOG, 6 + 2 * k + n + W)), np.zeros(N + 3))
+        times, rows, log, state = self.buffers
         result = LoopResult()
         kc, logged = ctypes.c_int(samples.k), ctypes.c_int(0)
         pos, chunk = samples.k, STEPS_PER_CALL
@@ -214,7 +217,7 @@ class Flights:
             code = entries.run(handle, times.ctypes.data, len(times), ctypes.byref(kc),
                                rows.ctypes.data, chunk, ctypes.byref(result), state.ctypes.data,
                                log.ctypes.data, LOG, ctypes.byref(logged))
-            pos = self._record(watch, times, rows, log[:logged.value], pos, plain)
+            pos = self._record(watch, times, rows, log[:logged.value].copy(), pos, plain)
             if code == Status.IMP_REDO:
                 samples.extend(np.empty(0), np.empty((0, 0)), int(state[1 + N]))
                 h0 = float(state[2 + N])

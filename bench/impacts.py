@@ -45,13 +45,32 @@ def impact_time(n: np.ndarray | int) -> np.ndarray:
 T_END = float(0.5 * (impact_time(IMPACTS) + impact_time(IMPACTS + 1)))
 
 
-def best(run: Callable[[], object], reps: int) -> float:
-    times = []
+Times = tuple[float, float]
+"""The least wall time and the least CPU time of this process over some runs."""
+
+
+def best(run: Callable[[], object], reps: int) -> Times:
+    """:data:`Times` of ``reps`` runs (warm: nothing is compiled in them). On a shared machine
+    the wall time of a short run is partly the other processes'; the CPU time counts this
+    process's threads (numpy's BLAS threads too)."""
+    wall, cpu = [], []
     for _ in range(reps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return min(wall), min(cpu)
+
+
+def row(what: str, times: Times, plain: Times, impacts: int = 0) -> str:
+    """A table row: the times, per impact, and the ratios to the plain run's."""
+    per = f"{1e3 * times[0] / impacts:.3f} / {1e3 * times[1] / impacts:.3f}" if impacts else ""
+    return (f"| {what} | {times[0]:.4f} | {times[1]:.4f} | {per} | {times[0] / plain[0]:.1f} | "
+            f"{times[1] / plain[1]:.1f} |")
+
+
+HEADER = ("| run | wall (s) | CPU (s) | ms per impact (wall / CPU) | ratio to the plain run "
+          "(wall) | (CPU) |", "|---|---|---|---|---|---|")
 
 
 def python_flights(run: Callable[[], Trajectory]) -> Callable[[], Trajectory]:
@@ -112,28 +131,24 @@ def main() -> None:
     lines = [
         "# Impacts (issue 27): cost and accuracy", "",
         f"Bouncing ball, e = {E}, h0 = 1, t_end = {T_END:.6f} s (between the {IMPACTS}th and "
-        f"the {IMPACTS + 1}st impact), default tolerances and samples; best of {reps}; 2 shared "
-        "cores, read the ratios.", "",
-        "| run | wall time (s) | ms per impact | ratio to the plain C run |", "|---|---|---|---|",
-        f"| with the floor, {count} impacts: flights and plain impacts in C (now) | "
-        f"{c_time:.3f} | {1e3 * c_time / max(count, 1):.3f} | {c_time / plain_time:.1f} |",
-        f"| with the floor, {len(python_times)} impacts: flights in Python (before) | "
-        f"{python_time:.3f} | {1e3 * python_time / max(count, 1):.3f} | "
-        f"{python_time / plain_time:.1f} |",
-        f"| without the floor, C DOP853 loop (the plain run) | {plain_time:.3f} | | 1 |",
-        f"| without the floor, Python loop (RK45) | {rk45_time:.3f} | | "
-        f"{rk45_time / plain_time:.1f} |", "",
+        f"the {IMPACTS + 1}st impact), default tolerances and samples; best of {reps} (of "
+        f"{min(reps, 2)} for the Python flights); 2 shared cores, read the ratios.", "",
+        *HEADER,
+        row(f"with the floor, {count} impacts: flights and plain impacts in C (now)", c_time,
+            plain_time, count),
+        row(f"with the floor, {len(python_times)} impacts: flights in Python (before)",
+            python_time, plain_time, count),
+        row("without the floor, C DOP853 loop (the plain run)", plain_time, plain_time),
+        row("without the floor, Python loop (RK45)", rk45_time, plain_time), "",
         f"The pendulum against its wall (pendulum_stop) with e = 1 for {PENDULUM_T_END:g} s, "
         f"{strikes} impacts, against the same pendulum without the wall (a plain run that takes "
         "as many steps as the swings between the impacts):", "",
-        "| run | wall time (s) | ms per impact | ratio to the plain C run |", "|---|---|---|---|",
-        f"| with the wall, {strikes} impacts: flights and plain impacts in C (now) | "
-        f"{strike_time:.3f} | {1e3 * strike_time / max(strikes, 1):.3f} | "
-        f"{strike_time / swing_time:.1f} |",
-        f"| with the wall: flights in Python (before) | {strike_python_time:.3f} | "
-        f"{1e3 * strike_python_time / max(strikes, 1):.3f} | "
-        f"{strike_python_time / swing_time:.1f} |",
-        f"| without the wall, C DOP853 loop (the plain run) | {swing_time:.3f} | | 1 |", "",
+        *HEADER,
+        row(f"with the wall, {strikes} impacts: flights and plain impacts in C (now)",
+            strike_time, swing_time, strikes),
+        row("with the wall: flights in Python (before)", strike_python_time, swing_time,
+            strikes),
+        row("without the wall, C DOP853 loop (the plain run)", swing_time, swing_time), "",
         f"All {count} impacts: max |t_n - closed form| = {time_error:.2g} s; first 20: max "
         f"|h_n - e^(2n) h0| = {apex_error:.2g}. The C and the Python flights' impact times are "
         f"at most {apart:.2g} s apart (rounding of the dense output, amplified by the ball's "

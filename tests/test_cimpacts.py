@@ -87,10 +87,11 @@ def test_an_impact_keeping_a_rod_is_solved_in_c(monkeypatch: pytest.MonkeyPatch)
     assert np.max(np.abs(in_c["residual_rod_dot"])) < 1e-10
 
 
-def test_simultaneous_contacts_are_left_to_python_to_the_bit(
+def test_several_contacts_are_left_to_python_to_the_bit(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Newton's cradle: the first ball hits the two touching ones, two contacts closed at
-    once, which is Python's law: no impact is made in C and the run is the Python flights'."""
+    """Newton's cradle: two contacts, whose impacts may be simultaneous (the first ball hits
+    the two touching ones) or alternate, which is Python's: no impact is made in C and the run
+    is the Python flights'."""
     in_c, in_python, made = both(monkeypatch, str(SYSTEMS / "newtons_cradle.yaml"), t_end=2.0)
     assert made == 0 and len(in_python.events) == 2
     assert_same(in_c, in_python, 0.0)

@@ -21,9 +21,11 @@ expected, and silent.
 
 The C flights are not taken (silently: the Python flights run) where the C loop does not run
 the problem (:func:`lagsim.run.engines.cloop.loop_or_refusal`: another method, no C compiler,
-symengine's LLVM path, a C loop that cannot be built, which says so), with ``--stop-when``, and
-where every contact is rough (each impact would be Python's); gaps that cannot be compiled to C
-are said on stderr once.
+symengine's LLVM path, a C loop that cannot be built, which says so), with ``--stop-when``,
+for a rough contact (each impact would be Python's) and for several contacts: their impacts may
+be simultaneous or alternate, and what the loop does about alternating impacts is Python's
+(``impacts.c`` follows any number of gaps, but only one contact's impacts are plain here).
+Gaps that cannot be compiled to C are said on stderr once.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def flights_for(problem: Problem, contacts: Contacts, bounds: Sequence[float]
     """The C flights of ``problem``, or None where the Python flights run (the module's
     docstring); ``bounds``: UNSEEN, RATIO and ACCUMULATION of
     :mod:`lagsim.run.engines.impacts`."""
-    if problem.stop is not None or not np.isnan(contacts.friction).any():
+    if problem.stop is not None or contacts.k != 1 or not np.isnan(contacts.friction[0]):
         return None
     loop = loop_or_refusal(problem)
     cc = compiler()

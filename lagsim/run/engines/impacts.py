@@ -44,8 +44,12 @@ tangential impulse Λ_T with Coulomb's law (:meth:`lagsim.run.contacts.Contacts.
 while held it sticks (s̈ = 0) as long as |λ_T| ≤ μλ_N; a held contact that would slide stops
 the run with an error (sliding in contact is not yet supported).
 
+In C. With DOP853 and a C compiler the free flights and the plain impacts between them run in
+C (:mod:`lagsim.run.engines.cimpacts`, through :meth:`ImpactLoop._flight`); everything else
+here stays Python's, and a flight that needs it is stepped again by :meth:`ImpactLoop._fly`.
+
 Not yet: sliding friction in a held contact, the accumulation of alternating contacts (the
-rocking block's rest in finite time), ``--section``, the C loops (this engine runs in Python),
+rocking block's rest in finite time), ``--section``, held contacts in C,
 the reduced formulation and the fixed-step methods, and a correction of the drift of the gaps
 and of the bilateral constraints while a contact is held (no stabilizer acts there).
 """

@@ -71,7 +71,7 @@ BENCHES = (
     Bench("rigid_bodies"),
     Bench("export", quick=("--reps", "1")),
     Bench("fixed_cost"),
-    Bench("impacts", quick=("--reps", "1"), writes=("bench/impacts_results.md",), prints=False),
+    Bench("impacts", writes=("bench/impacts_results.md",), prints=False),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

@@ -72,6 +72,7 @@ BENCHES = (
     Bench("export", quick=("--reps", "1")),
     Bench("fixed_cost"),
     Bench("impacts", writes=("bench/impacts_results.md",), prints=False),
+    Bench("lyapunov"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

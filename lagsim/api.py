@@ -394,15 +394,24 @@ class System:
         return design(self.spec, self.model, at, Q, R)
 
     def lyapunov(self, t_end: float = 1000.0, transient: float = 0.0, renormalize: float = 1.0,
-                 largest: bool = False) -> Any:
-        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), as a
+                 largest: bool = False, starts: int = 1, seed: int = 0,
+                 perturbation: float = 1e-6) -> Any:
+        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), on the constraint
+        manifold for a constrained system, with the spread over ``starts`` initial states
+        (the file's and ``starts`` − 1 moved by ``perturbation``, drawn with ``seed``), as a
         :class:`lagsim.analysis.lyapunov.LyapunovReport`."""
-        from lagsim.analysis.lyapunov import spectrum
+        from lagsim.analysis.lyapunov import MAX_STARTS, spectrum
 
+        count = _whole_arg(starts, "starts", 1, MAX_STARTS, "starts")
+        drawn = _whole_arg(seed, "seed", 0, 2**63 - 1, "")
+        if count is None or drawn is None:
+            raise TypeError("starts and seed must be whole numbers, not None")
         model, numeric = _compiled(self)
         return spectrum(self.spec, model, numeric,
                         _number_arg(t_end, "t_end"), _number_arg(transient, "transient"),
-                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"))
+                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"),
+                        starts=count, seed=drawn,
+                        perturbation=_number_arg(perturbation, "perturbation"))
 
 
 def _options_doc() -> str:
@@ -806,58 +815,42 @@ def sweep(system: System | str | os.PathLike[str], *,
     except ImportError as exc:
         raise ImportError("lagsim.sweep needs pandas, which is not installed: pip install "
                           "'lagsim[pandas]' (or pip install pandas)") from exc
-    from lagsim.spec.options import SimulateOptions
-    from lagsim.spec.system import parse_spec
     from lagsim.sweep import core as sw
-    from lagsim.sweep.summary import parse_summary
+    from lagsim.sweep.setup import prepare
 
     system = as_system(system)
     parameters = dict(_mapping_arg(parameters, "parameters") or {})
     initial = dict(_mapping_arg(initial, "initial") or {})
     if isinstance(summary, str):
         summary = [summary]
+    summaries = [_text_arg(raw, "summary") for raw in summary]
     if scheduler is not None:
         _text_arg(scheduler, "scheduler")
     run_count = _whole_arg(runs, "runs", 1, sw.MAX_RUNS, "runs")
-    with _keyword_errors(True), _sweep_errors():
-        spec = parse_spec(system._text, system._label, system._stem,
-                          {**system._parameters, **parameters},
-                          {**system._initial, **initial})
-        given = dict(options)
-        stops = SimulateOptions.resolve(spec.simulate, given,
-                                        run_options.KEYWORDS).stop_when is not None
-        axes = [sw.grid_axis(f"{name}={a!r}:{b!r}:{c!r}")
+
+    def axes() -> list[sw.Axis]:
+        made = [sw.grid_axis(f"{name}={a!r}:{b!r}:{c!r}")
                 for name, (a, b, c) in _sweep_items(grid, "grid", 3)]
-        axes += [sw.values_axis(f"{name}={','.join(map(repr, listed))}")
+        made += [sw.values_axis(f"{name}={','.join(map(repr, listed))}")
                  for name, listed in _sweep_items(values, "values", 0)]
         draws = _sweep_items(random, "random", 2)
         if draws or run_count is not None:
-            axes.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
+            made.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
                                        run_count, seed))
         if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
             sw.scheduler_address(scheduler)
-        fixed = {**{k: "--set" for k in system._parameters | parameters},
-                 **{k: "--init" for k in system._initial | initial}}
-        plan = sw.plan(axes, [p.name for p in spec.parameters], spec.coordinates, fixed)
-        job = sw.Job(system._text, system._label, system._stem, given,
-                     {**system._parameters, **parameters}, {**system._initial, **initial},
-                     plan.names, runs=len(plan))
-        constraints = [c.name for c in spec.constraints]
-        taken = sw.columns(job, spec.coordinates, constraints)
-        parsed: list[Any] = []
-        for raw in summary:
-            parsed.append(parse_summary(_text_arg(raw, "summary"), sw.trajectory_columns(spec),
-                                        [p.name for p in spec.parameters],
-                                        taken + [s.name for s in parsed]))
-    from dataclasses import replace
+        return made
 
-    job = replace(job, summaries=tuple(parsed)).keyed()
-    rows = sw.execute(job, plan, scheduler, workers)
+    with _keyword_errors(True), _sweep_errors():
+        prepared = prepare(system._text, system._label, system._stem,
+                           {**system._parameters, **parameters}, {**system._initial, **initial},
+                           dict(options), axes, summaries, run_options.KEYWORDS)
+    job = prepared.job.keyed()
+    rows = sw.execute(job, prepared.plan, scheduler, workers)
     for index, row in enumerate(rows):
         for note in row.notes:
             _warn(f"run {index}: {note}")
-    header, data, errors = sw.table(job, plan, rows, spec.coordinates, constraints,
-                                    sw.energy_conserved(job), stops)
+    header, data, errors = prepared.table(job, rows)
     frame = pandas.DataFrame(data, columns=header[:-1])
     frame["run"] = frame["run"].astype(int)
     frame["error"] = errors

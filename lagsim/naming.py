@@ -156,6 +156,12 @@ def exponent(k: int) -> str:
     return f"{_EXPONENT}{k}"
 
 
+def exponent_of(name: str) -> int | None:
+    """k of a ``lyapunov_<k>`` column (:func:`exponent`), or None for another column."""
+    tail = name[len(_EXPONENT):]
+    return int(tail) if name.startswith(_EXPONENT) and tail.isdigit() else None
+
+
 def sensitivity(column: str, name: str) -> str:
     """The column of ∂(column)/∂(name), ``name`` a parameter or an initial value (``simulate
     --sensitivities``, issue 26): ``theta``, ``l`` → ``d(theta)/d(l)``."""

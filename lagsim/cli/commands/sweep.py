@@ -68,10 +68,9 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     in the error column and the sweep goes on; then the exit status is 1.
     """
     from lagsim.output.io import check_output
-    from lagsim.spec.options import SimulateOptions
-    from lagsim.spec.system import parse_spec, read_source
+    from lagsim.spec.system import read_source
     from lagsim.sweep import core as sw
-    from lagsim.sweep.summary import parse_summary
+    from lagsim.sweep.setup import prepare
 
     read = inputs(force, (file, "FILE"), (table_file, "--table"))
     target = check_output(output, formats=sw.FORMATS, inputs=read)
@@ -89,30 +88,21 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
         sw.scheduler_address(scheduler)
     text, label, stem = read_source(file)
-    spec = parse_spec(text, label, stem, overrides, initial)
-    given = flags(kwargs)
-    stops = SimulateOptions.resolve(spec.simulate, given).stop_when is not None
-    axes = [*(sw.grid_axis(g) for g in grids), *(sw.values_axis(v) for v in value_lists)]
-    if randoms or runs is not None:
-        axes.append(sw.random_axis(randoms, runs, seed))
-    if table_file is not None:
-        axes.append(sw.table_axis(table_file))
-    fixed = {**{k: "--set" for k in overrides}, **{k: "--init" for k in initial}}
-    plan = sw.plan(axes, [p.name for p in spec.parameters], spec.coordinates, fixed)
-    job = sw.Job(text, label, stem, given, dict(overrides), dict(initial), plan.names,
-                 runs=len(plan))
-    coordinates = spec.coordinates
-    constraints = [c.name for c in spec.constraints]
-    taken = sw.columns(job, coordinates, constraints)
-    parsed: list[Any] = []
-    for raw in summaries:
-        parsed.append(parse_summary(raw, sw.trajectory_columns(spec),
-                                    [p.name for p in spec.parameters],
-                                    taken + [s.name for s in parsed]))
+
+    def axes() -> list[sw.Axis]:
+        made = [*(sw.grid_axis(g) for g in grids), *(sw.values_axis(v) for v in value_lists)]
+        if randoms or runs is not None:
+            made.append(sw.random_axis(randoms, runs, seed))
+        if table_file is not None:
+            made.append(sw.table_axis(table_file))
+        return made
+
+    prepared = prepare(text, label, stem, overrides, initial, flags(kwargs), axes, summaries)
+    plan = prepared.plan
     if save is not None:
         save = sw.check_save_folder(save)
         _check_run_files(save, len(plan), read)
-    job = replace(job, summaries=tuple(parsed), save=save).keyed()
+    job = replace(prepared.job, save=save).keyed()
     bar = SweepProgress(len(plan))
     try:
         rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get())
@@ -124,8 +114,7 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
             warn(f"run {notes[0][0]}: {note}")
         if len(notes) > 1:
             warn(f"({len(notes) - 1} more runs had notes like these)")
-    header, data, errors = sw.table(job, plan, rows, coordinates, constraints,
-                                    sw.energy_conserved(job), stops)
+    header, data, errors = prepared.table(job, rows)
     sw.write_table(header, data, errors, target, fmt)
     failed = [(i, e) for i, e in enumerate(errors) if e]
     if failed:

@@ -34,6 +34,7 @@ sticking mode first), the first that satisfies every inequality taken.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations, product
 
 import numpy as np
@@ -42,6 +43,7 @@ import symengine as se
 from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.numeric.compile import NumericSystem, lambdify
+from lagsim.run.events import FUNCTIONS
 from lagsim.spec.system import ContactSpec, SystemSpec
 
 CLOSED = 1e-12
@@ -124,8 +126,15 @@ class Contacts:
             exprs.extend(_rows(se.sympify(c.gap.expr), t, q, qd))
             tangents.extend(_rows(se.sympify(c.tangent.expr) if c.tangent is not None
                                   else se.Integer(0), t, q, qd))
-        self._f = lambdify([t, *q, *qd, *params], exprs)
-        self._tangent = lambdify([t, *q, *qd, *params], tangents)
+        arguments = (t, *q, *qd, *params)
+        self._f = FUNCTIONS.get((tuple(exprs), arguments), partial(lambdify, arguments, exprs))
+        self._tangent = FUNCTIONS.get((tuple(tangents), arguments),
+                                      partial(lambdify, arguments, tangents))
+        self.terms: tuple[tuple[se.Basic, ...], tuple[se.Basic, ...], tuple[se.Basic, ...]] = (
+            (t, *q, *qd), tuple(params), tuple(exprs))
+        """(arguments, parameters, expressions) of the gaps' rows [g, G, g_t, drift] per
+        contact, as :meth:`evaluate` computes them (the C flights compile them:
+        :mod:`lagsim.run.engines.cimpacts`)."""
         self._x = np.empty(1 + 2 * self.n + len(params))
         self._x[1 + 2 * self.n:] = list(numeric.parameters.values())
 

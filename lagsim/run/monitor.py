@@ -150,14 +150,11 @@ class Samples:
         :meth:`extend`, joined once by :meth:`trajectory`."""
         self.last_time = -np.inf
         """The time of the last row."""
+        self.count = 0
+        """The number of rows so far."""
         self.extra: list[np.ndarray] = []
         """The extra columns of each row :meth:`add` made (the formulation's
         ``extra_columns``, e.g. sensitivities, or a C loop's :meth:`extend` gave)."""
-
-    @property
-    def count(self) -> int:
-        """The number of rows so far."""
-        return sum(len(times) for times, _ in self._blocks)
 
     def add(self, t: float, y: np.ndarray, project: bool = True) -> None:
         """One row from the formulation's state y at t (projected when the stabilizer
@@ -177,6 +174,7 @@ class Samples:
         if form.extra_columns:
             self.extra.append(form.extra_row(t, y))
         self._blocks.append((np.array([float(t)]), np.concatenate((q, qd, lam))[None, :]))
+        self.count += 1
         self.last_time = float(t)
 
     def extend(self, t: np.ndarray, rows: np.ndarray, k: int | None = None,
@@ -194,6 +192,7 @@ class Samples:
                                      np.array(rows[:count], dtype=float)))
                 if extra is not None:
                     self.extra.extend(np.array(extra[:count], dtype=float))
+                self.count += count
                 self.last_time = float(t[count - 1])
             if bad.size:
                 numeric = self.problem.numeric

@@ -31,6 +31,7 @@ typedef struct {
     int N, *keep;  /* a flag an evaluation off the dense output may set, restored (or NULL) */
     double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h;
     int exhausted, found, bad, missed;
+    int falling;  /* only crossings from g > 0 count (a gap's event, lagsim.run.events.FALLING) */
 } Scan;
 
 enum { FORM_ODE = 0, FORM_INDEX1 = 1, FORM_UK = 2 };
@@ -925,6 +926,11 @@ static int scan_visit(Scan *s, double u, double gu, double v, double gv)
     if (s->bad) return 1;
     if (s->sign == 0.0) { s->sign = gv > 0 ? 1.0 : (gv < 0 ? -1.0 : 0.0); return 0; }
     if (gv * s->sign > 0.0) return 0;
+    if (s->falling) {  /* EventWatch._visit: the sign moves on; a rising crossing is passed */
+        double before = s->sign;
+        s->sign = gv > 0 ? 1.0 : (gv < 0 ? -1.0 : 0.0);
+        if (before < 0.0) return 0;
+    }
     s->found = 1;
     if (gv == 0.0) s->end = v;
     else if (!(gu * gv < 0.0)) s->end = u;

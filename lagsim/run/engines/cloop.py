@@ -134,48 +134,54 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
-def _library(cc: str) -> ctypes.CDLL | None:
-    """The loop's shared library (model independent), built once per machine; None when it
-    cannot be built or loaded (said on stderr)."""
+def library(cc: str) -> ctypes.CDLL | None:
+    """The loop's shared library (model independent; ``cloop.c`` and ``impacts.c``, the free
+    flights of :mod:`lagsim.run.engines.cimpacts`), built once per machine; None when it cannot
+    be built or loaded (said on stderr)."""
     return LIBRARIES.get(cc, lambda: _load_library(cc))
 
 
 def _load_library(cc: str) -> ctypes.CDLL | None:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
-                .replace("@CROSSINGS@", _crossings()))
+                .replace("@CROSSINGS@", _crossings()) + "\n" + csource.read("impacts.c"))
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
             cc, "cloop", lambda: template.replace("@COEFFICIENTS@", _coefficients()),
             (OPTIMIZE, *ccompile.FLAGS), key_text=template)
-        lib.lagsim_loop_new.restype = ctypes.c_void_p
-        lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
-        lib.lagsim_loop_sensitive.restype = ctypes.c_void_p
-        lib.lagsim_loop_sensitive.argtypes = ((ctypes.c_void_p,) * 9
-                                              + (ctypes.c_int, ctypes.c_int)
-                                              + (ctypes.c_void_p,) * 3)
-        lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
-        lib.lagsim_loop_free.restype = None
-        lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
-                                          ctypes.c_double)
-        lib.lagsim_loop_start.restype = ctypes.c_int
-        lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                        ctypes.POINTER(LoopResult), ctypes.c_void_p,
-                                        ctypes.c_void_p)
-        lib.lagsim_loop_run.restype = ctypes.c_int
-        lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-        lib.lagsim_loop_alias.restype = None
-        lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-        lib.lagsim_loop_paths.restype = None
-        lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-        lib.lagsim_loop_missed.restype = None
+        _loop_argtypes(lib)
         _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
         lib = None
     return lib
+
+
+def _loop_argtypes(lib: ctypes.CDLL) -> None:
+    """Argument and result types of the loop's entry points (``lagsim_loop_*``)."""
+    lib.lagsim_loop_new.restype = ctypes.c_void_p
+    lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
+    lib.lagsim_loop_sensitive.restype = ctypes.c_void_p
+    lib.lagsim_loop_sensitive.argtypes = ((ctypes.c_void_p,) * 9
+                                          + (ctypes.c_int, ctypes.c_int)
+                                          + (ctypes.c_void_p,) * 3)
+    lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
+    lib.lagsim_loop_free.restype = None
+    lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
+                                      ctypes.c_double)
+    lib.lagsim_loop_start.restype = ctypes.c_int
+    lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                    ctypes.POINTER(LoopResult), ctypes.c_void_p,
+                                    ctypes.c_void_p)
+    lib.lagsim_loop_run.restype = ctypes.c_int
+    lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.lagsim_loop_alias.restype = None
+    lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.lagsim_loop_paths.restype = None
+    lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.lagsim_loop_missed.restype = None
 
 
 def _symbol(lib: ctypes.CDLL, name: str) -> int:
@@ -243,7 +249,9 @@ class CLoop(StepLoop):
         ended at t): :func:`lagsim.run.engines.ccommon.next_call`."""
         return next_call(watch, t, self.steps - steps_before, clock, progress)
 
-    def _new(self, mass_scale: float, atol: np.ndarray) -> int:
+    def new_handle(self, mass_scale: float, atol: np.ndarray) -> int:
+        """The C loop's work space for this problem (``lagsim_loop_new``), freed by
+        ``lagsim_loop_free``."""
         problem, numeric = self.problem, self.problem.numeric
         form, options = problem.form, problem.options
         stabilizer = form.stabilizer
@@ -333,7 +341,7 @@ class CLoop(StepLoop):
         problem, guard, stop = self.problem, watch.guard, watch.stop
         atol = np.empty(len(y0))
         atol[:] = problem.options.atol
-        self._handle = handle = self._new(guard.mass.scale, atol)
+        self._handle = handle = self.new_handle(guard.mass.scale, atol)
         y = np.ascontiguousarray(y0, dtype=float)
         if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
                                       stop.sign if stop is not None else 0.0):
@@ -446,7 +454,7 @@ def loop_or_refusal(problem: Problem) -> CLoop | str:
     cc = compiler()
     if cc is None:
         return "no C compiler"
-    lib = _library(cc)
+    lib = library(cc)
     if lib is None:
         return "the C step loop could not be built"
     stop = None

@@ -74,8 +74,12 @@ sliding contact whose slip ṡ falls through 0 sticks there if its cone holds it
 the other way; a sticking one whose |λ_T| reaches μλ_N slides from there against λ_T
 (:meth:`ImpactLoop._switch`, Brent's method; Pfeiffer and Glocker 1996, §7.1).
 
+In C. With DOP853 and a C compiler the free flights and the plain impacts between them run in
+C (:mod:`lagsim.run.engines.cimpacts`, through :meth:`ImpactLoop._flight`); everything else
+here stays Python's, and a flight that needs it is stepped again by :meth:`ImpactLoop._fly`.
+
 Not yet: accumulations at three contacts or more,
-``--section``, the C loops (this engine runs in Python),
+``--section``, held contacts in C,
 the reduced formulation and the fixed-step methods, and a correction of the drift of the gaps
 and of the bilateral constraints while a contact is held (no stabilizer acts there).
 """
@@ -95,6 +99,7 @@ from lagsim.errors import InputError, IntegrationError
 from lagsim.output.trajectory import ImpactEvent, Trajectory
 from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact
 from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.cimpacts import flights_for
 from lagsim.run.engines.python import after_step, make_solver
 from lagsim.run.events import FALLING, CompiledEvent, Event, EventWatch, compile_events
 from lagsim.run.monitor import Step, Watch
@@ -178,6 +183,8 @@ class ImpactLoop(StepLoop):
         """The mode (0 sticks, ±1 slides) a contact takes at the start of the next held
         phase, set where it changed its mode."""
         self.impacts: list[Impact] = []
+        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION))
+        """The free flights in C (:mod:`lagsim.run.engines.cimpacts`), or None."""
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
                   ) -> Trajectory:
@@ -206,7 +213,7 @@ class ImpactLoop(StepLoop):
             if held:
                 outcome = self._hold(watch, t, y, held, progress, kind == "mode")
             else:
-                outcome = self._fly(watch, t, y, h, progress)
+                outcome = self._flight(watch, t, y, h, progress)
             kind, t, y, hit, h = outcome
             if kind == "end":
                 trajectory = watch.samples.trajectory("t_end", "")
@@ -233,6 +240,22 @@ class ImpactLoop(StepLoop):
             h = self._first_step(t, y, hit, h)
         self._say()
         return self._columns(trajectory)
+
+    def _flight(self, watch: Watch, t: float, y: np.ndarray, h: float | None,
+                progress: Progress | None
+                ) -> tuple[str, float, np.ndarray, int, float | None]:
+        """:meth:`_fly` in C when :attr:`flights` runs the problem, the plain impacts it made on
+        the way recorded as :meth:`_impact` records them."""
+        if self.flights is None:
+            return self._fly(watch, t, y, h, progress)
+        outcome, plain = self.flights.fly(watch, t, y, h, progress, self.history, self._fly)
+        for row, impact, hit in plain:
+            self.impacts.append(impact)
+            self.impulses[row] = impact.impulses
+            self.losses[row] = impact.loss
+            self.history[hit].append(impact.t)
+            self.order.append((impact.t, hit))
+        return outcome
 
     def _stop_sign(self, t: float, y: np.ndarray) -> float:
         """The sign of the ``--stop-when`` expression at (t, y) (0 without one): an impact that
@@ -742,11 +765,11 @@ class ImpactLoop(StepLoop):
         for j, name in enumerate(names):
             trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
         events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
-                                   float(i.after[j]), tuple(map(float, i.qd_before)),
-                                   tuple(map(float, i.qd_after)), i.loss,
+                                   float(i.after[j]), tuple(i.qd_before.tolist()),
+                                   tuple(i.qd_after.tolist()), i.loss,
                                    float(i.tangential[j]))
                        for i in self.impacts if i.t <= trajectory.t[-1]
-                       for j in np.flatnonzero(i.impulses))
+                       for j in i.impulses.nonzero()[0].tolist())
         return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)
 
     def _say(self) -> None:

@@ -178,6 +178,13 @@ class NumericSystem:
         return replace(self, parameters=parameters,
                        **self._code.bind(np.array(list(parameters.values()), dtype=float)))
 
+    @property
+    def code(self) -> Any:
+        """The compiled code behind this system, one object for every system of its structure
+        whatever the parameter values (None for a system not made by :func:`compile_model`):
+        with :attr:`parameters`, what determines every value the system computes."""
+        return self._code
+
     def compiled(self) -> tuple[Callable, Callable, Callable]:
         """The compiled functions behind :meth:`dynamics`, :meth:`phi` and
         :meth:`velocity_terms`, of the argument (t, q, q̇) or (t, q) (the C step loops call them

@@ -15,6 +15,7 @@ declared in :mod:`lagsim.spec.choices` (the run layer maps each to its implement
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -500,14 +501,25 @@ class SimulateOptions:
     def sample_times(self) -> Any:
         """The sample times, both ends included, each the double nearest its decimal value
         (:func:`lagsim.spec.times.clean_times`: 0.15 is written 0.15)."""
-        from lagsim.spec.times import clean_steps, clean_times
+        samples = None if self.dt is None else self.rows()
+        return _sample_times(self.t_start, self.t_end, self.dt, self.samples, samples).copy()
 
-        t0, t1, dt = self.t_start, self.t_end, self.dt
-        if dt is None or self.samples is not None:
-            return clean_times(t0, t1, self.samples or 2)
-        times = clean_steps(t0, dt, self.rows())
+
+@functools.lru_cache(maxsize=16)
+def _sample_times(t0: float, t1: float, dt: float | None, samples: int | None, rows: int | None
+                  ) -> Any:
+    """:meth:`SimulateOptions.sample_times` of these values, made once in a process for runs
+    that share them (read-only: the method hands out copies)."""
+    from lagsim.spec.times import clean_steps, clean_times
+
+    if dt is None or samples is not None:
+        times = clean_times(t0, t1, samples or 2)
+    else:
+        assert rows is not None
+        times = clean_steps(t0, dt, rows)
         times[-1] = min(times[-1], t1)
-        return times
+    times.setflags(write=False)
+    return times
 
 
 def _check_spacing(values: Mapping[str, Any], given: Mapping[str, tuple[Any, str, Location]],

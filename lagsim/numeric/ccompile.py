@@ -378,7 +378,7 @@ class CFunction:
     """``f(x) -> fresh 1-d array`` of one compiled expression list at the parameter values
     ``params`` (the shape of symengine's ``Lambdify``)."""
 
-    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp")
+    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp", "_address")
 
     def __init__(self, func: Any, n_in: int, n_out: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -390,6 +390,7 @@ class CFunction:
         self._pout = self._out.ctypes.data
         self._params = params
         self._pp = params.ctypes.data
+        self._address = int(ctypes.cast(func, ctypes.c_void_p).value or 0)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         self._in[:] = x
@@ -414,7 +415,7 @@ class CFunction:
     @property
     def address(self) -> int:
         """The C function's address (the C step loops call it directly)."""
-        return int(ctypes.cast(self._func, ctypes.c_void_p).value or 0)
+        return self._address
 
     @property
     def params(self) -> np.ndarray:

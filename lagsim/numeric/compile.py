@@ -140,8 +140,13 @@ class NumericSystem:
 
     def _rows_args(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray | None = None
                    ) -> np.ndarray:
-        parts = [np.asarray(t, dtype=float).reshape(-1, 1), q] + ([] if qd is None else [qd])
-        return np.hstack(parts)
+        n = q.shape[1]
+        x = np.empty((q.shape[0], 1 + n + (0 if qd is None else qd.shape[1])))
+        x[:, 0] = t
+        x[:, 1:1 + n] = q
+        if qd is not None:
+            x[:, 1 + n:] = qd
+        return x
 
     def energies(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """h at each sample (t (N,), q and qd (N, n)) in one compiled call: (N,), each value

@@ -24,7 +24,7 @@ weakest eigenvector of Nᵀ M N, mapped to δq = N v), not a direction the const
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 
 import numpy as np
 import symengine as se
@@ -32,7 +32,12 @@ import symengine as se
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.numeric.memo import Memo
-from lagsim.run.formulations import check_mass_matrix, euler_angles, weakest_direction
+from lagsim.run.formulations import (
+    check_mass_matrix,
+    euler_angles,
+    start_key,
+    weakest_direction,
+)
 from lagsim.run.hints import singular_cause
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, assemble_model, check_regular
@@ -72,18 +77,8 @@ def _direction(v: np.ndarray, names: tuple[str, ...]) -> str:
 
 REGULAR_STARTS: Memo[object] = Memo(64)
 """The starts whose mass matrix :func:`regular_inertia` found positive definite, by
-:func:`_start_key`; each holds its compiled code, so that the code's ``id`` in the key stays
-its own while the entry is kept."""
-
-
-def _start_key(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray
-               ) -> Hashable | None:
-    """What M at the start depends on: the compiled code (by identity), the parameter values
-    and (t, q, q̇) bit for bit; None for a system without compiled code."""
-    if numeric.code is None:
-        return None
-    return (id(numeric.code), tuple(numeric.parameters.items()), float(t),
-            np.asarray(q, dtype=float).tobytes(), np.asarray(qd, dtype=float).tobytes())
+:func:`lagsim.run.formulations.start_key`; each holds its compiled code, so that the code's
+``id`` in the key stays its own while the entry is kept."""
 
 
 def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: float,
@@ -94,7 +89,7 @@ def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: f
     constraints remove, said through ``say``; else :class:`InputError` naming the allowed motion
     that has no inertia (and, as before, a parameter at 0 that causes it). A start found
     regular is remembered (:data:`REGULAR_STARTS`): a run from it again is not checked again."""
-    key = _start_key(numeric, t, q, qd)
+    key = start_key(numeric, t, q, qd)
     if key is not None and key in REGULAR_STARTS:
         return model, numeric
     try:

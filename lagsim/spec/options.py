@@ -404,8 +404,27 @@ class SimulateOptions:
         "not given" (so ``0`` and ``False`` given on the command line count). A bad value is an
         :class:`InputError` that names the option as the user wrote it: ``naming`` says how a
         flag is written (:data:`FLAGS` by default; the Python API passes :data:`KEYWORDS`), here
-        and in what the run says later (:meth:`label`, :meth:`give`).
+        and in what the run says later (:meth:`label`, :meth:`give`). Options resolved once
+        are kept (:data:`RESOLVED`): a loop of runs with the same settings resolves them once.
         """
+        key: Any = None
+        if all(_plain(v) for v in flags.values()) and all(
+                _plain(setting.value) for setting in settings.values()):
+            key = (tuple((k, type(v), repr(v)) for k, v in flags.items()),
+                   tuple((k, type(v.value), repr(v.value), v.location)
+                         for k, v in settings.items()), naming)
+        if key is not None and key in RESOLVED:
+            return RESOLVED[key]
+        options = cls._resolve(settings, flags, naming)
+        if key is not None:
+            RESOLVED[key] = options
+            while len(RESOLVED) > RESOLVED_SIZE:
+                del RESOLVED[next(iter(RESOLVED))]
+        return options
+
+    @classmethod
+    def _resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
+                 naming: Naming) -> SimulateOptions:
         name = naming.name
         unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
         if unknown:
@@ -503,6 +522,18 @@ class SimulateOptions:
         (:func:`lagsim.spec.times.clean_times`: 0.15 is written 0.15)."""
         samples = None if self.dt is None else self.rows()
         return _sample_times(self.t_start, self.t_end, self.dt, self.samples, samples).copy()
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is a number, a string, a bool or None, which its type and ``repr`` tell
+    apart (0 from False and 0.0 from -0.0; options given as lists are resolved each time)."""
+    return value is None or type(value) in (int, float, str, bool)
+
+
+RESOLVED: dict[Any, SimulateOptions] = {}
+"""Options :meth:`SimulateOptions.resolve` made, by their settings, flags and naming (frozen, so
+shared); at most :data:`RESOLVED_SIZE`, the oldest dropped first."""
+RESOLVED_SIZE = 64
 
 
 @functools.lru_cache(maxsize=16)

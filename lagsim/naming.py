@@ -16,6 +16,7 @@ lagsim but :mod:`lagsim.errors`, so that the spec's check of reserved names
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -275,10 +276,17 @@ def layout(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequen
            ) -> list[str]:
     """The CSV columns of :data:`COLUMNS` for these coordinates and constraints (``kinds`` are
     ``"holonomic"`` or ``"velocity"``, one a constraint)."""
+    return list(_layout(tuple(coordinates), tuple(constraints), tuple(kinds)))
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(coordinates: tuple[str, ...], constraints: tuple[str, ...], kinds: tuple[str, ...]
+            ) -> tuple[str, ...]:
+    """:func:`layout`, made once in a process for each system (every run asks for it)."""
     out: list[str] = []
     for template, names in _fills(coordinates, constraints, kinds):
         out.extend([template] if names is None else (_format(template, x) for x in names))
-    return out
+    return tuple(out)
 
 
 def _format(template: str, name: str) -> str:

@@ -140,8 +140,13 @@ class NumericSystem:
 
     def _rows_args(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray | None = None
                    ) -> np.ndarray:
-        parts = [np.asarray(t, dtype=float).reshape(-1, 1), q] + ([] if qd is None else [qd])
-        return np.hstack(parts)
+        n = q.shape[1]
+        x = np.empty((q.shape[0], 1 + n + (0 if qd is None else qd.shape[1])))
+        x[:, 0] = t
+        x[:, 1:1 + n] = q
+        if qd is not None:
+            x[:, 1 + n:] = qd
+        return x
 
     def energies(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """h at each sample (t (N,), q and qd (N, n)) in one compiled call: (N,), each value
@@ -177,6 +182,13 @@ class NumericSystem:
         parameters = {k: float(values.get(k, v)) for k, v in self.parameters.items()}
         return replace(self, parameters=parameters,
                        **self._code.bind(np.array(list(parameters.values()), dtype=float)))
+
+    @property
+    def code(self) -> Any:
+        """The compiled code behind this system, one object for every system of its structure
+        whatever the parameter values (None for a system not made by :func:`compile_model`):
+        with :attr:`parameters`, what determines every value the system computes."""
+        return self._code
 
     def compiled(self) -> tuple[Callable, Callable, Callable]:
         """The compiled functions behind :meth:`dynamics`, :meth:`phi` and

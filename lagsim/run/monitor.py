@@ -183,7 +183,10 @@ class Samples:
         the ``k``-th, when given), with their extra columns ``extra`` (one row each) when the
         formulation has some; a non-finite λ stops the run as in :meth:`add`."""
         n = self.problem.numeric.n
-        if len(t):
+        if len(t) and rows.shape[1] == 2 * n:
+            self._blocks.append((np.array(t, dtype=float), np.array(rows, dtype=float)))
+            self.last_time = float(t[-1])
+        elif len(t):
             q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
             bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
             count = int(bad[0]) if bad.size else len(t)

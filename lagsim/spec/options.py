@@ -15,6 +15,7 @@ declared in :mod:`lagsim.spec.choices` (the run layer maps each to its implement
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -467,8 +468,27 @@ class SimulateOptions:
         "not given" (so ``0`` and ``False`` given on the command line count). A bad value is an
         :class:`InputError` that names the option as the user wrote it: ``naming`` says how a
         flag is written (:data:`FLAGS` by default; the Python API passes :data:`KEYWORDS`), here
-        and in what the run says later (:meth:`label`, :meth:`give`).
+        and in what the run says later (:meth:`label`, :meth:`give`). Options resolved once
+        are kept (:data:`RESOLVED`): a loop of runs with the same settings resolves them once.
         """
+        key: Any = None
+        if all(_plain(v) for v in flags.values()) and all(
+                _plain(setting.value) for setting in settings.values()):
+            key = (tuple((k, type(v), repr(v)) for k, v in flags.items()),
+                   tuple((k, type(v.value), repr(v.value), v.location)
+                         for k, v in settings.items()), naming)
+        if key is not None and key in RESOLVED:
+            return RESOLVED[key]
+        options = cls._resolve(settings, flags, naming)
+        if key is not None:
+            RESOLVED[key] = options
+            while len(RESOLVED) > RESOLVED_SIZE:
+                del RESOLVED[next(iter(RESOLVED))]
+        return options
+
+    @classmethod
+    def _resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
+                 naming: Naming) -> SimulateOptions:
         name = naming.name
         unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
         if unknown:
@@ -564,14 +584,37 @@ class SimulateOptions:
     def sample_times(self) -> Any:
         """The sample times, both ends included, each the double nearest its decimal value
         (:func:`lagsim.spec.times.clean_times`: 0.15 is written 0.15)."""
-        from lagsim.spec.times import clean_steps, clean_times
+        samples = None if self.dt is None else self.rows()
+        return _sample_times(self.t_start, self.t_end, self.dt, self.samples, samples).copy()
 
-        t0, t1, dt = self.t_start, self.t_end, self.dt
-        if dt is None or self.samples is not None:
-            return clean_times(t0, t1, self.samples or 2)
-        times = clean_steps(t0, dt, self.rows())
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is a number, a string, a bool or None, which its type and ``repr`` tell
+    apart (0 from False and 0.0 from -0.0; options given as lists are resolved each time)."""
+    return value is None or type(value) in (int, float, str, bool)
+
+
+RESOLVED: dict[Any, SimulateOptions] = {}
+"""Options :meth:`SimulateOptions.resolve` made, by their settings, flags and naming (frozen, so
+shared); at most :data:`RESOLVED_SIZE`, the oldest dropped first."""
+RESOLVED_SIZE = 64
+
+
+@functools.lru_cache(maxsize=16)
+def _sample_times(t0: float, t1: float, dt: float | None, samples: int | None, rows: int | None
+                  ) -> Any:
+    """:meth:`SimulateOptions.sample_times` of these values, made once in a process for runs
+    that share them (read-only: the method hands out copies)."""
+    from lagsim.spec.times import clean_steps, clean_times
+
+    if dt is None or samples is not None:
+        times = clean_times(t0, t1, samples or 2)
+    else:
+        assert rows is not None
+        times = clean_steps(t0, dt, rows)
         times[-1] = min(times[-1], t1)
-        return times
+    times.setflags(write=False)
+    return times
 
 
 def _check_spacing(values: Mapping[str, Any], given: Mapping[str, tuple[Any, str, Location]],

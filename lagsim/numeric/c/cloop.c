@@ -70,9 +70,23 @@ typedef struct {
 
 static double dmax(double a, double b) { return a > b ? a : b; }
 
+/* The short copies and clears of the step (a state, a stage): loops the compiler inlines,
+   where memcpy and memset of a length known only at run time are calls through the PLT. */
+static inline __attribute__((always_inline)) void copy_n(int k, double *to, const double *from)
+{
+    int i;
+    for (i = 0; i < k; i++) to[i] = from[i];
+}
+
+static inline __attribute__((always_inline)) void zero_n(int k, double *to)
+{
+    int i;
+    for (i = 0; i < k; i++) to[i] = 0.0;
+}
+
 /* 1 when the k values are finite: a sum of v·0, NaN as soon as one value is inf or NaN, in
    four independent sums (one chain of k additions waits on each one before it). */
-static int all_finite(int k, const double *v)
+static inline __attribute__((always_inline)) int all_finite(int k, const double *v)
 {
     int i;
     double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
@@ -348,8 +362,8 @@ static void mass_solve(D *d, const double *F, double *a)
 static void eval_dynamics(D *d, double t, const double *q, const double *qd)
 {
     d->in[0] = t;
-    memcpy(d->in + 1, q, d->n * sizeof(double));
-    memcpy(d->in + 1 + d->n, qd, d->n * sizeof(double));
+    copy_n(d->n, d->in + 1, q);
+    copy_n(d->n, d->in + 1 + d->n, qd);
     d->dyn(d->in, d->p, d->dynv);
 }
 
@@ -430,10 +444,11 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         lagsim_cholesky_solve(n, d->Lm, qdd);
         return 0;
     }
-    if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side */
-        memcpy(d->Kaug, M, n * n * sizeof(double));
-        memcpy(qdd, F, n * sizeof(double));
-        return lagsim_solve(n, d->Kaug, qdd, d->Lm);
+    if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side (on
+                                   M in place: its LU, when taken, overwrites M, which nothing
+                                   reads after this solve until the next evaluation) */
+        copy_n(n, qdd, F);
+        return lagsim_solve(n, d->dynv, qdd, d->Lm);
     }
     /* Udwadia–Kalaba (lagsim.run.formulations.UdwadiaKalaba._solve) */
     if (factored) return 1;
@@ -608,7 +623,7 @@ static int sens_project(D *d, double t, const double *s_in, double *out)
 static int rhs(D *d, double t, const double *y, double *out)
 {
     int n = d->n, ns = d->ns;
-    memcpy(out, y + n, n * sizeof(double));
+    copy_n(n, out, y + n);
     if (!ns) return accelerations(d, t, y, y + n, out + n, NULL, 1);
     if (accelerations(d, t, y, y + n, out + n, d->slam, 1)) return 1;
     memcpy(out + 2 * n, y + 2 * n + n * ns, n * ns * sizeof(double));
@@ -694,11 +709,11 @@ static int dop853_step(D *d)
         if (d->direction * (t_new - d->t_bound) > 0) t_new = d->t_bound;
         h = t_new - t;
         h_abs = fabs(h);
-        memcpy(K, d->f, N * sizeof(double));
+        copy_n(N, K, d->f);
         /* the sums over the stages run stage by stage across the state (each value's sum in
            the same order as stage-inner loops, so the same numbers, and vectorized) */
         for (s = 1; s < S; s++) {
-            memset(acc, 0, N * sizeof(double));
+            zero_n(N, acc);
             for (j = 0; j < s; j++) {
                 const double a = DOP_A[s * S + j], *kj = K + j * N;
                 for (i = 0; i < N; i++) acc[i] += kj[i] * a;
@@ -706,17 +721,17 @@ static int dop853_step(D *d)
             for (i = 0; i < N; i++) d->ytmp[i] = y[i] + acc[i] * h;
             if (rhs(d, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
         }
-        memset(acc, 0, N * sizeof(double));
+        zero_n(N, acc);
         for (j = 0; j < S; j++) {
             const double b = DOP_B[j], *kj = K + j * N;
             for (i = 0; i < N; i++) acc[i] += kj[i] * b;
         }
         for (i = 0; i < N; i++) d->ynew[i] = y[i] + h * acc[i];
         if (rhs(d, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
-        memcpy(K + S * N, d->fnew, N * sizeof(double));
+        copy_n(N, K + S * N, d->fnew);
         d->nfev += S;
-        memset(acc, 0, N * sizeof(double));
-        memset(acc3, 0, N * sizeof(double));
+        zero_n(N, acc);
+        zero_n(N, acc3);
         for (j = 0; j <= S; j++) {
             const double c5 = DOP_E5[j], c3 = DOP_E3[j], *kj = K + j * N;
             for (i = 0; i < N; i++) { acc[i] += kj[i] * c5; acc3[i] += kj[i] * c3; }
@@ -737,12 +752,12 @@ static int dop853_step(D *d)
         rejected = 1;
     }
     d->h_prev = h;
-    memcpy(d->y_old, y, N * sizeof(double));
+    copy_n(N, d->y_old, y);
     d->t_old = t;
     d->t = t_new;
-    memcpy(d->y_raw, d->ynew, N * sizeof(double));
-    memcpy(d->y, d->ynew, N * sizeof(double));
-    memcpy(d->f, d->fnew, N * sizeof(double));
+    copy_n(N, d->y_raw, d->ynew);
+    copy_n(N, d->y, d->ynew);
+    copy_n(N, d->f, d->fnew);
     d->h_abs = h_abs;
     d->dense_ready = 0;
     d->nsteps++;
@@ -758,7 +773,7 @@ static int dense(D *d, double s, double *out)
     int i, j, k;
     double h = d->h_prev, x;
     double *K = d->K, *F = d->F;
-    if (s == d->t) { memcpy(out, d->y_raw, N * sizeof(double)); return 0; }
+    if (s == d->t) { copy_n(N, out, d->y_raw); return 0; }
     if (!d->dense_ready) {
         for (k = 0; k < 3; k++) {
             int st = S + 1 + k;
@@ -1025,7 +1040,7 @@ static int sample(D *d, double s, double *row, lagsim_result *res)
         if (code == 1) return RUN_SINGULAR;
         if (code == 2) { res->when = s; return RUN_PROJECTION; }
     } else {
-        memcpy(row, d->ys, N * sizeof(double));
+        copy_n(N, row, d->ys);
     }
     if (d->m && d->form != FORM_ODE) {
         if (accelerations(d, s, row, row + d->n, d->acc, row + N, 0)) return RUN_SINGULAR;
@@ -1278,7 +1293,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
             memcpy(state, d->y, N * sizeof(double));
             goto out;
         }
-        memcpy(state, d->y_raw, N * sizeof(double));
+        copy_n(N, state, d->y_raw);
         res->when = d->t;
         /* Guard.accepted */
         if (!all_finite(N, d->y_raw)) { code = RUN_NONFINITE; goto out; }

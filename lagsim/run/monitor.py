@@ -185,6 +185,9 @@ class Samples:
         n = self.problem.numeric.n
         if len(t) and rows.shape[1] == 2 * n:
             self._blocks.append((np.array(t, dtype=float), np.array(rows, dtype=float)))
+            if extra is not None:
+                self.extra.extend(np.array(extra, dtype=float))
+            self.count += len(t)
             self.last_time = float(t[-1])
         elif len(t):
             q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]

@@ -361,31 +361,95 @@ def test_fmu_directional_derivatives_match_differences(fmpy, fmus: dict[str, Pat
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_fmu_refuses_a_start_off_the_constraints(fmpy, fmus: dict[str, Path]) -> None:
-    """A01 with l = 2 through start_values starts off the circle of radius 2: initialization
-    fails with one message saying so (the FMU does not move the start); with the consistent
-    start of the same export at l = 2 it runs as simulate --set l=2 (1e-8)."""
-    path = str(fmus["a01_pendulum"])
+def fmu_run(fmpy, path: str, kind: str, names: list[str], **options: object):
+    """FMPy's run of ``path`` over [0, T_END] at simulate's samples, the columns ``names``
+    (rows: samples)."""
+    result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
+                               output_interval=T_END / (SAMPLES - 1),
+                               relative_tolerance=1e-12 if kind == "ModelExchange" else 1e-10,
+                               output=names, **options)
+    return np.column_stack([result[c] for c in names])
+
+
+@pytest.mark.parametrize("name, start, parameters", [
+    ("a01_pendulum", {"x": 0.7, "y_dot": 0.4}, {}),
+    ("a01_pendulum", {}, {"l": 2.0}),
+    ("slider_crank", {"x1": 0.3, "y1_dot": 0.5}, {}),
+])
+def test_fmu_moves_a_start_onto_the_constraints(name: str, start: dict[str, float],
+                                                parameters: dict[str, float], fmpy,
+                                                fmus: dict[str, Path]) -> None:
+    """A start off the constraints through FMPy's start_values (a state set, or a parameter
+    the constraints depend on) is moved onto them at fmi2ExitInitializationMode as lagsim
+    simulate moves it: the set states given as --init gives them, the others from the file's
+    values. The FMU's first row is simulate's consistent start to 1e-10 (measured 1e-16), the
+    coordinates agree to 1e-8 over the run in both interfaces, and the start moved by more
+    than 0.05. The file's initial values are numbers at its parameters (a01's x: l is 1 at
+    l = 2 too), so simulate is given them as --init."""
+    system = api.load(name)
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    initial = {**dict(system.spec.initial), **start}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = system.simulate(t_end=T_END, samples=SAMPLES, formulation=lay.formulation,
+                             stabilize="baumgarte", rtol=1e-10, atol=1e-10, initial=initial,
+                             parameters=parameters)
+    expected = np.column_stack([tr.q, tr.qd])
+    raw = np.array([initial.get(s, 0.0) for s in lay.states])
+    assert np.abs(expected[0] - raw).max() > 0.05
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, str(fmus[name]), kind, list(lay.states),
+                      start_values={**start, **parameters})
+        np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=1e-10, err_msg=kind)
+        n = len(system.coordinates)
+        np.testing.assert_allclose(got[:, :n], expected[:, :n], rtol=0, atol=1e-8,
+                                   err_msg=kind)
+
+
+NATURAL_X_ONLY = """\
+name: natural_x_only
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+initial: {x: 0.5}
+"""
+
+
+def test_fmu_refuses_a_singular_start_and_runs_given_a_side(fmpy, tmp_path: Path) -> None:
+    """A natural pendulum given x only: y = 0 is a singular point of the rod (∂φ/∂y = 0), where
+    lagsim simulate falls to the side gravity points to; the FMU does not choose, so
+    initialization fails with one logged message naming the rod and y. Given y = -0.8 too, it
+    runs as simulate --init y=-0.8 (the start to 1e-10, the run to 1e-8): both given, both
+    move onto the circle."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    system = api.load(NATURAL_X_ONLY)
+    path = str(system.export_fmu(tmp_path / "natural.fmu"))
     messages: list[str] = []
 
     def logger(_env, _name, _status, _category, message) -> None:
         messages.append(message.decode())
 
     with pytest.raises(fmpy.fmi1.FMICallException, match="fmi2ExitInitializationMode"):
-        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"l": 2.0}, logger=logger)
-    assert len(messages) == 1 and "not on the constraints" in messages[0]
-    longer = api.load("a01_pendulum", l=2.0)
-    lay = layout(longer.spec, longer.model, export_options(longer.spec))
-    start = dict(zip(lay.states, lay.state_start))
+        fmpy.simulate_fmu(path, stop_time=1.0, logger=logger)
+    assert len(messages) == 1
+    assert "singular point" in messages[0] and "rod" in messages[0]
+    assert messages[0].endswith("give y a start value")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = longer.simulate(t_end=T_END, samples=SAMPLES, formulation="index1",
-                                   stabilize="baumgarte")
-    result = fmpy.simulate_fmu(path, fmi_type="CoSimulation", stop_time=T_END,
-                               output_interval=T_END / (SAMPLES - 1), relative_tolerance=1e-10,
-                               start_values={"l": 2.0, **start}, output=["x", "y"])
-    np.testing.assert_allclose(np.column_stack([result["x"], result["y"]]), expected.q,
-                               rtol=0, atol=1e-8)
+        tr = system.simulate(t_end=T_END, samples=SAMPLES, formulation="index1",
+                             stabilize="baumgarte", initial={"x": 0.5, "y": -0.8})
+    assert tr.q[0] @ tr.q[0] == pytest.approx(1.0, abs=1e-10) and tr.q[0, 1] < -0.84
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, path, kind, ["x", "y", "x_dot", "y_dot"],
+                      start_values={"y": -0.8})
+        np.testing.assert_allclose(got[0], np.r_[tr.q[0], tr.qd[0]], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(got[:, :2], tr.q, rtol=0, atol=1e-8, err_msg=kind)
 
 
 def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
+from lagsim.run.start import CUTOFF as START_CUTOFF
 from lagsim.run.start import TOLERANCE as START_TOLERANCE
 from lagsim.run.start import consistent_start
 from lagsim.spec.expressions import Source, parse_expression
@@ -72,6 +73,8 @@ class Layout:
     holonomic: tuple[int, ...]
     states: tuple[str, ...]
     state_start: tuple[float, ...]
+    state_initial: tuple[float, ...]
+    state_given: tuple[bool, ...]
     state_units: tuple[str, ...]
     derivative_units: tuple[str, ...]
     parameters: tuple[str, ...]
@@ -137,10 +140,11 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
     t0 = options.t_start
     baumgarte = (0.0, 0.0) if options.stabilize == "none" else options.baumgarte
     q0, qd0 = spec.initial_state()
+    initial = tuple(map(float, [*q0, *qd0]))
+    given = frozenset(name for name, _ in spec.initial)
     if model.m:
         numeric = compile_model(model)
-        q, qd = consistent_start(numeric, t0, np.array(q0), np.array(qd0),
-                                 given=frozenset(name for name, _ in spec.initial))
+        q, qd = consistent_start(numeric, t0, np.array(q0), np.array(qd0), given=given)
         q0, qd0 = q.tolist(), qd.tolist()
     names = tuple(model.parameters)
     values = tuple(float(model.parameters[k]) for k in names)
@@ -158,6 +162,7 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         constraints=tuple(c.name for c in model.constraints),
         holonomic=tuple(i for i, c in enumerate(model.constraints) if c.kind == "holonomic"),
         states=naming.state(coords), state_start=tuple(map(float, [*q0, *qd0])),
+        state_initial=initial, state_given=tuple(s in given for s in naming.state(coords)),
         state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
         derivative_units=(*rate, *(_per(units.get(c, ""), f"{time_unit}2") for c in coords)),
         parameters=names, parameter_start=values, parameter_units=punits,
@@ -273,6 +278,9 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         UK=int(lay.formulation == "udwadia-kalaba"),
         STATE_LIST=_strings(lay.states), PARAMETER_LIST=_strings(lay.parameters),
         OUTPUT_LIST=_strings(lay.outputs), PARAMETER_VALUES=_doubles(lay.parameter_start),
+        CONSTRAINT_LIST=", ".join(filter(None, (_strings(lay.constraints), "0"))),
+        STATE_INITIAL=_doubles(lay.state_initial),
+        STATE_GIVEN=", ".join(str(int(g)) for g in lay.state_given), CUTOFF=repr(START_CUTOFF),
         STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,
         FUNCTIONS=_functions(model) + "\n" + _indicator(spec, model, options),
         NEVENT=int(bool(lay.stop_when)),

@@ -8,7 +8,9 @@ FMI 2.0 headers, 2-clause BSD, their licence in each header) and, when a C compi
 from them. Without a compiler the FMU is a source FMU only, and :func:`write_fmu` says so.
 
 Variables (value references as in ``fmu.c``): the states (coordinates and velocities,
-continuous, ``initial="exact"`` at lagsim's consistent start), their derivatives, every
+continuous, lagsim's consistent start; ``initial="approx"`` with constraints, since
+``fmi2ExitInitializationMode`` moves the start onto them as ``lagsim simulate`` does, a state
+set before it given as ``--init`` gives it), their derivatives, every
 parameter (``causality="parameter" variability="tunable"``, the file's value its start value; a
 constrained system's Baumgarte gains too; the ``inputs:`` of the file ``causality="input"``,
 their defaults the start values, so that a controller drives the model) and the outputs (mass
@@ -81,7 +83,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     rows: list[str] = []
     for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
         rows.append(_real(name, i, "local", "continuous", "state", float(start), unit,
-                          initial="exact"))
+                          initial="approx" if lay.m else "exact"))
     der_units = lay.derivative_units
     for i, name in enumerate(lay.states):
         rows.append(_real(f"der({name})", ny + i, "local", "continuous",
@@ -100,6 +102,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     outputs = "".join(f'      <Unknown index="{first_out + k}"/>\n'
                       for k in range(len(lay.outputs)))
     derivatives = "".join(f'      <Unknown index="{ny + i + 1}"/>\n' for i in range(ny))
+    moved = "".join(f'      <Unknown index="{i + 1}"/>\n' for i in range(ny)) if lay.m else ""
     units = sorted({u for u in (*lay.state_units, *der_units, *lay.parameter_units) if u})
     unit_block = ("  <UnitDefinitions>\n" + "".join(f"    <Unit name={quoteattr(u)}/>\n"
                                                     for u in units) + "  </UnitDefinitions>\n"
@@ -129,7 +132,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         "  <ModelStructure>\n"
         + (f"    <Outputs>\n{outputs}    </Outputs>\n" if outputs else "")
         + f"    <Derivatives>\n{derivatives}    </Derivatives>\n"
-        f"    <InitialUnknowns>\n{outputs}{derivatives}    </InitialUnknowns>\n"
+        f"    <InitialUnknowns>\n{moved}{derivatives}{outputs}    </InitialUnknowns>\n"
         "  </ModelStructure>\n</fmiModelDescription>\n")
 
 

@@ -22,7 +22,8 @@
 typedef struct {
     double t, h, rtol;
     double y[NY], p[NP];
-    int failed, continuous, terminated;
+    int failed, continuous, terminated, logging;
+    unsigned char set[NY];
     fmi2CallbackFunctions cb;
     char name[128];
 } Instance;
@@ -47,6 +48,7 @@ static void reset(Instance *c)
 {
     c->t = 0.0; c->h = 0.0; c->rtol = 1e-10; c->failed = 0; c->continuous = 0;
     c->terminated = 0;
+    memset(c->set, 0, sizeof c->set);
     memcpy(c->y, @P@_state_start, sizeof c->y);
     memcpy(c->p, @P@_parameter_start, sizeof c->p);
 }
@@ -56,7 +58,7 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
                               fmi2Boolean visible, fmi2Boolean logging)
 {
     Instance *c;
-    (void)type; (void)location; (void)visible; (void)logging;
+    (void)type; (void)location; (void)visible;
     if (!guid || strcmp(guid, GUID) != 0) {
         if (cb && cb->logger)
             cb->logger(cb->componentEnvironment, name, fmi2Error, "error",
@@ -68,6 +70,7 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
     if (cb) c->cb = *cb;
     snprintf(c->name, sizeof c->name, "%s", name ? name : "@P@");
     reset(c);
+    c->logging = logging ? 1 : 0;
     return c;
 }
 
@@ -85,22 +88,36 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c) { (void)c; return fmi2OK; }
-/* A constrained start must be on the constraints (the FMU does not move it there): the states'
-   start values are lagsim's consistent start for the file's parameters; after a change of a
-   parameter the constraints depend on, give consistent start values. */
+/* A constrained start is moved onto the constraints here, as lagsim simulate moves it
+   (@P@_consistent_start): a state set with fmi2SetReal since instantiation is given, as
+   --init NAME=VALUE is; the others start from the file's initial values (given where the file
+   gives them, computed from the constraints otherwise). Each moved value is logged (category
+   "info") when logging is on; a start that cannot be made consistent is an fmi2Error with the
+   reason logged. */
 fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 {
     Instance *m = (Instance *)c;
-    double residual = @P@_constraint_residual(m->t, m->y, m->p);
-    if (!(residual <= @P@_TOLERANCE)) {
-        char text[320];
-        snprintf(text, sizeof text, "the start state is not on the constraints (scaled "
-                 "residual %.3g > %.3g): the FMU does not move it; give consistent start "
-                 "values of the states (lagsim export --set NAME=VALUE computes them)",
-                 residual, (double)@P@_TOLERANCE);
-        say(m, fmi2Error, text);
+    unsigned char given[NY];
+    double before[NY];
+    char why[512];
+    int i, code;
+    if (@P@_M == 0) return fmi2OK;
+    for (i = 0; i < NY; i++) {
+        if (!m->set[i]) m->y[i] = @P@_state_initial[i];
+        given[i] = m->set[i] || @P@_state_given[i];
+    }
+    memcpy(before, m->y, sizeof before);
+    code = @P@_consistent_start(m->t, m->y, m->p, given, why, sizeof why);
+    if (code) {
+        say(m, fmi2Error, why);
         return fmi2Error;
     }
+    for (i = 0; m->logging && m->cb.logger && i < NY; i++)
+        if (fabs(m->y[i] - before[i]) > 1e-12)
+            m->cb.logger(m->cb.componentEnvironment, m->name, fmi2OK, "info",
+                         "initial %s: %.17g -> %.17g (%s)", @P@_state_names[i], before[i],
+                         m->y[i], given[i] ? "moved onto the constraints"
+                                           : "computed from the constraints");
     return fmi2OK;
 }
 fmi2Status fmi2Terminate(fmi2Component c) { (void)c; return fmi2OK; }
@@ -146,7 +163,10 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
     Instance *m = (Instance *)c;
     size_t i;
     for (i = 0; i < n; i++) {
-        if (vr[i] < NY) m->y[vr[i]] = value_[i];
+        if (vr[i] < NY) {
+            m->y[vr[i]] = value_[i];
+            m->set[vr[i]] = 1;
+        }
         else if (vr[i] >= VR_PAR && vr[i] < VR_OUT) m->p[vr[i] - VR_PAR] = value_[i];
         else { say(m, fmi2Error, "this variable cannot be set"); return fmi2Error; }
     }

@@ -14,6 +14,8 @@
 #ifndef @GUARD@
 #define @GUARD@
 
+#include <stddef.h>
+
 #define @P@_N @N@       /* coordinates */
 #define @P@_M @M@       /* constraint rows */
 #define @P@_NY @NY@      /* states */
@@ -27,9 +29,25 @@ extern const char *const @P@_state_names[@P@_NY];
 extern const char *const @P@_parameter_names[@P@_NP];
 extern const char *const @P@_output_names[@P@_NOUT];
 extern const double @P@_parameter_start[@P@_NP];
+extern const char *const @P@_constraint_names[@P@_M + 1];
 /* The start state at t = @T0@ with the file's parameters (on the constraints: lagsim's
    consistent start). */
 extern const double @P@_state_start[@P@_NY];
+/* The start state as the file gives it, before it is moved onto the constraints: the values of
+   'initial:' (1 where @P@_state_given is 1), 0 for the others (a quaternion left out at the
+   identity). @P@_consistent_start of it gives @P@_state_start. */
+extern const double @P@_state_initial[@P@_NY];
+extern const unsigned char @P@_state_given[@P@_NY];
+/* Move y onto the constraints as lagsim simulate's consistent start does
+   (lagsim.run.start.consistent_start): the states with given[i] = 1 are kept where the
+   constraints allow, the others computed (by Gauss-Newton in the metric of the mass matrix,
+   the velocities by the least-change solution of A q_dot + c = 0); given values move only by
+   the least change the others cannot take up. 0; 1 when the mass matrix is singular at y; 2
+   when no consistent state is found, or the unset coordinates are at a singular point of the
+   constraints (lagsim simulate then falls to the side the force at rest points to; here give
+   them). On failure why (size chars) says which constraints. */
+int @P@_consistent_start(double t, double *y, const double *p, const unsigned char *given,
+                         char *why, size_t size);
 
 /* dy = y' = [q_dot, q_ddot] at time t. */
 int @P@_rhs(double t, const double *y, const double *p, double *dy);

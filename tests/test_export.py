@@ -179,14 +179,53 @@ def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path],
     assert all(v.variability == "tunable" for v in md.modelVariables
                if v.causality == "parameter")
     assert len(md.derivatives) == 2 * len(system.coordinates)
-    text = CART_POLE_INPUT.replace("inputs: {F: 0}", "units: {x: m, l: m, t: s}")
+    units = "units: {x: m, l: m, t: s, theta: rad, mc: kg, mp: kg, g: m/s2}"
+    text = CART_POLE_INPUT.replace("inputs: {F: 0}", units)
     path = str(api.load(text.replace("x: F", "x: 0")).export_fmu(tmp_path / "u.fmu"))
     from fmpy.validation import validate_fmu
 
     assert validate_fmu(path) == []
-    units = {v.name: v.unit for v in fmpy.read_model_description(path).modelVariables}
+    md = fmpy.read_model_description(path)
+    units = {v.name: v.unit for v in md.modelVariables}
     assert (units["x"], units["x_dot"], units["der(x)"], units["der(x_dot)"], units["l"],
-            units["theta"], units["g"]) == ("m", "m/s", "m/s", "m/s2", "m", None, None)
+            units["theta"], units["theta_dot"], units["g"]) == (
+        "m", "m/s", "m/s", "m/s2", "m", "rad", "rad/s", "m/s2")
+    assert (units["cart_x"], units["tip_x"], units["tip_y"], units["energy"]) == (
+        "m", "m", "m", "kg.m2/s2")
+    base = {u.name: {k: getattr(u.baseUnit, k) for k in ("kg", "m", "s", "rad")
+                     if getattr(u.baseUnit, k)} for u in md.unitDefinitions}
+    assert base == {"kg": {"kg": 1}, "m": {"m": 1}, "m/s": {"m": 1, "s": -1},
+                    "m/s2": {"m": 1, "s": -2}, "rad": {"rad": 1}, "rad/s": {"rad": 1, "s": -1},
+                    "rad/s2": {"rad": 1, "s": -2},
+                    "kg.m2/s2": {"kg": 1, "m": 2, "s": -2}}
+    a01 = api.load(A01_TEXT + "units: {x: m, y: m, m: kg, l: m, g: m/s2, t: s}\n")
+    lay = layout(a01.spec, a01.model, export_options(a01.spec))
+    assert dict(zip(lay.outputs, lay.output_units)) == {
+        "bob_x": "m", "bob_y": "m", "lambda_rod": "kg/s2", "energy": "kg.m2/s2"}
+    assert lay.parameter_units[-2:] == ("1/s", "1/s")
+
+
+def test_unit_texts_are_si_units() -> None:
+    """The units: texts FMI's BaseUnit needs: products, quotients and powers of SI units with
+    prefixes (cm is 0.01 m, N*m is J), another text its own dimension without a BaseUnit; a
+    sum of a length and an angle-free number has no unit, sin of an angle is a number."""
+    from fractions import Fraction
+
+    import symengine as se
+
+    from lagsim.export.units import Dimension, dimension, parse
+
+    assert parse("cm") == Dimension.of({"m": 1}, 0.01)
+    assert parse("N*m") == parse("J") == parse("kg.m2/s2") == parse("kg m^2 s^-2")
+    assert parse("m/s/s") == parse("m/s2")
+    assert parse("deg").base_unit() == {"rad": "1", "factor": repr(np.pi / 180)}
+    assert parse("ft") == Dimension.of({"ft": 1}) and parse("ft").base_unit() is None
+    x, theta, g = se.symbols("x theta g")
+    table = {"x": parse("m"), "theta": parse("rad"), "g": parse("m/s2")}
+    assert dimension(x * se.sin(theta) + 2 * x, table) == parse("m")
+    assert dimension(x + 1, table) is None
+    assert dimension(se.sqrt(x * g), table) == Dimension.of(
+        {"m": 1, "s": -1}) == Dimension.of({"m": Fraction(1), "s": Fraction(-1)})
 
 
 def invoke(*args: str):
@@ -237,6 +276,8 @@ def test_unsupported_stabilizer_is_refused() -> None:
     result = invoke("export", "pendulum")
     assert result.exit_code == 2 and "give one of --c DIR and --fmu" in result.output
 
+
+A01_TEXT = (Path(__file__).parents[1] / "systems" / "a01_pendulum.yaml").read_text()
 
 CART_POLE_INPUT = """\
 name: cart_pole_input

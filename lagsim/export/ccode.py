@@ -31,6 +31,7 @@ import symengine as se
 
 from lagsim import __version__, naming
 from lagsim.errors import InputError, Location
+from lagsim.export.units import output_units
 from lagsim.numeric import csource
 from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
 from lagsim.numeric.compile import compile_model
@@ -83,6 +84,7 @@ class Layout:
     inputs: tuple[str, ...]
     positions: tuple[str, ...]
     outputs: tuple[str, ...]
+    output_units: tuple[str, ...]
     stop_when: str
     formulation: str
     t0: float
@@ -152,11 +154,12 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
     if model.m:
         names += BAUMGARTE
         values += tuple(float(g) for g in baumgarte)
-        punits += ("", "")
+        punits += (f"1/{time_unit}",) * 2 if time_unit else ("", "")
     rate = [_per(units.get(c, ""), time_unit) for c in coords]
     positions = tuple(f"{mass}_{AXES[k]}" for mass, r in model.mass_positions
                       for k in range(len(r)))
     multipliers = tuple(naming.multiplier(c.name) for c in model.constraints)
+    found = output_units(units, model, model.mass_positions)
     return Layout(
         prefix=identifier(model.name), name=model.name, coordinates=coords,
         constraints=tuple(c.name for c in model.constraints),
@@ -168,6 +171,8 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         parameters=names, parameter_start=values, parameter_units=punits,
         inputs=tuple(model.inputs),
         positions=positions, outputs=(*positions, *multipliers, "energy"),
+        output_units=tuple(found.get(name, "") for name in (*positions, *multipliers,
+                                                             "energy")),
         stop_when=options.stop_when or "",
         formulation=("udwadia-kalaba" if model.m and options.formulation == "udwadia-kalaba"
                      else "index1" if model.m else "ode"), t0=t0,

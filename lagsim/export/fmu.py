@@ -33,6 +33,7 @@ from xml.sax.saxutils import quoteattr
 from lagsim import __version__
 from lagsim.errors import InputError, Location
 from lagsim.export.ccode import Layout, sources, template
+from lagsim.export.units import parse
 from lagsim.numeric import csource
 from lagsim.numeric.ccompile import compiler
 from lagsim.output.io import check_output, open_output
@@ -76,6 +77,28 @@ def _real(name: str, vr: int, causality: str, variability: str, description: str
             f"    </ScalarVariable>")
 
 
+def unit_names(lay: Layout) -> list[str]:
+    """Every unit text a variable of ``lay`` has, sorted."""
+    return sorted({u for u in (*lay.state_units, *lay.derivative_units, *lay.parameter_units,
+                               *lay.output_units) if u})
+
+
+def _unit_definitions(lay: Layout) -> str:
+    """``<UnitDefinitions>``: each unit with its ``<BaseUnit>`` (SI exponents and factor,
+    :func:`lagsim.export.units.parse`) where the text is an SI unit, its name alone where not;
+    no block without units."""
+    units = unit_names(lay)
+    if not units:
+        return ""
+    rows = []
+    for u in units:
+        base = parse(u).base_unit()
+        attrs = " ".join(f'{k}="{v}"' for k, v in (base or {}).items())
+        rows.append(f"    <Unit name={quoteattr(u)}><BaseUnit {attrs}/></Unit>\n" if base
+                    else f"    <Unit name={quoteattr(u)}/>\n")
+    return "  <UnitDefinitions>\n" + "".join(rows) + "  </UnitDefinitions>\n"
+
+
 def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     """``modelDescription.xml`` of the FMU (FMI 2.0 §2.2): both interfaces, the variables in
     the value-reference order of ``fmu.c``, the model structure."""
@@ -96,17 +119,15 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         else:
             rows.append(_real(name, 2 * ny + j, "parameter", "tunable", "parameter",
                               float(start), unit, initial="exact"))
-    for k, name in enumerate(lay.outputs):
-        rows.append(_real(name, 2 * ny + npar + k, "output", "continuous", "output"))
+    for k, (name, unit) in enumerate(zip(lay.outputs, lay.output_units)):
+        rows.append(_real(name, 2 * ny + npar + k, "output", "continuous", "output",
+                          unit=unit))
     first_out = 2 * ny + npar + 1
     outputs = "".join(f'      <Unknown index="{first_out + k}"/>\n'
                       for k in range(len(lay.outputs)))
     derivatives = "".join(f'      <Unknown index="{ny + i + 1}"/>\n' for i in range(ny))
     moved = "".join(f'      <Unknown index="{i + 1}"/>\n' for i in range(ny)) if lay.m else ""
-    units = sorted({u for u in (*lay.state_units, *der_units, *lay.parameter_units) if u})
-    unit_block = ("  <UnitDefinitions>\n" + "".join(f"    <Unit name={quoteattr(u)}/>\n"
-                                                    for u in units) + "  </UnitDefinitions>\n"
-                  if units else "")
+    unit_block = _unit_definitions(lay)
     source_files = ("      <SourceFiles>\n" + "".join(f"        <File name={quoteattr(f)}/>\n"
                                                        for f in files)
                     + "      </SourceFiles>\n")

@@ -194,6 +194,8 @@ def write_fmu(spec: SystemSpec, model: Model, path: str | Path, force: bool = Fa
     files.update({h: template(h) for h in HEADERS})
     guid = "{" + hashlib.sha256("\0".join(f"{k}\0{v}" for k, v in sorted(files.items()))
                                 .encode()).hexdigest()[:32] + "}"
+    files["fmucore.h"] = csource.fill(template("fmucore.h"), P=lay.prefix, NAME=lay.name,
+                                      VERSION=__version__)
     files["fmu.c"] = csource.fill(template("fmu.c"), P=lay.prefix, NAME=lay.name,
                                   VERSION=__version__, GUID=guid)
     c_files = tuple(n for n in files if n.endswith(".c"))

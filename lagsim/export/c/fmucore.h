@@ -25,7 +25,7 @@
 typedef struct {
     double t, h, rtol;
     double y[NY], p[NP];
-    int failed, continuous, terminated, logging;
+    int failed, continuous, terminated, logging, early;
     unsigned char set[NY];
     void *logger, *environment;
     char name[128];

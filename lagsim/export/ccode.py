@@ -87,6 +87,7 @@ class Layout:
     output_units: tuple[str, ...]
     stop_when: str
     formulation: str
+    projection: bool
     t0: float
     t_end: float
     samples: int
@@ -103,17 +104,16 @@ class Layout:
 
 FORMULATIONS = ("auto", "index1", "udwadia-kalaba")
 """The ``--formulation`` values an export takes (auto means index1 here)."""
-STABILIZERS = ("baumgarte", "none")
-"""The ``--stabilize`` values an export takes (none: Baumgarte's gains 0)."""
 
 
 def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
                    naming: Naming = FLAGS) -> SimulateOptions:
     """The run settings an export uses (``t_start``, ``t_end``, ``samples``, ``formulation``,
     ``stabilize``, ``baumgarte``): the file's ``simulate:`` block with ``flags`` over it
-    (:meth:`lagsim.spec.options.SimulateOptions.resolve`). A constrained system exported with
-    another formulation or stabilizer than the exported C integrates is an
-    :class:`InputError` that says what works."""
+    (:meth:`lagsim.spec.options.SimulateOptions.resolve`). A constrained system exported in
+    another formulation than the exported C integrates is an :class:`InputError` that says
+    what works; every stabilizer is exported (Baumgarte's by default; projection in the C
+    integrator, Co-Simulation's, with Baumgarte's terms kept in Model Exchange)."""
     flags = dict(flags or {})
     options = SimulateOptions.resolve(spec.simulate, flags, naming)
     if not spec.constraints:
@@ -125,10 +125,6 @@ def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
                          options.where("formulation"))
     if "stabilize" not in flags or flags["stabilize"] is None:
         return replace(options, stabilize="baumgarte")
-    if options.stabilize not in STABILIZERS:
-        raise InputError(f"an export keeps to the constraints with Baumgarte's stabilization; "
-                         f"--stabilize {options.stabilize} is not exported (use baumgarte, or "
-                         f"none)", options.where("stabilize"))
     return options
 
 
@@ -174,6 +170,7 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         output_units=tuple(found.get(name, "") for name in (*positions, *multipliers,
                                                              "energy")),
         stop_when=options.stop_when or "",
+        projection=bool(model.m) and options.stabilize == "projection",
         formulation=("udwadia-kalaba" if model.m and options.formulation == "udwadia-kalaba"
                      else "index1" if model.m else "ode"), t0=t0,
         t_end=options.t_end, samples=options.rows(), time_unit=time_unit)
@@ -273,6 +270,10 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
         NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0),
         INDICES=_indices(P, lay), TOLERANCE=repr(START_TOLERANCE),
+        STABILIZER=("With --stabilize projection it steps the index-1 equations without "
+                    "Baumgarte's terms and projects the state onto the constraints after each "
+                    "accepted step (lagsim simulate --stabilize projection); @P@_rhs keeps "
+                    "them." if lay.projection else "").replace("@P@", P),
         NEVENT=int(bool(lay.stop_when)), STOP_WHEN=lay.stop_when or "(none)")
     body = csource.fill(
         template("model.c"), **common,
@@ -288,7 +289,7 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         STATE_GIVEN=", ".join(str(int(g)) for g in lay.state_given), CUTOFF=repr(START_CUTOFF),
         STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,
         FUNCTIONS=_functions(model) + "\n" + _indicator(spec, model, options),
-        NEVENT=int(bool(lay.stop_when)),
+        NEVENT=int(bool(lay.stop_when)), PROJECTION=int(lay.projection),
         N=lay.n, M=lay.m, MH=len(lay.holonomic), NPM=len(model.parameters),
         HOLONOMIC=", ".join(map(str, (*lay.holonomic, 0))), NPOS=len(lay.positions),
         DOP853=dop853_source(lay.n), STAGES=dop853_coefficients.N_STAGES)

@@ -212,7 +212,8 @@ static int do_step(Instance *m, double t, double h)
         char text[160];
         snprintf(text, sizeof text, "the integration failed at t = %.17g (%s)", m->t,
                  code == 3 ? "the step size fell below the spacing of the numbers"
-                           : "a singular linear system");
+                 : code == 4 ? "the projection onto the constraints did not converge"
+                             : "a singular linear system");
         say(m, text);
         m->failed = 1;
         return CORE_ERROR;

@@ -676,9 +676,76 @@ int @P@_event(double t, const double *y, const double *p, double *g)
 #endif
 }
 
+/* --stabilize projection: the integrator of @P@_integrate steps the index-1 equations without
+   Baumgarte's terms and moves the state onto the constraints after each accepted step
+   (lagsim.run.formulations.Projection); @P@_rhs, the Model Exchange equations, keeps them. */
+#define PROJECTION_ @PROJECTION@
+
 static int lagsim_ode_rhs(double t, const double *y, double *out, const double *p)
 {
-    return @P@_rhs(t, y, p, out);
+    memcpy(out, y + N_, N_ * sizeof(double));
+    return accelerations(t, y, p, !PROJECTION_, out + N_, 0);
+}
+
+/* delta of least M-norm (M^-1 = W^T W) with J delta = r in the least-squares sense, singular
+   values of J W^T below RCOND_P times the largest cut (lagsim.run.formulations._metric_step). */
+#define RCOND_P 1e-12
+static void metric_step(const double *W, const double *J, int r, const double *rhs,
+                        double *delta)
+{
+    double B[NM_ * N_ + 1];
+    int all[N_ + 1], i;
+    for (i = 0; i < N_; i++) all[i] = i;
+    metric_rows(J, r, all, N_, W, B);
+    least_change(B, r, N_, W, rhs, largest(B, r, N_) * (RCOND_P / START_CUTOFF), delta);
+}
+
+/* y moved onto the constraints (lagsim.run.formulations.project_state): positions by
+   Gauss-Newton on phi(q, t) = 0, each step the least M-norm correction, at most 8; velocities by
+   the M-orthogonal projection onto A q_dot + c = 0 (M at the incoming state). 0; 1 for a mass
+   matrix that is not positive definite; 2 when the positions did not converge. */
+static int project(double t, double *y, const double *p)
+{
+    double in[1 + 2 * N_], dyn[N_ * N_ + N_ + M_ * N_ + M_ + 1], W[N_ * N_ + 1];
+    double ph[MH_ + 1], J[MH_ * N_ + 1], r[NM_ + 1], delta[N_], vel[M_ * N_ + M_ + 1];
+    int all[N_ + 1], it, i, j, converged = 1;
+    in[0] = t;
+    memcpy(in + 1, y, 2 * N_ * sizeof(double));
+    dynamics(in, p, dyn);
+    for (i = 0; i < N_; i++) all[i] = i;
+    if (inverse_factor(dyn, all, N_, W)) return 1;
+    if (MH_ > 0) {
+        converged = 0;
+        for (it = 0; it < 8; it++) {
+            double jmax = 0.0, qmax = 0.0, pmax = 0.0, dmx = 0.0;
+            holonomic_rows(t, y, p, ph, J);
+            for (i = 0; i < MH_ * N_; i++) jmax = fmax(jmax, fabs(J[i]));
+            for (i = 0; i < N_; i++) qmax = fmax(qmax, fabs(y[i]));
+            for (i = 0; i < MH_; i++) pmax = fmax(pmax, fabs(ph[i]));
+            if (pmax <= 1e-15 * (1.0 + jmax * (1.0 + qmax))) { converged = 1; break; }
+            for (i = 0; i < MH_; i++) r[i] = -ph[i];
+            metric_step(W, J, MH_, r, delta);
+            qmax = 0.0;
+            for (i = 0; i < N_; i++) {
+                y[i] += delta[i];
+                qmax = fmax(qmax, fabs(y[i]));
+                dmx = fmax(dmx, fabs(delta[i]));
+            }
+            if (dmx <= 4e-16 * (1.0 + qmax)) { converged = 1; break; }
+        }
+    }
+    if (M_ > 0) {
+        memcpy(in + 1, y, N_ * sizeof(double));
+        velocity(in, p, vel);
+        for (j = 0; j < M_; j++) {
+            double w = vel[M_ * N_ + j];
+            for (i = 0; i < N_; i++) w += vel[j * N_ + i] * y[N_ + i];
+            r[j] = -w;
+        }
+        metric_step(W, vel, M_, r, delta);
+        for (i = 0; i < N_; i++) y[N_ + i] += delta[i];
+    }
+    return converged ? 0 : 2;
 }
 
 #define lagsim_dop853_step @P@_dop853_step
@@ -732,6 +799,11 @@ int @P@_integrate(double *t, double *y, double t_end, const double *p, double rt
         *h = res.h_abs;
         memcpy(y, y_new, sizeof y_new);
         memcpy(f, f_new, sizeof f_new);
+        if (PROJECTION_ && M_ > 0) {
+            code = project(*t, y, p);
+            if (code) return code == 1 ? 1 : 4;
+            if (lagsim_ode_rhs(*t, y, f, p)) return 1;
+        }
     }
     return 0;
 }

@@ -67,8 +67,9 @@ double @P@_constraint_residual(double t, const double *y, const double *p);
 int @P@_event(double t, const double *y, const double *p, double *g);
 /* Advance (t, y) to t_end with DOP853 (scipy's algorithm and coefficients, the steps lagsim's
    C loop takes) at the tolerances rtol, atol; *h is the step size to try (0: chosen as scipy
-   does) and becomes the next one. 0, 1 (singular), or 3 (the step size fell below the spacing
-   of the numbers). */
+   does) and becomes the next one. 0, 1 (singular), 3 (the step size fell below the spacing
+   of the numbers) or 4 (--stabilize projection: the projection onto the constraints did not
+   converge). @STABILIZER@ */
 int @P@_integrate(double *t, double *y, double t_end, const double *p, double rtol,
                   double atol, double *h);
 

@@ -38,6 +38,7 @@ from lagsim.numeric.compile import compile_model
 from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
 from lagsim.run.start import CUTOFF as START_CUTOFF
+from lagsim.run.start import NUDGE as START_NUDGE
 from lagsim.run.start import TOLERANCE as START_TOLERANCE
 from lagsim.run.start import consistent_start
 from lagsim.spec.expressions import Source, parse_expression
@@ -287,6 +288,7 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         CONSTRAINT_LIST=", ".join(filter(None, (_strings(lay.constraints), "0"))),
         STATE_INITIAL=_doubles(lay.state_initial),
         STATE_GIVEN=", ".join(str(int(g)) for g in lay.state_given), CUTOFF=repr(START_CUTOFF),
+        NUDGE=repr(START_NUDGE),
         STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,
         FUNCTIONS=_functions(model) + "\n" + _indicator(spec, model, options),
         NEVENT=int(bool(lay.stop_when)), PROJECTION=int(lay.projection),

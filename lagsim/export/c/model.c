@@ -283,9 +283,10 @@ int @P@_jacobian(double t, const double *y, const double *p, double *J)
 }
 
 /* The consistent start of lagsim.run.start.consistent_start (seed 003; seed 001 §10.6-10.7),
-   rules 1, 2, 4 and 5: given values kept where the constraints allow, unset ones solved for by
-   damped Gauss-Newton in the metric of M's block on them (M at the state as given), given ones
-   moved only by the least change the unset ones cannot take up. Singular values below
+   rules 1 to 5: given values kept where the constraints allow, unset ones solved for by damped
+   Gauss-Newton in the metric of M's block on them (M at the state as given), falling off a
+   singular point to the side the force at rest points to, given ones moved only by the least
+   change the unset ones cannot take up. Singular values below
    START_CUTOFF times the largest of the whole constraint matrix in the metric are cut. */
 #define START_CUTOFF @CUTOFF@
 #define START_TOL @P@_TOLERANCE
@@ -517,6 +518,121 @@ static void descend(double t, double *q, const double *p, const split_t *s, int 
     }
 }
 
+/* |phi(q + s d)| (infinite when not finite). */
+static double phi_along(double t, const double *q, const double *d, double s, const double *p)
+{
+    double x[N_], ph[MH_ + 1], J[MH_ * N_ + 1], v;
+    int i;
+    for (i = 0; i < N_; i++) x[i] = q[i] + s * d[i];
+    holonomic_rows(t, x, p, ph, J);
+    v = norm(ph, MH_);
+    return isfinite(v) ? v : INFINITY;
+}
+
+/* q + s d at the least |phi| along the ray s > 0 (lagsim.run.start._fall): s doubled from
+   NUDGE (1 + max|q|) while |phi| falls, then golden-section search on the last bracket down to
+   rounding level; q unchanged when the first step already raises |phi|. */
+#define START_NUDGE @NUDGE@
+static void fall(double t, double *q, const double *d, const double *p)
+{
+    double big = 0.0, low = 0.0, s, f_s, a, b, x1, x2, f1, f2, best, f_best;
+    const double ratio = (sqrt(5.0) - 1.0) / 2.0;
+    int i, k;
+    for (i = 0; i < N_; i++) big = fmax(big, fabs(q[i]));
+    s = START_NUDGE * (1.0 + big);
+    f_s = phi_along(t, q, d, s, p);
+    if (!(f_s < phi_along(t, q, d, 0.0, p))) return;
+    for (k = 0; k < 64; k++) {
+        double f_next = phi_along(t, q, d, 2 * s, p);
+        if (!(f_next < f_s)) break;
+        low = s; s = 2 * s; f_s = f_next;
+    }
+    a = low; b = 2 * s;
+    x1 = b - ratio * (b - a); x2 = a + ratio * (b - a);
+    f1 = phi_along(t, q, d, x1, p); f2 = phi_along(t, q, d, x2, p);
+    for (k = 0; k < 200; k++) {
+        if (b - a <= 4e-16 * (1.0 + b)) break;
+        if (f1 <= f2) {
+            b = x2; x2 = x1; f2 = f1;
+            x1 = b - ratio * (b - a);
+            f1 = phi_along(t, q, d, x1, p);
+        } else {
+            a = x1; x1 = x2; f1 = f2;
+            x2 = a + ratio * (b - a);
+            f2 = phi_along(t, q, d, x2, p);
+        }
+    }
+    if (f1 <= f2) { best = x1; f_best = f1; } else { best = x2; f_best = f2; }
+    if (!(f_best < f_s)) best = s;
+    for (i = 0; i < N_; i++) q[i] += best * d[i];
+}
+
+/* Rule 3 of lagsim.run.start (_off_singular_point) where Gauss-Newton in the unset coordinates
+   stalled: they fall along the acceleration at rest projected onto the null space of phi_q's
+   unset columns to the least |phi| on that line, then Gauss-Newton again, repeated while each
+   round lowers |phi|. 0: q moved onto the constraints; 1: q unchanged (no such fall); 2: the
+   force at rest has no part along the null space but a fall lowers |phi| (a side to choose). */
+static int off_singular_point(double t, double *q, const double *p, const split_t *s,
+                              const double *Mq)
+{
+    double start[N_], ph[MH_ + 1], J[MH_ * N_ + 1], X[MH_ * N_ + 1], V[N_ * N_ + 1];
+    double s2[N_ + 1], MF[N_ * N_ + 1], L[N_ * N_ + 1], a[N_ + 1], acc[N_ + 1], d[N_];
+    double in[1 + 2 * N_], dyn[N_ * N_ + N_ + M_ * N_ + M_ + 1], trial[N_];
+    unsigned char bad[MH_ + 1];
+    int round, i, j, c, nf = s->nf;
+    memcpy(start, q, sizeof start);
+    for (i = 0; i < nf; i++)
+        for (j = 0; j < nf; j++) MF[i * nf + j] = Mq[s->free[i] * N_ + s->free[j]];
+    if (lagsim_cholesky(nf, MF, L)) return 1;
+    for (round = 0; round < nf; round++) {
+        double top = 0.0, na = 0.0, nF = 0.0, nd = 0.0, before;
+        int forced, nulls = 0;
+        holonomic_rows(t, q, p, ph, J);
+        before = norm(ph, MH_);
+        for (j = 0; j < MH_; j++)
+            for (i = 0; i < nf; i++) X[j * nf + i] = J[j * N_ + s->free[i]];
+        jacobi(MH_, nf, X, V, s2);
+        for (c = 0; c < nf; c++) top = fmax(top, sqrt(s2[c]));
+        in[0] = t;
+        memcpy(in + 1, q, N_ * sizeof(double));
+        memset(in + 1 + N_, 0, N_ * sizeof(double));
+        dynamics(in, p, dyn);
+        for (i = 0; i < nf; i++) a[i] = dyn[N_ * N_ + s->free[i]];
+        for (i = 0; i < nf; i++) nF += a[i] * a[i];
+        lagsim_cholesky_solve(nf, L, a);
+        for (i = 0; i < nf; i++) acc[i] = 0.0;
+        for (c = 0; c < nf; c++) {
+            double dot = 0.0;
+            if (sqrt(s2[c]) > START_CUTOFF * top) continue;
+            nulls++;
+            for (i = 0; i < nf; i++) dot += V[i * nf + c] * a[i];
+            for (i = 0; i < nf; i++) acc[i] += V[i * nf + c] * dot;
+        }
+        if (!nulls) break;
+        for (i = 0; i < nf; i++) na += acc[i] * acc[i];
+        forced = sqrt(na) > 1e-8 * sqrt(nF);
+        if (!forced) {
+            for (i = 0; i < nf; i++) acc[i] = 0.0;
+            for (c = 0; c < nf; c++)
+                if (!(sqrt(s2[c]) > START_CUTOFF * top))
+                    for (i = 0; i < nf; i++) acc[i] += V[i * nf + c];
+        }
+        for (i = 0; i < nf; i++) nd += acc[i] * acc[i];
+        memset(d, 0, sizeof d);
+        for (i = 0; i < nf; i++) d[s->free[i]] = acc[i] / sqrt(nd);
+        memcpy(trial, q, sizeof trial);
+        fall(t, trial, d, p);
+        descend(t, trial, p, s, 0);
+        holonomic_rows(t, trial, p, ph, J);
+        if (!(norm(ph, MH_) < (1.0 - 1e-6) * before)) break;
+        if (!forced) return 2;
+        memcpy(q, trial, sizeof trial);
+        if (!unmet(ph, J, MH_, q, bad)) return 0;
+    }
+    memcpy(q, start, sizeof start);
+    return 1;
+}
+
 static void name_rows(char *why, size_t size, const char *what, const unsigned char *bad,
                       const int *rows, int r)
 {
@@ -561,33 +677,24 @@ int @P@_consistent_start(double t, double *y, const double *p, const unsigned ch
         if (split_new(dyn, given, &s)) goto singular_mass;
         descend(t, y, p, &s, 0);
         holonomic_rows(t, y, p, ph, J);
-        if (unmet(ph, J, MH_, y, bad) && s.nf) {
-            double X[NM_ * NM_ + 1], V[NM_ * NM_ + 1], s2[NM_ + 1], top = 0.0;
-            double B[NM_ * N_ + 1];
-            int rank = 0;
-            for (j = 0; j < MH_; j++)
-                for (i = 0; i < s.nf; i++) B[j * s.nf + i] = J[j * N_ + s.free[i]];
-            singular(B, MH_, s.nf, X, V, s2);
-            for (j = 0; j < MH_; j++) top = fmax(top, s2[j]);
-            for (j = 0; j < MH_; j++) rank += sqrt(s2[j]) > START_CUTOFF * sqrt(top);
-            if (rank < s.nf) {
-                size_t used;
-                name_rows(why, size, "the unset coordinates are at a singular point of the "
-                          "constraints", bad, HOLONOMIC, MH_);
+        if (unmet(ph, J, MH_, y, bad) && s.nf
+            && off_singular_point(t, y, p, &s, dyn) == 2) {
+            size_t used;
+            name_rows(why, size, "the unset coordinates are at a singular point of the "
+                      "constraints", bad, HOLONOMIC, MH_);
+            used = strlen(why);
+            snprintf(why + used, size - used, ": starts lie on either side and no force at "
+                     "rest picks one; give");
+            for (i = 0; i < s.nf; i++) {
                 used = strlen(why);
-                snprintf(why + used, size - used, ": starts lie on either side and the FMU "
-                         "does not choose one (lagsim simulate falls to the side the force at "
-                         "rest points to); give");
-                for (i = 0; i < s.nf; i++) {
-                    used = strlen(why);
-                    snprintf(why + used, size - used, "%s%s", i ? ", " : " ",
-                             @P@_state_names[s.free[i]]);
-                }
-                used = strlen(why);
-                snprintf(why + used, size - used, " a start value");
-                return 2;
+                snprintf(why + used, size - used, "%s%s", i ? ", " : " ",
+                         @P@_state_names[s.free[i]]);
             }
+            used = strlen(why);
+            snprintf(why + used, size - used, " a start value");
+            return 2;
         }
+        holonomic_rows(t, y, p, ph, J);
         if (unmet(ph, J, MH_, y, bad)) {
             descend(t, y, p, &s, 1);
             holonomic_rows(t, y, p, ph, J);

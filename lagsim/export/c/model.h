@@ -42,10 +42,11 @@ extern const unsigned char @P@_state_given[@P@_NY];
    (lagsim.run.start.consistent_start): the states with given[i] = 1 are kept where the
    constraints allow, the others computed (by Gauss-Newton in the metric of the mass matrix,
    the velocities by the least-change solution of A q_dot + c = 0); given values move only by
-   the least change the others cannot take up. 0; 1 when the mass matrix is singular at y; 2
-   when no consistent state is found, or the unset coordinates are at a singular point of the
-   constraints (lagsim simulate then falls to the side the force at rest points to; here give
-   them). On failure why (size chars) says which constraints. */
+   the least change the others cannot take up; unset coordinates at a singular point of the
+   constraints fall to the side the force at rest points to. 0; 1 when the mass matrix is
+   singular at y; 2 when no consistent state is found, or no force at rest picks the side of a
+   singular point (give those coordinates). On failure why (size chars) says which
+   constraints. */
 int @P@_consistent_start(double t, double *y, const double *p, const unsigned char *given,
                          char *why, size_t size);
 

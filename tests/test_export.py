@@ -89,6 +89,25 @@ def test_c_parameter_argument_is_set(tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stderr.strip().endswith("no parameter nosuch=1")
 
 
+@needs_cc
+def test_c_parameter_argument_moves_the_start(tmp_path: Path) -> None:
+    """main.c's w0=2 on the slider-crank re-evaluates the start the file writes in w0
+    (x1_dot: -r*w0) and makes it consistent, as --set w0=2: the run agrees with simulate to
+    1e-10 (scaled by the largest state), its start velocities differing from w0 = 5's by more
+    than 1."""
+    exe = built_c("slider_crank", tmp_path)
+    done = subprocess.run([str(exe), str(T_END), str(SAMPLES), "1e-12", "1e-12", "w0=2"],
+                          capture_output=True, text=True, check=True)
+    data = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    system, tr = reference("slider_crank", 1e-12, parameters={"w0": 2.0})
+    _, tr5 = reference("slider_crank", 1e-12)
+    n = len(system.coordinates)
+    expected = np.column_stack([tr.q, tr.qd])
+    assert np.abs(tr.qd[0] - tr5.qd[0]).max() > 1.0
+    np.testing.assert_allclose(data[:, 1:1 + 2 * n], expected, rtol=0,
+                               atol=1e-10 * max(1.0, np.abs(expected).max()))
+
+
 @pytest.fixture(scope="module")
 def fmpy():
     """FMPy, the FMI importer; its tests are skipped where it is not installed (the test extra
@@ -424,15 +443,14 @@ def test_fmu_moves_a_start_onto_the_constraints(name: str, start: dict[str, floa
     simulate moves it: the set states given as --init gives them, the others from the file's
     values. The FMU's first row is simulate's consistent start to 1e-10 (measured 1e-16), the
     coordinates agree to 1e-8 over the run in both interfaces, and the start moved by more
-    than 0.05. The file's initial values are numbers at its parameters (a01's x: l is 1 at
-    l = 2 too), so simulate is given them as --init."""
+    than 0.05. An initial value the file writes in parameters follows them as under --set."""
     system = api.load(name)
     lay = layout(system.spec, system.model, export_options(system.spec))
     initial = {**dict(system.spec.initial), **start}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tr = system.simulate(t_end=T_END, samples=SAMPLES, formulation=lay.formulation,
-                             stabilize="baumgarte", rtol=1e-10, atol=1e-10, initial=initial,
+                             stabilize="baumgarte", rtol=1e-10, atol=1e-10, initial=start,
                              parameters=parameters)
     expected = np.column_stack([tr.q, tr.qd])
     raw = np.array([initial.get(s, 0.0) for s in lay.states])
@@ -549,3 +567,90 @@ def test_fmu_projection_in_co_simulation(fmpy, tmp_path: Path) -> None:
     assert worst < 1e-12
     me = fmu_run(fmpy, path, "ModelExchange", coords)
     np.testing.assert_allclose(me, runs["baumgarte"].q, rtol=0, atol=1e-8)
+
+
+PARAMETRIC_START = """\
+name: parametric_start
+parameters:
+  m: 1.0
+  l: 1.5
+  g: 9.81
+  theta0: 0.4
+  I: m*l**2
+  k: I/10
+coordinates: [theta]
+kinetic: 1/2*I*theta_dot**2
+potential: -m*g*l*cos(theta) + 1/2*k*theta**2
+initial:
+  theta: theta0
+  theta_dot: theta0/l
+"""
+
+
+@pytest.fixture(scope="module")
+def parametric(fmpy, tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    if CC is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("parametric")
+    system = api.load(PARAMETRIC_START)
+    return {fmi: system.export_fmu(folder / f"fmi{fmi}.fmu", fmi=fmi) for fmi in (2, 3)}
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_fmu_start_values_reevaluate_the_files_definitions(fmi: int, fmpy,
+                                                           parametric: dict[int, Path]) -> None:
+    """Parameters defined from others (I: m*l**2, k: I/10) are calculated parameters, and an
+    initial value written in parameters (theta: theta0, theta_dot: theta0/l) is computed at
+    initialization: start_values {theta0: 0.9, l: 2} runs as simulate --set theta0=0.9 --set
+    l=2 (1e-8, Model Exchange and Co-Simulation, FMI 2.0 and 3.0), starting at theta = 0.9,
+    theta_dot = 0.45 with I = 4, k = 0.4, and 0.3 rad away from the file's run. Setting the
+    calculated I is refused with one logged message (a logger of the test's own: FMPy keeps
+    the last one it was given)."""
+    from fmpy.validation import validate_fmu
+
+    path = str(parametric[fmi])
+    assert validate_fmu(path) == []
+    md = fmpy.read_model_description(path)
+    kinds = {v.name: (v.causality, v.initial) for v in md.modelVariables}
+    assert kinds["I"] == kinds["k"] == ("calculatedParameter", "calculated")
+    assert kinds["theta"] == kinds["theta_dot"] == ("local", "approx")
+    changed = {"theta0": 0.9, "l": 2.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = api.load(PARAMETRIC_START).simulate(t_end=T_END, samples=SAMPLES, rtol=1e-12,
+                                                 atol=1e-12, parameters=changed)
+        tr1 = api.load(PARAMETRIC_START).simulate(t_end=T_END, samples=SAMPLES)
+    names = ["theta", "theta_dot", "I", "k"]
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, path, kind, names, start_values=changed)
+        assert got[0].tolist() == pytest.approx([0.9, 0.45, 4.0, 0.4], abs=1e-15)
+        np.testing.assert_allclose(got[:, :2], np.column_stack([tr.q, tr.qd]), rtol=0,
+                                   atol=1e-8, err_msg=kind)
+        assert np.abs(got[:, 0] - tr1.q[:, 0]).max() > 0.3
+    messages: list[str] = []
+
+    def logger(*args: object) -> None:
+        messages.append(args[-1].decode())  # type: ignore[attr-defined]
+
+    with pytest.raises(fmpy.fmi1.FMICallException, match="fmi2SetReal|fmi3SetFloat64"):
+        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"I": 3.0}, logger=logger)
+    assert messages == ["a calculated parameter is computed from the other parameters; set "
+                        "those"]
+
+
+def test_fmu_constrained_start_follows_a_parameter(fmpy, fmus: dict[str, Path]) -> None:
+    """The slider-crank's start velocities are written in w0 (x1_dot: -r*w0): start_values
+    {w0: 2} runs as simulate --set w0=2 (1e-8, both interfaces), the crank's start rate 2 where
+    the file's is 5."""
+    system = api.load("slider_crank")
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    _, tr = reference("slider_crank", 1e-10, parameters={"w0": 2.0})
+    _, tr5 = reference("slider_crank", 1e-10)
+    expected = np.column_stack([tr.q, tr.qd])
+    assert np.abs(tr.qd[0] - tr5.qd[0]).max() > 1.0
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, str(fmus["slider_crank"]), kind, list(lay.states),
+                      start_values={"w0": 2.0})
+        np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=1e-10, err_msg=kind)
+        np.testing.assert_allclose(got, expected, rtol=0,
+                                   atol=1e-8 * max(1, np.abs(expected).max()), err_msg=kind)

@@ -66,7 +66,10 @@ def identifier(name: str) -> str:
 @dataclass(frozen=True)
 class Layout:
     """The exported model's interface, declared once: the state, parameter and output names in
-    their array order, with start values and units (``""`` when the file gives none)."""
+    their array order, with start values and units (``""`` when the file gives none);
+    ``derived`` the parameters computed from the others (the file's ``I: m*l**2``), and
+    ``state_defined`` the states whose start the file writes as an expression in parameters
+    (both re-evaluated by the export when a parameter changes, as ``--set`` re-reads them)."""
 
     prefix: str
     name: str
@@ -82,6 +85,8 @@ class Layout:
     parameters: tuple[str, ...]
     parameter_start: tuple[float, ...]
     parameter_units: tuple[str, ...]
+    derived: tuple[str, ...]
+    state_defined: tuple[bool, ...]
     inputs: tuple[str, ...]
     positions: tuple[str, ...]
     outputs: tuple[str, ...]
@@ -166,6 +171,9 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
         state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
         derivative_units=(*rate, *(_per(units.get(c, ""), f"{time_unit}2") for c in coords)),
         parameters=names, parameter_start=values, parameter_units=punits,
+        derived=tuple(k for k, _ in spec.parameter_definitions if k not in spec.inputs),
+        state_defined=tuple(s in dict(spec.initial_definitions)
+                            for s in naming.state(coords)),
         inputs=tuple(model.inputs),
         positions=positions, outputs=(*positions, *multipliers, "energy"),
         output_units=tuple(found.get(name, "") for name in (*positions, *multipliers,
@@ -222,6 +230,19 @@ def _indicator(spec: SystemSpec, model: Model, options: SimulateOptions) -> str:
     return c_function("indicator", args, [expr], [se.Symbol(k) for k in model.parameters])
 
 
+def _definitions(spec: SystemSpec, model: Model, lay: Layout) -> str:
+    """``derived_values`` (the parameters of ``lay.derived`` in that order) and
+    ``initial_values`` (the starts of ``lay.state_defined``'s states in state order) as C of the
+    parameters ``p``: the file's definitions (:attr:`SystemSpec.parameter_definitions`,
+    :attr:`SystemSpec.initial_definitions`)."""
+    params = list(model.substitutions())
+    derived = dict(spec.parameter_definitions)
+    initial = dict(spec.initial_definitions)
+    starts = [initial[s] for s, d in zip(lay.states, lay.state_defined) if d]
+    return "\n".join([c_function("derived_values", [], [derived[k] for k in lay.derived], params),
+                      c_function("initial_values", [], starts, params)])
+
+
 def _functions(model: Model) -> str:
     """The model's expressions as C (:func:`lagsim.numeric.ccompile.c_function`): ``dynamics``
     (M, F, A, b of t, q, q̇), ``phi`` (φ, φ_q of t, q), ``velocity`` (A, c of t, q) and
@@ -265,6 +286,9 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
     header = csource.fill(
         template("model.h"), **common, STATE_NAMES=", ".join(lay.states),
         PARAMETER_NAMES=", ".join(lay.parameters),
+        DERIVED_NAMES=", ".join(lay.derived) or "none here",
+        DEFINED_NAMES=", ".join(s for s, d in zip(lay.states, lay.state_defined) if d)
+        or "none here",
         INPUTS=(f"the inputs u ({', '.join(lay.inputs)}) are parameters: set them before each "
                 f"call" if lay.inputs else "no inputs"),
         OUTPUT_NAMES=", ".join(lay.outputs),
@@ -290,7 +314,12 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         STATE_GIVEN=", ".join(str(int(g)) for g in lay.state_given), CUTOFF=repr(START_CUTOFF),
         NUDGE=repr(START_NUDGE),
         STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,
-        FUNCTIONS=_functions(model) + "\n" + _indicator(spec, model, options),
+        FUNCTIONS="\n".join([_functions(model), _definitions(spec, model, lay),
+                             _indicator(spec, model, options)]),
+        ND=len(lay.derived), NI=sum(lay.state_defined),
+        DERIVED=", ".join(map(str, (*(lay.parameters.index(k) for k in lay.derived), 0))),
+        DEFINED=", ".join(map(str, (*(i for i, d in enumerate(lay.state_defined) if d), 0))),
+        PARAMETER_DERIVED=", ".join(str(int(k in lay.derived)) for k in lay.parameters),
         NEVENT=int(bool(lay.stop_when)), PROJECTION=int(lay.projection),
         N=lay.n, M=lay.m, MH=len(lay.holonomic), NPM=len(model.parameters),
         HOLONOMIC=", ".join(map(str, (*lay.holonomic, 0))), NPOS=len(lay.positions),

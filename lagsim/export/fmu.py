@@ -118,6 +118,22 @@ def _unit_definitions(lay: Layout) -> str:
     return "  <UnitDefinitions>\n" + "".join(rows) + "  </UnitDefinitions>\n"
 
 
+def computed(lay: Layout, i: int) -> bool:
+    """Whether state ``i``'s start is computed at initialization (``initial="approx"``): moved
+    onto the constraints, or written in the file as an expression in parameters."""
+    return bool(lay.m) or lay.state_defined[i]
+
+
+def initial_unknowns(lay: Layout) -> list[int]:
+    """The value references of the unknowns of initialization, ascending (FMI 2.0 §2.2.8,
+    FMI 3.0 §2.4.8): the states computed at initialization (:func:`computed`), every state
+    derivative, the calculated parameters and the outputs."""
+    ny, npar = len(lay.states), len(lay.parameters)
+    return [*(i for i in range(ny) if computed(lay, i)), *range(ny, 2 * ny),
+            *(2 * ny + j for j, k in enumerate(lay.parameters) if k in lay.derived),
+            *range(2 * ny + npar, 2 * ny + npar + len(lay.outputs))]
+
+
 def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     """``modelDescription.xml`` of the FMU (FMI 2.0 §2.2): both interfaces, the variables in
     the value-reference order of ``fmu.c``, the model structure."""
@@ -125,7 +141,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     rows: list[str] = []
     for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
         rows.append(_real(name, i, "local", "continuous", "state", float(start), unit,
-                          initial="approx" if lay.m else "exact"))
+                          initial="approx" if computed(lay, i) else "exact"))
     der_units = lay.derivative_units
     for i, name in enumerate(lay.states):
         rows.append(_real(f"der({name})", ny + i, "local", "continuous",
@@ -135,6 +151,10 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         if name in lay.inputs:
             rows.append(_real(name, 2 * ny + j, "input", "continuous", "input", float(start),
                               unit))
+        elif name in lay.derived:
+            rows.append(_real(name, 2 * ny + j, "calculatedParameter", "tunable",
+                              "computed from the other parameters", None, unit,
+                              initial="calculated"))
         else:
             rows.append(_real(name, 2 * ny + j, "parameter", "tunable", "parameter",
                               float(start), unit, initial="exact"))
@@ -145,7 +165,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     outputs = "".join(f'      <Unknown index="{first_out + k}"/>\n'
                       for k in range(len(lay.outputs)))
     derivatives = "".join(f'      <Unknown index="{ny + i + 1}"/>\n' for i in range(ny))
-    moved = "".join(f'      <Unknown index="{i + 1}"/>\n' for i in range(ny)) if lay.m else ""
+    initial = "".join(f'      <Unknown index="{vr + 1}"/>\n' for vr in initial_unknowns(lay))
     unit_block = _unit_definitions(lay)
     source_files = ("      <SourceFiles>\n" + "".join(f"        <File name={quoteattr(f)}/>\n"
                                                        for f in files)
@@ -172,7 +192,7 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         "  <ModelStructure>\n"
         + (f"    <Outputs>\n{outputs}    </Outputs>\n" if outputs else "")
         + f"    <Derivatives>\n{derivatives}    </Derivatives>\n"
-        f"    <InitialUnknowns>\n{moved}{derivatives}{outputs}    </InitialUnknowns>\n"
+        f"    <InitialUnknowns>\n{initial}    </InitialUnknowns>\n"
         "  </ModelStructure>\n</fmiModelDescription>\n")
 
 
@@ -207,7 +227,7 @@ def model_description3(lay: Layout, token: str) -> str:
                      unit=lay.time_unit)]
     for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
         rows.append(_float64(name, i, "local", "continuous", "state", float(start), unit,
-                             initial="approx" if lay.m else "exact"))
+                             initial="approx" if computed(lay, i) else "exact"))
     for i, name in enumerate(lay.states):
         rows.append(_float64(f"der({name})", ny + i, "local", "continuous",
                              f"the derivative of {name}", None, lay.derivative_units[i],
@@ -217,6 +237,10 @@ def model_description3(lay: Layout, token: str) -> str:
         if name in lay.inputs:
             rows.append(_float64(name, 2 * ny + j, "input", "continuous", "input",
                                  float(start), unit))
+        elif name in lay.derived:
+            rows.append(_float64(name, 2 * ny + j, "calculatedParameter", "tunable",
+                                 "computed from the other parameters", None, unit,
+                                 initial="calculated"))
         else:
             rows.append(_float64(name, 2 * ny + j, "parameter", "tunable", "parameter",
                                  float(start), unit))
@@ -232,7 +256,7 @@ def model_description3(lay: Layout, token: str) -> str:
 
     outputs = range(first_out, first_out + len(lay.outputs))
     derivatives = range(ny, 2 * ny)
-    initial = [*(range(ny) if lay.m else ()), *derivatives, *outputs]
+    initial = initial_unknowns(lay)
     ident = quoteattr(lay.prefix)
     common = ('canGetAndSetFMUState="true" canSerializeFMUState="true" '
               'providesDirectionalDerivatives="true"')

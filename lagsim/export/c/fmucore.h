@@ -56,7 +56,10 @@ static Instance *instance_new(const char *name, void *logger, void *environment,
     return c;
 }
 
-/* A constrained start is moved onto the constraints here, as lagsim simulate moves it
+/* The states not set before (fmi2SetReal, fmi3SetFloat64) start at the file's initial values
+   at the parameters set (@P@_initial: an initial value written as an expression in parameters
+   follows them, as under --set). A constrained start is then moved onto the constraints, as
+   lagsim simulate moves it
    (@P@_consistent_start): a state set before (fmi2SetReal, fmi3SetFloat64) is given, as
    --init NAME=VALUE is; the others start from the file's initial values (given where the file
    gives them, computed from the constraints otherwise). Each moved value is logged (category
@@ -68,9 +71,11 @@ static int exit_initialization(Instance *m)
     double before[NY];
     char why[512], text[600];
     int i;
+    @P@_initial(m->p, before);
+    for (i = 0; i < NY; i++)
+        if (!m->set[i]) m->y[i] = before[i];
     if (@P@_M == 0) return CORE_OK;
     for (i = 0; i < NY; i++) {
-        if (!m->set[i]) m->y[i] = @P@_state_initial[i];
         given[i] = m->set[i] || @P@_state_given[i];
     }
     memcpy(before, m->y, sizeof before);
@@ -118,8 +123,12 @@ static int set_value(Instance *m, unsigned int vr, double v)
     if (vr < NY) {
         m->y[vr] = v;
         m->set[vr] = 1;
+    } else if (vr >= VR_PAR && vr < VR_OUT && @P@_parameter_derived[vr - VR_PAR]) {
+        say(m, "a calculated parameter is computed from the other parameters; set those");
+        return CORE_ERROR;
     } else if (vr >= VR_PAR && vr < VR_OUT) {
         m->p[vr - VR_PAR] = v;
+        @P@_derive(m->p);
     } else {
         say(m, "this variable cannot be set");
         return CORE_ERROR;
@@ -152,7 +161,8 @@ static int indicators(Instance *m, double *g)
 static double *known_slot(Instance *m, unsigned int vr)
 {
     if (vr < NY) return &m->y[vr];
-    if (vr >= VR_PAR && vr < VR_OUT) return &m->p[vr - VR_PAR];
+    if (vr >= VR_PAR && vr < VR_OUT && !@P@_parameter_derived[vr - VR_PAR])
+        return &m->p[vr - VR_PAR];
     return NULL;
 }
 
@@ -164,8 +174,8 @@ static int directional(Instance *m, const unsigned int u[], size_t nu, const uns
     for (i = 0; i < nu; i++) exact &= u[i] >= VR_DER && u[i] < VR_PAR;
     for (j = 0; j < nz; j++) {
         if (!known_slot(m, z[j])) {
-            say(m, "a known of a directional derivative must be a state, a parameter or an "
-                   "input");
+            say(m, "a known of a directional derivative must be a state, a parameter (not a "
+                   "calculated one) or an input");
             return CORE_ERROR;
         }
         exact &= z[j] < NY;
@@ -188,9 +198,11 @@ static int directional(Instance *m, const unsigned int u[], size_t nu, const uns
         h = 1e-6 * (1.0 + scale);
         for (i = 0; i < nu; i++) {
             for (j = 0; j < nz; j++) *known_slot(m, z[j]) += h * dv[j];
+            @P@_derive(m->p);
             if (value(m, u[i], &plus) != CORE_OK) { *m = saved; return CORE_ERROR; }
             *m = saved;
             for (j = 0; j < nz; j++) *known_slot(m, z[j]) -= h * dv[j];
+            @P@_derive(m->p);
             if (value(m, u[i], &dz[i]) != CORE_OK) { *m = saved; return CORE_ERROR; }
             *m = saved;
             dz[i] = (plus - dz[i]) / (2.0 * h);

@@ -14,9 +14,30 @@ const unsigned char @P@_state_given[@P@_NY] = {@STATE_GIVEN@};
 const double @P@_state_initial[@P@_NY] = {@STATE_INITIAL@};
 const double @P@_parameter_start[@P@_NP] = {@PARAMETER_VALUES@};
 const double @P@_state_start[@P@_NY] = {@STATE_VALUES@};
+const unsigned char @P@_parameter_derived[@P@_NP] = {@PARAMETER_DERIVED@};
 
 @RUNTIME@
 @FUNCTIONS@
+
+static const int DERIVED[@ND@ + 1] = {@DERIVED@};
+static const int DEFINED[@NI@ + 1] = {@DEFINED@};
+
+void @P@_derive(double *p)
+{
+    double v[@ND@ + 1];
+    int k;
+    derived_values(NULL, p, v);
+    for (k = 0; k < @ND@; k++) p[DERIVED[k]] = v[k];
+}
+
+void @P@_initial(const double *p, double *y)
+{
+    double v[@NI@ + 1];
+    int k;
+    memcpy(y, @P@_state_initial, sizeof(double) * @P@_NY);
+    initial_values(NULL, p, v);
+    for (k = 0; k < @NI@; k++) y[DEFINED[k]] = v[k];
+}
 
 #define N_ @N@
 #define M_ @M@

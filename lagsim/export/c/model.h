@@ -38,6 +38,15 @@ extern const double @P@_state_start[@P@_NY];
    identity). @P@_consistent_start of it gives @P@_state_start. */
 extern const double @P@_state_initial[@P@_NY];
 extern const unsigned char @P@_state_given[@P@_NY];
+/* 1 for each parameter the file defines from others (I: m*l**2): @P@_derive computes it. */
+extern const unsigned char @P@_parameter_derived[@P@_NP];
+/* Set the parameters the file defines from others (@DERIVED_NAMES@) from the others in p, as
+   lagsim simulate --set re-reads them: call after changing a parameter. */
+void @P@_derive(double *p);
+/* y = the start state as the file gives it at the parameters p: @P@_state_initial with the
+   initial values the file writes as expressions in parameters (@DEFINED_NAMES@) evaluated at p
+   (call @P@_derive first). With constraints, @P@_consistent_start then moves it onto them. */
+void @P@_initial(const double *p, double *y);
 /* Move y onto the constraints as lagsim simulate's consistent start does
    (lagsim.run.start.consistent_start): the states with given[i] = 1 are kept where the
    constraints allow, the others computed (by Gauss-Newton in the metric of the mass matrix,

@@ -303,18 +303,19 @@ class System:
 
     def export_fmu(self, path: str | os.PathLike[str], *, force: bool = False,
                    flags: Mapping[str, Any] | None = None,
-                   report: Callable[[str], None] | None = None) -> Path:
-        """Write the system as an FMI 2.0 FMU for Model Exchange and Co-Simulation (``lagsim
-        export --fmu``); its path. ``flags`` as in :meth:`export_c`; an existing file is kept
-        unless ``force``; ``report`` (default a :class:`LagsimWarning`) hears the note of a
-        source-only FMU when no C compiler is found (:func:`lagsim.export.fmu.write_fmu`)."""
+                   report: Callable[[str], None] | None = None, fmi: int = 2) -> Path:
+        """Write the system as an FMI 2.0 (``fmi=3``: 3.0) FMU for Model Exchange and
+        Co-Simulation (``lagsim export --fmu [--fmi 3]``); its path. ``flags`` as in
+        :meth:`export_c`; an existing file is kept unless ``force``; ``report`` (default a
+        :class:`LagsimWarning`) hears the note of a source-only FMU when no C compiler is found
+        (:func:`lagsim.export.fmu.write_fmu`)."""
         from lagsim.export.ccode import export_options
         from lagsim.export.fmu import write_fmu
         from lagsim.output.io import file_name
 
         options = export_options(self.spec, flags)
         return write_fmu(self.spec, self.model, file_name(path, "path"), force, options,
-                         report or _warn)
+                         report or _warn, fmi)
 
     def fit(self, data: str | os.PathLike[str], fit: Any, *, observe: Any = None,
             bounds: Mapping[str, tuple[float, float]] | None = None,

@@ -89,6 +89,25 @@ def test_c_parameter_argument_is_set(tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stderr.strip().endswith("no parameter nosuch=1")
 
 
+@needs_cc
+def test_c_parameter_argument_moves_the_start(tmp_path: Path) -> None:
+    """main.c's w0=2 on the slider-crank re-evaluates the start the file writes in w0
+    (x1_dot: -r*w0) and makes it consistent, as --set w0=2: the run agrees with simulate to
+    1e-10 (scaled by the largest state), its start velocities differing from w0 = 5's by more
+    than 1."""
+    exe = built_c("slider_crank", tmp_path)
+    done = subprocess.run([str(exe), str(T_END), str(SAMPLES), "1e-12", "1e-12", "w0=2"],
+                          capture_output=True, text=True, check=True)
+    data = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    system, tr = reference("slider_crank", 1e-12, parameters={"w0": 2.0})
+    _, tr5 = reference("slider_crank", 1e-12)
+    n = len(system.coordinates)
+    expected = np.column_stack([tr.q, tr.qd])
+    assert np.abs(tr.qd[0] - tr5.qd[0]).max() > 1.0
+    np.testing.assert_allclose(data[:, 1:1 + 2 * n], expected, rtol=0,
+                               atol=1e-10 * max(1.0, np.abs(expected).max()))
+
+
 @pytest.fixture(scope="module")
 def fmpy():
     """FMPy, the FMI importer; its tests are skipped where it is not installed (the test extra
@@ -179,14 +198,53 @@ def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path],
     assert all(v.variability == "tunable" for v in md.modelVariables
                if v.causality == "parameter")
     assert len(md.derivatives) == 2 * len(system.coordinates)
-    text = CART_POLE_INPUT.replace("inputs: {F: 0}", "units: {x: m, l: m, t: s}")
+    units = "units: {x: m, l: m, t: s, theta: rad, mc: kg, mp: kg, g: m/s2}"
+    text = CART_POLE_INPUT.replace("inputs: {F: 0}", units)
     path = str(api.load(text.replace("x: F", "x: 0")).export_fmu(tmp_path / "u.fmu"))
     from fmpy.validation import validate_fmu
 
     assert validate_fmu(path) == []
-    units = {v.name: v.unit for v in fmpy.read_model_description(path).modelVariables}
+    md = fmpy.read_model_description(path)
+    units = {v.name: v.unit for v in md.modelVariables}
     assert (units["x"], units["x_dot"], units["der(x)"], units["der(x_dot)"], units["l"],
-            units["theta"], units["g"]) == ("m", "m/s", "m/s", "m/s2", "m", None, None)
+            units["theta"], units["theta_dot"], units["g"]) == (
+        "m", "m/s", "m/s", "m/s2", "m", "rad", "rad/s", "m/s2")
+    assert (units["cart_x"], units["tip_x"], units["tip_y"], units["energy"]) == (
+        "m", "m", "m", "kg.m2/s2")
+    base = {u.name: {k: getattr(u.baseUnit, k) for k in ("kg", "m", "s", "rad")
+                     if getattr(u.baseUnit, k)} for u in md.unitDefinitions}
+    assert base == {"kg": {"kg": 1}, "m": {"m": 1}, "m/s": {"m": 1, "s": -1},
+                    "m/s2": {"m": 1, "s": -2}, "rad": {"rad": 1}, "rad/s": {"rad": 1, "s": -1},
+                    "rad/s2": {"rad": 1, "s": -2},
+                    "kg.m2/s2": {"kg": 1, "m": 2, "s": -2}}
+    a01 = api.load(A01_TEXT + "units: {x: m, y: m, m: kg, l: m, g: m/s2, t: s}\n")
+    lay = layout(a01.spec, a01.model, export_options(a01.spec))
+    assert dict(zip(lay.outputs, lay.output_units)) == {
+        "bob_x": "m", "bob_y": "m", "lambda_rod": "kg/s2", "energy": "kg.m2/s2"}
+    assert lay.parameter_units[-2:] == ("1/s", "1/s")
+
+
+def test_unit_texts_are_si_units() -> None:
+    """The units: texts FMI's BaseUnit needs: products, quotients and powers of SI units with
+    prefixes (cm is 0.01 m, N*m is J), another text its own dimension without a BaseUnit; a
+    sum of a length and an angle-free number has no unit, sin of an angle is a number."""
+    from fractions import Fraction
+
+    import symengine as se
+
+    from lagsim.export.units import Dimension, dimension, parse
+
+    assert parse("cm") == Dimension.of({"m": 1}, 0.01)
+    assert parse("N*m") == parse("J") == parse("kg.m2/s2") == parse("kg m^2 s^-2")
+    assert parse("m/s/s") == parse("m/s2")
+    assert parse("deg").base_unit() == {"rad": "1", "factor": repr(np.pi / 180)}
+    assert parse("ft") == Dimension.of({"ft": 1}) and parse("ft").base_unit() is None
+    x, theta, g = se.symbols("x theta g")
+    table = {"x": parse("m"), "theta": parse("rad"), "g": parse("m/s2")}
+    assert dimension(x * se.sin(theta) + 2 * x, table) == parse("m")
+    assert dimension(x + 1, table) is None
+    assert dimension(se.sqrt(x * g), table) == Dimension.of(
+        {"m": 1, "s": -1}) == Dimension.of({"m": Fraction(1), "s": Fraction(-1)})
 
 
 def invoke(*args: str):
@@ -227,16 +285,17 @@ def test_missing_compiler_gives_source_fmu(tmp_path: Path,
     assert len(notes) == 1 and "\n" not in notes[0] and "no C compiler" in notes[0]
 
 
-def test_unsupported_stabilizer_is_refused() -> None:
-    """A constrained system exported with a stabilizer the C does not integrate is an
-    InputError that says what works; unconstrained systems take no stabilizer at all."""
-    with pytest.raises(InputError, match="use baumgarte, or none"):
-        export_options(api.load("a01_pendulum").spec, {"stabilize": "projection"})
+def test_unsupported_formulation_is_refused() -> None:
+    """A constrained system exported in a formulation the C does not integrate is an
+    InputError that says what works (every stabilizer is exported: projection in the C
+    integrator, test_fmu_projection_in_co_simulation)."""
     with pytest.raises(InputError, match="index1"):
         export_options(api.load("a01_pendulum").spec, {"formulation": "reduced"})
     result = invoke("export", "pendulum")
     assert result.exit_code == 2 and "give one of --c DIR and --fmu" in result.output
 
+
+A01_TEXT = (Path(__file__).parents[1] / "systems" / "a01_pendulum.yaml").read_text()
 
 CART_POLE_INPUT = """\
 name: cart_pole_input
@@ -361,31 +420,96 @@ def test_fmu_directional_derivatives_match_differences(fmpy, fmus: dict[str, Pat
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_fmu_refuses_a_start_off_the_constraints(fmpy, fmus: dict[str, Path]) -> None:
-    """A01 with l = 2 through start_values starts off the circle of radius 2: initialization
-    fails with one message saying so (the FMU does not move the start); with the consistent
-    start of the same export at l = 2 it runs as simulate --set l=2 (1e-8)."""
-    path = str(fmus["a01_pendulum"])
+def fmu_run(fmpy, path: str, kind: str, names: list[str], **options: object):
+    """FMPy's run of ``path`` over [0, T_END] at simulate's samples, the columns ``names``
+    (rows: samples)."""
+    result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
+                               output_interval=T_END / (SAMPLES - 1),
+                               relative_tolerance=1e-12 if kind == "ModelExchange" else 1e-10,
+                               output=names, **options)
+    return np.column_stack([result[c] for c in names])
+
+
+@pytest.mark.parametrize("name, start, parameters", [
+    ("a01_pendulum", {"x": 0.7, "y_dot": 0.4}, {}),
+    ("a01_pendulum", {}, {"l": 2.0}),
+    ("slider_crank", {"x1": 0.3, "y1_dot": 0.5}, {}),
+])
+def test_fmu_moves_a_start_onto_the_constraints(name: str, start: dict[str, float],
+                                                parameters: dict[str, float], fmpy,
+                                                fmus: dict[str, Path]) -> None:
+    """A start off the constraints through FMPy's start_values (a state set, or a parameter
+    the constraints depend on) is moved onto them at fmi2ExitInitializationMode as lagsim
+    simulate moves it: the set states given as --init gives them, the others from the file's
+    values. The FMU's first row is simulate's consistent start to 1e-10 (measured 1e-16), the
+    coordinates agree to 1e-8 over the run in both interfaces, and the start moved by more
+    than 0.05. An initial value the file writes in parameters follows them as under --set."""
+    system = api.load(name)
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    initial = {**dict(system.spec.initial), **start}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = system.simulate(t_end=T_END, samples=SAMPLES, formulation=lay.formulation,
+                             stabilize="baumgarte", rtol=1e-10, atol=1e-10, initial=start,
+                             parameters=parameters)
+    expected = np.column_stack([tr.q, tr.qd])
+    raw = np.array([initial.get(s, 0.0) for s in lay.states])
+    assert np.abs(expected[0] - raw).max() > 0.05
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, str(fmus[name]), kind, list(lay.states),
+                      start_values={**start, **parameters})
+        np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=1e-10, err_msg=kind)
+        n = len(system.coordinates)
+        np.testing.assert_allclose(got[:, :n], expected[:, :n], rtol=0, atol=1e-8,
+                                   err_msg=kind)
+
+
+NATURAL_X_ONLY = """\
+name: natural_x_only
+parameters: {m: 1.0, g: 9.81, l: 1.0}
+coordinates: [x, y]
+masses:
+  bob: {mass: m, position: [x, y]}
+gravity: [0, -g]
+constraints:
+  - name: rod
+    holonomic: x**2 + y**2 - l**2
+initial: {x: 0.5}
+"""
+
+
+def test_fmu_falls_off_a_singular_start_as_simulate(fmpy, tmp_path: Path) -> None:
+    """A natural pendulum given x only: y = 0 is a singular point of the rod (∂φ/∂y = 0), and
+    the FMU, as lagsim simulate, lets y fall to the side the force at rest points to (rule 3 of
+    lagsim.run.start): y = -0.866, the start equal to simulate's to 1e-10 and the run to 1e-8
+    in both interfaces. Without gravity (g = 0 through start_values) no force picks a side:
+    simulate refuses, and the FMU's initialization fails with one logged message naming the
+    rod and y."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    system = api.load(NATURAL_X_ONLY)
+    path = str(system.export_fmu(tmp_path / "natural.fmu"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = system.simulate(t_end=T_END, samples=SAMPLES, formulation="index1",
+                             stabilize="baumgarte")
+    assert tr.q[0, 1] == pytest.approx(-np.sqrt(0.75), abs=1e-12)
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, path, kind, ["x", "y", "x_dot", "y_dot"])
+        np.testing.assert_allclose(got[0], np.r_[tr.q[0], tr.qd[0]], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(got[:, :2], tr.q, rtol=0, atol=1e-8, err_msg=kind)
+    with pytest.raises(InputError, match="singular point"):
+        system.simulate(t_end=1.0, parameters={"g": 0.0})
     messages: list[str] = []
 
     def logger(_env, _name, _status, _category, message) -> None:
         messages.append(message.decode())
 
     with pytest.raises(fmpy.fmi1.FMICallException, match="fmi2ExitInitializationMode"):
-        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"l": 2.0}, logger=logger)
-    assert len(messages) == 1 and "not on the constraints" in messages[0]
-    longer = api.load("a01_pendulum", l=2.0)
-    lay = layout(longer.spec, longer.model, export_options(longer.spec))
-    start = dict(zip(lay.states, lay.state_start))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = longer.simulate(t_end=T_END, samples=SAMPLES, formulation="index1",
-                                   stabilize="baumgarte")
-    result = fmpy.simulate_fmu(path, fmi_type="CoSimulation", stop_time=T_END,
-                               output_interval=T_END / (SAMPLES - 1), relative_tolerance=1e-10,
-                               start_values={"l": 2.0, **start}, output=["x", "y"])
-    np.testing.assert_allclose(np.column_stack([result["x"], result["y"]]), expected.q,
-                               rtol=0, atol=1e-8)
+        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"g": 0.0}, logger=logger)
+    assert len(messages) == 1
+    assert "singular point" in messages[0] and "rod" in messages[0]
+    assert messages[0].endswith("give y a start value")
 
 
 def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:
@@ -411,3 +535,122 @@ def test_fmu_stop_when_is_an_event_indicator(fmpy, tmp_path: Path) -> None:
                                    output=["theta"])
         assert result["time"][-1] == pytest.approx(stopped.t[-1], abs=1e-8), kind
         assert abs(result["theta"][-1]) < 1e-10, kind
+
+
+def test_fmu_projection_in_co_simulation(fmpy, tmp_path: Path) -> None:
+    """--stabilize projection: Co-Simulation steps the index-1 equations and projects after
+    each step as simulate --stabilize projection does (the slider-crank's coordinates to 1e-8,
+    its rod constraints met to 1e-12 at every communication point, where Baumgarte's run leaves
+    1e-10); Model Exchange keeps Baumgarte's terms and runs as simulate --stabilize baumgarte
+    (1e-8)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    system = api.load("slider_crank")
+    path = str(system.export_fmu(tmp_path / "projected.fmu",
+                                 flags={"stabilize": "projection"}))
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(path) == []
+    coords = list(system.coordinates)
+    runs = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for stabilize in ("projection", "baumgarte"):
+            runs[stabilize] = system.simulate(t_end=T_END, samples=SAMPLES,
+                                              formulation="index1", stabilize=stabilize)
+    cs = fmu_run(fmpy, path, "CoSimulation", coords)
+    np.testing.assert_allclose(cs, runs["projection"].q, rtol=0, atol=1e-8)
+    from lagsim.numeric.compile import compile_model
+
+    numeric = compile_model(system.model)
+    worst = max(np.abs(numeric.phi(t, q)[0]).max() for t, q in zip(runs["projection"].t, cs))
+    assert worst < 1e-12
+    me = fmu_run(fmpy, path, "ModelExchange", coords)
+    np.testing.assert_allclose(me, runs["baumgarte"].q, rtol=0, atol=1e-8)
+
+
+PARAMETRIC_START = """\
+name: parametric_start
+parameters:
+  m: 1.0
+  l: 1.5
+  g: 9.81
+  theta0: 0.4
+  I: m*l**2
+  k: I/10
+coordinates: [theta]
+kinetic: 1/2*I*theta_dot**2
+potential: -m*g*l*cos(theta) + 1/2*k*theta**2
+initial:
+  theta: theta0
+  theta_dot: theta0/l
+"""
+
+
+@pytest.fixture(scope="module")
+def parametric(fmpy, tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    if CC is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("parametric")
+    system = api.load(PARAMETRIC_START)
+    return {fmi: system.export_fmu(folder / f"fmi{fmi}.fmu", fmi=fmi) for fmi in (2, 3)}
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_fmu_start_values_reevaluate_the_files_definitions(fmi: int, fmpy,
+                                                           parametric: dict[int, Path]) -> None:
+    """Parameters defined from others (I: m*l**2, k: I/10) are calculated parameters, and an
+    initial value written in parameters (theta: theta0, theta_dot: theta0/l) is computed at
+    initialization: start_values {theta0: 0.9, l: 2} runs as simulate --set theta0=0.9 --set
+    l=2 (1e-8, Model Exchange and Co-Simulation, FMI 2.0 and 3.0), starting at theta = 0.9,
+    theta_dot = 0.45 with I = 4, k = 0.4, and 0.3 rad away from the file's run. Setting the
+    calculated I is refused with one logged message (a logger of the test's own: FMPy keeps
+    the last one it was given)."""
+    from fmpy.validation import validate_fmu
+
+    path = str(parametric[fmi])
+    assert validate_fmu(path) == []
+    md = fmpy.read_model_description(path)
+    kinds = {v.name: (v.causality, v.initial) for v in md.modelVariables}
+    assert kinds["I"] == kinds["k"] == ("calculatedParameter", "calculated")
+    assert kinds["theta"] == kinds["theta_dot"] == ("local", "approx")
+    changed = {"theta0": 0.9, "l": 2.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = api.load(PARAMETRIC_START).simulate(t_end=T_END, samples=SAMPLES, rtol=1e-12,
+                                                 atol=1e-12, parameters=changed)
+        tr1 = api.load(PARAMETRIC_START).simulate(t_end=T_END, samples=SAMPLES)
+    names = ["theta", "theta_dot", "I", "k"]
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, path, kind, names, start_values=changed)
+        assert got[0].tolist() == pytest.approx([0.9, 0.45, 4.0, 0.4], abs=1e-15)
+        np.testing.assert_allclose(got[:, :2], np.column_stack([tr.q, tr.qd]), rtol=0,
+                                   atol=1e-8, err_msg=kind)
+        assert np.abs(got[:, 0] - tr1.q[:, 0]).max() > 0.3
+    messages: list[str] = []
+
+    def logger(*args: object) -> None:
+        messages.append(args[-1].decode())  # type: ignore[attr-defined]
+
+    with pytest.raises(fmpy.fmi1.FMICallException, match="fmi2SetReal|fmi3SetFloat64"):
+        fmpy.simulate_fmu(path, stop_time=1.0, start_values={"I": 3.0}, logger=logger)
+    assert messages == ["a calculated parameter is computed from the other parameters; set "
+                        "those"]
+
+
+def test_fmu_constrained_start_follows_a_parameter(fmpy, fmus: dict[str, Path]) -> None:
+    """The slider-crank's start velocities are written in w0 (x1_dot: -r*w0): start_values
+    {w0: 2} runs as simulate --set w0=2 (1e-8, both interfaces), the crank's start rate 2 where
+    the file's is 5."""
+    system = api.load("slider_crank")
+    lay = layout(system.spec, system.model, export_options(system.spec))
+    _, tr = reference("slider_crank", 1e-10, parameters={"w0": 2.0})
+    _, tr5 = reference("slider_crank", 1e-10)
+    expected = np.column_stack([tr.q, tr.qd])
+    assert np.abs(tr.qd[0] - tr5.qd[0]).max() > 1.0
+    for kind in ("ModelExchange", "CoSimulation"):
+        got = fmu_run(fmpy, str(fmus["slider_crank"]), kind, list(lay.states),
+                      start_values={"w0": 2.0})
+        np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=1e-10, err_msg=kind)
+        np.testing.assert_allclose(got, expected, rtol=0,
+                                   atol=1e-8 * max(1, np.abs(expected).max()), err_msg=kind)

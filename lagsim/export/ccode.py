@@ -31,11 +31,14 @@ import symengine as se
 
 from lagsim import __version__, naming
 from lagsim.errors import InputError, Location
+from lagsim.export.units import output_units
 from lagsim.numeric import csource
 from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
+from lagsim.run.start import CUTOFF as START_CUTOFF
+from lagsim.run.start import NUDGE as START_NUDGE
 from lagsim.run.start import TOLERANCE as START_TOLERANCE
 from lagsim.run.start import consistent_start
 from lagsim.spec.expressions import Source, parse_expression
@@ -63,7 +66,10 @@ def identifier(name: str) -> str:
 @dataclass(frozen=True)
 class Layout:
     """The exported model's interface, declared once: the state, parameter and output names in
-    their array order, with start values and units (``""`` when the file gives none)."""
+    their array order, with start values and units (``""`` when the file gives none);
+    ``derived`` the parameters computed from the others (the file's ``I: m*l**2``), and
+    ``state_defined`` the states whose start the file writes as an expression in parameters
+    (both re-evaluated by the export when a parameter changes, as ``--set`` re-reads them)."""
 
     prefix: str
     name: str
@@ -72,16 +78,22 @@ class Layout:
     holonomic: tuple[int, ...]
     states: tuple[str, ...]
     state_start: tuple[float, ...]
+    state_initial: tuple[float, ...]
+    state_given: tuple[bool, ...]
     state_units: tuple[str, ...]
     derivative_units: tuple[str, ...]
     parameters: tuple[str, ...]
     parameter_start: tuple[float, ...]
     parameter_units: tuple[str, ...]
+    derived: tuple[str, ...]
+    state_defined: tuple[bool, ...]
     inputs: tuple[str, ...]
     positions: tuple[str, ...]
     outputs: tuple[str, ...]
+    output_units: tuple[str, ...]
     stop_when: str
     formulation: str
+    projection: bool
     t0: float
     t_end: float
     samples: int
@@ -98,17 +110,16 @@ class Layout:
 
 FORMULATIONS = ("auto", "index1", "udwadia-kalaba")
 """The ``--formulation`` values an export takes (auto means index1 here)."""
-STABILIZERS = ("baumgarte", "none")
-"""The ``--stabilize`` values an export takes (none: Baumgarte's gains 0)."""
 
 
 def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
                    naming: Naming = FLAGS) -> SimulateOptions:
     """The run settings an export uses (``t_start``, ``t_end``, ``samples``, ``formulation``,
     ``stabilize``, ``baumgarte``): the file's ``simulate:`` block with ``flags`` over it
-    (:meth:`lagsim.spec.options.SimulateOptions.resolve`). A constrained system exported with
-    another formulation or stabilizer than the exported C integrates is an
-    :class:`InputError` that says what works."""
+    (:meth:`lagsim.spec.options.SimulateOptions.resolve`). A constrained system exported in
+    another formulation than the exported C integrates is an :class:`InputError` that says
+    what works; every stabilizer is exported (Baumgarte's by default; projection in the C
+    integrator, Co-Simulation's, with Baumgarte's terms kept in Model Exchange)."""
     flags = dict(flags or {})
     options = SimulateOptions.resolve(spec.simulate, flags, naming)
     if not spec.constraints:
@@ -120,10 +131,6 @@ def export_options(spec: SystemSpec, flags: Mapping[str, Any] | None = None,
                          options.where("formulation"))
     if "stabilize" not in flags or flags["stabilize"] is None:
         return replace(options, stabilize="baumgarte")
-    if options.stabilize not in STABILIZERS:
-        raise InputError(f"an export keeps to the constraints with Baumgarte's stabilization; "
-                         f"--stabilize {options.stabilize} is not exported (use baumgarte, or "
-                         f"none)", options.where("stabilize"))
     return options
 
 
@@ -137,10 +144,11 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
     t0 = options.t_start
     baumgarte = (0.0, 0.0) if options.stabilize == "none" else options.baumgarte
     q0, qd0 = spec.initial_state()
+    initial = tuple(map(float, [*q0, *qd0]))
+    given = frozenset(name for name, _ in spec.initial)
     if model.m:
         numeric = compile_model(model)
-        q, qd = consistent_start(numeric, t0, np.array(q0), np.array(qd0),
-                                 given=frozenset(name for name, _ in spec.initial))
+        q, qd = consistent_start(numeric, t0, np.array(q0), np.array(qd0), given=given)
         q0, qd0 = q.tolist(), qd.tolist()
     names = tuple(model.parameters)
     values = tuple(float(model.parameters[k]) for k in names)
@@ -148,22 +156,30 @@ def layout(spec: SystemSpec, model: Model, options: SimulateOptions) -> Layout:
     if model.m:
         names += BAUMGARTE
         values += tuple(float(g) for g in baumgarte)
-        punits += ("", "")
+        punits += (f"1/{time_unit}",) * 2 if time_unit else ("", "")
     rate = [_per(units.get(c, ""), time_unit) for c in coords]
     positions = tuple(f"{mass}_{AXES[k]}" for mass, r in model.mass_positions
                       for k in range(len(r)))
     multipliers = tuple(naming.multiplier(c.name) for c in model.constraints)
+    found = output_units(units, model, model.mass_positions)
     return Layout(
         prefix=identifier(model.name), name=model.name, coordinates=coords,
         constraints=tuple(c.name for c in model.constraints),
         holonomic=tuple(i for i, c in enumerate(model.constraints) if c.kind == "holonomic"),
         states=naming.state(coords), state_start=tuple(map(float, [*q0, *qd0])),
+        state_initial=initial, state_given=tuple(s in given for s in naming.state(coords)),
         state_units=tuple(units.get(c, "") for c in coords) + tuple(rate),
         derivative_units=(*rate, *(_per(units.get(c, ""), f"{time_unit}2") for c in coords)),
         parameters=names, parameter_start=values, parameter_units=punits,
+        derived=tuple(k for k, _ in spec.parameter_definitions if k not in spec.inputs),
+        state_defined=tuple(s in dict(spec.initial_definitions)
+                            for s in naming.state(coords)),
         inputs=tuple(model.inputs),
         positions=positions, outputs=(*positions, *multipliers, "energy"),
+        output_units=tuple(found.get(name, "") for name in (*positions, *multipliers,
+                                                             "energy")),
         stop_when=options.stop_when or "",
+        projection=bool(model.m) and options.stabilize == "projection",
         formulation=("udwadia-kalaba" if model.m and options.formulation == "udwadia-kalaba"
                      else "index1" if model.m else "ode"), t0=t0,
         t_end=options.t_end, samples=options.rows(), time_unit=time_unit)
@@ -214,6 +230,19 @@ def _indicator(spec: SystemSpec, model: Model, options: SimulateOptions) -> str:
     return c_function("indicator", args, [expr], [se.Symbol(k) for k in model.parameters])
 
 
+def _definitions(spec: SystemSpec, model: Model, lay: Layout) -> str:
+    """``derived_values`` (the parameters of ``lay.derived`` in that order) and
+    ``initial_values`` (the starts of ``lay.state_defined``'s states in state order) as C of the
+    parameters ``p``: the file's definitions (:attr:`SystemSpec.parameter_definitions`,
+    :attr:`SystemSpec.initial_definitions`)."""
+    params = list(model.substitutions())
+    derived = dict(spec.parameter_definitions)
+    initial = dict(spec.initial_definitions)
+    starts = [initial[s] for s, d in zip(lay.states, lay.state_defined) if d]
+    return "\n".join([c_function("derived_values", [], [derived[k] for k in lay.derived], params),
+                      c_function("initial_values", [], starts, params)])
+
+
 def _functions(model: Model) -> str:
     """The model's expressions as C (:func:`lagsim.numeric.ccompile.c_function`): ``dynamics``
     (M, F, A, b of t, q, q̇), ``phi`` (φ, φ_q of t, q), ``velocity`` (A, c of t, q) and
@@ -257,12 +286,19 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
     header = csource.fill(
         template("model.h"), **common, STATE_NAMES=", ".join(lay.states),
         PARAMETER_NAMES=", ".join(lay.parameters),
+        DERIVED_NAMES=", ".join(lay.derived) or "none here",
+        DEFINED_NAMES=", ".join(s for s, d in zip(lay.states, lay.state_defined) if d)
+        or "none here",
         INPUTS=(f"the inputs u ({', '.join(lay.inputs)}) are parameters: set them before each "
                 f"call" if lay.inputs else "no inputs"),
         OUTPUT_NAMES=", ".join(lay.outputs),
         CONSTRAINTS=constraints, GUARD=f"LAGSIM_EXPORT_{P.upper()}_H", N=lay.n, M=lay.m,
         NY=2 * lay.n, NP=len(lay.parameters), NOUT=len(lay.outputs), T0=repr(lay.t0),
         INDICES=_indices(P, lay), TOLERANCE=repr(START_TOLERANCE),
+        STABILIZER=("With --stabilize projection it steps the index-1 equations without "
+                    "Baumgarte's terms and projects the state onto the constraints after each "
+                    "accepted step (lagsim simulate --stabilize projection); @P@_rhs keeps "
+                    "them." if lay.projection else "").replace("@P@", P),
         NEVENT=int(bool(lay.stop_when)), STOP_WHEN=lay.stop_when or "(none)")
     body = csource.fill(
         template("model.c"), **common,
@@ -273,9 +309,18 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         UK=int(lay.formulation == "udwadia-kalaba"),
         STATE_LIST=_strings(lay.states), PARAMETER_LIST=_strings(lay.parameters),
         OUTPUT_LIST=_strings(lay.outputs), PARAMETER_VALUES=_doubles(lay.parameter_start),
+        CONSTRAINT_LIST=", ".join(filter(None, (_strings(lay.constraints), "0"))),
+        STATE_INITIAL=_doubles(lay.state_initial),
+        STATE_GIVEN=", ".join(str(int(g)) for g in lay.state_given), CUTOFF=repr(START_CUTOFF),
+        NUDGE=repr(START_NUDGE),
         STATE_VALUES=_doubles(lay.state_start), RUNTIME=RUNTIME,
-        FUNCTIONS=_functions(model) + "\n" + _indicator(spec, model, options),
-        NEVENT=int(bool(lay.stop_when)),
+        FUNCTIONS="\n".join([_functions(model), _definitions(spec, model, lay),
+                             _indicator(spec, model, options)]),
+        ND=len(lay.derived), NI=sum(lay.state_defined),
+        DERIVED=", ".join(map(str, (*(lay.parameters.index(k) for k in lay.derived), 0))),
+        DEFINED=", ".join(map(str, (*(i for i, d in enumerate(lay.state_defined) if d), 0))),
+        PARAMETER_DERIVED=", ".join(str(int(k in lay.derived)) for k in lay.parameters),
+        NEVENT=int(bool(lay.stop_when)), PROJECTION=int(lay.projection),
         N=lay.n, M=lay.m, MH=len(lay.holonomic), NPM=len(model.parameters),
         HOLONOMIC=", ".join(map(str, (*lay.holonomic, 0))), NPOS=len(lay.positions),
         DOP853=dop853_source(lay.n), STAGES=dop853_coefficients.N_STAGES)

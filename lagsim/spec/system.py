@@ -302,6 +302,16 @@ class SystemSpec:
     parameter_gradients: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
     """d(parameter)/d(earlier parameter) of each parameter defined from others (``I: m*l**2``),
     followed through the chain: a run at another value of ``l`` re-reads ``I`` (issue 26)."""
+    parameter_definitions: tuple[tuple[str, se.Basic], ...] = ()
+    """Each parameter the file defines from earlier ones (``I: m*l**2``), by its expression in
+    the parameters that are numbers in the file (the chain followed): what a run at another
+    value of ``l`` re-reads, and what an export computes from the tunable parameters
+    (issue 25)."""
+    initial_definitions: tuple[tuple[str, se.Basic], ...] = ()
+    """Each entry of ``initial`` the file writes as an expression in parameters
+    (``theta: theta0``), by that expression in the parameters that are numbers in the file
+    (:attr:`parameter_definitions` put in): the start an export re-evaluates when a parameter
+    is changed (issue 25)."""
     units: tuple[tuple[str, str], ...] = ()
     """``units:``: a coordinate, parameter or ``t`` → its unit as text, for axis labels."""
     springs: tuple[tuple[SpringEnd, SpringEnd], ...] = ()
@@ -464,7 +474,9 @@ def with_initial(spec: SystemSpec, initial: Mapping[str, float]) -> SystemSpec:
     given = _finite(initial, "--init")
     return replace(spec, initial=state, initial_locations=tuple(locations.items()),
                    initial_gradients=tuple((k, g) for k, g in spec.initial_gradients
-                                           if k not in given))
+                                           if k not in given),
+                   initial_definitions=tuple((k, e) for k, e in spec.initial_definitions
+                                             if k not in given))
 
 
 def _finite(values: Mapping[str, float], option: str) -> dict[str, float]:
@@ -933,6 +945,8 @@ class _Reader:
             location=self.loc(root), initial_locations=tuple(self.initial_locations.items()),
             initial_gradients=tuple(self.initial_gradients.items()),
             parameter_gradients=tuple(self.parameter_gradients.items()),
+            parameter_definitions=tuple(self.parameter_definitions.items()),
+            initial_definitions=tuple(self.initial_definitions.items()),
             units=units, springs=springs, spring_forces=spring_forces, torques=torques,
             steady=steady, steady_locations=steady_locations, contacts=tuple(self.contacts),
             inputs=inputs,
@@ -945,6 +959,7 @@ class _Reader:
         only forces may use), the set of their names, and the inputs' names."""
         overrides = _finite(given, "--set")
         self.parameter_gradients: dict[str, tuple[tuple[str, float], ...]] = {}
+        self.parameter_definitions: dict[str, se.Basic] = {}
         params: list[Parameter] = []
         names: dict[str, se.Basic] = {}
         inputs: list[str] = []
@@ -988,6 +1003,14 @@ class _Reader:
         gradient = self.total(_gradient(expr, params))
         if gradient:
             self.parameter_gradients[name] = gradient
+        if expr.free_symbols:
+            self.parameter_definitions[name] = self.defined(expr)
+
+    def defined(self, expr: se.Basic) -> se.Basic:
+        """``expr`` in the parameters that are numbers in the file: each parameter defined from
+        others replaced by its definition (:attr:`SystemSpec.parameter_definitions`)."""
+        return se.sympify(expr).xreplace({se.Symbol(k): v for k, v in
+                                          self.parameter_definitions.items()})
 
     def total(self, direct: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
         """A gradient in the parameters it names, with each one defined from others followed to
@@ -1603,6 +1626,7 @@ class _Reader:
         values: dict[str, float] = {}
         self.initial_locations: dict[str, Location] = {}
         self.initial_gradients: dict[str, tuple[tuple[str, float], ...]] = {}
+        self.initial_definitions: dict[str, se.Basic] = {}
         if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value == ""):
             entries = self.mapping(node, "'initial'", "coordinate or velocity")
             for raw, key_node, value_node in entries:
@@ -1613,11 +1637,14 @@ class _Reader:
                 values[key] = self.number(value_node, names, f"the initial value of '{key}'",
                                           INITIAL_HINT)
                 self.initial_locations[key] = self.loc(value_node)
-                self.initial_gradients[key] = self.total(_gradient(self.expr(
-                    value_node, {p.name: se.Symbol(p.name) for p in params},
-                    f"the initial value of '{key}'", INITIAL_HINT).expr, params))
+                written = self.expr(value_node, {p.name: se.Symbol(p.name) for p in params},
+                                    f"the initial value of '{key}'", INITIAL_HINT).expr
+                self.initial_gradients[key] = self.total(_gradient(written, params))
+                if written.free_symbols:
+                    self.initial_definitions[key] = self.defined(written)
         for key in _finite(override, "--init"):
             self.initial_gradients.pop(key, None)
+            self.initial_definitions.pop(key, None)
         return _put_initial(values, self.initial_locations, valid, override)
 
     def steady(self, node: yaml.Node | None, params: tuple[Parameter, ...],

@@ -370,7 +370,8 @@ def build_model(spec: SystemSpec) -> Model:
 
 _NOT_STRUCTURE = frozenset(("source", "name", "description", "initial", "simulate", "location",
                             "initial_locations", "coordinate_locations", "value", "steady",
-                            "steady_locations", "initial_gradients", "parameter_gradients"))
+                            "steady_locations", "initial_gradients", "parameter_gradients",
+                            "parameter_definitions", "initial_definitions"))
 """Fields of a spec (and of its parts) that do not enter the model's expressions: values of
 parameters and initial conditions, run settings, names and places in the file."""
 

@@ -1,4 +1,4 @@
-"""``lagsim export``: a system as standalone C or as an FMI 2.0 FMU, through
+"""``lagsim export``: a system as standalone C or as an FMI 2.0 or 3.0 FMU, through
 :meth:`lagsim.api.System.export_c` and :meth:`lagsim.api.System.export_fmu`."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from lagsim.errors import InputError, Location
 @click.option("--fmu", is_flag=True, help="Write an FMU (Model Exchange and Co-Simulation).")
 @click.option("-o", "--output", metavar="NAME.fmu", default=None,
               help="The FMU's file [default: the system's name .fmu here].")
-@click.option("--fmi", type=click.Choice(("2",)), default="2", show_default=True,
-              help="The FMI version of the FMU.")
+@click.option("--fmi", type=click.Choice(("2", "3")), default="2", show_default=True,
+              help="The FMI version of the FMU (2.0 or 3.0).")
 @click.option("--formulation", metavar="NAME", default=None,
               help="index1 (or auto): the form of a constrained system that is exported.")
 @click.option("--stabilize", metavar="NAME", default=None,
@@ -37,8 +37,8 @@ from lagsim.errors import InputError, Location
 def command(file: str, folder: str | None, fmu: bool, output: str | None, fmi: str,
             formulation: str | None, stabilize: str | None, baumgarte: str | None,
             stop_when: str | None, force: bool, overrides: dict[str, float]) -> None:
-    """Export FILE as standalone C (--c DIR) or as an FMI 2.0 FMU (--fmu), to run it in other
-    tools.
+    """Export FILE as standalone C (--c DIR) or as an FMI 2.0 or 3.0 FMU (--fmu [--fmi 3]), to
+    run it in other tools.
 
     The C needs no Python and no lagsim: a header documents the state, parameter and output
     layouts, the right-hand side, the outputs and the integrator; main.c shows its use and its
@@ -60,5 +60,5 @@ def command(file: str, folder: str | None, fmu: bool, output: str | None, fmi: s
              f"{written[0].stem} {written[2]} {written[1]} -lm")
         return
     path = system.export_fmu(output or f"{system.name}.fmu", force=force, flags=flags,
-                             report=lambda message: warn(f"warning: {message}"))
+                             report=lambda message: warn(f"warning: {message}"), fmi=int(fmi))
     warn(f"wrote {path}")

@@ -1,36 +1,21 @@
 /* The FMI 2.0 interface (Model Exchange and Co-Simulation) of the model "@NAME@" exported by
-   lagsim @VERSION@, over the standalone C of @P@.h. Value references: the states
-   0..NY-1, their derivatives NY..2NY-1, the parameters 2NY..2NY+NP-1, the outputs after them
-   (the order of @P@.h and of modelDescription.xml). Co-Simulation steps with @P@_integrate
-   (DOP853) at the experiment's tolerance (default 1e-10, lagsim simulate's). */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <math.h>
+   lagsim @VERSION@, over the standalone C of @P@.h and what fmucore.h shares with the FMI 3.0
+   interface (the value references, the consistent start, the directional derivatives, the
+   Co-Simulation step with @P@_integrate at the experiment's tolerance, default 1e-10, lagsim
+   simulate's). */
 #include "fmi2Functions.h"
-#include "@P@.h"
+#include "fmucore.h"
 
-#define NY @P@_NY
-#define NP @P@_NP
-#define NOUT @P@_NOUT
-#define VR_DER NY
-#define VR_PAR (2 * NY)
-#define VR_OUT (2 * NY + NP)
-#define VR_END (2 * NY + NP + NOUT)
 #define GUID "@GUID@"
 
-typedef struct {
-    double t, h, rtol;
-    double y[NY], p[NP];
-    int failed, continuous, terminated;
-    fmi2CallbackFunctions cb;
-    char name[128];
-} Instance;
+static const fmi2Status STATUS[] = {fmi2OK, fmi2Error, fmi2Discard};
 
-static void say(Instance *c, fmi2Status status, const char *message)
+static void log_message(Instance *c, int error, const char *category, const char *message)
 {
-    if (c->cb.logger)
-        c->cb.logger(c->cb.componentEnvironment, c->name, status, "error", "%s", message);
+    fmi2CallbackLogger logger = (fmi2CallbackLogger)c->logger;
+    if (logger)
+        logger((fmi2ComponentEnvironment)c->environment, c->name, error ? fmi2Error : fmi2OK,
+               category, "%s", message);
 }
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -39,36 +24,24 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
 fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n,
                                const fmi2String categories[])
 {
-    (void)c; (void)on; (void)n; (void)categories;
+    (void)n; (void)categories;
+    ((Instance *)c)->logging = on ? 1 : 0;
     return fmi2OK;
-}
-
-static void reset(Instance *c)
-{
-    c->t = 0.0; c->h = 0.0; c->rtol = 1e-10; c->failed = 0; c->continuous = 0;
-    c->terminated = 0;
-    memcpy(c->y, @P@_state_start, sizeof c->y);
-    memcpy(c->p, @P@_parameter_start, sizeof c->p);
 }
 
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
                               fmi2String location, const fmi2CallbackFunctions *cb,
                               fmi2Boolean visible, fmi2Boolean logging)
 {
-    Instance *c;
-    (void)type; (void)location; (void)visible; (void)logging;
+    (void)type; (void)location; (void)visible;
     if (!guid || strcmp(guid, GUID) != 0) {
         if (cb && cb->logger)
             cb->logger(cb->componentEnvironment, name, fmi2Error, "error",
                        "the GUID %s is not this FMU's %s", guid ? guid : "(none)", GUID);
         return NULL;
     }
-    c = (Instance *)calloc(1, sizeof(Instance));
-    if (!c) return NULL;
-    if (cb) c->cb = *cb;
-    snprintf(c->name, sizeof c->name, "%s", name ? name : "@P@");
-    reset(c);
-    return c;
+    return instance_new(name, cb ? (void *)cb->logger : NULL,
+                        cb ? cb->componentEnvironment : NULL, logging);
 }
 
 void fmi2FreeInstance(fmi2Component c) { free(c); }
@@ -85,79 +58,35 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c) { (void)c; return fmi2OK; }
-/* A constrained start must be on the constraints (the FMU does not move it there): the states'
-   start values are lagsim's consistent start for the file's parameters; after a change of a
-   parameter the constraints depend on, give consistent start values. */
 fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 {
-    Instance *m = (Instance *)c;
-    double residual = @P@_constraint_residual(m->t, m->y, m->p);
-    if (!(residual <= @P@_TOLERANCE)) {
-        char text[320];
-        snprintf(text, sizeof text, "the start state is not on the constraints (scaled "
-                 "residual %.3g > %.3g): the FMU does not move it; give consistent start "
-                 "values of the states (lagsim export --set NAME=VALUE computes them)",
-                 residual, (double)@P@_TOLERANCE);
-        say(m, fmi2Error, text);
-        return fmi2Error;
-    }
-    return fmi2OK;
+    return STATUS[exit_initialization((Instance *)c)];
 }
 fmi2Status fmi2Terminate(fmi2Component c) { (void)c; return fmi2OK; }
 fmi2Status fmi2Reset(fmi2Component c) { reset((Instance *)c); return fmi2OK; }
-
-static fmi2Status value(Instance *c, fmi2ValueReference vr, double *v)
-{
-    double buf[NY > NOUT ? NY : NOUT];
-    if (vr < NY) { *v = c->y[vr]; return fmi2OK; }
-    if (vr < VR_PAR) {
-        if (@P@_rhs(c->t, c->y, c->p, buf)) {
-            say(c, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
-            return fmi2Error;
-        }
-        *v = buf[vr - VR_DER];
-        return fmi2OK;
-    }
-    if (vr < VR_OUT) { *v = c->p[vr - VR_PAR]; return fmi2OK; }
-    if (vr < VR_END) {
-        if (@P@_outputs(c->t, c->y, c->p, buf)) {
-            say(c, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
-            return fmi2Error;
-        }
-        *v = buf[vr - VR_OUT];
-        return fmi2OK;
-    }
-    say(c, fmi2Error, "no such value reference");
-    return fmi2Error;
-}
 
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                        fmi2Real value_[])
 {
     size_t i;
     for (i = 0; i < n; i++)
-        if (value((Instance *)c, vr[i], &value_[i]) != fmi2OK) return fmi2Error;
+        if (value((Instance *)c, vr[i], &value_[i]) != CORE_OK) return fmi2Error;
     return fmi2OK;
 }
 
 fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                        const fmi2Real value_[])
 {
-    Instance *m = (Instance *)c;
     size_t i;
-    for (i = 0; i < n; i++) {
-        if (vr[i] < NY) m->y[vr[i]] = value_[i];
-        else if (vr[i] >= VR_PAR && vr[i] < VR_OUT) m->p[vr[i] - VR_PAR] = value_[i];
-        else { say(m, fmi2Error, "this variable cannot be set"); return fmi2Error; }
-    }
-    m->h = 0.0;
+    for (i = 0; i < n; i++)
+        if (set_value((Instance *)c, vr[i], value_[i]) != CORE_OK) return fmi2Error;
     return fmi2OK;
 }
 
 static fmi2Status none(fmi2Component c, size_t n)
 {
     if (n == 0) return fmi2OK;
-    say((Instance *)c, fmi2Error, "the FMU has no variables of this type");
+    say((Instance *)c, "the FMU has no variables of this type");
     return fmi2Error;
 }
 
@@ -176,11 +105,7 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state)
 {
-    Instance *copy = (Instance *)(*state ? *state : malloc(sizeof(Instance)));
-    if (!copy) return fmi2Error;
-    memcpy(copy, c, sizeof(Instance));
-    *state = copy;
-    return fmi2OK;
+    return STATUS[state_copy((Instance *)c, state)];
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state)
@@ -216,68 +141,15 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte o
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte in[], size_t size,
                                    fmi2FMUstate *state)
 {
-    Instance *copy;
     (void)c;
-    if (size < sizeof(Instance) || !(copy = (Instance *)malloc(sizeof(Instance))))
-        return fmi2Error;
-    memcpy(copy, in, sizeof(Instance));
-    *state = copy;
-    return fmi2OK;
-}
-
-/* d(unknowns)/d(knowns) . dv. Derivatives with respect to states: the symbolic Jacobian
-   (@P@_jacobian). Any other pair (an output, or a parameter or an input as known): a central
-   difference along dv, step 1e-6 (1 + |known|). */
-static double *known_slot(Instance *m, fmi2ValueReference vr)
-{
-    if (vr < NY) return &m->y[vr];
-    if (vr >= VR_PAR && vr < VR_OUT) return &m->p[vr - VR_PAR];
-    return NULL;
+    return STATUS[state_deserialize((const unsigned char *)in, size, state)];
 }
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[],
                                         size_t nu, const fmi2ValueReference z[], size_t nz,
                                         const fmi2Real dv[], fmi2Real dz[])
 {
-    Instance *m = (Instance *)c;
-    size_t i, j;
-    int exact = 1;
-    for (i = 0; i < nu; i++) exact &= u[i] >= VR_DER && u[i] < VR_PAR;
-    for (j = 0; j < nz; j++) {
-        if (!known_slot(m, z[j])) {
-            say(m, fmi2Error, "a known of a directional derivative must be a state, a "
-                              "parameter or an input");
-            return fmi2Error;
-        }
-        exact &= z[j] < NY;
-    }
-    if (exact) {
-        double J[NY * NY];
-        if (@P@_jacobian(m->t, m->y, m->p, J)) {
-            say(m, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
-            return fmi2Error;
-        }
-        for (i = 0; i < nu; i++) {
-            dz[i] = 0.0;
-            for (j = 0; j < nz; j++) dz[i] += J[(u[i] - VR_DER) * NY + z[j]] * dv[j];
-        }
-        return fmi2OK;
-    } else {
-        Instance saved = *m;
-        double scale = 0.0, h, plus;
-        for (j = 0; j < nz; j++) scale = fmax(scale, fabs(*known_slot(m, z[j])));
-        h = 1e-6 * (1.0 + scale);
-        for (i = 0; i < nu; i++) {
-            for (j = 0; j < nz; j++) *known_slot(m, z[j]) += h * dv[j];
-            if (value(m, u[i], &plus) != fmi2OK) { *m = saved; return fmi2Error; }
-            *m = saved;
-            for (j = 0; j < nz; j++) *known_slot(m, z[j]) -= h * dv[j];
-            if (value(m, u[i], &dz[i]) != fmi2OK) { *m = saved; return fmi2Error; }
-            *m = saved;
-            dz[i] = (plus - dz[i]) / (2.0 * h);
-        }
-        return fmi2OK;
-    }
+    return STATUS[directional((Instance *)c, u, nu, z, nz, dv, dz)];
 }
 
 /* Model Exchange */
@@ -327,24 +199,14 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n
 
 fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t nx)
 {
-    Instance *m = (Instance *)c;
     if (nx != NY) return fmi2Error;
-    if (@P@_rhs(m->t, m->y, m->p, dx)) {
-        say(m, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
-        return fmi2Error;
-    }
-    return fmi2OK;
+    return STATUS[derivatives((Instance *)c, dx)];
 }
 
-fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real indicators[], size_t ni)
+fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real g[], size_t ni)
 {
-    Instance *m = (Instance *)c;
     if (ni != @P@_NEVENT) return fmi2Error;
-    if (ni && @P@_event(m->t, m->y, m->p, indicators)) {
-        say(m, fmi2Error, "a singular linear system (the mass matrix or the constraints)");
-        return fmi2Error;
-    }
-    return fmi2OK;
+    return STATUS[indicators((Instance *)c, g)];
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
@@ -378,28 +240,11 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReferenc
     return none(c, n);
 }
 
+/* fmi2Discard with fmi2Terminated true when the --stop-when crossing ended the run. */
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
-    Instance *m = (Instance *)c;
-    int code, stopped = 0;
     (void)noSetFMUStatePriorToCurrentPoint;
-    if (m->terminated) return fmi2Discard;
-    m->t = t;
-    code = @P@_integrate_until(&m->t, m->y, t + h, m->p, m->rtol, m->rtol, &m->h, &stopped);
-    if (code) {
-        char text[160];
-        snprintf(text, sizeof text, "the integration failed at t = %.17g (%s)", m->t,
-                 code == 3 ? "the step size fell below the spacing of the numbers"
-                           : "a singular linear system");
-        say(m, fmi2Error, text);
-        m->failed = 1;
-        return fmi2Error;
-    }
-    if (stopped) {
-        m->terminated = 1;
-        return fmi2Discard;
-    }
-    return fmi2OK;
+    return STATUS[do_step((Instance *)c, t, h)];
 }
 
 fmi2Status fmi2CancelStep(fmi2Component c) { (void)c; return fmi2Error; }

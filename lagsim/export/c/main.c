@@ -6,7 +6,8 @@
        ./@P@ [T_END [SAMPLES [RTOL [ATOL [NAME=VALUE ...]]]]]
 
    defaults: T_END @T_END@, SAMPLES @SAMPLES@, RTOL = ATOL = 1e-10 (lagsim simulate's); a
-   NAME=VALUE argument sets a parameter, as lagsim simulate --set does. With a --stop-when
+   NAME=VALUE argument sets a parameter, as lagsim simulate --set does (the parameters and
+   initial values the file defines from it follow, and the start is made consistent). With a --stop-when
    expression exported, the run ends at its crossing, the last row there. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: no parameter %s\n", argv[0], argv[a]);
             return 2;
         }
+        if (@P@_parameter_derived[i]) {
+            fprintf(stderr, "%s: %s is computed from the other parameters; set those\n",
+                    argv[0], @P@_parameter_names[i]);
+            return 2;
+        }
         p[i] = atof(eq + 1);
+    }
+    if (argc > 5) {
+        char why[512];
+        @P@_derive(p);
+        @P@_initial(p, y);
+        if (@P@_M > 0 && @P@_consistent_start(t0, y, p, @P@_state_given, why, sizeof why)) {
+            fprintf(stderr, "%s: %s\n", argv[0], why);
+            return 2;
+        }
     }
     printf("t");
     for (i = 0; i < @P@_NY; i++) printf(",%s", @P@_state_names[i]);

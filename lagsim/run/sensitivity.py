@@ -54,6 +54,10 @@ FORMULATIONS = ("ode", "index1", "udwadia-kalaba")
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 """The methods that step a run with sensitivities: scipy's (the implicit ones with the
 block-diagonal Jacobian of :meth:`Sensitive.jacobian`), not the fixed-step ones."""
+STATE_ERRORS = ("DOP853", "RK45", "RK23")
+"""The methods that can control the error of the state alone (``--sensitivity-errors state``):
+the explicit Runge–Kutta pairs, whose error norm is taken over the first 2n components
+(:func:`lagsim.run.engines.python.make_solver`, the C loop's ``d->ne``)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,10 @@ def refusal(options: SimulateOptions) -> str | None:
     if options.method not in METHODS:
         return (f"{flag}: --method {options.method} has no sensitivities yet; use "
                 f"{', '.join(METHODS)}")
+    if options.sensitivity_errors == "state" and options.method not in STATE_ERRORS:
+        return (f"{options.label('sensitivity_errors')} state: {options.label('method')} "
+                f"{options.method} controls the error of its whole state; use "
+                f"{', '.join(STATE_ERRORS)}, or joint")
     return None
 
 
@@ -110,7 +118,8 @@ class Sensitive(Formulation):
     """``base``'s run with the sensitivities of ``targets`` carried along (module docstring)."""
 
     def __init__(self, base: Formulation, model: Model, spec: SystemSpec, found: tuple[Target, ...],
-                 t0: float, q0: np.ndarray, qd0: np.ndarray, given: frozenset[str]) -> None:
+                 t0: float, q0: np.ndarray, qd0: np.ndarray, given: frozenset[str],
+                 joint: bool = True) -> None:
         super().__init__(base.numeric, base.stabilizer, spec, model, report=base.report)
         self.base = base
         self.name = base.name  # type: ignore[misc]
@@ -119,6 +128,9 @@ class Sensitive(Formulation):
         self.c_step = None
         self.targets = found
         self.P = len(found)
+        self.joint = joint
+        """Whether the step-size control measures the sensitivities with the state (else the
+        state alone, ``--sensitivity-errors state``)."""
         self.extra_columns = columns(self.numeric, tuple(s.name for s in found))
         chain = dict(spec.parameter_gradients)
         weights = [{s.name: 1.0, **{p: dict(g).get(s.name, 0.0) for p, g in chain.items()
@@ -299,4 +311,5 @@ def sensitive(form: Formulation, spec: SystemSpec, model: Model, options: Simula
     if options.method == "Radau":
         say(f"note: {options.label('sensitivities')}: the run steps in Python, not in the C "
             "Radau loop (which carries no sensitivities)")
-    return Sensitive(form, model, spec, found, t0, q0, qd0, given)
+    return Sensitive(form, model, spec, found, t0, q0, qd0, given,
+                     options.sensitivity_errors == "joint")

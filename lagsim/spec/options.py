@@ -338,6 +338,15 @@ OPTIONS: tuple[Option, ...] = (
                 "a list or `l,c,theta`; adds a column `d(<column>)/d(<name>)` for each "
                 "coordinate, velocity and multiplier and each name (forward sensitivities)"),
            fit=False),
+    Option("sensitivity_errors", str, "joint",
+           _choice(_names(choices.SENSITIVITY_ERRORS), "error control"),
+           "With --sensitivities: what the step-size control measures, joint (the state and "
+           "the sensitivities, CVODES's default) or state (the state alone, as CVODES's "
+           "errconS off: fewer steps, the sensitivities still accurate; explicit methods "
+           "only).", "HOW", _names(choices.SENSITIVITY_ERRORS),
+           doc=("with `sensitivities`: `joint` (the error control covers the state and the "
+                "sensitivities) or `state` (the state alone; RK45, RK23, DOP853)"),
+           needs="sensitivities"),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 
@@ -454,6 +463,7 @@ class SimulateOptions:
     R: str | None = _default("R")
     saturate: float | None = _default("saturate")
     sensitivities: tuple[str, ...] | None = _default("sensitivities")
+    sensitivity_errors: str = _default("sensitivity_errors")
     locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
     naming: Naming = field(default=FLAGS, compare=False)
 

@@ -149,15 +149,16 @@ def test_state_error_control_against_differences(name, names):
 
 
 def test_state_error_control_keeps_the_plain_runs_steps():
-    """With the error of the state alone, the state's steps (first step included) are the plain
-    run's, so adding sensitivities leaves the trajectory as it was, to the rounding of the two
-    solves of M q̈ = F (a Cholesky and lagsim_solve) over 3 s of the chaotic double pendulum
-    (measured: 0); joint control takes other steps and moves it (measured 5.7e-10)."""
+    """With the error of the state alone (``auto``'s choice with DOP853), the state's steps
+    (first step included) are the plain run's, so adding sensitivities leaves the trajectory as
+    it was, to the rounding of the two solves of M q̈ = F (a Cholesky and lagsim_solve) over 3 s
+    of the chaotic double pendulum (measured: 0); joint control takes other steps and moves it
+    (measured 5.7e-10)."""
     system = lagsim.load("double_pendulum")
     run = dict(t_end=3.0, samples=31)
     plain = system.simulate(**run)
-    state = system.simulate(sensitivities=["l1", "m2"], sensitivity_errors="state", **run)
-    joint = system.simulate(sensitivities=["l1", "m2"], **run)
+    state = system.simulate(sensitivities=["l1", "m2"], **run)
+    joint = system.simulate(sensitivities=["l1", "m2"], sensitivity_errors="joint", **run)
     moved = {c: float(np.abs(state[c] - plain[c]).max()) for c in ("theta1", "theta2")}
     assert max(moved.values()) < 1e-12, moved
     assert max(float(np.abs(joint[c] - plain[c]).max()) for c in moved) > 1e-11

@@ -161,7 +161,7 @@ def state_errors(solver: type[OdeSolver], k: int) -> type[OdeSolver]:
     depend on the others, so the first step is scipy's for the state alone."""
     from scipy.integrate._ivp.common import select_initial_step
 
-    class StateErrors(solver):  # type: ignore[valid-type,misc]
+    class StateErrors(solver):
         def __init__(self, fun: Callable[[float, np.ndarray], np.ndarray], t0: float,
                      y0: np.ndarray, t_bound: float, first_step: float | None = None,
                      **tolerances: Any) -> None:

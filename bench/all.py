@@ -74,6 +74,7 @@ BENCHES = (
     Bench("impacts", writes=("bench/impacts_results.md",), prints=False),
     Bench("lyapunov"),
     Bench("sensitivity"),
+    Bench("fit_coverage"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

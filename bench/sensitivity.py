@@ -8,11 +8,12 @@
    (10 s, 201 samples, the default tolerances), through ``System.simulate`` as a fit pays it:
    a plain run, runs with p = 1, 2, 3 sensitivities (``l1``, ``m2``, ``theta1``) and the 2p + 1
    plain runs of central differences, each the median of interleaved repeats (wall time, and CPU
-   time, which a loaded machine disturbs less). The goal: sensitivities ≤ (1 + p) × the plain
-   run and faster than the differences. The same for the C loop alone over 100 s (the run's
-   fixed costs left out: the loop's own ratio), and for A01, the pendulum in natural
-   coordinates (index1 with projection: the sensitivities projected onto the constraints'
-   tangent each step).
+   time, which a loaded machine disturbs less), with each error control (``sensitivity_errors``:
+   ``joint``, the sensitivities measured with the state, or ``state``, the state alone). The
+   goal: sensitivities ≤ (1 + p) × the plain run and faster than the differences. The same for
+   the C loop alone over 100 s (the run's fixed costs left out: the loop's own ratio), and for
+   A01, the pendulum in natural coordinates (index1 with projection: the sensitivities projected
+   onto the constraints' tangent each step).
 2. Agreement. The sensitivities (rtol = atol = 1e-12, 2 s) against Richardson-extrapolated
    central differences of whole runs (tests/test_sensitivities.py's method): the largest
    difference relative to each column's size.
@@ -23,6 +24,10 @@
    Times of a plain IDAS run and of the sensitivity run beside lagsim's at the same tolerance,
    and the agreement of the final sensitivities. Skipped with one line without casadi
    (``pip install -e '.[bench]'``).
+4. CasADi on the natural-coordinate chain: A01 (``systems/a01_pendulum.yaml``) as CasADi's
+   index-1 DAE for IDAS (the multiplier algebraic, the constraint at the acceleration level),
+   forward sensitivities of (l, g) beside lagsim's index1 + projection run with each error
+   control: times and the agreement of the final sensitivities.
 
 Printed as Markdown (``make bench`` writes it to bench/sensitivity_results.md).
 """
@@ -42,6 +47,7 @@ import lagsim
 from lagsim import naming
 
 NAMES = ("l1", "m2", "theta1")
+ERRORS = ("joint", "state")
 
 
 def timed(jobs: dict[str, Callable[[], object]], reps: int) -> dict[str, tuple[float, float]]:
@@ -78,22 +84,25 @@ def section_cost(system: lagsim.System, reps: int, t_end: float) -> None:
     jobs: dict[str, Callable[[], object]] = {"plain": lambda: system.simulate(**run)}
     for p in (1, 2, 3):
         names = NAMES[:p]
-        jobs[f"sens{p}"] = lambda names=names: system.simulate(sensitivities=list(names), **run)
+        for mode in ERRORS:
+            jobs[f"sens{p}{mode}"] = (lambda names=names, mode=mode: system.simulate(
+                sensitivities=list(names), sensitivity_errors=mode, **run))
         jobs[f"diff{p}"] = lambda names=names: differences(system, names, **run)
     got = timed(jobs, reps)
     plain_wall, plain_cpu = got["plain"]
     print(f"## 1. Cost: double pendulum, {t_end:g} s, 201 samples, System.simulate\n")
     print(f"Median of {reps} interleaved repeats; plain run {plain_wall * 1e3:.2f} ms wall, "
           f"{plain_cpu * 1e3:.2f} ms CPU.\n")
-    print("| p | sensitivities ms (CPU) | ÷ plain (CPU) | goal 1 + p | central differences "
-          "ms (CPU) | sensitivities ÷ differences (CPU) |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| p | error control | sensitivities ms (CPU) | ÷ plain (CPU) | goal 1 + p | central "
+          "differences ms (CPU) | sensitivities ÷ differences (CPU) |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     for p in (1, 2, 3):
-        sw, sc = got[f"sens{p}"]
         dw, dc = got[f"diff{p}"]
-        print(f"| {p} | {sw * 1e3:.2f} ({sc * 1e3:.2f}) | {sw / plain_wall:.2f} "
-              f"({sc / plain_cpu:.2f}) | {1 + p} | {dw * 1e3:.2f} ({dc * 1e3:.2f}) | "
-              f"{sw / dw:.2f} ({sc / dc:.2f}) |")
+        for mode in ERRORS:
+            sw, sc = got[f"sens{p}{mode}"]
+            print(f"| {p} | {mode} | {sw * 1e3:.2f} ({sc * 1e3:.2f}) | {sw / plain_wall:.2f} "
+                  f"({sc / plain_cpu:.2f}) | {1 + p} | {dw * 1e3:.2f} ({dc * 1e3:.2f}) | "
+                  f"{sw / dw:.2f} ({sc / dc:.2f}) |")
     print()
 
 
@@ -109,31 +118,37 @@ def section_loop(reps: int, t_end: float, name: str = "double_pendulum",
     model = build_model(spec)
     loops: dict[str, Callable[[], object]] = {}
     steps: dict[str, int] = {}
-    for p in (0, 1, 2, 3):
+    keys = ["0"] + [f"{p}{mode}" for p in (1, 2, 3) for mode in ERRORS]
+    for key in keys:
+        p = int(key[0])
         flags: dict[str, object] = {"t_end": t_end, "samples": 201}
         if p:
             flags["sensitivities"] = names[:p]
+            flags["sensitivity_errors"] = key[1:]
         problem = Problem.build(spec, model, SimulateOptions.resolve(spec.simulate, flags))
 
-        def job(problem: Problem = problem, key: str = str(p)) -> None:
+        def job(problem: Problem = problem, key: str = key) -> None:
             loop = cloop.loop_for(problem)
             assert loop is not None
             loop.run()
             steps[key] = loop.steps
 
-        loops[str(p)] = job
+        loops[key] = job
     got = timed(loops, reps)
     base = got["0"]
     print(f"## The C loop alone: {name}, {t_end:g} s, sensitivities of "
           f"{', '.join(names)} in turn\n")
-    print("| p | loop ms (CPU) | ÷ plain (CPU) | goal 1 + p | accepted steps |")
-    print("|---:|---:|---:|---:|---:|")
-    for p in (0, 1, 2, 3):
-        w, c = got[str(p)]
-        print(f"| {p} | {w * 1e3:.2f} ({c * 1e3:.2f}) | {w / base[0]:.2f} ({c / base[1]:.2f}) "
-              f"| {1 + p} | {steps[str(p)]} |")
-    print("\nThe steps grow with p: the error norm covers the sensitivities too (joint error "
-          "control, as the Python loop's), so the run with them takes the steps they need.\n")
+    print("| p | error control | loop ms (CPU) | ÷ plain (CPU) | goal 1 + p | accepted steps |")
+    print("|---:|---|---:|---:|---:|---:|")
+    print(f"| 0 | — | {base[0] * 1e3:.2f} ({base[1] * 1e3:.2f}) | 1.00 (1.00) | 1 | "
+          f"{steps['0']} |")
+    for key in keys[1:]:
+        w, c = got[key]
+        print(f"| {key[0]} | {key[1:]} | {w * 1e3:.2f} ({c * 1e3:.2f}) | {w / base[0]:.2f} "
+              f"({c / base[1]:.2f}) | {1 + int(key[0])} | {steps[key]} |")
+    print("\njoint: the error norm covers the sensitivities too (CVODES's default), so the run "
+          "takes the steps they need; state: the norm covers the state alone (CVODES's errconS "
+          "off), the steps of the plain run.\n")
 
 
 def section_agreement(system: lagsim.System) -> None:
@@ -243,6 +258,85 @@ def section_casadi(system: lagsim.System, reps: int, t_end: float, tol: float) -
           f"(l1, m2): largest difference ÷ largest value {worst:.1e}.\n")
 
 
+def casadi_a01(t_end: float, tol: float) -> tuple[Callable[[], np.ndarray],
+                                                   Callable[[], np.ndarray]] | None:
+    """A01 in natural coordinates as CasADi's index-1 DAE for IDAS: x = (x, y, ẋ, ẏ), the
+    algebraic λ of the rod, m ẍ = 2xλ, m ÿ = −m g + 2yλ and the constraint at the acceleration
+    level x ẍ + y ÿ + ẋ² + ẏ² = 0 (φ = x² + y² − l², seed 001 §10.7), started at (l, 0) at rest;
+    p = (l, g), the start depending on l. (plain run → final state, sensitivity run →
+    d(final state)/d(l, g)); no projection, so IDAS drifts off φ = 0 by its tolerance."""
+    try:
+        import casadi as ca
+    except ImportError:
+        return None
+    q, v, lam = ca.SX.sym("q", 2), ca.SX.sym("v", 2), ca.SX.sym("lam")
+    p = ca.SX.sym("p", 2)
+    g, m = p[1], 1.0
+    acc = ca.vertcat(2 * q[0] * lam / m, -g + 2 * q[1] * lam / m)
+    dae = {"x": ca.vertcat(q, v), "z": lam, "p": p, "ode": ca.vertcat(v, acc),
+           "alg": q[0] * acc[0] + q[1] * acc[1] + ca.dot(v, v)}
+    integ = ca.integrator("a01", "idas", dae, 0.0, t_end,
+                          {"abstol": tol, "reltol": tol, "max_num_steps": 10**7})
+    P = ca.MX.sym("P", 2)
+    xf = integ(x0=ca.vertcat(P[0], 0, 0, 0), z0=0, p=P)["xf"]
+    plain_f = ca.Function("plain", [P], [xf])
+    sens_f = ca.Function("sens", [P], [ca.jacobian(xf, P)])
+    p0 = np.array([1.0, 9.81])
+
+    def plain() -> np.ndarray:
+        return np.array(plain_f(p0)).ravel()
+
+    def sens() -> np.ndarray:
+        return np.array(sens_f(p0)).reshape(4, 2)
+
+    return plain, sens
+
+
+def section_casadi_a01(reps: int, t_end: float, tol: float) -> None:
+    made = casadi_a01(t_end, tol)
+    print(f"## 4. CasADi IDAS on A01 in natural coordinates (a DAE), {t_end:g} s, rtol = atol = "
+          f"{tol:g}, sensitivities of l and g\n")
+    if made is None:
+        print("casadi is not installed: not measured (pip install -e '.[bench]').\n")
+        return
+    plain, sens = made
+    system = lagsim.load("a01_pendulum")
+    run = dict(t_end=t_end, samples=2, rtol=tol, atol=tol)
+    names = ["l", "g"]
+    jobs: dict[str, Callable[[], object]] = {"lagsim plain": lambda: system.simulate(**run)}
+    for mode in ERRORS:
+        jobs[f"lagsim {mode}"] = (lambda mode=mode: system.simulate(
+            sensitivities=names, sensitivity_errors=mode, **run))
+    jobs["idas plain"] = plain
+    jobs["idas sens"] = sens
+    got = timed(jobs, reps)
+    states = ("x", "y", "x_dot", "y_dot")
+    theirs = sens()
+    print("| what | wall ms (CPU) | ÷ its plain run (CPU) | final d(state)/d(l, g) − IDAS's, "
+          "÷ largest |")
+    print("|---|---:|---:|---:|")
+    pw, pc = got["lagsim plain"]
+    print(f"| lagsim (C DOP853, index1 + projection), plain | {pw * 1e3:.2f} ({pc * 1e3:.2f}) | "
+          "1 | |")
+    for mode in ERRORS:
+        ours = system.simulate(sensitivities=names, sensitivity_errors=mode, **run)
+        mine = np.array([[ours[naming.sensitivity(c, s)][-1] for s in names] for c in states])
+        worst = float(np.abs(mine - theirs).max() / np.abs(theirs).max())
+        sw, sc = got[f"lagsim {mode}"]
+        print(f"| lagsim, 2 sensitivities, {mode} error control | {sw * 1e3:.2f} "
+              f"({sc * 1e3:.2f}) | {sw / pw:.2f} ({sc / pc:.2f}) | {worst:.1e} |")
+    iw, ic = got["idas plain"]
+    sw, sc = got["idas sens"]
+    print(f"| CasADi IDAS (index-1 DAE), plain | {iw * 1e3:.2f} ({ic * 1e3:.2f}) | 1 | |")
+    print(f"| CasADi IDAS, 2 sensitivities | {sw * 1e3:.2f} ({sc * 1e3:.2f}) | {sw / iw:.2f} "
+          f"({sc / ic:.2f}) | 0 |")
+    ours = system.simulate(**run)
+    final = float(np.abs(np.array([ours[c][-1] for c in states]) - plain()).max())
+    lw = min(got[f"lagsim {mode}"][0] for mode in ERRORS)
+    print(f"\nlagsim's faster sensitivity run ÷ CasADi IDAS's: {lw / sw:.2f} wall. Final state, "
+          f"lagsim − IDAS: {final:.1e} (absolute).\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats")
@@ -259,6 +353,7 @@ def main() -> None:
     section_loop(reps, 10 * args.t_end, "a01_pendulum", ("l", "g", "m"))
     section_agreement(system)
     section_casadi(system, reps, 5.0, 1e-10)
+    section_casadi_a01(reps, 5.0, 1e-10)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -63,7 +63,7 @@ def test_sigma_gives_standard_errors_from_sigma_and_chi_square(tmp_path):
     system = lagsim.load("driven_damped_pendulum")
     plain = system.fit(data, "c,F0", **TRUE)
     known = system.fit(data, "c,F0", sigma={"theta": sigma}, **TRUE)
-    assert known.estimates == pytest.approx(plain.estimates, rel=1e-9)
+    assert known.estimates == pytest.approx(plain.estimates, rel=1e-8)  # each stops within xtol
     s = plain.residual_variance ** 0.5
     for a, b in zip(known.standard_errors, plain.standard_errors):
         assert a == pytest.approx(b * sigma / s, rel=1e-9)

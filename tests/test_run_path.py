@@ -45,6 +45,7 @@ VALUES: dict[str, str] = {
     "R": "0.5",
     "saturate": "5",
     "sensitivities": "l,theta",
+    "sensitivity_errors": "joint",
 }
 """A representative value of each option that changes the CSV ("" for an on/off switch)."""
 
@@ -63,6 +64,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (str(Path(__file__).with_name("cart_pole_lqr.yaml")),
      ("controller", "at", "Q", "R", "saturate")),
     ("pendulum", ("sensitivities", "samples")),
+    ("pendulum", ("sensitivities", "sensitivity_errors")),
 )
 """The options run together: one group per system and set of options that go together (``dt``
 or ``samples``, ``section_direction`` with ``section``, ``baumgarte`` with its stabilizer)."""

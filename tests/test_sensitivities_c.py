@@ -3,10 +3,12 @@ the Python loop that steps the same augmented ODE [y, vec(s)] (:class:`lagsim.ru
 Sensitive`, the reference held to differences of whole runs by tests/test_sensitivities.py).
 
 Both take scipy's DOP853 steps on the whole state with one error norm over y and s (joint error
-control), and solve the same K dz = −r (Hindmarsh et al., "SUNDIALS", ACM TOMS 31 (2005) §2):
-the Python loop by K⁻¹ (its pseudo-inverse with dependent rows), the C loop by the Cholesky
-factor of M and the minimum-norm constraint step it uses for q̈ (seed 004's Udwadia–Kalaba
-solve), so the two agree to rounding, amplified by a chaotic double pendulum over its run.
+control; or over y alone, ``sensitivity_errors: state``, where the C loop's norm covers the first
+2n components and the Python loop's solver is :func:`lagsim.run.engines.python.state_errors`),
+and solve the same K dz = −r (Hindmarsh et al., "SUNDIALS", ACM TOMS 31 (2005) §2): the Python
+loop by K⁻¹ (its pseudo-inverse with dependent rows), the C loop by the Cholesky factor of M and
+the minimum-norm constraint step it uses for q̈ (seed 004's Udwadia–Kalaba solve), so the two
+agree to rounding, amplified by a chaotic double pendulum over its run.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ def assert_same(a, b) -> None:
     ("a01_pendulum", {"sensitivities": ("l", "x_dot"), "stabilize": "projection"}),
     ("pendulum_redundant", {"sensitivities": ("l",), "stabilize": "projection"}),
     ("slider_crank", {"sensitivities": ("l", "w0"), "stabilize": "none"}),
+    ("double_pendulum", {"sensitivities": ("l1", "m2"), "t_end": 0.3,
+                         "sensitivity_errors": "state"}),
+    ("a01_pendulum", {"sensitivities": ("l", "x_dot"), "stabilize": "projection",
+                      "sensitivity_errors": "state"}),
 ])
 def test_c_sensitivities_equal_python(name: str, flags: dict) -> None:
     a, b = both(name, **{"t_end": 1.0, "samples": 21, **flags})

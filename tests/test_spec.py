@@ -502,7 +502,7 @@ ERRORS = [
      "unknown key 't_ned' in 'simulate' (did you mean 't_end'?); the keys are t_start, t_end, "
      "samples, dt, method, rtol, atol, formulation, stabilize, baumgarte, stop_when, "
      "section, section_direction, strict_initial, invariants, action, "
-     "controller, at, Q, R, saturate, sensitivities"),
+     "controller, at, Q, R, saturate, sensitivities, sensitivity_errors"),
     ("unknown-mass-key", """
         coordinates: [x]
         masses:

@@ -22,13 +22,17 @@ constraints (Φ_q s_q + φ_θ = 0, A s_q̇ + w_q s_q + w_θ = 0); the projection
 onto that tangent after each step, as it projects y onto the constraints (the derivative of the
 projection at a point on the constraints).
 
-The state of a run with P sensitivities is [y, vec(s)] of 2n(1 + P) values, one ODE whose error
-control covers s as well as y. With DOP853 it steps in the C loop
-(:mod:`lagsim.run.engines.cloop`, ``lagsim_loop_sensitive``: the compiled R_q, R_q̇, R_θ, K's
-solve by the loop's own factorization, the projection of s in C), else in the Python loop with
-scipy's methods; both give the same numbers to rounding (tests/test_sensitivities_c.py). A row
-of ``--stop-when`` or ``--section`` carries s at its time held fixed (no event-time
-correction).
+The state of a run with P sensitivities is [y, vec(s)] of 2n(1 + P) values, one ODE. Its error
+control covers y alone (``--sensitivity-errors state``, CVODES's ``errconS`` off; ``auto``'s
+choice with the explicit methods): the steps, the first included, are the plain run's, so y is
+the plain run's, and s, integrated by the same steps, is about as accurate as y (measured:
+bench/sensitivity.py, docs/fit.md). ``joint`` (CVODES's default, ``auto``'s with the implicit
+methods, whose error estimates cover their whole state) covers s as well as y. With DOP853 it
+steps in the C loop (:mod:`lagsim.run.engines.cloop`, ``lagsim_loop_sensitive``: the compiled
+R_q, R_q̇, R_θ, K's solve by the loop's own factorization, the projection of s in C), else in the
+Python loop with scipy's methods; both give the same numbers to rounding
+(tests/test_sensitivities_c.py). A row of ``--stop-when`` or ``--section`` carries s at its time
+held fixed (no event-time correction).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import ParameterDerivatives
 from lagsim.run.formulations import RCOND, Formulation, Report
 from lagsim.run.start import start_tangent
+from lagsim.spec.choices import AUTO
 from lagsim.spec.expressions import suggest
 from lagsim.spec.options import BY_NAME, SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -54,6 +59,10 @@ FORMULATIONS = ("ode", "index1", "udwadia-kalaba")
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 """The methods that step a run with sensitivities: scipy's (the implicit ones with the
 block-diagonal Jacobian of :meth:`Sensitive.jacobian`), not the fixed-step ones."""
+STATE_ERRORS = ("DOP853", "RK45", "RK23")
+"""The methods that can control the error of the state alone (``--sensitivity-errors state``):
+the explicit Runge–Kutta pairs, whose error norm is taken over the first 2n components
+(:func:`lagsim.run.engines.python.make_solver`, the C loop's ``d->ne``)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,10 @@ def refusal(options: SimulateOptions) -> str | None:
     if options.method not in METHODS:
         return (f"{flag}: --method {options.method} has no sensitivities yet; use "
                 f"{', '.join(METHODS)}")
+    if options.sensitivity_errors == "state" and options.method not in STATE_ERRORS:
+        return (f"{options.label('sensitivity_errors')} state: {options.label('method')} "
+                f"{options.method} controls the error of its whole state; use "
+                f"{', '.join(STATE_ERRORS)}, or joint")
     return None
 
 
@@ -110,7 +123,8 @@ class Sensitive(Formulation):
     """``base``'s run with the sensitivities of ``targets`` carried along (module docstring)."""
 
     def __init__(self, base: Formulation, model: Model, spec: SystemSpec, found: tuple[Target, ...],
-                 t0: float, q0: np.ndarray, qd0: np.ndarray, given: frozenset[str]) -> None:
+                 t0: float, q0: np.ndarray, qd0: np.ndarray, given: frozenset[str],
+                 joint: bool = True) -> None:
         super().__init__(base.numeric, base.stabilizer, spec, model, report=base.report)
         self.base = base
         self.name = base.name  # type: ignore[misc]
@@ -119,6 +133,9 @@ class Sensitive(Formulation):
         self.c_step = None
         self.targets = found
         self.P = len(found)
+        self.joint = joint
+        """Whether the step-size control measures the sensitivities with the state (else the
+        state alone, ``--sensitivity-errors state``)."""
         self.extra_columns = columns(self.numeric, tuple(s.name for s in found))
         chain = dict(spec.parameter_gradients)
         weights = [{s.name: 1.0, **{p: dict(g).get(s.name, 0.0) for p, g in chain.items()
@@ -299,4 +316,11 @@ def sensitive(form: Formulation, spec: SystemSpec, model: Model, options: Simula
     if options.method == "Radau":
         say(f"note: {options.label('sensitivities')}: the run steps in Python, not in the C "
             "Radau loop (which carries no sensitivities)")
-    return Sensitive(form, model, spec, found, t0, q0, qd0, given)
+    return Sensitive(form, model, spec, found, t0, q0, qd0, given, joint(options))
+
+
+def joint(options: SimulateOptions) -> bool:
+    """Whether the error control of the run covers the sensitivities (``--sensitivity-errors``:
+    ``auto`` is ``state`` with the methods of :data:`STATE_ERRORS`, else ``joint``)."""
+    errors = options.sensitivity_errors
+    return errors == "joint" or (errors == AUTO and options.method not in STATE_ERRORS)

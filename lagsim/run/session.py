@@ -55,6 +55,10 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         why = refusal(options)
         if why is not None:
             raise InputError(why, options.file_location("sensitivities"))
+    elif options.sensitivity_errors != BY_NAME["sensitivity_errors"].default:
+        raise InputError(f"{options.label('sensitivity_errors')} applies only with "
+                         f"{options.label('sensitivities')}",
+                         options.file_location("sensitivity_errors"))
     model, numeric = compiled()
     values = spec.parameter_values
     if values != model.parameters:

@@ -29,3 +29,8 @@ FORMULATION_CHOICES: tuple[str, ...] = (AUTO, *FORMULATIONS)
 
 STABILIZERS: tuple[str, ...] = ("none", "baumgarte", "projection")
 """Every ``--stabilize``: how a constrained run keeps to its constraints."""
+
+SENSITIVITY_ERRORS: tuple[str, ...] = (AUTO, "joint", "state")
+"""Every ``--sensitivity-errors``: what the step-size control of a run with sensitivities
+measures (the state and the sensitivities, or the state alone; ``auto`` the state alone where
+the method can, the explicit ones, else both)."""

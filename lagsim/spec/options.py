@@ -339,6 +339,17 @@ OPTIONS: tuple[Option, ...] = (
                 "a list or `l,c,theta`; adds a column `d(<column>)/d(<name>)` for each "
                 "coordinate, velocity and multiplier and each name (forward sensitivities)"),
            fit=False),
+    Option("sensitivity_errors", str, choices.AUTO,
+           _choice(_names(choices.SENSITIVITY_ERRORS), "error control"),
+           "With --sensitivities: what the step-size control measures: state (the state "
+           "alone, CVODES's errconS off: the plain run's steps, the sensitivities about as "
+           "accurate as the state; DOP853, RK45, RK23), joint (the state and the "
+           "sensitivities, CVODES's default) or auto (state where the method can, else "
+           "joint).", "HOW", _names(choices.SENSITIVITY_ERRORS),
+           doc=("with `sensitivities`: `state` (the error control covers the state alone; "
+                "DOP853, RK45, RK23), `joint` (the state and the sensitivities) or `auto` "
+                "(state where the method can, else joint)"),
+           needs="sensitivities"),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
 
@@ -455,6 +466,7 @@ class SimulateOptions:
     R: str | None = _default("R")
     saturate: float | None = _default("saturate")
     sensitivities: tuple[str, ...] | None = _default("sensitivities")
+    sensitivity_errors: str = _default("sensitivity_errors")
     locations: tuple[tuple[str, Location], ...] = field(default=(), compare=False)
     naming: Naming = field(default=FLAGS, compare=False)
 

@@ -603,6 +603,30 @@ class _BoundedLoader(Yaml12Loader):
             self.depth -= 1
 
 
+_COMPOSED: dict[str, yaml.Node | None] = {}
+"""The node trees of the last few texts composed (:func:`_compose`)."""
+COMPOSED_KEEP = 4
+"""How many texts' trees :data:`_COMPOSED` keeps (0: none)."""
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """``text`` composed to YAML nodes, within :data:`MAX_YAML_DEPTH` and
+    :data:`MAX_YAML_NODES`; the tree of a text read before is the one kept from then (the reader
+    only reads nodes: a fit re-reads its file at each new parameter value, issue 26, and half of
+    that was composing the same text again)."""
+    if text in _COMPOSED:
+        return _COMPOSED[text]
+    root = yaml.compose(text, Loader=_BoundedLoader)
+    if root is not None and _expanded_size(root) > MAX_YAML_NODES:
+        raise _TooLarge(exceeded("YAML size", f"more than {MAX_YAML_NODES:,} values with the "
+                                 "aliases expanded"), root.start_mark)
+    while _COMPOSED and len(_COMPOSED) >= COMPOSED_KEEP:
+        del _COMPOSED[next(iter(_COMPOSED))]
+    if COMPOSED_KEEP:
+        _COMPOSED[text] = root
+    return root
+
+
 def _expanded_size(root: yaml.Node) -> int:
     """The number of nodes of ``root`` with every alias expanded, counted without expanding (each
     shared node once, times its uses); refuses an alias that contains itself."""
@@ -828,11 +852,7 @@ class _Reader:
             raise InputError(exceeded("file size", f"more than {MAX_FILE_CHARS:,} "
                                       "characters"), Location(self.label))
         try:
-            root = yaml.compose(text, Loader=_BoundedLoader)
-            if root is not None and _expanded_size(root) > MAX_YAML_NODES:
-                raise _TooLarge(exceeded("YAML size", f"more than {MAX_YAML_NODES:,} values "
-                                         "with the aliases expanded"),
-                                root.start_mark)
+            root = _compose(text)
         except _TooLarge as exc:
             loc = (Location(self.label, exc.mark.line + 1, exc.mark.column + 1) if exc.mark
                    else Location(self.label))

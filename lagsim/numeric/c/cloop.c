@@ -62,7 +62,7 @@ typedef struct {
        ∂y/∂θ after y in the state (N = 2n(1 + ns), s row-major 2n-by-ns), sens the compiled
        ∂R/∂q, ∂R/∂q̇, ∂w/∂q, ∂R/∂p, ∂w/∂p, ∂φ/∂p at (t, q, q̇, q̈, λ) with its parameters sp,
        pick (npar-by-ns) d(compiled parameter)/d(θ) */
-    int ns, npar, width;
+    int ns, npar, width, ne;  /* ne: the components the error norm covers */
     lagsim_fn sens;
     const double *sp;
     double *sbuf, *pick, *sin, *sout, *rs, *scol, *sa, *srr, *sdel, *sdq, *slam;
@@ -736,12 +736,12 @@ static int dop853_step(D *d)
             const double c5 = DOP_E5[j], c3 = DOP_E3[j], *kj = K + j * N;
             for (i = 0; i < N; i++) { acc[i] += kj[i] * c5; acc3[i] += kj[i] * c3; }
         }
-        for (i = 0; i < N; i++) {
+        for (i = 0; i < d->ne; i++) {
             double scale = d->atol[i] + dmax(fabs(y[i]), fabs(d->ynew[i])) * d->rtol;
             double a5 = acc[i] / scale, a3 = acc3[i] / scale;
             e5 += a5 * a5; e3 += a3 * a3;
         }
-        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * N);
+        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * d->ne);
         if (err < 1.0) {
             double factor = err == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
             if (rejected) factor = fmin(1.0, factor);
@@ -1077,7 +1077,7 @@ static void *loop_new(const int *ic, const double *dc, const int *hol, const dou
     D *d = calloc(1, sizeof(D));
     if (!d) return NULL;
     d->n = n; d->m = m; d->mh = mh; d->N = N; d->form = ic[3]; d->stab = ic[4];
-    d->ns = ns; d->width = N + m + m * ns;
+    d->ns = ns; d->width = N + m + m * ns; d->ne = N;
     d->has_stop = ic[5]; d->stop_lam = ic[6]; d->mass_every = ic[7];
     d->beta2 = dc[1] * dc[1]; d->rtol = dc[2]; d->max_step = dc[3]; d->t_bound = dc[4];
     d->direction = dc[5]; d->mass_rtol = dc[6]; d->mass_scale = dc[7]; d->rcond = dc[8];
@@ -1116,10 +1116,13 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
 }
 
 /* A loop with ns sensitivity columns (lagsim_loop_new's arguments, atol of N = 2n(1 + ns)
-   values): sens the compiled derivatives (sens_dz), sp its parameters, pick npar-by-ns. */
+   values): sens the compiled derivatives (sens_dz), sp its parameters, pick npar-by-ns; joint 1
+   when the error norm covers the sensitivities too, 0 for the state's 2n components alone
+   (Sensitive.joint). */
 void *lagsim_loop_sensitive(const int *ic, const double *dc, const int *hol, const double *atol,
                             void *dyn, void *phi, void *vel, void *stop, const double *p, int ns,
-                            int npar, void *sens, const double *sp, const double *pick)
+                            int npar, void *sens, const double *sp, const double *pick,
+                            int joint)
 {
     int n = ic[0], m = ic[1], mh = ic[2], nm = n + m;
     size_t total = (size_t)npar * ns + (1 + 3 * (size_t)n + m)
@@ -1132,6 +1135,7 @@ void *lagsim_loop_sensitive(const int *ic, const double *dc, const int *hol, con
     d = loop_new(ic, dc, hol, atol, dyn, phi, vel, stop, p, ns);
     if (!d) { free(w); return NULL; }
     d->sbuf = w; d->npar = npar; d->sens = (lagsim_fn)sens; d->sp = sp;
+    if (!joint) d->ne = 2 * n;
 #define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
     TAKE(pick, npar * ns); TAKE(sin, 1 + 3 * n + m);
     TAKE(sout, 2 * nm * n + m * n + nm * npar + m * npar + mh * npar); TAKE(rs, nm * ns);
@@ -1165,29 +1169,30 @@ void lagsim_loop_free(void *handle)
 }
 
 /* scipy's select_initial_step (scipy/integrate/_ivp/common.py) for DOP853 (error order 7),
-   with f0 = f(t0, y0): the first step size. */
+   with f0 = f(t0, y0): the first step size, its norms over the d->ne components the error
+   control measures (lagsim.run.engines.python.state_errors). */
 static double initial_step(D *d, double t0, int *bad)
 {
-    int N = d->N, i;
+    int N = d->N, ne = d->ne, i;
     double interval = fabs(d->t_bound - t0), d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, h;
     const double *y0 = d->y, *f0 = d->f;
     if (interval == 0.0) return 0.0;
-    for (i = 0; i < N; i++) {
+    for (i = 0; i < ne; i++) {
         double scale = d->atol[i] + fabs(y0[i]) * d->rtol;
         d0 += (y0[i] / scale) * (y0[i] / scale);
         d1 += (f0[i] / scale) * (f0[i] / scale);
     }
-    d0 = sqrt(d0) / sqrt((double)N);
-    d1 = sqrt(d1) / sqrt((double)N);
+    d0 = sqrt(d0) / sqrt((double)ne);
+    d1 = sqrt(d1) / sqrt((double)ne);
     h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
     if (interval < h0) h0 = interval;
     for (i = 0; i < N; i++) d->ytmp[i] = y0[i] + h0 * d->direction * f0[i];
     if (rhs(d, t0 + h0 * d->direction, d->ytmp, d->fnew)) { *bad = 1; return 0.0; }
-    for (i = 0; i < N; i++) {
+    for (i = 0; i < ne; i++) {
         double scale = d->atol[i] + fabs(y0[i]) * d->rtol, e = (d->fnew[i] - f0[i]) / scale;
         d2 += e * e;
     }
-    d2 = sqrt(d2) / sqrt((double)N) / h0;
+    d2 = sqrt(d2) / sqrt((double)ne) / h0;
     if (d1 <= 1e-15 && d2 <= 1e-15) h1 = 1e-6 > h0 * 1e-3 ? 1e-6 : h0 * 1e-3;
     else h1 = pow(0.01 / (d2 > d1 ? d2 : d1), 1.0 / 8.0);
     h = 100 * h0;

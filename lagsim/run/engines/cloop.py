@@ -165,7 +165,7 @@ def _loop_argtypes(lib: ctypes.CDLL) -> None:
     lib.lagsim_loop_sensitive.restype = ctypes.c_void_p
     lib.lagsim_loop_sensitive.argtypes = ((ctypes.c_void_p,) * 9
                                           + (ctypes.c_int, ctypes.c_int)
-                                          + (ctypes.c_void_p,) * 3)
+                                          + (ctypes.c_void_p,) * 3 + (ctypes.c_int,))
     lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
     lib.lagsim_loop_free.restype = None
     lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
@@ -231,7 +231,8 @@ class CLoop(StepLoop):
         self.stop = stop
         self.sensitive = sensitive
         """The run's sensitivities (issue 26) and their compiled derivatives, stepped in the
-        same C loop as the state with joint error control (``lagsim_loop_sensitive``)."""
+        same C loop as the state, the error control joint or of the state alone
+        (``lagsim_loop_sensitive``)."""
         self._pick = np.zeros(1)
         self.params = functions[0].params
         self.addresses = [f.address for f in functions]
@@ -272,7 +273,7 @@ class CLoop(StepLoop):
             self._pick = np.ascontiguousarray(form.pick, dtype=float)
             handle = self.lib.lagsim_loop_sensitive(
                 *args, form.P, self._pick.shape[0], sens.address, sens.params.ctypes.data,
-                self._pick.ctypes.data)
+                self._pick.ctypes.data, int(form.joint))
         if not handle:
             raise MemoryError("the C step loop could not allocate its work space")
         return int(handle)

@@ -32,6 +32,7 @@ from lagsim.run.engines.base import UNILATERAL, Engine, Progress, StepLoop
 from lagsim.run.monitor import Guard, Step, Watch, scipy_integrate
 from lagsim.run.problem import Problem
 from lagsim.run.registry import SOLVERS
+from lagsim.run.sensitivity import Sensitive
 
 if TYPE_CHECKING:
     from scipy.integrate import OdeSolver
@@ -146,7 +147,40 @@ def make_solver(problem: Problem, fun: Callable[[float, np.ndarray], np.ndarray]
             form.note_once("jacobian", f"note: --formulation {form.name} has no analytic "
                            f"Jacobian; {options.method} estimates it by finite differences "
                            "(slower)")
-    return SOLVERS[options.method](fun, t0, y0, options.t_end, **tolerances)
+    solver = SOLVERS[options.method]
+    if isinstance(form, Sensitive) and not form.joint:
+        solver = state_errors(solver, 2 * form.n)
+    return solver(fun, t0, y0, options.t_end, **tolerances)
+
+
+def state_errors(solver: type[OdeSolver], k: int) -> type[OdeSolver]:
+    """An explicit Runge–Kutta ``solver`` whose error norm and first step cover the first
+    ``k`` components of the state alone (``--sensitivity-errors state``: the sensitivities after
+    them are integrated with the same steps but not measured; CVODES's ``errconS`` off,
+    Hindmarsh et al., "SUNDIALS", ACM TOMS 31 (2005) §2). The first k components of f do not
+    depend on the others, so the first step is scipy's for the state alone."""
+    from scipy.integrate._ivp.common import select_initial_step
+
+    class StateErrors(solver):
+        def __init__(self, fun: Callable[[float, np.ndarray], np.ndarray], t0: float,
+                     y0: np.ndarray, t_bound: float, first_step: float | None = None,
+                     **tolerances: Any) -> None:
+            super().__init__(fun, t0, y0, t_bound, first_step=first_step, **tolerances)
+            if first_step is None:
+                rest = np.zeros(len(self.y) - k)
+
+                def state(t: float, y: np.ndarray) -> np.ndarray:
+                    return np.asarray(self.fun(t, np.concatenate((y, rest))))[:k]
+
+                atol = np.broadcast_to(self.atol, self.y.shape)[:k]
+                self.h_abs = select_initial_step(
+                    state, self.t, self.y[:k], t_bound, self.max_step, self.f[:k],
+                    self.direction, self.error_estimator_order, self.rtol, atol)
+
+        def _estimate_error_norm(self, K: np.ndarray, h: float, scale: np.ndarray) -> float:
+            return super()._estimate_error_norm(K[:, :k], h, scale[:k])
+
+    return StateErrors
 
 
 def after_step(problem: Problem, solver: OdeSolver, guard: Guard) -> OdeSolver:

@@ -179,7 +179,8 @@ def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path],
     assert all(v.variability == "tunable" for v in md.modelVariables
                if v.causality == "parameter")
     assert len(md.derivatives) == 2 * len(system.coordinates)
-    text = CART_POLE_INPUT.replace("inputs: {F: 0}", "units: {x: m, l: m, t: s}")
+    text = CART_POLE_INPUT.read_text(encoding="utf-8").replace(
+        "inputs: {F: 0}", "units: {x: m, l: m, t: s}")
     path = str(api.load(text.replace("x: F", "x: 0")).export_fmu(tmp_path / "u.fmu"))
     from fmpy.validation import validate_fmu
 
@@ -238,19 +239,7 @@ def test_unsupported_stabilizer_is_refused() -> None:
     assert result.exit_code == 2 and "give one of --c DIR and --fmu" in result.output
 
 
-CART_POLE_INPUT = """\
-name: cart_pole_input
-parameters: {mc: 1.0, mp: 0.1, l: 0.5, g: 9.81}
-inputs: {F: 0}
-coordinates: [x, theta]
-masses:
-  cart: {mass: mc, position: [x, 0]}
-  tip: {mass: mp, position: [x + l*sin(theta), l*cos(theta)]}
-gravity: [0, -g]
-forces:
-  x: F
-initial: {theta: 0.3}
-"""
+CART_POLE_INPUT = Path(__file__).parent / "cart_pole_lqr.yaml"
 
 
 def test_fmu_input_drives_the_model(fmpy, tmp_path: Path) -> None:

@@ -71,6 +71,9 @@ BENCHES = (
     Bench("rigid_bodies"),
     Bench("export", quick=("--reps", "1")),
     Bench("fixed_cost"),
+    Bench("impacts", writes=("bench/impacts_results.md",), prints=False),
+    Bench("lyapunov"),
+    Bench("sensitivity"),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

@@ -55,10 +55,17 @@ COMMANDS: dict[str, list[str]] = {
         "plot", "heavy_top", "--kind", "path", "--t-end", "5", "--dpi", str(DPI)],
     "double_pendulum.gif": [
         "animate", "double_pendulum", "--t-end", "5", "--fps", "15", "--trail", "1"],
+    "cart_pole_lqr.png": [
+        "plot", str(ROOT / "tests" / "cart_pole_lqr.yaml"), "--controller", "lqr",
+        "--at", "x=0, theta=0", "--Q", "theta=10", "--t-end", "10", "--kind", "time",
+        "--columns", "x,theta", "--dpi", str(DPI)],
 }
 """Image file name → `lagsim` arguments (``-o FILE`` is appended)."""
 
 DRIFT = "drift_pendulum_natural.png"
+LYAPUNOV = "lyapunov_driven_damped_pendulum.png"
+LYAPUNOV_RUN = ["lyapunov", "driven_damped_pendulum", "--t-end", "1000", "--transient", "100"]
+"""docs/analysis.md's run, whose --trace :data:`LYAPUNOV` draws with ``plot --kind lyapunov``."""
 STABILIZERS = ("none", "baumgarte", "projection")
 
 
@@ -154,7 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, command in COMMANDS.items():
         run_cli([*command, "-o", str(outdir / name)])
     worst = drift_comparison(outdir / DRIFT)
-    for name in [*COMMANDS, DRIFT]:
+    trace = outdir / "lyapunov_trace.csv"
+    run_cli([*LYAPUNOV_RUN, "--trace", str(trace), "--force"])
+    run_cli(["plot", str(trace), "--kind", "lyapunov", "--title", "driven_damped_pendulum",
+             "--dpi", str(DPI), "-o", str(outdir / LYAPUNOV)])
+    trace.unlink()
+    for name in [*COMMANDS, DRIFT, LYAPUNOV]:
         print(f"{outdir / name}: {(outdir / name).stat().st_size / 1024:.0f} kB")
     print("largest |phi|: " + ", ".join(f"{k} {v:.2e}" for k, v in worst.items()))
     return 0

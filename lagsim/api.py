@@ -320,6 +320,7 @@ class System:
             bounds: Mapping[str, tuple[float, float]] | None = None,
             parameters: Mapping[str, float] | None = None,
             initial: Mapping[str, float] | None = None, max_runs: int = 200,
+            weights: Any = None, sigma: Any = None, starts: Any = 1, seed: Any = 0,
             **options: Any) -> Any:
         """Fit the parameters and initial values named in ``fit`` (a list or ``"l,c"``) to the
         columns ``observe`` (default all but ``t``) of the CSV ``data`` (``lagsim fit``), by
@@ -328,11 +329,15 @@ class System:
         at or after the run's ``t_start``, where the initial values hold). Returns a
         :class:`lagsim.analysis.fit.FitReport` (``to_text()``, ``to_dict()``); a fit that does
         not converge in ``max_runs`` runs raises :class:`lagsim.analysis.fit.FitError` with
-        the best point so far."""
+        the best point so far. ``weights`` (column → relative weight) or ``sigma`` (column →
+        measurement standard deviation, every observed column), ``starts`` and ``seed`` are
+        ``lagsim fit``'s (:data:`lagsim.spec.options.FIT_OPTIONS`)."""
         return fit_system(self, data, fit, observe, bounds or {}, options,
                           parameters=_mapping_arg(parameters, "parameters"),
                           initial=_mapping_arg(initial, "initial"), report=_warn,
-                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200)
+                          max_runs=_whole_arg(max_runs, "max_runs", 1, 100_000, "runs") or 200,
+                          fit_options={"weights": weights, "sigma": sigma, "starts": starts,
+                                       "seed": seed})
 
     def sweep(self, **keywords: Any) -> Any:
         """Many runs of this system, as ``lagsim sweep``: :func:`sweep` with this system (the
@@ -394,15 +399,24 @@ class System:
         return design(self.spec, self.model, at, Q, R)
 
     def lyapunov(self, t_end: float = 1000.0, transient: float = 0.0, renormalize: float = 1.0,
-                 largest: bool = False) -> Any:
-        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), as a
+                 largest: bool = False, starts: int = 1, seed: int = 0,
+                 perturbation: float = 1e-6) -> Any:
+        """The Lyapunov spectrum from the initial state (``lagsim lyapunov``), on the constraint
+        manifold for a constrained system, with the spread over ``starts`` initial states
+        (the file's and ``starts`` − 1 moved by ``perturbation``, drawn with ``seed``), as a
         :class:`lagsim.analysis.lyapunov.LyapunovReport`."""
-        from lagsim.analysis.lyapunov import spectrum
+        from lagsim.analysis.lyapunov import MAX_STARTS, spectrum
 
+        count = _whole_arg(starts, "starts", 1, MAX_STARTS, "starts")
+        drawn = _whole_arg(seed, "seed", 0, 2**63 - 1, "")
+        if count is None or drawn is None:
+            raise TypeError("starts and seed must be whole numbers, not None")
         model, numeric = _compiled(self)
         return spectrum(self.spec, model, numeric,
                         _number_arg(t_end, "t_end"), _number_arg(transient, "transient"),
-                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"))
+                        _number_arg(renormalize, "renormalize"), _switch_arg(largest, "largest"),
+                        starts=count, seed=drawn,
+                        perturbation=_number_arg(perturbation, "perturbation"))
 
 
 def _options_doc() -> str:
@@ -542,64 +556,49 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
                bounds: Mapping[str, tuple[float, float]], given: Mapping[str, Any],
                keywords: bool = True, parameters: Mapping[str, float] | None = None,
                initial: Mapping[str, float] | None = None,
-               report: Callable[[str], None] | None = None, max_runs: int = 200) -> Any:
+               report: Callable[[str], None] | None = None, max_runs: int = 200,
+               fit_options: Mapping[str, Any] | None = None) -> Any:
     """The one fit of the API and the CLI (:meth:`System.fit`, ``lagsim fit``): the data read
     and checked, each run through :func:`run` at the data's times with the sensitivities of the
-    fitted names (notes of the first run only go to ``report``)."""
-    import numpy as np
-
-    from lagsim import naming
-    from lagsim.analysis.fit import check_data
-    from lagsim.analysis.fit import fit as least_squares_fit
-    from lagsim.output.io import read_csv
+    fitted names (notes of the first run only go to ``report``); ``fit_options`` the raw values
+    of :data:`lagsim.spec.options.FIT_OPTIONS` by name (None: not given)."""
+    from lagsim.analysis.fit import fit_spec
 
     label = "fit" if keywords else "--fit"
     names = _names_arg(fit, label)
-    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if twice is not None:
-        raise InputError(f"{label} names {twice!r} twice")
     spec = _spec(system, parameters, initial, keywords)
-    state = naming.state(spec.coordinates)
-    columns = (*state, *(naming.multiplier(c.name) for c in spec.constraints))
-    for name in names:
-        if name not in spec.parameter_values and name not in state:
-            raise InputError(f"{label}: '{name}' is neither a parameter nor a coordinate or "
-                             f"velocity; they are {', '.join((*spec.parameter_values, *state))}")
     observed = None if observe is None else _names_arg(observe, "observe" if keywords
                                                        else "--observe")
-    table = read_csv(Path(data) if isinstance(data, os.PathLike) else data)
-    checked = check_data(table, columns, observed, len(names))
-    from lagsim.spec.options import SimulateOptions
 
-    options = dict(given)
-    resolved = SimulateOptions.resolve(spec.simulate, options,
-                                       run_options.KEYWORDS if keywords else run_options.FLAGS)
-    for name in ("section", "stop_when"):
-        if getattr(resolved, name) is not None:
-            raise InputError(f"{resolved.label(name)} takes rows a fit cannot compare with the "
-                             "data's; leave it out of the fit", resolved.file_location(name))
-    t0 = resolved.t_start
-    if checked.t[0] < t0:
-        raise InputError(f"the data start at t = {checked.t[0]!r}, before the start time "
-                         f"{t0!r}", Location(checked.source))
-    options["t_end"] = float(checked.t[-1])
-    options["sensitivities"] = list(names)
-    times = checked.t if checked.t[0] == t0 else np.concatenate(([t0], checked.t))
-    values = dict(spec.initial)
-    start = {n: spec.parameter_values[n] if n in spec.parameter_values else values.get(n, 0.0)
-             for n in names}
-    said = [report]
+    def runner(params: Mapping[str, float], inits: Mapping[str, float],
+               options: Mapping[str, Any], times: Any, say: Callable[[str], None] | None
+               ) -> Trajectory:
+        return run(system, options, keywords, parameters={**(parameters or {}), **params},
+                   initial={**(initial or {}), **inits}, report=say, times=times)
 
-    def simulate(at: Mapping[str, float]) -> Trajectory:
-        params = {**(parameters or {}), **{n: v for n, v in at.items()
-                                           if n in spec.parameter_values}}
-        inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
-        out = run(system, options, keywords, parameters=params, initial=inits,
-                  report=said[0], times=times)
-        said[0] = None
-        return out
+    return fit_spec(spec, data, names, observed, bounds, given,
+                    run_options.KEYWORDS if keywords else run_options.FLAGS, runner,
+                    report=report, max_runs=max_runs, fit_options=fit_options)
 
-    return least_squares_fit(checked, names, start, bounds, simulate, max_runs)
+
+def fitted_run(system: System, report: Any, given: Mapping[str, Any], keywords: bool = False,
+               parameters: Mapping[str, float] | None = None,
+               initial: Mapping[str, float] | None = None, samples: int = 501) -> Trajectory:
+    """The run at a fit's estimates (:class:`lagsim.analysis.fit.FitReport`) from the start
+    time to the data's last time, ``samples`` equally spaced samples: the curve ``lagsim fit
+    --plot`` draws over the data."""
+    from lagsim import naming
+
+    spec = _spec(system, parameters, initial, keywords)
+    state = naming.state(spec.coordinates)
+    at = dict(zip(report.names, report.estimates))
+    options = {k: v for k, v in given.items() if k != "sensitivities"}
+    options["t_end"] = float(report.data.t[-1])
+    options["samples"] = samples
+    options.pop("dt", None)
+    params = {**(parameters or {}), **{n: v for n, v in at.items() if n not in state}}
+    inits = {**(initial or {}), **{n: v for n, v in at.items() if n in state}}
+    return run(system, options, keywords, parameters=params, initial=inits)
 
 
 def derive_forms(system: System, form: str, simplify: bool = False,
@@ -806,58 +805,42 @@ def sweep(system: System | str | os.PathLike[str], *,
     except ImportError as exc:
         raise ImportError("lagsim.sweep needs pandas, which is not installed: pip install "
                           "'lagsim[pandas]' (or pip install pandas)") from exc
-    from lagsim.spec.options import SimulateOptions
-    from lagsim.spec.system import parse_spec
     from lagsim.sweep import core as sw
-    from lagsim.sweep.summary import parse_summary
+    from lagsim.sweep.setup import prepare
 
     system = as_system(system)
     parameters = dict(_mapping_arg(parameters, "parameters") or {})
     initial = dict(_mapping_arg(initial, "initial") or {})
     if isinstance(summary, str):
         summary = [summary]
+    summaries = [_text_arg(raw, "summary") for raw in summary]
     if scheduler is not None:
         _text_arg(scheduler, "scheduler")
     run_count = _whole_arg(runs, "runs", 1, sw.MAX_RUNS, "runs")
-    with _keyword_errors(True), _sweep_errors():
-        spec = parse_spec(system._text, system._label, system._stem,
-                          {**system._parameters, **parameters},
-                          {**system._initial, **initial})
-        given = dict(options)
-        stops = SimulateOptions.resolve(spec.simulate, given,
-                                        run_options.KEYWORDS).stop_when is not None
-        axes = [sw.grid_axis(f"{name}={a!r}:{b!r}:{c!r}")
+
+    def axes() -> list[sw.Axis]:
+        made = [sw.grid_axis(f"{name}={a!r}:{b!r}:{c!r}")
                 for name, (a, b, c) in _sweep_items(grid, "grid", 3)]
-        axes += [sw.values_axis(f"{name}={','.join(map(repr, listed))}")
+        made += [sw.values_axis(f"{name}={','.join(map(repr, listed))}")
                  for name, listed in _sweep_items(values, "values", 0)]
         draws = _sweep_items(random, "random", 2)
         if draws or run_count is not None:
-            axes.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
+            made.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
                                        run_count, seed))
         if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
             sw.scheduler_address(scheduler)
-        fixed = {**{k: "--set" for k in system._parameters | parameters},
-                 **{k: "--init" for k in system._initial | initial}}
-        plan = sw.plan(axes, [p.name for p in spec.parameters], spec.coordinates, fixed)
-        job = sw.Job(system._text, system._label, system._stem, given,
-                     {**system._parameters, **parameters}, {**system._initial, **initial},
-                     plan.names, runs=len(plan))
-        constraints = [c.name for c in spec.constraints]
-        taken = sw.columns(job, spec.coordinates, constraints)
-        parsed: list[Any] = []
-        for raw in summary:
-            parsed.append(parse_summary(_text_arg(raw, "summary"), sw.trajectory_columns(spec),
-                                        [p.name for p in spec.parameters],
-                                        taken + [s.name for s in parsed]))
-    from dataclasses import replace
+        return made
 
-    job = replace(job, summaries=tuple(parsed)).keyed()
-    rows = sw.execute(job, plan, scheduler, workers)
+    with _keyword_errors(True), _sweep_errors():
+        prepared = prepare(system._text, system._label, system._stem,
+                           {**system._parameters, **parameters}, {**system._initial, **initial},
+                           dict(options), axes, summaries, run_options.KEYWORDS)
+    job = prepared.job.keyed()
+    rows = sw.execute(job, prepared.plan, scheduler, workers)
     for index, row in enumerate(rows):
         for note in row.notes:
             _warn(f"run {index}: {note}")
-    header, data, errors = sw.table(job, plan, rows, spec.coordinates, constraints,
-                                    sw.energy_conserved(job), stops)
+    header, data, errors = prepared.table(job, rows)
     frame = pandas.DataFrame(data, columns=header[:-1])
     frame["run"] = frame["run"].astype(int)
     frame["error"] = errors

@@ -16,6 +16,7 @@ lagsim but :mod:`lagsim.errors`, so that the spec's check of reserved names
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -156,6 +157,12 @@ def exponent(k: int) -> str:
     return f"{_EXPONENT}{k}"
 
 
+def exponent_of(name: str) -> int | None:
+    """k of a ``lyapunov_<k>`` column (:func:`exponent`), or None for another column."""
+    tail = name[len(_EXPONENT):]
+    return int(tail) if name.startswith(_EXPONENT) and tail.isdigit() else None
+
+
 def sensitivity(column: str, name: str) -> str:
     """The column of ∂(column)/∂(name), ``name`` a parameter or an initial value (``simulate
     --sensitivities``, issue 26): ``theta``, ``l`` → ``d(theta)/d(l)``."""
@@ -269,10 +276,17 @@ def layout(coordinates: Sequence[str], constraints: Sequence[str], kinds: Sequen
            ) -> list[str]:
     """The CSV columns of :data:`COLUMNS` for these coordinates and constraints (``kinds`` are
     ``"holonomic"`` or ``"velocity"``, one a constraint)."""
+    return list(_layout(tuple(coordinates), tuple(constraints), tuple(kinds)))
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(coordinates: tuple[str, ...], constraints: tuple[str, ...], kinds: tuple[str, ...]
+            ) -> tuple[str, ...]:
+    """:func:`layout`, made once in a process for each system (every run asks for it)."""
     out: list[str] = []
     for template, names in _fills(coordinates, constraints, kinds):
         out.extend([template] if names is None else (_format(template, x) for x in names))
-    return out
+    return tuple(out)
 
 
 def _format(template: str, name: str) -> str:

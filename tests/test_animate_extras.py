@@ -108,6 +108,51 @@ def test_springs_come_from_the_file_and_from_the_potential() -> None:
     assert springs(load_spec("pendulum"), build_model(load_spec("pendulum"))) == []
 
 
+def test_a_drawn_spring_is_a_zigzag_of_equal_teeth_at_60_degrees(monkeypatch, tmp_path) -> None:
+    """Issue 30: the spring_pendulum's spring read as a staircase (teeth 2.7 times as tall as
+    their pitch). Each frame's spring runs from its end to its end with 2·coils strokes between
+    the straight ends, alternating sides of the axis by one half-width; at the median length
+    each stroke crosses the axis at 60° (equilateral teeth), and the width stays that of the
+    run in every frame."""
+    from lagsim.output.io import Table
+    from lagsim.viz import animate as module
+
+    drawn: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    zigzag = module.zigzag
+
+    def recording(a, b, width, coils=module.SPRING_COILS):
+        path = zigzag(a, b, width, coils)
+        drawn.append((np.array(a), np.array(b), path))
+        return path
+
+    monkeypatch.setattr(module, "zigzag", recording)
+    t = np.linspace(0.0, 1.0, 51)
+    r = 1.0 + 0.3 * np.sin(2 * np.pi * t)
+    table = Table(("t", "x"), np.column_stack([t, t]), "<test>")
+    module.animate(table, {"bob": (r * np.cos(t), r * np.sin(t))}, [], tmp_path / "s.gif",
+                   fps=9, dpi=30, springs=[("origin", "bob")])
+    assert len(drawn) == 9
+    lengths = [float(np.hypot(*(b - a))) for a, b, _ in drawn]
+    n = module.SPRING_COILS
+    widths = set()
+    for (a, b, path), length in zip(drawn, lengths, strict=True):
+        np.testing.assert_array_equal(path[0], a)
+        np.testing.assert_array_equal(path[-1], b)
+        axis = (b - a) / length
+        offsets = (path - a) @ np.array([-axis[1], axis[0]])
+        teeth = offsets[2:-2]
+        assert len(path) - 3 == 2 * n
+        assert np.allclose(np.abs(teeth), abs(teeth[0]), rtol=1e-12)
+        assert np.all(np.sign(teeth[1:]) == -np.sign(teeth[:-1]))
+        widths.add(round(abs(float(teeth[0])), 12))
+        strokes = np.diff(path[2:-2], axis=0)
+        if length == np.median(lengths):
+            angles = np.degrees(np.arccos(np.abs(strokes @ axis)
+                                          / np.hypot(strokes[:, 0], strokes[:, 1])))
+            np.testing.assert_allclose(angles, 60.0, atol=1e-9)
+    assert len(widths) == 1
+
+
 def test_animate_calls_progress_for_every_frame(tmp_path) -> None:
     from lagsim.output.io import Table
     from lagsim.viz.animate import animate

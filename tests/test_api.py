@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +24,6 @@ from scipy.special import ellipk
 import lagsim
 from lagsim.cli import main
 from lagsim.spec.options import OPTIONS
-
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 
 OSCILLATOR = named("oscillator", HARMONIC_OSCILLATOR, "initial: {x: 0.1}\n").lstrip("\n")
 """m ẍ = −k x from x = 0.1 at rest: x = 0.1 cos(√(k/m) t), h = ½ k x₀² = 0.04."""
@@ -514,20 +511,3 @@ def test_plot_returns_the_figure_of_the_cli(tmp_path) -> None:
     from lagsim.api import plot
 
     assert lagsim.plot is plot
-
-
-# --- docs/api.md -------------------------------------------------------------------------------
-
-
-def test_every_python_block_of_docs_api_runs(tmp_path, monkeypatch) -> None:
-    """Each ```python block of docs/api.md, in order, in one namespace; their asserts are the
-    checks (the worked example compares the period with 4K(sin²(θ₀/2))/√(g/l))."""
-    blocks = re.findall(r"^```python\n(.*?)^```$", DOCS.read_text(encoding="utf-8"),
-                        re.S | re.M)
-    assert len(blocks) >= 6
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "docs_api"}
-    for number, block in enumerate(blocks, start=1):
-        code = compile(block, f"docs/api.md block {number}", "exec")
-        exec(code, namespace)  # noqa: S102
-    assert "periods" in namespace and len(namespace["periods"]) == 7

@@ -82,8 +82,8 @@ def _printed(form, model):
     rhs = {item.label: item.value.rhs.subs(subs) for item in form.items
            if isinstance(item.value, sympy.Eq)}
     H = sympy.lambdify([q, p], rhs["H"])
-    qd = sympy.lambdify([q, p], [rhs[f"d{c}/dt"] for c in model.coordinates])
-    pd = sympy.lambdify([q, p], [rhs[f"dp_{c}/dt"] for c in model.coordinates])
+    qd = sympy.lambdify([q, p], [rhs[f"{c}_dot"] for c in model.coordinates])
+    pd = sympy.lambdify([q, p], [rhs[f"p_{c}_dot"] for c in model.coordinates])
     return H, qd, pd
 
 
@@ -132,11 +132,11 @@ def test_large_non_diagonal_mass_matrix_keeps_m_inverse_written_as_such():
     assert any("not written out" in note for note in form.notes)
     L = sympy.sympify(model.lagrangian)
     rates = {item.label: item.value.rhs for item in form.items
-             if item.label.startswith("dp_")}
+             if item.label.startswith("p_") and item.label.endswith("_dot")}
     assert len(rates) == 4
     for name in model.coordinates:
         assert sympy.expand(sympy.expand_trig(
-            rates[f"dp_{name}/dt"] - sympy.diff(L, sympy.Symbol(name)))) == 0
+            rates[f"p_{name}_dot"] - sympy.diff(L, sympy.Symbol(name)))) == 0
 
 
 def test_latex_output():
@@ -155,8 +155,8 @@ def test_constraint_forces_act_on_the_momenta():
     x, y, lam, m, g = sympy.symbols("x y lambda_rod m g")
     px, py = sympy.symbols("p_x p_y")
     assert sympy.simplify(eqs["H"] - ((px**2 + py**2) / (2 * m) + m * g * y)) == 0
-    assert sympy.simplify(eqs["dp_x/dt"] - 2 * x * lam) == 0
-    assert sympy.simplify(eqs["dp_y/dt"] - (-m * g + 2 * y * lam)) == 0
+    assert sympy.simplify(eqs["p_x_dot"] - 2 * x * lam) == 0
+    assert sympy.simplify(eqs["p_y_dot"] - (-m * g + 2 * y * lam)) == 0
 
 
 @pytest.mark.slow
@@ -232,5 +232,49 @@ def test_a_long_inverse_prints_m_qdot_equal_p_minus_b_equal_to_the_model() -> No
         for i, c in enumerate(raw.coordinates):
             want = (sympy.diff(L, q[i]) + tau[i]
                     + sum(A[k, i] * lam[k] for k in range(raw.m))).evalf(subs=point)
-            got = items[f"dp_{c}/dt"].rhs.evalf(subs=point)
+            got = items[f"p_{c}_dot"].rhs.evalf(subs=point)
             assert abs(float(got) - float(want)) <= 1e-12 * max(1.0, abs(float(want)))
+
+
+def test_one_notation_and_no_common_factor_left_in_the_double_pendulum():
+    """Issue 30: the headings said ``dp_theta1/dt`` over ``pdot_θ1 = ...``, and ṗ carried
+    l1²l2²m2² over l1⁴l2⁴m2². Each label is the name its equation defines (shown by the one
+    names rule: ṗ_θ1 is p_theta1_dot), and no fraction keeps a power of a parameter in both its
+    numerator and its denominator."""
+    import lagsim
+
+    form = lagsim.load("double_pendulum").derive("hamilton", format=None)
+    labels = [item.label for item in form.items]
+    assert labels == ["p_theta1", "p_theta2", "H", "theta1_dot", "theta2_dot",
+                      "p_theta1_dot", "p_theta2_dot"]
+    for item in form.items:
+        assert str(item.value.lhs) == item.label
+    parameters = set(sympy.symbols("m1 m2 l1 l2 g"))
+    for item in form.items[2:]:
+        for term in sympy.Add.make_args(item.value.rhs):
+            num, den = sympy.fraction(term)
+            bases = [{f.as_base_exp()[0] for f in sympy.Mul.make_args(side)} & parameters
+                     for side in (num, den)]
+            assert not (bases[0] & bases[1]), (item.label, term)
+    text = lagsim.load("double_pendulum").derive("hamilton")
+    assert "ṗ_θ1:\nṗ_θ1 = " in text and "dp_" not in text and "pdot" not in text
+    assert "l1⁴" not in text
+
+
+def test_a_common_denominator_factor_comes_out_of_a_sum():
+    """Issue 30: pendulum_natural's rod multiplier printed 2(x²/m + y²/m) below the line; the
+    factor 1/m common to both terms comes out as the common m of m x² + m y² does, and λ_rod of
+    the index-1 form is m(g y − ẋ² − ẏ²)/(2(x² + y²)) (seed 001 §10.7's pendulum)."""
+    import lagsim
+    from lagsim.symbolic.tidy import common_factor
+
+    x, y, m, g = sympy.symbols("x y m g")
+    assert str(common_factor(x**2 / m + y**2 / m)) == "(x**2 + y**2)/m"
+    assert str(common_factor(x**2 / m + y**2 / m**2)) == "(x**2 + y**2/m)/m"
+    assert common_factor(x**2 / m + y**2 * m) == x**2 / m + y**2 * m
+    form = lagsim.load("pendulum_natural").derive("index1", format=None)
+    (rod,) = [item.value for item in form.items if item.label == "lambda_rod"]
+    xd, yd = sympy.symbols("x_dot y_dot")
+    num, den = sympy.fraction(rod.rhs)
+    assert sympy.expand(den) == sympy.expand(2 * (x**2 + y**2))
+    assert sympy.expand(num - m * (g * y - xd**2 - yd**2)) == 0

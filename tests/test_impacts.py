@@ -569,16 +569,17 @@ def test_a_rough_floor_takes_a_tangential_impulse_under_coulombs_law(mu: float) 
     assert abs(event.tangential) <= mu * event.impulse + 1e-12
 
 
-def rocking(**options: object) -> Trajectory:
-    return run("rocking_block", t_end=2.0, samples=40001, **TIGHT, **options)
+@pytest.fixture(scope="module")
+def rocking() -> Trajectory:
+    return run("rocking_block", t_end=2.0, samples=40001, **TIGHT)
 
 
-def test_rocking_block_ratio_of_angular_velocities_is_housners() -> None:
+def test_rocking_block_ratio_of_angular_velocities_is_housners(rocking: Trajectory) -> None:
     """Housner 1963 (Bull. Seismol. Soc. Am. 53(2)): the impact about the new corner keeps the
     angular momentum about it, so θ̇⁺/θ̇⁻ = 1 − (3/2) sin²α for a rectangular block
     (I_O = (4/3) m R²), α = atan(b/h); the corners take turns, the new one does not bounce and
     sticks: at θ = 0 its velocity ẋ + h θ̇ is 0 after the impact."""
-    trajectory = rocking()
+    trajectory = rocking
     alpha = math.atan(0.2 / 0.6)
     r = 1 - 1.5 * math.sin(alpha) ** 2
     events = trajectory.events
@@ -590,12 +591,12 @@ def test_rocking_block_ratio_of_angular_velocities_is_housners() -> None:
         assert abs(event.qd_after[0] + 0.6 * event.qd_after[2]) < 1e-10
 
 
-def test_rocking_block_amplitudes_decay_as_housners_closed_form() -> None:
+def test_rocking_block_amplitudes_decay_as_housners_closed_form(rocking: Trajectory) -> None:
     """Between impacts the block turns about one corner with its energy kept, so the n-th
     amplitude θₙ follows cos(α − θₙ₊₁) − cos α = r² (cos(α − θₙ) − cos α) (Housner 1963, with
     r = 1 − (3/2) sin²α); the amplitudes are read as the vertex of the parabola through the
     three samples about each largest |θ|."""
-    trajectory = rocking()
+    trajectory = rocking
     b, h, theta0 = 0.2, 0.6, 0.1
     alpha = math.atan(b / h)
     r = 1 - 1.5 * math.sin(alpha) ** 2

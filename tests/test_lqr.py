@@ -248,3 +248,26 @@ def test_derive_linear_prints_the_input_matrix(tmp_path: Path) -> None:
     A, B = cart_pole_linear()
     assert np.allclose(items["A"], A, rtol=1e-12, atol=1e-12)
     assert np.allclose(items["B_u"], B, rtol=1e-12, atol=1e-12)
+
+
+def test_a_velocity_constraint_is_refused_in_one_located_line() -> None:
+    """The skate (a knife edge, x_dot sin ψ − y_dot cos ψ = 0) steered by a torque: its states at
+    rest form a manifold of equilibria and the velocity constraint removes a direction of q̇ but
+    none of q, which the holonomic tangent-space design does not cover; lqr says so, at the
+    file, in one line, on the command line too."""
+    skate = textwrap.dedent("""\
+        parameters: {m: 1.0, J: 0.1}
+        inputs: {tau: 0}
+        coordinates: [x, y, psi]
+        kinetic: 1/2*m*(x_dot**2 + y_dot**2) + 1/2*J*psi_dot**2
+        forces: {psi: tau}
+        constraints:
+          - {name: skate, velocity: x_dot*sin(psi) - y_dot*cos(psi)}
+        """)
+    with pytest.raises(InputError, match="has velocity constraints; lagsim lqr designs on the "
+                                         "tangent space of holonomic constraints only"):
+        api.open_system(skate, api=True).lqr("x=0, y=0, psi=0")
+    out = CliRunner().invoke(main, ["lqr", "-", "--at", "x=0, y=0, psi=0"], input=skate)
+    assert out.exit_code == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("lagsim: error: ") and "velocity constraints" in line

@@ -4,6 +4,10 @@ al. 1980) held to what linear algebra and Liouville's theorem say exactly, at fi
 - Σ λ_i (T − t₀) = log|det Φ(T)| = ∫ tr J dt: for a Lagrangian system in (q, q̇), whose flow keeps
   the volume of (q, p) with p = M(q) q̇, that is log det M(q(t₀)) − log det M(q(T)); with
   constant M and a damping c it is −c (T − t₀)/m l²;
+- on a constraint manifold of dimension d = 2n − 2m_h − m_v only d exponents come out, the same as
+  in independent coordinates: the pendulum in (x, y) with x² + y² = l² gives two, both within the
+  shear bound of an integrable motion like the pendulum in θ, and the double pendulum in the four
+  Cartesian coordinates of its bobs is as chaotic as in its two angles;
 - for a linear system the tangent flow is e^{At}: the harmonic oscillator ẍ = −ω²x stretches by
   at most max(ω, 1/ω), so every running estimate is within log(max(ω, 1/ω))/t of 0, and the
   damped ẍ + 3ẋ + 2x = 0 gives s = −1, −2 up to O(1/T).
@@ -92,7 +96,7 @@ def test_the_driven_damped_pendulum_is_chaotic_and_contracts_at_its_damping() ->
     assert abs(largest.exponents[0] - report.exponents[0]) < 0.01
 
 
-def test_the_command_writes_the_trace_and_refuses_constraints(tmp_path: Path) -> None:
+def test_the_command_writes_the_trace_and_checks_its_options(tmp_path: Path) -> None:
     trace = tmp_path / "trace.csv"
     out = CliRunner().invoke(main, ["lyapunov", "pendulum", "--t-end", "5", "--trace",
                                     str(trace)])
@@ -100,8 +104,167 @@ def test_the_command_writes_the_trace_and_refuses_constraints(tmp_path: Path) ->
     rows = trace.read_text().splitlines()
     assert rows[0] == "t,lyapunov_1,lyapunov_2" and len(rows) == 6
     assert "sum" in out.stdout
-    bad = CliRunner().invoke(main, ["lyapunov", "pendulum_constrained", "--t-end", "5"])
-    assert bad.exit_code == 2 and "unconstrained systems only" in bad.stderr
     with pytest.raises(InputError, match="--transient"):
         api.open_system("pendulum").lyapunov(t_end=5.0, transient=6.0)
     assert np.isfinite(float(rows[-1].split(",")[1]))
+
+
+def test_the_pendulum_on_its_constraint_manifold_has_the_exponents_of_theta() -> None:
+    """(x, y) with x² + y² = l²: d = 2·2 − 2·1 = 2 exponents, not 4 (the drift of φ and φ̇ under
+    the index-1 equations would add two zeros). The pendulum is integrable: a tangent vector
+    grows at most linearly (the shear between neighbouring orbits), so every exponent is within
+    log(c T)/T of 0; both coordinates agree to that bound, and λ₁ + λ₂ is O(1/T)."""
+    T = 40.0
+    angle = api.open_system("pendulum").lyapunov(t_end=T, renormalize=1.0)
+    natural = api.open_system("pendulum_natural").lyapunov(t_end=T, renormalize=1.0)
+    assert natural.dimension == 2 and len(natural.exponents) == 2 and natural.constraints == 2
+    bound = math.log(10.0 * T) / T
+    for report in (angle, natural):
+        assert all(abs(x) < bound for x in report.exponents), report.exponents
+        assert abs(sum(report.exponents)) < 2.0 / T
+    assert abs(natural.exponents[0] - angle.exponents[0]) < bound
+    assert "dimension 2" in natural.to_text()
+
+
+def test_the_constrained_pendulums_sum_is_the_area_change_of_its_chart() -> None:
+    """In θ the pendulum keeps areas (tr J = 0); (θ, θ̇) ↦ (x, y, ẋ, ẏ) = l(sin θ, −cos θ,
+    θ̇ cos θ, θ̇ sin θ) has the Jacobian D with DᵀD = diag(l²(1 + θ̇²), l²), so the areas of T𝓜
+    in (x, y, ẋ, ẏ) are l² √(1 + θ̇²) times those in (θ, θ̇): Σλ·T = ½ log(1 + θ̇(T)²) for a
+    start at rest (l = 1, θ̇² = ẋ² + ẏ²). An exact check of the projected tangent flow."""
+    T = 40.0
+    natural = api.open_system("pendulum_natural").lyapunov(t_end=T, renormalize=1.0)
+    x, y, xd, yd = natural.final
+    assert x * x + y * y == pytest.approx(1.0, abs=1e-12)
+    assert sum(natural.exponents) * T == pytest.approx(0.5 * math.log(1 + xd * xd + yd * yd),
+                                                       abs=1e-7)
+
+
+def test_a_repeated_constraint_row_changes_nothing() -> None:
+    """pendulum_redundant is pendulum_natural with its rod written twice: K is singular (solved
+    by least squares), G has rank 2 of 4 rows, and the frame starts from the projected unit
+    vectors, which do not depend on the rows: the same exponents to rounding."""
+    natural = api.open_system("pendulum_natural").lyapunov(t_end=5.0)
+    redundant = api.open_system("pendulum_redundant").lyapunov(t_end=5.0)
+    assert redundant.dimension == 2 and redundant.constraints == 2
+    assert redundant.exponents == pytest.approx(natural.exponents, abs=1e-9)
+
+
+DOUBLE_NATURAL = """\
+    name: double_pendulum_natural
+    parameters: {m1: 1.0, m2: 1.0, l1: 1.0, l2: 1.0, g: 9.81}
+    coordinates: [x1, y1, x2, y2]
+    masses:
+      bob1: {mass: m1, position: [x1, y1]}
+      bob2: {mass: m2, position: [x2, y2]}
+    gravity: [0, -g]
+    constraints:
+      - {name: rod1, holonomic: x1**2 + y1**2 - l1**2}
+      - {name: rod2, holonomic: (x2 - x1)**2 + (y2 - y1)**2 - l2**2}
+    initial:
+      x1: l1*sin(2*pi/3)
+      y1: -l1*cos(2*pi/3)
+      x2: (l1 + l2)*sin(2*pi/3)
+      y2: -(l1 + l2)*cos(2*pi/3)
+    """
+
+
+def test_the_double_pendulum_in_cartesian_coordinates_is_as_chaotic_as_in_angles() -> None:
+    """double_pendulum's start in the bobs' (x, y): d = 8 − 4 = 4 exponents; λ₁ > 1 as in the
+    angles, and each exponent within 2.5/T of the angles' over T = 12 (the finite-T estimates
+    of one motion in two metrics are O(1/T) apart: |Δλ₁| = 0.12 at T = 12, 0.08 at T = 20;
+    bench/lyapunov.py compares long runs), the ± pairs summing to 0 within their spreads (over
+    T = 300: λ₁ = 1.31 here and 1.38 in the angles, each within its spread of 0.06 and 0.12)."""
+    T = 12.0
+    natural = system(DOUBLE_NATURAL).lyapunov(t_end=T, renormalize=1.0)
+    angle = api.open_system("double_pendulum").lyapunov(t_end=T, renormalize=1.0)
+    lam, spread = natural.exponents, natural.spread
+    assert natural.dimension == 4 and len(lam) == 4
+    assert lam[0] > 1.0
+    assert all(abs(a - b) < 2.5 / T for a, b in zip(lam, angle.exponents)), (lam, angle)
+    assert abs(lam[0] + lam[3]) <= spread[0] + spread[3] + 0.05
+    assert abs(lam[1] + lam[2]) <= spread[1] + spread[2] + 0.05
+
+
+def test_the_spread_over_starts_is_reproducible_and_follows_the_dynamics() -> None:
+    """A linear system's tangent flow e^{At} does not depend on the start: its spread over
+    starts is rounding; the pendulum's does (the shear grows with the amplitude), a little for a
+    1e-6 move; one seed draws the same starts, another seed others."""
+    damped = system("""\
+        coordinates: [x]
+        kinetic: 1/2*x_dot**2
+        potential: 1/2*2*x**2
+        dissipation: 1/2*3*x_dot**2
+        initial: {x: 1}
+        """).lyapunov(t_end=4.0, starts=3)
+    assert len(damped.by_start) == 3 and max(damped.spread_starts) < 1e-9
+    pendulum = api.open_system("pendulum")
+    one = pendulum.lyapunov(t_end=4.0, starts=3, seed=1)
+    again = pendulum.lyapunov(t_end=4.0, starts=3, seed=1)
+    other = pendulum.lyapunov(t_end=4.0, starts=3, seed=2)
+    assert one.by_start == again.by_start and one.by_start[1:] != other.by_start[1:]
+    assert one.by_start[0] == other.by_start[0] == one.exponents
+    assert 0 < max(one.spread_starts) < 1e-3
+    assert one.to_dict()["spread_starts"] == list(one.spread_starts)
+    out = CliRunner().invoke(main, ["lyapunov", "pendulum", "--t-end", "4", "--starts", "3",
+                                    "--seed", "1"])
+    assert out.exit_code == 0, out.output
+    assert "over 3 starts" in out.stdout and f"{one.spread_starts[0]:.2g}" in out.stdout
+    with pytest.raises(InputError, match="starts must be between 1 and"):
+        pendulum.lyapunov(t_end=1.0, starts=0)
+
+
+def test_plot_kind_lyapunov_draws_the_traces_columns(tmp_path: Path) -> None:
+    """``plot --kind lyapunov``: one line per ``lyapunov_k`` column of the --trace CSV, its y
+    data that column and its x data t, and the 0 line; a CSV without them is a located error."""
+    from lagsim.output.io import read_csv
+    from lagsim.viz.figures import make_figure
+
+    trace = tmp_path / "trace.csv"
+    out = CliRunner().invoke(main, ["lyapunov", "driven_damped_pendulum", "--t-end", "6",
+                                    "--renormalize", "0.5", "--trace", str(trace)])
+    assert out.exit_code == 0, out.output
+    table = read_csv(trace)
+    (ax,) = make_figure(table, kind="lyapunov").axes
+    lines = [line for line in ax.lines if line.get_gid() != "zero"]
+    assert [line.get_label() for line in lines] == ["λ1", "λ2"]
+    for k, line in enumerate(lines, 1):
+        assert np.array_equal(line.get_ydata(), table.column(f"lyapunov_{k}"))
+        assert np.array_equal(line.get_xdata(), table.column("t"))
+    (zero,) = [line for line in ax.lines if line.get_gid() == "zero"]
+    assert list(zero.get_ydata()) == [0.0, 0.0]
+    assert np.allclose(lines[0].get_ydata() + lines[1].get_ydata(), -0.5, atol=1e-8)
+    png = tmp_path / "trace.png"
+    drawn = CliRunner().invoke(main, ["plot", str(trace), "--kind", "lyapunov", "-o", str(png)])
+    assert drawn.exit_code == 0, drawn.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    plain = tmp_path / "run.csv"
+    plain.write_text("t,x\n0,1\n1,2\n")
+    bad = CliRunner().invoke(main, ["plot", str(plain), "--kind", "lyapunov", "-o",
+                                    str(tmp_path / "bad.png")])
+    assert bad.exit_code == 2 and "lyapunov_*" in bad.stderr
+
+
+UEDA = Path(__file__).parents[1] / "systems" / "ueda_oscillator.yaml"
+
+
+def test_uedas_oscillator_is_chaotic_and_contracts_at_its_damping() -> None:
+    """ẍ + Kẋ + x³ = B cos t, B = 7.5, K = 0.05 (Ueda 1979): the "Lyapunov spectrum" pages give
+    λ = 0.0999 and −0.1499; bench/lyapunov.py's runs over 10⁴ time units give 0.111 (lagsim)
+    and 0.103 to 0.110 (an independent RK4, four starts). Here, over 40 time units after 20,
+    λ₁ > 0 and λ₁ + λ₂ = −K to 1e-8 (tr J = −K)."""
+    report = api.open_system(UEDA).lyapunov(t_end=60.0, transient=20.0, renormalize=2.0)
+    assert report.exponents[0] > 0.03
+    assert sum(report.exponents) == pytest.approx(-0.05, abs=1e-8)
+
+
+@pytest.mark.parametrize(("name", "n", "holonomic", "velocity"),
+                         [("chaplygin_sleigh", 3, 0, 1), ("knife_edge", 4, 1, 1)])
+def test_a_velocity_constraint_removes_one_dimension(name: str, n: int, holonomic: int,
+                                                     velocity: int) -> None:
+    """d = 2n − 2m_h − m_v: the sleigh (3 coordinates, one knife edge) has 5 exponents, the
+    knife-edge rod (4 coordinates, a rod and a knife edge) 8 − 2 − 1 = 5."""
+    report = api.open_system(name).lyapunov(t_end=3.0)
+    d = 2 * n - 2 * holonomic - velocity
+    assert report.dimension == d == len(report.exponents)
+    assert report.constraints == 2 * holonomic + velocity
+    assert all(math.isfinite(x) for x in report.exponents)

@@ -251,3 +251,12 @@ def test_sweep_names_its_keywords_in_errors() -> None:
         lagsim.api.sweep("pendulum", values={"l": [1, 2]}, samples=3, dt=0.1)
     with pytest.raises(TypeError, match="grid must be a mapping"):
         lagsim.api.sweep("pendulum", grid=[("theta", 0, 1, 2)])
+    with pytest.raises(lagsim.InputError,
+                       match="'theta' is swept and also set with initial; drop one"):
+        lagsim.api.sweep("pendulum", grid={"theta": (0.1, 1.0, 3)}, initial={"theta": 0.2})
+    with pytest.raises(lagsim.InputError,
+                       match="'l' is swept and also set with parameters; drop one"):
+        lagsim.load("pendulum", l=2.0).sweep(values={"l": [1, 2]})
+    result = CliRunner().invoke(main, ["sweep", "pendulum", "--values", "l=1,2", "--set", "l=2"])
+    assert result.exit_code == 2
+    assert "'l' is swept and also set with --set; drop one" in result.stderr

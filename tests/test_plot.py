@@ -229,7 +229,7 @@ def test_path_has_equal_scales_and_marked_ends(free: Table) -> None:
         (
             {"kind": "bogus"},
             "unknown plot kind 'bogus'; choose one of: "
-            "overview, time, phase, drift, energy, forces, invariants, path",
+            "overview, time, phase, drift, energy, forces, invariants, lyapunov, path",
         ),
         (
             {"kind": "time", "columns": ["z"]},

@@ -78,6 +78,28 @@ def test_units_are_validated_and_carried_into_labels() -> None:
     assert time.axes[0].get_xlabel() == "t [ms]" and time.axes[0].get_ylabel() == "x [m]"
 
 
+def test_a_panel_mixing_units_gives_each_line_its_unit_in_the_legend() -> None:
+    """Issue 30: x in m and θ in rad share the coordinates panel, so no axis unit fits both;
+    each legend line carries its own, and a shared unit stays on the axis alone."""
+    table = Table(("t", "x", "theta", "y", "x_dot", "theta_dot", "y_dot"),
+                  np.column_stack([T, T, np.sin(T), T, np.ones_like(T), np.cos(T),
+                                   np.ones_like(T)]), "<test>")
+    mixed = Quantities(unit_columns({"x": "m", "theta": "rad", "t": "s"}, ("x", "theta", "y")))
+    fig = make_figure(table, "overview", info=mixed)
+    coordinates, velocities = fig.axes[:2]
+    legend = [text.get_text() for text in coordinates.get_legend().get_texts()]
+    assert legend == ["x [m]", "θ [rad]", "y"] and "[" not in coordinates.get_ylabel()
+    assert [text.get_text() for text in velocities.get_legend().get_texts()] == [
+        "ẋ [m/s]", "θ̇ [rad/s]", "ẏ"]
+    time = make_figure(table, "time", columns=["x", "theta"], info=mixed)
+    assert [line.get_label() for line in time.axes[0].lines] == ["x [m]", "θ [rad]"]
+    assert time.axes[0].get_xlabel() == "t [s]"
+    shared = Quantities(unit_columns({"x": "m", "y": "m"}, ("x", "theta", "y")))
+    same = make_figure(table, "time", columns=["x", "y"], info=shared)
+    assert same.axes[0].get_ylabel() == "x, y [m]"
+    assert [line.get_label() for line in same.axes[0].lines] == ["x", "y"]
+
+
 @pytest.mark.parametrize(("units", "message"), [
     ("{q: m}", "'units' names 'q', which is not a coordinate, a parameter or t"),
     ("{x: ''}", "the unit of 'x' must be one line of text such as m, rad or kg"),

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.util
 import math
 import os
 import platform
@@ -246,6 +247,22 @@ def _key_source(key: str) -> str:
 _IDENTITY: dict[str, tuple[str, ...]] = {}
 
 
+def _scipy_version() -> str:
+    """scipy's version as its file ``scipy/version.py`` states it (version and git revision),
+    read without importing scipy (a tenth of a warm run's start-up); scipy's ``__version__``
+    where that file is not found."""
+    spec = importlib.util.find_spec("scipy")
+    if spec is not None and spec.origin is not None:
+        try:
+            text = (Path(spec.origin).parent / "version.py").read_bytes()
+            return "version.py " + hashlib.sha256(text).hexdigest()
+        except OSError:
+            pass
+    import scipy
+
+    return str(scipy.__version__)
+
+
 def _identity(cc: str) -> tuple[str, ...]:
     """What besides its source determines a library: this generator (its own source), the
     versions of lagsim, symengine (cse) and scipy (DOP853's coefficients), the compiler (path
@@ -257,12 +274,10 @@ def _identity(cc: str) -> tuple[str, ...]:
             version = done.stdout.decode("utf-8", "replace").strip()
         except (OSError, subprocess.SubprocessError):
             version = "?"
-        import scipy
-
         _IDENTITY[cc] = (
             "lagsim-c", CACHE_FORMAT, __version__,
             hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), csource.digest(),
-            se.__version__, scipy.__version__, os.path.realpath(cc), version, *FLAGS,
+            se.__version__, _scipy_version(), os.path.realpath(cc), version, *FLAGS,
             OPTIMIZE, str(CHUNK), str(sysconfig.get_config_var("SOABI")), sys.platform,
             platform.machine())
     return _IDENTITY[cc]
@@ -378,7 +393,7 @@ class CFunction:
     """``f(x) -> fresh 1-d array`` of one compiled expression list at the parameter values
     ``params`` (the shape of symengine's ``Lambdify``)."""
 
-    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp")
+    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp", "_address")
 
     def __init__(self, func: Any, n_in: int, n_out: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -390,6 +405,7 @@ class CFunction:
         self._pout = self._out.ctypes.data
         self._params = params
         self._pp = params.ctypes.data
+        self._address = int(ctypes.cast(func, ctypes.c_void_p).value or 0)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         self._in[:] = x
@@ -414,7 +430,7 @@ class CFunction:
     @property
     def address(self) -> int:
         """The C function's address (the C step loops call it directly)."""
-        return int(ctypes.cast(self._func, ctypes.c_void_p).value or 0)
+        return self._address
 
     @property
     def params(self) -> np.ndarray:

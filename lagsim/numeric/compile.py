@@ -140,8 +140,13 @@ class NumericSystem:
 
     def _rows_args(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray | None = None
                    ) -> np.ndarray:
-        parts = [np.asarray(t, dtype=float).reshape(-1, 1), q] + ([] if qd is None else [qd])
-        return np.hstack(parts)
+        n = q.shape[1]
+        x = np.empty((q.shape[0], 1 + n + (0 if qd is None else qd.shape[1])))
+        x[:, 0] = t
+        x[:, 1:1 + n] = q
+        if qd is not None:
+            x[:, 1 + n:] = qd
+        return x
 
     def energies(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """h at each sample (t (N,), q and qd (N, n)) in one compiled call: (N,), each value
@@ -177,6 +182,13 @@ class NumericSystem:
         parameters = {k: float(values.get(k, v)) for k, v in self.parameters.items()}
         return replace(self, parameters=parameters,
                        **self._code.bind(np.array(list(parameters.values()), dtype=float)))
+
+    @property
+    def code(self) -> Any:
+        """The compiled code behind this system, one object for every system of its structure
+        whatever the parameter values (None for a system not made by :func:`compile_model`):
+        with :attr:`parameters`, what determines every value the system computes."""
+        return self._code
 
     def compiled(self) -> tuple[Callable, Callable, Callable]:
         """The compiled functions behind :meth:`dynamics`, :meth:`phi` and
@@ -365,6 +377,14 @@ def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Sym
     :mod:`lagsim.numeric.jacobian`): ``groups`` as there, the parameters ``params`` run-time inputs
     bound to ``values``; C when a compiler is there, else symengine's LLVM; compiled once per
     structure in the process (:data:`MEMO`) and, for C, once per machine (the compile cache)."""
+    return function_binder(n, m, groups, params)(np.array(values, dtype=float))
+
+
+def function_binder(n: int, m: int, groups: Functions, params: Sequence[se.Symbol]
+                    ) -> Callable[[np.ndarray], dict[str, Callable[[np.ndarray], np.ndarray]]]:
+    """:func:`compile_functions` before its values: ``bind(values)`` gives the functions at the
+    parameter values, without hashing the expressions again (a caller that binds the same
+    structure to many values, a fit's runs, keeps it)."""
     params = list(params)
     cc = compiler()
     key = hashlib.sha256("\0".join(("functions", str(cc), BACKEND, structure(
@@ -385,7 +405,7 @@ def compile_functions(n: int, m: int, groups: Functions, params: Sequence[se.Sym
         while len(_FUNCTION_MEMO) > MEMO_SIZE:
             _FUNCTION_MEMO.popitem(last=False)
     _FUNCTION_MEMO.move_to_end(key)
-    return bind(np.array(values, dtype=float))
+    return bind
 
 
 _FUNCTION_MEMO: OrderedDict[str, Callable[[np.ndarray], dict[str, Callable]]] = OrderedDict()

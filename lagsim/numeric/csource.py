@@ -104,6 +104,7 @@ class Status(enum.IntEnum):
     STEP_SINGULAR = 31, ("a singular linear system in the step (the mass matrix or the "
                          "constraints may be singular here)")
     STEP_NONFINITE = 32, "the state became non-finite"
+    IMP_REDO = 40, "Python steps the current flight again from its start"
 
 
 class LoopResult(ctypes.Structure):

@@ -34,7 +34,8 @@ from typing import Protocol
 import numpy as np
 import symengine as se
 
-from lagsim.numeric.compile import NumericSystem, compile_functions
+from lagsim.numeric.compile import NumericSystem, compile_functions, function_binder
+from lagsim.numeric.memo import Memo
 from lagsim.spec.expressions import diff, kinks
 from lagsim.symbolic.model import Model
 
@@ -139,21 +140,16 @@ class ParameterDerivatives:
 
     def __init__(self, numeric: NumericSystem, model: Model, names: tuple[str, ...]) -> None:
         self.n, self.m, self.P = numeric.n, numeric.m, len(names)
-        lam, rows, w = _residual_rows(model)
-        phis = [c.expression for c in model.holonomic]
-        self.mh = len(phis)
-        d = diff if kinks(*rows, *w) else se.diff
-        ps = [se.Symbol(name) for name in names]
-        exprs = ([d(r, x) for r in rows for x in model.q]
-                 + [d(r, x) for r in rows for x in model.qd]
-                 + [d(wk, x) for wk in w for x in model.q] + [d(r, p) for r in rows for p in ps]
-                 + [d(wk, p) for wk in w for p in ps] + [d(f, p) for f in phis for p in ps])
-        args = [model.t, *model.q, *model.qd, *model.qdd, *lam]
-        params = list(model.substitutions())
-        values = [numeric.parameters[str(p)] for p in params]
-        self.function = compile_functions(self.n, self.m, (("sensitivity", args, exprs),),
-                                          params, values)["sensitivity"]
-        self._x = np.empty(len(args))
+        key: tuple[object, ...] = (("spec", model.structure_key, tuple(model.parameters), names)
+                                   if model.structure_key is not None else (id(model), names))
+        made = _DERIVATIVES.get(key, lambda: _derivatives(model, names))
+        if model.structure_key is None and made[0]() is not model:  # an id reused
+            _DERIVATIVES.clear()
+            made = _DERIVATIVES.get(key, lambda: _derivatives(model, names))
+        _, self.mh, params, bind, size = made
+        values = np.array([numeric.parameters[str(p)] for p in params], dtype=float)
+        self.function = bind(values)["sensitivity"]
+        self._x = np.empty(size)
 
     def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, z: np.ndarray
                  ) -> tuple[np.ndarray, ...]:
@@ -171,6 +167,34 @@ class ParameterDerivatives:
             parts.append(out[k:k + rows_ * cols].reshape(rows_, cols))
             k += rows_ * cols
         return tuple(parts)
+
+
+def _derivatives(model: Model, names: tuple[str, ...]) -> Derivatives:
+    """The symbolic part of :class:`ParameterDerivatives` (module docstring)."""
+    lam, rows, w = _residual_rows(model)
+    phis = [c.expression for c in model.holonomic]
+    d = diff if kinks(*rows, *w) else se.diff
+    ps = [se.Symbol(name) for name in names]
+    exprs = ([d(r, x) for r in rows for x in model.q]
+             + [d(r, x) for r in rows for x in model.qd]
+             + [d(wk, x) for wk in w for x in model.q] + [d(r, p) for r in rows for p in ps]
+             + [d(wk, p) for wk in w for p in ps] + [d(f, p) for f in phis for p in ps])
+    args = [model.t, *model.q, *model.qd, *model.qdd, *lam]
+    params = tuple(model.substitutions())
+    bind = function_binder(model.n, model.m, (("sensitivity", args, exprs),), params)
+    return weakref.ref(model), len(phis), params, bind, len(args)
+
+
+Derivatives = tuple[weakref.ref, int, tuple[se.Symbol, ...],
+                    Callable[[np.ndarray], dict[str, Callable[[np.ndarray], np.ndarray]]], int]
+"""(the model, m_h, its parameters, the binder of the compiled derivatives, the inputs)."""
+_DERIVATIVES: Memo[Derivatives] = Memo(16)
+"""The symbolic derivatives of :class:`ParameterDerivatives` by model structure (a model built
+from a spec: its :attr:`~lagsim.symbolic.model.Model.structure_key` and parameter names, which
+determine the expressions, as :func:`lagsim.numeric.compile.compile_model` keys the model's
+code; another model: its id, checked against the weak reference held) and names: a fit's runs
+at new parameter values, each with a model of its own, bind them again instead of
+differentiating and hashing the model for each run."""
 
 
 class Formulated(Protocol):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
@@ -27,13 +28,17 @@ from lagsim.errors import IntegrationError
 from lagsim.output.io import Table
 from lagsim.output.trajectory import Trajectory
 from lagsim.spec.expressions import diff
-from lagsim.symbolic.invariants import Invariant, evaluate_states, find_invariants
 from lagsim.symbolic.model import Model
+
+if TYPE_CHECKING:
+    from lagsim.symbolic.invariants import Invariant
 
 
 def evaluate_invariants(model: Model, invariants: Sequence[Invariant], t: np.ndarray,
                         q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """The invariants along samples (N, len(invariants)), parameters at the model's values."""
+    from lagsim.symbolic.invariants import evaluate_states
+
     values = model.substitutions()
     exprs = [se.sympify(inv.symbolic).subs(values) for inv in invariants]
     states = np.hstack([q, qd, np.asarray(t, dtype=float)[:, None]])
@@ -43,6 +48,8 @@ def evaluate_invariants(model: Model, invariants: Sequence[Invariant], t: np.nda
 def with_invariants(trajectory: Trajectory, model: Model) -> Trajectory:
     """The trajectory with a column ``invariant_<name>`` per conserved quantity (found at its
     first sample, the consistent start), after ``energy`` (:meth:`Trajectory.with_extra`)."""
+    from lagsim.symbolic.invariants import find_invariants  # a run without them never imports it
+
     found = find_invariants(model, trajectory.q[0], trajectory.qd[0], float(trajectory.t[0]))
     values = evaluate_invariants(model, found.found, trajectory.t, trajectory.q, trajectory.qd)
     for k, invariant in enumerate(found.found):
@@ -58,6 +65,8 @@ def table_with_invariants(table: Table, model: Model) -> Table:
     t = table.time
     q = np.column_stack([table.column(c) for c in model.coordinates])
     qd = np.column_stack([table.column(v) for v in naming.velocities(model.coordinates)])
+    from lagsim.symbolic.invariants import find_invariants
+
     found = find_invariants(model, q[0], qd[0], float(t[0]))
     values = evaluate_invariants(model, found.found, t, q, qd)
     names = tuple(naming.invariant(i.name) for i in found.found)

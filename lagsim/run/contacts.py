@@ -34,6 +34,7 @@ sticking mode first), the first that satisfies every inequality taken.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations, product
 
 import numpy as np
@@ -42,6 +43,7 @@ import symengine as se
 from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.numeric.compile import NumericSystem, lambdify
+from lagsim.run.events import FUNCTIONS
 from lagsim.spec.system import ContactSpec, SystemSpec
 
 CLOSED = 1e-12
@@ -49,6 +51,24 @@ CLOSED = 1e-12
 with the one whose closing the event located."""
 RESTING = 64 * 2.220446049250313e-16
 """A rate ġ⁺ ≤ RESTING·(1 + |ġ⁻|) after an impact is a contact at rest."""
+DEPENDENT = 1e-9
+"""Rows of held constraints whose smallest singular value is below DEPENDENT times the largest
+are dependent: :meth:`Contacts.held_friction` then takes the forces of least norm."""
+
+
+def dependent(rows: np.ndarray, held: int) -> bool:
+    """Whether ``rows`` (the velocity rows of the bilateral and held constraints, ``held`` of
+    them the contacts') are dependent (:data:`DEPENDENT`): more rows than coordinates, or, with
+    two contacts held or more, a singular value below DEPENDENT times the largest (the two
+    corners of a flat face resting on the floor share their tangent). One contact's rows are
+    taken as independent (a contact dependent on the bilateral constraints alone is a modelling
+    error that the solve reports)."""
+    if len(rows) > rows.shape[1]:
+        return True
+    if held < 2:
+        return False
+    sigma = np.linalg.svd(rows, compute_uv=False)
+    return bool(sigma[-1] <= DEPENDENT * sigma[0])
 
 
 @dataclass(frozen=True)
@@ -106,8 +126,15 @@ class Contacts:
             exprs.extend(_rows(se.sympify(c.gap.expr), t, q, qd))
             tangents.extend(_rows(se.sympify(c.tangent.expr) if c.tangent is not None
                                   else se.Integer(0), t, q, qd))
-        self._f = lambdify([t, *q, *qd, *params], exprs)
-        self._tangent = lambdify([t, *q, *qd, *params], tangents)
+        arguments = (t, *q, *qd, *params)
+        self._f = FUNCTIONS.get((tuple(exprs), arguments), partial(lambdify, arguments, exprs))
+        self._tangent = FUNCTIONS.get((tuple(tangents), arguments),
+                                      partial(lambdify, arguments, tangents))
+        self.terms: tuple[tuple[se.Basic, ...], tuple[se.Basic, ...], tuple[se.Basic, ...]] = (
+            (t, *q, *qd), tuple(params), tuple(exprs))
+        """(arguments, parameters, expressions) of the gaps' rows [g, G, g_t, drift] per
+        contact, as :meth:`evaluate` computes them (the C flights compile them:
+        :mod:`lagsim.run.engines.cimpacts`)."""
         self._x = np.empty(1 + 2 * self.n + len(params))
         self._x[1 + 2 * self.n:] = list(numeric.parameters.values())
 
@@ -131,6 +158,11 @@ class Contacts:
         x[1 + n:1 + 2 * n] = qd
         out = np.asarray(self._tangent(x), dtype=float).reshape(self.k, n + 3)
         return out[:, 1:1 + n].copy(), out[:, 1 + n].copy(), out[:, 2 + n].copy()
+
+    def slips(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The slip velocities ṡ = W q̇ + s_t of the tangents (0 for a frictionless contact)."""
+        W, s_t, _ = self.tangents(t, q, qd)
+        return W @ qd + s_t
 
     def rates(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         _, G, g_t, _ = self.evaluate(t, q, qd)
@@ -241,35 +273,109 @@ class Contacts:
                 tangential[i] = -slip[i] * self.friction[i] * impulses[i]
         return x[:n], impulses, tangential
 
-    def held(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def settle(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int], duration: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The end of an accumulation of impacts at the contacts S lasting ``duration`` from
+        (t, q, q̇): the velocities with every contact of S at rest (ġ_S = 0, the bilateral rows
+        kept; :meth:`jump` with the target 0) and the normal and tangential percussions of the
+        contacts over it (:meth:`percussions`). A rough contact sticks (ṡ = 0) unless no set of
+        sticking modes keeps the percussions pushing and within Coulomb's cone |T| ≤ μP; then
+        it slides (the modes enumerated as in :meth:`impact`, the sticking ones first)."""
+        _, G, g_t, _ = self.evaluate(t, q, qd)
+        W, s_t, _ = self.tangents(t, q, qd)
+        scale = 1.0 + float(np.abs(G @ qd + g_t).max(initial=0.0))
+        rough = [i for i in S if not np.isnan(self.friction[i])]
+        for modes in product((0, 1, -1), repeat=len(rough)):
+            slip = dict(zip(rough, modes))
+            after_qd = self.jump(t, q, qd, S, np.zeros(self.k), slip)[0]
+            normal, tangential = self.percussions(t, q, qd, after_qd, duration, S, slip)
+            if (normal[S].min() >= -1e-12 * scale
+                    and self._coulomb(slip, normal, tangential, W @ after_qd + s_t, scale)):
+                return after_qd, normal, tangential
+        raise IntegrationError(f"the contacts {', '.join(self.names[i] for i in S)} cannot come "
+                               "to rest together under Coulomb's law", time=float(t))
+
+    def percussions(self, t: float, q: np.ndarray, qd: np.ndarray, qd_end: np.ndarray,
+                    duration: float, S: list[int], slip: dict[int, int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The normal (k,) and tangential (k,) percussions of the contacts S over ``duration``
+        from (t, q, q̇) to the velocities ``qd_end``, the positions q kept: the momentum balance
+        M (q̇_end − q̇) − F duration = Aᵀ μ + Σ_S (G_iᵀ P_i + W_iᵀ T_i) (impulses and forces of
+        the contacts together, Pfeiffer and Glocker 1996, §7.1), of least norm where the rows
+        are dependent; a sliding contact's T_i = −σ_i μ_i P_i."""
+        numeric = self.numeric
+        M, F, A, _ = numeric.dynamics(t, q, qd)
+        _, G, _, _ = self.evaluate(t, q, qd)
+        W = self.tangents(t, q, qd)[0]
+        stick = [i for i in S if slip.get(i) == 0]
+        forces = np.array([G[i] - slip.get(i, 0) * self.friction[i] * W[i] for i in S]
+                          + [W[i] for i in stick]).reshape(-1, self.n)
+        C = np.concatenate((A.reshape(-1, self.n), forces))
+        x = np.linalg.lstsq(C.T, M @ (qd_end - qd) - F * duration, rcond=None)[0]
+        m = len(C) - len(forces)
+        normal, tangential = np.zeros(self.k), np.zeros(self.k)
+        normal[S] = x[m:m + len(S)]
+        tangential[stick] = x[m + len(S):]
+        for i in S:
+            if slip.get(i):
+                tangential[i] = -slip[i] * self.friction[i] * normal[i]
+        return normal, tangential
+
+    def held(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int],
+             slide: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """q̈, the bilateral multipliers λ and the contact forces of the contacts S held closed:
         [[M, −Aᵀ, −G_Sᵀ], [A, 0, 0], [G_S, 0, 0]] [q̈; λ; λ_S] = [F; b; −drift_S] (seed 001
         §10.7's augmented matrix with the rows g̈_S = 0); a rough contact of S also sticks,
-        s̈ = 0 with its tangential force λ_T (:meth:`held_friction`)."""
-        qdd, lam, normal, _ = self.held_friction(t, q, qd, S)
+        s̈ = 0 with its tangential force λ_T, unless ``slide`` gives it the sign σ of its slip
+        velocity ṡ: then it slides, its tangential force −σ μ λ_N (Coulomb; Pfeiffer and Glocker
+        1996, §7.1, the sliding contact's force direction G − σ μ W with the one row G)
+        (:meth:`held_friction`). Dependent rows (:func:`dependent`) take the forces of least
+        norm: λ = (C M⁻¹ Dᵀ)⁺ (r − C M⁻¹ F) with the rows C, the force directions D, the right
+        sides r, the pseudo-inverse dropping singular values below :data:`DEPENDENT` of the
+        largest."""
+        qdd, lam, normal, _ = self.held_friction(t, q, qd, S, slide)
         return qdd, lam, normal
 
-    def held_friction(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]
+    def held_friction(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int],
+                      slide: dict[int, int] | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`held` with the tangential forces of the rough contacts of S (sticking), in
-        the order of those contacts."""
+        """:meth:`held` with the tangential forces of the rough contacts of S (sticking or
+        sliding), in the order of those contacts."""
         numeric = self.numeric
+        slide = slide or {}
         M, F, A, b = numeric.dynamics(t, q, qd)
         _, G, _, drift = self.evaluate(t, q, qd)
         rough = [i for i in S if not np.isnan(self.friction[i])]
-        rows = G[S]
-        drifts = drift[S]
+        stick = [i for i in rough if i not in slide]
+        rows, directions, drifts = G[S], G[S].copy(), drift[S]
         if rough:
             W, _, tdrift = self.tangents(t, q, qd)
-            rows = np.concatenate((rows, W[rough]))
-            drifts = np.concatenate((drifts, tdrift[rough]))
+            for j, i in enumerate(S):
+                if i in slide:
+                    directions[j] = G[i] - slide[i] * self.friction[i] * W[i]
+            rows = np.concatenate((rows, W[stick]))
+            directions = np.concatenate((directions, W[stick]))
+            drifts = np.concatenate((drifts, tdrift[stick]))
         n, m, s = self.n, len(b), len(rows)
-        K = np.zeros((n + m + s, n + m + s))
-        K[:n, :n] = M
-        K[:n, n:n + m] = -A.T
-        K[:n, n + m:] = -rows.T
-        K[n:n + m, :n] = A
-        K[n + m:, :n] = rows
-        x = np.linalg.solve(K, np.concatenate((F, b, -drifts)))
-        return x[:n], x[n:n + m], x[n + m:n + m + len(S)], x[n + m + len(S):]
+        C = np.concatenate((A.reshape(m, n), rows))
+        if dependent(C, len(S)):
+            Minv = np.linalg.inv(M)
+            D = np.concatenate((A.reshape(m, n), directions))
+            x = np.linalg.pinv(C @ Minv @ D.T, rcond=DEPENDENT, hermitian=not slide) @ (
+                np.concatenate((b, -drifts)) - C @ Minv @ F)
+            qdd = Minv @ (F + D.T @ x)
+        else:
+            K = np.zeros((n + m + s, n + m + s))
+            K[:n, :n] = M
+            K[:n, n:n + m] = -A.T
+            K[:n, n + m:] = -directions.T
+            K[n:n + m, :n] = A
+            K[n + m:, :n] = rows
+            x = np.linalg.solve(K, np.concatenate((F, b, -drifts)))
+            qdd, x = x[:n], x[n:]
+        normal = x[m:m + len(S)]
+        sticking = dict(zip(stick, x[m + len(S):]))
+        tangential = np.array([sticking[i] if i in sticking
+                               else -slide[i] * self.friction[i] * normal[S.index(i)]
+                               for i in rough])
+        return qdd, x[:m], normal, tangential

@@ -140,6 +140,8 @@ def compile_events(spec: SystemSpec, numeric: NumericSystem, events: tuple[Event
     """``events`` compiled for ``numeric``'s structure with the parameters as run-time inputs
     (:data:`FUNCTIONS`), bound to its values; an unknown name is an
     :class:`lagsim.errors.InputError` at the event's ``where``."""
+    if not events:
+        return ()
     lambdas = tuple(se.Symbol(naming.multiplier(c)) for c in numeric.constraint_names)
     names = dict(spec.symbols())
     names.update({s.name: s for s in lambdas})

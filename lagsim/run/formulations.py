@@ -26,7 +26,7 @@ diffrax (terms, solvers and controllers as small parts).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -34,6 +34,7 @@ import numpy as np
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import rhs_jacobian
+from lagsim.numeric.memo import Memo
 from lagsim.spec.choices import SOLVER_METHODS
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -122,6 +123,21 @@ def weakest_direction(M: np.ndarray) -> tuple[float, int, str]:
     return float(w[0] * scale), index, kind
 
 
+def start_key(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray
+              ) -> Hashable | None:
+    """What the model's values at a start depend on: the compiled code (by identity), the
+    parameter values and (t, q, q̇) bit for bit; None for a system without compiled code. A
+    memo by this key must hold the code itself, so that its ``id`` is not reused meanwhile."""
+    if numeric.code is None:
+        return None
+    return (id(numeric.code), tuple(numeric.parameters.items()), float(t),
+            np.asarray(q, dtype=float).tobytes(), np.asarray(qd, dtype=float).tobytes())
+
+
+START_SCALES: Memo[tuple[object, float]] = Memo(64)
+""":class:`MassWatch`'s scale at each start met (by :func:`start_key`), with the code."""
+
+
 def check_mass_matrix(numeric: NumericSystem, t: float, q: np.ndarray, qd: np.ndarray,
                       locate: Locate | None = None, euler: Mapping[str, str] | None = None
                       ) -> None:
@@ -184,7 +200,13 @@ class MassWatch:
                  euler: Mapping[str, str] | None = None) -> None:
         self.numeric = numeric
         self.euler = dict(euler or {})
-        self.scale = float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
+        key = start_key(numeric, t0, q0, qd0)
+
+        def scale() -> float:
+            return float(numeric.dynamics(t0, q0, qd0)[0].diagonal().max(initial=0.0))
+
+        self.scale = (scale() if key is None
+                      else START_SCALES.get(key, lambda: (numeric.code, scale()))[1])
 
     def __call__(self, t: float, q: np.ndarray, qd: np.ndarray, regular_at: float | None = None
                  ) -> None:

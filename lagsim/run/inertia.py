@@ -31,7 +31,13 @@ import symengine as se
 
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem, compile_model
-from lagsim.run.formulations import check_mass_matrix, euler_angles, weakest_direction
+from lagsim.numeric.memo import Memo
+from lagsim.run.formulations import (
+    check_mass_matrix,
+    euler_angles,
+    start_key,
+    weakest_direction,
+)
 from lagsim.run.hints import singular_cause
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, assemble_model, check_regular
@@ -69,16 +75,28 @@ def _direction(v: np.ndarray, names: tuple[str, ...]) -> str:
     return f"δq = ({', '.join(parts)})"
 
 
+REGULAR_STARTS: Memo[object] = Memo(64)
+"""The starts whose mass matrix :func:`regular_inertia` found positive definite, by
+:func:`lagsim.run.formulations.start_key`; each holds its compiled code, so that the code's
+``id`` in the key stays its own while the entry is kept."""
+
+
 def regular_inertia(model: Model, numeric: NumericSystem, spec: SystemSpec, t: float,
                     q: np.ndarray, qd: np.ndarray, locate: Locate, say: Report
                     ) -> tuple[Model, NumericSystem]:
     """(model, numeric) to run: themselves when M is positive definite at the start; the
     augmented model (module docstring) when M is singular only along directions the
     constraints remove, said through ``say``; else :class:`InputError` naming the allowed motion
-    that has no inertia (and, as before, a parameter at 0 that causes it)."""
+    that has no inertia (and, as before, a parameter at 0 that causes it). A start found
+    regular is remembered (:data:`REGULAR_STARTS`): a run from it again is not checked again."""
+    key = start_key(numeric, t, q, qd)
+    if key is not None and key in REGULAR_STARTS:
+        return model, numeric
     try:
         check_regular(model, spec)
         check_mass_matrix(numeric, t, q, qd, locate, euler_angles(spec))
+        if key is not None:
+            REGULAR_STARTS.get(key, lambda: numeric.code)
         return model, numeric
     except InputError as error:
         original = error

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -150,14 +150,11 @@ class Samples:
         :meth:`extend`, joined once by :meth:`trajectory`."""
         self.last_time = -np.inf
         """The time of the last row."""
+        self.count = 0
+        """The number of rows so far."""
         self.extra: list[np.ndarray] = []
         """The extra columns of each row :meth:`add` made (the formulation's
-        ``extra_columns``, e.g. sensitivities; the C loops' :meth:`extend` makes none)."""
-
-    @property
-    def count(self) -> int:
-        """The number of rows so far."""
-        return sum(len(times) for times, _ in self._blocks)
+        ``extra_columns``, e.g. sensitivities, or a C loop's :meth:`extend` gave)."""
 
     def add(self, t: float, y: np.ndarray, project: bool = True) -> None:
         """One row from the formulation's state y at t (projected when the stabilizer
@@ -177,19 +174,31 @@ class Samples:
         if form.extra_columns:
             self.extra.append(form.extra_row(t, y))
         self._blocks.append((np.array([float(t)]), np.concatenate((q, qd, lam))[None, :]))
+        self.count += 1
         self.last_time = float(t)
 
-    def extend(self, t: np.ndarray, rows: np.ndarray, k: int | None = None) -> None:
+    def extend(self, t: np.ndarray, rows: np.ndarray, k: int | None = None,
+               extra: np.ndarray | None = None) -> None:
         """Append the rows [q, q̇, λ] a C loop made at the times t (then the next sample time is
-        the ``k``-th, when given); a non-finite λ stops the run as in :meth:`add`."""
+        the ``k``-th, when given), with their extra columns ``extra`` (one row each) when the
+        formulation has some; a non-finite λ stops the run as in :meth:`add`."""
         n = self.problem.numeric.n
-        if len(t):
+        if len(t) and rows.shape[1] == 2 * n:
+            self._blocks.append((np.array(t, dtype=float), np.array(rows, dtype=float)))
+            if extra is not None:
+                self.extra.extend(np.array(extra, dtype=float))
+            self.count += len(t)
+            self.last_time = float(t[-1])
+        elif len(t):
             q, qd, lam = rows[:, :n], rows[:, n:2 * n], rows[:, 2 * n:]
             bad = np.flatnonzero(~np.all(np.isfinite(lam), axis=1))
             count = int(bad[0]) if bad.size else len(t)
             if count:
                 self._blocks.append((np.array(t[:count], dtype=float),
                                      np.array(rows[:count], dtype=float)))
+                if extra is not None:
+                    self.extra.extend(np.array(extra[:count], dtype=float))
+                self.count += count
                 self.last_time = float(t[count - 1])
             if bad.size:
                 numeric = self.problem.numeric
@@ -244,9 +253,9 @@ class Samples:
                        stop_reason, stop_message)
         names = self.form.extra_columns
         if names:
-            extra = np.array(self.extra).reshape(len(t), len(names))
-            for k, name in enumerate(names):
-                out = out.with_extra(name, extra[:, k])
+            extra = np.array(self.extra, dtype=float).reshape(len(t), len(names))
+            out = replace(out, extra=(*out.extra, *((name, extra[:, k].copy())
+                                                    for k, name in enumerate(names))))
         return out
 
 

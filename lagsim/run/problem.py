@@ -152,8 +152,9 @@ class Problem:
                                              [c.kind for c in spec.constraints])))
         check_direction(options)
         t0 = options.t_start
-        q0 = np.array(spec.initial_state()[0], dtype=float)
-        qd0 = np.array(spec.initial_state()[1], dtype=float)
+        start = spec.initial_state()
+        q0 = np.array(start[0], dtype=float)
+        qd0 = np.array(start[1], dtype=float)
         if options.formulation == "reduced" and model.velocity_constraints:
             model = _integrated(model, dict(zip(model.coordinates, q0)), t0, say)
             numeric = None

@@ -22,9 +22,13 @@ constraints (Φ_q s_q + φ_θ = 0, A s_q̇ + w_q s_q + w_θ = 0); the projection
 onto that tangent after each step, as it projects y onto the constraints (the derivative of the
 projection at a point on the constraints).
 
-The state of a run with P sensitivities is [y, vec(s)] of 2n(1 + P) values: it steps in the
-Python loop (the C loops carry no sensitivities), with scipy's explicit methods. A row of
-``--stop-when`` or ``--section`` carries s at its time held fixed (no event-time correction).
+The state of a run with P sensitivities is [y, vec(s)] of 2n(1 + P) values, one ODE whose error
+control covers s as well as y. With DOP853 it steps in the C loop
+(:mod:`lagsim.run.engines.cloop`, ``lagsim_loop_sensitive``: the compiled R_q, R_q̇, R_θ, K's
+solve by the loop's own factorization, the projection of s in C), else in the Python loop with
+scipy's methods; both give the same numbers to rounding (tests/test_sensitivities_c.py). A row
+of ``--stop-when`` or ``--section`` carries s at its time held fixed (no event-time
+correction).
 """
 
 from __future__ import annotations
@@ -192,6 +196,17 @@ class Sensitive(Formulation):
         k = 2 * self.n
         return Y[:k], Y[k:].reshape(k, self.P)
 
+    def split_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The C loop's rows [y, vec(s), λ, vec(dλ)] (s row-major 2n-by-P, dλ m-by-P) as the
+        rows [q, q̇, λ] and the values of :attr:`extra_columns`."""
+        k, m, P = 2 * self.n, self.m, self.P
+        count = len(rows)
+        s = rows[:, k:k * (1 + P)].reshape(count, k, P)
+        lam = rows[:, k * (1 + P):k * (1 + P) + m]
+        dlam = rows[:, k * (1 + P) + m:].reshape(count, m, P)
+        extra = np.concatenate((s, dlam), axis=1).transpose(0, 2, 1).reshape(count, -1)
+        return np.hstack((rows[:, :k], lam)), extra
+
     def check(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         self.base.check(t, q, qd)
 
@@ -281,7 +296,7 @@ def sensitive(form: Formulation, spec: SystemSpec, model: Model, options: Simula
     if why is not None:
         raise InputError(why, options.file_location("sensitivities"))
     found = targets(names, form.numeric, options.file_location("sensitivities"))
-    if options.method in ("DOP853", "Radau"):
+    if options.method == "Radau":
         say(f"note: {options.label('sensitivities')}: the run steps in Python, not in the C "
-            "loop (which carries no sensitivities)")
+            "Radau loop (which carries no sensitivities)")
     return Sensitive(form, model, spec, found, t0, q0, qd0, given)

@@ -15,6 +15,7 @@ declared in :mod:`lagsim.spec.choices` (the run layer maps each to its implement
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -332,14 +333,78 @@ OPTIONS: tuple[Option, ...] = (
     Option("sensitivities", tuple[str, ...] | None, None, parse_names,
            "Add a column d(<column>)/d(<name>) for each coordinate, velocity and multiplier and "
            "each NAME: a parameter, or the initial value of a coordinate or velocity (theta, "
-           "theta_dot), by the forward sensitivity equations (Python loop; ode, index1, "
-           "udwadia-kalaba).", "NAMES",
+           "theta_dot), by the forward sensitivity equations (in the C loop with DOP853; ode, "
+           "index1, udwadia-kalaba).", "NAMES",
            doc=("names of parameters or initial values (a coordinate or `<coordinate>_dot`), as "
                 "a list or `l,c,theta`; adds a column `d(<column>)/d(<name>)` for each "
                 "coordinate, velocity and multiplier and each name (forward sensitivities)"),
            fit=False),
 )
 """The options of a run, in the order of ``lagsim simulate --help``."""
+
+
+
+def parse_column_values(raw: Any, label: str, loc: Location | None
+                        ) -> tuple[tuple[str, float], ...]:
+    """``NAME=VALUE,...`` (or, from the API, a mapping) of positive numbers, each name once
+    (checked against the observed columns when the fit is built)."""
+    if isinstance(raw, Mapping):
+        items = [(str(k), v) for k, v in raw.items()]
+    elif isinstance(raw, str) and raw.strip():
+        items = []
+        for part in raw.split(","):
+            name, eq, value = part.partition("=")
+            if not eq or not name.strip():
+                raise _fail(label, f"must be COLUMN=VALUE entries such as 'theta=1,x=0.1', got "
+                            f"{raw!r}", loc)
+            items.append((name.strip(), value))
+    else:
+        raise _fail(label, f"must be COLUMN=VALUE entries such as 'theta=1,x=0.1', got {raw!r}",
+                    loc)
+    out: dict[str, float] = {}
+    for name, value in items:
+        if name in out:
+            raise _fail(label, f"names column '{name}' twice", loc)
+        out[name] = parse_positive(value, f"{label} {name}", loc)
+    return tuple(out.items())
+
+
+def parse_count(raw: Any, label: str, loc: Location | None) -> int:
+    """A whole number, at least 1."""
+    value = parse_number(raw, label, loc)
+    if value != int(value) or value < 1:
+        raise _fail(label, f"must be a whole number of at least 1, got {raw!r}", loc)
+    return int(value)
+
+
+def parse_seed(raw: Any, label: str, loc: Location | None) -> int:
+    """A whole number, at least 0."""
+    value = parse_number(raw, label, loc)
+    if value != int(value) or value < 0:
+        raise _fail(label, f"must be a whole number of at least 0, got {raw!r}", loc)
+    return int(value)
+
+
+FIT_OPTIONS: tuple[Option, ...] = (
+    Option("weights", tuple[tuple[str, float], ...] | None, None, parse_column_values,
+           "Relative weight of each observed column's squared residuals, e.g. theta=1,x=0.1 "
+           "(a column left out weighs 1); the residual variance is still estimated from the "
+           "data. Not with --sigma.", "COLUMN=W,...", fit=False),
+    Option("sigma", tuple[tuple[str, float], ...] | None, None, parse_column_values,
+           "The measurement standard deviation of every observed column, e.g. "
+           "theta=0.01,x=0.5: weights 1/σ², standard errors from σ rather than from the "
+           "residuals, and χ²/(N − p) reported as a check of σ (near 1). Not with --weights.",
+           "COLUMN=SIGMA,...", fit=False),
+    Option("starts", int, 1, parse_count,
+           "Fit from N starts: the file's values and N − 1 drawn uniformly within --bounds "
+           "(every fitted name needs both bounds), seeded by --seed; reports the best fit and "
+           "how many starts reached it.", "N", fit=False),
+    Option("seed", int, 0, parse_seed, "The seed of the starts --starts draws.", "SEED",
+           fit=False),
+)
+"""The options of ``lagsim fit`` and ``System.fit`` beyond those of its runs (issue 26):
+declared once for the command line (flags) and the API (keywords)."""
+FIT_BY_NAME: Mapping[str, Option] = {o.name: o for o in FIT_OPTIONS}
 
 BY_NAME: Mapping[str, Option] = {o.name: o for o in OPTIONS}
 SIMULATE_KEYS: tuple[str, ...] = tuple(BY_NAME)
@@ -403,8 +468,27 @@ class SimulateOptions:
         "not given" (so ``0`` and ``False`` given on the command line count). A bad value is an
         :class:`InputError` that names the option as the user wrote it: ``naming`` says how a
         flag is written (:data:`FLAGS` by default; the Python API passes :data:`KEYWORDS`), here
-        and in what the run says later (:meth:`label`, :meth:`give`).
+        and in what the run says later (:meth:`label`, :meth:`give`). Options resolved once
+        are kept (:data:`RESOLVED`): a loop of runs with the same settings resolves them once.
         """
+        key: Any = None
+        if all(_plain(v) for v in flags.values()) and all(
+                _plain(setting.value) for setting in settings.values()):
+            key = (tuple((k, type(v), repr(v)) for k, v in flags.items()),
+                   tuple((k, type(v.value), repr(v.value), v.location)
+                         for k, v in settings.items()), naming)
+        if key is not None and key in RESOLVED:
+            return RESOLVED[key]
+        options = cls._resolve(settings, flags, naming)
+        if key is not None:
+            RESOLVED[key] = options
+            while len(RESOLVED) > RESOLVED_SIZE:
+                del RESOLVED[next(iter(RESOLVED))]
+        return options
+
+    @classmethod
+    def _resolve(cls, settings: Mapping[str, Any], flags: Mapping[str, Any],
+                 naming: Naming) -> SimulateOptions:
         name = naming.name
         unknown = [k for k in list(settings) + list(flags) if k not in BY_NAME]
         if unknown:
@@ -500,14 +584,37 @@ class SimulateOptions:
     def sample_times(self) -> Any:
         """The sample times, both ends included, each the double nearest its decimal value
         (:func:`lagsim.spec.times.clean_times`: 0.15 is written 0.15)."""
-        from lagsim.spec.times import clean_steps, clean_times
+        samples = None if self.dt is None else self.rows()
+        return _sample_times(self.t_start, self.t_end, self.dt, self.samples, samples).copy()
 
-        t0, t1, dt = self.t_start, self.t_end, self.dt
-        if dt is None or self.samples is not None:
-            return clean_times(t0, t1, self.samples or 2)
-        times = clean_steps(t0, dt, self.rows())
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is a number, a string, a bool or None, which its type and ``repr`` tell
+    apart (0 from False and 0.0 from -0.0; options given as lists are resolved each time)."""
+    return value is None or type(value) in (int, float, str, bool)
+
+
+RESOLVED: dict[Any, SimulateOptions] = {}
+"""Options :meth:`SimulateOptions.resolve` made, by their settings, flags and naming (frozen, so
+shared); at most :data:`RESOLVED_SIZE`, the oldest dropped first."""
+RESOLVED_SIZE = 64
+
+
+@functools.lru_cache(maxsize=16)
+def _sample_times(t0: float, t1: float, dt: float | None, samples: int | None, rows: int | None
+                  ) -> Any:
+    """:meth:`SimulateOptions.sample_times` of these values, made once in a process for runs
+    that share them (read-only: the method hands out copies)."""
+    from lagsim.spec.times import clean_steps, clean_times
+
+    if dt is None or samples is not None:
+        times = clean_times(t0, t1, samples or 2)
+    else:
+        assert rows is not None
+        times = clean_steps(t0, dt, rows)
         times[-1] = min(times[-1], t1)
-        return times
+    times.setflags(write=False)
+    return times
 
 
 def _check_spacing(values: Mapping[str, Any], given: Mapping[str, tuple[Any, str, Location]],

@@ -49,6 +49,8 @@ from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.numeric.memo import Memo
 from lagsim.spec.expressions import Source, parse_expression, suggest
+from lagsim.sweep.fits import FitTask, fit_numbers
+from lagsim.sweep.fits import width as fit_width
 from lagsim.sweep.summary import Summary
 
 if TYPE_CHECKING:
@@ -292,11 +294,14 @@ class Job:
     save: str | None = None
     runs: int = 0
     key: str = field(default="", compare=False)
+    fit: FitTask | None = None
+    """A sweep of fits (:mod:`lagsim.sweep.fits`): run i fits data file i."""
 
     def keyed(self) -> Job:
         blob = json.dumps([self.text, self.label, self.stem, dict(self.flags),
                            dict(self.overrides), dict(self.initial), self.names,
-                           [(s.name, s.text) for s in self.summaries], self.save, self.runs],
+                           [(s.name, s.text) for s in self.summaries], self.save, self.runs,
+                           self.fit],
                           sort_keys=True, default=str)
         return replace(self, key=hashlib.sha256(blob.encode()).hexdigest())
 
@@ -404,12 +409,23 @@ class Row:
 
 
 def run_one(job: Job, index: int, values: Sequence[float]) -> Row:
-    """Run ``index`` of ``job`` with ``values`` of ``job.names``; a failure is recorded."""
+    """Run ``index`` of ``job`` with ``values`` of ``job.names`` (or, in a sweep of fits, the
+    fit of data file ``index``); a failure is recorded."""
     start = time.perf_counter()
     state = session(job)
     numeric = state.numeric
     width = 2 * numeric.n + numeric.m + 4 + len(job.summaries)
     notes: list[str] = []
+    if job.fit is not None:
+        try:
+            return Row(index, fit_numbers(state, job.fit, job.flags, index, notes), "",
+                       tuple(notes), time.perf_counter() - start)
+        except LagsimError as exc:
+            error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a fit's failure is recorded, the sweep goes on
+            error = f"internal error ({type(exc).__name__}: {exc})"
+        return Row(index, (math.nan,) * fit_width(job.fit), error, tuple(notes),
+                   time.perf_counter() - start)
     values_by_name = dict(zip(job.names, map(float, values)))
     try:
         trajectory, options, spec = state.simulate(values_by_name, notes)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import symengine as se
 import sympy
@@ -491,10 +491,10 @@ def _se_common(terms: list[tuple]) -> se.Basic:
             num = -num
     else:
         num = Fraction(1)
-    common = {b: e for b, e in terms[0][1].items() if _is_int(e) and int(e) > 0}
+    common = {b: e for b, e in terms[0][1].items() if _is_int(e) and int(e) != 0}
     for _, powers in terms[1:]:
-        common = {b: min(e, powers[b]) for b, e in common.items()
-                  if b in powers and _is_int(powers[b])}
+        common = {b: _shared(e, powers[b]) for b, e in common.items()
+                  if b in powers and _is_int(powers[b]) and int(powers[b]) * int(e) > 0}
         if not common:
             break
     factor = se.Rational(num.numerator, num.denominator)
@@ -503,9 +503,16 @@ def _se_common(terms: list[tuple]) -> se.Basic:
     return se.Mul(factor, *(b**e for b, e in common.items()), inner)
 
 
+def _shared(a: Any, b: Any) -> Any:
+    """The power of one base two terms share, their exponents of one sign: the smaller positive
+    one (m² and m: m), or the negative one nearer 0 (1/m and 1/m²: 1/m)."""
+    return min(a, b) if a > 0 else max(a, b)
+
+
 def common_factor(expr: sympy.Expr) -> sympy.Expr:
     """A sum with the numeric and symbolic factors common to all its terms pulled out
-    (m⋅(ṙ²/2 + r²θ̇²/2)), in time linear in its terms: the cheap part of ``factor_terms``."""
+    (m⋅(ṙ²/2 + r²θ̇²/2)), a common denominator factor too ((x² + y²)/m for x²/m + y²/m, issue
+    30), in time linear in its terms: the cheap part of ``factor_terms``."""
     if not isinstance(expr, Add):
         return expr
     terms = [t.as_coeff_Mul() for t in expr.args]
@@ -515,11 +522,12 @@ def common_factor(expr: sympy.Expr) -> sympy.Expr:
     common: dict | None = None
     for _, rest in terms:
         powers = {b: e for b, e in rest.as_powers_dict().items()
-                  if e.is_Integer and e > 0 and not b.is_Number}
+                  if e.is_Integer and e != 0 and not b.is_Number}
         if common is None:
             common = powers
         else:
-            common = {b: min(e, powers[b]) for b, e in common.items() if b in powers}
+            common = {b: _shared(e, powers[b]) for b, e in common.items()
+                      if b in powers and powers[b] * e > 0}
         if not common:
             break
     num = sympy.Rational(functools.reduce(math.gcd, (c.p for c in coeffs)),

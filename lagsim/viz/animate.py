@@ -37,7 +37,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
-from lagsim.viz.figures import plain
+from lagsim.viz.figures import plain, suptitle
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "MAX_FRAMES", "ORIGIN", "animate", "animate_3d", "check_animation_output",
            "check_frames",
            "frame_count",
-           "gravity_arrow", "trail_points", "zigzag"]
+           "gravity_arrow", "spring_width", "trail_points", "zigzag"]
 
 FORMATS = ("gif", "mp4")
 
@@ -342,7 +342,13 @@ def animate(
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
     spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
                     for _ in springs]
-    coil = 0.035 * (xmax - xmin)
+    def point(end: End, i: int) -> np.ndarray:
+        if not isinstance(end, str):
+            return np.asarray(end, dtype=float)
+        return np.zeros(2) if end == ORIGIN else xy[end][i]
+
+    widths = [spring_width([float(np.hypot(*(point(b, i) - point(a, i)))) for i in range(n)])
+              for a, b in springs]
     samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
                for name, (xs, ys) in positions.items()}
     trails = []
@@ -354,17 +360,12 @@ def animate(
     dots = [live.plot([], [], "o", color=c, markersize=9, zorder=3)[0] for c in colours]
     clock_format = _clock_format(float(moments[1] - moments[0]))
     clock = live.text(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
-    def point(end: End, i: int) -> np.ndarray:
-        if not isinstance(end, str):
-            return np.asarray(end, dtype=float)
-        return np.zeros(2) if end == ORIGIN else xy[end][i]
-
     def draw(i: int) -> None:
         for line, (a, b) in zip(rod_lines, rods, strict=True):
             pa, pb = point(a, i), point(b, i)
             line.set_data([pa[0], pb[0]], [pa[1], pb[1]])
-        for line, (start, end) in zip(spring_lines, springs, strict=True):
-            path = zigzag(point(start, i), point(end, i), width=coil)
+        for line, (start, end), width in zip(spring_lines, springs, widths, strict=True):
+            path = zigzag(point(start, i), point(end, i), width=width)
             line.set_data(path[:, 0], path[:, 1])
         for name, dot, collection, colour in zip(names, dots, trails, colours, strict=True):
             p = xy[name]
@@ -424,7 +425,24 @@ def trail_points(t: np.ndarray, path: np.ndarray, now: float, here: np.ndarray, 
     return points, times
 
 
-def zigzag(a: np.ndarray, b: np.ndarray, width: float, coils: int = 8) -> np.ndarray:
+SPRING_COILS = 5
+"""The zigzags of a drawn spring."""
+SPRING_ANGLE = math.radians(60.0)
+"""The angle between a zigzag's segments and the spring's axis at its median length: the
+spring symbol of equilateral teeth."""
+
+
+def spring_width(lengths: Sequence[float], coils: int = SPRING_COILS) -> float:
+    """The half-width of a spring drawn over frames of ``lengths``: its teeth cross the axis at
+    :data:`SPRING_ANGLE` at the median length (a half-coil advances 0.8 L/(2 coils) along the
+    axis while crossing twice the half-width). Eight coils of a width fixed in the picture's
+    units drew the spring_pendulum's spring as a staircase of teeth 2.7 times their pitch."""
+    pitch = 0.8 * float(np.median(lengths)) / (2 * coils)
+    return 0.5 * pitch * math.tan(SPRING_ANGLE)
+
+
+def zigzag(a: np.ndarray, b: np.ndarray, width: float, coils: int = SPRING_COILS
+           ) -> np.ndarray:
     """A spring from ``a`` to ``b``: straight ends of a tenth of the length each, and ``coils``
     zigzags of half-width ``width`` across the line between them; an (m, 2) array from a to
     b."""
@@ -538,7 +556,7 @@ def animate_3d(
     ax.set_ylabel("y")
     ax.set_zlabel("z")
     if title:
-        fig.suptitle(plain(title))
+        suptitle(fig, title)
     ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
     if gravity is not None:
         scene3d.gravity_arrow_3d(ax, gravity, limits)

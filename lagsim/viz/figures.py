@@ -88,6 +88,7 @@ __all__ = [
     "check_choices",
     "plain",
     "make_figure",
+    "suptitle",
     "save_figure",
     "show",
 ]
@@ -100,6 +101,8 @@ HUGE = 1e300
 """Values past this size are drawn divided by a power of ten that the axis label names:
 matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
 largest double (±1.8e308)."""
+STACKED_T = ("overview", "drift", "energy", "forces", "invariants", "lyapunov")
+"""The kinds drawn as stacked panels sharing the t axis."""
 _SHORT_LABEL = 22
 _PANEL_HEIGHT = 2.0
 _WIDTH = 9.0
@@ -113,6 +116,9 @@ class _Series:
     dashed: bool = False
     source: int | None = None
     """Which input of an overlay the series comes from (its colour); None for one input."""
+    unit: str | None = None
+    """The unit the legend shows after the label: set when the panel's lines have different
+    units (one shared unit is the axis label's)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,8 @@ class _Panel:
     """Equal scales on both axes (two lengths: a circle stays round)."""
     impacts: tuple[float, ...] = ()
     """The times of the impacts, marked on a panel against t."""
+    zero: bool = False
+    """A thin line at y = 0 (the exponents' reference)."""
 
 
 _PLAIN = Quantities()
@@ -183,6 +191,40 @@ def plain(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
+TITLE_MARGIN = 0.9
+"""The share of a figure's width a title line may take (constrained layout pads the edges)."""
+
+
+def suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
+    """``fig``'s title, escaped (:func:`plain`) and broken at spaces into lines that fit
+    :data:`TITLE_MARGIN` of the figure's width, each measured as the glyphs' outline at the
+    title's font size: a long title of a narrow figure (``modes slider_crank --plot``: one
+    4-inch panel) was clipped at both edges."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    size = FontProperties(size=kwargs.get("fontsize", rcParams["figure.titlesize"]),
+                          weight=rcParams["figure.titleweight"])
+    room = TITLE_MARGIN * float(fig.get_figwidth()) * 72.0
+
+    def width(line: str) -> float:
+        return float(TextPath((0.0, 0.0), plain(line), prop=size).get_extents().width)
+
+    lines: list[str] = []
+    for paragraph in str(text).split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            longer = f"{line} {word}" if line else word
+            if line and width(longer) > room:
+                lines.append(line)
+                line = word
+            else:
+                line = longer
+        lines.append(line)
+    fig.suptitle(plain("\n".join(lines)), **kwargs)
+
+
 def _legend(label: str) -> str:
     """A legend label: a column name by the names rule of :mod:`lagsim.symbolic.names` (θ̇1, λ_rod),
     any other text as it is; escaped (:func:`plain`)."""
@@ -208,12 +250,20 @@ def _group_label(names: Sequence[str], group: str, info: Quantities = _PLAIN) ->
     return group + suffix
 
 
+def _line_units(names: Sequence[str], info: Quantities) -> list[str | None]:
+    """Each column's unit for its legend line when the columns of one panel do not share a unit
+    (one unit for all, or none, is the axis label's business: :func:`_group_label`)."""
+    units = [info.units.get(n) for n in names]
+    return units if len(set(units)) > 1 else [None] * len(names)
+
+
 def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
                    info: Quantities = _PLAIN, notes: tuple[str, ...] = ()) -> _Panel | None:
     if not names:
         return None
     t = table.time
-    series = tuple(_Series(name, t, table.column(name)) for name in names)
+    series = tuple(_Series(name, t, table.column(name), unit=unit)
+                   for name, unit in zip(names, _line_units(names, info), strict=True))
     return _Panel(key, _group_label(names, group, info), series, xlabel=info.label(naming.TIME),
                   notes=notes)
 
@@ -327,7 +377,8 @@ def _time(table: Table, columns: Sequence[str] | None, x: str | None, y: str | N
         names = shown or [c for c in table.columns if c != xname]
     _checked(table, [xname, *names])
     xdata = table.column(xname)
-    series = tuple(_Series(name, xdata, table.column(name)) for name in names)
+    series = tuple(_Series(name, xdata, table.column(name), unit=unit)
+                   for name, unit in zip(names, _line_units(names, info), strict=True))
     equal = xname != naming.TIME and len(names) == 1 and info.same_scale(xname, names[0])
     return _Panel(
         "time", _group_label(names, "values", info), series, xlabel=info.label(xname),
@@ -418,6 +469,18 @@ def _invariants(table: Table) -> list[_Panel]:
     return [_Panel("invariants", "invariant drift\n|I − I₀| (/ |I₀|)", tuple(series), log=True)]
 
 
+def _lyapunov(table: Table) -> list[_Panel]:
+    """The ``lyapunov_<k>`` columns of ``lagsim lyapunov --trace`` against t, in order of k."""
+    names = sorted((c for c in table.columns if naming.exponent_of(c) is not None),
+                   key=lambda c: naming.exponent_of(c) or 0)
+    if not names:
+        raise _missing(table, "lyapunov_*", "so there are no Lyapunov exponents to plot: write "
+                       "them with lagsim lyapunov --trace FILE.csv")
+    series = tuple(_Series(f"λ{naming.exponent_of(name)}", table.time, table.column(name))
+                   for name in names)
+    return [_Panel("lyapunov", "running estimate\nof λ_k (1/time)", series, zero=True)]
+
+
 def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None) -> _Panel:
     if not path_xy:
         raise InputError(
@@ -478,13 +541,15 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             series.x,
             y,
             color=colour,
-            label=_legend(series.label),
+            label=_legend(series.label) + (f" [{plain(series.unit)}]" if series.unit else ""),
             linestyle=style,
             linewidth=1.2,
         )
         if panel.mark_ends:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
+    if panel.zero:
+        ax.axhline(0.0, color="0.6", linewidth=0.8, gid="zero")
     if panel.impacts:
         ax.vlines(panel.impacts, 0.0, 1.0, transform=ax.get_xaxis_transform(), colors="0.45",
                   linestyles=":", linewidth=0.8, label="impacts", gid="impacts")
@@ -666,6 +731,8 @@ def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | Non
         return _forces(table)
     if kind == "invariants":
         return _invariants(table)
+    if kind == "lyapunov":
+        return _lyapunov(table)
     return [_path(table, path_xy)]
 
 
@@ -707,14 +774,14 @@ def _draw(
     info = info or _PLAIN
     inputs = _inputs(table)
     check_choices(kind, columns, x, y, len(inputs))
-    against_t = kind in ("overview", "drift", "energy", "forces", "invariants") or (
+    against_t = kind in STACKED_T or (
         kind == "time" and (x is None or x == naming.TIME))
     runs = [(label, [replace(_breaks(p, frozenset(wrap), x),
                              impacts=_impact_times(t) if against_t else ())
                      for p in _panels(_wrapped(t, wrap), kind, columns, x, y, path_xy, info)])
             for label, t in inputs]
     panels = [_scaled(p) for p in _merged(runs)]
-    if kind in ("overview", "drift", "energy", "forces", "invariants"):
+    if kind in STACKED_T:
         _stacked(fig, panels, share_t=True)
     elif kind == "time":
         _stacked(fig, panels, share_t=False)
@@ -724,7 +791,7 @@ def _draw(
         _path_figure(fig, panels[0])
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
-    fig.suptitle(plain(title))
+    suptitle(fig, title)
 
 
 def _impact_times(table: Table) -> tuple[float, ...]:

@@ -20,6 +20,8 @@ KIND_HELP: Mapping[str, str] = {
     "invariants": "the relative drift |I - I0| / |I0| of each conserved quantity that `lagsim "
                   "check` finds (log); simulates with --invariants, or computes them for a CSV "
                   "given with --system",
+    "lyapunov": "the running estimate of each Lyapunov exponent against t, from the CSV of "
+                "`lagsim lyapunov --trace`, with 0 marked: converged when the lines flatten",
     "sweep": "a sweep's table (lagsim sweep): --y against the swept --x, a line for one swept "
              "value, a heat map for a grid of two, coloured points for random draws; chosen by "
              "itself for a table whose first column is run",

@@ -24,7 +24,7 @@ from lagsim.errors import InputError, Location
 from lagsim.output.io import Table
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
-from lagsim.viz.figures import plain
+from lagsim.viz.figures import suptitle
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -87,5 +87,5 @@ def mode_figure(spec: SystemSpec, model: Model, report: ModesReport) -> Figure:
         ax.plot([0.0], [0.0], "k+", ms=8)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
-    fig.suptitle(plain(f"{report.system}: mode shapes (grey: equilibrium; solid/dashed: ±)"))
+    suptitle(fig, f"{report.system}: mode shapes (grey: equilibrium; solid/dashed: ±)")
     return fig

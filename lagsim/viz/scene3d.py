@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lagsim.viz.figures import plain
+from lagsim.viz.figures import plain, suptitle
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -216,7 +216,7 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.76, 0.93), frameon=False,
                fontsize="small")
     if title:
-        fig.suptitle(plain(title))
+        suptitle(fig, title)
     return fig
 
 

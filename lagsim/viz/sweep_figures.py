@@ -22,7 +22,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import suggest
-from lagsim.viz.figures import plain
+from lagsim.viz.figures import plain, suptitle
 from lagsim.viz.kinds import SWEEP_KINDS as KINDS  # noqa: F401  (cli.py reads plot_sweep.KINDS)
 
 
@@ -92,13 +92,13 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
             mesh = ax.pcolormesh(ux, uo, grid, shading="nearest")
             fig.colorbar(mesh, ax=ax, label=plain(y))
             ax.set_ylabel(plain(others[0]))
-            fig.suptitle(plain(title or f"{y} over {x} and {others[0]}"))
+            suptitle(fig, title or f"{y} over {x} and {others[0]}")
             return
         if len(uo) > 10:
             points = ax.scatter(xs, other, c=ys, s=12)
             fig.colorbar(points, ax=ax, label=plain(y))
             ax.set_ylabel(plain(others[0]))
-            fig.suptitle(plain(title or f"{y} over {x} and {others[0]}"))
+            suptitle(fig, title or f"{y} over {x} and {others[0]}")
             return
     groups = _groups(header, data, others)
     for label, rows in groups:
@@ -108,7 +108,7 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
     if any(label for label, _ in groups):
         ax.legend(fontsize="small")
     ax.set_ylabel(plain(y))
-    fig.suptitle(plain(title or f"{y} against {x}"))
+    suptitle(fig, title or f"{y} against {x}")
 
 
 def _groups(header: Sequence[str], data: np.ndarray, others: Sequence[str]
@@ -174,8 +174,8 @@ def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
     ax.set_xlabel(plain(x))
     ax.set_ylabel(plain(y))
     runs = len(sections)
-    fig.suptitle(plain(title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
-                       "crossings)"))
+    suptitle(fig, title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
+                  "crossings)")
     return count
 
 

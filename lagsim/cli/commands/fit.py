@@ -1,5 +1,6 @@
 """``lagsim fit``: parameters and initial values fitted to measured columns, through
-:func:`lagsim.api.fit_system` (the computation: :mod:`lagsim.analysis.fit`)."""
+:func:`lagsim.api.fit_system` (the computation: :mod:`lagsim.analysis.fit`), the data and the
+fitted model drawn with ``--plot`` (:mod:`lagsim.viz.fit_figures`)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ import click
 
 from lagsim import api
 from lagsim.cli.exits import warn
-from lagsim.cli.files import stdin_hint
+from lagsim.cli.files import inputs, stdin_hint
 from lagsim.cli.options import (
     assignments,
     example,
     file_argument,
+    force_option,
     report_format_option,
     set_option,
 )
 from lagsim.cli.reports import report_out
-from lagsim.spec.options import OPTIONS
+from lagsim.errors import InputError, Location
+from lagsim.spec.options import FIT_OPTIONS, OPTIONS
 
 
 def _run_options(func: Any) -> Any:
@@ -35,9 +38,20 @@ def _run_options(func: Any) -> Any:
     return func
 
 
+def _fit_options(func: Any) -> Any:
+    """The flags of :data:`lagsim.spec.options.FIT_OPTIONS` (parsed by their rows in
+    :func:`lagsim.analysis.fit.fit_settings`)."""
+    for row in reversed(FIT_OPTIONS):
+        shown = "" if row.default is None else f" [default: {row.default}]"
+        func = click.option(row.flag, f"fit_{row.name}", type=str, default=None,
+                            metavar=row.metavar, help=row.help + shown)(func)
+    return func
+
+
 @click.command("fit", epilog=example(
     "lagsim fit driven_damped_pendulum track.csv --fit c,F0 --observe theta",
-    "lagsim fit pendulum track.csv --fit l,g --bounds l=0.1:5 --format json"))
+    "lagsim fit pendulum track.csv --fit l,g --bounds l=0.1:5 --format json",
+    "lagsim fit pendulum track.csv --fit l --bounds l=0.2:3 --starts 8 --plot -o fit.png"))
 @file_argument
 @click.argument("data", metavar="DATA.csv")
 @click.option("--fit", "names", required=True, metavar="NAMES",
@@ -47,16 +61,23 @@ def _run_options(func: Any) -> Any:
 @click.option("--bounds", multiple=True, metavar="NAME=LO:HI",
               help="Bounds of a fitted value (repeatable; an empty end is no bound).")
 @click.option("--max-runs", default=200, show_default=True, type=click.IntRange(1, 100_000),
-              help="Runs the fit may make before it gives up (exit 1, with the best point).")
+              help="Runs each start may make before it gives up (exit 1, with the best "
+                   "point).")
+@_fit_options
 @report_format_option
 @set_option
 @click.option("--init", "initial", multiple=True, metavar="NAME=VALUE",
               callback=assignments("--init"),
               help="Override an initial value (the start of a fitted one).")
+@click.option("--plot", "draw", is_flag=True,
+              help="Draw the data and the fitted model, one panel per observed column, to -o "
+                   "FILE.")
+@click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+@force_option
 @_run_options
 def command(file: str, data: str, names: str, observe: str | None, bounds: tuple[str, ...],
             max_runs: int, fmt: str, overrides: dict[str, float], initial: dict[str, float],
-            **flags: Any) -> None:
+            draw: bool, output: str | None, force: bool, **flags: Any) -> None:
     """Fit parameters and initial values of FILE to the columns of DATA.csv.
 
     DATA.csv has a time column t (increasing, not necessarily uniform) and any of the model's
@@ -69,9 +90,29 @@ def command(file: str, data: str, names: str, observe: str | None, bounds: tuple
     from lagsim.analysis.fit import parse_bounds
 
     stdin_hint(file, "YAML", "FILE")
+    target = None
+    if draw:
+        from lagsim.output.io import check_output
+        from lagsim.viz import figures as plotting
+
+        if output is None or output == "-":
+            raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
+                             "the report", Location("--plot"))
+        target = check_output(output, formats=plotting.FORMATS, binary=True,
+                              inputs=inputs(force, (file, "FILE"), (data, "DATA.csv")))
+    elif output is not None:
+        raise InputError("-o is the image of --plot; add --plot, or drop -o",
+                         Location("--output"))
+    fit_raw = {k[4:]: flags.pop(k) for k in list(flags) if k.startswith("fit_")}
     system = api.open_system(file, overrides, initial)
     fitted = [n.strip() for n in names.split(",")]
-    report = api.fit_system(system, data, names, observe, parse_bounds(bounds, fitted),
-                            {k: v for k, v in flags.items() if v is not None}, keywords=False,
-                            report=warn, max_runs=max_runs)
+    given = {k: v for k, v in flags.items() if v is not None}
+    report = api.fit_system(system, data, names, observe, parse_bounds(bounds, fitted), given,
+                            keywords=False, report=warn, max_runs=max_runs,
+                            fit_options=fit_raw)
+    if target is not None:
+        from lagsim.viz.figures import save_figure
+        from lagsim.viz.fit_figures import fit_figure
+
+        save_figure(fit_figure(report.data, api.fitted_run(system, report, given)), target)
     report_out(report, fmt)

@@ -31,25 +31,35 @@ from lagsim.cli.reports import report_out
 @click.option("--trace", metavar="FILE.csv", default=None,
               help="Write the running estimate, one row per renormalization, as CSV "
                    "(t, lambda_1, ...), to judge convergence.")
+@click.option("--starts", type=click.IntRange(1), default=1, show_default=True,
+              metavar="N", help="Runs from N initial states (the file's and N−1 moved slightly); "
+                                "prints the spread of each exponent over them.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Seed of the --starts perturbations.")
+@click.option("--perturbation", type=float, default=1e-6, show_default=True, metavar="EPS",
+              help="Size of the --starts perturbations: EPS·(1 + |y_i|) times a normal deviate.")
 @report_format_option
 @set_option
 @force_option
 def command(file: str, t_end: float, transient: float, renormalize: float, largest: bool,
-            trace: str | None, fmt: str, overrides: dict[str, float], force: bool) -> None:
+            trace: str | None, starts: int, seed: int, perturbation: float, fmt: str,
+            overrides: dict[str, float], force: bool) -> None:
     """Print the Lyapunov exponents of FILE's motion from its initial state (tangent dynamics
     with periodic QR).
 
     The tangent vectors follow δẏ = J δy with J the analytic Jacobian, re-orthonormalized by QR
-    every --renormalize (Benettin et al. 1980); λ_i is the mean of log|R_ii|. Unconstrained
-    systems only, for now. The spread of each exponent over the last quarter of the run is
-    printed beside it.
+    every --renormalize (Benettin et al. 1980); λ_i is the mean of log|R_ii|. A constrained
+    system's vectors stay in the tangent space of its constraint manifold, which gives its
+    2n − 2m_h − m_v exponents (m_h holonomic, m_v velocity constraints). The spread of each
+    exponent over the last quarter of the run is printed beside it, and over --starts runs.
     """
     target = None
     if trace is not None:
         from lagsim.output.io import check_output
 
         target = check_output(trace, "--trace", inputs=inputs(force, (file, "FILE")))
-    report = api.open_system(file, overrides).lyapunov(t_end, transient, renormalize, largest)
+    report = api.open_system(file, overrides).lyapunov(t_end, transient, renormalize, largest,
+                                                       starts, seed, perturbation)
     if target is not None:
         from lagsim.output.io import write_csv
 

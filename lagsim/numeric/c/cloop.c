@@ -31,6 +31,7 @@ typedef struct {
     int N, *keep;  /* a flag an evaluation off the dense output may set, restored (or NULL) */
     double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h;
     int exhausted, found, bad, missed;
+    int falling;  /* only crossings from g > 0 count (a gap's event, lagsim.run.events.FALLING) */
 } Scan;
 
 enum { FORM_ODE = 0, FORM_INDEX1 = 1, FORM_UK = 2 };
@@ -57,13 +58,35 @@ typedef struct {
     double *al_sign, *al_top, *al_turns, *al_total, al_since, al_t;
     int al_done, al_found, al_reading, al_k, al_i;
     long al_steps;
+    /* forward sensitivities (issue 26, lagsim.run.sensitivity.Sensitive): ns columns s of
+       ∂y/∂θ after y in the state (N = 2n(1 + ns), s row-major 2n-by-ns), sens the compiled
+       ∂R/∂q, ∂R/∂q̇, ∂w/∂q, ∂R/∂p, ∂w/∂p, ∂φ/∂p at (t, q, q̇, q̈, λ) with its parameters sp,
+       pick (npar-by-ns) d(compiled parameter)/d(θ) */
+    int ns, npar, width;
+    lagsim_fn sens;
+    const double *sp;
+    double *sbuf, *pick, *sin, *sout, *rs, *scol, *sa, *srr, *sdel, *sdq, *slam;
 } D;
 
 static double dmax(double a, double b) { return a > b ? a : b; }
 
+/* The short copies and clears of the step (a state, a stage): loops the compiler inlines,
+   where memcpy and memset of a length known only at run time are calls through the PLT. */
+static inline __attribute__((always_inline)) void copy_n(int k, double *to, const double *from)
+{
+    int i;
+    for (i = 0; i < k; i++) to[i] = from[i];
+}
+
+static inline __attribute__((always_inline)) void zero_n(int k, double *to)
+{
+    int i;
+    for (i = 0; i < k; i++) to[i] = 0.0;
+}
+
 /* 1 when the k values are finite: a sum of v·0, NaN as soon as one value is inf or NaN, in
    four independent sums (one chain of k additions waits on each one before it). */
-static int all_finite(int k, const double *v)
+static inline __attribute__((always_inline)) int all_finite(int k, const double *v)
 {
     int i;
     double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
@@ -339,8 +362,8 @@ static void mass_solve(D *d, const double *F, double *a)
 static void eval_dynamics(D *d, double t, const double *q, const double *qd)
 {
     d->in[0] = t;
-    memcpy(d->in + 1, q, d->n * sizeof(double));
-    memcpy(d->in + 1 + d->n, qd, d->n * sizeof(double));
+    copy_n(d->n, d->in + 1, q);
+    copy_n(d->n, d->in + 1 + d->n, qd);
     d->dyn(d->in, d->p, d->dynv);
 }
 
@@ -415,10 +438,17 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
     }
-    if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side */
-        memcpy(d->Kaug, M, n * n * sizeof(double));
+    if (d->form == FORM_ODE && d->ns) {  /* M = Lm Lmᵀ, the factor sens_dz reuses */
+        if (lagsim_cholesky(n, M, d->Lm)) return 1;
         memcpy(qdd, F, n * sizeof(double));
-        return lagsim_solve(n, d->Kaug, qdd, d->Lm);
+        lagsim_cholesky_solve(n, d->Lm, qdd);
+        return 0;
+    }
+    if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side (on
+                                   M in place: its LU, when taken, overwrites M, which nothing
+                                   reads after this solve until the next evaluation) */
+        copy_n(n, qdd, F);
+        return lagsim_solve(n, d->dynv, qdd, d->Lm);
     }
     /* Udwadia–Kalaba (lagsim.run.formulations.UdwadiaKalaba._solve) */
     if (factored) return 1;
@@ -445,12 +475,159 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
     return 0;
 }
 
-/* y' = [q̇, q̈] (the formulation's rhs): 0, or 1 for a singular matrix. */
+/* --- forward sensitivities (lagsim.run.sensitivity.Sensitive) ------------------------- */
+
+/* dz = −K⁻¹ (R_q s_q + R_q̇ s_q̇ + R_θ) at (t, q, q̇) with z = [q̈; λ] (Sensitive._dz), the
+   stabilizer's terms in R's constraint rows when stabilized: dq̈ (n-by-ns) to dqdd and, when
+   dlam != NULL, dλ (m-by-ns). d->dynv holds the dynamics at (t, q, q̇) (accelerations() just
+   evaluated them). The solve of K [dq̈; dλ] = −r is accelerations()' Udwadia–Kalaba solve with
+   F = −r₁, b = −r₂ (the same dq̈ as K⁻¹ where K is regular, the least-squares one where the
+   rows are dependent): 0, or 1 when M is not positive definite. */
+static int sens_dz(D *d, double t, const double *q, const double *qd, const double *qdd,
+                   const double *lam, const double *s, double *dqdd, int stabilized,
+                   double *dlam)
+{
+    int n = d->n, m = d->m, mh = d->mh, ns = d->ns, np = d->npar, nm = n + m, i, j, k, l;
+    double *in = d->sin, *o = d->sout, *R = d->rs;
+    const double *Rq, *Rqd, *wq, *Rp, *wp, *php, *A = d->dynv + n * n + n;
+    in[0] = t;
+    memcpy(in + 1, q, n * sizeof(double));
+    memcpy(in + 1 + n, qd, n * sizeof(double));
+    memcpy(in + 1 + 2 * n, qdd, n * sizeof(double));
+    memcpy(in + 1 + 3 * n, lam, m * sizeof(double));
+    d->sens(in, d->sp, o);
+    Rq = o; Rqd = Rq + nm * n; wq = Rqd + nm * n; Rp = wq + m * n; wp = Rp + nm * np;
+    php = wp + m * np;
+    for (i = 0; i < nm; i++)
+        for (j = 0; j < ns; j++) {
+            double acc = 0.0;
+            for (k = 0; k < n; k++)
+                acc += Rq[i * n + k] * s[k * ns + j] + Rqd[i * n + k] * s[(n + k) * ns + j];
+            for (l = 0; l < np; l++) acc += Rp[i * np + l] * d->pick[l * ns + j];
+            R[i * ns + j] = acc;
+        }
+    if (stabilized && d->stab == STAB_BAUMGARTE && m) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < ns; j++) {
+                double acc = 0.0;
+                for (k = 0; k < n; k++)
+                    acc += wq[i * n + k] * s[k * ns + j] + A[i * n + k] * s[(n + k) * ns + j];
+                for (l = 0; l < np; l++) acc += wp[i * np + l] * d->pick[l * ns + j];
+                R[(n + i) * ns + j] += d->gain[i] * acc;
+            }
+        if (mh) {
+            const double *phq = d->phiv + mh;
+            d->in[0] = t;
+            memcpy(d->in + 1, q, n * sizeof(double));
+            d->phi(d->in, d->p, d->phiv);
+            for (i = 0; i < mh; i++)
+                for (j = 0; j < ns; j++) {
+                    double acc = 0.0;
+                    for (k = 0; k < n; k++) acc += phq[i * n + k] * s[k * ns + j];
+                    for (l = 0; l < np; l++) acc += php[i * np + l] * d->pick[l * ns + j];
+                    R[(n + d->hol[i]) * ns + j] += d->beta2 * acc;
+                }
+        }
+    }
+    if (d->form == FORM_ODE) {  /* M dq̈ = −r with accelerations()' factor Lm (m = 0) */
+        for (j = 0; j < ns; j++) {
+            for (i = 0; i < n; i++) d->sa[i] = -R[i * ns + j];
+            lagsim_cholesky_solve(n, d->Lm, d->sa);
+            for (i = 0; i < n; i++) dqdd[i * ns + j] = d->sa[i];
+        }
+        return 0;
+    }
+    if (factor(d, d->dynv)) return 1;
+    for (j = 0; j < ns; j++) {
+        for (i = 0; i < n; i++) d->scol[i] = -R[i * ns + j];
+        mass_solve(d, d->scol, d->sa);
+        if (m) {
+            for (i = 0; i < m; i++) {
+                double acc = -R[(n + i) * ns + j];
+                for (k = 0; k < n; k++) acc -= A[i * n + k] * d->sa[k];
+                d->srr[i] = acc;
+            }
+            metric_step(d, m, A, d->srr, d->sdel);
+            for (i = 0; i < n; i++) d->sa[i] += d->sdel[i];
+            if (dlam) {  /* as accelerations()' λ = (Aᵀ)⁺ L z */
+                if (d->gram) memcpy(d->slam, d->gy, m * sizeof(double));
+                else {
+                    for (i = 0; i < n; i++) {
+                        double acc = 0.0;
+                        for (k = 0; k <= i; k++) acc += d->L[i * n + k] * d->z[k];
+                        d->tmp[i] = acc;
+                    }
+                    for (i = 0; i < n; i++)
+                        for (k = 0; k < m; k++) d->x[i * m + k] = A[k * n + i];
+                    min_norm_svd(d, n, m, d->x, d->tmp, d->slam, d->G, d->V);
+                    d->n_svd += 1;
+                }
+                for (i = 0; i < m; i++) dlam[i * ns + j] = d->slam[i];
+            }
+        }
+        for (i = 0; i < n; i++) dqdd[i * ns + j] = d->sa[i];
+    }
+    return 0;
+}
+
+/* s moved onto the tangent of the constraints at the projected state out[0..2n) (Sensitive.
+   project): each column s_q by its least M-norm change to Φ_q s_q + φ_θ = 0, then s_q̇ to
+   A s_q̇ + w_q s_q + w_θ = 0. 0, or 1 when M is not positive definite. */
+static int sens_project(D *d, double t, const double *s_in, double *out)
+{
+    int n = d->n, m = d->m, mh = d->mh, ns = d->ns, np = d->npar, nm = n + m, i, j, k, l;
+    const double *q = out, *qd = out + n, *wq, *wp, *php;
+    double *s = out + 2 * n, *in = d->sin, *o = d->sout;
+    memcpy(s, s_in, 2 * n * ns * sizeof(double));
+    eval_dynamics(d, t, q, qd);
+    if (factor(d, d->dynv)) return 1;
+    in[0] = t;
+    memcpy(in + 1, q, n * sizeof(double));
+    memcpy(in + 1 + n, qd, n * sizeof(double));
+    memset(in + 1 + 2 * n, 0, nm * sizeof(double));
+    d->sens(in, d->sp, o);
+    wq = o + 2 * nm * n; wp = wq + m * n + nm * np; php = wp + m * np;
+    d->in[0] = t;
+    memcpy(d->in + 1, q, n * sizeof(double));
+    if (mh) {
+        const double *phq = d->phiv + mh;
+        d->phi(d->in, d->p, d->phiv);
+        for (j = 0; j < ns; j++) {
+            for (i = 0; i < mh; i++) {
+                double acc = 0.0;
+                for (k = 0; k < n; k++) acc += phq[i * n + k] * s[k * ns + j];
+                for (l = 0; l < np; l++) acc += php[i * np + l] * d->pick[l * ns + j];
+                d->srr[i] = -acc;
+            }
+            metric_step(d, mh, phq, d->srr, d->sdel);
+            for (k = 0; k < n; k++) s[k * ns + j] += d->sdel[k];
+        }
+    }
+    d->vel(d->in, d->p, d->velv);
+    for (j = 0; j < ns; j++) {
+        for (i = 0; i < m; i++) {
+            double acc = 0.0;
+            for (k = 0; k < n; k++)
+                acc += d->velv[i * n + k] * s[(n + k) * ns + j] + wq[i * n + k] * s[k * ns + j];
+            for (l = 0; l < np; l++) acc += wp[i * np + l] * d->pick[l * ns + j];
+            d->srr[i] = -acc;
+        }
+        metric_step(d, m, d->velv, d->srr, d->sdel);
+        for (k = 0; k < n; k++) s[(n + k) * ns + j] += d->sdel[k];
+    }
+    return 0;
+}
+
+/* y' = [q̇, q̈] (the formulation's rhs), and with sensitivities ṡ = [s_q̇, dq̈]
+   (Sensitive.rhs): 0, or 1 for a singular matrix. */
 static int rhs(D *d, double t, const double *y, double *out)
 {
-    int n = d->n;
-    memcpy(out, y + n, n * sizeof(double));
-    return accelerations(d, t, y, y + n, out + n, NULL, 1);
+    int n = d->n, ns = d->ns;
+    copy_n(n, out, y + n);
+    if (!ns) return accelerations(d, t, y, y + n, out + n, NULL, 1);
+    if (accelerations(d, t, y, y + n, out + n, d->slam, 1)) return 1;
+    memcpy(out + 2 * n, y + 2 * n + n * ns, n * ns * sizeof(double));
+    return sens_dz(d, t, y, y + n, out + n, d->slam, y + 2 * n, out + 2 * n + n * ns, 1, NULL);
 }
 
 /* The state moved onto the constraints (lagsim.run.formulations.project_state): 0, 1 for a mass
@@ -503,6 +680,14 @@ static int project(D *d, double t, const double *y, double *out)
 
 static int projects(const D *d) { return d->stab == STAB_PROJECTION && d->m > 0; }
 
+/* project(), and the sensitivities onto the tangent there (sens_project). */
+static int project_all(D *d, double t, const double *y, double *out)
+{
+    int code = project(d, t, y, out);
+    if (code == 1 || !d->ns) return code;
+    return sens_project(d, t, y + 2 * d->n, out) ? 1 : code;
+}
+
 /* --- DOP853 (scipy.integrate.DOP853, stage for stage) ----------------------------------- */
 @COEFFICIENTS@
 
@@ -524,11 +709,11 @@ static int dop853_step(D *d)
         if (d->direction * (t_new - d->t_bound) > 0) t_new = d->t_bound;
         h = t_new - t;
         h_abs = fabs(h);
-        memcpy(K, d->f, N * sizeof(double));
+        copy_n(N, K, d->f);
         /* the sums over the stages run stage by stage across the state (each value's sum in
            the same order as stage-inner loops, so the same numbers, and vectorized) */
         for (s = 1; s < S; s++) {
-            memset(acc, 0, N * sizeof(double));
+            zero_n(N, acc);
             for (j = 0; j < s; j++) {
                 const double a = DOP_A[s * S + j], *kj = K + j * N;
                 for (i = 0; i < N; i++) acc[i] += kj[i] * a;
@@ -536,17 +721,17 @@ static int dop853_step(D *d)
             for (i = 0; i < N; i++) d->ytmp[i] = y[i] + acc[i] * h;
             if (rhs(d, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
         }
-        memset(acc, 0, N * sizeof(double));
+        zero_n(N, acc);
         for (j = 0; j < S; j++) {
             const double b = DOP_B[j], *kj = K + j * N;
             for (i = 0; i < N; i++) acc[i] += kj[i] * b;
         }
         for (i = 0; i < N; i++) d->ynew[i] = y[i] + h * acc[i];
         if (rhs(d, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
-        memcpy(K + S * N, d->fnew, N * sizeof(double));
+        copy_n(N, K + S * N, d->fnew);
         d->nfev += S;
-        memset(acc, 0, N * sizeof(double));
-        memset(acc3, 0, N * sizeof(double));
+        zero_n(N, acc);
+        zero_n(N, acc3);
         for (j = 0; j <= S; j++) {
             const double c5 = DOP_E5[j], c3 = DOP_E3[j], *kj = K + j * N;
             for (i = 0; i < N; i++) { acc[i] += kj[i] * c5; acc3[i] += kj[i] * c3; }
@@ -567,12 +752,12 @@ static int dop853_step(D *d)
         rejected = 1;
     }
     d->h_prev = h;
-    memcpy(d->y_old, y, N * sizeof(double));
+    copy_n(N, d->y_old, y);
     d->t_old = t;
     d->t = t_new;
-    memcpy(d->y_raw, d->ynew, N * sizeof(double));
-    memcpy(d->y, d->ynew, N * sizeof(double));
-    memcpy(d->f, d->fnew, N * sizeof(double));
+    copy_n(N, d->y_raw, d->ynew);
+    copy_n(N, d->y, d->ynew);
+    copy_n(N, d->f, d->fnew);
     d->h_abs = h_abs;
     d->dense_ready = 0;
     d->nsteps++;
@@ -588,7 +773,7 @@ static int dense(D *d, double s, double *out)
     int i, j, k;
     double h = d->h_prev, x;
     double *K = d->K, *F = d->F;
-    if (s == d->t) { memcpy(out, d->y_raw, N * sizeof(double)); return 0; }
+    if (s == d->t) { copy_n(N, out, d->y_raw); return 0; }
     if (!d->dense_ready) {
         for (k = 0; k < 3; k++) {
             int st = S + 1 + k;
@@ -756,6 +941,11 @@ static int scan_visit(Scan *s, double u, double gu, double v, double gv)
     if (s->bad) return 1;
     if (s->sign == 0.0) { s->sign = gv > 0 ? 1.0 : (gv < 0 ? -1.0 : 0.0); return 0; }
     if (gv * s->sign > 0.0) return 0;
+    if (s->falling) {  /* EventWatch._visit: the sign moves on; a rising crossing is passed */
+        double before = s->sign;
+        s->sign = gv > 0 ? 1.0 : (gv < 0 ? -1.0 : 0.0);
+        if (before < 0.0) return 0;
+    }
     s->found = 1;
     if (gv == 0.0) s->end = v;
     else if (!(gu * gv < 0.0)) s->end = u;
@@ -839,20 +1029,24 @@ static void scan_missed(const Scan *s, double *out)
     out[0] = s->missed; out[1] = s->miss_u; out[2] = s->miss_v; out[3] = s->miss_h;
 }
 
-/* One output row at s: the state (projected when the stabilizer projects) and λ. */
+/* One output row at s: the state (projected when the stabilizer projects), λ and, with
+   sensitivities, dλ (m-by-ns, Sensitive.extra_row's, unstabilized). */
 static int sample(D *d, double s, double *row, lagsim_result *res)
 {
     int N = d->N, code;
     if (dense(d, s, d->ys)) return RUN_SINGULAR;
     if (projects(d)) {
-        code = project(d, s, d->ys, row);
+        code = project_all(d, s, d->ys, row);
         if (code == 1) return RUN_SINGULAR;
         if (code == 2) { res->when = s; return RUN_PROJECTION; }
     } else {
-        memcpy(row, d->ys, N * sizeof(double));
+        copy_n(N, row, d->ys);
     }
     if (d->m && d->form != FORM_ODE) {
         if (accelerations(d, s, row, row + d->n, d->acc, row + N, 0)) return RUN_SINGULAR;
+        if (d->ns && sens_dz(d, s, row, row + d->n, d->acc, row + N, row + 2 * d->n, d->sdq, 0,
+                             row + N + d->m))
+            return RUN_SINGULAR;
     }
     return 0;
 }
@@ -870,15 +1064,20 @@ static int mass_regular(D *d, double t, const double *y)
     return weakest * weakest > d->mass_rtol * dmax(d->mass_scale, dmx);
 }
 
-void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const double *atol,
-                      void *dyn, void *phi, void *vel, void *stop, const double *p)
+/* The loop's handle: ic = [n, m, m_h, form, stabilizer, has stop, stop uses λ, mass check
+   every], dc = [α, β, rtol, max step, t_bound, direction, mass rtol, mass scale, rcond], the
+   holonomic rows, atol (N values) and the model's functions; ns sensitivity columns (0: none,
+   else lagsim_loop_sensitivities gives their parts). */
+static void *loop_new(const int *ic, const double *dc, const int *hol, const double *atol,
+                      void *dyn, void *phi, void *vel, void *stop, const double *p, int ns)
 {
-    int n = ic[0], m = ic[1], mh = ic[2], N = 2 * n, P = n + m + 1, i;
+    int n = ic[0], m = ic[1], mh = ic[2], N = 2 * n * (1 + ns), P = n + m + 1, i;
     size_t total = 0;
     double *w;
     D *d = calloc(1, sizeof(D));
     if (!d) return NULL;
     d->n = n; d->m = m; d->mh = mh; d->N = N; d->form = ic[3]; d->stab = ic[4];
+    d->ns = ns; d->width = N + m + m * ns;
     d->has_stop = ic[5]; d->stop_lam = ic[6]; d->mass_every = ic[7];
     d->beta2 = dc[1] * dc[1]; d->rtol = dc[2]; d->max_step = dc[3]; d->t_bound = dc[4];
     d->direction = dc[5]; d->mass_rtol = dc[6]; d->mass_scale = dc[7]; d->rcond = dc[8];
@@ -910,6 +1109,39 @@ void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const dou
     return d;
 }
 
+void *lagsim_loop_new(const int *ic, const double *dc, const int *hol, const double *atol,
+                      void *dyn, void *phi, void *vel, void *stop, const double *p)
+{
+    return loop_new(ic, dc, hol, atol, dyn, phi, vel, stop, p, 0);
+}
+
+/* A loop with ns sensitivity columns (lagsim_loop_new's arguments, atol of N = 2n(1 + ns)
+   values): sens the compiled derivatives (sens_dz), sp its parameters, pick npar-by-ns. */
+void *lagsim_loop_sensitive(const int *ic, const double *dc, const int *hol, const double *atol,
+                            void *dyn, void *phi, void *vel, void *stop, const double *p, int ns,
+                            int npar, void *sens, const double *sp, const double *pick)
+{
+    int n = ic[0], m = ic[1], mh = ic[2], nm = n + m;
+    size_t total = (size_t)npar * ns + (1 + 3 * (size_t)n + m)
+        + (2 * (size_t)nm * n + (size_t)m * n + (size_t)nm * npar + (size_t)m * npar
+           + (size_t)mh * npar) + (size_t)nm * ns + 3 * (size_t)n + 2 * (size_t)m
+        + (size_t)n * ns + (size_t)m + 8;
+    double *w = calloc(total, sizeof(double));
+    D *d;
+    if (!w) return NULL;
+    d = loop_new(ic, dc, hol, atol, dyn, phi, vel, stop, p, ns);
+    if (!d) { free(w); return NULL; }
+    d->sbuf = w; d->npar = npar; d->sens = (lagsim_fn)sens; d->sp = sp;
+#define TAKE(ptr, k) do { d->ptr = w; w += (k); } while (0)
+    TAKE(pick, npar * ns); TAKE(sin, 1 + 3 * n + m);
+    TAKE(sout, 2 * nm * n + m * n + nm * npar + m * npar + mh * npar); TAKE(rs, nm * ns);
+    TAKE(scol, n); TAKE(sa, n); TAKE(sdel, n); TAKE(srr, m + 1); TAKE(slam, m + 1);
+    TAKE(sdq, n * ns);
+#undef TAKE
+    memcpy(d->pick, pick, (size_t)npar * ns * sizeof(double));
+    return d;
+}
+
 /* The first piece of a step the --stop-when scan could not resolve (scan_missed). */
 void lagsim_loop_missed(void *handle, double *out) { scan_missed(&((D *)handle)->scan, out); }
 
@@ -928,6 +1160,7 @@ void lagsim_loop_free(void *handle)
     free(d->hol);
     free(d->nz);
     free(d->gain);
+    free(d->sbuf);
     free(d);
 }
 
@@ -1050,7 +1283,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
                     int max_steps, lagsim_result *res, double *state, double *event)
 {
     D *d = handle;
-    int N = d->N, W = N + d->m, steps, code;
+    int N = d->N, W = d->width, steps, code;
     for (steps = 0; steps < max_steps && !d->finished; steps++) {
         double end = NAN, g, h;
         int has_end = 0, bad = 0;
@@ -1060,7 +1293,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
             memcpy(state, d->y, N * sizeof(double));
             goto out;
         }
-        memcpy(state, d->y_raw, N * sizeof(double));
+        copy_n(N, state, d->y_raw);
         res->when = d->t;
         /* Guard.accepted */
         if (!all_finite(N, d->y_raw)) { code = RUN_NONFINITE; goto out; }
@@ -1101,7 +1334,7 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
         alias_step(d, times, ntimes);
         /* Formulation.after_step */
         if (projects(d)) {
-            code = project(d, d->t, d->y_raw, d->ys);
+            code = project_all(d, d->t, d->y_raw, d->ys);
             if (code == 1) { code = RUN_SINGULAR; goto out; }
             if (code == 2) { code = RUN_PROJECTION; goto out; }
             if (!d->finished) {

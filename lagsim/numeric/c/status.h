@@ -24,7 +24,9 @@ enum lagsim_status {
     /* a fixed step of --method rattle or variational (fs_step, lagsim_fs_run) */
     STEP_NEWTON = 30,        /* Newton's method did not converge in the step */
     STEP_SINGULAR = 31,      /* a singular linear system in the step */
-    STEP_NONFINITE = 32      /* the step's state became non-finite */
+    STEP_NONFINITE = 32,     /* the step's state became non-finite */
+    /* the free flights of a system with unilateral contacts (lagsim_impacts_run) */
+    IMP_REDO = 40            /* Python steps the current flight again from its start */
 };
 
 /* What a call of a step loop reports (lagsim_loop_run, lagsim_reduced_run,

@@ -65,6 +65,10 @@ class LoopEngine(Engine):
     """An engine whose run is a loop object built for the problem (:meth:`loop_for` gives the
     loop, or the reason it cannot be built): its refusal and its run are that one answer."""
 
+    _accepted: tuple[Problem, StepLoop] | None = None
+    """The loop :meth:`refusal` made for the problem it accepted last, which :meth:`run` of
+    that same problem object takes instead of making it again (once)."""
+
     @abstractmethod
     def loop_for(self, problem: Problem) -> StepLoop | str:
         """The loop that steps ``problem``, or why this engine does not."""
@@ -73,9 +77,15 @@ class LoopEngine(Engine):
         if problem.spec.contacts:
             return UNILATERAL
         loop = self.loop_for(problem)
-        return loop if isinstance(loop, str) else None
+        if isinstance(loop, str):
+            return loop
+        self._accepted = (problem, loop)
+        return None
 
     def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
+        accepted, self._accepted = self._accepted, None
+        if accepted is not None and accepted[0] is problem:
+            return accepted[1].run(progress)
         loop = UNILATERAL if problem.spec.contacts else self.loop_for(problem)
         if isinstance(loop, str):
             raise ValueError(f"the {self.name} engine does not run this problem: {loop}")

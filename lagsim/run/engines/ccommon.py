@@ -15,8 +15,7 @@ from lagsim.errors import IntegrationError
 from lagsim.numeric import ccompile
 from lagsim.numeric.ccompile import CFunction
 from lagsim.numeric.csource import Status
-from lagsim.output.trajectory import Trajectory
-from lagsim.run.monitor import At, Guard, Samples, Watch, first_nonfinite
+from lagsim.run.monitor import At, Guard, Watch, first_nonfinite
 from lagsim.run.problem import Problem
 from lagsim.spec.options import BY_NAME
 
@@ -93,12 +92,3 @@ def state_failure(code: int, problem: Problem, guard: Guard, value: float | None
         return IntegrationError(f"the {BY_NAME['stop_when'].flag} expression is "
                                 f"{value}", time=when)
     return IntegrationError(f"the C step loop failed (code {code})", time=when)
-
-
-def stopped(samples: Samples, end: float, event: np.ndarray) -> Trajectory:
-    """The trajectory of a run stopped by ``--stop-when`` at ``end`` (the event's row [q, q̇,
-    λ] appended), as the Python loop ends it."""
-    samples.extend(np.array([end]), event[None, :])
-    return samples.stopped(end)
-
-

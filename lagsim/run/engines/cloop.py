@@ -21,6 +21,13 @@ them to 1e-12 on every bundled constrained system). Python runs once per call (t
 the pace check and Ctrl-C), about every :data:`lagsim.run.engines.ccommon.CALL_SECONDS` whatever
 the size of the model, not once per step.
 
+A run with ``--sensitivities`` (:class:`lagsim.run.sensitivity.Sensitive`, issue 26) steps in
+the same loop (``lagsim_loop_sensitive``): the state is [y, vec(s)], DOP853's error norm covers
+both (joint error control, as in the Python loop), the right-hand side adds ṡ = [s_q̇, dq̈] from
+the compiled ∂R/∂q, ∂R/∂q̇, ∂R/∂θ and the loop's factor of M, the projection stabilizer projects
+s onto the constraints' tangent, and each sample adds dλ (tests/test_sensitivities_c.py: the
+Python loop's numbers to 1e-9).
+
 The ``reduced`` formulation runs in C as well (:class:`RLoop`, the reduced section at the end
 of this module and of ``lagsim/numeric/c/cloop.c``): the chart's ODE in the free coordinates is
 stepped by the same DOP853 code, a symbolic chart's full state comes from its map (compiled to C), a
@@ -65,15 +72,15 @@ from lagsim.run.engines.ccommon import (
     failure,
     next_call,
     state_failure,
-    stopped,
     too_small,
 )
 from lagsim.run.engines.python import Resume, run_python
 from lagsim.run.events import EITHER
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
-from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
+from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS, STABILIZERS
+from lagsim.run.sensitivity import Sensitive
 from lagsim.spec.options import BY_NAME
 
 if TYPE_CHECKING:
@@ -127,44 +134,54 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
-def _library(cc: str) -> ctypes.CDLL | None:
-    """The loop's shared library (model independent), built once per machine; None when it
-    cannot be built or loaded (said on stderr)."""
+def library(cc: str) -> ctypes.CDLL | None:
+    """The loop's shared library (model independent; ``cloop.c`` and ``impacts.c``, the free
+    flights of :mod:`lagsim.run.engines.cimpacts`), built once per machine; None when it cannot
+    be built or loaded (said on stderr)."""
     return LIBRARIES.get(cc, lambda: _load_library(cc))
 
 
 def _load_library(cc: str) -> ctypes.CDLL | None:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
-                .replace("@CROSSINGS@", _crossings()))
+                .replace("@CROSSINGS@", _crossings()) + "\n" + csource.read("impacts.c"))
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
             cc, "cloop", lambda: template.replace("@COEFFICIENTS@", _coefficients()),
             (OPTIMIZE, *ccompile.FLAGS), key_text=template)
-        lib.lagsim_loop_new.restype = ctypes.c_void_p
-        lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
-        lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
-        lib.lagsim_loop_free.restype = None
-        lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
-                                          ctypes.c_double)
-        lib.lagsim_loop_start.restype = ctypes.c_int
-        lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                        ctypes.POINTER(LoopResult), ctypes.c_void_p,
-                                        ctypes.c_void_p)
-        lib.lagsim_loop_run.restype = ctypes.c_int
-        lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-        lib.lagsim_loop_alias.restype = None
-        lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-        lib.lagsim_loop_paths.restype = None
-        lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-        lib.lagsim_loop_missed.restype = None
+        _loop_argtypes(lib)
         _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
         lib = None
     return lib
+
+
+def _loop_argtypes(lib: ctypes.CDLL) -> None:
+    """Argument and result types of the loop's entry points (``lagsim_loop_*``)."""
+    lib.lagsim_loop_new.restype = ctypes.c_void_p
+    lib.lagsim_loop_new.argtypes = (ctypes.c_void_p,) * 9
+    lib.lagsim_loop_sensitive.restype = ctypes.c_void_p
+    lib.lagsim_loop_sensitive.argtypes = ((ctypes.c_void_p,) * 9
+                                          + (ctypes.c_int, ctypes.c_int)
+                                          + (ctypes.c_void_p,) * 3)
+    lib.lagsim_loop_free.argtypes = (ctypes.c_void_p,)
+    lib.lagsim_loop_free.restype = None
+    lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
+                                      ctypes.c_double)
+    lib.lagsim_loop_start.restype = ctypes.c_int
+    lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                    ctypes.POINTER(LoopResult), ctypes.c_void_p,
+                                    ctypes.c_void_p)
+    lib.lagsim_loop_run.restype = ctypes.c_int
+    lib.lagsim_loop_alias.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.lagsim_loop_alias.restype = None
+    lib.lagsim_loop_paths.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.lagsim_loop_paths.restype = None
+    lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    lib.lagsim_loop_missed.restype = None
 
 
 def _symbol(lib: ctypes.CDLL, name: str) -> int:
@@ -207,10 +224,15 @@ class CLoop(StepLoop):
     """The C loop for one problem: :meth:`run` gives the trajectory the Python loop would."""
 
     def __init__(self, problem: Problem, lib: ctypes.CDLL, stop: tuple[ctypes.CDLL, int] | None,
-                 functions: tuple[CFunction, CFunction, CFunction]) -> None:
+                 functions: tuple[CFunction, CFunction, CFunction],
+                 sensitive: tuple[Sensitive, CFunction] | None = None) -> None:
         super().__init__(problem)
         self.lib = lib
         self.stop = stop
+        self.sensitive = sensitive
+        """The run's sensitivities (issue 26) and their compiled derivatives, stepped in the
+        same C loop as the state with joint error control (``lagsim_loop_sensitive``)."""
+        self._pick = np.zeros(1)
         self.params = functions[0].params
         self.addresses = [f.address for f in functions]
         self.steps = 0
@@ -227,7 +249,9 @@ class CLoop(StepLoop):
         ended at t): :func:`lagsim.run.engines.ccommon.next_call`."""
         return next_call(watch, t, self.steps - steps_before, clock, progress)
 
-    def _new(self, mass_scale: float, atol: np.ndarray) -> int:
+    def new_handle(self, mass_scale: float, atol: np.ndarray) -> int:
+        """The C loop's work space for this problem (``lagsim_loop_new``), freed by
+        ``lagsim_loop_free``."""
         problem, numeric = self.problem, self.problem.numeric
         form, options = problem.form, problem.options
         stabilizer = form.stabilizer
@@ -239,9 +263,16 @@ class CLoop(StepLoop):
         doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
                             SINGULAR_RTOL, mass_scale, RCOND], dtype=np.float64)
         hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
-        handle = self.lib.lagsim_loop_new(
-            ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
-            *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
+        args = (ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
+                *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
+        if self.sensitive is None:
+            handle = self.lib.lagsim_loop_new(*args)
+        else:
+            form, sens = self.sensitive
+            self._pick = np.ascontiguousarray(form.pick, dtype=float)
+            handle = self.lib.lagsim_loop_sensitive(
+                *args, form.P, self._pick.shape[0], sens.address, sens.params.ctypes.data,
+                self._pick.ctypes.data)
         if not handle:
             raise MemoryError("the C step loop could not allocate its work space")
         return int(handle)
@@ -256,6 +287,8 @@ class CLoop(StepLoop):
         numeric = self.problem.numeric
         n, m = numeric.n, numeric.m
         width = 2 * n + (m if self.problem.form.name != "ode" else 0)
+        if self.sensitive is not None:
+            width = len(y0) + m * (1 + self.sensitive[0].P)
         samples, guard = watch.samples, watch.guard
         self._start(watch, y0)
         times = np.ascontiguousarray(samples.times, dtype=float)
@@ -273,10 +306,11 @@ class CLoop(StepLoop):
             state = self.at = At(result.t, last.copy(), result.h_abs)
             self.nfev, self.steps = result.nfev, result.nsteps
             self._sync(result)
-            samples.extend(times[before:k.value], rows[before:k.value], k.value)
+            self._extend(samples, times[before:k.value], rows[before:k.value], k.value)
             if code == Status.RUN_STOP:
                 self._alias(self._watch_handle(), times)
-                return stopped(samples, result.when, event)
+                self._extend(samples, np.array([result.when]), event[None, :])
+                return samples.stopped(result.when)
             seen = self._code(code, watch, state, result, times, progress)
             if isinstance(seen, Trajectory):
                 return seen
@@ -292,12 +326,22 @@ class CLoop(StepLoop):
             progress(1.0)
         return samples.trajectory("t_end", "")
 
+    def _extend(self, samples: Samples, times: np.ndarray, rows: np.ndarray,
+                k: int | None = None) -> None:
+        """The rows a call made into ``samples`` (with sensitivities: [y, s, λ, dλ] split into
+        [q, q̇, λ] and the extra columns, :meth:`Sensitive.split_rows`)."""
+        if self.sensitive is None:
+            samples.extend(times, rows, k)
+        else:
+            base, extra = self.sensitive[0].split_rows(rows)
+            samples.extend(times, base, k, extra)
+
     def _start(self, watch: Watch, y0: np.ndarray) -> None:
         """Make the loop's handle and start it at the problem's start y0."""
         problem, guard, stop = self.problem, watch.guard, watch.stop
-        atol = np.empty(2 * problem.numeric.n)
+        atol = np.empty(len(y0))
         atol[:] = problem.options.atol
-        self._handle = handle = self._new(guard.mass.scale, atol)
+        self._handle = handle = self.new_handle(guard.mass.scale, atol)
         y = np.ascontiguousarray(y0, dtype=float)
         if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
                                       stop.sign if stop is not None else 0.0):
@@ -389,7 +433,17 @@ def loop_or_refusal(problem: Problem) -> CLoop | str:
         return "a --stop-when with a direction is looked for in Python"
     if not isinstance(numeric, NumericSystem):
         return "the compiled system is a stand-in, not a NumericSystem"
-    if type(form) is not FORMULATIONS[form.name]:
+    sensitive = None
+    base = form
+    if isinstance(form, Sensitive):
+        base = form.base
+        derivatives = c_function(form.terms.function)
+        if derivatives is None:
+            return "the sensitivities have no C code (symengine's LLVM path)"
+        if form.name == "ode" and numeric.m:
+            return "ode's sensitivities with constraints are taken in Python"
+        sensitive = (form, derivatives)
+    if type(base) is not FORMULATIONS[form.name]:
         return f"the formulation is a subclass of {form.name}'s class"
     if type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name):
         return f"the stabilizer is a subclass of {form.stabilizer.name}'s class"
@@ -400,7 +454,7 @@ def loop_or_refusal(problem: Problem) -> CLoop | str:
     cc = compiler()
     if cc is None:
         return "no C compiler"
-    lib = _library(cc)
+    lib = library(cc)
     if lib is None:
         return "the C step loop could not be built"
     stop = None
@@ -410,7 +464,7 @@ def loop_or_refusal(problem: Problem) -> CLoop | str:
             return "the --stop-when expression has no C code"
     if form.name == "reduced":
         return _reduced_loop(problem, cc, lib, stop, (dynamics, phi, velocity))
-    return CLoop(problem, lib, stop, (dynamics, phi, velocity))
+    return CLoop(problem, lib, stop, (dynamics, phi, velocity), sensitive)
 
 
 def loop_for(problem: Problem) -> CLoop | None:

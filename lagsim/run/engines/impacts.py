@@ -32,6 +32,33 @@ stops ġ⁺, :meth:`lagsim.run.contacts.Contacts.jump` with the target 0). What 
 the tangential motion's dependence on the bounces of the tail (their normal impulses act through
 the coupling of M), zero for the ball and the flat floor.
 
+Alternating accumulation. A body with two contacts that it strikes in turn (Housner's rocking
+block: after each corner's impact it turns about that corner, the other lifts and falls back)
+accumulates its impacts too, its flights shrinking by a ratio ρ < 1 that tends to a constant as
+they shrink (the block's r = 1 − (3/2) sin²α: near rest the gap's acceleration is constant and
+each impact multiplies the rate by r). When the last :data:`ALTERNATING` impacts alternate
+between two contacts, the ratios ρ_k = d_{k+1}/d_k of their intervals agree within :data:`RATIO`
+and are below 1, the rest of the series after the last interval d, T = d ρ/(1 − ρ), is known
+to ACCUMULATION (1 + |t|) (the two values of T that the last two ratios give differ by less,
+scaled by 1/(1 − ρ) for the ratios' own geometric convergence), the run passes it in one row at
+t∞ = t + T: both contacts brought to rest together (:meth:`lagsim.run.contacts.Contacts.settle`:
+the velocities with both rates 0, a rough contact sticking when the percussions allow it), the
+positions of the last impact carried across (the tail's motion is a vanishing oscillation about
+them), the row's impulses the percussions of the tail from the momentum balance over it,
+M (q̇∞ − q̇⁺) − F T = Σ Gᵀ P + Wᵀ T_t (:meth:`lagsim.run.contacts.Contacts.percussions`), and
+both contacts held from there while their forces push (:meth:`ImpactLoop._pushing`). The
+rounding of the event times (about 1e-16/ġ) makes the ratios noisy at small rates; the test on
+T absorbs that noise once d is small, well before the flights fall below what the event
+machinery sees.
+
+Held phases watch every open gap. A gap that is at 0 to rounding when a held phase starts takes
+its sign from that rounding, and could sink without its event seeing a crossing: the first step
+of a held phase is at most half the shortest flight of the contacts that open
+(:meth:`ImpactLoop._held_first_step`), and a gap that ends a held step below −CLOSED (1 + max|q|)
+without a crossing is located on the step's dense output, or stops the run with an
+:class:`IntegrationError` when it cannot be (:meth:`ImpactLoop._sunk`): never a silent
+penetration.
+
 Persistent contact. From there (or after an impact that leaves a contact at rest, ġ⁺ ≈ 0, with
 a > 0: a plastic impact) the contact is held closed as a bilateral constraint g̈ = 0
 (:meth:`lagsim.run.contacts.Contacts.held`), its force in ``contact_force_<c>``, until that
@@ -41,11 +68,18 @@ at λ = 0).
 
 Friction. A rough contact (``friction: mu`` along ``tangent: s``) takes at an impact also a
 tangential impulse Λ_T with Coulomb's law (:meth:`lagsim.run.contacts.Contacts.impact`), and
-while held it sticks (s̈ = 0) as long as |λ_T| ≤ μλ_N; a held contact that would slide stops
-the run with an error (sliding in contact is not yet supported).
+while held it sticks (s̈ = 0) as long as |λ_T| ≤ μλ_N, else slides with λ_T = −μλ_N sign(ṡ)
+(:meth:`ImpactLoop._modes`; :meth:`lagsim.run.contacts.Contacts.held` with ``slide``). A
+sliding contact whose slip ṡ falls through 0 sticks there if its cone holds it, else slides
+the other way; a sticking one whose |λ_T| reaches μλ_N slides from there against λ_T
+(:meth:`ImpactLoop._switch`, Brent's method; Pfeiffer and Glocker 1996, §7.1).
 
-Not yet: sliding friction in a held contact, the accumulation of alternating contacts (the
-rocking block's rest in finite time), ``--section``, the C loops (this engine runs in Python),
+In C. With DOP853 and a C compiler the free flights and the plain impacts between them run in
+C (:mod:`lagsim.run.engines.cimpacts`, through :meth:`ImpactLoop._flight`); everything else
+here stays Python's, and a flight that needs it is stepped again by :meth:`ImpactLoop._fly`.
+
+Not yet: accumulations at three contacts or more,
+``--section``, held contacts in C,
 the reduced formulation and the fixed-step methods, and a correction of the drift of the gaps
 and of the bilateral constraints while a contact is held (no stabilizer acts there).
 """
@@ -63,8 +97,9 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError
 from lagsim.output.trajectory import ImpactEvent, Trajectory
-from lagsim.run.contacts import RESTING, Contacts, Impact
+from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact
 from lagsim.run.engines.base import Engine, Progress, StepLoop
+from lagsim.run.engines.cimpacts import flights_for
 from lagsim.run.engines.python import after_step, make_solver
 from lagsim.run.events import FALLING, CompiledEvent, Event, EventWatch, compile_events
 from lagsim.run.monitor import Step, Watch
@@ -72,13 +107,17 @@ from lagsim.run.problem import Problem
 from lagsim.run.registry import SOLVERS
 
 RATIO = 1e-2
-"""Relative agreement of the last two ratios of flight times with e for an accumulation."""
+"""Relative agreement of the last two ratios of flight times with e for one contact's
+accumulation, and of the last ratios of intervals with each other for an alternating one."""
 ACCUMULATION = 1e-9
 """The rest of an accumulating series of impacts, relative to 1 + |t|, below which it is passed
 in one row."""
 UNSEEN = 64 * 2.220446049250313e-16
 """A rebound whose height ġ⁺²/(2a) is below UNSEEN (1 + max|q|), the rounding of the gap, could
 not be seen by the event machinery: the accumulation is passed there whatever the ratios."""
+ALTERNATING = 6
+"""The number of last impacts that must alternate between two contacts for their accumulation
+(five flights, four ratios)."""
 FORMULATIONS = ("ode", "index1", "udwadia-kalaba")
 """The formulations whose state is (q, q̇), which the impacts change."""
 
@@ -137,7 +176,15 @@ class ImpactLoop(StepLoop):
         self.losses: dict[int, float] = {}
         self.forces: dict[int, np.ndarray] = {}
         self.history: list[list[float]] = [[] for _ in problem.spec.contacts]
+        self.order: list[tuple[float, int]] = []
+        self.slide: dict[int, int] = {}
+        """The held rough contacts that slide, with the sign σ of their slip velocity."""
+        self.hint: dict[int, int] = {}
+        """The mode (0 sticks, ±1 slides) a contact takes at the start of the next held
+        phase, set where it changed its mode."""
         self.impacts: list[Impact] = []
+        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION))
+        """The free flights in C (:mod:`lagsim.run.engines.cimpacts`), or None."""
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
                   ) -> Trajectory:
@@ -161,11 +208,12 @@ class ImpactLoop(StepLoop):
                              "start with the gap > 0 or its rate >= 0", c.location)
         held = self._resting(t, q, qd, np.zeros(contacts.k))
         h: float | None = None
+        kind = ""
         while True:
             if held:
-                outcome = self._hold(watch, t, y, held, progress)
+                outcome = self._hold(watch, t, y, held, progress, kind == "mode")
             else:
-                outcome = self._fly(watch, t, y, h, progress)
+                outcome = self._flight(watch, t, y, h, progress)
             kind, t, y, hit, h = outcome
             if kind == "end":
                 trajectory = watch.samples.trajectory("t_end", "")
@@ -173,6 +221,8 @@ class ImpactLoop(StepLoop):
             if kind == "stop":
                 trajectory = watch.samples.stopped(t)
                 break
+            if kind == "mode":
+                continue
             if kind == "release":
                 held = [i for i in held if i != hit]
                 self._row(watch, t, y, None)
@@ -190,6 +240,22 @@ class ImpactLoop(StepLoop):
             h = self._first_step(t, y, hit, h)
         self._say()
         return self._columns(trajectory)
+
+    def _flight(self, watch: Watch, t: float, y: np.ndarray, h: float | None,
+                progress: Progress | None
+                ) -> tuple[str, float, np.ndarray, int, float | None]:
+        """:meth:`_fly` in C when :attr:`flights` runs the problem, the plain impacts it made on
+        the way recorded as :meth:`_impact` records them."""
+        if self.flights is None:
+            return self._fly(watch, t, y, h, progress)
+        outcome, plain = self.flights.fly(watch, t, y, h, progress, self.history, self._fly)
+        for row, impact, hit in plain:
+            self.impacts.append(impact)
+            self.impulses[row] = impact.impulses
+            self.losses[row] = impact.loss
+            self.history[hit].append(impact.t)
+            self.order.append((impact.t, hit))
+        return outcome
 
     def _stop_sign(self, t: float, y: np.ndarray) -> float:
         """The sign of the ``--stop-when`` expression at (t, y) (0 without one): an impact that
@@ -212,6 +278,10 @@ class ImpactLoop(StepLoop):
         self._row(watch, t, y, impact)
         times = self.history[hit]
         times.append(t)
+        self.order.append((t, hit))
+        alternation = self._alternation(t)
+        if alternation is not None:
+            return self._rest(watch, t, q, qd_after, impact, *alternation)
         tail = self._accumulation(t, q, qd_after, hit)
         if tail is not None:
             t_inf, factor = tail
@@ -228,6 +298,57 @@ class ImpactLoop(StepLoop):
                         f"t = {float(t_inf)!r} (after {len(times)}); held closed from there")
             return y, self._resting(t_inf, q_inf, qd_inf, stop.before)
         return y, self._resting(t, q, qd_after, impact.before)
+
+    def _alternation(self, t: float) -> tuple[float, list[int]] | None:
+        """(t∞, the two contacts) when the last impacts alternate between two contacts and
+        accumulate (the module's "Alternating accumulation"), else None."""
+        last = self.order[-ALTERNATING:]
+        if len(last) < ALTERNATING:
+            return None
+        pair = [last[-1][1], last[-2][1]]
+        if pair[0] == pair[1] or any(c != pair[k % 2] for k, (_, c) in enumerate(last[::-1])):
+            return None
+        d = np.diff([s for s, _ in last])
+        if not d.min() > 0.0:
+            return None
+        rho = d[1:] / d[:-1]
+        if not (rho.max() < 1.0 and float(np.ptp(rho)) <= RATIO * rho[-1]):
+            return None
+        tail = d[-1] * rho[-1] / (1.0 - rho[-1])
+        spread = abs(tail - d[-1] * rho[-2] / (1.0 - rho[-2])) / (1.0 - rho[-1])
+        if spread > ACCUMULATION * (1.0 + abs(t)):
+            return None
+        return t + tail, pair
+
+    def _rest(self, watch: Watch, t: float, q: np.ndarray, qd: np.ndarray, impact: Impact,
+              t_inf: float, pair: list[int]) -> tuple[np.ndarray, list[int]]:
+        """The alternating accumulation at the contacts ``pair`` passed from the impact at
+        (t, q, q̇⁺) to its end t∞: the row there with both at rest, the percussions of the tail
+        (:meth:`lagsim.run.contacts.Contacts.settle`); the contacts to hold from there."""
+        form, contacts = self.problem.form, self.contacts
+        qd_rest, normal, tangential = contacts.settle(t, q, qd, pair, t_inf - t)
+        q_inf, qd_inf = self._across(t, t_inf, q, qd_rest, pair)
+        stop = Impact(t_inf, normal, contacts.rates(t, q, qd), contacts.rates(t_inf, q_inf, qd_inf),
+                      impact.energy_after, contacts.numeric.energy(t_inf, q_inf, qd_inf),
+                      qd.copy(), qd_inf.copy(), tangential)
+        self.impacts.append(stop)
+        y = form.initial(t_inf, q_inf, qd_inf)
+        self._row(watch, t_inf, y, stop, fill=True)
+        form.report(f"contacts {' and '.join(repr(contacts.names[i]) for i in pair)}: the "
+                    f"alternating impacts accumulate at t = {float(t_inf)!r} (after "
+                    f"{len(self.order)}); both held closed from there")
+        return y, self._pushing(t_inf, q_inf, qd_inf, pair)
+
+    def _pushing(self, t: float, q: np.ndarray, qd: np.ndarray, S: list[int]) -> list[int]:
+        """The contacts of S to hold at (t, q, q̇): S less, one at a time, the one whose held
+        force pulls most (Pfeiffer and Glocker 1996, §7.1: a contact with λ < 0 detaches)."""
+        S = list(S)
+        while S:
+            f = self.contacts.held(t, q, qd, S)[2]
+            if f.min() >= 0.0:
+                return S
+            S.pop(int(np.argmin(f)))
+        return S
 
     def _across(self, t: float, t_inf: float, q: np.ndarray, qd: np.ndarray, held: list[int]
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -394,25 +515,33 @@ class ImpactLoop(StepLoop):
                                    "--rtol", time=step.t)
 
     def _hold(self, watch: Watch, t: float, y: np.ndarray, held: list[int],
-              progress: Progress | None
+              progress: Progress | None, switched: bool = False
               ) -> tuple[str, float, np.ndarray, int, float | None]:
-        """The contacts ``held`` closed (g̈ = 0) from (t, y) until one's force falls through 0
-        (its release), another contact closes, ``--stop-when`` or the end."""
+        """The contacts ``held`` closed (g̈ = 0) from (t, y), their rough ones sticking or
+        sliding (:meth:`_modes`), until one's force falls through 0 (its release), a rough one
+        changes its mode (:meth:`_switch`: ``"mode"``), another contact closes, ``--stop-when``
+        or the end. ``switched``: the phase goes on after a change of mode, its last row not
+        the one at t (no contact force written there)."""
         problem, contacts = self.problem, self.contacts
         form, options, n = problem.form, problem.options, contacts.n
 
+        slide = self.slide = self._modes(t, y, held)
+
         def rhs(s: float, z: np.ndarray) -> np.ndarray:
-            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held)[0]))
+            return np.concatenate((z[n:], contacts.held(s, z[:n], z[n:], held, slide)[0]))
 
         def forces(s: float, z: np.ndarray) -> np.ndarray:
-            return contacts.held(s, z[:n], z[n:], held)[2]
+            return contacts.held(s, z[:n], z[n:], held, slide)[2]
 
+        first = self._held_first_step(t, y, held)
         solver = SOLVERS[options.method](rhs, t, y, options.t_end, rtol=options.rtol,
-                                         atol=options.atol)
+                                         atol=options.atol,
+                                         **({} if first is None else {"first_step": first}))
         others = [(i, EventWatch(e, form, t, y)) for i, e in enumerate(self.gaps)
                   if i not in held]
         stop = EventWatch.start(problem.stop, form, t, y)
-        self._force_row(watch, t, y, held)
+        if not switched:
+            self._force_row(watch, t, y, held)
         self.at = solver
         while solver.status == "running":
             message = solver.step()
@@ -421,11 +550,15 @@ class ImpactLoop(StepLoop):
             step = Step(solver)
             hit: tuple[float, int] | None = None
             for i, gap in others:
-                found = gap.crossings(step)
+                found = gap.crossings(step) or self._sunk(step, i, held)
                 if (found and (hit is None or found[0] < hit[0])
                         and not self._open(found[0], step.at(found[0]), i)):
                     hit = (found[0], i)
-            self._sticking(step.t, step.y, held)
+            switch = self._switch(step, held, slide)
+            if switch is not None and (hit is None or switch[0] < hit[0]):
+                hit = None
+            else:
+                switch = None
             f = forces(step.t, step.y)
             pulling = [j for j in range(len(held)) if f[j] < 0.0]
             if pulling:
@@ -434,12 +567,17 @@ class ImpactLoop(StepLoop):
                 j = pulling[0]
                 release = float(brentq(partial(_force_at, forces, step, j), step.t_old, step.t,
                                        xtol=1e-14 * max(1.0, abs(step.t))))
-                if hit is None or release < hit[0]:
-                    hit = (release, -1 - held[j])
+                if (hit is None or release < hit[0]) and (switch is None or release < switch[0]):
+                    hit, switch = (release, -1 - held[j]), None
             end = next(iter(stop.crossings(step)), None) if stop is not None else None
-            if end is not None and (hit is None or end <= hit[0]):
+            first_event = hit[0] if hit is not None else switch[0] if switch is not None else None
+            if end is not None and (first_event is None or end <= first_event):
                 self._held_samples(watch, step, end, held, last=True)
                 return "stop", end, step.at(end), -1, None
+            if switch is not None:
+                self._held_samples(watch, step, switch[0], held)
+                self.hint = {switch[1]: switch[2]}
+                return "mode", switch[0], step.at(switch[0]), switch[1], None
             if hit is not None:
                 self._held_samples(watch, step, hit[0], held)
                 if hit[1] < 0:
@@ -449,49 +587,166 @@ class ImpactLoop(StepLoop):
             watch.advance(solver.t, progress)
         return "end", solver.t, solver.y, -1, None
 
-    def _sticking(self, t: float, y: np.ndarray, held: list[int]) -> None:
-        """An :class:`IntegrationError` when a held rough contact's tangential force leaves
-        Coulomb's cone |λ_T| ≤ μλ_N: it would slide, which a held contact does not do yet."""
+    def _held_first_step(self, t: float, y: np.ndarray, held: list[int]) -> float | None:
+        """The first step of a held phase: at most half the shortest flight 2ġ/a of the other
+        closed contacts that open (ġ > 0) while the held ones pull them back (g̈ = −a < 0 with
+        ``held`` closed), so that their return is seen inside a step of its own size (as
+        :meth:`_first_step` after an impact in free flight), and within the run's end; None
+        when none opens (the solver's own choice)."""
         contacts, n = self.contacts, self.contacts.n
-        _, _, normal, tangential = contacts.held_friction(t, y[:n], y[n:2 * n], held)
+        q, qd = y[:n], y[n:2 * n]
+        closed = contacts.closed(t, q, qd)
+        _, G, g_t, drift = contacts.evaluate(t, q, qd)
+        rate = G @ qd + g_t
+        a = -(G @ contacts.held(t, q, qd, held, self.slide)[0] + drift)
+        flights = [2.0 * rate[i] / a[i] for i in range(contacts.k)
+                   if i not in held and closed[i] and rate[i] > 0.0 and a[i] > 0.0]
+        if not flights:
+            return None
+        first = min(0.5 * min(flights), self.problem.options.t_end - t)
+        return first if first > 0.0 else None
+
+    def _sunk(self, step: Step, i: int, held: list[int]) -> list[float]:
+        """The crossing of the open gap i through 0 inside a held ``step`` that the event's scan
+        did not report (the gap started the phase at 0 to rounding, its sign taken from the
+        rounding), when the gap ends the step below −CLOSED (1 + max|q|): the last zero before
+        the step's end, found on 64 points of the dense output and refined by Brent's method;
+        an :class:`IntegrationError` when the gap is below that at every point (it never
+        opened: a crossing that cannot be located). Empty when the gap ends the step open."""
+        contacts, n = self.contacts, self.contacts.n
+
+        def gap(s: float) -> float:
+            z = step.at(s)
+            return float(contacts.evaluate(s, z[:n], z[n:2 * n])[0][i])
+
+        def sunk(s: float, z: np.ndarray) -> bool:
+            return gap(s) < -CLOSED * (1.0 + float(np.abs(z[:n]).max(initial=0.0)))
+
+        if not sunk(step.t, step.y):
+            return []
+        times = np.linspace(step.t_old, step.t, 65)
+        values = np.array([gap(float(s)) for s in times])
+        above = np.flatnonzero(values >= 0.0)
+        if not above.size or above[-1] == len(times) - 1:
+            names = ", ".join(repr(contacts.names[j]) for j in held)
+            raise IntegrationError(f"the gap of '{contacts.names[i]}' is {values[-1]:.6g} with "
+                                   f"{names} held: its crossing was not located; give a smaller "
+                                   "--rtol", time=float(step.t))
+        from scipy.optimize import brentq
+
+        k = int(above[-1])
+        return [float(brentq(gap, float(times[k]), float(times[k + 1]),
+                             xtol=1e-14 * max(1.0, abs(step.t))))]
+
+    def _modes(self, t: float, y: np.ndarray, held: list[int]) -> dict[int, int]:
+        """The sliding contacts among the rough ones of ``held`` at (t, y), with the sign σ of
+        their slip: the mode :attr:`hint` gives (the one a contact changed to), else sliding
+        where the slip velocity ṡ exceeds its rounding (RESTING times the size of its terms),
+        else sticking; then, one at a time, a sticking contact whose tangential force leaves
+        Coulomb's cone |λ_T| ≤ μ λ_N slides against that force, σ = −sign λ_T (Pfeiffer and
+        Glocker 1996, §7.1: the transition stick → slip)."""
+        contacts, n = self.contacts, self.contacts.n
+        q, qd = y[:n], y[n:2 * n]
         rough = [i for i in held if not np.isnan(contacts.friction[i])]
-        for j, i in enumerate(rough):
-            f_n = normal[held.index(i)]
-            if abs(tangential[j]) > contacts.friction[i] * f_n * (1 + 1e-9) and f_n > 0.0:
-                raise IntegrationError(f"contact '{contacts.names[i]}' would slide (its "
-                                       f"tangential force {tangential[j]:.6g} exceeds mu times "
-                                       f"its normal force {f_n:.6g}); sliding in a held contact "
-                                       "is not yet supported", time=float(t))
+        if not rough:
+            self.hint = {}
+            return {}
+        W, s_t, _ = contacts.tangents(t, q, qd)
+        slip = W @ qd + s_t
+        size = np.abs(W * qd).sum(axis=1) + np.abs(s_t)
+        slide: dict[int, int] = {}
+        for i in rough:
+            mode = self.hint.get(i)
+            if mode is None and abs(slip[i]) > RESTING * (1.0 + size[i]):
+                mode = int(np.sign(slip[i]))
+            if mode:
+                slide[i] = mode
+        self.hint = {}
+        while True:
+            _, _, normal, tangential = contacts.held_friction(t, q, qd, held, slide)
+            out = [(abs(tangential[j]) - contacts.friction[i] * normal[held.index(i)], i, j)
+                   for j, i in enumerate(rough) if i not in slide]
+            worst = max(out, default=None)
+            if worst is None or worst[0] <= 1e-12 * (1.0 + abs(tangential[worst[2]])):
+                return slide
+            slide[worst[1]] = -int(np.sign(tangential[worst[2]]))
+
+    def _switch(self, step: Step, held: list[int], slide: dict[int, int]
+                ) -> tuple[float, int, int] | None:
+        """The first change of mode of a held rough contact inside ``step``: (time, contact,
+        its new mode). A sliding contact whose slip velocity ṡ falls through 0 stops there and
+        sticks (mode 0; :meth:`_modes` makes it slide on, either way, when its cone does not hold
+        it); a sticking one whose tangential force reaches the cone's edge, μ λ_N − |λ_T| falling
+        through 0, slides from there against that force. Both times by Brent's method on the
+        step's dense output."""
+        contacts, n = self.contacts, self.contacts.n
+        rough = [i for i in held if not np.isnan(contacts.friction[i])]
+        if not rough:
+            return None
+        from scipy.optimize import brentq
+
+        def slip(i: int, s: float) -> float:
+            z = step.at(s)
+            return float(slide[i] * contacts.slips(s, z[:n], z[n:2 * n])[i])
+
+        def margin(i: int, s: float) -> float:
+            z = step.at(s)
+            _, _, normal, tangential = contacts.held_friction(s, z[:n], z[n:2 * n], held, slide)
+            j = rough.index(i)
+            return float(contacts.friction[i] * normal[held.index(i)] - abs(tangential[j]))
+
+        xtol = 1e-14 * max(1.0, abs(step.t))
+        first: tuple[float, int, int] | None = None
+        for i in rough:
+            if i in slide:
+                if slip(i, step.t) > 0.0 or slip(i, step.t_old) <= 0.0:
+                    continue
+                s = float(brentq(partial(slip, i), step.t_old, step.t, xtol=xtol))
+                mode = 0
+            else:
+                if margin(i, step.t) >= 0.0:
+                    continue
+                s = (float(brentq(partial(margin, i), step.t_old, step.t, xtol=xtol))
+                     if margin(i, step.t_old) > 0.0 else step.t_old)
+                z = step.at(s)
+                tangential = contacts.held_friction(s, z[:n], z[n:2 * n], held, slide)[3]
+                mode = -int(np.sign(tangential[rough.index(i)])) or 1
+            if first is None or s < first[0]:
+                first = (s, i, mode)
+        return first
 
     def _force_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
         """The contact forces at the last row, at (t, y) with ``held`` closed."""
         q, qd = self.problem.form.unpack(t, y)
         f = np.zeros(self.contacts.k)
-        f[held] = self.contacts.held(t, q, qd, held)[2]
+        f[held] = self.contacts.held(t, q, qd, held, self.slide)[2]
         self.forces[watch.samples.count - 1] = f
-
-    def _held_row(self, watch: Watch, t: float, y: np.ndarray, held: list[int]) -> None:
-        """A row at (t, y) with ``held`` closed: the bilateral multipliers and the contact forces
-        of :meth:`lagsim.run.contacts.Contacts.held`."""
-        q, qd = self.problem.form.unpack(t, y)
-        _, lam, f = self.contacts.held(t, q, qd, held)
-        watch.samples.extend(np.array([t]), np.concatenate((q, qd, lam))[None, :])
-        forces = np.zeros(self.contacts.k)
-        forces[held] = f
-        self.forces[watch.samples.count - 1] = forces
 
     def _held_samples(self, watch: Watch, step: Step, end: float, held: list[int],
                       last: bool = False, upto: bool = False) -> None:
-        """The sample times of a held step before ``end`` (``upto``: up to and including it;
-        ``last``: and a row at ``end``)."""
-        samples = watch.samples
+        """The rows at the sample times of a held step before ``end`` (``upto``: up to and
+        including it; ``last``: and a row at ``end``), in one block: the bilateral multipliers
+        and the contact forces of :meth:`lagsim.run.contacts.Contacts.held`."""
+        samples, contacts = watch.samples, self.contacts
         times, k = samples.times, samples.k
+        chosen: list[float] = []
         while k < len(times) and (times[k] <= end if upto else times[k] < end):
-            self._held_row(watch, float(times[k]), step.at(float(times[k])), held)
+            chosen.append(float(times[k]))
             k += 1
-        samples.extend(np.empty(0), np.empty((0, 0)), k)
         if last:
-            self._held_row(watch, end, step.at(end), held)
+            chosen.append(end)
+        rows, forces = [], []
+        for s in chosen:
+            q, qd = self.problem.form.unpack(s, step.at(s))
+            _, lam, f = contacts.held(s, q, qd, held, self.slide)
+            rows.append(np.concatenate((q, qd, lam)))
+            row = np.zeros(contacts.k)
+            row[held] = f
+            forces.append(row)
+        first = samples.count
+        samples.extend(np.array(chosen), np.array(rows) if rows else np.empty((0, 0)), k)
+        for j, f in enumerate(forces):
+            self.forces[first + j] = f
 
     def _columns(self, trajectory: Trajectory) -> Trajectory:
         """``trajectory`` with the columns ``impulse_<c>``, ``contact_force_<c>`` and
@@ -510,11 +765,11 @@ class ImpactLoop(StepLoop):
         for j, name in enumerate(names):
             trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
         events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
-                                   float(i.after[j]), tuple(map(float, i.qd_before)),
-                                   tuple(map(float, i.qd_after)), i.loss,
+                                   float(i.after[j]), tuple(i.qd_before.tolist()),
+                                   tuple(i.qd_after.tolist()), i.loss,
                                    float(i.tangential[j]))
                        for i in self.impacts if i.t <= trajectory.t[-1]
-                       for j in np.flatnonzero(i.impulses))
+                       for j in i.impulses.nonzero()[0].tolist())
         return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)
 
     def _say(self) -> None:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import symengine as se
 import sympy
 
+from lagsim import naming
 from lagsim.spec.expressions import diff
 from lagsim.spec.references import SEED_001, cite
 from lagsim.symbolic import tidy
 from lagsim.symbolic.expansion import bounded_expand, expands_to_zero
-from lagsim.symbolic.forms.base import CLOSED_FORM_MAX_OPS, Form, Item
+from lagsim.symbolic.forms.base import CLOSED_FORM_MAX_OPS, Form, Item, tex_of
 from lagsim.symbolic.hamilton import adjugate, momentum_names, quadratic_parts
 from lagsim.symbolic.model import Model, to_sympy
 
@@ -34,7 +35,7 @@ def hamilton_form(model: Model, simplify: bool = False) -> Form:
     q = [sympy.Symbol(str(s)) for s in model.q]
     qd = [sympy.Symbol(str(s)) for s in model.qd]
     p = [sympy.Symbol(name) for name in momentum_names(model)]
-    pd = [sympy.Symbol(f"pdot_{name}") for name in model.coordinates]
+    pd = [sympy.Symbol(naming.velocity(str(momentum))) for momentum in p]
     M = to_sympy(parts.M)
     b = to_sympy(parts.b)
     L0 = to_sympy(parts.L0)
@@ -46,7 +47,7 @@ def hamilton_form(model: Model, simplify: bool = False) -> Form:
     diagonal = all(expands_to_zero(parts.M[i, j]) is True
                    for i in range(n) for j in range(n) if i != j)
     items = [Item(str(p[i]), sympy.Eq(p[i], to_sympy(model.momenta[i]), evaluate=False),
-                  sympy.latex(p[i])) for i in range(n)]
+                  tex_of(str(p[i]))) for i in range(n)]
     notes: list[str] = []
     P = sympy.Matrix(n, 1, [p[i] - b[i] for i in range(n)])
     Mse, bse = parts.M, parts.b
@@ -74,8 +75,8 @@ def hamilton_form(model: Model, simplify: bool = False) -> Form:
         H = _over(energy, 2 * D) - L0
         items.append(Item("H", sympy.Eq(sympy.Symbol("H"), H, evaluate=False), "H"))
         for i in range(n):
-            items.append(Item(f"d{q[i]}/dt", sympy.Eq(qd[i], velocity[i], evaluate=False),
-                              sympy.latex(qd[i])))
+            items.append(Item(str(qd[i]), sympy.Eq(qd[i], velocity[i], evaluate=False),
+                              tex_of(str(qd[i]))))
         back = dict(zip(qd, velocity))
         for i in range(n):
             qi = model.q[i]
@@ -86,8 +87,8 @@ def hamilton_form(model: Model, simplify: bool = False) -> Form:
                            skips, f"ṗ of {q[i]}")
             rate = (_over(quadratic, D**2) + _over(linear, D) + to_sympy(diff(parts.L0, qi))
                     + tau[i].subs(back) + constraint[i])
-            items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
-                              sympy.latex(pd[i])))
+            items.append(Item(str(pd[i]), sympy.Eq(pd[i], rate, evaluate=False),
+                              tex_of(str(pd[i]))))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  q̇ = ∂H/∂p,  ṗ = −∂H/∂q + τ"
     else:
         if not notes:
@@ -105,8 +106,8 @@ def hamilton_form(model: Model, simplify: bool = False) -> Form:
         for i in range(n):
             rate = (tidy.cheap(diff(model.lagrangian, model.q[i]) + model.tau[i])
                     + constraint[i])
-            items.append(Item(f"d{p[i]}/dt", sympy.Eq(pd[i], rate, evaluate=False),
-                              sympy.latex(pd[i])))
+            items.append(Item(str(pd[i]), sympy.Eq(pd[i], rate, evaluate=False),
+                              tex_of(str(pd[i]))))
         formula = "H = ½ (p − b)ᵀ M⁻¹ (p − b) − L₀;  M q̇ = p − b,  ṗ = ∂L/∂q + τ"
     if model.m:
         formula += " + Aᵀλ"
@@ -123,11 +124,50 @@ def hamilton_form(model: Model, simplify: bool = False) -> Form:
 
 
 def _over(numerator: sympy.Expr, denominator: sympy.Expr) -> sympy.Expr:
-    """numerator / denominator without SymPy's evaluation of the product, whose assumption
-    queries on a long det M (is it finite, positive?) took 0.6 s of issue 8's messy3."""
+    """numerator / denominator as one fraction with the factors they share cancelled (the
+    rational coefficients and each power of one base: l1²l2²m2²(…)/(l1⁴l2⁴m2²(…)²) is
+    (…)/(l1²l2²(…)²), and ((p_x² + p_y²)/m)/2 is (p_x² + p_y²)/(2m); issue 30), without SymPy's
+    evaluation of the product, whose assumption queries on a long det M (is it finite,
+    positive?) took 0.6 s of issue 8's messy3."""
+    if numerator == 0 or denominator == 1:
+        return numerator
+    a, top, under = _powers(numerator)
+    b, bottom, over = _powers(denominator)
+    for base, exponent in over.items():
+        top[base] = top.get(base, 0) + exponent
+    for base, exponent in under.items():
+        bottom[base] = bottom.get(base, 0) + exponent
+    for base in set(top) & set(bottom):
+        shared = min(top[base], bottom[base])
+        top[base] -= shared
+        bottom[base] -= shared
+    ratio = a / b
+    numerator = sympy.Mul(ratio.p, *(f**e for f, e in top.items() if e))
+    denominator = sympy.Mul(ratio.q, *(f**e for f, e in bottom.items() if e))
     if denominator == 1:
         return numerator
     return sympy.Mul(numerator, sympy.Pow(denominator, -1, evaluate=False), evaluate=False)
+
+
+def _powers(product: sympy.Expr
+            ) -> tuple[sympy.Rational, dict[sympy.Expr, int], dict[sympy.Expr, int]]:
+    """The rational coefficient of ``product``, its factors with positive integer exponents
+    (base → exponent; a factor with a symbolic or fractional exponent is its own base) and
+    those with negative ones (base → −exponent)."""
+    coefficient, rest = product.as_coeff_Mul()
+    if not coefficient.is_Rational:
+        coefficient, rest = sympy.Integer(1), product
+    up: dict[sympy.Expr, int] = {}
+    down: dict[sympy.Expr, int] = {}
+    for factor in sympy.Mul.make_args(rest):
+        if factor == 1:
+            continue
+        base, exponent = factor.as_base_exp()
+        if not exponent.is_Integer:
+            base, exponent = factor, sympy.Integer(1)
+        side = up if exponent > 0 else down
+        side[base] = side.get(base, 0) + abs(int(exponent))
+    return sympy.Rational(coefficient), up, down
 
 
 def _tidy(expr: se.Basic, skips: list[str], name: str) -> sympy.Expr:

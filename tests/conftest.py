@@ -33,9 +33,11 @@ _WORKER = bool(os.environ.get("PYTEST_XDIST_WORKER")) and bool(os.environ.get(SH
 _CACHE = os.environ[SHARED] if _WORKER else tempfile.mkdtemp(prefix="lagsim-test-cache-")
 
 
-FIRST = ("test_readme_commands.py", "test_golden.py", "test_whipple_bicycle.py",
-         "test_sweep.py", "test_sweep_trust.py", "test_forms.py", "test_systems_simulate.py")
-"""The longest test files (``pytest --durations``), longest first."""
+FIRST = ("test_impacts.py", "test_readme_commands.py", "test_golden.py",
+         "test_whipple_bicycle.py", "test_cache.py", "test_sweep_trust.py", "test_output.py",
+         "test_loose_ends.py", "test_fit.py", "test_bounds_trust.py")
+"""The longest test files, longest first (``pytest -n 2 --dist loadfile --durations=80`` summed
+by file, 2026-12-04)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -23,9 +23,10 @@ NOCC_TESTS := tests/test_compile.py tests/test_integrate.py tests/test_systems_s
 	tests/test_start.py
 
 # One worker per core (pytest-xdist), a test file to a worker: the suite's files are independent
-# (each session has its own cache folder), and on this 2-core machine the whole suite takes about
-# half the time of one process. `make test PARALLEL=` runs it in one process.
-PARALLEL ?= -n auto --dist loadfile
+# (the workers share their session's cache folder), and on this 2-core machine the whole suite
+# takes about half the time of one process. The files go out in tests/conftest.py's order, the
+# longest first (--no-loadscope-reorder). `make test PARALLEL=` runs it in one process.
+PARALLEL ?= -n auto --dist loadfile --no-loadscope-reorder
 
 # mypy's files and settings are pyproject's [tool.mypy] (lagsim/).
 test: $(STAMP)

@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 import symengine as se
 import sympy
+from bodies import PRECISE, angles_and_rates, euler_body, run, yml
 
 from lagsim.analysis.check import check_system
 from lagsim.errors import InputError
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import EULER_SEQUENCES, SystemSpec, load_spec, parse_spec
 from lagsim.symbolic.bodies import euler_space_rates
 from lagsim.symbolic.model import (
@@ -41,19 +41,10 @@ from lagsim.symbolic.model import (
 ROOT = Path(__file__).resolve().parents[1]
 DISK = ROOT / "systems" / "rolling_disk.yaml"
 LABEL = "points.yaml"
-PRECISE = {"rtol": 1e-12, "atol": 1e-12}
-
-
-def yml(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
 
 
 def spec_of(text: str) -> SystemSpec:
     return parse_spec(yml(text), LABEL)
-
-
-def run(spec: SystemSpec, **flags: object) -> Trajectory:
-    return simulate(spec, build_model(spec), SimulateOptions.resolve(spec.simulate, flags))
 
 
 def solve(model: Model, state: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -257,20 +248,10 @@ def test_a_torque_on_a_body_at_rest_gives_omega_dot_i_inverse_m(axes: str) -> No
 def test_space_angular_velocity_is_r_omega_body(sequence: str, extrinsic: bool) -> None:
     """The short ω_s = ȧ e_A + ḃ R_A e_B + ċ R_A R_B e_C equals R ω_b for each sequence, at
     random states to 1e-12."""
-    flag = str(extrinsic).lower()
-    spec = spec_of(f"""
-        coordinates: [a, b, c]
-        masses:
-          body:
-            mass: 1
-            position: [0, 0, 0]
-            orientation: {{euler: {sequence}, angles: [a, b, c], extrinsic: {flag}}}
-            inertia: [1, 2, 2.5]
-        """)
+    spec = parse_spec(euler_body(sequence, extrinsic), LABEL)
     orientation = spec.masses[0].orientation
     assert orientation is not None
-    q = tuple(se.Symbol(n) for n in "abc")
-    qd = tuple(se.Symbol(f"{n}_dot") for n in "abc")
+    q, qd = angles_and_rates()
     R = rotation_matrix(orientation)
     body = body_angular_velocity(orientation, q, qd, se.Symbol("t"))
     space = euler_space_rates(sequence, q, qd, extrinsic)

@@ -199,7 +199,7 @@ def test_fmu_declares_units_and_parameters(fmpy, fmus: dict[str, Path],
                if v.causality == "parameter")
     assert len(md.derivatives) == 2 * len(system.coordinates)
     units = "units: {x: m, l: m, t: s, theta: rad, mc: kg, mp: kg, g: m/s2}"
-    text = CART_POLE_INPUT.replace("inputs: {F: 0}", units)
+    text = CART_POLE_INPUT.read_text(encoding="utf-8").replace("inputs: {F: 0}", units)
     path = str(api.load(text.replace("x: F", "x: 0")).export_fmu(tmp_path / "u.fmu"))
     from fmpy.validation import validate_fmu
 
@@ -297,19 +297,7 @@ def test_unsupported_formulation_is_refused() -> None:
 
 A01_TEXT = (Path(__file__).parents[1] / "systems" / "a01_pendulum.yaml").read_text()
 
-CART_POLE_INPUT = """\
-name: cart_pole_input
-parameters: {mc: 1.0, mp: 0.1, l: 0.5, g: 9.81}
-inputs: {F: 0}
-coordinates: [x, theta]
-masses:
-  cart: {mass: mc, position: [x, 0]}
-  tip: {mass: mp, position: [x + l*sin(theta), l*cos(theta)]}
-gravity: [0, -g]
-forces:
-  x: F
-initial: {theta: 0.3}
-"""
+CART_POLE_INPUT = Path(__file__).parent / "cart_pole_lqr.yaml"
 
 
 def test_fmu_input_drives_the_model(fmpy, tmp_path: Path) -> None:

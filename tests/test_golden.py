@@ -12,6 +12,13 @@ every output, CSVs included, is what ``python tests/golden/record.py --check`` c
 machine that recorded them (the recording's machine and Python are in MANIFEST.json). The
 outputs come from the C loops, so the module is skipped without a C compiler (``LAGSIM_NO_CC``,
 ``make test-nocc``), where the symengine path rounds differently.
+
+The commands of one system share its :class:`lagsim.System` (:func:`opened`): the file is
+read and validated once, and its symbolic model and the model tidied for printing, which the
+System keeps, are built once for its 13 simulate, 24 derive and one check commands instead of
+once a command, as a notebook reusing ``lagsim.load(name)`` would. Every command still runs
+whole through the command line (options, formulation, forms, printing, the C loops); that each
+command reads its file itself is checked by the other CLI tests.
 """
 
 from __future__ import annotations
@@ -20,9 +27,13 @@ import math
 import os
 import re
 import shutil
+from collections.abc import Iterator, Mapping
 
 import pytest
 from golden import record
+
+import lagsim.api
+from lagsim.api import System
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("LAGSIM_NO_CC")) or not (
@@ -108,9 +119,30 @@ def _tier(golden: record.Golden) -> list[pytest.MarkDecorator]:
     return [pytest.mark.slow] if fmt in ("latex", "json") else []
 
 
+@pytest.fixture(scope="module")
+def opened() -> Iterator[dict[tuple[object, ...], System]]:
+    """``lagsim.api.open_system`` keeping the System of each (source, --set, --init) for the
+    module's commands."""
+    systems: dict[tuple[object, ...], System] = {}
+    reader = lagsim.api.open_system
+
+    def shared(source: str | os.PathLike[str], parameters: Mapping[str, float] | None = None,
+               initial: Mapping[str, float] | None = None, api: bool = False) -> System:
+        key = (os.fspath(source), tuple(sorted((parameters or {}).items())),
+               tuple(sorted((initial or {}).items())), api)
+        if key not in systems:
+            systems[key] = reader(source, parameters, initial, api)
+        return systems[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lagsim.api, "open_system", shared)
+        yield systems
+
+
 @pytest.mark.parametrize(("golden", "entry"), [
     pytest.param(g, e, marks=_tier(g), id=g.file) for g, e in ENTRIES])
-def test_output_is_the_recorded_one(golden: record.Golden, entry: dict[str, object]) -> None:
+def test_output_is_the_recorded_one(golden: record.Golden, entry: dict[str, object],
+                                    opened: dict[tuple[object, ...], System]) -> None:
     outcome = record.run(golden.argv)
     stdout = (record.DATA / golden.file).read_bytes()
     err = entry["stderr_file"]

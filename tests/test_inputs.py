@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,19 +17,8 @@ from lagsim.numeric.compile import compile_model
 from lagsim.spec.system import parse_spec
 from lagsim.symbolic.model import build_model
 
-CART_POLE = textwrap.dedent("""\
-    name: cart_pole_lqr
-    parameters: {mc: 1.0, mp: 0.1, l: 0.5, g: 9.81}
-    inputs: {F: 0}
-    coordinates: [x, theta]
-    masses:
-      cart: {mass: mc, position: [x, 0]}
-      tip: {mass: mp, position: [x + l*sin(theta), l*cos(theta)]}
-    gravity: [0, -g]
-    forces:
-      x: F
-    initial: {theta: 0.3}
-    """)
+CART_POLE_PATH = Path(__file__).parent / "cart_pole_lqr.yaml"
+CART_POLE = CART_POLE_PATH.read_text(encoding="utf-8")
 
 
 def test_an_input_is_a_parameter_with_its_default_and_is_named_as_an_input() -> None:
@@ -96,14 +86,13 @@ def test_an_input_used_outside_forces_is_a_located_error(edit: tuple[str, str],
 def test_an_input_may_not_also_be_a_parameter_or_a_coordinate() -> None:
     with pytest.raises(InputError, match="input 'g' is also a parameter") as err:
         parse_spec(CART_POLE.replace("{F: 0}", "{g: 0}"), "cp.yaml")
-    assert err.value.location.line == 3
+    assert err.value.location.line == CART_POLE.splitlines().index("inputs: {F: 0}") + 1
     with pytest.raises(InputError, match="coordinate 'x' is also a parameter"):
         parse_spec(CART_POLE.replace("{F: 0}", "{x: 0}"), "cp.yaml")
 
 
-def test_derive_names_the_inputs(tmp_path) -> None:
-    path = tmp_path / "cp.yaml"
-    path.write_text(CART_POLE)
+def test_derive_names_the_inputs() -> None:
+    path = CART_POLE_PATH
     text = CliRunner().invoke(main, ["derive", str(path)])
     assert text.exit_code == 0, text.output
     assert text.output.splitlines()[0] == ("cart_pole_lqr: coordinates x, θ; parameters mc = 1, "

@@ -10,34 +10,21 @@ the top).
 from __future__ import annotations
 
 import math
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 import symengine as se
 import sympy
+from bodies import PRECISE, angles_and_rates, euler_body, g_matrix, run, yml
 
 from lagsim.analysis.check import check_system
 from lagsim.errors import InputError, Location
-from lagsim.output.trajectory import Trajectory
-from lagsim.run.integrate import SimulateOptions, simulate
 from lagsim.spec.system import EULER_SEQUENCES, SystemSpec, load_spec, parse_spec
 from lagsim.symbolic.model import body_angular_velocity, build_model, rotation_matrix, to_sympy
 
 TOP = Path(__file__).resolve().parents[1] / "systems" / "heavy_top.yaml"
 LABEL = "body.yaml"
-PRECISE = {"rtol": 1e-12, "atol": 1e-12}
-
-
-def yml(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def run(spec: SystemSpec, **flags: object) -> Trajectory:
-    return simulate(spec, build_model(spec), SimulateOptions.resolve(spec.simulate, flags))
-
-
 def top_values() -> dict[str, float]:
     return load_spec(TOP).parameter_values
 
@@ -122,20 +109,10 @@ def test_every_sequence_is_a_rotation_with_omega_from_rt_rdot(sequence: str,
     elementary rotations written out here (intrinsic: R_A(a) R_B(b) R_C(c); extrinsic about the
     fixed axes: R_C(c) R_B(b) R_A(a), Goldstein §4.4); lagsim's ω_b is the axial vector of the
     numerical Rᵀ Ṙ (Goldstein §4.8), Ṙ by the product rule, at random states to 1e-12."""
-    flag = str(extrinsic).lower()
-    spec = parse_spec(yml(f"""
-        coordinates: [a, b, c]
-        masses:
-          body:
-            mass: 1
-            position: [0, 0, 0]
-            orientation: {{euler: {sequence}, angles: [a, b, c], extrinsic: {flag}}}
-            inertia: [1, 2, 2.5]
-        """), LABEL)
+    spec = parse_spec(euler_body(sequence, extrinsic), LABEL)
     orientation = spec.masses[0].orientation
     assert orientation is not None
-    q = tuple(se.Symbol(n) for n in "abc")
-    qd = tuple(se.Symbol(f"{n}_dot") for n in "abc")
+    q, qd = angles_and_rates()
     R = rotation_matrix(orientation)
     omega = body_angular_velocity(orientation, q, qd, se.Symbol("t"))
     order = [2, 1, 0] if extrinsic else [0, 1, 2]
@@ -346,18 +323,13 @@ QUATERNION_TOP = TOP.read_text(encoding="utf-8").split("initial:")[0].replace(
 """The heavy top in a unit quaternion: the centre of mass is l R e₃, the third column of R(e)."""
 
 
-def _g(e: np.ndarray) -> np.ndarray:
-    e0, e1, e2, e3 = e
-    return np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
-
-
 def quaternion_top(theta: float, phi_dot: float, psi_dot: float) -> SystemSpec:
     """The quaternion top at the state of the Euler top with φ = ψ = 0, θ̇ = 0: e = (cos θ/2,
     sin θ/2, 0, 0) (Goldstein eq. 4.67), ω_b = (0, φ̇ sin θ, φ̇ cos θ + ψ̇) (Goldstein eq. 4.87)
     and ė = ½ Gᵀ ω_b (Schaub & Junkins §3.5: G Gᵀ = 1 for |e| = 1)."""
     e = np.array([math.cos(theta / 2), math.sin(theta / 2), 0.0, 0.0])
     w = np.array([0.0, phi_dot * math.sin(theta), phi_dot * math.cos(theta) + psi_dot])
-    ed = 0.5 * _g(e).T @ w
+    ed = 0.5 * g_matrix(e).T @ w
     initial = {**{f"e{i}": float(e[i]) for i in range(4)},
                **{f"e{i}_dot": float(ed[i]) for i in range(4)}}
     return parse_spec(QUATERNION_TOP, "heavy_top_quaternion.yaml", initial=initial)

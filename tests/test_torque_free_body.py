@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bodies import g_matrix, rotation, run
 from scipy.special import ellipj, ellipk
 
 from lagsim.analysis.check import check_system
@@ -38,29 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BODY = ROOT / "systems" / "torque_free_body.yaml"
 TOP = ROOT / "systems" / "heavy_top.yaml"
 INERTIA = np.array([1.0, 2.0, 3.0])
-
-
-def run(spec: SystemSpec, **flags: object) -> Trajectory:
-    return simulate(spec, build_model(spec), SimulateOptions.resolve(spec.simulate, flags))
-
-
-def g_matrix(e: np.ndarray) -> np.ndarray:
-    """G(e) of ω_b = 2 G(e) ė (Schaub & Junkins §3.5), for an array of quaternions (N, 4)."""
-    e0, e1, e2, e3 = e.T
-    return np.stack([np.stack([-e1, e0, e3, -e2], -1), np.stack([-e2, -e3, e0, e1], -1),
-                     np.stack([-e3, e2, -e1, e0], -1)], -2)
-
-
-def rotation(e: np.ndarray) -> np.ndarray:
-    """R(e) (body → space, Goldstein §4.5), for an array of quaternions (N, 4)."""
-    e0, e1, e2, e3 = e.T
-    return np.stack([
-        np.stack([e0**2 + e1**2 - e2**2 - e3**2, 2 * (e1 * e2 - e0 * e3),
-                  2 * (e1 * e3 + e0 * e2)], -1),
-        np.stack([2 * (e1 * e2 + e0 * e3), e0**2 - e1**2 + e2**2 - e3**2,
-                  2 * (e2 * e3 - e0 * e1)], -1),
-        np.stack([2 * (e1 * e3 - e0 * e2), 2 * (e2 * e3 + e0 * e1),
-                  e0**2 - e1**2 - e2**2 + e3**2], -1)], -2)
 
 
 def motion(traj: Trajectory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

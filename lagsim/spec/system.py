@@ -764,6 +764,24 @@ class _Reader:
             items.append((key, key_node, value_node))
         return items
 
+    def fields(self, node: yaml.Node, what: str, keys: tuple[str, ...],
+               required: tuple[str, ...] = (), *, hint: str | None = None,
+               needs: str | None = None) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        """The (key node, value node) of each key of the mapping ``node`` (``what`` in
+        messages, as :meth:`mapping`): a key not among ``keys`` is an error ending in ``hint``
+        (default: the list of ``keys``), and so is a key of ``required`` left out (``needs``
+        names the item in that message, default ``what``)."""
+        found: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key, key_node, value_node in self.mapping(node, what):
+            if key not in keys:
+                raise self.error(key_node, f"unknown key '{key}' in {what}{suggest(key, keys)}; "
+                                 f"{hint or 'the keys are ' + ', '.join(keys)}")
+            found[key] = (key_node, value_node)
+        for key in required:
+            if key not in found:
+                raise self.error(node, f"{needs or what} needs '{key}'")
+        return found
+
     def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
         self.plain_tag(node, what)
         if not isinstance(node, yaml.SequenceNode):
@@ -1088,16 +1106,8 @@ class _Reader:
             if not raw.isidentifier() or not mname.isidentifier():
                 raise self.error(key_node, f"mass name {raw!r} is not a valid name; use letters, "
                                  "digits and _ starting with a letter (e.g. bob)")
-            fields = {}
-            for key, fk_node, fv_node in self.mapping(value_node, f"mass '{mname}'"):
-                if key not in MASS_KEYS:
-                    raise self.error(fk_node, f"unknown key '{key}' in mass '{mname}'"
-                                     f"{suggest(key, MASS_KEYS)}; the keys are "
-                                     f"{', '.join(MASS_KEYS)}")
-                fields[key] = fv_node
-            for key in ("mass", "position"):
-                if key not in fields:
-                    raise self.error(value_node, f"mass '{mname}' needs '{key}'")
+            fields = {key: v for key, (_, v) in self.fields(
+                value_node, f"mass '{mname}'", MASS_KEYS, ("mass", "position")).items()}
             mass = self.positional(fields["mass"], names, coords, f"the mass of '{mname}'")
             items = self.sequence(fields["position"], f"the position of '{mname}'")
             if len(items) not in (2, 3):
@@ -1285,13 +1295,7 @@ class _Reader:
     def orientation(self, mname: str, node: yaml.Node, names: Mapping[str, se.Basic],
                     coords: tuple[str, ...], values: Mapping[str, float]) -> Orientation:
         what = f"the orientation of '{mname}'"
-        fields = {}
-        for key, fk_node, fv_node in self.mapping(node, what):
-            if key not in ORIENTATION_KEYS:
-                raise self.error(fk_node, f"unknown key '{key}' in {what}"
-                                 f"{suggest(key, ORIENTATION_KEYS)}; the keys are "
-                                 f"{', '.join(ORIENTATION_KEYS)}")
-            fields[key] = fv_node
+        fields = {key: v for key, (_, v) in self.fields(node, what, ORIENTATION_KEYS).items()}
         if sum(k in fields for k in ("euler", "matrix", "quaternion")) != 1:
             raise self.error(node, f"{what} needs exactly one of 'euler' (with 'angles'), "
                              "'matrix' and 'quaternion'")
@@ -1451,14 +1455,9 @@ class _Reader:
         for index, item in enumerate(items, start=1):
             name = f"c{index}"
             if isinstance(item, yaml.MappingNode):
-                fields = {}
-                for key, k_node, v_node in self.mapping(item, f"constraint {index}"):
-                    if key not in keys:
-                        raise self.error(k_node, f"unknown key '{key}' in constraint {index}"
-                                         f"{suggest(key, keys)}; use name:, and one of "
-                                         "holonomic: or velocity: (or no_slip:, with "
-                                         "directions:, or unilateral: with restitution:)")
-                    fields[key] = (k_node, v_node)
+                fields = self.fields(item, f"constraint {index}", keys, hint=(
+                    "use name:, and one of holonomic: or velocity: (or no_slip:, with "
+                    "directions:, or unilateral: with restitution:)"))
                 if "name" in fields:
                     name = self.identifier(fields["name"][1], "constraint name", "constraints")
                 if "no_slip" in fields or "directions" in fields:
@@ -1753,16 +1752,9 @@ class _Reader:
                values: Mapping[str, se.Basic], symbols: Mapping[str, se.Basic],
                coords: tuple[str, ...]) -> SpringSpec:
         """One ``{ends: [A, B], stiffness: k, length: L0, damping: c}``."""
-        fields: dict[str, yaml.Node] = {}
-        for key, k_node, v_node in self.mapping(item, "a spring"):
-            if key not in SPRING_KEYS:
-                raise self.error(k_node, f"unknown key '{key}' in a spring"
-                                 f"{suggest(key, SPRING_KEYS)}; the keys are "
-                                 f"{', '.join(SPRING_KEYS)}")
-            fields[key] = v_node
-        for key in ("ends", "stiffness"):
-            if key not in fields:
-                raise self.error(item, f"a spring given as a mapping needs '{key}'")
+        fields = {key: v for key, (_, v) in self.fields(
+            item, "a spring", SPRING_KEYS, ("ends", "stiffness"),
+            needs="a spring given as a mapping").items()}
         if not masses:
             raise self.error(item, "a spring acts on 'masses', and none are declared")
         dim = len(masses[0].position)
@@ -1796,11 +1788,7 @@ class _Reader:
         if node is None:
             return {}
         out = {}
-        for key, key_node, value_node in self.mapping(node, "'simulate'"):
-            if key not in SIMULATE_KEYS:
-                raise self.error(key_node, f"unknown key '{key}' in 'simulate'"
-                                 f"{suggest(key, SIMULATE_KEYS)}; the keys are "
-                                 f"{', '.join(SIMULATE_KEYS)}")
+        for key, (_, value_node) in self.fields(node, "'simulate'", SIMULATE_KEYS).items():
             if isinstance(value_node, yaml.SequenceNode):
                 value = [self.scalar(n, f"simulate.{key}") for n in value_node.value]
             else:

@@ -40,7 +40,7 @@ def both(monkeypatch: pytest.MonkeyPatch, text: str, **options: object
     def counted(self: cimpacts.Flights, *args: object) -> tuple[cimpacts.Outcome,
                                                                  cimpacts.Plain]:
         outcome, plain = fly(self, *args)  # type: ignore[arg-type]
-        made.append(len(plain))
+        made.extend(len(impacts.t) for impacts, _ in plain)
         return outcome, plain
 
     with warnings.catch_warnings():

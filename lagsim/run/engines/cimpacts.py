@@ -40,7 +40,7 @@ import numpy as np
 from lagsim.numeric import cache, ccompile
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
-from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact
+from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impacts
 from lagsim.run.engines.base import Progress
 from lagsim.run.engines.ccommon import compiler, next_call
 from lagsim.run.engines.cloop import STEPS_PER_CALL, CLoop, loop_or_refusal
@@ -52,10 +52,11 @@ Outcome = tuple[str, float, np.ndarray, int, float | None]
 contact and the next flight's first step."""
 Fly = Callable[[Watch, float, np.ndarray, float | None, Progress | None], Outcome]
 """``ImpactLoop._fly``: a flight stepped in Python."""
-Plain = list[tuple[int, Impact, int]]
-"""The impacts made in C: (the row after it, the impact, the contact)."""
+Plain = list[tuple[Impacts, np.ndarray]]
+"""The impacts made in C, a block per C call that made some: (the impacts, the contact of
+each)."""
 
-LOG = 512
+LOG = 2048
 """Impacts a C call logs at most (then it returns, and the next call goes on)."""
 THROUGH = 1e-9
 """``ImpactLoop._through``'s bound on a gap left negative, relative to 1 + max|q|."""
@@ -235,7 +236,8 @@ class Flights:
                 pos: int, plain: Plain) -> int:
         """The sample rows up to the last logged impact with the row after each impact in its
         place (``ImpactLoop._row``: a sample at an impact's time is left out), in one block;
-        the impacts with their energies: the first sample row not yet taken."""
+        the impacts with their energies (one block of :class:`lagsim.run.contacts.Impacts` to
+        ``plain``): the first sample row not yet taken."""
         if not len(log):
             return pos
         numeric, samples, k = self.problem.numeric, watch.samples, self.contacts.k
@@ -245,9 +247,10 @@ class Flights:
         q, qd_before, qd_after = after[:, :n], log[:, 6 + 2 * k:6 + 2 * k + n], after[:, n:2 * n]
         before_at, next_at = log[:, 0].astype(int), log[:, 1].astype(int)
         end = int(next_at[-1])
-        kept = np.ones(end - pos, dtype=bool)
-        for first, last in zip(before_at, next_at):
-            kept[first - pos:last - pos] = False
+        inside = np.zeros(end - pos + 1, dtype=int)
+        np.add.at(inside, before_at - pos, 1)
+        np.add.at(inside, next_at - pos, -1)
+        kept = np.cumsum(inside[:-1]) == 0
         index = np.flatnonzero(kept) + pos
         at = np.searchsorted(index, before_at)
         block_t = np.insert(times[index], at, t)
@@ -259,10 +262,8 @@ class Flights:
         impulses = np.zeros((len(log), k))
         contact = log[:, 3].astype(int)
         impulses[np.arange(len(log)), contact] = log[:, 4]
-        rates_before, rates_after = log[:, 6:6 + k], log[:, 6 + k:6 + 2 * k]
-        tangential = np.zeros((len(log), k))
-        plain.extend((row, Impact(*parts), j) for row, j, parts in zip(
-            (first_row + at + np.arange(len(log))).tolist(), contact.tolist(),
-            zip(t.tolist(), impulses, rates_before, rates_after, energy_before.tolist(),
-                energy_after.tolist(), qd_before, qd_after, tangential)))
+        plain.append((Impacts(first_row + at + np.arange(len(log)), t, impulses,
+                              log[:, 6:6 + k], log[:, 6 + k:6 + 2 * k], energy_before,
+                              energy_after, qd_before, qd_after, np.zeros((len(log), k))),
+                      contact))
         return end

@@ -58,11 +58,9 @@ each)."""
 
 LOG = 2048
 """Impacts a C call logs at most (then it returns, and the next call goes on)."""
-THROUGH = 1e-9
-"""``ImpactLoop._through``'s bound on a gap left negative, relative to 1 + max|q|."""
 
 GAPS: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
-"""The gaps' C functions loaded in this process, by compiler and source (the parameters are
+"""The gaps' C functions loaded in this process, by compiler and gaps (the parameters are
 inputs: a sweep over them loads one)."""
 
 _P, _I, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
@@ -100,19 +98,20 @@ def _entries(lib: ctypes.CDLL) -> Entries:
 def _gaps(cc: str, contacts: Contacts) -> tuple[ctypes.CDLL, int] | None:
     """The gaps' rows as C ``lagsim_gaps(in, p, out)``, in = (t, q, q̇), p the model's
     parameters: (the library, the function's address); None when they cannot be compiled (said
-    on stderr)."""
+    on stderr). Held by compiler and gaps (:attr:`lagsim.run.contacts.Contacts.terms`): a run
+    neither prints nor compiles them again."""
     arguments, parameters, terms = contacts.terms
-    try:
-        body = ccompile.c_function("gaps", arguments, terms, parameters)
-    except Exception as exc:  # a gap C cannot print: the flights run in Python
-        cache.say_once("cimpacts-gaps", "warning: the gaps of the unilateral constraints could "
-                       "not be written as C; stepping the flights in Python instead (slower)",
-                       f"{type(exc).__name__}: {exc}")
-        return None
-    source = ("#include <math.h>\n" + body + "\nvoid lagsim_gaps(const double *in, "
-              "const double *p, double *out) { gaps(in, p, out); }\n")
 
     def build() -> tuple[ctypes.CDLL, int] | None:
+        try:
+            body = ccompile.c_function("gaps", arguments, terms, parameters)
+        except Exception as exc:  # a gap C cannot print: the flights run in Python
+            cache.say_once("cimpacts-gaps", "warning: the gaps of the unilateral constraints "
+                           "could not be written as C; stepping the flights in Python instead "
+                           "(slower)", f"{type(exc).__name__}: {exc}")
+            return None
+        source = ("#include <math.h>\n" + body + "\nvoid lagsim_gaps(const double *in, "
+                  "const double *p, double *out) { gaps(in, p, out); }\n")
         try:
             lib, _ = ccompile.build_and_load(cc, "gaps", source, ccompile.flags())
             return lib, int(ctypes.cast(lib.lagsim_gaps, ctypes.c_void_p).value or 0)
@@ -122,14 +121,15 @@ def _gaps(cc: str, contacts: Contacts) -> tuple[ctypes.CDLL, int] | None:
                            "(slower)", f"{type(exc).__name__}: {exc}")
             return None
 
-    return GAPS.get((cc, source), build)
+    return GAPS.get((cc, arguments, parameters, terms), build)
 
 
 def flights_for(problem: Problem, contacts: Contacts, bounds: Sequence[float]
                 ) -> Flights | None:
     """The C flights of ``problem``, or None where the Python flights run (the module's
     docstring); ``bounds``: UNSEEN, RATIO and ACCUMULATION of
-    :mod:`lagsim.run.engines.impacts`."""
+    :mod:`lagsim.run.engines.impacts` and THROUGH, ``ImpactLoop._through``'s bound on a gap
+    left negative (``impacts.c``'s B_UNSEEN … B_THROUGH)."""
     if problem.stop is not None or contacts.k != 1 or not np.isnan(contacts.friction[0]):
         return None
     loop = loop_or_refusal(problem)
@@ -162,12 +162,14 @@ class Flights:
         """The C loop's work space and the flights' (made by the first :meth:`fly`)."""
         self.keep = (np.ascontiguousarray(contacts.restitution, dtype=float),
                      np.ascontiguousarray(~np.isnan(contacts.friction), dtype=np.intc),
-                     np.array([CLOSED, RESTING, *bounds, THROUGH], dtype=float))
+                     np.array([CLOSED, RESTING, *bounds], dtype=float))
         """The restitutions, which contacts are rough, and the bounds (``impacts.c``'s
         B_CLOSED … B_THROUGH), kept while C reads them."""
         self.buffers: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         """The sample times, the rows C writes, its log of impacts and its state out (made by
         the first :meth:`fly`, for every call of the run)."""
+        self.steps = 0
+        """The DOP853 steps the C flights took so far in the run (bench/impacts.py)."""
         weakref.finalize(self, _free, self.entries, self.handles)
 
     def _start(self, watch: Watch, t: float, y: np.ndarray) -> int:
@@ -220,6 +222,7 @@ class Flights:
             code = entries.run(handle, times.ctypes.data, len(times), ctypes.byref(kc),
                                rows.ctypes.data, chunk, ctypes.byref(result), state.ctypes.data,
                                log.ctypes.data, LOG, ctypes.byref(logged))
+            self.steps = result.nsteps
             pos = self._record(watch, times, rows, log[:logged.value].copy(), pos, plain)
             if code == Status.IMP_REDO:
                 samples.extend(np.empty(0), np.empty((0, 0)), int(state[1 + N]))

@@ -115,6 +115,9 @@ in one row."""
 UNSEEN = 64 * 2.220446049250313e-16
 """A rebound whose height ġ⁺²/(2a) is below UNSEEN (1 + max|q|), the rounding of the gap, could
 not be seen by the event machinery: the accumulation is passed there whatever the ratios."""
+THROUGH = 1e-9
+"""A gap below −THROUGH (1 + max|q|) at the end of a free step in which no crossing was located
+stops the run (:meth:`ImpactLoop._through`; the C flights return to Python there)."""
 ALTERNATING = 6
 """The number of last impacts that must alternate between two contacts for their accumulation
 (five flights, four ratios)."""
@@ -183,7 +186,8 @@ class ImpactLoop(StepLoop):
         self.hint: dict[int, int] = {}
         """The mode (0 sticks, ±1 slides) a contact takes at the start of the next held
         phase, set where it changed its mode."""
-        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION))
+        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION,
+                                                              THROUGH))
         """The free flights in C (:mod:`lagsim.run.engines.cimpacts`), or None."""
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
@@ -504,7 +508,7 @@ class ImpactLoop(StepLoop):
         obstacle."""
         q, qd = self.problem.form.unpack(step.t, step.y)
         g = self.contacts.evaluate(step.t, q, qd)[0]
-        bad = np.flatnonzero(g < -1e-9 * (1.0 + float(np.abs(q).max(initial=0.0))))
+        bad = np.flatnonzero(g < -THROUGH * (1.0 + float(np.abs(q).max(initial=0.0))))
         if bad.size:
             raise IntegrationError(f"the gap of '{self.contacts.names[int(bad[0])]}' is "
                                    f"{g[bad[0]]:.6g}: a crossing was not located; give a smaller "

@@ -6,10 +6,15 @@ Cost: the bouncing ball with e = 0.99 for 1,000 impacts (t_end between the 1,000
 (lagsim.run.engines.cimpacts) and, side by side, with the flights in Python as before (C DOP853
 steps, the gaps followed, the impacts located and made in Python: the loop of impacts with its
 C flights switched off), against runs of the same length without the floor (the C DOP853 loop,
-and the Python loop with RK45); the error of the impact times and apex heights against the
-closed forms (tests/test_impacts.py's), and how far apart the two paths' impact times are. Then
-the same for the pendulum against its wall (pendulum_stop, e = 1), whose plain run (no wall)
-takes as many steps as its impacting run.
+and the Python loop with RK45: the plain run of the same length, a parabola of a few steps, whose
+time is a run's fixed cost) and against a plain run of the same number of steps (the free
+pendulum of pendulum_stop, one coordinate as the ball, over the time in which its C DOP853 loop
+takes as many steps as the ball's run; the steps counted in both); the ball's e set in its text
+as the plain runs' parameters are, so that both pay the same fixed cost; the error of the impact
+times and apex heights against the closed forms (tests/test_impacts.py's), and how far apart
+the two paths' impact times are. Then the same for the pendulum against its wall
+(pendulum_stop, e = 1), whose plain run (no wall) takes about as many steps as its impacting
+run.
 
 MuJoCo (:func:`mujoco_side`, when ``mujoco`` is installed): the bouncing ball (e = 0.5: apex
 heights against e^(2n) h0 over the first 5 bounces, the deepest penetration; e = 1 over 10 s:

@@ -160,9 +160,19 @@ class Trajectory:
 
     def with_extra(self, name: str, values: np.ndarray) -> Trajectory:
         """A copy with one more column after ``energy`` (``invariant_<name>``, ``action`` ...)."""
-        if name in self.columns:
-            raise ValueError(f"the trajectory has a column {name!r} already")
-        return replace(self, extra=(*self.extra, (name, np.asarray(values, dtype=float))))
+        return self.with_extras(((name, values),))
+
+    def with_extras(self, columns: Sequence[tuple[str, np.ndarray]], **changes: Any
+                    ) -> Trajectory:
+        """A copy with the ``columns`` (name, values) after ``energy`` in one copy (as
+        :meth:`with_extra` one after the other), and the fields ``changes`` replaced."""
+        taken = set(self.columns)
+        for name, _ in columns:
+            if name in taken:
+                raise ValueError(f"the trajectory has a column {name!r} already")
+            taken.add(name)
+        return replace(self, extra=(*self.extra, *((name, np.asarray(values, dtype=float))
+                                                   for name, values in columns)), **changes)
 
     @property
     def holonomic_names(self) -> tuple[str, ...]:

@@ -88,7 +88,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from typing import ClassVar
 
@@ -759,12 +758,10 @@ class ImpactLoop(StepLoop):
         loss[impacts.rows] = impacts.loss
         for row, values in self.forces.items():
             force[row] = values
-        for j, name in enumerate(names):
-            trajectory = trajectory.with_extra(naming.impulse(name), impulse[:, j])
-        for j, name in enumerate(names):
-            trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
-        return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss),
-                       events=impacts.events(names, trajectory.t[-1]))
+        return trajectory.with_extras(
+            [*((naming.impulse(name), impulse[:, j]) for j, name in enumerate(names)),
+             *((naming.contact_force(name), force[:, j]) for j, name in enumerate(names)),
+             (naming.IMPACT_LOSS, loss)], events=impacts.events(names, trajectory.t[-1]))
 
     def _say(self, impacts: Impacts) -> None:
         if not len(impacts.t):

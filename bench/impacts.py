@@ -6,10 +6,15 @@ Cost: the bouncing ball with e = 0.99 for 1,000 impacts (t_end between the 1,000
 (lagsim.run.engines.cimpacts) and, side by side, with the flights in Python as before (C DOP853
 steps, the gaps followed, the impacts located and made in Python: the loop of impacts with its
 C flights switched off), against runs of the same length without the floor (the C DOP853 loop,
-and the Python loop with RK45); the error of the impact times and apex heights against the
-closed forms (tests/test_impacts.py's), and how far apart the two paths' impact times are. Then
-the same for the pendulum against its wall (pendulum_stop, e = 1), whose plain run (no wall)
-takes as many steps as its impacting run.
+and the Python loop with RK45: the plain run of the same length, a parabola of a few steps, whose
+time is a run's fixed cost) and against a plain run of the same number of steps (the free
+pendulum of pendulum_stop, one coordinate as the ball, over the time in which its C DOP853 loop
+takes as many steps as the ball's run; the steps counted in both); the ball's e set in its text
+as the plain runs' parameters are, so that both pay the same fixed cost; the error of the impact
+times and apex heights against the closed forms (tests/test_impacts.py's), and how far apart
+the two paths' impact times are. Then the same for the pendulum against its wall
+(pendulum_stop, e = 1), whose plain run (no wall) takes about as many steps as its impacting
+run.
 
 MuJoCo (:func:`mujoco_side`, when ``mujoco`` is installed): the bouncing ball (e = 0.5: apex
 heights against e^(2n) h0 over the first 5 bounces, the deepest penetration; e = 1 over 10 s:
@@ -34,12 +39,13 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from lagsim.api import load
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.engines import impacts
+from lagsim.run.engines import cimpacts, cloop, impacts
 
 HERE = Path(__file__).resolve().parent
 BALL = (HERE.parent / "systems" / "bouncing_ball.yaml").read_text()
@@ -77,15 +83,47 @@ def best(run: Callable[[], object], reps: int) -> Times:
     return min(wall), min(cpu)
 
 
-def row(what: str, times: Times, plain: Times, impacts: int = 0) -> str:
-    """A table row: the times, per impact, and the ratios to the plain run's."""
-    per = f"{1e3 * times[0] / impacts:.3f} / {1e3 * times[1] / impacts:.3f}" if impacts else ""
-    return (f"| {what} | {times[0]:.4f} | {times[1]:.4f} | {per} | {times[0] / plain[0]:.1f} | "
-            f"{times[1] / plain[1]:.1f} |")
+def counted(run: Callable[[], Trajectory]) -> tuple[Trajectory, int]:
+    """``run``'s trajectory and the DOP853 steps its C loop or its C flights took (a plain run
+    through :class:`lagsim.run.engines.cloop.CLoop`, a run with impacts through
+    :class:`lagsim.run.engines.cimpacts.Flights`)."""
+    steps: list[int] = []
+    flights: list[cimpacts.Flights | None] = []
+    real_loop, real_flights = cloop.CLoop._run_impl, impacts.flights_for
+
+    def loop(self: cloop.CLoop, *args: Any) -> Trajectory:
+        trajectory = real_loop(self, *args)
+        steps.append(self.steps)
+        return trajectory
+
+    def made(*args: Any) -> cimpacts.Flights | None:
+        flights.append(real_flights(*args))
+        return flights[-1]
+
+    cloop.CLoop._run_impl = loop  # type: ignore[method-assign]
+    impacts.flights_for = made  # type: ignore[assignment]
+    try:
+        trajectory = run()
+    finally:
+        cloop.CLoop._run_impl = real_loop  # type: ignore[method-assign]
+        impacts.flights_for = real_flights
+    return trajectory, sum(steps) + sum(f.steps for f in flights if f is not None)
 
 
-HEADER = ("| run | wall (s) | CPU (s) | ms per impact (wall / CPU) | ratio to the plain run "
-          "(wall) | (CPU) |", "|---|---|---|---|---|---|")
+def row(what: str, times: Times, steps: int | str, references: list[Times],
+        impacts: int = 0) -> str:
+    """A table row: the times, the steps, the CPU time per impact, and the ratios (wall / CPU)
+    to each of ``references``."""
+    per = f"{1e6 * times[1] / impacts:.1f}" if impacts else ""
+    ratios = " | ".join(f"{times[0] / r[0]:.1f} / {times[1] / r[1]:.1f}" for r in references)
+    return f"| {what} | {times[0]:.4f} | {times[1]:.4f} | {steps} | {per} | {ratios} |"
+
+
+def header(*references: str) -> tuple[str, str]:
+    """The table's header, a ratio column for each of ``references``."""
+    ratios = " | ".join(f"ratio to {r} (wall / CPU)" for r in references)
+    return (f"| run | wall (s) | CPU (s) | DOP853 steps | CPU µs per impact | {ratios} |",
+            "|---|---|---|---|---|" + "---|" * len(references))
 
 
 def python_flights(run: Callable[[], Trajectory]) -> Callable[[], Trajectory]:
@@ -111,76 +149,90 @@ def main() -> None:
     args = parser.parse_args()
     reps = 1 if args.quick else args.reps
     warnings.simplefilter("ignore")
-    ball = load(BALL)
+    ball = load(BALL.replace("e: 0.8", f"e: {E}"))
     free = load(BALL.replace("constraints:\n" + FLOOR, ""))
+    wall = load(PENDULUM)
+    swing = load(PENDULUM.replace("constraints:\n" + WALL, ""))
 
     def bounce() -> Trajectory:
-        return ball.simulate(parameters={"e": E}, t_end=T_END)
+        return ball.simulate(t_end=T_END)
 
     def plain() -> Trajectory:
         return free.simulate(t_end=T_END)
 
-    c_run, python_run = bounce(), python_flights(bounce)()
-    plain()
+    def strike() -> Trajectory:
+        return wall.simulate(t_end=PENDULUM_T_END)
+
+    def swings(t_end: float) -> Callable[[], Trajectory]:
+        return lambda: swing.simulate(t_end=t_end)
+
+    c_run, ball_steps = counted(bounce)
+    python_run = python_flights(bounce)()
+    plain_steps = counted(plain)[1]
+    swing_steps = counted(swings(PENDULUM_T_END))[1]
+    same_t_end = PENDULUM_T_END * ball_steps / swing_steps
+    same_steps = counted(swings(same_t_end))[1]
     rows = np.flatnonzero(c_run["impulse_floor"] != 0.0)
     count = len(rows)
     n = np.arange(1, count + 1)
     time_error = np.max(np.abs(c_run.t[rows] - impact_time(n)))
     apex_error = np.max(np.abs(c_run["y_dot"][rows[:20]] ** 2 / (2 * G) - E ** (2 * n[:20])))
-    c_times = np.array([e.t for e in c_run.events])
-    python_times = np.array([e.t for e in python_run.events])
+    c_times, python_times = c_run.events.t, python_run.events.t
     apart = (np.max(np.abs(c_times - python_times)) if len(c_times) == len(python_times)
              else math.nan)
     c_time = best(bounce, reps)
     python_time = best(python_flights(bounce), min(reps, 2))
     plain_time = best(plain, reps)
+    same_time = best(swings(same_t_end), reps)
     rk45_time = best(lambda: free.simulate(t_end=T_END, method="RK45"), reps)
-    wall = load(PENDULUM)
-    swing = load(PENDULUM.replace("constraints:\n" + WALL, ""))
-
-    def strike() -> Trajectory:
-        return wall.simulate(t_end=PENDULUM_T_END)
-
-    strikes = len(strike().events)
-    swing.simulate(t_end=PENDULUM_T_END)
+    strike_run, strike_steps = counted(strike)
+    strikes = len(strike_run.events)
     strike_time = best(strike, reps)
     strike_python_time = best(python_flights(strike), min(reps, 2))
-    swing_time = best(lambda: swing.simulate(t_end=PENDULUM_T_END), reps)
+    swing_time = best(swings(PENDULUM_T_END), reps)
+    references = [plain_time, same_time]
     lines = [
         "# Impacts (issue 27): cost and accuracy", "",
         f"Bouncing ball, e = {E}, h0 = 1, t_end = {T_END:.6f} s (between the {IMPACTS}th and "
         f"the {IMPACTS + 1}st impact), default tolerances and samples; best of {reps} (of "
-        f"{min(reps, 2)} for the Python flights); 2 shared cores, read the ratios.", "",
-        *HEADER,
+        f"{min(reps, 2)} for the Python flights); 2 shared cores, read the ratios. Two plain "
+        "runs to compare with: the same length (the ball without the floor: a parabola, which "
+        "DOP853 passes in a few steps, so its time is the fixed cost of a run) and the same "
+        f"number of steps (the free pendulum of pendulum_stop, one coordinate as the ball, for "
+        f"{same_t_end:.1f} s: as many C DOP853 steps as the ball's run).", "",
+        *header("the same length", "the same steps"),
         row(f"with the floor, {count} impacts: flights and plain impacts in C (now)", c_time,
-            plain_time, count),
+            ball_steps, references, count),
         row(f"with the floor, {len(python_times)} impacts: flights in Python (before)",
-            python_time, plain_time, count),
-        row("without the floor, C DOP853 loop (the plain run)", plain_time, plain_time),
-        row("without the floor, Python loop (RK45)", rk45_time, plain_time), "",
+            python_time, "", references, count),
+        row("without the floor, C DOP853 loop (the plain run of the same length)", plain_time,
+            plain_steps, references),
+        row("without the floor, Python loop (RK45)", rk45_time, "", references),
+        row(f"the free pendulum for {same_t_end:.1f} s, C DOP853 loop (the plain run of the "
+            "same steps)", same_time, same_steps, references), "",
         f"The pendulum against its wall (pendulum_stop) with e = 1 for {PENDULUM_T_END:g} s, "
-        f"{strikes} impacts, against the same pendulum without the wall (a plain run that takes "
-        "as many steps as the swings between the impacts):", "",
-        *HEADER,
+        f"{strikes} impacts, against the same pendulum without the wall (a plain run of the "
+        "same length that takes about as many steps as the swings between the impacts):", "",
+        *header("the plain run"),
         row(f"with the wall, {strikes} impacts: flights and plain impacts in C (now)",
-            strike_time, swing_time, strikes),
-        row("with the wall: flights in Python (before)", strike_python_time, swing_time,
+            strike_time, strike_steps, [swing_time], strikes),
+        row("with the wall: flights in Python (before)", strike_python_time, "", [swing_time],
             strikes),
-        row("without the wall, C DOP853 loop (the plain run)", swing_time, swing_time), "",
+        row("without the wall, C DOP853 loop (the plain run)", swing_time, swing_steps,
+            [swing_time]), "",
         f"All {count} impacts: max |t_n - closed form| = {time_error:.2g} s; first 20: max "
         f"|h_n - e^(2n) h0| = {apex_error:.2g}. The C and the Python flights' impact times are "
         f"at most {apart:.2g} s apart (rounding of the dense output, amplified by the ball's "
         "1/(1 - e) = 100: each impact's speed sets every later time).", "",
         "The C flights (lagsim.run.engines.cimpacts, lagsim/numeric/c/impacts.c) step, follow "
         "the gap, locate each crossing and make each plain impact in C, many flights per call; "
-        "Python records the impacts and takes over only where its own law is needed "
-        "(simultaneous contacts, friction, an accumulation, a held contact). The ball's plain "
-        "run is a parabola, which DOP853 passes in a dozen steps: its time is the fixed cost of a "
-        "run, and the ratio is that of the impacts' cost (a few microseconds of C for the two "
-        "steps, the crossing and the jump, and the Python records of each impact: its row, "
-        "its Impact and its ImpactEvent) to that fixed cost. The pendulum's plain run steps "
-        "through the same swings, and there the impacts cost about as much as the steps around "
-        "them.", "",
+        "Python records each call's impacts as arrays (lagsim.run.contacts.Impacts; an "
+        "ImpactEvent object is made only when one is asked for) and takes over only where its "
+        "own law is needed (simultaneous contacts, friction, an accumulation, a held contact). "
+        "Against the plain run of the same length the ratio is that of the impacts' cost (two "
+        "DOP853 steps a flight, the crossing by Brent's method on the dense output, the jump) "
+        "to a run's fixed cost; against the plain run of the same steps it is the cost of a "
+        "step with its impact against a plain step's.", "",
         *mujoco_side(args.quick),
     ]
     text = "\n".join(lines)

@@ -40,7 +40,7 @@ def both(monkeypatch: pytest.MonkeyPatch, text: str, **options: object
     def counted(self: cimpacts.Flights, *args: object) -> tuple[cimpacts.Outcome,
                                                                  cimpacts.Plain]:
         outcome, plain = fly(self, *args)  # type: ignore[arg-type]
-        made.append(len(plain))
+        made.extend(len(impacts.t) for impacts, _ in plain)
         return outcome, plain
 
     with warnings.catch_warnings():
@@ -95,3 +95,31 @@ def test_several_contacts_are_left_to_python_to_the_bit(
     in_c, in_python, made = both(monkeypatch, str(SYSTEMS / "newtons_cradle.yaml"), t_end=2.0)
     assert made == 0 and len(in_python.events) == 2
     assert_same(in_c, in_python, 0.0)
+
+
+def test_the_impacts_kept_as_arrays_read_as_the_ball_closed_form() -> None:
+    """The ball (e = 0.5, m = 2) with its impacts made in C and kept as arrays
+    (:class:`lagsim.output.trajectory.ImpactEvents`): the n-th event, made when asked for, is
+    at tₙ = t₁ + 2v₁e(1 − eⁿ⁻¹)/(g(1 − e)) with Λₙ = m(1 + e)vₙ, vₙ = eⁿ⁻¹v₁ (Pfeiffer and
+    Glocker 1996, §4.3), the rows of ``--events`` are the events' rows, and the impulse and
+    loss columns hold each event's Λ and loss at its row."""
+    g, e, m = 9.81, 0.5, 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = load(SYSTEMS / "bouncing_ball.yaml").simulate(parameters={"e": e, "m": m},
+                                                            t_end=2.0)
+    events = run.events
+    t1 = np.sqrt(2 / g)
+    n = np.arange(1, 9)
+    v = e ** (n - 1) * g * t1
+    assert len(events) >= 8
+    assert np.max(np.abs(np.array([x.t for x in events[:8]])
+                         - (t1 + 2 * g * t1 * e * (1 - e ** (n - 1)) / (g * (1 - e))))) < 1e-9
+    assert np.max(np.abs(np.array([x.impulse for x in events[:8]]) - m * (1 + e) * v)) < 1e-9
+    assert events[-1] == events[len(events) - 1] and events == tuple(events)
+    assert run.event_rows() == [x.row() for x in events]
+    for x in events:
+        (row,) = np.flatnonzero(run.t == x.t)
+        assert run["impulse_floor"][row] == x.impulse
+        assert run["impact_energy_loss"][row] == x.loss == pytest.approx(
+            0.5 * (x.rate_before ** 2 - x.rate_after ** 2) * m, rel=1e-9)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -47,6 +47,67 @@ class ImpactEvent:
                 self.rate_after, *self.qd_before, *self.qd_after, self.loss)
 
 
+@dataclass(frozen=True, eq=False)
+class ImpactEvents(Sequence[ImpactEvent]):
+    """The :class:`ImpactEvent` s of a run as columns, one entry per event (issue 27: a run of
+    a thousand impacts keeps them as arrays, and makes an :class:`ImpactEvent` only where one
+    is asked for); ``contact`` indexes ``names``, ``qd_before`` and ``qd_after`` are
+    (events × coordinates). A sequence of :class:`ImpactEvent` (equal to another with the same
+    events); :meth:`rows` gives the table of ``simulate --events`` from the arrays."""
+
+    names: tuple[str, ...]
+    contact: np.ndarray
+    t: np.ndarray
+    impulse: np.ndarray
+    tangential: np.ndarray
+    rate_before: np.ndarray
+    rate_after: np.ndarray
+    qd_before: np.ndarray
+    qd_after: np.ndarray
+    loss: np.ndarray
+
+    @classmethod
+    def empty(cls) -> ImpactEvents:
+        """No events (a run without unilateral constraints, a CSV read back)."""
+        none = np.zeros(0)
+        return cls((), np.zeros(0, dtype=int), none, none, none, none, none,
+                   np.zeros((0, 0)), np.zeros((0, 0)), none)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @overload
+    def __getitem__(self, index: int) -> ImpactEvent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ImpactEvent, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ImpactEvent | tuple[ImpactEvent, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(len(self))[index])
+        i = range(len(self))[index]
+        return ImpactEvent(float(self.t[i]), self.names[int(self.contact[i])],
+                           float(self.impulse[i]), float(self.rate_before[i]),
+                           float(self.rate_after[i]), tuple(self.qd_before[i].tolist()),
+                           tuple(self.qd_after[i].tolist()), float(self.loss[i]),
+                           float(self.tangential[i]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def rows(self) -> list[tuple[float | str, ...]]:
+        """Every event's :meth:`ImpactEvent.row`, read from the columns."""
+        numbers = np.column_stack((self.t, self.impulse, self.tangential, self.rate_before,
+                                   self.rate_after, self.qd_before, self.qd_after,
+                                   self.loss)).tolist()
+        return [(cells[0], self.names[j], *cells[1:])
+                for cells, j in zip(numbers, self.contact.tolist())]
+
+
 @dataclass(frozen=True)
 class Trajectory:
     """Samples of one run; arrays have one row per sample time.
@@ -78,7 +139,7 @@ class Trajectory:
     stop_reason: str = "t_end"
     stop_message: str = ""
     extra: tuple[tuple[str, np.ndarray], ...] = ()
-    events: tuple[ImpactEvent, ...] = ()
+    events: ImpactEvents = field(default_factory=ImpactEvents.empty)
     units: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -99,9 +160,19 @@ class Trajectory:
 
     def with_extra(self, name: str, values: np.ndarray) -> Trajectory:
         """A copy with one more column after ``energy`` (``invariant_<name>``, ``action`` ...)."""
-        if name in self.columns:
-            raise ValueError(f"the trajectory has a column {name!r} already")
-        return replace(self, extra=(*self.extra, (name, np.asarray(values, dtype=float))))
+        return self.with_extras(((name, values),))
+
+    def with_extras(self, columns: Sequence[tuple[str, np.ndarray]], **changes: Any
+                    ) -> Trajectory:
+        """A copy with the ``columns`` (name, values) after ``energy`` in one copy (as
+        :meth:`with_extra` one after the other), and the fields ``changes`` replaced."""
+        taken = set(self.columns)
+        for name, _ in columns:
+            if name in taken:
+                raise ValueError(f"the trajectory has a column {name!r} already")
+            taken.add(name)
+        return replace(self, extra=(*self.extra, *((name, np.asarray(values, dtype=float))
+                                                   for name, values in columns)), **changes)
 
     @property
     def holonomic_names(self) -> tuple[str, ...]:
@@ -297,6 +368,10 @@ class Trajectory:
     def event_columns(self) -> list[str]:
         """The header of the table of ``simulate --events`` (:func:`lagsim.naming.events`)."""
         return naming.events(self.coordinates)
+
+    def event_rows(self) -> list[tuple[float | str, ...]]:
+        """The rows of the table of ``simulate --events`` (:meth:`ImpactEvents.rows`)."""
+        return self.events.rows()
 
     @classmethod
     def from_columns(cls, columns: Sequence[str], data: np.ndarray, name: str = "",

@@ -33,7 +33,8 @@ sticking mode first), the first that satisfies every inequality taken.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from functools import partial
 from itertools import combinations, product
 
@@ -43,6 +44,7 @@ import symengine as se
 from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.numeric.compile import NumericSystem, lambdify
+from lagsim.output.trajectory import ImpactEvents
 from lagsim.run.events import FUNCTIONS
 from lagsim.spec.system import ContactSpec, SystemSpec
 
@@ -91,6 +93,62 @@ class Impact:
     @property
     def loss(self) -> float:
         return self.energy_before - self.energy_after
+
+
+@dataclass(frozen=True)
+class Impacts:
+    """Impacts as columns (issue 27: the thousand impacts of a run in C are kept as the arrays
+    C logged them in, never one object each): ``rows`` the run's row after each, the other
+    fields :class:`Impact`'s stacked, one entry per impact ((impacts × contacts) for the
+    impulses, the rates and the tangential impulses, (impacts × coordinates) for q̇)."""
+
+    rows: np.ndarray
+    t: np.ndarray
+    impulses: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    energy_before: np.ndarray
+    energy_after: np.ndarray
+    qd_before: np.ndarray
+    qd_after: np.ndarray
+    tangential: np.ndarray
+
+    @classmethod
+    def of(cls, row: int, impact: Impact) -> Impacts:
+        """The one ``impact`` whose row is ``row``."""
+        return cls(np.array([row]), np.array([impact.t], dtype=float),
+                   *(np.asarray(v, dtype=float)[None] for v in (
+                       impact.impulses, impact.before, impact.after, impact.energy_before,
+                       impact.energy_after, impact.qd_before, impact.qd_after,
+                       impact.tangential)))
+
+    @classmethod
+    def join(cls, blocks: Sequence[Impacts], k: int, n: int) -> Impacts:
+        """``blocks`` one after the other (``k`` contacts, ``n`` coordinates)."""
+        if not blocks:
+            return cls(np.zeros(0, dtype=int), np.zeros(0), np.zeros((0, k)), np.zeros((0, k)),
+                       np.zeros((0, k)), np.zeros(0), np.zeros(0), np.zeros((0, n)),
+                       np.zeros((0, n)), np.zeros((0, k)))
+        if len(blocks) == 1:
+            return blocks[0]
+        return cls(*(np.concatenate([getattr(b, f.name) for b in blocks])
+                     for f in fields(cls)))
+
+    @property
+    def loss(self) -> np.ndarray:
+        """The energy h⁻ − h⁺ each impact took."""
+        return self.energy_before - self.energy_after
+
+    def events(self, names: Sequence[str], until: float) -> ImpactEvents:
+        """The events of the impacts up to ``until``: one per contact that took an impulse
+        (Λ ≠ 0), in order of impacts then of contacts."""
+        kept = self.t <= until
+        at, j = np.nonzero(self.impulses[kept])
+        index = np.flatnonzero(kept)[at]
+        return ImpactEvents(tuple(names), j, self.t[index], self.impulses[index, j],
+                            self.tangential[index, j], self.before[index, j],
+                            self.after[index, j], self.qd_before[index], self.qd_after[index],
+                            self.loss[index])
 
 
 def _rows(g: se.Basic, t: se.Symbol, q: list[se.Symbol], qd: list[se.Symbol]) -> list[se.Basic]:

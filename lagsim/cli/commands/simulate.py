@@ -55,4 +55,4 @@ def command(file: str, output: str, partial: str | None, events: str | None, for
                          "no impacts", Location("--events"))
     write_csv(trajectory.columns, trajectory.as_array(), target)
     if table is not None:
-        write_rows(trajectory.event_columns(), [e.row() for e in trajectory.events], table)
+        write_rows(trajectory.event_columns(), trajectory.event_rows(), table)

@@ -40,7 +40,7 @@ import numpy as np
 from lagsim.numeric import cache, ccompile
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
-from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact
+from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impacts
 from lagsim.run.engines.base import Progress
 from lagsim.run.engines.ccommon import compiler, next_call
 from lagsim.run.engines.cloop import STEPS_PER_CALL, CLoop, loop_or_refusal
@@ -52,16 +52,15 @@ Outcome = tuple[str, float, np.ndarray, int, float | None]
 contact and the next flight's first step."""
 Fly = Callable[[Watch, float, np.ndarray, float | None, Progress | None], Outcome]
 """``ImpactLoop._fly``: a flight stepped in Python."""
-Plain = list[tuple[int, Impact, int]]
-"""The impacts made in C: (the row after it, the impact, the contact)."""
+Plain = list[tuple[Impacts, np.ndarray]]
+"""The impacts made in C, a block per C call that made some: (the impacts, the contact of
+each)."""
 
-LOG = 512
+LOG = 2048
 """Impacts a C call logs at most (then it returns, and the next call goes on)."""
-THROUGH = 1e-9
-"""``ImpactLoop._through``'s bound on a gap left negative, relative to 1 + max|q|."""
 
 GAPS: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
-"""The gaps' C functions loaded in this process, by compiler and source (the parameters are
+"""The gaps' C functions loaded in this process, by compiler and gaps (the parameters are
 inputs: a sweep over them loads one)."""
 
 _P, _I, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
@@ -99,19 +98,20 @@ def _entries(lib: ctypes.CDLL) -> Entries:
 def _gaps(cc: str, contacts: Contacts) -> tuple[ctypes.CDLL, int] | None:
     """The gaps' rows as C ``lagsim_gaps(in, p, out)``, in = (t, q, q̇), p the model's
     parameters: (the library, the function's address); None when they cannot be compiled (said
-    on stderr)."""
+    on stderr). Held by compiler and gaps (:attr:`lagsim.run.contacts.Contacts.terms`): a run
+    neither prints nor compiles them again."""
     arguments, parameters, terms = contacts.terms
-    try:
-        body = ccompile.c_function("gaps", arguments, terms, parameters)
-    except Exception as exc:  # a gap C cannot print: the flights run in Python
-        cache.say_once("cimpacts-gaps", "warning: the gaps of the unilateral constraints could "
-                       "not be written as C; stepping the flights in Python instead (slower)",
-                       f"{type(exc).__name__}: {exc}")
-        return None
-    source = ("#include <math.h>\n" + body + "\nvoid lagsim_gaps(const double *in, "
-              "const double *p, double *out) { gaps(in, p, out); }\n")
 
     def build() -> tuple[ctypes.CDLL, int] | None:
+        try:
+            body = ccompile.c_function("gaps", arguments, terms, parameters)
+        except Exception as exc:  # a gap C cannot print: the flights run in Python
+            cache.say_once("cimpacts-gaps", "warning: the gaps of the unilateral constraints "
+                           "could not be written as C; stepping the flights in Python instead "
+                           "(slower)", f"{type(exc).__name__}: {exc}")
+            return None
+        source = ("#include <math.h>\n" + body + "\nvoid lagsim_gaps(const double *in, "
+                  "const double *p, double *out) { gaps(in, p, out); }\n")
         try:
             lib, _ = ccompile.build_and_load(cc, "gaps", source, ccompile.flags())
             return lib, int(ctypes.cast(lib.lagsim_gaps, ctypes.c_void_p).value or 0)
@@ -121,14 +121,15 @@ def _gaps(cc: str, contacts: Contacts) -> tuple[ctypes.CDLL, int] | None:
                            "(slower)", f"{type(exc).__name__}: {exc}")
             return None
 
-    return GAPS.get((cc, source), build)
+    return GAPS.get((cc, arguments, parameters, terms), build)
 
 
 def flights_for(problem: Problem, contacts: Contacts, bounds: Sequence[float]
                 ) -> Flights | None:
     """The C flights of ``problem``, or None where the Python flights run (the module's
     docstring); ``bounds``: UNSEEN, RATIO and ACCUMULATION of
-    :mod:`lagsim.run.engines.impacts`."""
+    :mod:`lagsim.run.engines.impacts` and THROUGH, ``ImpactLoop._through``'s bound on a gap
+    left negative (``impacts.c``'s B_UNSEEN … B_THROUGH)."""
     if problem.stop is not None or contacts.k != 1 or not np.isnan(contacts.friction[0]):
         return None
     loop = loop_or_refusal(problem)
@@ -161,12 +162,14 @@ class Flights:
         """The C loop's work space and the flights' (made by the first :meth:`fly`)."""
         self.keep = (np.ascontiguousarray(contacts.restitution, dtype=float),
                      np.ascontiguousarray(~np.isnan(contacts.friction), dtype=np.intc),
-                     np.array([CLOSED, RESTING, *bounds, THROUGH], dtype=float))
+                     np.array([CLOSED, RESTING, *bounds], dtype=float))
         """The restitutions, which contacts are rough, and the bounds (``impacts.c``'s
         B_CLOSED … B_THROUGH), kept while C reads them."""
         self.buffers: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         """The sample times, the rows C writes, its log of impacts and its state out (made by
         the first :meth:`fly`, for every call of the run)."""
+        self.steps = 0
+        """The DOP853 steps the C flights took so far in the run (bench/impacts.py)."""
         weakref.finalize(self, _free, self.entries, self.handles)
 
     def _start(self, watch: Watch, t: float, y: np.ndarray) -> int:
@@ -219,6 +222,7 @@ class Flights:
             code = entries.run(handle, times.ctypes.data, len(times), ctypes.byref(kc),
                                rows.ctypes.data, chunk, ctypes.byref(result), state.ctypes.data,
                                log.ctypes.data, LOG, ctypes.byref(logged))
+            self.steps = result.nsteps
             pos = self._record(watch, times, rows, log[:logged.value].copy(), pos, plain)
             if code == Status.IMP_REDO:
                 samples.extend(np.empty(0), np.empty((0, 0)), int(state[1 + N]))
@@ -235,7 +239,8 @@ class Flights:
                 pos: int, plain: Plain) -> int:
         """The sample rows up to the last logged impact with the row after each impact in its
         place (``ImpactLoop._row``: a sample at an impact's time is left out), in one block;
-        the impacts with their energies: the first sample row not yet taken."""
+        the impacts with their energies (one block of :class:`lagsim.run.contacts.Impacts` to
+        ``plain``): the first sample row not yet taken."""
         if not len(log):
             return pos
         numeric, samples, k = self.problem.numeric, watch.samples, self.contacts.k
@@ -245,9 +250,10 @@ class Flights:
         q, qd_before, qd_after = after[:, :n], log[:, 6 + 2 * k:6 + 2 * k + n], after[:, n:2 * n]
         before_at, next_at = log[:, 0].astype(int), log[:, 1].astype(int)
         end = int(next_at[-1])
-        kept = np.ones(end - pos, dtype=bool)
-        for first, last in zip(before_at, next_at):
-            kept[first - pos:last - pos] = False
+        inside = np.zeros(end - pos + 1, dtype=int)
+        np.add.at(inside, before_at - pos, 1)
+        np.add.at(inside, next_at - pos, -1)
+        kept = np.cumsum(inside[:-1]) == 0
         index = np.flatnonzero(kept) + pos
         at = np.searchsorted(index, before_at)
         block_t = np.insert(times[index], at, t)
@@ -259,10 +265,8 @@ class Flights:
         impulses = np.zeros((len(log), k))
         contact = log[:, 3].astype(int)
         impulses[np.arange(len(log)), contact] = log[:, 4]
-        rates_before, rates_after = log[:, 6:6 + k], log[:, 6 + k:6 + 2 * k]
-        tangential = np.zeros((len(log), k))
-        plain.extend((row, Impact(*parts), j) for row, j, parts in zip(
-            (first_row + at + np.arange(len(log))).tolist(), contact.tolist(),
-            zip(t.tolist(), impulses, rates_before, rates_after, energy_before.tolist(),
-                energy_after.tolist(), qd_before, qd_after, tangential)))
+        plain.append((Impacts(first_row + at + np.arange(len(log)), t, impulses,
+                              log[:, 6:6 + k], log[:, 6 + k:6 + 2 * k], energy_before,
+                              energy_after, qd_before, qd_after, np.zeros((len(log), k))),
+                      contact))
         return end

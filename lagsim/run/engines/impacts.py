@@ -88,7 +88,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from typing import ClassVar
 
@@ -96,8 +95,8 @@ import numpy as np
 
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError
-from lagsim.output.trajectory import ImpactEvent, Trajectory
-from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact
+from lagsim.output.trajectory import Trajectory
+from lagsim.run.contacts import CLOSED, RESTING, Contacts, Impact, Impacts
 from lagsim.run.engines.base import Engine, Progress, StepLoop
 from lagsim.run.engines.cimpacts import flights_for
 from lagsim.run.engines.python import after_step, make_solver
@@ -115,6 +114,9 @@ in one row."""
 UNSEEN = 64 * 2.220446049250313e-16
 """A rebound whose height ġ⁺²/(2a) is below UNSEEN (1 + max|q|), the rounding of the gap, could
 not be seen by the event machinery: the accumulation is passed there whatever the ratios."""
+THROUGH = 1e-9
+"""A gap below −THROUGH (1 + max|q|) at the end of a free step in which no crossing was located
+stops the run (:meth:`ImpactLoop._through`; the C flights return to Python there)."""
 ALTERNATING = 6
 """The number of last impacts that must alternate between two contacts for their accumulation
 (five flights, four ratios)."""
@@ -172,8 +174,9 @@ class ImpactLoop(StepLoop):
         self.gaps: tuple[CompiledEvent, ...] = compile_events(problem.spec, problem.numeric, tuple(
             Event("unilateral", c.gap.text, FALLING, True, c.location, f"contact '{c.name}'",
                   f"the gap of '{c.name}'") for c in problem.spec.contacts))
-        self.impulses: dict[int, np.ndarray] = {}
-        self.losses: dict[int, float] = {}
+        self.log: list[Impacts] = []
+        """The run's impacts in blocks, in order: each Python impact one, each C call's plain
+        impacts one (:meth:`_flight`)."""
         self.forces: dict[int, np.ndarray] = {}
         self.history: list[list[float]] = [[] for _ in problem.spec.contacts]
         self.order: list[tuple[float, int]] = []
@@ -182,8 +185,8 @@ class ImpactLoop(StepLoop):
         self.hint: dict[int, int] = {}
         """The mode (0 sticks, ±1 slides) a contact takes at the start of the next held
         phase, set where it changed its mode."""
-        self.impacts: list[Impact] = []
-        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION))
+        self.flights = flights_for(problem, self.contacts, (UNSEEN, RATIO, ACCUMULATION,
+                                                              THROUGH))
         """The free flights in C (:mod:`lagsim.run.engines.cimpacts`), or None."""
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
@@ -238,8 +241,9 @@ class ImpactLoop(StepLoop):
                 trajectory = watch.samples.stopped(t)
                 break
             h = self._first_step(t, y, hit, h)
-        self._say()
-        return self._columns(trajectory)
+        impacts = Impacts.join(self.log, self.contacts.k, self.contacts.n)
+        self._say(impacts)
+        return self._columns(trajectory, impacts)
 
     def _flight(self, watch: Watch, t: float, y: np.ndarray, h: float | None,
                 progress: Progress | None
@@ -249,12 +253,12 @@ class ImpactLoop(StepLoop):
         if self.flights is None:
             return self._fly(watch, t, y, h, progress)
         outcome, plain = self.flights.fly(watch, t, y, h, progress, self.history, self._fly)
-        for row, impact, hit in plain:
-            self.impacts.append(impact)
-            self.impulses[row] = impact.impulses
-            self.losses[row] = impact.loss
-            self.history[hit].append(impact.t)
-            self.order.append((impact.t, hit))
+        for impacts, hits in plain:
+            self.log.append(impacts)
+            times = impacts.t.tolist()
+            for i, history in enumerate(self.history):
+                history.extend(impacts.t[hits == i].tolist())
+            self.order.extend(zip(times, hits.tolist()))
         return outcome
 
     def _stop_sign(self, t: float, y: np.ndarray) -> float:
@@ -273,7 +277,6 @@ class ImpactLoop(StepLoop):
         form, contacts = self.problem.form, self.contacts
         q, qd = form.unpack(t, y)
         qd_after, impact = contacts.impact(t, q, qd, hit)
-        self.impacts.append(impact)
         y = form.initial(t, q, qd_after)
         self._row(watch, t, y, impact)
         times = self.history[hit]
@@ -291,7 +294,6 @@ class ImpactLoop(StepLoop):
                           contacts.rates(t_inf, q_inf, qd_inf), impact.energy_after,
                           contacts.numeric.energy(t_inf, q_inf, qd_inf), qd_after.copy(),
                           qd_inf.copy(), -slide * factor)
-            self.impacts.append(stop)
             y = form.initial(t_inf, q_inf, qd_inf)
             self._row(watch, t_inf, y, stop, fill=True)
             form.report(f"contact '{contacts.names[hit]}': the impacts accumulate at "
@@ -331,7 +333,6 @@ class ImpactLoop(StepLoop):
         stop = Impact(t_inf, normal, contacts.rates(t, q, qd), contacts.rates(t_inf, q_inf, qd_inf),
                       impact.energy_after, contacts.numeric.energy(t_inf, q_inf, qd_inf),
                       qd.copy(), qd_inf.copy(), tangential)
-        self.impacts.append(stop)
         y = form.initial(t_inf, q_inf, qd_inf)
         self._row(watch, t_inf, y, stop, fill=True)
         form.report(f"contacts {' and '.join(repr(contacts.names[i]) for i in pair)}: the "
@@ -449,10 +450,8 @@ class ImpactLoop(StepLoop):
             k += 1
         samples.extend(np.empty(0), np.empty((0, 0)), k)
         samples.add(t, y, project=False)
-        row = samples.count - 1
         if impact is not None:
-            self.impulses[row] = impact.impulses
-            self.losses[row] = impact.loss
+            self.log.append(Impacts.of(samples.count - 1, impact))
 
     def _sample_until(self, watch: Watch, step: Step, end: float) -> None:
         """The sample times of ``step`` before ``end``."""
@@ -508,7 +507,7 @@ class ImpactLoop(StepLoop):
         obstacle."""
         q, qd = self.problem.form.unpack(step.t, step.y)
         g = self.contacts.evaluate(step.t, q, qd)[0]
-        bad = np.flatnonzero(g < -1e-9 * (1.0 + float(np.abs(q).max(initial=0.0))))
+        bad = np.flatnonzero(g < -THROUGH * (1.0 + float(np.abs(q).max(initial=0.0))))
         if bad.size:
             raise IntegrationError(f"the gap of '{self.contacts.names[int(bad[0])]}' is "
                                    f"{g[bad[0]]:.6g}: a crossing was not located; give a smaller "
@@ -748,32 +747,24 @@ class ImpactLoop(StepLoop):
         for j, f in enumerate(forces):
             self.forces[first + j] = f
 
-    def _columns(self, trajectory: Trajectory) -> Trajectory:
+    def _columns(self, trajectory: Trajectory, impacts: Impacts) -> Trajectory:
         """``trajectory`` with the columns ``impulse_<c>``, ``contact_force_<c>`` and
-        ``impact_energy_loss``."""
+        ``impact_energy_loss`` and the events of ``impacts``, read from their arrays."""
         rows, names = len(trajectory.t), self.contacts.names
         impulse = np.zeros((rows, len(names)))
         force = np.zeros((rows, len(names)))
         loss = np.zeros(rows)
-        for row, values in self.impulses.items():
-            impulse[row] = values
-            loss[row] = self.losses[row]
+        impulse[impacts.rows] = impacts.impulses
+        loss[impacts.rows] = impacts.loss
         for row, values in self.forces.items():
             force[row] = values
-        for j, name in enumerate(names):
-            trajectory = trajectory.with_extra(naming.impulse(name), impulse[:, j])
-        for j, name in enumerate(names):
-            trajectory = trajectory.with_extra(naming.contact_force(name), force[:, j])
-        events = tuple(ImpactEvent(i.t, names[j], float(i.impulses[j]), float(i.before[j]),
-                                   float(i.after[j]), tuple(i.qd_before.tolist()),
-                                   tuple(i.qd_after.tolist()), i.loss,
-                                   float(i.tangential[j]))
-                       for i in self.impacts if i.t <= trajectory.t[-1]
-                       for j in i.impulses.nonzero()[0].tolist())
-        return replace(trajectory.with_extra(naming.IMPACT_LOSS, loss), events=events)
+        return trajectory.with_extras(
+            [*((naming.impulse(name), impulse[:, j]) for j, name in enumerate(names)),
+             *((naming.contact_force(name), force[:, j]) for j, name in enumerate(names)),
+             (naming.IMPACT_LOSS, loss)], events=impacts.events(names, trajectory.t[-1]))
 
-    def _say(self) -> None:
-        if not self.impacts:
+    def _say(self, impacts: Impacts) -> None:
+        if not len(impacts.t):
             return
-        lost = sum(i.loss for i in self.impacts)
-        self.problem.form.report(f"impacts: {len(self.impacts)}, energy lost {lost:.6g}")
+        lost = sum(impacts.loss.tolist())
+        self.problem.form.report(f"impacts: {len(impacts.t)}, energy lost {lost:.6g}")

@@ -1,6 +1,7 @@
 """``lagsim lqr`` and ``simulate --controller lqr`` (issue 28): the gain against scipy on
 hand-written linear models, the closed loop's own linearization, the nonlinear cart-pole brought
-back upright, the actuator limit, and controllability (Kalman's rank, uncontrollable modes).
+back upright, the actuator limit, and controllability (Kalman's rank, uncontrollable modes);
+a knife edge (a velocity constraint) designed on the tangent space of its linearized constraint.
 
 The linear models are written from the equations of motion (seed ``001_80d65b968ce3cb18.txt``
 §10.7): the cart-pole about upright has M = [[mc + mp, mp l], [mp l, mp l²]] and the stiffness

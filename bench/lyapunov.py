@@ -42,10 +42,10 @@ Many starts (``--ueda-starts N --ueda-t T``, :func:`ueda_starts`; results in
 bench/lyapunov_results.md): 16 starts × T = 3000 give lagsim 0.1014 ± 0.0013 (mean ± standard
 error; standard deviation 0.0051 between starts) and the plain RK4 0.1011 ± 0.0016: the pages'
 0.0999 lies 1.2 and 0.7 standard errors below, so lagsim agrees with it within its statistical
-error, and the single 10⁴ run's 0.111 was a start ~3.5σ high (σ ≈ 0.0028 at 10⁴). The tolerance and the
-renormalization interval do not move it: on one trajectory over 100 time units rtol 1e-10 and
-1e-8 differ by 1.2e-4 (the trajectories themselves part by then), and renormalizing every 0.5
-instead of 2 changes the largest exponent in the 9th digit (one vector: the interval only
+error, and the single 10⁴ run's 0.111 was a start ~3.5σ high (σ ≈ 0.0028 at 10⁴). The tolerance
+and the renormalization interval do not move it: on one trajectory over 100 time units rtol
+1e-10 and 1e-8 differ by 1.2e-4 (the trajectories themselves part by then), and renormalizing
+every 0.5 instead of 2 leaves the 8 digits printed unchanged (one vector: the interval only
 guards against overflow). Sprott's book (*Chaos and Time-Series Analysis*, 2003) is said to
 tabulate the exponents of Ueda's oscillator too; no stored source shows its value, so none is
 quoted.

@@ -39,16 +39,15 @@ underestimates that 3-fold), lagsim's run lies within that scatter, and the page
 would need runs of ~10⁶ time units or many starts (``lagsim lyapunov --starts``).
 
 Many starts (``--ueda-starts N --ueda-t T``, :func:`ueda_starts`; results in
-bench/lyapunov_results.md): 16 starts × T = 3000 give lagsim 0.1014 ± 0.0013 (mean ± standard
-error; standard deviation 0.0051 between starts) and the plain RK4 0.1011 ± 0.0016: the pages'
-0.0999 lies 1.2 and 0.7 standard errors below, so lagsim agrees with it within its statistical
-error, and the single 10⁴ run's 0.111 was a start ~3.5σ high (σ ≈ 0.0028 at 10⁴). The tolerance
-and the renormalization interval do not move it: on one trajectory over 100 time units rtol
-1e-10 and 1e-8 differ by 1.2e-4 (the trajectories themselves part by then), and renormalizing
-every 0.5 instead of 2 leaves the 8 digits printed unchanged (one vector: the interval only
-guards against overflow). Sprott's book (*Chaos and Time-Series Analysis*, 2003) is said to
-tabulate the exponents of Ueda's oscillator too; no stored source shows its value, so none is
-quoted.
+bench/lyapunov_results.md): 11 starts × T = 6000 give lagsim 0.1031 ± 0.0009 (mean ± standard
+error; standard deviation 0.0028 between starts) and the plain RK4 from the same starts 0.1025 ±
+0.0015, which agree; the pages' 0.0999 lies 3.8 of lagsim's standard errors below, within ~1.5 σ
+of the single run the pages report (σ ≈ 0.002 for a run of 10⁴). The tolerance and the
+renormalization interval do not move it: on one trajectory over 100 time units rtol 1e-10 and
+1e-8 differ by 1.2e-4 (the trajectories themselves part by then), and renormalizing every 0.5
+instead of 2 leaves the 8 digits printed unchanged (one vector: the interval only guards against
+overflow). Sprott's book (*Chaos and Time-Series Analysis*, 2003) is said to tabulate the
+exponents of Ueda's oscillator too; no stored source shows its value, so none is quoted.
 """
 
 from __future__ import annotations

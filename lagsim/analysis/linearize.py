@@ -90,6 +90,9 @@ class Linearization:
     singular: bool
     independent: tuple[str, ...] = ()
     """The coordinates z stands for (δq = N z with N[independent] = I)."""
+    independent_rates: tuple[str, ...] = ()
+    """The coordinates whose rates u stands for (δq̇ = N N_v u, and N_v is the identity on them:
+    u are those coordinates' velocities); ``independent`` without velocity constraints."""
 
     @property
     def dof(self) -> int:
@@ -417,13 +420,14 @@ def linearize(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> Linearizati
             raise InputError("a velocity constraint's offset c(q) changes with q at this "
                              "equilibrium; the linearization of such constraints is not "
                              "supported")
-        Nv, _ = null_space(vel @ N, N.shape[1])
+        Nv, rates = null_space(vel @ N, N.shape[1])
     else:
-        Nv = np.eye(N.shape[1])
+        Nv, rates = np.eye(N.shape[1]), list(range(N.shape[1]))
     G = N @ Nv
     Mr = G.T @ M0 @ G
     singular = bool(Mr.size) and (not np.all(np.isfinite(Mr))
                                   or np.linalg.cond(Mr) > 1.0 / SINGULAR_RCOND)
     return Linearization(q=q, lam=lam, M0=M0, D=D, K=K, N=N, Nv=Nv,
                          velocity_constraints=bool(vel.size), singular=singular,
-                         independent=tuple(eqs.names[i] for i in independent))
+                         independent=tuple(eqs.names[i] for i in independent),
+                         independent_rates=tuple(eqs.names[independent[i]] for i in rates))

@@ -14,6 +14,28 @@ holding the range of B, built by the orthogonal staircase (Van Dooren 1981) rath
 ill-conditioned matrix [B, AB, …, Aⁿ⁻¹B], whose rank it equals. The uncontrollable modes are the
 eigenvalues of A on the orthogonal complement Vu (A is block triangular in [Vc, Vu]); a gain that
 stabilizes exists exactly when each has Re s < 0 (stabilizability).
+
+**Velocity constraints** a(q) q̇ = 0 (nonholonomic: a knife edge, a rolling disk) restrict the
+rates, not the configuration: the linearization's state is x = (z, u) with δq = N z and
+δq̇ = N N_v u (:mod:`lagsim.analysis.linearize`), k coordinates but only k_v < k rates, so the
+design is on the tangent space of the linearized constraints (holonomic rows on δq and δq̇, the
+velocity rows a(q*) δq̇ = 0). At rest a velocity constraint exerts no force, so the states at
+rest form a family: every q near q* with q̇ = 0 is an equilibrium of the unforced system, and the
+linearization has zero roots along the k − k_v configuration directions that the allowed rates
+cannot reach back (a knife edge's sideways position: the linearized constraint says its rate is
+0). No input moves them, so (A, B) is not controllable and no gain makes them decay
+(Brockett 1983: such a system has no smooth static feedback that is asymptotically stable). When
+those are the only uncontrollable directions and they stay put (A restricted to Vu is 0:
+each is an equilibrium, no rate drifts it), the gain is designed on the controllable subspace:
+K = K_c Vcᵀ with K_c the LQR gain of (Vcᵀ A Vc, Vcᵀ B, Vcᵀ Q Vc, R); the closed loop's roots are
+those of A_c − B_c K_c and the zeros of Vu, which stay (the loop holds the rest and leaves
+those coordinates where the motion takes them). An uncontrollable rate (a glide no input
+brakes) is a Jordan block of the zero root and still refuses the design.
+
+The gain's columns are the entries of x = (z, u), which are entries of the full state (q, q̇):
+with T = diag(N, N N_v) the map x ↦ δ(q, q̇), the selection P of those entries satisfies P T = I
+(N and N_v are the identity on them, coordinate partitioning), so u = −K P δ(q, q̇) is the law
+K T⁺ δ(q, q̇) on the tangent space, where the motion stays.
 """
 
 from __future__ import annotations
@@ -260,16 +282,13 @@ def design(spec: SystemSpec, model: Model, at: Mapping[str, float] | str | None 
                          "'torques'", spec.location)
     point = equilibrium_point(spec, model, at)
     lin = linearize(point.eqs, point.q, point.lam)
-    if lin.velocity_constraints:
-        raise InputError(f"system '{model.name}' has velocity constraints; lagsim lqr designs "
-                         "on the tangent space of holonomic constraints only", spec.location)
     S, Btau = lin.state_space()
     auto = autonomous_model(model, spec)
     B = Btau @ input_matrix(auto.model, inputs, point.q)
     names = point.eqs.names
-    state = (*lin.independent, *(naming.velocity(c) for c in lin.independent))
+    state = (*lin.independent, *(naming.velocity(c) for c in lin.independent_rates))
     index = [names.index(c) for c in lin.independent]
-    x0 = (*(float(point.q[i]) for i in index), *(0.0 for _ in index))
+    x0 = (*(float(point.q[i]) for i in index), *(0.0 for _ in lin.independent_rates))
     Qm = weights(Q, state, "--Q", positive=False)
     Rm = weights(R, inputs, "--R", positive=True)
     n = len(state)
@@ -279,23 +298,40 @@ def design(spec: SystemSpec, model: Model, at: Mapping[str, float] | str | None 
     hidden = _roots(np.linalg.eigvals(Vu.T @ S @ Vu)) if Vu.shape[1] else ()
     directions = _directions(Vu, state) if Vu.shape[1] else ()
     unstable = [s for s in hidden if s.real >= -STABLE_MARGIN * scale]
+    family = (lin.velocity_constraints and bool(unstable)
+              and float(np.max(np.abs(Vu.T @ S @ Vu))) <= STABLE_MARGIN * scale)
+    notes = point.notes
     K: np.ndarray | None = None
     reason = ""
     closed: tuple[complex, ...] = ()
-    if unstable:
+    if unstable and not family:
         reason = ("not stabilizable: the uncontrollable mode" + "s" * (len(unstable) > 1)
                   + f" s = {', '.join(map(_root_text, unstable))} "
                   + ("is" if len(unstable) == 1 else "are") + " not stable, and no feedback "
                   "moves " + ("it" if len(unstable) == 1 else "them"))
+        if lin.velocity_constraints and all(abs(s) <= STABLE_MARGIN * scale for s in unstable):
+            reason += (" (not only rest states the velocity constraints leave: a rate no input "
+                       "reaches drifts them)")
     else:
+        Vc = basis if family else np.eye(n)
+        if family:
+            notes = (*notes, "velocity constraints: the states at rest form a family, and "
+                     f"{'; '.join(directions)} (s = 0) no input reaches; the gain is designed "
+                     f"on the controllable subspace (dimension {basis.shape[1]}) and leaves "
+                     f"{'it' if len(directions) == 1 else 'them'} where the motion takes "
+                     f"{'it' if len(directions) == 1 else 'them'}")
+        Sc, Bc = Vc.T @ S @ Vc, Vc.T @ B
         try:
-            P = solve_continuous_are(S, B, Qm, Rm)
+            P = solve_continuous_are(Sc, Bc, Vc.T @ Qm @ Vc, Rm)
         except (np.linalg.LinAlgError, ValueError) as exc:
             reason = f"the Riccati equation has no stabilizing solution ({exc}); raise Q"
         else:
-            K = np.linalg.solve(Rm, B.T @ P)
+            Kc = np.linalg.solve(Rm, Bc.T @ P)
+            K = Kc @ Vc.T
+            if family:
+                K[np.abs(K) < 1e-12 * float(np.max(np.abs(K), initial=0.0))] = 0.0
             closed = _roots(np.linalg.eigvals(S - B @ K))
-            if any(s.real >= -STABLE_MARGIN * scale for s in closed):
+            if any(s.real >= -STABLE_MARGIN * scale for s in np.linalg.eigvals(Sc - Bc @ Kc)):
                 reason = ("the Riccati solution does not stabilize (closed-loop s = "
                           f"{', '.join(map(_root_text, closed))}); raise the weights Q of the "
                           "unstable states")
@@ -306,7 +342,7 @@ def design(spec: SystemSpec, model: Model, at: Mapping[str, float] | str | None 
         inputs=inputs, u0=u0, state=state, x0=x0, A=S, B=B, Q=Qm, R=Rm, K=K,
         open_loop=_roots(np.linalg.eigvals(S)), closed_loop=closed, rank=basis.shape[1],
         uncontrollable=hidden, uncontrollable_directions=directions, reason=reason,
-        notes=point.notes)
+        notes=notes)
 
 
 def feedback(spec: SystemSpec, model: Model, options: SimulateOptions) -> Feedback:

@@ -122,7 +122,7 @@ def test_coordinates_held_at_zero_get_no_panel_but_a_note(monkeypatch) -> None:
     assert [line.get_label() for line in coords.lines] == ["θ1", "θ2"]   # the names rule
     assert [line.get_label() for line in velocities.lines] == ["θ̇1", "θ̇2"]
     notes = [t.get_text() for t in coords.get_legend().get_texts()]
-    assert notes[2:] == [f"{q} ≡ 0 (a constraint)" for q in ("beta", "gamma", "z1", "z2")]
+    assert notes[2:] == [f"{q} ≡ 0 (a constraint)" for q in ("β", "γ", "z1", "z2")]
     phase = figure_of(monkeypatch, "double_pendulum_constrained", "--t-end", "1", "--kind",
                       "phase")
     assert [ax.get_xlabel() for ax in phase.axes] == ["θ1", "θ2"]

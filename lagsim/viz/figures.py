@@ -332,7 +332,9 @@ def _shown(table: Table, info: Quantities) -> tuple[list[str], list[str], tuple[
     held = held_coordinates(table) if info.held is None else info.held
     coords = [q for q in table.coordinates if q not in held]
     velocities = [v for v in table.velocities if naming.rate_of(v) not in held]
-    notes = tuple(f"{q} ≡ 0 (a constraint)" for q in table.coordinates if q in held)
+    from lagsim.symbolic.names import text
+
+    notes = tuple(f"{text(q)} ≡ 0 (a constraint)" for q in table.coordinates if q in held)
     return coords, velocities, notes
 
 

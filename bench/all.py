@@ -71,6 +71,7 @@ BENCHES = (
     Bench("rigid_bodies"),
     Bench("export", quick=("--reps", "1")),
     Bench("fixed_cost"),
+    Bench("build"),
     Bench("impacts", writes=("bench/impacts_results.md",), prints=False),
     Bench("lyapunov"),
     Bench("sensitivity"),

@@ -1,4 +1,4 @@
-"""Build time (issue 31, "Build"): whole processes, cold cache, side by side in one run, with ratios.
+"""Build time (issue 31, "Build"): whole processes, cold cache, side by side, with ratios.
 
 For the planar n-chain of ``lagsim.spec.chains`` (minimal coordinates) at each ``--sizes`` n:
 

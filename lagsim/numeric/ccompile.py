@@ -45,6 +45,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,12 +87,30 @@ RUNTIME = csource.read("runtime.c")
 that needs it: the model libraries and the C step loops."""
 
 
+def dop853_coefficients() -> types.ModuleType:
+    """scipy's module ``scipy.integrate._ivp.dop853_coefficients`` (it imports only NumPy),
+    executed from its file without importing the package ``scipy.integrate`` (half a second of
+    a cold build; the module's file is located by :func:`importlib.util.find_spec` of scipy,
+    the same file the package import would run)."""
+    if "scipy.integrate._ivp.dop853_coefficients" in sys.modules:
+        return sys.modules["scipy.integrate._ivp.dop853_coefficients"]
+    scipy = importlib.util.find_spec("scipy")
+    if scipy is None or scipy.origin is None:
+        raise ImportError("scipy is not installed")
+    path = Path(scipy.origin).parent / "integrate" / "_ivp" / "dop853_coefficients.py"
+    spec = importlib.util.spec_from_file_location("lagsim_dop853_coefficients", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def dop853_source(n: int) -> str:
     """One accepted DOP853 step in C, the algorithm of scipy's ``RungeKutta._step_impl`` with
     DOP853's error norm, stage for stage (the coefficients are scipy's, printed exactly), so
     that the steps and evaluations are those of ``scipy.integrate.DOP853``."""
-    from scipy.integrate._ivp import dop853_coefficients as d
-
+    d = dop853_coefficients()
     stages = d.N_STAGES
 
     def array(name: str, values) -> str:

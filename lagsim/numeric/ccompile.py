@@ -224,6 +224,10 @@ UNITS = 2
 """The translation units a model's pieces are compiled in, at once (:func:`_compile`): the
 cores of the machine issue 31 measures on; more units on a machine of more cores gain little
 (each unit also pays gcc's start)."""
+SPLIT_AT = 60_000
+"""Pieces of fewer characters than this stay in one translation unit: the 8-chain's 13 kB of
+pieces compiled apart took 1.25 s of wall time against 1.0 s in one unit (gcc's start and the
+link cost more than the work shared), the 32-chain's 190 kB are 97 % of gcc's CPU."""
 _TEMPORARY = re.compile(r"\bx(\d+)\b")
 _DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
 _LOADED = re.compile(r"^    const double ([ap]_\d+) = ")
@@ -358,9 +362,10 @@ def split_units(source: str, units: int) -> list[str]:
     :data:`PIECE` and :data:`PIECE_END`), then at most ``units`` texts of the pieces, each with
     ``<math.h>``, dealt by size to the lightest unit so far (gcc's time grows with a piece's
     statements). The pieces use only their arguments and ``<math.h>``; their prototypes stay in
-    the first unit. A source without pieces is one unit."""
+    the first unit. A source of less than :data:`SPLIT_AT` characters of pieces is one
+    unit."""
     found = _PIECES.findall(source)
-    if not found or units < 2:
+    if units < 2 or sum(map(len, found)) < SPLIT_AT:
         return [source]
     rest = _PIECES.sub("", source)
     groups: list[list[str]] = [[] for _ in range(min(units, len(found)))]

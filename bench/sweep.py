@@ -36,10 +36,11 @@ from lagsim.sweep import core as sw
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def job_and_plan(runs: int) -> tuple[sw.Job, sw.Plan]:
+def job_and_plan(runs: int, t_end: float = 10.0) -> tuple[sw.Job, sw.Plan]:
     text, label, stem = read_source("double_pendulum")
     plan = sw.Plan(("theta2",), np.linspace(1.0, 2.0, runs).reshape(runs, 1))
-    job = sw.Job(text, label, stem, {"t_end": "10"}, {}, {}, plan.names, runs=runs).keyed()
+    job = sw.Job(text, label, stem, {"t_end": repr(t_end)}, {}, {}, plan.names,
+                 runs=runs).keyed()
     return job, plan
 
 
@@ -48,6 +49,53 @@ def timed(job: sw.Job, plan: sw.Plan, scheduler: str | None, workers: int | None
     start = time.perf_counter()
     rows = sw.execute(job, plan, scheduler, workers)
     return time.perf_counter() - start, rows
+
+
+def same_rows(a: list[sw.Row], b: list[sw.Row]) -> bool:
+    """Both sweeps' rows in run order with the same numbers, digit for digit."""
+    return all(x.index == y.index and list(map(repr, x.numbers)) == list(map(repr, y.numbers))
+               for x, y in zip(a, b, strict=True))
+
+
+def cluster(runs: int, t_end: float, workers: int) -> list[str]:
+    """Issue 31's sweep figure: ``runs`` runs of ``t_end`` s on a Dask ``LocalCluster`` of
+    ``workers`` single-threaded worker processes, started once before the timing (its start
+    is timed apart), against one process (``--scheduler synchronous``), in turns, twice each;
+    the lines of the results."""
+    from distributed import LocalCluster
+
+    job, plan = job_and_plan(runs, t_end)
+    sw.run_one(job, 0, plan.values[0])
+    start = time.perf_counter()
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, host="127.0.0.1") as local:
+        started = time.perf_counter() - start
+        timed(job, plan, local.scheduler_address, None)  # each worker compiles/loads once
+        serial, on_cluster = [], []
+        for _ in range(2):
+            t, rows_serial = timed(job, plan, "synchronous", None)
+            serial.append(t)
+            t, rows_cluster = timed(job, plan, local.scheduler_address, None)
+            on_cluster.append(t)
+    same = same_rows(rows_serial, rows_cluster)
+    size = len(sw.chunks(list(range(1, runs)), plan.values, rows_serial[0].seconds, workers)[0])
+    return [
+        f"## {runs} runs of {t_end:g} s on a {workers}-worker Dask LocalCluster (issue 31)",
+        "",
+        f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}; rows of the cluster and "
+        f"of the one-process sweep identical and in run order: {same}; runs per task "
+        f"(lagsim.sweep.core.chunks, about {sw.CHUNK_SECONDS} s of work each): {size}.",
+        "",
+        "| way | wall s (fastest of 2) | one process / this |",
+        "| --- | ---: | ---: |",
+        f"| one process (`--scheduler synchronous`) | {min(serial):.2f} | 1 |",
+        f"| LocalCluster, {workers} workers, already started | {min(on_cluster):.2f} | "
+        f"{min(serial) / min(on_cluster):.2f}× |",
+        "",
+        f"The cluster's own start (not in the figures above): {started:.1f} s. Goal (issue 31): "
+        f"≥ 1.6× on a quiet machine.",
+        "",
+    ]
 
 
 def shell_loop(count: int, values: np.ndarray) -> float:
@@ -99,6 +147,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=sw.default_workers())
     parser.add_argument("--shell-runs", type=int, default=5)
     parser.add_argument("--machinery-runs", type=int, default=200)
+    parser.add_argument("--cluster", type=int, default=2000, metavar="RUNS",
+                        help="runs of --cluster-t-end s on a LocalCluster (0: none)")
+    parser.add_argument("--cluster-t-end", type=float, default=2.0)
     parser.add_argument("--out", default=str(ROOT / "bench" / "sweep_results.md"))
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
@@ -108,8 +159,7 @@ def main() -> None:
     print(f"one process: {serial:.1f} s", flush=True)
     pool, rows_pool = timed(job, plan, None, args.workers)
     print(f"process pool: {pool:.1f} s", flush=True)
-    same = all(list(map(repr, a.numbers)) == list(map(repr, b.numbers))
-               for a, b in zip(rows_serial, rows_pool, strict=True))
+    same = same_rows(rows_serial, rows_pool)
     per_shell = shell_loop(args.shell_runs, plan.values[:, 0])
     swept, bare = machinery(args.machinery_runs)
     run_time = float(np.mean([r.seconds for r in rows_pool]))
@@ -142,6 +192,8 @@ def main() -> None:
         f"{100 * (swept - bare) / bare:.1f} % more.",
         "",
     ]
+    if args.cluster:
+        lines += cluster(args.cluster, args.cluster_t_end, args.workers)
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")

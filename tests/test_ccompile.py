@@ -432,3 +432,52 @@ def test_build_and_load_keys_by_source_and_options_and_checks_the_key(monkeypatc
         ccompile.build_and_load(cc, "test", lambda: source, ccompile.flags())
     with pytest.raises(cache.Foreign):
         ccompile._open_checked(lib._name, other)
+
+
+def test_pieces_in_their_own_translation_units_compute_the_same_bits(tmp_path, monkeypatch):
+    """A model's pieces compiled in translation units of their own (issue 31, build time)
+    give the library of one unit bit for bit: the 4-chain with pieces of 15 statements,
+    split_units keeping each piece exactly once (when asked to split pieces this small), M and F
+    equal to the last bit at random states."""
+    import ctypes
+
+    monkeypatch.setattr(ccompile, "CHUNK", 15)
+    monkeypatch.setattr(ccompile, "_IDENTITY", {})
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cache"))
+    sources = []
+    compile_source = ccompile._compile
+
+    def keep(cc, source, options, work):
+        sources.append(source)
+        return compile_source(cc, source, options, work)
+
+    monkeypatch.setattr(ccompile, "_compile", keep)
+    model = build_model(parse_spec(chain_yaml(4), "chain.yaml"))
+    compile_model(model)
+    source = next(s for s in sources if ccompile.PIECE in s)
+    assert ccompile.split_units(source, 2) == [source]  # too small to gain
+    monkeypatch.setattr(ccompile, "SPLIT_AT", 0)
+    units = ccompile.split_units(source, 2)
+    pieces = source.count(ccompile.PIECE_END)
+    assert len(units) == 3 and pieces > 4
+    assert [u.count(ccompile.PIECE_END) for u in units[:1]] == [0]
+    assert sum(u.count(ccompile.PIECE_END) for u in units[1:]) == pieces
+    libraries = []
+    for count in (1, 2):
+        monkeypatch.setattr(ccompile, "UNITS", count)
+        work = tmp_path / f"units{count}"
+        work.mkdir()
+        built = compile_source(ccompile.compiler(), source, ccompile.flags(), work)
+        assert len(list(work.glob("*.o"))) == (0 if count == 1 else 3)
+        libraries.append(ctypes.CDLL(str(built)))
+    rng = np.random.default_rng(7)
+    size, inputs = 4 * 4 + 4, 1 + 2 * 4
+    outs = [np.zeros(size) for _ in libraries]
+    double = ctypes.POINTER(ctypes.c_double)
+    parameters = np.array([1.0, 1.0, 9.81])
+    for _ in range(20):
+        x = rng.uniform(-3, 3, inputs)
+        for lib, out in zip(libraries, outs):
+            lib.lagsim_dynamics(x.ctypes.data_as(double), parameters.ctypes.data_as(double),
+                                out.ctypes.data_as(double))
+        assert outs[0].tobytes() == outs[1].tobytes() and np.abs(outs[0]).max() > 0

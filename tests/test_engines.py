@@ -166,3 +166,25 @@ def test_the_skeleton_passes_a_failed_run_through_and_frees_it() -> None:
     with pytest.raises(FailedRun) as info:
         loop.run()
     assert info.value is inner and loop.freed == 1
+
+
+def test_the_python_loop_steps_with_one_blas_thread_and_restores_the_count() -> None:
+    """lagsim.run.threads: inside a run in Python every BLAS library loaded has one thread,
+    whatever it had before (here 2, set through threadpoolctl); after the run the count is
+    back."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    spec, model = _model("double_pendulum")
+    options = SimulateOptions.resolve(spec.simulate, {"t_end": 0.05, "method": "BDF"})
+    seen: list[set[int]] = []
+
+    def progress(_t: float) -> None:
+        seen.append({lib["num_threads"] for lib in threadpool_info()
+                     if lib["user_api"] == "blas"})
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+        driver.run_python(Problem.build(spec, model, options), progress)
+        after = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+    assert before == after == {2}
+    assert seen and all(counts == {1} for counts in seen)

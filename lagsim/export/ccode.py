@@ -33,7 +33,7 @@ from lagsim import __version__, naming
 from lagsim.errors import InputError, Location
 from lagsim.export.units import output_units
 from lagsim.numeric import csource
-from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_source
+from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_coefficients, dop853_source
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
@@ -276,8 +276,6 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
     options = options or export_options(spec)
     lay = layout(spec, model, options)
     P = lay.prefix
-    from scipy.integrate._ivp import dop853_coefficients
-
     common = dict(P=P, NAME=lay.name, VERSION=__version__)
     constraints = (f"Constraints ({lay.m} rows: {', '.join(lay.constraints)}) enter by the "
                    f"{lay.formulation} form with Baumgarte's stabilization, alpha and beta the "
@@ -323,7 +321,7 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         NEVENT=int(bool(lay.stop_when)), PROJECTION=int(lay.projection),
         N=lay.n, M=lay.m, MH=len(lay.holonomic), NPM=len(model.parameters),
         HOLONOMIC=", ".join(map(str, (*lay.holonomic, 0))), NPOS=len(lay.positions),
-        DOP853=dop853_source(lay.n), STAGES=dop853_coefficients.N_STAGES)
+        DOP853=dop853_source(lay.n), STAGES=dop853_coefficients().N_STAGES)
     main = csource.fill(template("main.c"), **common, T0=repr(lay.t0), T_END=repr(lay.t_end),
                         SAMPLES=lay.samples)
     return lay, {f"{P}.h": header, f"{P}.c": body, "main.c": main}

@@ -45,6 +45,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,12 +87,30 @@ RUNTIME = csource.read("runtime.c")
 that needs it: the model libraries and the C step loops."""
 
 
+def dop853_coefficients() -> types.ModuleType:
+    """scipy's module ``scipy.integrate._ivp.dop853_coefficients`` (it imports only NumPy),
+    executed from its file without importing the package ``scipy.integrate`` (half a second of
+    a cold build; the module's file is located by :func:`importlib.util.find_spec` of scipy,
+    the same file the package import would run)."""
+    if "scipy.integrate._ivp.dop853_coefficients" in sys.modules:
+        return sys.modules["scipy.integrate._ivp.dop853_coefficients"]
+    scipy = importlib.util.find_spec("scipy")
+    if scipy is None or scipy.origin is None:
+        raise ImportError("scipy is not installed")
+    path = Path(scipy.origin).parent / "integrate" / "_ivp" / "dop853_coefficients.py"
+    spec = importlib.util.spec_from_file_location("lagsim_dop853_coefficients", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def dop853_source(n: int) -> str:
     """One accepted DOP853 step in C, the algorithm of scipy's ``RungeKutta._step_impl`` with
     DOP853's error norm, stage for stage (the coefficients are scipy's, printed exactly), so
     that the steps and evaluations are those of ``scipy.integrate.DOP853``."""
-    from scipy.integrate._ivp import dop853_coefficients as d
-
+    d = dop853_coefficients()
     stages = d.N_STAGES
 
     def array(name: str, values) -> str:
@@ -124,10 +143,11 @@ Functions = Sequence[tuple[str, Sequence[se.Symbol], Sequence[se.Basic]]]
 
 
 def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
-               parameters: Sequence[se.Symbol] = ()) -> str:
+               parameters: Sequence[se.Symbol] = (), split: bool = False) -> str:
     """``static void name(const double *in, const double *p, double *out)``: out[i] =
     exprs[i] at in = args and p = parameters, every floating-point number written exactly
-    (:func:`c_double`)."""
+    (:func:`c_double`). ``split``: a long function's pieces (:func:`_chunked`) are marked for
+    translation units of their own (:func:`split_units`)."""
     dummies = [se.Symbol(f"a_{i}") for i in range(len(args))]
     pdummies = [se.Symbol(f"p_{j}") for j in range(len(parameters))]
     rename = dict(zip(args, dummies)) | dict(zip(parameters, pdummies))
@@ -154,7 +174,7 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
         body += [f"    out[{i}] = {literals(se.ccode(e))};" for i, e in enumerate(pieces[k:])]
     if len(body) <= CHUNK:
         return "\n".join([*lines, *loads, *body, "}"])
-    return _chunked(name, loads, body, len(replacements))
+    return _chunked(name, loads, body, len(replacements), split)
 
 
 _FLOAT = "lagsim_float_"
@@ -194,16 +214,32 @@ def _exact_floats(exprs: Sequence[se.Basic]) -> tuple[list[se.Basic], Callable[[
     return [e.xreplace(names) for e in exprs], write
 
 
+PIECE = "/* lagsim piece */"
+PIECE_END = "/* lagsim piece end */"
+HIDDEN = '__attribute__((noinline, visibility("hidden")))'
+"""A piece of a split function (:func:`_chunked`): never inlined, and not exported from the
+library although it may be defined in another translation unit (:func:`split_units`)."""
+_PIECES = re.compile(re.escape(PIECE) + r"\n.*?" + re.escape(PIECE_END), re.S)
+UNITS = 2
+"""The translation units a model's pieces are compiled in, at once (:func:`_compile`): the
+cores of the machine issue 31 measures on; more units on a machine of more cores gain little
+(each unit also pays gcc's start)."""
+SPLIT_AT = 60_000
+"""Pieces of fewer characters than this stay in one translation unit: the 8-chain's 13 kB of
+pieces compiled apart took 1.25 s of wall time against 1.0 s in one unit (gcc's start and the
+link cost more than the work shared), the 32-chain's 190 kB are 97 % of gcc's CPU."""
 _TEMPORARY = re.compile(r"\bx(\d+)\b")
 _DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
 _LOADED = re.compile(r"^    const double ([ap]_\d+) = ")
 
 
-def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> str:
+def _chunked(name: str, loads: list[str], body: list[str], temporaries: int,
+             split: bool = False) -> str:
     """``name`` as a sequence of functions of at most :data:`CHUNK` statements each (never
-    inlined), the common subexpressions ``x<k>`` (symengine's cse names; the arguments are
-    ``a_<i>`` and ``p_<j>``) kept in an array ``T`` that the pieces share, each piece loading
-    only the arguments it uses."""
+    inlined; with ``split`` each is marked as a piece that :func:`_compile` puts in a
+    translation unit of its own), the common subexpressions ``x<k>`` (symengine's cse names;
+    the arguments are ``a_<i>`` and ``p_<j>``) kept in an array ``T`` that the pieces share,
+    each piece loading only the arguments it uses."""
     body = [_DECLARED.sub(r"    T[\1] = ", _TEMPORARY.sub(r"T[\1]", line)) for line in body]
     names = []
     for load in loads:
@@ -211,16 +247,22 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> 
         if found is None:
             raise ValueError(f"not a load of an argument: {load!r}")
         names.append((found.group(1), load))
-    parts, calls = [], []
+    parts, calls, prototypes = [], [], []
     for k in range(0, len(body), CHUNK):
         piece = body[k:k + CHUNK]
         text = "\n".join(piece)
         used = [load for arg, load in names if re.search(rf"\b{arg}\b", text)]
         part = f"{name}_{k // CHUNK}"
-        parts.append(f"__attribute__((noinline)) static void {part}(const double *in, "
-                     f"const double *p, double *out, double *T)\n{{\n"
-                     + "\n".join([*used, text]) + "\n}")
+        signature = f"void {part}(const double *in, const double *p, double *out, double *T)"
+        if split:
+            parts.append(f"{PIECE}\n{HIDDEN} {signature}\n{{\n" + "\n".join([*used, text])
+                         + f"\n}}\n{PIECE_END}")
+            prototypes.append(f"{HIDDEN} {signature};")
+        else:
+            parts.append(f"__attribute__((noinline)) static {signature}\n{{\n"
+                         + "\n".join([*used, text]) + "\n}")
         calls.append(f"    {part}(in, p, out, T);")
+    parts += prototypes
     parts.append(f"static void {name}(const double *in, const double *p, double *out)\n{{\n"
                  f"    double T[{max(temporaries, 1)}];\n" + "\n".join(calls) + "\n}")
     return "\n".join(parts)
@@ -229,7 +271,8 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int) -> 
 def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol],
             ode: bool = True) -> str:
     parts = [RUNTIME]
-    parts += [c_function(name, args, exprs, parameters) for name, args, exprs in functions]
+    parts += [c_function(name, args, exprs, parameters, split=True)
+              for name, args, exprs in functions]
     for name, _, exprs in functions:
         parts.append(f"void lagsim_{name}(const double *in, const double *p, double *out) "
                      f"{{ {name}(in, p, out); }} /* {len(exprs)} values */")
@@ -314,18 +357,67 @@ def model_key(cc: str, n: int, m: int, functions: Functions,
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def split_units(source: str, units: int) -> list[str]:
+    """``source`` as translation units: the text without its pieces (:func:`_chunked`, between
+    :data:`PIECE` and :data:`PIECE_END`), then at most ``units`` texts of the pieces, each with
+    ``<math.h>``, dealt by size to the lightest unit so far (gcc's time grows with a piece's
+    statements). The pieces use only their arguments and ``<math.h>``; their prototypes stay in
+    the first unit. A source of less than :data:`SPLIT_AT` characters of pieces is one
+    unit."""
+    found = _PIECES.findall(source)
+    if units < 2 or sum(map(len, found)) < SPLIT_AT:
+        return [source]
+    rest = _PIECES.sub("", source)
+    groups: list[list[str]] = [[] for _ in range(min(units, len(found)))]
+    sizes = [0] * len(groups)
+    for piece in sorted(found, key=len, reverse=True):
+        k = sizes.index(min(sizes))
+        groups[k].append(piece)
+        sizes[k] += len(piece)
+    return [rest, *("#include <math.h>\n" + "\n".join(group) for group in groups)]
+
+
 def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path:
-    """Compile ``source`` with ``options`` in the folder ``work``; the library's path.
-    Raises :class:`lagsim.numeric.cache.BuildFailed` with the compiler's output."""
-    src = work / "model.c"
-    src.write_text(source, encoding="utf-8")
+    """Compile ``source`` with ``options`` in the folder ``work``; the library's path. A source
+    with pieces (:func:`_chunked`) is compiled as :data:`UNITS` + 1 translation units
+    (:func:`split_units`) by as many compilers at once, then linked: a large model's pieces are
+    most of gcc's time (the 32-chain: 3.3 of 3.4 s of CPU) and the cores are used together;
+    the code of each function is the same as in one unit (the pieces were never inlined, and
+    without fast-math gcc keeps every operation), so are the numbers. Raises
+    :class:`lagsim.numeric.cache.BuildFailed` with the compiler's output."""
     built = work / "model.so"
-    done = subprocess.run([cc, *options, "-o", str(built), str(src), "-lm"],
-                          capture_output=True, check=False)
-    if done.returncode != 0 or not built.exists():
-        output = (done.stderr or done.stdout).decode("utf-8", "replace")
-        raise cache.BuildFailed(f"{cc} exited with {done.returncode}: {output[-2000:]}")
+    texts = split_units(source, UNITS)
+    if len(texts) == 1:
+        src = work / "model.c"
+        src.write_text(source, encoding="utf-8")
+        _run_compilers([[cc, *options, "-o", str(built), str(src), "-lm"]], cc)
+    else:
+        objects = []
+        commands = []
+        for k, text in enumerate(texts):
+            src = work / f"model{k}.c"
+            src.write_text(text, encoding="utf-8")
+            objects.append(str(work / f"model{k}.o"))
+            commands.append([cc, *options, "-c", "-o", objects[-1], str(src)])
+        _run_compilers(commands, cc)
+        _run_compilers([[cc, *options, "-o", str(built), *objects, "-lm"]], cc)
+    if not built.exists():
+        raise cache.BuildFailed(f"{cc} wrote no library")
     return built
+
+
+def _run_compilers(commands: list[list[str]], cc: str) -> None:
+    """The compiler ``commands`` run at once; :class:`lagsim.numeric.cache.BuildFailed` with
+    the output of the first that failed."""
+    children = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                for command in commands]
+    failed = None
+    for child in children:
+        output, _ = child.communicate()
+        if child.returncode != 0 and failed is None:
+            failed = (child.returncode, output.decode("utf-8", "replace"))
+    if failed is not None:
+        raise cache.BuildFailed(f"{cc} exited with {failed[0]}: {failed[1][-2000:]}")
 
 
 def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: Sequence[str],

@@ -33,6 +33,7 @@ from lagsim.run.monitor import Guard, Step, Watch, scipy_integrate
 from lagsim.run.problem import Problem
 from lagsim.run.registry import SOLVERS
 from lagsim.run.sensitivity import Sensitive
+from lagsim.run.threads import single_blas_thread
 
 if TYPE_CHECKING:
     from scipy.integrate import OdeSolver
@@ -107,8 +108,10 @@ def run_python(problem: Problem, progress: Progress | None = None,
                resume: Resume | None = None) -> Trajectory:
     """Step ``problem`` from its start (or ``resume``) to ``t_end`` or its stop event with
     scipy's ``OdeSolver`` driven from Python, one round per accepted step (the reference the C
-    loop is tested against, and the path of the methods and formulations it does not cover)."""
-    return PythonLoop(problem, resume).run(progress)
+    loop is tested against, and the path of the methods and formulations it does not cover),
+    with one BLAS thread (:func:`lagsim.run.threads.single_blas_thread`)."""
+    with single_blas_thread():
+        return PythonLoop(problem, resume).run(progress)
 
 
 class PythonEngine(Engine):

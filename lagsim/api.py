@@ -32,6 +32,7 @@ from lagsim.spec import options as run_options
 from lagsim.spec.options import OPTIONS
 
 if TYPE_CHECKING:
+    from lagsim.analysis.lyapunov import LyapunovReport
     from lagsim.numeric.compile import NumericSystem
     from lagsim.output.trajectory import Trajectory
     from lagsim.spec.system import SystemSpec
@@ -690,7 +691,7 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 
 
-def plot(trajectory: Trajectory, kind: str = "overview",
+def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
          system: System | str | os.PathLike[str] | None = None,
          columns: list[str] | None = None, x: str | None = None, y: str | None = None,
          title: str | None = None, view: str | None = None) -> Figure:
@@ -700,14 +701,23 @@ def plot(trajectory: Trajectory, kind: str = "overview",
     ``invariants=True``), ``poincare`` (``x`` against ``y`` at the crossings of a run with
     ``section=``), ``path`` (which needs ``system`` for
     the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
-    with 3-D bodies). ``columns``, ``x``, ``y`` choose columns for ``time`` and ``phase``.
+    with 3-D bodies), ``lyapunov`` (the running estimates of a :meth:`System.lyapunov` report,
+    given in place of the trajectory). ``columns``, ``x``, ``y`` choose columns for ``time`` and
+    ``phase``.
     ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`);
     the axes carry the units of the file's ``units:`` (of ``system``, else those the run kept,
     as ``lagsim plot`` labels them). ``sweep`` is a kind of ``lagsim plot TABLE.csv`` only."""
+    from lagsim.analysis.lyapunov import LyapunovReport
     from lagsim.output.io import Table
     from lagsim.output.units import Quantities
     from lagsim.viz import figures as plotting
 
+    if isinstance(trajectory, LyapunovReport):
+        if kind != "lyapunov":
+            raise TypeError(f"a Lyapunov report is drawn by kind='lyapunov', not {kind!r}")
+        columns_, rows = trajectory.trace_columns()
+        return plotting.make_figure(Table(tuple(columns_), rows, trajectory.system),
+                                    kind="lyapunov", title=title)
     table = Table(tuple(trajectory.columns), trajectory.as_array(),
                   trajectory.name or "<trajectory>")
     if kind == "poincare":

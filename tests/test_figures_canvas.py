@@ -5,6 +5,7 @@ mode shapes, a sweep's table and a 3-D path."""
 
 from __future__ import annotations
 
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -64,10 +65,19 @@ def natural() -> tuple[lagsim.System, lagsim.Trajectory]:
     return system, system.simulate(t_end=2.0, samples=101, invariants=True)
 
 
+@pytest.fixture(scope="module")
+def trace() -> Any:
+    """A Lyapunov report (the lyapunov kind's input), its trace of 9 rows."""
+    report = lagsim.load("driven_damped_pendulum").lyapunov(t_end=4.0, renormalize=0.5)
+    assert len(report.trace_times) >= 8
+    return report
+
+
 @pytest.mark.parametrize("kind", FIGURE_KINDS)
-def test_every_plot_kind_stays_on_the_canvas(natural, kind: str) -> None:
+def test_every_plot_kind_stays_on_the_canvas(natural, trace, kind: str) -> None:
     system, run = natural
-    fig = lagsim.plot(run, kind=kind, system=system if kind == "path" else None,
+    fig = lagsim.plot(trace if kind == "lyapunov" else run, kind=kind,
+                      system=system if kind == "path" else None,
                       title="pendulum_natural in natural coordinates, a rod held by a multiplier")
     assert outside(fig) == []
 

@@ -58,8 +58,9 @@ SIMULATED_IN_OWN_FILE = {"torque_free_body": "test_torque_free_body.py",
                          "whipple_bicycle": "test_whipple_bicycle.py",
                          **{name: "test_impacts.py" for name in (
                              "bouncing_ball", "pendulum_stop", "newtons_cradle",
-                             "rocking_block")}}
-"""Issue 24's and 27's systems with a test file of their own, which names the system's file."""
+                             "rocking_block")},
+                         "ueda_oscillator": "test_lyapunov.py"}
+"""Issues 24, 27 and 28's systems with a test file of their own, which names the system's file."""
 
 SIMULATED_HERE = {
     "spherical_pendulum", "atwood", "cart_pole", "driven_damped_pendulum", "kepler",

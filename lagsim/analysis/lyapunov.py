@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import RhsJacobian
@@ -96,6 +97,16 @@ class LyapunovReport:
     """max − min of each exponent over the starts (empty with one start)."""
     by_start: tuple[tuple[float, ...], ...] = ()
     """The exponents of every start, the file's own first."""
+
+    def trace_columns(self) -> tuple[list[str], np.ndarray]:
+        """The running estimates as a table: the columns ``t, lyapunov_1, …`` (named in
+        :mod:`lagsim.naming`) and their rows, as ``--trace`` writes them and ``plot --kind
+        lyapunov`` draws them."""
+        columns = [naming.TIME, *(naming.exponent(k + 1) for k in range(len(self.exponents)))]
+        rows = np.column_stack([np.array(self.trace_times, dtype=float),
+                                np.array(self.trace, dtype=float).reshape(
+                                    len(self.trace_times), len(self.exponents))])
+        return columns, rows
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

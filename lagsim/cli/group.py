@@ -49,8 +49,8 @@ COMMANDS = {
                         "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
                         "the constraints."),
     "export": Entry("lagsim.cli.commands.export:command",
-                    "Export FILE as standalone C (--c DIR) or as an FMI 2.0 FMU (--fmu), to "
-                    "run it in other tools."),
+                    "Export FILE as standalone C (--c DIR) or as an FMI 2.0 or 3.0 FMU "
+                    "(--fmu [--fmi 3]), to run it in other tools."),
     "fit": Entry("lagsim.cli.commands.fit:command",
                  "Fit parameters and initial values of FILE to the columns of DATA.csv."),
     "lqr": Entry("lagsim.cli.commands.lqr:command",

@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import click
-import numpy as np
 
-from lagsim import api, naming
+from lagsim import api
 from lagsim.cli.files import inputs
 from lagsim.cli.options import (
     example,
@@ -63,7 +62,6 @@ def command(file: str, t_end: float, transient: float, renormalize: float, large
     if target is not None:
         from lagsim.output.io import write_csv
 
-        columns = [naming.TIME, *(naming.exponent(k + 1) for k in range(len(report.exponents)))]
-        write_csv(columns, np.column_stack([report.trace_times, np.array(report.trace)]),
-                  target)
+        columns, rows = report.trace_columns()
+        write_csv(columns, rows, target)
     report_out(report, fmt)

@@ -268,3 +268,34 @@ def test_a_velocity_constraint_removes_one_dimension(name: str, n: int, holonomi
     assert report.dimension == d == len(report.exponents)
     assert report.constraints == 2 * holonomic + velocity
     assert all(math.isfinite(x) for x in report.exponents)
+
+
+@pytest.mark.parametrize(("name", "t_end", "transient", "largest"), [
+    ("damped", 20.0, 0.0, False), ("driven_damped_pendulum", 20.0, 5.0, False),
+    ("driven_damped_pendulum", 20.0, 5.0, True)])
+def test_the_c_loops_tangent_flow_gives_scipys_exponents(name: str, t_end: float,
+                                                         transient: float, largest: bool) -> None:
+    """Without constraints the tangent flow steps in the C loop as the sensitivities to the
+    initial state, started from the current vectors, with joint error control: the same ODE,
+    method and error norm as scipy's path, so the same exponents to 1e-8; the damped
+    ẍ + 3ẋ + 2x = 0's sum is exactly tr J = −3."""
+    from lagsim.analysis.lyapunov import spectrum
+    from lagsim.numeric.compile import compile_model
+
+    target = system("""\
+        coordinates: [x]
+        kinetic: 1/2*x_dot**2
+        potential: 1/2*2.0*x**2
+        dissipation: 1/2*3.0*x_dot**2
+        initial: {x: 1}
+        """) if name == "damped" else api.open_system(name)
+    model = target.model
+    numeric = compile_model(model)
+    c, py = (spectrum(target.spec, model, numeric, t_end, transient, 1.0, largest, loop=loop)
+             for loop in (True, False))
+    assert c.loop and not py.loop
+    assert len(c.exponents) == (1 if largest else 2)
+    assert np.allclose(c.exponents, py.exponents, rtol=0.0, atol=1e-8)
+    assert np.allclose(c.final, py.final, rtol=0.0, atol=1e-8)
+    if name == "damped":
+        assert sum(c.exponents) == pytest.approx(-3.0, rel=1e-9)

@@ -394,7 +394,9 @@ def _c_loops(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
              largest: bool, rtol: float, atol: float) -> tuple[Any, Any] | None:
     """The C loops of the plain run and of the run with the sensitivities to the first k
     initial values (all 2n, or 1 with ``largest``; :meth:`CLoop.flow` starts them from any Φ),
-    DOP853, joint error control; None where the C loop cannot run (no compiler, no C code)."""
+    DOP853, joint error control; None where the C loop cannot run (no C compiler, no C code of
+    the model, a loop that could not be built, which :func:`lagsim.run.engines.cloop.library`
+    says on stderr); any other refusal is a bug here, not a reason to step in Python."""
     from lagsim import naming
     from lagsim.run.engines.cloop import CLoop, loop_or_refusal
     from lagsim.run.problem import Problem
@@ -409,8 +411,12 @@ def _c_loops(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
             flags.update(sensitivities=names, sensitivity_errors="joint")
         options = SimulateOptions.resolve({}, flags)
         loop = loop_or_refusal(Problem.build(spec, model, options, numeric=numeric))
+        if isinstance(loop, str):
+            if "C code" in loop or "C compiler" in loop or "could not be built" in loop:
+                return None
+            raise RuntimeError(f"the C loop refused the tangent flow: {loop}")
         if not isinstance(loop, CLoop):
-            return None
+            raise RuntimeError(f"the C loop of the tangent flow is a {type(loop).__name__}")
         loops.append(loop)
     return loops[0], loops[1]
 

@@ -44,19 +44,21 @@ spread over starts is max − min of the final exponents over all starts. The ex
 are those of the file's own initial state. A system that depends on t is treated in the state
 (q, q̇); the zero exponent of the time direction of its autonomous extension is not listed.
 
-**Where it steps.** Without constraints the tangent flow between renormalizations is the
-forward sensitivity of the state to its initial value (:mod:`lagsim.run.sensitivity`,
-Φ(t) = ∂y(t)/∂y(t_i) · Φ(t_i)), so the C DOP853 loop's sensitivity stepping
-(:meth:`lagsim.run.engines.cloop.CLoop.flow`, ``lagsim_loop_sensitive``) integrates [y, vec(Φ)]
-from the current orthonormal vectors Φ(t_i) = Q over each interval, restarted at each as
-``solve_ivp`` is, with the joint error control (``--sensitivity-errors joint``: the step size
-watches the tangent vectors too, on whose accuracy the exponents rest). That is the same ODE,
-method and error norm as the Python path, so the two agree to rounding and the tolerances
-(tests/test_lyapunov.py). The transient runs in the same loop without sensitivities. The Python
-path (scipy's ``solve_ivp`` on :class:`_Tangent`) remains for a constrained system (the C loop
-has no projection of the vectors onto T𝓜 before each QR, nor the unstabilized index-1 flow
-this module uses) and where the C loop cannot run at all (no C compiler, a model without C code:
-:func:`lagsim.run.engines.cloop.loop_or_refusal`'s reasons, as ``simulate`` falls back).
+**Where it steps.** The tangent flow between renormalizations is the forward sensitivity of
+the state to its initial value (:mod:`lagsim.run.sensitivity`, Φ(t) = ∂y(t)/∂y(t_i) · Φ(t_i)), so
+the C DOP853 loop's sensitivity stepping (:meth:`lagsim.run.engines.cloop.CLoop.flow`,
+``lagsim_loop_sensitive``) integrates [y, vec(Φ)] from the current orthonormal vectors
+Φ(t_i) = Q over each interval, restarted at each as ``solve_ivp`` is, with the joint error
+control (``--sensitivity-errors joint``: the step size watches the tangent vectors too, on whose
+accuracy the exponents rest), the formulation ode, or with constraints index1 unstabilized (the
+equations above; the projections onto 𝓜 and T𝓜 before each QR stay in Python). That is the
+same ODE, method and error norm as the Python path, so the two agree to rounding and the
+tolerances (tests/test_lyapunov.py). The transient runs in the same loop without sensitivities.
+The Python path (scipy's ``solve_ivp`` on :class:`_Tangent`, ``loop=False``) remains for
+constraint rows dependent at the start (index1's K is singular; :class:`_Tangent` takes the
+least-squares solutions, which the C loop's index1 does not) and where the C loop cannot run at
+all (no C compiler, a model without C code: :func:`lagsim.run.engines.cloop.loop_or_refusal`'s
+reasons, as ``simulate`` falls back); :attr:`LyapunovReport.loop` says which ran.
 """
 
 from __future__ import annotations
@@ -298,7 +300,7 @@ def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
     y0 = _on_manifold(numeric, 0.0, np.array([*q0, *qd0], dtype=float))
     flow.dependent_rows(0.0, y0)
     rng = np.random.default_rng(seed)
-    stepper = _Stepper(spec, model, numeric, flow, t_end, largest, rtol, atol, loop)
+    stepper = _Stepper(spec, model, numeric, flow, t_end, rtol, atol, loop)
     runs = []
     try:
         for index in range(starts):
@@ -322,7 +324,7 @@ def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
         spread_starts=(tuple(float(x) for x in finals.max(axis=0) - finals.min(axis=0))
                        if starts > 1 else ()),
         by_start=tuple(tuple(float(x) for x in row) for row in finals),
-        loop=stepper.loops is not None)
+        loop=stepper.c)
 
 
 def _on_manifold(numeric: NumericSystem, t: float, y: np.ndarray) -> np.ndarray:
@@ -336,24 +338,25 @@ def _on_manifold(numeric: NumericSystem, t: float, y: np.ndarray) -> np.ndarray:
 
 
 class _Stepper:
-    """The base flow y(t0) → y(t1) and the tangent flow [y, Φ](t0) → [y, Φ](t1): the C loops
-    (:meth:`lagsim.run.engines.cloop.CLoop.flow`) without constraints, else scipy's DOP853 on
-    :class:`_Tangent` (module docstring, "Where it steps")."""
+    """The base flow y(t0) → y(t1) and the tangent flow [y, Φ](t0) → [y, Φ](t1) (k columns):
+    the C loops (:meth:`lagsim.run.engines.cloop.CLoop.flow`, one per k, made when first
+    needed), else scipy's DOP853 on :class:`_Tangent` (module docstring, "Where it steps")."""
 
     def __init__(self, spec: SystemSpec, model: Model, numeric: NumericSystem, flow: _Tangent,
-                 t_end: float, largest: bool, rtol: float, atol: float, loop: bool) -> None:
-        self.spec, self.flow, self.rtol, self.atol = spec, flow, rtol, atol
-        self.loops: tuple[Any, Any] | None = None
-        self.k = 0
-        if loop and not numeric.m:
-            self.loops = _c_loops(spec, model, numeric, t_end, largest, rtol, atol)
+                 t_end: float, rtol: float, atol: float, loop: bool) -> None:
+        self.spec, self.model, self.flow = spec, model, flow
+        self.t_end, self.rtol, self.atol = t_end, rtol, atol
+        self.loops: dict[int, Any] = {}
+        self.rhs: dict[int, Callable[[float, np.ndarray], np.ndarray]] = {}
+        self.c = (loop and flow.solve is not _least_squares
+                  and _c_loop(spec, model, numeric, t_end, 0, rtol, atol, self.loops))
 
     def failed(self, message: str, t: float) -> InputError:
         return InputError(f"the run failed at t = {t:.6g}: {message}", self.spec.location)
 
     def base(self, t0: float, y: np.ndarray, t1: float) -> np.ndarray:
-        if self.loops is not None:
-            return np.asarray(self._c(self.loops[0], t0, y, t1))
+        if self.c:
+            return np.asarray(self.loops[0].flow(t0, y, t1))
         from scipy.integrate import solve_ivp
 
         sol = solve_ivp(self.flow.base, (t0, t1), y, method="DOP853", rtol=self.rtol,
@@ -366,59 +369,57 @@ class _Stepper:
                 ) -> tuple[np.ndarray, np.ndarray]:
         size, k = Phi.shape
         Y0 = np.concatenate([y, Phi.reshape(-1)])
-        if self.loops is not None:
-            Y = self._c(self.loops[1], t0, Y0, t1)
+        if self.c:
+            if k not in self.loops:
+                _c_loop(self.spec, self.model, self.flow.numeric, self.t_end, k, self.rtol,
+                        self.atol, self.loops)
+            Y = np.asarray(self.loops[k].flow(t0, Y0, t1))
         else:
             from scipy.integrate import solve_ivp
 
-            if k != self.k:
-                self.rhs, self.k = self.flow.augmented(k), k
-            sol = solve_ivp(self.rhs, (t0, t1), Y0, method="DOP853", rtol=self.rtol,
+            if k not in self.rhs:
+                self.rhs[k] = self.flow.augmented(k)
+            sol = solve_ivp(self.rhs[k], (t0, t1), Y0, method="DOP853", rtol=self.rtol,
                             atol=self.atol)
             if not sol.success:
                 raise self.failed(sol.message, float(sol.t[-1]))
             Y = sol.y[:, -1]
         return Y[:size], Y[size:].reshape(size, k)
 
-    @staticmethod
-    def _c(loop: Any, t0: float, y: np.ndarray, t1: float) -> np.ndarray:
-        return np.asarray(loop.flow(t0, y, t1))
-
     def close(self) -> None:
-        if self.loops is not None:
-            for loop in self.loops:
-                loop.close()
+        for loop in self.loops.values():
+            loop.close()
 
 
-def _c_loops(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: float,
-             largest: bool, rtol: float, atol: float) -> tuple[Any, Any] | None:
-    """The C loops of the plain run and of the run with the sensitivities to the first k
-    initial values (all 2n, or 1 with ``largest``; :meth:`CLoop.flow` starts them from any Φ),
-    DOP853, joint error control; None where the C loop cannot run (no C compiler, no C code of
-    the model, a loop that could not be built, which :func:`lagsim.run.engines.cloop.library`
-    says on stderr); any other refusal is a bug here, not a reason to step in Python."""
+def _c_loop(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: float, k: int,
+            rtol: float, atol: float, into: dict[int, Any]) -> bool:
+    """The C loop of the run with the sensitivities to k initial values (none: the plain run;
+    :meth:`CLoop.flow` starts them from any Φ), DOP853, joint error control, the formulation
+    index1 unstabilized (ode without constraints), put in ``into[k]``; False where the C loop
+    cannot run (no C compiler, no C code of the model, a loop that could not be built, which
+    :func:`lagsim.run.engines.cloop.library` says on stderr); any other refusal is a bug here,
+    not a reason to step in Python."""
     from lagsim import naming
     from lagsim.run.engines.cloop import CLoop, loop_or_refusal
     from lagsim.run.problem import Problem
     from lagsim.spec.options import SimulateOptions
 
-    state = naming.state(numeric.coordinates)
-    loops = []
-    for names in ((), tuple(state[:1] if largest else state)):
-        flags: dict[str, Any] = {"t_end": t_end, "method": "DOP853", "rtol": rtol,
-                                 "atol": atol, "formulation": "ode"}
-        if names:
-            flags.update(sensitivities=names, sensitivity_errors="joint")
-        options = SimulateOptions.resolve({}, flags)
-        loop = loop_or_refusal(Problem.build(spec, model, options, numeric=numeric))
-        if isinstance(loop, str):
-            if "C code" in loop or "C compiler" in loop or "could not be built" in loop:
-                return None
-            raise RuntimeError(f"the C loop refused the tangent flow: {loop}")
-        if not isinstance(loop, CLoop):
-            raise RuntimeError(f"the C loop of the tangent flow is a {type(loop).__name__}")
-        loops.append(loop)
-    return loops[0], loops[1]
+    flags: dict[str, Any] = {"t_end": t_end, "method": "DOP853", "rtol": rtol, "atol": atol,
+                             "formulation": "index1" if numeric.m else "ode",
+                             "stabilize": "none"}
+    if k:
+        flags.update(sensitivities=naming.state(numeric.coordinates)[:k],
+                     sensitivity_errors="joint")
+    options = SimulateOptions.resolve({}, flags)
+    loop = loop_or_refusal(Problem.build(spec, model, options, numeric=numeric))
+    if isinstance(loop, str):
+        if "C code" in loop or "C compiler" in loop or "could not be built" in loop:
+            return False
+        raise RuntimeError(f"the C loop refused the tangent flow: {loop}")
+    if not isinstance(loop, CLoop):
+        raise RuntimeError(f"the C loop of the tangent flow is a {type(loop).__name__}")
+    into[k] = loop
+    return True
 
 
 def _run(spec: SystemSpec, flow: _Tangent, stepper: _Stepper, y: np.ndarray, t_end: float,

@@ -11,8 +11,11 @@ All three start the tangent vectors from the identity in (θ1, θ2, θ̇1, θ̇2
 by QR every time unit (Benettin et al. 1980), so on the same trajectory they compute the same
 finite-time exponents:
 
-- lagsim: :meth:`lagsim.api.System.lyapunov` (the Jacobian compiled from the symbolic model,
-  DOP853 of scipy at rtol = atol = 1e-10);
+- lagsim: :meth:`lagsim.api.System.lyapunov`: the tangent flow stepped in the C DOP853 loop as
+  the sensitivities to the initial state, started from the current vectors, with joint error
+  control (rtol = atol = 1e-10; :mod:`lagsim.analysis.lyapunov`, "Where it steps"); and, over
+  T = 10 only, its scipy path (``loop=False``: ``solve_ivp`` DOP853 on the Jacobian compiled
+  from the symbolic model, the path constrained systems take), the same ODE to rounding;
 - numpy: classical RK4 with the fixed step ``--step`` on [y, Φ], in plain numpy (2 × 2 solves
   written out);
 - scipy: ``solve_ivp`` (DOP853, rtol = atol = 1e-10) on the hand-written [f; J Φ].
@@ -235,7 +238,8 @@ def spread(trace: np.ndarray) -> np.ndarray:
     return tail.max(axis=0) - tail.min(axis=0)
 
 
-def measure(t_end: float, step: float) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+def measure(t_end: float, step: float, scipy_path: bool = False
+            ) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
     from lagsim import api
 
     system = api.open_system("double_pendulum")
@@ -243,8 +247,17 @@ def measure(t_end: float, step: float) -> list[tuple[str, np.ndarray, np.ndarray
     rows = []
     start = time.perf_counter()
     report = system.lyapunov(t_end=t_end, renormalize=1.0)
-    rows.append(("lagsim lyapunov", np.array(report.exponents), np.array(report.trace),
-                 time.perf_counter() - start))
+    rows.append(("lagsim lyapunov (C loop)", np.array(report.exponents),
+                 np.array(report.trace), time.perf_counter() - start))
+    if scipy_path:
+        from lagsim.analysis.lyapunov import spectrum
+        from lagsim.numeric.compile import compile_model
+
+        numeric = compile_model(system.model)
+        start = time.perf_counter()
+        report = spectrum(system.spec, system.model, numeric, t_end, 0.0, 1.0, loop=False)
+        rows.append(("lagsim, its scipy path", np.array(report.exponents),
+                     np.array(report.trace), time.perf_counter() - start))
     for label, advance in ((f"numpy RK4 (h = {step:g})", rk4(step)),
                            ("scipy solve_ivp DOP853", dop853)):
         start = time.perf_counter()
@@ -284,7 +297,7 @@ def main() -> None:
     long_t = args.t_end or (200.0 if args.quick else 1e4)
     print("# Lyapunov spectrum of the double pendulum: lagsim, numpy RK4, scipy solve_ivp\n")
     print(f"load average {os.getloadavg()[0]:.2f}; QR every time unit; exponents in 1/s\n")
-    short = measure(10.0, args.step)
+    short = measure(10.0, args.step, scipy_path=True)
     lines = table(10.0, short)
     worst = max(float(np.max(np.abs(lam - short[0][1]))) for _, lam, _, _ in short[1:])
     lines.append(f"one trajectory, so the same exponents to 3 digits: "

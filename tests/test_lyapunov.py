@@ -268,3 +268,48 @@ def test_a_velocity_constraint_removes_one_dimension(name: str, n: int, holonomi
     assert report.dimension == d == len(report.exponents)
     assert report.constraints == 2 * holonomic + velocity
     assert all(math.isfinite(x) for x in report.exponents)
+
+
+@pytest.mark.parametrize(("name", "t_end", "transient", "largest", "dimension"), [
+    ("damped", 20.0, 0.0, False, 2), ("driven_damped_pendulum", 20.0, 5.0, False, 2),
+    ("driven_damped_pendulum", 20.0, 5.0, True, 2), ("pendulum_natural", 10.0, 1.0, False, 2),
+    ("knife_edge", 3.0, 0.0, False, 5), ("cartesian", 4.0, 0.0, False, 4)])
+def test_the_c_loops_tangent_flow_gives_scipys_exponents(name: str, t_end: float,
+                                                         transient: float, largest: bool,
+                                                         dimension: int) -> None:
+    """The tangent flow steps in the C loop as the sensitivities to the initial state, started
+    from the current vectors, with joint error control (on a constraint manifold: index1 left
+    unstabilized, the vectors projected onto T𝓜 before each QR as before): the same ODE, method
+    and error norm as scipy's path, so the same exponents and end state to 1e-8; the damped
+    ẍ + 3ẋ + 2x = 0's sum is exactly tr J = −3."""
+    from lagsim.analysis.lyapunov import spectrum
+    from lagsim.numeric.compile import compile_model
+
+    target = system("""\
+        coordinates: [x]
+        kinetic: 1/2*x_dot**2
+        potential: 1/2*2.0*x**2
+        dissipation: 1/2*3.0*x_dot**2
+        initial: {x: 1}
+        """) if name == "damped" else (system(DOUBLE_NATURAL) if name == "cartesian"
+                                       else api.open_system(name))
+    model = target.model
+    numeric = compile_model(model)
+    c, py = (spectrum(target.spec, model, numeric, t_end, transient, 1.0, largest, loop=loop)
+             for loop in (True, False))
+    assert c.loop and not py.loop
+    assert len(c.exponents) == (1 if largest else dimension) and c.dimension == dimension
+    assert np.allclose(c.exponents, py.exponents, rtol=0.0, atol=1e-8)
+    assert np.allclose(c.final, py.final, rtol=0.0, atol=1e-8)
+    if name == "damped":
+        assert sum(c.exponents) == pytest.approx(-3.0, rel=1e-9)
+
+
+def test_dependent_constraint_rows_keep_to_scipys_path() -> None:
+    """A repeated constraint row makes index1's K singular; the C loop has no least-squares
+    tangent flow, so the run stays in scipy (said by ``loop``), with the exponents of the
+    pendulum written once."""
+    once = api.open_system("pendulum_natural").lyapunov(t_end=3.0)
+    twice = api.open_system("pendulum_redundant").lyapunov(t_end=3.0)
+    assert once.loop and not twice.loop
+    assert np.allclose(once.exponents, twice.exponents, rtol=0.0, atol=1e-6)

@@ -43,6 +43,22 @@ perturbation·(1 + |y_i|), from ``numpy.random.default_rng(seed)``, then project
 spread over starts is max − min of the final exponents over all starts. The exponents reported
 are those of the file's own initial state. A system that depends on t is treated in the state
 (q, q̇); the zero exponent of the time direction of its autonomous extension is not listed.
+
+**Where it steps.** The tangent flow between renormalizations is the forward sensitivity of
+the state to its initial value (:mod:`lagsim.run.sensitivity`, Φ(t) = ∂y(t)/∂y(t_i) · Φ(t_i)), so
+the C DOP853 loop's sensitivity stepping (:meth:`lagsim.run.engines.cloop.CLoop.flow`,
+``lagsim_loop_sensitive``) integrates [y, vec(Φ)] from the current orthonormal vectors
+Φ(t_i) = Q over each interval, restarted at each as ``solve_ivp`` is, with the joint error
+control (``--sensitivity-errors joint``: the step size watches the tangent vectors too, on whose
+accuracy the exponents rest), the formulation ode, or with constraints index1 unstabilized (the
+equations above; the projections onto 𝓜 and T𝓜 before each QR stay in Python). That is the
+same ODE, method and error norm as the Python path, so the two agree to rounding and the
+tolerances (tests/test_lyapunov.py). The transient runs in the same loop without sensitivities.
+The Python path (scipy's ``solve_ivp`` on :class:`_Tangent`, ``loop=False``) remains for
+constraint rows dependent at the start (index1's K is singular; :class:`_Tangent` takes the
+least-squares solutions, which the C loop's index1 does not) and where the C loop cannot run at
+all (no C compiler, a model without C code: :func:`lagsim.run.engines.cloop.loop_or_refusal`'s
+reasons, as ``simulate`` falls back); :attr:`LyapunovReport.loop` says which ran.
 """
 
 from __future__ import annotations
@@ -97,6 +113,8 @@ class LyapunovReport:
     """max − min of each exponent over the starts (empty with one start)."""
     by_start: tuple[tuple[float, ...], ...] = ()
     """The exponents of every start, the file's own first."""
+    loop: bool = False
+    """Whether the flows stepped in the C loop (module docstring, "Where it steps")."""
 
     def trace_columns(self) -> tuple[list[str], np.ndarray]:
         """The running estimates as a table: the columns ``t, lyapunov_1, …`` (named in
@@ -271,10 +289,11 @@ def _least_squares(K: np.ndarray, r: np.ndarray) -> np.ndarray:
 def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: float,
              transient: float = 0.0, renormalize: float = 1.0, largest: bool = False,
              rtol: float = 1e-10, atol: float = 1e-10, starts: int = 1, seed: int = 0,
-             perturbation: float = 1e-6) -> LyapunovReport:
+             perturbation: float = 1e-6, loop: bool = True) -> LyapunovReport:
     """The spectrum (module docstring) from the file's initial state at t = 0, over
     [``transient``, ``t_end``]; only the largest exponent with ``largest``; with ``starts`` > 1
-    also from ``starts`` − 1 nearby initial states (``seed``, ``perturbation``)."""
+    also from ``starts`` − 1 nearby initial states (``seed``, ``perturbation``). ``loop``: step
+    in the C loop where it can (module docstring, "Where it steps"); False keeps to scipy."""
     for value, flag in ((t_end, "--t-end"), (renormalize, "--renormalize")):
         if not (math.isfinite(value) and value > 0):
             raise InputError(f"must be a positive number, got {value!r}", Location(flag))
@@ -292,11 +311,16 @@ def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
     y0 = _on_manifold(numeric, 0.0, np.array([*q0, *qd0], dtype=float))
     flow.dependent_rows(0.0, y0)
     rng = np.random.default_rng(seed)
+    stepper = _Stepper(spec, model, numeric, flow, t_end, rtol, atol, loop)
     runs = []
-    for index in range(starts):
-        y = y0 if index == 0 else _on_manifold(
-            numeric, 0.0, y0 + perturbation * (1.0 + np.abs(y0)) * rng.standard_normal(y0.size))
-        runs.append(_run(spec, flow, y, t_end, transient, renormalize, largest, rtol, atol))
+    try:
+        for index in range(starts):
+            y = y0 if index == 0 else _on_manifold(
+                numeric, 0.0,
+                y0 + perturbation * (1.0 + np.abs(y0)) * rng.standard_normal(y0.size))
+            runs.append(_run(spec, flow, stepper, y, t_end, transient, renormalize, largest))
+    finally:
+        stepper.close()
     times, trace, final, rank = runs[0]
     tail = trace[len(trace) - max(1, len(trace) // 4):]
     spread = tuple(float(x) for x in tail.max(axis=0) - tail.min(axis=0))
@@ -310,7 +334,8 @@ def spectrum(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: floa
         starts=starts, seed=seed, perturbation=perturbation,
         spread_starts=(tuple(float(x) for x in finals.max(axis=0) - finals.min(axis=0))
                        if starts > 1 else ()),
-        by_start=tuple(tuple(float(x) for x in row) for row in finals))
+        by_start=tuple(tuple(float(x) for x in row) for row in finals),
+        loop=stepper.c)
 
 
 def _on_manifold(numeric: NumericSystem, t: float, y: np.ndarray) -> np.ndarray:
@@ -323,28 +348,103 @@ def _on_manifold(numeric: NumericSystem, t: float, y: np.ndarray) -> np.ndarray:
     return np.concatenate((q, qd))
 
 
-def _run(spec: SystemSpec, flow: _Tangent, y: np.ndarray, t_end: float, transient: float,
-         renormalize: float, largest: bool, rtol: float, atol: float
+class _Stepper:
+    """The base flow y(t0) → y(t1) and the tangent flow [y, Φ](t0) → [y, Φ](t1) (k columns):
+    the C loops (:meth:`lagsim.run.engines.cloop.CLoop.flow`, one per k, made when first
+    needed), else scipy's DOP853 on :class:`_Tangent` (module docstring, "Where it steps")."""
+
+    def __init__(self, spec: SystemSpec, model: Model, numeric: NumericSystem, flow: _Tangent,
+                 t_end: float, rtol: float, atol: float, loop: bool) -> None:
+        self.spec, self.model, self.flow = spec, model, flow
+        self.t_end, self.rtol, self.atol = t_end, rtol, atol
+        self.loops: dict[int, Any] = {}
+        self.rhs: dict[int, Callable[[float, np.ndarray], np.ndarray]] = {}
+        self.c = (loop and flow.solve is not _least_squares
+                  and _c_loop(spec, model, numeric, t_end, 0, rtol, atol, self.loops))
+
+    def failed(self, message: str, t: float) -> InputError:
+        return InputError(f"the run failed at t = {t:.6g}: {message}", self.spec.location)
+
+    def base(self, t0: float, y: np.ndarray, t1: float) -> np.ndarray:
+        if self.c:
+            return np.asarray(self.loops[0].flow(t0, y, t1))
+        from scipy.integrate import solve_ivp
+
+        sol = solve_ivp(self.flow.base, (t0, t1), y, method="DOP853", rtol=self.rtol,
+                        atol=self.atol)
+        if not sol.success:
+            raise self.failed(sol.message, float(sol.t[-1]))
+        return np.asarray(sol.y[:, -1])
+
+    def tangent(self, t0: float, y: np.ndarray, Phi: np.ndarray, t1: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+        size, k = Phi.shape
+        Y0 = np.concatenate([y, Phi.reshape(-1)])
+        if self.c:
+            if k not in self.loops:
+                _c_loop(self.spec, self.model, self.flow.numeric, self.t_end, k, self.rtol,
+                        self.atol, self.loops)
+            Y = np.asarray(self.loops[k].flow(t0, Y0, t1))
+        else:
+            from scipy.integrate import solve_ivp
+
+            if k not in self.rhs:
+                self.rhs[k] = self.flow.augmented(k)
+            sol = solve_ivp(self.rhs[k], (t0, t1), Y0, method="DOP853", rtol=self.rtol,
+                            atol=self.atol)
+            if not sol.success:
+                raise self.failed(sol.message, float(sol.t[-1]))
+            Y = sol.y[:, -1]
+        return Y[:size], Y[size:].reshape(size, k)
+
+    def close(self) -> None:
+        for loop in self.loops.values():
+            loop.close()
+
+
+def _c_loop(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: float, k: int,
+            rtol: float, atol: float, into: dict[int, Any]) -> bool:
+    """The C loop of the run with the sensitivities to k initial values (none: the plain run;
+    :meth:`CLoop.flow` starts them from any Φ), DOP853, joint error control, the formulation
+    index1 unstabilized (ode without constraints), put in ``into[k]``; False where the C loop
+    cannot run (no C compiler, no C code of the model, a loop that could not be built, which
+    :func:`lagsim.run.engines.cloop.library` says on stderr); any other refusal is a bug here,
+    not a reason to step in Python."""
+    from lagsim import naming
+    from lagsim.run.engines.cloop import CLoop, loop_or_refusal
+    from lagsim.run.problem import Problem
+    from lagsim.spec.options import SimulateOptions
+
+    flags: dict[str, Any] = {"t_end": t_end, "method": "DOP853", "rtol": rtol, "atol": atol,
+                             "formulation": "index1" if numeric.m else "ode",
+                             "stabilize": "none"}
+    if k:
+        flags.update(sensitivities=naming.state(numeric.coordinates)[:k],
+                     sensitivity_errors="joint")
+    options = SimulateOptions.resolve({}, flags)
+    loop = loop_or_refusal(Problem.build(spec, model, options, numeric=numeric))
+    if isinstance(loop, str):
+        if "C code" in loop or "C compiler" in loop or "could not be built" in loop:
+            return False
+        raise RuntimeError(f"the C loop refused the tangent flow: {loop}")
+    if not isinstance(loop, CLoop):
+        raise RuntimeError(f"the C loop of the tangent flow is a {type(loop).__name__}")
+    into[k] = loop
+    return True
+
+
+def _run(spec: SystemSpec, flow: _Tangent, stepper: _Stepper, y: np.ndarray, t_end: float,
+         transient: float, renormalize: float, largest: bool
          ) -> tuple[list[float], np.ndarray, np.ndarray, int]:
     """One start: the times, the running estimates (rows), y(t_end), and rank G."""
-    from scipy.integrate import solve_ivp
-
     numeric = flow.numeric
-
-    def failed(message: str, t: float) -> InputError:
-        return InputError(f"the run failed at t = {t:.6g}: {message}", spec.location)
-
     size = y.size
     if transient > 0:
-        sol = solve_ivp(flow.base, (0.0, transient), y, method="DOP853", rtol=rtol, atol=atol)
-        if not sol.success:
-            raise failed(sol.message, float(sol.t[-1]))
-        y = _on_manifold(numeric, transient, sol.y[:, -1])
+        y = _on_manifold(numeric, transient, stepper.base(0.0, y, transient))
     N = tangent_basis(flow.constraint_rows(transient, y), size)
     rank = size - N.shape[1]
     k = 1 if largest else N.shape[1]
     Phi = first_frame(N)[:, :k]
-    rhs = flow.augmented(k)
     sums = np.zeros(k)
     t = transient
     times: list[float] = []
@@ -352,13 +452,7 @@ def _run(spec: SystemSpec, flow: _Tangent, y: np.ndarray, t_end: float, transien
     steps = max(1, math.ceil((t_end - transient) / renormalize - 1e-9))
     for step in range(steps):
         t_next = transient + min((step + 1) * renormalize, t_end - transient)
-        sol = solve_ivp(rhs, (t, t_next), np.concatenate([y, Phi.reshape(-1)]),
-                        method="DOP853", rtol=rtol, atol=atol)
-        if not sol.success:
-            raise failed(sol.message, float(sol.t[-1]))
-        Y = sol.y[:, -1]
-        y = Y[:size]
-        Phi = Y[size:].reshape(size, k)
+        y, Phi = stepper.tangent(t, y, Phi, t_next)
         if numeric.m:
             y = _on_manifold(numeric, t_next, y)
             N = tangent_basis(flow.constraint_rows(t_next, y), size)

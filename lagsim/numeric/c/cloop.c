@@ -1213,6 +1213,10 @@ static void alias_start(D *d, const double *qd0)
     d->al_k = 1; d->al_steps = 0; d->al_reading = 0; d->al_done = d->n == 0; d->al_found = 0;
 }
 
+/* The end of the run, t_bound, moved to t (before lagsim_loop_start): one handle steps the
+   intervals of lagsim.analysis.lyapunov between renormalizations. */
+void lagsim_loop_bound(void *handle, double t) { ((D *)handle)->t_bound = t; }
+
 /* Start as scipy's DOP853.__init__ does: f = f(t, y) and the first step size (0, or
    RUN_SINGULAR when a linear solve fails). */
 int lagsim_loop_start(void *handle, double t, const double *y, double stop_sign)

@@ -171,6 +171,8 @@ def _loop_argtypes(lib: ctypes.CDLL) -> None:
     lib.lagsim_loop_start.argtypes = (ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
                                       ctypes.c_double)
     lib.lagsim_loop_start.restype = ctypes.c_int
+    lib.lagsim_loop_bound.argtypes = (ctypes.c_void_p, ctypes.c_double)
+    lib.lagsim_loop_bound.restype = None
     lib.lagsim_loop_run.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                     ctypes.POINTER(LoopResult), ctypes.c_void_p,
@@ -243,6 +245,7 @@ class CLoop(StepLoop):
         """How the last :meth:`run` solved its constrained systems: solves of each path."""
         self._said_missed = False
         self._handle: int | None = None
+        self._guard: Guard | None = None
 
     def _next_call(self, watch: Watch, t: float, steps_before: int, clock: float,
                    progress: Progress | None) -> int:
@@ -356,6 +359,40 @@ class CLoop(StepLoop):
                                             ctypes.byref(k), rows.ctypes.data, chunk,
                                             ctypes.byref(result), last.ctypes.data,
                                             event.ctypes.data))
+
+    def flow(self, t0: float, y0: np.ndarray, t1: float) -> np.ndarray:
+        """The state at t1 > t0 of the run from the full state y0 at t0 (with sensitivities
+        [y, vec(s)], s any 2n-by-P start, not only the problem's own), stepped from a fresh
+        start as scipy's ``solve_ivp`` over (t0, t1) would (:mod:`lagsim.analysis.lyapunov`'s
+        tangent map between renormalizations). The handle is kept for the next call
+        (:meth:`close` frees it). Raises :class:`IntegrationError` as :meth:`run` does."""
+        problem = self.problem
+        y = np.ascontiguousarray(y0, dtype=float)
+        if self._handle is None or self._guard is None:
+            self._guard = Guard(problem)
+            self._handle = self.new_handle(self._guard.mass.scale,
+                                           np.full(len(y), problem.options.atol))
+        handle, guard = self._handle, self._guard
+        self.lib.lagsim_loop_bound(handle, t1)
+        if self.lib.lagsim_loop_start(handle, t0, y.ctypes.data, 0.0):
+            raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(t0, y), t0, t0)
+        k = ctypes.c_int(0)
+        result = LoopResult()
+        last = np.zeros(len(y))
+        event = np.zeros(1)
+        while True:
+            code = self._call(np.zeros(0), k, event, STEPS_PER_CALL, result, last, event)
+            if code == Status.RUN_DONE:
+                return last
+            if code != Status.RUN_MORE:
+                raise self._failure(code, guard, float(event[0]),
+                                    At(result.t, last.copy(), result.h_abs), result.when,
+                                    result.regular_at)
+
+    def close(self) -> None:
+        """Free the handle :meth:`flow` keeps."""
+        self._free()
+        self._guard = None
 
     def _watch_handle(self) -> int | None:
         """The handle whose aliasing watch saw the full state."""

@@ -415,9 +415,8 @@ def _c_loop(spec: SystemSpec, model: Model, numeric: NumericSystem, t_end: float
     from lagsim.run.problem import Problem
     from lagsim.spec.options import SimulateOptions
 
-    flags: dict[str, Any] = {"t_end": t_end, "method": "DOP853", "rtol": rtol, "atol": atol,
-                             "formulation": "index1" if numeric.m else "ode",
-                             "stabilize": "none"}
+    flags: dict[str, Any] = dict(t_end=t_end, method="DOP853", rtol=rtol, atol=atol,
+                                 formulation="index1" if numeric.m else "ode", stabilize="none")
     if k:
         flags.update(sensitivities=naming.state(numeric.coordinates)[:k],
                      sensitivity_errors="joint")

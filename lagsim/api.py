@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from lagsim.numeric.compile import NumericSystem
     from lagsim.output.trajectory import Trajectory
     from lagsim.spec.system import SystemSpec
+    from lagsim.sweep.frame import SweepFrame
     from lagsim.symbolic.forms import Form
     from lagsim.symbolic.model import Model
     from lagsim.viz.figures import Figure
@@ -341,10 +342,11 @@ class System:
                           fit_options={"weights": weights, "sigma": sigma, "starts": starts,
                                        "seed": seed})
 
-    def sweep(self, **keywords: Any) -> Any:
+    def sweep(self, **keywords: Any) -> SweepFrame:
         """Many runs of this system, as ``lagsim sweep``: :func:`sweep` with this system (the
-        table as a ``pandas.DataFrame``). A method, because ``lagsim.sweep`` is the name of the
-        package of the sweep engine."""
+        table as a ``pandas.DataFrame`` whose ``to_xarray()`` has one dimension per swept
+        name). A method, because ``lagsim.sweep`` is the name of the package of the sweep
+        engine."""
         return sweep(self, **keywords)
 
     def check(self) -> Any:
@@ -797,26 +799,37 @@ def sweep(system: System | str | os.PathLike[str], *,
           random: Mapping[str, tuple[float, float]] | None = None, runs: int | None = None,
           seed: int = 0, summary: Any = (), scheduler: str | None = "synchronous",
           workers: int | None = None, parameters: Mapping[str, float] | None = None,
-          initial: Mapping[str, float] | None = None, **options: Any) -> Any:
+          initial: Mapping[str, float] | None = None, **options: Any) -> SweepFrame:
     """Simulate ``system`` once for every combination of the swept values, as ``lagsim sweep``
     (the same runs, bit for bit, and the same table), and return the table as a
     ``pandas.DataFrame``: ``run``, the swept values (an initial value ``theta`` as
     ``theta0``), the final state, ``max_residual_<c>``, the energy columns, ``stop_time``
-    (with ``stop_when``), each summary, and ``error`` (empty for a run that succeeded).
+    (with ``stop_when``), each summary, and ``error`` (empty for a run that succeeded; the
+    run's numbers are then NaN).
+
+    The frame is a :class:`lagsim.sweep.frame.SweepFrame`, a DataFrame whose ``to_xarray()``
+    gives an ``xarray.Dataset`` with one dimension per ``grid`` or ``values`` name (its
+    coordinate the values in the order given), one ``draw`` dimension for the ``random``
+    draws, each other column a variable over them (NaN where a run failed) and the file's
+    units in ``attrs`` (``pip install 'lagsim[xarray]'``). A frame derived from it (a
+    selection, ``copy()``) is a plain DataFrame with pandas' own ``to_xarray``: its rows are
+    no longer known to be the sweep's.
 
     ``grid={"theta": (0.1, 3, 50)}`` is ``--grid theta=0.1:3:50``; ``values={"l": [0.5, 1]}`` is
     ``--values``; ``random={"theta": (0, 1)}`` with ``runs`` and ``seed`` is ``--random``; they
-    combine as a product. ``summary`` is a list of ``--summary`` texts
+    combine as a product (``grid``'s names, then ``values``', then the draws; the last varies
+    fastest). ``summary`` is a list of ``--summary`` texts
     (``"amp=max(abs(theta))"``). ``scheduler`` is ``"synchronous"`` (this process, the
     default), None (``workers`` processes of this machine) or a Dask scheduler's address.
     Every other keyword is an option of :meth:`System.simulate`. pandas is needed
     (``pip install 'lagsim[pandas]'``)."""
     try:
-        import pandas
+        import pandas  # noqa: F401 - lagsim.sweep.frame subclasses its DataFrame
     except ImportError as exc:
         raise ImportError("lagsim.sweep needs pandas, which is not installed: pip install "
                           "'lagsim[pandas]' (or pip install pandas)") from exc
     from lagsim.sweep import core as sw
+    from lagsim.sweep.frame import layout, sweep_frame
     from lagsim.sweep.setup import prepare
 
     system = as_system(system)
@@ -852,10 +865,8 @@ def sweep(system: System | str | os.PathLike[str], *,
         for note in row.notes:
             _warn(f"run {index}: {note}")
     header, data, errors = prepared.table(job, rows)
-    frame = pandas.DataFrame(data, columns=header[:-1])
-    frame["run"] = frame["run"].astype(int)
-    frame["error"] = errors
-    return frame
+    shape = layout(prepared.plan, header, prepared.units(header), system.name)
+    return sweep_frame(header, data, errors, shape)
 
 
 @contextlib.contextmanager

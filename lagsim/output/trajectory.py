@@ -344,19 +344,14 @@ class Trajectory:
         variable's ``attrs["units"]`` is its unit where the file's ``units:`` gives one.
 
         xarray is an optional dependency (``pip install 'lagsim[xarray]'``); without it this
-        raises ImportError saying so."""
-        try:
-            import xarray
-        except ImportError as exc:
-            raise ImportError("Trajectory.to_xarray needs xarray, which is not installed: "
-                              "pip install 'lagsim[xarray]' (or pip install xarray); "
-                              "Trajectory.to_numpy() and traj['name'] need nothing more") from exc
-        unit = dict(self.units)
-        variables = {name: ("t", self[name].copy(), {"units": unit[name]} if name in unit else {})
-                     for name in self.columns if name != naming.TIME}
-        time_attrs = {"units": unit[naming.TIME]} if naming.TIME in unit else {}
-        return xarray.Dataset(variables, coords={naming.TIME: ("t", self.t.copy(), time_attrs)},
-                              attrs={"name": self.name})
+        raises ImportError saying so (:func:`lagsim.output.labelled.dataset`)."""
+        from lagsim.output.labelled import dataset
+
+        variables = {name: (("t",), self[name].copy()) for name in self.columns
+                     if name != naming.TIME}
+        return dataset("Trajectory.to_xarray", variables, {naming.TIME: (("t",), self.t.copy())},
+                       dict(self.units), {"name": self.name},
+                       "Trajectory.to_numpy() and traj['name'] need nothing more")
 
     def to_csv(self, path: str | Path) -> None:
         """Write the CSV of ``lagsim simulate`` to ``path`` (``-`` is stdout), through

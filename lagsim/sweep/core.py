@@ -102,10 +102,13 @@ class Axis:
 
 @dataclass(frozen=True)
 class Plan:
-    """The runs: ``values[i]`` are run i's values of ``names``."""
+    """The runs: ``values[i]`` are run i's values of ``names``; ``axes`` the factors whose
+    product they are, in order (empty for a sweep of fits, one run per data file): a table of
+    the runs is an array of ``tuple(a.size for a in axes)`` cells (:mod:`lagsim.sweep.frame`)."""
 
     names: tuple[str, ...]
     values: np.ndarray
+    axes: tuple[Axis, ...] = ()
 
     def __len__(self) -> int:
         return len(self.values)
@@ -271,7 +274,7 @@ def plan(axes: Sequence[Axis], parameters: Sequence[str], coordinates: Sequence[
         values[:, column:column + len(axis.names)] = np.tile(block, (before, 1))
         column += len(axis.names)
         before *= axis.size
-    return Plan(names, values)
+    return Plan(names, values, tuple(axes))
 
 
 # --- one run, in whichever process ------------------------------------------------------------
@@ -376,9 +379,10 @@ def columns(job: Job, coordinates: Sequence[str], constraints: Sequence[str],
     swept = [name if name not in naming.state(coordinates) else f"{name}0"
              for name in job.names]
     energy = [naming.ENERGY_DRIFT, naming.ENERGY_CHANGE] if conserved else [naming.ENERGY_GAIN]
-    return ["run", *swept, *naming.state(coordinates),
+    return [naming.RUN, *swept, *naming.state(coordinates),
             *map(naming.max_residual, constraints), *energy,
-            *(["stop_time"] if stops else []), *(s.name for s in job.summaries), "error"]
+            *([naming.STOP_TIME] if stops else []), *(s.name for s in job.summaries),
+            naming.ERROR]
 
 
 def energy_conserved(job: Job) -> bool:

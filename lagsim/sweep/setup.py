@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from lagsim import naming
+from lagsim.output.units import unit_columns
 from lagsim.spec.options import FLAGS, Naming, SimulateOptions
 from lagsim.spec.system import parse_spec
 from lagsim.sweep import core
@@ -33,6 +35,21 @@ class Sweep:
         """The header, numbers and error texts of the table of ``rows`` run as ``job``."""
         return core.table(job, self.plan, rows, self.spec.coordinates, self.constraints,
                           core.energy_conserved(job), self.stops)
+
+    def units(self, header: Sequence[str]) -> dict[str, str]:
+        """The unit of each column of the table ``header`` (:meth:`table`) that the file's
+        ``units:`` gives: a swept value's (a parameter's, a coordinate's or its velocity's),
+        the final state's (:func:`lagsim.output.units.unit_columns`) and ``stop_time``'s
+        (``t``'s)."""
+        given = dict(self.spec.units)
+        known = {**given, **unit_columns(given, self.spec.coordinates)}
+        swept = zip(self.plan.names, header[1:1 + len(self.plan.names)])
+        out = {column: known[name] for name, column in swept if name in known}
+        out.update((name, known[name]) for name in naming.state(self.spec.coordinates)
+                   if name in known)
+        if naming.STOP_TIME in header and naming.TIME in known:
+            out[naming.STOP_TIME] = known[naming.TIME]
+        return out
 
 
 def prepare(text: str, label: str, stem: str, parameters: Mapping[str, float],

@@ -388,12 +388,66 @@ static const double *rhs_b(D *d, double t, const double *q, const double *qd, in
     return d->bb;
 }
 
+/* The unconstrained ode's q̈ (form ode, m = 0, no sensitivities) for an n the compiler knows,
+   at most SMALL_N: accelerations()' operations in their order (eval_dynamics, the finite checks,
+   lagsim_solve: lagsim_cholesky and lagsim_cholesky_solve, LU when M is not positive definite),
+   so the same numbers, without the loops' bookkeeping (a small n's solve is a chain of square
+   roots and divisions, which the loops' index arithmetic and stores lengthened). */
+#define SMALL_N 4
+static inline __attribute__((always_inline)) int ode_small(D *d, const int n, double t,
+                                                           const double *q, const double *qd,
+                                                           double *qdd)
+{
+    double *in = d->in, *M = d->dynv, L[SMALL_N * SMALL_N];
+    const double *F = M + n * n;
+    int i, j, k;
+    in[0] = t;
+    for (i = 0; i < n; i++) { in[1 + i] = q[i]; in[1 + n + i] = qd[i]; }
+    d->dyn(in, d->p, M);
+    if (!all_finite(n * n, M) || !all_finite(n, F)) {
+        for (i = 0; i < n; i++) qdd[i] = NAN;
+        return 0;
+    }
+    for (i = 0; i < n; i++) qdd[i] = F[i];
+    for (j = 0; j < n; j++) {
+        double v = M[j * n + j];
+        for (k = 0; k < j; k++) v -= L[j * SMALL_N + k] * L[j * SMALL_N + k];
+        if (!(v > 0.0)) return lagsim_lu_solve(n, 1, M, qdd) != 0;
+        v = sqrt(v);
+        L[j * SMALL_N + j] = v;
+        for (i = j + 1; i < n; i++) {
+            double w = M[i * n + j];
+            for (k = 0; k < j; k++) w -= L[i * SMALL_N + k] * L[j * SMALL_N + k];
+            L[i * SMALL_N + j] = w / v;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        double v = qdd[i];
+        for (k = 0; k < i; k++) v -= L[i * SMALL_N + k] * qdd[k];
+        qdd[i] = v / L[i * SMALL_N + i];
+    }
+    for (i = n - 1; i >= 0; i--) {
+        double v = qdd[i];
+        for (k = i + 1; k < n; k++) v -= L[k * SMALL_N + i] * qdd[k];
+        qdd[i] = v / L[i * SMALL_N + i];
+    }
+    return 0;
+}
+
 /* q̈ (and λ when lam != NULL, unstabilized) at (t, q, q̇): 0, or 1 for a singular matrix. */
 static int accelerations(D *d, double t, const double *q, const double *qd, double *qdd,
                          double *lam, int stabilized)
 {
     int n = d->n, m = d->m, s = n + m, i, j, k, factored = -1;
     const double *M, *F, *A, *b;
+    if (d->form == FORM_ODE && m == 0 && !d->ns)
+        switch (n) {
+        case 1: return ode_small(d, 1, t, q, qd, qdd);
+        case 2: return ode_small(d, 2, t, q, qd, qdd);
+        case 3: return ode_small(d, 3, t, q, qd, qdd);
+        case 4: return ode_small(d, 4, t, q, qd, qdd);
+        default: break;
+        }
     eval_dynamics(d, t, q, qd);
     M = d->dynv; F = M + n * n; A = F + n;
     b = rhs_b(d, t, q, qd, stabilized);

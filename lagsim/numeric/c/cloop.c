@@ -745,10 +745,12 @@ static int project_all(D *d, double t, const double *y, double *out)
 /* --- DOP853 (scipy.integrate.DOP853, stage for stage) ----------------------------------- */
 @COEFFICIENTS@
 
-/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. */
-static int dop853_step(D *d)
+/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. N, the
+   state's size, and ne, the components of the error norm, are constants for the small states
+   dop853_step() names (the same operations, as loops the compiler unrolls). */
+static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne)
 {
-    const int N = d->N, S = DOP_S;
+    const int S = DOP_S;
     double t = d->t, h_abs = d->h_abs, h = 0.0, t_new = t;
     double min_step = 10.0 * fabs(nextafter(t, d->direction * INFINITY) - t);
     double *K = d->K, *y = d->y, *acc = d->sum5, *acc3 = d->sum3;
@@ -790,12 +792,12 @@ static int dop853_step(D *d)
             const double c5 = DOP_E5[j], c3 = DOP_E3[j], *kj = K + j * N;
             for (i = 0; i < N; i++) { acc[i] += kj[i] * c5; acc3[i] += kj[i] * c3; }
         }
-        for (i = 0; i < d->ne; i++) {
+        for (i = 0; i < ne; i++) {
             double scale = d->atol[i] + dmax(fabs(y[i]), fabs(d->ynew[i])) * d->rtol;
             double a5 = acc[i] / scale, a3 = acc3[i] / scale;
             e5 += a5 * a5; e3 += a3 * a3;
         }
-        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * d->ne);
+        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * ne);
         if (err < 1.0) {
             double factor = err == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
             if (rejected) factor = fmin(1.0, factor);
@@ -819,11 +821,25 @@ static int dop853_step(D *d)
     return 0;
 }
 
-/* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
-   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. */
-static int dense(D *d, double s, double *out)
+static int dop853_step(D *d)
 {
-    const int N = d->N, S = DOP_S;
+    if (d->ne == d->N)
+        switch (d->N) {
+        case 2: return dop853_step_n(d, 2, 2);
+        case 4: return dop853_step_n(d, 4, 4);
+        case 6: return dop853_step_n(d, 6, 6);
+        case 8: return dop853_step_n(d, 8, 8);
+        default: break;
+        }
+    return dop853_step_n(d, d->N, d->ne);
+}
+
+/* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
+   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N as in dop853_step_n. */
+static inline __attribute__((always_inline)) int dense_n(D *d, const int N, double s,
+                                                         double *out)
+{
+    const int S = DOP_S;
     int i, j, k;
     double h = d->h_prev, x;
     double *K = d->K, *F = d->F;
@@ -863,6 +879,17 @@ static int dense(D *d, double s, double *out)
         out[i] = v + d->y_old[i];
     }
     return 0;
+}
+
+static int dense(D *d, double s, double *out)
+{
+    switch (d->N) {
+    case 2: return dense_n(d, 2, s, out);
+    case 4: return dense_n(d, 4, s, out);
+    case 6: return dense_n(d, 6, s, out);
+    case 8: return dense_n(d, 8, s, out);
+    default: return dense_n(d, d->N, s, out);
+    }
 }
 
 /* --- the run ------------------------------------------------------------------------- */

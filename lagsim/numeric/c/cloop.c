@@ -99,8 +99,8 @@ static inline __attribute__((always_inline)) int all_finite(int k, const double 
 
 /* --- small dense linear algebra ------------------------------------------------------- */
 
-/* lagsim_cholesky, lagsim_cholesky_solve, lagsim_lu_solve and lagsim_solve: the runtime the
-   model libraries hold too (lagsim.numeric.ccompile.RUNTIME) */
+/* lagsim_cholesky, lagsim_cholesky_solve, lagsim_ldlt, lagsim_ldlt_solve, lagsim_lu_solve and
+   lagsim_solve: the runtime the model libraries hold too (lagsim.numeric.ccompile.RUNTIME) */
 @RUNTIME@
 
 /* W = L⁻¹ (lower triangular). */
@@ -390,15 +390,14 @@ static const double *rhs_b(D *d, double t, const double *q, const double *qd, in
 
 /* The unconstrained ode's q̈ (form ode, m = 0, no sensitivities) for an n the compiler knows,
    at most SMALL_N: accelerations()' operations in their order (eval_dynamics, the finite checks,
-   lagsim_solve: lagsim_cholesky and lagsim_cholesky_solve, LU when M is not positive definite),
-   so the same numbers, without the loops' bookkeeping (a small n's solve is a chain of square
-   roots and divisions, which the loops' index arithmetic and stores lengthened). */
+   lagsim_solve: lagsim_ldlt and lagsim_ldlt_solve, LU when M is not positive definite), so the
+   same numbers, as straight-line code without the loops' index arithmetic. */
 #define SMALL_N 4
 static inline __attribute__((always_inline)) int ode_small(D *d, const int n, double t,
                                                            const double *q, const double *qd,
                                                            double *qdd)
 {
-    double *in = d->in, *M = d->dynv, L[SMALL_N * SMALL_N];
+    double *in = d->in, *M = d->dynv, W[SMALL_N * SMALL_N];
     const double *F = M + n * n;
     int i, j, k;
     in[0] = t;
@@ -411,25 +410,26 @@ static inline __attribute__((always_inline)) int ode_small(D *d, const int n, do
     for (i = 0; i < n; i++) qdd[i] = F[i];
     for (j = 0; j < n; j++) {
         double v = M[j * n + j];
-        for (k = 0; k < j; k++) v -= L[j * SMALL_N + k] * L[j * SMALL_N + k];
+        for (k = 0; k < j; k++) v -= W[j * SMALL_N + k] * W[k * SMALL_N + j];
         if (!(v > 0.0)) return lagsim_lu_solve(n, 1, M, qdd) != 0;
-        v = sqrt(v);
-        L[j * SMALL_N + j] = v;
+        W[j * SMALL_N + j] = v;
         for (i = j + 1; i < n; i++) {
             double w = M[i * n + j];
-            for (k = 0; k < j; k++) w -= L[i * SMALL_N + k] * L[j * SMALL_N + k];
-            L[i * SMALL_N + j] = w / v;
+            for (k = 0; k < j; k++) w -= W[i * SMALL_N + k] * W[k * SMALL_N + j];
+            W[j * SMALL_N + i] = w;
+            W[i * SMALL_N + j] = w / v;
         }
     }
     for (i = 0; i < n; i++) {
         double v = qdd[i];
-        for (k = 0; k < i; k++) v -= L[i * SMALL_N + k] * qdd[k];
-        qdd[i] = v / L[i * SMALL_N + i];
+        for (k = 0; k < i; k++) v -= W[i * SMALL_N + k] * qdd[k];
+        qdd[i] = v;
     }
+    for (i = 0; i < n; i++) qdd[i] /= W[i * SMALL_N + i];
     for (i = n - 1; i >= 0; i--) {
         double v = qdd[i];
-        for (k = i + 1; k < n; k++) v -= L[k * SMALL_N + i] * qdd[k];
-        qdd[i] = v / L[i * SMALL_N + i];
+        for (k = i + 1; k < n; k++) v -= W[k * SMALL_N + i] * qdd[k];
+        qdd[i] = v;
     }
     return 0;
 }
@@ -492,10 +492,11 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
     }
-    if (d->form == FORM_ODE && d->ns) {  /* M = Lm Lmᵀ, the factor sens_dz reuses */
-        if (lagsim_cholesky(n, M, d->Lm)) return 1;
+    if (d->form == FORM_ODE && d->ns) {  /* M = L D Lᵀ in Lm, the factor sens_dz reuses (the
+                                            plain run's lagsim_solve, so the same q̈) */
+        if (lagsim_ldlt(n, M, d->Lm)) return 1;
         memcpy(qdd, F, n * sizeof(double));
-        lagsim_cholesky_solve(n, d->Lm, qdd);
+        lagsim_ldlt_solve(n, d->Lm, qdd);
         return 0;
     }
     if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side (on
@@ -586,7 +587,7 @@ static int sens_dz(D *d, double t, const double *q, const double *qd, const doub
     if (d->form == FORM_ODE) {  /* M dq̈ = −r with accelerations()' factor Lm (m = 0) */
         for (j = 0; j < ns; j++) {
             for (i = 0; i < n; i++) d->sa[i] = -R[i * ns + j];
-            lagsim_cholesky_solve(n, d->Lm, d->sa);
+            lagsim_ldlt_solve(n, d->Lm, d->sa);
             for (i = 0; i < n; i++) dqdd[i * ns + j] = d->sa[i];
         }
         return 0;

@@ -100,7 +100,9 @@ static inline __attribute__((always_inline)) int all_finite(int k, const double 
 /* --- small dense linear algebra ------------------------------------------------------- */
 
 /* lagsim_cholesky, lagsim_cholesky_solve, lagsim_ldlt, lagsim_ldlt_solve, lagsim_lu_solve and
-   lagsim_solve: the runtime the model libraries hold too (lagsim.numeric.ccompile.RUNTIME) */
+   lagsim_solve: the runtime the model libraries hold too (lagsim.numeric.ccompile.RUNTIME), the
+   L D Lᵀ solve inlined (ode_small) */
+#define LAGSIM_INLINE inline __attribute__((always_inline))
 @RUNTIME@
 
 /* W = L⁻¹ (lower triangular). */
@@ -388,18 +390,16 @@ static const double *rhs_b(D *d, double t, const double *q, const double *qd, in
     return d->bb;
 }
 
-/* The unconstrained ode's q̈ (form ode, m = 0, no sensitivities) for an n the compiler knows,
-   at most SMALL_N: accelerations()' operations in their order (eval_dynamics, the finite checks,
-   lagsim_solve: lagsim_ldlt and lagsim_ldlt_solve, LU when M is not positive definite), so the
-   same numbers, as straight-line code without the loops' index arithmetic. */
-#define SMALL_N 4
+/* The unconstrained ode's q̈ (form ode, m = 0, no sensitivities) for an n ≤ 4 the compiler
+   knows: accelerations()' operations in their order (eval_dynamics, the finite checks,
+   lagsim_solve), so the same numbers, as straight-line code (lagsim_solve inlined, n constant). */
 static inline __attribute__((always_inline)) int ode_small(D *d, const int n, double t,
                                                            const double *q, const double *qd,
                                                            double *qdd)
 {
-    double *in = d->in, *M = d->dynv, W[SMALL_N * SMALL_N];
+    double *in = d->in, *M = d->dynv, W[16];
     const double *F = M + n * n;
-    int i, j, k;
+    int i;
     in[0] = t;
     for (i = 0; i < n; i++) { in[1 + i] = q[i]; in[1 + n + i] = qd[i]; }
     d->dyn(in, d->p, M);
@@ -408,30 +408,7 @@ static inline __attribute__((always_inline)) int ode_small(D *d, const int n, do
         return 0;
     }
     for (i = 0; i < n; i++) qdd[i] = F[i];
-    for (j = 0; j < n; j++) {
-        double v = M[j * n + j];
-        for (k = 0; k < j; k++) v -= W[j * SMALL_N + k] * W[k * SMALL_N + j];
-        if (!(v > 0.0)) return lagsim_lu_solve(n, 1, M, qdd) != 0;
-        W[j * SMALL_N + j] = v;
-        for (i = j + 1; i < n; i++) {
-            double w = M[i * n + j];
-            for (k = 0; k < j; k++) w -= W[i * SMALL_N + k] * W[k * SMALL_N + j];
-            W[j * SMALL_N + i] = w;
-            W[i * SMALL_N + j] = w / v;
-        }
-    }
-    for (i = 0; i < n; i++) {
-        double v = qdd[i];
-        for (k = 0; k < i; k++) v -= W[i * SMALL_N + k] * qdd[k];
-        qdd[i] = v;
-    }
-    for (i = 0; i < n; i++) qdd[i] /= W[i * SMALL_N + i];
-    for (i = n - 1; i >= 0; i--) {
-        double v = qdd[i];
-        for (k = i + 1; k < n; k++) v -= W[k * SMALL_N + i] * qdd[k];
-        qdd[i] = v;
-    }
-    return 0;
+    return lagsim_solve(n, M, qdd, W);
 }
 
 /* q̈ (and λ when lam != NULL, unstabilized) at (t, q, q̇): 0, or 1 for a singular matrix. */

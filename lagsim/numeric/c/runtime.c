@@ -3,7 +3,12 @@
 
 /* lagsim's small dense linear algebra, one text in every library that needs it: the model
    libraries (the ODE right-hand side) and the C step loops (lagsim/numeric/c/cloop.c, cradau.c, the
-   fixed-step methods). Matrices are row-major. */
+   fixed-step methods). Matrices are row-major. A text that defines LAGSIM_INLINE before this one
+   has the L D Lᵀ solve inlined where it is called (the C loop, so that a call with a constant n
+   becomes straight-line code); without it (the exported C) they are plain functions. */
+#ifndef LAGSIM_INLINE
+#define LAGSIM_INLINE
+#endif
 
 /* M = L Lᵀ (numpy.linalg.cholesky; L lower triangular, its upper part zeroed): 0, or 1 when
    M is not positive definite. */
@@ -85,7 +90,7 @@ static int lagsim_lu_solve(int s, int nb, double *A, double *B)
    W[j n + i] = L_ij d_j (i > j) that the later columns reuse. 0, or 1 when M is not positive
    definite (a pivot d_j not > 0). Each column costs its divisions by d_j alone, in parallel:
    no square root, and the solve's chain of dependent divisions is one long. */
-static int lagsim_ldlt(int n, const double *M, double *W)
+static LAGSIM_INLINE int lagsim_ldlt(int n, const double *M, double *W)
 {
     int i, j, k;
     for (j = 0; j < n; j++) {
@@ -104,7 +109,7 @@ static int lagsim_ldlt(int n, const double *M, double *W)
 }
 
 /* r ← (L D Lᵀ)⁻¹ r with the factor of lagsim_ldlt: L z = r, then D y = z, then Lᵀ x = y. */
-static void lagsim_ldlt_solve(int n, const double *W, double *r)
+static LAGSIM_INLINE void lagsim_ldlt_solve(int n, const double *W, double *r)
 {
     int i, k;
     for (i = 0; i < n; i++) {
@@ -124,7 +129,7 @@ static void lagsim_ldlt_solve(int n, const double *W, double *r)
    work W (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
    that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
    finite. */
-static int lagsim_solve(int n, double *M, double *r, double *W)
+static LAGSIM_INLINE int lagsim_solve(int n, double *M, double *r, double *W)
 {
     if (lagsim_ldlt(n, M, W) == 0) {
         lagsim_ldlt_solve(n, W, r);

@@ -10,7 +10,7 @@ generating C, compiling the FMU's binary); the FMU's size is the zip's. Then the
 ``lagsim.load(...).simulate`` in this process after a warm-up (the compiled model reused); the
 FMPy part is skipped with one line when FMPy is not installed (``pip install -e '.[test]'``).
 Then the peer comparison of the right-hand side y' = [q̇, M⁻¹F] in C: lagsim's exported
-``NAME_rhs`` (``lagsim export --c``: M and F as generated straight-line C, then a Cholesky
+``NAME_rhs`` (``lagsim export --c``: M and F as generated straight-line C, then an L D Lᵀ
 solve) against the same equations through CasADi (its SX graph of M and F from lagsim's
 expressions, ``solve(M, F)`` and CasADi's C code generation), both built with ``cc -O2`` and
 called in one C loop over the same states, ns per call side by side (their results checked to

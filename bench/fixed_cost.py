@@ -90,9 +90,16 @@ class Reference:
         return self.out
 
 
-def lagsim_steps(tol: float) -> tuple[int, int, np.ndarray]:
-    """Accepted steps, right-hand-side calls and the end state of lagsim's C loop."""
+def lagsim_loop(tol: float) -> tuple[int, int, np.ndarray, object]:
+    """Accepted steps, right-hand-side calls and the end state of lagsim's C loop, and a call
+    that runs that loop alone: the C calls of one run (``lagsim_loop_new``, ``_start``, ``_run``,
+    ``_free``) with buffers made once, without the Python around them (the problem's build, the
+    engine's choice, the samples' trajectory, the energy rows)."""
+    import ctypes
+
+    from lagsim.numeric.csource import LoopResult, Status
     from lagsim.run.engines.cloop import loop_for
+    from lagsim.run.monitor import Guard
     from lagsim.run.problem import Problem
     from lagsim.spec.options import SimulateOptions
     from lagsim.spec.system import load_spec
@@ -100,10 +107,33 @@ def lagsim_steps(tol: float) -> tuple[int, int, np.ndarray]:
 
     spec = load_spec("double_pendulum")
     options = SimulateOptions.resolve(spec.simulate, {"t_end": T_END, "rtol": tol, "atol": tol})
-    loop = loop_for(Problem.build(spec, build_model(spec), options))
+    problem = Problem.build(spec, build_model(spec), options)
+    loop = loop_for(problem)
     assert loop is not None, "no C loop for the double pendulum"
     traj = loop.run()
-    return loop.steps, loop.nfev, np.concatenate([traj.q[-1], traj.qd[-1]])
+    lib, scale = loop.lib, Guard(problem).mass.scale
+    y0 = np.concatenate([problem.q0, problem.qd0])
+    atol = np.full(len(y0), tol)
+    times = np.ascontiguousarray(options.sample_times(), dtype=float)
+    rows, last, event = np.zeros((len(times), len(y0))), np.zeros(len(y0)), np.zeros(len(y0))
+    rows[0] = y0
+    result = LoopResult()
+    pointers = (times.ctypes.data, rows.ctypes.data, last.ctypes.data, event.ctypes.data)
+
+    def alone() -> None:
+        handle = loop.new_handle(scale, atol)
+        lib.lagsim_loop_start(handle, 0.0, y0.ctypes.data, 0.0)
+        k = ctypes.c_int(1)
+        code = lib.lagsim_loop_run(handle, pointers[0], len(times), ctypes.byref(k), pointers[1],
+                                   1 << 30, ctypes.byref(result), pointers[2], pointers[3])
+        lib.lagsim_loop_free(handle)
+        if code != Status.RUN_DONE or not np.array_equal(rows[-1], last):
+            raise RuntimeError(f"the C loop alone ended with code {code}")
+
+    alone()
+    if not np.array_equal(rows, np.column_stack([traj.q, traj.qd])):
+        raise RuntimeError("the C loop alone did not give the run's rows")
+    return loop.steps, loop.nfev, np.concatenate([traj.q[-1], traj.qd[-1]]), alone
 
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -136,20 +166,22 @@ def per_run(reference: Reference, rounds: int) -> None:
           f"time; {load()}")
     print()
     print("| TOL | C ref steps / RHS calls | lagsim steps / RHS calls | end states, max diff "
-          "| C ref ms | System.simulate ms | ratio |")
-    print("|---|---|---|---|---|---|---|")
+          "| C ref ms | lagsim C loop alone ms | System.simulate ms | loop alone / ref "
+          "| ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for tol in (1e-10, 1e-6):
         traj = system.simulate(t_end=T_END, rtol=tol, atol=tol)
         out = reference(tol)
-        steps, nfev, end = lagsim_steps(tol)
+        steps, nfev, end, alone = lagsim_loop(tol)
         ref_end = out[-1, 1:]
         api_end = np.concatenate([traj.q[-1], traj.qd[-1]])
         diff = max(np.max(np.abs(ref_end - api_end)), np.max(np.abs(ref_end - end)))
-        times = fastest({"ref": lambda tol=tol: reference(tol),
+        times = fastest({"ref": lambda tol=tol: reference(tol), "alone": alone,
                          "api": lambda tol=tol: system.simulate(t_end=T_END, rtol=tol, atol=tol)},
                         batch=20, rounds=rounds)
         print(f"| {tol:g} | {reference.stats[0]} / {reference.stats[1]} | {steps} / {nfev} | "
-              f"{diff:.1e} | {times['ref'] * 1e3:.3f} | {times['api'] * 1e3:.3f} | "
+              f"{diff:.1e} | {times['ref'] * 1e3:.3f} | {times['alone'] * 1e3:.3f} | "
+              f"{times['api'] * 1e3:.3f} | {times['alone'] / times['ref']:.2f} | "
               f"{times['api'] / times['ref']:.2f} |")
     print()
     print(f"after: {load()}")

@@ -303,7 +303,7 @@ def sources(spec: SystemSpec, model: Model, options: SimulateOptions | None = No
         FORMULATION={"index1": "the index-1 form and Baumgarte's stabilization",
                      "udwadia-kalaba": "Udwadia-Kalaba's form (seed 004) and Baumgarte's "
                                        "stabilization",
-                     "ode": "q_ddot from a Cholesky factorization of M"}[lay.formulation],
+                     "ode": "q_ddot from an L D L^T factorization of M"}[lay.formulation],
         UK=int(lay.formulation == "udwadia-kalaba"),
         STATE_LIST=_strings(lay.states), PARAMETER_LIST=_strings(lay.parameters),
         OUTPUT_LIST=_strings(lay.outputs), PARAMETER_VALUES=_doubles(lay.parameter_start),

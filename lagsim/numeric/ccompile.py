@@ -3,9 +3,10 @@
 :func:`compile_c` writes one C file holding every function :mod:`lagsim.numeric.compile` needs (each
 expression list with its common subexpressions eliminated by symengine), plus, for a system
 without constraints, the whole right-hand side of M(q) q̈ = F(q, q̇, t) (seed 001 eq.
-10.12–10.14): y' = [q̇, q̈] with q̈ from a Cholesky factorisation of the symmetric positive
-definite M written in C (partial-pivoting LU when M is not positive definite, as
-``numpy.linalg.solve`` would still solve it). M is never inverted symbolically.
+10.12–10.14): y' = [q̇, q̈] with q̈ from an L D Lᵀ factorisation (Cholesky without square
+roots) of the symmetric positive definite M written in C (partial-pivoting LU when M is not
+positive definite, as ``numpy.linalg.solve`` would still solve it). M is never inverted
+symbolically.
 
 The parameters are inputs of the compiled code, an array ``p`` passed to every function (as
 PyDy's code generation passes its constants), so one library serves every parameter value

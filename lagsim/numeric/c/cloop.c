@@ -99,8 +99,10 @@ static inline __attribute__((always_inline)) int all_finite(int k, const double 
 
 /* --- small dense linear algebra ------------------------------------------------------- */
 
-/* lagsim_cholesky, lagsim_cholesky_solve, lagsim_lu_solve and lagsim_solve: the runtime the
-   model libraries hold too (lagsim.numeric.ccompile.RUNTIME) */
+/* lagsim_cholesky, lagsim_cholesky_solve, lagsim_ldlt, lagsim_ldlt_solve, lagsim_lu_solve and
+   lagsim_solve: the runtime the model libraries hold too (lagsim.numeric.ccompile.RUNTIME), the
+   L D Lᵀ solve inlined (ode_small) */
+#define LAGSIM_INLINE inline __attribute__((always_inline))
 @RUNTIME@
 
 /* W = L⁻¹ (lower triangular). */
@@ -388,12 +390,41 @@ static const double *rhs_b(D *d, double t, const double *q, const double *qd, in
     return d->bb;
 }
 
+/* The unconstrained ode's q̈ (form ode, m = 0, no sensitivities) for an n ≤ 4 the compiler
+   knows: accelerations()' operations in their order (eval_dynamics, the finite checks,
+   lagsim_solve), so the same numbers, as straight-line code (lagsim_solve inlined, n constant). */
+static inline __attribute__((always_inline)) int ode_small(D *d, const int n, double t,
+                                                           const double *q, const double *qd,
+                                                           double *qdd)
+{
+    double *in = d->in, *M = d->dynv, W[16];
+    const double *F = M + n * n;
+    int i;
+    in[0] = t;
+    for (i = 0; i < n; i++) { in[1 + i] = q[i]; in[1 + n + i] = qd[i]; }
+    d->dyn(in, d->p, M);
+    if (!all_finite(n * n, M) || !all_finite(n, F)) {
+        for (i = 0; i < n; i++) qdd[i] = NAN;
+        return 0;
+    }
+    for (i = 0; i < n; i++) qdd[i] = F[i];
+    return lagsim_solve(n, M, qdd, W);
+}
+
 /* q̈ (and λ when lam != NULL, unstabilized) at (t, q, q̇): 0, or 1 for a singular matrix. */
 static int accelerations(D *d, double t, const double *q, const double *qd, double *qdd,
                          double *lam, int stabilized)
 {
     int n = d->n, m = d->m, s = n + m, i, j, k, factored = -1;
     const double *M, *F, *A, *b;
+    if (d->form == FORM_ODE && m == 0 && !d->ns)
+        switch (n) {
+        case 1: return ode_small(d, 1, t, q, qd, qdd);
+        case 2: return ode_small(d, 2, t, q, qd, qdd);
+        case 3: return ode_small(d, 3, t, q, qd, qdd);
+        case 4: return ode_small(d, 4, t, q, qd, qdd);
+        default: break;
+        }
     eval_dynamics(d, t, q, qd);
     M = d->dynv; F = M + n * n; A = F + n;
     b = rhs_b(d, t, q, qd, stabilized);
@@ -438,10 +469,11 @@ static int accelerations(D *d, double t, const double *q, const double *qd, doub
         if (lam) memcpy(lam, d->r + n, m * sizeof(double));
         return 0;
     }
-    if (d->form == FORM_ODE && d->ns) {  /* M = Lm Lmᵀ, the factor sens_dz reuses */
-        if (lagsim_cholesky(n, M, d->Lm)) return 1;
+    if (d->form == FORM_ODE && d->ns) {  /* M = L D Lᵀ in Lm, the factor sens_dz reuses (the
+                                            plain run's lagsim_solve, so the same q̈) */
+        if (lagsim_ldlt(n, M, d->Lm)) return 1;
         memcpy(qdd, F, n * sizeof(double));
-        lagsim_cholesky_solve(n, d->Lm, qdd);
+        lagsim_ldlt_solve(n, d->Lm, qdd);
         return 0;
     }
     if (d->form == FORM_ODE) {  /* lagsim_solve, as the model library's right-hand side (on
@@ -532,7 +564,7 @@ static int sens_dz(D *d, double t, const double *q, const double *qd, const doub
     if (d->form == FORM_ODE) {  /* M dq̈ = −r with accelerations()' factor Lm (m = 0) */
         for (j = 0; j < ns; j++) {
             for (i = 0; i < n; i++) d->sa[i] = -R[i * ns + j];
-            lagsim_cholesky_solve(n, d->Lm, d->sa);
+            lagsim_ldlt_solve(n, d->Lm, d->sa);
             for (i = 0; i < n; i++) dqdd[i * ns + j] = d->sa[i];
         }
         return 0;
@@ -691,10 +723,12 @@ static int project_all(D *d, double t, const double *y, double *out)
 /* --- DOP853 (scipy.integrate.DOP853, stage for stage) ----------------------------------- */
 @COEFFICIENTS@
 
-/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. */
-static int dop853_step(D *d)
+/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. N, the
+   state's size, and ne, the components of the error norm, are constants for the small states
+   dop853_step() names (the same operations, as loops the compiler unrolls). */
+static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne)
 {
-    const int N = d->N, S = DOP_S;
+    const int S = DOP_S;
     double t = d->t, h_abs = d->h_abs, h = 0.0, t_new = t;
     double min_step = 10.0 * fabs(nextafter(t, d->direction * INFINITY) - t);
     double *K = d->K, *y = d->y, *acc = d->sum5, *acc3 = d->sum3;
@@ -736,12 +770,12 @@ static int dop853_step(D *d)
             const double c5 = DOP_E5[j], c3 = DOP_E3[j], *kj = K + j * N;
             for (i = 0; i < N; i++) { acc[i] += kj[i] * c5; acc3[i] += kj[i] * c3; }
         }
-        for (i = 0; i < d->ne; i++) {
+        for (i = 0; i < ne; i++) {
             double scale = d->atol[i] + dmax(fabs(y[i]), fabs(d->ynew[i])) * d->rtol;
             double a5 = acc[i] / scale, a3 = acc3[i] / scale;
             e5 += a5 * a5; e3 += a3 * a3;
         }
-        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * d->ne);
+        err = (e5 == 0.0 && e3 == 0.0) ? 0.0 : fabs(h) * e5 / sqrt((e5 + 0.01 * e3) * ne);
         if (err < 1.0) {
             double factor = err == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
             if (rejected) factor = fmin(1.0, factor);
@@ -765,11 +799,25 @@ static int dop853_step(D *d)
     return 0;
 }
 
-/* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
-   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. */
-static int dense(D *d, double s, double *out)
+static int dop853_step(D *d)
 {
-    const int N = d->N, S = DOP_S;
+    if (d->ne == d->N)
+        switch (d->N) {
+        case 2: return dop853_step_n(d, 2, 2);
+        case 4: return dop853_step_n(d, 4, 4);
+        case 6: return dop853_step_n(d, 6, 6);
+        case 8: return dop853_step_n(d, 8, 8);
+        default: break;
+        }
+    return dop853_step_n(d, d->N, d->ne);
+}
+
+/* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
+   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N as in dop853_step_n. */
+static inline __attribute__((always_inline)) int dense_n(D *d, const int N, double s,
+                                                         double *out)
+{
+    const int S = DOP_S;
     int i, j, k;
     double h = d->h_prev, x;
     double *K = d->K, *F = d->F;
@@ -809,6 +857,17 @@ static int dense(D *d, double s, double *out)
         out[i] = v + d->y_old[i];
     }
     return 0;
+}
+
+static int dense(D *d, double s, double *out)
+{
+    switch (d->N) {
+    case 2: return dense_n(d, 2, s, out);
+    case 4: return dense_n(d, 4, s, out);
+    case 6: return dense_n(d, 6, s, out);
+    case 8: return dense_n(d, 8, s, out);
+    default: return dense_n(d, d->N, s, out);
+    }
 }
 
 /* --- the run ------------------------------------------------------------------------- */

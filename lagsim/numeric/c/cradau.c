@@ -47,7 +47,7 @@ typedef struct {
 
 @RUNTIME@
 
-/* y' = [q̇, M⁻¹F] as the model library's lagsim_ode_rhs makes it (Cholesky, else LU; a
+/* y' = [q̇, M⁻¹F] as the model library's lagsim_ode_rhs makes it (L D Lᵀ, else LU; a
    non-finite M gives NaN accelerations): 0, or 1 for a singular M. */
 static int rhs(R *r, double t, const double *y, double *out)
 {

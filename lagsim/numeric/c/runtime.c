@@ -3,7 +3,12 @@
 
 /* lagsim's small dense linear algebra, one text in every library that needs it: the model
    libraries (the ODE right-hand side) and the C step loops (lagsim/numeric/c/cloop.c, cradau.c, the
-   fixed-step methods). Matrices are row-major. */
+   fixed-step methods). Matrices are row-major. A text that defines LAGSIM_INLINE before this one
+   has the L D Lᵀ solve inlined where it is called (the C loop, so that a call with a constant n
+   becomes straight-line code); without it (the exported C) they are plain functions. */
+#ifndef LAGSIM_INLINE
+#define LAGSIM_INLINE
+#endif
 
 /* M = L Lᵀ (numpy.linalg.cholesky; L lower triangular, its upper part zeroed): 0, or 1 when
    M is not positive definite. */
@@ -79,14 +84,55 @@ static int lagsim_lu_solve(int s, int nb, double *A, double *B)
     return finite ? 0 : 2;
 }
 
-/* Solve M x = r (M n-by-n, overwritten; r becomes x) for a mass matrix: Cholesky into the
-   work L (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
+/* M = L D Lᵀ, the Cholesky factorisation without square roots (Golub & Van Loan, "Matrix
+   Computations", 4th ed., §4.1.2; M symmetric positive definite, seed 001 §10.2): L unit lower
+   triangular, held below the diagonal of W, D on its diagonal, and above it the products
+   W[j n + i] = L_ij d_j (i > j) that the later columns reuse. 0, or 1 when M is not positive
+   definite (a pivot d_j not > 0). Each column costs its divisions by d_j alone, in parallel:
+   no square root, and the solve's chain of dependent divisions is one long. */
+static LAGSIM_INLINE int lagsim_ldlt(int n, const double *M, double *W)
+{
+    int i, j, k;
+    for (j = 0; j < n; j++) {
+        double d = M[j * n + j];
+        for (k = 0; k < j; k++) d -= W[j * n + k] * W[k * n + j];
+        if (!(d > 0.0)) return 1;
+        W[j * n + j] = d;
+        for (i = j + 1; i < n; i++) {
+            double s = M[i * n + j];
+            for (k = 0; k < j; k++) s -= W[i * n + k] * W[k * n + j];
+            W[j * n + i] = s;
+            W[i * n + j] = s / d;
+        }
+    }
+    return 0;
+}
+
+/* r ← (L D Lᵀ)⁻¹ r with the factor of lagsim_ldlt: L z = r, then D y = z, then Lᵀ x = y. */
+static LAGSIM_INLINE void lagsim_ldlt_solve(int n, const double *W, double *r)
+{
+    int i, k;
+    for (i = 0; i < n; i++) {
+        double s = r[i];
+        for (k = 0; k < i; k++) s -= W[i * n + k] * r[k];
+        r[i] = s;
+    }
+    for (i = 0; i < n; i++) r[i] /= W[i * n + i];
+    for (i = n - 1; i >= 0; i--) {
+        double s = r[i];
+        for (k = i + 1; k < n; k++) s -= W[k * n + i] * r[k];
+        r[i] = s;
+    }
+}
+
+/* Solve M x = r (M n-by-n, overwritten; r becomes x) for a mass matrix: L D Lᵀ into the
+   work W (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
    that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
    finite. */
-static int lagsim_solve(int n, double *M, double *r, double *L)
+static LAGSIM_INLINE int lagsim_solve(int n, double *M, double *r, double *W)
 {
-    if (lagsim_cholesky(n, M, L) == 0) {
-        lagsim_cholesky_solve(n, L, r);
+    if (lagsim_ldlt(n, M, W) == 0) {
+        lagsim_ldlt_solve(n, W, r);
         return 0;
     }
     return lagsim_lu_solve(n, 1, M, r) != 0;

@@ -1,5 +1,6 @@
 #include <math.h>
 #include <string.h>
+#include "wide.h"
 
 /* lagsim's small dense linear algebra, one text in every library that needs it: the model
    libraries (the ODE right-hand side) and the C step loops (lagsim/numeric/c/cloop.c, cradau.c, the
@@ -82,10 +83,16 @@ static int lagsim_lu_solve(int s, int nb, double *A, double *B)
 /* Solve M x = r (M n-by-n, overwritten; r becomes x) for a mass matrix: Cholesky into the
    work L (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
    that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
-   finite. */
+   finite. From LAGSIM_WIDE_N coordinates on the Cholesky factor is wide.h's, by columns in L
+   (the same bits; nothing reads L after this call). */
 static int lagsim_solve(int n, double *M, double *r, double *L)
 {
-    if (lagsim_cholesky(n, M, L) == 0) {
+    if (n >= LAGSIM_WIDE_N) {
+        if (lagsim_wide_cholesky(n, M, L) == 0) {
+            lagsim_wide_cholesky_solve(n, L, r);
+            return 0;
+        }
+    } else if (lagsim_cholesky(n, M, L) == 0) {
         lagsim_cholesky_solve(n, L, r);
         return 0;
     }

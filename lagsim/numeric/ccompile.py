@@ -77,7 +77,7 @@ runs 2.5 times as fast as at -O0."""
 FACTOR_AT = 12
 """A model of this many coordinates or more has the common factors of its sums taken out before
 the common subexpressions (:mod:`lagsim.numeric.factoring`): the 32-chain's forcing term from
-7,164 multiplications to 2,697, and symengine's cse of the result takes a sixth of the time. It
+7,164 multiplications to 713, and symengine's cse of the result takes an eighth of the time. It
 changes the results at rounding level, so smaller models, every bundled system among them (at
 most 8 coordinates), keep the code they had."""
 

@@ -4,12 +4,15 @@ A sum whose terms share a factor is written as that factor times the sum of the 
 greedily (the factor found in most terms first, then again in the quotients and in the terms
 left), the multivariate Horner scheme of code optimisers such as FORM's (J. Kuipers, T. Ueda,
 J. A. M. Vermaseren, "Code optimization in FORM", Comput. Phys. Commun. 189 (2015) 1–19, §3:
-greedy Horner schemes before common-subexpression elimination). The n-link chain's forcing
-term F_i is a sum over the bobs k ≥ i of ½ m (2 l v_x,k cos θ_i θ̇_i − 2 l v_y,k sin θ_i θ̇_i),
-4(n − i) products; with cos θ_i θ̇_i, sin θ_i θ̇_i, l and ½ m taken out it is two products of
-sums of the bob velocities. The value is the same expression in exact arithmetic; in floating
-point the products are associated differently, so results change at rounding level only
-(tests/test_factoring.py holds them to 1e-12 relative on random states).
+greedy Horner schemes before common-subexpression elimination). A term that is a product
+with a sum of two terms among its factors is first opened into two products, so that the
+factors inside that sum count too: the chain's ∂L/∂θ_i holds, for every j, a product
+w_ij l² (2 sin θ_i cos θ_j − 2 sin θ_j cos θ_i) θ̇_j², whose sin θ_i and cos θ_i are common to
+the row only once opened. The n-link chain's forcing term F_i, a sum over the bobs k ≥ i of
+½ m (2 l v_x,k cos θ_i θ̇_i − 2 l v_y,k sin θ_i θ̇_i) and of those products, gets from 7,164
+multiplications in the 32-chain's C to 713. The value is the same expression in exact
+arithmetic; in floating point the operations are associated differently, so results change at
+rounding level only (tests/test_scale.py holds them to 1e-12 relative on random states).
 """
 
 from __future__ import annotations
@@ -35,6 +38,17 @@ def _without(term: se.Basic, factor: se.Basic) -> se.Basic:
     return se.Mul(*args)
 
 
+def _opened(term: se.Basic) -> list[se.Basic]:
+    """A product with a sum of two terms among its factors as the two products (the terms' own
+    factors then count among the sum's); any other term as it is."""
+    if isinstance(term, se.Mul):
+        for k, f in enumerate(term.args):
+            if isinstance(f, se.Add) and len(f.args) == 2:
+                rest = term.args[:k] + term.args[k + 1:]
+                return [se.Mul(*rest, a) for a in f.args]
+    return [term]
+
+
 class _Gather:
     def __init__(self) -> None:
         self.memo: dict[se.Basic, se.Basic] = {}
@@ -53,6 +67,7 @@ class _Gather:
         return done
 
     def _add(self, terms: list[se.Basic]) -> se.Basic:
+        terms = [u for t in terms for u in _opened(t)]
         sets = [_factors(t) for t in terms]
         counts: dict[se.Basic, int] = {}
         for s in sets:

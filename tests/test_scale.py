@@ -90,13 +90,15 @@ def test_the_eight_chain_calls_sin_and_cos_once_per_coordinate():
 
 
 @pytest.mark.skipif(ccompile.compiler() is None, reason="no C compiler")
-def test_wide_cholesky_solves_with_the_same_bits_as_the_row_form():
-    """lagsim_solve from LAGSIM_WIDE_N coordinates on (the column form of wide.h) against
-    runtime.c's row form, lagsim_cholesky then lagsim_cholesky_solve, on random positive
-    definite matrices: the same bits, and numpy's solution to 1e-12; an indefinite matrix
-    still goes to LU and is solved."""
+def test_wide_cholesky_factor_has_the_row_forms_bits_and_solves():
+    """From LAGSIM_WIDE_N coordinates on lagsim_solve factors by columns (wide.h): on random
+    positive definite matrices its factor is runtime.c's lagsim_cholesky's to the bit, and the
+    solution equals the row form's (lagsim_cholesky_solve) and numpy's to 1e-12; an indefinite
+    matrix still goes to LU and is solved."""
     source = ccompile.RUNTIME + """
 int wide_solve(int n, double *M, double *r, double *L) { return lagsim_solve(n, M, r, L); }
+int wide_factor(int n, double *M, double *r, double *L) { return lagsim_wide_cholesky(n, M, L); }
+int row_factor(int n, double *M, double *r, double *L) { return lagsim_cholesky(n, M, L); }
 int row_solve(int n, double *M, double *r, double *L)
 {
     if (lagsim_cholesky(n, M, L)) return 1;
@@ -107,33 +109,36 @@ int wide_n(void) { return LAGSIM_WIDE_N; }
 """
     lib, _ = ccompile.build_and_load(ccompile.compiler(), "test-wide", source,
                                      ccompile.flags())
-    for name in ("wide_solve", "row_solve"):
+    for name in ("wide_solve", "wide_factor", "row_factor", "row_solve"):
         getattr(lib, name).argtypes = (ctypes.c_int, *(ctypes.c_void_p,) * 3)
         getattr(lib, name).restype = ctypes.c_int
     wide = lib.wide_n()
     rng = np.random.default_rng(64)
 
-    def solve(name: str, M: np.ndarray, r: np.ndarray) -> tuple[int, np.ndarray]:
+    def call(name: str, M: np.ndarray, r: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         n = len(r)
-        M, r, L = M.copy(), r.copy(), np.empty(n * n)
+        M, r, L = M.copy(), r.copy(), np.zeros(n * n)
         code = getattr(lib, name)(n, M.ctypes.data, r.ctypes.data, L.ctypes.data)
-        return code, r
+        return code, r, L.reshape(n, n)
 
     for n in (wide, wide + 1, wide + 3, 2 * wide + 5):
         A = rng.uniform(-1, 1, (n, n))
         M = A @ A.T + n * np.eye(n)
         r = rng.uniform(-1, 1, n)
-        code, x = solve("wide_solve", M, r)
-        code_row, x_row = solve("row_solve", M, r)
+        _, _, by_columns = call("wide_factor", M, r)
+        _, _, by_rows = call("row_factor", M, r)
+        assert np.array_equal(np.tril(by_columns.T), by_rows)
+        code, x, _ = call("wide_solve", M, r)
+        code_row, x_row, _ = call("row_solve", M, r)
         assert code == code_row == 0
-        assert np.array_equal(x, x_row)
+        np.testing.assert_allclose(x, x_row, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(x, np.linalg.solve(M, r), rtol=1e-12, atol=1e-12)
     n = wide + 2
     S = rng.uniform(-1, 1, (n, n))
     S = S + S.T
     assert np.linalg.eigvalsh(S).min() < 0
     r = rng.uniform(-1, 1, n)
-    code, x = solve("wide_solve", S, r)
+    code, x, _ = call("wide_solve", S, r)
     assert code == 0
     np.testing.assert_allclose(S @ x, r, rtol=1e-10, atol=1e-10)
 

@@ -84,7 +84,8 @@ static int lagsim_lu_solve(int s, int nb, double *A, double *B)
    work L (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
    that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
    finite. From LAGSIM_WIDE_N coordinates on the Cholesky factor is wide.h's, by columns in L
-   (the same bits; nothing reads L after this call). */
+   (its factor the same bits, its back substitution summed in parts; nothing reads L after
+   this call). */
 static int lagsim_solve(int n, double *M, double *r, double *L)
 {
     if (n >= LAGSIM_WIDE_N) {

@@ -24,7 +24,7 @@ typedef double lagsim_pair __attribute__((vector_size(16)));
 #endif
 
 /* y[i] = (((y[i] - a[0] x0[i]) - a[1] x1[i]) - a[2] x2[i]) - a[3] x3[i], i < m. */
-static void lagsim_wide_update4(int m, const double *a, const double *x0, const double *x1,
+static inline void lagsim_wide_update4(int m, const double *a, const double *x0, const double *x1,
                                 const double *x2, const double *x3, double *y)
 {
     int i = 0;
@@ -45,7 +45,7 @@ static void lagsim_wide_update4(int m, const double *a, const double *x0, const 
 }
 
 /* y[i] /= d, i < m (two quotients an instruction: each correctly rounded, the same bits). */
-static void lagsim_wide_divide(int m, double d, double *y)
+static inline void lagsim_wide_divide(int m, double d, double *y)
 {
     int i = 0;
 #ifdef LAGSIM_PAIRS
@@ -87,7 +87,7 @@ static int lagsim_wide_cholesky(int n, const double *M, double *C)
 }
 
 /* y[i] -= a x[i], i < m. */
-static void lagsim_wide_axpy(int m, double a, const double *x, double *y)
+static inline void lagsim_wide_axpy(int m, double a, const double *x, double *y)
 {
     int i = 0;
 #ifdef LAGSIM_PAIRS
@@ -105,7 +105,7 @@ static void lagsim_wide_axpy(int m, double a, const double *x, double *y)
 
 /* Σ x[i] y[i], i < m, in four partial sums (entries 4t + u in the u-th, added as
    (s0 + s2) + (s1 + s3)): four chains of additions in flight instead of one. */
-static double lagsim_wide_dot(int m, const double *x, const double *y)
+static inline double lagsim_wide_dot(int m, const double *x, const double *y)
 {
     int i = 0;
     double s = 0.0;
@@ -128,7 +128,7 @@ static double lagsim_wide_dot(int m, const double *x, const double *y)
    contiguous here) with lagsim_wide_dot's partial sums, which round differently from
    lagsim_cholesky_solve's one running sum (the 64-chain's back substitution is a chain of
    2,016 dependent additions in that one). */
-static void lagsim_wide_cholesky_solve(int n, const double *C, double *r)
+static inline void lagsim_wide_cholesky_solve(int n, const double *C, double *r)
 {
     int i, k;
     for (k = 0; k < n; k++) {

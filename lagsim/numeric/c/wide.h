@@ -14,7 +14,7 @@
    of entries in flight differ. The forward substitution is lagsim_cholesky_solve's to the bit
    too, the back substitution sums in four parts (rounding-level differences; tests/test_scale.py
    holds the solution to numpy's to 1e-12). The 64-chain's factorisation takes half the time of
-   the row form's, its two substitutions a third. */
+   the row form's, and so do its two substitutions. */
 
 #define LAGSIM_WIDE_N 24
 
@@ -104,11 +104,12 @@ static inline void lagsim_wide_axpy(int m, double a, const double *x, double *y)
 }
 
 /* Σ x[i] y[i], i < m, in four partial sums (entries 4t + u in the u-th, added as
-   (s0 + s2) + (s1 + s3)): four chains of additions in flight instead of one. */
+   (s0 + s2) + (s1 + s3), the rest of m after the last four then one by one): four chains of
+   additions in flight instead of one; the same numbers with or without the vector type. */
 static inline double lagsim_wide_dot(int m, const double *x, const double *y)
 {
     int i = 0;
-    double s = 0.0;
+    double s;
 #ifdef LAGSIM_PAIRS
     lagsim_pair s0 = {0.0, 0.0}, s1 = {0.0, 0.0};
     for (; i + 4 <= m; i += 4) {
@@ -118,6 +119,13 @@ static inline double lagsim_wide_dot(int m, const double *x, const double *y)
     }
     s0 += s1;
     s = s0[0] + s0[1];
+#else
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (; i + 4 <= m; i += 4) {
+        s0 += x[i] * y[i]; s1 += x[i + 1] * y[i + 1];
+        s2 += x[i + 2] * y[i + 2]; s3 += x[i + 3] * y[i + 3];
+    }
+    s = (s0 + s2) + (s1 + s3);
 #endif
     for (; i < m; i++) s += x[i] * y[i];
     return s;

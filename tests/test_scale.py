@@ -67,6 +67,23 @@ def test_gathering_is_exact_on_polynomials():
         assert se.count_ops(after) < se.count_ops(before)
 
 
+def test_gathering_goes_inside_functions_and_leaves_piecewise_whole():
+    """Sums inside sin, abs, atan2 and powers are gathered; a piecewise expression (its
+    conditions are no expressions to rebuild) is kept as it is; the values are those of the
+    expressions as written at random points."""
+    x, y = se.symbols("x y")
+    exprs = [y * se.sin(x * y + 2 * x) + y * se.Piecewise((x * y + 2 * x, x < 0.5), (y, True)),
+             se.Abs(x * y + x) * x + se.atan2(x * y + x, y) * x,
+             (x * y + x) ** se.Rational(1, 2) * y + y * x]
+    gathered = gather_factors(exprs)
+    assert "x*(2 + y)" in str(gathered[0]) and "Piecewise((2*x + x*y" in str(gathered[0])
+    before = se.Lambdify([x, y], exprs, backend="lambda")
+    after = se.Lambdify([x, y], gathered, backend="lambda")
+    rng = np.random.default_rng(5)
+    for point in rng.uniform(0.1, 2, (20, 2)):
+        np.testing.assert_allclose(after(point), before(point), rtol=1e-14)
+
+
 def test_gathering_lowers_the_products_of_the_chains_forcing_term():
     """The rewrite triggers: the C of the N-chain's F has fewer than half the multiplications
     once common factors are out of its sums (½ m, l, cos θ_i θ̇_i and sin θ_i θ̇_i are shared by

@@ -23,6 +23,11 @@ from collections.abc import Sequence
 import symengine as se
 
 _UNITS = frozenset((se.Integer(1), se.Integer(-1)))
+_REBUILT = (se.Mul, se.Pow, se.Function)
+"""What is rewritten inside: products, powers and functions of arguments (sin, abs, atan2, a
+user's f(x)); anything else (a piecewise expression and its conditions, a derivative) is kept
+as it is, sums inside it included."""
+_KEPT = (se.Piecewise, se.Derivative, se.Subs)
 
 
 def _factors(term: se.Basic) -> frozenset[se.Basic]:
@@ -60,7 +65,7 @@ class _Gather:
             return done
         if isinstance(e, se.Add):
             done = self._add(list(e.args))
-        elif e.args and not isinstance(e, (se.Number, se.Symbol)):
+        elif isinstance(e, _REBUILT) and not isinstance(e, _KEPT):
             done = e.func(*[self(a) for a in e.args])
         else:
             done = e

@@ -38,6 +38,7 @@ import numpy as np
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
 from lagsim.viz.figures import plain, suptitle
+from lagsim.viz.views import view_caption
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -507,7 +508,8 @@ def animate_3d(
     mass gets a fading trail of ``trail`` seconds, each body a second one of the tip of its
     symmetry axis, to show a top's precession and nutation. Seen from ``view`` (elevation,
     azimuth in degrees, :mod:`lagsim.viz.views`), with equal scales, the origin marked and an
-    arrow along gravity."""
+    arrow along gravity; z drawn downwards when gravity points along +z
+    (:func:`lagsim.viz.scene3d.z_down`), the view named under the title."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
     from matplotlib.figure import Figure
@@ -547,31 +549,32 @@ def animate_3d(
                                   np.zeros(3)])
 
     names = list(xyz)
-    colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    colours = [to_rgba(scene3d.MASS_COLOURS[i % len(scene3d.MASS_COLOURS)])
+               for i in range(len(names))]
     fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
     FigureCanvasAgg(fig)
-    rect = (0.0, 0.02, 0.78, 0.9)
-    ax = scene3d.stage(fig, view, limits, rect)
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
-    if title:
-        suptitle(fig, title)
-    ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
-    if gravity is not None:
-        scene3d.gravity_arrow_3d(ax, gravity, limits)
     handles = [Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
                for name, c in zip(names, colours, strict=True)][:12]
     if bodies:
         handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
                     for k, c in enumerate(scene3d.AXIS_COLOURS)]
     handles.append(Line2D([], [], label="origin (fixed)", **scene3d.ORIGIN_STYLE))
-    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.78, 0.9), frameon=False,
-               fontsize="small")
+    legend = fig.legend(handles=handles, loc="upper right",
+                        bbox_to_anchor=(scene3d.LEGEND_CORNER[0], 0.9), frameon=False,
+                        fontsize="small")
+    rect = (0.0, 0.02, scene3d.legend_left(fig, legend), 0.9)
+    down = scene3d.z_down(gravity)
+    ax = scene3d.stage(fig, view, limits, rect, down)
+    ax.set_title(view_caption(view, down), fontsize="small")
+    if title:
+        suptitle(fig, title)
+    ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
+    if gravity is not None:
+        scene3d.gravity_arrow_3d(ax, gravity, limits, down)
     fig.canvas.draw()
     background = _pixels(fig).copy()
     ax.set_visible(False)
-    live = scene3d.stage(fig, view, limits, rect)
+    live = scene3d.stage(fig, view, limits, rect, down)
     live.set_axis_off()
     live.patch.set_visible(False)
     fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-1)

@@ -4,13 +4,21 @@ animate`` for a system with 3-D bodies): declared once, here, for the drawing co
 matplotlib, so that building the command line stays fast).
 
 A view is matplotlib's (elevation, azimuth) of the camera in degrees (``Axes3D.view_init``): the
-elevation above the x–y plane, the azimuth about the z axis from the +x axis, z drawn upwards.
+elevation above the x–y plane, the azimuth about the z axis from the +x axis, z drawn upwards
+(downwards when gravity points along +z, so that it points down the page).
+
+The plane of a 2-D picture of the masses (``lagsim plot --kind path`` and ``lagsim animate``
+without 3-D bodies) is chosen from gravity too (issue 30, "What the pictures and equations show":
+a spherical pendulum was drawn from the top, without saying so and without its gravity arrow):
+:func:`choose_plane`. Both pictures say in their title what they show (:func:`view_caption`,
+:attr:`Plane.name`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from lagsim.errors import InputError, Location
 
@@ -29,10 +37,15 @@ looks down −z at the x–y plane (x to the right, y up, as the 2-D pictures dr
 
 DEFAULT = "iso"
 
+AXIS_NAMES = ("x", "y", "z")
+
+PLANES: Mapping[str, str] = {"front": "x–z plane", "side": "y–z plane", "top": "x–y plane"}
+"""The plane each named view other than ``iso`` looks at squarely."""
+
 HELP = ("Camera of the 3-D picture (systems with 3-D bodies): "
         + ", ".join(f"{name} ({elev:g},{azim:g})" for name, (elev, azim) in VIEWS.items())
-        + ", or ELEV,AZIM in degrees (elevation in [-90, 90]); z is drawn upwards. "
-        f"[default: {DEFAULT}]")
+        + ", or ELEV,AZIM in degrees (elevation in [-90, 90]); z is drawn upwards (downwards "
+        f"when gravity points along +z). [default: {DEFAULT}]")
 """The ``--help`` line of ``--view``."""
 
 
@@ -57,3 +70,56 @@ def parse_view(text: str | None) -> tuple[float, float]:
     raise InputError(f"must be one of {', '.join(VIEWS)} or ELEV,AZIM in degrees (two finite "
                      f"numbers, elevation in [-90, 90], e.g. 20,-60); got {text!r}",
                      Location(FLAG))
+
+
+def view_caption(view: tuple[float, float], z_down: bool = False) -> str:
+    """What a 3-D picture seen from ``view`` shows, for its title: the view's name and the plane
+    it looks at squarely (``front view: x–z plane``), or its angles; then which way z is drawn."""
+    names = [name for name, angles in VIEWS.items() if angles == tuple(view)]
+    if names:
+        shown = f"{names[0]} view" + (f": {PLANES[names[0]]}" if names[0] in PLANES else "")
+    else:
+        shown = f"view from elevation {view[0]:g}°, azimuth {view[1]:g}°"
+    return f"{shown}, z {'down' if z_down else 'up'}"
+
+
+@dataclass(frozen=True)
+class Plane:
+    """The plane a 2-D picture draws of positions in space: ``across`` and ``up`` index the axes
+    (0, 1, 2: x, y, z) drawn to the right and upwards; ``down``: the ``up`` axis grows
+    downwards on the page (gravity along its + direction), so that gravity points down;
+    ``gravity``: gravity's unit vector on the page, None without gravity."""
+
+    across: int = 0
+    up: int = 1
+    down: bool = False
+    gravity: tuple[float, float] | None = None
+
+    @property
+    def name(self) -> str:
+        """``x–y plane``, the two axes in their order x, y, z."""
+        a, b = sorted((self.across, self.up))
+        return f"{AXIS_NAMES[a]}–{AXIS_NAMES[b]} plane"
+
+    @property
+    def caption(self) -> str:
+        """The title's line saying what is shown: the plane, and the axis drawn downwards."""
+        return self.name + (f", {AXIS_NAMES[self.up]} down" if self.down else "")
+
+
+def choose_plane(gravity: Sequence[float] | None, spread: Sequence[float]) -> Plane:
+    """The plane of a 2-D picture of masses whose positions span ``spread`` (max − min along x,
+    y, z): with ``gravity`` (a unit vector in space), the axis gravity lies most along drawn
+    vertically, gravity pointing down, and across it the other axis along which the masses
+    move more (the first on a tie: x before y before z); without gravity, the two axes of the
+    widest spread in their order (x–y for a planar system)."""
+    order = sorted(range(3), key=lambda i: (-spread[i], i))
+    if gravity is None:
+        across, up = sorted(order[:2])
+        return Plane(across, up)
+    up = max(range(3), key=lambda i: (abs(gravity[i]), -i))
+    across = next(i for i in order if i != up)
+    down = gravity[up] > 0
+    page = (gravity[across], -gravity[up] if down else gravity[up])
+    norm = math.hypot(*page)
+    return Plane(across, up, down, (page[0] / norm, page[1] / norm))

@@ -243,13 +243,19 @@ def test_a_bad_view_is_a_one_line_error_naming_the_option(tmp_path, args) -> Non
     assert not out.exists()
 
 
-def test_view_is_refused_where_nothing_is_drawn_in_3d(tmp_path) -> None:
-    for args in (["plot", "pendulum", "--kind", "path"], ["plot", "heavy_top"],
-                 ["animate", "pendulum", "--t-end", "0.2", "--frames", "2"]):
+def test_view_is_refused_where_nothing_is_drawn_from_a_view(tmp_path) -> None:
+    """--view is for the paths; a picture in the plane takes only the views that look squarely
+    at a plane (tests/test_figures_plane.py draws those)."""
+    for args, view, words in (
+            (["plot", "pendulum", "--kind", "path"], "iso", "a picture in the plane"),
+            (["animate", "pendulum", "--t-end", "0.2", "--frames", "2"], "20,-60",
+             "a picture in the plane"),
+            (["plot", "heavy_top"], "top", "applies to --kind path")):
         out = tmp_path / ("x.gif" if args[0] == "animate" else "x.png")
-        result = CliRunner().invoke(main, [*args, "--view", "top", "-o", str(out)])
+        result = CliRunner().invoke(main, [*args, "--view", view, "-o", str(out)])
         assert result.exit_code == 2, args
-        assert result.output.startswith("lagsim: error: --view: applies to"), result.output
+        assert result.output.startswith(f"lagsim: error: --view: {words}"), result.output
+        assert len(result.output.strip().splitlines()) == 1
         assert not out.exists()
 
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
-from lagsim.viz.figures import plain, suptitle
-from lagsim.viz.views import view_caption
+from lagsim.viz.figures import gravity_arrow, plain, suptitle
+from lagsim.viz.views import AXIS_NAMES, Plane, view_caption
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -217,6 +217,7 @@ def _stage(
     title: str | None,
     dpi: int,
     gravity: tuple[float, float] | None = None,
+    plane: Plane | None = None,
 ) -> tuple[Figure, Axes]:
     """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
 
@@ -234,11 +235,13 @@ def _stage(
     ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
     ax.set_aspect("equal")
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
+    plane = plane or Plane()
+    ax.set_xlabel(AXIS_NAMES[plane.across])
+    ax.set_ylabel(AXIS_NAMES[plane.up])
+    if plane.down:
+        ax.invert_yaxis()
     ax.grid(True, alpha=0.3)
-    if title:
-        ax.set_title(plain(title))
+    ax.set_title("\n".join(filter(None, (plain(title or ""), plane.caption))))
     if uses_origin:
         ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
     if gravity is not None:
@@ -268,25 +271,6 @@ def _stage(
     return fig, live
 
 
-GRAVITY_CORNER = (0.91, 0.86)
-"""Where the gravity arrow's middle sits, in axes fractions (top right; the clock is top left)."""
-GRAVITY_LENGTH = 0.1
-
-
-def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
-    """Draw an arrow labelled g along the unit vector ``direction`` in the top right corner of
-    ``ax`` (equal aspect, so axes fractions keep directions); return the annotation."""
-    cx, cy = GRAVITY_CORNER
-    dx, dy = (0.5 * GRAVITY_LENGTH * c for c in direction)
-    arrow = ax.annotate("", xy=(cx + dx, cy + dy), xytext=(cx - dx, cy - dy),
-                        xycoords="axes fraction", textcoords="axes fraction",
-                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
-    side = (-direction[1], direction[0])
-    ax.text(cx + 0.05 * side[0], cy + 0.05 * side[1], "g", transform=ax.transAxes,
-            ha="center", va="center", color="0.3", fontstyle="italic")
-    return arrow
-
-
 def animate(
     table: Table,
     positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
@@ -300,11 +284,14 @@ def animate(
     springs: Sequence[tuple[End, End]] = (),
     progress: Callable[[float], None] | None = None,
     frames: int | None = None,
+    plane: Plane | None = None,
 ) -> int:
     """Write an animation of ``positions`` to ``out_path`` and return the number of frames.
 
-    ``gravity``, a unit vector in the picture's x–y plane (:func:`lagsim.analysis.kinematics.
-    gravity_direction`), is drawn as an arrow so that "down" can be read off every frame;
+    ``positions`` and the fixed ends of ``springs`` lie in ``plane`` (default the x–y plane;
+    :func:`lagsim.viz.figures.plane_paths` chooses it from gravity), which the axes and the
+    title name. ``gravity``, a unit vector on the page (:attr:`Plane.gravity`), is drawn as an
+    arrow so that "down" can be read off every frame;
     ``springs`` are pairs of ends (a mass, ``"origin"`` or a fixed point (x, y)) drawn as
     zigzags (:func:`lagsim.analysis.kinematics.springs`); ``progress(fraction)`` is called after
     each frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
@@ -339,7 +326,8 @@ def animate(
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
-    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity)
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
+                       plane)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
     spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
                     for _ in springs]

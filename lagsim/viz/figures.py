@@ -38,7 +38,11 @@ What is drawn (column names as in docs/architecture.md):
   each row where a contact's ``impulse_<c>`` column is not 0 (``simulate`` of a system with
   unilateral constraints), the time of an impact.
 - ``path``: ``path_xy`` maps a mass name to its (x, y) arrays (computed by the caller from the
-  system); equal axis scales, start (circle) and end (square) marked.
+  system); equal axis scales, start (circle) and end (square) marked. With a ``plane``
+  (:func:`plane_paths`: the plane chosen from gravity, :func:`lagsim.viz.views.choose_plane`)
+  the arrays are that plane's axes, named on the axes and under the title, the vertical one
+  turned over when gravity points along it, and an arrow shows gravity (issue 30: a spherical
+  pendulum was drawn from the top without saying so, a pendulum hung sideways).
 
 Log axes: |value| is drawn clipped at ``LOG_FLOOR`` = 1e-300 so that exact zeros (a consistent
 start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range spans the
@@ -71,6 +75,7 @@ from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
+from lagsim.viz.views import AXIS_NAMES, Plane, choose_plane, view_plane
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -81,6 +86,8 @@ __all__ = [
     "FORMATS",
     "KINDS",
     "held_coordinates",
+    "gravity_arrow",
+    "plane_paths",
     "wrap_angle",
     "LOG_DECADES",
     "LOG_FLOOR",
@@ -223,6 +230,49 @@ def suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
                 line = longer
         lines.append(line)
     fig.suptitle(plain("\n".join(lines)), **kwargs)
+
+
+GRAVITY_CORNER = (0.91, 0.86)
+"""Where the gravity arrow's middle sits, in axes fractions (top right; an animation's clock is
+top left)."""
+GRAVITY_INCHES = 0.45
+"""The gravity arrow's length; in inches, so that its direction on the page is gravity's whatever
+the axes' width and height."""
+
+
+def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
+    """Draw an arrow labelled g along the unit vector ``direction`` (on the page) in the top
+    right corner of ``ax`` and return the annotation: its head and tail are
+    :data:`GRAVITY_CORNER` moved by ± half :data:`GRAVITY_INCHES` along ``direction``."""
+    from matplotlib.transforms import ScaledTranslation
+
+    def moved(along: float, across: float) -> Any:
+        dx = 0.5 * GRAVITY_INCHES * (along * direction[0] - across * direction[1])
+        dy = 0.5 * GRAVITY_INCHES * (along * direction[1] + across * direction[0])
+        return ax.transAxes + ScaledTranslation(dx, dy, ax.figure.dpi_scale_trans)
+
+    arrow = ax.annotate("", xy=GRAVITY_CORNER, xycoords=moved(1.0, 0.0), xytext=GRAVITY_CORNER,
+                        textcoords=moved(-1.0, 0.0),
+                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
+    ax.text(*GRAVITY_CORNER, "g", transform=moved(0.0, 0.5), ha="center", va="center",
+            color="0.3", fontstyle="italic")
+    return arrow
+
+
+def plane_paths(points: Mapping[str, np.ndarray], gravity: Sequence[float] | None,
+                view: tuple[float, float] | None = None
+                ) -> tuple[Plane, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The plane to draw masses at ``points`` (each an (N, 3) array) in, chosen from
+    ``gravity`` (a unit vector in space, :func:`lagsim.viz.views.choose_plane`) or the one
+    ``view`` looks at (:func:`lagsim.viz.views.view_plane`), and each mass's path in it: its
+    (across, up) arrays."""
+    stacked = np.concatenate([np.asarray(r, dtype=float).reshape(-1, 3) for r in points.values()])
+    finite = stacked[np.all(np.isfinite(stacked), axis=1)]
+    spread = np.ptp(finite, axis=0) if len(finite) else np.zeros(3)
+    plane = (choose_plane(gravity, [float(v) for v in spread]) if view is None
+             else view_plane(view, gravity))
+    return plane, {name: (np.asarray(r)[:, plane.across], np.asarray(r)[:, plane.up])
+                   for name, r in points.items()}
 
 
 def _legend(label: str) -> str:
@@ -633,7 +683,7 @@ def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
         fig.delaxes(ax)
 
 
-def _path_figure(fig: Figure, panel: _Panel) -> None:
+def _path_figure(fig: Figure, panel: _Panel, plane: Plane | None = None) -> None:
     from matplotlib.lines import Line2D
 
     fig.set_size_inches(7.5, 6.5)
@@ -641,6 +691,14 @@ def _path_figure(fig: Figure, panel: _Panel) -> None:
     _draw_panel(ax, panel, legend=False)
     ax.set_xlabel(plain(panel.xlabel))
     ax.set_aspect("equal", adjustable="datalim")
+    if plane is not None:
+        ax.set_xlabel(AXIS_NAMES[plane.across])
+        ax.set_ylabel(AXIS_NAMES[plane.up])
+        ax.set_title(plane.caption, fontsize="small")
+        if plane.down:
+            ax.invert_yaxis()
+        if plane.gravity is not None:
+            gravity_arrow(ax, plane.gravity)
     handles = [
         Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
     ]
@@ -772,6 +830,7 @@ def _draw(
     path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None,
     info: Quantities | None = None,
     wrap: Sequence[str] = (),
+    plane: Plane | None = None,
 ) -> None:
     info = info or _PLAIN
     inputs = _inputs(table)
@@ -790,7 +849,7 @@ def _draw(
     elif kind == "phase":
         _grid(fig, panels)
     else:
-        _path_figure(fig, panels[0])
+        _path_figure(fig, panels[0], plane)
     if title is None:
         title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
     suptitle(fig, title)
@@ -819,19 +878,21 @@ def make_figure(
     path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
     info: Quantities | None = None,
     wrap: Sequence[str] = (),
+    plane: Plane | None = None,
 ) -> Figure:
     """Build the figure of ``kind`` for ``table`` on an Agg canvas (see the module docstring).
 
     ``table`` may be a list of (label, table) pairs, drawn over each other with a legend of the
     labels; ``info`` says what the columns measure (units, lengths, angles, held coordinates);
-    ``wrap`` names angle columns drawn wrapped to (−π, π]."""
+    ``wrap`` names angle columns drawn wrapped to (−π, π]; ``plane`` (:func:`plane_paths`) the
+    plane ``path_xy`` lies in."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     _check_kind(kind)
     fig = Figure(layout="constrained")
     FigureCanvasAgg(fig)
-    _draw(fig, table, kind, columns, x, y, title, path_xy, info, wrap)
+    _draw(fig, table, kind, columns, x, y, title, path_xy, info, wrap, plane)
     return fig
 
 
@@ -875,6 +936,7 @@ def show(table: Table, **kwargs: Any) -> None:
             kwargs.pop("path_xy", None),
             kwargs.pop("info", None),
             kwargs.pop("wrap", ()),
+            kwargs.pop("plane", None),
         )
     except BaseException:
         plt.close(fig)

@@ -61,6 +61,8 @@ TICK_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
 LABEL_PAD = 8.0
 """Points between an axis' tick labels and its name (matplotlib's 4 put the front view's z on its
 0.50)."""
+HEAD_ANGLE = np.radians(20.0)
+"""Half the opening of the gravity arrow's head."""
 _BOX_ALPHA = 0.35
 _CORNERS = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
 _EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
@@ -165,8 +167,7 @@ def stage(fig: Figure, view: tuple[float, float], limits: np.ndarray, rect: Any 
             axis.set_ticks([])
         else:
             axis.set_major_locator(MaxNLocator(TICKS, steps=TICK_STEPS))
-            axis.set_label_text(name)
-            axis.labelpad = LABEL_PAD
+            getattr(ax, f"set_{name}label")(name, labelpad=LABEL_PAD)
     return ax
 
 
@@ -185,18 +186,31 @@ def gravity_arrow_3d(ax: Any, direction: Sequence[float], limits: np.ndarray,
                      down: bool = False) -> Any:
     """An arrow labelled g along the unit vector ``direction``, a fifth of the cube's side long,
     centred in the top corner of the cube at (x high, y high, z high; z low when z is drawn
-    ``down``) pulled in by a sixth; the arrow (a Line3DCollection whose first segment is the
-    shaft) has the id ``"gravity"``."""
+    ``down``) pulled in by a sixth, its label beside it on the screen (across the arrow as seen
+    from ``ax``'s view); the arrow (a Line3DCollection: the shaft from head to tail, then the
+    head's two strokes, in the plane of the arrow and the screen's direction across it, so that
+    no view sees them edge-on) has the id ``"gravity"``."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection  # type: ignore[import-untyped]
+
     side = float(limits[0, 1] - limits[0, 0])
     d = np.asarray(direction, dtype=float)
     corner = np.array([limits[0, 1], limits[1, 1], limits[2, 0] if down else limits[2, 1]])
     centre = corner - np.array([1.0, 1.0, -1.0 if down else 1.0]) * side / 6.0
     length = side / 5.0
-    start = centre - 0.5 * length * d
-    arrow = ax.quiver(*start, *(length * d), color="0.3", linewidth=1.5, arrow_length_ratio=0.3)
+    head, tail = centre + 0.5 * length * d, centre - 0.5 * length * d
+    elev, azim = np.radians([ax.elev, ax.azim])
+    right = np.array([-np.sin(azim), np.cos(azim), 0.0])
+    up = np.array([-np.sin(elev) * np.cos(azim), -np.sin(elev) * np.sin(azim),
+                   -np.cos(elev) if down else np.cos(elev)])
+    across = -(d @ up) * right + (d @ right) * up
+    norm = float(np.linalg.norm(across))
+    beside = across / norm if norm > 1e-6 else right
+    wings = [[head, head - 0.3 * length * (np.cos(HEAD_ANGLE) * d + sign * np.sin(HEAD_ANGLE)
+                                           * beside)] for sign in (1.0, -1.0)]
+    arrow = Line3DCollection([[head, tail], *wings], colors="0.3", linewidths=1.5)
     arrow.set_gid("gravity")
-    label = centre + 0.08 * side * np.cross(d, [0.0, 0.0, 1.0] if abs(d[2]) < 0.9
-                                            else [1.0, 0.0, 0.0])
+    ax.add_collection3d(arrow, autolim=False)
+    label = centre + 0.08 * side * beside
     ax.text(*label, "g", color="0.3", fontstyle="italic", ha="center", va="center")
     return arrow
 
@@ -214,7 +228,7 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     tip's path, ``"<mass>:path"``, ``"rod:<a>-<b>"``, ``"origin"``, ``"gravity"``. The axes'
     title says from which view, and which way z is drawn (:func:`z_down`)."""
     from matplotlib.lines import Line2D
-    from mpl_toolkits.mplot3d.art3d import Line3DCollection  # type: ignore[import-untyped]
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
     if window:
         import matplotlib.pyplot as plt

@@ -41,11 +41,15 @@ AXIS_NAMES = ("x", "y", "z")
 
 PLANES: Mapping[str, str] = {"front": "x–z plane", "side": "y–z plane", "top": "x–y plane"}
 """The plane each named view other than ``iso`` looks at squarely."""
+PAGE_AXES: Mapping[str, tuple[int, int]] = {"front": (0, 2), "side": (1, 2), "top": (0, 1)}
+"""The axes (across, up) each of those views shows, as :data:`VIEWS` documents them; the
+pictures in a plane take these views."""
 
 HELP = ("Camera of the 3-D picture (systems with 3-D bodies): "
         + ", ".join(f"{name} ({elev:g},{azim:g})" for name, (elev, azim) in VIEWS.items())
         + ", or ELEV,AZIM in degrees (elevation in [-90, 90]); z is drawn upwards (downwards "
-        f"when gravity points along +z). [default: {DEFAULT}]")
+        f"when gravity points along +z). [default: {DEFAULT}] Systems drawn in a plane: front, "
+        "side or top, the plane they look at [default: the plane gravity points down in].")
 """The ``--help`` line of ``--view``."""
 
 
@@ -88,7 +92,8 @@ class Plane:
     """The plane a 2-D picture draws of positions in space: ``across`` and ``up`` index the axes
     (0, 1, 2: x, y, z) drawn to the right and upwards; ``down``: the ``up`` axis grows
     downwards on the page (gravity along its + direction), so that gravity points down;
-    ``gravity``: gravity's unit vector on the page, None without gravity."""
+    ``gravity``: gravity's unit vector on the page, None without gravity or with gravity normal
+    to the page."""
 
     across: int = 0
     up: int = 1
@@ -101,10 +106,20 @@ class Plane:
         a, b = sorted((self.across, self.up))
         return f"{AXIS_NAMES[a]}–{AXIS_NAMES[b]} plane"
 
+    def project(self, point: Sequence[float]) -> tuple[float, float]:
+        """``point`` (x, y or x, y, z; z = 0 when left out) on the page: its (across, up)."""
+        padded = (*point, 0.0, 0.0)[:3]
+        return float(padded[self.across]), float(padded[self.up])
+
+    normal: str | None = None
+    """Gravity's direction when it is normal to the page (``−z``): no arrow can show it."""
+
     @property
     def caption(self) -> str:
-        """The title's line saying what is shown: the plane, and the axis drawn downwards."""
-        return self.name + (f", {AXIS_NAMES[self.up]} down" if self.down else "")
+        """The title's line saying what is shown: the plane, the axis drawn downwards, and
+        gravity when it is normal to the page."""
+        return (self.name + (f", {AXIS_NAMES[self.up]} down" if self.down else "")
+                + (f", gravity along {self.normal} (normal to the page)" if self.normal else ""))
 
 
 def choose_plane(gravity: Sequence[float] | None, spread: Sequence[float]) -> Plane:
@@ -118,8 +133,36 @@ def choose_plane(gravity: Sequence[float] | None, spread: Sequence[float]) -> Pl
         across, up = sorted(order[:2])
         return Plane(across, up)
     up = max(range(3), key=lambda i: (abs(gravity[i]), -i))
-    across = next(i for i in order if i != up)
-    down = gravity[up] > 0
+    return _with_gravity(next(i for i in order if i != up), up, gravity)
+
+
+def _with_gravity(across: int, up: int, gravity: Sequence[float] | None) -> Plane:
+    """The plane of axes ``across`` and ``up``, ``up`` drawn downwards when gravity points along
+    it more than along ``across``, with gravity's direction on the page (or normal to it)."""
+    if gravity is None:
+        return Plane(across, up)
+    down = gravity[up] > abs(gravity[across])
     page = (gravity[across], -gravity[up] if down else gravity[up])
     norm = math.hypot(*page)
+    if norm < NORMAL:
+        k = 3 - across - up
+        return Plane(across, up, down, None, f"{'+' if gravity[k] > 0 else '−'}{AXIS_NAMES[k]}")
     return Plane(across, up, down, (page[0] / norm, page[1] / norm))
+
+
+NORMAL = 1e-9
+"""Gravity's share in the page's plane below which it counts as normal to the page."""
+
+
+def view_plane(view: tuple[float, float], gravity: Sequence[float] | None) -> Plane:
+    """The plane a picture in the plane shows from ``view`` (:func:`parse_view`): the axes of
+    :data:`PAGE_AXES`, the vertical one drawn downwards when gravity points along it; only the
+    views that look squarely at a plane (front, side, top), else an InputError naming
+    ``--view``."""
+    names = [name for name, angles in VIEWS.items() if angles == tuple(view)]
+    if not names or names[0] not in PAGE_AXES:
+        got = names[0] if names else f"{view[0]:g},{view[1]:g}"
+        raise InputError("a picture in the plane (no mass has an orientation) is seen from "
+                         + ", ".join(f"{n} ({PLANES[n]})" for n in PAGE_AXES) + f"; got {got}",
+                         Location(FLAG))
+    return _with_gravity(*PAGE_AXES[names[0]], gravity)

@@ -84,8 +84,8 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
 
     sources = sources or ("-",)
     if view is not None and kind != "path":
-        raise InputError(f"applies to --kind path (and to animate) of a system with 3-D bodies, "
-                         f"not to --kind {kind}", Location("--view"))
+        raise InputError(f"applies to --kind path (and to animate), not to --kind {kind}",
+                         Location("--view"))
     if labels and len(labels) != len(sources):
         raise InputError(f"--label is given {len(labels)} times for {len(sources)} INPUTs; give "
                          "one label per INPUT, in order", Location("--label"))
@@ -119,21 +119,19 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
         runs = [(_with_work(t, m), m, s) for t, m, s in runs]
     table, model, spec = runs[0]
     cols = [c.strip() for c in columns.split(",")] if columns else None
-    path_xy = None
+    path_xy = plane = None
     if kind == "path":
         if model is None:
             raise InputError("--kind path needs the system: give --system FILE, or plot the "
                              "system itself", Location("--kind"))
-        from lagsim.analysis.kinematics import has_bodies, mass_paths
+        from lagsim.analysis.kinematics import gravity_vector, has_bodies, mass_points
 
         if spec is not None and has_bodies(spec):
             plotting.check_choices(kind, cols, x, y, len(runs))
             _plot_3d(table, model, spec, view, title, target, dpi)
             return
-        if view is not None:
-            raise InputError(f"applies to systems with 3-D bodies; {model.name} is drawn in the "
-                             "plane (no mass has an orientation)", Location("--view"))
-        path_xy = mass_paths(model, table)
+        plane, path_xy = plotting.plane_paths(mass_points(model, table),
+                                              None if spec is None else gravity_vector(spec), view)
     info = None
     if model is not None and spec is not None:
         from lagsim.analysis.kinematics import quantities
@@ -149,7 +147,8 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
         names = labels or _input_labels(sources)
         drawn = [(name, run[0]) for name, run in zip(names, runs)]
     options: dict[str, Any] = {"kind": kind, "columns": cols, "x": x, "y": y, "title": title,
-                               "path_xy": path_xy, "info": info, "wrap": wrapped}
+                               "path_xy": path_xy, "info": info, "wrap": wrapped,
+                               "plane": plane}
     fig = plotting.make_figure(drawn, **options)
     if target is None:
         plotting.show(drawn, **options)

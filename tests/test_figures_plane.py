@@ -115,3 +115,40 @@ def test_the_spring_pendulums_animation_hangs_down_with_its_spring() -> None:
     assert plane == Plane(1, 0, True, (0.0, -1.0))
     (mass, anchor), = springs(system.spec, system.model)
     assert mass == "bob" and plane.project(anchor) == (1.0, 0.0)
+
+
+def test_the_arrow_takes_the_corner_it_covers_least() -> None:
+    """The double pendulum's start sat under the arrow in the top right corner."""
+    from lagsim.viz.figures import GRAVITY_CORNERS, quiet_corner
+
+    rng = np.random.default_rng(30)
+    everywhere = rng.uniform(0.0, 1.0, (2000, 2))
+    crowded = np.vstack([everywhere, [[0.9, 0.85]] * 50])
+    assert quiet_corner(everywhere[:0]) == GRAVITY_CORNERS[0]
+    assert quiet_corner(crowded) != GRAVITY_CORNERS[0]
+    lower = everywhere[everywhere[:, 1] < 0.5]
+    assert quiet_corner(lower) == GRAVITY_CORNERS[0]
+    upper = everywhere[everywhere[:, 1] > 0.5]
+    assert quiet_corner(upper) == (0.91, 0.14)
+
+
+def test_a_multiplier_constant_to_round_off_is_drawn_as_a_constant() -> None:
+    """rod_two_particles' λ_rod = −8/3 to round-off: the axis is not zoomed into the round-off
+    (ticks −2.666666666666664 …), its range is ±5 % of the value; a real variation of 1e-6 keeps
+    matplotlib's own range."""
+    from lagsim.output.io import Table
+    from lagsim.viz.figures import make_figure
+
+    t = np.linspace(0.0, 5.0, 501)
+    noise = np.random.default_rng(3).normal(0.0, 4e-16, t.size)
+    for wiggle, flat in ((noise, True), (1e-6 * np.sin(t), False)):
+        table = Table(("t", "lambda_rod"), np.column_stack([t, -8.0 / 3.0 + wiggle]), "run.csv")
+        fig = make_figure(table, "forces")
+        fig.canvas.draw()
+        low, high = fig.axes[0].get_ylim()
+        labels = [label.get_text() for label in fig.axes[0].get_yticklabels()]
+        if flat:
+            assert (low, high) == pytest.approx((-8 / 3 - 2 / 15, -8 / 3 + 2 / 15), rel=1e-12)
+            assert max(len(text) for text in labels) <= 6
+        else:
+            assert high - low < 1e-5

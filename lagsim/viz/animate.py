@@ -37,7 +37,7 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
-from lagsim.viz.figures import gravity_arrow, plain, suptitle
+from lagsim.viz.figures import GRAVITY_CORNERS, gravity_arrow, plain, quiet_corner, suptitle
 from lagsim.viz.views import AXIS_NAMES, Plane, view_caption
 
 if TYPE_CHECKING:
@@ -206,6 +206,16 @@ def _clock_format(dt: float) -> str:
     return f"t = {{:.{decimals}f}}"
 
 
+def _free_corner(ax: Axes, drawn: np.ndarray | None) -> tuple[float, float]:
+    """The corner of ``ax`` (the clock's top left left out) where the gravity arrow covers the
+    fewest of the points ``drawn`` (data coordinates) (:func:`lagsim.viz.figures.quiet_corner`):
+    the spring pendulum's spring was fixed under the top right one."""
+    if drawn is None or len(drawn) == 0:
+        return GRAVITY_CORNERS[0]
+    fractions = ax.transAxes.inverted().transform(ax.transData.transform(drawn))
+    return quiet_corner(fractions, GRAVITY_CORNERS[:3])
+
+
 def _stage(
     xmin: float,
     xmax: float,
@@ -218,6 +228,7 @@ def _stage(
     dpi: int,
     gravity: tuple[float, float] | None = None,
     plane: Plane | None = None,
+    drawn: np.ndarray | None = None,
 ) -> tuple[Figure, Axes]:
     """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
 
@@ -245,7 +256,7 @@ def _stage(
     if uses_origin:
         ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
     if gravity is not None:
-        gravity_arrow(ax, gravity)
+        gravity_arrow(ax, gravity, _free_corner(ax, drawn))
     if len(names) <= 12:
         handles = [
             Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
@@ -326,8 +337,10 @@ def animate(
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    covered = np.concatenate([*xy.values(), *(np.repeat(p, n, axis=0) for p in fixed),
+                              *([np.zeros((n, 2))] if uses_origin else [])])
     fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
-                       plane)
+                       plane, covered)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
     spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
                     for _ in springs]

@@ -88,6 +88,7 @@ __all__ = [
     "held_coordinates",
     "gravity_arrow",
     "plane_paths",
+    "quiet_corner",
     "wrap_angle",
     "LOG_DECADES",
     "LOG_FLOOR",
@@ -104,6 +105,9 @@ FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
 MAX_LEGEND = 20
+FLAT = 1e-12
+"""Values that vary by less than this share of their size vary by round-off only: a panel of
+them is drawn as a constant (:func:`_flat_limits`)."""
 HUGE = 1e300
 """Values past this size are drawn divided by a power of ten that the axis label names:
 matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
@@ -233,17 +237,34 @@ def suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
 
 
 GRAVITY_CORNER = (0.91, 0.86)
-"""Where the gravity arrow's middle sits, in axes fractions (top right; an animation's clock is
-top left)."""
+"""Where the gravity arrow's middle sits by default, in axes fractions (top right; an animation's
+clock is top left)."""
+GRAVITY_CORNERS = (GRAVITY_CORNER, (0.91, 0.14), (0.09, 0.14), (0.09, 0.86))
+"""The corners :func:`quiet_corner` tries for the arrow, in this order."""
+QUIET = (0.1, 0.14)
+"""Half the width and height, in axes fractions, of the box about a corner the arrow takes: the
+points inside it are what the arrow would cover (the double pendulum's start sat under it)."""
 GRAVITY_INCHES = 0.45
 """The gravity arrow's length; in inches, so that its direction on the page is gravity's whatever
 the axes' width and height."""
 
 
-def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
-    """Draw an arrow labelled g along the unit vector ``direction`` (on the page) in the top
-    right corner of ``ax`` and return the annotation: its head and tail are
-    :data:`GRAVITY_CORNER` moved by ± half :data:`GRAVITY_INCHES` along ``direction``."""
+def quiet_corner(fractions: np.ndarray, corners: Sequence[tuple[float, float]] = GRAVITY_CORNERS
+                 ) -> tuple[float, float]:
+    """The first of ``corners`` with the fewest of the points ``fractions`` (an (N, 2) array in
+    axes fractions) within :data:`QUIET` of it: where the gravity arrow covers least."""
+    points = np.asarray(fractions, dtype=float).reshape(-1, 2)
+    counts = [int(np.count_nonzero((np.abs(points[:, 0] - cx) < QUIET[0])
+                                   & (np.abs(points[:, 1] - cy) < QUIET[1])))
+              for cx, cy in corners]
+    return corners[counts.index(min(counts))]
+
+
+def gravity_arrow(ax: Axes, direction: tuple[float, float],
+                  corner: tuple[float, float] = GRAVITY_CORNER) -> Any:
+    """Draw an arrow labelled g along the unit vector ``direction`` (on the page) about
+    ``corner`` of ``ax`` (axes fractions) and return the annotation: its head and tail are
+    ``corner`` moved by ± half :data:`GRAVITY_INCHES` along ``direction``."""
     from matplotlib.transforms import ScaledTranslation
 
     def moved(along: float, across: float) -> Any:
@@ -251,11 +272,11 @@ def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
         dy = 0.5 * GRAVITY_INCHES * (along * direction[1] + across * direction[0])
         return ax.transAxes + ScaledTranslation(dx, dy, ax.figure.dpi_scale_trans)
 
-    arrow = ax.annotate("", xy=GRAVITY_CORNER, xycoords=moved(1.0, 0.0), xytext=GRAVITY_CORNER,
+    arrow = ax.annotate("", xy=corner, xycoords=moved(1.0, 0.0), xytext=corner,
                         textcoords=moved(-1.0, 0.0),
                         arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
-    ax.text(*GRAVITY_CORNER, "g", transform=moved(0.0, 0.5), ha="center", va="center",
-            color="0.3", fontstyle="italic")
+    ax.text(*corner, "g", transform=moved(0.0, 0.5), ha="center", va="center", color="0.3",
+            fontstyle="italic")
     return arrow
 
 
@@ -563,6 +584,18 @@ def _log_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
     ax.set_ylim(10.0**bottom, 10.0 ** max(top, bottom + 1))
 
 
+def _flat_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
+    """A linear panel whose values vary by round-off only (less than :data:`FLAT` of their
+    size) gets the y range matplotlib gives a constant, ±5 % of it: zoomed to its round-off,
+    rod_two_particles' λ_rod ≈ −8/3 had ticks −2.666666666666664 … −2.666666666666669."""
+    values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
+    values = values[np.isfinite(values)]
+    size = float(np.max(np.abs(values))) if values.size else 0.0
+    if size > 0.0 and float(np.ptp(values)) <= FLAT * size:
+        middle = 0.5 * float(values.min() + values.max())
+        ax.set_ylim(middle - 0.05 * size, middle + 0.05 * size)
+
+
 def _colours(n: int) -> list[Any]:
     from matplotlib import colormaps
 
@@ -610,6 +643,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         _log_limits(ax, drawn)
     else:
         ax.ticklabel_format(axis="y", useOffset=False)
+        _flat_limits(ax, drawn)
     if ax.get_xscale() == "linear":
         ax.ticklabel_format(axis="x", useOffset=False)
     if panel.equal:
@@ -683,6 +717,22 @@ def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
         fig.delaxes(ax)
 
 
+def _fractions(panel: _Panel, down: bool) -> np.ndarray:
+    """The points of ``panel``'s series as fractions of their bounding box with matplotlib's 5 %
+    margins (the axes' fractions before equal scales widen one axis), y from the top when the
+    axis is turned ``down``."""
+    points = np.concatenate([np.column_stack([s.x, s.y]) for s in panel.series])
+    points = points[np.all(np.isfinite(points), axis=1)]
+    if len(points) == 0:
+        return points
+    low, span = points.min(axis=0), np.ptp(points, axis=0)
+    fractions = 0.05 + 0.9 * np.divide(points - low, span, out=np.full_like(points, 0.5),
+                                       where=span > 0)
+    if down:
+        fractions[:, 1] = 1.0 - fractions[:, 1]
+    return fractions
+
+
 def _path_figure(fig: Figure, panel: _Panel, plane: Plane | None = None) -> None:
     from matplotlib.lines import Line2D
 
@@ -698,7 +748,7 @@ def _path_figure(fig: Figure, panel: _Panel, plane: Plane | None = None) -> None
         if plane.down:
             ax.invert_yaxis()
         if plane.gravity is not None:
-            gravity_arrow(ax, plane.gravity)
+            gravity_arrow(ax, plane.gravity, quiet_corner(_fractions(panel, plane.down)))
     handles = [
         Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
     ]

@@ -103,7 +103,7 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
                               inputs=inputs(force, *((s, "INPUT") for s in sources),
                                             (system, "--system")))
     if len(sources) == 1 and _plot_sweep(sources[0], kind, x, y, title, target, dpi, system,
-                                         kwargs, overrides, initial):
+                                         kwargs, overrides, initial, wrap):
         return
     given = flags(kwargs)
     if kind == "invariants":
@@ -210,7 +210,7 @@ def _wrap_columns(wrap: str | None, info: Quantities | None, table: Table) -> li
                          Location("--wrap"))
     angles = [q for q in table.coordinates if info.dimensions.get(q) == "angle"]
     if not angles:
-        raise InputError("--wrap: the system has no angle coordinates (none enters the mass "
+        raise InputError("the system has no angle coordinates (none enters the mass "
                          "positions only through sin and cos); name the columns to wrap",
                          Location("--wrap"))
     return angles
@@ -218,10 +218,11 @@ def _wrap_columns(wrap: str | None, info: Quantities | None, table: Table) -> li
 
 def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str | None,
                 target: Output | None, dpi: int, system: str | None, kwargs: dict[str, Any],
-                overrides: dict[str, float], initial: dict[str, float]) -> bool:
+                overrides: dict[str, float], initial: dict[str, float], wrap: str | None) -> bool:
     """The kinds of :mod:`lagsim.viz.sweep_figures` (issue 12): a sweep's table (chosen by
     itself for a table whose first column is run), or Poincaré sections of a file, a folder of
-    runs, or a system simulated with --section. False when the plot is none of these."""
+    runs, or a system simulated with --section, the columns ``--wrap`` names wrapped. False
+    when the plot is none of these."""
     from lagsim.viz import sweep_figures as plot_sweep
 
     if kind not in plot_sweep.KINDS and not (kind == "overview"
@@ -234,8 +235,12 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
             source == "-" or not looks_like_csv(source)):
         table = table_and_model(source, system, flags(kwargs), overrides, initial)[0]
     kind = "poincare" if kind == "poincare" else "sweep"
+    if wrap is not None and not wrap.strip():
+        raise InputError(f"name the columns to wrap for --kind {kind} (--wrap {x or 'theta'})",
+                         Location("--wrap"))
+    wrapped = [c.strip() for c in (wrap or "").split(",") if c.strip()]
     if target is None:
-        plot_sweep.show(kind, source, x, y, title, table)
+        plot_sweep.show(kind, source, x, y, title, table, wrapped)
         return True
-    save_figure(plot_sweep.make_figure(kind, source, x, y, title, table), target, dpi)
+    save_figure(plot_sweep.make_figure(kind, source, x, y, title, table, wrapped), target, dpi)
     return True

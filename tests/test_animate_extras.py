@@ -216,3 +216,26 @@ def test_animate_shows_progress_on_a_terminal_only(monkeypatch, tmp_path) -> Non
         bar((k + 1) / 4)
     bar.close()
     assert "animating" in stream.getvalue()
+
+
+def test_the_stage_holds_every_sample_not_only_the_frames(tmp_path, monkeypatch) -> None:
+    """The trail runs through every sample, so the limits must hold them all: a mass at
+    x = sin(2πt) drawn in two frames (t = 0 and 1, both at x = 0) had limits about x = 0 and its
+    trail, and the slider crank's slider, ran off the axes."""
+    from lagsim.output.io import Table
+    from lagsim.viz import animate as animation
+
+    staged = {}
+    real = animation._stage
+
+    def spy(xmin, xmax, ymin, ymax, *rest, **keywords):
+        staged.update(x=(xmin, xmax), y=(ymin, ymax))
+        return real(xmin, xmax, ymin, ymax, *rest, **keywords)
+
+    monkeypatch.setattr(animation, "_stage", spy)
+    t = np.linspace(0.0, 1.0, 101)
+    x = np.sin(2.0 * np.pi * t)
+    table = Table(("t", "x"), np.column_stack([t, x]), "run.csv")
+    animation.animate(table, {"m": (x, 0.0 * t)}, [], tmp_path / "m.gif", fps=2, frames=2,
+                      dpi=20)
+    assert staged["x"][0] < -1.0 and staged["x"][1] > 1.0

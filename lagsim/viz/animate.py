@@ -332,13 +332,15 @@ def animate(
     uses_origin = any(ORIGIN in rod for rod in [*rods, *springs])
     fixed = [np.array([end], dtype=float) for pair in springs for end in pair
              if not isinstance(end, str)]
-    extent = [*xy.values(), *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
+    samples = [np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+               for xs, ys in positions.values()]
+    extent = [*samples, *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
     xmin, xmax, ymin, ymax = _limits(extent)
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
-    covered = np.concatenate([*xy.values(), *(np.repeat(p, n, axis=0) for p in fixed),
-                              *([np.zeros((n, 2))] if uses_origin else [])])
+    covered = np.concatenate([*samples, *(np.repeat(p, len(t), axis=0) for p in fixed),
+                              *([np.zeros((len(t), 2))] if uses_origin else [])])
     fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
                        plane, covered)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]

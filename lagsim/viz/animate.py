@@ -332,14 +332,14 @@ def animate(
     uses_origin = any(ORIGIN in rod for rod in [*rods, *springs])
     fixed = [np.array([end], dtype=float) for pair in springs for end in pair
              if not isinstance(end, str)]
-    samples = [np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
-               for xs, ys in positions.values()]
-    extent = [*samples, *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
+    samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+               for name, (xs, ys) in positions.items()}
+    extent = [*samples.values(), *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
     xmin, xmax, ymin, ymax = _limits(extent)
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
-    covered = np.concatenate([*samples, *(np.repeat(p, len(t), axis=0) for p in fixed),
+    covered = np.concatenate([*samples.values(), *(np.repeat(p, len(t), axis=0) for p in fixed),
                               *([np.zeros((len(t), 2))] if uses_origin else [])])
     fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
                        plane, covered)
@@ -353,8 +353,6 @@ def animate(
 
     widths = [spring_width([float(np.hypot(*(point(b, i) - point(a, i)))) for i in range(n)])
               for a, b in springs]
-    samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
-               for name, (xs, ys) in positions.items()}
     trails = []
     for colour in colours:
         collection = LineCollection([], linewidths=1.5, zorder=1)

@@ -361,7 +361,9 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
     |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units. The label
-    says which, and why.
+    says which, and why. A run with impacts (issue 27) is labelled a change, not a drift: an
+    impact with restitution below 1 takes energy away by the law of the contact (the bouncing
+    ball's "relative drift" rose to 1).
     """
     if not table.has_energy:
         return None
@@ -377,12 +379,13 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
                       log=True)
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
+    word, why = ("change", "\n(impacts)") if _impact_times(table) else ("drift", "")
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
-        drift, label = drift / abs(h0), "relative drift\n|energy − energy₀|\n/ |energy₀|"
+        drift, label = drift / abs(h0), f"relative {word}\n|energy − energy₀|\n/ |energy₀|{why}"
     elif math.isfinite(h0) and abs(h0) > 0.0:
-        label = f"absolute drift\n|energy − energy₀|\n(energy₀ = {h0:.2g} < drift)"
+        label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = {h0:.2g} < {word}){why}"
     else:
-        label = "absolute drift\n|energy − energy₀|\n(energy₀ = 0)"
+        label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = 0){why}"
     return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
 
 

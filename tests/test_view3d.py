@@ -296,6 +296,9 @@ def test_the_title_names_the_view_and_the_plane_it_shows(top) -> None:
                         "top": "top view: x–y plane, z up",
                         "20,-60": "view from elevation 20°, azimuth -60°, z up"}
     assert view_caption(parse_view("iso"), z_down=True) == "iso view, z down"
+    assert view_caption(parse_view("top"), False, (0.0, 0.0, -1.0)) == (
+        "top view: x–y plane, z up, gravity along −z (normal to the page)")
+    assert view_caption(parse_view("iso"), False, (0.0, 0.0, -1.0)) == "iso view, z up"
 
 
 def test_gravity_along_plus_z_draws_z_downwards_and_the_arrow_down_the_page() -> None:

@@ -566,7 +566,7 @@ def animate_3d(
     rect = (0.0, 0.02, scene3d.legend_left(fig, legend), 0.9)
     down = scene3d.z_down(gravity)
     ax = scene3d.stage(fig, view, limits, rect, down)
-    ax.set_title(view_caption(view, down), fontsize="small")
+    ax.set_title(view_caption(view, down, gravity), fontsize="small")
     if title:
         suptitle(fig, title)
     ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)

@@ -247,7 +247,7 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     limits = cube_limits([*points.values(), *tips.values(), *boxes.values(), np.zeros(3)])
     down = z_down(drawn.gravity)
     ax = stage(fig, view, limits, down=down)
-    ax.set_title(view_caption(view, down), fontsize="small")
+    ax.set_title(view_caption(view, down, drawn.gravity), fontsize="small")
     handles = []
     for index, (name, r) in enumerate(points.items()):
         colour = MASS_COLOURS[index % len(MASS_COLOURS)]

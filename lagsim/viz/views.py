@@ -38,6 +38,8 @@ looks down −z at the x–y plane (x to the right, y up, as the 2-D pictures dr
 DEFAULT = "iso"
 
 AXIS_NAMES = ("x", "y", "z")
+SIGHT = 0.98
+"""|cos| of the angle within which gravity counts as along the line of sight (about 11°)."""
 
 PLANES: Mapping[str, str] = {"front": "x–z plane", "side": "y–z plane", "top": "x–y plane"}
 """The plane each named view other than ``iso`` looks at squarely."""
@@ -76,15 +78,24 @@ def parse_view(text: str | None) -> tuple[float, float]:
                      Location(FLAG))
 
 
-def view_caption(view: tuple[float, float], z_down: bool = False) -> str:
+def view_caption(view: tuple[float, float], z_down: bool = False,
+                 gravity: Sequence[float] | None = None) -> str:
     """What a 3-D picture seen from ``view`` shows, for its title: the view's name and the plane
-    it looks at squarely (``front view: x–z plane``), or its angles; then which way z is drawn."""
+    it looks at squarely (``front view: x–z plane``), or its angles; then which way z is drawn;
+    and gravity when the camera looks along it (its arrow is a dot: the gyroscope from the top)."""
     names = [name for name, angles in VIEWS.items() if angles == tuple(view)]
     if names:
         shown = f"{names[0]} view" + (f": {PLANES[names[0]]}" if names[0] in PLANES else "")
     else:
         shown = f"view from elevation {view[0]:g}°, azimuth {view[1]:g}°"
-    return f"{shown}, z {'down' if z_down else 'up'}"
+    elev, azim = math.radians(view[0]), math.radians(view[1])
+    sight = (math.cos(elev) * math.cos(azim), math.cos(elev) * math.sin(azim), math.sin(elev))
+    along = "" if gravity is None else next(
+        (f", gravity along {'+' if gravity[k] > 0 else '−'}{AXIS_NAMES[k]} (normal to the page)"
+         for k in range(3)
+         if abs(sum(g * s for g, s in zip(gravity, sight, strict=True))) > SIGHT
+         and abs(gravity[k]) > SIGHT), "")
+    return f"{shown}, z {'down' if z_down else 'up'}{along}"
 
 
 @dataclass(frozen=True)

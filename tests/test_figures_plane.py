@@ -152,3 +152,25 @@ def test_a_multiplier_constant_to_round_off_is_drawn_as_a_constant() -> None:
             assert max(len(text) for text in labels) <= 6
         else:
             assert high - low < 1e-5
+
+
+def test_a_narrow_panel_is_labelled_from_a_round_value_near_it() -> None:
+    """skate's λ_skate ≈ −0.5 varies by 1e-10: its ticks read −0.500000000025 …; they are drawn
+    as λ − (−0.5) with −0.5 named in the axis label, the data left as they are."""
+    from lagsim.output.io import Table
+    from lagsim.viz.figures import make_figure
+
+    t = np.linspace(0.0, 10.0, 501)
+    lam = -0.5 - 6e-11 * (1.0 - np.cos(3.0 * t))
+    fig = make_figure(Table(("t", "lambda_skate"), np.column_stack([t, lam]), "run.csv"),
+                      "forces")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "λ_skate − (−0.5)"
+    assert np.array_equal(ax.lines[0].get_ydata(), lam)
+    ticks = [(v, label.get_text()) for v, label in zip(ax.get_yticks(), ax.get_yticklabels())
+             if ax.get_ylim()[0] <= v <= ax.get_ylim()[1]]
+    assert len(ticks) >= 3
+    for value, text in ticks:
+        assert len(text) <= 8
+        assert float(text.replace("−", "-")) == pytest.approx(value + 0.5, abs=1e-13)

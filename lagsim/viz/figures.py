@@ -108,6 +108,9 @@ MAX_LEGEND = 20
 FLAT = 1e-12
 """Values that vary by less than this share of their size vary by round-off only: a panel of
 them is drawn as a constant (:func:`_flat_limits`)."""
+NARROW = 1e-6
+"""Values that vary by less than this share of their size (but more than :data:`FLAT`) get
+ticks relative to a round value near them (:func:`_reference`)."""
 HUGE = 1e300
 """Values past this size are drawn divided by a power of ten that the axis label names:
 matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
@@ -599,6 +602,27 @@ def _flat_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
         ax.set_ylim(middle - 0.05 * size, middle + 0.05 * size)
 
 
+def _reference(ax: Axes, drawn: Sequence[_Series]) -> float | None:
+    """For a linear panel whose values vary, but by less than :data:`NARROW` of their size: a
+    round value c near them (four digits of their size), the ticks labelled y − c and c named
+    in the axis label (returned); None for any other panel. Without it the ticks of skate's
+    λ_skate ≈ −0.5, varying by 1e-10, read −0.500000000025 …; matplotlib's own offset text in
+    the corner is what issue 14 took away."""
+    from matplotlib.ticker import FuncFormatter
+
+    values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
+    values = values[np.isfinite(values)]
+    size = float(np.max(np.abs(values))) if values.size else 0.0
+    spread = float(np.ptp(values)) if values.size else 0.0
+    if not FLAT * size < spread <= NARROW * size:
+        return None
+    step = 10.0 ** (math.floor(math.log10(size)) - 3)
+    reference = round(float(np.mean(values)) / step) * step
+    ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: f"{v - reference:.3g}".replace("-", "−")))
+    return reference
+
+
 def _colours(n: int) -> list[Any]:
     from matplotlib import colormaps
 
@@ -651,7 +675,13 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         ax.ticklabel_format(axis="x", useOffset=False)
     if panel.equal:
         ax.set_aspect("equal", adjustable="datalim")
-    ax.set_ylabel(plain(panel.ylabel))
+    reference = None if panel.log else _reference(ax, drawn)
+    if reference is None:
+        ax.set_ylabel(plain(panel.ylabel))
+    else:
+        minus = f"− ({reference:g})".replace("-", "−")
+        ax.set_ylabel(plain(f"{panel.ylabel} {minus}" if len(drawn) == 1
+                            else f"{panel.ylabel}\n(each {minus})"))
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
     count = len(panel.series) + len(panel.notes)

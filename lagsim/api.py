@@ -702,9 +702,10 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
     ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``invariants`` (a run with
     ``invariants=True``), ``poincare`` (``x`` against ``y`` at the crossings of a run with
     ``section=``), ``path`` (which needs ``system`` for
-    the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
-    with 3-D bodies), ``lyapunov`` (the running estimates of a :meth:`System.lyapunov` report,
-    given in place of the trajectory). ``columns``, ``x``, ``y`` choose columns for ``time`` and
+    the masses' positions; in the plane gravity points down in, named under the title; on 3-D
+    axes seen from ``view``, as ``--view`` takes it, for a system with 3-D bodies),
+    ``lyapunov`` (the running estimates of a :meth:`System.lyapunov` report, given in place of
+    the trajectory). ``columns``, ``x``, ``y`` choose columns for ``time`` and
     ``phase``.
     ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`);
     the axes carry the units of the file's ``units:`` (of ``system``, else those the run kept,
@@ -726,7 +727,7 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
         from lagsim.viz.sweep_figures import make_figure
 
         return make_figure("poincare", None, x, y, title, table)
-    path_xy = None
+    path_xy = plane = None
     info = Quantities(units=dict(trajectory.units)) if trajectory.units else None
     if system is not None:
         system = as_system(system)
@@ -749,21 +750,23 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
                              "system=system)")
-        from lagsim.analysis.kinematics import has_bodies, mass_paths
+        from lagsim.analysis.kinematics import gravity_vector, has_bodies, mass_points
+        from lagsim.viz.views import parse_view
 
         if has_bodies(system.spec):
             from lagsim.viz.scene3d import path_figure, scene
-            from lagsim.viz.views import parse_view
 
             return path_figure(scene(system.spec, system.model, table), parse_view(view),
                                system.name if title is None else title)
-        path_xy = mass_paths(system.model, table)
-    if view is not None:
-        raise InputError("view= applies to kind='path' of a system with 3-D bodies")
+        plane, path_xy = plotting.plane_paths(mass_points(system.model, table),
+                                              gravity_vector(system.spec),
+                                              None if view is None else parse_view(view))
+    elif view is not None:
+        raise InputError("view= applies to kind='path'")
     if title is None and system is not None:
         title = system.name
     return plotting.make_figure(table, kind=kind, columns=columns, x=x, y=y, title=title,
-                                path_xy=path_xy, info=info)
+                                path_xy=path_xy, info=info, plane=plane)
 
 
 SWEEP_KEYWORDS = {"--grid": "grid", "--values": "values", "--random": "random", "--runs": "runs",

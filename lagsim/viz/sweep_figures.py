@@ -22,7 +22,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import suggest
-from lagsim.viz.figures import plain, suptitle
+from lagsim.viz.figures import plain, suptitle, wrap_angle
 from lagsim.viz.kinds import SWEEP_KINDS as KINDS  # noqa: F401  (cli.py reads plot_sweep.KINDS)
 
 
@@ -162,17 +162,29 @@ def read_points(path: Path, x: str, y: str) -> tuple[np.ndarray, np.ndarray]:
     return (_column(header, array, x, "--x"), _column(header, array, y, "--y"))
 
 
+DOT_AREA = 4000.0
+"""The area in points² a Poincaré section's dots share (:func:`poincare_figure`)."""
+DOT_SIZES = (2.5, 12.0)
+"""The smallest and largest dot, in points²: 2.5 keeps a section of 10⁵ crossings a texture."""
+
+
 def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
                     x: str, y: str, title: str | None) -> int:
-    """Draw the points (x, y) of each section on ``fig``, one colour each; the number of
-    points."""
+    """Draw the points (x, y) of each section on ``fig``, one colour each, the columns named by
+    the names rule (θ̇ for theta_dot, as the other kinds name them), each point as large as
+    :data:`DOT_AREA` shared among the points allows (a few dozen crossings were specks); the
+    number of points."""
+    from lagsim.symbolic.names import text
+
     ax = fig.add_subplot()
+    total = sum(len(xs) for xs, _ in sections)
+    size = float(np.clip(DOT_AREA / max(total, 1), *DOT_SIZES))
     count = 0
     for (xs, ys), colour in zip(sections, _colours(len(sections))):
-        ax.scatter(xs, ys, s=2.5, color=colour, linewidths=0)
+        ax.scatter(xs, ys, s=size, color=colour, linewidths=0)
         count += len(xs)
-    ax.set_xlabel(plain(x))
-    ax.set_ylabel(plain(y))
+    ax.set_xlabel(plain(text(x) if x.isidentifier() else x))
+    ax.set_ylabel(plain(text(y) if y.isidentifier() else y))
     runs = len(sections)
     suptitle(fig, title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
                   "crossings)")
@@ -194,21 +206,28 @@ def _colours(n: int) -> list[Any]:
 
 
 def make_figure(kind: str, source: str | None, x: str | None, y: str | None,
-                title: str | None, table: Any = None) -> Any:
+                title: str | None, table: Any = None, wrap: Sequence[str] = ()) -> Any:
     """The figure of ``kind`` (``sweep`` or ``poincare``) on an Agg canvas (:func:`draw`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(layout="constrained")
     FigureCanvasAgg(fig)
-    draw(fig, kind, source, x, y, title, table)
+    draw(fig, kind, source, x, y, title, table, wrap)
     return fig
 
 
 def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
-         title: str | None, table: Any = None) -> None:
+         title: str | None, table: Any = None, wrap: Sequence[str] = ()) -> None:
     """Draw ``kind`` for the file or folder ``source``, or for a ``table``
-    (:class:`lagsim.output.io.Table`) already read or simulated, on ``fig``."""
+    (:class:`lagsim.output.io.Table`) already read or simulated, on ``fig``; a Poincaré
+    section's ``--x`` and ``--y`` wrapped to (−π, π] when ``wrap`` names them (a pendulum's
+    section of θ spread over −65 … −5 without it). ``wrap`` naming anything else, or given for
+    a sweep, is an InputError naming ``--wrap``."""
+    if wrap and (kind != "poincare" or set(wrap) - {x, y}):
+        raise InputError(f"wraps the --x and --y of --kind poincare here; got {', '.join(wrap)}"
+                         + ("" if kind == "poincare" else f" for --kind {kind}"),
+                         Location("--wrap"))
     if kind == "poincare":
         x, y = _needs_xy(x, y)
         if table is not None:
@@ -217,6 +236,8 @@ def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
         else:
             assert source is not None
             sections = [read_points(path, x, y) for path in section_sources(source)]
+        sections = [(wrap_angle(xs) if x in wrap else xs, wrap_angle(ys) if y in wrap else ys)
+                    for xs, ys in sections]
         poincare_figure(fig, sections, x, y, title)
     else:
         from lagsim.sweep.core import read_table
@@ -227,9 +248,9 @@ def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
 
 
 def show(kind: str, source: str | None, x: str | None, y: str | None, title: str | None,
-         table: Any = None) -> None:
+         table: Any = None, wrap: Sequence[str] = ()) -> None:
     """Draw ``kind`` (:func:`draw`) in a window (pyplot)."""
     import matplotlib.pyplot as plt
 
-    draw(plt.figure(layout="constrained"), kind, source, x, y, title, table)
+    draw(plt.figure(layout="constrained"), kind, source, x, y, title, table, wrap)
     plt.show()

@@ -3,6 +3,10 @@ a plain-numpy tangent map and against scipy's ``solve_ivp`` on the same, hand-wr
 
     .venv/bin/python bench/lyapunov.py            # T = 10 (one trajectory) and T = 10⁴
     .venv/bin/python bench/lyapunov.py --quick    # T = 10 and T = 200
+    .venv/bin/python bench/lyapunov.py --t-end 10000 --no-rk4   # T = 10⁴ without the RK4
+    .venv/bin/python bench/lyapunov.py --pendulum-starts 16     # the driven damped pendulum
+    .venv/bin/python bench/lyapunov.py --ueda-starts 16 --ueda-t 6000   # Ueda's oscillator
+    .venv/bin/python bench/lyapunov.py --sprott-t 1e7           # Sprott's driven pendulum
 
 The system is the bundled ``double_pendulum`` (m = l = 1, g = 9.81, angles from the downward
 vertical, released from rest at θ1 = θ2 = 2π/3): M = [[2, cos Δ], [cos Δ, 1]], Δ = θ1 − θ2,
@@ -23,34 +27,43 @@ finite-time exponents:
 Two runs. Over T = 10 the three trajectories agree (errors of 1e-10 grow by e^{λ₁T} ≈ 3e6): the
 exponents must agree to the digits that leaves (the check: 3 digits). Over the long run the
 trajectories separate after ~20 time units and each estimate is an average over another piece
-of the chaotic sea: they agree within their statistical spread (printed: max − min of the
-running estimate over the last quarter), not digit for digit. Times are measured side by side in
-one process; read the ratios, not the absolute times, on a shared machine.
+of the chaotic sea: they agree statistically, not digit for digit. Each run's standard error is
+estimated from its own trace by block averages (:func:`standard_error`: the standard deviation
+of λ1 over blocks of 100 time units times √(100/T)), and the check is |Δλ1| within 3 combined
+standard errors. Times are measured side by side in one process; read the ratios, not the
+absolute times, on a shared machine.
 
-Last, a published value: Ueda's oscillator ẍ + Kẋ + x³ = B cos t, K = 0.05, B = 7.5
-(systems/ueda_oscillator.yaml; Ueda, J. Stat. Phys. 20 (1979) 181–196; Sprott, *Chaos and
-Time-Series Analysis*, Oxford 2003, pp. 182–183 and 429), whose exponents the "Lyapunov
-spectrum" pages (https://sites.google.com/view/lyapunov-spectrum/home/duffing_eqs, RK4 with the
-step 0.001, Gram–Schmidt) give as 0.0999 and −0.1499 (base e, the time direction's 0 left
-out), by ``lagsim lyapunov`` over the same long T after a transient of 100, and by an
-independent plain-Python RK4 (:func:`ueda_rk4`); the check is 2 digits, |λ − published| < 0.005.
-Measured (2026-12-04, T = 10⁴ after 100): lagsim 0.1113 (last-quarter spread 0.0027);
-the plain RK4 from x(0) = 2.5, 1.0, −1.5, 0.3 (ẋ = 0): 0.1098, 0.1097, 0.1030, 0.1057. So
-runs of 10⁴ time units scatter by 0.008 from start to start (the last-quarter spread
-underestimates that 3-fold), lagsim's run lies within that scatter, and the pages' 0.0999 lies
-0.003 below its low end: agreement at the level of the scatter, ~0.01, not to 2 digits, which
-would need runs of ~10⁶ time units or many starts (``lagsim lyapunov --starts``).
+Measured with the C loop (2026-12-04 03:23 UTC, ``--quick``, load average 5.1 on 2 cores; the
+full output in bench/lyapunov_results.md): over T = 10 the four spectra agree to 1.5e-6 (lagsim's
+C loop and its scipy path to the 6 digits printed), λ = (1.186259, 0.375615, −0.198595,
+−1.397850); time against lagsim's C loop (0.04 s): its scipy path 80, the hand-written
+``solve_ivp`` 76, the numpy RK4 220 times. Over T = 200 λ1 = 1.439 (lagsim, block standard
+error 0.043), 1.370 (RK4, 0.076) and 1.481 (``solve_ivp``, 0.10): 0.8 combined standard errors
+apart at most; ``solve_ivp`` 29 and the RK4 170 times lagsim's 1.14 s. The load moves these
+ratios by 2–3× (at load 1.75 the same run gave 101 and 315, the results file's first section).
 
-Many starts (``--ueda-starts N --ueda-t T``, :func:`ueda_starts`; results in
-bench/lyapunov_results.md): 11 starts × T = 6000 give lagsim 0.1031 ± 0.0009 (mean ± standard
-error; standard deviation 0.0028 between starts) and the plain RK4 from the same starts 0.1025 ±
-0.0015, which agree; the pages' 0.0999 lies 3.8 of lagsim's standard errors below, within ~1.5 σ
-of the single run the pages report (σ ≈ 0.002 for a run of 10⁴). The tolerance and the
-renormalization interval do not move it: on one trajectory over 100 time units rtol 1e-10 and
-1e-8 differ by 1.2e-4 (the trajectories themselves part by then), and renormalizing every 0.5
-instead of 2 leaves the 8 digits printed unchanged (one vector: the interval only guards against
-overflow). Sprott's book (*Chaos and Time-Series Analysis*, 2003) is said to tabulate the
-exponents of Ueda's oscillator too; no stored source shows its value, so none is quoted.
+Published values, each its own mode (results in bench/lyapunov_results.md):
+
+- the driven damped pendulum ẍ + 0.1ẋ + sin x = 2.5 sin t (:func:`damped_pendulum`;
+  exponents (0.160, −0.262) quoted for arXiv:physics/0303077 in
+  https://mathematica.stackexchange.com/questions/185364, a secondary source): 16 starts ×
+  10⁴ give λ1 = 0.1602 ± 0.0009 (mean ± standard error), 0.2 standard errors from 0.160, and
+  λ1 + λ2 = −0.1 to 7e-12 in every run: the published value to 2 digits;
+- Ueda's oscillator ẍ + Kẋ + x³ = B cos t, K = 0.05, B = 7.5 (systems/ueda_oscillator.yaml;
+  Ueda, J. Stat. Phys. 20 (1979) 181–196), whose exponents the "Lyapunov spectrum" pages
+  (https://sites.google.com/view/lyapunov-spectrum/home/duffing_eqs, RK4 with the step 0.001)
+  give as 0.0999 and −0.1499: 16 starts × 6000 (:func:`ueda_starts`) give lagsim 0.1046 ±
+  0.0008 and an independent plain-Python RK4 (:func:`ueda_rk4`) from the same starts 0.1020 ±
+  0.0013; the two agree (1.7 combined standard errors), the pages' single run lies 0.005 below
+  lagsim's mean. The tolerance (rtol 1e-10 against 1e-8) and the renormalization interval (0.5
+  against 2) move the exponent on one trajectory over 100 time units by 1e-4 and 0: not a bias
+  of the integration. Sprott's book (*Chaos and Time-Series Analysis*, 2003) is said to
+  tabulate Ueda's exponents; no stored copy shows its value, so none is quoted. The default
+  run's last section compares one run of the long T with the pages (2 digits: not expected
+  from one run; the many-start modes are the check);
+- Sprott's driven conservative pendulum ẍ + sin x = sin 0.5t from x = ẋ = 0 (:func:`sprott`;
+  "Simple Driven Conservative Chaotic Flows", http://sprott.physics.wisc.edu/chaos/drivcons.htm:
+  λ = 0.163): SPROTT_BENCH
 """
 
 from __future__ import annotations
@@ -293,6 +306,43 @@ def damped_pendulum(starts: int, T: float, transient: float = 100.0) -> None:
               f"T = {T:g} has ≈ {sigma * math.sqrt(length / T):.4f}")
 
 
+SPROTT = """\
+name: sprott_driven_pendulum
+parameters: {w: 0.5}
+coordinates: [x]
+kinetic: 1/2*x_dot**2
+potential: -cos(x)
+forces:
+  x: sin(w*t)
+initial: {x: 0, x_dot: 0}
+"""
+"""ẍ + sin x = sin 0.5t from x = ẋ = 0 (Sprott, "Simple Driven Conservative Chaotic Flows",
+http://sprott.physics.wisc.edu/chaos/drivcons.htm: λ = 0.163, base e)."""
+SPROTT_PUBLISHED = 0.163
+
+
+def sprott(T: float) -> None:
+    """The largest exponent of :data:`SPROTT` from its stated start by ``lagsim lyapunov
+    --largest`` (DOP853, rtol = atol = 1e-10, the vector renormalized every 10), the running
+    estimate printed at each decade and half-decade up to T. The system keeps areas and its
+    chaotic sea holds regular islands: a trajectory sticks near their edges for long times, so
+    the finite-time exponent drifts (down here) as T grows and one start's value converges
+    slowly; which start is used matters, and the note's is used."""
+    from lagsim import api
+
+    system = api.open_system(SPROTT, api=True)
+    clock = time.perf_counter()
+    report = system.lyapunov(t_end=T, renormalize=10.0, largest=True)
+    seconds = time.perf_counter() - clock
+    times, running = np.array(report.trace_times), np.array(report.trace)[:, 0]
+    print(f"### ẍ + sin x = sin 0.5t from rest over T = {T:g} ({seconds:.0f} s)\n\n"
+          "| T | λ1 (running estimate) |\n|---|---|")
+    marks = sorted({m * 10.0 ** e for e in range(3, 9) for m in (1.0, 3.0)} | {T})
+    for mark in (m for m in marks if m <= T):
+        print(f"| {mark:g} | {running[np.searchsorted(times, mark - 1e-6)]:.4f} |")
+    print(f"\npublished {SPROTT_PUBLISHED}; the last-quarter spread {report.spread[0]:.4f}")
+
+
 def spread(trace: np.ndarray) -> np.ndarray:
     tail = trace[len(trace) - max(1, len(trace) // 4):]
     return tail.max(axis=0) - tail.min(axis=0)
@@ -369,7 +419,13 @@ def main() -> None:
                         help="only the driven damped pendulum's exponents over this many starts")
     parser.add_argument("--pendulum-t", type=float, default=1e4,
                         help="each pendulum start's T")
+    parser.add_argument("--sprott-t", type=float, default=0.0,
+                        help="only the driven conservative pendulum's exponent over this T")
     args = parser.parse_args()
+    if args.sprott_t:
+        print(f"load average {os.getloadavg()[0]:.2f}\n")
+        sprott(args.sprott_t)
+        return
     if args.pendulum_starts:
         print(f"load average {os.getloadavg()[0]:.2f}\n")
         damped_pendulum(args.pendulum_starts, args.pendulum_t)

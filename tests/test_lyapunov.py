@@ -109,12 +109,12 @@ def test_the_chaotic_pendulum_agrees_with_the_published_exponent_in_distribution
     bench/lyapunov_results.md). Here the short form of it: three starts of 600 time units after
     100 (≈1 s); the finite-time exponent over 600 has σ ≈ 0.019 (the bench's blocks:
     σ(L) = 0.046 for L = 100, 0.020 for L = 500, 0.0096 for L = 2000, ∝ 1/√L), so the mean of
-    three lies within 0.03 (3σ/√3) of 0.160; λ₁ + λ₂ = −c = −0.1 exactly (tr J = −c) for each."""
-    pendulum = api.open_system("driven_damped_pendulum", parameters=CHAOTIC_PENDULUM,
-                               initial={"theta": 0.0})
+    three lies within 0.03 (3σ/√3) of 0.160 (measured: 0.117, 0.192, 0.158, mean 0.156), and
+    each is positive by more than 5σ; λ₁ + λ₂ = −c = −0.1 exactly (tr J = −c) for each."""
+    pendulum = api.open_system("driven_damped_pendulum", parameters=CHAOTIC_PENDULUM)
     report = pendulum.lyapunov(t_end=700.0, transient=100.0, renormalize=1.0, starts=3)
     largest = [row[0] for row in report.by_start]
-    assert all(x > 0.1 for x in largest), largest
+    assert all(x > 0.05 for x in largest), largest
     assert abs(sum(largest) / 3 - 0.160) < 0.03, largest
     for row in report.by_start:
         assert sum(row) == pytest.approx(-0.1, abs=1e-8)
@@ -273,8 +273,8 @@ UEDA = Path(__file__).parents[1] / "systems" / "ueda_oscillator.yaml"
 
 def test_uedas_oscillator_is_chaotic_and_contracts_at_its_damping() -> None:
     """ẍ + Kẋ + x³ = B cos t, B = 7.5, K = 0.05 (Ueda 1979): the "Lyapunov spectrum" pages give
-    λ = 0.0999 and −0.1499; bench/lyapunov.py's mean over 11 starts × 6000 time units is
-    0.1031 ± 0.0009 (lagsim) and 0.1025 ± 0.0015 (an independent RK4), bench/lyapunov_results.md.
+    λ = 0.0999 and −0.1499; bench/lyapunov.py's mean over 16 starts × 6000 time units is
+    0.1046 ± 0.0008 (lagsim) and 0.1020 ± 0.0013 (an independent RK4), bench/lyapunov_results.md.
     Here, over 40 time units after 20, λ₁ > 0 and λ₁ + λ₂ = −K to 1e-8 (tr J = −K)."""
     report = api.open_system(UEDA).lyapunov(t_end=60.0, transient=20.0, renormalize=2.0)
     assert report.exponents[0] > 0.03
@@ -341,7 +341,8 @@ def test_dependent_constraint_rows_keep_to_scipys_path() -> None:
 
 def test_a_blow_up_is_the_same_failed_run_in_both_paths(tmp_path: Path) -> None:
     """ẍ = x³ from x = 1 at rest (V = −x⁴/4, energy −1/4) reaches x = ∞ at
-    t* = √2 ∫₀¹ du/√(1 − u⁴) = Γ(1/4)²/(4√π) = 1.8540747 (the lemniscate constant over √2):
+    t* = √2 ∫₀¹ du/√(1 − u⁴) = Γ(1/4)²/(4√π) = K(m = ½) = 1.8540747 (as ẍ = 4x³ in
+    tests/test_integrate.py, in another time scale):
     the C tangent flow and scipy's path both give up there with the same
     :class:`IntegrationError` (a failed run, exit status 1), not an input error."""
     from lagsim.analysis.lyapunov import spectrum

@@ -57,10 +57,13 @@ def api_error(call: object) -> str:
     ("--method rattle needs a constant mass matrix; use --method variational",
      "method='rattle' needs a constant mass matrix; use method='variational'"),
     ("give a smaller --rtol", "give a smaller rtol"),
+    ("simulate with --invariants, or plot", "simulate with invariants=True, or plot"),
     ("must be at least 0 and below --t-end", "must be at least 0 and below t_end"),
     ("--random needs --runs N, the number of draws", "random needs runs=N, the number of draws"),
     ("or with --init NAME=VALUE)", "or with initial={NAME: VALUE})"),
     ('add --at, such as --at "x=0, theta=0"', 'add at, such as at="x=0, theta=0"'),
+    ("write e.g. --summary 'amplitude=max(abs(theta))'",
+     "write e.g. summary='amplitude=max(abs(theta))'"),
     ("--section-direction chooses the crossings of --section; give --section EXPR too",
      "section_direction chooses the crossings of section; give section=EXPR too"),
     ("the expression '--x' (a double minus) and x--y", "the expression '--x' (a double minus) "
@@ -143,3 +146,17 @@ def test_sweep_argument_errors_name_the_keywords() -> None:
     nothing = api_error(lambda: pendulum.sweep(t_end=0.1))
     assert nothing.startswith("nothing to sweep: give grid={name: (start, stop, count)}")
     assert "--" not in nothing
+
+
+def test_a_reworded_error_keeps_its_class_time_and_location_in_a_file() -> None:
+    from lagsim.errors import IntegrationError, Location
+
+    failed = IntegrationError("step size too small; give a smaller --rtol", time=1.5)
+    reworded = failed.reworded(KEYWORDS.say)
+    assert type(reworded) is IntegrationError and reworded.time == 1.5
+    assert str(reworded) == "at t = 1.5: step size too small; give a smaller rtol"
+    assert str(failed) == "at t = 1.5: step size too small; give a smaller --rtol"
+    placed = lagsim.InputError("--dt must be positive", Location("--dt-file.yaml", 3, 1))
+    assert str(placed.reworded(KEYWORDS.say)) == "--dt-file.yaml:3:1: dt must be positive"
+    assert str(lagsim.InputError("bad", Location("--set")).reworded(KEYWORDS.say)) == (
+        "parameters: bad")

@@ -232,8 +232,9 @@ class Naming:
     def say(self, text: str) -> str:
         """``text``, a message of lagsim's that names command-line flags, as this naming writes
         it: unchanged for the command line; for the API each flag named as its keyword
-        (:meth:`flag`), and a flag followed by one of its option's choices, by its metavar or by
-        a quoted value written as the keyword given it (``--method rattle`` →
+        (:meth:`flag`), an on/off option's flag as the keyword given True (``--invariants`` →
+        ``invariants=True``), and a flag followed by one of its option's choices, by its metavar
+        or by a quoted value written as the keyword given it (``--method rattle`` →
         ``method='rattle'``, ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` →
         ``parameters={NAME: VALUE}``). A flag is ``--`` and a letter at the start or after a
         space, ``(``, ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays.
@@ -248,10 +249,10 @@ class Naming:
         keyword = self.flag(flag)
         row = BY_NAME.get(keyword)
         if choice is None:
-            return keyword
+            return f"{keyword}=True" if row is not None and row.switch else keyword
         if row is not None and row.choices is not None and choice in row.choices():
             return f"{keyword}={choice!r}"
-        if choice.startswith('"'):
+        if choice[0] in "\"'":
             return f"{keyword}={choice}"
         name, eq, value = choice.partition("=")
         if eq and name.isupper() and value.isupper():
@@ -262,7 +263,7 @@ class Naming:
 
 
 _FLAG = re.compile(r"(?<![^\s(\[/`])(--[A-Za-z][A-Za-z0-9-]*)"
-                   r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"))?")
+                   r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"|'[^']*'))?")
 """A command-line flag in a message, and the word after it (:meth:`Naming.say`)."""
 
 RENAMED_FLAGS: Mapping[str, str] = {"--set": "parameters", "--init": "initial", "--c": "folder",

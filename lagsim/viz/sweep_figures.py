@@ -181,8 +181,8 @@ def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
 
 def _needs_xy(x: str | None, y: str | None) -> tuple[str, str]:
     if x is None or y is None:
-        raise InputError("--kind poincare needs --x and --y, e.g. --x theta2 --y theta2_dot",
-                         Location("--kind"))
+        raise InputError("--kind poincare needs --x and --y, the columns to draw (such as "
+                         "theta2 and theta2_dot)", Location("--kind"))
     return x, y
 
 

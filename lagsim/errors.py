@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
@@ -100,6 +101,20 @@ class LagsimError(Exception):
         if self.location is None:
             return printable(self.message)
         return printable(f"{self.location}: {self.message}")
+
+    def reworded(self, say: Callable[[str], str]) -> LagsimError:
+        """This error, of the same class and with the same attributes, with ``say`` applied to
+        its message and to a location that is no place in a file (a flag, ``--set``): how the
+        Python API names its keywords where the command line names flags
+        (:meth:`lagsim.spec.options.Naming.say`)."""
+        made = type(self).__new__(type(self))
+        made.__dict__.update(self.__dict__)
+        made.message = say(self.message)
+        where = self.location
+        if where is not None and where.line is None:
+            made.location = Location(say(where.file))
+        made.args = (made.message, *self.args[1:])
+        return made
 
 
 class InputError(LagsimError, ValueError):

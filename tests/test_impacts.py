@@ -221,8 +221,9 @@ def test_bad_unilateral_constraints_are_located(item: str, column: int, message:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"method": "rattle", "dt": 0.01}, "--method rattle does not run unilateral constraints yet"),
-    ({"section": "y_dot"}, "--section does not run with unilateral constraints yet"),
+    ({"method": "rattle", "dt": 0.01},
+     ": method='rattle' does not run unilateral constraints yet"),
+    ({"section": "y_dot"}, ": section does not run with unilateral constraints yet"),
 ])
 def test_options_the_impacts_engine_cannot_run_are_refused(options: dict[str, object],
                                                            message: str) -> None:

@@ -128,7 +128,7 @@ def test_the_command_writes_the_trace_and_checks_its_options(tmp_path: Path) -> 
     rows = trace.read_text().splitlines()
     assert rows[0] == "t,lyapunov_1,lyapunov_2" and len(rows) == 6
     assert "sum" in out.stdout
-    with pytest.raises(InputError, match="--transient"):
+    with pytest.raises(InputError, match="^transient: must be at least 0 and below t_end"):
         api.open_system("pendulum").lyapunov(t_end=5.0, transient=6.0)
     assert np.isfinite(float(rows[-1].split(",")[1]))
 

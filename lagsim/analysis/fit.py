@@ -485,7 +485,7 @@ def fit_spec(spec: SystemSpec, data: str | os.PathLike[str], names: tuple[str, .
     data's times with the sensitivities of ``names`` over the run options ``given``, then
     :func:`fit` with the options of :data:`~lagsim.spec.options.FIT_OPTIONS` in ``fit_options``
     (raw values by name); notes of the first run only go to ``report``."""
-    label = "fit" if how.keywords else "--fit"
+    label = how.flag("--fit")
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice is not None:
         raise InputError(f"{label} names {twice!r} twice")

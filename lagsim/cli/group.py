@@ -170,14 +170,17 @@ class LagsimGroup(click.Group):
         one_blas_thread()
         # SymEngine and the numerics load here, not when `lagsim --help` is built.
         from lagsim.numeric import stages
+        from lagsim.spec.options import FLAGS, WORDING
         from lagsim.symbolic.expansion import signals_end_process
 
         debugging = DEBUG.set(bool(ctx.params.get("debug")))
+        wording = WORDING.set(FLAGS)
         try:
             with signals_interrupt(), stdout_present(), warnings_routed(ctx), \
                     signals_end_process(), stages.shown():
                 return handled(ctx, lambda: super(LagsimGroup, self).invoke(ctx))
         finally:
+            WORDING.reset(wording)
             DEBUG.reset(debugging)
 
 

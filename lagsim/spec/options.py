@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,11 +222,65 @@ class Naming:
         """Option ``option`` given ``value``, as the user would write it."""
         return f"{self.name(BY_NAME[option])}{'=' if self.keywords else ' '}{value}"
 
+    def flag(self, flag: str) -> str:
+        """Command-line flag ``flag`` (``--t-end``) as this naming writes it: the flag itself,
+        or the API's keyword (``t_end``; :data:`RENAMED_FLAGS` for those named otherwise)."""
+        if not self.keywords:
+            return flag
+        return RENAMED_FLAGS.get(flag, flag[2:].replace("-", "_"))
+
+    def say(self, text: str) -> str:
+        """``text``, a message of lagsim's that names command-line flags, as this naming writes
+        it: unchanged for the command line; for the API each flag named as its keyword
+        (:meth:`flag`), an on/off option's flag as the keyword given True (``--invariants`` →
+        ``invariants=True``), and a flag followed by one of its option's choices, by its metavar
+        or by a quoted value written as the keyword given it (``--method rattle`` →
+        ``method='rattle'``, ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` →
+        ``parameters={NAME: VALUE}``). A flag is ``--`` and a letter at the start or after a
+        space, ``(``, ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays.
+        The one place the API's wording of lagsim's messages is made: the API applies it to
+        what it raises, warns and records (:mod:`lagsim.api`)."""
+        if not self.keywords or "--" not in text:
+            return text
+        return _FLAG.sub(self._keyword, text)
+
+    def _keyword(self, match: re.Match[str]) -> str:
+        flag, choice = match.group(1), match.group(2)
+        keyword = self.flag(flag)
+        row = BY_NAME.get(keyword)
+        if choice is None:
+            return f"{keyword}=True" if row is not None and row.switch else keyword
+        if row is not None and row.choices is not None and choice in row.choices():
+            return f"{keyword}={choice!r}"
+        if choice[0] in "\"'":
+            return f"{keyword}={choice}"
+        name, eq, value = choice.partition("=")
+        if eq and name.isupper() and value.isupper():
+            return f"{keyword}={{{name}: {value}}}"
+        if choice.isupper():
+            return f"{keyword}={choice}"
+        return f"{keyword} {choice}"
+
+
+_FLAG = re.compile(r"(?<![^\s(\[/`])(--[A-Za-z][A-Za-z0-9-]*)"
+                   r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"|'[^']*'))?")
+"""A command-line flag in a message, and the word after it (:meth:`Naming.say`)."""
+
+RENAMED_FLAGS: Mapping[str, str] = {"--set": "parameters", "--init": "initial", "--c": "folder",
+                                    "--fmu": "path"}
+"""The API keyword of each command-line flag whose keyword is not the flag's name (``--t-end``
+is ``t_end``, ``--grid`` is ``grid``)."""
+
 
 FLAGS = Naming(keywords=False)
 """The command line's naming: ``--dt 0.12``."""
 KEYWORDS = Naming(keywords=True)
 """The Python API's naming: ``dt=0.12``."""
+WORDING: ContextVar[Naming] = ContextVar("lagsim_wording", default=KEYWORDS)
+"""How the public entries of the Python API word what they raise, warn and record
+(:meth:`Naming.say`, :mod:`lagsim.api`): :data:`KEYWORDS`, except while the command line runs
+a command through them (``lagsim lqr`` calls ``System.lqr``), for which it sets :data:`FLAGS`
+(:meth:`lagsim.cli.group.LagsimGroup.invoke`)."""
 
 
 SECTION_DIRECTIONS = ("both", "up", "down")

@@ -43,7 +43,7 @@ def swept_columns(header: Sequence[str]) -> list[str]:
     coordinates followed by their ``_dot`` columns just before ``max_residual_*`` or
     ``energy_drift``, ``energy_change`` or ``energy_gain`` (lagsim.sweep.core.columns; a system that
     does not conserve h has no drift, only a gain)."""
-    names = [h for h in header if h != "error"]
+    names = [h for h in header if h != naming.ERROR]
     energy = (naming.ENERGY_DRIFT, naming.ENERGY_CHANGE, naming.ENERGY_GAIN)
     end = next((k for k, h in enumerate(names) if naming.is_max_residual(h) or h in energy),
                len(names))
@@ -55,7 +55,7 @@ def swept_columns(header: Sequence[str]) -> list[str]:
 
 
 def _column(header: Sequence[str], data: np.ndarray, name: str, option: str) -> np.ndarray:
-    names = [h for h in header if h != "error"]
+    names = [h for h in header if h != naming.ERROR]
     if name not in names:
         raise InputError(f"no column {name!r}{suggest(name, names)}; the columns are "
                          f"{', '.join(names)}", Location(option))
@@ -76,7 +76,7 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
     xs = _column(header, data, x, "--x")
     ys = _column(header, data, y, "--y")
     if y in swept:
-        responses = [h for h in header if h not in ("run", "error", *swept)]
+        responses = [h for h in header if h not in (naming.RUN, naming.ERROR, *swept)]
         raise InputError(f"--y {y} is a swept column, an input of the runs: drawn over --x "
                          f"{x} it shows the grid, not a result; choose a column the runs "
                          f"computed: {', '.join(responses)}", Location("--y"))
@@ -193,8 +193,8 @@ def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
 
 def _needs_xy(x: str | None, y: str | None) -> tuple[str, str]:
     if x is None or y is None:
-        raise InputError("--kind poincare needs --x and --y, e.g. --x theta2 --y theta2_dot",
-                         Location("--kind"))
+        raise InputError("--kind poincare needs --x and --y, the columns to draw (such as "
+                         "theta2 and theta2_dot)", Location("--kind"))
     return x, y
 
 

@@ -424,6 +424,27 @@ def test_help_imports_no_command_module() -> None:
     assert proc.stdout.splitlines()[-1] == "['lagsim.cli', 'lagsim.cli.group']"
 
 
+def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> None:
+    """`lagsim simulate pendulum` with its model in the compile cache (issue 31, "Start-up"):
+    no SymPy or scipy, no importlib.resources or zipfile (the bundled files are read from their
+    package folders), no fractions, and neither the added columns (--invariants, --action) nor
+    the feedback of --controller, which only the runs that ask for them import."""
+    out = tmp_path / "pendulum.csv"
+    args = ["simulate", "pendulum", "-o", str(out), "--force"]
+    absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions",
+              "lagsim.run.columns", "lagsim.symbolic.feedback")
+    code = ("import sys\nfrom lagsim.cli import main\n"
+            f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
+            "    assert not exc.code, exc.code\n"
+            f"print(sorted(m for m in {absent!r} if m in sys.modules))")
+    for _ in range(2):  # the first run fills the compile cache if it is cold
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"
+    assert out.read_text().startswith("t,theta,theta_dot,energy\n")
+
+
 def test_a_command_runs_with_one_blas_thread_whatever_the_environment_says() -> None:
     """Before NumPy loads, the command sets one thread for every BLAS (issue 31: worker threads
     slow lagsim's small dense solves); a process that loaded NumPy already is left alone."""

@@ -411,9 +411,9 @@ def test_help_imports_no_command_module() -> None:
     """`lagsim --help` is built from the table (issue 31, "Start-up"): of lagsim only the group
     is imported (no command module, not lagsim.errors nor lagsim.cli.exits, which load when a
     command runs), and none of the libraries a command may need, dataclasses included (the
-    table is plain text)."""
+    table is plain text), nor shutil (the width of the help is lagsim.cli.group.help_width)."""
     heavy = ("symengine", "sympy", "numpy", "scipy", "yaml", "dataclasses",
-             "importlib.resources", "click.shell_completion")
+             "importlib.resources", "click.shell_completion", "shutil")
     code = ("import sys\nfrom lagsim.cli import main\n"
             "try:\n    main(['--help'], prog_name='lagsim')\nexcept SystemExit:\n    pass\n"
             f"heavy = {heavy!r}\n"
@@ -422,6 +422,24 @@ def test_help_imports_no_command_module() -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "['lagsim.cli', 'lagsim.cli.group']"
+
+
+@pytest.mark.parametrize("columns", [None, "30", "60", "79", "80", "81", "200", "0", "wide"])
+def test_the_help_width_is_the_one_click_takes_by_itself(monkeypatch, columns) -> None:
+    """lagsim.cli.group.help_width, found without shutil, is the width click's HelpFormatter
+    takes from shutil.get_terminal_size for every $COLUMNS (unset, narrow, wide, invalid), and
+    None while click's test runner forces its own."""
+    import click
+
+    from lagsim.cli.group import help_width
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert click.HelpFormatter(width=help_width()).width == click.HelpFormatter().width
+    monkeypatch.setattr(click.formatting, "FORCED_WIDTH", 80)
+    assert help_width() is None
 
 
 def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> None:

@@ -70,6 +70,29 @@ def _summary(name: str, limit: int = 45) -> str:
     return click.Command(name, help=COMMANDS[name]).get_short_help_str(limit)
 
 
+def help_width() -> int | None:
+    """The width of help text that click's ``HelpFormatter`` takes by itself: the columns of
+    :func:`shutil.get_terminal_size` (``$COLUMNS``, else the terminal of ``sys.__stdout__``,
+    else 80), at most 80, less 2, at least 50; found without importing shutil, which imports
+    zlib, bz2 and lzma (a twentieth of ``lagsim --help``, issue 31). None when click's test
+    runner forces a width (``click.formatting.FORCED_WIDTH``): click decides then.
+    tests/test_cli.py holds it to click's own."""
+    if click.formatting.FORCED_WIDTH is not None:
+        return None
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = (os.get_terminal_size(stdout.fileno()).columns if stdout is not None
+                       else 0) or 80
+        except (ValueError, OSError):
+            columns = 80
+    return max(min(columns, 80) - 2, 50)
+
+
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                 "BLIS_NUM_THREADS")
 """The variables by which the BLAS libraries NumPy may load take their number of threads."""
@@ -136,6 +159,10 @@ class LagsimGroup(click.Group):
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
+        """click's, with the width of help text found without shutil (:func:`help_width`); the
+        commands' contexts inherit it."""
+        if parent is None and extra.get("terminal_width") is None:
+            extra["terminal_width"] = help_width()
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:

@@ -42,13 +42,26 @@ def load() -> str:
 
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+if ENV.get("PYTHONPATH"):
+    ENV["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve())
+                                        for p in ENV["PYTHONPATH"].split(os.pathsep))
 
 
-def run_once(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child) of one run of ``command``."""
+def imported_from(env: dict[str, str], cwd: str) -> Path:
+    """The folder of the lagsim package a child with ``env`` in ``cwd`` imports. The children
+    run in a folder of their own: ``python -m lagsim`` puts the working folder first on
+    ``sys.path``, so run in a checkout every child would import that checkout's lagsim, the
+    ``--before`` ones too."""
+    done = subprocess.run([PYTHON, "-c", "import lagsim; print(lagsim.__file__)"], env=env,
+                          cwd=cwd, capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip()).parent
+
+
+def run_once(command: list[str], env: dict[str, str] | None, cwd: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child) of one run of ``command`` in ``cwd``."""
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=env or ENV)
+                             env=env or ENV, cwd=cwd)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -57,11 +70,11 @@ def run_once(command: list[str], env: dict[str, str] | None = None) -> tuple[flo
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def instructions(command: list[str], env: dict[str, str], seed: int) -> int:
-    """The user-space instructions ``command`` executes (valgrind's callgrind), with
+def instructions(command: list[str], env: dict[str, str], cwd: str, seed: int) -> int:
+    """The user-space instructions ``command`` executes in ``cwd`` (valgrind's callgrind), with
     ``PYTHONHASHSEED`` = ``seed``."""
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           *command], capture_output=True, text=True,
+                           *command], capture_output=True, text=True, cwd=cwd,
                           env={**env, "PYTHONHASHSEED": str(seed)}, check=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -92,19 +105,28 @@ def main() -> None:
             for name in ("lagsim simulate pendulum", "lagsim --help"):
                 envs[f"{name} (before)"] = before
                 commands[f"{name} (before)"] = commands[name]
-        for name, command in commands.items():  # the compile cache warm, the bytecode written
-            run_once(command, envs.get(name))
-        best = {name: [float("inf"), float("inf")] for name in commands}
+        after_from = imported_from(ENV, folder)
         print("# Start-up (issue 31)")
+        print()
+        print(f"lagsim from {after_from}")
+        if args.before is not None:
+            before_from = imported_from(before, folder)
+            if before_from == after_from:
+                raise SystemExit(f"--before {args.before} imports the same lagsim, {after_from}")
+            print(f"lagsim (before) from {before_from}")
+        for name, command in commands.items():  # the compile cache warm, the bytecode written
+            run_once(command, envs.get(name), folder)
+        best = {name: [float("inf"), float("inf")] for name in commands}
         print()
         print(f"fastest of {args.reps} runs each, in turns; {load()}")
         print()
         for _ in range(args.reps):
             for name, command in commands.items():
-                wall, cpu = run_once(command, envs.get(name))
+                wall, cpu = run_once(command, envs.get(name), folder)
                 best[name][0] = min(best[name][0], wall)
                 best[name][1] = min(best[name][1], cpu)
-        counted = {name: statistics.median(instructions(command, envs.get(name, ENV), seed)
+        counted = {name: statistics.median(instructions(command, envs.get(name, ENV), folder,
+                                                        seed)
                                            for seed in range(1, args.instructions + 1))
                    for name, command in commands.items()} if args.instructions else {}
     extra = " instructions (M) |" if counted else ""

@@ -4,7 +4,6 @@ overwrite, and the hint on stderr when a command waits on a terminal."""
 from __future__ import annotations
 
 import sys
-from importlib import resources
 from pathlib import Path
 
 from lagsim.cli.exits import warn
@@ -38,17 +37,19 @@ def inputs(force: bool, *given: tuple[str | None, str]) -> tuple[tuple[str, str]
 
 def bundled_file(name: str) -> str:
     """The path of the bundled system ``name``'s file in the package (it may not exist)."""
-    return str(resources.files("lagsim.systems").joinpath(f"{name}.yaml"))
+    from lagsim.spec.system import bundled_folder
+
+    return str(bundled_folder() / f"{name}.yaml")
 
 
 def bundled_text(name: str, option: str) -> str:
     """The text of the bundled system ``name``, or an error naming ``option`` that lists the
     bundled names (a path is not a bundled system: it is already a file of the user's)."""
     from lagsim.spec.expressions import suggest
-    from lagsim.spec.system import bundled_systems
+    from lagsim.spec.system import bundled_folder, bundled_systems
 
     names = bundled_systems()
     if name not in names:
         raise InputError(f"no bundled system {printable(repr(name))}{suggest(name, names)}; "
                          f"they are {', '.join(names)}", Location(option))
-    return resources.files("lagsim.systems").joinpath(f"{name}.yaml").read_text("utf-8")
+    return (bundled_folder() / f"{name}.yaml").read_text("utf-8")

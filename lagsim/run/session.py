@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,16 +16,17 @@ from lagsim.errors import InputError, Location
 from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import simulate
 from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, FLAGS, OPTIONS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
-from lagsim.symbolic.feedback import Feedback, closed_loop
 from lagsim.symbolic.model import Model
 
+if TYPE_CHECKING:
+    from lagsim.symbolic.feedback import Feedback
+
 Report = Callable[[str], None]
-Controller = Callable[[SystemSpec, Model, SimulateOptions], Feedback]
+Controller = Callable[[SystemSpec, Model, SimulateOptions], "Feedback"]
 """The design of ``--controller`` (above this layer: :func:`lagsim.analysis.lqr.feedback`)."""
 
 
@@ -74,10 +75,15 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         if controller is None:
             raise InputError(f"{options.label('controller')} is not available on this path",
                              Location(options.label("controller")))
+        from lagsim.symbolic.feedback import closed_loop
+
         model = closed_loop(model, controller(spec, model, options))
         numeric = compile_model(model)
     trajectory = simulate(spec, model, options, report=report, progress=progress,
                           numeric=numeric, times=times)
+    if options.invariants or options.action:
+        # With their dataclasses, only for a run that asks (issue 31, "Start-up").
+        from lagsim.run.columns import trajectory_action, with_invariants
     if options.invariants:
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:

@@ -28,6 +28,7 @@ from lagsim.cli import main
 from lagsim.cli.exits import EXIT_PIPE
 from lagsim.cli.group import COMMANDS
 from lagsim.errors import InputError
+from lagsim.output import io as lagsim_io
 from lagsim.output.io import Table, check_output, open_output, printable, read_csv, write_csv
 from lagsim.viz import animate as lanimate
 
@@ -220,16 +221,36 @@ def test_a_failed_run_keeps_the_old_file(tmp_path: Path) -> None:
 # --- interrupted runs ------------------------------------------------------------------------
 
 
+def _stopped(proc: subprocess.Popen) -> bool:
+    """Stop ``proc`` (SIGSTOP) and wait until it is stopped; False when it ended first (then
+    left for ``proc`` to reap: WNOWAIT)."""
+    proc.send_signal(signal.SIGSTOP)
+    if proc.returncode is not None:
+        return False
+    info = os.waitid(os.P_PID, proc.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+    return info.si_code == os.CLD_STOPPED
+
+
 def _signal_while_writing(tmp_path: Path, args: list[str], name: str, signum: int
                           ) -> tuple[int, str]:
-    """Start lagsim, wait until its temporary output file exists, send ``signum``."""
+    """Start lagsim and send ``signum`` while it is provably writing ``name``: lagsim is
+    stopped (SIGSTOP) until its temporary file of ``name`` holds data, and the signal is sent
+    before it continues (SIGCONT), so that it cannot finish the write in between. A temporary
+    file that exists is not enough: ``check_output`` makes one of the same name and removes it at
+    once to test the folder before any work (empty), and a signal sent on seeing that one came
+    before the write began."""
     proc = _lagsim(*args, cwd=tmp_path)
     deadline = time.monotonic() + 240
-    while not any(p.name.startswith(f".{name}.") for p in tmp_path.iterdir()):
-        assert proc.poll() is None, proc.stderr.read().decode()
+    while True:
+        assert _stopped(proc), proc.stderr.read().decode()
+        if any(p.name.startswith(f".{name}.") and p.stat().st_size > 0
+               for p in tmp_path.iterdir()):
+            break
+        proc.send_signal(signal.SIGCONT)
         assert time.monotonic() < deadline
         time.sleep(0.02)
     proc.send_signal(signum)
+    proc.send_signal(signal.SIGCONT)
     _, err = proc.communicate(timeout=120)
     return proc.returncode, err.decode()
 
@@ -259,6 +280,42 @@ def test_sigterm_while_simulate_writes_leaves_the_old_file(tmp_path: Path) -> No
     assert (returncode, err) == (143, "lagsim: terminated by SIGTERM\n")
     assert [p.name for p in tmp_path.iterdir()] == ["run.csv"]
     assert (tmp_path / "run.csv").read_text() == "old\n"
+
+
+def _lose_a_signal(signum: int) -> None:
+    """Send ``signum`` to this process from inside a finalizer: its handler runs there, and
+    Python loses the exception it raises (it prints "Exception ignored in ..." and goes on), as
+    when a signal lands while a finalizer or a weakref callback of the drawing runs."""
+
+    class Finalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signum)
+
+    Finalized()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("to_file", [True, False], ids=["file", "stdout"])
+def test_a_signal_whose_exception_python_lost_still_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to_file: bool
+) -> None:
+    """SIGHUP lost in a finalizer just before simulate writes its table: the signal's record
+    (lagsim.errors.note_signal) stops the rename of the written file, which keeps the old
+    file with no temporary one beside it, and ends the command with SIGHUP's status 129 and
+    its one line, to a file as to standard output (where nothing is renamed)."""
+    real = lagsim_io.write_csv
+
+    def losing(*args: object) -> None:
+        _lose_a_signal(signal.SIGHUP)
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lagsim_io, "write_csv", losing)
+    out = tmp_path / "run.csv"
+    out.write_text("old\n")
+    code, err = _invoke("simulate", "pendulum", *SHORT, *(["-o", str(out)] if to_file else []))
+    assert (code, err.splitlines()[-1]) == (129, "lagsim: terminated by SIGHUP")
+    assert out.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.csv"]
 
 
 # --- closed pipes, full devices: every command ----------------------------------------------

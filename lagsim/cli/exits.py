@@ -23,7 +23,14 @@ from typing import Any, TextIO
 
 import click
 
-from lagsim.errors import LagsimError, printable
+from lagsim.errors import (
+    LagsimError,
+    forget_signals,
+    note_signal,
+    noted_signal,
+    printable,
+    signals_blocked,
+)
 
 EXIT_PIPE = 128 + 13
 
@@ -65,28 +72,36 @@ class Terminated(KeyboardInterrupt):
 
 
 def _terminate(signum: int, _frame: Any) -> None:
+    note_signal(signum)
     raise Terminated(signum)
 
 
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` for the length of a command; a signal
-    the caller ignores (``nohup``) stays ignored."""
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Terminated` for the length of a command, and
+    are recorded (:func:`lagsim.errors.note_signal`) so that one whose exception Python lost
+    still ends the command (:func:`handled`); a signal the caller ignores (``nohup``) stays
+    ignored. The handlers are swapped with the signals held
+    (:func:`lagsim.errors.signals_blocked`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    names = ("SIGTERM", "SIGHUP")
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
     numbers = [getattr(signal, n) for n in names if hasattr(signal, n)]
     old = {s: signal.getsignal(s) for s in numbers}
-    for s, handler in old.items():
-        if handler is not signal.SIG_IGN:
-            signal.signal(s, _terminate)
+    forget_signals()
+    with signals_blocked(numbers):
+        for s, handler in old.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(s, _terminate)
     try:
         yield
     finally:
-        for s, handler in old.items():
-            if handler is not signal.SIG_IGN:
-                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        with signals_blocked(numbers):
+            for s, handler in old.items():
+                if handler is not signal.SIG_IGN:
+                    signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        forget_signals()
 
 
 def _silence_stdout() -> None:
@@ -159,6 +174,9 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     try:
         result = command()
         _flush_stdout()
+        signum = noted_signal()
+        if signum is not None:
+            raise Terminated(signum)
         return result
     except BrokenPipeError:
         _silence_stdout()

@@ -54,7 +54,14 @@ from typing import IO, Any, Literal
 import numpy as np
 
 from lagsim import naming
-from lagsim.errors import InputError, LagsimError, Location, is_control, printable
+from lagsim.errors import (
+    InputError,
+    LagsimError,
+    Location,
+    is_control,
+    noted_signal,
+    printable,
+)
 from lagsim.spec.options import MAX_SAMPLES
 
 __all__ = [
@@ -460,7 +467,9 @@ def replacement(target: Output) -> Iterator[Path]:
     The temporary name keeps the extension (writers that pick the format from the suffix see the
     right one).  A file replaced keeps its permission bits (and, where allowed, its owner); a new
     one gets the umask's.  On any exception, Ctrl-C and SIGTERM included, the temporary file is
-    removed and the old file is left as it was.
+    removed and the old file is left as it was; so too when a signal asked the command to end
+    but Python lost its exception (:func:`lagsim.errors.note_signal`): it is raised again, to
+    its handler, before the rename.
     """
     folder = target.path.parent
     try:
@@ -475,6 +484,9 @@ def replacement(target: Output) -> Iterator[Path]:
             except OSError as exc:
                 raise target.error(f"{_reason(exc)} (folder {str(folder)!r})") from exc
         yield tmp
+        signum = noted_signal()
+        if signum is not None:
+            signal.raise_signal(signum)
         with _write_errors(target):
             if old is None:
                 os.chmod(tmp, 0o666 & ~_umask())

@@ -61,6 +61,7 @@ from lagsim.errors import (
     is_control,
     noted_signal,
     printable,
+    signals_blocked,
 )
 from lagsim.spec.options import MAX_SAMPLES
 
@@ -340,18 +341,23 @@ def _signals_held() -> Iterator[None]:
 
     Python runs signal handlers in the main thread only, so recording them there is exact even
     with other threads (a signal mask of the main thread is not: the kernel may hand the signal
-    to a BLAS thread, and Python still runs the handler in the main thread).
+    to a BLAS thread, and Python still runs the handler in the main thread). The handlers are
+    swapped with the signals held (:func:`lagsim.errors.signals_blocked`), so that one arriving
+    meanwhile is not lost to a handler restored to SIG_DFL.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     pending: list[int] = []
-    old = {s: signal.signal(s, lambda signum, _frame: pending.append(signum)) for s in _SIGNALS}
+    with signals_blocked(_SIGNALS):
+        old = {s: signal.signal(s, lambda signum, _frame: pending.append(signum))
+               for s in _SIGNALS}
     try:
         yield
     finally:
-        for s, handler in old.items():
-            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        with signals_blocked(_SIGNALS):
+            for s, handler in old.items():
+                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
         for signum in pending:
             signal.raise_signal(signum)
 

@@ -231,23 +231,36 @@ def _stopped(proc: subprocess.Popen) -> bool:
     return info.si_code == os.CLD_STOPPED
 
 
+def _writing(folder: Path, name: str) -> bool:
+    """Whether lagsim's temporary file of ``name`` in ``folder`` holds data: its write has
+    begun. One that only exists is not enough: ``check_output`` makes one of the same name and
+    removes it at once, empty, to test the folder before any work."""
+    for path in folder.iterdir():
+        if path.name.startswith(f".{name}."):
+            try:
+                if path.stat().st_size > 0:
+                    return True
+            except FileNotFoundError:
+                continue  # removed since listed: check_output's, or the write renamed
+    return False
+
+
 def _signal_while_writing(tmp_path: Path, args: list[str], name: str, signum: int
                           ) -> tuple[int, str]:
-    """Start lagsim and send ``signum`` while it is provably writing ``name``: lagsim is
-    stopped (SIGSTOP) until its temporary file of ``name`` holds data, and the signal is sent
-    before it continues (SIGCONT), so that it cannot finish the write in between. A temporary
-    file that exists is not enough: ``check_output`` makes one of the same name and removes it at
-    once to test the folder before any work (empty), and a signal sent on seeing that one came
-    before the write began."""
+    """Start lagsim and send ``signum`` while it is provably writing ``name``: once its
+    temporary file holds data (:func:`_writing`), lagsim is stopped (SIGSTOP), the file is seen
+    to be there still (the write not renamed), the signal sent, and lagsim continued (SIGCONT),
+    so that it cannot finish the write between the check and the signal."""
     proc = _lagsim(*args, cwd=tmp_path)
     deadline = time.monotonic() + 240
     while True:
-        assert _stopped(proc), proc.stderr.read().decode()
-        if any(p.name.startswith(f".{name}.") and p.stat().st_size > 0
-               for p in tmp_path.iterdir()):
-            break
-        proc.send_signal(signal.SIGCONT)
+        assert proc.poll() is None, proc.stderr.read().decode()
         assert time.monotonic() < deadline
+        if _writing(tmp_path, name):
+            assert _stopped(proc), proc.stderr.read().decode()
+            if _writing(tmp_path, name):
+                break
+            proc.send_signal(signal.SIGCONT)
         time.sleep(0.02)
     proc.send_signal(signum)
     proc.send_signal(signal.SIGCONT)

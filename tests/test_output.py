@@ -331,6 +331,27 @@ def test_a_signal_whose_exception_python_lost_still_ends_the_command(
     assert [p.name for p in tmp_path.iterdir()] == ["run.csv"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_error_after_a_signal_ends_with_the_signals_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM lost in a finalizer, then an unexpected exception (as when the signal's
+    exception lands in a C extension's Python callback and comes out as a SystemError): the
+    command ends as SIGTERM asked, 143 and its line, not as a bug of lagsim, and the old file
+    stays."""
+
+    def failing(*_args: object) -> None:
+        _lose_a_signal(signal.SIGTERM)
+        raise SystemError("a C call returned a result with an exception set")
+
+    monkeypatch.setattr(lagsim_io, "write_csv", failing)
+    out = tmp_path / "run.csv"
+    out.write_text("old\n")
+    code, err = _invoke("simulate", "pendulum", *SHORT, "-o", str(out))
+    assert (code, err.splitlines()[-1]) == (143, "lagsim: terminated by SIGTERM")
+    assert out.read_text() == "old\n"
+
+
 # --- closed pipes, full devices: every command ----------------------------------------------
 
 

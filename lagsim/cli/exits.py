@@ -167,6 +167,26 @@ def _flush_or_silence() -> None:
         _silence_stdout()
 
 
+def _end_by_signal(ctx: click.Context, signum: int) -> None:
+    """``lagsim: interrupted`` (SIGINT) or ``lagsim: terminated by NAME`` on stderr, exit
+    128 + ``signum``."""
+    name = "interrupted" if signum == signal.SIGINT else \
+        f"terminated by {signal.Signals(signum).name}"
+    _flush_or_silence()
+    click.echo(f"lagsim: {name}", err=True)
+    ctx.exit(128 + signum)
+
+
+def _end_if_signalled(ctx: click.Context) -> None:
+    """End by the signal noted during the command (:func:`lagsim.errors.note_signal`), if one
+    came: an error that follows it is its consequence (its exception turned into another by
+    the extension it was raised in, such as a SystemError of a C call whose Python callback it
+    interrupted), not a bug of lagsim."""
+    signum = noted_signal()
+    if signum is not None:
+        _end_by_signal(ctx, signum)
+
+
 def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     """Run ``command`` (the group's invocation of a command), turning what it raises into
     lagsim's one line on stderr and exit status (the module's docstring); with ``--debug``
@@ -187,12 +207,7 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
         _flush_or_silence()
         raise UserError(exc) from None
     except KeyboardInterrupt as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
-        name = "interrupted" if signum == signal.SIGINT else \
-            f"terminated by {signal.Signals(signum).name}"
-        _flush_or_silence()
-        click.echo(f"lagsim: {name}", err=True)
-        ctx.exit(128 + signum)
+        _end_by_signal(ctx, getattr(exc, "signum", signal.SIGINT))
     except click.UsageError as exc:
         if isinstance(exc, UsageError):
             raise
@@ -202,6 +217,7 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     except OSError as exc:
         if ctx.params.get("debug"):
             raise
+        _end_if_signalled(ctx)
         _flush_or_silence()
         reason = exc.strerror or str(exc)
         if exc.filename:
@@ -215,6 +231,7 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     except Exception as exc:
         if ctx.params.get("debug"):
             raise
+        _end_if_signalled(ctx)
         _flush_or_silence()
         click.echo(printable(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); "
                              "this is a bug in lagsim: please report it with the output of "

@@ -8,9 +8,11 @@ cannot drive the terminal (issue 15, "Names that look alike").
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
@@ -56,6 +58,46 @@ def say_once(topic: str, message: str, detail: str | None = None) -> None:
     if detail:
         line += f"\n  reason: {detail.strip()}"
     print(line, file=sys.stderr, flush=True)
+
+
+_NOTED: list[int] = []
+"""The signals that asked the running ``lagsim`` command to end (:func:`note_signal`)."""
+
+
+def note_signal(signum: int) -> None:
+    """Record that signal ``signum`` asked the running command to end. Its handler raises an
+    exception too, but Python loses an exception raised where a finalizer or a weakref callback
+    runs (it prints "Exception ignored in ..." and goes on): the record still stops the commit
+    of an output (:func:`lagsim.output.io.replacement`) and sets the exit status
+    (:func:`lagsim.cli.exits.handled`)."""
+    _NOTED.append(signum)
+
+
+def noted_signal() -> int | None:
+    """The first signal :func:`note_signal` recorded since :func:`forget_signals`, or None."""
+    return _NOTED[0] if _NOTED else None
+
+
+def forget_signals() -> None:
+    """Clear the record of :func:`note_signal` (a command's start and end)."""
+    _NOTED.clear()
+
+
+@contextlib.contextmanager
+def signals_blocked(numbers: Sequence[int]) -> Iterator[None]:
+    """Hold the signals ``numbers`` pending in the kernel for the block (the calling thread's
+    mask, POSIX ``pthread_sigmask``; nothing where there is none), then deliver them. A handler
+    changed within the block cannot lose one: CPython drops a signal its C handler caught when,
+    before the Python handler ran, the handler became SIG_DFL or SIG_IGN ("Signal N ignored due
+    to race condition", Modules/signalmodule.c); held, the signal meets the new disposition."""
+    if not numbers or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @dataclass(frozen=True)

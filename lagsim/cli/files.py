@@ -1,13 +1,18 @@
 """The files a command reads: a bundled system's file and text, the inputs an output must not
-overwrite, and the hint on stderr when a command waits on a terminal."""
+overwrite, the image of ``--plot -o FILE`` checked before any work, and the hint on stderr when
+a command waits on a terminal."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lagsim.cli.exits import warn
 from lagsim.errors import InputError, Location, printable
+
+if TYPE_CHECKING:
+    from lagsim.output.io import Output
 
 
 def stdin_hint(source: str, what: str, argument: str) -> None:
@@ -33,6 +38,27 @@ def inputs(force: bool, *given: tuple[str | None, str]) -> tuple[tuple[str, str]
             path = Path(bundled_file(name[:-5] if name.endswith(".yaml") else name))
         found.append((str(path), what))
     return tuple(found)
+
+
+def plot_target(draw: bool, output: str | None, force: bool,
+                *given: tuple[str | None, str]) -> Output | None:
+    """The image file of ``--plot -o FILE`` (:func:`lagsim.cli.options.plot_options`), checked
+    before any work against the formats a figure is saved in and the files ``given`` the command
+    reads (:func:`inputs`); None without ``--plot``. ``--plot`` without ``-o`` (or with ``-o -``)
+    and ``-o`` without ``--plot`` are errors: standard output carries the report."""
+    if not draw:
+        if output is not None:
+            raise InputError("-o is the image of --plot; add --plot, or drop -o",
+                             Location("--output"))
+        return None
+    from lagsim.output.io import check_output
+    from lagsim.viz import figures as plotting
+
+    if output is None or output == "-":
+        raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
+                         "the report", Location("--plot"))
+    return check_output(output, formats=plotting.FORMATS, binary=True,
+                        inputs=inputs(force, *given))
 
 
 def bundled_file(name: str) -> str:

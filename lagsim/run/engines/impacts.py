@@ -468,7 +468,7 @@ class ImpactLoop(StepLoop):
         problem = self.problem
         form = problem.form
         solver = make_solver(problem, watch.guard.rhs, t, y, first_step=h)
-        gaps = [EventWatch(e, form, t, y) for e in self.gaps]
+        gaps = [EventWatch(e, form, t, y, CLOSED) for e in self.gaps]
         stop = EventWatch.start(problem.stop, form, t, y)
         self.at = solver
         while solver.status == "running":
@@ -536,7 +536,7 @@ class ImpactLoop(StepLoop):
         solver = SOLVERS[options.method](rhs, t, y, options.t_end, rtol=options.rtol,
                                          atol=options.atol,
                                          **({} if first is None else {"first_step": first}))
-        others = [(i, EventWatch(e, form, t, y)) for i, e in enumerate(self.gaps)
+        others = [(i, EventWatch(e, form, t, y, CLOSED)) for i, e in enumerate(self.gaps)
                   if i not in held]
         stop = EventWatch.start(problem.stop, form, t, y)
         if not switched:

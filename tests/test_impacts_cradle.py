@@ -59,6 +59,19 @@ def newton_lcp(qd: np.ndarray, closed: list[int], m: float, e: float
     raise AssertionError("no solution")
 
 
+class Gap:
+    """The gap i as solve_ivp's terminal event falling through 0."""
+
+    terminal = True
+    direction = -1
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+    def __call__(self, s: float, z: np.ndarray) -> float:
+        return float(G_ROWS[self.i] @ z[:3] - D)
+
+
 def independent(x0: list[float], v: float, t_end: float, m: float = 1.0, e: float = 1.0
                 ) -> list[tuple[float, np.ndarray, np.ndarray]]:
     """The impacts (t, Λ, q̇⁺) of the three balls from positions ``x0``, ball 1 at speed v:
@@ -70,14 +83,7 @@ def independent(x0: list[float], v: float, t_end: float, m: float = 1.0, e: floa
         rates = G_ROWS @ y[3:]
         watched = [i for i in range(2) if gaps[i] > 1e-12 or rates[i] < -1e-12]
 
-        def event(s: float, z: np.ndarray, i: int) -> float:
-            return float(G_ROWS[i] @ z[:3] - D)
-
-        events = []
-        for i in watched:
-            f = (lambda s, z, i=i: event(s, z, i))
-            f.terminal, f.direction = True, -1  # type: ignore[attr-defined]
-            events.append(f)
+        events = [Gap(i) for i in watched]
         sol = solve_ivp(lambda s, z: np.concatenate((z[3:], np.zeros(3))), (t, t_end), y,
                         events=events, rtol=1e-13, atol=1e-13)
         if sol.status != 1:

@@ -3,7 +3,7 @@ arriving at speed v on two at rest and touching) against an independent computat
 ``solve_ivp`` with the gaps as terminal events, and at each event Newton's law per contact
 solved together as a linear complementarity problem by enumeration (Pfeiffer and Glocker,
 *Multibody Dynamics with Unilateral Contacts*, Wiley 1996, §7.2; Glocker, *Set-Valued Force
-Laws*, Springer 2001, ch. 8; Brogliato, *Nonsmooth Mechanics*, 3rd ed., Springer 2016, ch. 6 on
+Laws*, Springer 2001, ch. 8; Brogliato, *Nonsmooth Mechanics*, 3rd ed., Springer 2016, on
 multiple impacts, the cradle among them): Λ_i ≥ 0, ġ⁺_i + e ġ⁻_i ≥ 0, Λ_i (ġ⁺_i + e ġ⁻_i) = 0
 over the closed contacts that do not separate, m (q̇⁺ − q̇⁻) = Gᵀ Λ.
 

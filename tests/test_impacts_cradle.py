@@ -28,6 +28,7 @@ from scipy.integrate import solve_ivp
 from lagsim import naming
 from lagsim.api import load
 from lagsim.output.trajectory import Trajectory
+from lagsim.run.crossings import Scan
 from lagsim.run.engines import impacts
 
 SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
@@ -190,3 +191,21 @@ def test_a_gap_at_zero_to_rounding_is_quiet_and_a_real_graze_still_warns(
     _, said = simulate(MISS, t_end=0.1)
     missed = [s for s in said if MISSED in s]
     assert len(missed) == 1 and "the gap of 'wall'" in missed[0]
+
+
+def _noise(times: np.ndarray) -> np.ndarray:
+    """A chirp 1e-15 deep, far too fast for any piece to follow: the stand-in for the rounding
+    noise of the cradle's gap x3 − x2 − d after its impact."""
+    return 1e-15 * np.sin(1e7 * np.asarray(times) ** 2 + 12345.678 * np.asarray(times))
+
+
+@pytest.mark.parametrize(("depth", "zero", "said"), [
+    (1.0, 0.0, True), (1.0, 1e-12, False), (1e4, 1e-12, True)])
+def test_scan_takes_a_g_within_its_band_as_zero(depth: float, zero: float, said: bool) -> None:
+    """:class:`lagsim.run.crossings.Scan` over a step of 1 of noise 1e-15 deep: unresolved
+    without a band, 0 to rounding within a band of 1e-12; the same noise 1e-11 deep (out of
+    the band) unresolved still."""
+    scan = Scan(lambda times: depth * _noise(times))
+    scan.step(0.0, 1.0, float(depth * _noise(np.array([1.0]))[0]), lambda u, gu, v, gv: False,
+              zero=zero)
+    assert (scan.missed is not None) == said

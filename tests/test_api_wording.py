@@ -68,6 +68,17 @@ def api_error(call: object) -> str:
      "section_direction chooses the crossings of section; give section=EXPR too"),
     ("the expression '--x' (a double minus) and x--y", "the expression '--x' (a double minus) "
      "and x--y"),
+    ("no path to draw; use --kind time", "no path to draw; use kind='time'"),
+    ("--kind poincare needs --x and --y", "kind='poincare' needs x and y"),
+    ("does not linearize: give --form linear, or drop --steady",
+     "does not linearize: give form='linear', or steady=None"),
+    ("see --form matrix or lagrange", "see form='matrix' or lagrange"),
+    ("with --scheduler synchronous to find", "with scheduler='synchronous' to find"),
+    ("or 'synchronous'; leave --scheduler out for this machine's cores",
+     "or 'synchronous'; scheduler=None for this machine's cores"),
+    ("name it: --summary 'NAME=max(abs(theta))'", "name it: summary='NAME=max(abs(theta))'"),
+    ("(--format json prints it whole)", "(format='json' prints it whole)"),
+    ("--kind sideways is no kind", "kind sideways is no kind"),
 ])
 def test_keywords_say_each_flag_as_its_keyword_and_flags_leave_the_text(text: str,
                                                                         api: str) -> None:
@@ -160,3 +171,40 @@ def test_a_reworded_error_keeps_its_class_time_and_location_in_a_file() -> None:
     assert str(placed.reworded(KEYWORDS.say)) == "--dt-file.yaml:3:1: dt must be positive"
     assert str(lagsim.InputError("bad", Location("--set")).reworded(KEYWORDS.say)) == (
         "parameters: bad")
+
+
+def test_the_names_a_flag_outside_the_options_table_takes_are_the_implemented_ones() -> None:
+    """``--kind``, ``--form`` and ``--scheduler`` name values the API writes quoted
+    (:data:`lagsim.spec.options.FLAG_CHOICES`): the names the plotting, the forms and the sweep
+    take, each declared in :mod:`lagsim.spec.choices`."""
+    from lagsim.spec import choices
+    from lagsim.spec.options import FLAG_CHOICES
+    from lagsim.sweep.core import LOCAL_SCHEDULERS
+    from lagsim.symbolic.forms import FORMS
+    from lagsim.viz.kinds import KIND_HELP
+
+    assert tuple(KIND_HELP) == choices.PLOT_KINDS == FLAG_CHOICES["--kind"]
+    assert tuple(FORMS) == choices.FORMS
+    assert FLAG_CHOICES["--form"] == (*FORMS, "all")
+    assert FLAG_CHOICES["--scheduler"] == LOCAL_SCHEDULERS == ("synchronous",)
+
+
+def test_the_check_report_names_the_api_where_the_command_line_names_flags() -> None:
+    """The constrained pendulum's energy is longer than the text report shows: the command
+    line's report points to ``--format json``, the API's (and a notebook's view of the system)
+    to ``to_dict()``; no flag in the API's text, the command line's text as it prints it."""
+    from lagsim.spec.options import WORDING
+
+    system = lagsim.load("pendulum_constrained")
+    report = system.check()
+    text = report.to_text()
+    assert "characters; to_dict() has it whole)" in text and "--" not in text
+    assert "--" not in system._repr_html_()
+    token = WORDING.set(FLAGS)
+    try:
+        flagged = report.to_text()
+    finally:
+        WORDING.reset(token)
+    assert "characters; --format json prints it whole)" in flagged
+    assert flagged.replace("--format json prints", "to_dict() has") == text
+    assert cli("check", "pendulum_constrained").stdout == flagged

@@ -235,14 +235,21 @@ class Naming:
         (:meth:`flag`), an on/off option's flag as the keyword given True (``--invariants`` →
         ``invariants=True``), and a flag followed by one of its option's choices, by its metavar
         or by a quoted value written as the keyword given it (``--method rattle`` →
-        ``method='rattle'``, ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` →
-        ``parameters={NAME: VALUE}``). A flag is ``--`` and a letter at the start or after a
+        ``method='rattle'``, ``--kind path`` → ``kind='path'`` by :data:`FLAG_CHOICES`,
+        ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` → ``parameters={NAME: VALUE}``), and
+        advice to leave a flag out as its default (``leave --scheduler out``, ``drop --steady``
+        → ``scheduler=None``, ``steady=None``). A flag is ``--`` and a letter at the start or after a
         space, ``(``, ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays.
         The one place the API's wording of lagsim's messages is made: the API applies it to
         what it raises, warns and records (:mod:`lagsim.api`)."""
         if not self.keywords or "--" not in text:
             return text
-        return _FLAG.sub(self._keyword, text)
+        return _FLAG.sub(self._keyword, _LEAVE_OUT.sub(self._left_out, text))
+
+    def _left_out(self, match: re.Match[str]) -> str:
+        keyword = self.flag(match.group(1) or match.group(2))
+        row = BY_NAME.get(keyword)
+        return f"{keyword}={False if row is not None and row.switch else None}"
 
     def _keyword(self, match: re.Match[str]) -> str:
         flag, choice = match.group(1), match.group(2)
@@ -250,7 +257,9 @@ class Naming:
         row = BY_NAME.get(keyword)
         if choice is None:
             return f"{keyword}=True" if row is not None and row.switch else keyword
-        if row is not None and row.choices is not None and choice in row.choices():
+        named = (row.choices() if row is not None and row.choices is not None
+                 else FLAG_CHOICES.get(flag, ()))
+        if choice in named:
             return f"{keyword}={choice!r}"
         if choice[0] in "\"'":
             return f"{keyword}={choice}"
@@ -265,11 +274,20 @@ class Naming:
 _FLAG = re.compile(r"(?<![^\s(\[/`])(--[A-Za-z][A-Za-z0-9-]*)"
                    r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"|'[^']*'))?")
 """A command-line flag in a message, and the word after it (:meth:`Naming.say`)."""
+_LEAVE_OUT = re.compile(r"\b(?:leave (--[a-z][a-z0-9-]*) out|drop (--[a-z][a-z0-9-]*))")
+"""A message's advice to give no such flag, which the API words as its default
+(``leave --scheduler out`` → ``scheduler=None``; :meth:`Naming.say`)."""
 
 RENAMED_FLAGS: Mapping[str, str] = {"--set": "parameters", "--init": "initial", "--c": "folder",
                                     "--fmu": "path"}
 """The API keyword of each command-line flag whose keyword is not the flag's name (``--t-end``
 is ``t_end``, ``--grid`` is ``grid``)."""
+
+FLAG_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "--form": (*choices.FORMS, choices.ALL_FORMS), "--kind": choices.PLOT_KINDS,
+    "--format": choices.REPORT_FORMATS, "--scheduler": choices.LOCAL_SCHEDULERS}
+"""The names a flag outside the options table takes (:mod:`lagsim.spec.choices`), which a
+message's ``--kind poincare`` gives the API as ``kind='poincare'`` (:meth:`Naming.say`)."""
 
 
 FLAGS = Naming(keywords=False)

@@ -72,7 +72,8 @@ def api_error(call: object) -> str:
     ("--kind poincare needs --x and --y", "kind='poincare' needs x and y"),
     ("does not linearize: give --form linear, or drop --steady",
      "does not linearize: give form='linear', or steady=None"),
-    ("see --form matrix or lagrange", "see form='matrix' or lagrange"),
+    ("see --form matrix or lagrange", "see form='matrix' or 'lagrange'"),
+    ("--sigma is right or wrong", "sigma is right or wrong"),
     ("with --scheduler synchronous to find", "with scheduler='synchronous' to find"),
     ("or 'synchronous'; leave --scheduler out for this machine's cores",
      "or 'synchronous'; scheduler=None for this machine's cores"),
@@ -208,3 +209,18 @@ def test_the_check_report_names_the_api_where_the_command_line_names_flags() -> 
     assert "characters; --format json prints it whole)" in flagged
     assert flagged.replace("--format json prints", "to_dict() has") == text
     assert cli("check", "pendulum_constrained").stdout == flagged
+
+
+def test_the_notes_of_derived_forms_name_the_api_where_the_command_line_names_flags() -> None:
+    """The pendulum has no constraints: its Udwadia–Kalaba form is M q̈ = F, and its note
+    points to the matrix and Lagrange forms, as ``form=`` values in every format of the API and
+    as ``--form`` in ``lagsim derive``'s."""
+    pendulum = lagsim.load("pendulum")
+    said = "see form='matrix' or 'lagrange'"
+    for fmt in ("text", "latex"):
+        text = str(pendulum.derive("udwadia-kalaba", format=fmt))
+        assert said in text and "--" not in text
+    document = pendulum.derive("udwadia-kalaba", format="json")
+    assert any(said in note for note in document["notes"])
+    printed = cli("derive", "pendulum", "--form", "udwadia-kalaba").stdout
+    assert "see --form matrix or lagrange" in printed and said not in printed

@@ -238,8 +238,9 @@ class Naming:
         ``method='rattle'``, ``--kind path`` → ``kind='path'`` by :data:`FLAG_CHOICES`,
         ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` → ``parameters={NAME: VALUE}``), and
         advice to leave a flag out as its default (``leave --scheduler out``, ``drop --steady``
-        → ``scheduler=None``, ``steady=None``). A flag is ``--`` and a letter at the start or after a
-        space, ``(``, ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays.
+        → ``scheduler=None``, ``steady=None``). A flag is ``--`` and a letter at the start or
+        after a space, ``(``, ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'``
+        stays.
         The one place the API's wording of lagsim's messages is made: the API applies it to
         what it raises, warns and records (:mod:`lagsim.api`)."""
         if not self.keywords or "--" not in text:
@@ -252,7 +253,7 @@ class Naming:
         return f"{keyword}={False if row is not None and row.switch else None}"
 
     def _keyword(self, match: re.Match[str]) -> str:
-        flag, choice = match.group(1), match.group(2)
+        flag, choice, tail = match.group(1), match.group(2), match.group(3) or ""
         keyword = self.flag(flag)
         row = BY_NAME.get(keyword)
         if choice is None:
@@ -260,7 +261,13 @@ class Naming:
         named = (row.choices() if row is not None and row.choices is not None
                  else FLAG_CHOICES.get(flag, ()))
         if choice in named:
-            return f"{keyword}={choice!r}"
+            others = (w for w in tail.split(" or ") if w)
+            return f"{keyword}={choice!r}" + "".join(
+                f" or {w!r}" if w in named else f" or {w}" for w in others)
+        return self._value(keyword, choice) + tail
+
+    @staticmethod
+    def _value(keyword: str, choice: str) -> str:
         if choice[0] in "\"'":
             return f"{keyword}={choice}"
         name, eq, value = choice.partition("=")
@@ -272,8 +279,10 @@ class Naming:
 
 
 _FLAG = re.compile(r"(?<![^\s(\[/`])(--[A-Za-z][A-Za-z0-9-]*)"
-                   r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"|'[^']*'))?")
-"""A command-line flag in a message, and the word after it (:meth:`Naming.say`)."""
+                   r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"|'[^']*')"
+                   r"((?: or [a-z][\w-]*\b(?![-=:(]))*))?")
+"""A command-line flag in a message, the word after it, and other words that word is or-ed
+with (``--form matrix or lagrange``; :meth:`Naming.say`)."""
 _LEAVE_OUT = re.compile(r"\b(?:leave (--[a-z][a-z0-9-]*) out|drop (--[a-z][a-z0-9-]*))")
 """A message's advice to give no such flag, which the API words as its default
 (``leave --scheduler out`` → ``scheduler=None``; :meth:`Naming.say`)."""

@@ -80,6 +80,11 @@ def api_error(call: object) -> str:
     ("name it: --summary 'NAME=max(abs(theta))'", "name it: summary='NAME=max(abs(theta))'"),
     ("(--format json prints it whole)", "(format='json' prints it whole)"),
     ("--kind sideways is no kind", "kind sideways is no kind"),
+    ("printed partitioned; --simplify prints the closed form",
+     "printed partitioned; simplify=True prints the closed form"),
+    ("the state is off the constraints and --strict-initial forbids correcting it",
+     "the state is off the constraints and strict_initial=True forbids correcting it"),
+    ("or drop --invariants", "or invariants=False"),
 ])
 def test_keywords_say_each_flag_as_its_keyword_and_flags_leave_the_text(text: str,
                                                                         api: str) -> None:

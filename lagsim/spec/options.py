@@ -233,7 +233,7 @@ class Naming:
         """``text``, a message of lagsim's that names command-line flags, as this naming writes
         it: unchanged for the command line; for the API each flag named as its keyword
         (:meth:`flag`), an on/off option's flag as the keyword given True (``--invariants`` →
-        ``invariants=True``), and a flag followed by one of its option's choices, by its metavar
+        ``invariants=True``; :data:`FLAG_SWITCHES` for those outside the table), and a flag followed by one of its option's choices, by its metavar
         or by a quoted value written as the keyword given it (``--method rattle`` →
         ``method='rattle'``, ``--kind path`` → ``kind='path'`` by :data:`FLAG_CHOICES`,
         ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` → ``parameters={NAME: VALUE}``), and
@@ -248,16 +248,18 @@ class Naming:
         return _FLAG.sub(self._keyword, _LEAVE_OUT.sub(self._left_out, text))
 
     def _left_out(self, match: re.Match[str]) -> str:
-        keyword = self.flag(match.group(1) or match.group(2))
-        row = BY_NAME.get(keyword)
-        return f"{keyword}={False if row is not None and row.switch else None}"
+        flag = match.group(1) or match.group(2)
+        keyword = self.flag(flag)
+        return f"{keyword}={False if _switch(flag, BY_NAME.get(keyword)) else None}"
 
     def _keyword(self, match: re.Match[str]) -> str:
         flag, choice, tail = match.group(1), match.group(2), match.group(3) or ""
         keyword = self.flag(flag)
         row = BY_NAME.get(keyword)
+        if _switch(flag, row):
+            return f"{keyword}=True" + match.group(0).removeprefix(flag)
         if choice is None:
-            return f"{keyword}=True" if row is not None and row.switch else keyword
+            return keyword
         named = (row.choices() if row is not None and row.choices is not None
                  else FLAG_CHOICES.get(flag, ()))
         if choice in named:
@@ -297,6 +299,13 @@ FLAG_CHOICES: Mapping[str, tuple[str, ...]] = {
     "--format": choices.REPORT_FORMATS, "--scheduler": choices.LOCAL_SCHEDULERS}
 """The names a flag outside the options table takes (:mod:`lagsim.spec.choices`), which a
 message's ``--kind poincare`` gives the API as ``kind='poincare'`` (:meth:`Naming.say`)."""
+FLAG_SWITCHES: tuple[str, ...] = ("--simplify",)
+"""The on/off flags outside the options table that the API takes as a keyword given True or
+False (``derive --simplify``, ``System.derive(simplify=True)``; :meth:`Naming.say`)."""
+
+
+def _switch(flag: str, row: Option | None) -> bool:
+    return row.switch if row is not None else flag in FLAG_SWITCHES
 
 
 FLAGS = Naming(keywords=False)

@@ -233,16 +233,16 @@ class Naming:
         """``text``, a message of lagsim's that names command-line flags, as this naming writes
         it: unchanged for the command line; for the API each flag named as its keyword
         (:meth:`flag`), an on/off option's flag as the keyword given True (``--invariants`` →
-        ``invariants=True``; :data:`FLAG_SWITCHES` for those outside the table), and a flag followed by one of its option's choices, by its metavar
-        or by a quoted value written as the keyword given it (``--method rattle`` →
-        ``method='rattle'``, ``--kind path`` → ``kind='path'`` by :data:`FLAG_CHOICES`,
-        ``--runs N`` → ``runs=N``, ``--set NAME=VALUE`` → ``parameters={NAME: VALUE}``), and
-        advice to leave a flag out as its default (``leave --scheduler out``, ``drop --steady``
-        → ``scheduler=None``, ``steady=None``). A flag is ``--`` and a letter at the start or
-        after a space, ``(``, ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'``
-        stays.
-        The one place the API's wording of lagsim's messages is made: the API applies it to
-        what it raises, warns and records (:mod:`lagsim.api`)."""
+        ``invariants=True``; :data:`FLAG_SWITCHES` for those outside the table), and a flag
+        followed by one of its option's choices, by its metavar or by a quoted value written as
+        the keyword given it (``--method rattle`` → ``method='rattle'``, ``--kind path`` →
+        ``kind='path'`` by :data:`FLAG_CHOICES`, ``--runs N`` → ``runs=N``, ``--set
+        NAME=VALUE`` → ``parameters={NAME: VALUE}``), and advice to leave a flag out as its
+        default (``leave --scheduler out``, ``drop --steady`` → ``scheduler=None``,
+        ``steady=None``). A flag is ``--`` and a letter at the start or after a space, ``(``,
+        ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays. The one place the
+        API's wording of lagsim's messages is made: the API applies it to what it raises, warns
+        and records, and the reports it returns to what they print (:mod:`lagsim.api`)."""
         if not self.keywords or "--" not in text:
             return text
         return _FLAG.sub(self._keyword, _LEAVE_OUT.sub(self._left_out, text))

@@ -186,6 +186,7 @@ def test_the_names_a_flag_outside_the_options_table_takes_are_the_implemented_on
     from lagsim.spec import choices
     from lagsim.spec.options import FLAG_CHOICES
     from lagsim.sweep.core import LOCAL_SCHEDULERS
+    from lagsim.symbolic import render
     from lagsim.symbolic.forms import FORMS
     from lagsim.viz.kinds import KIND_HELP
 
@@ -193,6 +194,13 @@ def test_the_names_a_flag_outside_the_options_table_takes_are_the_implemented_on
     assert tuple(FORMS) == choices.FORMS
     assert FLAG_CHOICES["--form"] == (*FORMS, "all")
     assert FLAG_CHOICES["--scheduler"] == LOCAL_SCHEDULERS == ("synchronous",)
+    assert FLAG_CHOICES["--format"] == render.FORMATS
+
+
+def test_derive_errors_name_the_form_as_a_keyword_given_its_value() -> None:
+    message = api_error(lambda: lagsim.load("pendulum").derive("matrix", steady="theta=0"))
+    assert message == ("steady: steady is the steady motion of the linear form; form='matrix' "
+                       "does not linearize: give form='linear', or steady=None")
 
 
 def test_the_check_report_names_the_api_where_the_command_line_names_flags() -> None:

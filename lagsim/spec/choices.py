@@ -47,9 +47,9 @@ PLOT_KINDS: tuple[str, ...] = ("overview", "time", "phase", "drift", "energy", "
 """Every ``plot --kind`` (``lagsim.plot(kind=...)``), in the order ``--help`` lists them;
 :data:`lagsim.viz.kinds.KIND_HELP` says what each draws."""
 
-REPORT_FORMATS: tuple[str, ...] = ("text", "json", "latex")
-"""Every ``--format`` a report or a derived form is written in (``derive`` alone writes
-``latex``)."""
+REPORT_FORMATS: tuple[str, ...] = ("text", "latex", "json")
+"""Every ``--format`` a report or a derived form is written in (``derive``'s, in this order;
+the reports write text or json)."""
 
 LOCAL_SCHEDULERS: tuple[str, ...] = ("synchronous",)
 """The ``sweep --scheduler`` that is a name rather than a cluster's address: every run in this

@@ -31,6 +31,7 @@ from sympy.printing.pretty.pretty_symbology import pretty_use_unicode
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
+from lagsim.spec import choices
 from lagsim.spec.options import WORDING
 from lagsim.spec.references import REFERENCES, public_text
 from lagsim.symbolic import names
@@ -38,7 +39,7 @@ from lagsim.symbolic.forms.base import Form, Item
 from lagsim.symbolic.model import Model, to_sympy
 from lagsim.symbolic.tidy import cheap
 
-FORMATS = ("text", "latex", "json")
+FORMATS = choices.REPORT_FORMATS
 
 PRETTY_MAX_NODES = 300
 """Items up to this many nodes (symbols, numbers and operations) that fit the terminal's width

@@ -281,7 +281,7 @@ class System:
         if format is not None and format not in FORMATS:
             raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
                              f"{format!r}")
-        model, forms = derive_forms(self, form, simplify, warn=_warn, label="form",
+        model, forms = derive_forms(self, form, simplify, warn=_warn,
                                     budget=budget, steady=steady)
         if format is None:
             return forms if form == "all" else forms[0]
@@ -632,7 +632,7 @@ def fitted_run(system: System, report: Any, given: Mapping[str, Any], keywords: 
 def derive_forms(system: System, form: str, simplify: bool = False,
                  status: Callable[[str], None] | None = None,
                  warn: Callable[[str], None] | None = None,
-                 label: str = "--form", budget: float | None = None,
+                 budget: float | None = None,
                  steady: Mapping[str, float] | str | None = None
                  ) -> tuple[Model, list[Form]]:
     """The model to print and the forms ``form`` (a name of :data:`lagsim.symbolic.forms.FORMS` or
@@ -655,10 +655,10 @@ def derive_forms(system: System, form: str, simplify: bool = False,
         from lagsim.spec.expressions import suggest
 
         choices = (*FORMS, "all")
-        raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
+        raise InputError(f"--form must be one of {', '.join(choices)}; {form!r} is not a known "
                          f"form{suggest(form, choices)}")
     if steady is not None and form not in ("linear", "all"):
-        raise InputError(f"--steady is the steady motion of the linear form; {label} {form} "
+        raise InputError(f"--steady is the steady motion of the linear form; --form {form} "
                          "does not linearize: give --form linear, or drop --steady",
                          Location("--steady"))
     spec = system.spec

@@ -68,6 +68,23 @@ def api_error(call: object) -> str:
      "section_direction chooses the crossings of section; give section=EXPR too"),
     ("the expression '--x' (a double minus) and x--y", "the expression '--x' (a double minus) "
      "and x--y"),
+    ("no path to draw; use --kind time", "no path to draw; use kind='time'"),
+    ("--kind poincare needs --x and --y", "kind='poincare' needs x and y"),
+    ("does not linearize: give --form linear, or drop --steady",
+     "does not linearize: give form='linear', or steady=None"),
+    ("see --form matrix or lagrange", "see form='matrix' or 'lagrange'"),
+    ("--sigma is right or wrong", "sigma is right or wrong"),
+    ("with --scheduler synchronous to find", "with scheduler='synchronous' to find"),
+    ("or 'synchronous'; leave --scheduler out for this machine's cores",
+     "or 'synchronous'; scheduler=None for this machine's cores"),
+    ("name it: --summary 'NAME=max(abs(theta))'", "name it: summary='NAME=max(abs(theta))'"),
+    ("(--format json prints it whole)", "(format='json' prints it whole)"),
+    ("--kind sideways is no kind", "kind sideways is no kind"),
+    ("printed partitioned; --simplify prints the closed form",
+     "printed partitioned; simplify=True prints the closed form"),
+    ("the state is off the constraints and --strict-initial forbids correcting it",
+     "the state is off the constraints and strict_initial=True forbids correcting it"),
+    ("or drop --invariants", "or invariants=False"),
 ])
 def test_keywords_say_each_flag_as_its_keyword_and_flags_leave_the_text(text: str,
                                                                         api: str) -> None:
@@ -160,3 +177,63 @@ def test_a_reworded_error_keeps_its_class_time_and_location_in_a_file() -> None:
     assert str(placed.reworded(KEYWORDS.say)) == "--dt-file.yaml:3:1: dt must be positive"
     assert str(lagsim.InputError("bad", Location("--set")).reworded(KEYWORDS.say)) == (
         "parameters: bad")
+
+
+def test_the_names_a_flag_outside_the_options_table_takes_are_the_implemented_ones() -> None:
+    """``--kind``, ``--form`` and ``--scheduler`` name values the API writes quoted
+    (:data:`lagsim.spec.options.FLAG_CHOICES`): the names the plotting, the forms and the sweep
+    take, each declared in :mod:`lagsim.spec.choices`."""
+    from lagsim.spec import choices
+    from lagsim.spec.options import FLAG_CHOICES
+    from lagsim.sweep.core import LOCAL_SCHEDULERS
+    from lagsim.symbolic import render
+    from lagsim.symbolic.forms import FORMS
+    from lagsim.viz.kinds import KIND_HELP
+
+    assert tuple(KIND_HELP) == choices.PLOT_KINDS == FLAG_CHOICES["--kind"]
+    assert tuple(FORMS) == choices.FORMS
+    assert FLAG_CHOICES["--form"] == (*FORMS, "all")
+    assert FLAG_CHOICES["--scheduler"] == LOCAL_SCHEDULERS == ("synchronous",)
+    assert FLAG_CHOICES["--format"] == render.FORMATS
+
+
+def test_derive_errors_name_the_form_as_a_keyword_given_its_value() -> None:
+    message = api_error(lambda: lagsim.load("pendulum").derive("matrix", steady="theta=0"))
+    assert message == ("steady: steady is the steady motion of the linear form; form='matrix' "
+                       "does not linearize: give form='linear', or steady=None")
+
+
+def test_the_check_report_names_the_api_where_the_command_line_names_flags() -> None:
+    """The constrained pendulum's energy is longer than the text report shows: the command
+    line's report points to ``--format json``, the API's (and a notebook's view of the system)
+    to ``to_dict()``; no flag in the API's text, the command line's text as it prints it."""
+    from lagsim.spec.options import WORDING
+
+    system = lagsim.load("pendulum_constrained")
+    report = system.check()
+    text = report.to_text()
+    assert "characters; to_dict() has it whole)" in text and "--" not in text
+    assert "--" not in system._repr_html_()
+    token = WORDING.set(FLAGS)
+    try:
+        flagged = report.to_text()
+    finally:
+        WORDING.reset(token)
+    assert "characters; --format json prints it whole)" in flagged
+    assert flagged.replace("--format json prints", "to_dict() has") == text
+    assert cli("check", "pendulum_constrained").stdout == flagged
+
+
+def test_the_notes_of_derived_forms_name_the_api_where_the_command_line_names_flags() -> None:
+    """The pendulum has no constraints: its Udwadia–Kalaba form is M q̈ = F, and its note
+    points to the matrix and Lagrange forms, as ``form=`` values in every format of the API and
+    as ``--form`` in ``lagsim derive``'s."""
+    pendulum = lagsim.load("pendulum")
+    said = "see form='matrix' or 'lagrange'"
+    for fmt in ("text", "latex"):
+        text = str(pendulum.derive("udwadia-kalaba", format=fmt))
+        assert said in text and "--" not in text
+    document = pendulum.derive("udwadia-kalaba", format="json")
+    assert any(said in note for note in document["notes"])
+    printed = cli("derive", "pendulum", "--form", "udwadia-kalaba").stdout
+    assert "see --form matrix or lagrange" in printed and said not in printed

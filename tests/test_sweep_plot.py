@@ -65,6 +65,7 @@ def test_poincare_sections_of_many_runs_on_one_figure(tmp_path):
     fig = plot_sweep.make_figure("poincare", str(runs), "theta", "theta_dot", None)
     drawn = [len(c.get_offsets()) for c in fig.axes[0].collections]
     assert drawn == counts and all(c >= 2 for c in counts)
+    assert fig.get_suptitle() == f"runs: Poincaré section (3 runs, {sum(counts)} crossings)"
     out = tmp_path / "p.png"
     assert invoke("plot", str(runs), "--kind", "poincare", "--x", "theta", "--y", "theta_dot",
                   "-o", str(out)).exit_code == 0

@@ -48,6 +48,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.numeric.memo import Memo
+from lagsim.spec import choices
 from lagsim.spec.expressions import Source, parse_expression, suggest
 from lagsim.sweep.fits import FitTask, fit_numbers
 from lagsim.sweep.fits import width as fit_width
@@ -63,7 +64,7 @@ CHUNKS_PER_WORKER = 4
 """At least this many chunks per worker (when there are runs enough), for an even finish."""
 MAX_RUNS = 10_000_000
 """A sweep of more runs than this is refused before any work."""
-LOCAL_SCHEDULERS = ("synchronous",)
+LOCAL_SCHEDULERS = choices.LOCAL_SCHEDULERS
 
 
 # --- the runs ----------------------------------------------------------------------------------

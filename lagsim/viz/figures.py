@@ -97,6 +97,7 @@ __all__ = [
     "plain",
     "make_figure",
     "suptitle",
+    "default_title",
     "save_figure",
     "show",
 ]
@@ -934,7 +935,7 @@ def _draw(
     else:
         _path_figure(fig, panels[0], plane)
     if title is None:
-        title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
+        title = ", ".join(dict.fromkeys(default_title(t) for _, t in inputs))
     suptitle(fig, title)
 
 
@@ -947,7 +948,9 @@ def _impact_times(table: Table) -> tuple[float, ...]:
     return tuple(float(t) for t in table.column(naming.TIME)[rows])
 
 
-def _default_title(table: Table) -> str:
+def default_title(table: Table) -> str:
+    """What a figure of ``table`` is titled when the user gives no title: the system or file it
+    came from (its source's stem), or ``lagsim`` for a table with no file."""
     return "lagsim" if table.source.startswith("<") else Path(table.source).stem
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lagsim.spec import choices
+
 KIND_HELP: Mapping[str, str] = {
     "overview": "stacked panels sharing t: coordinates, velocities, constraint drift |residual| "
                 "(log), energy drift (log), multipliers lambda; each one the CSV has. For a "
@@ -35,7 +37,8 @@ KIND_HELP: Mapping[str, str] = {
 }
 """Each plot kind and what it draws, in the order ``--help`` lists them."""
 
-KINDS: tuple[str, ...] = tuple(KIND_HELP)
+KINDS: tuple[str, ...] = choices.PLOT_KINDS
+"""The kinds, declared in :mod:`lagsim.spec.choices` (:data:`KIND_HELP` names the same ones)."""
 
 SWEEP_KINDS: tuple[str, ...] = ("sweep", "poincare")
 """The kinds :mod:`lagsim.viz.sweep_figures` draws (from a sweep's table or sections); the others

@@ -22,7 +22,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import suggest
-from lagsim.viz.figures import plain, suptitle, wrap_angle
+from lagsim.viz.figures import default_title, plain, suptitle, wrap_angle
 from lagsim.viz.kinds import SWEEP_KINDS as KINDS  # noqa: F401  (cli.py reads plot_sweep.KINDS)
 
 
@@ -169,11 +169,12 @@ DOT_SIZES = (2.5, 12.0)
 
 
 def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
-                    x: str, y: str, title: str | None) -> int:
+                    x: str, y: str, title: str | None, name: str = "lagsim") -> int:
     """Draw the points (x, y) of each section on ``fig``, one colour each, the columns named by
     the names rule (θ̇ for theta_dot, as the other kinds name them), each point as large as
     :data:`DOT_AREA` shared among the points allows (a few dozen crossings were specks); the
-    number of points."""
+    number of points. Without ``title`` the figure is titled with ``name``, the system or
+    files drawn, as the other kinds are (:func:`lagsim.viz.figures.default_title`)."""
     from lagsim.symbolic.names import text
 
     ax = fig.add_subplot()
@@ -186,8 +187,8 @@ def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
     ax.set_xlabel(plain(text(x) if x.isidentifier() else x))
     ax.set_ylabel(plain(text(y) if y.isidentifier() else y))
     runs = len(sections)
-    suptitle(fig, title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
-                  "crossings)")
+    suptitle(fig, title or f"{name}: Poincaré section ({runs} run{'s' * (runs > 1)}, "
+                  f"{count} crossings)")
     return count
 
 
@@ -233,12 +234,14 @@ def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
         if table is not None:
             header, array = list(table.columns), table.data
             sections = [(_column(header, array, x, "--x"), _column(header, array, y, "--y"))]
+            name = default_title(table)
         else:
             assert source is not None
             sections = [read_points(path, x, y) for path in section_sources(source)]
+            name = Path(source).stem
         sections = [(wrap_angle(xs) if x in wrap else xs, wrap_angle(ys) if y in wrap else ys)
                     for xs, ys in sections]
-        poincare_figure(fig, sections, x, y, title)
+        poincare_figure(fig, sections, x, y, title, name)
     else:
         from lagsim.sweep.core import read_table
 

@@ -24,7 +24,8 @@ the worker processes (its runs after run 0 less work than :data:`POOL_START_SECO
 this process (:func:`choose_engine`, issue 31). The client runs run 0 itself: it compiles the
 model (so that the workers find it in the compile cache) and times a run, from which runs are
 grouped in chunks of about :data:`CHUNK_SECONDS` of work. The job (file text, options,
-summaries) is sent to each worker once (``scatter``); a chunk carries only its runs' indices and values, and returns only their rows.
+summaries) is sent to each worker once (``scatter``); a chunk carries only its runs' indices
+and values, and returns only their rows.
 
 A run that fails is recorded (its row's ``error`` column says why, its numbers are NaN) and the
 sweep goes on; the command then exits 1 and says how many failed.
@@ -529,10 +530,10 @@ def choose_engine(seconds: float, runs: int, scheduler: str | None, workers: int
     process had paid its one-time costs (run 1's time: run 0's includes compiling or loading
     the model and the imports of the first run, 1.06 s against 0.7 ms for a 0.1 s run of the
     pendulum, which would have sent every sweep to the pool): ``scheduler`` as given
-    (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when ``workers`` are asked for (an explicit request is
-    always honoured); otherwise :data:`IN_PROCESS` when the estimated work, ``seconds × runs``,
-    is below :data:`POOL_START_SECONDS` (the pool's start would cost more than it saves) or no
-    run is left, and :data:`POOL` when it is not (issue 31)."""
+    (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when ``workers`` are asked for (an
+    explicit request is always honoured); otherwise :data:`IN_PROCESS` when the estimated
+    work, ``seconds × runs``, is below :data:`POOL_START_SECONDS` (the pool's start would cost
+    more than it saves), and :data:`POOL` when it is not (issue 31)."""
     if scheduler in LOCAL_SCHEDULERS:
         return scheduler
     if scheduler is not None:

@@ -101,3 +101,18 @@ def test_workers_asked_for_start_the_pool_however_small_the_sweep(pools):
     assert pools == [2]
     assert len(result.stdout.splitlines()) == 5
     assert result.stderr == ""
+
+
+def test_the_api_makes_the_same_choice(pools):
+    """``scheduler=None`` without ``workers``: no pool for the small sweep, and the frame is
+    ``scheduler="synchronous"``'s; ``workers=2`` makes the pool."""
+    import lagsim
+
+    pendulum = lagsim.load("pendulum")
+    grid = {"theta": (0.1, 1.0, 4)}
+    chosen = pendulum.sweep(grid=grid, t_end=0.1, scheduler=None)
+    assert pools == []
+    alone = pendulum.sweep(grid=grid, t_end=0.1)
+    assert chosen.equals(alone) and len(chosen) == 4
+    pendulum.sweep(grid=grid, t_end=0.1, scheduler=None, workers=2)
+    assert pools == [2]

@@ -76,7 +76,9 @@ def _fit_options(func: Any) -> Any:
                    "distributed.comm.tls settings), or 'synchronous' for this process alone "
                    "[default: --workers processes of this machine, which open no port].")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes on this machine [default: one per core].")
+              help="Worker processes on this machine [default: one per core, or none when "
+                   "the runs after run 0 are less work than starting them: then this process, "
+                   "with a note on a terminal or with --debug].")
 @click.option("--save-trajectories", "save", metavar="DIR",
               help="Write each run's CSV as DIR/run_<index>.csv (DIR ending .parquet: one "
                    "Parquet file per run, a dataset).")

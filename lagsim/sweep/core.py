@@ -513,11 +513,12 @@ def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: 
 
 POOL_START_SECONDS = 1.0
 """What starting this machine's worker processes costs before their first run, measured on the
-2-core development machine (load 1.7, bench of issue 31): a pool of one ``spawn``-ed worker that
-imports lagsim, reads the job and loads the pendulum's model from the compile cache returned its
-first chunk (three 0.1 s runs of 0.7 ms each) 0.97 s after it was made, a pool of two 2.2 s
-(they start at once on two busy cores). The smallest model's cost on the fewest workers, so that
-a sweep kept in this process is one the pool could not have finished sooner."""
+2-core development machine by bench/pool_start.py (bench/pool_start_results.md): a pool of one
+``spawn``-ed worker that imports lagsim, reads the job and loads the pendulum's model from the
+compile cache returned its first chunk (three 0.1 s runs of about 1 ms each) 0.97 s after it was
+made at load 1.7 and 1.46 s at load 3.7, a pool of two 2.2 s and 2.9 s (they start at once on
+two busy cores). At most the smallest model's cost on the fewest workers, so that a sweep kept
+in this process is one the pool could not have finished sooner."""
 IN_PROCESS = "this process"
 """The engine of a sweep too small to gain from worker processes (:func:`choose_engine`)."""
 POOL = "processes"

@@ -77,6 +77,7 @@ BENCHES = (
     Bench("lyapunov"),
     Bench("sensitivity"),
     Bench("fit_coverage"),
+    Bench("pool_start", quick=("--reps", "1")),
 )
 """Every bench, in the order they run (the issue-5 benchmark first)."""
 

@@ -845,7 +845,9 @@ def sweep(system: System | str | os.PathLike[str], *,
     combine as a product (``grid``'s names, then ``values``', then the draws; the last varies
     fastest). ``summary`` is a list of ``--summary`` texts
     (``"amp=max(abs(theta))"``). ``scheduler`` is ``"synchronous"`` (this process, the
-    default), None (``workers`` processes of this machine) or a Dask scheduler's address.
+    default), None (``workers`` processes of this machine; without ``workers``, one per core,
+    or none when the runs after run 0 are less work than starting them, as ``lagsim sweep``
+    decides: :func:`lagsim.sweep.core.choose_engine`) or a Dask scheduler's address.
     Every other keyword is an option of :meth:`System.simulate`. pandas is needed
     (``pip install 'lagsim[pandas]'``)."""
     try:

@@ -19,10 +19,13 @@ The engine: without ``--scheduler`` one single-threaded worker process per core
 issue 32); ``--scheduler tcp://HOST:PORT`` or ``tls://HOST:PORT`` the user's Dask cluster (whose
 workers need lagsim installed and, for ``--save-trajectories``, the folder, named to them by its
 absolute path); ``--scheduler synchronous`` every run in this process, one after another (Dask's
-synchronous scheduler). The client runs run 0 itself: it compiles the model (so that the workers
-find it in the compile cache) and times a run, from which runs are grouped in chunks of about
-:data:`CHUNK_SECONDS` of work. The job (file text, options, summaries) is sent to each worker once
-(``scatter``); a chunk carries only its runs' indices and values, and returns only their rows.
+synchronous scheduler). Without ``--scheduler`` and ``--workers`` a sweep too small to gain from
+the worker processes (its runs after run 0 less work than :data:`POOL_START_SECONDS`) runs in
+this process (:func:`choose_engine`, issue 31). The client runs run 0 itself: it compiles the
+model (so that the workers find it in the compile cache) and times a run, from which runs are
+grouped in chunks of about :data:`CHUNK_SECONDS` of work. The job (file text, options,
+summaries) is sent to each worker once (``scatter``); a chunk carries only its runs' indices
+and values, and returns only their rows.
 
 A run that fails is recorded (its row's ``error`` column says why, its numbers are NaN) and the
 sweep goes on; the command then exits 1 and says how many failed.
@@ -509,20 +512,77 @@ def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: 
     return [runs[k:k + size] for k in range(0, len(runs), size)]
 
 
+POOL_START_SECONDS = 1.0
+"""What starting this machine's worker processes costs before their first run, measured on the
+2-core development machine by bench/pool_start.py (bench/pool_start_results.md): a pool of one
+``spawn``-ed worker that imports lagsim, reads the job and loads the pendulum's model from the
+compile cache returned its first chunk (three 0.1 s runs of about 1 ms each) 0.97 s after it was
+made at load 1.7 and 1.46 s at load 3.7, a pool of two 2.2 s and 2.9 s (they start at once on
+two busy cores). At most the smallest model's cost on the fewest workers, so that a sweep kept
+in this process is one the pool could not have finished sooner."""
+IN_PROCESS = "this process"
+"""The engine of a sweep too small to gain from worker processes (:func:`choose_engine`)."""
+POOL = "processes"
+CLUSTER = "cluster"
+
+
+def choose_engine(seconds: float, runs: int, scheduler: str | None, workers: int | None
+                  ) -> str:
+    """The engine of the ``runs`` runs after run 0, one of which took ``seconds`` once this
+    process had paid its one-time costs (run 1's time: run 0's includes compiling or loading
+    the model and the imports of the first run, 1.06 s against 0.7 ms for a 0.1 s run of the
+    pendulum, which would have sent every sweep to the pool): ``scheduler`` as given
+    (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when ``workers`` are asked for (an
+    explicit request is always honoured); otherwise :data:`IN_PROCESS` when the estimated
+    work, ``seconds × runs``, is below :data:`POOL_START_SECONDS` (the pool's start would cost
+    more than it saves), and :data:`POOL` when it is not (issue 31)."""
+    if scheduler in LOCAL_SCHEDULERS:
+        return scheduler
+    if scheduler is not None:
+        return CLUSTER
+    if workers is not None:
+        return POOL
+    return IN_PROCESS if seconds * runs < POOL_START_SECONDS else POOL
+
+
 def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
-            progress: Callable[[int], None] | None = None, quiet: bool = True) -> list[Row]:
+            progress: Callable[[int], None] | None = None, quiet: bool = True,
+            note: Callable[[str], None] | None = None) -> list[Row]:
     """Every run of ``plan``, in run order: the engine is reached first (a wrong address fails
     before any work), then run 0 is done here (compiling the model, timing a run), the others
     on the engine. ``quiet``: Dask's own log lines are kept off stderr (``--debug`` shows
-    them)."""
+    them).
+
+    Without ``scheduler`` and ``workers`` run 1 is done here too, and its time decides
+    (:func:`choose_engine`): a sweep whose runs after run 0 are less work than starting the
+    worker processes runs in this process (no process is started), and
+    ``note`` (when given) is told so in one line. It is a note, not a warning: the rows are the
+    same (each run is placed by its index, :func:`run_chunk` wherever it runs) and come sooner;
+    the command line shows it where it shows its progress (stderr a terminal) and always with
+    ``--debug``, so that a user who expected the cores busy learns why they are not, while a
+    script's stderr keeps only warnings and errors; the API passes none (its default engine is
+    ``synchronous``; ``workers=`` asks for the pool)."""
     say = progress or (lambda _n: None)
     with _engine(scheduler, workers, len(plan) > 1, quiet) as engine:
         first = run_one(job, 0, plan.values[0])
         rows: dict[int, Row] = {0: first}
         say(1)
         rest = list(range(1, len(plan)))
+        timed, after = first, len(rest)
+        if rest and scheduler is None and workers is None:
+            timed = run_one(job, 1, plan.values[1])
+            rows[1] = timed
+            say(1)
+            rest = rest[1:]
+        if after and choose_engine(timed.seconds, after, scheduler, workers) == IN_PROCESS:
+            if note is not None:
+                note(f"note: the {after} runs after run 0 are about {timed.seconds * after:.2g} "
+                     f"s of work, less than starting worker processes (about "
+                     f"{POOL_START_SECONDS:g} s): they run in this process; --workers N runs "
+                     "them on worker processes anyway")
+            engine = _in_process
         if rest:
-            for batch in engine(job, plan.values, rest, first.seconds):
+            for batch in engine(job, plan.values, rest, timed.seconds):
                 for row in batch:
                     rows[row.index] = row
                 say(len(batch))
@@ -549,6 +609,14 @@ def _engine(scheduler: str | None, workers: int | None, needed: bool, quiet: boo
         _same_lagsim(client, address)
         yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
                                                               seconds)
+
+
+def _in_process(job: Job, values: np.ndarray, rest: list[int], seconds: float
+                ) -> Iterator[list[Row]]:
+    """The runs in this process, a chunk at a time (no Dask: its import alone is a tenth of
+    :data:`POOL_START_SECONDS`)."""
+    for part in chunks(rest, values, seconds, 1):
+        yield run_chunk(job, part)
 
 
 def _local(job: Job, parts: list[list[tuple[int, list[float]]]], scheduler: str

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,9 @@ def _fit_options(func: Any) -> Any:
                    "distributed.comm.tls settings), or 'synchronous' for this process alone "
                    "[default: --workers processes of this machine, which open no port].")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes on this machine [default: one per core].")
+              help="Worker processes on this machine [default: one per core, or none when "
+                   "the runs after run 0 are less work than starting them: then this process, "
+                   "with a note on a terminal or with --debug].")
 @click.option("--save-trajectories", "save", metavar="DIR",
               help="Write each run's CSV as DIR/run_<index>.csv (DIR ending .parquet: one "
                    "Parquet file per run, a dataset).")
@@ -149,7 +151,8 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
     job = replace(prepared.job, save=save).keyed()
     bar = SweepProgress(len(plan))
     try:
-        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get())
+        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get(),
+                          note=_note(bar))
     finally:
         bar.close()
     notes = [(i, r.notes) for i, r in enumerate(rows) if r.notes]
@@ -165,6 +168,12 @@ def command(file: str, grids: tuple[str, ...], value_lists: tuple[str, ...],
         first, why = failed[0]
         raise IntegrationError(f"{len(failed)} of {len(plan)} runs failed; their rows say why "
                                f"in the error column (run {first}: {why})")
+
+
+def _note(bar: SweepProgress) -> Callable[[str], None] | None:
+    """Where the sweep's note on its engine goes: stderr when the progress is shown there (a
+    terminal) or with --debug, nowhere in a script (:func:`lagsim.sweep.core.execute`)."""
+    return warn if bar.enabled or DEBUG.get() else None
 
 
 def _check_run_files(folder: str, runs: int, read: Sequence[tuple[str, str]]) -> None:
@@ -228,7 +237,8 @@ def _fit_sweep(file: str, given: dict[str, Any], swept: Any, seed: int, schedule
     plan = sw.Plan((naming.DATA,), np.arange(len(task.files), dtype=float).reshape(-1, 1))
     bar = SweepProgress(len(plan))
     try:
-        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get())
+        rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get(),
+                          note=_note(bar))
     finally:
         bar.close()
     numbers = np.array([r.numbers for r in rows], dtype=float).reshape(len(rows), -1)

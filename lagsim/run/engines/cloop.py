@@ -247,6 +247,11 @@ class CLoop(StepLoop):
         self._handle: int | None = None
         self._guard: Guard | None = None
 
+    def reusable(self) -> bool:
+        """A run makes its own handle (:meth:`_start`) and frees it (:meth:`_free`); the
+        reduced loop's charts and a sensitive form are not kept across runs."""
+        return type(self) is CLoop and self.sensitive is None
+
     def _next_call(self, watch: Watch, t: float, steps_before: int, clock: float,
                    progress: Progress | None) -> int:
         """Between two C calls (the last one began at ``clock`` after ``steps_before`` steps and

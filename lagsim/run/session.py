@@ -12,13 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from lagsim.errors import InputError, Location
+from lagsim.errors import DEBUG, InputError, Location
 from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem, compile_model
+from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.columns import trajectory_action, with_invariants
-from lagsim.errors import DEBUG
-from lagsim.numeric.memo import Memo
 from lagsim.run.driver import prepare, step
 from lagsim.run.engines.base import Engine, StepLoop
 from lagsim.run.problem import Problem

@@ -123,6 +123,17 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     ``runs`` keeps the prepared run for the next call with the same spec, options and
     ``report`` (:class:`Runs`: ``System.simulate``'s)."""
     options = SimulateOptions.resolve(spec.simulate, given, naming)
+    keep = runs is not None and times is None and not DEBUG.get()
+    # the checks below passed for a kept run: they depend on the spec and options alone
+    kept = runs.take(spec, options, report) if runs is not None and keep else None
+    if kept is not None:
+        for note in kept.notes:
+            if report is not None:
+                report(note)
+        trajectory = step(kept.problem, kept.engine, kept.loop, progress)
+        assert runs is not None
+        runs.put(kept)
+        return _added(trajectory, kept.model, options, report), options
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
     if options.sensitivities:
@@ -133,16 +144,6 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         raise InputError(f"{options.label('sensitivity_errors')} applies only with "
                          f"{options.label('sensitivities')}",
                          options.file_location("sensitivity_errors"))
-    keep = runs is not None and times is None and not DEBUG.get()
-    kept = runs.take(spec, options, report) if runs is not None and keep else None
-    if kept is not None:
-        for note in kept.notes:
-            if report is not None:
-                report(note)
-        trajectory = step(kept.problem, kept.engine, kept.loop, progress)
-        assert runs is not None
-        runs.put(kept)
-        return _added(trajectory, kept.model, options, report), options
     model, numeric = compiled()
     values = spec.parameter_values
     if values != model.parameters:

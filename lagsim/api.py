@@ -207,7 +207,8 @@ class System:
         self._runs: Runs | None = None
         """The runs kept for the next :meth:`simulate` with the same options
         (:class:`lagsim.run.session.Runs`: bounded, keyed by this System's spec, the
-        resolved options and the report), made at the first run."""
+        resolved options and the report), made at the first run; a run with ``parameters`` or
+        ``initial`` (a spec of its own) is not kept."""
 
     def __repr__(self) -> str:
         return (f"<lagsim.System {self.name!r}: coordinates {', '.join(self.coordinates)}; "
@@ -544,7 +545,7 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
                              run_options.KEYWORDS if keywords else run_options.FLAGS,
                              report, progress, controller=_lqr_feedback, times=times,
-                             runs=system._runs)
+                             runs=system._runs if spec is system.spec else None)
     if spec.units:
         from dataclasses import replace
 

@@ -72,6 +72,7 @@ def test_other_values_are_other_runs_and_the_kept_one_is_not_stale() -> None:
     assert _same(moved, other.simulate(t_end=1.0, initial={"theta2": 0.3}))
     assert _same(finer, other.simulate(t_end=1.0, rtol=1e-11, atol=1e-11))
     assert heavier.q[0, 1] == base.q[0, 1]
+    assert _kept(system) == 2  # the runs of the file's values: base and finer
 
 
 def test_a_new_spec_is_a_new_key() -> None:

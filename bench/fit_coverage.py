@@ -24,11 +24,11 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from timing import wall_and_cpu
 
 import lagsim
 
@@ -85,10 +85,12 @@ def main() -> None:
 
     print("# Coverage of the fit's 95 % intervals (issue 26)\n")
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)\n")
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
-        results = trials(count, Path(folder))
-    seconds = time.perf_counter() - start
+
+    def run() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
+        with tempfile.TemporaryDirectory() as folder:
+            return trials(count, Path(folder))
+
+    seconds, _, results = wall_and_cpu(run)
     each, joint = coverage(results)
     estimates = np.array([r[0] for r in results])
     errors = np.array([r[1] for r in results])

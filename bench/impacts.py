@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from timing import interleaved, wall_and_cpu
 
 from lagsim.api import load
 from lagsim.output.trajectory import Trajectory
@@ -74,13 +74,8 @@ def best(run: Callable[[], object], reps: int) -> Times:
     """:data:`Times` of ``reps`` runs (warm: nothing is compiled in them). On a shared machine
     the wall time of a short run is partly the other processes'; the CPU time counts this
     process's threads (numpy's BLAS threads too)."""
-    wall, cpu = [], []
-    for _ in range(reps):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        run()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return min(wall), min(cpu)
+    times = interleaved({"run": run}, reps, warmup=False)["run"]
+    return min(times["wall"]), min(times["cpu"])
 
 
 def counted(run: Callable[[], Trajectory]) -> tuple[Trajectory, int]:
@@ -286,11 +281,31 @@ def block_energy_error(amplitudes: list[float], expected: list[float]) -> float:
     return max(abs(above(a) - above(e)) for a, e in zip(amplitudes, expected)) / above(THETA0)
 
 
+def mujoco_steps(xml: str, dt: float, t_end: float,
+                 read: Callable[[Any], tuple[float, float]]) -> tuple[np.ndarray, np.ndarray,
+                                                                     float]:
+    """MuJoCo's model ``xml`` stepped over ``t_end`` in steps of ``dt``: the two values ``read``
+    takes from its data after each step, and the wall time of the steps (the model's building
+    left out)."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    n = int(round(t_end / dt))
+    first, second = np.empty(n), np.empty(n)
+
+    def steps() -> None:
+        for k in range(n):
+            mujoco.mj_step(model, data)
+            first[k], second[k] = read(data)
+
+    wall, _, _ = wall_and_cpu(steps)
+    return first, second, wall
+
+
 def mujoco_ball(dt: float, e: float, t_end: float) -> tuple[np.ndarray, np.ndarray, float]:
     """MuJoCo's ball on a plane (a slide joint along z): the gap and its rate after each step,
     and the wall time."""
-    import mujoco
-
     zeta = max(-math.log(e) / math.sqrt(math.pi ** 2 + math.log(e) ** 2), 1e-9)
     solref = (f'solref="{-STIFFNESS} {-2 * zeta * math.sqrt(STIFFNESS)}" '
               'solimp="0.9999 0.9999 0.001"')
@@ -298,24 +313,13 @@ def mujoco_ball(dt: float, e: float, t_end: float) -> tuple[np.ndarray, np.ndarr
            f'<geom type="plane" size="5 5 .1" {solref}/><body pos="0 0 {H0 + R_BALL}">'
            f'<joint type="slide" axis="0 0 1"/><geom type="sphere" size="{R_BALL}" mass="1" '
            f'{solref}/></body></worldbody></mujoco>')
-    model = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(model)
-    n = int(round(t_end / dt))
-    gap, rate = np.empty(n), np.empty(n)
-    start = time.perf_counter()
-    for k in range(n):
-        mujoco.mj_step(model, data)
-        gap[k] = H0 + data.qpos[0]
-        rate[k] = data.qvel[0]
-    return gap, rate, time.perf_counter() - start
+    return mujoco_steps(xml, dt, t_end, lambda data: (H0 + data.qpos[0], data.qvel[0]))
 
 
 def mujoco_block(dt: float, t_end: float) -> tuple[np.ndarray, np.ndarray, float]:
     """MuJoCo's box (half sizes b, 0.1, h, mass 1, μ = 1, plastic: damping ratio 1) released
     on one bottom edge at the tilt θ0: its tilt about y and its lowest corner's height after
     each step, and the wall time."""
-    import mujoco
-
     c, s = math.cos(THETA0), math.sin(THETA0)
     corner = min(((x * c - HB * s, -x * s - HB * c) for x in (B, -B)), key=lambda p: p[1])
     solref = f'solref="{2 * dt} 1" friction="1 0.005 0.0001"'
@@ -324,17 +328,13 @@ def mujoco_block(dt: float, t_end: float) -> tuple[np.ndarray, np.ndarray, float
            f'<body pos="{-corner[0]} 0 {-corner[1]}" quat="{math.cos(THETA0 / 2)} 0 '
            f'{math.sin(THETA0 / 2)} 0"><freejoint/><geom type="box" size="{B} 0.1 {HB}" '
            f'mass="1" {solref}/></body></worldbody></mujoco>')
-    model = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(model)
-    n = int(round(t_end / dt))
-    tilt, low = np.empty(n), np.empty(n)
-    start = time.perf_counter()
-    for k in range(n):
-        mujoco.mj_step(model, data)
-        tilt[k] = 2 * math.atan2(data.qpos[5], data.qpos[3])
-        ct, st = math.cos(tilt[k]), math.sin(tilt[k])
-        low[k] = min(data.qpos[2] - x * st - HB * ct for x in (B, -B))
-    return tilt, low, time.perf_counter() - start
+
+    def tilt_and_low(data: Any) -> tuple[float, float]:
+        tilt = 2 * math.atan2(data.qpos[5], data.qpos[3])
+        ct, st = math.cos(tilt), math.sin(tilt)
+        return tilt, min(data.qpos[2] - x * st - HB * ct for x in (B, -B))
+
+    return mujoco_steps(xml, dt, t_end, tilt_and_low)
 
 
 def rest_time(t: np.ndarray, theta: np.ndarray) -> float:
@@ -354,22 +354,17 @@ def mujoco_side(quick: bool) -> list[str]:
     expected, t_rest = housner()
     rows = []
     ball = load(BALL)
-    start = time.perf_counter()
-    trajectory = ball.simulate(parameters={"e": e}, t_end=2.0)
-    wall = time.perf_counter() - start
+    wall, _, trajectory = wall_and_cpu(lambda: ball.simulate(parameters={"e": e}, t_end=2.0))
     hit = np.flatnonzero(trajectory["impulse_floor"] != 0.0)[:5]
     apex = float(np.max(np.abs(trajectory["y_dot"][hit] ** 2 / (2 * G) - apexes)))
     depth = max(0.0, -float(trajectory["y"].min()))
-    start = time.perf_counter()
-    elastic = ball.simulate(parameters={"e": 1.0}, t_end=10.0)
-    wall += time.perf_counter() - start
+    elastic_wall, _, elastic = wall_and_cpu(
+        lambda: ball.simulate(parameters={"e": 1.0}, t_end=10.0))
     energy = float(np.max(np.abs(elastic.energy - elastic.energy[0])) / elastic.energy[0])
     rows.append(("ball", "lagsim, exact impacts (DOP853, default tolerances)", apex, depth,
-                 energy, wall))
+                 energy, wall + elastic_wall))
     block = load(str(HERE.parent / "systems" / "rocking_block.yaml"))
-    start = time.perf_counter()
-    rocking = block.simulate(t_end=3.5, samples=3501)
-    wall = time.perf_counter() - start
+    wall, _, rocking = wall_and_cpu(lambda: block.simulate(t_end=3.5, samples=3501))
     amplitudes = peaks(rocking.t, rocking["theta"], 6)
     depth = max(0.0, -float(min((rocking["y"] + s * B * np.sin(rocking["theta"])
                                  - HB * np.cos(rocking["theta"])).min() for s in (1, -1))))

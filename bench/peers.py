@@ -9,8 +9,9 @@ chain as revolute joints about z with the point masses at the rod ends (relative
 φ_k = θ_k − θ_{k−1}); MuJoCo as hinge bodies with the masses at the rod ends and a negligible
 rotational inertia (1e-9, MuJoCo requires one).
 
-Measured in turns, each figure the minimum over ``--reps`` batches (the least disturbed by other
-work on the machine):
+Measured in turns, each figure the minimum over batches (the least disturbed by other work on the
+machine; the right-hand sides in 3 × 10 × ``--reps`` short batches of about a millisecond, so that
+some batch runs between the other processes of a loaded machine):
 - RHS from Python: y' = [v, q̈] of one state, lagsim's compiled right-hand side against
   ``pinocchio.aba`` + the concatenation and ``mujoco.mj_forward`` + the concatenation;
 - simulate 10 s at rtol = atol = 1e-10: ``lagsim.run.integrate.simulate`` (DOP853, 2 samples)
@@ -127,12 +128,14 @@ def main() -> None:
         y_ours = np.concatenate((theta0, np.zeros(n)))
         y_rel = np.concatenate((relative(theta0), np.zeros(n)))
         rhs = {name: make(n) for name, make in peers.items()}
-        batch = max(200, 20000 // n)
+        batch = max(20, 2000 // n)
         times = {"lagsim": [], **{p: [] for p in rhs}}
         for _ in range(3):
-            times["lagsim"].append(best(lambda f=ours, y=y_ours: f(0.0, y), batch, args.reps))
+            times["lagsim"].append(best(lambda f=ours, y=y_ours: f(0.0, y), batch,
+                                        10 * args.reps))
             for name, f in rhs.items():
-                times[name].append(best(lambda f=f, y=y_rel: f(0.0, y), batch, args.reps))
+                times[name].append(best(lambda f=f, y=y_rel: f(0.0, y), batch,
+                                          10 * args.reps))
         rhs_us = {k: min(v) * 1e6 for k, v in times.items()}
         options = SimulateOptions.resolve(spec.simulate, {"t_end": T_END, "samples": 2,
                                                           "rtol": TOL, "atol": TOL})

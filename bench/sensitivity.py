@@ -37,11 +37,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 import warnings
 from collections.abc import Callable
 
 import numpy as np
+from timing import interleaved
 
 import lagsim
 from lagsim import naming
@@ -52,17 +52,9 @@ ERRORS = ("joint", "state")
 
 def timed(jobs: dict[str, Callable[[], object]], reps: int) -> dict[str, tuple[float, float]]:
     """Median (wall, CPU) seconds of each job, the jobs interleaved repeat by repeat."""
-    for job in jobs.values():
-        job()
-    wall: dict[str, list[float]] = {k: [] for k in jobs}
-    cpu: dict[str, list[float]] = {k: [] for k in jobs}
-    for _ in range(reps):
-        for key, job in jobs.items():
-            w, c = time.perf_counter(), time.process_time()
-            job()
-            wall[key].append(time.perf_counter() - w)
-            cpu[key].append(time.process_time() - c)
-    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in jobs}
+    times = interleaved(jobs, reps)
+    return {k: (statistics.median(v["wall"]), statistics.median(v["cpu"]))
+            for k, v in times.items()}
 
 
 def differences(system: lagsim.System, names: tuple[str, ...], **run: float) -> None:

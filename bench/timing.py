@@ -1,7 +1,9 @@
 """Timing helpers shared by the benchmark's anchors and lagsim side (issue 5).
 
 Every figure is the median of at least ``reps`` repetitions after one warm-up; a stage whose
-single run is too long for that within ``budget_s`` gets fewer repetitions, and says so.
+single run is too long for that within ``budget_s`` gets fewer repetitions, and says so. Where a
+bench compares jobs on a shared machine, :func:`interleaved` times them repeat by repeat with
+their CPU time beside the wall time (:func:`wall_and_cpu`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import gc
 import statistics
 import time
 import timeit
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -71,3 +73,30 @@ def per_call_us(fn: Callable[..., Any], *args: Any, reps: int = 5, target_s: flo
     runs = [t / number * 1e6 for t in timer.repeat(repeat=reps, number=number)]
     gc.collect()
     return {"median": statistics.median(runs), "min": min(runs), "reps": reps, "number": number}
+
+
+def wall_and_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """One call of ``fn``: its wall seconds, this process's CPU seconds over it
+    (``time.process_time``: every thread of the process, numpy's BLAS threads too, and less
+    disturbed than the wall time by the other processes of a loaded machine) and its result."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - start, time.process_time() - start_cpu, result
+
+
+def interleaved(jobs: Mapping[str, Callable[[], Any]], reps: int,
+                warmup: bool = True) -> dict[str, dict[str, list[float]]]:
+    """The wall and the CPU seconds (:func:`wall_and_cpu`) of ``reps`` runs of each job, as
+    ``{name: {"wall": [...], "cpu": [...]}}``; the jobs interleaved repeat by repeat, so that a
+    load that comes and goes falls on all of them alike. With ``warmup``, one untimed run of
+    each job first."""
+    if warmup:
+        for job in jobs.values():
+            job()
+    times: dict[str, dict[str, list[float]]] = {k: {"wall": [], "cpu": []} for k in jobs}
+    for _ in range(reps):
+        for key, job in jobs.items():
+            wall, cpu, _ = wall_and_cpu(job)
+            times[key]["wall"].append(wall)
+            times[key]["cpu"].append(cpu)
+    return times

@@ -17,6 +17,7 @@ it to each run's parameter values with
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 import numbers
@@ -25,9 +26,9 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
-from lagsim.errors import InputError, Location
+from lagsim.errors import InputError, LagsimError, Location
 from lagsim.spec import options as run_options
 from lagsim.spec.options import OPTIONS
 
@@ -45,10 +46,6 @@ if TYPE_CHECKING:
 TEXT_LABEL = "<string>"
 """How messages name a system given as YAML text (as Python names code given as a string)."""
 
-KEYWORDS = {"--set": "parameters", "--init": "initial"}
-"""The API keyword of each command-line flag that the spec names in its messages."""
-
-
 class LagsimWarning(UserWarning):
     """What the command line prints on stderr as ``lagsim: ...`` (an initial value moved onto
     the constraints, auto's choice of formulation, a singular mass matrix in ``derive``)."""
@@ -58,7 +55,9 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _warn(message: str) -> None:
-    """Warn at the caller's line: the first frame outside lagsim's own files."""
+    """Warn at the caller's line (the first frame outside lagsim's own files), with the API's
+    keywords where the command line would name flags (:meth:`~lagsim.spec.options.Naming.say`)."""
+    message = run_options.WORDING.get().say(message)
     frame, level = sys._getframe(1), 2
     while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
             _PACKAGE + os.sep):
@@ -130,14 +129,30 @@ def _mapping_arg(value: Any, keyword: str) -> Mapping[str, Any] | None:
 
 @contextlib.contextmanager
 def _keyword_errors(keywords: bool) -> Iterator[None]:
-    """Errors located at ``--set`` or ``--init`` located at the API's keyword instead."""
+    """With ``keywords``, lagsim's errors worded for the API: each command-line flag their
+    message or location names (``--set``, ``--rtol``) named as the API's keyword
+    (``parameters``, ``rtol``) by :data:`lagsim.spec.options.WORDING` (unless the command line
+    runs the API)."""
     try:
         yield
-    except InputError as error:
-        where = error.location
-        if not keywords or where is None or where.line is not None or where.file not in KEYWORDS:
+    except LagsimError as error:
+        wording = run_options.WORDING.get()
+        if not keywords or not wording.keywords:
             raise
-        raise InputError(error.message, Location(KEYWORDS[where.file])) from None
+        raise error.reworded(wording.say) from None
+
+
+_Call = TypeVar("_Call", bound=Callable[..., Any])
+
+
+def _keywords(function: _Call) -> _Call:
+    """``function``, a public entry of the API, raising its errors worded for the API
+    (:func:`_keyword_errors`)."""
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with _keyword_errors(True):
+            return function(*args, **kwargs)
+    return cast(_Call, call)
 
 
 def _is_text(source: str) -> bool:
@@ -248,6 +263,7 @@ class System:
             self._model = build_model(self.spec)
         return self._model
 
+    @_keywords
     def derive(self, form: str = "lagrange", format: str | None = "text",
                simplify: bool = False, budget: float | None = None,
                width: int | None = None,
@@ -271,7 +287,7 @@ class System:
         if format is not None and format not in FORMATS:
             raise InputError(f"format must be one of {', '.join(FORMATS)} or None, not "
                              f"{format!r}")
-        model, forms = derive_forms(self, form, simplify, warn=_warn, label="form",
+        model, forms = derive_forms(self, form, simplify, warn=_warn,
                                     budget=budget, steady=steady)
         if format is None:
             return forms if form == "all" else forms[0]
@@ -281,6 +297,7 @@ class System:
             return document(forms, model)
         return Equations.of(render(forms, format, model, width), forms, model)
 
+    @_keywords
     def simulate(self, *, parameters: Mapping[str, float] | None = None,
                  initial: Mapping[str, float] | None = None, **options: Any) -> Trajectory:
         """Integrate the system (``lagsim simulate``) and return the :class:`Trajectory`.
@@ -296,6 +313,7 @@ class System:
         return run(self, options, keywords=True, parameters=_mapping_arg(parameters, "parameters"),
                    initial=_mapping_arg(initial, "initial"), report=_warn)
 
+    @_keywords
     def export_c(self, folder: str | os.PathLike[str], *, force: bool = False,
                  flags: Mapping[str, Any] | None = None) -> tuple[Path, ...]:
         """Write the system as standalone C into ``folder`` (``lagsim export --c``): the header
@@ -309,6 +327,7 @@ class System:
         options = export_options(self.spec, flags)
         return write_c(self.spec, self.model, file_name(folder, "folder"), force, options)
 
+    @_keywords
     def export_fmu(self, path: str | os.PathLike[str], *, force: bool = False,
                    flags: Mapping[str, Any] | None = None,
                    report: Callable[[str], None] | None = None, fmi: int = 2) -> Path:
@@ -325,6 +344,7 @@ class System:
         return write_fmu(self.spec, self.model, file_name(path, "path"), force, options,
                          report or _warn, fmi)
 
+    @_keywords
     def fit(self, data: str | os.PathLike[str], fit: Any, *, observe: Any = None,
             bounds: Mapping[str, tuple[float, float]] | None = None,
             parameters: Mapping[str, float] | None = None,
@@ -355,6 +375,7 @@ class System:
         engine."""
         return sweep(self, **keywords)
 
+    @_keywords
     def check(self) -> Any:
         """What the system is (``lagsim check``): degrees of freedom, redundant constraints,
         the integrability of each velocity constraint and the conserved quantities, as a
@@ -363,6 +384,7 @@ class System:
 
         return check_system(self.spec, self.model)
 
+    @_keywords
     def equilibria(self) -> Any:
         """The rest states (``lagsim equilibria``), each with its residual and stability, as a
         :class:`lagsim.analysis.equilibria.EquilibriaReport` (``to_text()``, ``to_dict()``)."""
@@ -370,6 +392,7 @@ class System:
 
         return find_equilibria(self.spec, self.model)
 
+    @_keywords
     def modes(self, at: Mapping[str, float] | str | None = None,
               steady: Mapping[str, float] | str | None = None) -> Any:
         """The normal modes about an equilibrium (``lagsim modes``; ``at`` as ``--at``, default
@@ -395,6 +418,7 @@ class System:
                   for name, value in at.items()}
         return normal_modes(self.spec, self.model, at=at, steady=steady)
 
+    @_keywords
     def lqr(self, at: Mapping[str, float] | str | None = None, Q: Any = None,
             R: Any = None) -> Any:
         """The linear-quadratic regulator about an equilibrium (``lagsim lqr``; ``at`` as in
@@ -408,6 +432,7 @@ class System:
                   for name, value in at.items()}
         return design(self.spec, self.model, at, Q, R)
 
+    @_keywords
     def lyapunov(self, t_end: float = 1000.0, transient: float = 0.0, renormalize: float = 1.0,
                  largest: bool = False, starts: int = 1, seed: int = 0,
                  perturbation: float = 1e-6) -> Any:
@@ -468,6 +493,7 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
     return System(spec, text, label, stem, parameters or {}, initial or {})
 
 
+@_keywords
 def load(source: str | os.PathLike[str], **parameters: float) -> System:
     """Load a system: a path to a YAML file, the name of a bundled system (``"pendulum"``, see
     ``lagsim systems``) or the YAML text itself (a string with a line break); ``parameters``
@@ -577,11 +603,10 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
     of :data:`lagsim.spec.options.FIT_OPTIONS` by name (None: not given)."""
     from lagsim.analysis.fit import fit_spec
 
-    label = "fit" if keywords else "--fit"
-    names = _names_arg(fit, label)
+    how = run_options.KEYWORDS if keywords else run_options.FLAGS
+    names = _names_arg(fit, how.flag("--fit"))
     spec = _spec(system, parameters, initial, keywords)
-    observed = None if observe is None else _names_arg(observe, "observe" if keywords
-                                                       else "--observe")
+    observed = None if observe is None else _names_arg(observe, how.flag("--observe"))
 
     def runner(params: Mapping[str, float], inits: Mapping[str, float],
                options: Mapping[str, Any], times: Any, say: Callable[[str], None] | None
@@ -589,8 +614,7 @@ def fit_system(system: System, data: str | os.PathLike[str], fit: Any, observe: 
         return run(system, options, keywords, parameters={**(parameters or {}), **params},
                    initial={**(initial or {}), **inits}, report=say, times=times)
 
-    return fit_spec(spec, data, names, observed, bounds, given,
-                    run_options.KEYWORDS if keywords else run_options.FLAGS, runner,
+    return fit_spec(spec, data, names, observed, bounds, given, how, runner,
                     report=report, max_runs=max_runs, fit_options=fit_options)
 
 
@@ -617,7 +641,7 @@ def fitted_run(system: System, report: Any, given: Mapping[str, Any], keywords: 
 def derive_forms(system: System, form: str, simplify: bool = False,
                  status: Callable[[str], None] | None = None,
                  warn: Callable[[str], None] | None = None,
-                 label: str = "--form", budget: float | None = None,
+                 budget: float | None = None,
                  steady: Mapping[str, float] | str | None = None
                  ) -> tuple[Model, list[Form]]:
     """The model to print and the forms ``form`` (a name of :data:`lagsim.symbolic.forms.FORMS` or
@@ -640,10 +664,10 @@ def derive_forms(system: System, form: str, simplify: bool = False,
         from lagsim.spec.expressions import suggest
 
         choices = (*FORMS, "all")
-        raise InputError(f"{label} must be one of {', '.join(choices)}; {form!r} is not a known "
+        raise InputError(f"--form must be one of {', '.join(choices)}; {form!r} is not a known "
                          f"form{suggest(form, choices)}")
     if steady is not None and form not in ("linear", "all"):
-        raise InputError(f"--steady is the steady motion of the linear form; {label} {form} "
+        raise InputError(f"--steady is the steady motion of the linear form; --form {form} "
                          "does not linearize: give --form linear, or drop --steady",
                          Location("--steady"))
     spec = system.spec
@@ -690,6 +714,7 @@ def derive_forms(system: System, form: str, simplify: bool = False,
     return model, forms
 
 
+@_keywords
 def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     """A CSV written by ``lagsim simulate`` (or :meth:`Trajectory.to_csv`) read back as a
     :class:`Trajectory`; ``-`` reads stdin. Errors are :class:`lagsim.InputError` at
@@ -702,6 +727,7 @@ def read_csv(path: str | os.PathLike[str]) -> Trajectory:
     return Trajectory.from_columns(table.columns, table.data, name, table.source)
 
 
+@_keywords
 def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
          system: System | str | os.PathLike[str] | None = None,
          columns: list[str] | None = None, x: str | None = None, y: str | None = None,
@@ -711,9 +737,10 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
     ``time``, ``phase``, ``drift``, ``energy``, ``forces``, ``invariants`` (a run with
     ``invariants=True``), ``poincare`` (``x`` against ``y`` at the crossings of a run with
     ``section=``), ``path`` (which needs ``system`` for
-    the masses' positions; on 3-D axes seen from ``view``, as ``--view`` takes it, for a system
-    with 3-D bodies), ``lyapunov`` (the running estimates of a :meth:`System.lyapunov` report,
-    given in place of the trajectory). ``columns``, ``x``, ``y`` choose columns for ``time`` and
+    the masses' positions; in the plane gravity points down in, named under the title; on 3-D
+    axes seen from ``view``, as ``--view`` takes it, for a system with 3-D bodies),
+    ``lyapunov`` (the running estimates of a :meth:`System.lyapunov` report, given in place of
+    the trajectory). ``columns``, ``x``, ``y`` choose columns for ``time`` and
     ``phase``.
     ``system`` is a :class:`System`, a path or a bundled system's name (:func:`as_system`);
     the axes carry the units of the file's ``units:`` (of ``system``, else those the run kept,
@@ -735,7 +762,7 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
         from lagsim.viz.sweep_figures import make_figure
 
         return make_figure("poincare", None, x, y, title, table)
-    path_xy = None
+    path_xy = plane = None
     info = Quantities(units=dict(trajectory.units)) if trajectory.units else None
     if system is not None:
         system = as_system(system)
@@ -758,26 +785,23 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "
                              "system=system)")
-        from lagsim.analysis.kinematics import has_bodies, mass_paths
+        from lagsim.analysis.kinematics import gravity_vector, has_bodies, mass_points
+        from lagsim.viz.views import parse_view
 
         if has_bodies(system.spec):
             from lagsim.viz.scene3d import path_figure, scene
-            from lagsim.viz.views import parse_view
 
             return path_figure(scene(system.spec, system.model, table), parse_view(view),
                                system.name if title is None else title)
-        path_xy = mass_paths(system.model, table)
-    if view is not None:
-        raise InputError("view= applies to kind='path' of a system with 3-D bodies")
+        plane, path_xy = plotting.plane_paths(mass_points(system.model, table),
+                                              gravity_vector(system.spec),
+                                              None if view is None else parse_view(view))
+    elif view is not None:
+        raise InputError("view= applies to kind='path'")
     if title is None and system is not None:
         title = system.name
     return plotting.make_figure(table, kind=kind, columns=columns, x=x, y=y, title=title,
-                                path_xy=path_xy, info=info)
-
-
-SWEEP_KEYWORDS = {"--grid": "grid", "--values": "values", "--random": "random", "--runs": "runs",
-                  "--summary": "summary", "--scheduler": "scheduler"}
-"""The keyword of :func:`sweep` for each flag of ``lagsim sweep`` its checks name."""
+                                path_xy=path_xy, info=info, plane=plane)
 
 
 def _sweep_items(value: Any, keyword: str, width: int) -> list[tuple[str, tuple[Any, ...]]]:
@@ -802,6 +826,7 @@ def _sweep_items(value: Any, keyword: str, width: int) -> list[tuple[str, tuple[
     return items
 
 
+@_keywords
 def sweep(system: System | str | os.PathLike[str], *,
           grid: Mapping[str, tuple[float, float, int]] | None = None,
           values: Mapping[str, Any] | None = None,
@@ -860,11 +885,15 @@ def sweep(system: System | str | os.PathLike[str], *,
         if draws or run_count is not None:
             made.append(sw.random_axis([f"{name}={a!r}:{b!r}" for name, (a, b) in draws],
                                        run_count, seed))
+        if not made:
+            raise InputError("nothing to sweep: give grid={name: (start, stop, count)}, "
+                             "values={name: [v1, v2, ...]} or random={name: (low, high)} with "
+                             "runs=N")
         if scheduler is not None and scheduler not in sw.LOCAL_SCHEDULERS:
             sw.scheduler_address(scheduler)
         return made
 
-    with _keyword_errors(True), _sweep_errors():
+    with _keyword_errors(True):
         prepared = prepare(system._text, system._label, system._stem,
                            {**system._parameters, **parameters}, {**system._initial, **initial},
                            dict(options), axes, summaries, run_options.KEYWORDS)
@@ -874,21 +903,9 @@ def sweep(system: System | str | os.PathLike[str], *,
         for note in row.notes:
             _warn(f"run {index}: {note}")
     header, data, errors = prepared.table(job, rows)
+    errors = [run_options.WORDING.get().say(error) for error in errors]
     shape = layout(prepared.plan, header, prepared.units(header), system.name)
     return sweep_frame(header, data, errors, shape)
-
-
-@contextlib.contextmanager
-def _sweep_errors() -> Iterator[None]:
-    """Errors of ``lagsim sweep``'s checks located at a flag, located at :func:`sweep`'s
-    keyword instead (:data:`SWEEP_KEYWORDS`)."""
-    try:
-        yield
-    except InputError as error:
-        where = error.location
-        if where is None or where.line is not None or where.file not in SWEEP_KEYWORDS:
-            raise
-        raise InputError(error.message, Location(SWEEP_KEYWORDS[where.file])) from None
 
 
 __all__ = ["LagsimWarning", "System", "as_system", "derive_forms", "load", "open_system", "plot",

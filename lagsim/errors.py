@@ -8,8 +8,11 @@ cannot drive the terminal (issue 15, "Names that look alike").
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
@@ -57,6 +60,46 @@ def say_once(topic: str, message: str, detail: str | None = None) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+_NOTED: list[int] = []
+"""The signals that asked the running ``lagsim`` command to end (:func:`note_signal`)."""
+
+
+def note_signal(signum: int) -> None:
+    """Record that signal ``signum`` asked the running command to end. Its handler raises an
+    exception too, but Python loses an exception raised where a finalizer or a weakref callback
+    runs (it prints "Exception ignored in ..." and goes on): the record still stops the commit
+    of an output (:func:`lagsim.output.io.replacement`) and sets the exit status
+    (:func:`lagsim.cli.exits.handled`)."""
+    _NOTED.append(signum)
+
+
+def noted_signal() -> int | None:
+    """The first signal :func:`note_signal` recorded since :func:`forget_signals`, or None."""
+    return _NOTED[0] if _NOTED else None
+
+
+def forget_signals() -> None:
+    """Clear the record of :func:`note_signal` (a command's start and end)."""
+    _NOTED.clear()
+
+
+@contextlib.contextmanager
+def signals_blocked(numbers: Sequence[int]) -> Iterator[None]:
+    """Hold the signals ``numbers`` pending in the kernel for the block (the calling thread's
+    mask, POSIX ``pthread_sigmask``; nothing where there is none), then deliver them. A handler
+    changed within the block cannot lose one: CPython drops a signal its C handler caught when,
+    before the Python handler ran, the handler became SIG_DFL or SIG_IGN ("Signal N ignored due
+    to race condition", Modules/signalmodule.c); held, the signal meets the new disposition."""
+    if not numbers or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 @dataclass(frozen=True)
 class Location:
     """Where a value sits in a user's file: 1-based line and column."""
@@ -100,6 +143,20 @@ class LagsimError(Exception):
         if self.location is None:
             return printable(self.message)
         return printable(f"{self.location}: {self.message}")
+
+    def reworded(self, say: Callable[[str], str]) -> LagsimError:
+        """This error, of the same class and with the same attributes, with ``say`` applied to
+        its message and to a location that is no place in a file (a flag, ``--set``): how the
+        Python API names its keywords where the command line names flags
+        (:meth:`lagsim.spec.options.Naming.say`)."""
+        made = type(self).__new__(type(self))
+        made.__dict__.update(self.__dict__)
+        made.message = say(self.message)
+        where = self.location
+        if where is not None and where.line is None:
+            made.location = Location(say(where.file))
+        made.args = (made.message, *self.args[1:])
+        return made
 
 
 class InputError(LagsimError, ValueError):

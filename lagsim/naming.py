@@ -42,6 +42,8 @@ RUN = "run"
 """A sweep table's first column: the run's index, 0, 1, ... in the order of the runs."""
 ERROR = "error"
 """A sweep table's last column: why the run failed, empty for a run that succeeded."""
+DATA = "data"
+"""A sweep of fits' column after ``run``: the index of the data file each row fitted."""
 IMPACT_LOSS = "impact_energy_loss"
 """A run with unilateral constraints: the energy h⁻ − h⁺ an impact took at its row, 0 elsewhere
 (issue 27)."""

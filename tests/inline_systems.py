@@ -182,3 +182,20 @@ initial: {q1: 0.3, q2: 0.2}
 """
 """A velocity constraint with the real first integral ½ log((1 + sin q1)/(1 − sin q1)) +
 atan q2 (issue 29)."""
+
+
+PENDULUM_AGAINST_A_WALL = """\
+parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: pi/12, e: 0.7}
+coordinates: [x, y]
+kinetic: 1/2*m*(x_dot**2 + y_dot**2)
+potential: m*g*y
+constraints:
+  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
+  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
+"""
+"""The pendulum in Cartesian coordinates, its rod a holonomic constraint, against the wall
+x ≤ l sin α with restitution e (bundled pendulum_stop with the rod kept as a constraint)."""
+
+CONSTRAINED_STOP = named("constrained_stop", PENDULUM_AGAINST_A_WALL,
+                         "initial: {x: -0.8660254037844386, y: -0.5}\n")
+"""Released from 30° on the other side of the wall, which stands at α = 15°."""

@@ -34,15 +34,27 @@ def test_gravity_direction_scales_out_the_magnitude_and_drops_z() -> None:
     np.testing.assert_allclose(gravity_direction(spec), (0.6, -0.8), rtol=1e-15)
 
 
+def _ends(arrow) -> tuple[np.ndarray, np.ndarray]:
+    """The tail and the head of a gravity arrow, in pixels."""
+    return arrow.anncoords.transform(arrow.xyann), arrow.xycoords.transform(arrow.xy)
+
+
 def test_the_arrow_points_along_gravity_in_the_top_right_corner() -> None:
+    """Along gravity on the page, GRAVITY_INCHES long, whatever the axes' shape (the path
+    figure's equal scales leave its box a rectangle)."""
     from matplotlib.figure import Figure
 
-    ax = Figure().subplots()
-    ax.set_aspect("equal")
+    from lagsim.viz.figures import GRAVITY_INCHES
+
+    fig = Figure(figsize=(8.0, 3.0), dpi=100)
+    ax = fig.subplots()
     arrow = gravity_arrow(ax, (0.6, -0.8))
-    (x0, y0), (x1, y1) = arrow.xyann, arrow.xy
-    np.testing.assert_allclose([x1 - x0, y1 - y0], [0.06, -0.08], atol=1e-12)
-    assert min(x0, x1) > 0.5 and min(y0, y1) > 0.5
+    tail, head = _ends(arrow)
+    np.testing.assert_allclose(head - tail, [0.6 * 100 * GRAVITY_INCHES,
+                                             -0.8 * 100 * GRAVITY_INCHES], atol=1e-9)
+    box = ax.get_window_extent()
+    middle = (0.5 * (tail + head) - [box.x0, box.y0]) / [box.width, box.height]
+    assert min(middle) > 0.5
     assert [t.get_text() for t in ax.texts if not isinstance(t, Annotation)] == ["g"]
 
 
@@ -51,7 +63,7 @@ def test_the_stage_of_an_animation_carries_the_arrow_only_with_gravity() -> None
     with_g, _ = _stage(-1, 1, -1, 1, ["bob"], colours, True, "t", 40, (0.0, -1.0))
     without, _ = _stage(-1, 1, -1, 1, ["bob"], colours, True, "t", 40, None)
     arrows = [a for a in with_g.axes[0].texts if isinstance(a, Annotation)]
-    assert len(arrows) == 1 and arrows[0].xy[1] < arrows[0].xyann[1]
+    assert len(arrows) == 1 and _ends(arrows[0])[1][1] < _ends(arrows[0])[0][1]
     assert not [a for a in without.axes[0].texts if isinstance(a, Annotation)]
 
 
@@ -204,3 +216,26 @@ def test_animate_shows_progress_on_a_terminal_only(monkeypatch, tmp_path) -> Non
         bar((k + 1) / 4)
     bar.close()
     assert "animating" in stream.getvalue()
+
+
+def test_the_stage_holds_every_sample_not_only_the_frames(tmp_path, monkeypatch) -> None:
+    """The trail runs through every sample, so the limits must hold them all: a mass at
+    x = sin(2πt) drawn in two frames (t = 0 and 1, both at x = 0) had limits about x = 0 and its
+    trail, and the slider crank's slider, ran off the axes."""
+    from lagsim.output.io import Table
+    from lagsim.viz import animate as animation
+
+    staged = {}
+    real = animation._stage
+
+    def spy(xmin, xmax, ymin, ymax, *rest, **keywords):
+        staged.update(x=(xmin, xmax), y=(ymin, ymax))
+        return real(xmin, xmax, ymin, ymax, *rest, **keywords)
+
+    monkeypatch.setattr(animation, "_stage", spy)
+    t = np.linspace(0.0, 1.0, 101)
+    x = np.sin(2.0 * np.pi * t)
+    table = Table(("t", "x"), np.column_stack([t, x]), "run.csv")
+    animation.animate(table, {"m": (x, 0.0 * t)}, [], tmp_path / "m.gif", fps=2, frames=2,
+                      dpi=20)
+    assert staged["x"][0] < -1.0 and staged["x"][1] > 1.0

@@ -6,28 +6,15 @@ ball's bounces, a held contact) left to Python's law at its own crossing, to the
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from impact_runs import SYSTEMS, bouncing_ball
+from inline_systems import CONSTRAINED_STOP
 
 from lagsim.api import load
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.engines import cimpacts, impacts
-
-SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
-
-CONSTRAINED_STOP = """
-name: constrained_stop
-parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: pi/12, e: 0.7}
-coordinates: [x, y]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2)
-potential: m*g*y
-constraints:
-  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
-  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
-initial: {x: -0.8660254037844386, y: -0.5}
-"""
 
 
 def both(monkeypatch: pytest.MonkeyPatch, text: str, **options: object
@@ -104,10 +91,7 @@ def test_the_impacts_kept_as_arrays_read_as_the_ball_closed_form() -> None:
     Glocker 1996, §4.3), the rows of ``--events`` are the events' rows, and the impulse and
     loss columns hold each event's Λ and loss at its row."""
     g, e, m = 9.81, 0.5, 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run = load(SYSTEMS / "bouncing_ball.yaml").simulate(parameters={"e": e, "m": m},
-                                                            t_end=2.0)
+    run = bouncing_ball()
     events = run.events
     t1 = np.sqrt(2 / g)
     n = np.arange(1, 9)

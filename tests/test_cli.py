@@ -399,25 +399,68 @@ def test_the_command_table_summaries_are_the_commands_own_first_sentences() -> N
 
     from lagsim.cli.group import COMMANDS, load_command
 
-    for name, entry in COMMANDS.items():
+    for name, summary in COMMANDS.items():
         command = load_command(name)
         assert command.name == name
         own = command.get_short_help_str(limit=10_000)
-        listed = click.Command(name, help=entry.summary).get_short_help_str(limit=10_000)
+        listed = click.Command(name, help=summary).get_short_help_str(limit=10_000)
         assert (name, listed) == (name, own)
 
 
 def test_help_imports_no_command_module() -> None:
-    """`lagsim --help` is built from the table: no module of lagsim.cli.commands is imported,
-    nor SymEngine (the commands load when run)."""
+    """`lagsim --help` is built from the table (issue 31, "Start-up"): of lagsim only the group
+    is imported (no command module, not lagsim.errors nor lagsim.cli.exits, which load when a
+    command runs), and none of the libraries a command may need, dataclasses included (the
+    table is plain text), nor shutil (the width of the help is lagsim.cli.group.help_width)."""
+    heavy = ("symengine", "sympy", "numpy", "scipy", "yaml", "dataclasses",
+             "importlib.resources", "click.shell_completion", "shutil")
     code = ("import sys\nfrom lagsim.cli import main\n"
             "try:\n    main(['--help'], prog_name='lagsim')\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('lagsim.cli.commands.')"
-            " or m == 'symengine'))")
+            f"heavy = {heavy!r}\n"
+            "print(sorted(m for m in sys.modules if m.startswith('lagsim.') or m in heavy))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "['lagsim.cli', 'lagsim.cli.group']"
+
+
+@pytest.mark.parametrize("columns", [None, "30", "60", "79", "80", "81", "200", "0", "wide"])
+def test_the_help_width_is_the_one_click_takes_by_itself(monkeypatch, columns) -> None:
+    """lagsim.cli.group.help_width, found without shutil, is the width click's HelpFormatter
+    takes from shutil.get_terminal_size for every $COLUMNS (unset, narrow, wide, invalid), and
+    None while click's test runner forces its own."""
+    import click
+
+    from lagsim.cli.group import help_width
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert click.HelpFormatter(width=help_width()).width == click.HelpFormatter().width
+    monkeypatch.setattr(click.formatting, "FORCED_WIDTH", 80)
+    assert help_width() is None
+
+
+def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> None:
+    """`lagsim simulate pendulum` with its model in the compile cache (issue 31, "Start-up"):
+    no SymPy or scipy, no importlib.resources or zipfile (the bundled files are read from their
+    package folders), no fractions, and neither the added columns (--invariants, --action) nor
+    the feedback of --controller, which only the runs that ask for them import."""
+    out = tmp_path / "pendulum.csv"
+    args = ["simulate", "pendulum", "-o", str(out), "--force"]
+    absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions",
+              "lagsim.run.columns", "lagsim.symbolic.feedback")
+    code = ("import sys\nfrom lagsim.cli import main\n"
+            f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
+            "    assert not exc.code, exc.code\n"
+            f"print(sorted(m for m in {absent!r} if m in sys.modules))")
+    for _ in range(2):  # the first run fills the compile cache if it is cold
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "[]"
+    assert out.read_text().startswith("t,theta,theta_dot,energy\n")
 
 
 def test_a_command_runs_with_one_blas_thread_whatever_the_environment_says() -> None:

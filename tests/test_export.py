@@ -5,7 +5,6 @@ the index1 form with Baumgarte's stabilization, the form the export integrates).
 from __future__ import annotations
 
 import io
-import shutil
 import subprocess
 import warnings
 import zipfile
@@ -14,28 +13,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from fmu_checks import (
+    CC,
+    SAMPLES,
+    T_END,
+    assert_runs_as_simulate,
+    directional_and_differences,
+    export_fmus,
+    fmu_run,
+    reference,
+)
 
 from lagsim import api
 from lagsim.cli import main
 from lagsim.errors import InputError
 from lagsim.export.ccode import export_options, layout
 
-CC = shutil.which("cc") or shutil.which("gcc")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
-T_END, SAMPLES = 2.0, 41
-
-
-def reference(name: str, tol: float, **given: object):
-    """``lagsim simulate`` of the bundled ``name`` in the form the export integrates (index1,
-    or the file's udwadia-kalaba, with Baumgarte when constrained)."""
-    system = api.load(name)
-    options: dict[str, object] = dict(t_end=T_END, samples=SAMPLES, rtol=tol, atol=tol)
-    if system.model.m:
-        form = layout(system.spec, system.model, export_options(system.spec)).formulation
-        options.update(formulation=form, stabilize="baumgarte")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return system, system.simulate(**options, **given)
 
 
 def built_c(name: str, folder: Path) -> Path:
@@ -117,12 +111,8 @@ def fmpy():
 
 @pytest.fixture(scope="module")
 def fmus(fmpy, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    if CC is None:
-        pytest.skip("no C compiler")
-    folder = tmp_path_factory.mktemp("fmu")
-    return {name: api.load(name).export_fmu(folder / f"{name}.fmu")
-            for name in ("pendulum", "double_pendulum", "a01_pendulum", "slider_crank",
-                         "pendulum_redundant")}
+    return export_fmus(tmp_path_factory, ("pendulum", "double_pendulum", "a01_pendulum",
+                                          "slider_crank", "pendulum_redundant"), 2)
 
 
 @pytest.mark.parametrize("name", ["pendulum", "double_pendulum", "a01_pendulum",
@@ -137,25 +127,7 @@ def test_fmu_validates_and_matches_simulate(name: str, fmpy, fmus: dict[str, Pat
 
     path = str(fmus[name])
     assert validate_fmu(path) == []
-    system, tr = reference(name, 1e-10)
-    coords = list(system.coordinates)
-    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
-        result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
-                                   output_interval=T_END / (SAMPLES - 1),
-                                   relative_tolerance=tol, output=[*coords, "energy"])
-        np.testing.assert_allclose(result["time"], tr.t, rtol=0, atol=1e-12)
-        q = np.column_stack([result[c] for c in coords])
-        np.testing.assert_allclose(q, tr.q, rtol=0, atol=1e-8, err_msg=kind)
-        np.testing.assert_allclose(result["energy"], tr.energy, rtol=0, atol=1e-8,
-                                   err_msg=kind)
-        if tr.constraint_names:
-            lam = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
-                                    output_interval=T_END / (SAMPLES - 1),
-                                    relative_tolerance=tol,
-                                    output=[f"lambda_{c}" for c in tr.constraint_names])
-            np.testing.assert_allclose(
-                np.column_stack([lam[f"lambda_{c}"] for c in tr.constraint_names]), tr.lam,
-                rtol=0, atol=2e-8 * max(1.0, np.abs(tr.lam).max()), err_msg=kind)
+    assert_runs_as_simulate(fmpy, path, name)
 
 
 def test_fmu_start_values_act_as_set(fmpy, fmus: dict[str, Path]) -> None:
@@ -163,13 +135,11 @@ def test_fmu_start_values_act_as_set(fmpy, fmus: dict[str, Path]) -> None:
     --set l=2 to 1e-8 in both interfaces, and is 0.1 rad away from l = 1."""
     _, tr2 = reference("pendulum", 1e-10, parameters={"l": 2.0})
     _, tr1 = reference("pendulum", 1e-10)
-    for kind, tol in (("ModelExchange", 1e-12), ("CoSimulation", 1e-10)):
-        result = fmpy.simulate_fmu(str(fmus["pendulum"]), fmi_type=kind, stop_time=T_END,
-                                   output_interval=T_END / (SAMPLES - 1),
-                                   relative_tolerance=tol, start_values={"l": 2.0},
-                                   output=["theta"])
-        np.testing.assert_allclose(result["theta"], tr2.q[:, 0], rtol=0, atol=1e-8)
-        assert np.abs(result["theta"] - tr1.q[:, 0]).max() > 0.1
+    for kind in ("ModelExchange", "CoSimulation"):
+        theta = fmu_run(fmpy, str(fmus["pendulum"]), kind, ["theta"],
+                        start_values={"l": 2.0})[:, 0]
+        np.testing.assert_allclose(theta, tr2.q[:, 0], rtol=0, atol=1e-8)
+        assert np.abs(theta - tr1.q[:, 0]).max() > 0.1
 
 
 def test_fmu_outputs_positions_and_multipliers(fmpy, fmus: dict[str, Path]) -> None:
@@ -178,11 +148,8 @@ def test_fmu_outputs_positions_and_multipliers(fmpy, fmus: dict[str, Path]) -> N
     system, tr = reference("a01_pendulum", 1e-10)
     lay = layout(system.spec, system.model, export_options(system.spec))
     lam = [o for o in lay.outputs if o.startswith("lambda_")]
-    result = fmpy.simulate_fmu(str(fmus["a01_pendulum"]), fmi_type="CoSimulation",
-                               stop_time=T_END, output_interval=T_END / (SAMPLES - 1),
-                               relative_tolerance=1e-10, output=[*lam, *lay.positions])
-    np.testing.assert_allclose(np.column_stack([result[c] for c in lam]), tr.lam, rtol=0,
-                               atol=1e-7)
+    got = fmu_run(fmpy, str(fmus["a01_pendulum"]), "CoSimulation", [*lam, *lay.positions])
+    np.testing.assert_allclose(got[:, :len(lam)], tr.lam, rtol=0, atol=1e-7)
     assert len(lay.positions) == 2
 
 
@@ -365,57 +332,10 @@ def test_c_jacobian_is_lagsims(name: str, tmp_path: Path) -> None:
 def test_fmu_directional_derivatives_match_differences(fmpy, fmus: dict[str, Path]) -> None:
     """fmi2GetDirectionalDerivative of the derivatives along a random direction of the states
     agrees with a central difference (step 1e-6) of fmi2GetDerivatives to 1e-7 relative."""
-    import ctypes
-
-    from fmpy.fmi2 import FMU2Model
-
     path = str(fmus["slider_crank"])
-    md = fmpy.read_model_description(path)
-    assert md.modelExchange.providesDirectionalDerivative
-    folder = fmpy.extract(path)
-    fmu = FMU2Model(guid=md.guid, unzipDirectory=folder,
-                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName="jac")
-    fmu.instantiate()
-    fmu.setupExperiment(startTime=0.0)
-    fmu.enterInitializationMode()
-    fmu.exitInitializationMode()
-    fmu.enterContinuousTimeMode()
-    ny = md.numberOfContinuousStates
-    ders = [u.variable.valueReference for u in md.derivatives]
-    states = [u.variable.derivative.valueReference for u in md.derivatives]
-
-    def read(function) -> np.ndarray:
-        buffer = np.zeros(ny)
-        function(buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ny)
-        return buffer
-
-    def derivatives(y: np.ndarray) -> np.ndarray:
-        y = np.ascontiguousarray(y)
-        fmu.setContinuousStates(y.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ny)
-        return read(fmu.getDerivatives)
-
-    try:
-        x = read(fmu.getContinuousStates)
-        v = np.random.default_rng(0).standard_normal(ny)
-        exact = np.array(fmu.getDirectionalDerivative(ders, states, list(v)))
-        h = 1e-6
-        differences = (derivatives(x + h * v) - derivatives(x - h * v)) / (2 * h)
-        np.testing.assert_allclose(exact, differences, rtol=0,
-                                   atol=1e-7 * np.abs(exact).max())
-    finally:
-        fmu.terminate()
-        fmu.freeInstance()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def fmu_run(fmpy, path: str, kind: str, names: list[str], **options: object):
-    """FMPy's run of ``path`` over [0, T_END] at simulate's samples, the columns ``names``
-    (rows: samples)."""
-    result = fmpy.simulate_fmu(path, fmi_type=kind, stop_time=T_END,
-                               output_interval=T_END / (SAMPLES - 1),
-                               relative_tolerance=1e-12 if kind == "ModelExchange" else 1e-10,
-                               output=names, **options)
-    return np.column_stack([result[c] for c in names])
+    assert fmpy.read_model_description(path).modelExchange.providesDirectionalDerivative
+    exact, differences = directional_and_differences(fmpy, path, 2)
+    np.testing.assert_allclose(exact, differences, rtol=0, atol=1e-7 * np.abs(exact).max())
 
 
 @pytest.mark.parametrize("name, start, parameters", [

@@ -16,6 +16,7 @@ from lagsim import api
 from lagsim.analysis.fit import AGREE_RTOL
 from lagsim.cli import main
 from lagsim.errors import InputError
+from lagsim.spec.options import FLAGS, WORDING
 
 TRUE = dict(rtol=1e-12, atol=1e-12)
 
@@ -71,6 +72,13 @@ def test_sigma_gives_standard_errors_from_sigma_and_chi_square(tmp_path):
                                                     rel=1e-9)
     assert 0.6 < known.residual_variance < 1.5  # σ is the noise's: χ²/(N − p) near 1
     assert "χ²/(N − p)" in known.to_text() and known.to_dict()["weighting"] == "sigma"
+    text = known.to_text()
+    assert "near 1 when sigma is right" in text and "--" not in text
+    token = WORDING.set(FLAGS)  # as during a command of the command line
+    try:
+        assert known.to_text() == text.replace("when sigma is", "when --sigma is")
+    finally:
+        WORDING.reset(token)
 
 
 @pytest.mark.parametrize(("given", "message"), [

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from impact_runs import SYSTEMS, bouncing_ball, impact_rows, run
+from inline_systems import CONSTRAINED_STOP, PENDULUM_AGAINST_A_WALL, named
 
 from lagsim import naming
 from lagsim.api import load
@@ -33,25 +35,13 @@ from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import parse_spec
 from lagsim.symbolic.model import build_model
 
-SYSTEMS = Path(__file__).resolve().parents[1] / "systems"
 TIGHT = {"rtol": 1e-12, "atol": 1e-12}
 G = 9.81
 
 
-def run(name: str, **options: object) -> Trajectory:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        parameters = options.pop("parameters", None)
-        return load(str(SYSTEMS / f"{name}.yaml")).simulate(parameters=parameters, **options)
-
-
-def impact_rows(trajectory: Trajectory, contact: str) -> np.ndarray:
-    return np.flatnonzero(trajectory[naming.impulse(contact)] != 0.0)
-
-
 @pytest.fixture(scope="module")
 def ball() -> Trajectory:
-    return run("bouncing_ball", parameters={"e": 0.5, "m": 2.0}, t_end=2.0, **TIGHT)
+    return bouncing_ball(**TIGHT)
 
 
 def test_ball_impact_times_and_apex_heights(ball: Trajectory) -> None:
@@ -133,19 +123,6 @@ def test_pendulum_stop_keeps_e_squared_of_the_kinetic_energy(e: float) -> None:
     assert np.max(np.abs(trajectory["theta_dot"][rows] ** 2 / 2 - kinetic_after)) < 1e-12
 
 
-CONSTRAINED_STOP = """
-name: constrained_stop
-parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: pi/12, e: 0.7}
-coordinates: [x, y]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2)
-potential: m*g*y
-constraints:
-  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
-  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
-initial: {x: -0.8660254037844386, y: -0.5}
-"""
-
-
 def test_impact_keeps_the_bilateral_constraints() -> None:
     """The pendulum in Cartesian coordinates with its rod as a holonomic constraint: the
     impulse system's rows of the rod keep φ̇ = 0 across each impact, and the velocity along the
@@ -221,8 +198,9 @@ def test_bad_unilateral_constraints_are_located(item: str, column: int, message:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"method": "rattle", "dt": 0.01}, "--method rattle does not run unilateral constraints yet"),
-    ({"section": "y_dot"}, "--section does not run with unilateral constraints yet"),
+    ({"method": "rattle", "dt": 0.01},
+     ": method='rattle' does not run unilateral constraints yet"),
+    ({"section": "y_dot"}, ": section does not run with unilateral constraints yet"),
 ])
 def test_options_the_impacts_engine_cannot_run_are_refused(options: dict[str, object],
                                                            message: str) -> None:
@@ -308,17 +286,9 @@ def test_check_names_each_contact_and_what_its_impacts_do() -> None:
     assert report.degrees_of_freedom == 1
 
 
-LEANING = """
-name: leaning
-parameters: {m: 1.0, g: 9.81, l: 1.0, alpha: -pi/12, e: 0.5}
-coordinates: [x, y]
-kinetic: 1/2*m*(x_dot**2 + y_dot**2)
-potential: m*g*y
-constraints:
-  - {name: rod, holonomic: (x**2 + y**2 - l**2)/2}
-  - {name: wall, unilateral: l*sin(alpha) - x, restitution: e}
-initial: {x: -0.7071067811865476, y: -0.7071067811865476}
-"""
+LEANING = named("leaning", PENDULUM_AGAINST_A_WALL.replace("alpha: pi/12, e: 0.7",
+                                                          "alpha: -pi/12, e: 0.5"),
+                "initial: {x: -0.7071067811865476, y: -0.7071067811865476}\n")
 
 
 @pytest.mark.parametrize("formulation", ["index1", "udwadia-kalaba"])

@@ -96,6 +96,30 @@ def test_the_driven_damped_pendulum_is_chaotic_and_contracts_at_its_damping() ->
     assert abs(largest.exponents[0] - report.exponents[0]) < 0.01
 
 
+CHAOTIC_PENDULUM = {"c": 0.1, "F0": 2.5, "w": 1.0}
+"""θ̈ + 0.1θ̇ + sin θ = 2.5 cos t as parameters of the bundled driven_damped_pendulum: the time
+shift t → t + π/2 of ẍ + 0.1ẋ + sin x = 2.5 sin t, whose exponents (0.160, −0.262) are quoted
+for arXiv:physics/0303077 in https://mathematica.stackexchange.com/questions/185364 (a secondary
+source; a reproduction there gives 0.1606, −0.2606), the same attractor and exponents."""
+
+
+def test_the_chaotic_pendulum_agrees_with_the_published_exponent_in_distribution() -> None:
+    """The 2-digit check is bench/lyapunov.py's (``--pendulum-starts 16``: 16 starts × 10⁴
+    time units give λ₁ = 0.1602 ± 0.0009, the published 0.160 0.2 standard errors away;
+    bench/lyapunov_results.md). Here the short form of it: three starts of 600 time units after
+    100 (≈1 s); the finite-time exponent over 600 has σ ≈ 0.019 (the bench's blocks:
+    σ(L) = 0.046 for L = 100, 0.020 for L = 500, 0.0096 for L = 2000, ∝ 1/√L), so the mean of
+    three lies within 0.03 (3σ/√3) of 0.160 (measured: 0.117, 0.192, 0.158, mean 0.156), and
+    each is positive by more than 5σ; λ₁ + λ₂ = −c = −0.1 exactly (tr J = −c) for each."""
+    pendulum = api.open_system("driven_damped_pendulum", parameters=CHAOTIC_PENDULUM)
+    report = pendulum.lyapunov(t_end=700.0, transient=100.0, renormalize=1.0, starts=3)
+    largest = [row[0] for row in report.by_start]
+    assert all(x > 0.05 for x in largest), largest
+    assert abs(sum(largest) / 3 - 0.160) < 0.03, largest
+    for row in report.by_start:
+        assert sum(row) == pytest.approx(-0.1, abs=1e-8)
+
+
 def test_the_command_writes_the_trace_and_checks_its_options(tmp_path: Path) -> None:
     trace = tmp_path / "trace.csv"
     out = CliRunner().invoke(main, ["lyapunov", "pendulum", "--t-end", "5", "--trace",
@@ -104,7 +128,7 @@ def test_the_command_writes_the_trace_and_checks_its_options(tmp_path: Path) -> 
     rows = trace.read_text().splitlines()
     assert rows[0] == "t,lyapunov_1,lyapunov_2" and len(rows) == 6
     assert "sum" in out.stdout
-    with pytest.raises(InputError, match="--transient"):
+    with pytest.raises(InputError, match="^transient: must be at least 0 and below t_end"):
         api.open_system("pendulum").lyapunov(t_end=5.0, transient=6.0)
     assert np.isfinite(float(rows[-1].split(",")[1]))
 
@@ -249,8 +273,8 @@ UEDA = Path(__file__).parents[1] / "systems" / "ueda_oscillator.yaml"
 
 def test_uedas_oscillator_is_chaotic_and_contracts_at_its_damping() -> None:
     """ẍ + Kẋ + x³ = B cos t, B = 7.5, K = 0.05 (Ueda 1979): the "Lyapunov spectrum" pages give
-    λ = 0.0999 and −0.1499; bench/lyapunov.py's mean over 11 starts × 6000 time units is
-    0.1031 ± 0.0009 (lagsim) and 0.1025 ± 0.0015 (an independent RK4), bench/lyapunov_results.md.
+    λ = 0.0999 and −0.1499; bench/lyapunov.py's mean over 16 starts × 6000 time units is
+    0.1046 ± 0.0008 (lagsim) and 0.1020 ± 0.0013 (an independent RK4), bench/lyapunov_results.md.
     Here, over 40 time units after 20, λ₁ > 0 and λ₁ + λ₂ = −K to 1e-8 (tr J = −K)."""
     report = api.open_system(UEDA).lyapunov(t_end=60.0, transient=20.0, renormalize=2.0)
     assert report.exponents[0] > 0.03
@@ -313,3 +337,36 @@ def test_dependent_constraint_rows_keep_to_scipys_path() -> None:
     twice = api.open_system("pendulum_redundant").lyapunov(t_end=3.0)
     assert once.loop and not twice.loop
     assert np.allclose(once.exponents, twice.exponents, rtol=0.0, atol=1e-6)
+
+
+def test_a_blow_up_is_the_same_failed_run_in_both_paths(tmp_path: Path) -> None:
+    """ẍ = x³ from x = 1 at rest (V = −x⁴/4, energy −1/4) reaches x = ∞ at
+    t* = √2 ∫₀¹ du/√(1 − u⁴) = Γ(1/4)²/(4√π) = K(m = ½) = 1.8540747 (as ẍ = 4x³ in
+    tests/test_integrate.py, in another time scale):
+    the C tangent flow and scipy's path both give up there with the same
+    :class:`IntegrationError` (a failed run, exit status 1), not an input error."""
+    from lagsim.analysis.lyapunov import spectrum
+    from lagsim.errors import IntegrationError
+    from lagsim.numeric.compile import compile_model
+
+    text = """\
+        coordinates: [x]
+        kinetic: 1/2*x_dot**2
+        potential: -1/4*x**4
+        initial: {x: 1}
+        """
+    target = system(text)
+    numeric = compile_model(target.model)
+    t_star = math.gamma(0.25) ** 2 / (4.0 * math.sqrt(math.pi))
+    messages = []
+    for loop in (True, False):
+        with pytest.raises(IntegrationError) as caught:
+            spectrum(target.spec, target.model, numeric, 5.0, 0.0, 1.0, loop=loop)
+        assert not isinstance(caught.value, InputError)
+        assert caught.value.time == pytest.approx(t_star, abs=1e-6)
+        messages.append(str(caught.value).split(": ", 1)[1])
+    assert messages[0] == messages[1] and "the integrator failed (DOP853)" in messages[0]
+    path = tmp_path / "blow_up.yaml"
+    path.write_text(textwrap.dedent(text))
+    out = CliRunner().invoke(main, ["lyapunov", str(path), "--t-end", "5"])
+    assert out.exit_code == 1 and "the integrator failed" in out.stderr

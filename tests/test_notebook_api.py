@@ -198,6 +198,9 @@ def test_plot_poincare_draws_the_crossings_of_a_section() -> None:
     xy = points.get_offsets()
     assert len(xy) == math.floor(10 * omega() / (2 * math.pi)) == len(run)
     assert np.allclose(xy[:, 1], 0.1 * omega(), rtol=1e-6)
+    named = lagsim.plot(run, kind="time", columns=["x"]).get_suptitle()
+    assert named == "oscillator"  # the system, as every kind names it
+    assert fig.get_suptitle() == f"{named}: Poincaré section (1 run, {len(run)} crossings)"
     assert np.allclose(xy[:, 0], 0.0, atol=1e-9)
 
 

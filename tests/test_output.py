@@ -28,6 +28,7 @@ from lagsim.cli import main
 from lagsim.cli.exits import EXIT_PIPE
 from lagsim.cli.group import COMMANDS
 from lagsim.errors import InputError
+from lagsim.output import io as lagsim_io
 from lagsim.output.io import Table, check_output, open_output, printable, read_csv, write_csv
 from lagsim.viz import animate as lanimate
 
@@ -220,16 +221,49 @@ def test_a_failed_run_keeps_the_old_file(tmp_path: Path) -> None:
 # --- interrupted runs ------------------------------------------------------------------------
 
 
+def _stopped(proc: subprocess.Popen) -> bool:
+    """Stop ``proc`` (SIGSTOP) and wait until it is stopped; False when it ended first (then
+    left for ``proc`` to reap: WNOWAIT)."""
+    proc.send_signal(signal.SIGSTOP)
+    if proc.returncode is not None:
+        return False
+    info = os.waitid(os.P_PID, proc.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+    return info.si_code == os.CLD_STOPPED
+
+
+def _writing(folder: Path, name: str) -> bool:
+    """Whether lagsim's temporary file of ``name`` in ``folder`` holds data: its write has
+    begun. One that only exists is not enough: ``check_output`` makes one of the same name and
+    removes it at once, empty, to test the folder before any work."""
+    for path in folder.iterdir():
+        if path.name.startswith(f".{name}."):
+            try:
+                if path.stat().st_size > 0:
+                    return True
+            except FileNotFoundError:
+                continue  # removed since listed: check_output's, or the write renamed
+    return False
+
+
 def _signal_while_writing(tmp_path: Path, args: list[str], name: str, signum: int
                           ) -> tuple[int, str]:
-    """Start lagsim, wait until its temporary output file exists, send ``signum``."""
+    """Start lagsim and send ``signum`` while it is provably writing ``name``: once its
+    temporary file holds data (:func:`_writing`), lagsim is stopped (SIGSTOP), the file is seen
+    to be there still (the write not renamed), the signal sent, and lagsim continued (SIGCONT),
+    so that it cannot finish the write between the check and the signal."""
     proc = _lagsim(*args, cwd=tmp_path)
     deadline = time.monotonic() + 240
-    while not any(p.name.startswith(f".{name}.") for p in tmp_path.iterdir()):
+    while True:
         assert proc.poll() is None, proc.stderr.read().decode()
         assert time.monotonic() < deadline
+        if _writing(tmp_path, name):
+            assert _stopped(proc), proc.stderr.read().decode()
+            if _writing(tmp_path, name):
+                break
+            proc.send_signal(signal.SIGCONT)
         time.sleep(0.02)
     proc.send_signal(signum)
+    proc.send_signal(signal.SIGCONT)
     _, err = proc.communicate(timeout=120)
     return proc.returncode, err.decode()
 
@@ -259,6 +293,63 @@ def test_sigterm_while_simulate_writes_leaves_the_old_file(tmp_path: Path) -> No
     assert (returncode, err) == (143, "lagsim: terminated by SIGTERM\n")
     assert [p.name for p in tmp_path.iterdir()] == ["run.csv"]
     assert (tmp_path / "run.csv").read_text() == "old\n"
+
+
+def _lose_a_signal(signum: int) -> None:
+    """Send ``signum`` to this process from inside a finalizer: its handler runs there, and
+    Python loses the exception it raises (it prints "Exception ignored in ..." and goes on), as
+    when a signal lands while a finalizer or a weakref callback of the drawing runs."""
+
+    class Finalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signum)
+
+    Finalized()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("to_file", [True, False], ids=["file", "stdout"])
+def test_a_signal_whose_exception_python_lost_still_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to_file: bool
+) -> None:
+    """SIGHUP lost in a finalizer just before simulate writes its table: the signal's record
+    (lagsim.errors.note_signal) stops the rename of the written file, which keeps the old
+    file with no temporary one beside it, and ends the command with SIGHUP's status 129 and
+    its one line, to a file as to standard output (where nothing is renamed)."""
+    real = lagsim_io.write_csv
+
+    def losing(*args: object) -> None:
+        _lose_a_signal(signal.SIGHUP)
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lagsim_io, "write_csv", losing)
+    out = tmp_path / "run.csv"
+    out.write_text("old\n")
+    code, err = _invoke("simulate", "pendulum", *SHORT, *(["-o", str(out)] if to_file else []))
+    assert (code, err.splitlines()[-1]) == (129, "lagsim: terminated by SIGHUP")
+    assert out.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.csv"]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_error_after_a_signal_ends_with_the_signals_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM lost in a finalizer, then an unexpected exception (as when the signal's
+    exception lands in a C extension's Python callback and comes out as a SystemError): the
+    command ends as SIGTERM asked, 143 and its line, not as a bug of lagsim, and the old file
+    stays."""
+
+    def failing(*_args: object) -> None:
+        _lose_a_signal(signal.SIGTERM)
+        raise SystemError("a C call returned a result with an exception set")
+
+    monkeypatch.setattr(lagsim_io, "write_csv", failing)
+    out = tmp_path / "run.csv"
+    out.write_text("old\n")
+    code, err = _invoke("simulate", "pendulum", *SHORT, "-o", str(out))
+    assert (code, err.splitlines()[-1]) == (143, "lagsim: terminated by SIGTERM")
+    assert out.read_text() == "old\n"
 
 
 # --- closed pipes, full devices: every command ----------------------------------------------

@@ -212,3 +212,19 @@ def test_several_csvs_overlay_with_a_legend_of_their_names(tmp_path: Path, monke
     wrong = CliRunner().invoke(main, ["plot", *paths, "--label", "one", "-o",
                                       str(tmp_path / "x.png")])
     assert wrong.exit_code == 2 and "--label is given 1 times for 2 INPUTs" in wrong.output
+
+
+def test_an_energy_lost_at_impacts_is_a_change_not_a_drift() -> None:
+    """The bouncing ball's overview called the energy its impacts take away (restitution 0.8)
+    a "relative drift" rising to 1; with an impact in the run it is a change, and says why. The
+    same run without the impact keeps the drift's name."""
+    t = np.linspace(0.0, 1.0, 11)
+    energy = np.where(t < 0.45, 9.81, 9.81 * 0.64)
+    impulse = np.where(np.isclose(t, 0.5), 1.2, 0.0)
+    for kick, word in ((impulse, "change"), (0.0 * impulse, "drift")):
+        table = Table(("t", "y", "energy", "impulse_floor"),
+                      np.column_stack([t, 1.0 - t, energy, kick]), "run.csv")
+        axes = {ax.get_label(): ax for ax in make_figure(table).axes}
+        label = axes["energy drift"].get_ylabel()
+        assert label.startswith(f"relative {word}\n")
+        assert label.endswith("(impacts)") == (word == "change")

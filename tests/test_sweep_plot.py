@@ -65,6 +65,7 @@ def test_poincare_sections_of_many_runs_on_one_figure(tmp_path):
     fig = plot_sweep.make_figure("poincare", str(runs), "theta", "theta_dot", None)
     drawn = [len(c.get_offsets()) for c in fig.axes[0].collections]
     assert drawn == counts and all(c >= 2 for c in counts)
+    assert fig.get_suptitle() == f"runs: Poincaré section (3 runs, {sum(counts)} crossings)"
     out = tmp_path / "p.png"
     assert invoke("plot", str(runs), "--kind", "poincare", "--x", "theta", "--y", "theta_dot",
                   "-o", str(out)).exit_code == 0
@@ -92,3 +93,26 @@ def test_plot_errors(args, message, tmp_path):
                                        str(tmp_path / "x.png")])
     assert result.exit_code == 2
     assert result.stderr.startswith(message)
+
+
+def test_a_poincare_section_wraps_the_angles_wrap_names(tmp_path):
+    """--wrap was ignored by --kind poincare: a pendulum's section of θ spread over −65 … −5.
+    The crossings of a CSV drawn wrapped to (−π, π] when --wrap names --x, as they are without,
+    the axes named θ and θ̇; a name that is neither --x nor --y is refused."""
+    from lagsim.viz.figures import wrap_angle
+
+    theta = np.array([-64.9, -40.1, -12.3, -5.2])
+    path = tmp_path / "section.csv"
+    path.write_text("t,theta,theta_dot\n" + "".join(f"{i},{a},{0.1 * i}\n"
+                                                     for i, a in enumerate(theta)))
+    for wrap, expected in (((), theta), (("theta",), wrap_angle(theta))):
+        ax = plot_sweep.make_figure("poincare", str(path), "theta", "theta_dot", None,
+                                    wrap=wrap).axes[0]
+        assert np.array_equal(ax.collections[0].get_offsets()[:, 0], expected)
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("θ", "θ̇")
+    assert np.all(np.abs(wrap_angle(theta)) <= np.pi)
+    out = tmp_path / "p.png"
+    result = invoke("plot", str(path), "--kind", "poincare", "--x", "theta", "--y", "theta_dot",
+                    "--wrap", "phi", "-o", str(out))
+    assert result.exit_code == 2 and not out.exists()
+    assert result.output.startswith("lagsim: error: --wrap: wraps the --x and --y")

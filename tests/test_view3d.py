@@ -243,13 +243,19 @@ def test_a_bad_view_is_a_one_line_error_naming_the_option(tmp_path, args) -> Non
     assert not out.exists()
 
 
-def test_view_is_refused_where_nothing_is_drawn_in_3d(tmp_path) -> None:
-    for args in (["plot", "pendulum", "--kind", "path"], ["plot", "heavy_top"],
-                 ["animate", "pendulum", "--t-end", "0.2", "--frames", "2"]):
+def test_view_is_refused_where_nothing_is_drawn_from_a_view(tmp_path) -> None:
+    """--view is for the paths; a picture in the plane takes only the views that look squarely
+    at a plane (tests/test_figures_plane.py draws those)."""
+    for args, view, words in (
+            (["plot", "pendulum", "--kind", "path"], "iso", "a picture in the plane"),
+            (["animate", "pendulum", "--t-end", "0.2", "--frames", "2"], "20,-60",
+             "a picture in the plane"),
+            (["plot", "heavy_top"], "top", "applies to --kind path")):
         out = tmp_path / ("x.gif" if args[0] == "animate" else "x.png")
-        result = CliRunner().invoke(main, [*args, "--view", "top", "-o", str(out)])
+        result = CliRunner().invoke(main, [*args, "--view", view, "-o", str(out)])
         assert result.exit_code == 2, args
-        assert result.output.startswith("lagsim: error: --view: applies to"), result.output
+        assert result.output.startswith(f"lagsim: error: --view: {words}"), result.output
+        assert len(result.output.strip().splitlines()) == 1
         assert not out.exists()
 
 
@@ -276,3 +282,62 @@ def test_animate_the_top_writes_the_frames_it_reports(tmp_path) -> None:
         gif.seek(3)
         last = np.asarray(gif.convert("RGB"), dtype=int)
     assert np.abs(first - last).sum() > 0
+
+
+def test_the_title_names_the_view_and_the_plane_it_shows(top) -> None:
+    """Issue 30: a 3-D picture says from where it is seen (the plane, for a squarely seen one)."""
+    from lagsim.viz.views import view_caption
+
+    system, traj = top
+    fig = plot(traj, kind="path", system=system, view="front")
+    assert fig.axes[0].get_title() == "front view: x–z plane, z up"
+    captions = {name: view_caption(parse_view(name)) for name in ("iso", "side", "top", "20,-60")}
+    assert captions == {"iso": "iso view, z up", "side": "side view: y–z plane, z up",
+                        "top": "top view: x–y plane, z up",
+                        "20,-60": "view from elevation 20°, azimuth -60°, z up"}
+    assert view_caption(parse_view("iso"), z_down=True) == "iso view, z down"
+    assert view_caption(parse_view("top"), False, (0.0, 0.0, -1.0)) == (
+        "top view: x–y plane, z up, gravity along −z (normal to the page)")
+    assert view_caption(parse_view("iso"), False, (0.0, 0.0, -1.0)) == "iso view, z up"
+
+
+def test_gravity_along_plus_z_draws_z_downwards_and_the_arrow_down_the_page() -> None:
+    """The Whipple bicycle's axes have z down (gravity [0, 0, g]): its picture turns z over so
+    that gravity points down the page, as the heavy top's (gravity [0, 0, -g]) does unturned."""
+    from mpl_toolkits.mplot3d import proj3d
+
+    from lagsim.viz.scene3d import z_down
+
+    assert z_down((0.0, 0.0, 1.0)) and not z_down((0.0, 0.0, -1.0)) and not z_down(None)
+    assert not z_down((0.8, 0.0, 0.6))
+    points = {"m": np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])}
+    for g, turned in (((0.0, 0.0, 1.0), True), ((0.0, 0.0, -1.0), False)):
+        fig = path_figure(scene_of(points, g), DOCUMENTED_VIEWS["iso"])
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        assert bool(ax.zaxis_inverted()) == turned
+        assert ax.get_title().endswith("z down" if turned else "z up")
+        tip = np.array(proj3d.proj_transform(*g, ax.M)[:2])
+        base = np.array(proj3d.proj_transform(0.0, 0.0, 0.0, ax.M)[:2])
+        assert (tip - base)[1] < 0.0
+
+
+def scene_of(points, gravity):
+    from lagsim.viz.scene3d import Scene
+
+    return Scene(points, {}, (), gravity)
+
+
+def test_an_axis_seen_end_on_has_no_ticks_and_the_legend_covers_no_axis() -> None:
+    """The front view's y ticks piled up in one smudge; the legend sat on the z axis' name."""
+    points = {"a_mass_with_a_long_name.contact": np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])}
+    fig = path_figure(scene_of(points, (0.0, 0.0, -1.0)), DOCUMENTED_VIEWS["front"], "t")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert len(ax.get_yticks()) == 0 and ax.get_ylabel() == ""
+    assert len(ax.get_xticks()) > 1 and len(ax.get_zticks()) > 1
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert legend.x1 <= fig.bbox.width
+    words = [ax.zaxis.label, *ax.zaxis.get_ticklabels(), *ax.xaxis.get_ticklabels()]
+    assert all(not t.get_window_extent(renderer).overlaps(legend) for t in words if t.get_text())

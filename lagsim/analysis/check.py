@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from lagsim.errors import InputError
+from lagsim.spec.options import WORDING
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.integrability import Integrability, frobenius
 from lagsim.symbolic.invariants import Invariant, find_invariants
@@ -100,7 +101,7 @@ class CheckReport:
             "redundant": [r.to_dict() for r in self.redundant],
             "integrability": [i.to_dict() for i in self.integrability],
             "invariants": [i.to_dict() for i in self.invariants],
-            "notes": list(self.notes),
+            "notes": [WORDING.get().say(n) for n in self.notes],
         }
 
     def to_json(self) -> str:
@@ -155,18 +156,20 @@ class CheckReport:
                              f"{inv.value:.12g}  [{label}; checked {inv.verified}]")
         else:
             lines.append("conserved quantities: none found")
-        lines += [f"note: {n}" for n in self.notes]
+        lines += [f"note: {WORDING.get().say(n)}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
 
 TEXT_WIDTH = 160
-"""Longer expressions are cut in the text report (``--format json`` has them whole)."""
+"""Longer expressions are cut in the text report (``--format json``, the API's ``to_dict()``,
+has them whole)."""
 
 
 def _short(text: str) -> str:
     if len(text) <= TEXT_WIDTH:
         return text
-    return f"{text[:TEXT_WIDTH]}… ({len(text)} characters; --format json prints it whole)"
+    whole = "to_dict() has" if WORDING.get().keywords else "--format json prints"
+    return f"{text[:TEXT_WIDTH]}… ({len(text)} characters; {whole} it whole)"
 
 
 def _start(spec: SystemSpec, model: Model, notes: list[str]

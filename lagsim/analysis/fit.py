@@ -51,7 +51,7 @@ from lagsim import naming
 from lagsim.errors import InputError, LagsimError, Location
 from lagsim.output.io import Table, read_csv
 from lagsim.output.trajectory import Trajectory
-from lagsim.spec.options import FIT_BY_NAME, FIT_OPTIONS, Naming, SimulateOptions
+from lagsim.spec.options import FIT_BY_NAME, FIT_OPTIONS, WORDING, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
 
 RANK_RTOL = 1e-7
@@ -188,7 +188,8 @@ class FitReport:
         counted = f"({self.residuals} residuals, {len(self.names)} fitted)"
         if self.weighting == "sigma":
             lines += ["", f"χ²/(N − p) = {self.residual_variance:.6g} {counted}: near 1 when "
-                          "--sigma is right; the standard errors are from σ"]
+                          f"{WORDING.get().flag('--sigma')} is right; the standard errors "
+                          "are from σ"]
         else:
             weighted = "weighted " if self.weighting == "weights" else ""
             lines += ["", f"{weighted}residual variance s² = {self.residual_variance:.6g} "
@@ -485,7 +486,7 @@ def fit_spec(spec: SystemSpec, data: str | os.PathLike[str], names: tuple[str, .
     data's times with the sensitivities of ``names`` over the run options ``given``, then
     :func:`fit` with the options of :data:`~lagsim.spec.options.FIT_OPTIONS` in ``fit_options``
     (raw values by name); notes of the first run only go to ``report``."""
-    label = "fit" if how.keywords else "--fit"
+    label = how.flag("--fit")
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice is not None:
         raise InputError(f"{label} names {twice!r} twice")

@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from lagsim import naming
-from lagsim.errors import InputError, Location
+from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import RhsJacobian
 from lagsim.spec.system import SystemSpec
@@ -362,8 +362,12 @@ class _Stepper:
         self.c = (loop and flow.solve is not _least_squares
                   and _c_loop(spec, model, numeric, t_end, 0, rtol, atol, self.loops))
 
-    def failed(self, message: str, t: float) -> InputError:
-        return InputError(f"the run failed at t = {t:.6g}: {message}", self.spec.location)
+    def failed(self, message: str, t: float) -> IntegrationError:
+        """scipy's DOP853 gave up at t: the error the C loop raises for it (a failed run, exit
+        status 1, not an input error)."""
+        from lagsim.run.monitor import integrator_failed
+
+        return integrator_failed("DOP853", message, t)
 
     def base(self, t0: float, y: np.ndarray, t1: float) -> np.ndarray:
         if self.c:

@@ -23,7 +23,14 @@ from typing import Any, TextIO
 
 import click
 
-from lagsim.errors import LagsimError, printable
+from lagsim.errors import (
+    LagsimError,
+    forget_signals,
+    note_signal,
+    noted_signal,
+    printable,
+    signals_blocked,
+)
 
 EXIT_PIPE = 128 + 13
 
@@ -65,28 +72,36 @@ class Terminated(KeyboardInterrupt):
 
 
 def _terminate(signum: int, _frame: Any) -> None:
+    note_signal(signum)
     raise Terminated(signum)
 
 
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` for the length of a command; a signal
-    the caller ignores (``nohup``) stays ignored."""
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Terminated` for the length of a command, and
+    are recorded (:func:`lagsim.errors.note_signal`) so that one whose exception Python lost
+    still ends the command (:func:`handled`); a signal the caller ignores (``nohup``) stays
+    ignored. The handlers are swapped with the signals held
+    (:func:`lagsim.errors.signals_blocked`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    names = ("SIGTERM", "SIGHUP")
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
     numbers = [getattr(signal, n) for n in names if hasattr(signal, n)]
     old = {s: signal.getsignal(s) for s in numbers}
-    for s, handler in old.items():
-        if handler is not signal.SIG_IGN:
-            signal.signal(s, _terminate)
+    forget_signals()
+    with signals_blocked(numbers):
+        for s, handler in old.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(s, _terminate)
     try:
         yield
     finally:
-        for s, handler in old.items():
-            if handler is not signal.SIG_IGN:
-                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        with signals_blocked(numbers):
+            for s, handler in old.items():
+                if handler is not signal.SIG_IGN:
+                    signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        forget_signals()
 
 
 def _silence_stdout() -> None:
@@ -152,6 +167,26 @@ def _flush_or_silence() -> None:
         _silence_stdout()
 
 
+def _end_by_signal(ctx: click.Context, signum: int) -> None:
+    """``lagsim: interrupted`` (SIGINT) or ``lagsim: terminated by NAME`` on stderr, exit
+    128 + ``signum``."""
+    name = "interrupted" if signum == signal.SIGINT else \
+        f"terminated by {signal.Signals(signum).name}"
+    _flush_or_silence()
+    click.echo(f"lagsim: {name}", err=True)
+    ctx.exit(128 + signum)
+
+
+def _end_if_signalled(ctx: click.Context) -> None:
+    """End by the signal noted during the command (:func:`lagsim.errors.note_signal`), if one
+    came: an error that follows it is its consequence (its exception turned into another by
+    the extension it was raised in, such as a SystemError of a C call whose Python callback it
+    interrupted), not a bug of lagsim."""
+    signum = noted_signal()
+    if signum is not None:
+        _end_by_signal(ctx, signum)
+
+
 def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     """Run ``command`` (the group's invocation of a command), turning what it raises into
     lagsim's one line on stderr and exit status (the module's docstring); with ``--debug``
@@ -159,6 +194,9 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     try:
         result = command()
         _flush_stdout()
+        signum = noted_signal()
+        if signum is not None:
+            raise Terminated(signum)
         return result
     except BrokenPipeError:
         _silence_stdout()
@@ -169,12 +207,7 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
         _flush_or_silence()
         raise UserError(exc) from None
     except KeyboardInterrupt as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
-        name = "interrupted" if signum == signal.SIGINT else \
-            f"terminated by {signal.Signals(signum).name}"
-        _flush_or_silence()
-        click.echo(f"lagsim: {name}", err=True)
-        ctx.exit(128 + signum)
+        _end_by_signal(ctx, getattr(exc, "signum", signal.SIGINT))
     except click.UsageError as exc:
         if isinstance(exc, UsageError):
             raise
@@ -184,6 +217,7 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     except OSError as exc:
         if ctx.params.get("debug"):
             raise
+        _end_if_signalled(ctx)
         _flush_or_silence()
         reason = exc.strerror or str(exc)
         if exc.filename:
@@ -197,6 +231,7 @@ def handled(ctx: click.Context, command: Callable[[], Any]) -> Any:
     except Exception as exc:
         if ctx.params.get("debug"):
             raise
+        _end_if_signalled(ctx)
         _flush_or_silence()
         click.echo(printable(f"lagsim: error: internal error ({type(exc).__name__}: {exc}); "
                              "this is a bug in lagsim: please report it with the output of "

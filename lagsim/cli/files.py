@@ -1,14 +1,18 @@
 """The files a command reads: a bundled system's file and text, the inputs an output must not
-overwrite, and the hint on stderr when a command waits on a terminal."""
+overwrite, the image of ``--plot -o FILE`` checked before any work, and the hint on stderr when
+a command waits on a terminal."""
 
 from __future__ import annotations
 
 import sys
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lagsim.cli.exits import warn
 from lagsim.errors import InputError, Location, printable
+
+if TYPE_CHECKING:
+    from lagsim.output.io import Output
 
 
 def stdin_hint(source: str, what: str, argument: str) -> None:
@@ -36,19 +40,42 @@ def inputs(force: bool, *given: tuple[str | None, str]) -> tuple[tuple[str, str]
     return tuple(found)
 
 
+def plot_target(draw: bool, output: str | None, force: bool,
+                *given: tuple[str | None, str]) -> Output | None:
+    """The image file of ``--plot -o FILE`` (:func:`lagsim.cli.options.plot_options`), checked
+    before any work against the formats a figure is saved in and the files ``given`` the command
+    reads (:func:`inputs`); None without ``--plot``. ``--plot`` without ``-o`` (or with ``-o -``)
+    and ``-o`` without ``--plot`` are errors: standard output carries the report."""
+    if not draw:
+        if output is not None:
+            raise InputError("-o is the image of --plot; add --plot, or drop -o",
+                             Location("--output"))
+        return None
+    from lagsim.output.io import check_output
+    from lagsim.viz import figures as plotting
+
+    if output is None or output == "-":
+        raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
+                         "the report", Location("--plot"))
+    return check_output(output, formats=plotting.FORMATS, binary=True,
+                        inputs=inputs(force, *given))
+
+
 def bundled_file(name: str) -> str:
     """The path of the bundled system ``name``'s file in the package (it may not exist)."""
-    return str(resources.files("lagsim.systems").joinpath(f"{name}.yaml"))
+    from lagsim.spec.system import bundled_folder
+
+    return str(bundled_folder() / f"{name}.yaml")
 
 
 def bundled_text(name: str, option: str) -> str:
     """The text of the bundled system ``name``, or an error naming ``option`` that lists the
     bundled names (a path is not a bundled system: it is already a file of the user's)."""
     from lagsim.spec.expressions import suggest
-    from lagsim.spec.system import bundled_systems
+    from lagsim.spec.system import bundled_folder, bundled_systems
 
     names = bundled_systems()
     if name not in names:
         raise InputError(f"no bundled system {printable(repr(name))}{suggest(name, names)}; "
                          f"they are {', '.join(names)}", Location(option))
-    return resources.files("lagsim.systems").joinpath(f"{name}.yaml").read_text("utf-8")
+    return (bundled_folder() / f"{name}.yaml").read_text("utf-8")

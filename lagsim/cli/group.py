@@ -7,94 +7,90 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
 
 from lagsim import __version__
-from lagsim.cli.exits import UsageError, handled, signals_interrupt, stdout_present, warnings_routed
-from lagsim.errors import DEBUG
 
-
-@dataclass(frozen=True)
-class Entry:
-    """A command of the table: where it is (``"module:attribute"``) and its summary, the line
-    ``lagsim --help`` lists (the first sentence of the command's own help)."""
-
-    target: str
-    summary: str
-
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 COMMANDS = {
-    "action": Entry("lagsim.cli.commands.action:command",
-                    "The action S = ∫ L dt of FILE along a path, a simulated run, or the "
-                    "stationary path."),
-    "animate": Entry("lagsim.cli.commands.animate:command",
-                     "Animate the masses of a system: dots, rods, a fading trail, a clock and "
-                     "gravity."),
-    "cache": Entry("lagsim.cli.commands.cache:command",
-                   "Show or clear the compile cache of compiled models."),
-    "check": Entry("lagsim.cli.commands.check:command",
-                   "Report what FILE is: coordinates, constraints, rank and degrees of "
-                   "freedom, redundant constraints, whether each velocity constraint is "
-                   "holonomic (Frobenius' test) and what is conserved (energy, cyclic and "
-                   "Noether momenta)."),
-    "completion": Entry("lagsim.cli.commands.completion:command",
-                        "Print the completion script of lagsim for SHELL (bash, zsh or fish)."),
-    "derive": Entry("lagsim.cli.commands.derive:command",
-                    "Print the equations of motion of FILE in the chosen form."),
-    "equilibria": Entry("lagsim.cli.commands.equilibria:command",
-                        "List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
-                        "the constraints."),
-    "export": Entry("lagsim.cli.commands.export:command",
-                    "Export FILE as standalone C (--c DIR) or as an FMI 2.0 or 3.0 FMU "
-                    "(--fmu [--fmi 3]), to run it in other tools."),
-    "fit": Entry("lagsim.cli.commands.fit:command",
-                 "Fit parameters and initial values of FILE to the columns of DATA.csv."),
-    "lqr": Entry("lagsim.cli.commands.lqr:command",
-                 "Design a linear-quadratic regulator of FILE's inputs about an equilibrium: "
-                 "the gain K, the closed-loop eigenvalues and controllability."),
-    "lyapunov": Entry("lagsim.cli.commands.lyapunov:command",
-                      "Print the Lyapunov exponents of FILE's motion from its initial state "
-                      "(tangent dynamics with periodic QR)."),
-    "modes": Entry("lagsim.cli.commands.modes:command",
-                   "Print the small oscillations of FILE about an equilibrium or a steady "
-                   "motion."),
-    "new": Entry("lagsim.cli.commands.new:command",
-                 "Copy the bundled system NAME into a file of your own, as a starting point."),
-    "plot": Entry("lagsim.cli.commands.plot:command",
-                  "Draw the trajectory, constraint drift and energy drift of a CSV, or of a "
-                  "system."),
-    "schema": Entry("lagsim.cli.commands.schema:command",
-                    "Print the JSON Schema (draft 2020-12) of the system file, for editors."),
-    "simulate": Entry("lagsim.cli.commands.simulate:command",
-                      "Integrate FILE and write the trajectory as CSV."),
-    "sweep": Entry("lagsim.cli.commands.sweep:command",
-                   "Simulate FILE once for every combination of the swept values, on this "
-                   "machine's cores or a Dask cluster, and write one row per run: the values, "
-                   "the final state, the largest constraint residuals, the energy drift (or, "
-                   "when h is not conserved, its change), the stop time of --stop-when and "
-                   "each --summary."),
-    "systems": Entry("lagsim.cli.commands.systems:command",
-                     "List the bundled systems, with the first line of each description."),
+    "action": ("The action S = ∫ L dt of FILE along a path, a simulated run, or the "
+               "stationary path."),
+    "animate": ("Animate the masses of a system: dots, rods, a fading trail, a clock and "
+                "gravity."),
+    "cache": "Show or clear the compile cache of compiled models.",
+    "check": ("Report what FILE is: coordinates, constraints, rank and degrees of "
+              "freedom, redundant constraints, whether each velocity constraint is "
+              "holonomic (Frobenius' test) and what is conserved (energy, cyclic and "
+              "Noether momenta)."),
+    "completion": "Print the completion script of lagsim for SHELL (bash, zsh or fish).",
+    "derive": "Print the equations of motion of FILE in the chosen form.",
+    "equilibria": ("List the equilibria of FILE: rest states with F(q, 0) + Aᵀλ = 0 and "
+                   "the constraints."),
+    "export": ("Export FILE as standalone C (--c DIR) or as an FMI 2.0 or 3.0 FMU "
+               "(--fmu [--fmi 3]), to run it in other tools."),
+    "fit": "Fit parameters and initial values of FILE to the columns of DATA.csv.",
+    "lqr": ("Design a linear-quadratic regulator of FILE's inputs about an equilibrium: "
+            "the gain K, the closed-loop eigenvalues and controllability."),
+    "lyapunov": ("Print the Lyapunov exponents of FILE's motion from its initial state "
+                 "(tangent dynamics with periodic QR)."),
+    "modes": ("Print the small oscillations of FILE about an equilibrium or a steady "
+              "motion."),
+    "new": "Copy the bundled system NAME into a file of your own, as a starting point.",
+    "plot": ("Draw the trajectory, constraint drift and energy drift of a CSV, or of a "
+             "system."),
+    "schema": "Print the JSON Schema (draft 2020-12) of the system file, for editors.",
+    "simulate": "Integrate FILE and write the trajectory as CSV.",
+    "sweep": ("Simulate FILE once for every combination of the swept values, on this "
+              "machine's cores or a Dask cluster, and write one row per run: the values, "
+              "the final state, the largest constraint residuals, the energy drift (or, "
+              "when h is not conserved, its change), the stop time of --stop-when and "
+              "each --summary."),
+    "systems": "List the bundled systems, with the first line of each description.",
 }
-"""The commands of ``lagsim``, by name."""
+"""The commands of ``lagsim``, by name, with their summaries: the line ``lagsim --help`` lists,
+the first sentence of the command's own help (tests/test_cli.py holds them to it). Command
+``name`` is ``command`` of the module ``lagsim.cli.commands.<name>``."""
 
 
 def load_command(name: str) -> click.Command:
     """The command ``name`` of :data:`COMMANDS`, its module imported now."""
-    module, _, attribute = COMMANDS[name].target.partition(":")
-    command = getattr(importlib.import_module(module), attribute)
+    module = f"lagsim.cli.commands.{name}"
+    command = importlib.import_module(module).command
     if not isinstance(command, click.Command):
-        raise TypeError(f"{COMMANDS[name].target} is not a click command")
+        raise TypeError(f"{module}.command is not a click command")
     return command
 
 
 def _summary(name: str, limit: int = 45) -> str:
     """The summary of command ``name`` shortened to ``limit`` as click shortens a help text."""
-    return click.Command(name, help=COMMANDS[name].summary).get_short_help_str(limit)
+    return click.Command(name, help=COMMANDS[name]).get_short_help_str(limit)
+
+
+def help_width() -> int | None:
+    """The width of help text that click's ``HelpFormatter`` takes by itself: the columns of
+    :func:`shutil.get_terminal_size` (``$COLUMNS``, else the terminal of ``sys.__stdout__``,
+    else 80), at most 80, less 2, at least 50; found without importing shutil, which imports
+    zlib, bz2 and lzma (a twentieth of ``lagsim --help``, issue 31). None when click's test
+    runner forces a width (``click.formatting.FORCED_WIDTH``): click decides then.
+    tests/test_cli.py holds it to click's own."""
+    if click.formatting.FORCED_WIDTH is not None:
+        return None
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = (os.get_terminal_size(stdout.fileno()).columns if stdout is not None
+                       else 0) or 80
+        except (ValueError, OSError):
+            columns = 80
+    return max(min(columns, 80) - 2, 50)
 
 
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -146,6 +142,8 @@ class LagsimGroup(click.Group):
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         """The commands starting with ``incomplete``, with their summaries from the table, then
         the group's options."""
+        from click.shell_completion import CompletionItem
+
         results = [CompletionItem(name, help=_summary(name))
                    for name in self.list_commands(ctx) if name.startswith(incomplete)]
         results.extend(click.Command.shell_complete(self, ctx, incomplete))
@@ -161,23 +159,35 @@ class LagsimGroup(click.Group):
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
+        """click's, with the width of help text found without shutil (:func:`help_width`); the
+        commands' contexts inherit it."""
+        if parent is None and extra.get("terminal_width") is None:
+            extra["terminal_width"] = help_width()
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:
+            from lagsim.cli.exits import UsageError
+
             raise exc if isinstance(exc, UsageError) else UsageError(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         one_blas_thread()
-        # SymEngine and the numerics load here, not when `lagsim --help` is built.
+        # lagsim's errors, SymEngine and the numerics load here, not when `lagsim --help` is
+        # built.
+        from lagsim.cli.exits import handled, signals_interrupt, stdout_present, warnings_routed
+        from lagsim.errors import DEBUG
         from lagsim.numeric import stages
+        from lagsim.spec.options import FLAGS, WORDING
         from lagsim.symbolic.expansion import signals_end_process
 
         debugging = DEBUG.set(bool(ctx.params.get("debug")))
+        wording = WORDING.set(FLAGS)
         try:
             with signals_interrupt(), stdout_present(), warnings_routed(ctx), \
                     signals_end_process(), stages.shown():
                 return handled(ctx, lambda: super(LagsimGroup, self).invoke(ctx))
         finally:
+            WORDING.reset(wording)
             DEBUG.reset(debugging)
 
 

@@ -1,7 +1,7 @@
 """The click adapter of the options table (:mod:`lagsim.spec.options`): one flag per row for
 ``simulate``, ``plot``, ``animate`` and ``sweep``, passed on as given and validated by the table;
 and the arguments and options several commands share (FILE, ``--set``, ``--force``,
-``--format``), declared once."""
+``--format``, ``--plot`` with ``-o``), declared once."""
 
 from __future__ import annotations
 
@@ -84,6 +84,17 @@ report_format_option = click.option("--format", "fmt", type=click.Choice(("text"
                                     default="text", show_default=True,
                                     help="text for a terminal, json for scripts.")
 """``--format`` of the commands that print a report (``check``, ``equilibria``, ``modes``)."""
+
+
+def plot_options(plot_help: str) -> Callable[[F], F]:
+    """``--plot`` (``plot_help`` its help) and ``-o FILE``, its image, of the commands whose
+    standard output carries their report (``modes``, ``fit``), passed on as ``draw`` and
+    ``output``; :func:`lagsim.cli.files.plot_target` checks them."""
+    def decorate(func: F) -> F:
+        func = click.option("-o", "--output", metavar="FILE",
+                            help="Image file for --plot (png, svg, pdf).")(func)
+        return click.option("--plot", "draw", is_flag=True, help=plot_help)(func)
+    return decorate
 
 
 def _view(_ctx: click.Context, _param: click.Parameter, value: str | None

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -77,25 +78,6 @@ def _suffix() -> str:
     return {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
 
 
-def _real(name: str, vr: int, causality: str, variability: str, description: str,
-          start: float | None = None, unit: str = "", derivative: int | None = None,
-          initial: str | None = None) -> str:
-    attrs = [f"name={quoteattr(name)}", f'valueReference="{vr}"',
-             f"description={quoteattr(description)}", f'causality="{causality}"',
-             f'variability="{variability}"']
-    if initial:
-        attrs.append(f'initial="{initial}"')
-    real = []
-    if unit:
-        real.append(f"unit={quoteattr(unit)}")
-    if start is not None:
-        real.append(f'start="{start!r}"')
-    if derivative is not None:
-        real.append(f'derivative="{derivative}"')
-    return (f"    <ScalarVariable {' '.join(attrs)}>\n      <Real {' '.join(real)}/>\n"
-            f"    </ScalarVariable>")
-
-
 def unit_names(lay: Layout) -> list[str]:
     """Every unit text a variable of ``lay`` has, sorted."""
     return sorted({u for u in (*lay.state_units, *lay.derivative_units, *lay.parameter_units,
@@ -134,33 +116,79 @@ def initial_unknowns(lay: Layout) -> list[int]:
             *range(2 * ny + npar, 2 * ny + npar + len(lay.outputs))]
 
 
+@dataclass(frozen=True)
+class Variable:
+    """One scalar variable of the model description: its attributes (FMI 2.0 §2.2.7, FMI 3.0
+    §2.4.7), ``derivative`` the index (FMI 2.0) or value reference (FMI 3.0) of the state it is
+    the derivative of."""
+
+    name: str
+    vr: int
+    causality: str
+    variability: str
+    description: str
+    start: float | None = None
+    unit: str = ""
+    derivative: int | None = None
+    initial: str | None = None
+
+
+def variable_element(v: Variable, fmi: int) -> str:
+    """The element of ``v`` in an FMI ``fmi`` model description: a ``<ScalarVariable>`` with its
+    ``<Real>`` (FMI 2.0), a ``<Float64>`` (FMI 3.0)."""
+    attrs = [f"name={quoteattr(v.name)}", f'valueReference="{v.vr}"',
+             f"description={quoteattr(v.description)}", f'causality="{v.causality}"',
+             f'variability="{v.variability}"']
+    if v.initial:
+        attrs.append(f'initial="{v.initial}"')
+    typed = []
+    if v.unit:
+        typed.append(f"unit={quoteattr(v.unit)}")
+    if v.start is not None:
+        typed.append(f'start="{v.start!r}"')
+    if v.derivative is not None:
+        typed.append(f'derivative="{v.derivative}"')
+    if fmi == 2:
+        return (f"    <ScalarVariable {' '.join(attrs)}>\n      <Real {' '.join(typed)}/>\n"
+                f"    </ScalarVariable>")
+    return f"    <Float64 {' '.join([*attrs, *typed])}/>"
+
+
+def model_variables(lay: Layout, fmi: int) -> list[Variable]:
+    """The states, their derivatives, the parameters (inputs, calculated ones, the others) and
+    the outputs of ``lay`` with ``fmucore.h``'s value references, as the FMI ``fmi`` model
+    description declares them."""
+    ny, npar = len(lay.states), len(lay.parameters)
+    rows = [Variable(name, i, "local", "continuous", "state", float(start), unit,
+                     initial="approx" if computed(lay, i) else "exact")
+            for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start,
+                                                        lay.state_units))]
+    rows += [Variable(f"der({name})", ny + i, "local", "continuous",
+                      f"the derivative of {name}", None, lay.derivative_units[i],
+                      derivative=i + 1 if fmi == 2 else i)
+             for i, name in enumerate(lay.states)]
+    for j, (name, start, unit) in enumerate(zip(lay.parameters, lay.parameter_start,
+                                                lay.parameter_units)):
+        if name in lay.inputs:
+            rows.append(Variable(name, 2 * ny + j, "input", "continuous", "input",
+                                 float(start), unit))
+        elif name in lay.derived:
+            rows.append(Variable(name, 2 * ny + j, "calculatedParameter", "tunable",
+                                 "computed from the other parameters", None, unit,
+                                 initial="calculated"))
+        else:
+            rows.append(Variable(name, 2 * ny + j, "parameter", "tunable", "parameter",
+                                 float(start), unit, initial="exact" if fmi == 2 else None))
+    rows += [Variable(name, 2 * ny + npar + k, "output", "continuous", "output", unit=unit)
+             for k, (name, unit) in enumerate(zip(lay.outputs, lay.output_units))]
+    return rows
+
+
 def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
     """``modelDescription.xml`` of the FMU (FMI 2.0 §2.2): both interfaces, the variables in
     the value-reference order of ``fmu.c``, the model structure."""
     ny, npar = len(lay.states), len(lay.parameters)
-    rows: list[str] = []
-    for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
-        rows.append(_real(name, i, "local", "continuous", "state", float(start), unit,
-                          initial="approx" if computed(lay, i) else "exact"))
-    der_units = lay.derivative_units
-    for i, name in enumerate(lay.states):
-        rows.append(_real(f"der({name})", ny + i, "local", "continuous",
-                          f"the derivative of {name}", None, der_units[i], derivative=i + 1))
-    for j, (name, start, unit) in enumerate(zip(lay.parameters, lay.parameter_start,
-                                                lay.parameter_units)):
-        if name in lay.inputs:
-            rows.append(_real(name, 2 * ny + j, "input", "continuous", "input", float(start),
-                              unit))
-        elif name in lay.derived:
-            rows.append(_real(name, 2 * ny + j, "calculatedParameter", "tunable",
-                              "computed from the other parameters", None, unit,
-                              initial="calculated"))
-        else:
-            rows.append(_real(name, 2 * ny + j, "parameter", "tunable", "parameter",
-                              float(start), unit, initial="exact"))
-    for k, (name, unit) in enumerate(zip(lay.outputs, lay.output_units)):
-        rows.append(_real(name, 2 * ny + npar + k, "output", "continuous", "output",
-                          unit=unit))
+    rows = [variable_element(v, 2) for v in model_variables(lay, 2)]
     first_out = 2 * ny + npar + 1
     outputs = "".join(f'      <Unknown index="{first_out + k}"/>\n'
                       for k in range(len(lay.outputs)))
@@ -196,23 +224,6 @@ def model_description(lay: Layout, guid: str, files: tuple[str, ...]) -> str:
         "  </ModelStructure>\n</fmiModelDescription>\n")
 
 
-def _float64(name: str, vr: int, causality: str, variability: str, description: str,
-             start: float | None = None, unit: str = "", derivative: int | None = None,
-             initial: str | None = None) -> str:
-    attrs = [f"name={quoteattr(name)}", f'valueReference="{vr}"',
-             f"description={quoteattr(description)}", f'causality="{causality}"',
-             f'variability="{variability}"']
-    if initial:
-        attrs.append(f'initial="{initial}"')
-    if unit:
-        attrs.append(f"unit={quoteattr(unit)}")
-    if start is not None:
-        attrs.append(f'start="{start!r}"')
-    if derivative is not None:
-        attrs.append(f'derivative="{derivative}"')
-    return f"    <Float64 {' '.join(attrs)}/>"
-
-
 STOP_WHEN = "stop_when"
 """The FMI 3.0 variable of the ``--stop-when`` event indicator."""
 
@@ -223,33 +234,11 @@ def model_description3(lay: Layout, token: str) -> str:
     the event indicator (``--stop-when``) after the outputs, the model structure."""
     ny, npar = len(lay.states), len(lay.parameters)
     first_out, time_vr = 2 * ny + npar, 2 * ny + npar + len(lay.outputs)
-    rows = [_float64("time", time_vr, "independent", "continuous", "time",
-                     unit=lay.time_unit)]
-    for i, (name, start, unit) in enumerate(zip(lay.states, lay.state_start, lay.state_units)):
-        rows.append(_float64(name, i, "local", "continuous", "state", float(start), unit,
-                             initial="approx" if computed(lay, i) else "exact"))
-    for i, name in enumerate(lay.states):
-        rows.append(_float64(f"der({name})", ny + i, "local", "continuous",
-                             f"the derivative of {name}", None, lay.derivative_units[i],
-                             derivative=i))
-    for j, (name, start, unit) in enumerate(zip(lay.parameters, lay.parameter_start,
-                                                lay.parameter_units)):
-        if name in lay.inputs:
-            rows.append(_float64(name, 2 * ny + j, "input", "continuous", "input",
-                                 float(start), unit))
-        elif name in lay.derived:
-            rows.append(_float64(name, 2 * ny + j, "calculatedParameter", "tunable",
-                                 "computed from the other parameters", None, unit,
-                                 initial="calculated"))
-        else:
-            rows.append(_float64(name, 2 * ny + j, "parameter", "tunable", "parameter",
-                                 float(start), unit))
-    for k, (name, unit) in enumerate(zip(lay.outputs, lay.output_units)):
-        rows.append(_float64(name, first_out + k, "output", "continuous", "output",
-                             unit=unit))
-    if lay.stop_when:
-        rows.append(_float64(STOP_WHEN, time_vr + 1, "local", "continuous",
-                             f"the event indicator {lay.stop_when}"))
+    rows = [variable_element(v, 3) for v in (
+        Variable("time", time_vr, "independent", "continuous", "time", unit=lay.time_unit),
+        *model_variables(lay, 3),
+        *([Variable(STOP_WHEN, time_vr + 1, "local", "continuous",
+                    f"the event indicator {lay.stop_when}")] if lay.stop_when else []))]
 
     def refs(tag: str, vrs: range | list[int]) -> str:
         return "".join(f'    <{tag} valueReference="{vr}"/>\n' for vr in vrs)

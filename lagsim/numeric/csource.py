@@ -2,7 +2,7 @@
 record.
 
 Every C text lagsim compiles besides the generated model functions is a file of
-``lagsim/numeric/c/`` (package data, read with :mod:`importlib.resources` so that an installed
+``lagsim/numeric/c/`` (package data, read from this module's own folder so that an installed
 lagsim finds it): the dense linear algebra (``runtime.c``), the model libraries' ODE right-hand side
 and DOP853 step, the step loops (``cloop.c``, ``cradau.c``, the fixed-step loop with the RATTLE and
 variational steps), the CPython extension of :func:`lagsim.numeric.ccompile.native_rhs` and the loop
@@ -25,17 +25,16 @@ import ctypes
 import enum
 import hashlib
 import re
-from importlib import resources
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from importlib.abc import Traversable
+from pathlib import Path
 
 _INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.h)"[ \t]*$', re.M)
 
 
-def _folder() -> Traversable:
-    return resources.files("lagsim.numeric") / "c"
+def _folder() -> Path:
+    """This package's folder ``c`` (package data beside this file: what
+    :func:`importlib.resources.files` gives for a package on the file system, without its
+    import and zipfile's, a few ms of every run's start-up, issue 31)."""
+    return Path(__file__).parent / "c"
 
 
 def raw(name: str) -> str:

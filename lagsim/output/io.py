@@ -54,7 +54,15 @@ from typing import IO, Any, Literal
 import numpy as np
 
 from lagsim import naming
-from lagsim.errors import InputError, LagsimError, Location, is_control, printable
+from lagsim.errors import (
+    InputError,
+    LagsimError,
+    Location,
+    is_control,
+    noted_signal,
+    printable,
+    signals_blocked,
+)
 from lagsim.spec.options import MAX_SAMPLES
 
 __all__ = [
@@ -333,18 +341,23 @@ def _signals_held() -> Iterator[None]:
 
     Python runs signal handlers in the main thread only, so recording them there is exact even
     with other threads (a signal mask of the main thread is not: the kernel may hand the signal
-    to a BLAS thread, and Python still runs the handler in the main thread).
+    to a BLAS thread, and Python still runs the handler in the main thread). The handlers are
+    swapped with the signals held (:func:`lagsim.errors.signals_blocked`), so that one arriving
+    meanwhile is not lost to a handler restored to SIG_DFL.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     pending: list[int] = []
-    old = {s: signal.signal(s, lambda signum, _frame: pending.append(signum)) for s in _SIGNALS}
+    with signals_blocked(_SIGNALS):
+        old = {s: signal.signal(s, lambda signum, _frame: pending.append(signum))
+               for s in _SIGNALS}
     try:
         yield
     finally:
-        for s, handler in old.items():
-            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        with signals_blocked(_SIGNALS):
+            for s, handler in old.items():
+                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
         for signum in pending:
             signal.raise_signal(signum)
 
@@ -460,7 +473,9 @@ def replacement(target: Output) -> Iterator[Path]:
     The temporary name keeps the extension (writers that pick the format from the suffix see the
     right one).  A file replaced keeps its permission bits (and, where allowed, its owner); a new
     one gets the umask's.  On any exception, Ctrl-C and SIGTERM included, the temporary file is
-    removed and the old file is left as it was.
+    removed and the old file is left as it was; so too when a signal asked the command to end
+    but Python lost its exception (:func:`lagsim.errors.note_signal`): it is raised again, to
+    its handler, before the rename.
     """
     folder = target.path.parent
     try:
@@ -475,6 +490,9 @@ def replacement(target: Output) -> Iterator[Path]:
             except OSError as exc:
                 raise target.error(f"{_reason(exc)} (folder {str(folder)!r})") from exc
         yield tmp
+        signum = noted_signal()
+        if signum is not None:
+            signal.raise_signal(signum)
         with _write_errors(target):
             if old is None:
                 os.chmod(tmp, 0o666 & ~_umask())

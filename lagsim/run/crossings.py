@@ -30,7 +30,14 @@ A piece is cut down to :data:`SMALLEST` of the step at most. A piece still not s
 (unless g leaves an exact zero at one of its ends, :func:`leaves_zero`), or any piece after it
 in the same step, is *unresolved*: its sign changes are still taken, but it may hide pairs of
 crossings, and the run says so once on stderr (:func:`message`, in the style of the
-sample-aliasing warning, :mod:`lagsim.run.aliasing`).
+sample-aliasing warning, :mod:`lagsim.run.aliasing`). Not when the caller gives g a rounding
+``zero`` > 0 and g is within it at both ends and at the cut (:func:`rounding`): g is 0 there
+to rounding, its sign changes are rounding's (the gap of two bodies that left an impact
+together, at 0 with the rate 0: the cradle's balls 2 and 3, :mod:`lagsim.run.engines.impacts`),
+and the slopes, difference quotients of that rounding over :data:`SLOPE_STEP` of the step,
+cannot be made simple by cutting. Such a piece also ends the cutting in its step, as an
+unresolved one does, so that a g at 0 to rounding over a whole step costs no more than an
+unresolved step; a later piece of the step that is not simple and leaves the band is unresolved.
 
 The C step loop (``lagsim/numeric/c/cloop.c``, ``scan_step``) does the same, operation for
 operation, so both loops find the same crossings.
@@ -76,6 +83,12 @@ def simple(gu: float, du: float, gv: float, dv: float, gx: float, length: float)
         return monotone or 2.0 * (4.0 / 27.0 * length * (a + b) + 2.0 * e) < min(abs(gu),
                                                                                  abs(gv))
     return monotone
+
+
+def rounding(gu: float, gv: float, gx: float, zero: float) -> bool:
+    """Whether g is 0 to rounding on a piece: within ``zero`` of 0 at both ends and at the cut
+    (never for ``zero`` = 0, an expression without a rounding band)."""
+    return max(abs(gu), abs(gv), abs(gx)) < zero
 
 
 def leaves_zero(gu: float, du: float, gv: float, dv: float, gx: float, length: float) -> bool:
@@ -130,13 +143,15 @@ class Scan:
 
     ``g(times)`` is the expression at each of ``times`` on the current step's dense output (an
     array; it raises at the first non-finite value). ``missed`` is the first unresolved piece of
-    the run (u, v, step length), or None.
+    the run (u, v, step length), or None. ``zero`` is the band within which g counts as 0 to
+    rounding in the current step (:func:`rounding`; 0: none).
     """
 
     def __init__(self, g: Callable[[np.ndarray], np.ndarray]) -> None:
         self.g = g
         self.missed: tuple[float, float, float] | None = None
         self.h = 0.0
+        self.zero = 0.0
         self.exhausted = False
 
     def carry(self, missed: tuple[float, float, float]) -> None:
@@ -145,11 +160,13 @@ class Scan:
         if self.missed is None:
             self.missed = missed
 
-    def step(self, a: float, b: float, gb: float, visit: Visit, ga: float | None = None
-             ) -> bool:
+    def step(self, a: float, b: float, gb: float, visit: Visit, ga: float | None = None,
+             zero: float = 0.0) -> bool:
         """Visit the pieces of the step [a, b] whose end value is ``gb`` (and start value
-        ``ga``, evaluated on the dense output when None); True when a visit ended the scan."""
+        ``ga``, evaluated on the dense output when None), g within ``zero`` of 0 being 0 to
+        rounding (:func:`rounding`); True when a visit ended the scan."""
         h = self.h = b - a
+        self.zero = zero
         self.exhausted = False
         after, before, x = a + offset(a, h), b - offset(b, h), a + SPLIT * h
         values = self.g(np.array([after, before, x] if ga is not None
@@ -175,7 +192,7 @@ class Scan:
                         or self._piece(x, gx, dx, v, gv, dv, right, gr, visit))
             if self.exhausted or not leaves_zero(gu, du, gv, dv, gx, v - u):
                 self.exhausted = True
-                if self.missed is None:
+                if self.missed is None and not rounding(gu, gv, gx, self.zero):
                     self.missed = (u, v, self.h)
         return visit(u, gu, x, gx) or visit(x, gx, v, gv)
 

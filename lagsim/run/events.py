@@ -203,12 +203,15 @@ def locate(g: Callable[[float], float], u: float, gu: float, v: float, gv: float
 class EventWatch:
     """One compiled event followed through a run: the sign of g before the next crossing
     (``sign``; a start at exactly 0 takes its sign from the first nonzero value), and the
-    crossings inside each accepted step (:meth:`crossings`)."""
+    crossings inside each accepted step (:meth:`crossings`). ``band``: g within
+    band·(1 + max|q|) of 0 is 0 to rounding (:func:`lagsim.run.crossings.rounding`; a gap's
+    :data:`lagsim.run.contacts.CLOSED`), 0 for none."""
 
-    def __init__(self, event: CompiledEvent, form: Formulation, t0: float, y0: np.ndarray
-                 ) -> None:
+    def __init__(self, event: CompiledEvent, form: Formulation, t0: float, y0: np.ndarray,
+                 band: float = 0.0) -> None:
         self.compiled = event
         self.form = form
+        self.band = band
         self.plain = not event.uses_multipliers and type(form).unpack is Formulation.unpack
         """Whether the state is (q, q̇) and λ is not used: the arguments at many states are
         made at once."""
@@ -292,7 +295,9 @@ class EventWatch:
                 and self._clear(a, ga, start, stages[0], b, g, step.y, solver.f)):
             self._visit(a, ga, b, g)
         else:
-            self.scan.step(a, b, g, self._visit, ga)
+            zero = (self.band * (1.0 + float(np.abs(self.form.unpack(b, step.y)[0]).max(
+                initial=0.0))) if self.band else 0.0)
+            self.scan.step(a, b, g, self._visit, ga, zero)
         self.last = (b, step.y, g)
         if seen is None and self.scan.missed is not None:
             self.form.report(message(event.flag, event.text, self.scan.missed))

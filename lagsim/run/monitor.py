@@ -326,9 +326,7 @@ class Guard:
             self._probe(solver)
         if self.bad is not None:
             return IntegrationError(self.describe(*self.bad), time=self.bad[0])
-        method = self.problem.options.method
-        return IntegrationError(f"the integrator failed ({method}): {message}",
-                                time=float(solver.t))
+        return integrator_failed(self.problem.options.method, message, float(solver.t))
 
     def _probe(self, solver: OdeSolver | At) -> None:
         """Retry the failed step with scipy's DOP853 in Python, whose every evaluation passes
@@ -406,6 +404,13 @@ class Pace:
                 f"{elapsed:.1f} s the run is at t = {t:.6g}, and at that pace it would take "
                 f"{duration(projected)} (lagsim refuses runs of more than a day); give a "
                 f"smaller {options.label('t_end')}", options.file_location("t_end"))
+
+
+def integrator_failed(method: str, message: str | None, t: float) -> IntegrationError:
+    """The error of an integrator that gave up at t (its step size underflowed, as a finite-time
+    blow-up makes it): a failed simulation, whichever loop stepped (the Python and C loops of
+    ``simulate``, and :mod:`lagsim.analysis.lyapunov`'s scipy path and C tangent flow)."""
+    return IntegrationError(f"the integrator failed ({method}): {message}", time=t)
 
 
 def state_text(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> str:

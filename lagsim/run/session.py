@@ -7,8 +7,8 @@ option of the table (:mod:`lagsim.spec.options`), the added columns of ``invaria
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,33 +17,37 @@ from lagsim.naming import ACTION, layout
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.columns import trajectory_action, with_invariants
 from lagsim.run.driver import prepare, step
-from lagsim.run.engines.base import Engine, StepLoop
-from lagsim.run.problem import Problem
 from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, FLAGS, OPTIONS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
-from lagsim.symbolic.feedback import Feedback, closed_loop
 from lagsim.symbolic.model import Model
 
+if TYPE_CHECKING:
+    from lagsim.run.engines.base import Engine, StepLoop
+    from lagsim.run.problem import Problem
+    from lagsim.symbolic.feedback import Feedback
+
 Report = Callable[[str], None]
-Controller = Callable[[SystemSpec, Model, SimulateOptions], Feedback]
+Controller = Callable[[SystemSpec, Model, SimulateOptions], "Feedback"]
 """The design of ``--controller`` (above this layer: :func:`lagsim.analysis.lqr.feedback`)."""
 
 RUNS_KEPT = 4
 """The prepared runs a :class:`Runs` keeps (the least recently used dropped first)."""
 
 
-@dataclass
 class Notes:
     """What the build of a problem says (corrected initial values, auto's choice of
     formulation), passed on to ``report`` and recorded while :attr:`recording`, so that a run
-    of the same problem kept for later says it again (:class:`Runs`)."""
+    of the same problem kept for later says it again (:class:`Runs`). Plain classes here, not
+    dataclasses: making a dataclass costs start-up (issue 31, "Start-up")."""
 
-    report: Report | None
-    said: list[str] = field(default_factory=list)
-    recording: bool = True
+    __slots__ = ("report", "said", "recording")
+
+    def __init__(self, report: Report | None) -> None:
+        self.report = report
+        self.said: list[str] = []
+        self.recording = True
 
     def __call__(self, message: str) -> None:
         if self.recording:
@@ -52,20 +56,19 @@ class Notes:
             self.report(message)
 
 
-@dataclass(frozen=True)
 class Prepared:
     """A run built once and stepped again (:class:`Runs`): the objects its key names by
     identity (held, so that no other object takes their ``id`` while it is kept), the model it
-    ran, the problem, its engine and reusable loop, and the notes its build said."""
+    ran, the problem, its engine and reusable loop, and the notes its build said. Read only
+    (its slots are set once, by :meth:`__init__`)."""
 
-    spec: SystemSpec
-    options: SimulateOptions
-    report: Report | None
-    model: Model
-    problem: Problem
-    engine: Engine
-    loop: StepLoop
-    notes: tuple[str, ...]
+    __slots__ = ("spec", "options", "report", "model", "problem", "engine", "loop", "notes")
+
+    def __init__(self, spec: SystemSpec, options: SimulateOptions, report: Report | None,
+                 model: Model, problem: Problem, engine: Engine, loop: StepLoop,
+                 notes: tuple[str, ...]) -> None:
+        self.spec, self.options, self.report, self.model = spec, options, report, model
+        self.problem, self.engine, self.loop, self.notes = problem, engine, loop, notes
 
 
 class Runs:
@@ -159,6 +162,8 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         if controller is None:
             raise InputError(f"{options.label('controller')} is not available on this path",
                              Location(options.label("controller")))
+        from lagsim.symbolic.feedback import closed_loop
+
         model = closed_loop(model, controller(spec, model, options))
         numeric = compile_model(model)
     notes = Notes(report)
@@ -176,6 +181,9 @@ def _added(trajectory: Trajectory, model: Model, options: SimulateOptions,
            report: Report | None) -> Trajectory:
     """The columns ``invariants`` and ``action`` add to a run's trajectory (and the notes they
     say)."""
+    if options.invariants or options.action:
+        # With their dataclasses, only for a run that asks (issue 31, "Start-up").
+        from lagsim.run.columns import trajectory_action, with_invariants
     if options.invariants:
         trajectory = with_invariants(trajectory, model)
         if not trajectory.extra and report is not None:

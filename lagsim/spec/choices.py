@@ -34,3 +34,23 @@ SENSITIVITY_ERRORS: tuple[str, ...] = (AUTO, "joint", "state")
 """Every ``--sensitivity-errors``: what the step-size control of a run with sensitivities
 measures (the state and the sensitivities, or the state alone; ``auto`` the state alone where
 the method can, the explicit ones, else both)."""
+
+FORMS: tuple[str, ...] = ("lagrange", "matrix", "dae", "index1", "udwadia-kalaba", "reduced",
+                          "linear", "hamilton")
+"""Every form ``derive --form`` (``System.derive(form)``) writes, in the order ``--form all``
+prints them; :data:`lagsim.symbolic.forms.FORMS` maps each to what builds it."""
+ALL_FORMS = "all"
+"""``--form all``: every form that applies to the system."""
+
+PLOT_KINDS: tuple[str, ...] = ("overview", "time", "phase", "drift", "energy", "forces",
+                               "invariants", "lyapunov", "sweep", "poincare", "path")
+"""Every ``plot --kind`` (``lagsim.plot(kind=...)``), in the order ``--help`` lists them;
+:data:`lagsim.viz.kinds.KIND_HELP` says what each draws."""
+
+REPORT_FORMATS: tuple[str, ...] = ("text", "latex", "json")
+"""Every ``--format`` a report or a derived form is written in (``derive``'s, in this order;
+the reports write text or json)."""
+
+LOCAL_SCHEDULERS: tuple[str, ...] = ("synchronous",)
+"""The ``sweep --scheduler`` that is a name rather than a cluster's address: every run in this
+process, one after another."""

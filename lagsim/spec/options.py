@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,11 +222,101 @@ class Naming:
         """Option ``option`` given ``value``, as the user would write it."""
         return f"{self.name(BY_NAME[option])}{'=' if self.keywords else ' '}{value}"
 
+    def flag(self, flag: str) -> str:
+        """Command-line flag ``flag`` (``--t-end``) as this naming writes it: the flag itself,
+        or the API's keyword (``t_end``; :data:`RENAMED_FLAGS` for those named otherwise)."""
+        if not self.keywords:
+            return flag
+        return RENAMED_FLAGS.get(flag, flag[2:].replace("-", "_"))
+
+    def say(self, text: str) -> str:
+        """``text``, a message of lagsim's that names command-line flags, as this naming writes
+        it: unchanged for the command line; for the API each flag named as its keyword
+        (:meth:`flag`), an on/off option's flag as the keyword given True (``--invariants`` →
+        ``invariants=True``; :data:`FLAG_SWITCHES` for those outside the table), and a flag
+        followed by one of its option's choices, by its metavar or by a quoted value written as
+        the keyword given it (``--method rattle`` → ``method='rattle'``, ``--kind path`` →
+        ``kind='path'`` by :data:`FLAG_CHOICES`, ``--runs N`` → ``runs=N``, ``--set
+        NAME=VALUE`` → ``parameters={NAME: VALUE}``), and advice to leave a flag out as its
+        default (``leave --scheduler out``, ``drop --steady`` → ``scheduler=None``,
+        ``steady=None``). A flag is ``--`` and a letter at the start or after a space, ``(``,
+        ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays. The one place the
+        API's wording of lagsim's messages is made: the API applies it to what it raises, warns
+        and records, and the reports it returns to what they print (:mod:`lagsim.api`)."""
+        if not self.keywords or "--" not in text:
+            return text
+        return _FLAG.sub(self._keyword, _LEAVE_OUT.sub(self._left_out, text))
+
+    def _left_out(self, match: re.Match[str]) -> str:
+        flag = match.group(1) or match.group(2)
+        keyword = self.flag(flag)
+        return f"{keyword}={False if _switch(flag, BY_NAME.get(keyword)) else None}"
+
+    def _keyword(self, match: re.Match[str]) -> str:
+        flag, choice, tail = match.group(1), match.group(2), match.group(3) or ""
+        keyword = self.flag(flag)
+        row = BY_NAME.get(keyword)
+        if _switch(flag, row):
+            return f"{keyword}=True" + match.group(0).removeprefix(flag)
+        if choice is None:
+            return keyword
+        named = (row.choices() if row is not None and row.choices is not None
+                 else FLAG_CHOICES.get(flag, ()))
+        if choice in named:
+            others = (w for w in tail.split(" or ") if w)
+            return f"{keyword}={choice!r}" + "".join(
+                f" or {w!r}" if w in named else f" or {w}" for w in others)
+        return self._value(keyword, choice) + tail
+
+    @staticmethod
+    def _value(keyword: str, choice: str) -> str:
+        if choice[0] in "\"'":
+            return f"{keyword}={choice}"
+        name, eq, value = choice.partition("=")
+        if eq and name.isupper() and value.isupper():
+            return f"{keyword}={{{name}: {value}}}"
+        if choice.isupper():
+            return f"{keyword}={choice}"
+        return f"{keyword} {choice}"
+
+
+_FLAG = re.compile(r"(?<![^\s(\[/`])(--[A-Za-z][A-Za-z0-9-]*)"
+                   r"(?: ([A-Za-z][\w-]*(?:=[A-Z]+)?(?![\w=:]|,\S)|\"[^\"]*\"|'[^']*')"
+                   r"((?: or [a-z][\w-]*\b(?![-=:(]))*))?")
+"""A command-line flag in a message, the word after it, and other words that word is or-ed
+with (``--form matrix or lagrange``; :meth:`Naming.say`)."""
+_LEAVE_OUT = re.compile(r"\b(?:leave (--[a-z][a-z0-9-]*) out|drop (--[a-z][a-z0-9-]*))")
+"""A message's advice to give no such flag, which the API words as its default
+(``leave --scheduler out`` → ``scheduler=None``; :meth:`Naming.say`)."""
+
+RENAMED_FLAGS: Mapping[str, str] = {"--set": "parameters", "--init": "initial", "--c": "folder",
+                                    "--fmu": "path"}
+"""The API keyword of each command-line flag whose keyword is not the flag's name (``--t-end``
+is ``t_end``, ``--grid`` is ``grid``)."""
+
+FLAG_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "--form": (*choices.FORMS, choices.ALL_FORMS), "--kind": choices.PLOT_KINDS,
+    "--format": choices.REPORT_FORMATS, "--scheduler": choices.LOCAL_SCHEDULERS}
+"""The names a flag outside the options table takes (:mod:`lagsim.spec.choices`), which a
+message's ``--kind poincare`` gives the API as ``kind='poincare'`` (:meth:`Naming.say`)."""
+FLAG_SWITCHES: tuple[str, ...] = ("--simplify",)
+"""The on/off flags outside the options table that the API takes as a keyword given True or
+False (``derive --simplify``, ``System.derive(simplify=True)``; :meth:`Naming.say`)."""
+
+
+def _switch(flag: str, row: Option | None) -> bool:
+    return row.switch if row is not None else flag in FLAG_SWITCHES
+
 
 FLAGS = Naming(keywords=False)
 """The command line's naming: ``--dt 0.12``."""
 KEYWORDS = Naming(keywords=True)
 """The Python API's naming: ``dt=0.12``."""
+WORDING: ContextVar[Naming] = ContextVar("lagsim_wording", default=KEYWORDS)
+"""How the public entries of the Python API word what they raise, warn and record
+(:meth:`Naming.say`, :mod:`lagsim.api`): :data:`KEYWORDS`, except while the command line runs
+a command through them (``lagsim lqr`` calls ``System.lqr``), for which it sets :data:`FLAGS`
+(:meth:`lagsim.cli.group.LagsimGroup.invoke`)."""
 
 
 SECTION_DIRECTIONS = ("both", "up", "down")

@@ -12,13 +12,13 @@ limits of :mod:`lagsim.spec.limits` before anything walks it.
 
 from __future__ import annotations
 
+import importlib
 import keyword
 import math
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -393,10 +393,20 @@ def symbol_table(parameters: list[str] | tuple[str, ...],
     return table
 
 
+def bundled_folder() -> Path:
+    """The folder of the systems shipped with lagsim: the package ``lagsim.systems``'s own
+    (package data of a regular package, as :func:`importlib.resources.files` finds it for a
+    package on the file system, without importing :mod:`importlib.resources` and zipfile: a few
+    ms of every run's start-up, issue 31)."""
+    package = importlib.import_module("lagsim.systems")
+    if package.__file__ is None:
+        raise RuntimeError("lagsim.systems is not a package on the file system")
+    return Path(package.__file__).parent
+
+
 def bundled_systems() -> list[str]:
     """Names of the systems shipped with lagsim."""
-    folder = resources.files("lagsim.systems")
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return sorted(p.name[:-5] for p in bundled_folder().iterdir() if p.name.endswith(".yaml"))
 
 
 def read_source(source: str | Path) -> tuple[str, str, str]:
@@ -414,7 +424,7 @@ def read_source(source: str | Path) -> tuple[str, str, str]:
         raise InputError("is a folder; give a system file (.yaml)", Location(str(source)))
     stem = path.name[:-5] if path.name.endswith(".yaml") else path.name
     if path.parent == Path(".") and stem in bundled_systems():
-        text = resources.files("lagsim.systems").joinpath(f"{stem}.yaml").read_text("utf-8")
+        text = (bundled_folder() / f"{stem}.yaml").read_text("utf-8")
         return text, f"{stem}.yaml", stem
     raise InputError(
         f"no such file, and no bundled system of that name{suggest(stem, bundled_systems())}; "

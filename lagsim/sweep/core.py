@@ -48,6 +48,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.numeric.memo import Memo
+from lagsim.spec import choices
 from lagsim.spec.expressions import Source, parse_expression, suggest
 from lagsim.sweep.fits import FitTask, fit_numbers
 from lagsim.sweep.fits import width as fit_width
@@ -63,7 +64,7 @@ CHUNKS_PER_WORKER = 4
 """At least this many chunks per worker (when there are runs enough), for an even finish."""
 MAX_RUNS = 10_000_000
 """A sweep of more runs than this is refused before any work."""
-LOCAL_SCHEDULERS = ("synchronous",)
+LOCAL_SCHEDULERS = choices.LOCAL_SCHEDULERS
 
 
 # --- the runs ----------------------------------------------------------------------------------
@@ -488,7 +489,7 @@ def save_trajectory(trajectory: Any, folder: str, index: int, runs: int) -> None
     path = run_file(folder, index, runs)
     if folder.endswith(".parquet"):
         data = trajectory.as_array()
-        names = ["run", *trajectory.columns]
+        names = [naming.RUN, *trajectory.columns]
         rows = np.column_stack([np.full(len(data), float(index)), data])
         write_parquet(names, rows, [], path)
         return
@@ -893,7 +894,7 @@ def write_parquet(header: Sequence[str], data: np.ndarray, errors: Sequence[str]
     from lagsim.output.io import open_output
 
     names = list(header[:len(header) - 1] if errors else header)
-    arrays = [pa.array(data[:, k].astype(np.int64), type=pa.int64()) if name == "run" else
+    arrays = [pa.array(data[:, k].astype(np.int64), type=pa.int64()) if name == naming.RUN else
               pa.array(data[:, k], type=pa.float64()) for k, name in enumerate(names)]
     if errors:
         arrays.append(pa.array(list(errors), type=pa.string()))
@@ -911,18 +912,19 @@ def read_table(source: str) -> tuple[list[str], np.ndarray, list[str]]:
 
         data = pq.read_table(source)
         names = list(data.column_names)
-        errors = data.column("error").to_pylist() if "error" in names else []
-        numeric = [n for n in names if n != "error"]
-        return (numeric + (["error"] if errors else []),
+        errors = data.column(naming.ERROR).to_pylist() if naming.ERROR in names else []
+        numeric = [n for n in names if n != naming.ERROR]
+        return (numeric + ([naming.ERROR] if errors else []),
                 np.column_stack([data.column(n).to_numpy() for n in numeric]), errors)
     from lagsim.output.io import read_text
 
     text, label = read_text(source)
     rows = list(csv.reader(text.splitlines()))
-    if not rows or rows[0][:1] != ["run"]:
-        raise InputError("not a sweep table: its first column is not 'run'", Location(label, 1))
+    if not rows or rows[0][:1] != [naming.RUN]:
+        raise InputError(f"not a sweep table: its first column is not '{naming.RUN}'",
+                         Location(label, 1))
     header = rows[0]
-    has_error = header[-1] == "error"
+    has_error = header[-1] == naming.ERROR
     width = len(header) - has_error
     data = np.empty((len(rows) - 1, width))
     errors = []

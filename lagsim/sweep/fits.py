@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from lagsim import naming
 from lagsim.errors import InputError, Location
 
 SE_PREFIX = "se_"
@@ -61,8 +62,8 @@ def data_files(patterns: Sequence[str]) -> tuple[str, ...]:
 
 def fit_columns(task: FitTask) -> list[str]:
     """The fit table's header."""
-    return ["run", "data", *task.names, *(SE_PREFIX + n for n in task.names), *STATISTICS,
-            "error"]
+    return [naming.RUN, naming.DATA, *task.names, *(SE_PREFIX + n for n in task.names),
+            *STATISTICS, naming.ERROR]
 
 
 def fit_numbers(session: Any, task: FitTask, flags: Mapping[str, Any], index: int,

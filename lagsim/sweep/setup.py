@@ -63,7 +63,7 @@ def prepare(text: str, label: str, stem: str, parameters: Mapping[str, float],
     each summary against the table's columns."""
     spec = parse_spec(text, label, stem, parameters, initial)
     stops = SimulateOptions.resolve(spec.simulate, given, naming).stop_when is not None
-    setters = ("parameters", "initial") if naming.keywords else ("--set", "--init")
+    setters = (naming.flag("--set"), naming.flag("--init"))
     fixed = {**{k: setters[0] for k in parameters}, **{k: setters[1] for k in initial}}
     names = [p.name for p in spec.parameters]
     plan = core.plan(axes(), names, spec.coordinates, fixed)

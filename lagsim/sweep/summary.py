@@ -85,10 +85,10 @@ def parse_summary(raw: str, columns: Sequence[str], parameters: Sequence[str],
         raise InputError(f"the expression is longer than {MAX_CHARS} characters", where)
     if "," in name or not name:
         raise InputError(f"{raw!r} cannot name a CSV column (it has a comma); name it: "
-                         f"--summary NAME={text}", where)
+                         f"--summary 'NAME={text}'", where)
     if name in taken:
         raise InputError(f"the sweep's table has a column {name!r} already; name the summary "
-                         f"otherwise: --summary OTHER={text}", where)
+                         f"otherwise: --summary 'OTHER={text}'", where)
     try:
         tree = ast.parse(text.replace("^", "**"), mode="eval").body
     except SyntaxError as exc:

@@ -20,7 +20,7 @@ from typing import Any
 
 import symengine as se
 
-from lagsim.errors import say_once
+from lagsim.errors import say_once, signals_blocked
 from lagsim.spec.limits import MAX_EXPANSION, exceeded
 
 
@@ -136,21 +136,23 @@ def killable() -> Iterator[None]:
     bytecodes, never inside one long C call such as a SymEngine expansion, differentiation or
     common-subexpression elimination (issue 32). A signal the caller ignores (``nohup``) stays
     ignored; outside the main thread nothing changes. A signal that came before the block is
-    handled after it, by its handler."""
+    handled after it, by its handler. The handlers are swapped with the signals held
+    (:func:`lagsim.errors.signals_blocked`), so that a signal arriving meanwhile is not lost."""
     if not _ENDING or threading.current_thread() is not threading.main_thread():
         yield
         return
-    saved: dict[signal.Signals, Any] = {}
-    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
-        number = getattr(signal, name, None)
-        if number is None:
-            continue
-        handler = signal.getsignal(number)
-        if handler not in (None, signal.SIG_IGN, signal.SIG_DFL):
-            saved[number] = handler
-            signal.signal(number, signal.SIG_DFL)
+    numbers = [n for n in (getattr(signal, name, None) for name in ("SIGTERM", "SIGINT",
+                                                                     "SIGHUP")) if n is not None]
+    saved: dict[int, Any] = {}
     try:
+        with signals_blocked(numbers):
+            for number in numbers:
+                handler = signal.getsignal(number)
+                if handler not in (None, signal.SIG_IGN, signal.SIG_DFL):
+                    signal.signal(number, signal.SIG_DFL)
+                    saved[number] = handler
         yield
     finally:
-        for number, handler in saved.items():
-            signal.signal(number, handler)
+        with signals_blocked(numbers):
+            for number, handler in saved.items():
+                signal.signal(number, handler)

@@ -31,13 +31,15 @@ from sympy.printing.pretty.pretty_symbology import pretty_use_unicode
 from sympy.printing.pretty.stringpict import prettyForm
 from sympy.printing.str import StrPrinter
 
+from lagsim.spec import choices
+from lagsim.spec.options import WORDING
 from lagsim.spec.references import REFERENCES, public_text
 from lagsim.symbolic import names
 from lagsim.symbolic.forms.base import Form, Item
 from lagsim.symbolic.model import Model, to_sympy
 from lagsim.symbolic.tidy import cheap
 
-FORMATS = ("text", "latex", "json")
+FORMATS = choices.REPORT_FORMATS
 
 PRETTY_MAX_NODES = 300
 """Items up to this many nodes (symbols, numbers and operations) that fit the terminal's width
@@ -505,12 +507,12 @@ def _text(forms: list[Form], model: Model, width: int) -> str:
     printed: dict[tuple[str, sympy.Basic], str] = {}
     for form in forms:
         if not form.items and form.notes:
-            lines += ["", f"{form.title} [{form.name}]: {form.notes[0]}"]
+            lines += ["", f"{form.title} [{form.name}]: {WORDING.get().say(form.notes[0])}"]
             continue
         lines += ["", f"{form.title} [{form.name}]: {form.formula}",
                   f"  (source: {form.citation}; see {REFERENCES})"]
-        lines += [f"warning: {w}" for w in form.warnings]
-        lines += [f"note: {n}" for n in form.notes]
+        lines += [f"warning: {WORDING.get().say(w)}" for w in form.warnings]
+        lines += [f"note: {WORDING.get().say(n)}" for n in form.notes]
         for item in form.items:
             label = _text_label(item)
             first = printed.setdefault((item.label, item.value), form.name)
@@ -543,8 +545,8 @@ def _latex(forms: list[Form], model: Model) -> str:
     for form in forms:
         out += [f"% {form.title} [{form.name}]: {form.formula}",
                 f"% source: {form.citation}; see {REFERENCES}"]
-        out += [f"% warning: {w}" for w in form.warnings]
-        out += [f"% note: {n}" for n in form.notes]
+        out += [f"% warning: {WORDING.get().say(w)}" for w in form.warnings]
+        out += [f"% note: {WORDING.get().say(n)}" for n in form.notes]
         if form.formula_latex:
             out.append(rf"\[ {form.formula_latex} \]")
         rows = []
@@ -599,7 +601,8 @@ def _form(form: Form) -> dict:
     equations = [s for eq in form.equations for s in _equation_strings(eq)]
     return {
         "form": form.name, "title": form.title, "formula": form.formula,
-        "citation": form.citation, "warnings": list(form.warnings), "notes": list(form.notes),
+        "citation": form.citation, "warnings": [WORDING.get().say(w) for w in form.warnings],
+        "notes": [WORDING.get().say(n) for n in form.notes],
         "items": [_item(i) for i in form.items], "equations": equations,
     }
 

@@ -18,7 +18,6 @@ Two questions ``check`` asks of its conditions (Frobenius' ω ∧ dω and bracke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 
 import symengine as se
 
@@ -26,6 +25,8 @@ import symengine as se
 def exact_values(values: Mapping[se.Basic, float]) -> dict[se.Basic, se.Basic]:
     """The parameter values as the rationals of their shortest decimal form (``repr``): the
     numbers the user wrote, exactly. A value that is not finite stays a float."""
+    from fractions import Fraction  # with decimal, a few ms a run that needs no exact values
+
     out: dict[se.Basic, se.Basic] = {}
     for symbol, value in values.items():
         try:

@@ -37,7 +37,8 @@ import numpy as np
 
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
-from lagsim.viz.figures import plain, suptitle
+from lagsim.viz.figures import GRAVITY_CORNERS, gravity_arrow, plain, quiet_corner, suptitle
+from lagsim.viz.views import AXIS_NAMES, Plane, view_caption
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -205,6 +206,16 @@ def _clock_format(dt: float) -> str:
     return f"t = {{:.{decimals}f}}"
 
 
+def _free_corner(ax: Axes, drawn: np.ndarray | None) -> tuple[float, float]:
+    """The corner of ``ax`` (the clock's top left left out) where the gravity arrow covers the
+    fewest of the points ``drawn`` (data coordinates) (:func:`lagsim.viz.figures.quiet_corner`):
+    the spring pendulum's spring was fixed under the top right one."""
+    if drawn is None or len(drawn) == 0:
+        return GRAVITY_CORNERS[0]
+    fractions = ax.transAxes.inverted().transform(ax.transData.transform(drawn))
+    return quiet_corner(fractions, GRAVITY_CORNERS[:3])
+
+
 def _stage(
     xmin: float,
     xmax: float,
@@ -216,6 +227,8 @@ def _stage(
     title: str | None,
     dpi: int,
     gravity: tuple[float, float] | None = None,
+    plane: Plane | None = None,
+    drawn: np.ndarray | None = None,
 ) -> tuple[Figure, Axes]:
     """A figure whose static part (axes, grid, labels, legend) is one pre-rendered image.
 
@@ -233,15 +246,17 @@ def _stage(
     ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
     ax.set_aspect("equal")
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
+    plane = plane or Plane()
+    ax.set_xlabel(AXIS_NAMES[plane.across])
+    ax.set_ylabel(AXIS_NAMES[plane.up])
+    if plane.down:
+        ax.invert_yaxis()
     ax.grid(True, alpha=0.3)
-    if title:
-        ax.set_title(plain(title))
+    ax.set_title("\n".join(filter(None, (plain(title or ""), plane.caption))))
     if uses_origin:
         ax.plot([0.0], [0.0], marker="+", color="0.2", markersize=10)
     if gravity is not None:
-        gravity_arrow(ax, gravity)
+        gravity_arrow(ax, gravity, _free_corner(ax, drawn))
     if len(names) <= 12:
         handles = [
             Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
@@ -267,25 +282,6 @@ def _stage(
     return fig, live
 
 
-GRAVITY_CORNER = (0.91, 0.86)
-"""Where the gravity arrow's middle sits, in axes fractions (top right; the clock is top left)."""
-GRAVITY_LENGTH = 0.1
-
-
-def gravity_arrow(ax: Axes, direction: tuple[float, float]) -> Any:
-    """Draw an arrow labelled g along the unit vector ``direction`` in the top right corner of
-    ``ax`` (equal aspect, so axes fractions keep directions); return the annotation."""
-    cx, cy = GRAVITY_CORNER
-    dx, dy = (0.5 * GRAVITY_LENGTH * c for c in direction)
-    arrow = ax.annotate("", xy=(cx + dx, cy + dy), xytext=(cx - dx, cy - dy),
-                        xycoords="axes fraction", textcoords="axes fraction",
-                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
-    side = (-direction[1], direction[0])
-    ax.text(cx + 0.05 * side[0], cy + 0.05 * side[1], "g", transform=ax.transAxes,
-            ha="center", va="center", color="0.3", fontstyle="italic")
-    return arrow
-
-
 def animate(
     table: Table,
     positions: Mapping[str, tuple[ArrayLike, ArrayLike]],
@@ -299,11 +295,14 @@ def animate(
     springs: Sequence[tuple[End, End]] = (),
     progress: Callable[[float], None] | None = None,
     frames: int | None = None,
+    plane: Plane | None = None,
 ) -> int:
     """Write an animation of ``positions`` to ``out_path`` and return the number of frames.
 
-    ``gravity``, a unit vector in the picture's x–y plane (:func:`lagsim.analysis.kinematics.
-    gravity_direction`), is drawn as an arrow so that "down" can be read off every frame;
+    ``positions`` and the fixed ends of ``springs`` lie in ``plane`` (default the x–y plane;
+    :func:`lagsim.viz.figures.plane_paths` chooses it from gravity), which the axes and the
+    title name. ``gravity``, a unit vector on the page (:attr:`Plane.gravity`), is drawn as an
+    arrow so that "down" can be read off every frame;
     ``springs`` are pairs of ends (a mass, ``"origin"`` or a fixed point (x, y)) drawn as
     zigzags (:func:`lagsim.analysis.kinematics.springs`); ``progress(fraction)`` is called after
     each frame. The trail of each mass runs through every sample of ``table`` in the last ``trail``
@@ -333,12 +332,17 @@ def animate(
     uses_origin = any(ORIGIN in rod for rod in [*rods, *springs])
     fixed = [np.array([end], dtype=float) for pair in springs for end in pair
              if not isinstance(end, str)]
-    extent = [*xy.values(), *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
+    samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+               for name, (xs, ys) in positions.items()}
+    extent = [*samples.values(), *fixed, *([np.zeros((1, 2))] if uses_origin else [])]
     xmin, xmax, ymin, ymax = _limits(extent)
 
     names = list(xy)
     colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
-    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity)
+    covered = np.concatenate([*samples.values(), *(np.repeat(p, len(t), axis=0) for p in fixed),
+                              *([np.zeros((len(t), 2))] if uses_origin else [])])
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
+                       plane, covered)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
     spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
                     for _ in springs]
@@ -349,8 +353,6 @@ def animate(
 
     widths = [spring_width([float(np.hypot(*(point(b, i) - point(a, i)))) for i in range(n)])
               for a, b in springs]
-    samples = {name: np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
-               for name, (xs, ys) in positions.items()}
     trails = []
     for colour in colours:
         collection = LineCollection([], linewidths=1.5, zorder=1)
@@ -507,7 +509,8 @@ def animate_3d(
     mass gets a fading trail of ``trail`` seconds, each body a second one of the tip of its
     symmetry axis, to show a top's precession and nutation. Seen from ``view`` (elevation,
     azimuth in degrees, :mod:`lagsim.viz.views`), with equal scales, the origin marked and an
-    arrow along gravity."""
+    arrow along gravity; z drawn downwards when gravity points along +z
+    (:func:`lagsim.viz.scene3d.z_down`), the view named under the title."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
     from matplotlib.figure import Figure
@@ -547,31 +550,32 @@ def animate_3d(
                                   np.zeros(3)])
 
     names = list(xyz)
-    colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    colours = [to_rgba(scene3d.MASS_COLOURS[i % len(scene3d.MASS_COLOURS)])
+               for i in range(len(names))]
     fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
     FigureCanvasAgg(fig)
-    rect = (0.0, 0.02, 0.78, 0.9)
-    ax = scene3d.stage(fig, view, limits, rect)
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
-    if title:
-        suptitle(fig, title)
-    ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
-    if gravity is not None:
-        scene3d.gravity_arrow_3d(ax, gravity, limits)
     handles = [Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
                for name, c in zip(names, colours, strict=True)][:12]
     if bodies:
         handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
                     for k, c in enumerate(scene3d.AXIS_COLOURS)]
     handles.append(Line2D([], [], label="origin (fixed)", **scene3d.ORIGIN_STYLE))
-    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.78, 0.9), frameon=False,
-               fontsize="small")
+    legend = fig.legend(handles=handles, loc="upper right",
+                        bbox_to_anchor=(scene3d.LEGEND_CORNER[0], 0.9), frameon=False,
+                        fontsize="small")
+    rect = (0.0, 0.02, scene3d.legend_left(fig, legend), 0.9)
+    down = scene3d.z_down(gravity)
+    ax = scene3d.stage(fig, view, limits, rect, down)
+    ax.set_title(view_caption(view, down, gravity), fontsize="small")
+    if title:
+        suptitle(fig, title)
+    ax.plot([0.0], [0.0], [0.0], **scene3d.ORIGIN_STYLE)
+    if gravity is not None:
+        scene3d.gravity_arrow_3d(ax, gravity, limits, down)
     fig.canvas.draw()
     background = _pixels(fig).copy()
     ax.set_visible(False)
-    live = scene3d.stage(fig, view, limits, rect)
+    live = scene3d.stage(fig, view, limits, rect, down)
     live.set_axis_off()
     live.patch.set_visible(False)
     fig.figimage(background, xo=0, yo=0, origin="upper", zorder=-1)

@@ -38,7 +38,11 @@ What is drawn (column names as in docs/architecture.md):
   each row where a contact's ``impulse_<c>`` column is not 0 (``simulate`` of a system with
   unilateral constraints), the time of an impact.
 - ``path``: ``path_xy`` maps a mass name to its (x, y) arrays (computed by the caller from the
-  system); equal axis scales, start (circle) and end (square) marked.
+  system); equal axis scales, start (circle) and end (square) marked. With a ``plane``
+  (:func:`plane_paths`: the plane chosen from gravity, :func:`lagsim.viz.views.choose_plane`)
+  the arrays are that plane's axes, named on the axes and under the title, the vertical one
+  turned over when gravity points along it, and an arrow shows gravity (issue 30: a spherical
+  pendulum was drawn from the top without saying so, a pendulum hung sideways).
 
 Log axes: |value| is drawn clipped at ``LOG_FLOOR`` = 1e-300 so that exact zeros (a consistent
 start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range spans the
@@ -71,6 +75,7 @@ from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
+from lagsim.viz.views import AXIS_NAMES, Plane, choose_plane, view_plane
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -81,6 +86,9 @@ __all__ = [
     "FORMATS",
     "KINDS",
     "held_coordinates",
+    "gravity_arrow",
+    "plane_paths",
+    "quiet_corner",
     "wrap_angle",
     "LOG_DECADES",
     "LOG_FLOOR",
@@ -89,6 +97,7 @@ __all__ = [
     "plain",
     "make_figure",
     "suptitle",
+    "default_title",
     "save_figure",
     "show",
 ]
@@ -97,6 +106,12 @@ FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
 MAX_LEGEND = 20
+FLAT = 1e-12
+"""Values that vary by less than this share of their size vary by round-off only: a panel of
+them is drawn as a constant (:func:`_flat_limits`)."""
+NARROW = 1e-6
+"""Values that vary by less than this share of their size (but more than :data:`FLAT`) get
+ticks relative to a round value near them (:func:`_reference`)."""
 HUGE = 1e300
 """Values past this size are drawn divided by a power of ten that the axis label names:
 matplotlib's tick locator takes the difference of an axis' ends, which overflows near the
@@ -225,6 +240,66 @@ def suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
     fig.suptitle(plain("\n".join(lines)), **kwargs)
 
 
+GRAVITY_CORNER = (0.91, 0.86)
+"""Where the gravity arrow's middle sits by default, in axes fractions (top right; an animation's
+clock is top left)."""
+GRAVITY_CORNERS = (GRAVITY_CORNER, (0.91, 0.14), (0.09, 0.14), (0.09, 0.86))
+"""The corners :func:`quiet_corner` tries for the arrow, in this order."""
+QUIET = (0.1, 0.14)
+"""Half the width and height, in axes fractions, of the box about a corner the arrow takes: the
+points inside it are what the arrow would cover (the double pendulum's start sat under it)."""
+GRAVITY_INCHES = 0.45
+"""The gravity arrow's length; in inches, so that its direction on the page is gravity's whatever
+the axes' width and height."""
+
+
+def quiet_corner(fractions: np.ndarray, corners: Sequence[tuple[float, float]] = GRAVITY_CORNERS
+                 ) -> tuple[float, float]:
+    """The first of ``corners`` with the fewest of the points ``fractions`` (an (N, 2) array in
+    axes fractions) within :data:`QUIET` of it: where the gravity arrow covers least."""
+    points = np.asarray(fractions, dtype=float).reshape(-1, 2)
+    counts = [int(np.count_nonzero((np.abs(points[:, 0] - cx) < QUIET[0])
+                                   & (np.abs(points[:, 1] - cy) < QUIET[1])))
+              for cx, cy in corners]
+    return corners[counts.index(min(counts))]
+
+
+def gravity_arrow(ax: Axes, direction: tuple[float, float],
+                  corner: tuple[float, float] = GRAVITY_CORNER) -> Any:
+    """Draw an arrow labelled g along the unit vector ``direction`` (on the page) about
+    ``corner`` of ``ax`` (axes fractions) and return the annotation: its head and tail are
+    ``corner`` moved by ± half :data:`GRAVITY_INCHES` along ``direction``."""
+    from matplotlib.transforms import ScaledTranslation
+
+    def moved(along: float, across: float) -> Any:
+        dx = 0.5 * GRAVITY_INCHES * (along * direction[0] - across * direction[1])
+        dy = 0.5 * GRAVITY_INCHES * (along * direction[1] + across * direction[0])
+        return ax.transAxes + ScaledTranslation(dx, dy, ax.figure.dpi_scale_trans)
+
+    arrow = ax.annotate("", xy=corner, xycoords=moved(1.0, 0.0), xytext=corner,
+                        textcoords=moved(-1.0, 0.0),
+                        arrowprops={"arrowstyle": "-|>", "color": "0.3", "linewidth": 1.5})
+    ax.text(*corner, "g", transform=moved(0.0, 0.5), ha="center", va="center", color="0.3",
+            fontstyle="italic")
+    return arrow
+
+
+def plane_paths(points: Mapping[str, np.ndarray], gravity: Sequence[float] | None,
+                view: tuple[float, float] | None = None
+                ) -> tuple[Plane, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The plane to draw masses at ``points`` (each an (N, 3) array) in, chosen from
+    ``gravity`` (a unit vector in space, :func:`lagsim.viz.views.choose_plane`) or the one
+    ``view`` looks at (:func:`lagsim.viz.views.view_plane`), and each mass's path in it: its
+    (across, up) arrays."""
+    stacked = np.concatenate([np.asarray(r, dtype=float).reshape(-1, 3) for r in points.values()])
+    finite = stacked[np.all(np.isfinite(stacked), axis=1)]
+    spread = np.ptp(finite, axis=0) if len(finite) else np.zeros(3)
+    plane = (choose_plane(gravity, [float(v) for v in spread]) if view is None
+             else view_plane(view, gravity))
+    return plane, {name: (np.asarray(r)[:, plane.across], np.asarray(r)[:, plane.up])
+                   for name, r in points.items()}
+
+
 def _legend(label: str) -> str:
     """A legend label: a column name by the names rule of :mod:`lagsim.symbolic.names` (θ̇1, λ_rod),
     any other text as it is; escaped (:func:`plain`)."""
@@ -290,7 +365,9 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     Dividing by max(|h0|, tiny) would turn a start at h0 = 0 (a pendulum released from the
     horizontal) into drifts of 1e6 or 1e300: the ratio is only drawn while the drift stays below
     |h0|; otherwise h0 is no scale and the drift is shown in the energy's own units. The label
-    says which, and why.
+    says which, and why. A run with impacts (issue 27) is labelled a change, not a drift: an
+    impact with restitution below 1 takes energy away by the law of the contact (the bouncing
+    ball's "relative drift" rose to 1).
     """
     if not table.has_energy:
         return None
@@ -306,12 +383,13 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
                       log=True)
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
+    word, why = ("change", "\n(impacts)") if _impact_times(table) else ("drift", "")
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
-        drift, label = drift / abs(h0), "relative drift\n|energy − energy₀|\n/ |energy₀|"
+        drift, label = drift / abs(h0), f"relative {word}\n|energy − energy₀|\n/ |energy₀|{why}"
     elif math.isfinite(h0) and abs(h0) > 0.0:
-        label = f"absolute drift\n|energy − energy₀|\n(energy₀ = {h0:.2g} < drift)"
+        label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = {h0:.2g} < {word}){why}"
     else:
-        label = "absolute drift\n|energy − energy₀|\n(energy₀ = 0)"
+        label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = 0){why}"
     return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
 
 
@@ -513,6 +591,39 @@ def _log_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
     ax.set_ylim(10.0**bottom, 10.0 ** max(top, bottom + 1))
 
 
+def _flat_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
+    """A linear panel whose values vary by round-off only (less than :data:`FLAT` of their
+    size) gets the y range matplotlib gives a constant, ±5 % of it: zoomed to its round-off,
+    rod_two_particles' λ_rod ≈ −8/3 had ticks −2.666666666666664 … −2.666666666666669."""
+    values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
+    values = values[np.isfinite(values)]
+    size = float(np.max(np.abs(values))) if values.size else 0.0
+    if size > 0.0 and float(np.ptp(values)) <= FLAT * size:
+        middle = 0.5 * float(values.min() + values.max())
+        ax.set_ylim(middle - 0.05 * size, middle + 0.05 * size)
+
+
+def _reference(ax: Axes, drawn: Sequence[_Series]) -> float | None:
+    """For a linear panel whose values vary, but by less than :data:`NARROW` of their size: a
+    round value c near them (four digits of their size), the ticks labelled y − c and c named
+    in the axis label (returned); None for any other panel. Without it the ticks of skate's
+    λ_skate ≈ −0.5, varying by 1e-10, read −0.500000000025 …; matplotlib's own offset text in
+    the corner is what issue 14 took away."""
+    from matplotlib.ticker import FuncFormatter
+
+    values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
+    values = values[np.isfinite(values)]
+    size = float(np.max(np.abs(values))) if values.size else 0.0
+    spread = float(np.ptp(values)) if values.size else 0.0
+    if not FLAT * size < spread <= NARROW * size:
+        return None
+    step = 10.0 ** (math.floor(math.log10(size)) - 3)
+    reference = round(float(np.mean(values)) / step) * step
+    ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: f"{v - reference:.3g}".replace("-", "−")))
+    return reference
+
+
 def _colours(n: int) -> list[Any]:
     from matplotlib import colormaps
 
@@ -560,11 +671,18 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
         _log_limits(ax, drawn)
     else:
         ax.ticklabel_format(axis="y", useOffset=False)
+        _flat_limits(ax, drawn)
     if ax.get_xscale() == "linear":
         ax.ticklabel_format(axis="x", useOffset=False)
     if panel.equal:
         ax.set_aspect("equal", adjustable="datalim")
-    ax.set_ylabel(plain(panel.ylabel))
+    reference = None if panel.log else _reference(ax, drawn)
+    if reference is None:
+        ax.set_ylabel(plain(panel.ylabel))
+    else:
+        minus = f"− ({reference:g})".replace("-", "−")
+        ax.set_ylabel(plain(f"{panel.ylabel} {minus}" if len(drawn) == 1
+                            else f"{panel.ylabel}\n(each {minus})"))
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
     count = len(panel.series) + len(panel.notes)
@@ -633,7 +751,23 @@ def _grid(fig: Figure, panels: Sequence[_Panel]) -> None:
         fig.delaxes(ax)
 
 
-def _path_figure(fig: Figure, panel: _Panel) -> None:
+def _fractions(panel: _Panel, down: bool) -> np.ndarray:
+    """The points of ``panel``'s series as fractions of their bounding box with matplotlib's 5 %
+    margins (the axes' fractions before equal scales widen one axis), y from the top when the
+    axis is turned ``down``."""
+    points = np.concatenate([np.column_stack([s.x, s.y]) for s in panel.series])
+    points = points[np.all(np.isfinite(points), axis=1)]
+    if len(points) == 0:
+        return points
+    low, span = points.min(axis=0), np.ptp(points, axis=0)
+    fractions = 0.05 + 0.9 * np.divide(points - low, span, out=np.full_like(points, 0.5),
+                                       where=span > 0)
+    if down:
+        fractions[:, 1] = 1.0 - fractions[:, 1]
+    return fractions
+
+
+def _path_figure(fig: Figure, panel: _Panel, plane: Plane | None = None) -> None:
     from matplotlib.lines import Line2D
 
     fig.set_size_inches(7.5, 6.5)
@@ -641,6 +775,14 @@ def _path_figure(fig: Figure, panel: _Panel) -> None:
     _draw_panel(ax, panel, legend=False)
     ax.set_xlabel(plain(panel.xlabel))
     ax.set_aspect("equal", adjustable="datalim")
+    if plane is not None:
+        ax.set_xlabel(AXIS_NAMES[plane.across])
+        ax.set_ylabel(AXIS_NAMES[plane.up])
+        ax.set_title(plane.caption, fontsize="small")
+        if plane.down:
+            ax.invert_yaxis()
+        if plane.gravity is not None:
+            gravity_arrow(ax, plane.gravity, quiet_corner(_fractions(panel, plane.down)))
     handles = [
         Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
     ]
@@ -772,6 +914,7 @@ def _draw(
     path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None,
     info: Quantities | None = None,
     wrap: Sequence[str] = (),
+    plane: Plane | None = None,
 ) -> None:
     info = info or _PLAIN
     inputs = _inputs(table)
@@ -790,9 +933,9 @@ def _draw(
     elif kind == "phase":
         _grid(fig, panels)
     else:
-        _path_figure(fig, panels[0])
+        _path_figure(fig, panels[0], plane)
     if title is None:
-        title = ", ".join(dict.fromkeys(_default_title(t) for _, t in inputs))
+        title = ", ".join(dict.fromkeys(default_title(t) for _, t in inputs))
     suptitle(fig, title)
 
 
@@ -805,7 +948,9 @@ def _impact_times(table: Table) -> tuple[float, ...]:
     return tuple(float(t) for t in table.column(naming.TIME)[rows])
 
 
-def _default_title(table: Table) -> str:
+def default_title(table: Table) -> str:
+    """What a figure of ``table`` is titled when the user gives no title: the system or file it
+    came from (its source's stem), or ``lagsim`` for a table with no file."""
     return "lagsim" if table.source.startswith("<") else Path(table.source).stem
 
 
@@ -819,19 +964,21 @@ def make_figure(
     path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
     info: Quantities | None = None,
     wrap: Sequence[str] = (),
+    plane: Plane | None = None,
 ) -> Figure:
     """Build the figure of ``kind`` for ``table`` on an Agg canvas (see the module docstring).
 
     ``table`` may be a list of (label, table) pairs, drawn over each other with a legend of the
     labels; ``info`` says what the columns measure (units, lengths, angles, held coordinates);
-    ``wrap`` names angle columns drawn wrapped to (−π, π]."""
+    ``wrap`` names angle columns drawn wrapped to (−π, π]; ``plane`` (:func:`plane_paths`) the
+    plane ``path_xy`` lies in."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     _check_kind(kind)
     fig = Figure(layout="constrained")
     FigureCanvasAgg(fig)
-    _draw(fig, table, kind, columns, x, y, title, path_xy, info, wrap)
+    _draw(fig, table, kind, columns, x, y, title, path_xy, info, wrap, plane)
     return fig
 
 
@@ -875,6 +1022,7 @@ def show(table: Table, **kwargs: Any) -> None:
             kwargs.pop("path_xy", None),
             kwargs.pop("info", None),
             kwargs.pop("wrap", ()),
+            kwargs.pop("plane", None),
         )
     except BaseException:
         plt.close(fig)

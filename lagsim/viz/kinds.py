@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lagsim.spec import choices
+
 KIND_HELP: Mapping[str, str] = {
     "overview": "stacked panels sharing t: coordinates, velocities, constraint drift |residual| "
                 "(log), energy drift (log), multipliers lambda; each one the CSV has. For a "
@@ -27,14 +29,16 @@ KIND_HELP: Mapping[str, str] = {
              "itself for a table whose first column is run",
     "poincare": "Poincaré sections: --y against --x at the crossings of simulate --section, of "
                 "one CSV, a folder of runs (sweep --save-trajectories) or a system",
-    "path": "the masses' paths in the x-y plane, equal axes (needs the system: a system "
-            "INPUT, or --system); on 3-D axes seen from --view for a system with 3-D bodies: "
-            "each body's principal axes and box of equal inertia, the path of its symmetry "
-            "axis's tip, the origin and gravity",
+    "path": "the masses' paths in the plane gravity points down in (or --view's), equal "
+            "axes, gravity's arrow (needs the system: a system INPUT, or --system); on 3-D "
+            "axes seen from --view for a system with 3-D bodies: each body's principal axes "
+            "and box of equal inertia, the path of its symmetry axis's tip, the origin and "
+            "gravity",
 }
 """Each plot kind and what it draws, in the order ``--help`` lists them."""
 
-KINDS: tuple[str, ...] = tuple(KIND_HELP)
+KINDS: tuple[str, ...] = choices.PLOT_KINDS
+"""The kinds, declared in :mod:`lagsim.spec.choices` (:data:`KIND_HELP` names the same ones)."""
 
 SWEEP_KINDS: tuple[str, ...] = ("sweep", "poincare")
 """The kinds :mod:`lagsim.viz.sweep_figures` draws (from a sweep's table or sections); the others

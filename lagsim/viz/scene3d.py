@@ -8,7 +8,9 @@ the wireframe of the uniform box with the body's mass and principal moments (hal
 path of the tip of the body's symmetry axis (:func:`symmetry_axis`), so that a top's precession
 and nutation can be read off; rods to the fixed origin or between masses; the origin (a top's
 pivot) marked; an arrow along gravity. The three axes have equal scales (a cube), so that a top
-looks like a top.
+looks like a top. z is drawn upwards, or downwards when gravity points along +z (the Whipple
+bicycle's axes, z down), so that gravity points down the page; the title says from which view
+(:func:`lagsim.viz.views.view_caption`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lagsim.viz.figures import plain, suptitle
+from lagsim.viz.views import view_caption
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,13 +32,37 @@ if TYPE_CHECKING:
     from lagsim.spec.system import SystemSpec
     from lagsim.symbolic.model import Model
 
-__all__ = ["AXIS_COLOURS", "Scene", "body_box", "cube_limits", "gravity_arrow_3d", "path_figure",
-           "scene", "show_path", "stage", "symmetry_axis", "tip_path", "triad"]
+__all__ = ["AXIS_COLOURS", "LEGEND_CORNER", "MASS_COLOURS", "Scene", "body_box",
+           "cube_limits", "gravity_arrow_3d", "legend_left", "path_figure", "scene", "show_path",
+           "stage", "symmetry_axis", "tip_path", "triad", "z_down"]
 
 AXIS_COLOURS = ("tab:red", "tab:green", "tab:purple")
 """The colours of a body's principal axes 1, 2, 3."""
+MASS_COLOURS = ("tab:blue", "tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive",
+                "tab:cyan")
+"""The colours of the masses, in turn: matplotlib's cycle without :data:`AXIS_COLOURS`, so that
+no mass shares its colour with a principal axis (the Whipple bicycle's front wheel was the red
+of axis 1)."""
+LEGEND_CORNER = (0.995, 0.93)
+"""The legend's top right corner in figure fractions: it ends inside the canvas, however long
+the names (the animation's ``rear_wheel.contact`` was cut at the right edge)."""
 ORIGIN_STYLE: Mapping[str, Any] = {"marker": "P", "color": "0.1", "markersize": 9,
                                    "linestyle": ""}
+END_ON = 0.98
+"""An axis within arccos(0.98) ≈ 11° of the line of sight is seen end-on: its ticks would pile up
+in one spot (the front view's y ticks were one smudge), so :func:`stage` draws none, nor its
+name."""
+TICKS = 5
+"""At most this many intervals between ticks on an axis: the front view's x ticks of the
+heavy top ran into each other at seven."""
+TICK_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
+"""The tick spacings allowed, times a power of ten (matplotlib's 2-D default; its
+``MaxNLocator`` would also take 1.5 and 3)."""
+LABEL_PAD = 8.0
+"""Points between an axis' tick labels and its name (matplotlib's 4 put the front view's z on its
+0.50)."""
+HEAD_ANGLE = np.radians(20.0)
+"""Half the opening of the gravity arrow's head."""
 _BOX_ALPHA = 0.35
 _CORNERS = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
 _EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
@@ -62,6 +89,12 @@ def scene(spec: SystemSpec, model: Model, table: Table) -> Scene:
     points = mass_points(model, table)
     links = rods(model, {name: tuple(r.T) for name, r in points.items()})
     return Scene(points, body_frames(spec, model, table), tuple(links), gravity_vector(spec))
+
+
+def z_down(gravity: Sequence[float] | None) -> bool:
+    """Whether the 3-D pictures draw z downwards: gravity lies most along z and points along
+    +z."""
+    return gravity is not None and gravity[2] > max(abs(gravity[0]), abs(gravity[1]))
 
 
 def symmetry_axis(moments: Sequence[float], rtol: float = 1e-9) -> int:
@@ -111,40 +144,75 @@ def cube_limits(points: Sequence[np.ndarray]) -> np.ndarray:
     return np.column_stack([middle - half, middle + half])
 
 
-def stage(fig: Figure, view: tuple[float, float], limits: np.ndarray, rect: Any = None) -> Any:
+def stage(fig: Figure, view: tuple[float, float], limits: np.ndarray, rect: Any = None,
+          down: bool = False) -> Any:
     """A 3-D axes of ``fig`` seen from ``view`` (elevation, azimuth in degrees), with the cube
-    ``limits`` and equal scales; at ``rect`` (figure fractions) when given."""
+    ``limits`` and equal scales, z growing downwards when ``down``; at ``rect`` (figure
+    fractions) when given."""
+    from matplotlib.ticker import MaxNLocator
+
     ax: Any = (fig.add_subplot(projection="3d") if rect is None
                else fig.add_axes(rect, projection="3d"))
     ax.view_init(elev=view[0], azim=view[1])
     ax.set_xlim(*limits[0])
     ax.set_ylim(*limits[1])
     ax.set_zlim(*limits[2])
+    if down:
+        ax.invert_zaxis()
     ax.set_box_aspect((1.0, 1.0, 1.0))
+    elev, azim = np.radians(view)
+    sight = (np.cos(elev) * np.cos(azim), np.cos(elev) * np.sin(azim), np.sin(elev))
+    for axis, name, along in zip((ax.xaxis, ax.yaxis, ax.zaxis), "xyz", sight, strict=True):
+        if abs(along) > END_ON:
+            axis.set_ticks([])
+        else:
+            axis.set_major_locator(MaxNLocator(TICKS, steps=TICK_STEPS))
+            getattr(ax, f"set_{name}label")(name, labelpad=LABEL_PAD)
     return ax
 
 
-def gravity_arrow_3d(ax: Any, direction: Sequence[float], limits: np.ndarray) -> Any:
+LABEL_ROOM = 0.07
+"""The figure's width left between the 3-D axes' box and the legend: matplotlib draws the z axis'
+tick labels and name outside the box (the Whipple bicycle's z sat on the legend)."""
+
+
+def legend_left(fig: Figure, legend: Any) -> float:
+    """Where the 3-D axes' box ends, in figure fractions: the left edge of ``legend`` less
+    :data:`LABEL_ROOM`, so that the legend covers no tick label nor the z axis' name."""
+    return float(legend.get_window_extent().x0 / fig.bbox.width) - LABEL_ROOM
+
+
+def gravity_arrow_3d(ax: Any, direction: Sequence[float], limits: np.ndarray,
+                     down: bool = False) -> Any:
     """An arrow labelled g along the unit vector ``direction``, a fifth of the cube's side long,
-    centred in the top corner of the cube at (x high, y high, z high) pulled in by a sixth; the
-    arrow (a Line3DCollection whose first segment is the shaft) has the id ``"gravity"``."""
+    centred in the top corner of the cube at (x high, y high, z high; z low when z is drawn
+    ``down``) pulled in by a sixth, its label beside it on the screen (across the arrow as seen
+    from ``ax``'s view); the arrow (a Line3DCollection: the shaft from head to tail, then the
+    head's two strokes, in the plane of the arrow and the screen's direction across it, so that
+    no view sees them edge-on) has the id ``"gravity"``."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection  # type: ignore[import-untyped]
+
     side = float(limits[0, 1] - limits[0, 0])
     d = np.asarray(direction, dtype=float)
-    centre = limits[:, 1] - side / 6.0
+    corner = np.array([limits[0, 1], limits[1, 1], limits[2, 0] if down else limits[2, 1]])
+    centre = corner - np.array([1.0, 1.0, -1.0 if down else 1.0]) * side / 6.0
     length = side / 5.0
-    start = centre - 0.5 * length * d
-    arrow = ax.quiver(*start, *(length * d), color="0.3", linewidth=1.5, arrow_length_ratio=0.3)
+    head, tail = centre + 0.5 * length * d, centre - 0.5 * length * d
+    elev, azim = np.radians([ax.elev, ax.azim])
+    right = np.array([-np.sin(azim), np.cos(azim), 0.0])
+    up = np.array([-np.sin(elev) * np.cos(azim), -np.sin(elev) * np.sin(azim),
+                   -np.cos(elev) if down else np.cos(elev)])
+    across = -(d @ up) * right + (d @ right) * up
+    norm = float(np.linalg.norm(across))
+    beside = across / norm if norm > 1e-6 else right
+    wings = [[head, head - 0.3 * length * (np.cos(HEAD_ANGLE) * d + sign * np.sin(HEAD_ANGLE)
+                                           * beside)] for sign in (1.0, -1.0)]
+    arrow = Line3DCollection([[head, tail], *wings], colors="0.3", linewidths=1.5)
     arrow.set_gid("gravity")
-    label = centre + 0.08 * side * np.cross(d, [0.0, 0.0, 1.0] if abs(d[2]) < 0.9
-                                            else [1.0, 0.0, 0.0])
+    ax.add_collection3d(arrow, autolim=False)
+    label = centre + 0.08 * side * beside
     ax.text(*label, "g", color="0.3", fontstyle="italic", ha="center", va="center")
     return arrow
-
-
-def _labels(ax: Any) -> None:
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
 
 
 def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = None,
@@ -157,9 +225,10 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
 
     Artists carry ids (``get_gid``) for tests and scripts: ``"<body>:axis<k>:start|end"`` for
     the principal axes (k = 1, 2, 3), ``"<body>:box"`` (at the end), ``"<body>:tip"`` for the
-    tip's path, ``"<mass>:path"``, ``"rod:<a>-<b>"``, ``"origin"``, ``"gravity"``."""
+    tip's path, ``"<mass>:path"``, ``"rod:<a>-<b>"``, ``"origin"``, ``"gravity"``. The axes'
+    title says from which view, and which way z is drawn (:func:`z_down`)."""
     from matplotlib.lines import Line2D
-    from mpl_toolkits.mplot3d.art3d import Line3DCollection  # type: ignore[import-untyped]
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
     if window:
         import matplotlib.pyplot as plt
@@ -176,12 +245,12 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     ends = {name: [(i, body.axes()[i]) for i in (0, -1)] for name, body in bodies.items()}
     boxes = {name: body_box(points[name][-1], ends[name][-1][1]) for name in bodies}
     limits = cube_limits([*points.values(), *tips.values(), *boxes.values(), np.zeros(3)])
-    ax = stage(fig, view, limits)
-    fig.subplots_adjust(left=0.0, right=0.76, bottom=0.04, top=0.93)
-    _labels(ax)
+    down = z_down(drawn.gravity)
+    ax = stage(fig, view, limits, down=down)
+    ax.set_title(view_caption(view, down, drawn.gravity), fontsize="small")
     handles = []
     for index, (name, r) in enumerate(points.items()):
-        colour = f"C{index % 10}"
+        colour = MASS_COLOURS[index % len(MASS_COLOURS)]
         ax.plot(r[:, 0], r[:, 1], r[:, 2], color=colour, linewidth=1.2, gid=f"{name}:path")
         ax.plot(*r[0], "o", color=colour, markersize=6)
         ax.plot(*r[-1], "s", color=colour, markersize=6)
@@ -207,14 +276,15 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
         ax.plot(*np.stack([pa, pb]).T, color="0.25", linewidth=2.0, gid=f"rod:{a}-{b}")
     ax.plot([0.0], [0.0], [0.0], gid="origin", **ORIGIN_STYLE)
     if drawn.gravity is not None:
-        gravity_arrow_3d(ax, drawn.gravity, limits)
+        gravity_arrow_3d(ax, drawn.gravity, limits, down)
     handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
                 for k, c in enumerate(AXIS_COLOURS)] if bodies else []
     handles += [Line2D([], [], label="origin (fixed)", **ORIGIN_STYLE),
                 Line2D([], [], marker="o", linestyle="", color="0.3", label="start"),
                 Line2D([], [], marker="s", linestyle="", color="0.3", label="end")]
-    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.76, 0.93), frameon=False,
-               fontsize="small")
+    legend = fig.legend(handles=handles, loc="upper right", bbox_to_anchor=LEGEND_CORNER,
+                        frameon=False, fontsize="small")
+    fig.subplots_adjust(left=0.0, right=legend_left(fig, legend), bottom=0.04, top=0.93)
     if title:
         suptitle(fig, title)
     return fig

@@ -22,7 +22,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.spec.expressions import suggest
-from lagsim.viz.figures import plain, suptitle
+from lagsim.viz.figures import default_title, plain, suptitle, wrap_angle
 from lagsim.viz.kinds import SWEEP_KINDS as KINDS  # noqa: F401  (cli.py reads plot_sweep.KINDS)
 
 
@@ -43,7 +43,7 @@ def swept_columns(header: Sequence[str]) -> list[str]:
     coordinates followed by their ``_dot`` columns just before ``max_residual_*`` or
     ``energy_drift``, ``energy_change`` or ``energy_gain`` (lagsim.sweep.core.columns; a system that
     does not conserve h has no drift, only a gain)."""
-    names = [h for h in header if h != "error"]
+    names = [h for h in header if h != naming.ERROR]
     energy = (naming.ENERGY_DRIFT, naming.ENERGY_CHANGE, naming.ENERGY_GAIN)
     end = next((k for k, h in enumerate(names) if naming.is_max_residual(h) or h in energy),
                len(names))
@@ -55,7 +55,7 @@ def swept_columns(header: Sequence[str]) -> list[str]:
 
 
 def _column(header: Sequence[str], data: np.ndarray, name: str, option: str) -> np.ndarray:
-    names = [h for h in header if h != "error"]
+    names = [h for h in header if h != naming.ERROR]
     if name not in names:
         raise InputError(f"no column {name!r}{suggest(name, names)}; the columns are "
                          f"{', '.join(names)}", Location(option))
@@ -76,7 +76,7 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
     xs = _column(header, data, x, "--x")
     ys = _column(header, data, y, "--y")
     if y in swept:
-        responses = [h for h in header if h not in ("run", "error", *swept)]
+        responses = [h for h in header if h not in (naming.RUN, naming.ERROR, *swept)]
         raise InputError(f"--y {y} is a swept column, an input of the runs: drawn over --x "
                          f"{x} it shows the grid, not a result; choose a column the runs "
                          f"computed: {', '.join(responses)}", Location("--y"))
@@ -162,27 +162,40 @@ def read_points(path: Path, x: str, y: str) -> tuple[np.ndarray, np.ndarray]:
     return (_column(header, array, x, "--x"), _column(header, array, y, "--y"))
 
 
+DOT_AREA = 4000.0
+"""The area in points² a Poincaré section's dots share (:func:`poincare_figure`)."""
+DOT_SIZES = (2.5, 12.0)
+"""The smallest and largest dot, in points²: 2.5 keeps a section of 10⁵ crossings a texture."""
+
+
 def poincare_figure(fig: Any, sections: Sequence[tuple[np.ndarray, np.ndarray]],
-                    x: str, y: str, title: str | None) -> int:
-    """Draw the points (x, y) of each section on ``fig``, one colour each; the number of
-    points."""
+                    x: str, y: str, title: str | None, name: str = "lagsim") -> int:
+    """Draw the points (x, y) of each section on ``fig``, one colour each, the columns named by
+    the names rule (θ̇ for theta_dot, as the other kinds name them), each point as large as
+    :data:`DOT_AREA` shared among the points allows (a few dozen crossings were specks); the
+    number of points. Without ``title`` the figure is titled with ``name``, the system or
+    files drawn, as the other kinds are (:func:`lagsim.viz.figures.default_title`)."""
+    from lagsim.symbolic.names import text
+
     ax = fig.add_subplot()
+    total = sum(len(xs) for xs, _ in sections)
+    size = float(np.clip(DOT_AREA / max(total, 1), *DOT_SIZES))
     count = 0
     for (xs, ys), colour in zip(sections, _colours(len(sections))):
-        ax.scatter(xs, ys, s=2.5, color=colour, linewidths=0)
+        ax.scatter(xs, ys, s=size, color=colour, linewidths=0)
         count += len(xs)
-    ax.set_xlabel(plain(x))
-    ax.set_ylabel(plain(y))
+    ax.set_xlabel(plain(text(x) if x.isidentifier() else x))
+    ax.set_ylabel(plain(text(y) if y.isidentifier() else y))
     runs = len(sections)
-    suptitle(fig, title or f"Poincaré section ({runs} run{'s' * (runs > 1)}, {count} "
-                  "crossings)")
+    suptitle(fig, title or f"{name}: Poincaré section ({runs} run{'s' * (runs > 1)}, "
+                  f"{count} crossings)")
     return count
 
 
 def _needs_xy(x: str | None, y: str | None) -> tuple[str, str]:
     if x is None or y is None:
-        raise InputError("--kind poincare needs --x and --y, e.g. --x theta2 --y theta2_dot",
-                         Location("--kind"))
+        raise InputError("--kind poincare needs --x and --y, the columns to draw (such as "
+                         "theta2 and theta2_dot)", Location("--kind"))
     return x, y
 
 
@@ -194,30 +207,41 @@ def _colours(n: int) -> list[Any]:
 
 
 def make_figure(kind: str, source: str | None, x: str | None, y: str | None,
-                title: str | None, table: Any = None) -> Any:
+                title: str | None, table: Any = None, wrap: Sequence[str] = ()) -> Any:
     """The figure of ``kind`` (``sweep`` or ``poincare``) on an Agg canvas (:func:`draw`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(layout="constrained")
     FigureCanvasAgg(fig)
-    draw(fig, kind, source, x, y, title, table)
+    draw(fig, kind, source, x, y, title, table, wrap)
     return fig
 
 
 def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
-         title: str | None, table: Any = None) -> None:
+         title: str | None, table: Any = None, wrap: Sequence[str] = ()) -> None:
     """Draw ``kind`` for the file or folder ``source``, or for a ``table``
-    (:class:`lagsim.output.io.Table`) already read or simulated, on ``fig``."""
+    (:class:`lagsim.output.io.Table`) already read or simulated, on ``fig``; a Poincaré
+    section's ``--x`` and ``--y`` wrapped to (−π, π] when ``wrap`` names them (a pendulum's
+    section of θ spread over −65 … −5 without it). ``wrap`` naming anything else, or given for
+    a sweep, is an InputError naming ``--wrap``."""
+    if wrap and (kind != "poincare" or set(wrap) - {x, y}):
+        raise InputError(f"wraps the --x and --y of --kind poincare here; got {', '.join(wrap)}"
+                         + ("" if kind == "poincare" else f" for --kind {kind}"),
+                         Location("--wrap"))
     if kind == "poincare":
         x, y = _needs_xy(x, y)
         if table is not None:
             header, array = list(table.columns), table.data
             sections = [(_column(header, array, x, "--x"), _column(header, array, y, "--y"))]
+            name = default_title(table)
         else:
             assert source is not None
             sections = [read_points(path, x, y) for path in section_sources(source)]
-        poincare_figure(fig, sections, x, y, title)
+            name = Path(source).stem
+        sections = [(wrap_angle(xs) if x in wrap else xs, wrap_angle(ys) if y in wrap else ys)
+                    for xs, ys in sections]
+        poincare_figure(fig, sections, x, y, title, name)
     else:
         from lagsim.sweep.core import read_table
 
@@ -227,9 +251,9 @@ def draw(fig: Any, kind: str, source: str | None, x: str | None, y: str | None,
 
 
 def show(kind: str, source: str | None, x: str | None, y: str | None, title: str | None,
-         table: Any = None) -> None:
+         table: Any = None, wrap: Sequence[str] = ()) -> None:
     """Draw ``kind`` (:func:`draw`) in a window (pyplot)."""
     import matplotlib.pyplot as plt
 
-    draw(plt.figure(layout="constrained"), kind, source, x, y, title, table)
+    draw(plt.figure(layout="constrained"), kind, source, x, y, title, table, wrap)
     plt.show()

@@ -50,16 +50,17 @@ def command(source: str, system: str | None, output: str, fps: int, frames: int 
     Each frame shows the masses as dots, a rod between two masses (or a mass and the origin)
     whose distance stays fixed, a spring where the file declares one (springs:) or its
     potential has a term k/2*(|r1 - r2| - l0)**2, the trail of the last --trail seconds through
-    every sample, the clock, and an arrow along the file's gravity.
+    every sample, the clock, and an arrow along the file's gravity, in the plane gravity points
+    down in (named under the title).
 
     A system with 3-D bodies (masses with an orientation) is drawn in 3-D, seen from --view:
     each body as its principal axes and its box of equal inertia, the trail of the tip of its
     symmetry axis (a top's precession and nutation), the origin marked.
     """
     from lagsim.analysis.kinematics import (
-        gravity_direction,
+        gravity_vector,
         has_bodies,
-        mass_paths,
+        mass_points,
         rods,
         springs,
     )
@@ -85,15 +86,18 @@ def command(source: str, system: str | None, output: str, fps: int, frames: int 
     if has_bodies(spec):
         drawn = _animate_3d(table, model, spec, target, view, fps, trail, dpi, frames)
     else:
-        if view is not None:
-            raise InputError(f"applies to systems with 3-D bodies; {model.name} is drawn in the "
-                             "plane (no mass has an orientation)", Location("--view"))
-        paths = mass_paths(model, table)
+        from lagsim.viz.figures import plane_paths
+
+        points = mass_points(model, table)
+        plane, paths = plane_paths(points, gravity_vector(spec), view)
+        links = rods(model, {name: tuple(r.T) for name, r in points.items()})
+        coils = [(a if isinstance(a, str) else plane.project(a),
+                  b if isinstance(b, str) else plane.project(b)) for a, b in springs(spec, model)]
         progress = Progress("animating")
         try:
-            drawn = animate(table, paths, rods(model, paths), target, fps=fps, trail=trail,
-                            title=model.name, dpi=dpi, gravity=gravity_direction(spec),
-                            springs=springs(spec, model), progress=progress, frames=frames)
+            drawn = animate(table, paths, links, target, fps=fps, trail=trail,
+                            title=model.name, dpi=dpi, gravity=plane.gravity,
+                            springs=coils, progress=progress, frames=frames, plane=plane)
         finally:
             progress.close()
     warn(f"wrote {'standard output' if target.kind == 'stdout' else output} ({drawn} frames)")

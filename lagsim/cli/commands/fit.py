@@ -10,17 +10,17 @@ import click
 
 from lagsim import api
 from lagsim.cli.exits import warn
-from lagsim.cli.files import inputs, stdin_hint
+from lagsim.cli.files import plot_target, stdin_hint
 from lagsim.cli.options import (
     assignments,
     example,
     file_argument,
     force_option,
+    plot_options,
     report_format_option,
     set_option,
 )
 from lagsim.cli.reports import report_out
-from lagsim.errors import InputError, Location
 from lagsim.spec.options import FIT_OPTIONS, OPTIONS
 
 
@@ -69,10 +69,7 @@ def _fit_options(func: Any) -> Any:
 @click.option("--init", "initial", multiple=True, metavar="NAME=VALUE",
               callback=assignments("--init"),
               help="Override an initial value (the start of a fitted one).")
-@click.option("--plot", "draw", is_flag=True,
-              help="Draw the data and the fitted model, one panel per observed column, to -o "
-                   "FILE.")
-@click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+@plot_options("Draw the data and the fitted model, one panel per observed column, to -o FILE.")
 @force_option
 @_run_options
 def command(file: str, data: str, names: str, observe: str | None, bounds: tuple[str, ...],
@@ -90,19 +87,7 @@ def command(file: str, data: str, names: str, observe: str | None, bounds: tuple
     from lagsim.analysis.fit import parse_bounds
 
     stdin_hint(file, "YAML", "FILE")
-    target = None
-    if draw:
-        from lagsim.output.io import check_output
-        from lagsim.viz import figures as plotting
-
-        if output is None or output == "-":
-            raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
-                             "the report", Location("--plot"))
-        target = check_output(output, formats=plotting.FORMATS, binary=True,
-                              inputs=inputs(force, (file, "FILE"), (data, "DATA.csv")))
-    elif output is not None:
-        raise InputError("-o is the image of --plot; add --plot, or drop -o",
-                         Location("--output"))
+    target = plot_target(draw, output, force, (file, "FILE"), (data, "DATA.csv"))
     fit_raw = {k[4:]: flags.pop(k) for k in list(flags) if k.startswith("fit_")}
     system = api.open_system(file, overrides, initial)
     fitted = [n.strip() for n in names.split(",")]

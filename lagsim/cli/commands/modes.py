@@ -6,11 +6,12 @@ from __future__ import annotations
 import click
 
 from lagsim import api
-from lagsim.cli.files import inputs
+from lagsim.cli.files import plot_target
 from lagsim.cli.options import (
     example,
     file_argument,
     force_option,
+    plot_options,
     report_format_option,
     set_option,
 )
@@ -33,9 +34,7 @@ from lagsim.errors import InputError, Location
                    "given are solved for.")
 @report_format_option
 @set_option
-@click.option("--plot", "draw", is_flag=True,
-              help="Draw each mode shape (systems with masses) to -o FILE.")
-@click.option("-o", "--output", metavar="FILE", help="Image file for --plot (png, svg, pdf).")
+@plot_options("Draw each mode shape (systems with masses) to -o FILE.")
 @force_option
 def command(file: str, at: str, steady: str | None, fmt: str, overrides: dict[str, float],
             draw: bool, output: str | None, force: bool) -> None:
@@ -46,19 +45,7 @@ def command(file: str, at: str, steady: str | None, fmt: str, overrides: dict[st
     About a steady motion (--steady, or the file's steady:): the eigenvalues of the reduced
     state matrix and the modes they make.
     """
-    target = None
-    if draw:
-        from lagsim.output.io import check_output
-        from lagsim.viz import figures as plotting
-
-        if output is None or output == "-":
-            raise InputError("--plot needs -o FILE (png, svg or pdf); standard output carries "
-                             "the report", Location("--plot"))
-        target = check_output(output, formats=plotting.FORMATS, binary=True,
-                              inputs=inputs(force, (file, "FILE")))
-    elif output is not None:
-        raise InputError("-o is the image of --plot; add --plot, or drop -o",
-                         Location("--output"))
+    target = plot_target(draw, output, force, (file, "FILE"))
     system = api.open_system(file, overrides)
     report = system.modes(at, steady)
     if target is not None and not hasattr(report, "M0"):

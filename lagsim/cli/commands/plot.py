@@ -84,8 +84,8 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
 
     sources = sources or ("-",)
     if view is not None and kind != "path":
-        raise InputError(f"applies to --kind path (and to animate) of a system with 3-D bodies, "
-                         f"not to --kind {kind}", Location("--view"))
+        raise InputError(f"applies to --kind path (and to animate), not to --kind {kind}",
+                         Location("--view"))
     if labels and len(labels) != len(sources):
         raise InputError(f"--label is given {len(labels)} times for {len(sources)} INPUTs; give "
                          "one label per INPUT, in order", Location("--label"))
@@ -103,7 +103,7 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
                               inputs=inputs(force, *((s, "INPUT") for s in sources),
                                             (system, "--system")))
     if len(sources) == 1 and _plot_sweep(sources[0], kind, x, y, title, target, dpi, system,
-                                         kwargs, overrides, initial):
+                                         kwargs, overrides, initial, wrap):
         return
     given = flags(kwargs)
     if kind == "invariants":
@@ -119,21 +119,19 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
         runs = [(_with_work(t, m), m, s) for t, m, s in runs]
     table, model, spec = runs[0]
     cols = [c.strip() for c in columns.split(",")] if columns else None
-    path_xy = None
+    path_xy = plane = None
     if kind == "path":
         if model is None:
             raise InputError("--kind path needs the system: give --system FILE, or plot the "
                              "system itself", Location("--kind"))
-        from lagsim.analysis.kinematics import has_bodies, mass_paths
+        from lagsim.analysis.kinematics import gravity_vector, has_bodies, mass_points
 
         if spec is not None and has_bodies(spec):
             plotting.check_choices(kind, cols, x, y, len(runs))
             _plot_3d(table, model, spec, view, title, target, dpi)
             return
-        if view is not None:
-            raise InputError(f"applies to systems with 3-D bodies; {model.name} is drawn in the "
-                             "plane (no mass has an orientation)", Location("--view"))
-        path_xy = mass_paths(model, table)
+        plane, path_xy = plotting.plane_paths(mass_points(model, table),
+                                              None if spec is None else gravity_vector(spec), view)
     info = None
     if model is not None and spec is not None:
         from lagsim.analysis.kinematics import quantities
@@ -149,7 +147,8 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
         names = labels or _input_labels(sources)
         drawn = [(name, run[0]) for name, run in zip(names, runs)]
     options: dict[str, Any] = {"kind": kind, "columns": cols, "x": x, "y": y, "title": title,
-                               "path_xy": path_xy, "info": info, "wrap": wrapped}
+                               "path_xy": path_xy, "info": info, "wrap": wrapped,
+                               "plane": plane}
     fig = plotting.make_figure(drawn, **options)
     if target is None:
         plotting.show(drawn, **options)
@@ -211,7 +210,7 @@ def _wrap_columns(wrap: str | None, info: Quantities | None, table: Table) -> li
                          Location("--wrap"))
     angles = [q for q in table.coordinates if info.dimensions.get(q) == "angle"]
     if not angles:
-        raise InputError("--wrap: the system has no angle coordinates (none enters the mass "
+        raise InputError("the system has no angle coordinates (none enters the mass "
                          "positions only through sin and cos); name the columns to wrap",
                          Location("--wrap"))
     return angles
@@ -219,10 +218,11 @@ def _wrap_columns(wrap: str | None, info: Quantities | None, table: Table) -> li
 
 def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str | None,
                 target: Output | None, dpi: int, system: str | None, kwargs: dict[str, Any],
-                overrides: dict[str, float], initial: dict[str, float]) -> bool:
+                overrides: dict[str, float], initial: dict[str, float], wrap: str | None) -> bool:
     """The kinds of :mod:`lagsim.viz.sweep_figures` (issue 12): a sweep's table (chosen by
     itself for a table whose first column is run), or Poincaré sections of a file, a folder of
-    runs, or a system simulated with --section. False when the plot is none of these."""
+    runs, or a system simulated with --section, the columns ``--wrap`` names wrapped. False
+    when the plot is none of these."""
     from lagsim.viz import sweep_figures as plot_sweep
 
     if kind not in plot_sweep.KINDS and not (kind == "overview"
@@ -235,8 +235,12 @@ def _plot_sweep(source: str, kind: str, x: str | None, y: str | None, title: str
             source == "-" or not looks_like_csv(source)):
         table = table_and_model(source, system, flags(kwargs), overrides, initial)[0]
     kind = "poincare" if kind == "poincare" else "sweep"
+    if wrap is not None and not wrap.strip():
+        raise InputError(f"name the columns to wrap for --kind {kind} (--wrap {x or 'theta'})",
+                         Location("--wrap"))
+    wrapped = [c.strip() for c in (wrap or "").split(",") if c.strip()]
     if target is None:
-        plot_sweep.show(kind, source, x, y, title, table)
+        plot_sweep.show(kind, source, x, y, title, table, wrapped)
         return True
-    save_figure(plot_sweep.make_figure(kind, source, x, y, title, table), target, dpi)
+    save_figure(plot_sweep.make_figure(kind, source, x, y, title, table, wrapped), target, dpi)
     return True

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from lagsim import naming
 from lagsim.cli.exits import warn
 from lagsim.cli.files import inputs
 from lagsim.cli.options import (
@@ -222,9 +223,9 @@ def _fit_sweep(file: str, given: dict[str, Any], swept: Any, seed: int, schedule
                         tuple(sorted(options.items())), given["fit_max_runs"] or 200)
     text, label, stem = read_source(file)
     parse_spec(text, label, stem, overrides, initial)
-    job = sw.Job(text, label, stem, run_flags, dict(overrides), dict(initial), ("data",),
+    job = sw.Job(text, label, stem, run_flags, dict(overrides), dict(initial), (naming.DATA,),
                  runs=len(task.files), fit=task).keyed()
-    plan = sw.Plan(("data",), np.arange(len(task.files), dtype=float).reshape(-1, 1))
+    plan = sw.Plan((naming.DATA,), np.arange(len(task.files), dtype=float).reshape(-1, 1))
     bar = SweepProgress(len(plan))
     try:
         rows = sw.execute(job, plan, scheduler, workers, bar, quiet=not DEBUG.get())

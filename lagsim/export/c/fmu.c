@@ -8,7 +8,7 @@
 
 #define GUID "@GUID@"
 
-static const fmi2Status STATUS[] = {fmi2OK, fmi2Error, fmi2Discard};
+CORE_ADAPTERS(fmi2, fmi2Component, fmi2Real, FMUstate, DeSerialize, GetDerivatives)
 
 static void log_message(Instance *c, int error, const char *category, const char *message)
 {
@@ -20,14 +20,6 @@ static void log_message(Instance *c, int error, const char *category, const char
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
 const char *fmi2GetVersion(void) { return fmi2Version; }
-
-fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n,
-                               const fmi2String categories[])
-{
-    (void)n; (void)categories;
-    ((Instance *)c)->logging = on ? 1 : 0;
-    return fmi2OK;
-}
 
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
                               fmi2String location, const fmi2CallbackFunctions *cb,
@@ -44,26 +36,16 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
                         cb ? cb->componentEnvironment : NULL, logging);
 }
 
-void fmi2FreeInstance(fmi2Component c) { free(c); }
-
 fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
                                fmi2Real tolerance, fmi2Real startTime,
                                fmi2Boolean stopTimeDefined, fmi2Real stopTime)
 {
-    Instance *m = (Instance *)c;
     (void)stopTimeDefined; (void)stopTime;
-    if (toleranceDefined && tolerance > 0) m->rtol = tolerance;
-    m->t = startTime;
+    setup_experiment((Instance *)c, toleranceDefined, tolerance, startTime);
     return fmi2OK;
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c) { (void)c; return fmi2OK; }
-fmi2Status fmi2ExitInitializationMode(fmi2Component c)
-{
-    return STATUS[exit_initialization((Instance *)c)];
-}
-fmi2Status fmi2Terminate(fmi2Component c) { (void)c; return fmi2OK; }
-fmi2Status fmi2Reset(fmi2Component c) { reset((Instance *)c); return fmi2OK; }
 
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                        fmi2Real value_[])
@@ -83,13 +65,6 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
     return fmi2OK;
 }
 
-static fmi2Status none(fmi2Component c, size_t n)
-{
-    if (n == 0) return fmi2OK;
-    say((Instance *)c, "the FMU has no variables of this type");
-    return fmi2Error;
-}
-
 fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                           fmi2Integer v[]) { (void)vr; (void)v; return none(c, n); }
 fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -103,48 +78,6 @@ fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                          const fmi2String v[]) { (void)vr; (void)v; return none(c, n); }
 
-fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state)
-{
-    return STATUS[state_copy((Instance *)c, state)];
-}
-
-fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state)
-{
-    memcpy(c, state, sizeof(Instance));
-    return fmi2OK;
-}
-
-fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state)
-{
-    (void)c;
-    free(*state);
-    *state = NULL;
-    return fmi2OK;
-}
-
-fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size)
-{
-    (void)c; (void)state;
-    *size = sizeof(Instance);
-    return fmi2OK;
-}
-
-fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte out[],
-                                 size_t size)
-{
-    (void)c;
-    if (size < sizeof(Instance)) return fmi2Error;
-    memcpy(out, state, sizeof(Instance));
-    return fmi2OK;
-}
-
-fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte in[], size_t size,
-                                   fmi2FMUstate *state)
-{
-    (void)c;
-    return STATUS[state_deserialize((const unsigned char *)in, size, state)];
-}
-
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[],
                                         size_t nu, const fmi2ValueReference z[], size_t nz,
                                         const fmi2Real dv[], fmi2Real dz[])
@@ -153,74 +86,15 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
 }
 
 /* Model Exchange */
-fmi2Status fmi2EnterEventMode(fmi2Component c) { (void)c; return fmi2OK; }
-
-/* An event after continuous time is the --stop-when indicator's crossing (the FMU has no
-   other events): the simulation ends there, as lagsim simulate --stop-when ends. */
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info)
 {
     Instance *m = (Instance *)c;
     info->newDiscreteStatesNeeded = fmi2False;
-    info->terminateSimulation = (@P@_NEVENT > 0 && m->continuous) ? fmi2True : fmi2False;
+    info->terminateSimulation = ends_at_event(m) ? fmi2True : fmi2False;
     info->nominalsOfContinuousStatesChanged = fmi2False;
     info->valuesOfContinuousStatesChanged = fmi2False;
     info->nextEventTimeDefined = fmi2False;
     info->nextEventTime = 0.0;
-    return fmi2OK;
-}
-
-fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
-{
-    ((Instance *)c)->continuous = 1;
-    return fmi2OK;
-}
-
-fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
-                                       fmi2Boolean *enterEventMode, fmi2Boolean *terminate)
-{
-    (void)c; (void)noSetFMUStatePriorToCurrentPoint;
-    *enterEventMode = fmi2False;
-    *terminate = fmi2False;
-    return fmi2OK;
-}
-
-fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)
-{
-    ((Instance *)c)->t = time;
-    return fmi2OK;
-}
-
-fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx)
-{
-    if (nx != NY) return fmi2Error;
-    memcpy(((Instance *)c)->y, x, NY * sizeof(double));
-    return fmi2OK;
-}
-
-fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t nx)
-{
-    if (nx != NY) return fmi2Error;
-    return STATUS[derivatives((Instance *)c, dx)];
-}
-
-fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real g[], size_t ni)
-{
-    if (ni != @P@_NEVENT) return fmi2Error;
-    return STATUS[indicators((Instance *)c, g)];
-}
-
-fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
-{
-    if (nx != NY) return fmi2Error;
-    memcpy(x, ((Instance *)c)->y, NY * sizeof(double));
-    return fmi2OK;
-}
-
-fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal[], size_t nx)
-{
-    size_t i;
-    (void)c;
-    for (i = 0; i < nx; i++) x_nominal[i] = 1.0;
     return fmi2OK;
 }
 

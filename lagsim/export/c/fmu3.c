@@ -11,7 +11,8 @@
 #define VR_TIME VR_END
 #define VR_EVENT (VR_END + 1)
 
-static const fmi3Status STATUS[] = {fmi3OK, fmi3Error, fmi3Discard};
+CORE_ADAPTERS(fmi3, fmi3Instance, fmi3Float64, FMUState, Deserialize,
+              GetContinuousStateDerivatives)
 
 static void log_message(Instance *c, int error, const char *category, const char *message)
 {
@@ -29,14 +30,6 @@ static fmi3Status unsupported(fmi3Instance c, const char *what)
 }
 
 const char *fmi3GetVersion(void) { return fmi3Version; }
-
-fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n,
-                               const fmi3String categories[])
-{
-    (void)n; (void)categories;
-    ((Instance *)c)->logging = on ? 1 : 0;
-    return fmi3OK;
-}
 
 static fmi3Instance instantiate(fmi3String name, fmi3String token, fmi3Boolean logging,
                                 fmi3InstanceEnvironment environment,
@@ -100,27 +93,14 @@ fmi3Instance fmi3InstantiateScheduledExecution(fmi3String name, fmi3String token
     return NULL;
 }
 
-void fmi3FreeInstance(fmi3Instance c) { free(c); }
-
 fmi3Status fmi3EnterInitializationMode(fmi3Instance c, fmi3Boolean toleranceDefined,
                                        fmi3Float64 tolerance, fmi3Float64 startTime,
                                        fmi3Boolean stopTimeDefined, fmi3Float64 stopTime)
 {
-    Instance *m = (Instance *)c;
     (void)stopTimeDefined; (void)stopTime;
-    if (toleranceDefined && tolerance > 0) m->rtol = tolerance;
-    m->t = startTime;
+    setup_experiment((Instance *)c, toleranceDefined, tolerance, startTime);
     return fmi3OK;
 }
-
-fmi3Status fmi3ExitInitializationMode(fmi3Instance c)
-{
-    return STATUS[exit_initialization((Instance *)c)];
-}
-
-fmi3Status fmi3EnterEventMode(fmi3Instance c) { (void)c; return fmi3OK; }
-fmi3Status fmi3Terminate(fmi3Instance c) { (void)c; return fmi3OK; }
-fmi3Status fmi3Reset(fmi3Instance c) { reset((Instance *)c); return fmi3OK; }
 
 fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
                           fmi3Float64 values[], size_t nValues)
@@ -145,13 +125,6 @@ fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t 
     for (i = 0; i < nvr; i++)
         if (set_value((Instance *)c, vr[i], values[i]) != CORE_OK) return fmi3Error;
     return fmi3OK;
-}
-
-static fmi3Status none(fmi3Instance c, size_t n)
-{
-    if (n == 0) return fmi3OK;
-    say((Instance *)c, "the FMU has no variables of this type");
-    return fmi3Error;
 }
 
 #define NO_GET(NAME, TYPE) \
@@ -196,48 +169,6 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance c, fmi3ValueReference depend
     (void)dependent; (void)elementIndicesOfDependent; (void)independents;
     (void)elementIndicesOfIndependents; (void)dependencyKinds; (void)n;
     return unsupported(c, "variable dependency information");
-}
-
-fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState *state)
-{
-    return STATUS[state_copy((Instance *)c, state)];
-}
-
-fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState state)
-{
-    memcpy(c, state, sizeof(Instance));
-    return fmi3OK;
-}
-
-fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState *state)
-{
-    (void)c;
-    free(*state);
-    *state = NULL;
-    return fmi3OK;
-}
-
-fmi3Status fmi3SerializedFMUStateSize(fmi3Instance c, fmi3FMUState state, size_t *size)
-{
-    (void)c; (void)state;
-    *size = sizeof(Instance);
-    return fmi3OK;
-}
-
-fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState state, fmi3Byte out[],
-                                 size_t size)
-{
-    (void)c;
-    if (size < sizeof(Instance)) return fmi3Error;
-    memcpy(out, state, sizeof(Instance));
-    return fmi3OK;
-}
-
-fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte in[], size_t size,
-                                   fmi3FMUState *state)
-{
-    (void)c;
-    return STATUS[state_deserialize(in, size, state)];
 }
 
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference unknowns[],
@@ -294,8 +225,6 @@ fmi3Status fmi3SetShiftFraction(fmi3Instance c, const fmi3ValueReference vr[], s
 
 fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance c) { (void)c; return fmi3OK; }
 
-/* An event after continuous time is the --stop-when indicator's crossing (the FMU has no
-   other events): the simulation ends there, as lagsim simulate --stop-when ends. */
 fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean *discreteStatesNeedUpdate,
                                     fmi3Boolean *terminateSimulation,
                                     fmi3Boolean *nominalsOfContinuousStatesChanged,
@@ -305,7 +234,7 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean *discreteStatesN
 {
     Instance *m = (Instance *)c;
     *discreteStatesNeedUpdate = fmi3False;
-    *terminateSimulation = (@P@_NEVENT > 0 && m->continuous) ? fmi3True : fmi3False;
+    *terminateSimulation = ends_at_event(m) ? fmi3True : fmi3False;
     *nominalsOfContinuousStatesChanged = fmi3False;
     *valuesOfContinuousStatesChanged = fmi3False;
     *nextEventTimeDefined = fmi3False;
@@ -314,63 +243,6 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean *discreteStatesN
 }
 
 /* Model Exchange */
-fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c)
-{
-    ((Instance *)c)->continuous = 1;
-    return fmi3OK;
-}
-
-fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c,
-                                       fmi3Boolean noSetFMUStatePriorToCurrentPoint,
-                                       fmi3Boolean *enterEventMode,
-                                       fmi3Boolean *terminateSimulation)
-{
-    (void)c; (void)noSetFMUStatePriorToCurrentPoint;
-    *enterEventMode = fmi3False;
-    *terminateSimulation = fmi3False;
-    return fmi3OK;
-}
-
-fmi3Status fmi3SetTime(fmi3Instance c, fmi3Float64 time)
-{
-    ((Instance *)c)->t = time;
-    return fmi3OK;
-}
-
-fmi3Status fmi3SetContinuousStates(fmi3Instance c, const fmi3Float64 x[], size_t nx)
-{
-    if (nx != NY) return fmi3Error;
-    memcpy(((Instance *)c)->y, x, NY * sizeof(double));
-    return fmi3OK;
-}
-
-fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 dx[], size_t nx)
-{
-    if (nx != NY) return fmi3Error;
-    return STATUS[derivatives((Instance *)c, dx)];
-}
-
-fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 g[], size_t ni)
-{
-    if (ni != @P@_NEVENT) return fmi3Error;
-    return STATUS[indicators((Instance *)c, g)];
-}
-
-fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t nx)
-{
-    if (nx != NY) return fmi3Error;
-    memcpy(x, ((Instance *)c)->y, NY * sizeof(double));
-    return fmi3OK;
-}
-
-fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 nominals[], size_t nx)
-{
-    size_t i;
-    (void)c;
-    for (i = 0; i < nx; i++) nominals[i] = 1.0;
-    return fmi3OK;
-}
-
 fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t *n)
 {
     (void)c;

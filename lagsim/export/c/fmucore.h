@@ -2,8 +2,9 @@
    (lagsim @VERSION@) share, over the standalone C of @P@.h: the instance, its values by value
    reference (the states 0..NY-1, their derivatives NY..2NY-1, the parameters 2NY..2NY+NP-1,
    the outputs after them: the order of @P@.h and of modelDescription.xml), the consistent
-   start at the end of initialization, the directional derivatives and the Co-Simulation step.
-   Each wrapper defines log_message (how its logger is called) before including this file.
+   start at the end of initialization, the directional derivatives and the Co-Simulation step,
+   and (CORE_ADAPTERS) the FMI functions whose two versions differ only in their names and types.
+   Each wrapper defines log_message (how its logger is called) after including this file.
    Codes: CORE_OK, CORE_ERROR, CORE_DISCARD (the wrappers' OK, Error and Discard). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,14 @@ static void reset(Instance *c)
     memset(c->set, 0, sizeof c->set);
     memcpy(c->y, @P@_state_start, sizeof c->y);
     memcpy(c->p, @P@_parameter_start, sizeof c->p);
+}
+
+/* The experiment's tolerance (lagsim simulate's 1e-10 unless given) and start time
+   (fmi2SetupExperiment, fmi3EnterInitializationMode). */
+static void setup_experiment(Instance *m, int tolerance_defined, double tolerance, double start)
+{
+    if (tolerance_defined && tolerance > 0) m->rtol = tolerance;
+    m->t = start;
 }
 
 static Instance *instance_new(const char *name, void *logger, void *environment, int logging)
@@ -136,6 +145,10 @@ static int set_value(Instance *m, unsigned int vr, double v)
     m->h = 0.0;
     return CORE_OK;
 }
+
+/* An event after continuous time is the --stop-when indicator's crossing (the FMU has no
+   other events): the simulation ends there, as lagsim simulate --stop-when ends. */
+static int ends_at_event(const Instance *m) { return @P@_NEVENT > 0 && m->continuous; }
 
 static int derivatives(Instance *m, double *dx)
 {
@@ -254,4 +267,132 @@ static int state_deserialize(const unsigned char in[], size_t size, void **state
     memcpy(copy, in, sizeof(Instance));
     *state = copy;
     return CORE_OK;
+}
+
+
+/* The FMI functions of both versions that differ only in their names and types, and the
+   status of each CORE_ code (STATUS): V the version's prefix (fmi2, fmi3), C the instance type,
+   R the real type, S how the FMU state is spelt (FMUstate, FMUState), DESERIALIZE how its
+   deserializer is (DeSerialize, Deserialize), DERIVATIVES the getter of the state derivatives
+   (GetDerivatives, GetContinuousStateDerivatives). Each wrapper expands it once. */
+#define CORE_ADAPTERS(V, C, R, S, DESERIALIZE, DERIVATIVES) \
+static const V##Status STATUS[] = {V##OK, V##Error, V##Discard}; \
+\
+static V##Status none(C c, size_t n) \
+{ \
+    if (n == 0) return V##OK; \
+    say((Instance *)c, "the FMU has no variables of this type"); \
+    return V##Error; \
+} \
+\
+V##Status V##SetDebugLogging(C c, V##Boolean on, size_t n, const V##String categories[]) \
+{ \
+    (void)n; (void)categories; \
+    ((Instance *)c)->logging = on ? 1 : 0; \
+    return V##OK; \
+} \
+\
+void V##FreeInstance(C c) { free(c); } \
+V##Status V##ExitInitializationMode(C c) \
+{ \
+    return STATUS[exit_initialization((Instance *)c)]; \
+} \
+V##Status V##EnterEventMode(C c) { (void)c; return V##OK; } \
+V##Status V##Terminate(C c) { (void)c; return V##OK; } \
+V##Status V##Reset(C c) { reset((Instance *)c); return V##OK; } \
+\
+V##Status V##Get##S(C c, V##S *state) \
+{ \
+    return STATUS[state_copy((Instance *)c, state)]; \
+} \
+\
+V##Status V##Set##S(C c, V##S state) \
+{ \
+    memcpy(c, state, sizeof(Instance)); \
+    return V##OK; \
+} \
+\
+V##Status V##Free##S(C c, V##S *state) \
+{ \
+    (void)c; \
+    free(*state); \
+    *state = NULL; \
+    return V##OK; \
+} \
+\
+V##Status V##Serialized##S##Size(C c, V##S state, size_t *size) \
+{ \
+    (void)c; (void)state; \
+    *size = sizeof(Instance); \
+    return V##OK; \
+} \
+\
+V##Status V##Serialize##S(C c, V##S state, V##Byte out[], size_t size) \
+{ \
+    (void)c; \
+    if (size < sizeof(Instance)) return V##Error; \
+    memcpy(out, state, sizeof(Instance)); \
+    return V##OK; \
+} \
+\
+V##Status V##DESERIALIZE##S(C c, const V##Byte in[], size_t size, V##S *state) \
+{ \
+    (void)c; \
+    return STATUS[state_deserialize((const unsigned char *)in, size, state)]; \
+} \
+\
+V##Status V##EnterContinuousTimeMode(C c) \
+{ \
+    ((Instance *)c)->continuous = 1; \
+    return V##OK; \
+} \
+\
+V##Status V##CompletedIntegratorStep(C c, V##Boolean noSetFMUStatePriorToCurrentPoint, \
+                                     V##Boolean *enterEventMode, \
+                                     V##Boolean *terminateSimulation) \
+{ \
+    (void)c; (void)noSetFMUStatePriorToCurrentPoint; \
+    *enterEventMode = V##False; \
+    *terminateSimulation = V##False; \
+    return V##OK; \
+} \
+\
+V##Status V##SetTime(C c, R time) \
+{ \
+    ((Instance *)c)->t = time; \
+    return V##OK; \
+} \
+\
+V##Status V##SetContinuousStates(C c, const R x[], size_t nx) \
+{ \
+    if (nx != NY) return V##Error; \
+    memcpy(((Instance *)c)->y, x, NY * sizeof(double)); \
+    return V##OK; \
+} \
+\
+V##Status V##DERIVATIVES(C c, R dx[], size_t nx) \
+{ \
+    if (nx != NY) return V##Error; \
+    return STATUS[derivatives((Instance *)c, dx)]; \
+} \
+\
+V##Status V##GetEventIndicators(C c, R g[], size_t ni) \
+{ \
+    if (ni != @P@_NEVENT) return V##Error; \
+    return STATUS[indicators((Instance *)c, g)]; \
+} \
+\
+V##Status V##GetContinuousStates(C c, R x[], size_t nx) \
+{ \
+    if (nx != NY) return V##Error; \
+    memcpy(x, ((Instance *)c)->y, NY * sizeof(double)); \
+    return V##OK; \
+} \
+\
+V##Status V##GetNominalsOfContinuousStates(C c, R nominals[], size_t nx) \
+{ \
+    size_t i; \
+    (void)c; \
+    for (i = 0; i < nx; i++) nominals[i] = 1.0; \
+    return V##OK; \
 }

@@ -20,7 +20,8 @@ typedef double (*event_fn)(void *ctx, double s, int *bad);
 /* The --stop-when crossings inside an accepted step (lagsim.run.crossings.Scan, operation for
    operation): g on the step's dense output, the sign before the crossing, the crossing found
    (end), a failure (bad: 1 g could not be evaluated, 2 it was not finite at bad_t) and the
-   run's first unresolved piece (missed: [miss_u, miss_v] of a step of miss_h). */
+   run's first unresolved piece (missed: [miss_u, miss_v] of a step of miss_h); zero: the band
+   within which g is 0 to rounding in the current step (Scan.zero; 0 for none). */
 @CROSSINGS@
 typedef double (*state_fn)(void *ctx, double t, const double *y, int *bad);
 typedef struct {
@@ -29,7 +30,7 @@ typedef struct {
     void *ctx;
     double *work;
     int N, *keep;  /* a flag an evaluation off the dense output may set, restored (or NULL) */
-    double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h;
+    double h, b, sign, end, bad_t, bad_value, miss_u, miss_v, miss_h, zero;
     int exhausted, found, bad, missed;
     int falling;  /* only crossings from g > 0 count (a gap's event, lagsim.run.events.FALLING) */
 } Scan;
@@ -993,6 +994,12 @@ static int scan_leaves_zero(double gu, double du, double gv, double dv, double g
     return gx * (gu + gv) > 0.0 && 16.0 * e <= fabs(gv - gu);
 }
 
+/* lagsim.run.crossings.rounding: g within zero of 0 at both ends and at the cut. */
+static int scan_rounding(double gu, double gv, double gx, double zero)
+{
+    return fmax(fabs(gu), fmax(fabs(gv), fabs(gx))) < zero;
+}
+
 /* EventWatch._visit and events.locate on the piece [u, v]: 1 when the crossing is found (or g
    failed in Brent's method). */
 static int scan_visit(Scan *s, double u, double gu, double v, double gv)
@@ -1033,7 +1040,9 @@ static int scan_piece(Scan *s, double u, double gu, double du, double v, double 
         }
         if (s->exhausted || !scan_leaves_zero(gu, du, gv, dv, gx, v - u)) {
             s->exhausted = 1;
-            if (!s->missed) { s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h; }
+            if (!s->missed && !scan_rounding(gu, gv, gx, s->zero)) {
+                s->missed = 1; s->miss_u = u; s->miss_v = v; s->miss_h = s->h;
+            }
         }
     }
     return scan_visit(s, u, gu, x, gx) || scan_visit(s, x, gx, v, gv);

@@ -344,6 +344,7 @@ int lagsim_impacts_run(void *handle, const double *times, int ntimes, int *k, do
             double g = c->gv[j * (n + 3)];
             int hits;
             if (!isfinite(g)) goto redo;
+            s->zero = c->bounds[B_CLOSED] * (1.0 + max_abs(n, d->y_raw));
             scan_step(s, d->t_old, d->y_old, d->K, d->t, g, d->y_raw, d->f);
             if (s->bad || s->missed) goto redo;
             if (!s->found || !(s->end < hit_t)) continue;

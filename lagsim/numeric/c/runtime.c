@@ -1,5 +1,6 @@
 #include <math.h>
 #include <string.h>
+#include "wide.h"
 
 /* lagsim's small dense linear algebra, one text in every library that needs it: the model
    libraries (the ODE right-hand side) and the C step loops (lagsim/numeric/c/cloop.c, cradau.c, the
@@ -128,10 +129,17 @@ static LAGSIM_INLINE void lagsim_ldlt_solve(int n, const double *W, double *r)
 /* Solve M x = r (M n-by-n, overwritten; r becomes x) for a mass matrix: L D Lᵀ into the
    work W (n²), else LU with partial pivoting (as numpy.linalg.solve still solves a matrix
    that is not positive definite). Returns 0, or 1 when M is singular or a pivot is not
-   finite. */
+   finite. From LAGSIM_WIDE_N coordinates on M is factored by wide.h's column-ordered Cholesky
+   in W instead (its factor the row form's bits, its back substitution summed in parts; nothing
+   reads W after this call). */
 static LAGSIM_INLINE int lagsim_solve(int n, double *M, double *r, double *W)
 {
-    if (lagsim_ldlt(n, M, W) == 0) {
+    if (n >= LAGSIM_WIDE_N) {
+        if (lagsim_wide_cholesky(n, M, W) == 0) {
+            lagsim_wide_cholesky_solve(n, W, r);
+            return 0;
+        }
+    } else if (lagsim_ldlt(n, M, W) == 0) {
         lagsim_ldlt_solve(n, W, r);
         return 0;
     }

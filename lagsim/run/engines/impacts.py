@@ -14,7 +14,9 @@ their gap at 0 and its rate 0 to rounding (the cradle's balls 2 and 3), cross 0 
 only. The contact is held from there when free flight presses it (g̈ < 0, as a resting contact
 below), else it stays open and the step goes on (that gap's later crossings in the same step are
 not looked for: one that closes for real leaves the gap negative, which :meth:`ImpactLoop._through`
-reports).
+reports). Each gap's scan takes a piece within CLOSED (1 + max|q|) of 0 as 0 to rounding
+(:func:`lagsim.run.crossings.rounding`), so such a gap is not said "could not be followed"; a
+gap that leaves that band and cannot be followed still is.
 
 Accumulation (Zeno). Under a gap acceleration a = −g̈ > 0 that is constant over the bounces,
 the flight after an impact at rate ġ⁺ lasts 2ġ⁺/a and the next rate is e ġ⁺, so the impacts
@@ -468,7 +470,7 @@ class ImpactLoop(StepLoop):
         problem = self.problem
         form = problem.form
         solver = make_solver(problem, watch.guard.rhs, t, y, first_step=h)
-        gaps = [EventWatch(e, form, t, y) for e in self.gaps]
+        gaps = [EventWatch(e, form, t, y, CLOSED) for e in self.gaps]
         stop = EventWatch.start(problem.stop, form, t, y)
         self.at = solver
         while solver.status == "running":
@@ -536,7 +538,7 @@ class ImpactLoop(StepLoop):
         solver = SOLVERS[options.method](rhs, t, y, options.t_end, rtol=options.rtol,
                                          atol=options.atol,
                                          **({} if first is None else {"first_step": first}))
-        others = [(i, EventWatch(e, form, t, y)) for i, e in enumerate(self.gaps)
+        others = [(i, EventWatch(e, form, t, y, CLOSED)) for i, e in enumerate(self.gaps)
                   if i not in held]
         stop = EventWatch.start(problem.stop, form, t, y)
         if not switched:

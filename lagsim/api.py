@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from lagsim.analysis.lyapunov import LyapunovReport
     from lagsim.numeric.compile import NumericSystem
     from lagsim.output.trajectory import Trajectory
+    from lagsim.run.session import Runs
     from lagsim.spec.system import SystemSpec
     from lagsim.sweep.frame import SweepFrame
     from lagsim.symbolic.forms import Form
@@ -218,6 +219,11 @@ class System:
         self._model: Model | None = None
         self._tidy: Model | None = None
         self._numeric: NumericSystem | None = None
+        self._runs: Runs | None = None
+        """The runs kept for the next :meth:`simulate` with the same options
+        (:class:`lagsim.run.session.Runs`: bounded, keyed by this System's spec, the
+        resolved options and the report), made at the first run; a run with ``parameters`` or
+        ``initial`` (a spec of its own) is not kept."""
 
     def __repr__(self) -> str:
         return (f"<lagsim.System {self.name!r}: coordinates {', '.join(self.coordinates)}; "
@@ -557,12 +563,15 @@ def run(system: System, given: Mapping[str, Any], keywords: bool = False,
     (:func:`lagsim.run.session.run_spec`). Options are named by their flag in errors, or by
     their keyword when ``keywords``; ``times`` are sample times other than the options'
     (increasing from the start time: ``lagsim fit`` samples at the data's times)."""
-    from lagsim.run.session import run_spec
+    from lagsim.run.session import Runs, run_spec
 
     spec = _spec(system, parameters, initial, keywords)
+    if system._runs is None:
+        system._runs = Runs()
     trajectory, _ = run_spec(spec, lambda: _compiled(system), given,
                              run_options.KEYWORDS if keywords else run_options.FLAGS,
-                             report, progress, controller=_lqr_feedback, times=times)
+                             report, progress, controller=_lqr_feedback, times=times,
+                             runs=system._runs if spec is system.spec else None)
     if spec.units:
         from dataclasses import replace
 

@@ -140,13 +140,15 @@ class NumericSystem:
 
     def _rows_args(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray | None = None
                    ) -> np.ndarray:
+        """The rows (t, q[, q̇]) of many samples, C-ordered for the compiled row loop; written
+        column by column and transposed once (a few long copies, not one short copy a row)."""
         n = q.shape[1]
-        x = np.empty((q.shape[0], 1 + n + (0 if qd is None else qd.shape[1])))
-        x[:, 0] = t
-        x[:, 1:1 + n] = q
+        columns = np.empty((1 + n + (0 if qd is None else qd.shape[1]), q.shape[0]))
+        columns[0] = t
+        columns[1:1 + n] = q.T
         if qd is not None:
-            x[:, 1 + n:] = qd
-        return x
+            columns[1 + n:] = qd.T
+        return columns.T.copy()
 
     def energies(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """h at each sample (t (N,), q and qd (N, n)) in one compiled call: (N,), each value

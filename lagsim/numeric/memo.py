@@ -38,10 +38,22 @@ class Memo(Generic[V]):
             return self._values[key]
         value = make()
         self.made += 1
+        self.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value: V) -> None:
+        """Hold ``value`` for ``key`` as the most recently used (the least recently used
+        dropped when more than ``size`` are held)."""
         self._values[key] = value
+        self._values.move_to_end(key)
         while len(self._values) > self.size:
             self._values.popitem(last=False)
-        return value
+
+    def take(self, key: Hashable) -> V | None:
+        """The value of ``key``, no longer held (None when it was not): a value that one
+        caller uses at a time is taken, used and :meth:`put` back, so that a second caller
+        meanwhile (another thread, a callback) makes its own."""
+        return self._values.pop(key, None)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._values

@@ -143,13 +143,12 @@ class Trajectory:
     units: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        n, m, mh = len(self.coordinates), len(self.constraint_names), len(self.holonomic_names)
+        n, m = len(self.coordinates), len(self.constraint_names)
+        mh = len(self.holonomic_names) if m else 0
         rows = len(self.t)
-        expected = {
-            "q": (rows, n), "qd": (rows, n), "lam": (rows, m), "residual": (rows, m),
-            "residual_dot": (rows, mh), "energy": (rows,),
-        }
-        for field_name, shape in expected.items():
+        for field_name, shape in (("q", (rows, n)), ("qd", (rows, n)), ("lam", (rows, m)),
+                                  ("residual", (rows, m)), ("residual_dot", (rows, mh)),
+                                  ("energy", (rows,))):
             actual = np.shape(getattr(self, field_name))
             if actual != shape:
                 raise ValueError(f"Trajectory.{field_name} has shape {actual}, expected {shape}")

@@ -30,7 +30,7 @@ import numpy as np
 from lagsim.errors import DEBUG
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.engines.base import Engine, Progress
+from lagsim.run.engines.base import Engine, LoopEngine, Progress, StepLoop
 from lagsim.run.engines.cloop import CDop853Engine
 from lagsim.run.engines.cradau import CRadauEngine
 from lagsim.run.engines.fixed import FixedStepEngine
@@ -43,7 +43,8 @@ from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
-__all__ = ["ENGINES", "IMPACTS", "FailedRun", "choose", "run", "run_python", "simulate"]
+__all__ = ["ENGINES", "IMPACTS", "FailedRun", "choose", "prepare", "run", "run_python",
+           "simulate", "step"]
 
 ENGINES: tuple[Engine, ...] = (FixedStepEngine(), CDop853Engine(), CRadauEngine(),
                                PythonEngine())
@@ -69,9 +70,30 @@ def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
     :class:`InputError` for inputs that cannot run (located in the file) and
     :class:`FailedRun` for a run that fails (with the time and the cause).
     """
+    problem, engine, loop = prepare(spec, model, options, report, numeric, max_symbolic_charts,
+                                    times)
+    return step(problem, engine, loop, progress)
+
+
+def prepare(spec: SystemSpec, model: Model, options: SimulateOptions,
+            report: Report | None = None, numeric: NumericSystem | None = None,
+            max_symbolic_charts: int | None = None, times: np.ndarray | None = None
+            ) -> tuple[Problem, Engine, StepLoop | None]:
+    """What :func:`simulate` does before the first step: the problem built
+    (:meth:`Problem.build`, its errors), the engine chosen (:func:`choose`) and the loop it made
+    for the problem (None for an engine without one)."""
     with _quiet():
-        return run(Problem.build(spec, model, options, report, numeric, max_symbolic_charts,
-                                 times), progress)
+        problem = Problem.build(spec, model, options, report, numeric, max_symbolic_charts,
+                                times)
+        engine = choose(problem)
+    return problem, engine, engine.taken(problem) if isinstance(engine, LoopEngine) else None
+
+
+def step(problem: Problem, engine: Engine, loop: StepLoop | None,
+         progress: Callable[[float], None] | None = None) -> Trajectory:
+    """Step a problem :func:`prepare` made: its loop, else its engine."""
+    with _quiet():
+        return engine.run(problem, progress) if loop is None else loop.run(progress)
 
 
 @contextmanager

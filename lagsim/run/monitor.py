@@ -136,6 +136,11 @@ class Step:
         return ys
 
 
+NO_MULTIPLIERS = np.zeros(0)
+"""λ of a row of a system without constraints (read only: a row is a copy)."""
+NO_MULTIPLIERS.setflags(write=False)
+
+
 class Samples:
     """The output rows: full t, q, q̇, λ taken when each sample time is passed."""
 
@@ -164,8 +169,8 @@ class Samples:
             projected = form.project(t, y)
             y = y if projected is None else projected
         q, qd = form.unpack(t, y)
-        lam = form.multipliers(t, q, qd) if form.m else np.zeros(0)
-        if not np.all(np.isfinite(lam)):
+        lam = form.multipliers(t, q, qd) if form.m else NO_MULTIPLIERS
+        if form.m and not np.isfinite(lam).all():
             i = int(np.flatnonzero(~np.isfinite(lam))[0])
             column = naming.multiplier(self.problem.numeric.constraint_names[i])
             raise IntegrationError(f"{column} became "
@@ -242,13 +247,10 @@ class Samples:
         """The rows so far, with residuals and energy recomputed from each sampled state."""
         numeric = self.problem.numeric
         n, m = numeric.n, numeric.m
-        t = np.concatenate([block[0] for block in self._blocks]) if self._blocks else \
-            np.zeros(0)
-        rows = np.concatenate([block[1] for block in self._blocks]) if self._blocks else \
-            np.zeros((0, 2 * n + m))
-        q = rows[:, :n].copy()
-        qd = rows[:, n:2 * n].copy()
-        lam = rows[:, 2 * n:].copy()
+        blocks = self._blocks or [(np.zeros(0), np.zeros((0, 2 * n + m)))]
+        t = np.concatenate([block[0] for block in blocks])
+        q, qd, lam = (np.concatenate([block[1][:, part] for block in blocks])
+                      for part in (slice(0, n), slice(n, 2 * n), slice(2 * n, None)))
         out = assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
                        stop_reason, stop_message)
         names = self.form.extra_columns

@@ -82,6 +82,12 @@ class LoopEngine(Engine):
         self._accepted = (problem, loop)
         return None
 
+    def taken(self, problem: Problem) -> StepLoop | None:
+        """The loop :meth:`refusal` made for ``problem`` (that object), handed to the caller
+        to run (:meth:`StepLoop.run`) instead of :meth:`run`; None when there is none."""
+        accepted, self._accepted = self._accepted, None
+        return accepted[1] if accepted is not None and accepted[0] is problem else None
+
     def run(self, problem: Problem, progress: Progress | None = None) -> Trajectory:
         accepted, self._accepted = self._accepted, None
         if accepted is not None and accepted[0] is problem:
@@ -101,6 +107,12 @@ class StepLoop(ABC):
         self.at: OdeSolver | At | None = None
         """The last state the loop accepted (the final row of a failed run, when later than the
         last sample); set by :meth:`_run_impl` as it goes."""
+
+    def reusable(self) -> bool:
+        """Whether :meth:`run` may be called again for another run of the same problem, with
+        the same result: the loop keeps nothing of a run but what the next one sets again
+        (not the case of a loop whose formulation changes as it runs, ``reduced``'s charts)."""
+        return False
 
     def _begin(self) -> tuple[Watch, np.ndarray | None]:
         """The parts that watch the run and the start state to check (None when the run goes

@@ -222,6 +222,33 @@ def _stop_function(cc: str, problem: Problem) -> tuple[ctypes.CDLL, int] | None:
     return STOP_LIBRARIES.get((cc, source), build)
 
 
+class Buffers:
+    """The arrays one run's C calls read and write (sample times, rows, the last state, the
+    event's row) and their addresses, taken once: each ``.ctypes.data`` costs about a ctypes
+    call, and a loop run again (:meth:`StepLoop.reusable`) takes the same buffers. The rows a
+    call wrote are copied out (:meth:`Samples.extend`), so no trajectory holds a buffer."""
+
+    __slots__ = ("times", "rows", "last", "event", "addresses")
+
+    def __init__(self, times: np.ndarray, width: int, size: int) -> None:
+        self.times = np.array(times, dtype=float)
+        self.rows = np.zeros((len(self.times), max(width, 1)))
+        self.last = np.zeros(size)
+        self.event = np.zeros(max(width, 1))
+        self.addresses = (self.times.ctypes.data, self.rows.ctypes.data, self.last.ctypes.data,
+                          self.event.ctypes.data)
+
+    def fits(self, times: np.ndarray, width: int, size: int) -> bool:
+        """Whether these are the buffers of a run of these sample times, row width and state
+        size (then cleared as new ones would be: the rows are written before they are read)."""
+        if (self.rows.shape[1] != max(width, 1) or len(self.last) != size
+                or not np.array_equal(self.times, times)):
+            return False
+        self.last.fill(0.0)
+        self.event.fill(0.0)
+        return True
+
+
 class CLoop(StepLoop):
     """The C loop for one problem: :meth:`run` gives the trajectory the Python loop would."""
 
@@ -246,6 +273,17 @@ class CLoop(StepLoop):
         self._said_missed = False
         self._handle: int | None = None
         self._guard: Guard | None = None
+        self._made: tuple[str, bytes, tuple[object, ...], tuple[np.ndarray, ...]] | None = None
+        """The arguments of the last handle made (:meth:`new_handle`): the mass scale and atol
+        they were made for, the addresses, and the arrays behind them."""
+        self._buffers: Buffers | None = None
+        self._out = np.zeros(7)
+        self._out_address = self._out.ctypes.data
+
+    def reusable(self) -> bool:
+        """A run makes its own handle (:meth:`_start`) and frees it (:meth:`_free`); the
+        reduced loop's charts and a sensitive form are not kept across runs."""
+        return type(self) is CLoop and self.sensitive is None
 
     def _next_call(self, watch: Watch, t: float, steps_before: int, clock: float,
                    progress: Progress | None) -> int:
@@ -256,19 +294,10 @@ class CLoop(StepLoop):
     def new_handle(self, mass_scale: float, atol: np.ndarray) -> int:
         """The C loop's work space for this problem (``lagsim_loop_new``), freed by
         ``lagsim_loop_free``."""
-        problem, numeric = self.problem, self.problem.numeric
-        form, options = problem.form, problem.options
-        stabilizer = form.stabilizer
-        alpha, beta = getattr(stabilizer, "alpha", 0.0), getattr(stabilizer, "beta", 0.0)
-        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
-        ints = np.array([numeric.n, numeric.m, len(numeric.holonomic), FORMS[form.name],
-                         STABILIZE[stabilizer.name], problem.stop is not None, uses_lam,
-                         MASS_CHECK_EVERY], dtype=np.intc)
-        doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
-                            SINGULAR_RTOL, mass_scale, RCOND], dtype=np.float64)
-        hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
-        args = (ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, atol.ctypes.data,
-                *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
+        made = self._made
+        if made is None or made[0] != float(mass_scale).hex() or made[1] != atol.tobytes():
+            made = self._made = self._arguments(mass_scale, atol)
+        args = made[2]
         if self.sensitive is None:
             handle = self.lib.lagsim_loop_new(*args)
         else:
@@ -280,6 +309,25 @@ class CLoop(StepLoop):
         if not handle:
             raise MemoryError("the C step loop could not allocate its work space")
         return int(handle)
+
+    def _arguments(self, mass_scale: float, atol: np.ndarray
+                   ) -> tuple[str, bytes, tuple[object, ...], tuple[np.ndarray, ...]]:
+        """``lagsim_loop_new``'s arguments for this problem (:attr:`_made`)."""
+        problem, numeric = self.problem, self.problem.numeric
+        form, options = problem.form, problem.options
+        stabilizer = form.stabilizer
+        alpha, beta = getattr(stabilizer, "alpha", 0.0), getattr(stabilizer, "beta", 0.0)
+        uses_lam = bool(problem.stop is not None and problem.stop.uses_multipliers)
+        ints = np.array([numeric.n, numeric.m, len(numeric.holonomic), FORMS[form.name],
+                         STABILIZE[stabilizer.name], problem.stop is not None, uses_lam,
+                         MASS_CHECK_EVERY], dtype=np.intc)
+        doubles = np.array([alpha, beta, options.rtol, math.inf, options.t_end, 1.0,
+                            SINGULAR_RTOL, mass_scale, RCOND], dtype=np.float64)
+        hol = np.array(numeric.holonomic or (0,), dtype=np.intc)
+        kept = np.array(atol, dtype=np.float64)
+        args = (ints.ctypes.data, doubles.ctypes.data, hol.ctypes.data, kept.ctypes.data,
+                *self.addresses, self.stop[1] if self.stop else None, self.params.ctypes.data)
+        return float(mass_scale).hex(), kept.tobytes(), args, (ints, doubles, hol, kept)
 
     def _run_impl(self, watch: Watch, y0: np.ndarray | None, progress: Progress | None
                   ) -> Trajectory:
@@ -295,18 +343,18 @@ class CLoop(StepLoop):
             width = len(y0) + m * (1 + self.sensitive[0].P)
         samples, guard = watch.samples, watch.guard
         self._start(watch, y0)
-        times = np.ascontiguousarray(samples.times, dtype=float)
-        rows = np.zeros((len(times), max(width, 1)))
+        buffers = self._buffers
+        if buffers is None or not buffers.fits(samples.times, width, len(y0)):
+            buffers = self._buffers = Buffers(samples.times, width, len(y0))
+        times, rows, last, event = buffers.times, buffers.rows, buffers.last, buffers.event
         result = LoopResult()
-        last = np.zeros(len(y0))
-        event = np.zeros(max(width, 1))
         k = ctypes.c_int(samples.k)
         chunk = STEPS_PER_CALL
         self.steps = self.nfev = 0
         self._said_missed = False
         while True:
             before, steps_before, clock = k.value, self.steps, time.perf_counter()
-            code = self._call(times, k, rows, chunk, result, last, event)
+            code = self._call(buffers, k, chunk, result)
             state = self.at = At(result.t, last.copy(), result.h_abs)
             self.nfev, self.steps = result.nfev, result.nsteps
             self._sync(result)
@@ -352,13 +400,12 @@ class CLoop(StepLoop):
             raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(problem.t0, y0),
                           problem.t0, problem.t0)
 
-    def _call(self, times: np.ndarray, k: ctypes.c_int, rows: np.ndarray, chunk: int,
-              result: LoopResult, last: np.ndarray, event: np.ndarray) -> int:
+    def _call(self, buffers: Buffers, k: ctypes.c_int, chunk: int, result: LoopResult) -> int:
         """One C call of at most ``chunk`` accepted steps: its status code."""
-        return int(self.lib.lagsim_loop_run(self._handle, times.ctypes.data, len(times),
-                                            ctypes.byref(k), rows.ctypes.data, chunk,
-                                            ctypes.byref(result), last.ctypes.data,
-                                            event.ctypes.data))
+        times, rows, last, event = buffers.addresses
+        return int(self.lib.lagsim_loop_run(self._handle, times, len(buffers.times),
+                                            ctypes.byref(k), rows, chunk, ctypes.byref(result),
+                                            last, event))
 
     def flow(self, t0: float, y0: np.ndarray, t1: float) -> np.ndarray:
         """The state at t1 > t0 of the run from the full state y0 at t0 (with sensitivities
@@ -378,10 +425,10 @@ class CLoop(StepLoop):
             raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(t0, y), t0, t0)
         k = ctypes.c_int(0)
         result = LoopResult()
-        last = np.zeros(len(y))
-        event = np.zeros(1)
+        buffers = Buffers(np.zeros(0), 1, len(y))
+        last, event = buffers.last, buffers.event
         while True:
-            code = self._call(np.zeros(0), k, event, STEPS_PER_CALL, result, last, event)
+            code = self._call(buffers, k, STEPS_PER_CALL, result)
             if code == Status.RUN_DONE:
                 return last
             if code != Status.RUN_MORE:
@@ -414,13 +461,18 @@ class CLoop(StepLoop):
         """The error the Python loop raises for the failure ``code``."""
         return failure(code, self.problem, guard, value, state, when, regular_at)
 
+    def _read(self) -> int:
+        """The address of the small array the C loop's reports are written to (seven values,
+        cleared), read at once by the caller."""
+        self._out.fill(0.0)
+        return self._out_address
+
     def _free(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
             self._missed(self.lib.lagsim_loop_missed, handle)
-            counts = np.zeros(len(PATHS))
-            self.lib.lagsim_loop_paths(handle, counts.ctypes.data)
-            self.paths = dict(zip(PATHS, map(int, counts)))
+            self.lib.lagsim_loop_paths(handle, self._read())
+            self.paths = dict(zip(PATHS, map(int, self._out[:len(PATHS)])))
             self.lib.lagsim_loop_free(handle)
 
     def _missed(self, function: Callable[..., None], handle: int
@@ -428,8 +480,8 @@ class CLoop(StepLoop):
         """The first piece the C loop's --stop-when scan could not resolve (u, v, step length;
         ``function`` reads it from ``handle``), said once on stderr
         (:func:`lagsim.run.crossings.message`)."""
-        out = np.zeros(4)
-        function(handle, out.ctypes.data)
+        function(handle, self._read())
+        out = self._out
         if not out[0]:
             return None
         missed = (float(out[1]), float(out[2]), float(out[3]))
@@ -441,8 +493,8 @@ class CLoop(StepLoop):
 
     def _alias(self, handle: int | None, times: np.ndarray) -> None:
         """Say what the C loop's aliasing watch found (:mod:`lagsim.run.aliasing`), once."""
-        out = np.zeros(7)
-        self.lib.lagsim_loop_alias(handle, out.ctypes.data)
+        self.lib.lagsim_loop_alias(handle, self._read())
+        out = self._out
         if out[0]:
             i, k = int(out[2]), int(out[6])
             self.problem.form.report(alias_message(float(times[k] - times[k - 1]),
@@ -741,12 +793,11 @@ class RLoop(CLoop):
         assert r is not None
         return r
 
-    def _call(self, times: np.ndarray, k: ctypes.c_int, rows: np.ndarray, chunk: int,
-              result: LoopResult, last: np.ndarray, event: np.ndarray) -> int:
-        return int(self.lib.lagsim_reduced_run(self._reduced(), times.ctypes.data, len(times),
-                                               ctypes.byref(k), rows.ctypes.data, chunk,
-                                               ctypes.byref(result), last.ctypes.data,
-                                               event.ctypes.data))
+    def _call(self, buffers: Buffers, k: ctypes.c_int, chunk: int, result: LoopResult) -> int:
+        times, rows, last, event = buffers.addresses
+        return int(self.lib.lagsim_reduced_run(self._reduced(), times, len(buffers.times),
+                                               ctypes.byref(k), rows, chunk,
+                                               ctypes.byref(result), last, event))
 
     def _watch_handle(self) -> int | None:
         return self._handles[1]

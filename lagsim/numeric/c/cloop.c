@@ -1422,6 +1422,7 @@ out:
 }
 
 /* ---- reduced ---- */
+#ifndef LAGSIM_PLAIN_LOOP  /* the plain loop's library has no reduced block (lagsim.run.engines.cloop.library) */
 /* The reduced formulation (lagsim.run.reduced.Reduced on a SymbolicChart) in the same loop: the
    chart's ODE in the free coordinates v is stepped by the D above (n = k, FORM_ODE without
    constraints, the chart's compiled dynamics), and after each accepted step this block does
@@ -2149,3 +2150,4 @@ out:
 
 /* The first piece of a step the reduced loop's --stop-when scan could not resolve. */
 void lagsim_reduced_missed(void *handle, double *out) { scan_missed(&((R *)handle)->scan, out); }
+#endif

@@ -120,10 +120,12 @@ def load() -> str:
 
 def run_once(command: list[str], env: dict[str, str], timeout: float
              ) -> tuple[float, float] | None:
-    """(wall s, CPU s of the child and its children) of one run, None when it timed out."""
+    """(wall s, CPU s of the child and its children) of one run, None when it timed out. It runs
+    in the temporary folder: ``python -m`` puts the working folder first on ``sys.path``, which
+    would run the lagsim of the folder the script was started in whatever ``PYTHONPATH`` says."""
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             env=env, start_new_session=True)
+                             env=env, start_new_session=True, cwd=tempfile.gettempdir())
     while True:
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
@@ -171,7 +173,7 @@ def main() -> None:
         one.write_text(chain_yaml(1))
         simulate = [PYTHON, "-m", "lagsim", "simulate"]
         runtime: dict[str, tuple[float, float] | None] = {}
-        for rep in range(args.reps):
+        for _ in range(args.reps):
             for tool, tree in trees.items():
                 empty = folder / f"runtime-{tool}"
                 shutil.rmtree(empty, ignore_errors=True)

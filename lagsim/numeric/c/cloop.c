@@ -1422,7 +1422,8 @@ out:
 }
 
 /* ---- reduced ---- */
-#ifndef LAGSIM_PLAIN_LOOP  /* the plain loop's library has no reduced block (lagsim.run.engines.cloop.library) */
+/* Not in the plain loop's library (lagsim.run.engines.cloop.library). */
+#ifndef LAGSIM_PLAIN_LOOP
 /* The reduced formulation (lagsim.run.reduced.Reduced on a SymbolicChart) in the same loop: the
    chart's ODE in the free coordinates v is stepped by the D above (n = k, FORM_ODE without
    constraints, the chart's compiled dynamics), and after each accepted step this block does

@@ -101,6 +101,13 @@ across the state, the products with a diagonal mass matrix), which -O2's cost mo
 scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
+PLAIN_FLAGS = ("-fno-inline-functions-called-once",)
+"""The plain loop's library (:func:`library`) is compiled with these too: without the reduced
+block DOP853's step is called from one place, and gcc -O3 inlined it into ``lagsim_loop_run``
+(4,612 instructions against 410 in the whole library); with this flag ``dop853_step``,
+``dense``, ``rhs``, ``accelerations`` and ``scan_step`` are the whole library's machine code,
+instruction for instruction (the double pendulum's 10 s run at 1e-10 took the same time with
+either library, 1.08–1.11 ms, bench/build_results.md)."""
 LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)
 """The step loop's libraries (model independent) by compiler and :func:`library`'s ``whole``, in
 this process."""
@@ -158,7 +165,8 @@ def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:
         lib, _ = ccompile.build_and_load(
             cc, "cloop" if whole else "cloop-plain",
             lambda: template.replace("@COEFFICIENTS@", _coefficients()),
-            (OPTIMIZE, *ccompile.FLAGS), key_text=template)
+            (OPTIMIZE, *ccompile.FLAGS) if whole else (OPTIMIZE, *ccompile.FLAGS, *PLAIN_FLAGS),
+            key_text=template)
         _loop_argtypes(lib)
         if whole:
             _reduced_argtypes(lib)

@@ -148,8 +148,8 @@ def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
     reduced block, what every other run needs; ``whole``: all of ``cloop.c`` and ``impacts.c``
     (the free flights of :mod:`lagsim.run.engines.cimpacts`), built at the first run that
     uses them. The two are separate libraries (a handle of one is never passed to the other):
-    a first run on a machine compiles only the plain one (3.8–3.9 s of gcc's CPU at -O3
-    against 4.9–5.5 s for the whole, bench/build_results.md)."""
+    a first run on a machine compiles only the plain one (3.9–4.8 s of gcc's CPU at -O3
+    against 4.9–6.3 s for the whole, bench/build_results.md)."""
     return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
 
 

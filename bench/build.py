@@ -6,7 +6,7 @@ For the planar n-chain of ``lagsim.spec.chains`` (minimal coordinates) at each `
   with a cold model cache: each run gets a fresh copy of a cache that holds only the C runtime
   (built once before the timing by a 1-chain run), so the model is derived, generated and
   compiled by gcc in every run but the runtime is not (the very first run on a machine compiles
-  that too; its cost is the ``runtime`` row, measured once in an empty cache);
+  that too; its cost is the ``runtime`` row, a 1-chain run in an empty cache, in turns);
 - ``casadi SX + gcc``: the chain's Lagrangian in CasADi SX, M = ∂²T/∂v², the forcing
   f = ∂L/∂q − (∂²L/∂v∂q) v, the SX function q̈ = solve(M, f) (CasADi's symbolic QR), C code by
   ``Function.generate`` compiled by ``gcc -O1 -shared`` and loaded by ``casadi.external``, then
@@ -21,7 +21,11 @@ time and the child's CPU time (user + system of the process and its children, gc
 ``os.wait4``). Ratios are the peer's over lagsim's (above 1: lagsim builds faster). Goal (issue
 31): lagsim within 1.5× of CasADi SX + gcc at n = 8 and 32, i.e. a ratio ≥ 0.67.
 
-    .venv/bin/python bench/build.py [--sizes 8 32] [--reps 3] [--timeout 120]
+lagsim is the tree this file is in (``PYTHONPATH`` set to it). ``--before DIR`` adds another
+lagsim tree (e.g. ``git archive main | tar -x -C DIR``) as the tool ``lagsim before``, run in
+the same turns with its own runtime cache, and its runtime's first build beside this tree's.
+
+    .venv/bin/python bench/build.py [--sizes 8 32] [--reps 3] [--timeout 120] [--before DIR]
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from lagsim.spec.chains import chain_yaml  # noqa: E402
 
 PYTHON = sys.executable
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+OURS = "lagsim simulate"
+BEFORE = "lagsim before"
 
 CASADI = r"""
 import sys, os, subprocess, tempfile
@@ -114,10 +120,12 @@ def load() -> str:
 
 def run_once(command: list[str], env: dict[str, str], timeout: float
              ) -> tuple[float, float] | None:
-    """(wall s, CPU s of the child and its children) of one run, None when it timed out."""
+    """(wall s, CPU s of the child and its children) of one run, None when it timed out. It runs
+    in the temporary folder: ``python -m`` puts the working folder first on ``sys.path``, which
+    would run the lagsim of the folder the script was started in whatever ``PYTHONPATH`` says."""
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             env=env, start_new_session=True)
+                             env=env, start_new_session=True, cwd=tempfile.gettempdir())
     while True:
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
@@ -141,10 +149,15 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--quick", action="store_true", help="n = 8 only, one run each")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="another lagsim tree to time in the same turns")
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.reps = [8], 1
-    tools = {"lagsim simulate": None, "casadi SX + gcc": "casadi", "sympy Kane + lambdify": None}
+    trees = {OURS: str(HERE.parent)}
+    if args.before is not None:
+        trees[BEFORE] = str(args.before.resolve())
+    tools = {**dict.fromkeys(trees), "casadi SX + gcc": "casadi", "sympy Kane + lambdify": None}
     try:
         import casadi  # noqa: F401
     except ImportError:
@@ -156,19 +169,27 @@ def main() -> None:
     print()
     with tempfile.TemporaryDirectory(prefix="lagsim-build-") as tmp:
         folder = Path(tmp)
-        warm = folder / "runtime-cache"
         one = folder / "chain_1.yaml"
         one.write_text(chain_yaml(1))
         simulate = [PYTHON, "-m", "lagsim", "simulate"]
-        runtime = run_once([*simulate, str(one), "-o", str(folder / "out.csv"), "--force"],
-                           {**ENV, "LAGSIM_CACHE": str(warm)}, args.timeout)
+        runtime: dict[str, tuple[float, float] | None] = {}
+        for _ in range(args.reps):
+            for tool, tree in trees.items():
+                empty = folder / f"runtime-{tool}"
+                shutil.rmtree(empty, ignore_errors=True)
+                got = run_once([*simulate, str(one), "-o", str(folder / "out.csv"), "--force"],
+                               {**ENV, "PYTHONPATH": tree, "LAGSIM_CACHE": str(empty)},
+                               args.timeout)
+                if got is not None:
+                    was = runtime.get(tool) or (float("inf"),) * 2
+                    runtime[tool] = (min(was[0], got[0]), min(was[1], got[1]))
         rows = []
         for n in args.sizes:
             path = folder / f"chain_{n}.yaml"
             path.write_text(chain_yaml(n))
             commands = {
-                "lagsim simulate": [*simulate, str(path), "-o", str(folder / "out.csv"),
-                                    "--force"],
+                **{tool: [*simulate, str(path), "-o", str(folder / "out.csv"), "--force"]
+                   for tool in trees},
                 "casadi SX + gcc": [PYTHON, "-c", CASADI, str(n)],
                 "sympy Kane + lambdify": [PYTHON, "-c", KANE, str(n)],
             }
@@ -178,10 +199,11 @@ def main() -> None:
                     if best[tool] is None:
                         continue
                     env = dict(ENV)
-                    if tool == "lagsim simulate":
-                        cache = folder / f"cache-{n}-{rep}"
-                        shutil.copytree(warm, cache)
+                    if tool in trees:
+                        cache = folder / f"cache-{tool}-{n}-{rep}"
+                        shutil.copytree(folder / f"runtime-{tool}", cache)
                         env["LAGSIM_CACHE"] = str(cache)
+                        env["PYTHONPATH"] = trees[tool]
                     got = run_once(commands[tool], env, args.timeout)
                     current = best[tool]
                     if got is None:
@@ -203,19 +225,20 @@ def main() -> None:
     print("| n | peer | ratio wall (peer / lagsim) | ratio CPU |")
     print("|---|---|---|---|")
     for n, best in rows:
-        ours = best["lagsim simulate"]
+        ours = best[OURS]
         for tool in tools:
             got = best[tool]
-            if tool == "lagsim simulate" or ours is None:
+            if tool == OURS or ours is None:
                 continue
             if got is None:
                 print(f"| {n} | {tool} | > {args.timeout / ours[0]:.2f} | – |")
             else:
                 print(f"| {n} | {tool} | {got[0] / ours[0]:.2f} | {got[1] / ours[1]:.2f} |")
     print()
-    if runtime is not None:
-        print(f"The C runtime's own first build (a 1-chain `lagsim simulate` in an empty cache, "
-              f"once): {runtime[0]:.2f} s wall, {runtime[1]:.2f} s CPU.")
+    for tool, got in runtime.items():
+        if got is not None:
+            print(f"The C runtime's own first build ({tool}: a 1-chain run in an empty cache, "
+                  f"fastest of {args.reps}): {got[0]:.2f} s wall, {got[1]:.2f} s CPU.")
     print("Goal: lagsim within 1.5× of CasADi SX + gcc (ratio ≥ 0.67) at n = 8 and n = 32.")
     print()
     print(f"after: {load()}")

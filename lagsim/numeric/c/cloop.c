@@ -1431,6 +1431,8 @@ out:
 }
 
 /* ---- reduced ---- */
+/* Not in the plain loop's library (lagsim.run.engines.cloop.library). */
+#ifndef LAGSIM_PLAIN_LOOP
 /* The reduced formulation (lagsim.run.reduced.Reduced on a SymbolicChart) in the same loop: the
    chart's ODE in the free coordinates v is stepped by the D above (n = k, FORM_ODE without
    constraints, the chart's compiled dynamics), and after each accepted step this block does
@@ -2158,3 +2160,4 @@ out:
 
 /* The first piece of a step the reduced loop's --stop-when scan could not resolve. */
 void lagsim_reduced_missed(void *handle, double *out) { scan_missed(&((R *)handle)->scan, out); }
+#endif

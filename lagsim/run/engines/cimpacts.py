@@ -132,7 +132,7 @@ def flights_for(problem: Problem, contacts: Contacts, bounds: Sequence[float]
     left negative (``impacts.c``'s B_UNSEEN … B_THROUGH)."""
     if problem.stop is not None or contacts.k != 1 or not np.isnan(contacts.friction[0]):
         return None
-    loop = loop_or_refusal(problem)
+    loop = loop_or_refusal(problem, whole=True)
     cc = compiler()
     if isinstance(loop, str) or cc is None:
         return None

@@ -101,8 +101,16 @@ across the state, the products with a diagonal mass matrix), which -O2's cost mo
 scalar; without fast-math no sum is reordered, so the numbers are those of -O2 (natural
 8-chain: 10 % fewer instructions per step; compiled once per machine)."""
 
+PLAIN_FLAGS = ("-fno-inline-functions-called-once",)
+"""The plain loop's library (:func:`library`) is compiled with these too: without the reduced
+block DOP853's step is called from one place, and gcc -O3 inlined it into ``lagsim_loop_run``
+(4,612 instructions against 410 in the whole library); with this flag ``dop853_step``,
+``dense``, ``rhs``, ``accelerations`` and ``scan_step`` are the whole library's machine code,
+instruction for instruction (the double pendulum's 10 s run at 1e-10 took the same time with
+either library, 1.08–1.11 ms, bench/build_results.md)."""
 LIBRARIES: Memo[ctypes.CDLL | None] = Memo(4)
-"""The step loop's library (model independent) by compiler, in this process."""
+"""The step loop's libraries (model independent) by compiler and :func:`library`'s ``whole``, in
+this process."""
 STOP_LIBRARIES: Memo[tuple[ctypes.CDLL, int] | None] = Memo(16)
 """The ``--stop-when`` libraries loaded in this process, by compiler and C source (which holds
 the parameters as inputs, not their values: a sweep over them loads one)."""
@@ -134,23 +142,34 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
-def library(cc: str) -> ctypes.CDLL | None:
-    """The loop's shared library (model independent; ``cloop.c`` and ``impacts.c``, the free
-    flights of :mod:`lagsim.run.engines.cimpacts`), built once per machine; None when it cannot
-    be built or loaded (said on stderr)."""
-    return LIBRARIES.get(cc, lambda: _load_library(cc))
+def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
+    """The loop's shared library (model independent), built once per machine; None when it
+    cannot be built or loaded (said on stderr). Plain (``whole`` false): ``cloop.c`` without its
+    reduced block, what every other run needs; ``whole``: all of ``cloop.c`` and ``impacts.c``
+    (the free flights of :mod:`lagsim.run.engines.cimpacts`), built at the first run that
+    uses them. The two are separate libraries (a handle of one is never passed to the other):
+    a first run on a machine compiles only the plain one (3.9–4.8 s of gcc's CPU at -O3
+    against 4.9–6.3 s for the whole, bench/build_results.md)."""
+    return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
 
 
-def _load_library(cc: str) -> ctypes.CDLL | None:
+def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
-                .replace("@CROSSINGS@", _crossings()) + "\n" + csource.read("impacts.c"))
+                .replace("@CROSSINGS@", _crossings()))
+    if whole:
+        template += "\n" + csource.read("impacts.c")
+    else:
+        template = "#define LAGSIM_PLAIN_LOOP 1\n" + template
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
-            cc, "cloop", lambda: template.replace("@COEFFICIENTS@", _coefficients()),
-            (OPTIMIZE, *ccompile.FLAGS), key_text=template)
+            cc, "cloop" if whole else "cloop-plain",
+            lambda: template.replace("@COEFFICIENTS@", _coefficients()),
+            (OPTIMIZE, *ccompile.FLAGS) if whole else (OPTIMIZE, *ccompile.FLAGS, *PLAIN_FLAGS),
+            key_text=template)
         _loop_argtypes(lib)
-        _reduced_argtypes(lib)
+        if whole:
+            _reduced_argtypes(lib)
     except Exception as exc:  # the Python loop still runs, and is slower: say so
         cache.say_once("cloop", "warning: the C step loop could not be built; stepping in "
                        "Python instead (slower)", f"{type(exc).__name__}: {exc}")
@@ -505,8 +524,9 @@ class CLoop(StepLoop):
 
 
 
-def loop_or_refusal(problem: Problem) -> CLoop | str:
-    """The C loop for ``problem``, or why the Python loop is to run: a method other than
+def loop_or_refusal(problem: Problem, whole: bool = False) -> CLoop | str:
+    """The C loop for ``problem`` (in the whole library, :func:`library`, with ``whole`` or for
+    the reduced formulation), or why the Python loop is to run: a method other than
     DOP853, ``--section`` (its crossings are taken in Python), ``reduced`` on a symbolic chart
     without C code, a formulation or stabilizer class other than the registered ones (a subclass
     may change any step), a stand-in for the :class:`~lagsim.numeric.compile.NumericSystem`, a
@@ -544,7 +564,7 @@ def loop_or_refusal(problem: Problem) -> CLoop | str:
     cc = compiler()
     if cc is None:
         return "no C compiler"
-    lib = library(cc)
+    lib = library(cc, whole or form.name == "reduced")
     if lib is None:
         return "the C step loop could not be built"
     stop = None

@@ -11,7 +11,12 @@ solid looks and as many dashed.
 
 from __future__ import annotations
 
-__all__ = ["AXIS_COLOURS", "LINE_COLOURS", "MASS_COLOURS", "look"]
+from typing import Literal
+
+__all__ = ["AXIS_COLOURS", "LINE_COLOURS", "MASS_COLOURS", "Style", "look"]
+
+Style = Literal["-", "--", "-.", ":"]
+"""A line style matplotlib names: solid, dashed, dash-dotted, dotted."""
 
 LINE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22", "#17becf",
@@ -27,11 +32,11 @@ MASS_COLOURS = ("#1f77b4", "#ff7f0e", "#8c564b", "#e377c2", "#bcbd22", "#17becf"
 :data:`AXIS_COLOURS` (red, green, purple) and grey (the rods, the start and end marks), so that no
 mass shares a colour with a principal axis (the bicycle's front frame's axis tip was the red of
 axis 1)."""
-SOLID = ("-", "-.")
-DASHED = ("--", ":")
+SOLID: tuple[Style, Style] = ("-", "-.")
+DASHED: tuple[Style, Style] = ("--", ":")
 
 
-def look(index: int, palette: tuple[str, ...], dashed: bool = False) -> tuple[str, str]:
+def look(index: int, palette: tuple[str, ...], dashed: bool = False) -> tuple[str, Style]:
     """The colour and line style of line ``index`` of a figure drawn from ``palette``: the
     palette's colours in turn, solid (or ``dashed``) in the first round, dash-dotted (dotted) in
     the next."""

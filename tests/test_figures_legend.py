@@ -95,3 +95,13 @@ def test_the_palettes_keep_their_distances() -> None:
     looks = [look(i, MASS_COLOURS, dashed) for i in range(2 * len(MASS_COLOURS))
              for dashed in (False, True)]
     assert len(set(looks)) == len(looks)
+
+
+def test_a_plane_path_of_twelve_masses_tells_them_apart() -> None:
+    """The 2-D path figure's legend copies each path's look, its style with its colour."""
+    t = np.linspace(0.0, 1.0, 11)
+    table = Table(("t", "th1"), np.column_stack([t, t]), "run.csv")
+    paths = {f"p{i + 1}": (np.cos(t + i), np.sin(t + i) - i) for i in range(12)}
+    (legend,) = legends(make_figure(table, "path", path_xy=paths))
+    assert [text.get_text() for text in legend.get_texts()] == [*paths, "start", "end"]
+    assert alike(legend) == []

@@ -38,6 +38,7 @@ import numpy as np
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
 from lagsim.viz.figures import GRAVITY_CORNERS, gravity_arrow, plain, quiet_corner, suptitle
+from lagsim.viz.palette import AXIS_COLOURS, LINE_COLOURS, MASS_COLOURS
 from lagsim.viz.views import AXIS_NAMES, Plane, view_caption
 
 if TYPE_CHECKING:
@@ -338,7 +339,8 @@ def animate(
     xmin, xmax, ymin, ymax = _limits(extent)
 
     names = list(xy)
-    colours = [to_rgba(f"C{i % 10}") for i in range(len(names))]
+    colours = [to_rgba(LINE_COLOURS[i % len(LINE_COLOURS)])
+               for i in range(len(names))]
     covered = np.concatenate([*samples.values(), *(np.repeat(p, len(t), axis=0) for p in fixed),
                               *([np.zeros((len(t), 2))] if uses_origin else [])])
     fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
@@ -550,7 +552,7 @@ def animate_3d(
                                   np.zeros(3)])
 
     names = list(xyz)
-    colours = [to_rgba(scene3d.MASS_COLOURS[i % len(scene3d.MASS_COLOURS)])
+    colours = [to_rgba(MASS_COLOURS[i % len(MASS_COLOURS)])
                for i in range(len(names))]
     fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
     FigureCanvasAgg(fig)
@@ -558,7 +560,7 @@ def animate_3d(
                for name, c in zip(names, colours, strict=True)][:12]
     if bodies:
         handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
-                    for k, c in enumerate(scene3d.AXIS_COLOURS)]
+                    for k, c in enumerate(AXIS_COLOURS)]
     handles.append(Line2D([], [], label="origin (fixed)", **scene3d.ORIGIN_STYLE))
     legend = fig.legend(handles=handles, loc="upper right",
                         bbox_to_anchor=(scene3d.LEGEND_CORNER[0], 0.9), frameon=False,
@@ -583,7 +585,7 @@ def animate_3d(
     rod_lines = [live.plot([], [], [], color="0.25", linewidth=2.0)[0] for _ in rods]
     trails = {name: Line3DCollection([], linewidths=2.0) for name in names}
     tip_trails = {name: Line3DCollection([], linewidths=2.0) for name in bodies}
-    tip_colours = {name: to_rgba(scene3d.AXIS_COLOURS[scene3d.symmetry_axis(body.moments)])
+    tip_colours = {name: to_rgba(AXIS_COLOURS[scene3d.symmetry_axis(body.moments)])
                    for name, body in bodies.items()}
     for collection in [*trails.values(), *tip_trails.values()]:
         live.add_collection3d(collection, autolim=False)
@@ -592,7 +594,7 @@ def animate_3d(
         collection.set_color([colours[names.index(name)][:3] + (0.35,)])
         live.add_collection3d(collection, autolim=False)
     triads = {name: [live.plot([], [], [], color=c, linewidth=2.2)[0]
-                     for c in scene3d.AXIS_COLOURS] for name in bodies}
+                     for c in AXIS_COLOURS] for name in bodies}
     dots = {name: live.plot([], [], [], "o", color=c, markersize=8)[0]
             for name, c in zip(names, colours, strict=True)}
     clock_format = _clock_format(float(moments[1] - moments[0]))

@@ -54,7 +54,8 @@ max(|h0|, tiny) would print drifts of 1e6 for a pendulum released from the horiz
 Legends sit outside the axes, to
 the right: on a short panel any inside position hides part of a curve, and constrained layout
 keeps room for them.  A panel with more than ``MAX_LEGEND`` curves gets no legend (its y label
-names the group and the count) and colours from a sequential colour map instead.
+names the group and the count) and colours from a sequential colour map instead; up to
+``MAX_LEGEND`` curves have distinct looks (:mod:`lagsim.viz.palette`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
+from lagsim.viz.palette import LINE_COLOURS, look
 from lagsim.viz.views import AXIS_NAMES, Plane, choose_plane, view_plane
 
 if TYPE_CHECKING:
@@ -624,12 +626,17 @@ def _reference(ax: Axes, drawn: Sequence[_Series]) -> float | None:
     return reference
 
 
-def _colours(n: int) -> list[Any]:
+def _looks(drawn: Sequence[_Series]) -> list[tuple[Any, str]]:
+    """The colour and line style of each of ``drawn``: distinct looks from
+    :data:`~lagsim.viz.palette.LINE_COLOURS` for a panel with a legend (a 12-link chain's
+    coordinates were shades of a sequential map that a reader could not tell apart), a
+    sequential map past :data:`MAX_LEGEND`, where the order is all a reader can see."""
     from matplotlib import colormaps
 
-    if n <= 10:
-        return [f"C{i}" for i in range(n)]
-    return list(colormaps["viridis"](np.linspace(0.0, 0.9, n)))
+    if len(drawn) <= MAX_LEGEND:
+        return [look(i, LINE_COLOURS, s.dashed) for i, s in enumerate(drawn)]
+    colours = colormaps["viridis"](np.linspace(0.0, 0.9, len(drawn)))
+    return [(c, "--" if s.dashed else "-") for c, s in zip(colours, drawn, strict=True)]
 
 
 _STYLES = ("-", "--", ":", "-.")
@@ -641,13 +648,12 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
     drawn = [s for s in panel.series if not any(s is z for z in zero)]
     overlay = any(s.source is not None for s in drawn)
-    colours = _colours(len(drawn))
+    looks = _looks(drawn)
     seen: dict[int | None, int] = {}
-    for series, colour in zip(drawn, colours, strict=True):
+    for series, (colour, style) in zip(drawn, looks, strict=True):
         y = np.maximum(series.y, LOG_FLOOR) if panel.log else series.y
-        style = "--" if series.dashed else "-"
         if overlay:
-            colour = f"C{(series.source or 0) % 10}"
+            colour = LINE_COLOURS[(series.source or 0) % len(LINE_COLOURS)]
             style = _STYLES[seen.get(series.source, 0) % len(_STYLES)]
             seen[series.source] = seen.get(series.source, 0) + 1
         ax.plot(
@@ -784,7 +790,8 @@ def _path_figure(fig: Figure, panel: _Panel, plane: Plane | None = None) -> None
         if plane.gravity is not None:
             gravity_arrow(ax, plane.gravity, quiet_corner(_fractions(panel, plane.down)))
     handles = [
-        Line2D([], [], color=line.get_color(), label=line.get_label()) for line in ax.lines[::3]
+        Line2D([], [], color=line.get_color(), linestyle=line.get_linestyle(),
+               label=line.get_label()) for line in ax.lines[::3]
     ]
     handles += [
         Line2D([], [], marker="o", linestyle="", color="0.3", label="start"),

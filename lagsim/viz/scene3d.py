@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lagsim.viz.figures import plain, suptitle
+from lagsim.viz.palette import AXIS_COLOURS, MASS_COLOURS, look
 from lagsim.viz.views import view_caption
 
 if TYPE_CHECKING:
@@ -32,17 +33,10 @@ if TYPE_CHECKING:
     from lagsim.spec.system import SystemSpec
     from lagsim.symbolic.model import Model
 
-__all__ = ["AXIS_COLOURS", "LEGEND_CORNER", "MASS_COLOURS", "Scene", "body_box",
+__all__ = ["LEGEND_CORNER", "Scene", "body_box",
            "cube_limits", "gravity_arrow_3d", "legend_left", "path_figure", "scene", "show_path",
            "stage", "symmetry_axis", "tip_path", "triad", "z_down"]
 
-AXIS_COLOURS = ("tab:red", "tab:green", "tab:purple")
-"""The colours of a body's principal axes 1, 2, 3."""
-MASS_COLOURS = ("tab:blue", "tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:olive",
-                "tab:cyan")
-"""The colours of the masses, in turn: matplotlib's cycle without :data:`AXIS_COLOURS`, so that
-no mass shares its colour with a principal axis (the Whipple bicycle's front wheel was the red
-of axis 1)."""
 LEGEND_CORNER = (0.995, 0.93)
 """The legend's top right corner in figure fractions: it ends inside the canvas, however long
 the names (the animation's ``rear_wheel.contact`` was cut at the right edge)."""
@@ -220,8 +214,9 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     """The 3-D ``path`` figure of ``drawn``: each mass's path, start
     (circle) and end (square) marked; each body of ``bodies`` as its principal axes at the start
     (faint) and at the end, its box at the end, and the path of its symmetry axis's tip
-    (dashed); the ``rods`` at the end; the origin; the gravity arrow. On an Agg canvas, or a
-    pyplot figure for a window (``window``).
+    (dashed, in the body's colour: :func:`lagsim.viz.palette.look`); the ``rods`` at the end;
+    the origin; the gravity arrow. On an Agg canvas, or a pyplot figure for a window
+    (``window``).
 
     Artists carry ids (``get_gid``) for tests and scripts: ``"<body>:axis<k>:start|end"`` for
     the principal axes (k = 1, 2, 3), ``"<body>:box"`` (at the end), ``"<body>:tip"`` for the
@@ -250,17 +245,18 @@ def path_figure(drawn: Scene, view: tuple[float, float], title: str | None = Non
     ax.set_title(view_caption(view, down, drawn.gravity), fontsize="small")
     handles = []
     for index, (name, r) in enumerate(points.items()):
-        colour = MASS_COLOURS[index % len(MASS_COLOURS)]
-        ax.plot(r[:, 0], r[:, 1], r[:, 2], color=colour, linewidth=1.2, gid=f"{name}:path")
+        colour, style = look(index, MASS_COLOURS)
+        ax.plot(r[:, 0], r[:, 1], r[:, 2], color=colour, linestyle=style, linewidth=1.2,
+                gid=f"{name}:path")
         ax.plot(*r[0], "o", color=colour, markersize=6)
         ax.plot(*r[-1], "s", color=colour, markersize=6)
-        handles.append(Line2D([], [], color=colour, label=plain(name)))
+        handles.append(Line2D([], [], color=colour, linestyle=style, label=plain(name)))
         if name not in bodies:
             continue
-        tip, tip_colour = tips[name], AXIS_COLOURS[symmetry_axis(bodies[name].moments)]
-        ax.plot(tip[:, 0], tip[:, 1], tip[:, 2], color=tip_colour, linewidth=0.9, linestyle="--",
+        tip, (_, dashes) = tips[name], look(index, MASS_COLOURS, dashed=True)
+        ax.plot(tip[:, 0], tip[:, 1], tip[:, 2], color=colour, linewidth=0.9, linestyle=dashes,
                 gid=f"{name}:tip")
-        handles.append(Line2D([], [], color=tip_colour, linestyle="--",
+        handles.append(Line2D([], [], color=colour, linestyle=dashes,
                               label=plain(f"{name}: axis tip")))
         for (i, axes), when in zip(ends[name], ("start", "end"), strict=True):
             faint = when == "start"

@@ -113,6 +113,16 @@ def lagsim_impacts(trajectory: Trajectory) -> list[tuple[float, np.ndarray, np.n
              np.array([trajectory[f"x{k}_dot"][r] for k in (1, 2, 3)])) for r in rows]
 
 
+def assert_same_impacts(got: list, reference: list, count: int) -> None:
+    """``count`` impacts in each list, their times, impulses and velocities after equal to
+    1e-12."""
+    assert len(reference) == len(got) == count
+    for (t_ref, lam_ref, qd_ref), (t, lam, qd) in zip(reference, got):
+        assert abs(t - t_ref) < 1e-12
+        assert np.max(np.abs(lam - lam_ref)) < 1e-12
+        assert np.max(np.abs(qd - qd_ref)) < 1e-12
+
+
 def test_bundled_cradle_one_simultaneous_impact_as_the_independent_computation() -> None:
     """To t = 5: one impact (both contacts, t = 0.4), q̇⁺ = (−1/3, 2/3, 2/3) v and
     Λ = (4/3, 2/3) m v as solve_ivp with the enumerated law gives them, to 1e-12; the energy
@@ -121,11 +131,7 @@ def test_bundled_cradle_one_simultaneous_impact_as_the_independent_computation()
     trajectory, said = simulate(CRADLE, t_end=5.0)
     reference = independent([0.0, 0.5, 0.6], 1.0, 5.0)
     got = lagsim_impacts(trajectory)
-    assert len(reference) == len(got) == 1
-    for (t_ref, lam_ref, qd_ref), (t, lam, qd) in zip(reference, got):
-        assert abs(t - t_ref) < 1e-12
-        assert np.max(np.abs(lam - lam_ref)) < 1e-12
-        assert np.max(np.abs(qd - qd_ref)) < 1e-12
+    assert_same_impacts(got, reference, 1)
     assert np.max(np.abs(got[0][2] - [-1 / 3, 2 / 3, 2 / 3])) < 1e-12
     assert np.max(np.abs(trajectory.energy - 0.5)) < 1e-12
     assert abs(float(np.sum(trajectory[naming.IMPACT_LOSS]))) < 1e-12
@@ -141,11 +147,7 @@ def test_a_small_gap_passes_the_momentum_ball_to_ball() -> None:
     trajectory, said = simulate(CRADLE, t_end=5.0, initial={"x3": 0.61})
     reference = independent([0.0, 0.5, 0.61], 1.0, 5.0)
     got = lagsim_impacts(trajectory)
-    assert len(reference) == len(got) == 2
-    for (t_ref, lam_ref, qd_ref), (t, lam, qd) in zip(reference, got):
-        assert abs(t - t_ref) < 1e-12
-        assert np.max(np.abs(lam - lam_ref)) < 1e-12
-        assert np.max(np.abs(qd - qd_ref)) < 1e-12
+    assert_same_impacts(got, reference, 2)
     assert np.max(np.abs(got[0][2] - [0.0, 1.0, 0.0])) < 1e-12
     assert np.max(np.abs(got[1][2] - [0.0, 0.0, 1.0])) < 1e-12
     assert np.max(np.abs(trajectory.energy - 0.5)) < 1e-12

@@ -70,8 +70,8 @@ class Part:
 class Goal:
     """One goal: ``text`` (issue 31's words), the part that measures it, the ratios it is judged
     on (label shown, name the bench records; every one must meet the threshold), ``threshold``
-    and its direction (``at_least``: the ratio must be ≥ it; else ≤), and whether the issue asks
-    for it on a quiet machine."""
+    and its direction (``at_least``: the ratio must be ≥ it; else ≤), whether the issue asks
+    for it on a quiet machine, and ratios of the same run shown beside, not judged."""
 
     name: str
     text: str
@@ -80,6 +80,7 @@ class Goal:
     threshold: float
     at_least: bool
     quiet: bool = False
+    beside: tuple[tuple[str, str], ...] = ()
 
     def bound(self) -> str:
         return f"{'≥' if self.at_least else '≤'} {self.threshold:.3g}"
@@ -101,17 +102,22 @@ PARTS = (
 """The bench runs, in the order they run."""
 
 SIM_C = "System.simulate / C ref"
+LOOP_C = "C loop alone / C ref"
 CASADI = "casadi SX + gcc / lagsim simulate"
 GOALS = (
     Goal("per-run-1e-10", "`System.simulate` of the double pendulum ≤ 1.5× the hand-written C "
-         "DOP853 at 1e-10 (CPU time)", "per-run", (("", f"{SIM_C} 1e-10"),), 1.5, False),
+         "DOP853 at 1e-10 (CPU time)", "per-run", (("", f"{SIM_C} 1e-10"),), 1.5, False,
+         beside=(("lagsim's C loop alone", f"{LOOP_C} 1e-10"),)),
     Goal("per-run-1e-6", "the same ≤ 2× at 1e-6 (CPU time)", "per-run",
-         (("", f"{SIM_C} 1e-06"),), 2.0, False),
+         (("", f"{SIM_C} 1e-06"),), 2.0, False,
+         beside=(("lagsim's C loop alone", f"{LOOP_C} 1e-06"),)),
     Goal("api-loop", "a loop of API runs ≤ 1.1× `sweep --scheduler synchronous`", "api-loop",
          (("", "API loop / synchronous sweep"),), 1.1, False),
     Goal("build-8", "whole-process cold `simulate` of the 8-chain within 1.5× of CasADi SX + gcc "
          "(CasADi's time / lagsim's ≥ 1/1.5)", "build-8",
-         (("wall", f"{CASADI} wall n=8"), ("CPU", f"{CASADI} cpu n=8")), 1 / 1.5, True),
+         (("wall", f"{CASADI} wall n=8"), ("CPU", f"{CASADI} cpu n=8")), 1 / 1.5, True,
+         beside=(("sympy Kane + lambdify / lagsim, wall",
+                  "sympy Kane + lambdify / lagsim simulate wall n=8"),)),
     Goal("build-32", "the same for the 32-chain (keep the lead)", "build-32",
          (("wall", f"{CASADI} wall n=32"),), 1 / 1.5, True),
     Goal("rhs-32", "right-hand side at n = 32 ≥ 1.5× faster than Pinocchio's ABA and MuJoCo's "
@@ -122,7 +128,8 @@ GOALS = (
          (("Pinocchio", "pinocchio RHS / lagsim RHS n=64"),
           ("MuJoCo", "mujoco RHS / lagsim RHS n=64")), 1.0, True),
     Goal("trajectory-32", "whole 10 s trajectory at n = 32 ≥ 2× Pinocchio + DOP853", "peers",
-         (("", "pinocchio+DOP853 / lagsim simulate n=32"),), 2.0, True),
+         (("", "pinocchio+DOP853 / lagsim simulate n=32"),), 2.0, True,
+         beside=(("n = 64", "pinocchio+DOP853 / lagsim simulate n=64"),)),
     Goal("startup-simulate", "`lagsim simulate pendulum` ≤ 1.5× `python -c 'import numpy, "
          "scipy'`", "startup",
          (("wall", "lagsim simulate pendulum / python -c 'import numpy, scipy' wall"),
@@ -162,12 +169,15 @@ def verdict(goal: Goal, measured: dict[str, float], lower_bounds: frozenset[str]
 
 
 def shown_ratios(goal: Goal, measured: dict[str, float], lower_bounds: frozenset[str]) -> str:
-    cells = []
-    for label, name in goal.ratios:
+    """The judged ratios, the goal's bound, then the ratios beside it that were measured."""
+    def figure(label: str, name: str) -> str:
         value = measured.get(name)
-        figure = "–" if value is None else f"{'> ' if name in lower_bounds else ''}{value:.2f}"
-        cells.append(f"{label} {figure}".strip())
-    return ", ".join(cells)
+        shown = "–" if value is None else f"{'> ' if name in lower_bounds else ''}{value:.2f}"
+        return f"{label} {shown}".strip()
+
+    beside = [figure(label, name) for label, name in goal.beside if name in measured]
+    return (", ".join(figure(label, name) for label, name in goal.ratios) + f" ({goal.bound()})"
+            + "".join(f"; {cell}" for cell in beside))
 
 
 def row(goal: Goal, saved: dict) -> str:
@@ -184,7 +194,7 @@ def row(goal: Goal, saved: dict) -> str:
     if goal.quiet and held.startswith(("yes", "no")) and max(before, after) >= QUIET_LOAD:
         held += f" (not quiet: load ≥ {QUIET_LOAD:g})"
     return (f"| {goal.text} | `{run['command']}` | {shown_ratios(goal, measured, bounds)} "
-            f"({goal.bound()}) | {before:.2f} → {after:.2f} | {held} | "
+            f"| {before:.2f} → {after:.2f} | {held} | "
             f"{run['started']}, {run['commit']} |")
 
 

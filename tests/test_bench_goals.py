@@ -50,6 +50,15 @@ def test_at_most_goal_held_by_its_ratio(value: float, expected: str) -> None:
     assert held_column(goals.block(saved))[g.text] == expected
 
 
+def test_ratios_beside_a_goal_are_shown_not_judged() -> None:
+    g = goal("per-run-1e-10")
+    (label, beside), = g.beside
+    saved = {"parts": {"per-run": part_run({g.ratios[0][1]: 1.4, beside: 5.0})}}
+    block = goals.block(saved)
+    assert held_column(block)[g.text] == "yes"
+    assert f"1.40 (≤ 1.5); {label} 5.00" in block
+
+
 @pytest.mark.parametrize(("wall", "cpu", "expected"), [
     (0.90, 0.80, "yes"), (0.69, 0.90, "yes, narrowly"), (0.90, 0.65, "no, narrowly"),
     (0.60, 0.66, "no"), (0.50, 0.90, "no")])

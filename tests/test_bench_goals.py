@@ -7,12 +7,16 @@
 - the table replaces only the block between the markers of RESULTS.md and README.md, and
   bench/run.py's rewrite of RESULTS.md keeps it;
 - every part is a bench in bench/ whose ``main`` parses the part's flags (full and quick forms)
-  with ``--json``, and the same check rejects a flag the bench does not have.
+  with ``--json``, and the same check rejects a flag the bench does not have;
+- every ratio a goal reads is a name its bench records (a ``ratios.record`` call whose name,
+  an f-string, matches it with any text in the place of each ``{...}``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -134,3 +138,27 @@ def test_the_flag_check_rejects_a_flag_the_bench_lacks() -> None:
     with pytest.raises(SystemExit) as stopped:
         goals.parses("build.py", ("--sizes", "8", "--no-such-flag"))
     assert stopped.value.code == 2
+
+
+def recorded_names(script: str) -> list[re.Pattern[str]]:
+    """The names ``bench/SCRIPT`` passes to ``ratios.record``, each as a pattern in which every
+    ``{...}`` of an f-string matches any text."""
+    tree = ast.parse((goals.HERE / script).read_text(encoding="utf-8"))
+    patterns = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "record" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "ratios"):
+            name = node.args[0]
+            parts = name.values if isinstance(name, ast.JoinedStr) else [name]
+            patterns.append(re.compile("".join(
+                re.escape(p.value) if isinstance(p, ast.Constant) else ".+" for p in parts)))
+    return patterns
+
+
+@pytest.mark.parametrize("goal", goals.GOALS, ids=lambda g: g.name)
+def test_each_ratio_a_goal_reads_is_recorded_by_its_bench(goal: goals.Goal) -> None:
+    patterns = recorded_names(goals.part_named(goal.part).script)
+    assert patterns
+    for _, name in (*goal.ratios, *goal.beside):
+        assert any(p.fullmatch(name) for p in patterns), name

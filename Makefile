@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-quick test-nocc lint bench docs clean
+.PHONY: demo test test-quick test-nocc lint bench bench-goals docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -51,6 +51,12 @@ lint: $(STAMP)
 # `ARGS=--only modes,stiff` for some of them.
 bench: $(STAMP)
 	$(BIN)/python bench/all.py $(ARGS)
+
+# Issue 31's goals: their benches one after another, judged, the table written into
+# bench/RESULTS.md and bench/README.md (bench/goals.py); `make bench-goals ARGS=--quick` for a
+# smoke run that writes nothing, `ARGS=--only=peers` for some of them.
+bench-goals: $(STAMP)
+	$(BIN)/python bench/goals.py $(ARGS)
 
 # The command outputs shown in README.md and docs/tour.md (tests/test_docs_outputs.py fails when
 # one is stale; `python docs/make_docs.py --outputs` makes them alone), then the pictures.

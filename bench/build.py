@@ -43,6 +43,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+import ratios  # noqa: E402
+
 from lagsim.spec.chains import chain_yaml  # noqa: E402
 
 PYTHON = sys.executable
@@ -151,6 +153,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="n = 8 only, one run each")
     parser.add_argument("--before", type=Path, default=None,
                         help="another lagsim tree to time in the same turns")
+    ratios.add_option(parser)
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.reps = [8], 1
@@ -232,8 +235,12 @@ def main() -> None:
                 continue
             if got is None:
                 print(f"| {n} | {tool} | > {args.timeout / ours[0]:.2f} | – |")
+                ratios.record(f"{tool} / {OURS} wall n={n}", args.timeout / ours[0],
+                              lower_bound=True)
             else:
                 print(f"| {n} | {tool} | {got[0] / ours[0]:.2f} | {got[1] / ours[1]:.2f} |")
+                ratios.record(f"{tool} / {OURS} wall n={n}", got[0] / ours[0])
+                ratios.record(f"{tool} / {OURS} cpu n={n}", got[1] / ours[1])
     print()
     for tool, got in runtime.items():
         if got is not None:
@@ -242,6 +249,7 @@ def main() -> None:
     print("Goal: lagsim within 1.5× of CasADi SX + gcc (ratio ≥ 0.67) at n = 8 and n = 32.")
     print()
     print(f"after: {load()}")
+    ratios.write(args.json)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import ratios
 
 HERE = Path(__file__).resolve().parent
 C_REFERENCE = HERE / "c" / "dop853_double_pendulum.c"
@@ -183,6 +184,8 @@ def per_run(reference: Reference, rounds: int) -> None:
               f"{diff:.1e} | {times['ref'] * 1e3:.3f} | {times['alone'] * 1e3:.3f} | "
               f"{times['api'] * 1e3:.3f} | {times['alone'] / times['ref']:.2f} | "
               f"{times['api'] / times['ref']:.2f} |")
+        ratios.record(f"C loop alone / C ref {tol:g}", times["alone"] / times["ref"])
+        ratios.record(f"System.simulate / C ref {tol:g}", times["api"] / times["ref"])
     print()
     print(f"after: {load()}")
     print()
@@ -220,6 +223,7 @@ def api_loop_against_sweep(runs: int) -> None:
             call()
             seconds[name].append(time.perf_counter() - start)
     api_s, sweep_s = min(seconds["api"]), min(seconds["sweep"])
+    ratios.record("API loop / synchronous sweep", api_s / sweep_s)
     print("| way | s (faster of 2) | ms per run |")
     print("|---|---|---|")
     print(f"| loop over System.simulate | {api_s:.2f} | {api_s / runs * 1e3:.3f} |")
@@ -274,6 +278,7 @@ def blas_threads(reps: int, rounds: int) -> None:
     print(f"| one (lagsim's command line) | {best['one'] * 1e3:.1f} |")
     print()
     print(f"default / one: {best['default'] / best['one']:.2f}; after: {load()}")
+    ratios.record("BLAS threads default / one", best["default"] / best["one"])
     print()
 
 
@@ -286,6 +291,7 @@ def main() -> None:
                         "on a loaded machine)")
     parser.add_argument("--part", type=int, choices=(1, 2, 3), action="append",
                         help="run only these parts (default all)")
+    ratios.add_option(parser)
     args = parser.parse_args()
     CLOCK[0] = args.clock
     parts = set(args.part or (1, 2, 3))
@@ -299,6 +305,7 @@ def main() -> None:
         api_loop_against_sweep(runs)
     if 3 in parts:
         blas_threads(reps=3 if args.quick else 5, rounds=2 if args.quick else 4)
+    ratios.write(args.json)
 
 
 if __name__ == "__main__":

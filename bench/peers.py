@@ -31,6 +31,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+import ratios  # noqa: E402
+
 from lagsim.numeric.compile import compile_model  # noqa: E402
 from lagsim.run.integrate import SimulateOptions, simulate  # noqa: E402
 from lagsim.spec.chains import chain_yaml  # noqa: E402
@@ -107,6 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 8, 32])
     parser.add_argument("--reps", type=int, default=5)
+    ratios.add_option(parser)
     args = parser.parse_args()
     from scipy.integrate import solve_ivp
 
@@ -153,16 +156,19 @@ def main() -> None:
         row = [str(n), f"{rhs_us['lagsim']:.2f}"]
         for name in rhs:
             row += [f"{rhs_us[name]:.2f}", f"{rhs_us[name] / rhs_us['lagsim']:.2f}"]
+            ratios.record(f"{name} RHS / lagsim RHS n={n}", rhs_us[name] / rhs_us["lagsim"])
         if peer_sim:
             distance = float(np.linalg.norm(ends[0] - ends[1]))
             row += [f"{min(sim):.3f}", f"{min(peer_sim):.3f}", f"{min(peer_sim) / min(sim):.2f}",
                     f"{distance:.1e}"]
+            ratios.record(f"pinocchio+DOP853 / lagsim simulate n={n}", min(peer_sim) / min(sim))
         else:
             row += [f"{min(sim):.3f}", "-", "-", "-"]
         print("| " + " | ".join(row) + " |", flush=True)
     print("\nratio = the peer's time / lagsim's (above 1: lagsim is faster).")
     print(f"Chain released at rest, rods at {ANGLE} rad; simulate {T_END} s at rtol = atol = "
           f"{TOL:g}; end distance: between the two runs' last bobs at t = {T_END:g} s.")
+    ratios.write(args.json)
 
 
 if __name__ == "__main__":

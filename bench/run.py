@@ -37,6 +37,7 @@ sys.path.insert(2, str(ROOT / "tests"))
 import anchor_numpy  # noqa: E402
 import anchor_sympy  # noqa: E402
 import derive_time  # noqa: E402
+import goals  # noqa: E402
 import lagsim_side  # noqa: E402
 import params  # noqa: E402
 from reference import exact  # noqa: E402
@@ -571,7 +572,9 @@ def main(argv: list[str] | None = None) -> int:
     if results["precision"]["series"]:
         plot_work_precision(results["precision"], args.output.parent / "work_precision.png")
     derive = derive_time.render(results["derive"]) if "derive" in results else []
-    args.output.write_text(render(results) + "\n".join(["", *derive]), encoding="utf-8")
+    old = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+    args.output.write_text(goals.keep_block(old, render(results) + "\n".join(["", *derive])),
+                           encoding="utf-8")
     (args.output.parent / "results.json").write_text(
         json.dumps(results, indent=1, default=str), encoding="utf-8")
     log(f"wrote {args.output} ({results['wall_s'] / 60:.1f} min)")

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import ratios
+
 PYTHON = sys.executable
 
 
@@ -89,6 +91,7 @@ def main() -> None:
                         help="also run lagsim from this checkout (PYTHONPATH=DIR)")
     parser.add_argument("--instructions", type=int, default=0, metavar="N",
                         help="also count instructions under valgrind, median of N hash seeds")
+    ratios.add_option(parser)
     args = parser.parse_args()
     envs: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="lagsim-startup-") as folder:
@@ -144,10 +147,15 @@ def main() -> None:
         pairs += [(f"{a} (before)", b, goal) for a, b, goal in pairs]
     for a, b, goal in pairs:
         count = f" {counted[a] / counted[b]:.2f} |" if counted else ""
+        ratios.record(f"{a} / {b} wall", best[a][0] / best[b][0])
+        ratios.record(f"{a} / {b} cpu", best[a][1] / best[b][1])
+        if counted:
+            ratios.record(f"{a} / {b} instructions", counted[a] / counted[b])
         print(f"| `{a}` / `{b}` | {best[a][0] / best[b][0]:.2f} | {best[a][1] / best[b][1]:.2f} "
               f"|{count} ≤ {goal} |")
     print()
     print(f"after: {load()}")
+    ratios.write(args.json)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import ratios
 
 from lagsim.spec.system import read_source
 from lagsim.sweep import core as sw
@@ -78,6 +79,7 @@ def cluster(runs: int, t_end: float, workers: int) -> list[str]:
             t, rows_cluster = timed(job, plan, local.scheduler_address, None)
             on_cluster.append(t)
     same = same_rows(rows_serial, rows_cluster)
+    ratios.record("one process / cluster", min(serial) / min(on_cluster))
     size = len(sw.chunks(list(range(1, runs)), plan.values, rows_serial[0].seconds, workers)[0])
     return [
         f"## {runs} runs of {t_end:g} s on a {workers}-worker Dask LocalCluster (issue 31)",
@@ -151,7 +153,14 @@ def main() -> None:
                         help="runs of --cluster-t-end s on a LocalCluster (0: none)")
     parser.add_argument("--cluster-t-end", type=float, default=2.0)
     parser.add_argument("--out", default=str(ROOT / "bench" / "sweep_results.md"))
+    parser.add_argument("--cluster-only", action="store_true",
+                        help="only the LocalCluster part (issue 31): printed, --out not written")
+    ratios.add_option(parser)
     args = parser.parse_args()
+    if args.cluster_only:
+        print("\n".join(cluster(args.cluster, args.cluster_t_end, args.workers)))
+        ratios.write(args.json)
+        return
     load_before = os.getloadavg()[0]
     job, plan = job_and_plan(args.runs)
     sw.run_one(job, 0, plan.values[0])  # compile once (fills the cache), untimed
@@ -197,6 +206,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")
+    ratios.write(args.json)
 
 
 if __name__ == "__main__":

@@ -356,7 +356,8 @@ def main() -> None:
         print(f"(n = {n} measured)", flush=True)
 
     names = list(makers)
-    print(f"\nRight-hand side, one call from Python (PyDy's backend: {generator}):\n")
+    backend = f" (PyDy's backend: {generator})" if "pydy" in makers else ""
+    print(f"\nRight-hand side, one call from Python{backend}:\n")
     print("| n | lagsim RHS µs | " + " | ".join(f"{p} RHS µs | ratio" for p in names) + " |")
     print("|---" * (2 + 2 * len(names)) + "|")
     for n, rhs_us in rhs_rows:
@@ -374,9 +375,15 @@ def main() -> None:
     print("\nratio = the peer's time / lagsim's (above 1: lagsim is faster); wall time, the one "
           "recorded; CPU ratio: the same runs' CPU time of this process (all its threads).")
     print(f"Chain released at rest, rods at {ANGLE} rad; end distance: between the peer's last bob "
-          f"and lagsim's at t = {T_END:g} s. CasADi's CVODES evaluates its SX function in "
-          "CasADi's virtual machine (bdf: CVODES' default, BDF + Newton; adams: Adams + "
-          "functional iteration).")
+          f"and lagsim's at t = {T_END:g} s." + (
+              " CasADi's CVODES evaluates its SX function in CasADi's virtual machine (bdf: "
+              "CVODES' default, BDF + Newton; adams: Adams + functional iteration)."
+              if has_casadi else ""))
+    for name in ("pinocchio", "mujoco", "pydy"):
+        if name not in makers:
+            print(f"- {name} is not installed: not measured (pip install -e '.[bench]')")
+    if not has_casadi:
+        print("- casadi is not installed: CVODES not measured (pip install -e '.[bench]')")
     for line in skipped:
         print(f"- {line}")
     print(f"Load average (1 / 5 / 15 min) after: {load()}")

@@ -1,17 +1,27 @@
-"""Anchor: sympy.physics.mechanics ``LagrangesMethod`` on the planar n-pendulum chain (issue 5).
+"""Anchors: sympy.physics.mechanics ``LagrangesMethod`` and ``KanesMethod`` on the planar
+n-pendulum chain (issues 5 and 31).
 
 The same system as ``lagsim.spec.chains.chain_yaml(n)``: n point masses m on massless rods of length
 l, angles q_k from the downward vertical, positions x_k = sum l sin q_i, y_k = -sum l cos q_i,
-gravity -g E_y, so U = sum m g y_k. The Euler–Lagrange equations (seed 001, Theorem 10.2) in the
-first-order form ``mass_matrix_full @ [q', u'] = forcing_full`` are lambdified with
-``cse=True`` and integrated by ``scipy.integrate.solve_ivp`` with ``numpy.linalg.solve`` in the
-RHS, the usual way from sympy to a trajectory.
+gravity -g E_y, so U = sum m g y_k. Two ways to its equations of motion, each in the first-order
+form ``mass_matrix_full @ [q', u'] = forcing_full``:
+
+- ``lagrange``: the Euler–Lagrange equations (seed 001, Theorem 10.2) of L = T − U by
+  ``LagrangesMethod`` (u = q');
+- ``kane``: Kane's equations by ``KanesMethod``, generalized speeds u_k = q_k' (kinematic
+  differential equations q_k' − u_k = 0), the particles and their weights −m g E_y as loads
+  (no Lagrangian); the same as ``bench/build.py``'s whole-process Kane run and PyDy's input
+  (``bench/peers.py``).
+
+Both are lambdified with ``cse=True`` and integrated by ``scipy.integrate.solve_ivp`` with
+``numpy.linalg.solve`` in the RHS, the usual way from sympy to a trajectory.
 
 Stages, timed separately (each a median after a warm-up, sympy's cache cleared before each run
 so that no run reuses the previous one's work):
 
-(a) ``forming``: ``LagrangesMethod(L, q).form_lagranges_equations()`` (the Lagrangian itself is
-    timed as ``lagrangian``);
+(a) ``forming``: ``LagrangesMethod(L, q).form_lagranges_equations()`` or
+    ``KanesMethod(N, q, u, kd_eqs).kanes_equations(particles, loads)`` (the Lagrangian, or the
+    particles and loads, are timed as ``setup``);
 (b) ``lambdify``: ``mass_matrix_full``, ``forcing_full`` and ``sympy.lambdify(..., cse=True)``;
 (c) ``rhs_us``: one call of ``rhs(t, y)``;
 (d) ``simulate``: 10 s from all angles 0.5 rad at rest, DOP853, rtol = atol = 1e-10.
@@ -29,6 +39,7 @@ import sympy
 from scipy.integrate import solve_ivp
 from sympy.core.cache import clear_cache
 from sympy.physics.mechanics import (
+    KanesMethod,
     LagrangesMethod,
     Lagrangian,
     Particle,
@@ -57,6 +68,27 @@ class ChainProblem:
     u: list
     constants: list
     lagrangian: sympy.Expr
+
+
+@dataclass(frozen=True)
+class KaneProblem:
+    """The chain's symbols, particles and loads for ``KanesMethod`` (u_k = q_k')."""
+
+    n: int
+    q: list
+    u: list
+    constants: list
+    frame: ReferenceFrame
+    particles: list
+    loads: list
+
+    def kinematics(self) -> list:
+        """The kinematic differential equations q_k' − u_k = 0."""
+        return [qi.diff() - ui for qi, ui in zip(self.q, self.u, strict=True)]
+
+
+METHODS = ("lagrange", "kane")
+"""The anchors' ways to the equations of motion (:func:`setup` and :func:`form`)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +121,27 @@ def chain_lagrangian(n: int) -> ChainProblem:
     return ChainProblem(n, q, u, [m, l, g], Lagrangian(frame, *particles))
 
 
+def chain_bodies(n: int) -> KaneProblem:
+    """The n-chain's particles, their velocities in the generalized speeds u, and their weights,
+    as ``KanesMethod`` takes them."""
+    q = list(dynamicsymbols(f"q1:{n + 1}"))
+    u = list(dynamicsymbols(f"u1:{n + 1}"))
+    m, l, g = sympy.symbols("m l g")
+    frame = ReferenceFrame("N")
+    origin = Point("O")
+    origin.set_vel(frame, 0)
+    speeds = {qi.diff(): ui for qi, ui in zip(q, u, strict=True)}
+    particles, loads = [], []
+    r = 0 * frame.x
+    for k in range(n):
+        r = r + l * sympy.sin(q[k]) * frame.x - l * sympy.cos(q[k]) * frame.y
+        point = origin.locatenew(f"P{k + 1}", r)
+        point.set_vel(frame, r.dt(frame).subs(speeds))
+        particles.append(Particle(f"pa{k + 1}", point, m))
+        loads.append((point, -m * g * frame.y))
+    return KaneProblem(n, q, u, [m, l, g], frame, particles, loads)
+
+
 def form_equations(problem: ChainProblem) -> LagrangesMethod:
     """Stage (a): the Euler–Lagrange equations by ``LagrangesMethod``."""
     method = LagrangesMethod(problem.lagrangian, problem.q)
@@ -96,8 +149,29 @@ def form_equations(problem: ChainProblem) -> LagrangesMethod:
     return method
 
 
+def form_kane(problem: KaneProblem) -> KanesMethod:
+    """Stage (a): Kane's equations by ``KanesMethod``."""
+    method = KanesMethod(problem.frame, q_ind=problem.q, u_ind=problem.u,
+                         kd_eqs=problem.kinematics())
+    method.kanes_equations(problem.particles, problem.loads)
+    return method
+
+
+def setup(n: int, method: str = "lagrange") -> ChainProblem | KaneProblem:
+    """The n-chain as ``method`` (one of :data:`METHODS`) takes it."""
+    return {"lagrange": chain_lagrangian, "kane": chain_bodies}[method](n)
+
+
+def form(problem: ChainProblem | KaneProblem) -> LagrangesMethod | KanesMethod:
+    """Stage (a) of the method ``problem`` is set up for."""
+    if isinstance(problem, KaneProblem):
+        return form_kane(problem)
+    return form_equations(problem)
+
+
 def lambdify_chain(
-    problem: ChainProblem, method: LagrangesMethod, cse: bool = True
+    problem: ChainProblem | KaneProblem, method: LagrangesMethod | KanesMethod,
+    cse: bool = True,
 ) -> ChainFunctions:
     """Stage (b): ``mass_matrix_full``, ``forcing_full``, lambdified (with ``cse=True`` for the
     figures; ``cse=False`` only for the side figure that explains older, slower anchor runs)."""
@@ -125,10 +199,10 @@ def simulate(rhs: Callable, n: int, t_end: float = T_END) -> Any:
     return solve_ivp(rhs, (0.0, t_end), initial_state(n), method="DOP853", rtol=RTOL, atol=ATOL)
 
 
-def chain_functions(n: int) -> ChainFunctions:
-    """All symbolic stages at once, untimed (for tests and comparisons)."""
-    problem = chain_lagrangian(n)
-    return lambdify_chain(problem, form_equations(problem))
+def chain_functions(n: int, method: str = "lagrange") -> ChainFunctions:
+    """All symbolic stages of ``method`` at once, untimed (for tests and comparisons)."""
+    problem = setup(n, method)
+    return lambdify_chain(problem, form(problem))
 
 
 def chain_energy(n: int, y: np.ndarray) -> float:
@@ -141,30 +215,33 @@ def chain_energy(n: int, y: np.ndarray) -> float:
     return float(0.5 * u @ mass @ u - m * g * l * np.sum((n - np.arange(n)) * np.cos(q)))
 
 
-def measure(n: int, reps: int = 5, stage_budget_s: float = 60.0) -> dict[str, Any]:
-    """Time stages (a)–(d) for the n-chain; returns a plain dict of seconds, µs and notes."""
+def measure(n: int, reps: int = 5, stage_budget_s: float = 60.0,
+            method: str = "lagrange") -> dict[str, Any]:
+    """Time stages (a)–(d) of ``method`` for the n-chain; returns a plain dict of seconds, µs
+    and notes."""
     wall = time.perf_counter()
-    lagr = median_time(
-        lambda: chain_lagrangian(n), reps, before=clear_cache, budget_s=stage_budget_s
+    prep = median_time(
+        lambda: setup(n, method), reps, before=clear_cache, budget_s=stage_budget_s
     )
-    problem = lagr["result"]
+    problem = prep["result"]
     forming = median_time(
-        lambda: form_equations(problem), reps, before=clear_cache, budget_s=stage_budget_s
+        lambda: form(problem), reps, before=clear_cache, budget_s=stage_budget_s
     )
-    method = forming["result"]
+    equations = forming["result"]
     lamb = median_time(
-        lambda: lambdify_chain(problem, method), reps, before=clear_cache, budget_s=stage_budget_s
+        lambda: lambdify_chain(problem, equations), reps, before=clear_cache,
+        budget_s=stage_budget_s
     )
     funcs: ChainFunctions = lamb["result"]
     y0 = initial_state(n)
     rhs = per_call_us(funcs.rhs, 0.0, y0, reps=max(reps, 5))
-    rhs_plain = per_call_us(lambdify_chain(problem, method, cse=False).rhs, 0.0, y0, reps=3)
+    rhs_plain = per_call_us(lambdify_chain(problem, equations, cse=False).rhs, 0.0, y0, reps=3)
     sim = median_time(lambda: simulate(funcs.rhs, n), reps, budget_s=stage_budget_s)
     sol = sim["result"]
     notes = [
         f"{name}: {d['note']}"
         for name, d in (
-            ("lagrangian", lagr),
+            ("setup", prep),
             ("forming", forming),
             ("lambdify", lamb),
             ("simulate", sim),
@@ -174,7 +251,8 @@ def measure(n: int, reps: int = 5, stage_budget_s: float = 60.0) -> dict[str, An
     rhs_share = sol.nfev * rhs["median"] * 1e-6 / sim["median"]
     return {
         "n": n,
-        "lagrangian_s": lagr["median"],
+        "method": method,
+        "setup_s": prep["median"],
         "forming_s": forming["median"],
         "lambdify_s": lamb["median"],
         "rhs_us": rhs["median"],
@@ -182,7 +260,7 @@ def measure(n: int, reps: int = 5, stage_budget_s: float = 60.0) -> dict[str, An
         "simulate_s": sim["median"],
         "nfev": int(sol.nfev),
         "overhead_fraction": max(0.0, 1.0 - rhs_share),
-        "end_to_end_s": lagr["median"] + forming["median"] + lamb["median"] + sim["median"],
+        "end_to_end_s": prep["median"] + forming["median"] + lamb["median"] + sim["median"],
         "final_state": sol.y[:, -1].tolist(),
         "energy_error": abs(chain_energy(n, sol.y[:, -1]) - chain_energy(n, y0)),
         "success": bool(sol.success),
@@ -197,15 +275,16 @@ def run(
     reps: int = 5,
     stop_after_s: float = 60.0,
     log: Callable[[str], None] = print,
+    method: str = "lagrange",
 ) -> list[dict[str, Any]]:
     """``measure`` each n in turn; stop growing n once one n's single run (a)+(b)+(d) exceeds
     ``stop_after_s``."""
     results = []
     for n in sizes:
-        row = measure(n, reps)
+        row = measure(n, reps, method=method)
         results.append(row)
         log(
-            f"sympy anchor n={n}: forming {row['forming_s']:.3g} s, lambdify "
+            f"sympy {method} anchor n={n}: forming {row['forming_s']:.3g} s, lambdify "
             f"{row['lambdify_s']:.3g} s, rhs {row['rhs_us']:.3g} us, simulate "
             f"{row['simulate_s']:.3g} s ({row['wall_s']:.0f} s wall)"
         )
@@ -220,4 +299,4 @@ if __name__ == "__main__":
     import sys
 
     sizes = [int(a) for a in sys.argv[1:]] or [1, 2, 4]
-    print(json.dumps(run(sizes), indent=1))
+    print(json.dumps({m: run(sizes, method=m) for m in METHODS}, indent=1))

@@ -19,9 +19,11 @@ Measured in one run, turns interleaved, medians (``bench/timing.py``):
    projection, 10 s: cost per accepted step against the minimal-coordinate 8-chain's (goal
    ≤ 2×), and the whole run in C against the Python loop (goal ≥ 20×). Beside it CasADi's IDAS
    (when ``casadi`` imports: ``pip install -e '.[bench]'``) integrating the same chain as an
-   index-1 DAE (q' = v, v' = a, algebraic M a − Aᵀλ = F, A a = b) at the same tolerances, with
-   each run's bob-position error at 10 s against a tight reference (the minimal chain at
-   rtol = atol = 1e-13, positions x_k = Σ sin θ_i, y_k = −Σ cos θ_i).
+   index-1 DAE at the same tolerances in two forms: q' = v, v' = a with algebraic
+   M a − Aᵀλ = F, A a = b (accelerations and λ algebraic), and the fair form q' = v,
+   v' = M⁻¹(F + Aᵀλ) with only λ algebraic (A v' = b), with each run's bob-position error at
+   10 s against a tight reference (the minimal chain at rtol = atol = 1e-13, positions
+   x_k = Σ sin θ_i, y_k = −Σ cos θ_i).
 4. The 2-chain in its angles (unconstrained), 10 s: ``simulate`` and the run alone against the
    same DOP853 steps driven from C with no Python at all (one C call); goal ≤ 3×.
 1b. A01 under ``--formulation reduced``, rtol = atol = 1e-10 and 1e-12: the C loop against the
@@ -272,8 +274,19 @@ def tight_chain_reference(n: int) -> np.ndarray:
     return np.column_stack((np.cumsum(np.sin(th)), -np.cumsum(np.cos(th))))
 
 
-def casadi_chain(n: int, tol: float) -> tuple[float, np.ndarray] | None:
-    """CasADi IDAS on the natural chain as an index-1 DAE; (seconds, bob positions at 10 s)."""
+CASADI_FORMS = {"wide": "accelerations and λ algebraic", "fair": "only λ algebraic"}
+"""The two index-1 DAEs CasADi's IDAS integrates the natural chain as."""
+
+
+def casadi_chain(n: int, tol: float, form: str) -> tuple[float, np.ndarray] | None:
+    """CasADi IDAS on the natural chain (unit masses, so M = I) as an index-1 DAE, the
+    constraints φ = 0 replaced by φ̈ = A a − b = 0 with b = −(∂(A v)/∂q) v (seed 003: "it is
+    easier to solve the system if q̈ appears in the constraint", c = 0 ↔ c̈ = 0 with c(0) = 0,
+    ċ(0) = 0; the start is consistent); (seconds, bob positions at 10 s). ``form`` (a key of
+    :data:`CASADI_FORMS`): ``wide``, differential q, v and algebraic a and λ (a − F − Aᵀλ = 0,
+    A a − b = 0: 3n algebraic unknowns); ``fair``, differential q, v with v' = F + Aᵀλ and only
+    λ algebraic (A (F + Aᵀλ) − b = 0: n unknowns, as ``bench/sensitivity.py`` writes A01).
+    No projection: IDAS drifts off φ = 0 by its tolerance."""
     try:
         import casadi as ca
     except ImportError:
@@ -282,7 +295,6 @@ def casadi_chain(n: int, tol: float) -> tuple[float, np.ndarray] | None:
 
     q = ca.SX.sym("q", 2 * n)
     v = ca.SX.sym("v", 2 * n)
-    a = ca.SX.sym("a", 2 * n)
     lam = ca.SX.sym("lam", n)
     phi = []
     for k in range(n):
@@ -292,17 +304,23 @@ def casadi_chain(n: int, tol: float) -> tuple[float, np.ndarray] | None:
     A = ca.jacobian(phi, q)
     b = -ca.mtimes(ca.jacobian(ca.mtimes(A, v), q), v)
     F = ca.vertcat(*[val for _ in range(n) for val in (0.0, -9.81)])
-    alg = ca.vertcat(a - F - ca.mtimes(A.T, lam), ca.mtimes(A, a) - b)
-    dae = {"x": ca.vertcat(q, v), "z": ca.vertcat(a, lam), "ode": ca.vertcat(v, a),
-           "alg": alg}
-    integ = ca.integrator("chain", "idas", dae, 0.0, 10.0,
+    if form == "wide":
+        a = ca.SX.sym("a", 2 * n)
+        z, acc = ca.vertcat(a, lam), a
+        alg = ca.vertcat(a - F - ca.mtimes(A.T, lam), ca.mtimes(A, a) - b)
+    else:
+        z, acc = lam, F + ca.mtimes(A.T, lam)
+        alg = ca.mtimes(A, acc) - b
+    dae = {"x": ca.vertcat(q, v), "z": z, "ode": ca.vertcat(v, acc), "alg": alg}
+    integ = ca.integrator(f"chain_{form}", "idas", dae, 0.0, 10.0,
                           {"abstol": tol, "reltol": tol, "max_num_steps": 10**7})
     x0 = np.concatenate([np.ravel(natural_positions(n, 0.5)), np.zeros(2 * n)])
-    integ(x0=x0, z0=np.zeros(3 * n))
+    z0 = np.zeros(z.numel())
+    integ(x0=x0, z0=z0)
     times = []
     for _ in range(5):
         start = CLOCK()
-        res = integ(x0=x0, z0=np.zeros(3 * n))
+        res = integ(x0=x0, z0=z0)
         times.append(CLOCK() - start)
     xf = np.array(res["xf"]).ravel()[:2 * n]
     return min(times), xf.reshape(n, 2)
@@ -337,13 +355,15 @@ def section_chain(reps: int, n: int = 8) -> dict[str, float]:
         f"{1e6 * py_nat / py_steps:.1f} | (same steps) |")
     say(f"| minimal coordinates (ode), C loop | {c_min:.4f} | {steps_min} | "
         f"{1e6 * c_min / steps_min:.1f} | {err_min:.1e} |")
-    peer = casadi_chain(n, 1e-10)
-    if peer is None:
-        say("| CasADi IDAS (index-1 DAE) | not installed (`pip install -e '.[bench]'`) | | | |")
-    else:
-        sec, pos = peer
-        say(f"| CasADi IDAS, index-1 DAE, same tolerances | {sec:.4f} | – | – | "
-            f"{np.abs(pos - ref).max():.1e} |")
+    peers = {form: casadi_chain(n, 1e-10, form) for form in CASADI_FORMS}
+    for form, peer in peers.items():
+        if peer is None:
+            say(f"| CasADi IDAS (index-1 DAE, {CASADI_FORMS[form]}) | not installed "
+                "(`pip install -e '.[bench]'`) | | | |")
+        else:
+            sec, pos = peer
+            say(f"| CasADi IDAS, index-1 DAE, {CASADI_FORMS[form]}, same tolerances | "
+                f"{sec:.4f} | – | – | {np.abs(pos - ref).max():.1e} |")
     say()
     per = (c_nat / steps_nat) / (c_min / steps_min)
     speed = py_nat / c_nat
@@ -356,9 +376,12 @@ def section_chain(reps: int, n: int = 8) -> dict[str, float]:
         "factored once).")
     say(f"- whole 10 s run, C loop against the Python loop: **{speed:.0f}×** (goal ≥ 20×: "
         f"{'met' if speed >= 20 else 'not met'}).")
-    if peer is not None:
-        say(f"- CasADi IDAS / lagsim natural C loop: {peer[0] / c_nat:.1f}× the time (IDAS is "
-            "a variable-order BDF method: its error at the same tolerances differs).")
+    for form, peer in peers.items():
+        if peer is not None:
+            say(f"- CasADi IDAS ({CASADI_FORMS[form]}) / lagsim natural C loop: "
+                f"{peer[0] / c_nat:.1f}× the CPU time, the runs one after the other in this "
+                f"process (load average {load()}; IDAS is a variable-order BDF method: its error "
+                "at the same tolerances differs).")
     say()
     return {"per_step": per, "speedup": speed}
 

@@ -123,13 +123,17 @@ GOALS = (
     Goal("rhs-32", "right-hand side at n = 32 ≥ 1.5× faster than Pinocchio's ABA and MuJoCo's "
          "`mj_forward`", "peers",
          (("Pinocchio", "pinocchio RHS / lagsim RHS n=32"),
-          ("MuJoCo", "mujoco RHS / lagsim RHS n=32")), 1.5, True),
+          ("MuJoCo", "mujoco RHS / lagsim RHS n=32")), 1.5, True,
+         beside=(("PyDy (Kane, cython)", "pydy RHS / lagsim RHS n=32"),)),
     Goal("rhs-64", "right-hand side at n = 64 no slower than either", "peers",
          (("Pinocchio", "pinocchio RHS / lagsim RHS n=64"),
           ("MuJoCo", "mujoco RHS / lagsim RHS n=64")), 1.0, True),
     Goal("trajectory-32", "whole 10 s trajectory at n = 32 ≥ 2× Pinocchio + DOP853", "peers",
          (("", "pinocchio+DOP853 / lagsim simulate n=32"),), 2.0, True,
-         beside=(("n = 64", "pinocchio+DOP853 / lagsim simulate n=64"),)),
+         beside=(("n = 64", "pinocchio+DOP853 / lagsim simulate n=64"),
+                 ("PyDy + DOP853", "pydy+DOP853 / lagsim simulate n=32"),
+                 ("CasADi CVODES Adams", "casadi cvodes adams / lagsim simulate n=32"),
+                 ("CasADi CVODES BDF", "casadi cvodes bdf / lagsim simulate n=32"))),
     Goal("startup-simulate", "`lagsim simulate pendulum` ≤ 1.5× `python -c 'import numpy, "
          "scipy'`", "startup",
          (("wall", "lagsim simulate pendulum / python -c 'import numpy, scipy' wall"),
@@ -246,7 +250,8 @@ class _Parsed(Exception):
 
 def parses(script: str, args: tuple[str, ...]) -> argparse.Namespace:
     """The namespace ``bench/SCRIPT``'s ``main`` parses from ``args`` (and ``--json``), without
-    running the bench: its module is imported and ``main`` stopped right after parsing. An
+    running the bench: its module is imported (registered in ``sys.modules`` meanwhile, as
+    ``dataclasses`` needs) and ``main`` stopped right after parsing. An
     unknown flag or a bad value exits with argparse's status 2 (``SystemExit``)."""
     original = argparse.ArgumentParser.parse_args
 
@@ -260,11 +265,14 @@ def parses(script: str, args: tuple[str, ...]) -> argparse.Namespace:
     with (mock.patch.object(sys, "argv", [script, *args, "--json", os.devnull]),
           mock.patch.object(sys, "path", [str(HERE), *sys.path]),
           mock.patch.object(argparse.ArgumentParser, "parse_args", parse_then_stop)):
-        spec.loader.exec_module(module)
+        sys.modules[spec.name] = module
         try:
+            spec.loader.exec_module(module)
             module.main()
         except _Parsed as parsed:
             return parsed.namespace
+        finally:
+            del sys.modules[spec.name]
     raise RuntimeError(f"bench/{script}'s main returned without parsing its arguments")
 
 

@@ -7,7 +7,8 @@ Workloads (see bench/README.md): 1 the n-chain in minimal coordinates (build, RH
 integrator overhead), 2 the chain in natural coordinates (index1 / udwadia-kalaba, projection
 against none), 3 whole-process cold start, 4 work–precision of the pendulum released from the
 horizontal against its exact solution (tests/reference/exact.py), 5 the anchors
-(bench/anchor_sympy.py, bench/anchor_numpy.py). Raw figures also go to bench/results.json.
+(bench/anchor_sympy.py: sympy's LagrangesMethod and KanesMethod, side by side in table 1b;
+bench/anchor_numpy.py). Raw figures also go to bench/results.json.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ def workload_chain(cfg: dict, folder: Path) -> dict[str, Any]:
     else:
         out["lagsim_missing"] = why
     out["anchor"] = anchor_sympy.run(cfg["anchor"], reps=cfg["reps"], log=log)
+    out["kane"] = anchor_sympy.run(cfg["anchor"], reps=cfg["reps"], log=log, method="kane")
     return out
 
 
@@ -342,6 +344,43 @@ def growth_exponent(rows: list[dict[str, Any]], key: str = "build_s", n_min: int
     return float(np.polyfit(x, y, 1)[0])
 
 
+def anchor_build(row: dict[str, Any]) -> float | None:
+    """An anchor's build: setup + forming + lambdify (None when not measured)."""
+    return row["setup_s"] + row["forming_s"] + row["lambdify_s"] if row else None
+
+
+def render_symbolic_anchors(chain: dict[str, Any]) -> list[str]:
+    """Both sympy anchors beside lagsim, measured in the same run: build, RHS and simulate,
+    each anchor's time over lagsim's, and how far each anchor's final state is from lagsim's."""
+    ours = {r["n"]: r for r in chain["lagsim"]}
+    by_method = {"LagrangesMethod": {r["n"]: r for r in chain["anchor"]},
+                 "KanesMethod": {r["n"]: r for r in chain.get("kane", [])}}
+    sizes = sorted(set(ours) & {n for rows in by_method.values() for n in rows})
+    if not sizes:
+        return []
+    lines = ["", "### 1b. The symbolic anchors side by side: sympy `LagrangesMethod` and "
+             "`KanesMethod`", "",
+             "Same run, same chain as table 1 (build: setup + forming + lambdify against "
+             "lagsim's cold build; RHS: one call; simulate: 10 s DOP853 at 1e-10). Each "
+             "figure is the anchor's time over lagsim's (above 1: lagsim is faster); Δ: the "
+             "largest difference of the final state from lagsim's.", "",
+             "| n | anchor | build | RHS | simulate | Δ final state |", "|---|---|---|---|---|---|"]
+    for n in sizes:
+        o = ours[n]
+        s = o.get("stabilizers", {}).get("none", {})
+        for label, rows in by_method.items():
+            a = rows.get(n)
+            if a is None:
+                continue
+            diff = (float(np.max(np.abs(np.subtract(s["final_state"], a["final_state"]))))
+                    if s.get("final_state") else None)
+            lines.append(
+                f"| {n} | {label} | {_ratio(anchor_build(a), o.get('build_s'))} | "
+                f"{_ratio(a.get('rhs_us'), s.get('rhs_us'))} | "
+                f"{_ratio(a.get('simulate_s'), s.get('simulate_s'))} | {_f(diff, '.1e')} |")
+    return lines
+
+
 def render(results: dict[str, Any]) -> str:
     """RESULTS.md text."""
     lines = ["# lagsim benchmark results", "",
@@ -376,7 +415,7 @@ def render(results: dict[str, Any]) -> str:
     for n in sorted(set(anchors) | set(ours)):
         a, o = anchors.get(n, {}), ours.get(n, {})
         s = o.get("stabilizers", {}).get("none", {})
-        a_build = (a["lagrangian_s"] + a["forming_s"] + a["lambdify_s"]) if a else None
+        a_build = anchor_build(a)
         diff = (float(np.max(np.abs(np.subtract(s["final_state"], a["final_state"]))))
                 if a and s.get("final_state") else None)
         lines.append(
@@ -393,17 +432,20 @@ def render(results: dict[str, Any]) -> str:
         calls = [f"n={n}: {_f(o.get('compiled_call_us'))} µs" for n, o in ours.items()]
         lines += ["", "One compiled `dynamics` call alone (M, F, A, b): " + ", ".join(calls) + "."]
 
+    lines += render_symbolic_anchors(chain)
     lines += ["", "### 5. Anchors in detail", "",
-              "sympy.physics.mechanics `LagrangesMethod`, sympy's cache cleared before each "
-              "repetition. `RHS without cse` is the same RHS lambdified with `cse=False` "
-              "(for comparison with older anchor figures).", "",
-              "| n | Lagrangian [s] | forming [s] | "
+              "sympy.physics.mechanics `LagrangesMethod` (setup: the Lagrangian) and "
+              "`KanesMethod` (setup: the particles and their weights), sympy's cache cleared "
+              "before each repetition. `RHS without cse` is the same RHS lambdified with "
+              "`cse=False` (for comparison with older anchor figures).", "",
+              "| n | method | setup [s] | forming [s] | "
               "mass_matrix_full + forcing_full + lambdify [s] | RHS [µs] | RHS without cse [µs] | "
               "simulate [s] | nfev | end to end [s] | "
-              "energy error | notes |", "|" + "---|" * 11]
-    for a in chain["anchor"]:
+              "energy error | notes |", "|" + "---|" * 12]
+    for a in [*chain["anchor"], *chain.get("kane", [])]:
         lines.append(
-            f"| {a['n']} | {_f(a['lagrangian_s'])} | {_f(a['forming_s'])} | "
+            f"| {a['n']} | {a.get('method', 'lagrange')} | {_f(a['setup_s'])} | "
+            f"{_f(a['forming_s'])} | "
             f"{_f(a['lambdify_s'])} | {_f(a['rhs_us'])} | {_f(a['rhs_us_without_cse'])} | "
             f"{_f(a['simulate_s'])} | {a['nfev']} | {_f(a['end_to_end_s'])} | "
             f"{_f(a['energy_error'], '.1e')} | {'; '.join(a['notes']) or ''} |")
@@ -569,6 +611,9 @@ def main(argv: list[str] | None = None) -> int:
         if "derive" in only:
             results["derive"] = derive_time.measure(args.quick)
     results["wall_s"] = time.perf_counter() - start
+    if hasattr(os, "getloadavg"):
+        results["machine"]["load average at end (1, 5, 15 min)"] = ", ".join(
+            f"{x:.2f}" for x in os.getloadavg())
     if results["precision"]["series"]:
         plot_work_precision(results["precision"], args.output.parent / "work_precision.png")
     derive = derive_time.render(results["derive"]) if "derive" in results else []

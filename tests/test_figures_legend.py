@@ -105,3 +105,24 @@ def test_a_plane_path_of_twelve_masses_tells_them_apart() -> None:
     (legend,) = legends(make_figure(table, "path", path_xy=paths))
     assert [text.get_text() for text in legend.get_texts()] == [*paths, "start", "end"]
     assert alike(legend) == []
+
+
+@pytest.mark.parametrize(("n", "runs"), [(6, 2), (5, 3), (3, 19)])
+def test_runs_drawn_over_each_other_tell_every_line_apart(n: int, runs: int) -> None:
+    """Several runs in one figure: each run in its colour, its k-th quantity in the same style in
+    every run; a run's fifth line (a 3-link chain's six coordinates in natural form repeated the
+    first four looks of its run) and a 19th run (past the 18 colours, the first run's look)
+    take a marker."""
+    t = np.linspace(0.0, 1.0, 11)
+    names = tuple(f"x{i + 1}" for i in range(n))
+    inputs = [(f"run{r}", Table(("t", *names),
+                                np.column_stack([t, *(np.sin(t + i + r) for i in range(n))]),
+                                f"run{r}.csv")) for r in range(runs)]
+    (legend,) = legends(make_figure(inputs, "time"))
+    assert len(legend.get_texts()) == n * runs and alike(legend) == []
+    looks = {text.get_text(): (handle.get_color(), handle.get_linestyle())
+             for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)}
+    for name in names:
+        assert len({looks[f"run{r}: {name}"][1] for r in range(runs)}) == 1
+    for r in range(runs):
+        assert len({looks[f"run{r}: {name}"][0] for name in names}) == 1

@@ -76,7 +76,7 @@ from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
-from lagsim.viz.palette import LINE_COLOURS, look
+from lagsim.viz.palette import LINE_COLOURS, look, overlay_looks
 from lagsim.viz.views import AXIS_NAMES, Plane, choose_plane, view_plane
 
 if TYPE_CHECKING:
@@ -639,23 +639,16 @@ def _looks(drawn: Sequence[_Series]) -> list[tuple[Any, str]]:
     return [(c, "--" if s.dashed else "-") for c, s in zip(colours, drawn, strict=True)]
 
 
-_STYLES = ("-", "--", ":", "-.")
-
-
 def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     from matplotlib.lines import Line2D
 
     zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
     drawn = [s for s in panel.series if not any(s is z for z in zero)]
     overlay = any(s.source is not None for s in drawn)
-    looks = _looks(drawn)
-    seen: dict[int | None, int] = {}
-    for series, (colour, style) in zip(drawn, looks, strict=True):
+    looks = (overlay_looks([s.source or 0 for s in drawn]) if overlay
+             else [(c, s, "") for c, s in _looks(drawn)])
+    for series, (colour, style, marker) in zip(drawn, looks, strict=True):
         y = np.maximum(series.y, LOG_FLOOR) if panel.log else series.y
-        if overlay:
-            colour = LINE_COLOURS[(series.source or 0) % len(LINE_COLOURS)]
-            style = _STYLES[seen.get(series.source, 0) % len(_STYLES)]
-            seen[series.source] = seen.get(series.source, 0) + 1
         ax.plot(
             series.x,
             y,
@@ -663,6 +656,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             label=_legend(series.label) + (f" [{plain(series.unit)}]" if series.unit else ""),
             linestyle=style,
             linewidth=1.2,
+            **({"marker": marker, "markevery": 0.1, "markersize": 5} if marker else {}),
         )
         if panel.mark_ends:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)

@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lagsim import naming
+from lagsim.analysis.roundoff import energy_floor
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
@@ -107,6 +108,14 @@ __all__ = [
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
+BELOW_FLOOR = 1
+"""Decades a log panel shows under the highest round-off floor of its series."""
+ROUND_OFF_ALPHA = 0.18
+ROUND_OFF_LABEL = "shaded: round-off floor"
+"""The legend entry of the shading under each series' round-off floor
+(:mod:`lagsim.analysis.roundoff`)."""
+ROUND_OFF_ONLY = "round-off only"
+"""The legend note of a series that never rises above its round-off floor."""
 MAX_LEGEND = 20
 FLAT = 1e-12
 """Values that vary by less than this share of their size vary by round-off only: a panel of
@@ -136,6 +145,9 @@ class _Series:
     unit: str | None = None
     """The unit the legend shows after the label: set when the panel's lines have different
     units (one shared unit is the axis label's)."""
+    floor: np.ndarray | None = None
+    """The round-off floor of ``y`` at each x (:mod:`lagsim.analysis.roundoff`), shaded on a
+    log panel: what lies below is the rounding of the numbers ``y`` is computed from."""
 
 
 @dataclass(frozen=True)
@@ -346,13 +358,15 @@ def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
 
 
 def _drift_panel(
-    table: Table, key: str, solid: Sequence[str], dashed: Sequence[str], group: str
+    table: Table, key: str, solid: Sequence[str], dashed: Sequence[str], group: str,
+    floors: Mapping[str, Any] = {},
 ) -> _Panel | None:
     if not solid and not dashed:
         return None
     t = table.time
     series = tuple(
-        _Series(f"|{name}|", t, np.abs(table.column(name)), dashed=name in dashed)
+        _Series(f"|{name}|", t, np.abs(table.column(name)), dashed=name in dashed,
+                floor=floors.get(name))
         for name in (*solid, *dashed)
     )
     return _Panel(key, _group_label([s.label for s in series], group), series, log=True)
@@ -379,20 +393,23 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     h0 = float(h[0])
     with np.errstate(over="ignore"):
         drift = np.abs(h - h0)
+    floor = energy_floor(h)
     if info.energy_change is not None:
         label = f"energy change\n|energy − energy₀|\n(not conserved:\n{info.energy_change})"
-        return _Panel("energy change", label, (_Series("energy change", table.time, drift),),
-                      log=True)
+        return _Panel("energy change", label, (_Series("energy change", table.time, drift,
+                                                       floor=floor),), log=True)
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
     word, why = ("change", "\n(impacts)") if _impact_times(table) else ("drift", "")
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
         drift, label = drift / abs(h0), f"relative {word}\n|energy − energy₀|\n/ |energy₀|{why}"
+        floor = floor / abs(h0)
     elif math.isfinite(h0) and abs(h0) > 0.0:
         label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = {h0:.2g} < {word}){why}"
     else:
         label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = 0){why}"
-    return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
+    return _Panel("energy drift", label, (_Series("energy drift", table.time, drift,
+                                                  floor=floor),), log=True)
 
 
 def _balance_panel(table: Table) -> _Panel:
@@ -429,6 +446,7 @@ def _overview(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
             table.position_residuals,
             table.velocity_residuals,
             "constraint drift\n|residual|",
+            info.floors,
         ),
         _energy_drift_panel(table, info),
         _columns_panel(table, "multipliers", table.multipliers, "multipliers λ"),
@@ -489,11 +507,13 @@ def _phase(table: Table, columns: Sequence[str] | None, info: Quantities = _PLAI
     return panels
 
 
-def _drift(table: Table) -> list[_Panel]:
+def _drift(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     panels = [
-        _drift_panel(table, "position drift", table.position_residuals, (), "position drift |φ|"),
+        _drift_panel(table, "position drift", table.position_residuals, (), "position drift |φ|",
+                     info.floors),
         _drift_panel(
-            table, "velocity drift", (), table.velocity_residuals, "velocity drift\n|residual|"
+            table, "velocity drift", (), table.velocity_residuals, "velocity drift\n|residual|",
+            info.floors,
         ),
     ]
     found = [p for p in panels if p is not None]
@@ -579,18 +599,34 @@ def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | Non
 
 
 def _log_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
-    """Decades around the positive values, at most ``LOG_DECADES`` of them below the top."""
+    """Decades around the positive values, at most ``LOG_DECADES`` of them below the top; with
+    round-off floors (:attr:`_Series.floor`), from :data:`BELOW_FLOOR` decades under the
+    highest floor up: the floor's band shows even under a drift far above it, and what lies
+    further down (exact zeros and last bits where the floor itself dips, a pendulum's velocity
+    residual at its turning points) is round-off's own comb, cut at the bottom edge rather than
+    drawn over 16 decades."""
     values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
     positive = values[np.isfinite(values) & (values > 0)]
+    floors = np.concatenate([s.floor for s in drawn if s.floor is not None] or [np.zeros(0)])
+    floors = floors[np.isfinite(floors) & (floors > 0)]
     if positive.size == 0:
         ax.set_ylim(1e-17, 1e-15)
         ax.text(
             0.5, 0.5, "all values are exactly 0", transform=ax.transAxes, ha="center", va="center"
         )
         return
-    top = math.floor(math.log10(positive.max())) + 1
+    top = math.floor(math.log10(max(positive.max(), floors.max(initial=0.0)))) + 1
     bottom = max(math.floor(math.log10(positive.min())), top - LOG_DECADES)
+    if floors.size:
+        bottom = max(math.floor(math.log10(floors.max())) - BELOW_FLOOR, top - LOG_DECADES)
     ax.set_ylim(10.0**bottom, 10.0 ** max(top, bottom + 1))
+
+
+def _within_floor(series: _Series) -> bool:
+    """Whether every value of ``series`` is at most its round-off floor (rounding alone)."""
+    assert series.floor is not None
+    finite = np.isfinite(series.y)
+    return bool(np.all(series.y[finite] <= series.floor[finite]))
 
 
 def _flat_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
@@ -639,8 +675,14 @@ def _looks(drawn: Sequence[_Series]) -> list[tuple[Any, str]]:
     return [(c, "--" if s.dashed else "-") for c, s in zip(colours, drawn, strict=True)]
 
 
+def _markers(marker: str) -> dict[str, Any]:
+    """The keywords of a line's ``marker`` (none for ""), spaced a tenth of the axes apart."""
+    return {"marker": marker, "markevery": 0.1, "markersize": 5} if marker else {}
+
+
 def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
     drawn = [s for s in panel.series if not any(s is z for z in zero)]
@@ -656,11 +698,14 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             label=_legend(series.label) + (f" [{plain(series.unit)}]" if series.unit else ""),
             linestyle=style,
             linewidth=1.2,
-            **({"marker": marker, "markevery": 0.1, "markersize": 5} if marker else {}),
+            **_markers(marker),
         )
         if panel.mark_ends:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
+        if panel.log and series.floor is not None:
+            ax.fill_between(series.x, LOG_FLOOR, np.maximum(series.floor, LOG_FLOOR),
+                            color=colour, alpha=ROUND_OFF_ALPHA, linewidth=0, gid="round-off")
     if panel.zero:
         ax.axhline(0.0, color="0.6", linewidth=0.8, gid="zero")
     if panel.impacts:
@@ -685,9 +730,15 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
                             else f"{panel.ylabel}\n(each {minus})"))
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
+    floored = [s for s in drawn if panel.log and s.floor is not None]
     count = len(panel.series) + len(panel.notes)
-    if legend and (1 < count <= MAX_LEGEND or overlay):
-        handles = [line for line in ax.lines if not str(line.get_label()).startswith("_")]
+    if legend and (1 < count <= MAX_LEGEND or overlay or floored):
+        handles: list[Any] = [line for line in ax.lines
+                              if not str(line.get_label()).startswith("_")]
+        handles += [Patch(color="0.5", alpha=ROUND_OFF_ALPHA, linewidth=0,
+                          label=ROUND_OFF_LABEL)] if floored else []
+        handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)}: "
+                           f"{ROUND_OFF_ONLY}") for s in floored if _within_floor(s)]
         if panel.impacts:
             handles.append(Line2D([], [], color="0.45", linestyle=":", label="impacts"))
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
@@ -869,7 +920,7 @@ def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | Non
     if kind == "phase":
         return _phase(table, columns, info)
     if kind == "drift":
-        return _drift(table)
+        return _drift(table, info)
     if kind == "energy":
         return _energy(table, info)
     if kind == "forces":

@@ -35,9 +35,9 @@ EPSILON = float(np.finfo(float).eps)
 
 def energy_floor(h: np.ndarray) -> np.ndarray:
     """The round-off floor of |h − h₀| at each sample of the energy ``h``:
-    ε·(|h| + |h₀|)/2."""
+    ε·(|h| + |h₀|)/2, halved before the sum (energies near the largest double stay finite)."""
     h = np.asarray(h, dtype=float)
-    return EPSILON * 0.5 * (np.abs(h) + abs(float(h[0])))
+    return EPSILON * (0.5 * np.abs(h) + 0.5 * abs(float(h[0])))
 
 
 def residual_floors(model: Model, table: Table) -> dict[str, np.ndarray]:

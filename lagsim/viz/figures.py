@@ -47,7 +47,11 @@ What is drawn (column names as in docs/architecture.md):
 Log axes: |value| is drawn clipped at ``LOG_FLOOR`` = 1e-300 so that exact zeros (a consistent
 start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range spans the
 positive values but at most ``LOG_DECADES`` = 16 decades below the largest (the rest is round-off),
-so neither the floor nor a stray 1e-290 squashes the scale.  A series that is exactly 0 throughout
+so neither the floor nor a stray 1e-290 squashes the scale.  A drift series with a round-off
+floor (:mod:`lagsim.analysis.roundoff`: the residuals' when the system is known, the energy's
+always) has it shaded, the range starting ``BELOW_FLOOR`` decade under the highest floor, and
+"round-off only" in the legend when it never rises above it (the natural pendulum's residuals
+were a comb of exact zeros and last bits over 16 decades).  A series that is exactly 0 throughout
 is not drawn; the legend lists it as "≡ 0".  The energy panel shows |h − h0| / |h0| while the drift
 stays below |h0|, otherwise (h0 = 0 or round-off) the absolute |h − h0|: dividing by
 max(|h0|, tiny) would print drifts of 1e6 for a pendulum released from the horizontal.

@@ -126,3 +126,24 @@ def test_runs_drawn_over_each_other_tell_every_line_apart(n: int, runs: int) -> 
         assert len({looks[f"run{r}: {name}"][1] for r in range(runs)}) == 1
     for r in range(runs):
         assert len({looks[f"run{r}: {name}"][0] for name in names}) == 1
+
+
+def test_the_masses_of_a_3d_animation_are_told_apart_past_the_palette(monkeypatch, tmp_path
+                                                                       ) -> None:
+    """Twelve masses against the eleven colours of MASS_COLOURS: the twelfth was the first's
+    blue circle again; it is a blue diamond, in the legend as on the stage."""
+    from lagsim.viz import animate
+
+    captured = []
+    monkeypatch.setattr(animate, "_write", lambda fig, *args: captured.append(fig))
+    t = np.linspace(0.0, 1.0, 5)
+    points = {f"m{i + 1}": np.column_stack([t + i, 0.0 * t, 0.0 * t]) for i in range(12)}
+    table = Table(("t", "q"), np.column_stack([t, t]), "run.csv")
+    animate.animate_3d(table, Scene(points, {}, (), (0.0, 0.0, -1.0)), tmp_path / "a.gif",
+                       (30.0, -60.0), fps=4)
+    (fig,) = captured
+    (legend,) = fig.legends
+    names = [text.get_text() for text in legend.get_texts()]
+    assert names[:12] == list(points) and alike(legend) == []
+    markers = {n: h.get_marker() for n, h in zip(names, legend.legend_handles, strict=True)}
+    assert (markers["m1"], markers["m12"]) == ("o", "D")

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-__all__ = ["AXIS_COLOURS", "LINE_COLOURS", "MARKERS", "MASS_COLOURS", "OVERLAY_STYLES", "Style",
-           "look", "overlay_looks"]
+__all__ = ["AXIS_COLOURS", "DOT_MARKERS", "LINE_COLOURS", "MARKERS", "MASS_COLOURS",
+           "OVERLAY_STYLES", "Style", "dot_look", "look", "overlay_looks"]
 
 Style = Literal["-", "--", "-.", ":"]
 """A line style matplotlib names: solid, dashed, dash-dotted, dotted."""
@@ -73,3 +73,15 @@ def overlay_looks(sources: Sequence[int]) -> list[tuple[str, Style, str]]:
         looks.append((LINE_COLOURS[source % len(LINE_COLOURS)],
                       OVERLAY_STYLES[k % len(OVERLAY_STYLES)], MARKERS[mark % len(MARKERS)]))
     return looks
+
+
+DOT_MARKERS: tuple[str, ...] = ("o", "D", "^", "v")
+"""The markers of an animation's masses in turn, one round of the palette each."""
+
+
+def dot_look(index: int, palette: tuple[str, ...]) -> tuple[str, str]:
+    """The colour and marker of mass ``index`` of an animation: the palette's colours in turn,
+    a circle in the first round, a diamond in the next (a 3-D scene's twelfth mass was the
+    first's blue circle again, :data:`MASS_COLOURS` having eleven)."""
+    return (palette[index % len(palette)],
+            DOT_MARKERS[(index // len(palette)) % len(DOT_MARKERS)])

@@ -691,6 +691,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
     drawn = [s for s in panel.series if not any(s is z for z in zero)]
     overlay = any(s.source is not None for s in drawn)
+    bands: list[Any] = []
     looks = (overlay_looks([s.source or 0 for s in drawn]) if overlay
              else [(c, s, "") for c, s in _looks(drawn)])
     for series, (colour, style, marker) in zip(drawn, looks, strict=True):
@@ -708,6 +709,7 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
         if panel.log and series.floor is not None:
+            bands.append(colour)
             ax.fill_between(series.x, LOG_FLOOR, np.maximum(series.floor, LOG_FLOOR),
                             color=colour, alpha=ROUND_OFF_ALPHA, linewidth=0, gid="round-off")
     if panel.zero:
@@ -739,7 +741,8 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     if legend and (1 < count <= MAX_LEGEND or overlay or floored):
         handles: list[Any] = [line for line in ax.lines
                               if not str(line.get_label()).startswith("_")]
-        handles += [Patch(color="0.5", alpha=ROUND_OFF_ALPHA, linewidth=0,
+        shade = bands[0] if len(set(map(str, bands))) == 1 else "0.5"
+        handles += [Patch(color=shade, alpha=ROUND_OFF_ALPHA, linewidth=0,
                           label=ROUND_OFF_LABEL)] if floored else []
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)}: "
                            f"{ROUND_OFF_ONLY}") for s in floored if _within_floor(s)]

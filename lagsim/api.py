@@ -781,6 +781,10 @@ def plot(trajectory: Trajectory | LyapunovReport, kind: str = "overview",
             _warn(note)
         info = replace(quantities(system.spec, model),
                        energy_change=energy_conserved(model, model.substitutions()))
+        if kind in ("overview", "drift"):
+            from lagsim.analysis.roundoff import residual_floors
+
+            info = replace(info, floors=residual_floors(model, table))
     if kind == "path":
         if system is None:
             raise InputError("kind='path' needs the system: plot(traj, kind='path', "

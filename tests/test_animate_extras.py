@@ -60,8 +60,8 @@ def test_the_arrow_points_along_gravity_in_the_top_right_corner() -> None:
 
 def test_the_stage_of_an_animation_carries_the_arrow_only_with_gravity() -> None:
     colours = [(0.0, 0.0, 1.0, 1.0)]
-    with_g, _ = _stage(-1, 1, -1, 1, ["bob"], colours, True, "t", 40, (0.0, -1.0))
-    without, _ = _stage(-1, 1, -1, 1, ["bob"], colours, True, "t", 40, None)
+    with_g, _ = _stage(-1, 1, -1, 1, ["bob"], colours, ["o"], True, "t", 40, (0.0, -1.0))
+    without, _ = _stage(-1, 1, -1, 1, ["bob"], colours, ["o"], True, "t", 40, None)
     arrows = [a for a in with_g.axes[0].texts if isinstance(a, Annotation)]
     assert len(arrows) == 1 and _ends(arrows[0])[1][1] < _ends(arrows[0])[0][1]
     assert not [a for a in without.axes[0].texts if isinstance(a, Annotation)]

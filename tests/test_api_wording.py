@@ -85,6 +85,16 @@ def api_error(call: object) -> str:
     ("the state is off the constraints and --strict-initial forbids correcting it",
      "the state is off the constraints and strict_initial=True forbids correcting it"),
     ("or drop --invariants", "or invariants=False"),
+    ("--y 'l' is a swept column: drawn over --x 'theta0' it shows the grid",
+     "y='l' is a swept column: drawn over x='theta0' it shows the grid"),
+    ("cannot write 'c': it exists; give --force to write into it",
+     "cannot write 'c': it exists; give force=True to write into it"),
+    ("cannot be drawn; drop --plot (the shapes are printed)",
+     "cannot be drawn; drop the command line's --plot (the shapes are printed)"),
+    ("write them with lagsim lyapunov --trace FILE.csv; or --kind time",
+     "write them with lagsim lyapunov --trace FILE.csv; or kind='time'"),
+    ("lagsim writes at most 10 samples per run: lower --samples",
+     "lagsim writes at most 10 samples per run: lower samples"),
 ])
 def test_keywords_say_each_flag_as_its_keyword_and_flags_leave_the_text(text: str,
                                                                         api: str) -> None:
@@ -237,3 +247,113 @@ def test_the_notes_of_derived_forms_name_the_api_where_the_command_line_names_fl
     assert any(said in note for note in document["notes"])
     printed = cli("derive", "pendulum", "--form", "udwadia-kalaba").stdout
     assert "see --form matrix or lagrange" in printed and said not in printed
+
+
+def test_a_swept_column_is_named_quoted_after_x_and_y_in_both_wordings(tmp_path: Path) -> None:
+    """A 2-D grid over theta0 and l drawn with ``--x theta0 --y l``: l is an input of the runs,
+    refused naming both columns quoted, as every other message names a column (``no column
+    'thet'``); the API's wording gives each as the keyword's value (``y='l'``), not ``y l``."""
+    from lagsim.viz.sweep_figures import make_figure
+
+    rows = [f"{k},{th},{l},0.1,0.2,1e-12,1e-12,nan,{th / l},"
+            for k, (th, l) in enumerate((th, l) for l in (1, 2) for th in (0.1, 0.5))]
+    table = tmp_path / "two.csv"
+    table.write_text("run,theta0,l,theta,theta_dot,energy_drift,energy_change,stop_time,amp,"
+                     "error\n" + "\n".join(rows) + "\n")
+    with pytest.raises(lagsim.InputError) as caught:
+        make_figure("sweep", str(table), "theta0", "l", None)
+    error = caught.value
+    assert str(error).startswith("--y: --y 'l' is a swept column, an input of the runs: drawn "
+                                 "over --x 'theta0' it shows the grid")
+    assert str(error.reworded(KEYWORDS.say)).startswith(
+        "y: y='l' is a swept column, an input of the runs: drawn over x='theta0' it shows")
+    with pytest.raises(lagsim.InputError) as no_y:
+        make_figure("sweep", str(table), "theta0", None, None)
+    assert KEYWORDS.say(str(no_y.value)) == (
+        "y: give y, the column to draw against 'theta0', e.g. a summary column")
+
+
+def _api_keywords() -> dict[str, object]:
+    """Every keyword a public function or method of :mod:`lagsim.api` takes, with its default."""
+    import inspect
+
+    from lagsim import api
+
+    found: dict[str, object] = {}
+    for name, obj in vars(api).items():
+        methods = ([obj] if inspect.isfunction(obj) else
+                   [m for m in vars(obj).values() if inspect.isfunction(m)]
+                   if inspect.isclass(obj) and obj.__module__ == api.__name__ else [])
+        for method in methods if not name.startswith("_") else []:
+            for parameter in inspect.signature(method).parameters.values():
+                found.setdefault(parameter.name, parameter.default)
+    return found
+
+
+def _flags_in_messages() -> dict[str, str]:
+    """Each flag the text of lagsim's messages names (string constants holding a space, not
+    docstrings; the command line's own modules left out), with one place it stands."""
+    import ast
+
+    from lagsim.spec.options import _FLAG
+
+    found: dict[str, str] = {}
+    for path in sorted((Path(lagsim.__file__).parent).rglob("*.py")):
+        if "cli" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and " " in node.value and id(node) not in prose):
+                for match in _FLAG.finditer(node.value):
+                    found.setdefault(match.group(1), f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_flag_a_message_names_has_one_declared_api_wording() -> None:
+    """Each flag in lagsim's messages is a row of the options tables, an API keyword (an on/off
+    one declared as a switch, so the API says ``force=True``, not ``force``), or declared
+    command-line only; a command-line-only flag is a real flag of some command and no keyword
+    of the API. ``--force`` was worded ``give force to replace it``, ``--plot`` as ``plot``."""
+    import click
+
+    from lagsim.spec.options import CLI_ONLY_FLAGS, FIT_OPTIONS, FLAG_SWITCHES, OPTIONS
+
+    keywords = _api_keywords()
+    rows = {o.flag: o for o in (*OPTIONS, *FIT_OPTIONS)}
+    flags = _flags_in_messages()
+    assert {"--force", "--plot", "--x", "--y", "--simplify"} <= set(flags)
+    for flag, where in flags.items():
+        keyword = KEYWORDS.flag(flag)
+        if flag in rows or flag in CLI_ONLY_FLAGS:
+            continue
+        assert keyword in keywords, (flag, where)
+        if isinstance(keywords[keyword], bool):
+            assert flag in FLAG_SWITCHES, (flag, where)
+            assert KEYWORDS.say(f"give {flag} to") == f"give {keyword}=True to"
+    context = click.Context(main)
+    command_flags = {opt for name in main.list_commands(context)
+                     for param in main.get_command(context, name).params  # type: ignore[union-attr]
+                     for opt in param.opts}
+    for flag in CLI_ONLY_FLAGS:
+        assert flag in command_flags and KEYWORDS.flag(flag) not in keywords, flag
+        assert KEYWORDS.say(f"drop {flag}") == f"drop the command line's {flag}"
+
+
+def test_each_format_a_command_offers_is_declared_in_choices() -> None:
+    """``derive --format`` offers the forms' formats, every report's ``--format`` text and
+    json, both from :mod:`lagsim.spec.choices` (derive, check and action had listed theirs)."""
+    import click
+
+    from lagsim.spec import choices
+
+    context = click.Context(main)
+    offered = {name: tuple(param.type.choices)  # type: ignore[attr-defined]
+               for name in main.list_commands(context)
+               for param in main.get_command(context, name).params  # type: ignore[union-attr]
+               if "--format" in param.opts}
+    assert offered.pop("derive") == choices.REPORT_FORMATS == ("text", "latex", "json")
+    assert {"check", "action", "modes", "fit"} <= set(offered)
+    assert set(offered.values()) == {choices.TEXT_FORMATS} and choices.TEXT_FORMATS == (
+        "text", "json")

@@ -105,3 +105,45 @@ def test_a_plane_path_of_twelve_masses_tells_them_apart() -> None:
     (legend,) = legends(make_figure(table, "path", path_xy=paths))
     assert [text.get_text() for text in legend.get_texts()] == [*paths, "start", "end"]
     assert alike(legend) == []
+
+
+@pytest.mark.parametrize(("n", "runs"), [(6, 2), (5, 3), (3, 19)])
+def test_runs_drawn_over_each_other_tell_every_line_apart(n: int, runs: int) -> None:
+    """Several runs in one figure: each run in its colour, its k-th quantity in the same style in
+    every run; a run's fifth line (a 3-link chain's six coordinates in natural form repeated the
+    first four looks of its run) and a 19th run (past the 18 colours, the first run's look)
+    take a marker."""
+    t = np.linspace(0.0, 1.0, 11)
+    names = tuple(f"x{i + 1}" for i in range(n))
+    inputs = [(f"run{r}", Table(("t", *names),
+                                np.column_stack([t, *(np.sin(t + i + r) for i in range(n))]),
+                                f"run{r}.csv")) for r in range(runs)]
+    (legend,) = legends(make_figure(inputs, "time"))
+    assert len(legend.get_texts()) == n * runs and alike(legend) == []
+    looks = {text.get_text(): (handle.get_color(), handle.get_linestyle())
+             for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)}
+    for name in names:
+        assert len({looks[f"run{r}: {name}"][1] for r in range(runs)}) == 1
+    for r in range(runs):
+        assert len({looks[f"run{r}: {name}"][0] for name in names}) == 1
+
+
+def test_the_masses_of_a_3d_animation_are_told_apart_past_the_palette(monkeypatch, tmp_path
+                                                                       ) -> None:
+    """Twelve masses against the eleven colours of MASS_COLOURS: the twelfth was the first's
+    blue circle again; it is a blue diamond, in the legend as on the stage."""
+    from lagsim.viz import animate
+
+    captured = []
+    monkeypatch.setattr(animate, "_write", lambda fig, *args: captured.append(fig))
+    t = np.linspace(0.0, 1.0, 5)
+    points = {f"m{i + 1}": np.column_stack([t + i, 0.0 * t, 0.0 * t]) for i in range(12)}
+    table = Table(("t", "q"), np.column_stack([t, t]), "run.csv")
+    animate.animate_3d(table, Scene(points, {}, (), (0.0, 0.0, -1.0)), tmp_path / "a.gif",
+                       (30.0, -60.0), fps=4)
+    (fig,) = captured
+    (legend,) = fig.legends
+    names = [text.get_text() for text in legend.get_texts()]
+    assert names[:12] == list(points) and alike(legend) == []
+    markers = {n: h.get_marker() for n, h in zip(names, legend.legend_handles, strict=True)}
+    assert (markers["m1"], markers["m12"]) == ("o", "D")

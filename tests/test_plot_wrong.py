@@ -137,7 +137,8 @@ def test_a_swept_column_on_y_is_refused_not_drawn_over_itself(tmp_path):
                                        "-o", str(tmp_path / "s.png")])
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
-    assert line.startswith("lagsim: error: --y: --y l is a swept column, an input of the runs")
+    assert line.startswith("lagsim: error: --y: --y 'l' is a swept column, an input of the "
+                           "runs: drawn over --x 'theta0' it shows the grid")
     assert line.endswith("energy_change, stop_time, amp") and "theta_dot" in line
     assert not (tmp_path / "s.png").exists()
     help_text = CliRunner().invoke(main, ["plot", "--help"]).output

@@ -82,7 +82,7 @@ def test_poincare_of_a_system_simulated_with_a_section(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (("--x", "theta0", "--y", "perod"), "lagsim: error: --y: no column 'perod' (did you mean "
      "'period'?)"),
-    (("--x", "theta0"), "lagsim: error: --y: give --y, the column to draw against theta0"),
+    (("--x", "theta0"), "lagsim: error: --y: give --y, the column to draw against 'theta0'"),
 ])
 def test_plot_errors(args, message, tmp_path):
     table = tmp_path / "s.csv"

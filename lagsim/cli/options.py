@@ -14,6 +14,7 @@ import click
 
 from lagsim.cli.completion import complete_choices, complete_system
 from lagsim.errors import InputError, Location
+from lagsim.spec import choices
 from lagsim.spec.options import OPTIONS, Option
 from lagsim.viz import views
 
@@ -80,10 +81,11 @@ force_option = click.option("--force", is_flag=True, help="Write the output even
                             "one of the inputs (the same file).")
 """``--force``: write over an input (:func:`lagsim.cli.files.inputs`)."""
 
-report_format_option = click.option("--format", "fmt", type=click.Choice(("text", "json")),
+report_format_option = click.option("--format", "fmt", type=click.Choice(choices.TEXT_FORMATS),
                                     default="text", show_default=True,
                                     help="text for a terminal, json for scripts.")
-"""``--format`` of the commands that print a report (``check``, ``equilibria``, ``modes``)."""
+"""``--format`` of the commands that print a report (``check``, ``equilibria``, ``modes``,
+``action``, ...): :data:`lagsim.spec.choices.TEXT_FORMATS`."""
 
 
 def plot_options(plot_help: str) -> Callable[[F], F]:

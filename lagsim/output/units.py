@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from lagsim import naming
 from lagsim.symbolic.names import text
@@ -28,6 +29,9 @@ class Quantities:
     energy_change: str | None = None
     """Why h is not conserved, when the system is known and it is not
     (:func:`lagsim.symbolic.invariants.energy_conserved`): its change is then physics, not drift."""
+    floors: Mapping[str, Any] = field(default_factory=dict)
+    """The round-off floor of each residual column at each sample, when the system is known
+    (:func:`lagsim.analysis.roundoff.residual_floors`): a drift panel shades what lies below."""
 
     def label(self, name: str) -> str:
         """An axis label: the name by the names rule (:mod:`lagsim.symbolic.names`), then its

@@ -48,8 +48,10 @@ PLOT_KINDS: tuple[str, ...] = ("overview", "time", "phase", "drift", "energy", "
 :data:`lagsim.viz.kinds.KIND_HELP` says what each draws."""
 
 REPORT_FORMATS: tuple[str, ...] = ("text", "latex", "json")
-"""Every ``--format`` a report or a derived form is written in (``derive``'s, in this order;
-the reports write text or json)."""
+"""Every ``--format`` a report or a derived form is written in (``derive``'s, in this order)."""
+TEXT_FORMATS: tuple[str, ...] = ("text", "json")
+"""The ``--format`` of a report (``check``, ``action``, ``modes``, ``fit``, ...): text for a
+terminal, json for scripts; no latex, which only the derived forms write."""
 
 LOCAL_SCHEDULERS: tuple[str, ...] = ("synchronous",)
 """The ``sweep --scheduler`` that is a name rather than a cluster's address: every run in this

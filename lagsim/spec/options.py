@@ -239,21 +239,35 @@ class Naming:
         ``kind='path'`` by :data:`FLAG_CHOICES`, ``--runs N`` → ``runs=N``, ``--set
         NAME=VALUE`` → ``parameters={NAME: VALUE}``), and advice to leave a flag out as its
         default (``leave --scheduler out``, ``drop --steady`` → ``scheduler=None``,
-        ``steady=None``). A flag is ``--`` and a letter at the start or after a space, ``(``,
-        ``[``, ``/`` or a backtick, so a quoted value such as ``'--x'`` stays. The one place the
+        ``steady=None``); a flag the API has no keyword for (:data:`CLI_ONLY_FLAGS`) is named
+        as the command line's (``drop the command line's --plot``), and a command line a message
+        quotes (``lagsim lyapunov --trace FILE.csv``) is left as written. A flag is ``--`` and a
+        letter at the start or after a space, ``(``, ``[``, ``/`` or a backtick, so a quoted
+        value such as ``'--x'`` stays. The one place the
         API's wording of lagsim's messages is made: the API applies it to what it raises, warns
         and records, and the reports it returns to what they print (:mod:`lagsim.api`)."""
         if not self.keywords or "--" not in text:
             return text
+        out, last = [], 0
+        for command in _COMMAND_LINE.finditer(text):
+            out += [self._reword(text[last:command.start()]), command.group(0)]
+            last = command.end()
+        return "".join([*out, self._reword(text[last:])])
+
+    def _reword(self, text: str) -> str:
         return _FLAG.sub(self._keyword, _LEAVE_OUT.sub(self._left_out, text))
 
     def _left_out(self, match: re.Match[str]) -> str:
         flag = match.group(1) or match.group(2)
+        if flag in CLI_ONLY_FLAGS:
+            return match.group(0)
         keyword = self.flag(flag)
         return f"{keyword}={False if _switch(flag, BY_NAME.get(keyword)) else None}"
 
     def _keyword(self, match: re.Match[str]) -> str:
         flag, choice, tail = match.group(1), match.group(2), match.group(3) or ""
+        if flag in CLI_ONLY_FLAGS:
+            return f"the command line's {match.group(0)}"
         keyword = self.flag(flag)
         row = BY_NAME.get(keyword)
         if _switch(flag, row):
@@ -289,6 +303,11 @@ _LEAVE_OUT = re.compile(r"\b(?:leave (--[a-z][a-z0-9-]*) out|drop (--[a-z][a-z0-
 """A message's advice to give no such flag, which the API words as its default
 (``leave --scheduler out`` → ``scheduler=None``; :meth:`Naming.say`)."""
 
+_COMMAND_LINE = re.compile(r"\blagsim [a-z][a-z-]*(?: [^\s;,):`]+)*")
+"""A command line a message quotes (``write them with lagsim lyapunov --trace FILE.csv``): words
+after ``lagsim`` up to a space-free stop (``;``, ``,``, ``)``, ``:`` or a backtick), which
+:meth:`Naming.say` leaves as written."""
+
 RENAMED_FLAGS: Mapping[str, str] = {"--set": "parameters", "--init": "initial", "--c": "folder",
                                     "--fmu": "path"}
 """The API keyword of each command-line flag whose keyword is not the flag's name (``--t-end``
@@ -299,9 +318,18 @@ FLAG_CHOICES: Mapping[str, tuple[str, ...]] = {
     "--format": choices.REPORT_FORMATS, "--scheduler": choices.LOCAL_SCHEDULERS}
 """The names a flag outside the options table takes (:mod:`lagsim.spec.choices`), which a
 message's ``--kind poincare`` gives the API as ``kind='poincare'`` (:meth:`Naming.say`)."""
-FLAG_SWITCHES: tuple[str, ...] = ("--simplify",)
+FLAG_SWITCHES: tuple[str, ...] = ("--simplify", "--force")
 """The on/off flags outside the options table that the API takes as a keyword given True or
-False (``derive --simplify``, ``System.derive(simplify=True)``; :meth:`Naming.say`)."""
+False (``derive --simplify``, ``System.derive(simplify=True)``; ``export --force``,
+``System.export_c(folder, force=True)``; :meth:`Naming.say`)."""
+CLI_ONLY_FLAGS: tuple[str, ...] = ("--plot", "--wrap", "--dpi", "--fps", "--frames", "--trail",
+                                   "--trace", "--table", "--save-trajectories", "--stationary",
+                                   "--from", "--to")
+"""The flags lagsim's messages name that no function of the API takes (``modes --plot``:
+the API returns the report, :func:`lagsim.plot` draws): the API's wording names each as the
+command line's (:meth:`Naming.say`), rather than as a keyword nothing accepts. Every flag a
+message of lagsim names is a row of the options table, a keyword of the API (by its name or
+:data:`RENAMED_FLAGS`), or one of these (tests/test_api_wording.py)."""
 
 
 def _switch(flag: str, row: Option | None) -> bool:

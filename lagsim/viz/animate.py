@@ -38,7 +38,7 @@ import numpy as np
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output, output_path
 from lagsim.viz.figures import GRAVITY_CORNERS, gravity_arrow, plain, quiet_corner, suptitle
-from lagsim.viz.palette import AXIS_COLOURS, LINE_COLOURS, MASS_COLOURS
+from lagsim.viz.palette import AXIS_COLOURS, LINE_COLOURS, MASS_COLOURS, dot_look
 from lagsim.viz.views import AXIS_NAMES, Plane, view_caption
 
 if TYPE_CHECKING:
@@ -224,6 +224,7 @@ def _stage(
     ymax: float,
     names: Sequence[str],
     colours: Sequence[tuple[float, float, float, float]],
+    markers: Sequence[str],
     uses_origin: bool,
     title: str | None,
     dpi: int,
@@ -260,8 +261,8 @@ def _stage(
         gravity_arrow(ax, gravity, _free_corner(ax, drawn))
     if len(names) <= 12:
         handles = [
-            Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
-            for name, c in zip(names, colours, strict=True)
+            Line2D([], [], marker=marker, linestyle="", color=c, markersize=8, label=plain(name))
+            for name, c, marker in zip(names, colours, markers, strict=True)
         ]
         ax.legend(
             handles=handles,
@@ -339,11 +340,13 @@ def animate(
     xmin, xmax, ymin, ymax = _limits(extent)
 
     names = list(xy)
-    colours = [to_rgba(LINE_COLOURS[i % len(LINE_COLOURS)])
-               for i in range(len(names))]
+    looks = [dot_look(i, LINE_COLOURS) for i in range(len(names))]
+    colours = [to_rgba(colour) for colour, _ in looks]
+    markers = [marker for _, marker in looks]
     covered = np.concatenate([*samples.values(), *(np.repeat(p, len(t), axis=0) for p in fixed),
                               *([np.zeros((len(t), 2))] if uses_origin else [])])
-    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, uses_origin, title, dpi, gravity,
+    fig, live = _stage(xmin, xmax, ymin, ymax, names, colours, markers, uses_origin, title, dpi,
+                       gravity,
                        plane, covered)
     rod_lines = [live.plot([], [], color="0.25", linewidth=2.0, zorder=2)[0] for _ in rods]
     spring_lines = [live.plot([], [], color="0.35", linewidth=1.2, zorder=2)[0]
@@ -361,7 +364,8 @@ def animate(
         collection.set_color([colour])
         live.add_collection(collection)
         trails.append(collection)
-    dots = [live.plot([], [], "o", color=c, markersize=9, zorder=3)[0] for c in colours]
+    dots = [live.plot([], [], marker, color=c, markersize=9, zorder=3)[0]
+            for c, marker in zip(colours, markers, strict=True)]
     clock_format = _clock_format(float(moments[1] - moments[0]))
     clock = live.text(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
     def draw(i: int) -> None:
@@ -552,12 +556,14 @@ def animate_3d(
                                   np.zeros(3)])
 
     names = list(xyz)
-    colours = [to_rgba(MASS_COLOURS[i % len(MASS_COLOURS)])
-               for i in range(len(names))]
+    looks = [dot_look(i, MASS_COLOURS) for i in range(len(names))]
+    colours = [to_rgba(colour) for colour, _ in looks]
+    markers = [marker for _, marker in looks]
     fig = Figure(figsize=(6.4, 6.0), dpi=dpi)
     FigureCanvasAgg(fig)
-    handles = [Line2D([], [], marker="o", linestyle="", color=c, markersize=8, label=plain(name))
-               for name, c in zip(names, colours, strict=True)][:12]
+    handles = [Line2D([], [], marker=marker, linestyle="", color=c, markersize=8,
+                      label=plain(name))
+               for name, c, marker in zip(names, colours, markers, strict=True)][:12]
     if bodies:
         handles += [Line2D([], [], color=c, label=f"principal axis {k + 1}")
                     for k, c in enumerate(AXIS_COLOURS)]
@@ -595,8 +601,8 @@ def animate_3d(
         live.add_collection3d(collection, autolim=False)
     triads = {name: [live.plot([], [], [], color=c, linewidth=2.2)[0]
                      for c in AXIS_COLOURS] for name in bodies}
-    dots = {name: live.plot([], [], [], "o", color=c, markersize=8)[0]
-            for name, c in zip(names, colours, strict=True)}
+    dots = {name: live.plot([], [], [], marker, color=c, markersize=8)[0]
+            for name, c, marker in zip(names, colours, markers, strict=True)}
     clock_format = _clock_format(float(moments[1] - moments[0]))
     clock = live.text2D(0.02, 0.97, "", transform=live.transAxes, va="top", family="monospace")
 

@@ -47,7 +47,11 @@ What is drawn (column names as in docs/architecture.md):
 Log axes: |value| is drawn clipped at ``LOG_FLOOR`` = 1e-300 so that exact zeros (a consistent
 start, t = 0 of a drift) drop to the bottom edge instead of breaking the line; the y range spans the
 positive values but at most ``LOG_DECADES`` = 16 decades below the largest (the rest is round-off),
-so neither the floor nor a stray 1e-290 squashes the scale.  A series that is exactly 0 throughout
+so neither the floor nor a stray 1e-290 squashes the scale.  A drift series with a round-off
+floor (:mod:`lagsim.analysis.roundoff`: the residuals' when the system is known, the energy's
+always) has it shaded, the range starting ``BELOW_FLOOR`` decade under the highest floor, and
+"round-off only" in the legend when it never rises above it (the natural pendulum's residuals
+were a comb of exact zeros and last bits over 16 decades).  A series that is exactly 0 throughout
 is not drawn; the legend lists it as "≡ 0".  The energy panel shows |h − h0| / |h0| while the drift
 stays below |h0|, otherwise (h0 = 0 or round-off) the absolute |h − h0|: dividing by
 max(|h0|, tiny) would print drifts of 1e6 for a pendulum released from the horizontal.
@@ -72,11 +76,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lagsim import naming
+from lagsim.analysis.roundoff import energy_floor
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
-from lagsim.viz.palette import LINE_COLOURS, look
+from lagsim.viz.palette import LINE_COLOURS, look, overlay_looks
 from lagsim.viz.views import AXIS_NAMES, Plane, choose_plane, view_plane
 
 if TYPE_CHECKING:
@@ -107,6 +112,14 @@ __all__ = [
 FORMATS = ("png", "svg", "pdf")
 LOG_FLOOR = 1e-300
 LOG_DECADES = 16
+BELOW_FLOOR = 1
+"""Decades a log panel shows under the highest round-off floor of its series."""
+ROUND_OFF_ALPHA = 0.18
+ROUND_OFF_LABEL = "shaded: round-off floor"
+"""The legend entry of the shading under each series' round-off floor
+(:mod:`lagsim.analysis.roundoff`)."""
+ROUND_OFF_ONLY = "round-off only"
+"""The legend note of a series that never rises above its round-off floor."""
 MAX_LEGEND = 20
 FLAT = 1e-12
 """Values that vary by less than this share of their size vary by round-off only: a panel of
@@ -136,6 +149,9 @@ class _Series:
     unit: str | None = None
     """The unit the legend shows after the label: set when the panel's lines have different
     units (one shared unit is the axis label's)."""
+    floor: np.ndarray | None = None
+    """The round-off floor of ``y`` at each x (:mod:`lagsim.analysis.roundoff`), shaded on a
+    log panel: what lies below is the rounding of the numbers ``y`` is computed from."""
 
 
 @dataclass(frozen=True)
@@ -346,13 +362,15 @@ def _columns_panel(table: Table, key: str, names: Sequence[str], group: str,
 
 
 def _drift_panel(
-    table: Table, key: str, solid: Sequence[str], dashed: Sequence[str], group: str
+    table: Table, key: str, solid: Sequence[str], dashed: Sequence[str], group: str,
+    floors: Mapping[str, Any] = {},
 ) -> _Panel | None:
     if not solid and not dashed:
         return None
     t = table.time
     series = tuple(
-        _Series(f"|{name}|", t, np.abs(table.column(name)), dashed=name in dashed)
+        _Series(f"|{name}|", t, np.abs(table.column(name)), dashed=name in dashed,
+                floor=floors.get(name))
         for name in (*solid, *dashed)
     )
     return _Panel(key, _group_label([s.label for s in series], group), series, log=True)
@@ -379,20 +397,23 @@ def _energy_drift_panel(table: Table, info: Quantities = _PLAIN) -> _Panel | Non
     h0 = float(h[0])
     with np.errstate(over="ignore"):
         drift = np.abs(h - h0)
+    floor = energy_floor(h)
     if info.energy_change is not None:
         label = f"energy change\n|energy − energy₀|\n(not conserved:\n{info.energy_change})"
-        return _Panel("energy change", label, (_Series("energy change", table.time, drift),),
-                      log=True)
+        return _Panel("energy change", label, (_Series("energy change", table.time, drift,
+                                                       floor=floor),), log=True)
     finite = drift[np.isfinite(drift)]
     largest = float(finite.max()) if finite.size else 0.0
     word, why = ("change", "\n(impacts)") if _impact_times(table) else ("drift", "")
     if math.isfinite(h0) and abs(h0) > 0.0 and largest <= abs(h0):
         drift, label = drift / abs(h0), f"relative {word}\n|energy − energy₀|\n/ |energy₀|{why}"
+        floor = floor / abs(h0)
     elif math.isfinite(h0) and abs(h0) > 0.0:
         label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = {h0:.2g} < {word}){why}"
     else:
         label = f"absolute {word}\n|energy − energy₀|\n(energy₀ = 0){why}"
-    return _Panel("energy drift", label, (_Series("energy drift", table.time, drift),), log=True)
+    return _Panel("energy drift", label, (_Series("energy drift", table.time, drift,
+                                                  floor=floor),), log=True)
 
 
 def _balance_panel(table: Table) -> _Panel:
@@ -429,6 +450,7 @@ def _overview(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
             table.position_residuals,
             table.velocity_residuals,
             "constraint drift\n|residual|",
+            info.floors,
         ),
         _energy_drift_panel(table, info),
         _columns_panel(table, "multipliers", table.multipliers, "multipliers λ"),
@@ -489,11 +511,13 @@ def _phase(table: Table, columns: Sequence[str] | None, info: Quantities = _PLAI
     return panels
 
 
-def _drift(table: Table) -> list[_Panel]:
+def _drift(table: Table, info: Quantities = _PLAIN) -> list[_Panel]:
     panels = [
-        _drift_panel(table, "position drift", table.position_residuals, (), "position drift |φ|"),
+        _drift_panel(table, "position drift", table.position_residuals, (), "position drift |φ|",
+                     info.floors),
         _drift_panel(
-            table, "velocity drift", (), table.velocity_residuals, "velocity drift\n|residual|"
+            table, "velocity drift", (), table.velocity_residuals, "velocity drift\n|residual|",
+            info.floors,
         ),
     ]
     found = [p for p in panels if p is not None]
@@ -579,18 +603,34 @@ def _path(table: Table, path_xy: Mapping[str, tuple[ArrayLike, ArrayLike]] | Non
 
 
 def _log_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
-    """Decades around the positive values, at most ``LOG_DECADES`` of them below the top."""
+    """Decades around the positive values, at most ``LOG_DECADES`` of them below the top; with
+    round-off floors (:attr:`_Series.floor`), from :data:`BELOW_FLOOR` decades under the
+    highest floor up: the floor's band shows even under a drift far above it, and what lies
+    further down (exact zeros and last bits where the floor itself dips, a pendulum's velocity
+    residual at its turning points) is round-off's own comb, cut at the bottom edge rather than
+    drawn over 16 decades."""
     values = np.concatenate([s.y for s in drawn]) if drawn else np.zeros(0)
     positive = values[np.isfinite(values) & (values > 0)]
+    floors = np.concatenate([s.floor for s in drawn if s.floor is not None] or [np.zeros(0)])
+    floors = floors[np.isfinite(floors) & (floors > 0)]
     if positive.size == 0:
         ax.set_ylim(1e-17, 1e-15)
         ax.text(
             0.5, 0.5, "all values are exactly 0", transform=ax.transAxes, ha="center", va="center"
         )
         return
-    top = math.floor(math.log10(positive.max())) + 1
+    top = math.floor(math.log10(max(positive.max(), floors.max(initial=0.0)))) + 1
     bottom = max(math.floor(math.log10(positive.min())), top - LOG_DECADES)
+    if floors.size:
+        bottom = max(math.floor(math.log10(floors.max())) - BELOW_FLOOR, top - LOG_DECADES)
     ax.set_ylim(10.0**bottom, 10.0 ** max(top, bottom + 1))
+
+
+def _within_floor(series: _Series) -> bool:
+    """Whether every value of ``series`` is at most its round-off floor (rounding alone)."""
+    assert series.floor is not None
+    finite = np.isfinite(series.y)
+    return bool(np.all(series.y[finite] <= series.floor[finite]))
 
 
 def _flat_limits(ax: Axes, drawn: Sequence[_Series]) -> None:
@@ -639,23 +679,23 @@ def _looks(drawn: Sequence[_Series]) -> list[tuple[Any, str]]:
     return [(c, "--" if s.dashed else "-") for c, s in zip(colours, drawn, strict=True)]
 
 
-_STYLES = ("-", "--", ":", "-.")
+def _markers(marker: str) -> dict[str, Any]:
+    """The keywords of a line's ``marker`` (none for ""), spaced a tenth of the axes apart."""
+    return {"marker": marker, "markevery": 0.1, "markersize": 5} if marker else {}
 
 
 def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     zero = [s for s in panel.series if panel.log and bool(np.all(s.y == 0.0))]
     drawn = [s for s in panel.series if not any(s is z for z in zero)]
     overlay = any(s.source is not None for s in drawn)
-    looks = _looks(drawn)
-    seen: dict[int | None, int] = {}
-    for series, (colour, style) in zip(drawn, looks, strict=True):
+    bands: list[Any] = []
+    looks = (overlay_looks([s.source or 0 for s in drawn]) if overlay
+             else [(c, s, "") for c, s in _looks(drawn)])
+    for series, (colour, style, marker) in zip(drawn, looks, strict=True):
         y = np.maximum(series.y, LOG_FLOOR) if panel.log else series.y
-        if overlay:
-            colour = LINE_COLOURS[(series.source or 0) % len(LINE_COLOURS)]
-            style = _STYLES[seen.get(series.source, 0) % len(_STYLES)]
-            seen[series.source] = seen.get(series.source, 0) + 1
         ax.plot(
             series.x,
             y,
@@ -663,10 +703,15 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
             label=_legend(series.label) + (f" [{plain(series.unit)}]" if series.unit else ""),
             linestyle=style,
             linewidth=1.2,
+            **_markers(marker),
         )
         if panel.mark_ends:
             ax.plot(series.x[:1], y[:1], "o", color=colour, markersize=6)
             ax.plot(series.x[-1:], y[-1:], "s", color=colour, markersize=6)
+        if panel.log and series.floor is not None:
+            bands.append(colour)
+            ax.fill_between(series.x, LOG_FLOOR, np.maximum(series.floor, LOG_FLOOR),
+                            color=colour, alpha=ROUND_OFF_ALPHA, linewidth=0, gid="round-off")
     if panel.zero:
         ax.axhline(0.0, color="0.6", linewidth=0.8, gid="zero")
     if panel.impacts:
@@ -691,9 +736,16 @@ def _draw_panel(ax: Axes, panel: _Panel, legend: bool) -> None:
                             else f"{panel.ylabel}\n(each {minus})"))
     ax.set_label(panel.key)
     ax.grid(True, which="major", alpha=0.3)
+    floored = [s for s in drawn if panel.log and s.floor is not None]
     count = len(panel.series) + len(panel.notes)
-    if legend and (1 < count <= MAX_LEGEND or overlay):
-        handles = [line for line in ax.lines if not str(line.get_label()).startswith("_")]
+    if legend and (1 < count <= MAX_LEGEND or overlay or floored):
+        handles: list[Any] = [line for line in ax.lines
+                              if not str(line.get_label()).startswith("_")]
+        shade = bands[0] if len(set(map(str, bands))) == 1 else "0.5"
+        handles += [Patch(color=shade, alpha=ROUND_OFF_ALPHA, linewidth=0,
+                          label=ROUND_OFF_LABEL)] if floored else []
+        handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)}: "
+                           f"{ROUND_OFF_ONLY}") for s in floored if _within_floor(s)]
         if panel.impacts:
             handles.append(Line2D([], [], color="0.45", linestyle=":", label="impacts"))
         handles += [Line2D([], [], linestyle="none", label=f"{_legend(s.label)} ≡ 0")
@@ -875,7 +927,7 @@ def _panels(table: Table, kind: str, columns: Sequence[str] | None, x: str | Non
     if kind == "phase":
         return _phase(table, columns, info)
     if kind == "drift":
-        return _drift(table)
+        return _drift(table, info)
     if kind == "energy":
         return _energy(table, info)
     if kind == "forces":

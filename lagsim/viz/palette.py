@@ -6,14 +6,17 @@ Colours are matplotlib's qualitative ``tab20`` (its ``tab10`` cycle, then the li
 each hue) without the light tones closest to another entry: light cyan is 0.098 in RGB from light
 blue, light grey 0.106 from light purple. Past the palette, the line style changes: solid lines
 go on dash-dotted, dashed ones dotted, so a figure has twice the palette's length of distinct
-solid looks and as many dashed.
+solid looks and as many dashed. Runs drawn over each other (:func:`overlay_looks`) are told apart
+by colour and their lines by style, then by marker.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
-__all__ = ["AXIS_COLOURS", "LINE_COLOURS", "MASS_COLOURS", "Style", "look"]
+__all__ = ["AXIS_COLOURS", "DOT_MARKERS", "LINE_COLOURS", "MARKERS", "MASS_COLOURS",
+           "OVERLAY_STYLES", "Style", "dot_look", "look", "overlay_looks"]
 
 Style = Literal["-", "--", "-.", ":"]
 """A line style matplotlib names: solid, dashed, dash-dotted, dotted."""
@@ -42,3 +45,43 @@ def look(index: int, palette: tuple[str, ...], dashed: bool = False) -> tuple[st
     the next."""
     rounds = DASHED if dashed else SOLID
     return palette[index % len(palette)], rounds[(index // len(palette)) % len(rounds)]
+
+
+OVERLAY_STYLES: tuple[Style, ...] = ("-", "--", ":", "-.")
+"""The line styles of one run's lines in a figure of several runs, in turn."""
+MARKERS: tuple[str, ...] = ("", "^", "v", "D", "x", "+", "*", "<", ">", "1")
+"""The markers of further rounds of :data:`OVERLAY_STYLES` (none in the first); not ``o`` and
+``s``, which mark a line's start and end."""
+
+
+def overlay_looks(sources: Sequence[int]) -> list[tuple[str, Style, str]]:
+    """The colour, line style and marker of each line of a figure of several runs, ``sources``
+    the run of each line in drawing order: a run's lines in its colour of :data:`LINE_COLOURS`,
+    its k-th line in style k of :data:`OVERLAY_STYLES` (so the same quantity has the same style
+    in every run); a run's fifth line and on (a 3-link chain's six coordinates in natural form
+    repeated the first four looks) and runs past the palette's colours take the next marker
+    of :data:`MARKERS`. No two lines alike up to ``len(MARKERS)`` rounds of four lines and
+    colours."""
+    rounds = -(-max((list(sources).count(s) for s in set(sources)), default=1)
+               // len(OVERLAY_STYLES))
+    seen: dict[int, int] = {}
+    looks = []
+    for source in sources:
+        k = seen.get(source, 0)
+        seen[source] = k + 1
+        mark = (source // len(LINE_COLOURS)) * rounds + k // len(OVERLAY_STYLES)
+        looks.append((LINE_COLOURS[source % len(LINE_COLOURS)],
+                      OVERLAY_STYLES[k % len(OVERLAY_STYLES)], MARKERS[mark % len(MARKERS)]))
+    return looks
+
+
+DOT_MARKERS: tuple[str, ...] = ("o", "D", "^", "v")
+"""The markers of an animation's masses in turn, one round of the palette each."""
+
+
+def dot_look(index: int, palette: tuple[str, ...]) -> tuple[str, str]:
+    """The colour and marker of mass ``index`` of an animation: the palette's colours in turn,
+    a circle in the first round, a diamond in the next (a 3-D scene's twelfth mass was the
+    first's blue circle again, :data:`MASS_COLOURS` having eleven)."""
+    return (palette[index % len(palette)],
+            DOT_MARKERS[(index // len(palette)) % len(DOT_MARKERS)])

@@ -71,14 +71,14 @@ def sweep_figure(fig: Any, header: Sequence[str], data: np.ndarray, x: str | Non
             raise InputError("give --x, a swept column", Location("--x"))
         x = swept[0]
     if y is None:
-        raise InputError(f"give --y, the column to draw against {x}, e.g. a --summary column",
+        raise InputError(f"give --y, the column to draw against {x!r}, e.g. a --summary column",
                          Location("--y"))
     xs = _column(header, data, x, "--x")
     ys = _column(header, data, y, "--y")
     if y in swept:
         responses = [h for h in header if h not in (naming.RUN, naming.ERROR, *swept)]
-        raise InputError(f"--y {y} is a swept column, an input of the runs: drawn over --x "
-                         f"{x} it shows the grid, not a result; choose a column the runs "
+        raise InputError(f"--y {y!r} is a swept column, an input of the runs: drawn over --x "
+                         f"{x!r} it shows the grid, not a result; choose a column the runs "
                          f"computed: {', '.join(responses)}", Location("--y"))
     others = [s for s in swept if s != x]
     ax = fig.add_subplot()

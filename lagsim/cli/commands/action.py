@@ -8,7 +8,13 @@ import click
 from lagsim import api
 from lagsim.cli.exits import warn
 from lagsim.cli.files import inputs
-from lagsim.cli.options import example, force_option, required_file_argument, set_option
+from lagsim.cli.options import (
+    example,
+    force_option,
+    report_format_option,
+    required_file_argument,
+    set_option,
+)
 from lagsim.cli.reports import report_out
 from lagsim.errors import InputError, Location
 
@@ -33,8 +39,7 @@ from lagsim.errors import InputError, Location
               show_default=True, help="Rows of the --stationary path.")
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="CSV destination of --stationary, - for stdout.")
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
-              show_default=True)
+@report_format_option
 @set_option
 @force_option
 def command(file: str, path: str | None, csv: str | None, stationary: bool, start: str | None,

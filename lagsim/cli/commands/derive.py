@@ -9,6 +9,7 @@ from lagsim.cli.exits import warn
 from lagsim.cli.files import stdin_hint
 from lagsim.cli.options import RegistryChoice, example, file_argument, set_option
 from lagsim.cli.progress import Status
+from lagsim.spec import choices
 
 
 def form_choices() -> tuple[str, ...]:
@@ -16,7 +17,7 @@ def form_choices() -> tuple[str, ...]:
     (:data:`lagsim.symbolic.forms.FORMS`) and ``all``."""
     from lagsim.symbolic.forms import FORMS
 
-    return (*FORMS, "all")
+    return (*FORMS, choices.ALL_FORMS)
 
 
 def _finite_budget(value: float | None) -> float | None:
@@ -29,7 +30,7 @@ def _finite_budget(value: float | None) -> float | None:
 @file_argument
 @click.option("--form", "form", type=RegistryChoice(form_choices), default="lagrange",
               show_default=True, help="Which form of the equations of motion to print.")
-@click.option("--format", "fmt", type=click.Choice(("text", "latex", "json")), default="text",
+@click.option("--format", "fmt", type=click.Choice(choices.REPORT_FORMATS), default="text",
               show_default=True, help="text for a terminal, latex for a paper, json for scripts.")
 @click.option("--simplify", is_flag=True,
               help="Also run SymPy's simplify on each expression, within --budget.")

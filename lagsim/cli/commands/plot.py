@@ -139,6 +139,10 @@ def command(sources: tuple[str, ...], output: str | None, kind: str, system: str
 
         info = replace(quantities(spec, model),
                        energy_change=energy_conserved(model, model.substitutions()))
+        if len(runs) == 1 and kind in ("overview", "drift"):
+            from lagsim.analysis.roundoff import residual_floors
+
+            info = replace(info, floors=residual_floors(model, table))
     if title is None and model is not None:
         title = model.name
     wrapped = _wrap_columns(wrap, info, table)

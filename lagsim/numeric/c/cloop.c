@@ -1237,11 +1237,8 @@ static void row_energy(D *d, double t, const double *row, double *out)
     d->efn(d->ein, d->ep, out);
 }
 
-/* The rows rows[0..count) of width values (q, q̇ of n values each, then λ) as the blocks
-   out = [q (count-by-n), q̇ (count-by-n), λ (count-by-(width - 2n))], each row-major: the
-   trajectory's arrays in one pass (numpy copies a column block of a few values a row at several
-   nanoseconds a value). */
-void lagsim_loop_columns(const double *rows, int count, int width, int n, double *out)
+static inline __attribute__((always_inline)) void columns_n(const double *rows, int count,
+                                                            int width, const int n, double *out)
 {
     int i, j, rest = width - 2 * n;
     double *q = out, *qd = out + (size_t)count * n, *lam = qd + (size_t)count * n;
@@ -1251,6 +1248,25 @@ void lagsim_loop_columns(const double *rows, int count, int width, int n, double
         for (j = 0; j < n; j++) qd[(size_t)i * n + j] = row[n + j];
         for (j = 0; j < rest; j++) lam[(size_t)i * rest + j] = row[2 * n + j];
     }
+}
+
+/* The output of a run as the blocks out = [t, q (count-by-n), q̇ (count-by-n), λ
+   (count-by-(width - 2n)), energy], each row-major, from the sample times, the rows
+   rows[0..count) of width values (q, q̇ of n values each, then λ) and their energies: the
+   trajectory's arrays in one pass (numpy copies a column block of a few values a row at several
+   nanoseconds a value). */
+void lagsim_loop_columns(const double *times, const double *rows, const double *energy,
+                         int count, int width, int n, double *out)
+{
+    memcpy(out, times, (size_t)count * sizeof(double));
+    switch (n) {
+    case 1: columns_n(rows, count, width, 1, out + count); break;
+    case 2: columns_n(rows, count, width, 2, out + count); break;
+    case 3: columns_n(rows, count, width, 3, out + count); break;
+    case 4: columns_n(rows, count, width, 4, out + count); break;
+    default: columns_n(rows, count, width, n, out + count); break;
+    }
+    memcpy(out + (size_t)count * (1 + width), energy, (size_t)count * sizeof(double));
 }
 
 /* The first piece of a step the --stop-when scan could not resolve (scan_missed). */

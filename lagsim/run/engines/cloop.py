@@ -206,8 +206,8 @@ def _loop_argtypes(lib: ctypes.CDLL) -> None:
     lib.lagsim_loop_missed.restype = None
     lib.lagsim_loop_energy.argtypes = (ctypes.c_void_p,) * 4
     lib.lagsim_loop_energy.restype = None
-    lib.lagsim_loop_columns.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
-                                        ctypes.c_int, ctypes.c_void_p)
+    lib.lagsim_loop_columns.argtypes = ((ctypes.c_void_p,) * 3 + (ctypes.c_int,) * 3
+                                        + (ctypes.c_void_p,))
     lib.lagsim_loop_columns.restype = None
 
 
@@ -249,12 +249,14 @@ def _stop_function(cc: str, problem: Problem) -> tuple[ctypes.CDLL, int] | None:
 
 class Buffers:
     """The arrays one run's C calls read and write (sample times, rows, the last state, the
-    event's row, the energy of each row and of the event's) and their addresses, taken once:
-    each ``.ctypes.data`` costs about a ctypes call, and a loop run again
-    (:meth:`StepLoop.reusable`) takes the same buffers. The rows a call wrote are copied out
-    (:meth:`Samples.extend`), so no trajectory holds a buffer."""
+    event's row, the energy of each row and of the event's, the output of a run again as
+    ``lagsim_loop_columns`` writes it) and their addresses, taken once: each ``.ctypes.data``
+    costs about a ctypes call, and a loop run again (:meth:`StepLoop.reusable`) takes the same
+    buffers. The rows a call wrote are copied out (:meth:`Samples.extend`,
+    :meth:`CLoop._run_again`), so no trajectory holds a buffer."""
 
-    __slots__ = ("times", "rows", "last", "event", "energy", "addresses", "energy_address")
+    __slots__ = ("times", "rows", "last", "event", "energy", "out", "addresses",
+                 "energy_address", "out_address")
 
     def __init__(self, times: np.ndarray, width: int, size: int) -> None:
         self.times = np.array(times, dtype=float)
@@ -262,9 +264,11 @@ class Buffers:
         self.last = np.zeros(size)
         self.event = np.zeros(max(width, 1))
         self.energy = np.zeros(len(self.times) + 1)
+        self.out = np.zeros(len(self.times) * (self.rows.shape[1] + 2))
         self.addresses = (self.times.ctypes.data, self.rows.ctypes.data, self.last.ctypes.data,
                           self.event.ctypes.data)
         self.energy_address = self.energy.ctypes.data
+        self.out_address = self.out.ctypes.data
 
     def fits(self, times: np.ndarray, width: int, size: int) -> bool:
         """Whether these are the buffers of a run of these sample times, row width and state
@@ -280,14 +284,14 @@ class Buffers:
 class Again:
     """What a run of a plain problem leaves for the next run of the same problem
     (:meth:`CLoop._run_again`): ``lagsim_loop_new``'s arguments, the start state passed to
-    ``lagsim_loop_start`` (held) and its address, the first row's time, [q, q̇, λ] and energy."""
+    ``lagsim_loop_start`` (held) and its address, the first row's [q, q̇, λ] and energy."""
 
-    __slots__ = ("args", "y0", "address", "t0", "row", "energy")
+    __slots__ = ("args", "y0", "address", "row", "energy")
 
-    def __init__(self, args: tuple[object, ...], y0: np.ndarray, t0: float, row: np.ndarray,
+    def __init__(self, args: tuple[object, ...], y0: np.ndarray, row: np.ndarray,
                  energy: float) -> None:
         self.args, self.y0, self.address = args, y0, y0.ctypes.data
-        self.t0, self.row, self.energy = t0, row, energy
+        self.row, self.energy = row, energy
 
 
 class CLoop(StepLoop):
@@ -363,12 +367,12 @@ class CLoop(StepLoop):
                 or self.energy is None or trajectory.stop_reason != "t_end" or self.calls != 1
                 or buffers is None or made is None or y0 is None or trajectory.extra
                 or len(trajectory.t) != len(buffers.times)
-                or trajectory.t[0] != self.problem.t0):
+                or trajectory.t[0] != self.problem.t0 or buffers.times[0] != self.problem.t0):
             return None
         row = np.concatenate((trajectory.q[0], trajectory.qd[0], trajectory.lam[0]))
         if row.shape != buffers.rows.shape[1:]:
             return None
-        return Again(made[2], y0, float(trajectory.t[0]), row, float(trajectory.energy[0]))
+        return Again(made[2], y0, row, float(trajectory.energy[0]))
 
     def _run_again(self, again: Again, progress: Progress | None) -> Trajectory | None:
         """The run of :meth:`StepLoop.run` again, for a problem whose last run was plain
@@ -376,10 +380,10 @@ class CLoop(StepLoop):
         nothing between runs, so the run takes the same steps as the last: its start, already
         checked (:meth:`Guard.start`), is not checked again, its first row and energy are the
         last run's, and the rows of the one C call are the trajectory: copied out of the
-        buffers in one C pass (``lagsim_loop_columns``) into one fresh array whose parts are
-        its t, q, q̇, λ and energy (no trajectory holds a buffer, none another's array), with
-        the residuals of :func:`lagsim.run.monitor.assemble`. None if the C call did not end
-        as the last run's (then :meth:`run` steps it as a first run)."""
+        buffers in one C pass (``lagsim_loop_columns``) and one copy into a fresh array whose
+        parts are its t, q, q̇, λ and energy (no trajectory holds a buffer, none another's
+        array), with the residuals of :func:`lagsim.run.monitor.assemble`. None if the C call
+        did not end as the last run's (then :meth:`run` steps it as a first run)."""
         problem, lib, buffers = self.problem, self.lib, self._buffers
         assert buffers is not None and self.energy is not None
         handle = lib.lagsim_loop_new(*again.args)
@@ -406,22 +410,18 @@ class CLoop(StepLoop):
             self._free()
         numeric, form = problem.numeric, problem.form
         n = numeric.n
-        table = buffers.rows
-        width = table.shape[1]
-        table[0] = again.row
-        fresh = np.empty(count * (width + 2))
-        lib.lagsim_loop_columns(rows, count, width, n, fresh.ctypes.data)
-        a, b, c = count * n, 2 * count * n, count * width
-        q, qd, lam, t, energy = (fresh[:a], fresh[a:b], fresh[b:c], fresh[c:c + count],
-                                 fresh[c + count:])
-        t[:] = buffers.times
-        t[0] = again.t0
-        energy[:] = buffers.energy[:count]
-        energy[0] = again.energy
+        width = buffers.rows.shape[1]
+        buffers.rows[0] = again.row
+        buffers.energy[0] = again.energy
+        lib.lagsim_loop_columns(times, rows, buffers.energy_address, count, width, n,
+                                buffers.out_address)
+        fresh = buffers.out.copy()
+        a, b, c = count * (1 + n), count * (1 + 2 * n), count * (1 + width)
         with np.errstate(all="ignore") if numeric.m else contextlib.nullcontext():
-            trajectory = assemble(numeric, form.name, form.stabilizer.name, t,
-                                  q.reshape(count, n), qd.reshape(count, n),
-                                  lam.reshape(count, width - 2 * n), "t_end", "", energy)
+            trajectory = assemble(numeric, form.name, form.stabilizer.name, fresh[:count],
+                                  fresh[count:a].reshape(count, n), fresh[a:b].reshape(count, n),
+                                  fresh[b:c].reshape(count, width - 2 * n), "t_end", "",
+                                  fresh[c:])
         if progress is not None:
             progress(1.0)
         return trajectory

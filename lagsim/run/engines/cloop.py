@@ -283,14 +283,16 @@ class Buffers:
 
 class Again:
     """What a run of a plain problem leaves for the next run of the same problem
-    (:meth:`CLoop._run_again`): ``lagsim_loop_new``'s arguments, the start state passed to
+    (:meth:`CLoop._run_again`): ``lagsim_loop_new``'s arguments and the arrays behind their
+    addresses (held, whatever handle the loop makes later), the start state passed to
     ``lagsim_loop_start`` (held) and its address, the first row's [q, q̇, λ] and energy."""
 
-    __slots__ = ("args", "y0", "address", "row", "energy")
+    __slots__ = ("args", "arrays", "y0", "address", "row", "energy")
 
-    def __init__(self, args: tuple[object, ...], y0: np.ndarray, row: np.ndarray,
-                 energy: float) -> None:
-        self.args, self.y0, self.address = args, y0, y0.ctypes.data
+    def __init__(self, made: tuple[str, bytes, tuple[object, ...], tuple[np.ndarray, ...]],
+                 y0: np.ndarray, row: np.ndarray, energy: float) -> None:
+        self.args, self.arrays = made[2], made[3]
+        self.y0, self.address = y0, y0.ctypes.data
         self.row, self.energy = row, energy
 
 
@@ -372,7 +374,7 @@ class CLoop(StepLoop):
         row = np.concatenate((trajectory.q[0], trajectory.qd[0], trajectory.lam[0]))
         if row.shape != buffers.rows.shape[1:]:
             return None
-        return Again(made[2], y0, row, float(trajectory.energy[0]))
+        return Again(made, y0, row, float(trajectory.energy[0]))
 
     def _run_again(self, again: Again, progress: Progress | None) -> Trajectory | None:
         """The run of :meth:`StepLoop.run` again, for a problem whose last run was plain

@@ -115,3 +115,33 @@ def test_a_failed_run_raises_again() -> None:
         system.simulate(t_end=0.2, rtol="x")
     again = system.simulate(t_end=0.2)
     assert _same(again, lagsim.load("double_pendulum").simulate(t_end=0.2))
+
+
+@pytest.mark.parametrize(("source", "options"), [
+    ("double_pendulum", {"t_end": 2.0}),
+    ("double_pendulum", {"t_end": 5.0, "stop_when": "theta1"}),
+    (CONSTRAINED, {"t_end": 1.0, "formulation": "index1"}),
+    (CONSTRAINED, {"t_end": 1.0, "formulation": "udwadia-kalaba", "stabilize": "projection"}),
+])
+def test_the_energy_computed_with_the_samples_is_each_rows_compiled_energy(
+        source: object, options: dict[str, object]) -> None:
+    """The C loop computes the energy of each row as it writes it (issue 31), the event's row
+    of --stop-when included: the compiled energy of that row's t, q, q̇, bit for bit, in a
+    first run and in the runs again; and a run again's arrays overlap neither each other nor
+    the loop's buffers."""
+    from lagsim.numeric.compile import compile_model
+
+    system = lagsim.load(source)
+    numeric = compile_model(system.model)
+    runs = [system.simulate(**options) for _ in range(3)]
+    for run in runs:
+        assert np.array_equal(run.energy, numeric.energies(run.t, run.q, run.qd))
+        assert np.abs(run.energy - run.energy[0]).max() < 1e-5
+    assert runs[1].stopped == runs[0].stopped == ("stop_when" in options)
+    assert system._runs is not None
+    buffers = next(iter(system._runs.kept._values.values())).loop._buffers
+    arrays = [getattr(runs[2], f) for f in FIELDS]
+    for i, a in enumerate(arrays):
+        assert not any(np.shares_memory(a, b) for b in arrays[i + 1:])
+        assert not any(np.shares_memory(a, getattr(buffers, b))
+                       for b in ("times", "rows", "last", "event", "energy"))

@@ -192,6 +192,11 @@ class NumericSystem:
         with :attr:`parameters`, what determines every value the system computes."""
         return self._code
 
+    def compiled_energy(self) -> Callable:
+        """The compiled function behind :meth:`energy` and :meth:`energies`, of the argument
+        (t, q, q̇) (the C step loop calls it by address for each sample, issue 31)."""
+        return self._energy
+
     def compiled(self) -> tuple[Callable, Callable, Callable]:
         """The compiled functions behind :meth:`dynamics`, :meth:`phi` and
         :meth:`velocity_terms`, of the argument (t, q, q̇) or (t, q) (the C step loops call them

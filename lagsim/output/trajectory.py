@@ -68,10 +68,9 @@ class ImpactEvents(Sequence[ImpactEvent]):
 
     @classmethod
     def empty(cls) -> ImpactEvents:
-        """No events (a run without unilateral constraints, a CSV read back)."""
-        none = np.zeros(0)
-        return cls((), np.zeros(0, dtype=int), none, none, none, none, none,
-                   np.zeros((0, 0)), np.zeros((0, 0)), none)
+        """No events (a run without unilateral constraints, a CSV read back): one object, of
+        arrays without elements (read only), for every trajectory."""
+        return NO_EVENTS
 
     def __len__(self) -> int:
         return len(self.t)
@@ -106,6 +105,18 @@ class ImpactEvents(Sequence[ImpactEvent]):
                                    self.loss)).tolist()
         return [(cells[0], self.names[j], *cells[1:])
                 for cells, j in zip(numbers, self.contact.tolist())]
+
+
+def _no_events() -> ImpactEvents:
+    none = np.zeros(0)
+    arrays = (np.zeros(0, dtype=int), none, np.zeros((0, 0)), np.zeros((0, 0)))
+    for array in arrays:
+        array.setflags(write=False)
+    return ImpactEvents((), arrays[0], none, none, none, none, none, arrays[2], arrays[3], none)
+
+
+NO_EVENTS = _no_events()
+"""The events of a trajectory without impacts (:meth:`ImpactEvents.empty`)."""
 
 
 @dataclass(frozen=True)
@@ -146,10 +157,11 @@ class Trajectory:
         n, m = len(self.coordinates), len(self.constraint_names)
         mh = len(self.holonomic_names) if m else 0
         rows = len(self.t)
-        for field_name, shape in (("q", (rows, n)), ("qd", (rows, n)), ("lam", (rows, m)),
-                                  ("residual", (rows, m)), ("residual_dot", (rows, mh)),
-                                  ("energy", (rows,))):
-            actual = np.shape(getattr(self, field_name))
+        for field_name, values, shape in (
+                ("q", self.q, (rows, n)), ("qd", self.qd, (rows, n)), ("lam", self.lam, (rows, m)),
+                ("residual", self.residual, (rows, m)),
+                ("residual_dot", self.residual_dot, (rows, mh)), ("energy", self.energy, (rows,))):
+            actual = values.shape if type(values) is np.ndarray else np.shape(values)
             if actual != shape:
                 raise ValueError(f"Trajectory.{field_name} has shape {actual}, expected {shape}")
         for name, values in self.extra:

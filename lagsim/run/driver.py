@@ -91,7 +91,12 @@ def prepare(spec: SystemSpec, model: Model, options: SimulateOptions,
 
 def step(problem: Problem, engine: Engine, loop: StepLoop | None,
          progress: Callable[[float], None] | None = None) -> Trajectory:
-    """Step a problem :func:`prepare` made: its loop, else its engine."""
+    """Step a problem :func:`prepare` made: its loop (run again, :meth:`StepLoop.again`, when
+    it can), else its engine."""
+    if loop is not None:
+        trajectory = loop.again(progress)
+        if trajectory is not None:
+            return trajectory
     with _quiet():
         return engine.run(problem, progress) if loop is None else loop.run(progress)
 

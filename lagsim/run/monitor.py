@@ -150,9 +150,9 @@ class Samples:
         self.times = (problem.options.sample_times() if problem.times is None
                       else problem.times)
         self.k = 1
-        self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
-        """The rows so far, in blocks (times, rows [q, q̇, λ]): one per :meth:`add`, one per
-        :meth:`extend`, joined once by :meth:`trajectory`."""
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+        """The rows so far, in blocks (times, rows [q, q̇, λ], their energies or None): one per
+        :meth:`add`, one per :meth:`extend`, joined once by :meth:`trajectory`."""
         self.last_time = -np.inf
         """The time of the last row."""
         self.count = 0
@@ -178,18 +178,20 @@ class Samples:
                                    time=float(t))
         if form.extra_columns:
             self.extra.append(form.extra_row(t, y))
-        self._blocks.append((np.array([float(t)]), np.concatenate((q, qd, lam))[None, :]))
+        self._blocks.append((np.array([float(t)]), np.concatenate((q, qd, lam))[None, :], None))
         self.count += 1
         self.last_time = float(t)
 
     def extend(self, t: np.ndarray, rows: np.ndarray, k: int | None = None,
-               extra: np.ndarray | None = None) -> None:
+               extra: np.ndarray | None = None, energy: np.ndarray | None = None) -> None:
         """Append the rows [q, q̇, λ] a C loop made at the times t (then the next sample time is
         the ``k``-th, when given), with their extra columns ``extra`` (one row each) when the
-        formulation has some; a non-finite λ stops the run as in :meth:`add`."""
+        formulation has some and their energies ``energy`` when the loop computed them (else
+        :meth:`trajectory` does); a non-finite λ stops the run as in :meth:`add`."""
         n = self.problem.numeric.n
         if len(t) and rows.shape[1] == 2 * n:
-            self._blocks.append((np.array(t, dtype=float), np.array(rows, dtype=float)))
+            self._blocks.append((np.array(t, dtype=float), np.array(rows, dtype=float),
+                                 None if energy is None else np.array(energy, dtype=float)))
             if extra is not None:
                 self.extra.extend(np.array(extra, dtype=float))
             self.count += len(t)
@@ -200,7 +202,9 @@ class Samples:
             count = int(bad[0]) if bad.size else len(t)
             if count:
                 self._blocks.append((np.array(t[:count], dtype=float),
-                                     np.array(rows[:count], dtype=float)))
+                                     np.array(rows[:count], dtype=float),
+                                     None if energy is None
+                                     else np.array(energy[:count], dtype=float)))
                 if extra is not None:
                     self.extra.extend(np.array(extra[:count], dtype=float))
                 self.count += count
@@ -244,15 +248,30 @@ class Samples:
         return self.trajectory("stop_when", stop.event.stopped(end))
 
     def trajectory(self, stop_reason: str, stop_message: str) -> Trajectory:
-        """The rows so far, with residuals and energy recomputed from each sampled state."""
+        """The rows so far, with residuals recomputed from each sampled state, and the energy
+        where the loop that made the rows did not compute it."""
         numeric = self.problem.numeric
         n, m = numeric.n, numeric.m
-        blocks = self._blocks or [(np.zeros(0), np.zeros((0, 2 * n + m)))]
-        t = np.concatenate([block[0] for block in blocks])
-        q, qd, lam = (np.concatenate([block[1][:, part] for block in blocks])
-                      for part in (slice(0, n), slice(n, 2 * n), slice(2 * n, None)))
+        blocks = self._blocks or [(np.zeros(0), np.zeros((0, 2 * n + m)), np.zeros(0))]
+        if len(blocks) == 1:
+            t, rows, energy = blocks[0]
+            q, qd, lam = rows[:, :n].copy(), rows[:, n:2 * n].copy(), rows[:, 2 * n:].copy()
+        else:
+            t = np.concatenate([block[0] for block in blocks])
+            q, qd, lam = (np.concatenate([block[1][:, part] for block in blocks])
+                          for part in (slice(0, n), slice(n, 2 * n), slice(2 * n, None)))
+            energy = None
+            if any(block[2] is not None for block in blocks):
+                energy = np.concatenate([
+                    e if e is not None
+                    else np.array([numeric.energy(times[0], rows[0, :n], rows[0, n:2 * n])])
+                    if len(times) == 1
+                    else numeric.energies(times, rows[:, :n], rows[:, n:2 * n])
+                    for times, rows, e in blocks])
+        if energy is None:
+            energy = numeric.energies(t, q, qd) if len(t) else np.zeros(0)
         out = assemble(numeric, self.form.name, self.form.stabilizer.name, t, q, qd, lam,
-                       stop_reason, stop_message)
+                       stop_reason, stop_message, energy)
         names = self.form.extra_columns
         if names:
             extra = np.array(self.extra, dtype=float).reshape(len(t), len(names))
@@ -427,9 +446,10 @@ def first_nonfinite(numeric: NumericSystem, q: np.ndarray, qd: np.ndarray) -> st
 
 def assemble(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
                 q: np.ndarray, qd: np.ndarray, lam: np.ndarray, stop_reason: str,
-                stop_message: str) -> Trajectory:
-    """Residuals and energy recomputed from the sampled states, all samples in one compiled call
-    of each function."""
+                stop_message: str, energy: np.ndarray | None = None) -> Trajectory:
+    """Residuals recomputed from the sampled states, all samples in one compiled call of each
+    function, and the energy unless given (a C loop computes it with the samples, each value
+    that of :meth:`NumericSystem.energy`)."""
     N, m = len(t), numeric.m
     hol = list(numeric.holonomic)
     residual = np.zeros((N, m))
@@ -439,7 +459,8 @@ def assemble(numeric: NumericSystem, name: str, stabilize: str, t: np.ndarray,
         if hol:
             residual_dot = residual[:, hol]
             residual[:, hol] = numeric.phis(t, q)
-    energy = numeric.energies(t, q, qd) if N else np.empty(0)
+    if energy is None:
+        energy = numeric.energies(t, q, qd) if N else np.empty(0)
     return Trajectory(
         name=numeric.name, coordinates=numeric.coordinates,
         constraint_names=numeric.constraint_names, constraint_kinds=numeric.constraint_kinds,

@@ -91,6 +91,24 @@ class Runs:
 
     def __init__(self) -> None:
         self.kept: Memo[Prepared] = Memo(RUNS_KEPT)
+        self._resolved: Memo[tuple[SystemSpec, Naming, SimulateOptions]] = Memo(4 * RUNS_KEPT)
+
+    def options(self, spec: SystemSpec, given: Mapping[str, Any], naming: Naming
+                ) -> SimulateOptions:
+        """:meth:`SimulateOptions.resolve` of the spec's ``simulate:`` block and ``given``: the
+        options it gave for the same spec (this object) and the same values given (numbers,
+        strings, bools or None, told apart by type and ``repr`` as ``resolve`` tells them) and
+        the same ``naming`` (this object), without building ``resolve``'s key of the whole
+        block again (the spec and naming are held, so no other object takes their ``id``)."""
+        if not all(v is None or type(v) in (int, float, str, bool) for v in given.values()):
+            return SimulateOptions.resolve(spec.simulate, given, naming)
+        key = (id(spec), id(naming), tuple((k, type(v), repr(v)) for k, v in given.items()))
+        found = self._resolved.get(
+            key, lambda: (spec, naming, SimulateOptions.resolve(spec.simulate, given, naming)))
+        if found[0] is not spec or found[1] is not naming:
+            found = (spec, naming, SimulateOptions.resolve(spec.simulate, given, naming))
+            self._resolved.put(key, found)
+        return found[2]
 
     def take(self, spec: SystemSpec, options: SimulateOptions, report: Report | None
              ) -> Prepared | None:
@@ -125,7 +143,8 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     :func:`lagsim.symbolic.feedback.closed_loop` puts into τ: the run is of the closed loop.
     ``runs`` keeps the prepared run for the next call with the same spec, options and
     ``report`` (:class:`Runs`: ``System.simulate``'s)."""
-    options = SimulateOptions.resolve(spec.simulate, given, naming)
+    options = (SimulateOptions.resolve(spec.simulate, given, naming) if runs is None
+               else runs.options(spec, given, naming))
     keep = runs is not None and times is None and not DEBUG.get()
     # the checks below passed for a kept run: they depend on the spec and options alone
     kept = runs.take(spec, options, report) if runs is not None and keep else None

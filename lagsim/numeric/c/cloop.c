@@ -67,6 +67,12 @@ typedef struct {
     lagsim_fn sens;
     const double *sp;
     double *sbuf, *pick, *sin, *sout, *rs, *scol, *sa, *srr, *sdel, *sdq, *slam;
+    /* the energy of each output row (lagsim.run.monitor.assemble's, issue 31: computed with the
+       samples), when lagsim_loop_energy gave its function: efn at (t, q, q̇) with parameters
+       ep, written to eout[k] for the row of times[k] and eout[ntimes] for the event's row */
+    lagsim_fn efn;
+    const double *ep;
+    double *eout, *ein;
 } D;
 
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -1153,7 +1159,7 @@ static void *loop_new(const int *ic, const double *dc, const int *hol, const dou
     d->stop = (lagsim_fn)stop; d->p = p;
     d->hol = calloc((size_t)mh + 1, sizeof(int));
     d->nz = calloc(2 * (size_t)P * P + 4 * (size_t)P + 1, sizeof(int));
-    total = (size_t)N * 48 + (size_t)P * P * 14 + (size_t)P * 18 + 2 * (size_t)m + 64;
+    total = (size_t)N * 49 + (size_t)P * P * 14 + (size_t)P * 18 + 2 * (size_t)m + 66;
     w = calloc(total, sizeof(double));
     if (!d->hol || !d->nz || !w) { free(d->hol); free(d->nz); free(w); free(d); return NULL; }
     d->cnt = d->nz + P * P; d->first = d->cnt + P; d->ccnt = d->first + P;
@@ -1170,6 +1176,7 @@ static void *loop_new(const int *ic, const double *dc, const int *hol, const dou
     TAKE(qdp, P); TAKE(delta, P); TAKE(tmp, P); TAKE(lam, P); TAKE(row, P + N); TAKE(acc, P); TAKE(gy, P);
     TAKE(Mf, P * P); TAKE(Lm, P * P); TAKE(wd, P); TAKE(sum5, N); TAKE(sum3, N);
     TAKE(al_sign, N); TAKE(al_top, N); TAKE(al_turns, N); TAKE(al_total, N);
+    TAKE(ein, N + 2);
 #undef TAKE
     for (i = 0; i < m; i++) d->gain[i] = dc[0];
     for (i = 0; i < mh; i++) d->gain[hol[i]] = 2 * dc[0];
@@ -1212,6 +1219,54 @@ void *lagsim_loop_sensitive(const int *ic, const double *dc, const int *hol, con
 #undef TAKE
     memcpy(d->pick, pick, (size_t)npar * ns * sizeof(double));
     return d;
+}
+
+/* The energy of each output row from now on: fn(in = (t, q, q̇), p, out) into out[k] for the
+   row of times[k] (and out[ntimes] for the stop event's row); fn NULL: none. */
+void lagsim_loop_energy(void *handle, void *fn, const double *p, double *out)
+{
+    D *d = handle;
+    d->efn = (lagsim_fn)fn; d->ep = p; d->eout = out;
+}
+
+/* The energy of the row (q, q̇, ...) at t (NumericSystem.energy's argument vector). */
+static void row_energy(D *d, double t, const double *row, double *out)
+{
+    d->ein[0] = t;
+    copy_n(2 * d->n, d->ein + 1, row);
+    d->efn(d->ein, d->ep, out);
+}
+
+static inline __attribute__((always_inline)) void columns_n(const double *rows, int count,
+                                                            int width, const int n, double *out)
+{
+    int i, j, rest = width - 2 * n;
+    double *q = out, *qd = out + (size_t)count * n, *lam = qd + (size_t)count * n;
+    for (i = 0; i < count; i++) {
+        const double *row = rows + (size_t)i * width;
+        for (j = 0; j < n; j++) q[(size_t)i * n + j] = row[j];
+        for (j = 0; j < n; j++) qd[(size_t)i * n + j] = row[n + j];
+        for (j = 0; j < rest; j++) lam[(size_t)i * rest + j] = row[2 * n + j];
+    }
+}
+
+/* The output of a run as the blocks out = [t, q (count-by-n), q̇ (count-by-n), λ
+   (count-by-(width - 2n)), energy], each row-major, from the sample times, the rows
+   rows[0..count) of width values (q, q̇ of n values each, then λ) and their energies: the
+   trajectory's arrays in one pass (numpy copies a column block of a few values a row at several
+   nanoseconds a value). */
+void lagsim_loop_columns(const double *times, const double *rows, const double *energy,
+                         int count, int width, int n, double *out)
+{
+    memcpy(out, times, (size_t)count * sizeof(double));
+    switch (n) {
+    case 1: columns_n(rows, count, width, 1, out + count); break;
+    case 2: columns_n(rows, count, width, 2, out + count); break;
+    case 3: columns_n(rows, count, width, 3, out + count); break;
+    case 4: columns_n(rows, count, width, 4, out + count); break;
+    default: columns_n(rows, count, width, n, out + count); break;
+    }
+    memcpy(out + (size_t)count * (1 + width), energy, (size_t)count * sizeof(double));
 }
 
 /* The first piece of a step the --stop-when scan could not resolve (scan_missed). */
@@ -1399,11 +1454,13 @@ int lagsim_loop_run(void *handle, const double *times, int ntimes, int *k, doubl
         while (*k < ntimes && (has_end ? times[*k] < end : times[*k] <= d->t)) {
             code = sample(d, times[*k], rows + (size_t)(*k) * W, res);
             if (code) goto out;
+            if (d->efn) row_energy(d, times[*k], rows + (size_t)(*k) * W, d->eout + *k);
             (*k)++;
         }
         if (has_end) {
             code = sample(d, end, event, res);
             if (code) goto out;
+            if (d->efn) row_energy(d, end, event, d->eout + ntimes);
             res->when = end;
             code = RUN_STOP;
             goto out;

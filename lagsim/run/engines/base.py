@@ -114,6 +114,12 @@ class StepLoop(ABC):
         (not the case of a loop whose formulation changes as it runs, ``reduced``'s charts)."""
         return False
 
+    def again(self, progress: Progress | None = None) -> Trajectory | None:
+        """The run of :meth:`run` again without what only a first run needs (the start's
+        checks, the parts that watch each step), when the loop can tell that this run takes
+        the steps of the last; None when it cannot (then :meth:`run` steps it)."""
+        return None
+
     def _begin(self) -> tuple[Watch, np.ndarray | None]:
         """The parts that watch the run and the start state to check (None when the run goes
         on from a state already checked)."""

@@ -45,6 +45,7 @@ reduced run that reaches a symbolic chart without C code goes on in it from ther
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import time
@@ -77,7 +78,7 @@ from lagsim.run.engines.ccommon import (
 from lagsim.run.engines.python import Resume, run_python
 from lagsim.run.events import EITHER
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
-from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch
+from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch, assemble
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS, STABILIZERS
 from lagsim.run.sensitivity import Sensitive
@@ -203,6 +204,11 @@ def _loop_argtypes(lib: ctypes.CDLL) -> None:
     lib.lagsim_loop_paths.restype = None
     lib.lagsim_loop_missed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
     lib.lagsim_loop_missed.restype = None
+    lib.lagsim_loop_energy.argtypes = (ctypes.c_void_p,) * 4
+    lib.lagsim_loop_energy.restype = None
+    lib.lagsim_loop_columns.argtypes = ((ctypes.c_void_p,) * 3 + (ctypes.c_int,) * 3
+                                        + (ctypes.c_void_p,))
+    lib.lagsim_loop_columns.restype = None
 
 
 def _symbol(lib: ctypes.CDLL, name: str) -> int:
@@ -243,19 +249,26 @@ def _stop_function(cc: str, problem: Problem) -> tuple[ctypes.CDLL, int] | None:
 
 class Buffers:
     """The arrays one run's C calls read and write (sample times, rows, the last state, the
-    event's row) and their addresses, taken once: each ``.ctypes.data`` costs about a ctypes
-    call, and a loop run again (:meth:`StepLoop.reusable`) takes the same buffers. The rows a
-    call wrote are copied out (:meth:`Samples.extend`), so no trajectory holds a buffer."""
+    event's row, the energy of each row and of the event's, the output of a run again as
+    ``lagsim_loop_columns`` writes it) and their addresses, taken once: each ``.ctypes.data``
+    costs about a ctypes call, and a loop run again (:meth:`StepLoop.reusable`) takes the same
+    buffers. The rows a call wrote are copied out (:meth:`Samples.extend`,
+    :meth:`CLoop._run_again`), so no trajectory holds a buffer."""
 
-    __slots__ = ("times", "rows", "last", "event", "addresses")
+    __slots__ = ("times", "rows", "last", "event", "energy", "out", "addresses",
+                 "energy_address", "out_address")
 
     def __init__(self, times: np.ndarray, width: int, size: int) -> None:
         self.times = np.array(times, dtype=float)
         self.rows = np.zeros((len(self.times), max(width, 1)))
         self.last = np.zeros(size)
         self.event = np.zeros(max(width, 1))
+        self.energy = np.zeros(len(self.times) + 1)
+        self.out = np.zeros(len(self.times) * (self.rows.shape[1] + 2))
         self.addresses = (self.times.ctypes.data, self.rows.ctypes.data, self.last.ctypes.data,
                           self.event.ctypes.data)
+        self.energy_address = self.energy.ctypes.data
+        self.out_address = self.out.ctypes.data
 
     def fits(self, times: np.ndarray, width: int, size: int) -> bool:
         """Whether these are the buffers of a run of these sample times, row width and state
@@ -268,15 +281,37 @@ class Buffers:
         return True
 
 
+class Again:
+    """What a run of a plain problem leaves for the next run of the same problem
+    (:meth:`CLoop._run_again`): ``lagsim_loop_new``'s arguments and the arrays behind their
+    addresses (held, whatever handle the loop makes later), the start state passed to
+    ``lagsim_loop_start`` (held) and its address, the first row's [q, q̇, λ] and energy."""
+
+    __slots__ = ("args", "arrays", "y0", "address", "row", "energy")
+
+    def __init__(self, made: tuple[str, bytes, tuple[object, ...], tuple[np.ndarray, ...]],
+                 y0: np.ndarray, row: np.ndarray, energy: float) -> None:
+        self.args, self.arrays = made[2], made[3]
+        self.y0, self.address = y0, y0.ctypes.data
+        self.row, self.energy = row, energy
+
+
 class CLoop(StepLoop):
     """The C loop for one problem: :meth:`run` gives the trajectory the Python loop would."""
 
     def __init__(self, problem: Problem, lib: ctypes.CDLL, stop: tuple[ctypes.CDLL, int] | None,
                  functions: tuple[CFunction, CFunction, CFunction],
-                 sensitive: tuple[Sensitive, CFunction] | None = None) -> None:
+                 sensitive: tuple[Sensitive, CFunction] | None = None,
+                 energy: CFunction | None = None) -> None:
         super().__init__(problem)
         self.lib = lib
         self.stop = stop
+        self.energy = energy
+        """The compiled energy the C loop evaluates at each sample it writes (issue 31: the
+        output quantities computed with the samples); None: :meth:`Samples.trajectory` does."""
+        self._energy_params = 0 if energy is None else energy.params.ctypes.data
+        self._again: Again | None = None
+        self._y0: np.ndarray | None = None
         self.sensitive = sensitive
         """The run's sensitivities (issue 26) and their compiled derivatives, stepped in the
         same C loop as the state, the error control joint or of the state alone
@@ -287,6 +322,9 @@ class CLoop(StepLoop):
         self.steps = 0
         """Accepted steps of the last :meth:`run` (and ``nfev`` its evaluations)."""
         self.nfev = 0
+        self.calls = 0
+        """The C calls of the last :meth:`run` (one while it takes at most
+        :data:`STEPS_PER_CALL` steps)."""
         self.paths = dict.fromkeys(PATHS, 0)
         """How the last :meth:`run` solved its constrained systems: solves of each path."""
         self._said_missed = False
@@ -303,6 +341,92 @@ class CLoop(StepLoop):
         """A run makes its own handle (:meth:`_start`) and frees it (:meth:`_free`); the
         reduced loop's charts and a sensitive form are not kept across runs."""
         return type(self) is CLoop and self.sensitive is None
+
+    def run(self, progress: Progress | None = None) -> Trajectory:
+        """:meth:`StepLoop.run`, noting what a run again takes from it (:meth:`_again_of`)."""
+        self._again = None
+        trajectory = super().run(progress)
+        self._again = self._again_of(trajectory)
+        return trajectory
+
+    def again(self, progress: Progress | None = None) -> Trajectory | None:
+        """:meth:`_run_again` when the last run was plain (:meth:`_again_of`), else None."""
+        again, self._again = self._again, None
+        if again is None:
+            return None
+        trajectory = self._run_again(again, progress)
+        if trajectory is not None:
+            self._again = again
+        return trajectory
+
+    def _again_of(self, trajectory: Trajectory) -> Again | None:
+        """What :meth:`_run_again` takes from this plain run (None for another): a run of the
+        plain loop to ``t_end`` in one C call, every sample time a row and the energy computed
+        in C, without ``--stop-when`` (whose scan's report is said once per run), sensitivities
+        or extra columns."""
+        buffers, made, y0 = self._buffers, self._made, self._y0
+        if (type(self) is not CLoop or self.sensitive is not None or self.stop is not None
+                or self.energy is None or trajectory.stop_reason != "t_end" or self.calls != 1
+                or buffers is None or made is None or y0 is None or trajectory.extra
+                or len(trajectory.t) != len(buffers.times)
+                or trajectory.t[0] != self.problem.t0 or buffers.times[0] != self.problem.t0):
+            return None
+        row = np.concatenate((trajectory.q[0], trajectory.qd[0], trajectory.lam[0]))
+        if row.shape != buffers.rows.shape[1:]:
+            return None
+        return Again(made, y0, row, float(trajectory.energy[0]))
+
+    def _run_again(self, again: Again, progress: Progress | None) -> Trajectory | None:
+        """The run of :meth:`StepLoop.run` again, for a problem whose last run was plain
+        (:meth:`_again_of`). The problem is the same object (immutable) and the C loop keeps
+        nothing between runs, so the run takes the same steps as the last: its start, already
+        checked (:meth:`Guard.start`), is not checked again, its first row and energy are the
+        last run's, and the rows of the one C call are the trajectory: copied out of the
+        buffers in one C pass (``lagsim_loop_columns``) and one copy into a fresh array whose
+        parts are its t, q, q̇, λ and energy (no trajectory holds a buffer, none another's
+        array), with the residuals of :func:`lagsim.run.monitor.assemble`. None if the C call
+        did not end as the last run's (then :meth:`run` steps it as a first run)."""
+        problem, lib, buffers = self.problem, self.lib, self._buffers
+        assert buffers is not None and self.energy is not None
+        handle = lib.lagsim_loop_new(*again.args)
+        if not handle:
+            raise MemoryError("the C step loop could not allocate its work space")
+        self._handle = handle
+        count = len(buffers.times)
+        k = ctypes.c_int(1)
+        result = LoopResult()
+        try:
+            lib.lagsim_loop_energy(handle, self.energy.address, self._energy_params,
+                                   buffers.energy_address)
+            if lib.lagsim_loop_start(handle, problem.t0, again.address, 0.0):
+                return None
+            times, rows, last, event = buffers.addresses
+            code = lib.lagsim_loop_run(handle, times, count, ctypes.byref(k), rows,
+                                       STEPS_PER_CALL, ctypes.byref(result), last, event)
+            if code != Status.RUN_DONE or k.value != count:
+                return None
+            self.nfev, self.steps, self.calls = result.nfev, result.nsteps, 1
+            self._said_missed = False
+            self._alias(handle, buffers.times)
+        finally:
+            self._free()
+        numeric, form = problem.numeric, problem.form
+        n = numeric.n
+        width = buffers.rows.shape[1]
+        buffers.rows[0] = again.row
+        buffers.energy[0] = again.energy
+        lib.lagsim_loop_columns(times, rows, buffers.energy_address, count, width, n,
+                                buffers.out_address)
+        fresh = buffers.out.copy()
+        a, b, c = count * (1 + n), count * (1 + 2 * n), count * (1 + width)
+        with np.errstate(all="ignore") if numeric.m else contextlib.nullcontext():
+            trajectory = assemble(numeric, form.name, form.stabilizer.name, fresh[:count],
+                                  fresh[count:a].reshape(count, n), fresh[a:b].reshape(count, n),
+                                  fresh[b:c].reshape(count, width - 2 * n), "t_end", "",
+                                  fresh[c:])
+        if progress is not None:
+            progress(1.0)
+        return trajectory
 
     def _next_call(self, watch: Watch, t: float, steps_before: int, clock: float,
                    progress: Progress | None) -> int:
@@ -366,21 +490,29 @@ class CLoop(StepLoop):
         if buffers is None or not buffers.fits(samples.times, width, len(y0)):
             buffers = self._buffers = Buffers(samples.times, width, len(y0))
         times, rows, last, event = buffers.times, buffers.rows, buffers.last, buffers.event
+        energy = None
+        if self.energy is not None:
+            energy = buffers.energy
+            self.lib.lagsim_loop_energy(self._handle, self.energy.address, self._energy_params,
+                                        buffers.energy_address)
         result = LoopResult()
         k = ctypes.c_int(samples.k)
         chunk = STEPS_PER_CALL
-        self.steps = self.nfev = 0
+        self.steps = self.nfev = self.calls = 0
         self._said_missed = False
         while True:
             before, steps_before, clock = k.value, self.steps, time.perf_counter()
             code = self._call(buffers, k, chunk, result)
+            self.calls += 1
             state = self.at = At(result.t, last.copy(), result.h_abs)
             self.nfev, self.steps = result.nfev, result.nsteps
             self._sync(result)
-            self._extend(samples, times[before:k.value], rows[before:k.value], k.value)
+            self._extend(samples, times[before:k.value], rows[before:k.value], k.value,
+                         None if energy is None else energy[before:k.value])
             if code == Status.RUN_STOP:
                 self._alias(self._watch_handle(), times)
-                self._extend(samples, np.array([result.when]), event[None, :])
+                self._extend(samples, np.array([result.when]), event[None, :], None,
+                             None if energy is None else energy[len(times):])
                 return samples.stopped(result.when)
             seen = self._code(code, watch, state, result, times, progress)
             if isinstance(seen, Trajectory):
@@ -398,14 +530,15 @@ class CLoop(StepLoop):
         return samples.trajectory("t_end", "")
 
     def _extend(self, samples: Samples, times: np.ndarray, rows: np.ndarray,
-                k: int | None = None) -> None:
-        """The rows a call made into ``samples`` (with sensitivities: [y, s, λ, dλ] split into
-        [q, q̇, λ] and the extra columns, :meth:`Sensitive.split_rows`)."""
+                k: int | None = None, energy: np.ndarray | None = None) -> None:
+        """The rows a call made into ``samples`` with their energies when the loop computed them
+        (with sensitivities: [y, s, λ, dλ] split into [q, q̇, λ] and the extra columns,
+        :meth:`Sensitive.split_rows`)."""
         if self.sensitive is None:
-            samples.extend(times, rows, k)
+            samples.extend(times, rows, k, None, energy)
         else:
             base, extra = self.sensitive[0].split_rows(rows)
-            samples.extend(times, base, k, extra)
+            samples.extend(times, base, k, extra, energy)
 
     def _start(self, watch: Watch, y0: np.ndarray) -> None:
         """Make the loop's handle and start it at the problem's start y0."""
@@ -413,7 +546,7 @@ class CLoop(StepLoop):
         atol = np.empty(len(y0))
         atol[:] = problem.options.atol
         self._handle = handle = self.new_handle(guard.mass.scale, atol)
-        y = np.ascontiguousarray(y0, dtype=float)
+        y = self._y0 = np.ascontiguousarray(y0, dtype=float)
         if self.lib.lagsim_loop_start(handle, problem.t0, y.ctypes.data,
                                       stop.sign if stop is not None else 0.0):
             raise failure(Status.RUN_SINGULAR, problem, guard, math.nan, At(problem.t0, y0),
@@ -489,7 +622,8 @@ class CLoop(StepLoop):
     def _free(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
-            self._missed(self.lib.lagsim_loop_missed, handle)
+            if self.stop is not None:
+                self._missed(self.lib.lagsim_loop_missed, handle)
             self.lib.lagsim_loop_paths(handle, self._read())
             self.paths = dict(zip(PATHS, map(int, self._out[:len(PATHS)])))
             self.lib.lagsim_loop_free(handle)
@@ -574,7 +708,8 @@ def loop_or_refusal(problem: Problem, whole: bool = False) -> CLoop | str:
             return "the --stop-when expression has no C code"
     if form.name == "reduced":
         return _reduced_loop(problem, cc, lib, stop, (dynamics, phi, velocity))
-    return CLoop(problem, lib, stop, (dynamics, phi, velocity), sensitive)
+    return CLoop(problem, lib, stop, (dynamics, phi, velocity), sensitive,
+                 c_function(numeric.compiled_energy()))
 
 
 def loop_for(problem: Problem) -> CLoop | None:

@@ -445,12 +445,19 @@ def test_the_help_width_is_the_one_click_takes_by_itself(monkeypatch, columns) -
 def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> None:
     """`lagsim simulate pendulum` with its model in the compile cache (issue 31, "Start-up"):
     no SymPy or scipy, no importlib.resources or zipfile (the bundled files are read from their
-    package folders), no fractions, and neither the added columns (--invariants, --action) nor
-    the feedback of --controller, which only the runs that ask for them import."""
+    package folders), no fractions or decimal, and neither the added columns (--invariants,
+    --action) nor the feedback of --controller, which only the runs that ask for them import;
+    nothing of the pictures (lagsim.viz, matplotlib) or of sweeps (dask); of the engines only
+    those the driver asks before the C DOP853 loop takes the run: not the loop of impacts with
+    its contacts (only a system with unilateral constraints runs there), nor the fixed-step
+    methods' loops (only their names are asked), nor click's shell completion."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
-    absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions",
-              "lagsim.run.columns", "lagsim.symbolic.feedback")
+    absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
+              "lagsim.run.columns", "lagsim.symbolic.feedback", "matplotlib", "dask",
+              "lagsim.viz", "lagsim.sweep", "lagsim.run.engines.impacts", "lagsim.run.contacts",
+              "lagsim.run.engines.rattle", "lagsim.run.engines.variational",
+              "click.shell_completion")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

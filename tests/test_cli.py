@@ -470,6 +470,28 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     assert out.read_text().startswith("t,theta,theta_dot,energy\n")
 
 
+def test_a_command_runs_with_the_young_generation_collected_less_often(monkeypatch) -> None:
+    """While a command runs, the collector's first generation waits for
+    lagsim.cli.group.YOUNG_GENERATION objects (not Python's 700), the older generations keep
+    theirs, and the thresholds of before are back once it ends (a test runner's process is
+    left as it was)."""
+    import gc
+
+    import click
+
+    from lagsim.cli import group
+
+    seen: list[tuple[int, ...]] = []
+    command = click.Command("systems", callback=lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(group, "load_command", lambda name: command)
+    before = gc.get_threshold()
+    result = CliRunner().invoke(main, ["systems"])
+    assert result.exit_code == 0, result.output
+    assert seen == [(group.YOUNG_GENERATION, *before[1:])]
+    assert group.YOUNG_GENERATION > before[0]
+    assert gc.get_threshold() == before
+
+
 def test_a_command_runs_with_one_blas_thread_whatever_the_environment_says() -> None:
     """Before NumPy loads, the command sets one thread for every BLAS (issue 31: worker threads
     slow lagsim's small dense solves); a process that loaded NumPy already is left alone."""

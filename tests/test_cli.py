@@ -445,12 +445,21 @@ def test_the_help_width_is_the_one_click_takes_by_itself(monkeypatch, columns) -
 def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> None:
     """`lagsim simulate pendulum` with its model in the compile cache (issue 31, "Start-up"):
     no SymPy or scipy, no importlib.resources or zipfile (the bundled files are read from their
-    package folders), no fractions, and neither the added columns (--invariants, --action) nor
-    the feedback of --controller, which only the runs that ask for them import."""
+    package folders), no fractions or decimal, and neither the added columns (--invariants,
+    --action) nor the feedback of --controller, which only the runs that ask for them import;
+    nothing of the pictures (lagsim.viz, matplotlib) or of sweeps (dask); of the engines only
+    those the driver asks before the C DOP853 loop takes the run: not the loop of impacts with
+    its contacts (only a system with unilateral constraints runs there), nor the fixed-step
+    methods' loops (only their names are asked), nor click's shell completion, nor tempfile
+    with random (lagsim.output.io.make_temporary makes the file the CSV replaces), nor
+    numpy.typing (annotations only)."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
-    absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions",
-              "lagsim.run.columns", "lagsim.symbolic.feedback")
+    absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
+              "lagsim.run.columns", "lagsim.symbolic.feedback", "matplotlib", "dask",
+              "lagsim.viz", "lagsim.sweep", "lagsim.run.engines.impacts", "lagsim.run.contacts",
+              "lagsim.run.engines.rattle", "lagsim.run.engines.variational",
+              "click.shell_completion", "tempfile", "random", "numpy.typing")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"
@@ -461,6 +470,28 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
         assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "[]"
     assert out.read_text().startswith("t,theta,theta_dot,energy\n")
+
+
+def test_a_command_runs_with_the_young_generation_collected_less_often(monkeypatch) -> None:
+    """While a command runs, the collector's first generation waits for
+    lagsim.cli.group.YOUNG_GENERATION objects (not Python's 700), the older generations keep
+    theirs, and the thresholds of before are back once it ends (a test runner's process is
+    left as it was)."""
+    import gc
+
+    import click
+
+    from lagsim.cli import group
+
+    seen: list[tuple[int, ...]] = []
+    command = click.Command("systems", callback=lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(group, "load_command", lambda name: command)
+    before = gc.get_threshold()
+    result = CliRunner().invoke(main, ["systems"])
+    assert result.exit_code == 0, result.output
+    assert seen == [(group.YOUNG_GENERATION, *before[1:])]
+    assert group.YOUNG_GENERATION > before[0]
+    assert gc.get_threshold() == before
 
 
 def test_a_command_runs_with_one_blas_thread_whatever_the_environment_says() -> None:

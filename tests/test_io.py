@@ -277,18 +277,17 @@ def test_a_full_disk_is_an_output_error_and_keeps_the_old_file(
 def test_an_interrupt_while_the_temporary_file_is_made_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ctrl-C arriving just as mkstemp has created the file, before its name is known."""
+    """Ctrl-C arriving just as the temporary file is created, before its name is known."""
     import signal
-    import tempfile
 
-    real = tempfile.mkstemp
+    real = lio.make_temporary
 
     def interrupted(*args, **kwargs):
         made = real(*args, **kwargs)
         signal.raise_signal(signal.SIGINT)
         return made
 
-    monkeypatch.setattr(lio.tempfile, "mkstemp", interrupted)
+    monkeypatch.setattr(lio, "make_temporary", interrupted)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -296,3 +295,30 @@ def test_an_interrupt_while_the_temporary_file_is_made_leaves_nothing(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_file_is_made_as_mkstemp_makes_it(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """lagsim.output.io.make_temporary (mkstemp without the tempfile module): an empty file of
+    mode 0600 named prefix + 8 characters of a-z0-9_ + suffix, a name already taken drawn
+    again rather than opened, a symbolic link in the way never followed."""
+    import os
+    import re
+
+    draws = iter([b"\x00" * 8, b"\x00" * 8, b"\x01" * 8])
+    monkeypatch.setattr(lio.os, "urandom", lambda n: next(draws))
+    first = lio.make_temporary(tmp_path, ".p", ".tmp.csv")
+    second = lio.make_temporary(tmp_path, ".p", ".tmp.csv")
+    assert (first.name, second.name) == (".paaaaaaaa.tmp.csv", ".pbbbbbbbb.tmp.csv")
+    assert first.read_bytes() == b"" and (first.stat().st_mode & 0o777) == 0o600
+    assert first.is_absolute()
+    monkeypatch.undo()
+    (tmp_path / "target").write_text("kept\n")
+    os.symlink(tmp_path / "target", tmp_path / ".qcccccccc.tmp")
+    more = iter([b"\x02" * 8, b"\x03" * 8])
+    monkeypatch.setattr(lio.os, "urandom", lambda n: next(more))
+    made = lio.make_temporary(tmp_path, ".q", ".tmp")
+    assert made.name == ".qdddddddd.tmp"
+    assert (tmp_path / "target").read_text() == "kept\n"
+    monkeypatch.undo()
+    assert re.fullmatch(r"\.r[a-z0-9_]{8}\.tmp", lio.make_temporary(tmp_path, ".r", ".tmp").name)

@@ -11,11 +11,16 @@ whose choices are checked later, by the stage that reads it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import click
-from click.shell_completion import CompletionItem
 
-Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+Completer = Callable[[click.Context, click.Parameter, str], "list[CompletionItem]"]
+"""A ``shell_complete`` callback. click.shell_completion is imported when completing only, not
+by a command's run (issue 31, "Start-up")."""
 
 
 def complete_system(_ctx: click.Context, _param: click.Parameter, incomplete: str
@@ -27,6 +32,8 @@ def complete_system(_ctx: click.Context, _param: click.Parameter, incomplete: st
     placed first it offers the names when some match and the files when none does; zsh and fish
     offer both.
     """
+    from click.shell_completion import CompletionItem
+
     from lagsim.spec.system import bundled_systems
 
     names = [CompletionItem(name) for name in bundled_systems() if name.startswith(incomplete)]
@@ -40,6 +47,8 @@ def complete_choices(names: Callable[[], Iterable[str]]) -> Completer:
     a choice once validated, such as ``--method``: ``shell_complete=complete_choices(...)``."""
     def complete(_ctx: click.Context, _param: click.Parameter, incomplete: str
                  ) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
         return [CompletionItem(name) for name in names()
                 if name.lower().startswith(incomplete.lower())]
     return complete

@@ -16,7 +16,6 @@ from lagsim.cli.completion import complete_choices, complete_system
 from lagsim.errors import InputError, Location
 from lagsim.spec import choices
 from lagsim.spec.options import OPTIONS, Option
-from lagsim.viz import views
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,14 +100,21 @@ def plot_options(plot_help: str) -> Callable[[F], F]:
 
 def _view(_ctx: click.Context, _param: click.Parameter, value: str | None
           ) -> tuple[float, float] | None:
-    return None if value is None else views.parse_view(value)
+    from lagsim.viz.views import parse_view
+
+    return None if value is None else parse_view(value)
 
 
-view_option = click.option(views.FLAG, "view", metavar="NAME|ELEV,AZIM", callback=_view,
-                           help=views.HELP, shell_complete=complete_choices(lambda: views.VIEWS))
-"""``--view`` of the 3-D pictures (``plot --kind path``, ``animate``), parsed as soon as it is
-read (:func:`lagsim.viz.views.parse_view`): passed on as (elevation, azimuth), None when not
-given."""
+def view_option(func: F) -> F:
+    """``--view`` of the 3-D pictures (``plot --kind path``, ``animate``), parsed as soon as it
+    is read (:func:`lagsim.viz.views.parse_view`): passed on as (elevation, azimuth), None when
+    not given. :mod:`lagsim.viz.views` is imported by the commands that take it, not by every
+    command (issue 31, "Start-up")."""
+    from lagsim.viz import views
+
+    return click.option(views.FLAG, "view", metavar="NAME|ELEV,AZIM", callback=_view,
+                        help=views.HELP,
+                        shell_complete=complete_choices(lambda: views.VIEWS))(func)
 
 
 class RegistryChoice(click.Choice):

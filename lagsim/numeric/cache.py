@@ -32,7 +32,6 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -307,6 +306,8 @@ def _write_digest(work: Path, digest: str) -> Path:
 def _build_here(folder: Path, dfd: int, key: str, build: Callable[[Path], Path],
                 check: Callable[[str], T], keep: int | None) -> tuple[T, Path]:
     """Build ``key`` in a private folder inside the cache, load it, and rename it into place."""
+    import tempfile  # for a build only, not a warm run's start-up (issue 31)
+
     work = Path(tempfile.mkdtemp(prefix=BUILD, dir=folder))
     try:
         built = build(work)
@@ -327,6 +328,8 @@ def _build_here(folder: Path, dfd: int, key: str, build: Callable[[Path], Path],
 
 def _build_private(build: Callable[[Path], Path], check: Callable[[str], T]) -> tuple[T, Path]:
     """Build in a private temporary folder, load, and remove the folder."""
+    import tempfile
+
     work = Path(tempfile.mkdtemp(prefix="lagsim-build-"))
     try:
         built = build(work)

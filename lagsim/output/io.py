@@ -38,13 +38,13 @@ unbounded resources": a producer that never stops is refused, not read until mem
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
 import signal
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -364,8 +364,8 @@ def _signals_held() -> Iterator[None]:
 
 _TEMPORARY = re.compile(r"\.(?P<name>.*)\.lagsim-(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)"
                         r"\.[a-z0-9_]{8}\.tmp(?:\.[^.]*)?", re.DOTALL)
-"""The name of a temporary file of :func:`_temporary` (mkstemp's random part: 8 characters of
-``a-z0-9_``)."""
+"""The name of a temporary file of :func:`_temporary` (its random part: 8 characters of
+:data:`TEMPORARY_CHARACTERS`)."""
 _MAX_TEMP_SUFFIX = 16
 _swept: set[str] = set()
 
@@ -385,8 +385,9 @@ def _host() -> str:
 
 
 def _temporary(folder: Path, name: str, suffix: str) -> Path:
-    """``mkstemp`` in ``folder`` for a write of ``folder/name``, with the signals held off until
-    the name is known, so an interrupt cannot leave a temporary file nobody knows about.
+    """A new temporary file (:func:`make_temporary`) in ``folder`` for a write of
+    ``folder/name``, with the signals held off until the name is known, so an interrupt cannot
+    leave a temporary file nobody knows about.
 
     The name (:data:`_TEMPORARY`) carries this process's id and host, and keeps the extension
     (writers that pick the format from it see the right one); ``name`` is shortened so that the
@@ -399,9 +400,33 @@ def _temporary(folder: Path, name: str, suffix: str) -> Path:
     room = NAME_MAX - len(os.fsencode(f".{tag}XXXXXXXX.tmp{suffix}"))
     short = os.fsdecode(os.fsencode(name)[:room])
     with _signals_held():
-        fd, made = tempfile.mkstemp(prefix=f".{short}{tag}", suffix=f".tmp{suffix}", dir=folder)
+        return make_temporary(folder, f".{short}{tag}", f".tmp{suffix}")
+
+
+TEMPORARY_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+"""The characters of a temporary name's random part (those of ``tempfile.mkstemp``)."""
+TEMPORARY_TRIES = 10_000
+"""Names drawn before giving up when every one is taken (``tempfile.TMP_MAX``)."""
+
+
+def make_temporary(folder: Path, prefix: str, suffix: str) -> Path:
+    """A new empty file ``folder/prefix + 8 random characters + suffix`` made as
+    ``tempfile.mkstemp`` makes it (created exclusively, a symbolic link not followed, mode 0600,
+    another name drawn while the name is taken), its absolute path; without the tempfile
+    module, which a warm run would import for this alone with ``random`` (issue 31,
+    "Start-up")."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(TEMPORARY_TRIES):
+        drawn = "".join(TEMPORARY_CHARACTERS[byte % len(TEMPORARY_CHARACTERS)]
+                        for byte in os.urandom(8))
+        path = os.path.abspath(os.path.join(folder, f"{prefix}{drawn}{suffix}"))
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError:
+            continue
         os.close(fd)
-        return Path(made)
+        return Path(path)
+    raise FileExistsError(errno.EEXIST, "no temporary file name is free", str(folder))
 
 
 def _alive(pid: int) -> bool:

@@ -3,8 +3,8 @@
 :func:`simulate` builds the :class:`~lagsim.run.problem.Problem` and :func:`run` steps it with
 the first engine of :data:`ENGINES` that accepts it (:class:`lagsim.run.engines.base.Engine`):
 
-0. (before the table, :data:`IMPACTS`) a system with unilateral constraints runs in the loop of
-   impacts (:mod:`lagsim.run.engines.impacts`), which refuses what it cannot run yet;
+0. (before the table, :func:`impact_engine`) a system with unilateral constraints runs in the
+   loop of impacts (:mod:`lagsim.run.engines.impacts`), which refuses what it cannot run yet;
 1. the fixed-step methods ``rattle`` and ``variational`` run their own loop
    (:mod:`lagsim.run.engines.fixed`);
 2. DOP853 with ode, index1, udwadia-kalaba or reduced steps in C, Python once per few
@@ -20,6 +20,7 @@ step loop (samples, guard, stop event, pace; :class:`FailedRun` for a failed run
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -34,7 +35,6 @@ from lagsim.run.engines.base import Engine, LoopEngine, Progress, StepLoop
 from lagsim.run.engines.cloop import CDop853Engine
 from lagsim.run.engines.cradau import CRadauEngine
 from lagsim.run.engines.fixed import FixedStepEngine
-from lagsim.run.engines.impacts import ImpactEngine
 from lagsim.run.engines.python import PythonEngine, run_python
 from lagsim.run.formulations import Report
 from lagsim.run.monitor import FailedRun
@@ -43,16 +43,25 @@ from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
-__all__ = ["ENGINES", "IMPACTS", "FailedRun", "choose", "prepare", "run", "run_python",
+__all__ = ["ENGINES", "FailedRun", "choose", "impact_engine", "prepare", "run", "run_python",
            "simulate", "step"]
 
 ENGINES: tuple[Engine, ...] = (FixedStepEngine(), CDop853Engine(), CRadauEngine(),
                                PythonEngine())
 """The engines in the order they are asked: the first that accepts a problem runs it."""
-IMPACTS = ImpactEngine()
-"""The loop of impacts (issue 27), asked before the table: it takes every system with unilateral
-constraints (which each engine of the table refuses) and no other, so that the table, and what
-``--debug`` says of it, are those of before for every other system."""
+
+
+@functools.cache
+def impact_engine() -> Engine:
+    """The loop of impacts (issue 27), asked before the table: it takes every system with
+    unilateral constraints (which each engine of the table refuses) and no other
+    (:meth:`lagsim.run.engines.impacts.ImpactEngine.refusal`), so that the table, and what
+    ``--debug`` says of it, are those of before for every other system. Its module, with
+    :mod:`lagsim.run.contacts`, is imported only for a system that has unilateral constraints
+    (issue 31, "Start-up")."""
+    from lagsim.run.engines.impacts import ImpactEngine
+
+    return ImpactEngine()
 
 
 def simulate(spec: SystemSpec, model: Model, options: SimulateOptions,
@@ -113,8 +122,8 @@ def _quiet() -> Iterator[None]:
 def choose(problem: Problem, engines: tuple[Engine, ...] = ENGINES) -> Engine:
     """The first of ``engines`` that accepts ``problem``; under ``--debug`` each one before it
     says on stderr why it did not."""
-    if IMPACTS.refusal(problem) is None:
-        return IMPACTS
+    if problem.spec.contacts:
+        return impact_engine()
     for engine in engines:
         why = engine.refusal(problem)
         if why is None:

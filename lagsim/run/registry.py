@@ -40,10 +40,11 @@ if TYPE_CHECKING:
     from scipy.integrate import OdeSolver
 
 
-class _Lazy(Mapping[str, Any]):
-    """Name → class, each made by ``load(name)`` when first looked up: scipy.integrate, a third
+class Lazy(Mapping[str, Any]):
+    """Name → class, each made by ``load(name)`` when looked up: scipy.integrate, a third
     of a run's start-up, is imported only when a run steps with one of its solvers in Python
-    (the C loop and the fixed-step methods do not)."""
+    (the C loop and the fixed-step methods do not), and a fixed-step method's loop only when it
+    runs (:data:`lagsim.run.engines.fixed.FIXED_STEP_METHODS`)."""
 
     def __init__(self, names: tuple[str, ...], load: Callable[[str], Any]) -> None:
         self._names = names
@@ -53,6 +54,10 @@ class _Lazy(Mapping[str, Any]):
         if name not in self._names:
             raise KeyError(name)
         return self._load(name)
+
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is one of the names, without loading its class."""
+        return name in self._names
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
@@ -68,7 +73,7 @@ def _solver(name: str) -> type[OdeSolver]:
     return solver
 
 
-SOLVERS: Mapping[str, type[OdeSolver]] = _Lazy(choices.SOLVER_METHODS, _solver)
+SOLVERS: Mapping[str, type[OdeSolver]] = Lazy(choices.SOLVER_METHODS, _solver)
 """scipy's adaptive solvers: they integrate the ODE a formulation makes."""
 
 
@@ -93,7 +98,7 @@ FIXED_STEP: Mapping[str, FixedStep] = {
     name: FixedStep(name) for name in choices.FIXED_STEP_METHODS}
 """The fixed-step methods (:mod:`lagsim.run.engines.rattle`,
 :mod:`lagsim.run.engines.variational`): what each takes."""
-METHODS: Mapping[str, type[OdeSolver] | FixedStep] = _Lazy(
+METHODS: Mapping[str, type[OdeSolver] | FixedStep] = Lazy(
     choices.METHODS, lambda name: FIXED_STEP[name] if name in FIXED_STEP else _solver(name))
 """Every ``--method``: scipy's solvers, and the fixed-step structure-preserving methods
 (:class:`lagsim.run.engines.rattle.FixedStepMethod`, issue 11), which need no formulation or
@@ -114,7 +119,7 @@ def _formulation(name: str) -> type[Formulation]:
     return Reduced
 
 
-FORMULATIONS: Mapping[str, type[Formulation]] = _Lazy(choices.FORMULATIONS, _formulation)
+FORMULATIONS: Mapping[str, type[Formulation]] = Lazy(choices.FORMULATIONS, _formulation)
 """Every ``--formulation`` but ``auto``."""
 STABILIZERS: Mapping[str, type[Stabilizer]] = {
     stabilizer.name: stabilizer for stabilizer in (Stabilizer, Baumgarte, Projection)}

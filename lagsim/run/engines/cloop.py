@@ -54,7 +54,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
@@ -85,6 +84,8 @@ from lagsim.run.sensitivity import Sensitive
 from lagsim.spec.options import BY_NAME
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from lagsim.run.reduced import PartitionChart, Reduced, SymbolicChart
 
 STEPS_PER_CALL = 4096

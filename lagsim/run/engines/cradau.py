@@ -25,10 +25,9 @@ from __future__ import annotations
 import ctypes
 import math
 import time
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
@@ -51,6 +50,9 @@ from lagsim.run.formulations import SINGULAR_RTOL
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Watch
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 STEPS_PER_CALL = 256
 """Accepted steps of the first C call; later calls take as many as fit in

@@ -65,10 +65,12 @@ if TYPE_CHECKING:
 CHUNK_SECONDS = 0.3
 """The most work a chunk sent to a worker holds: a progress step, and the rows a failed worker
 takes with it."""
-MIN_CHUNK_SECONDS = 0.02
+MIN_CHUNK_SECONDS = 0.05
 """The least work a chunk holds (when there are runs enough): a Dask task costs a worker 2–5 ms
-between chunks and the client a few ms (bench/sweep.py's timeline), a tenth to a quarter of
-this."""
+between chunks on a quiet machine (10–18 ms at load 12) and the client's process (client,
+scheduler, nannies) about 5 ms of CPU time, which on two cores it takes from the workers
+(bench/sweep.py's cluster part; 64 chunks against 8 of the same 2,000 runs); the workers'
+finish is uneven by about the last chunk, so a smaller one gains less than its task costs."""
 SHARES = 2
 """A chunk is the work left divided by this many times the workers (:func:`chunks`)."""
 MAX_RUNS = 10_000_000

@@ -151,20 +151,20 @@ def cluster(runs: int, t_end: float, workers: int, turns: int = 3) -> list[str]:
     ]
 
 
-def cli_cluster(runs: int, t_end: float, workers: int, tree: Path = ROOT, turns: int = 2
-                ) -> list[str]:
+def cli_cluster(runs: int, t_end: float, workers: int, turns: int = 2) -> list[str]:
     """``lagsim sweep --scheduler ADDRESS`` as a user runs it, a fresh client process each time
     (its own run 0 loads the model), on a ``LocalCluster`` of ``workers`` started once, against
     ``--scheduler synchronous``, in ``turns`` turns after one untimed sweep on the cluster (the
-    workers' one-time costs); ``tree`` is the lagsim of the command and of the workers (to
-    compare two versions). Beside wall times, the Dask tasks of the fastest cluster sweep and
-    the CPU time of the command, of this process (the scheduler, the nannies) and of the
-    workers."""
+    workers' one-time costs). The command and the workers run the lagsim this process imports
+    (the command inherits ``PYTHONPATH``, the workers ``sys.path``): run this with another
+    tree's ``PYTHONPATH`` to compare two versions. Beside wall times, the Dask tasks of the
+    fastest cluster sweep and the CPU time of the command, of this process (the scheduler,
+    the nannies) and of the workers."""
     import resource
 
     from distributed import Client, LocalCluster
 
-    os.environ["PYTHONPATH"] = str(tree)
+    tree = Path(sw.__file__).resolve().parents[2]
     command = [sys.executable, "-m", "lagsim", "sweep", "double_pendulum", "--grid",
                f"theta2=1:2:{runs}", "--t-end", f"{t_end:g}", "-o", os.devnull, "--scheduler"]
 

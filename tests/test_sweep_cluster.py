@@ -1,8 +1,8 @@
 """A sweep on a Dask cluster (issue 31's sweeps goal): the rows come back as one compact block
 a chunk, equal number for number; the chunks shrink towards the end so that the workers finish
-together; the workers are warmed while the client does runs 0 and 1, and the chunks are sized
-from run 1's time (run 0's is the client's one-time costs); the rows are those of one process,
-in run order."""
+together; the workers are warmed while the client does its first runs, and the chunks are sized
+from the timed runs after run 0 (run 0's time is the client's one-time costs); the rows are
+those of one process, in run order."""
 
 from __future__ import annotations
 
@@ -83,37 +83,41 @@ def pendulum(runs: int) -> tuple[sw.Job, sw.Plan]:
 
 def test_a_dask_cluster_gives_the_rows_of_one_process_in_run_order(monkeypatch):
     """A LocalCluster of two single-threaded workers (threads of this process: no second
-    process to start): each worker warmed once with run 0's values, the chunks sized from run
-    1's time (not run 0's, which in a fresh client is the model's loading: 0.7 s for a 1 ms
-    run, which made one task a run), and every row equal to the synchronous sweep's, in run
-    order."""
+    process to start): each worker warmed before its first chunk (Dask's task stream), the
+    chunks sized from the least time of the runs after run 0 that the client timed (not run
+    0's, which in a fresh client is the model's loading: 0.7 s for a 1 ms run, which made one
+    task a run), and every row equal to the synchronous sweep's, in run order."""
     distributed = pytest.importorskip("distributed")
     job, plan = pendulum(60)
-    sized: list[float] = []
-    warmed: list[str] = []
-    chunks, warm_workers = sw.chunks, sw.warm_workers
+    sized: list[tuple[list[int], float]] = []
+    chunks = sw.chunks
 
     def spy_chunks(indices, values, seconds, workers):
-        sized.append(seconds)
+        sized.append((list(indices), seconds))
         return chunks(indices, values, seconds, workers)
 
-    def spy_warm(client, shared, values):
-        assert values.tolist() == plan.values[0].tolist()
-        futures = warm_workers(client, shared, values)
-        for future in futures:
-            future.add_done_callback(lambda done: warmed.append(done.status))
-        return futures
-
     monkeypatch.setattr(sw, "chunks", spy_chunks)
-    monkeypatch.setattr(sw, "warm_workers", spy_warm)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   protocol="tcp", dashboard_address=None,
-                                  host="127.0.0.1") as cluster:
+                                  host="127.0.0.1") as cluster, \
+            distributed.Client(cluster) as client:
+        client.get_task_stream()
         on_cluster = sw.execute(job, plan, cluster.scheduler_address, None)
-    assert warmed == ["finished"] * 2
+        stream = client.get_task_stream()
+        workers = list(cluster.scheduler_info["workers"])
+    first: dict[str, str] = {}
+    for record in sorted(stream, key=lambda r: r["startstops"][0]["start"]):
+        first.setdefault(record["worker"], record["key"].split("-")[0])
+    assert len(workers) == 2 and first == dict.fromkeys(workers, "warm")
+    (rest, seconds), = sized
+    assert sum(r["key"].startswith("run_chunk") for r in stream) == len(
+        chunks(rest, plan.values, seconds, 2))
     alone = sw.execute(job, plan, "synchronous", None)
     assert [r.index for r in on_cluster] == list(range(60))
     assert [list(map(repr, r.numbers)) for r in on_cluster] == \
         [list(map(repr, r.numbers)) for r in alone]
     assert not any(r.error for r in on_cluster)
-    assert sized[0] == on_cluster[1].seconds
+    timed = on_cluster[1:rest[0]]
+    assert 1 <= len(timed) <= sw.TIMED_RUNS and rest == list(range(rest[0], 60))
+    assert seconds == min(r.seconds for r in timed)
+    assert sum(r.seconds for r in timed[:-1]) < sw.MIN_CHUNK_SECONDS

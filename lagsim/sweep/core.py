@@ -21,13 +21,14 @@ workers need lagsim installed and, for ``--save-trajectories``, the folder, name
 absolute path); ``--scheduler synchronous`` every run in this process, one after another (Dask's
 synchronous scheduler). Without ``--scheduler`` and ``--workers`` a sweep too small to gain from
 the worker processes (its runs after run 0 less work than :data:`POOL_START_SECONDS`) runs in
-this process (:func:`choose_engine`, issue 31). The client runs runs 0 and 1 itself: run 0
+this process (:func:`choose_engine`, issue 31). The client does the first runs itself: run 0
 compiles the model (so that the workers find it in the compile cache) and pays this process's
-one-time costs, run 1 is timed, and from its time the runs are grouped in chunks that shrink
-towards the end (:func:`chunks`), so that the workers finish together. On a cluster the job
-(file text, options, summaries) is sent to each worker once (``scatter``) and each worker
-pays its own one-time costs (:func:`warm`) while the client does runs 0 and 1; a chunk carries
-only its runs' indices and values, and returns their rows as one :class:`Block` of arrays.
+one-time costs; runs 1, 2, … are timed, and from their least time the other runs are grouped
+in chunks that shrink towards the end (:func:`chunks`), so that the workers finish together.
+On a cluster the job (file text, options, summaries) is sent to each worker once
+(``scatter``) and each worker pays its own one-time costs (:func:`warm`) while the client does
+its runs; a chunk carries only its runs' indices and values, and returns their rows as one
+:class:`Block` of arrays.
 
 A run that fails is recorded (its row's ``error`` column says why, its numbers are NaN) and the
 sweep goes on; the command then exits 1 and says how many failed.
@@ -71,6 +72,8 @@ between chunks on a quiet machine (10–18 ms at load 12) and the client's proce
 scheduler, nannies) about 5 ms of CPU time, which on two cores it takes from the workers
 (bench/sweep.py's cluster part; 64 chunks against 8 of the same 2,000 runs); the workers'
 finish is uneven by about the last chunk, so a smaller one gains less than its task costs."""
+TIMED_RUNS = 5
+"""The most runs the client times before the others are sent out (:func:`execute`)."""
 SHARES = 2
 """A chunk is the work left divided by this many times the workers (:func:`chunks`)."""
 MAX_RUNS = 10_000_000
@@ -595,13 +598,14 @@ CLUSTER = "cluster"
 def choose_engine(seconds: float, runs: int, scheduler: str | None, workers: int | None
                   ) -> str:
     """The engine of the ``runs`` runs after run 0, one of which took ``seconds`` once this
-    process had paid its one-time costs (run 1's time: run 0's includes compiling or loading
-    the model and the imports of the first run, 1.06 s against 0.7 ms for a 0.1 s run of the
-    pendulum, which would have sent every sweep to the pool): ``scheduler`` as given
-    (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when ``workers`` are asked for (an
-    explicit request is always honoured); otherwise :data:`IN_PROCESS` when the estimated
-    work, ``seconds × runs``, is below :data:`POOL_START_SECONDS` (the pool's start would cost
-    more than it saves), and :data:`POOL` when it is not (issue 31)."""
+    process had paid its one-time costs (the least time of runs 1, 2, …: run 0's includes
+    compiling or loading the model and the imports of the first run, 1.06 s against 0.7 ms
+    for a 0.1 s run of the pendulum, which would have sent every sweep to the pool):
+    ``scheduler`` as given (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when
+    ``workers`` are asked for (an explicit request is always honoured); otherwise
+    :data:`IN_PROCESS` when the estimated work, ``seconds × runs``, is below
+    :data:`POOL_START_SECONDS` (the pool's start would cost more than it saves), and
+    :data:`POOL` when it is not (issue 31)."""
     if scheduler in LOCAL_SCHEDULERS:
         return scheduler
     if scheduler is not None:
@@ -619,9 +623,12 @@ def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
     here (compiling the model), the others on the engine. ``quiet``: Dask's own log lines are
     kept off stderr (``--debug`` shows them).
 
-    Run 1 is done here too: its time sizes the chunks (run 0's is this process's one-time
-    costs: in a fresh process 0.7 s for a 1 ms run of the double pendulum, which made one task a
-    run). Without ``scheduler`` and ``workers`` it also decides the engine
+    Runs 1, 2, … are done here too, timed (:data:`TIMED_RUNS` at most, half the runs after
+    run 0 at most, until they add up to :data:`MIN_CHUNK_SECONDS`): the least of their times
+    sizes the chunks (run 0's is this process's one-time costs: in a fresh process 0.7 s for a
+    1 ms run of the double pendulum, which made one task a run; one run's time on a loaded
+    machine can be ten times another's). Without ``scheduler`` and ``workers`` it also decides
+    the engine
     (:func:`choose_engine`): a sweep whose runs after run 0 are less work than starting the
     worker processes runs in this process (no process is started), and
     ``note`` (when given) is told so in one line. It is a note, not a warning: the rows are the
@@ -637,21 +644,24 @@ def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
         rows: dict[int, Row] = {0: first}
         say(1)
         rest = list(range(1, len(plan)))
-        timed, after = first, len(rest)
-        if rest:
-            timed = run_one(job, 1, plan.values[1])
-            rows[1] = timed
+        after, timed = len(rest), []
+        for index in rest[:min(TIMED_RUNS, max(1, after // 2))]:
+            timed.append(run_one(job, index, plan.values[index]))
+            rows[index] = timed[-1]
             say(1)
-            rest = rest[1:]
-        if after and choose_engine(timed.seconds, after, scheduler, workers) == IN_PROCESS:
+            if sum(r.seconds for r in timed) >= MIN_CHUNK_SECONDS:
+                break
+        rest = rest[len(timed):]
+        seconds = min((r.seconds for r in timed), default=first.seconds)
+        if after and choose_engine(seconds, after, scheduler, workers) == IN_PROCESS:
             if note is not None:
-                note(f"note: the {after} runs after run 0 are about {timed.seconds * after:.2g} "
+                note(f"note: the {after} runs after run 0 are about {seconds * after:.2g} "
                      f"s of work, less than starting worker processes (about "
                      f"{POOL_START_SECONDS:g} s): they run in this process; --workers N runs "
                      "them on worker processes anyway")
             engine = _in_process
         if rest:
-            for batch in engine(job, plan.values, rest, timed.seconds):
+            for batch in engine(job, plan.values, rest, seconds):
                 for row in batch:
                     rows[row.index] = row
                 say(len(batch))
@@ -967,11 +977,11 @@ def _same_lagsim(client: Any, address: Address) -> None:
 
 def warm_workers(client: Any, job: Any, values: np.ndarray) -> list[Any]:
     """:func:`warm` of ``job`` (a :class:`Job`, or its future scattered to the workers) with
-    run 0's ``values`` on each worker of ``client``'s cluster, one task pinned to each: their
-    futures (held until the sweep's chunks are submitted, so that the chunks queue behind
-    them)."""
+    run 0's ``values`` on each worker of ``client``'s cluster, one task meant for each (run
+    elsewhere if that worker leaves, rather than wait for it): their futures, to be held
+    while the sweep runs (a task whose future is dropped is forgotten)."""
     workers = list(client.scheduler_info(n_workers=-1)["workers"])
-    return [client.submit(warm, job, values.tolist(), workers=[worker], allow_other_workers=False,
+    return [client.submit(warm, job, values.tolist(), workers=[worker], allow_other_workers=True,
                           pure=False) for worker in workers]
 
 
@@ -1000,7 +1010,6 @@ class _Cluster:
         for batch in as_completed(futures, loop=self.client.loop).batches():
             for block in self.client.gather(batch):
                 yield block.rows()
-        self.client.gather(self.warming)
 
 
 # --- the table ---------------------------------------------------------------------------------

@@ -308,6 +308,7 @@ def main() -> None:
     ]
     if args.cluster:
         lines += cluster(args.cluster, args.cluster_t_end, args.workers)
+        lines += cli_cluster(args.cluster, args.cluster_t_end, args.workers)
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")

@@ -74,8 +74,9 @@ scheduler, nannies) about 5 ms of CPU time, which on two cores it takes from the
 finish is uneven by about the last chunk, so a smaller one gains less than its task costs."""
 TIMED_RUNS = 5
 """The most runs the client times before the others are sent out (:func:`execute`)."""
-SHARES = 2
-"""A chunk is the work left divided by this many times the workers (:func:`chunks`)."""
+SHARES = 1
+"""A chunk is the work left divided by this many times the workers (:func:`chunks`; 1 is
+guided self-scheduling as published; 2 made 16 chunks of 2,000 runs of 1 ms instead of 9)."""
 MAX_RUNS = 10_000_000
 """A sweep of more runs than this is refused before any work."""
 LOCAL_SCHEDULERS = choices.LOCAL_SCHEDULERS
@@ -567,15 +568,18 @@ def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: 
     that the workers, each taking the next chunk when it is free, finish within about a
     small chunk of one another. A run took ``seconds``; a chunk is at most
     :data:`CHUNK_SECONDS` and at least :data:`MIN_CHUNK_SECONDS` of work (one run at least),
-    unless that would leave a worker without a chunk."""
+    unless that would leave a worker without a chunk; a rest smaller than that joins the last
+    chunk."""
     most = max(1, int(CHUNK_SECONDS / max(seconds, 1e-6)))
     least = min(most, max(1, int(MIN_CHUNK_SECONDS / max(seconds, 1e-6))),
                 max(1, math.ceil(len(indices) / max(workers, 1))))
     runs = [(i, values[i].tolist()) for i in indices]
     out, start = [], 0
     while start < len(runs):
-        share = math.ceil((len(runs) - start) / (SHARES * max(workers, 1)))
-        size = min(most, max(least, share))
+        left = len(runs) - start
+        size = min(most, max(least, math.ceil(left / (SHARES * max(workers, 1)))))
+        if left - size < least and len(out) + 1 >= workers:
+            size = left
         out.append(runs[start:start + size])
         start += size
     return out
@@ -987,8 +991,8 @@ def warm_workers(client: Any, job: Any, values: np.ndarray) -> list[Any]:
 
 class _Cluster:
     """The runs on the Dask cluster of ``client``: the job sent to each worker once
-    (``scatter``), the workers warmed (:func:`warm_workers`) while this process does runs 0
-    and 1, then the chunks submitted at once (one message to the scheduler) and their
+    (``scatter``), the workers warmed (:func:`warm_workers`) while this process does its first
+    runs, then the chunks submitted at once (one message to the scheduler) and their
     blocks (:class:`Block`) gathered as they finish, a batch at a time."""
 
     def __init__(self, client: Any) -> None:
@@ -997,14 +1001,20 @@ class _Cluster:
         self.warming: list[Any] = []
 
     def begin(self, job: Job, values: np.ndarray) -> None:
+        """The job sent to the workers; they are warmed when this process has not run the job
+        yet (a client that has, a notebook's second sweep, most likely ran it on this cluster
+        too: warming again would cost each worker a run and a task, and a cluster started
+        for the sweeps is warmed with :func:`warm_workers` as it starts)."""
+        fresh = job.key not in SESSIONS
         self.shared = self.client.scatter(job, broadcast=True, hash=False)
-        self.warming = warm_workers(self.client, self.shared, values)
+        if fresh:
+            self.warming = warm_workers(self.client, self.shared, values)
 
     def run(self, job: Job, values: np.ndarray, rest: list[int], seconds: float
             ) -> Iterator[list[Row]]:
         from distributed import as_completed
 
-        count = max(len(self.warming), 1)
+        count = len(self.client.scheduler_info(n_workers=-1)["workers"]) or 1
         parts = chunks(rest, values, seconds, count)
         futures = self.client.map(run_chunk, [self.shared] * len(parts), parts, pure=False)
         for batch in as_completed(futures, loop=self.client.loop).batches():

@@ -574,7 +574,8 @@ def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: 
     least = min(most, max(1, int(MIN_CHUNK_SECONDS / max(seconds, 1e-6))),
                 max(1, math.ceil(len(indices) / max(workers, 1))))
     runs = [(i, values[i].tolist()) for i in indices]
-    out, start = [], 0
+    out: list[list[tuple[int, list[float]]]] = []
+    start = 0
     while start < len(runs):
         left = len(runs) - start
         size = min(most, max(least, math.ceil(left / (SHARES * max(workers, 1)))))

@@ -74,9 +74,12 @@ scheduler, nannies) about 5 ms of CPU time, which on two cores it takes from the
 finish is uneven by about the last chunk, so a smaller one gains less than its task costs."""
 TIMED_RUNS = 5
 """The most runs the client times before the others are sent out (:func:`execute`)."""
-SHARES = 1
-"""A chunk is the work left divided by this many times the workers (:func:`chunks`; 1 is
-guided self-scheduling as published; 2 made 16 chunks of 2,000 runs of 1 ms instead of 9)."""
+SHARES = 2
+"""A chunk is the work left divided by this many times the workers (:func:`chunks`). Guided
+self-scheduling as published divides by the workers alone (9 chunks of 2,000 runs of 1 ms, 13
+with 2), but on a shared machine (load 4.7) one worker took 2.6 s over a chunk of 461 runs while
+the other did 461 and three small ones in 1.4 s: smaller chunks early leave less to such a
+straggler, for a few more tasks (about 5 ms of CPU each)."""
 MAX_RUNS = 10_000_000
 """A sweep of more runs than this is refused before any work."""
 LOCAL_SCHEDULERS = choices.LOCAL_SCHEDULERS

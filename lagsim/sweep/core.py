@@ -489,8 +489,8 @@ class Block:
     """The rows of a chunk as a worker returns them: the runs' indices, numbers and times as
     three arrays (pickled as buffers, protocol 5: one block of bytes a chunk instead of a
     Python object for each row and number), the errors and notes only of the runs that have
-    them, by position in the chunk. :meth:`rows` gives the rows back, equal
-    number for number (float64 both ways)."""
+    them, by position in the chunk. :meth:`rows` gives the rows back, equal number for number
+    (float64 both ways)."""
 
     indices: np.ndarray
     numbers: np.ndarray
@@ -509,9 +509,6 @@ class Block:
                    tuple((k, r.error) for k, r in enumerate(rows) if r.error),
                    tuple((k, r.notes) for k, r in enumerate(rows) if r.notes))
 
-    def __len__(self) -> int:
-        return len(self.indices)
-
     def rows(self) -> list[Row]:
         errors, notes = dict(self.errors), dict(self.notes)
         return [Row(index, tuple(numbers), errors.get(k, ""), notes.get(k, ()), seconds)
@@ -528,8 +525,8 @@ def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> Block:
 def warm(job: Job, values: Sequence[float]) -> float:
     """Make this process's :class:`Session` of ``job`` and do run 0 with ``values``, its row
     dropped: a worker's one-time costs (the model parsed, derived and loaded from the compile
-    cache, the first run's lazy loading: 0.75 s of the pendulum's first 1 ms run) paid before
-    its first chunk; the seconds it took."""
+    cache, the first run's lazy loading: 0.65–0.85 s before the double pendulum's first 1 ms
+    run) paid before its first chunk; the seconds it took."""
     start = time.perf_counter()
     run_one(job, 0, values)
     return time.perf_counter() - start

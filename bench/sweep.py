@@ -58,44 +58,160 @@ def same_rows(a: list[sw.Row], b: list[sw.Row]) -> bool:
                for x, y in zip(a, b, strict=True))
 
 
-def cluster(runs: int, t_end: float, workers: int) -> list[str]:
+def stream_figures(records: list[dict], wall: float) -> tuple[int, float, float, float]:
+    """From Dask's task stream of one sweep's chunks: their count, the largest idle time of a
+    worker (the sweep's wall time less the worker's compute time), the mean gap between the
+    end of a worker's chunk and the start of its next (Dask's cost a task, seen by a worker),
+    and the gap between the workers' last ends (how unevenly they finish)."""
+    by_worker: dict[str, list[tuple[float, float]]] = {}
+    for record in records:
+        for part in record["startstops"]:
+            if part["action"] == "compute":
+                by_worker.setdefault(record["worker"], []).append((part["start"], part["stop"]))
+    idle, gaps, ends = 0.0, [], []
+    for spans in by_worker.values():
+        spans.sort()
+        idle = max(idle, wall - sum(b - a for a, b in spans))
+        gaps += [b[0] - a[1] for a, b in zip(spans, spans[1:])]
+        ends.append(spans[-1][1])
+    return (sum(map(len, by_worker.values())), idle, float(np.mean(gaps)) if gaps else 0.0,
+            max(ends) - min(ends))
+
+
+def cluster(runs: int, t_end: float, workers: int, turns: int = 3) -> list[str]:
     """Issue 31's sweep figure: ``runs`` runs of ``t_end`` s on a Dask ``LocalCluster`` of
-    ``workers`` single-threaded worker processes, started once before the timing (its start
-    is timed apart), against one process (``--scheduler synchronous``), in turns, twice each;
-    the lines of the results."""
-    from distributed import LocalCluster
+    ``workers`` single-threaded worker processes, started once before the timing with the
+    model warmed on its workers (:func:`lagsim.sweep.core.warm_workers`; both timed as the
+    start), against one process (``--scheduler synchronous``), in ``turns`` turns each; the
+    lines of the results. Beside the wall times, figures that do not depend on the CPU share
+    the machine gives (read from Dask's task stream and the processes' CPU times): the chunks,
+    the workers' idle time and the gap between a worker's chunks, the bytes of rows sent back,
+    and the CPU time of the client's process (client, scheduler and nannies) against the
+    workers'."""
+    import pickle
+
+    from distributed import Client, LocalCluster
 
     job, plan = job_and_plan(runs, t_end)
     sw.run_one(job, 0, plan.values[0])
-    start = time.perf_counter()
+    begin = time.perf_counter()
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, host="127.0.0.1") as local:
-        started = time.perf_counter() - start
-        timed(job, plan, local.scheduler_address, None)  # each worker compiles/loads once
-        serial, on_cluster = [], []
-        for _ in range(2):
+                      dashboard_address=None, host="127.0.0.1") as local, Client(local) as client:
+        made = time.perf_counter() - begin
+        client.gather(sw.warm_workers(client, job, plan.values[0]))
+        started = time.perf_counter() - begin
+        client.get_task_stream()
+        serial, on_cluster, figures, cpu, alone = [], [], [], [], []
+        for _ in range(turns):
+            ours = time.process_time()
             t, rows_serial = timed(job, plan, "synchronous", None)
+            alone.append(time.process_time() - ours)
             serial.append(t)
+            ours, theirs = time.process_time(), sum(client.run(time.process_time).values())
+            since = time.time()
             t, rows_cluster = timed(job, plan, local.scheduler_address, None)
+            cpu.append((time.process_time() - ours,
+                        sum(client.run(time.process_time).values()) - theirs))
             on_cluster.append(t)
+            figures.append(stream_figures([r for r in client.get_task_stream(start=since)
+                                           if r["key"].startswith("run_chunk")], t))
     same = same_rows(rows_serial, rows_cluster)
     ratios.record("one process / cluster", min(serial) / min(on_cluster))
-    size = len(sw.chunks(list(range(1, runs)), plan.values, rows_serial[0].seconds, workers)[0])
+    first = rows_cluster[1:1 + sw.TIMED_RUNS]
+    seconds = min(r.seconds for r in first)
+    parts = sw.chunks(list(range(1 + len(first), runs)), plan.values, seconds, workers)
+    by_row = [[rows_cluster[i] for i, _ in part] for part in parts]
+    as_rows = sum(len(pickle.dumps(part, protocol=5)) for part in by_row)
+    as_blocks = sum(len(pickle.dumps(sw.Block.of(part), protocol=5)) for part in by_row)
+    best = int(np.argmin(on_cluster))
+    count, idle, gap, spread = figures[best]
+    client_cpu, worker_cpu = cpu[best]
     return [
         f"## {runs} runs of {t_end:g} s on a {workers}-worker Dask LocalCluster (issue 31)",
         "",
         f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}; rows of the cluster and "
-        f"of the one-process sweep identical and in run order: {same}; runs per task "
-        f"(lagsim.sweep.core.chunks, about {sw.CHUNK_SECONDS} s of work each): {size}.",
+        f"of the one-process sweep identical and in run order: {same}.",
         "",
-        "| way | wall s (fastest of 2) | one process / this |",
+        f"| way | wall s (fastest of {turns}) | one process / this |",
         "| --- | ---: | ---: |",
         f"| one process (`--scheduler synchronous`) | {min(serial):.2f} | 1 |",
-        f"| LocalCluster, {workers} workers, already started | {min(on_cluster):.2f} | "
+        f"| LocalCluster, {workers} workers, started and warmed | {min(on_cluster):.2f} | "
         f"{min(serial) / min(on_cluster):.2f}× |",
         "",
-        f"The cluster's own start (not in the figures above): {started:.1f} s. Goal (issue 31): "
-        f"≥ 1.6× on a quiet machine.",
+        f"The cluster's start (not in the figures above): {started:.1f} s, of which "
+        f"{started - made:.2f} s warming the model on the workers "
+        "(`lagsim.sweep.core.warm_workers`). Goal (issue 31): ≥ 1.6× on a quiet machine.",
+        "",
+        f"In the fastest cluster sweep (Dask's task stream; `lagsim.sweep.core.chunks` from the "
+        f"least time of runs 1–{len(first)}, {seconds * 1e3:.2f} ms): {count} chunks, of "
+        f"{len(parts[0])} runs down to {len(parts[-1])} in the last sweep; the most a worker "
+        f"was idle {idle:.3f} s of {min(on_cluster):.2f} s; "
+        f"{gap * 1e3:.1f} ms between a worker's chunks on average; the workers' last chunks "
+        f"ended {spread * 1e3:.0f} ms apart. Rows sent back: {as_blocks / 1e3:.0f} kB as "
+        f"blocks of arrays (`Block`), {as_rows / 1e3:.0f} kB as rows. CPU time: the client's "
+        f"process (client, scheduler, nannies) {client_cpu:.2f} s, the workers "
+        f"{worker_cpu:.2f} s; one process alone {min(alone):.2f} s.",
+        "",
+    ]
+
+
+def cli_cluster(runs: int, t_end: float, workers: int, turns: int = 2) -> list[str]:
+    """``lagsim sweep --scheduler ADDRESS`` as a user runs it, a fresh client process each time
+    (its own run 0 loads the model), on a ``LocalCluster`` of ``workers`` started once, against
+    ``--scheduler synchronous``, in ``turns`` turns after one untimed sweep on the cluster (the
+    workers' one-time costs). The command and the workers run the lagsim this process imports
+    (the command inherits ``PYTHONPATH``, the workers ``sys.path``): run this with another
+    tree's ``PYTHONPATH`` to compare two versions. Beside wall times, the Dask tasks of the
+    fastest cluster sweep and the CPU time of the command, of this process (the scheduler,
+    the nannies) and of the workers."""
+    import resource
+
+    from distributed import Client, LocalCluster
+
+    tree = Path(sw.__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "lagsim", "sweep", "double_pendulum", "--grid",
+               f"theta2=1:2:{runs}", "--t-end", f"{t_end:g}", "-o", os.devnull, "--scheduler"]
+
+    def child_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, host="127.0.0.1") as local, Client(local) as client:
+        client.get_task_stream()
+        subprocess.run([*command, local.scheduler_address], check=True)
+        alone, on_cluster = [], []
+        for _ in range(turns):
+            start = time.perf_counter()
+            subprocess.run([*command, "synchronous"], check=True)
+            alone.append(time.perf_counter() - start)
+            before = (child_cpu(), time.process_time(),
+                      sum(client.run(time.process_time).values()))
+            since = time.time()
+            start = time.perf_counter()
+            subprocess.run([*command, local.scheduler_address], check=True)
+            wall = time.perf_counter() - start
+            after = (child_cpu(), time.process_time(),
+                     sum(client.run(time.process_time).values()))
+            tasks = [r for r in client.get_task_stream(start=since)
+                     if r["key"].startswith("run_chunk")]
+            on_cluster.append((wall, len(tasks), *(b - a for a, b in zip(before, after))))
+    wall, tasks, command_cpu, ours, theirs = min(on_cluster)
+    return [
+        f"### `lagsim sweep --scheduler ADDRESS`, a fresh client process ({tree.name})",
+        "",
+        f"{runs} runs of {t_end:g} s of double_pendulum, {workers} workers, load average (1 min) "
+        f"at the end {os.getloadavg()[0]:.1f}; fastest of {turns}, each command a new "
+        "process (Python's start, imports, run 0 loading the model):",
+        "",
+        "| way | wall s | one process / this |",
+        "| --- | ---: | ---: |",
+        f"| `--scheduler synchronous` | {min(alone):.2f} | 1 |",
+        f"| `--scheduler` a LocalCluster | {wall:.2f} | {min(alone) / wall:.2f}× |",
+        "",
+        f"The cluster sweep: {tasks} Dask tasks; CPU time of the command {command_cpu:.2f} s, of "
+        f"the scheduler's process (scheduler, nannies) {ours:.2f} s, of the workers "
+        f"{theirs:.2f} s.",
         "",
     ]
 
@@ -203,6 +319,7 @@ def main() -> None:
     ]
     if args.cluster:
         lines += cluster(args.cluster, args.cluster_t_end, args.workers)
+        lines += cli_cluster(args.cluster, args.cluster_t_end, args.workers)
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")

@@ -206,15 +206,6 @@ def test_an_unreachable_scheduler_is_an_input_error(monkeypatch):
                                     "scheduler 'tcp://127.0.0.1:9'")
 
 
-def test_chunks_hold_about_chunk_seconds_of_work():
-    values = np.zeros((1000, 1))
-    parts = sw.chunks(list(range(1000)), values, 0.01, 2)
-    assert {len(p) for p in parts[:-1]} == {int(sw.CHUNK_SECONDS / 0.01)}
-    assert [i for p in parts for i, _ in p] == list(range(1000))
-    few = sw.chunks(list(range(16)), np.zeros((16, 1)), 0.001, 2)
-    assert len(few) == 8
-
-
 def test_summaries_see_each_run_s_own_parameters(tmp_path):
     """sqrt(g/l) per run, and the small-angle period 2π√(l/g) within the amplitude's
     correction (T ≈ T0 (1 + θ0²/16), Landau and Lifshitz §11 problem 1) for θ0 = 0.01."""

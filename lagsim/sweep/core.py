@@ -21,11 +21,14 @@ workers need lagsim installed and, for ``--save-trajectories``, the folder, name
 absolute path); ``--scheduler synchronous`` every run in this process, one after another (Dask's
 synchronous scheduler). Without ``--scheduler`` and ``--workers`` a sweep too small to gain from
 the worker processes (its runs after run 0 less work than :data:`POOL_START_SECONDS`) runs in
-this process (:func:`choose_engine`, issue 31). The client runs run 0 itself: it compiles the
-model (so that the workers find it in the compile cache) and times a run, from which runs are
-grouped in chunks of about :data:`CHUNK_SECONDS` of work. The job (file text, options,
-summaries) is sent to each worker once (``scatter``); a chunk carries only its runs' indices
-and values, and returns only their rows.
+this process (:func:`choose_engine`, issue 31). The client does the first runs itself: run 0
+compiles the model (so that the workers find it in the compile cache) and pays this process's
+one-time costs; runs 1, 2, … are timed, and from their least time the other runs are grouped
+in chunks that shrink towards the end (:func:`chunks`), so that the workers finish together.
+On a cluster the job (file text, options, summaries) is sent to each worker once
+(``scatter``) and each worker pays its own one-time costs (:func:`warm`) while the client does
+its runs; a chunk carries only its runs' indices and values, and returns their rows as one
+:class:`Block` of arrays.
 
 A run that fails is recorded (its row's ``error`` column says why, its numbers are NaN) and the
 sweep goes on; the command then exits 1 and says how many failed.
@@ -61,10 +64,22 @@ if TYPE_CHECKING:
     from lagsim.output.io import CsvLimits
 
 CHUNK_SECONDS = 0.3
-"""Work per chunk sent to a worker: enough that Dask's few ms per task stay small, little
-enough that the chunks spread evenly over the workers."""
-CHUNKS_PER_WORKER = 4
-"""At least this many chunks per worker (when there are runs enough), for an even finish."""
+"""The most work a chunk sent to a worker holds: a progress step, and the rows a failed worker
+takes with it."""
+MIN_CHUNK_SECONDS = 0.05
+"""The least work a chunk holds (when there are runs enough): a Dask task costs a worker 2–5 ms
+between chunks on a quiet machine (10–18 ms at load 12) and the client's process (client,
+scheduler, nannies) about 5 ms of CPU time, which on two cores it takes from the workers
+(bench/sweep.py's cluster part; 64 chunks against 8 of the same 2,000 runs); the workers'
+finish is uneven by about the last chunk, so a smaller one gains less than its task costs."""
+TIMED_RUNS = 5
+"""The most runs the client times before the others are sent out (:func:`execute`)."""
+SHARES = 2
+"""A chunk is the work left divided by this many times the workers (:func:`chunks`). Guided
+self-scheduling as published divides by the workers alone (9 chunks of 2,000 runs of 1 ms, 13
+with 2), but on a shared machine (load 4.7) one worker took 2.6 s over a chunk of 461 runs while
+the other did 461 and three small ones in 1.4 s: smaller chunks early leave less to such a
+straggler, for a few more tasks (about 5 ms of CPU each)."""
 MAX_RUNS = 10_000_000
 """A sweep of more runs than this is refused before any work."""
 LOCAL_SCHEDULERS = choices.LOCAL_SCHEDULERS
@@ -469,9 +484,52 @@ def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float
     return tuple(float(x) for x in (*final, *residual, drift, change, end, stop, *summaries))
 
 
-def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Row]:
-    """The rows of a chunk of runs (what a Dask task does)."""
-    return [run_one(job, index, values) for index, values in chunk]
+@dataclass(frozen=True)
+class Block:
+    """The rows of a chunk as a worker returns them: the runs' indices, numbers and times as
+    three arrays (pickled as buffers, protocol 5: one block of bytes a chunk instead of a
+    Python object for each row and number), the errors and notes only of the runs that have
+    them, by position in the chunk. :meth:`rows` gives the rows back, equal number for number
+    (float64 both ways)."""
+
+    indices: np.ndarray
+    numbers: np.ndarray
+    seconds: np.ndarray
+    errors: tuple[tuple[int, str], ...]
+    notes: tuple[tuple[int, tuple[str, ...]], ...]
+
+    @classmethod
+    def of(cls, rows: Sequence[Row]) -> Block:
+        """The block of ``rows`` (of one job: all of one width)."""
+        width = len(rows[0].numbers) if rows else 0
+        return cls(np.array([r.index for r in rows], dtype=np.int64),
+                   np.array([r.numbers for r in rows], dtype=np.float64).reshape(len(rows),
+                                                                                   width),
+                   np.array([r.seconds for r in rows], dtype=np.float64),
+                   tuple((k, r.error) for k, r in enumerate(rows) if r.error),
+                   tuple((k, r.notes) for k, r in enumerate(rows) if r.notes))
+
+    def rows(self) -> list[Row]:
+        errors, notes = dict(self.errors), dict(self.notes)
+        return [Row(index, tuple(numbers), errors.get(k, ""), notes.get(k, ()), seconds)
+                for k, (index, numbers, seconds) in enumerate(zip(
+                    self.indices.tolist(), self.numbers.tolist(), self.seconds.tolist()))]
+
+
+def run_chunk(job: Job, chunk: Sequence[tuple[int, Sequence[float]]]) -> Block:
+    """The rows of a chunk of runs as one :class:`Block` (what a Dask task or a worker process
+    does)."""
+    return Block.of([run_one(job, index, values) for index, values in chunk])
+
+
+def warm(job: Job, values: Sequence[float]) -> float:
+    """Make this process's :class:`Session` of ``job`` and do run 0 with ``values``, its row
+    dropped: a worker's one-time costs (the model parsed, derived and loaded from the compile
+    cache, the first run's lazy loading: 0.65–0.85 s before the double pendulum's first 1 ms
+    run) paid before its first chunk; the seconds it took."""
+    start = time.perf_counter()
+    run_one(job, 0, values)
+    return time.perf_counter() - start
 
 
 def run_file(folder: str, index: int, runs: int) -> str:
@@ -504,12 +562,28 @@ def save_trajectory(trajectory: Any, folder: str, index: int, runs: int) -> None
 
 def chunks(indices: Sequence[int], values: np.ndarray, seconds: float, workers: int
            ) -> list[list[tuple[int, list[float]]]]:
-    """Runs grouped so that a chunk is about :data:`CHUNK_SECONDS` of work (a run took
-    ``seconds``), with at least :data:`CHUNKS_PER_WORKER` chunks per worker when possible."""
-    size = max(1, int(CHUNK_SECONDS / max(seconds, 1e-6)))
-    size = max(1, min(size, math.ceil(len(indices) / (CHUNKS_PER_WORKER * max(workers, 1)))))
+    """Runs grouped in chunks, in run order, each the work left shared by
+    :data:`SHARES` × ``workers`` (guided self-scheduling, Polychronopoulos and Kuck, IEEE
+    Trans. Computers 36 (1987) 1425): large chunks first, then smaller and smaller ones, so
+    that the workers, each taking the next chunk when it is free, finish within about a
+    small chunk of one another. A run took ``seconds``; a chunk is at most
+    :data:`CHUNK_SECONDS` and at least :data:`MIN_CHUNK_SECONDS` of work (one run at least),
+    unless that would leave a worker without a chunk; a rest smaller than that joins the last
+    chunk."""
+    most = max(1, int(CHUNK_SECONDS / max(seconds, 1e-6)))
+    least = min(most, max(1, int(MIN_CHUNK_SECONDS / max(seconds, 1e-6))),
+                max(1, math.ceil(len(indices) / max(workers, 1))))
     runs = [(i, values[i].tolist()) for i in indices]
-    return [runs[k:k + size] for k in range(0, len(runs), size)]
+    out: list[list[tuple[int, list[float]]]] = []
+    start = 0
+    while start < len(runs):
+        left = len(runs) - start
+        size = min(most, max(least, math.ceil(left / (SHARES * max(workers, 1)))))
+        if left - size < least and len(out) + 1 >= workers:
+            size = left
+        out.append(runs[start:start + size])
+        start += size
+    return out
 
 
 POOL_START_SECONDS = 1.0
@@ -529,13 +603,14 @@ CLUSTER = "cluster"
 def choose_engine(seconds: float, runs: int, scheduler: str | None, workers: int | None
                   ) -> str:
     """The engine of the ``runs`` runs after run 0, one of which took ``seconds`` once this
-    process had paid its one-time costs (run 1's time: run 0's includes compiling or loading
-    the model and the imports of the first run, 1.06 s against 0.7 ms for a 0.1 s run of the
-    pendulum, which would have sent every sweep to the pool): ``scheduler`` as given
-    (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when ``workers`` are asked for (an
-    explicit request is always honoured); otherwise :data:`IN_PROCESS` when the estimated
-    work, ``seconds × runs``, is below :data:`POOL_START_SECONDS` (the pool's start would cost
-    more than it saves), and :data:`POOL` when it is not (issue 31)."""
+    process had paid its one-time costs (the least time of runs 1, 2, …: run 0's includes
+    compiling or loading the model and the imports of the first run, 1.06 s against 0.7 ms
+    for a 0.1 s run of the pendulum, which would have sent every sweep to the pool):
+    ``scheduler`` as given (``synchronous`` or :data:`CLUSTER`) and :data:`POOL` when
+    ``workers`` are asked for (an explicit request is always honoured); otherwise
+    :data:`IN_PROCESS` when the estimated work, ``seconds × runs``, is below
+    :data:`POOL_START_SECONDS` (the pool's start would cost more than it saves), and
+    :data:`POOL` when it is not (issue 31)."""
     if scheduler in LOCAL_SCHEDULERS:
         return scheduler
     if scheduler is not None:
@@ -549,11 +624,16 @@ def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
             progress: Callable[[int], None] | None = None, quiet: bool = True,
             note: Callable[[str], None] | None = None) -> list[Row]:
     """Every run of ``plan``, in run order: the engine is reached first (a wrong address fails
-    before any work), then run 0 is done here (compiling the model, timing a run), the others
-    on the engine. ``quiet``: Dask's own log lines are kept off stderr (``--debug`` shows
-    them).
+    before any work; a cluster's workers start on their one-time costs), then run 0 is done
+    here (compiling the model), the others on the engine. ``quiet``: Dask's own log lines are
+    kept off stderr (``--debug`` shows them).
 
-    Without ``scheduler`` and ``workers`` run 1 is done here too, and its time decides
+    Runs 1, 2, … are done here too, timed (:data:`TIMED_RUNS` at most, half the runs after
+    run 0 at most, until they add up to :data:`MIN_CHUNK_SECONDS`): the least of their times
+    sizes the chunks (run 0's is this process's one-time costs: in a fresh process 0.7 s for a
+    1 ms run of the double pendulum, which made one task a run; one run's time on a loaded
+    machine can be ten times another's). Without ``scheduler`` and ``workers`` it also decides
+    the engine
     (:func:`choose_engine`): a sweep whose runs after run 0 are less work than starting the
     worker processes runs in this process (no process is started), and
     ``note`` (when given) is told so in one line. It is a note, not a warning: the rows are the
@@ -563,26 +643,30 @@ def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
     script's stderr keeps only warnings and errors; the API passes none (its default engine is
     ``synchronous``; ``workers=`` asks for the pool)."""
     say = progress or (lambda _n: None)
-    with _engine(scheduler, workers, len(plan) > 1, quiet) as engine:
+    with _engine(scheduler, workers, len(plan) > 1, quiet) as (engine, begin):
+        begin(job, plan.values[0])
         first = run_one(job, 0, plan.values[0])
         rows: dict[int, Row] = {0: first}
         say(1)
         rest = list(range(1, len(plan)))
-        timed, after = first, len(rest)
-        if rest and scheduler is None and workers is None:
-            timed = run_one(job, 1, plan.values[1])
-            rows[1] = timed
+        after, timed = len(rest), []
+        for index in rest[:min(TIMED_RUNS, max(1, after // 2))]:
+            timed.append(run_one(job, index, plan.values[index]))
+            rows[index] = timed[-1]
             say(1)
-            rest = rest[1:]
-        if after and choose_engine(timed.seconds, after, scheduler, workers) == IN_PROCESS:
+            if sum(r.seconds for r in timed) >= MIN_CHUNK_SECONDS:
+                break
+        rest = rest[len(timed):]
+        seconds = min((r.seconds for r in timed), default=first.seconds)
+        if after and choose_engine(seconds, after, scheduler, workers) == IN_PROCESS:
             if note is not None:
-                note(f"note: the {after} runs after run 0 are about {timed.seconds * after:.2g} "
+                note(f"note: the {after} runs after run 0 are about {seconds * after:.2g} "
                      f"s of work, less than starting worker processes (about "
                      f"{POOL_START_SECONDS:g} s): they run in this process; --workers N runs "
                      "them on worker processes anyway")
             engine = _in_process
         if rest:
-            for batch in engine(job, plan.values, rest, timed.seconds):
+            for batch in engine(job, plan.values, rest, seconds):
                 for row in batch:
                     rows[row.index] = row
                 say(len(batch))
@@ -590,25 +674,32 @@ def execute(job: Job, plan: Plan, scheduler: str | None, workers: int | None,
 
 
 Engine = Callable[[Job, np.ndarray, list[int], float], Iterator[list[Row]]]
+Begin = Callable[[Job, np.ndarray], None]
+"""What an engine does before run 0 is done in this process (given the job and run 0's
+values): a cluster's workers start on their one-time costs (:func:`warm`)."""
+
+
+def _nothing(job: Job, values: np.ndarray) -> None:
+    """No work before run 0 (an engine whose workers, if any, start later)."""
 
 
 @contextlib.contextmanager
 def _engine(scheduler: str | None, workers: int | None, needed: bool, quiet: bool
-            ) -> Iterator[Engine]:
+            ) -> Iterator[tuple[Engine, Begin]]:
     if scheduler in LOCAL_SCHEDULERS or not needed:
-        yield lambda job, values, rest, seconds: _local(
-            job, chunks(rest, values, seconds, 1), scheduler or "synchronous")
+        yield (lambda job, values, rest, seconds: _local(
+            job, chunks(rest, values, seconds, 1), scheduler or "synchronous")), _nothing
         return
     if scheduler is None:
         count = workers or default_workers()
-        yield lambda job, values, rest, seconds: _processes(
-            job, chunks(rest, values, seconds, count), count)
+        yield (lambda job, values, rest, seconds: _processes(
+            job, chunks(rest, values, seconds, count), count)), _nothing
         return
     address = scheduler_address(scheduler)
     with _quiet_dask(quiet), _client(address) as client:
         _same_lagsim(client, address)
-        yield lambda job, values, rest, seconds: _distributed(client, job, values, rest,
-                                                              seconds)
+        cluster = _Cluster(client)
+        yield cluster.run, cluster.begin
 
 
 def _in_process(job: Job, values: np.ndarray, rest: list[int], seconds: float
@@ -616,7 +707,7 @@ def _in_process(job: Job, values: np.ndarray, rest: list[int], seconds: float
     """The runs in this process, a chunk at a time (no Dask: its import alone is a tenth of
     :data:`POOL_START_SECONDS`)."""
     for part in chunks(rest, values, seconds, 1):
-        yield run_chunk(job, part)
+        yield run_chunk(job, part).rows()
 
 
 def _local(job: Job, parts: list[list[tuple[int, list[float]]]], scheduler: str
@@ -625,8 +716,8 @@ def _local(job: Job, parts: list[list[tuple[int, list[float]]]], scheduler: str
     import dask
 
     for part in parts:
-        (batch,) = dask.compute(dask.delayed(run_chunk)(job, part), scheduler=scheduler)
-        yield batch
+        (block,) = dask.compute(dask.delayed(run_chunk)(job, part), scheduler=scheduler)
+        yield block.rows()
 
 
 def default_workers() -> int:
@@ -652,7 +743,7 @@ def _worker_start(job: Job) -> None:
     _WORKER_JOB[:] = [job]
 
 
-def _worker_chunk(chunk: Sequence[tuple[int, Sequence[float]]]) -> list[Row]:
+def _worker_chunk(chunk: Sequence[tuple[int, Sequence[float]]]) -> Block:
     return run_chunk(_WORKER_JOB[0], chunk)
 
 
@@ -679,13 +770,13 @@ def _processes(job: Job, parts: list[list[tuple[int, list[float]]]], workers: in
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 try:
-                    batch = future.result()
+                    block = future.result()
                 except BrokenProcessPool:
                     raise IntegrationError(
                         "a worker process of the sweep stopped abruptly (a crash or the "
                         "system's out-of-memory killer); no table was written. Run the sweep "
                         "with --scheduler synchronous to find the run that fails") from None
-                yield batch
+                yield block.rows()
         done = True
     finally:
         if not done:
@@ -889,17 +980,47 @@ def _same_lagsim(client: Any, address: Address) -> None:
                          "lagsim on the workers as here, and restart them", Location("--scheduler"))
 
 
-def _distributed(client: Any, job: Job, values: np.ndarray, rest: list[int], seconds: float
-                 ) -> Iterator[list[Row]]:
-    """The runs in chunks on the cluster of ``client``; the job is sent to each worker once."""
-    from distributed import as_completed
+def warm_workers(client: Any, job: Any, values: np.ndarray) -> list[Any]:
+    """:func:`warm` of ``job`` (a :class:`Job`, or its future scattered to the workers) with
+    run 0's ``values`` on each worker of ``client``'s cluster, one task meant for each (run
+    elsewhere if that worker leaves, rather than wait for it): their futures, to be held
+    while the sweep runs (a task whose future is dropped is forgotten)."""
+    workers = list(client.scheduler_info(n_workers=-1)["workers"])
+    return [client.submit(warm, job, values.tolist(), workers=[worker], allow_other_workers=True,
+                          pure=False) for worker in workers]
 
-    count = len(client.scheduler_info(n_workers=-1)["workers"]) or 1
-    shared = client.scatter(job, broadcast=True, hash=False)
-    futures = [client.submit(run_chunk, shared, part, pure=False)
-               for part in chunks(rest, values, seconds, count)]
-    for future in as_completed(futures, loop=client.loop):
-        yield future.result()
+
+class _Cluster:
+    """The runs on the Dask cluster of ``client``: the job sent to each worker once
+    (``scatter``), the workers warmed (:func:`warm_workers`) while this process does its first
+    runs, then the chunks submitted at once (one message to the scheduler) and their
+    blocks (:class:`Block`) gathered as they finish, a batch at a time."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.shared: Any = None
+        self.warming: list[Any] = []
+
+    def begin(self, job: Job, values: np.ndarray) -> None:
+        """The job sent to the workers; they are warmed when this process has not run the job
+        yet (a client that has, a notebook's second sweep, most likely ran it on this cluster
+        too: warming again would cost each worker a run and a task, and a cluster started
+        for the sweeps is warmed with :func:`warm_workers` as it starts)."""
+        fresh = job.key not in SESSIONS
+        self.shared = self.client.scatter(job, broadcast=True, hash=False)
+        if fresh:
+            self.warming = warm_workers(self.client, self.shared, values)
+
+    def run(self, job: Job, values: np.ndarray, rest: list[int], seconds: float
+            ) -> Iterator[list[Row]]:
+        from distributed import as_completed
+
+        count = len(self.client.scheduler_info(n_workers=-1)["workers"]) or 1
+        parts = chunks(rest, values, seconds, count)
+        futures = self.client.map(run_chunk, [self.shared] * len(parts), parts, pure=False)
+        for batch in as_completed(futures, loop=self.client.loop).batches():
+            for block in self.client.gather(batch):
+                yield block.rows()
 
 
 # --- the table ---------------------------------------------------------------------------------

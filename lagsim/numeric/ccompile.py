@@ -35,6 +35,7 @@ the reason under ``--debug``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import importlib.util
@@ -46,8 +47,9 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -424,6 +426,9 @@ def _run_compilers(commands: list[list[str]], cc: str) -> None:
     the output of the first that failed."""
     children = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 for command in commands]
+    started = getattr(_STARTED, "event", None)
+    if started is not None:
+        started.set()
     failed = None
     for child in children:
         output, _ = child.communicate()
@@ -431,6 +436,24 @@ def _run_compilers(commands: list[list[str]], cc: str) -> None:
             failed = (child.returncode, output.decode("utf-8", "replace"))
     if failed is not None:
         raise cache.BuildFailed(f"{cc} exited with {failed[0]}: {failed[1][-2000:]}")
+
+
+_STARTED = threading.local()
+"""``event``: a :class:`threading.Event` of this thread set when its compilers have started
+(:func:`telling_started`)."""
+
+
+@contextlib.contextmanager
+def telling_started(event: threading.Event) -> Iterator[None]:
+    """Within the block, ``event`` is set as soon as a compiler is running in this thread, and
+    at the latest when the block ends (:func:`lagsim.numeric.compile.compile_ahead` waits for it,
+    so that its build's Python work is done before the caller's goes on)."""
+    _STARTED.event = event
+    try:
+        yield
+    finally:
+        _STARTED.event = None
+        event.set()
 
 
 def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: Sequence[str],

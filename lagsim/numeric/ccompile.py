@@ -36,6 +36,7 @@ the reason under ``--debug``.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import hashlib
 import importlib.util
@@ -719,6 +720,9 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
 
 
 _ROWS: dict[str, Any] = {}
+_ROWS_LOCK = threading.Lock()
+"""Held while the row loop is looked for or built (:func:`runtime_ahead`'s thread and a
+caller's first use)."""
 
 
 def _rows_function() -> Any:
@@ -731,6 +735,11 @@ def _rows_function() -> Any:
     cc = compiler()
     if cc is None:
         return None
+    with _ROWS_LOCK:
+        return _rows_loop(cc)
+
+
+def _rows_loop(cc: str) -> Any:
     if cc not in _ROWS:
         try:
             lib, _ = build_and_load(cc, "rows", csource.read("rows.c"), ("-O2", *FLAGS))
@@ -748,6 +757,8 @@ def _rows_function() -> Any:
 
 
 _NATIVE: dict[str, Any] = {}
+_NATIVE_LOCK = threading.Lock()
+"""Held while the extension is looked for or built (as :data:`_ROWS_LOCK`)."""
 
 
 def _native_module(cc: str) -> Any:
@@ -755,6 +766,13 @@ def _native_module(cc: str) -> Any:
     ctypes (one vectorcall: t, y's buffer, a fresh ``numpy.empty``); compiled once per Python
     and cached like the models; None when it cannot be built (no Python headers) or the cache
     cannot be used (it is not compiled again in every run)."""
+    if cc in _NATIVE:
+        return _NATIVE[cc]
+    with _NATIVE_LOCK:
+        return _native_loaded(cc)
+
+
+def _native_loaded(cc: str) -> Any:
     if cc in _NATIVE:
         return _NATIVE[cc]
     import importlib.machinery
@@ -807,3 +825,20 @@ def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray]
     return module.make(address, rhs._y.size, np.empty,
                        lambda y: np.ascontiguousarray(y, dtype=float), np.linalg.LinAlgError,
                        rhs._pp, rhs._params)
+
+
+def runtime_ahead() -> None:
+    """Start loading the model-independent libraries every C run uses, the direct call into the
+    right-hand side (:func:`native_rhs`) and the loop over samples (:func:`_rows_function`), in
+    background threads (in copies of the caller's context), where they are not loaded yet: on
+    a machine's first run gcc builds them while the model is compiled and the run prepared
+    (issue 31, "Build"). A first use meanwhile waits for its thread (each is built under a
+    lock, once)."""
+    cc = compiler()
+    if cc is None:
+        return
+    makers = ([] if _ROWS else [_rows_function]) + ([] if cc in _NATIVE else [
+        lambda: _native_module(cc)])
+    for make in makers:
+        threading.Thread(target=contextvars.copy_context().run, args=(make,),
+                         name="lagsim-runtime", daemon=True).start()

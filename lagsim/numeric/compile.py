@@ -33,6 +33,7 @@ from lagsim.numeric.ccompile import (
     compile_c,
     compiler,
     native_rhs,
+    runtime_ahead,
     structure,
     telling_started,
 )
@@ -405,7 +406,9 @@ def compile_ahead(model: Model) -> None:
     derivation, the common subexpressions, printing C) does not share the interpreter with
     the caller's. The build is
     the same as :func:`compile_model`'s (the same cache, locks and checks of what is loaded);
-    nothing starts when the code is in :data:`MEMO` or already being made. A process that ends
+    nothing starts when the code is in :data:`MEMO` or already being made. With C, the
+    libraries every C run uses are then loaded ahead too (:func:`~lagsim.numeric.ccompile.
+    runtime_ahead`: built on a machine's first run). A process that ends
     without waiting abandons the thread (a daemon): the compile cache removes a build folder
     left so (:func:`lagsim.numeric.cache.prune`), as after a run killed while it compiled."""
     names = tuple(model.parameters)
@@ -417,6 +420,8 @@ def compile_ahead(model: Model) -> None:
     ahead = _Ahead(lambda: _make_code(model, cc, params, groups, text))
     AHEAD[key] = ahead
     ahead.started.wait()
+    if cc is not None:
+        runtime_ahead()
 
 
 def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:

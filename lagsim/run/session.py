@@ -18,6 +18,7 @@ from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.driver import prepare, step
+from lagsim.run.engines.cloop import library_ahead
 from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, FLAGS, OPTIONS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -147,6 +148,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         raise InputError(f"{options.label('sensitivity_errors')} applies only with "
                          f"{options.label('sensitivities')}",
                          options.file_location("sensitivity_errors"))
+    library_ahead(spec, options)
     model, numeric = compiled()
     values = spec.parameter_values
     if values != model.parameters:

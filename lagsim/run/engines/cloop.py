@@ -45,8 +45,10 @@ reduced run that reaches a symbolic chart without C code goes on in it from ther
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import math
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -81,7 +83,8 @@ from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS, STABILIZERS
 from lagsim.run.sensitivity import Sensitive
-from lagsim.spec.options import BY_NAME
+from lagsim.spec.options import BY_NAME, SimulateOptions
+from lagsim.spec.system import SystemSpec
 
 if TYPE_CHECKING:
     from lagsim.run.reduced import PartitionChart, Reduced, SymbolicChart
@@ -117,19 +120,21 @@ the parameters as inputs, not their values: a sweep over them loads one)."""
 
 
 def _coefficients() -> str:
-    """DOP853's tables as scipy's class holds them, printed exactly."""
+    """DOP853's tables as scipy's class ``scipy.integrate.DOP853`` holds them (sliced from its
+    module of coefficients as the class slices them, without importing ``scipy.integrate``:
+    half a second of a machine's first run), printed exactly."""
 
     def array(name: str, values: npt.ArrayLike) -> str:
         flat = np.asarray(values, dtype=float).ravel()
         return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
 
-    from scipy.integrate import DOP853 as d
-
+    d = ccompile.dop853_coefficients()
+    s = d.N_STAGES
     return "\n".join([
-        f"#define DOP_S {d.n_stages}", f"#define DOP_SX {d.D.shape[1]}",
-        array("DOP_A", d.A), array("DOP_B", d.B), array("DOP_C", d.C), array("DOP_E3", d.E3),
-        array("DOP_E5", d.E5), array("DOP_AX", d.A_EXTRA), array("DOP_CX", d.C_EXTRA),
-        array("DOP_D", d.D)])
+        f"#define DOP_S {s}", f"#define DOP_SX {d.D.shape[1]}",
+        array("DOP_A", d.A[:s, :s]), array("DOP_B", d.B), array("DOP_C", d.C[:s]),
+        array("DOP_E3", d.E3), array("DOP_E5", d.E5), array("DOP_AX", d.A[s + 1:]),
+        array("DOP_CX", d.C[s + 1:]), array("DOP_D", d.D)])
 
 
 def _crossings() -> str:
@@ -142,6 +147,28 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
+_BUILDING: dict[tuple[str, bool], threading.Lock] = {}
+"""Held while one of :func:`library`'s libraries is loaded or built (by
+:func:`library_ahead`'s thread or a run)."""
+
+
+def library_ahead(spec: SystemSpec, options: SimulateOptions) -> None:
+    """Start loading the loop library a run of ``spec`` with ``options`` will ask for (the whole
+    one with the reduced formulation or unilateral contacts, else the plain one) in a
+    background thread, when the run is DOP853's with a C compiler and this process has not
+    loaded it: on a machine's first run gcc builds it (its few seconds the longest part of
+    that run) while the model is compiled and the run prepared (issue 31, "Build"). A run
+    that asks for it meanwhile waits for the thread."""
+    cc = compiler()
+    if cc is None or options.method != "DOP853":
+        return
+    whole = options.formulation == "reduced" or bool(spec.contacts)
+    if (cc, whole) in LIBRARIES:
+        return
+    threading.Thread(target=contextvars.copy_context().run, args=(library, cc, whole),
+                     name="lagsim-runtime", daemon=True).start()
+
+
 def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr). Plain (``whole`` false): ``cloop.c`` without its
@@ -150,7 +177,8 @@ def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
     uses them. The two are separate libraries (a handle of one is never passed to the other):
     a first run on a machine compiles only the plain one (3.9–4.8 s of gcc's CPU at -O3
     against 4.9–6.3 s for the whole, bench/build_results.md)."""
-    return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
+    with _BUILDING.setdefault((cc, whole), threading.Lock()):
+        return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
 
 
 def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:

@@ -373,17 +373,21 @@ def model_key(cc: str, n: int, m: int, functions: Functions,
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def split_units(source: str, units: int) -> list[str]:
+def split_units(source: str, units: int, idle: bool = False) -> list[str]:
     """``source`` as translation units: the text without its pieces (:func:`_chunked`, between
     :data:`PIECE` and :data:`PIECE_END`), then at most ``units`` texts of the pieces, each with
     ``<math.h>``, dealt by size to the lightest unit so far (gcc's time grows with a piece's
     statements). The pieces use only their arguments and ``<math.h>``; their prototypes stay in
-    the first unit. A source of less than :data:`SPLIT_AT` characters of pieces is one
-    unit."""
+    the first unit. A source of less than :data:`SPLIT_AT` characters of pieces is one unit,
+    or, with ``idle`` (a core is free, :func:`idle_core`), two: the rest and the pieces (the
+    8-chain's pieces are 1,052 M of gcc's instructions, the rest 811 M and the link 58 M,
+    against 1,815 M for one unit, bench/build_results.md)."""
     found = _PIECES.findall(source)
-    if units < 2 or sum(map(len, found)) < SPLIT_AT:
+    if units < 2 or not found:
         return [source]
     rest = _PIECES.sub("", source)
+    if sum(map(len, found)) < SPLIT_AT:
+        return [rest, "#include <math.h>\n" + "\n".join(found)] if idle else [source]
     groups: list[list[str]] = [[] for _ in range(min(units, len(found)))]
     sizes = [0] * len(groups)
     for piece in sorted(found, key=len, reverse=True):
@@ -393,16 +397,32 @@ def split_units(source: str, units: int) -> list[str]:
     return [rest, *("#include <math.h>\n" + "\n".join(group) for group in groups)]
 
 
+def idle_core() -> bool:
+    """Whether a core is free besides the one this process works on: the 1-minute load average
+    (``os.getloadavg``) below the cores this process may use less one half. Compiling in two
+    units costs a link and a second compiler's start (6 % more CPU for the 8-chain), which a
+    machine without a free core pays in time too (issue 31: 0.95 of one unit's speed at load 7
+    on 2 cores)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+    return load < cores - 0.5
+
+
 def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path:
     """Compile ``source`` with ``options`` in the folder ``work``; the library's path. A source
     with pieces (:func:`_chunked`) is compiled as :data:`UNITS` + 1 translation units
-    (:func:`split_units`) by as many compilers at once, then linked: a large model's pieces are
+    (:func:`split_units`; two below :data:`SPLIT_AT` when a core is free, else one) by as many
+    compilers at once, then linked: a large model's pieces are
     most of gcc's time (the 32-chain: 3.3 of 3.4 s of CPU) and the cores are used together;
     the code of each function is the same as in one unit (the pieces were never inlined, and
     without fast-math gcc keeps every operation), so are the numbers. Raises
     :class:`lagsim.numeric.cache.BuildFailed` with the compiler's output."""
     built = work / "model.so"
-    texts = split_units(source, UNITS)
+    texts = split_units(source, UNITS, idle_core())
     if len(texts) == 1:
         src = work / "model.c"
         src.write_text(source, encoding="utf-8")

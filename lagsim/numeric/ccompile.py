@@ -235,9 +235,11 @@ UNITS = 2
 cores of the machine issue 31 measures on; more units on a machine of more cores gain little
 (each unit also pays gcc's start)."""
 SPLIT_AT = 60_000
-"""Pieces of fewer characters than this stay in one translation unit: the 8-chain's 13 kB of
-pieces compiled apart took 1.25 s of wall time against 1.0 s in one unit (gcc's start and the
-link cost more than the work shared), the 32-chain's 190 kB are 97 % of gcc's CPU."""
+"""Pieces of fewer characters than this are not dealt to :data:`UNITS` translation units: the
+8-chain's 13 kB of pieces in two units beside the rest took 1.25 s of wall time against 1.0 s
+in one unit on a loaded machine (gcc's starts and the link cost more than the work shared); they
+go in one unit beside the rest only when a core is free (:func:`idle_core`), else stay with it.
+The 32-chain's 190 kB are 97 % of gcc's CPU."""
 _TEMPORARY = re.compile(r"\bx(\d+)\b")
 _DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
 _LOADED = re.compile(r"^    const double ([ap]_\d+) = ")

@@ -13,7 +13,7 @@ import pytest
 
 import lagsim.numeric.compile as compile_module
 from lagsim.errors import InputError
-from lagsim.numeric.compile import AHEAD, MEMO, compile_ahead, compile_model
+from lagsim.numeric.compile import AHEAD, MEMO, building_ahead, compile_ahead, compile_model
 from lagsim.spec.system import load_spec
 from lagsim.symbolic.model import build_model
 
@@ -29,6 +29,9 @@ def _fresh(_cache, monkeypatch):
     MEMO.clear()
     AHEAD.clear()
     yield
+    for thread in threading.enumerate():
+        if thread.name == "lagsim-runtime":  # runtime_ahead's, still in this test's cache
+            thread.join()
     MEMO.clear()
     AHEAD.clear()
 
@@ -90,3 +93,18 @@ def test_a_memo_of_its_own_does_not_take_the_build_ahead(monkeypatch):
     assert threads == ["lagsim-build", "MainThread"]
     compile_model(model)
     assert threads == ["lagsim-build", "MainThread"] and not AHEAD
+
+
+def test_only_a_build_that_compiles_counts_as_building(tmp_path, monkeypatch):
+    """A cold model's build runs gcc (the runtime's libraries are then loaded ahead too); the
+    same model again, from the disk cache, does not, and nothing is building after it."""
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path / "cold"))
+    model = build_model(load_spec("pendulum"))
+    compile_ahead(model)
+    (cold,) = AHEAD.values()
+    compile_model(model)
+    MEMO.clear()
+    compile_ahead(model)
+    (warm,) = AHEAD.values()
+    compile_model(model)
+    assert cold.compiling and not warm.compiling and not building_ahead()

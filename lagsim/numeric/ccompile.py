@@ -449,9 +449,9 @@ def _run_compilers(commands: list[list[str]], cc: str) -> None:
     the output of the first that failed."""
     children = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 for command in commands]
-    started = getattr(_STARTED, "event", None)
+    started = getattr(_STARTED, "call", None)
     if started is not None:
-        started.set()
+        started()
     failed = None
     for child in children:
         output, _ = child.communicate()
@@ -462,21 +462,19 @@ def _run_compilers(commands: list[list[str]], cc: str) -> None:
 
 
 _STARTED = threading.local()
-"""``event``: a :class:`threading.Event` of this thread set when its compilers have started
-(:func:`telling_started`)."""
+"""``call``: what this thread calls when its compilers have started (:func:`telling_started`)."""
 
 
 @contextlib.contextmanager
-def telling_started(event: threading.Event) -> Iterator[None]:
-    """Within the block, ``event`` is set as soon as a compiler is running in this thread, and
-    at the latest when the block ends (:func:`lagsim.numeric.compile.compile_ahead` waits for it,
-    so that its build's Python work is done before the caller's goes on)."""
-    _STARTED.event = event
+def telling_started(call: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``call()`` as soon as compilers run in this thread (each time they
+    are started): :func:`lagsim.numeric.compile.compile_ahead` waits for it, so that its
+    build's Python work is done before the caller's goes on."""
+    _STARTED.call = call
     try:
         yield
     finally:
-        _STARTED.event = None
-        event.set()
+        _STARTED.call = None
 
 
 def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: Sequence[str],

@@ -366,19 +366,27 @@ class _Ahead:
     caller's context (``--debug``, :data:`lagsim.errors.DEBUG`, reaches it): the code, or what
     making it raised, once :attr:`thread` has ended."""
 
-    __slots__ = ("thread", "code", "error", "started")
+    __slots__ = ("thread", "code", "error", "started", "compiling")
 
     def __init__(self, make: Callable[[], _Code]) -> None:
         self.code: _Code | None = None
         self.error: BaseException | None = None
         self.started = threading.Event()
+        """Set when gcc runs, or when the build has ended without it (the cache had it)."""
+        self.compiling = False
+
+        def compilers() -> None:
+            self.compiling = True
+            self.started.set()
 
         def run() -> None:
             try:
-                with telling_started(self.started):
+                with telling_started(compilers):
                     self.code = make()
             except BaseException as exc:  # raised again by the caller that waits (result)
                 self.error = exc
+            finally:
+                self.started.set()
 
         self.thread = threading.Thread(target=contextvars.copy_context().run, args=(run,),
                                        name="lagsim-build", daemon=True)
@@ -406,9 +414,11 @@ def compile_ahead(model: Model) -> None:
     derivation, the common subexpressions, printing C) does not share the interpreter with
     the caller's. The build is
     the same as :func:`compile_model`'s (the same cache, locks and checks of what is loaded);
-    nothing starts when the code is in :data:`MEMO` or already being made. With C, the
-    libraries every C run uses are then loaded ahead too (:func:`~lagsim.numeric.ccompile.
-    runtime_ahead`: built on a machine's first run). A process that ends
+    nothing starts when the code is in :data:`MEMO` or already being made. When gcc runs (the
+    model was not in the cache), the libraries every C run uses are loaded ahead too
+    (:func:`~lagsim.numeric.ccompile.runtime_ahead`: built on a machine's first run); a warm
+    run loads them when it uses them, as before (threads there cost start-up time: 3–5 % of
+    ``lagsim simulate pendulum``). A process that ends
     without waiting abandons the thread (a daemon): the compile cache removes a build folder
     left so (:func:`lagsim.numeric.cache.prune`), as after a run killed while it compiled."""
     names = tuple(model.parameters)
@@ -420,8 +430,14 @@ def compile_ahead(model: Model) -> None:
     ahead = _Ahead(lambda: _make_code(model, cc, params, groups, text))
     AHEAD[key] = ahead
     ahead.started.wait()
-    if cc is not None:
+    if cc is not None and ahead.compiling:
         runtime_ahead()
+
+
+def building_ahead() -> bool:
+    """Whether a build started by :func:`compile_ahead` is still under way (its model was not in
+    the compile cache, and on a machine's first run neither are the runtime's libraries)."""
+    return any(ahead.compiling and ahead.thread.is_alive() for ahead in AHEAD.values())
 
 
 def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:

@@ -496,9 +496,14 @@ def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: 
             raise ValueError("a source given as a callable needs key_text")
         key_text = source
     options = tuple(options)
-    key = hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
-                         ).hexdigest()[:32]
+    key = build_key(cc, tag, options, key_text)
     return _obtain(cc, key, source, options, f"lagsim's {tag} code")[0], key
+
+
+def build_key(cc: str, tag: str, options: Sequence[str], key_text: str) -> str:
+    """The cache key :func:`build_and_load` gives its library."""
+    return hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
+                          ).hexdigest()[:32]
 
 
 def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...],
@@ -740,6 +745,7 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
 
 
 _ROWS: dict[str, Any] = {}
+ROWS_OPTIONS = ("-O2", *FLAGS)
 _ROWS_LOCK = threading.Lock()
 """Held while the row loop is looked for or built (:func:`runtime_ahead`'s thread and a
 caller's first use)."""
@@ -762,7 +768,7 @@ def _rows_function() -> Any:
 def _rows_loop(cc: str) -> Any:
     if cc not in _ROWS:
         try:
-            lib, _ = build_and_load(cc, "rows", csource.read("rows.c"), ("-O2", *FLAGS))
+            lib, _ = build_and_load(cc, "rows", csource.read("rows.c"), ROWS_OPTIONS)
             loop = lib.lagsim_rows
             loop.argtypes = (ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_long,
                              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -802,8 +808,7 @@ def _native_loaded(cc: str) -> Any:
     module = None
     if (Path(include) / "Python.h").exists():
         source = csource.read("native.c")
-        key = hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
-                                        source)).encode()).hexdigest()[:32]
+        key = _native_key(cc)
 
         def build(work: Path) -> Path:
             return _compile(cc, source + _key_source(key) + "\n",
@@ -832,6 +837,13 @@ def _native_loaded(cc: str) -> Any:
     return module
 
 
+def _native_key(cc: str) -> str:
+    """The cache key of :func:`_native_module`'s extension."""
+    include = sysconfig.get_paths()["include"]
+    return hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
+                                     csource.read("native.c"))).encode()).hexdigest()[:32]
+
+
 def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """The ODE right-hand side of ``compiled`` called through :func:`_native_module`, or None."""
     cc = compiler()
@@ -848,17 +860,19 @@ def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray]
 
 
 def runtime_ahead() -> None:
-    """Start loading the model-independent libraries every C run uses, the direct call into the
-    right-hand side (:func:`native_rhs`) and the loop over samples (:func:`_rows_function`), in
-    background threads (in copies of the caller's context), where they are not loaded yet: on
-    a machine's first run gcc builds them while the model is compiled and the run prepared
-    (issue 31, "Build"). A first use meanwhile waits for its thread (each is built under a
-    lock, once)."""
+    """Start building the model-independent libraries every C run uses, the direct call into
+    the right-hand side (:func:`native_rhs`) and the loop over samples (:func:`_rows_function`),
+    in background threads (in copies of the caller's context), where the compile cache has no
+    file of them (:func:`lagsim.numeric.cache.holds`): on a machine's first run gcc builds them
+    while the model is compiled and the run prepared (issue 31, "Build"). One in the cache is
+    loaded at its first use, as before (loading it in a thread beside the run's imports cost
+    CPU). A first use meanwhile waits for its thread (each is built under a lock, once)."""
     cc = compiler()
     if cc is None:
         return
-    makers = ([] if _ROWS else [_rows_function]) + ([] if cc in _NATIVE else [
-        lambda: _native_module(cc)])
+    rows = build_key(cc, "rows", ROWS_OPTIONS, csource.read("rows.c"))
+    makers = ([] if _ROWS or cache.holds(rows) else [_rows_function]) + (
+        [] if cc in _NATIVE or cache.holds(_native_key(cc)) else [lambda: _native_module(cc)])
     for make in makers:
         threading.Thread(target=contextvars.copy_context().run, args=(make,),
                          name="lagsim-runtime", daemon=True).start()

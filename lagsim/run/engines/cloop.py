@@ -157,7 +157,8 @@ def library_ahead(spec: SystemSpec, options: SimulateOptions) -> None:
     one with the reduced formulation or unilateral contacts, else the plain one) in a
     background thread, when the run is DOP853's with a C compiler, this process has not
     loaded it and the model is being compiled ahead (:func:`lagsim.numeric.compile.
-    building_ahead`: a cold model, as on a machine's first run): gcc then builds the library
+    building_ahead`: a cold model, as on a machine's first run) and the compile cache has no
+    file of it (:func:`lagsim.numeric.cache.holds`): gcc then builds the library
     (its few seconds the longest part of a first run) while the model is compiled and the run
     prepared (issue 31, "Build"). A run that asks for it meanwhile waits for the thread."""
     cc = compiler()
@@ -165,6 +166,9 @@ def library_ahead(spec: SystemSpec, options: SimulateOptions) -> None:
         return
     whole = options.formulation == "reduced" or bool(spec.contacts)
     if (cc, whole) in LIBRARIES:
+        return
+    tag, template, flags = _template(whole)
+    if cache.holds(ccompile.build_key(cc, tag, flags, template)):
         return
     threading.Thread(target=contextvars.copy_context().run, args=(library, cc, whole),
                      name="lagsim-runtime", daemon=True).start()
@@ -182,19 +186,23 @@ def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
         return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
 
 
-def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:
+def _template(whole: bool) -> tuple[str, str, tuple[str, ...]]:
+    """The loop library's tag, source without DOP853's tables (its key text) and options."""
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     if whole:
-        template += "\n" + csource.read("impacts.c")
-    else:
-        template = "#define LAGSIM_PLAIN_LOOP 1\n" + template
+        return ("cloop", template + "\n" + csource.read("impacts.c"),
+                (OPTIMIZE, *ccompile.FLAGS))
+    return ("cloop-plain", "#define LAGSIM_PLAIN_LOOP 1\n" + template,
+            (OPTIMIZE, *ccompile.FLAGS, *PLAIN_FLAGS))
+
+
+def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:
+    tag, template, options = _template(whole)
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
-            cc, "cloop" if whole else "cloop-plain",
-            lambda: template.replace("@COEFFICIENTS@", _coefficients()),
-            (OPTIMIZE, *ccompile.FLAGS) if whole else (OPTIMIZE, *ccompile.FLAGS, *PLAIN_FLAGS),
+            cc, tag, lambda: template.replace("@COEFFICIENTS@", _coefficients()), options,
             key_text=template)
         _loop_argtypes(lib)
         if whole:

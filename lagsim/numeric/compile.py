@@ -32,6 +32,7 @@ from lagsim.numeric.ccompile import (
     Functions,
     compile_c,
     compiler,
+    idle_core,
     native_rhs,
     runtime_ahead,
     structure,
@@ -412,7 +413,9 @@ def compile_ahead(model: Model) -> None:
     (``lagsim simulate`` imports the run's modules meanwhile; issue 31, "Build"). It returns
     once the compilers run or the build has ended, so that the build's own Python work (the
     derivation, the common subexpressions, printing C) does not share the interpreter with
-    the caller's. The build is
+    the caller's; when no core is free (:func:`~lagsim.numeric.ccompile.idle_core`) only once
+    the build has ended, as without it: gcc beside the caller on a busy core gains no time and
+    costs CPU (the 8-chain at load 2 on 2 cores: +4 % of the process's CPU). The build is
     the same as :func:`compile_model`'s (the same cache, locks and checks of what is loaded);
     nothing starts when the code is in :data:`MEMO` or already being made. When gcc runs (the
     model was not in the cache), the libraries every C run uses are loaded ahead too
@@ -432,12 +435,15 @@ def compile_ahead(model: Model) -> None:
     ahead.started.wait()
     if cc is not None and ahead.compiling:
         runtime_ahead()
+    if not idle_core():
+        ahead.thread.join()
 
 
 def building_ahead() -> bool:
-    """Whether a build started by :func:`compile_ahead` is still under way (its model was not in
-    the compile cache, and on a machine's first run neither are the runtime's libraries)."""
-    return any(ahead.compiling and ahead.thread.is_alive() for ahead in AHEAD.values())
+    """Whether a build started by :func:`compile_ahead` and not yet taken by
+    :func:`compile_model` ran gcc (its model was not in the compile cache, and on a machine's
+    first run neither are the runtime's libraries)."""
+    return any(ahead.compiling for ahead in AHEAD.values())
 
 
 def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:

@@ -384,6 +384,8 @@ class _Ahead:
             try:
                 with telling_started(compilers):
                     self.code = make()
+                if self.compiling and self.code.backend == "c":
+                    runtime_ahead()
             except BaseException as exc:  # raised again by the caller that waits (result)
                 self.error = exc
             finally:
@@ -417,11 +419,11 @@ def compile_ahead(model: Model) -> None:
     the build has ended, as without it: gcc beside the caller on a busy core gains no time and
     costs CPU (the 8-chain at load 2 on 2 cores: +4 % of the process's CPU). The build is
     the same as :func:`compile_model`'s (the same cache, locks and checks of what is loaded);
-    nothing starts when the code is in :data:`MEMO` or already being made. When gcc runs (the
-    model was not in the cache), the libraries every C run uses are loaded ahead too
-    (:func:`~lagsim.numeric.ccompile.runtime_ahead`: built on a machine's first run); a warm
-    run loads them when it uses them, as before (threads there cost start-up time: 3–5 % of
-    ``lagsim simulate pendulum``). A process that ends
+    nothing starts when the code is in :data:`MEMO` or already being made. When gcc has
+    compiled the model (it was not in the cache), the thread starts building the libraries
+    every C run uses where the cache has none (:func:`~lagsim.numeric.ccompile.
+    runtime_ahead`: a machine's first run); a model that fell back to LLVM asks for none. A
+    process that ends
     without waiting abandons the thread (a daemon): the compile cache removes a build folder
     left so (:func:`lagsim.numeric.cache.prune`), as after a run killed while it compiled."""
     names = tuple(model.parameters)
@@ -433,17 +435,18 @@ def compile_ahead(model: Model) -> None:
     ahead = _Ahead(lambda: _make_code(model, cc, params, groups, text))
     AHEAD[key] = ahead
     ahead.started.wait()
-    if cc is not None and ahead.compiling:
-        runtime_ahead()
     if not idle_core():
         ahead.thread.join()
 
 
-def building_ahead() -> bool:
-    """Whether a build started by :func:`compile_ahead` and not yet taken by
-    :func:`compile_model` ran gcc (its model was not in the compile cache, and on a machine's
-    first run neither are the runtime's libraries)."""
-    return any(ahead.compiling for ahead in AHEAD.values())
+_COLD = [False]
+
+
+def cold_build() -> bool:
+    """Whether the last build :func:`compile_model` took from :func:`compile_ahead` compiled its
+    model to C here, by gcc (it was not in the compile cache; on a machine's first run neither
+    are the runtime's libraries)."""
+    return _COLD[0]
 
 
 def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:
@@ -465,6 +468,8 @@ def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) 
         ahead = AHEAD.pop(key, None) if default else None
         code = ahead.result() if ahead is not None else _make_code(model, cc, params, groups,
                                                                    text)
+        if ahead is not None:
+            _COLD[0] = ahead.compiling and code.backend == "c"
         memo[key] = code
         while len(memo) > MEMO_SIZE:
             memo.popitem(last=False)

@@ -148,8 +148,8 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
         raise InputError(f"{options.label('sensitivity_errors')} applies only with "
                          f"{options.label('sensitivities')}",
                          options.file_location("sensitivity_errors"))
-    library_ahead(spec, options)
     model, numeric = compiled()
+    library_ahead(spec, options)
     values = spec.parameter_values
     if values != model.parameters:
         model = replace(model, parameters=values)

@@ -60,7 +60,7 @@ import numpy.typing as npt
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
 from lagsim.numeric.ccompile import CFunction
-from lagsim.numeric.compile import NumericSystem, building_ahead
+from lagsim.numeric.compile import NumericSystem, cold_build
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
@@ -156,13 +156,14 @@ def library_ahead(spec: SystemSpec, options: SimulateOptions) -> None:
     """Start loading the loop library a run of ``spec`` with ``options`` will ask for (the whole
     one with the reduced formulation or unilateral contacts, else the plain one) in a
     background thread, when the run is DOP853's with a C compiler, this process has not
-    loaded it and the model is being compiled ahead (:func:`lagsim.numeric.compile.
-    building_ahead`: a cold model, as on a machine's first run) and the compile cache has no
-    file of it (:func:`lagsim.numeric.cache.holds`): gcc then builds the library
-    (its few seconds the longest part of a first run) while the model is compiled and the run
-    prepared (issue 31, "Build"). A run that asks for it meanwhile waits for the thread."""
+    loaded it, gcc has just compiled the run's model (:func:`lagsim.numeric.compile.
+    cold_build`: a cold model, as on a machine's first run) and the compile cache has no file
+    of it (:func:`lagsim.numeric.cache.holds`): gcc then builds the library (its few seconds
+    the longest part of a first run) while the run is prepared and the runtime's other
+    libraries are built (issue 31, "Build"). A run that asks for it meanwhile waits for the
+    thread."""
     cc = compiler()
-    if cc is None or options.method != "DOP853" or not building_ahead():
+    if cc is None or options.method != "DOP853" or not cold_build():
         return
     whole = options.formulation == "reduced" or bool(spec.contacts)
     if (cc, whole) in LIBRARIES:

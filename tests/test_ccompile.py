@@ -455,7 +455,10 @@ def test_pieces_in_their_own_translation_units_compute_the_same_bits(tmp_path, m
     model = build_model(parse_spec(chain_yaml(4), "chain.yaml"))
     compile_model(model)
     source = next(s for s in sources if ccompile.PIECE in s)
-    assert ccompile.split_units(source, 2) == [source]  # too small to gain
+    assert ccompile.split_units(source, 2) == [source]  # too small to gain on a busy machine
+    rest, pieces_unit = ccompile.split_units(source, 2, idle=True)
+    assert rest.count(ccompile.PIECE) == 0 and rest.count("__attribute__((noinline, visib")
+    assert pieces_unit.count(ccompile.PIECE_END) == source.count(ccompile.PIECE_END)
     monkeypatch.setattr(ccompile, "SPLIT_AT", 0)
     units = ccompile.split_units(source, 2)
     pieces = source.count(ccompile.PIECE_END)
@@ -463,12 +466,14 @@ def test_pieces_in_their_own_translation_units_compute_the_same_bits(tmp_path, m
     assert [u.count(ccompile.PIECE_END) for u in units[:1]] == [0]
     assert sum(u.count(ccompile.PIECE_END) for u in units[1:]) == pieces
     libraries = []
-    for count in (1, 2):
+    for count, idle, objects in ((1, False, 0), (2, False, 3), (2, True, 2)):
         monkeypatch.setattr(ccompile, "UNITS", count)
-        work = tmp_path / f"units{count}"
+        monkeypatch.setattr(ccompile, "SPLIT_AT", 60_000 if idle else 0)
+        monkeypatch.setattr(ccompile, "idle_core", lambda idle=idle: idle)
+        work = tmp_path / f"units{count}{idle}"
         work.mkdir()
         built = compile_source(ccompile.compiler(), source, ccompile.flags(), work)
-        assert len(list(work.glob("*.o"))) == (0 if count == 1 else 3)
+        assert len(list(work.glob("*.o"))) == objects
         libraries.append(ctypes.CDLL(str(built)))
     rng = np.random.default_rng(7)
     size, inputs = 4 * 4 + 4, 1 + 2 * 4
@@ -480,4 +485,5 @@ def test_pieces_in_their_own_translation_units_compute_the_same_bits(tmp_path, m
         for lib, out in zip(libraries, outs):
             lib.lagsim_dynamics(x.ctypes.data_as(double), parameters.ctypes.data_as(double),
                                 out.ctypes.data_as(double))
-        assert outs[0].tobytes() == outs[1].tobytes() and np.abs(outs[0]).max() > 0
+        assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+        assert np.abs(outs[0]).max() > 0

@@ -32,11 +32,14 @@ def simulate_file(file: str, flags: dict[str, Any], overrides: dict[str, float],
     kept there, a place checked, like ``output``, before the run; ``planned`` is called with the
     run's resolved options before the run, to refuse what the run's result would be refused
     for."""
+    from lagsim.numeric.compile import compile_ahead
     from lagsim.output.io import check_output
-    from lagsim.run.driver import FailedRun
 
     stdin_hint(file, "YAML", "FILE")
     system = api.open_system(file, overrides, initial)
+    compile_ahead(system.model)  # gcc runs while the run's modules are imported
+    from lagsim.run.driver import FailedRun
+
     spec = system.spec
     kept = None
     if partial is not None:

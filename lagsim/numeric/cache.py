@@ -271,6 +271,23 @@ def _lock(dfd: int, name: str) -> Iterator[None]:
         os.close(fd)
 
 
+def holds(key: str) -> bool:
+    """Whether the cache folder has a library file of ``key``: a hint only (whether to build it
+    ahead, :func:`lagsim.numeric.ccompile.runtime_ahead`), nothing is read or loaded; loading it
+    goes through :func:`obtain` and its checks."""
+    try:
+        _, dfd = open_folder(create=False)
+    except Unusable:
+        return False
+    try:
+        os.stat(f"{PREFIX}{key}{LIBRARY}", dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        return False
+    finally:
+        os.close(dfd)
+    return True
+
+
 def lock_name(key: str) -> str:
     """The lock file of entry ``key`` in the cache folder, held while it is built."""
     return f"{PREFIX}{key}{LOCK}"

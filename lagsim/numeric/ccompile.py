@@ -35,6 +35,8 @@ the reason under ``--debug``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import hashlib
 import importlib.util
@@ -46,8 +48,9 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,9 +235,11 @@ UNITS = 2
 cores of the machine issue 31 measures on; more units on a machine of more cores gain little
 (each unit also pays gcc's start)."""
 SPLIT_AT = 60_000
-"""Pieces of fewer characters than this stay in one translation unit: the 8-chain's 13 kB of
-pieces compiled apart took 1.25 s of wall time against 1.0 s in one unit (gcc's start and the
-link cost more than the work shared), the 32-chain's 190 kB are 97 % of gcc's CPU."""
+"""Pieces of fewer characters than this are not dealt to :data:`UNITS` translation units: the
+8-chain's 13 kB of pieces in two units beside the rest took 1.25 s of wall time against 1.0 s
+in one unit on a loaded machine (gcc's starts and the link cost more than the work shared); they
+go in one unit beside the rest only when a core is free (:func:`idle_core`), else stay with it.
+The 32-chain's 190 kB are 97 % of gcc's CPU."""
 _TEMPORARY = re.compile(r"\bx(\d+)\b")
 _DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
 _LOADED = re.compile(r"^    const double ([ap]_\d+) = ")
@@ -370,17 +375,21 @@ def model_key(cc: str, n: int, m: int, functions: Functions,
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def split_units(source: str, units: int) -> list[str]:
+def split_units(source: str, units: int, idle: bool = False) -> list[str]:
     """``source`` as translation units: the text without its pieces (:func:`_chunked`, between
     :data:`PIECE` and :data:`PIECE_END`), then at most ``units`` texts of the pieces, each with
     ``<math.h>``, dealt by size to the lightest unit so far (gcc's time grows with a piece's
     statements). The pieces use only their arguments and ``<math.h>``; their prototypes stay in
-    the first unit. A source of less than :data:`SPLIT_AT` characters of pieces is one
-    unit."""
+    the first unit. A source of less than :data:`SPLIT_AT` characters of pieces is one unit,
+    or, with ``idle`` (a core is free, :func:`idle_core`), two: the rest and the pieces (the
+    8-chain's pieces are 1,052 M of gcc's instructions, the rest 811 M and the link 58 M,
+    against 1,815 M for one unit, bench/build_results.md)."""
     found = _PIECES.findall(source)
-    if units < 2 or sum(map(len, found)) < SPLIT_AT:
+    if units < 2 or not found:
         return [source]
     rest = _PIECES.sub("", source)
+    if sum(map(len, found)) < SPLIT_AT:
+        return [rest, "#include <math.h>\n" + "\n".join(found)] if idle else [source]
     groups: list[list[str]] = [[] for _ in range(min(units, len(found)))]
     sizes = [0] * len(groups)
     for piece in sorted(found, key=len, reverse=True):
@@ -390,16 +399,32 @@ def split_units(source: str, units: int) -> list[str]:
     return [rest, *("#include <math.h>\n" + "\n".join(group) for group in groups)]
 
 
+def idle_core() -> bool:
+    """Whether a core is free besides the one this process works on: the 1-minute load average
+    (``os.getloadavg``) below the cores this process may use less one half. Compiling in two
+    units costs a link and a second compiler's start (6 % more CPU for the 8-chain), which a
+    machine without a free core pays in time too (issue 31: 0.95 of one unit's speed at load 7
+    on 2 cores)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+    return load < cores - 0.5
+
+
 def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path:
     """Compile ``source`` with ``options`` in the folder ``work``; the library's path. A source
     with pieces (:func:`_chunked`) is compiled as :data:`UNITS` + 1 translation units
-    (:func:`split_units`) by as many compilers at once, then linked: a large model's pieces are
+    (:func:`split_units`; two below :data:`SPLIT_AT` when a core is free, else one) by as many
+    compilers at once, then linked: a large model's pieces are
     most of gcc's time (the 32-chain: 3.3 of 3.4 s of CPU) and the cores are used together;
     the code of each function is the same as in one unit (the pieces were never inlined, and
     without fast-math gcc keeps every operation), so are the numbers. Raises
     :class:`lagsim.numeric.cache.BuildFailed` with the compiler's output."""
     built = work / "model.so"
-    texts = split_units(source, UNITS)
+    texts = split_units(source, UNITS, idle_core())
     if len(texts) == 1:
         src = work / "model.c"
         src.write_text(source, encoding="utf-8")
@@ -424,6 +449,9 @@ def _run_compilers(commands: list[list[str]], cc: str) -> None:
     the output of the first that failed."""
     children = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 for command in commands]
+    started = getattr(_STARTED, "call", None)
+    if started is not None:
+        started()
     failed = None
     for child in children:
         output, _ = child.communicate()
@@ -431,6 +459,22 @@ def _run_compilers(commands: list[list[str]], cc: str) -> None:
             failed = (child.returncode, output.decode("utf-8", "replace"))
     if failed is not None:
         raise cache.BuildFailed(f"{cc} exited with {failed[0]}: {failed[1][-2000:]}")
+
+
+_STARTED = threading.local()
+"""``call``: what this thread calls when its compilers have started (:func:`telling_started`)."""
+
+
+@contextlib.contextmanager
+def telling_started(call: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``call()`` as soon as compilers run in this thread (each time they
+    are started): :func:`lagsim.numeric.compile.compile_ahead` waits for it, so that its
+    build's Python work is done before the caller's goes on."""
+    _STARTED.call = call
+    try:
+        yield
+    finally:
+        _STARTED.call = None
 
 
 def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: Sequence[str],
@@ -452,9 +496,14 @@ def build_and_load(cc: str, tag: str, source: str | Callable[[], str], options: 
             raise ValueError("a source given as a callable needs key_text")
         key_text = source
     options = tuple(options)
-    key = hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
-                         ).hexdigest()[:32]
+    key = build_key(cc, tag, options, key_text)
     return _obtain(cc, key, source, options, f"lagsim's {tag} code")[0], key
+
+
+def build_key(cc: str, tag: str, options: Sequence[str], key_text: str) -> str:
+    """The cache key :func:`build_and_load` gives its library."""
+    return hashlib.sha256("\0".join((*_identity(cc), tag, *options, key_text)).encode()
+                          ).hexdigest()[:32]
 
 
 def _obtain(cc: str, key: str, source: str | Callable[[], str], options: tuple[str, ...],
@@ -696,6 +745,10 @@ def compile_c(n: int, m: int, functions: Functions | Callable[[], Functions],
 
 
 _ROWS: dict[str, Any] = {}
+ROWS_OPTIONS = ("-O2", *FLAGS)
+_ROWS_LOCK = threading.Lock()
+"""Held while the row loop is looked for or built (:func:`runtime_ahead`'s thread and a
+caller's first use)."""
 
 
 def _rows_function() -> Any:
@@ -708,9 +761,14 @@ def _rows_function() -> Any:
     cc = compiler()
     if cc is None:
         return None
+    with _ROWS_LOCK:
+        return _rows_loop(cc)
+
+
+def _rows_loop(cc: str) -> Any:
     if cc not in _ROWS:
         try:
-            lib, _ = build_and_load(cc, "rows", csource.read("rows.c"), ("-O2", *FLAGS))
+            lib, _ = build_and_load(cc, "rows", csource.read("rows.c"), ROWS_OPTIONS)
             loop = lib.lagsim_rows
             loop.argtypes = (ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_long,
                              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -725,6 +783,8 @@ def _rows_function() -> Any:
 
 
 _NATIVE: dict[str, Any] = {}
+_NATIVE_LOCK = threading.Lock()
+"""Held while the extension is looked for or built (as :data:`_ROWS_LOCK`)."""
 
 
 def _native_module(cc: str) -> Any:
@@ -734,6 +794,13 @@ def _native_module(cc: str) -> Any:
     cannot be used (it is not compiled again in every run)."""
     if cc in _NATIVE:
         return _NATIVE[cc]
+    with _NATIVE_LOCK:
+        return _native_loaded(cc)
+
+
+def _native_loaded(cc: str) -> Any:
+    if cc in _NATIVE:
+        return _NATIVE[cc]
     import importlib.machinery
     import importlib.util
 
@@ -741,8 +808,7 @@ def _native_module(cc: str) -> Any:
     module = None
     if (Path(include) / "Python.h").exists():
         source = csource.read("native.c")
-        key = hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
-                                        source)).encode()).hexdigest()[:32]
+        key = _native_key(cc)
 
         def build(work: Path) -> Path:
             return _compile(cc, source + _key_source(key) + "\n",
@@ -771,6 +837,13 @@ def _native_module(cc: str) -> Any:
     return module
 
 
+def _native_key(cc: str) -> str:
+    """The cache key of :func:`_native_module`'s extension."""
+    include = sysconfig.get_paths()["include"]
+    return hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
+                                     csource.read("native.c"))).encode()).hexdigest()[:32]
+
+
 def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """The ODE right-hand side of ``compiled`` called through :func:`_native_module`, or None."""
     cc = compiler()
@@ -784,3 +857,22 @@ def native_rhs(compiled: CompiledC) -> Callable[[float, np.ndarray], np.ndarray]
     return module.make(address, rhs._y.size, np.empty,
                        lambda y: np.ascontiguousarray(y, dtype=float), np.linalg.LinAlgError,
                        rhs._pp, rhs._params)
+
+
+def runtime_ahead() -> None:
+    """Start building the model-independent libraries every C run uses, the direct call into
+    the right-hand side (:func:`native_rhs`) and the loop over samples (:func:`_rows_function`),
+    in background threads (in copies of the caller's context), where the compile cache has no
+    file of them (:func:`lagsim.numeric.cache.holds`): on a machine's first run gcc builds them
+    while the model is compiled and the run prepared (issue 31, "Build"). One in the cache is
+    loaded at its first use, as before (loading it in a thread beside the run's imports cost
+    CPU). A first use meanwhile waits for its thread (each is built under a lock, once)."""
+    cc = compiler()
+    if cc is None:
+        return
+    rows = build_key(cc, "rows", ROWS_OPTIONS, csource.read("rows.c"))
+    makers = ([] if _ROWS or cache.holds(rows) else [_rows_function]) + (
+        [] if cc in _NATIVE or cache.holds(_native_key(cc)) else [lambda: _native_module(cc)])
+    for make in makers:
+        threading.Thread(target=contextvars.copy_context().run, args=(make,),
+                         name="lagsim-runtime", daemon=True).start()

@@ -15,8 +15,10 @@ a right-hand side returns).
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,7 +28,16 @@ import numpy as np
 import symengine as se
 
 from lagsim.numeric import stages
-from lagsim.numeric.ccompile import Functions, compile_c, compiler, native_rhs, structure
+from lagsim.numeric.ccompile import (
+    Functions,
+    compile_c,
+    compiler,
+    idle_core,
+    native_rhs,
+    runtime_ahead,
+    structure,
+    telling_started,
+)
 from lagsim.symbolic.model import Model
 
 BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
@@ -328,38 +339,142 @@ def _sizes(model: Model) -> tuple[tuple[str, int, int], ...]:
             ("velocity", 1 + n, m * n + m), ("energy", 1 + 2 * n, 1))
 
 
+def _memo_key(model: Model, cc: str | None, names: tuple[str, ...], params: list[se.Symbol]
+              ) -> tuple[str, Functions | None, str | None]:
+    """The process memo's key of ``model``'s code, with the functions when they had to be built
+    for it (a model without a ``structure_key``) and the text that keys a spec's model."""
+    if model.structure_key is not None:
+        text = "\0".join(("spec", model.structure_key, *names))
+        return hashlib.sha256("\0".join((str(cc), BACKEND, text)).encode()).hexdigest(), None, text
+    groups = _groups(model)
+    return hashlib.sha256("\0".join((str(cc), BACKEND, structure(
+        model.n, model.m, groups, params))).encode()).hexdigest(), groups, None
+
+
+def _make_code(model: Model, cc: str | None, params: list[se.Symbol], groups: Functions | None,
+               text: str | None) -> _Code:
+    """``model``'s code, compiled (C when ``cc`` is given and it can be, else LLVM)."""
+    code = None
+    if cc is not None:
+        code = (_c_code(model.n, model.m, groups, params) if groups is not None else
+                _c_code(model.n, model.m, lambda: _groups(model), params, text, _sizes(model)))
+    if code is None:
+        with stages.building("the model"):
+            stages.stage(f"deriving M and F ({model.n} coordinate{'s' * (model.n != 1)})")
+            made = groups or _groups(model)
+            stages.stage("compiling with LLVM")
+            code = _llvm_code(made, params)
+    return code
+
+
+class _Ahead:
+    """One model's code made in a background thread (:func:`compile_ahead`), in a copy of the
+    caller's context (``--debug``, :data:`lagsim.errors.DEBUG`, reaches it): the code, or what
+    making it raised, once :attr:`thread` has ended."""
+
+    __slots__ = ("thread", "code", "error", "started", "compiling")
+
+    def __init__(self, make: Callable[[], _Code]) -> None:
+        self.code: _Code | None = None
+        self.error: BaseException | None = None
+        self.started = threading.Event()
+        """Set when gcc runs, or when the build has ended without it (the cache had it)."""
+        self.compiling = False
+
+        def compilers() -> None:
+            self.compiling = True
+            self.started.set()
+
+        def run() -> None:
+            try:
+                with telling_started(compilers):
+                    self.code = make()
+                if self.compiling and self.code.backend == "c":
+                    runtime_ahead()
+            except BaseException as exc:  # raised again by the caller that waits (result)
+                self.error = exc
+            finally:
+                self.started.set()
+
+        self.thread = threading.Thread(target=contextvars.copy_context().run, args=(run,),
+                                       name="lagsim-build", daemon=True)
+        self.thread.start()
+
+    def result(self) -> _Code:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        assert self.code is not None
+        return self.code
+
+
+AHEAD: dict[str, _Ahead] = {}
+"""Builds under way in background threads, by :data:`MEMO`'s key (:func:`compile_ahead`);
+:func:`compile_model` takes its entry out when it waits for it."""
+
+
+def compile_ahead(model: Model) -> None:
+    """Start making ``model``'s code in a background thread, for the next :func:`compile_model`
+    of it (with the default memo), which waits for that build and uses what it made or raises
+    what it raised: the C compiler, a process of its own, then runs while the caller goes on
+    (``lagsim simulate`` imports the run's modules meanwhile; issue 31, "Build"). It returns
+    once the compilers run or the build has ended, so that the build's own Python work (the
+    derivation, the common subexpressions, printing C) does not share the interpreter with
+    the caller's; when no core is free (:func:`~lagsim.numeric.ccompile.idle_core`) only once
+    the build has ended, as without it: gcc beside the caller on a busy core gains no time and
+    costs CPU (the 8-chain at load 2 on 2 cores: +4 % of the process's CPU). The build is
+    the same as :func:`compile_model`'s (the same cache, locks and checks of what is loaded);
+    nothing starts when the code is in :data:`MEMO` or already being made. When gcc has
+    compiled the model (it was not in the cache), the thread starts building the libraries
+    every C run uses where the cache has none (:func:`~lagsim.numeric.ccompile.
+    runtime_ahead`: a machine's first run); a model that fell back to LLVM asks for none. A
+    process that ends
+    without waiting abandons the thread (a daemon): the compile cache removes a build folder
+    left so (:func:`lagsim.numeric.cache.prune`), as after a run killed while it compiled."""
+    names = tuple(model.parameters)
+    params = list(model.substitutions())
+    cc = compiler()
+    key, groups, text = _memo_key(model, cc, names, params)
+    if key in MEMO or key in AHEAD:
+        return
+    ahead = _Ahead(lambda: _make_code(model, cc, params, groups, text))
+    AHEAD[key] = ahead
+    ahead.started.wait()
+    if not idle_core():
+        ahead.thread.join()
+
+
+_COLD = [False]
+
+
+def cold_build() -> bool:
+    """Whether the last build :func:`compile_model` took from :func:`compile_ahead` compiled its
+    model to C here, by gcc (it was not in the compile cache; on a machine's first run neither
+    are the runtime's libraries)."""
+    return _COLD[0]
+
+
 def compile_model(model: Model, *, memo: OrderedDict[str, _Code] | None = None) -> NumericSystem:
     """Compile the numeric functions of ``model`` with its parameters as inputs, bound to its
     parameter values; a model of the same structure compiled before in this process (in
     ``memo``, default :data:`MEMO`; an empty one compiles as a new process would) is not
-    compiled again. A model with a ``structure_key`` (one built from a spec) is looked up by
-    it, so that a model whose code is in the compile cache is loaded without deriving M, F
-    and h (issue 17 §2)."""
+    compiled again, and one being made by :func:`compile_ahead` is waited for. A model with a
+    ``structure_key`` (one built from a spec) is looked up by it, so that a model whose code is
+    in the compile cache is loaded without deriving M, F and h (issue 17 §2)."""
+    default = memo is None
     memo = MEMO if memo is None else memo
     names = tuple(model.parameters)
     params = list(model.substitutions())
     values = np.array([model.parameters[k] for k in names], dtype=float)
     cc = compiler()
-    groups: Functions | None = None
-    if model.structure_key is not None:
-        text = "\0".join(("spec", model.structure_key, *names))
-        key = hashlib.sha256("\0".join((str(cc), BACKEND, text)).encode()).hexdigest()
-    else:
-        groups = _groups(model)
-        key = hashlib.sha256("\0".join((str(cc), BACKEND, structure(
-            model.n, model.m, groups, params))).encode()).hexdigest()
+    key, groups, text = _memo_key(model, cc, names, params)
     code = memo.get(key)
     if code is None:
-        if cc is not None:
-            code = (_c_code(model.n, model.m, groups, params) if groups is not None else
-                    _c_code(model.n, model.m, lambda: _groups(model), params, text,
-                            _sizes(model)))
-        if code is None:
-            with stages.building("the model"):
-                stages.stage(f"deriving M and F ({model.n} coordinate{'s' * (model.n != 1)})")
-                made = groups or _groups(model)
-                stages.stage("compiling with LLVM")
-                code = _llvm_code(made, params)
+        ahead = AHEAD.pop(key, None) if default else None
+        code = ahead.result() if ahead is not None else _make_code(model, cc, params, groups,
+                                                                   text)
+        if ahead is not None:
+            _COLD[0] = ahead.compiling and code.backend == "c"
         memo[key] = code
         while len(memo) > MEMO_SIZE:
             memo.popitem(last=False)

@@ -18,6 +18,7 @@ from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.driver import prepare, step
+from lagsim.run.engines.cloop import library_ahead
 from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, FLAGS, OPTIONS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
@@ -167,6 +168,7 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
                          f"{options.label('sensitivities')}",
                          options.file_location("sensitivity_errors"))
     model, numeric = compiled()
+    library_ahead(spec, options)
     values = spec.parameter_values
     if values != model.parameters:
         model = replace(model, parameters=values)

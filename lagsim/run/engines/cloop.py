@@ -46,8 +46,10 @@ reduced run that reaches a symbolic chart without C code goes on in it from ther
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import math
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -58,7 +60,7 @@ import numpy as np
 from lagsim.errors import IntegrationError
 from lagsim.numeric import cache, ccompile, csource
 from lagsim.numeric.ccompile import CFunction
-from lagsim.numeric.compile import NumericSystem
+from lagsim.numeric.compile import NumericSystem, cold_build
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
@@ -81,7 +83,8 @@ from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch, asse
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS, STABILIZERS
 from lagsim.run.sensitivity import Sensitive
-from lagsim.spec.options import BY_NAME
+from lagsim.spec.options import BY_NAME, SimulateOptions
+from lagsim.spec.system import SystemSpec
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -119,19 +122,21 @@ the parameters as inputs, not their values: a sweep over them loads one)."""
 
 
 def _coefficients() -> str:
-    """DOP853's tables as scipy's class holds them, printed exactly."""
+    """DOP853's tables as scipy's class ``scipy.integrate.DOP853`` holds them (sliced from its
+    module of coefficients as the class slices them, without importing ``scipy.integrate``:
+    half a second of a machine's first run), printed exactly."""
 
     def array(name: str, values: npt.ArrayLike) -> str:
         flat = np.asarray(values, dtype=float).ravel()
         return f"static const double {name}[] = {{{', '.join(repr(float(v)) for v in flat)}}};"
 
-    from scipy.integrate import DOP853 as d
-
+    d = ccompile.dop853_coefficients()
+    s = d.N_STAGES
     return "\n".join([
-        f"#define DOP_S {d.n_stages}", f"#define DOP_SX {d.D.shape[1]}",
-        array("DOP_A", d.A), array("DOP_B", d.B), array("DOP_C", d.C), array("DOP_E3", d.E3),
-        array("DOP_E5", d.E5), array("DOP_AX", d.A_EXTRA), array("DOP_CX", d.C_EXTRA),
-        array("DOP_D", d.D)])
+        f"#define DOP_S {s}", f"#define DOP_SX {d.D.shape[1]}",
+        array("DOP_A", d.A[:s, :s]), array("DOP_B", d.B), array("DOP_C", d.C[:s]),
+        array("DOP_E3", d.E3), array("DOP_E5", d.E5), array("DOP_AX", d.A[s + 1:]),
+        array("DOP_CX", d.C[s + 1:]), array("DOP_D", d.D)])
 
 
 def _crossings() -> str:
@@ -144,6 +149,34 @@ def _crossings() -> str:
         ("SLOPE_FLOOR", c.SLOPE_FLOOR), ("XTOL", c.XTOL), ("RTOL", c.RTOL)))
 
 
+_BUILDING: dict[tuple[str, bool], threading.Lock] = {}
+"""Held while one of :func:`library`'s libraries is loaded or built (by
+:func:`library_ahead`'s thread or a run)."""
+
+
+def library_ahead(spec: SystemSpec, options: SimulateOptions) -> None:
+    """Start loading the loop library a run of ``spec`` with ``options`` will ask for (the whole
+    one with the reduced formulation or unilateral contacts, else the plain one) in a
+    background thread, when the run is DOP853's with a C compiler, this process has not
+    loaded it, gcc has just compiled the run's model (:func:`lagsim.numeric.compile.
+    cold_build`: a cold model, as on a machine's first run) and the compile cache has no file
+    of it (:func:`lagsim.numeric.cache.holds`): gcc then builds the library (its few seconds
+    the longest part of a first run) while the run is prepared and the runtime's other
+    libraries are built (issue 31, "Build"). A run that asks for it meanwhile waits for the
+    thread."""
+    cc = compiler()
+    if cc is None or options.method != "DOP853" or not cold_build():
+        return
+    whole = options.formulation == "reduced" or bool(spec.contacts)
+    if (cc, whole) in LIBRARIES:
+        return
+    tag, template, flags = _template(whole)
+    if cache.holds(ccompile.build_key(cc, tag, flags, template)):
+        return
+    threading.Thread(target=contextvars.copy_context().run, args=(library, cc, whole),
+                     name="lagsim-runtime", daemon=True).start()
+
+
 def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
     """The loop's shared library (model independent), built once per machine; None when it
     cannot be built or loaded (said on stderr). Plain (``whole`` false): ``cloop.c`` without its
@@ -152,22 +185,27 @@ def library(cc: str, whole: bool = False) -> ctypes.CDLL | None:
     uses them. The two are separate libraries (a handle of one is never passed to the other):
     a first run on a machine compiles only the plain one (3.9–4.8 s of gcc's CPU at -O3
     against 4.9–6.3 s for the whole, bench/build_results.md)."""
-    return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
+    with _BUILDING.setdefault((cc, whole), threading.Lock()):
+        return LIBRARIES.get((cc, whole), lambda: _load_library(cc, whole))
 
 
-def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:
+def _template(whole: bool) -> tuple[str, str, tuple[str, ...]]:
+    """The loop library's tag, source without DOP853's tables (its key text) and options."""
     template = (csource.read("cloop.c").replace("@RUNTIME@", ccompile.RUNTIME)
                 .replace("@CROSSINGS@", _crossings()))
     if whole:
-        template += "\n" + csource.read("impacts.c")
-    else:
-        template = "#define LAGSIM_PLAIN_LOOP 1\n" + template
+        return ("cloop", template + "\n" + csource.read("impacts.c"),
+                (OPTIMIZE, *ccompile.FLAGS))
+    return ("cloop-plain", "#define LAGSIM_PLAIN_LOOP 1\n" + template,
+            (OPTIMIZE, *ccompile.FLAGS, *PLAIN_FLAGS))
+
+
+def _load_library(cc: str, whole: bool) -> ctypes.CDLL | None:
+    tag, template, options = _template(whole)
     lib = None
     try:
         lib, _ = ccompile.build_and_load(
-            cc, "cloop" if whole else "cloop-plain",
-            lambda: template.replace("@COEFFICIENTS@", _coefficients()),
-            (OPTIMIZE, *ccompile.FLAGS) if whole else (OPTIMIZE, *ccompile.FLAGS, *PLAIN_FLAGS),
+            cc, tag, lambda: template.replace("@COEFFICIENTS@", _coefficients()), options,
             key_text=template)
         _loop_argtypes(lib)
         if whole:

@@ -39,6 +39,7 @@ import contextlib
 import contextvars
 import ctypes
 import hashlib
+import importlib.machinery
 import importlib.util
 import math
 import os
@@ -322,24 +323,30 @@ def _scipy_version() -> str:
     return str(scipy.__version__)
 
 
+def compiler_stamp(cc: str) -> str:
+    """The compiler as a file, read without starting it: its real path, size and modification
+    time (installing another version rewrites it). ``cc --version`` in a child process cost a
+    warm run a few milliseconds of its start-up (issue 31)."""
+    path = os.path.realpath(cc)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return f"{path} ?"
+    return f"{path} {stat.st_size} {stat.st_mtime_ns}"
+
+
 def _identity(cc: str) -> tuple[str, ...]:
     """What besides its source determines a library: this generator (its own source and that of
     :mod:`lagsim.numeric.factoring`), the versions of lagsim, symengine (cse) and scipy
-    (DOP853's coefficients), the compiler (path and version), the flags, the Python ABI and
-    the platform."""
+    (DOP853's coefficients), the compiler (:func:`compiler_stamp`), the flags, the Python ABI
+    (the suffix of its extension modules) and the platform."""
     if cc not in _IDENTITY:
-        try:
-            done = subprocess.run([cc, "--version"], capture_output=True, check=False,
-                                  timeout=30)
-            version = done.stdout.decode("utf-8", "replace").strip()
-        except (OSError, subprocess.SubprocessError):
-            version = "?"
         _IDENTITY[cc] = (
             "lagsim-c", CACHE_FORMAT, __version__,
             hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
             hashlib.sha256(Path(factoring.__file__).read_bytes()).hexdigest(), csource.digest(),
-            se.__version__, _scipy_version(), os.path.realpath(cc), version, *FLAGS,
-            OPTIMIZE, str(CHUNK), str(sysconfig.get_config_var("SOABI")), sys.platform,
+            se.__version__, _scipy_version(), compiler_stamp(cc), *FLAGS,
+            OPTIMIZE, str(CHUNK), importlib.machinery.EXTENSION_SUFFIXES[0], sys.platform,
             platform.machine())
     return _IDENTITY[cc]
 

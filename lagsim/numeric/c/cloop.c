@@ -733,7 +733,25 @@ static int project_all(D *d, double t, const double *y, double *out)
 /* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. N, the
    state's size, and ne, the components of the error norm, are constants for the small states
    dop853_step() names (the same operations, as loops the compiler unrolls). */
-static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne)
+/* rhs() for a state of N values; ode: the run is ode_small's (form ode, m = 0, no
+   sensitivities, n = N / 2 ≤ 4), its right-hand side inlined into the caller. */
+static inline __attribute__((always_inline)) int rhs_n(D *d, const int N, const int ode,
+                                                       double t, const double *y, double *out)
+{
+    const int n = N / 2;
+    int i;
+    if (!ode) return rhs(d, t, y, out);
+    for (i = 0; i < n; i++) out[i] = y[n + i];
+    return ode_small(d, n, t, y, y + n, out + n);
+}
+
+static int small_ode(const D *d)
+{
+    return d->form == FORM_ODE && d->m == 0 && !d->ns && d->N == 2 * d->n && d->n <= 4;
+}
+
+static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne,
+                                                               const int ode)
 {
     const int S = DOP_S;
     double t = d->t, h_abs = d->h_abs, h = 0.0, t_new = t;
@@ -760,7 +778,7 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
                 for (i = 0; i < N; i++) acc[i] += kj[i] * a;
             }
             for (i = 0; i < N; i++) d->ytmp[i] = y[i] + acc[i] * h;
-            if (rhs(d, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
+            if (rhs_n(d, N, ode, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
         }
         zero_n(N, acc);
         for (j = 0; j < S; j++) {
@@ -768,7 +786,7 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
             for (i = 0; i < N; i++) acc[i] += kj[i] * b;
         }
         for (i = 0; i < N; i++) d->ynew[i] = y[i] + h * acc[i];
-        if (rhs(d, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
+        if (rhs_n(d, N, ode, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
         copy_n(N, K + S * N, d->fnew);
         d->nfev += S;
         zero_n(N, acc);
@@ -808,21 +826,29 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
 
 static int dop853_step(D *d)
 {
-    if (d->ne == d->N)
+    if (small_ode(d) && d->ne == d->N)
         switch (d->N) {
-        case 2: return dop853_step_n(d, 2, 2);
-        case 4: return dop853_step_n(d, 4, 4);
-        case 6: return dop853_step_n(d, 6, 6);
-        case 8: return dop853_step_n(d, 8, 8);
+        case 2: return dop853_step_n(d, 2, 2, 1);
+        case 4: return dop853_step_n(d, 4, 4, 1);
+        case 6: return dop853_step_n(d, 6, 6, 1);
+        case 8: return dop853_step_n(d, 8, 8, 1);
         default: break;
         }
-    return dop853_step_n(d, d->N, d->ne);
+    if (d->ne == d->N)
+        switch (d->N) {
+        case 2: return dop853_step_n(d, 2, 2, 0);
+        case 4: return dop853_step_n(d, 4, 4, 0);
+        case 6: return dop853_step_n(d, 6, 6, 0);
+        case 8: return dop853_step_n(d, 8, 8, 0);
+        default: break;
+        }
+    return dop853_step_n(d, d->N, d->ne, 0);
 }
 
 /* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
    is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N as in dop853_step_n. */
-static inline __attribute__((always_inline)) int dense_n(D *d, const int N, double s,
-                                                         double *out)
+static inline __attribute__((always_inline)) int dense_n(D *d, const int N, const int ode,
+                                                         double s, double *out)
 {
     const int S = DOP_S;
     int i, j, k;
@@ -837,7 +863,8 @@ static inline __attribute__((always_inline)) int dense_n(D *d, const int N, doub
                 for (j = 0; j < st; j++) acc += K[j * N + i] * DOP_AX[k * DOP_SX + j];
                 d->ytmp[i] = d->y_old[i] + acc * h;
             }
-            if (rhs(d, d->t_old + DOP_CX[k] * h, d->ytmp, K + st * N)) return RUN_SINGULAR;
+            if (rhs_n(d, N, ode, d->t_old + DOP_CX[k] * h, d->ytmp, K + st * N))
+                return RUN_SINGULAR;
         }
         d->nfev += 3;
         for (i = 0; i < N; i++) {
@@ -868,12 +895,20 @@ static inline __attribute__((always_inline)) int dense_n(D *d, const int N, doub
 
 static int dense(D *d, double s, double *out)
 {
+    if (small_ode(d))
+        switch (d->N) {
+        case 2: return dense_n(d, 2, 1, s, out);
+        case 4: return dense_n(d, 4, 1, s, out);
+        case 6: return dense_n(d, 6, 1, s, out);
+        case 8: return dense_n(d, 8, 1, s, out);
+        default: break;
+        }
     switch (d->N) {
-    case 2: return dense_n(d, 2, s, out);
-    case 4: return dense_n(d, 4, s, out);
-    case 6: return dense_n(d, 6, s, out);
-    case 8: return dense_n(d, 8, s, out);
-    default: return dense_n(d, d->N, s, out);
+    case 2: return dense_n(d, 2, 0, s, out);
+    case 4: return dense_n(d, 4, 0, s, out);
+    case 6: return dense_n(d, 6, 0, s, out);
+    case 8: return dense_n(d, 8, 0, s, out);
+    default: return dense_n(d, d->N, 0, s, out);
     }
 }
 

@@ -49,6 +49,7 @@ typedef struct {
     double t, t_old, h_abs, h_prev, guard_h, regular_at;
     Scan scan;
     int unchecked, dense_ready, finished, gram, diag, clean, fact_code, fact_finite;
+    int small;  /* ode_small's run: form ode, m = 0, no sensitivities, n ≤ 4 (rhs_n) */
     long nfev, nsteps;
     double n_gram, n_svd, n_lu;  /* the solves by path, for lagsim_loop_paths */
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
@@ -410,7 +411,7 @@ static inline __attribute__((always_inline)) int ode_small(D *d, const int n, do
     in[0] = t;
     for (i = 0; i < n; i++) { in[1 + i] = q[i]; in[1 + n + i] = qd[i]; }
     d->dyn(in, d->p, M);
-    if (!all_finite(n * n, M) || !all_finite(n, F)) {
+    if (!all_finite(n * n + n, M)) {  /* M, then F after it */
         for (i = 0; i < n; i++) qdd[i] = NAN;
         return 0;
     }
@@ -730,11 +731,8 @@ static int project_all(D *d, double t, const double *y, double *out)
 /* --- DOP853 (scipy.integrate.DOP853, stage for stage) ----------------------------------- */
 @COEFFICIENTS@
 
-/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. N, the
-   state's size, and ne, the components of the error norm, are constants for the small states
-   dop853_step() names (the same operations, as loops the compiler unrolls). */
-/* rhs() for a state of N values; ode: the run is ode_small's (form ode, m = 0, no
-   sensitivities, n = N / 2 ≤ 4), its right-hand side inlined into the caller. */
+/* rhs() for a state of N values; ode: the run is ode_small's (d->small, n = N / 2), its
+   right-hand side inlined into the caller. */
 static inline __attribute__((always_inline)) int rhs_n(D *d, const int N, const int ode,
                                                        double t, const double *y, double *out)
 {
@@ -745,11 +743,10 @@ static inline __attribute__((always_inline)) int rhs_n(D *d, const int N, const 
     return ode_small(d, n, t, y, y + n, out + n);
 }
 
-static int small_ode(const D *d)
-{
-    return d->form == FORM_ODE && d->m == 0 && !d->ns && d->N == 2 * d->n && d->n <= 4;
-}
-
+/* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. N, the
+   state's size, and ne, the components of the error norm, are constants for the small states
+   dop853_step() names (the same operations, as loops the compiler unrolls); ode as in
+   rhs_n. */
 static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne,
                                                                const int ode)
 {
@@ -826,7 +823,7 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
 
 static int dop853_step(D *d)
 {
-    if (small_ode(d) && d->ne == d->N)
+    if (d->small)
         switch (d->N) {
         case 2: return dop853_step_n(d, 2, 2, 1);
         case 4: return dop853_step_n(d, 4, 4, 1);
@@ -846,7 +843,8 @@ static int dop853_step(D *d)
 }
 
 /* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
-   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N as in dop853_step_n. */
+   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N and ode as in
+   dop853_step_n. */
 static inline __attribute__((always_inline)) int dense_n(D *d, const int N, const int ode,
                                                          double s, double *out)
 {
@@ -895,7 +893,7 @@ static inline __attribute__((always_inline)) int dense_n(D *d, const int N, cons
 
 static int dense(D *d, double s, double *out)
 {
-    if (small_ode(d))
+    if (d->small)
         switch (d->N) {
         case 2: return dense_n(d, 2, 1, s, out);
         case 4: return dense_n(d, 4, 1, s, out);
@@ -1187,6 +1185,7 @@ static void *loop_new(const int *ic, const double *dc, const int *hol, const dou
     if (!d) return NULL;
     d->n = n; d->m = m; d->mh = mh; d->N = N; d->form = ic[3]; d->stab = ic[4];
     d->ns = ns; d->width = N + m + m * ns; d->ne = N;
+    d->small = d->form == FORM_ODE && m == 0 && !ns && n <= 4;
     d->has_stop = ic[5]; d->stop_lam = ic[6]; d->mass_every = ic[7];
     d->beta2 = dc[1] * dc[1]; d->rtol = dc[2]; d->max_step = dc[3]; d->t_bound = dc[4];
     d->direction = dc[5]; d->mass_rtol = dc[6]; d->mass_scale = dc[7]; d->rcond = dc[8];

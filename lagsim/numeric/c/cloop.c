@@ -49,6 +49,7 @@ typedef struct {
     double t, t_old, h_abs, h_prev, guard_h, regular_at;
     Scan scan;
     int unchecked, dense_ready, finished, gram, diag, clean, fact_code, fact_finite;
+    int small;  /* ode_small's run: form ode, m = 0, no sensitivities, n ≤ 4 (rhs_n) */
     long nfev, nsteps;
     double n_gram, n_svd, n_lu;  /* the solves by path, for lagsim_loop_paths */
     double *y, *f, *y_old, *y_raw, *K, *F, *ytmp, *ynew, *fnew;
@@ -410,7 +411,7 @@ static inline __attribute__((always_inline)) int ode_small(D *d, const int n, do
     in[0] = t;
     for (i = 0; i < n; i++) { in[1 + i] = q[i]; in[1 + n + i] = qd[i]; }
     d->dyn(in, d->p, M);
-    if (!all_finite(n * n, M) || !all_finite(n, F)) {
+    if (!all_finite(n * n + n, M)) {  /* M, then F after it */
         for (i = 0; i < n; i++) qdd[i] = NAN;
         return 0;
     }
@@ -730,10 +731,24 @@ static int project_all(D *d, double t, const double *y, double *out)
 /* --- DOP853 (scipy.integrate.DOP853, stage for stage) ----------------------------------- */
 @COEFFICIENTS@
 
+/* rhs() for a state of N values; ode: the run is ode_small's (d->small, n = N / 2), its
+   right-hand side inlined into the caller. */
+static inline __attribute__((always_inline)) int rhs_n(D *d, const int N, const int ode,
+                                                       double t, const double *y, double *out)
+{
+    const int n = N / 2;
+    int i;
+    if (!ode) return rhs(d, t, y, out);
+    for (i = 0; i < n; i++) out[i] = y[n + i];
+    return ode_small(d, n, t, y, y + n, out + n);
+}
+
 /* One accepted step (scipy's RungeKutta._step_impl): 0, RUN_SMALL or RUN_SINGULAR. N, the
    state's size, and ne, the components of the error norm, are constants for the small states
-   dop853_step() names (the same operations, as loops the compiler unrolls). */
-static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne)
+   dop853_step() names (the same operations, as loops the compiler unrolls); ode as in
+   rhs_n. */
+static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N, const int ne,
+                                                               const int ode)
 {
     const int S = DOP_S;
     double t = d->t, h_abs = d->h_abs, h = 0.0, t_new = t;
@@ -760,7 +775,7 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
                 for (i = 0; i < N; i++) acc[i] += kj[i] * a;
             }
             for (i = 0; i < N; i++) d->ytmp[i] = y[i] + acc[i] * h;
-            if (rhs(d, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
+            if (rhs_n(d, N, ode, t + DOP_C[s] * h, d->ytmp, K + s * N)) return RUN_SINGULAR;
         }
         zero_n(N, acc);
         for (j = 0; j < S; j++) {
@@ -768,7 +783,7 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
             for (i = 0; i < N; i++) acc[i] += kj[i] * b;
         }
         for (i = 0; i < N; i++) d->ynew[i] = y[i] + h * acc[i];
-        if (rhs(d, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
+        if (rhs_n(d, N, ode, t + h, d->ynew, d->fnew)) return RUN_SINGULAR;
         copy_n(N, K + S * N, d->fnew);
         d->nfev += S;
         zero_n(N, acc);
@@ -808,21 +823,30 @@ static inline __attribute__((always_inline)) int dop853_step_n(D *d, const int N
 
 static int dop853_step(D *d)
 {
-    if (d->ne == d->N)
+    if (d->small)
         switch (d->N) {
-        case 2: return dop853_step_n(d, 2, 2);
-        case 4: return dop853_step_n(d, 4, 4);
-        case 6: return dop853_step_n(d, 6, 6);
-        case 8: return dop853_step_n(d, 8, 8);
+        case 2: return dop853_step_n(d, 2, 2, 1);
+        case 4: return dop853_step_n(d, 4, 4, 1);
+        case 6: return dop853_step_n(d, 6, 6, 1);
+        case 8: return dop853_step_n(d, 8, 8, 1);
         default: break;
         }
-    return dop853_step_n(d, d->N, d->ne);
+    if (d->ne == d->N)
+        switch (d->N) {
+        case 2: return dop853_step_n(d, 2, 2, 0);
+        case 4: return dop853_step_n(d, 4, 4, 0);
+        case 6: return dop853_step_n(d, 6, 6, 0);
+        case 8: return dop853_step_n(d, 8, 8, 0);
+        default: break;
+        }
+    return dop853_step_n(d, d->N, d->ne, 0);
 }
 
 /* The dense output of the last step at s (scipy's Dop853DenseOutput; the step's end itself
-   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N as in dop853_step_n. */
-static inline __attribute__((always_inline)) int dense_n(D *d, const int N, double s,
-                                                         double *out)
+   is its state, as lagsim.run.driver.Step.at): 0, or RUN_SINGULAR. N and ode as in
+   dop853_step_n. */
+static inline __attribute__((always_inline)) int dense_n(D *d, const int N, const int ode,
+                                                         double s, double *out)
 {
     const int S = DOP_S;
     int i, j, k;
@@ -837,7 +861,8 @@ static inline __attribute__((always_inline)) int dense_n(D *d, const int N, doub
                 for (j = 0; j < st; j++) acc += K[j * N + i] * DOP_AX[k * DOP_SX + j];
                 d->ytmp[i] = d->y_old[i] + acc * h;
             }
-            if (rhs(d, d->t_old + DOP_CX[k] * h, d->ytmp, K + st * N)) return RUN_SINGULAR;
+            if (rhs_n(d, N, ode, d->t_old + DOP_CX[k] * h, d->ytmp, K + st * N))
+                return RUN_SINGULAR;
         }
         d->nfev += 3;
         for (i = 0; i < N; i++) {
@@ -868,12 +893,20 @@ static inline __attribute__((always_inline)) int dense_n(D *d, const int N, doub
 
 static int dense(D *d, double s, double *out)
 {
+    if (d->small)
+        switch (d->N) {
+        case 2: return dense_n(d, 2, 1, s, out);
+        case 4: return dense_n(d, 4, 1, s, out);
+        case 6: return dense_n(d, 6, 1, s, out);
+        case 8: return dense_n(d, 8, 1, s, out);
+        default: break;
+        }
     switch (d->N) {
-    case 2: return dense_n(d, 2, s, out);
-    case 4: return dense_n(d, 4, s, out);
-    case 6: return dense_n(d, 6, s, out);
-    case 8: return dense_n(d, 8, s, out);
-    default: return dense_n(d, d->N, s, out);
+    case 2: return dense_n(d, 2, 0, s, out);
+    case 4: return dense_n(d, 4, 0, s, out);
+    case 6: return dense_n(d, 6, 0, s, out);
+    case 8: return dense_n(d, 8, 0, s, out);
+    default: return dense_n(d, d->N, 0, s, out);
     }
 }
 
@@ -1152,6 +1185,7 @@ static void *loop_new(const int *ic, const double *dc, const int *hol, const dou
     if (!d) return NULL;
     d->n = n; d->m = m; d->mh = mh; d->N = N; d->form = ic[3]; d->stab = ic[4];
     d->ns = ns; d->width = N + m + m * ns; d->ne = N;
+    d->small = d->form == FORM_ODE && m == 0 && !ns && n <= 4;
     d->has_stop = ic[5]; d->stop_lam = ic[6]; d->mass_every = ic[7];
     d->beta2 = dc[1] * dc[1]; d->rtol = dc[2]; d->max_step = dc[3]; d->t_bound = dc[4];
     d->direction = dc[5]; d->mass_rtol = dc[6]; d->mass_scale = dc[7]; d->rcond = dc[8];

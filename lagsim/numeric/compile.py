@@ -428,9 +428,9 @@ def compile_ahead(model: Model) -> None:
     compiled the model (it was not in the cache), the thread starts building the libraries
     every C run uses where the cache has none (:func:`~lagsim.numeric.ccompile.
     runtime_ahead`: a machine's first run); a model that fell back to LLVM asks for none. A
-    process that ends
-    without waiting abandons the thread (a daemon): the compile cache removes a build folder
-    left so (:func:`lagsim.numeric.cache.prune`), as after a run killed while it compiled."""
+    process that ends without waiting abandons the thread (a daemon): the compile cache
+    removes a build folder left so (:func:`lagsim.numeric.cache.prune`), as after a run killed
+    while it compiled."""
     names = tuple(model.parameters)
     params = list(model.substitutions())
     cc = compiler()

@@ -142,6 +142,29 @@ def test_returned_arrays_are_fresh():
     assert not np.array_equal(y1, y2)
 
 
+def test_threads_calling_one_compiled_function_at_once_get_their_own_values():
+    """ctypes lets go of the GIL during a C call: two threads calling the same compiled energy
+    and ODE right-hand side at once must each get the value of their own argument (buffers kept
+    on the function object gave one thread the other's: a sweep's threads saw wrong energies)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    numeric = compile_model(build_model(load_spec("pendulum")))
+    rhs = numeric.ode_rhs()
+    angles = np.linspace(0.1, 3.0, 400)
+    serial = [(numeric.energy(0.0, np.array([a]), np.array([2 * a])),
+               rhs(0.0, np.array([a, 2 * a]))) for a in angles]
+
+    def each(a: float) -> tuple[float, np.ndarray]:
+        return numeric.energy(0.0, np.array([a]), np.array([2 * a])), rhs(0.0, np.array([a, 2 * a]))
+
+    for _ in range(5):
+        with ThreadPoolExecutor(4) as pool:
+            parallel = list(pool.map(each, angles))
+        assert [e for e, _ in parallel] == [e for e, _ in serial]
+        for (_, got), (_, want) in zip(parallel, serial):
+            np.testing.assert_array_equal(got, want)
+
+
 def _one_dof(mass_expr, force=1):
     t, q, qd = se.symbols("t q qd")
     return ccompile.compile_c(1, 0, [("dynamics", [t, q, qd], [mass_expr(q), se.Integer(force)])])

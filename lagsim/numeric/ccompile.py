@@ -552,9 +552,12 @@ def fallback(why: str, reason: str | None = None) -> None:
 
 class CFunction:
     """``f(x) -> fresh 1-d array`` of one compiled expression list at the parameter values
-    ``params`` (the shape of symengine's ``Lambdify``)."""
+    ``params`` (the shape of symengine's ``Lambdify``). A call reads and writes only memory of
+    its own: ctypes lets go of the GIL during the C call, so buffers kept on the object would
+    be shared by threads calling it at once (a sweep's threads: wrong energies, caught by
+    tests/test_sweep_cluster.py)."""
 
-    __slots__ = ("_func", "_in", "_out", "_pin", "_pout", "_params", "_pp", "_address")
+    __slots__ = ("_func", "_in", "_out", "_params", "_pp", "_address")
 
     def __init__(self, func: Any, n_in: int, n_out: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -562,16 +565,15 @@ class CFunction:
         self._func = func
         self._in = np.zeros(n_in)
         self._out = np.zeros(n_out)
-        self._pin = self._in.ctypes.data
-        self._pout = self._out.ctypes.data
         self._params = params
         self._pp = params.ctypes.data
         self._address = int(ctypes.cast(func, ctypes.c_void_p).value or 0)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        self._in[:] = x
-        self._func(self._pin, self._pp, self._pout)
-        return self._out.copy()
+        given = np.array(x, dtype=float).reshape(self._in.shape)
+        out = np.empty_like(self._out)
+        self._func(given.ctypes.data, self._pp, out.ctypes.data)
+        return out
 
     def rows(self, x: np.ndarray) -> np.ndarray:
         """``f`` of each row of ``x`` (rows × inputs): a fresh (rows × outputs) array, in one
@@ -600,9 +602,10 @@ class CFunction:
 
 
 class COdeRhs:
-    """``rhs(t, y) -> fresh y' = [q̇, q̈]`` of an unconstrained system, one C call."""
+    """``rhs(t, y) -> fresh y' = [q̇, q̈]`` of an unconstrained system, one C call, in memory
+    of its own (as :class:`CFunction`'s)."""
 
-    __slots__ = ("_func", "_y", "_out", "_py", "_pout", "_params", "_pp")
+    __slots__ = ("_func", "_y", "_out", "_params", "_pp")
 
     def __init__(self, func: Any, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -610,16 +613,15 @@ class COdeRhs:
         self._func = func
         self._y = np.zeros(2 * n)
         self._out = np.zeros(2 * n)
-        self._py = self._y.ctypes.data
-        self._pout = self._out.ctypes.data
         self._params = params
         self._pp = params.ctypes.data
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
-        self._y[:] = y
-        if self._func(t, self._py, self._pout, self._pp):
+        given = np.array(y, dtype=float).reshape(self._y.shape)
+        out = np.empty_like(self._out)
+        if self._func(t, given.ctypes.data, out.ctypes.data, self._pp):
             raise np.linalg.LinAlgError("Singular matrix")
-        return self._out.copy()
+        return out
 
 
 class CDop853Step:
@@ -630,7 +632,7 @@ class CDop853Step:
     :attr:`~lagsim.numeric.csource.Status.RUN_SINGULAR` singular mass matrix; ``K`` (13 rows)
     receives the stages."""
 
-    __slots__ = ("_func", "_result", "_presult", "n", "_params", "_pp")
+    __slots__ = ("_func", "n", "_params", "_pp")
 
     def __init__(self, func: Any, n: int, params: np.ndarray) -> None:
         func.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
@@ -639,8 +641,6 @@ class CDop853Step:
                          ctypes.POINTER(csource.StepResult), ctypes.c_void_p)
         func.restype = ctypes.c_int
         self._func = func
-        self._result = csource.StepResult()
-        self._presult = ctypes.pointer(self._result)
         self.n = 2 * n
         self._params = params
         self._pp = params.ctypes.data
@@ -650,11 +650,11 @@ class CDop853Step:
                  K: np.ndarray, h_abs: float) -> tuple:
         y_new = np.empty(self.n)
         f_new = np.empty(self.n)
-        result = self._result
+        result = csource.StepResult()
         result.begin(h_abs)
         code = self._func(t, y.ctypes.data, f.ctypes.data, t_bound, direction, rtol,
                           atol.ctypes.data, max_step, K.ctypes.data, y_new.ctypes.data,
-                          f_new.ctypes.data, self._presult, self._pp)
+                          f_new.ctypes.data, ctypes.pointer(result), self._pp)
         return code, y_new, f_new, result.t_new, result.h, result.h_abs, result.nfev
 
 

@@ -14,8 +14,9 @@ import sys
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Literal
+
+from lagsim.records import record
 
 DEBUG: ContextVar[bool] = ContextVar("lagsim_debug", default=False)
 """Whether the running ``lagsim`` command was given ``--debug`` (set by the command line for the
@@ -100,7 +101,7 @@ def signals_blocked(numbers: Sequence[int]) -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-@dataclass(frozen=True)
+@record
 class Location:
     """Where a value sits in a user's file: 1-based line and column."""
 
@@ -116,7 +117,7 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True)
+@record
 class Subject:
     """The part of the user's system an error is about, for the caller that knows where the
     parts stand in the file (:class:`lagsim.run.problem.SourceMap`) when the code that raises does

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 
 TIME = "t"
 """The time column, the first of every trajectory."""
@@ -302,7 +302,7 @@ def _format(template: str, name: str) -> str:
     return head + name + rest.partition("}")[2]
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     """The columns of one trajectory: the fixed layout of :data:`COLUMNS` for its coordinates
     and constraints, then the ``extra`` columns of :data:`EXTRA_COLUMNS` by name."""

@@ -62,7 +62,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as tomli, which mypy
 PACKAGE = "lagsim"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "naming"), ("spec",), ("symbolic",), ("numeric",), ("output",), ("run",),
+    ("errors", "naming", "records"), ("spec",), ("symbolic",), ("numeric",), ("output",), ("run",),
     ("export",), ("analysis",), ("sweep",), ("viz",), ("api",), ("cli",))
 """Issue 23's layering, bottom to top: the first name under ``lagsim.`` of a module decides its
 layer, and an import may point down or within its layer (without a cycle), never up."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ import symengine as se
 
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, Location
+from lagsim.records import record
 from lagsim.run.columns import RunningAction, running_action
 from lagsim.spec.expressions import diff
 from lagsim.spec.system import SystemSpec
@@ -38,7 +39,7 @@ QUAD_LIMIT = 200
 uncertain with scipy's error estimate."""
 
 
-@dataclass(frozen=True)
+@record
 class ActionReport:
     """The action of one path: ``value`` (float), ``exact`` (SymPy's closed form as text, empty
     when computed numerically), the ``method`` and its ``error`` estimate."""
@@ -243,7 +244,7 @@ def table_action(model: Model, table: Any) -> RunningAction:
     return running_action(model, t, q, qd, lam)
 
 
-@dataclass(frozen=True)
+@record
 class StationaryPath:
     """The path of δS = 0 between two configurations: samples ``t``, ``q``, ``qd``, the running
     ``action`` and its final value ``S`` with the quadrature's error estimate."""

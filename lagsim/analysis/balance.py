@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +31,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Table
+from lagsim.records import record
 
 if TYPE_CHECKING:
     import symengine as se
@@ -47,7 +47,7 @@ is left is the rounding of two evaluations of one expression, about 1e-15 of tha
 SHOWN_PARAMETERS = 8
 """A mismatch names at most this many of the system's parameter values (a chain has dozens)."""
 
-@dataclass(frozen=True)
+@record
 class Work:
     """W(t) at the table's samples; ``error`` bounds the quadrature error (see :func:`work`);
     ``why`` is why h is not conserved."""

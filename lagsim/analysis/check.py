@@ -14,12 +14,12 @@ constraints found integrable; and the conserved quantities (:mod:`lagsim.symboli
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lagsim.errors import InputError
+from lagsim.records import record
 from lagsim.spec.options import WORDING
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.integrability import Integrability, frobenius
@@ -30,7 +30,7 @@ RANK_TOL = 1e-10
 """A singular value of A below RANK_TOL × the largest (or × 1) counts as zero."""
 
 
-@dataclass(frozen=True)
+@record
 class ConstraintInfo:
     name: str
     kind: str
@@ -40,7 +40,7 @@ class ConstraintInfo:
         return {"name": self.name, "kind": self.kind, "rheonomic": self.rheonomic}
 
 
-@dataclass(frozen=True)
+@record
 class Redundancy:
     """A constraint whose row of A is a combination of earlier ones at the start."""
 
@@ -55,7 +55,7 @@ class Redundancy:
         return {"name": self.name, "depends_on": {n: c for n, c in self.depends_on}}
 
 
-@dataclass(frozen=True)
+@record
 class CheckReport:
     """The report of :func:`check_system`; ``to_text()`` for a terminal, ``to_dict()`` for JSON."""
 

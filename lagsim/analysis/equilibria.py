@@ -9,7 +9,7 @@ constraints), ``002_485a91571cac8ced.txt`` §23.5 (relative equilibria of rheono
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from lagsim.analysis.rest import (
     solve_equilibria,
     value_text,
 )
+from lagsim.records import record
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
@@ -33,7 +34,7 @@ MAX_REPORTED = 64
 """At most this many equilibria are listed (a family of equilibria gives one per start)."""
 
 
-@dataclass(frozen=True)
+@record
 class Equilibrium:
     """One rest state: ``q`` in the model's coordinates, the multipliers ``lam``, the residual
     ``max |R|`` of the rest equations, its ``stability`` (from the linearization) and the
@@ -55,7 +56,7 @@ class Equilibrium:
         }
 
 
-@dataclass(frozen=True)
+@record
 class EquilibriaReport:
     """The equilibria of one system, nearest to the initial state first."""
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from lagsim import naming
 from lagsim.errors import InputError, LagsimError, Location
 from lagsim.output.io import Table, read_csv
 from lagsim.output.trajectory import Trajectory
+from lagsim.records import record
 from lagsim.spec.options import FIT_BY_NAME, FIT_OPTIONS, WORDING, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
 
@@ -81,7 +82,7 @@ class FitError(LagsimError):
     exit_code = 1
 
 
-@dataclass(frozen=True)
+@record
 class Data:
     """The measured columns: times ``t`` (increasing) and ``values`` (N, k) of ``columns``."""
 
@@ -129,7 +130,7 @@ def check_data(table: Table, model_columns: Sequence[str], observe: Sequence[str
     return Data(table.source, np.array(t), names, values)
 
 
-@dataclass(frozen=True)
+@record
 class FitReport:
     """The estimates and what the data determine (module docstring)."""
 

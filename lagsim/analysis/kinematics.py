@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import symengine as se
@@ -20,6 +19,7 @@ from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import lambdify
 from lagsim.output.io import Table
 from lagsim.output.units import Quantities, unit_columns
+from lagsim.records import record
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model, to_sympy
 
@@ -168,7 +168,7 @@ def has_bodies(spec: SystemSpec) -> bool:
     return any(mass.orientation is not None for mass in spec.masses)
 
 
-@dataclass(frozen=True)
+@record
 class BodyFrames:
     """A 3-D body along a trajectory, as the pictures draw it.
 

@@ -27,13 +27,13 @@ no mode. Mode shapes are δq = N z in the file's coordinates, scaled so that the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lagsim.analysis.rest import RestEquations
 from lagsim.errors import InputError
+from lagsim.records import record
 
 SINGULAR_RCOND = 1e-12
 
@@ -72,7 +72,7 @@ def null_space(matrix: np.ndarray, n: int) -> tuple[np.ndarray, list[int]]:
     return N, independent
 
 
-@dataclass(frozen=True)
+@record
 class Linearization:
     """The linear equations about one equilibrium (module docstring): the full matrices
     ``M0``, ``D``, ``K`` (n×n), the tangent basis ``N`` (n×k), the velocity basis ``Nv`` (k×k_v),
@@ -336,7 +336,7 @@ def _shape(v: np.ndarray) -> tuple[complex, ...] | tuple[float, ...]:
     return tuple(complex(x) for x in v)
 
 
-@dataclass(frozen=True)
+@record
 class Mode:
     """One mode: its roots s of the state matrix (``eigenvalues``: iω for an undamped mode, the
     one of a complex pair with Im s > 0 standing for both, or a pair of real roots, largest

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,6 +52,7 @@ from lagsim.analysis.linearize import linearize
 from lagsim.analysis.modes import equilibrium_point
 from lagsim.analysis.rest import autonomous_model, snap, value_text
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.feedback import Feedback
@@ -171,7 +171,7 @@ def _root_text(s: complex) -> str:
     return f"{s.real:.10g} {'+' if s.imag > 0 else '−'} {abs(s.imag):.10g}i"
 
 
-@dataclass(frozen=True)
+@record
 class LqrReport:
     """The regulator about one equilibrium (module docstring): the state's names, A, B, Q, R,
     the gain K (None when no stabilizing gain exists, ``reason`` says why), the open- and

@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,6 +73,7 @@ from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import RhsJacobian
+from lagsim.records import record
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
@@ -86,7 +86,7 @@ FRAME_TOLERANCE = 1e-6
 (:func:`first_frame`)."""
 
 
-@dataclass(frozen=True)
+@record
 class LyapunovReport:
     """The exponents (largest first), their spreads, the settings, and the running estimate
     ``trace`` (times, then one row of estimates per renormalization) of the first start."""

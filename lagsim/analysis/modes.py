@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from lagsim.analysis.rest import (
 )
 from lagsim.analysis.steady import SteadyModesReport, steady_modes, wants_steady
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.forms.linear import RestLinearization
 from lagsim.symbolic.model import Model
@@ -41,7 +42,7 @@ AT_TOLERANCE = 1e-9
 this (absolute, in the file's units)."""
 
 
-@dataclass(frozen=True)
+@record
 class ModesReport:
     """The modes of one system about one equilibrium."""
 
@@ -122,7 +123,7 @@ def _rows(matrix: np.ndarray) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(float(x) for x in row) for row in matrix)
 
 
-@dataclass(frozen=True)
+@record
 class Point:
     """The equilibrium the modes are taken about, with what was said about how it was chosen."""
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import symengine as se
 
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec.expressions import Source, diff, kinks, parse_expression
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.dependence import depends
@@ -54,7 +54,7 @@ MAX_STARTS = 2000
 TWO_PI = 2.0 * math.pi
 
 
-@dataclass(frozen=True)
+@record
 class AutonomousModel:
     """The model whose rest states are the equilibria: the system's own when it is autonomous,
     else its reduced form (``eliminated`` gives each eliminated coordinate in the free ones and
@@ -493,7 +493,7 @@ def _singular_point(eqs: RestEquations, q: np.ndarray, lam: np.ndarray) -> bool:
     return size > 1e3 * max(nearby)
 
 
-@dataclass(frozen=True)
+@record
 class Search:
     """What :func:`solve_equilibria` found: ``solutions`` (q, λ, residual, family dimension),
     nearest to the initial state first; the ``periodic`` coordinates; the number of Newton

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,6 +57,7 @@ from lagsim.analysis.rest import (
 )
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import lambdify
+from lagsim.records import record
 from lagsim.spec.expressions import diff
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.forms.linear import SteadyLinearization
@@ -295,7 +295,7 @@ def ignorable_coordinates(model: Model, q0: np.ndarray, qd0: np.ndarray) -> tupl
     return tuple(i for i in range(n) if tested[i] and not varies[i])
 
 
-@dataclass(frozen=True)
+@record
 class SteadyMotion:
     """A relative equilibrium (q, q̇, λ) of ``eqs`` with max |q̈| ``residual``; ``given``,
     ``solved`` and ``free`` name the entries (coordinates and ``_dot`` rates) given, solved for,
@@ -454,7 +454,7 @@ def _free(J: np.ndarray, count: int, labels: Sequence[str]) -> list[str]:
     return [labels[k] for k in range(count) if np.any(np.abs(null[:, k]) > 1e-6)]
 
 
-@dataclass(frozen=True)
+@record
 class Reduced:
     """The linearization about a steady motion: the full map ``L`` on ξ (``state`` names its
     entries), the tangent basis ``N`` (ξ = N η, η the ``independent`` entries), the reduced
@@ -599,7 +599,7 @@ def steady_modes_of(reduced: Reduced, labels_index: Sequence[int]
     return tuple(modes), stability, zero
 
 
-@dataclass(frozen=True)
+@record
 class SteadyModesReport:
     """The modes of one system about one steady motion."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from lagsim.numeric.ccompile import RUNTIME, c_function, dop853_coefficients, do
 from lagsim.numeric.compile import compile_model
 from lagsim.numeric.jacobian import residual_derivatives
 from lagsim.output.io import check_output, open_output
+from lagsim.records import record
 from lagsim.run.start import CUTOFF as START_CUTOFF
 from lagsim.run.start import NUDGE as START_NUDGE
 from lagsim.run.start import TOLERANCE as START_TOLERANCE
@@ -63,7 +64,7 @@ def identifier(name: str) -> str:
     return f"m_{text}" if not text or text[0].isdigit() else text
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     """The exported model's interface, declared once: the state, parameter and output names in
     their array order, with start values and units (``""`` when the file gives none);

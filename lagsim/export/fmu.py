@@ -32,7 +32,6 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -43,6 +42,7 @@ from lagsim.export.units import parse
 from lagsim.numeric import csource
 from lagsim.numeric.ccompile import compiler
 from lagsim.output.io import check_output, open_output
+from lagsim.records import record
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -116,7 +116,7 @@ def initial_unknowns(lay: Layout) -> list[int]:
             *range(2 * ny + npar, 2 * ny + npar + len(lay.outputs))]
 
 
-@dataclass(frozen=True)
+@record
 class Variable:
     """One scalar variable of the model description: its attributes (FMI 2.0 §2.2.7, FMI 3.0
     §2.4.7), ``derivative`` the index (FMI 2.0) or value reference (FMI 3.0) of the state it is

@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 
 import symengine as se
 
 from lagsim import naming
+from lagsim.records import record
 from lagsim.symbolic.model import Model
 
 BASES = ("kg", "m", "s", "A", "K", "mol", "cd", "rad")
@@ -36,7 +36,7 @@ _PREFIXES = {"G": 1e9, "M": 1e6, "k": 1e3, "c": 1e-2, "m": 1e-3, "u": 1e-6, "µ"
 _TOKEN = re.compile(r"^([A-Za-zµ]+)(?:\^|\*\*)?(-?\d+)?$")
 
 
-@dataclass(frozen=True)
+@record
 class Dimension:
     """A unit as exponents of named dimensions (the SI bases, or an unknown unit's own text)
     and a factor to the SI unit of those exponents. ``rad`` is kept for ``<BaseUnit>`` but an

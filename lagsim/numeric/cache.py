@@ -34,12 +34,12 @@ import shutil
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from lagsim import errors
 from lagsim.errors import DEBUG
+from lagsim.records import record
 
 T = TypeVar("T")
 
@@ -431,7 +431,7 @@ def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
     return removed
 
 
-@dataclass(frozen=True)
+@record
 class Info:
     """What ``lagsim cache info`` prints."""
 

@@ -52,7 +52,7 @@ import sysconfig
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ import symengine as se
 
 from lagsim import __version__
 from lagsim.numeric import cache, csource, factoring, stages
+from lagsim.records import record
 from lagsim.spec.expressions import exact_text
 from lagsim.spec.limits import MAX_COORDINATES
 from lagsim.symbolic.expansion import killable
@@ -658,7 +659,7 @@ class CDop853Step:
         return code, y_new, f_new, result.t_new, result.h, result.h_abs, result.nfev
 
 
-@dataclass(frozen=True)
+@record
 class CompiledC:
     """The compiled functions by name (``f(x) -> array``) and, without constraints, the ODE
     right-hand side and DOP853's step, all at the parameter values ``params``; ``library`` is

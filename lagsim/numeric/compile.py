@@ -21,7 +21,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from lagsim.numeric.ccompile import (
     structure,
     telling_started,
 )
+from lagsim.records import record
 from lagsim.symbolic.model import Model
 
 BACKEND = "llvm" if getattr(se, "have_llvm", False) and not os.environ.get(
@@ -66,7 +67,7 @@ def _flat(matrix: se.DenseMatrix) -> list[se.Basic]:
     return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
 
 
-@dataclass(frozen=True)
+@record
 class NumericSystem:
     """Numeric M(q,t), F(q,q̇,t), A(q,t), b(q,q̇,t), φ, φ_q, h of one model.
 
@@ -274,7 +275,7 @@ class _Bound:
         return np.asarray(self._func(full), dtype=float).reshape(x.shape[0], -1)
 
 
-@dataclass(frozen=True)
+@record
 class _Code:
     """The compiled code of one model structure, before parameter values are given:
     ``bind(values)`` returns the :class:`NumericSystem` fields of the functions at them."""

@@ -5,16 +5,16 @@ Compiling is numeric work, so it lives here and not beside the symbolic reductio
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import symengine as se
 
 from lagsim.numeric.compile import NumericSystem, compile_model, lambdify
+from lagsim.records import record
 from lagsim.symbolic.reduce import Reduction, flat
 
 
-@dataclass(frozen=True)
+@record
 class NumericReduction:
     """The compiled reduced system (002 §23.5) and the map back to the full state.
 

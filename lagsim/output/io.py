@@ -63,6 +63,7 @@ from lagsim.errors import (
     printable,
     signals_blocked,
 )
+from lagsim.records import record
 from lagsim.spec.options import MAX_SAMPLES
 
 __all__ = [
@@ -98,7 +99,7 @@ MAX_CSV_CELLS = 100_000_000
 
 
 
-@dataclass(frozen=True)
+@record
 class CsvLimits:
     """What a CSV reader holds at most: ``lines`` (blank ones included), ``line_chars``
     characters in one line, ``cells`` numbers; ``lines_are`` says what the line limit counts,
@@ -173,7 +174,7 @@ class OutputError(LagsimError):
     exit_code = 1
 
 
-@dataclass(frozen=True)
+@record
 class Output:
     """A checked ``-o`` destination.
 

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from lagsim import naming
+from lagsim.records import record
 
 if TYPE_CHECKING:
     import pandas
     import xarray
 
-@dataclass(frozen=True)
+@record
 class ImpactEvent:
     """One contact's share of one impact (issue 27), a row of ``simulate --events``
     (:func:`lagsim.naming.events`): the time, the contact, its impulse Λ, its gap's rate ġ before
@@ -119,7 +120,7 @@ NO_EVENTS = _no_events()
 """The events of a trajectory without impacts (:meth:`ImpactEvents.empty`)."""
 
 
-@dataclass(frozen=True)
+@record
 class Trajectory:
     """Samples of one run; arrays have one row per sample time.
 

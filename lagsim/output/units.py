@@ -9,14 +9,15 @@ live with the output.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lagsim import naming
+from lagsim.records import record
 from lagsim.symbolic.names import text
 
 
-@dataclass(frozen=True)
+@record
 class Quantities:
     """What the columns measure, for labels and scales: ``units`` maps a column (a coordinate,
     a velocity, ``t``) to its unit text; ``dimensions`` maps a coordinate to ``"length"`` or

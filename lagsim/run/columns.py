@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +26,7 @@ from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.output.io import Table
 from lagsim.output.trajectory import Trajectory
+from lagsim.records import record
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.model import Model
 
@@ -118,7 +118,7 @@ def _hermite_sum(t: np.ndarray, L: np.ndarray, Ld: np.ndarray) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(steps)])
 
 
-@dataclass(frozen=True)
+@record
 class RunningAction:
     """The running action at each sample and the estimated error of its last value."""
 

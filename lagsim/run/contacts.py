@@ -34,7 +34,7 @@ sticking mode first), the first that satisfies every inequality taken.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import partial
 from itertools import combinations, product
 
@@ -45,6 +45,7 @@ from lagsim import naming
 from lagsim.errors import IntegrationError
 from lagsim.numeric.compile import NumericSystem, lambdify
 from lagsim.output.trajectory import ImpactEvents
+from lagsim.records import record
 from lagsim.run.events import FUNCTIONS
 from lagsim.spec.system import ContactSpec, SystemSpec
 
@@ -73,7 +74,7 @@ def dependent(rows: np.ndarray, held: int) -> bool:
     return bool(sigma[-1] <= DEPENDENT * sigma[0])
 
 
-@dataclass(frozen=True)
+@record
 class Impact:
     """One impact: the time, the contacts' impulses Λ (0 for those that take none), their rates
     ġ before and after, the energy h before and after (seed 001's h = q̇·∂L/∂q̇ − L), the
@@ -95,7 +96,7 @@ class Impact:
         return self.energy_before - self.energy_after
 
 
-@dataclass(frozen=True)
+@record
 class Impacts:
     """Impacts as columns (issue 27: the thousand impacts of a run in C are kept as the arrays
     C logged them in, never one object each): ``rows`` the run's row after each, the other

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -39,6 +38,7 @@ from lagsim import naming
 from lagsim.errors import IntegrationError, LagsimError, Location
 from lagsim.numeric.compile import NumericSystem, lambdify
 from lagsim.numeric.memo import Memo
+from lagsim.records import record
 from lagsim.run.crossings import RTOL, XTOL, Scan, bound_evaluators, clear, message, probes
 from lagsim.run.formulations import Formulation
 from lagsim.spec.expressions import Source, parse_expression
@@ -59,7 +59,7 @@ class OptionSource(Protocol):
     def file_location(self, name: str) -> Location | None: ...
 
 
-@dataclass(frozen=True)
+@record
 class Event:
     """An expression whose crossings of zero a run looks for.
 
@@ -106,7 +106,7 @@ class Event:
         return f"stopped at t = {t!r}: {self.text} {how[self.direction]} ({self.label})"
 
 
-@dataclass(frozen=True)
+@record
 class CompiledEvent:
     """An :class:`Event` compiled in (t, q, q̇, λ) at one run's parameter values:
     ``function(t, *q, *q̇, *λ)``, and ``rows(x)`` at each row (t, q, q̇, λ) of x at once.

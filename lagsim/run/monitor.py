@@ -34,6 +34,7 @@ from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
+from lagsim.records import record
 from lagsim.run.events import EventWatch
 from lagsim.run.formulations import Formulation, MassWatch, euler_angles
 from lagsim.run.problem import Problem
@@ -68,7 +69,7 @@ class FailedRun(IntegrationError):
         self.partial = partial
 
 
-@dataclass(frozen=True)
+@record
 class At:
     """A state a C loop accepted (what the parts read of a scipy ``OdeSolver``): the time, the
     state and the next step size (None before the first step)."""

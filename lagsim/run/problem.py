@@ -12,13 +12,14 @@ the driver (:mod:`lagsim.run.driver`) only steps.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from lagsim import naming
 from lagsim.errors import InputError, Location, Subject
 from lagsim.numeric.compile import NumericSystem, compile_model
+from lagsim.records import record
 from lagsim.run.events import EITHER, CompiledEvent, Event, compile_events
 from lagsim.run.formulations import Formulation, Report, dependent_constraints
 from lagsim.run.inertia import regular_inertia
@@ -31,7 +32,7 @@ from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
 
 
-@dataclass(frozen=True)
+@record
 class SourceMap:
     """Where the parts of a system stand in its file (read-only views of the spec's locations).
 
@@ -73,7 +74,7 @@ class SourceMap:
         return InputError(error.message, self.locate(error.about), error.about)
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """One run, ready to step: build it with :meth:`build`.
 

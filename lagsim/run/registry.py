@@ -14,13 +14,13 @@ and, when a combination does not apply, says what would; shaped like scipy's ``s
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lagsim.errors import InputError
 from lagsim.numeric.compile import NumericSystem
+from lagsim.records import record
 from lagsim.run.formulations import (
     Baumgarte,
     Formulation,
@@ -77,7 +77,7 @@ SOLVERS: Mapping[str, type[OdeSolver]] = Lazy(choices.SOLVER_METHODS, _solver)
 """scipy's adaptive solvers: they integrate the ODE a formulation makes."""
 
 
-@dataclass(frozen=True)
+@record
 class FixedStep:
     """What a fixed-step ``--method`` takes (issue 11), declared here so that
     :func:`check_combination` reads it before anything is built; the method itself, which runs

@@ -38,7 +38,6 @@ held fixed (no event-time correction).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -46,6 +45,7 @@ from lagsim import naming
 from lagsim.errors import InputError, Location
 from lagsim.numeric.compile import NumericSystem
 from lagsim.numeric.jacobian import ParameterDerivatives
+from lagsim.records import record
 from lagsim.run.formulations import RCOND, Formulation, Report
 from lagsim.run.start import start_tangent
 from lagsim.spec.choices import AUTO
@@ -65,7 +65,7 @@ the explicit Runge–Kutta pairs, whose error norm is taken over the first 2n co
 (:func:`lagsim.run.engines.python.make_solver`, the C loop's ``d->ne``)."""
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """One name of ``--sensitivities``: a parameter, or the initial value of a coordinate or
     velocity (``state`` its index in [q, q̇])."""

@@ -22,12 +22,12 @@ import re
 import sys
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import symengine as se
 
 from lagsim import naming
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec.limits import (
     MAX_EXPONENT,
     MAX_EXPRESSION_CHARS,
@@ -79,7 +79,7 @@ def normal_name(name: str) -> str:
     return unicodedata.normalize("NFKC", name)
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     """Where an expression string starts in its file, to point errors at the offending column."""
 

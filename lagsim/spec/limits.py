@@ -8,10 +8,10 @@ chain is a few kilobytes, and the C solver holds up to :data:`MAX_COORDINATES` c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from lagsim.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Limit:
     """One limit: its value, what it counts, and the section of docs/format.md that lists it."""
 

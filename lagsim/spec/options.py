@@ -20,10 +20,11 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec import choices
 
 Parser = Callable[[Any, str, Location | None], Any]
@@ -158,7 +159,7 @@ def parse_switch(raw: Any, label: str, loc: Location | None) -> bool:
     return raw
 
 
-@dataclass(frozen=True)
+@record
 class Option:
     """One row of the table: everything lagsim knows about one option of a run.
 
@@ -207,7 +208,7 @@ class Option:
         return f"{text} [default: {shown}, or the file's {self.key}]"
 
 
-@dataclass(frozen=True)
+@record
 class Naming:
     """How messages write an option and a value for it: the command line's flag
     (``--dt 0.12``) or the Python API's keyword (``dt=0.12``); :data:`FLAGS` and
@@ -555,7 +556,7 @@ def _default(name: str) -> Any:
     return BY_NAME[name].default
 
 
-@dataclass(frozen=True)
+@record
 class SimulateOptions:
     """The validated settings of one run, one field per row of :data:`OPTIONS`, of the row's
     type and with its default (tests/test_options.py holds the two together); build it with

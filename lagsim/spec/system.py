@@ -18,7 +18,7 @@ import math
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import yaml
 
 from lagsim import naming
 from lagsim.errors import InputError, Location, is_control, printable
+from lagsim.records import record
 from lagsim.spec.expressions import (
     DECLARE_HINT,
     FUNCTIONS,
@@ -124,7 +125,7 @@ def spelled(name: str) -> str:
     return f"'{name}'" + (f" ({' '.join(wide)})" if wide else "")
 
 
-@dataclass(frozen=True)
+@record
 class Expr:
     """An expression of the user's file: its text, its symengine value and where it stands."""
 
@@ -140,14 +141,14 @@ class Expr:
         return sympy.sympify(self.expr)
 
 
-@dataclass(frozen=True)
+@record
 class Parameter:
     name: str
     value: float
     location: Location
 
 
-@dataclass(frozen=True)
+@record
 class Orientation:
     """A 3-D body's orientation R (body axes → space axes): three angles of an Euler or
     Tait–Bryan ``sequence`` (intrinsic, about the body's moving axes, unless ``extrinsic``), a
@@ -161,7 +162,7 @@ class Orientation:
     quaternion: tuple[Expr, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Point:
     """A named point of a body, given by its ``offset`` from the centre of mass: in body axes
     (it turns with the body: 3 components, or 2 turned by a planar body's angle) or, when
@@ -174,7 +175,7 @@ class Point:
     location: Location
 
 
-@dataclass(frozen=True)
+@record
 class MassSpec:
     """A point mass, a planar body when ``inertia`` and ``angle`` are given, or a 3-D body when
     ``orientation`` and ``body_inertia`` (3×3, about the centre of mass, body axes) are."""
@@ -195,7 +196,7 @@ class MassSpec:
         return self.orientation is not None or self.angle is not None
 
 
-@dataclass(frozen=True)
+@record
 class ConstraintSpec:
     """A holonomic constraint φ(q, t) = 0 or a velocity constraint a(q,t)·q̇ + b(q,t) = 0.
 
@@ -211,7 +212,7 @@ class ConstraintSpec:
     direction: int = -1
 
 
-@dataclass(frozen=True)
+@record
 class ContactSpec:
     """A unilateral constraint g(q, t) ≥ 0 with Newton's impact law ġ⁺ = −e ġ⁻ (issue 27;
     Pfeiffer and Glocker, *Multibody Dynamics with Unilateral Contacts*, Wiley 1996, §4.3):
@@ -241,7 +242,7 @@ End = str | tuple[float, ...]
 ``"origin"``, or a fixed point (x, y) or (x, y, z)."""
 
 
-@dataclass(frozen=True)
+@record
 class SpringSpec:
     """A spring of ``springs:`` given as a mapping: it adds ½k(|r_A − r_B| − L0)² to U and, with
     a ``damping`` c, ½c(d|r_A − r_B|/dt)² to the dissipation function."""
@@ -253,7 +254,7 @@ class SpringSpec:
     location: Location
 
 
-@dataclass(frozen=True)
+@record
 class TorqueSpec:
     """A torque on a body: M in space axes (3 components, or the one component about z of a
     planar body), or in the body's own axes when ``body_axes``."""
@@ -264,13 +265,13 @@ class TorqueSpec:
     location: Location
 
 
-@dataclass(frozen=True)
+@record
 class Setting:
     value: Any
     location: Location
 
 
-@dataclass(frozen=True)
+@record
 class SystemSpec:
     """A validated system file. Symbols are plain SymPy symbols named as in the file."""
 

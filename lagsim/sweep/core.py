@@ -45,7 +45,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ import numpy as np
 from lagsim import naming
 from lagsim.errors import InputError, IntegrationError, LagsimError, Location
 from lagsim.numeric.memo import Memo
+from lagsim.records import record
 from lagsim.spec import choices
 from lagsim.spec.expressions import Source, parse_expression, suggest
 from lagsim.sweep.fits import FitTask, fit_numbers
@@ -88,7 +89,7 @@ LOCAL_SCHEDULERS = choices.LOCAL_SCHEDULERS
 # --- the runs ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Axis:
     """One factor of the sweep: ``names`` swept together at ``size`` points. The values are
     listed (``--values``, ``--table``) or a recipe (``grid``: start and stop of a ``--grid``;
@@ -119,7 +120,7 @@ class Axis:
         return tuple(map(tuple, self.array().tolist()))
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """The runs: ``values[i]`` are run i's values of ``names``; ``axes`` the factors whose
     product they are, in order (empty for a sweep of fits, one run per data file): a table of
@@ -299,7 +300,7 @@ def plan(axes: Sequence[Axis], parameters: Sequence[str], coordinates: Sequence[
 # --- one run, in whichever process ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Job:
     """What every worker needs, sent once: the system file's text, the flags of ``simulate``
     (as given), the fixed ``--set``/``--init`` values, the swept names, the summaries, and where
@@ -420,7 +421,7 @@ def energy_conserved(job: Job) -> bool:
     return why_not(model, values) is None
 
 
-@dataclass(frozen=True)
+@record
 class Row:
     """One run's numbers (after ``run`` and the swept values), its error, its notes."""
 
@@ -484,7 +485,7 @@ def _numbers(job: Job, trajectory: Any, spec: Any, sampled: bool) -> tuple[float
     return tuple(float(x) for x in (*final, *residual, drift, change, end, stop, *summaries))
 
 
-@dataclass(frozen=True)
+@record
 class Block:
     """The rows of a chunk as a worker returns them: the runs' indices, numbers and times as
     three arrays (pickled as buffers, protocol 5: one block of bytes a chunk instead of a
@@ -808,7 +809,7 @@ DASK_SCHEDULER_NAMES = ("threads", "threading", "processes", "multiprocessing", 
                         "single-threaded", "distributed")
 
 
-@dataclass(frozen=True)
+@record
 class Address:
     """A checked ``--scheduler`` address: ``url`` as Dask reads it, ``protocol`` tcp or tls."""
 

@@ -18,7 +18,6 @@ import csv
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from glob import glob
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from lagsim import naming
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 
 SE_PREFIX = "se_"
 """The column of a value's standard error: ``se_<name>``."""
@@ -33,7 +33,7 @@ STATISTICS = ("residual_variance", "rank", "condition", "fit_runs")
 """The columns after the estimates and standard errors."""
 
 
-@dataclass(frozen=True)
+@record
 class FitTask:
     """What a worker needs to fit file ``files[i]``: the fitted names, the files (absolute
     paths), ``--observe``, ``--bounds`` as (name, low, high), the raw values of the fit options

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas
 
 from lagsim import naming
+from lagsim.records import record
 from lagsim.sweep.core import Plan
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ DIMENSIONS = {"--random": "draw", "--table": "row"}
 it: the ``random`` draws are not a product of their names' values."""
 
 
-@dataclass(frozen=True)
+@record
 class Dimension:
     """One dimension of a sweep's array: its ``name``, ``size``, and the table's ``columns``
     that are coordinates along it (the column itself, for a ``grid`` or ``values`` axis)."""
@@ -49,7 +49,7 @@ class Dimension:
     columns: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     """A sweep table's shape: its rows are the cells of an array over ``dims`` (the last varies
     fastest, as :func:`lagsim.sweep.core.plan` makes them); ``units`` are the columns' units

@@ -5,20 +5,21 @@ plan of runs and, once they have run, the table (:mod:`lagsim.sweep.core`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from lagsim import naming
 from lagsim.output.units import unit_columns
+from lagsim.records import record
 from lagsim.spec.options import FLAGS, Naming, SimulateOptions
 from lagsim.spec.system import parse_spec
 from lagsim.sweep import core
 from lagsim.sweep.summary import parse_summary
 
 
-@dataclass(frozen=True)
+@record
 class Sweep:
     """A sweep ready to run: the parsed system (with the fixed values), the job every worker
     gets (summaries parsed, not yet keyed: the command line adds the folder of saved runs),

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec.expressions import suggest
 
 ELEMENTWISE: Mapping[str, Callable[..., Any]] = {
@@ -50,7 +50,7 @@ _UNARY: Mapping[type, Callable[[Any], Any]] = {ast.USub: np.negative, ast.UAdd: 
 MAX_CHARS = 2000
 
 
-@dataclass(frozen=True)
+@record
 class Summary:
     """One ``--summary``: the column ``name`` of the sweep's table and its expression ``text``."""
 

@@ -21,14 +21,14 @@ symbolic.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import symengine as se
 
+from lagsim.records import record
 from lagsim.symbolic.rotations import AXES, elementary, intrinsic
 
 
-@dataclass(frozen=True)
+@record
 class Frame:
     """A body's (or a point mass's) centre of mass, its velocity, rotation and angular
     velocity: ``rotation`` is R (3×3) of a 3-D body, the 2×2 (about z) of a planar one, None

@@ -8,14 +8,13 @@ is the clip sat(v) = (|v + U| − |v − U|)/2, which is v for |v| ≤ U and ±U
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import symengine as se
 
+from lagsim.records import record
 from lagsim.symbolic.model import Model, assemble_model
 
 
-@dataclass(frozen=True)
+@record
 class Feedback:
     """u = u* − K (x − x*): ``inputs`` u with their values ``u0`` at the equilibrium, the names of
     the state's entries ``state`` (coordinates and ``<q>_dot`` velocities of the model), their

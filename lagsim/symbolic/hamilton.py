@@ -19,18 +19,18 @@ M q̇ = p − b at run time and never inverts M symbolically; the printed form i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import symengine as se
 
 from lagsim import naming
 from lagsim.errors import InputError
+from lagsim.records import record
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.model import Model
 
 
-@dataclass(frozen=True)
+@record
 class QuadraticParts:
     """L = ½ q̇ᵀ M q̇ + b·q̇ + L₀ (symengine): ``M`` (n×n), ``b`` (n×1), ``L0``."""
 
@@ -80,7 +80,7 @@ def adjugate(M: se.DenseMatrix) -> se.DenseMatrix:
     return adj
 
 
-@dataclass(frozen=True)
+@record
 class NumericHamiltonian:
     """Numeric H(t, q, p), the momenta p(t, q, q̇) and the right-hand side of Hamilton's
     equations for y = (q, p) of an unconstrained model (M q̇ = p − b solved at run time)."""

@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import symengine as se
 
+from lagsim.records import record
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand, expandable, expands_to_zero, expansion_work
 from lagsim.symbolic.model import Constraint, Model
@@ -63,7 +63,7 @@ SymEngine: past this many terms (:func:`lagsim.symbolic.expansion.expansion_work
 the row, the common factor of the entries is not among the integrating factors tried."""
 
 
-@dataclass(frozen=True)
+@record
 class Integrability:
     """The Frobenius test of one velocity constraint (with the holonomic ones) or of the set.
 

@@ -37,7 +37,7 @@ and ``lagsim check`` reports it (:mod:`lagsim.analysis.check`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, cast
 
@@ -45,6 +45,7 @@ import numpy as np
 import symengine as se
 
 from lagsim import naming
+from lagsim.records import record
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import bounded_expand, expanded
 from lagsim.symbolic.model import Model
@@ -58,7 +59,7 @@ CHECK_TOL = 1e-9
 """A candidate's conditions must vanish to CHECK_TOL × their scale at fresh random states."""
 
 
-@dataclass(frozen=True)
+@record
 class Invariant:
     """One conserved quantity: ``expression`` in q, q̇, t (parameters by name); ``momentum`` the
     same written with p (``x*p_y - y*p_x``); ``xi`` the generator of a Noether symmetry;
@@ -85,7 +86,7 @@ class Invariant:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Invariants:
     """The conserved quantities found, and why the energy is not among them when it is not."""
 

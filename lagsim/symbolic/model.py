@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import symengine as se
 
 from lagsim import naming
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 from lagsim.spec.expressions import exact_text, kinks, resolve_derivatives
 from lagsim.spec.system import ConstraintSpec, End, Expr, MassSpec, Orientation, SystemSpec
 from lagsim.symbolic.bodies import (
@@ -53,7 +54,7 @@ from lagsim.symbolic.rotations import (
 from lagsim.symbolic.vanishing import magnitude
 
 
-@dataclass(frozen=True)
+@record
 class Constraint:
     """One constraint: ``expression`` is φ (holonomic) or a·q̇ + c (velocity); ``row`` is a,
     ``offset`` is c, ``velocity_form`` is w = a·q̇ + c (φ̇ when holonomic) and ``rhs`` is b in
@@ -72,7 +73,7 @@ class Constraint:
         return naming.multiplier(self.name)
 
 
-@dataclass(frozen=True)
+@record
 class Model:
     """The symbolic model of one system; every field is a symengine object.
 

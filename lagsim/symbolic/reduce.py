@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -25,6 +25,7 @@ import symengine as se
 import sympy
 
 from lagsim.errors import InputError, Subject
+from lagsim.records import record
 from lagsim.spec.expressions import diff
 from lagsim.symbolic.expansion import expands_to_zero, expansion_work
 from lagsim.symbolic.model import Model, assemble_model, time_derivative, to_sympy
@@ -32,7 +33,7 @@ from lagsim.symbolic.tidy import OutOfTime, can_interrupt
 from lagsim.symbolic.tidy import time_budget as _time_budget
 
 
-@dataclass(frozen=True)
+@record
 class Reduction:
     """The reduced model of a constrained :class:`Model` and how to rebuild the full state.
 

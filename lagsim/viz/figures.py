@@ -69,7 +69,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,7 @@ from lagsim.analysis.roundoff import energy_floor
 from lagsim.errors import InputError, Location
 from lagsim.output.io import Output, Table, check_output, open_output
 from lagsim.output.units import Quantities
+from lagsim.records import record
 from lagsim.viz.kinds import FIGURE_KINDS as KINDS
 from lagsim.viz.palette import LINE_COLOURS, look, overlay_looks
 from lagsim.viz.views import AXIS_NAMES, Plane, choose_plane, view_plane
@@ -138,7 +139,7 @@ _PANEL_HEIGHT = 2.0
 _WIDTH = 9.0
 
 
-@dataclass(frozen=True)
+@record
 class _Series:
     label: str
     x: np.ndarray
@@ -154,7 +155,7 @@ class _Series:
     log panel: what lies below is the rounding of the numbers ``y`` is computed from."""
 
 
-@dataclass(frozen=True)
+@record
 class _Panel:
     key: str
     ylabel: str

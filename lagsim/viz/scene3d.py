@@ -16,11 +16,11 @@ bicycle's axes, z down), so that gravity points down the page; the title says fr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lagsim.records import record
 from lagsim.viz.figures import plain, suptitle
 from lagsim.viz.palette import AXIS_COLOURS, MASS_COLOURS, look
 from lagsim.viz.views import view_caption
@@ -63,7 +63,7 @@ _EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
           if np.count_nonzero(_CORNERS[a] != _CORNERS[b]) == 1]
 
 
-@dataclass(frozen=True)
+@record
 class Scene:
     """What the 3-D pictures of a run draw: ``points`` maps each mass to its (N, 3) positions at
     the samples, ``bodies`` the 3-D bodies among them to their frames, ``rods`` the pairs (mass

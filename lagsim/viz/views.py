@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from lagsim.errors import InputError, Location
+from lagsim.records import record
 
 FLAG = "--view"
 
@@ -98,7 +98,7 @@ def view_caption(view: tuple[float, float], z_down: bool = False,
     return f"{shown}, z {'down' if z_down else 'up'}{along}"
 
 
-@dataclass(frozen=True)
+@record
 class Plane:
     """The plane a 2-D picture draws of positions in space: ``across`` and ``up`` index the axes
     (0, 1, 2: x, y, z) drawn to the right and upwards; ``down``: the ``up`` axis grows

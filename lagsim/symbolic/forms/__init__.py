@@ -22,9 +22,9 @@ Seeds: ``001_80d65b968ce3cb18.txt`` (Lagrangian, Theorem 10.2, matrix form 10.12
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from lagsim.records import record
 from lagsim.symbolic.forms.augmented import index1_form, udwadia_kalaba_form
 from lagsim.symbolic.forms.base import CLOSED_FORM_MAX_OPS, Form, Item
 from lagsim.symbolic.forms.hamilton import hamilton_form
@@ -46,7 +46,7 @@ INPUTS = {
 form of :data:`FORMS` names (:func:`lagsim.api.derive_forms`)."""
 
 
-@dataclass(frozen=True)
+@record
 class FormKind:
     """An entry of the registry: the function that builds the form, and the names of the
     :data:`INPUTS` it takes as keywords. Calling the entry calls the function."""

@@ -13,11 +13,10 @@ with λ_c the multiplier of constraint c (symbol ``lambda_<c>``). Seed:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import symengine as se
 import sympy
 
+from lagsim.records import record
 from lagsim.symbolic import names, tidy
 from lagsim.symbolic.expansion import expanded
 from lagsim.symbolic.model import Model, expands_small, to_sympy
@@ -31,7 +30,7 @@ inputs are longer, is not printed: the structural pieces are (issue 16 §4). Det
 a time limit, so the printed form does not depend on the machine's load."""
 
 
-@dataclass(frozen=True)
+@record
 class Item:
     """One labelled value of a form: a SymPy expression, an immutable matrix or an equation.
 
@@ -43,7 +42,7 @@ class Item:
     tex: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Form:
     """A named way of writing the equations of motion of one model."""
 

@@ -11,17 +11,16 @@ caller that may search for equilibria (:func:`lagsim.api.derive_forms`) computes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import sympy
 
+from lagsim.records import record
 from lagsim.spec.references import SEED_001, cite
 from lagsim.symbolic.forms.base import Form, Item
 from lagsim.symbolic.model import Model
 
 
-@dataclass(frozen=True)
+@record
 class RestLinearization:
     """The linearization about one equilibrium in the numbers the form prints: the equilibrium
     ``q`` (in ``coordinates``, those of the autonomous model) with the ``residual`` of its rest
@@ -49,7 +48,7 @@ class RestLinearization:
     """B ∂τ/∂u: the input matrix of ẋ = A x + B_u δu (:mod:`lagsim.analysis.inputs`)."""
 
 
-@dataclass(frozen=True)
+@record
 class SteadyLinearization:
     """The linearization about a steady motion (:mod:`lagsim.analysis.steady`) in the numbers
     the form prints: the motion (``q``, ``qd``) with max |q̈| ``residual``, the state ξ

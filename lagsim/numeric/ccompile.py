@@ -46,9 +46,7 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
-import sysconfig
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -60,7 +58,7 @@ import numpy as np
 import symengine as se
 
 from lagsim import __version__
-from lagsim.numeric import cache, csource, factoring, stages
+from lagsim.numeric import cache, csource, stages
 from lagsim.records import record
 from lagsim.spec.expressions import exact_text
 from lagsim.spec.limits import MAX_COORDINATES
@@ -287,6 +285,8 @@ def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol
     parts = [RUNTIME]
     if n >= FACTOR_AT:
         stages.stage("generating C: common factors of the sums")
+        from lagsim.numeric import factoring  # for a build only (issue 31, start-up)
+
         functions = [(name, args, factoring.gather_factors(exprs))
                      for name, args, exprs in functions]
     parts += [c_function(name, args, exprs, parameters, split=True)
@@ -345,7 +345,8 @@ def _identity(cc: str) -> tuple[str, ...]:
         _IDENTITY[cc] = (
             "lagsim-c", CACHE_FORMAT, __version__,
             hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
-            hashlib.sha256(Path(factoring.__file__).read_bytes()).hexdigest(), csource.digest(),
+            hashlib.sha256(Path(__file__).with_name("factoring.py").read_bytes()).hexdigest(),
+            csource.digest(),
             se.__version__, _scipy_version(), compiler_stamp(cc), *FLAGS,
             OPTIMIZE, str(CHUNK), importlib.machinery.EXTENSION_SUFFIXES[0], sys.platform,
             platform.machine())
@@ -455,6 +456,8 @@ def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path
 def _run_compilers(commands: list[list[str]], cc: str) -> None:
     """The compiler ``commands`` run at once; :class:`lagsim.numeric.cache.BuildFailed` with
     the output of the first that failed."""
+    import subprocess  # for a build only (issue 31, start-up)
+
     children = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 for command in commands]
     started = getattr(_STARTED, "call", None)
@@ -811,6 +814,7 @@ def _native_loaded(cc: str) -> Any:
         return _NATIVE[cc]
     import importlib.machinery
     import importlib.util
+    import sysconfig  # for the direct call only (issue 31, start-up)
 
     include = sysconfig.get_paths()["include"]
     module = None
@@ -847,6 +851,8 @@ def _native_loaded(cc: str) -> Any:
 
 def _native_key(cc: str) -> str:
     """The cache key of :func:`_native_module`'s extension."""
+    import sysconfig
+
     include = sysconfig.get_paths()["include"]
     return hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
                                      csource.read("native.c"))).encode()).hexdigest()[:32]

@@ -464,11 +464,21 @@ class OdeFormulation(Formulation):
                  spec: SystemSpec | None = None, model: Model | None = None, *,
                  report: Report | None = None) -> None:
         super().__init__(numeric, stabilizer, spec, model, report=report)
-        self._ode_rhs = numeric.ode_rhs()
+        self._ode_rhs: Callable[[float, np.ndarray], np.ndarray] = self._first_rhs
         self.c_step = numeric.dop853_step()
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         """``numeric.ode_rhs()`` (one compiled call), made once."""
+        return self._ode_rhs(t, y)
+
+    def _first_rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """:meth:`rhs` at its first call (the check of the start), which a run the C loop takes
+        makes alone: ``numeric.ode_rhs(once=True)`` (issue 31, "Start-up")."""
+        self._ode_rhs = self._second_rhs
+        return self.numeric.ode_rhs(once=True)(t, y)
+
+    def _second_rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        self._ode_rhs = self.numeric.ode_rhs()
         return self._ode_rhs(t, y)
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

@@ -454,7 +454,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     with random (lagsim.output.io.make_temporary makes the file the CSV replaces), nor
     numpy.typing (annotations only); nothing of a build (subprocess, lagsim.numeric.factoring),
     nor the direct call of the right-hand side (its extension's build reads sysconfig), which
-    the C loop does not call."""
+    the C loop does not call; neither the events of --stop-when and --section nor the
+    sensitivities of --sensitivities."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
     absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
@@ -462,7 +463,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
               "lagsim.viz", "lagsim.sweep", "lagsim.run.engines.impacts", "lagsim.run.contacts",
               "lagsim.run.engines.rattle", "lagsim.run.engines.variational",
               "click.shell_completion", "tempfile", "random", "numpy.typing", "sysconfig",
-              "subprocess", "lagsim.numeric.factoring")
+              "subprocess", "lagsim.numeric.factoring", "lagsim.run.events",
+              "lagsim.run.sensitivity")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

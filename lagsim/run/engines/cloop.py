@@ -77,12 +77,10 @@ from lagsim.run.engines.ccommon import (
     too_small,
 )
 from lagsim.run.engines.python import Resume, run_python
-from lagsim.run.events import EITHER
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch, assemble
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS, STABILIZERS
-from lagsim.run.sensitivity import Sensitive
 from lagsim.spec.options import BY_NAME, SimulateOptions
 from lagsim.spec.system import SystemSpec
 
@@ -90,6 +88,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from lagsim.run.reduced import PartitionChart, Reduced, SymbolicChart
+    from lagsim.run.sensitivity import Sensitive
 
 STEPS_PER_CALL = 4096
 """Accepted steps of the first C call; later calls take as many as fit in
@@ -712,20 +711,24 @@ def loop_or_refusal(problem: Problem, whole: bool = False) -> CLoop | str:
         return f"formulation {form.name} has no C loop"
     if options.section is not None:
         return "--section is taken in Python"
-    if problem.stop is not None and problem.stop.event.direction != EITHER:
-        return "a --stop-when with a direction is looked for in Python"
+    if problem.stop is not None:
+        from lagsim.run.events import EITHER
+
+        if problem.stop.event.direction != EITHER:
+            return "a --stop-when with a direction is looked for in Python"
     if not isinstance(numeric, NumericSystem):
         return "the compiled system is a stand-in, not a NumericSystem"
     sensitive = None
     base = form
-    if isinstance(form, Sensitive):
-        base = form.base
-        derivatives = c_function(form.terms.function)
+    carrying = problem.sensitive_form
+    if carrying is not None:
+        base = carrying.base
+        derivatives = c_function(carrying.terms.function)
         if derivatives is None:
             return "the sensitivities have no C code (symengine's LLVM path)"
         if form.name == "ode" and numeric.m:
             return "ode's sensitivities with constraints are taken in Python"
-        sensitive = (form, derivatives)
+        sensitive = (carrying, derivatives)
     if type(base) is not FORMULATIONS[form.name]:
         return f"the formulation is a subclass of {form.name}'s class"
     if type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name):

@@ -64,8 +64,6 @@ from lagsim.numeric.compile import NumericSystem, cold_build
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.aliasing import AliasWatch
-from lagsim.run.aliasing import message as alias_message
 from lagsim.run.crossings import message as missed_message
 from lagsim.run.engines.base import LoopEngine, Progress, StepLoop
 from lagsim.run.engines.ccommon import (
@@ -76,7 +74,6 @@ from lagsim.run.engines.ccommon import (
     state_failure,
     too_small,
 )
-from lagsim.run.engines.python import Resume, run_python
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch, assemble
 from lagsim.run.problem import Problem
@@ -687,6 +684,8 @@ class CLoop(StepLoop):
         self.lib.lagsim_loop_alias(handle, self._read())
         out = self._out
         if out[0]:
+            from lagsim.run.aliasing import message as alias_message
+
             i, k = int(out[2]), int(out[6])
             self.problem.form.report(alias_message(float(times[k] - times[k - 1]),
                                                    self.problem.numeric.coordinates[i],
@@ -1127,6 +1126,9 @@ class RLoop(CLoop):
         watch.guard.resume(result.guard_h, result.unchecked, result.regular_at)
         if watch.stop is not None:
             watch.stop.resume(result.stop_sign, missed)
+        from lagsim.run.aliasing import AliasWatch  # a hand-over only (issue 31, start-up)
+        from lagsim.run.engines.python import Resume, run_python
+
         alias = AliasWatch(problem.form.unpack, watch.samples.times, problem.numeric.coordinates,
                            problem.form.report, problem.qd0, problem.options.naming)
         alias.resume(state.t, self._aliased)

@@ -456,7 +456,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     nor the direct call of the right-hand side (its extension's build reads sysconfig), which
     the C loop does not call; neither the events of --stop-when and --section nor the
     sensitivities of --sensitivities; nor the engines after the C DOP853 loop in the driver's
-    table (the C Radau loop, the Python loop with its aliasing watch and BLAS threads)."""
+    table (the C Radau loop, the Python loop with its aliasing watch and BLAS threads), nor the
+    Jacobians of the implicit methods."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
     absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
@@ -466,7 +467,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
               "click.shell_completion", "tempfile", "random", "numpy.typing", "sysconfig",
               "subprocess", "lagsim.numeric.factoring", "lagsim.run.events",
               "lagsim.run.sensitivity", "lagsim.run.engines.python", "lagsim.run.engines.cradau",
-              "lagsim.run.aliasing", "lagsim.run.threads")
+              "lagsim.run.aliasing", "lagsim.run.threads",
+              "lagsim.numeric.jacobian")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

@@ -33,7 +33,6 @@ import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
-from lagsim.numeric.jacobian import rhs_jacobian
 from lagsim.numeric.memo import Memo
 from lagsim.spec.choices import SOLVER_METHODS
 from lagsim.spec.options import SimulateOptions
@@ -415,6 +414,8 @@ class Formulation:
     def jacobian(self, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
         """The Jacobian of :meth:`rhs` for the implicit methods
         (:func:`lagsim.numeric.jacobian.rhs_jacobian`), or None when there is none."""
+        from lagsim.numeric.jacobian import rhs_jacobian  # implicit methods only (issue 31)
+
         return rhs_jacobian(self, model)
 
     def note_once(self, topic: str, message: str) -> None:

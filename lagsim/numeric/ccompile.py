@@ -188,7 +188,7 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
 
 
 _FLOAT = "lagsim_float_"
-_FLOAT_NAME = re.compile(rf"\b{_FLOAT}(\d+)\b")
+_FLOAT_NAME = rf"\b{_FLOAT}(\d+)\b"
 
 
 def c_double(value: float) -> str:
@@ -219,7 +219,7 @@ def _exact_floats(exprs: Sequence[se.Basic]) -> tuple[list[se.Basic], Callable[[
     texts = [c_double(float(f)) for f in ordered]
 
     def write(text: str) -> str:
-        return _FLOAT_NAME.sub(lambda m: texts[int(m.group(1))], text)
+        return re.sub(_FLOAT_NAME, lambda m: texts[int(m.group(1))], text)
 
     return [e.xreplace(names) for e in exprs], write
 
@@ -229,7 +229,7 @@ PIECE_END = "/* lagsim piece end */"
 HIDDEN = '__attribute__((noinline, visibility("hidden")))'
 """A piece of a split function (:func:`_chunked`): never inlined, and not exported from the
 library although it may be defined in another translation unit (:func:`split_units`)."""
-_PIECES = re.compile(re.escape(PIECE) + r"\n.*?" + re.escape(PIECE_END), re.S)
+_PIECES = "(?s)" + re.escape(PIECE) + r"\n.*?" + re.escape(PIECE_END)
 UNITS = 2
 """The translation units a model's pieces are compiled in, at once (:func:`_compile`): the
 cores of the machine issue 31 measures on; more units on a machine of more cores gain little
@@ -240,9 +240,12 @@ SPLIT_AT = 60_000
 in one unit on a loaded machine (gcc's starts and the link cost more than the work shared); they
 go in one unit beside the rest only when a core is free (:func:`idle_core`), else stay with it.
 The 32-chain's 190 kB are 97 % of gcc's CPU."""
-_TEMPORARY = re.compile(r"\bx(\d+)\b")
-_DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
-_LOADED = re.compile(r"^    const double ([ap]_\d+) = ")
+_TEMPORARY = r"\bx(\d+)\b"
+_DECLARED = r"^    const double T\[(\d+)\] = "
+_LOADED = r"^    const double ([ap]_\d+) = "
+"""The patterns of a model's C text (these three, :data:`_PIECES` and :data:`_FLOAT_NAME`),
+compiled by :mod:`re` (which keeps what it compiled) at a build, not at every start-up (issue
+31, "Start-up")."""
 
 
 def _chunked(name: str, loads: list[str], body: list[str], temporaries: int,
@@ -252,10 +255,10 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int,
     translation unit of its own), the common subexpressions ``x<k>`` (symengine's cse names;
     the arguments are ``a_<i>`` and ``p_<j>``) kept in an array ``T`` that the pieces share,
     each piece loading only the arguments it uses."""
-    body = [_DECLARED.sub(r"    T[\1] = ", _TEMPORARY.sub(r"T[\1]", line)) for line in body]
+    body = [re.sub(_DECLARED, r"    T[\1] = ", re.sub(_TEMPORARY, r"T[\1]", line)) for line in body]
     names = []
     for load in loads:
-        found = _LOADED.match(load)
+        found = re.match(_LOADED, load)
         if found is None:
             raise ValueError(f"not a load of an argument: {load!r}")
         names.append((found.group(1), load))
@@ -393,10 +396,10 @@ def split_units(source: str, units: int, idle: bool = False) -> list[str]:
     or, with ``idle`` (a core is free, :func:`idle_core`), two: the rest and the pieces (the
     8-chain's pieces are 1,052 M of gcc's instructions, the rest 811 M and the link 58 M,
     against 1,815 M for one unit, bench/build_results.md)."""
-    found = _PIECES.findall(source)
+    found = re.findall(_PIECES, source)
     if units < 2 or not found:
         return [source]
-    rest = _PIECES.sub("", source)
+    rest = re.sub(_PIECES, "", source)
     if sum(map(len, found)) < SPLIT_AT:
         return [rest, "#include <math.h>\n" + "\n".join(found)] if idle else [source]
     groups: list[list[str]] = [[] for _ in range(min(units, len(found)))]

@@ -457,7 +457,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     the C loop does not call; neither the events of --stop-when and --section nor the
     sensitivities of --sensitivities; nor the engines after the C DOP853 loop in the driver's
     table (the C Radau loop, the Python loop with its aliasing watch and BLAS threads), nor the
-    Jacobians of the implicit methods."""
+    Jacobians of the implicit methods; nor the frames and rotations of bodies (a pendulum's
+    mass is a point)."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
     absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
@@ -468,7 +469,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
               "subprocess", "lagsim.numeric.factoring", "lagsim.run.events",
               "lagsim.run.sensitivity", "lagsim.run.engines.python", "lagsim.run.engines.cradau",
               "lagsim.run.aliasing", "lagsim.run.threads",
-              "lagsim.numeric.jacobian")
+              "lagsim.numeric.jacobian", "lagsim.symbolic.bodies", "lagsim.symbolic.rotations",
+              "lagsim.symbolic.vanishing")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

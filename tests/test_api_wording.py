@@ -294,6 +294,7 @@ def _flags_in_messages() -> dict[str, str]:
     """Each flag the text of lagsim's messages names (string constants holding a space, not
     docstrings; the command line's own modules left out), with one place it stands."""
     import ast
+    import re
 
     from lagsim.spec.options import _FLAG
 
@@ -306,7 +307,7 @@ def _flags_in_messages() -> dict[str, str]:
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and " " in node.value and id(node) not in prose):
-                for match in _FLAG.finditer(node.value):
+                for match in re.finditer(_FLAG, node.value):
                     found.setdefault(match.group(1), f"{path.name}:{node.lineno}")
     return found
 

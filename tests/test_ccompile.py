@@ -266,7 +266,7 @@ def test_simulate_makes_no_more_evaluations_than_solve_ivp():
         def dop853_step(self):
             return None
 
-        def ode_rhs(self):
+        def ode_rhs(self, *, once=False):
             def rhs(t, y):
                 calls[0] += 1
                 return inner(t, y)
@@ -362,6 +362,22 @@ def test_native_call_converts_inputs_and_reports_errors():
     singular = ccompile.native_rhs(_one_dof(lambda q: q))
     with pytest.raises(np.linalg.LinAlgError):
         singular(0.0, np.array([0.0, 1.0]))
+
+
+def test_a_single_call_of_the_right_hand_side_goes_through_ctypes_with_the_same_values():
+    """``ode_rhs(once=True)`` (the start's finite check of a run the C loop takes, issue 31)
+    is the ctypes call, not the direct one, and gives the same numbers; without ``once`` the
+    direct call when the extension builds."""
+    numeric = compile_model(build_model(load_spec("pendulum")))
+    if numeric.backend != "c":
+        pytest.skip("no C compiler")
+    once, made = numeric.ode_rhs(once=True), numeric.ode_rhs()
+    assert isinstance(once, ccompile.COdeRhs)
+    assert numeric.ode_rhs() is made
+    if isinstance(made, ccompile.COdeRhs):
+        pytest.skip("no Python headers to build the extension")
+    for y in ([0.4, 0.3], [-2.0, 5.0], [3.0, -0.1]):
+        np.testing.assert_array_equal(once(0.0, np.array(y)), made(0.0, np.array(y)))
 
 
 def test_structure_key_ignores_values_and_follows_expressions():

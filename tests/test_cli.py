@@ -452,14 +452,25 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     its contacts (only a system with unilateral constraints runs there), nor the fixed-step
     methods' loops (only their names are asked), nor click's shell completion, nor tempfile
     with random (lagsim.output.io.make_temporary makes the file the CSV replaces), nor
-    numpy.typing (annotations only)."""
+    numpy.typing (annotations only); nothing of a build (subprocess, lagsim.numeric.factoring),
+    nor the direct call of the right-hand side (its extension's build reads sysconfig), which
+    the C loop does not call; neither the events of --stop-when and --section nor the
+    sensitivities of --sensitivities; nor the engines after the C DOP853 loop in the driver's
+    table (the C Radau loop, the Python loop with its aliasing watch and BLAS threads), nor the
+    Jacobians of the implicit methods; nor the frames and rotations of bodies (a pendulum's
+    mass is a point)."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
     absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
               "lagsim.run.columns", "lagsim.symbolic.feedback", "matplotlib", "dask",
               "lagsim.viz", "lagsim.sweep", "lagsim.run.engines.impacts", "lagsim.run.contacts",
               "lagsim.run.engines.rattle", "lagsim.run.engines.variational",
-              "click.shell_completion", "tempfile", "random", "numpy.typing")
+              "click.shell_completion", "tempfile", "random", "numpy.typing", "sysconfig",
+              "subprocess", "lagsim.numeric.factoring", "lagsim.run.events",
+              "lagsim.run.sensitivity", "lagsim.run.engines.python", "lagsim.run.engines.cradau",
+              "lagsim.run.aliasing", "lagsim.run.threads",
+              "lagsim.numeric.jacobian", "lagsim.symbolic.bodies", "lagsim.symbolic.rotations",
+              "lagsim.symbolic.vanishing")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

@@ -98,6 +98,17 @@ def test_read_expands_the_header_once():
     assert "@RUNTIME@" in text and "@CROSSINGS@" in text  # the loop's own slots stay
 
 
+def test_read_expands_only_an_include_that_starts_a_line(monkeypatch):
+    """An include is a line of its own (what ``^`` of a multi-line pattern means): one after
+    other text, or in a comment, stays as written; one at the file's start or after a newline,
+    with spaces or tabs after it, is expanded."""
+    files = {"top.c": '#include "a.h"\nx; // #include "a.h"\n  #include "a.h"\n'
+                      '#include "a.h" \t\ny;',
+             "a.h": "A"}
+    monkeypatch.setattr(csource, "raw", files.__getitem__)
+    assert csource.read("top.c") == 'A\nx; // #include "a.h"\n  #include "a.h"\nA\ny;'
+
+
 def test_fill_names_a_missing_or_unknown_slot():
     assert csource.fill("int x[@N@];", N=3) == "int x[3];"
     with pytest.raises(KeyError, match="@M@ was not filled"):

@@ -46,9 +46,7 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
-import sysconfig
 import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -60,7 +58,7 @@ import numpy as np
 import symengine as se
 
 from lagsim import __version__
-from lagsim.numeric import cache, csource, factoring, stages
+from lagsim.numeric import cache, csource, stages
 from lagsim.records import record
 from lagsim.spec.expressions import exact_text
 from lagsim.spec.limits import MAX_COORDINATES
@@ -190,7 +188,7 @@ def c_function(name: str, args: Sequence[se.Symbol], exprs: Sequence[se.Basic],
 
 
 _FLOAT = "lagsim_float_"
-_FLOAT_NAME = re.compile(rf"\b{_FLOAT}(\d+)\b")
+_FLOAT_NAME = rf"\b{_FLOAT}(\d+)\b"
 
 
 def c_double(value: float) -> str:
@@ -221,7 +219,7 @@ def _exact_floats(exprs: Sequence[se.Basic]) -> tuple[list[se.Basic], Callable[[
     texts = [c_double(float(f)) for f in ordered]
 
     def write(text: str) -> str:
-        return _FLOAT_NAME.sub(lambda m: texts[int(m.group(1))], text)
+        return re.sub(_FLOAT_NAME, lambda m: texts[int(m.group(1))], text)
 
     return [e.xreplace(names) for e in exprs], write
 
@@ -231,7 +229,7 @@ PIECE_END = "/* lagsim piece end */"
 HIDDEN = '__attribute__((noinline, visibility("hidden")))'
 """A piece of a split function (:func:`_chunked`): never inlined, and not exported from the
 library although it may be defined in another translation unit (:func:`split_units`)."""
-_PIECES = re.compile(re.escape(PIECE) + r"\n.*?" + re.escape(PIECE_END), re.S)
+_PIECES = "(?s)" + re.escape(PIECE) + r"\n.*?" + re.escape(PIECE_END)
 UNITS = 2
 """The translation units a model's pieces are compiled in, at once (:func:`_compile`): the
 cores of the machine issue 31 measures on; more units on a machine of more cores gain little
@@ -242,9 +240,12 @@ SPLIT_AT = 60_000
 in one unit on a loaded machine (gcc's starts and the link cost more than the work shared); they
 go in one unit beside the rest only when a core is free (:func:`idle_core`), else stay with it.
 The 32-chain's 190 kB are 97 % of gcc's CPU."""
-_TEMPORARY = re.compile(r"\bx(\d+)\b")
-_DECLARED = re.compile(r"^    const double T\[(\d+)\] = ")
-_LOADED = re.compile(r"^    const double ([ap]_\d+) = ")
+_TEMPORARY = r"\bx(\d+)\b"
+_DECLARED = r"^    const double T\[(\d+)\] = "
+_LOADED = r"^    const double ([ap]_\d+) = "
+"""The patterns of a model's C text (these three, :data:`_PIECES` and :data:`_FLOAT_NAME`),
+compiled by :mod:`re` (which keeps what it compiled) at a build, not at every start-up (issue
+31, "Start-up")."""
 
 
 def _chunked(name: str, loads: list[str], body: list[str], temporaries: int,
@@ -254,10 +255,10 @@ def _chunked(name: str, loads: list[str], body: list[str], temporaries: int,
     translation unit of its own), the common subexpressions ``x<k>`` (symengine's cse names;
     the arguments are ``a_<i>`` and ``p_<j>``) kept in an array ``T`` that the pieces share,
     each piece loading only the arguments it uses."""
-    body = [_DECLARED.sub(r"    T[\1] = ", _TEMPORARY.sub(r"T[\1]", line)) for line in body]
+    body = [re.sub(_DECLARED, r"    T[\1] = ", re.sub(_TEMPORARY, r"T[\1]", line)) for line in body]
     names = []
     for load in loads:
-        found = _LOADED.match(load)
+        found = re.match(_LOADED, load)
         if found is None:
             raise ValueError(f"not a load of an argument: {load!r}")
         names.append((found.group(1), load))
@@ -287,6 +288,8 @@ def _source(n: int, m: int, functions: Functions, parameters: Sequence[se.Symbol
     parts = [RUNTIME]
     if n >= FACTOR_AT:
         stages.stage("generating C: common factors of the sums")
+        from lagsim.numeric import factoring  # for a build only (issue 31, start-up)
+
         functions = [(name, args, factoring.gather_factors(exprs))
                      for name, args, exprs in functions]
     parts += [c_function(name, args, exprs, parameters, split=True)
@@ -345,7 +348,8 @@ def _identity(cc: str) -> tuple[str, ...]:
         _IDENTITY[cc] = (
             "lagsim-c", CACHE_FORMAT, __version__,
             hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
-            hashlib.sha256(Path(factoring.__file__).read_bytes()).hexdigest(), csource.digest(),
+            hashlib.sha256(Path(__file__).with_name("factoring.py").read_bytes()).hexdigest(),
+            csource.digest(),
             se.__version__, _scipy_version(), compiler_stamp(cc), *FLAGS,
             OPTIMIZE, str(CHUNK), importlib.machinery.EXTENSION_SUFFIXES[0], sys.platform,
             platform.machine())
@@ -392,10 +396,10 @@ def split_units(source: str, units: int, idle: bool = False) -> list[str]:
     or, with ``idle`` (a core is free, :func:`idle_core`), two: the rest and the pieces (the
     8-chain's pieces are 1,052 M of gcc's instructions, the rest 811 M and the link 58 M,
     against 1,815 M for one unit, bench/build_results.md)."""
-    found = _PIECES.findall(source)
+    found = re.findall(_PIECES, source)
     if units < 2 or not found:
         return [source]
-    rest = _PIECES.sub("", source)
+    rest = re.sub(_PIECES, "", source)
     if sum(map(len, found)) < SPLIT_AT:
         return [rest, "#include <math.h>\n" + "\n".join(found)] if idle else [source]
     groups: list[list[str]] = [[] for _ in range(min(units, len(found)))]
@@ -455,6 +459,8 @@ def _compile(cc: str, source: str, options: tuple[str, ...], work: Path) -> Path
 def _run_compilers(commands: list[list[str]], cc: str) -> None:
     """The compiler ``commands`` run at once; :class:`lagsim.numeric.cache.BuildFailed` with
     the output of the first that failed."""
+    import subprocess  # for a build only (issue 31, start-up)
+
     children = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 for command in commands]
     started = getattr(_STARTED, "call", None)
@@ -811,6 +817,7 @@ def _native_loaded(cc: str) -> Any:
         return _NATIVE[cc]
     import importlib.machinery
     import importlib.util
+    import sysconfig  # for the direct call only (issue 31, start-up)
 
     include = sysconfig.get_paths()["include"]
     module = None
@@ -847,6 +854,8 @@ def _native_loaded(cc: str) -> Any:
 
 def _native_key(cc: str) -> str:
     """The cache key of :func:`_native_module`'s extension."""
+    import sysconfig
+
     include = sysconfig.get_paths()["include"]
     return hashlib.sha256("\0".join((*_identity(cc), "native", sys.version, include,
                                      csource.read("native.c"))).encode()).hexdigest()[:32]

@@ -16,6 +16,7 @@ a right-hand side returns).
 from __future__ import annotations
 
 import contextvars
+import functools
 import hashlib
 import os
 import threading
@@ -86,6 +87,11 @@ class NumericSystem:
     _velocity: Callable
     _energy: Callable
     _ode_rhs: Callable | None = None
+    _native_rhs: Callable[[], Callable | None] | None = field(default=None, repr=False,
+                                                             compare=False)
+    """Makes the direct call of ``_ode_rhs`` (:func:`~lagsim.numeric.ccompile.native_rhs`), or
+    None, when :meth:`ode_rhs` first asks: it loads a CPython extension, which a run the C loop
+    takes does without (issue 31, "Start-up")."""
     backend: str = BACKEND
     _dop853_step: Callable | None = None
     _code: Any = field(default=None, repr=False, compare=False)
@@ -220,10 +226,16 @@ class NumericSystem:
         None."""
         return self._dop853_step
 
-    def ode_rhs(self) -> Callable[[float, np.ndarray], np.ndarray]:
+    def ode_rhs(self, *, once: bool = False) -> Callable[[float, np.ndarray], np.ndarray]:
         """``rhs(t, y)`` with y = [q, q̇] → fresh [q̇, q̈], M q̈ = F (seed 001 eq. 10.12–10.14);
         constraints are ignored. One C call when compiled to C; raises LinAlgError for a
-        singular M."""
+        singular M. ``once``: for a single call, the C one through ctypes (the same values)
+        without making the direct call, whose extension takes longer to load than thousands of
+        calls through ctypes."""
+        if self._native_rhs is not None and not once:
+            native = self._native_rhs()
+            if native is not None:
+                return native
         if self._ode_rhs is not None:
             return self._ode_rhs
         n = self.n
@@ -301,7 +313,8 @@ def _c_code(n: int, m: int, groups: Functions | Callable[[], Functions],
         c = compiled.bind(values)
         f = c.functions
         return dict(_dynamics=f["dynamics"], _phi=f["phi"], _velocity=f["velocity"],
-                    _energy=f["energy"], _ode_rhs=native_rhs(c) or c.ode_rhs,
+                    _energy=f["energy"], _ode_rhs=c.ode_rhs,
+                    _native_rhs=functools.cache(lambda: native_rhs(c)),
                     _dop853_step=c.dop853_step)
 
     return _Code("c", bind)
@@ -313,7 +326,8 @@ def _llvm_code(groups: Functions, params: list[se.Symbol]) -> _Code:
     def bind(values: np.ndarray) -> dict[str, Any]:
         f = {name: _Bound(func, k, values) for name, (func, k) in funcs.items()}
         return dict(_dynamics=f["dynamics"], _phi=f["phi"], _velocity=f["velocity"],
-                    _energy=f["energy"], _ode_rhs=None, _dop853_step=None)
+                    _energy=f["energy"], _ode_rhs=None, _native_rhs=None,
+                    _dop853_step=None)
 
     return _Code(BACKEND, bind)
 

@@ -27,7 +27,10 @@ import hashlib
 import re
 from pathlib import Path
 
-_INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.h)"[ \t]*$', re.M)
+_INCLUDE = re.compile(r'#include "([A-Za-z0-9_]+\.h)"[ \t]*$', re.M)
+"""An include of this folder's header, where it starts a line (:func:`read` checks that: a
+pattern that starts with ``^`` is tried at every character, 0.9 ms of cloop.c's 99 kB against
+0.3 ms for the literal; issue 31, "Start-up")."""
 
 
 def _folder() -> Path:
@@ -46,7 +49,13 @@ def read(name: str) -> str:
     """The text of ``lagsim/numeric/c/<name>`` with each ``#include "<header>.h"`` of this folder
     replaced by the header's own text (recursively; a header's include guard keeps a second
     copy empty)."""
-    return _INCLUDE.sub(lambda match: read(match.group(1)), raw(name))
+    text = raw(name)
+
+    def included(match: re.Match[str]) -> str:
+        at = match.start()
+        return read(match.group(1)) if at == 0 or text[at - 1] == "\n" else match.group(0)
+
+    return _INCLUDE.sub(included, text)
 
 
 def fill(template: str, **values: object) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -33,9 +33,7 @@ from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.engines.base import Engine, LoopEngine, Progress, StepLoop
 from lagsim.run.engines.cloop import CDop853Engine
-from lagsim.run.engines.cradau import CRadauEngine
 from lagsim.run.engines.fixed import FixedStepEngine
-from lagsim.run.engines.python import PythonEngine, run_python
 from lagsim.run.formulations import Report
 from lagsim.run.monitor import FailedRun
 from lagsim.run.problem import Problem
@@ -46,9 +44,46 @@ from lagsim.symbolic.model import Model
 __all__ = ["ENGINES", "FailedRun", "choose", "impact_engine", "prepare", "run", "run_python",
            "simulate", "step"]
 
-ENGINES: tuple[Engine, ...] = (FixedStepEngine(), CDop853Engine(), CRadauEngine(),
-                               PythonEngine())
+class _Table(Collection[Engine]):
+    """Engines in order, each made by its maker when the table is first iterated up to it: a
+    run the C DOP853 loop takes imports neither the Radau loop's module nor the Python loop's
+    (issue 31, "Start-up"); each engine's refusal stays in its class."""
+
+    def __init__(self, *makers: Callable[[], Engine]) -> None:
+        self._makers = tuple(functools.cache(make) for make in makers)
+
+    def __iter__(self) -> Iterator[Engine]:
+        return (make() for make in self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+    def __contains__(self, engine: object) -> bool:
+        return any(engine is made for made in self)
+
+
+def _c_radau() -> Engine:
+    from lagsim.run.engines.cradau import CRadauEngine
+
+    return CRadauEngine()
+
+
+def _python() -> Engine:
+    from lagsim.run.engines.python import PythonEngine
+
+    return PythonEngine()
+
+
+ENGINES: Collection[Engine] = _Table(FixedStepEngine, CDop853Engine, _c_radau, _python)
 """The engines in the order they are asked: the first that accepts a problem runs it."""
+
+
+def run_python(problem: Problem, progress: Progress | None = None) -> Trajectory:
+    """Step ``problem`` in the Python loop (:func:`lagsim.run.engines.python.run_python`), the
+    reference the C loops are tested against."""
+    from lagsim.run.engines.python import run_python as python_loop
+
+    return python_loop(problem, progress)
 
 
 @functools.cache
@@ -119,7 +154,7 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-def choose(problem: Problem, engines: tuple[Engine, ...] = ENGINES) -> Engine:
+def choose(problem: Problem, engines: Collection[Engine] = ENGINES) -> Engine:
     """The first of ``engines`` that accepts ``problem``; under ``--debug`` each one before it
     says on stderr why it did not."""
     if problem.spec.contacts:

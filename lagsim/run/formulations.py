@@ -33,7 +33,6 @@ import numpy as np
 
 from lagsim.errors import InputError, IntegrationError, Location
 from lagsim.numeric.compile import NumericSystem
-from lagsim.numeric.jacobian import rhs_jacobian
 from lagsim.numeric.memo import Memo
 from lagsim.spec.choices import SOLVER_METHODS
 from lagsim.spec.options import SimulateOptions
@@ -415,6 +414,8 @@ class Formulation:
     def jacobian(self, model: Model) -> Callable[[float, np.ndarray], np.ndarray] | None:
         """The Jacobian of :meth:`rhs` for the implicit methods
         (:func:`lagsim.numeric.jacobian.rhs_jacobian`), or None when there is none."""
+        from lagsim.numeric.jacobian import rhs_jacobian  # implicit methods only (issue 31)
+
         return rhs_jacobian(self, model)
 
     def note_once(self, topic: str, message: str) -> None:
@@ -464,11 +465,21 @@ class OdeFormulation(Formulation):
                  spec: SystemSpec | None = None, model: Model | None = None, *,
                  report: Report | None = None) -> None:
         super().__init__(numeric, stabilizer, spec, model, report=report)
-        self._ode_rhs = numeric.ode_rhs()
+        self._ode_rhs: Callable[[float, np.ndarray], np.ndarray] = self._first_rhs
         self.c_step = numeric.dop853_step()
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         """``numeric.ode_rhs()`` (one compiled call), made once."""
+        return self._ode_rhs(t, y)
+
+    def _first_rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """:meth:`rhs` at its first call (the check of the start), which a run the C loop takes
+        makes alone: ``numeric.ode_rhs(once=True)`` (issue 31, "Start-up")."""
+        self._ode_rhs = self._second_rhs
+        return self.numeric.ode_rhs(once=True)(t, y)
+
+    def _second_rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        self._ode_rhs = self.numeric.ode_rhs()
         return self._ode_rhs(t, y)
 
     def multipliers(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

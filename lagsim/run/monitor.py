@@ -35,7 +35,6 @@ from lagsim.errors import InputError, IntegrationError, LagsimError
 from lagsim.numeric.compile import NumericSystem
 from lagsim.output.trajectory import Trajectory
 from lagsim.records import record
-from lagsim.run.events import EventWatch
 from lagsim.run.formulations import Formulation, MassWatch, euler_angles
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS
@@ -43,6 +42,8 @@ from lagsim.spec.options import BY_NAME, duration
 
 if TYPE_CHECKING:
     from scipy.integrate import OdeSolver
+
+    from lagsim.run.events import CompiledEvent, EventWatch
 
 
 def scipy_integrate() -> Any:
@@ -79,6 +80,17 @@ class At:
     h_abs: float | None = None
 
 
+def _followed(event: CompiledEvent | None, form: Formulation, t0: float, y0: np.ndarray
+              ) -> EventWatch | None:
+    """:meth:`lagsim.run.events.EventWatch.start`, whose module only a run with an event imports
+    (issue 31, "Start-up")."""
+    if event is None:
+        return None
+    from lagsim.run.events import EventWatch
+
+    return EventWatch.start(event, form, t0, y0)
+
+
 @dataclass
 class Watch:
     """The parts that watch one run (the samples, the guard, the ``--stop-when`` event, the
@@ -96,11 +108,11 @@ class Watch:
         unless ``--section`` takes the rows."""
         form = problem.form
         samples = Samples(problem)
-        section = EventWatch.start(problem.section, form, problem.t0, y0)
+        section = _followed(problem.section, form, problem.t0, y0)
         if section is None:
             samples.add(problem.t0, y0, project=False)
         guard = Guard(problem)
-        stop = EventWatch.start(problem.stop, form, problem.t0, y0)
+        stop = _followed(problem.stop, form, problem.t0, y0)
         return cls(samples, guard, stop, Pace(problem), section)
 
     def advance(self, t: float, progress: Callable[[float], None] | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,16 +21,18 @@ from lagsim import naming
 from lagsim.errors import InputError, Location, Subject
 from lagsim.numeric.compile import NumericSystem, compile_model
 from lagsim.records import record
-from lagsim.run.events import EITHER, CompiledEvent, Event, compile_events
 from lagsim.run.formulations import Formulation, Report, dependent_constraints
 from lagsim.run.inertia import regular_inertia
 from lagsim.run.registry import FORMULATIONS, check_combination, choose_formulation
 from lagsim.run.section import check_direction, section_event
-from lagsim.run.sensitivity import sensitive
 from lagsim.run.start import consistent_start
 from lagsim.spec.options import SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
+
+if TYPE_CHECKING:
+    from lagsim.run.events import CompiledEvent, Event
+    from lagsim.run.sensitivity import Sensitive
 
 
 @record
@@ -118,6 +121,17 @@ class Problem:
         """The event whose crossings are the rows (``--section``), or None."""
         return next((e for e in self.events if not e.event.terminal), None)
 
+    @property
+    def sensitive_form(self) -> Sensitive | None:
+        """The form when it carries sensitivities (:class:`lagsim.run.sensitivity.Sensitive`,
+        only with ``--sensitivities``, whose run alone imports that module: issue 31,
+        "Start-up"), else None."""
+        if not self.options.sensitivities:
+            return None
+        from lagsim.run.sensitivity import Sensitive
+
+        return self.form if isinstance(self.form, Sensitive) else None
+
     @classmethod
     def build(cls, spec: SystemSpec, model: Model, options: SimulateOptions,
               report: Report | None = None, numeric: NumericSystem | None = None,
@@ -162,7 +176,12 @@ class Problem:
         numeric = numeric or compile_model(model)
         model, numeric = regular_inertia(model, numeric, spec, t0, q0, qd0, sources.coordinate,
                                          say)
-        events = compile_events(spec, numeric, run_events(options))
+        events: tuple[CompiledEvent, ...] = ()
+        wanted = run_events(options)
+        if wanted:
+            from lagsim.run.events import compile_events
+
+            events = compile_events(spec, numeric, wanted)
         if options.formulation != "auto":
             check_combination(options.formulation, options, numeric, (), sources.constraint)
         given = frozenset(name for name, _ in spec.initial)
@@ -180,7 +199,10 @@ class Problem:
             form = FORMULATIONS[name](numeric, stabilizer(numeric, options), spec, model,
                                       report=say)
         form.check(t0, q0, qd0)
-        form = sensitive(form, spec, model, options, t0, q0, qd0, given, say)
+        if options.sensitivities:
+            from lagsim.run.sensitivity import sensitive
+
+            form = sensitive(form, spec, model, options, t0, q0, qd0, given, say)
         q0.setflags(write=False)
         qd0.setflags(write=False)
         return cls(spec=spec, model=model, numeric=numeric, options=options,
@@ -207,8 +229,11 @@ def _integrated(model: Model, q0: dict[str, float], t0: float, say: Report) -> M
 def run_events(options: SimulateOptions) -> tuple[Event, ...]:
     """The events of a run: ``--stop-when EXPR``, a terminal event of either direction (the run
     stops at EXPR's first change of sign), then ``--section``'s
-    (:func:`lagsim.run.section.section_event`)."""
+    (:func:`lagsim.run.section.section_event`). A run with neither imports no
+    :mod:`lagsim.run.events` (issue 31, "Start-up")."""
     stop = None
     if options.stop_when is not None:
+        from lagsim.run.events import EITHER, Event
+
         stop = Event.of_option(options, "stop_when", options.stop_when, EITHER, terminal=True)
     return tuple(e for e in (stop, section_event(options)) if e is not None)

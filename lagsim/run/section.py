@@ -19,25 +19,24 @@ their velocities, the parameters and the multipliers ``lambda_<c>``.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from lagsim.errors import InputError, Location
-from lagsim.run.events import EITHER, FALLING, RISING, Event, OptionSource
 
-DIRECTIONS = {"up": RISING, "down": FALLING, "both": EITHER}
-"""The event direction of each ``--section-direction``."""
+if TYPE_CHECKING:  # lagsim.run.events only for a run with a section (issue 31, start-up)
+    from lagsim.run.events import Event, OptionSource
 
+    class SectionOptions(OptionSource, Protocol):
+        """What a section needs of the run's options
+        (:class:`lagsim.spec.options.SimulateOptions`)."""
 
-class SectionOptions(OptionSource, Protocol):
-    """What a section needs of the run's options (:class:`lagsim.spec.options.SimulateOptions`)."""
+        @property
+        def section(self) -> str | None: ...
 
-    @property
-    def section(self) -> str | None: ...
+        @property
+        def section_direction(self) -> str: ...
 
-    @property
-    def section_direction(self) -> str: ...
-
-    def where(self, name: str) -> Location | None: ...
+        def where(self, name: str) -> Location | None: ...
 
 
 def check_direction(options: SectionOptions) -> None:
@@ -54,5 +53,8 @@ def section_event(options: SectionOptions) -> Event | None:
     """The ``--section`` of ``options`` as a non-terminal event in its direction, or None."""
     if options.section is None:
         return None
+    from lagsim.run.events import EITHER, FALLING, RISING, Event
+
+    directions = {"up": RISING, "down": FALLING, "both": EITHER}
     return Event.of_option(options, "section", options.section,
-                           DIRECTIONS[options.section_direction], terminal=False)
+                           directions[options.section_direction], terminal=False)

@@ -19,7 +19,6 @@ from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
 from lagsim.run.driver import prepare, step
 from lagsim.run.engines.cloop import library_ahead
-from lagsim.run.sensitivity import refusal
 from lagsim.spec.options import BY_NAME, FLAGS, OPTIONS, Naming, SimulateOptions
 from lagsim.spec.system import SystemSpec
 from lagsim.symbolic.model import Model
@@ -160,6 +159,8 @@ def run_spec(spec: SystemSpec, compiled: Callable[[], tuple[Model, NumericSystem
     options.check_size(len(layout(spec.coordinates, [c.name for c in spec.constraints],
                                   [c.kind for c in spec.constraints])))
     if options.sensitivities:
+        from lagsim.run.sensitivity import refusal
+
         why = refusal(options)
         if why is not None:
             raise InputError(why, options.file_location("sensitivities"))

@@ -280,9 +280,12 @@ def parse_expression(
     return builder.build(tree.body)
 
 
-_EQUALS = re.compile(r"(?<![<>=!])=(?!=)")
-_PRIME = re.compile(r"([^\W\d]\w*)\s*'")
-_GAP = re.compile(r"(?<=[\w.)\]])\s+(?=[^\W\d]|[(\d])")
+_EQUALS = r"(?<![<>=!])=(?!=)"
+_PRIME = r"([^\W\d]\w*)\s*'"
+_GAP = r"(?<=[\w.)\]])\s+(?=[^\W\d]|[(\d])"
+"""The mistakes :func:`syntax_hint` looks for (with the two above), compiled by :mod:`re`
+(which keeps what it compiled) for an expression that does not parse, not at every start-up
+(issue 31, "Start-up")."""
 FUNCTION_ALIASES: Mapping[str, str] = {
     "ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "abs": "Abs",
     "sgn": "sign", "Sqrt": "sqrt", "Exp": "exp", "Log": "log", "sen": "sin", "tg": "tan",
@@ -306,13 +309,13 @@ def syntax_hint(text: str) -> tuple[str, int] | None:
     """What a common mistake in an expression that does not parse means, and the column to
     point at: an equation instead of the zero expression, ``x'`` for a velocity, factors
     without ``*`` between them, a leading ``*``; None for any other syntax error."""
-    equals = _EQUALS.search(text)
+    equals = re.search(_EQUALS, text)
     if equals:
         left, right = text[:equals.start()].strip(), text[equals.end():].strip()
         zero = f"{left} - {_operand(right)}" if left and right else "the expression that is 0"
         return (f"it is an equation; lagsim wants the expression phi with phi = 0, here "
                 f"'{zero}'", equals.start())
-    prime = _PRIME.search(text)
+    prime = re.search(_PRIME, text)
     if prime:
         name = prime.group(1)
         return (f"the velocity of {name} is written {naming.velocity(name)}, not {name}' (and "
@@ -320,9 +323,9 @@ def syntax_hint(text: str) -> tuple[str, int] | None:
     if text.startswith("*"):
         return ("it starts with '*', which multiplies nothing; remove it, or put the factor "
                 "it multiplies in front", 0)
-    gap = _GAP.search(text)
+    gap = re.search(_GAP, text)
     if gap:
-        fixed = _GAP.sub("*", text)
+        fixed = re.sub(_GAP, "*", text)
         try:
             ast.parse(fixed, mode="eval")
         except SyntaxError:

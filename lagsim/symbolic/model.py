@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import symengine as se
 
@@ -30,28 +30,10 @@ from lagsim.errors import InputError, Location
 from lagsim.records import record
 from lagsim.spec.expressions import exact_text, kinks, resolve_derivatives
 from lagsim.spec.system import ConstraintSpec, End, Expr, MassSpec, Orientation, SystemSpec
-from lagsim.symbolic.bodies import (
-    Frame,
-    euler_space_rates,
-    offset,
-    planar_rotation,
-    point_velocity,
-    projected,
-    spring_dissipation,
-    spring_energy,
-)
 from lagsim.symbolic.expansion import expanded, killable
-from lagsim.symbolic.rotations import (
-    body_rates,
-    cross_axis,
-    euler_body_rates,
-    euler_matrix,
-    intrinsic,
-    quaternion_body_rates,
-    quaternion_matrix,
-    quaternion_rotation,
-)
-from lagsim.symbolic.vanishing import magnitude
+
+if TYPE_CHECKING:  # bodies, rotations and vanishing for the systems that have them (issue 31)
+    from lagsim.symbolic.bodies import Frame
 
 
 @record
@@ -221,6 +203,8 @@ def time_derivative(
 
 def rotation_matrix(orientation: Orientation) -> se.DenseMatrix:
     """R (body axes → space axes) of a 3-D body's orientation."""
+    from lagsim.symbolic.rotations import euler_matrix, quaternion_matrix
+
     if orientation.sequence:
         return euler_matrix(orientation.sequence, tuple(a.expr for a in orientation.angles),
                             orientation.extrinsic)
@@ -233,6 +217,8 @@ def body_angular_velocity(orientation: Orientation, q: tuple[se.Symbol, ...],
                           qd: tuple[se.Symbol, ...], t: se.Symbol) -> list[se.Basic]:
     """ω_b, the axial vector of Rᵀ Ṙ (Goldstein §4.8): for Euler angles in the short exact form
     of :func:`lagsim.symbolic.rotations.euler_body_rates`, for a written matrix from Rᵀ Ṙ."""
+    from lagsim.symbolic.rotations import body_rates, euler_body_rates, quaternion_body_rates
+
     if orientation.sequence:
         angles = tuple(a.expr for a in orientation.angles)
         rates = tuple(time_derivative(a, q, qd, t) for a in angles)
@@ -284,6 +270,8 @@ def _bare(parts: tuple[Expr, ...], coordinates: tuple[str, ...]) -> list[str] | 
 def _axis_rotation(spec: SystemSpec, k: int) -> tuple[se.Basic, ...]:
     """δq of a rotation about the space axis k (:func:`space_rotations`), () when it cannot be
     written."""
+    from lagsim.symbolic.rotations import cross_axis, intrinsic, quaternion_rotation
+
     changes: list[tuple[str, se.Basic]] = []
     for mass in spec.masses:
         orientation = mass.orientation
@@ -344,6 +332,8 @@ def build_model(spec: SystemSpec) -> Model:
             potential -= mval * sum((gi * ri for gi, ri in zip(gvec, r)), se.Integer(0))
         positions.append((mass.name, r))
     points = Points(spec, q, qd, t)
+    if spec.spring_forces:
+        from lagsim.symbolic.bodies import spring_energy
     for spring in spec.spring_forces:
         potential += spring_energy(spring.stiffness.expr,
                                    spring.length.expr if spring.length else None,
@@ -489,6 +479,8 @@ class Points:
         if not name:
             return frame, tuple(se.Integer(0) for _ in frame.position)
         point = next(p for p in self.spec.mass(body).points if p.name == name)
+        from lagsim.symbolic.bodies import offset
+
         return frame, offset(frame, [c.expr for c in point.offset], point.space)
 
     def position(self, end: End) -> tuple[se.Basic, ...]:
@@ -503,6 +495,8 @@ class Points:
 
     def velocity(self, ref: str) -> tuple[se.Basic, ...]:
         """v_P of the material point at ``ref`` (:func:`lagsim.symbolic.bodies.point_velocity`)."""
+        from lagsim.symbolic.bodies import point_velocity
+
         frame, d = self.offset(ref)
         return point_velocity(frame, d)
 
@@ -512,6 +506,8 @@ class Points:
     def generalized_forces(self) -> se.DenseMatrix:
         """τ of the loads at points (F·∂v_P/∂q̇), the torques (M·∂ω/∂q̇) and the dampers of the
         springs (−∂R/∂q̇)."""
+        if self.spec.loads or self.spec.torques or self.spec.spring_forces:
+            from lagsim.symbolic.bodies import projected, spring_dissipation
         n = len(self.q)
         total = [se.Integer(0)] * n
         acting: list[list[se.Basic]] = []
@@ -559,6 +555,8 @@ def vanishes(expr: se.Basic, spec: SystemSpec, q: tuple[se.Symbol, ...],
     (:func:`lagsim.symbolic.vanishing.magnitude`)."""
     import numpy as np
 
+    from lagsim.symbolic.vanishing import magnitude
+
     if expr == 0:
         return True
     rng = np.random.default_rng(24)
@@ -577,6 +575,8 @@ def body_frame(mass: MassSpec, q: tuple[se.Symbol, ...], qd: tuple[se.Symbol, ..
                t: se.Symbol) -> Frame:
     """The :class:`lagsim.symbolic.bodies.Frame` of a mass: ω in space axes short for Euler
     angles (:func:`lagsim.symbolic.bodies.euler_space_rates`), R ω_b otherwise."""
+    from lagsim.symbolic.bodies import Frame, euler_space_rates, planar_rotation
+
     r = tuple(c.expr for c in mass.position)
     v = tuple(time_derivative(x, q, qd, t) for x in r)
     if mass.orientation is not None:

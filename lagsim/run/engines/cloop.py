@@ -64,8 +64,6 @@ from lagsim.numeric.compile import NumericSystem, cold_build
 from lagsim.numeric.csource import LoopResult, Status
 from lagsim.numeric.memo import Memo
 from lagsim.output.trajectory import Trajectory
-from lagsim.run.aliasing import AliasWatch
-from lagsim.run.aliasing import message as alias_message
 from lagsim.run.crossings import message as missed_message
 from lagsim.run.engines.base import LoopEngine, Progress, StepLoop
 from lagsim.run.engines.ccommon import (
@@ -76,13 +74,10 @@ from lagsim.run.engines.ccommon import (
     state_failure,
     too_small,
 )
-from lagsim.run.engines.python import Resume, run_python
-from lagsim.run.events import EITHER
 from lagsim.run.formulations import RCOND, SINGULAR_RTOL
 from lagsim.run.monitor import MASS_CHECK_EVERY, At, Guard, Samples, Watch, assemble
 from lagsim.run.problem import Problem
 from lagsim.run.registry import FORMULATIONS, STABILIZERS
-from lagsim.run.sensitivity import Sensitive
 from lagsim.spec.options import BY_NAME, SimulateOptions
 from lagsim.spec.system import SystemSpec
 
@@ -90,6 +85,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from lagsim.run.reduced import PartitionChart, Reduced, SymbolicChart
+    from lagsim.run.sensitivity import Sensitive
 
 STEPS_PER_CALL = 4096
 """Accepted steps of the first C call; later calls take as many as fit in
@@ -688,6 +684,8 @@ class CLoop(StepLoop):
         self.lib.lagsim_loop_alias(handle, self._read())
         out = self._out
         if out[0]:
+            from lagsim.run.aliasing import message as alias_message
+
             i, k = int(out[2]), int(out[6])
             self.problem.form.report(alias_message(float(times[k] - times[k - 1]),
                                                    self.problem.numeric.coordinates[i],
@@ -712,20 +710,24 @@ def loop_or_refusal(problem: Problem, whole: bool = False) -> CLoop | str:
         return f"formulation {form.name} has no C loop"
     if options.section is not None:
         return "--section is taken in Python"
-    if problem.stop is not None and problem.stop.event.direction != EITHER:
-        return "a --stop-when with a direction is looked for in Python"
+    if problem.stop is not None:
+        from lagsim.run.events import EITHER
+
+        if problem.stop.event.direction != EITHER:
+            return "a --stop-when with a direction is looked for in Python"
     if not isinstance(numeric, NumericSystem):
         return "the compiled system is a stand-in, not a NumericSystem"
     sensitive = None
     base = form
-    if isinstance(form, Sensitive):
-        base = form.base
-        derivatives = c_function(form.terms.function)
+    carrying = problem.sensitive_form
+    if carrying is not None:
+        base = carrying.base
+        derivatives = c_function(carrying.terms.function)
         if derivatives is None:
             return "the sensitivities have no C code (symengine's LLVM path)"
         if form.name == "ode" and numeric.m:
             return "ode's sensitivities with constraints are taken in Python"
-        sensitive = (form, derivatives)
+        sensitive = (carrying, derivatives)
     if type(base) is not FORMULATIONS[form.name]:
         return f"the formulation is a subclass of {form.name}'s class"
     if type(form.stabilizer) is not STABILIZERS.get(form.stabilizer.name):
@@ -1124,6 +1126,9 @@ class RLoop(CLoop):
         watch.guard.resume(result.guard_h, result.unchecked, result.regular_at)
         if watch.stop is not None:
             watch.stop.resume(result.stop_sign, missed)
+        from lagsim.run.aliasing import AliasWatch  # a hand-over only (issue 31, start-up)
+        from lagsim.run.engines.python import Resume, run_python
+
         alias = AliasWatch(problem.form.unpack, watch.samples.times, problem.numeric.coordinates,
                            problem.form.report, problem.qd0, problem.options.naming)
         alias.resume(state.t, self._aliased)

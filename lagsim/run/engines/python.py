@@ -32,7 +32,6 @@ from lagsim.run.engines.base import UNILATERAL, Engine, Progress, StepLoop
 from lagsim.run.monitor import Guard, Step, Watch, scipy_integrate
 from lagsim.run.problem import Problem
 from lagsim.run.registry import SOLVERS
-from lagsim.run.sensitivity import Sensitive
 from lagsim.run.threads import single_blas_thread
 
 if TYPE_CHECKING:
@@ -151,7 +150,8 @@ def make_solver(problem: Problem, fun: Callable[[float, np.ndarray], np.ndarray]
                            f"Jacobian; {options.method} estimates it by finite differences "
                            "(slower)")
     solver = SOLVERS[options.method]
-    if isinstance(form, Sensitive) and not form.joint:
+    sensitive = problem.sensitive_form
+    if sensitive is not None and not sensitive.joint:
         solver = state_errors(solver, 2 * form.n)
     return solver(fun, t0, y0, options.t_end, **tolerances)
 

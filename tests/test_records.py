@@ -78,6 +78,53 @@ def test_a_record_is_frozen_and_a_dataclass_in_every_other_way() -> None:
     assert repr(loop) == "Loop(items=[...])"
 
 
+def test_every_field_is_set_once_by_init_and_never_after() -> None:
+    """Frozen as the standard decorator's instance is: ``__init__`` (and ``__post_init__``
+    through ``object.__setattr__``, as frozen classes do) sets each field, then any assignment
+    or deletion of a field, or a new attribute, raises; a plain subclass may add attributes of
+    its own, as it may under the standard decorator."""
+
+    @record
+    class Derived:
+        a: float
+        twice: float = field(init=False)
+        cache: dict = field(default_factory=dict, init=False, compare=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "twice", 2 * self.a)
+
+    d = Derived(1.5)
+    assert (d.a, d.twice, d.cache) == (1.5, 3.0, {})
+    for name in ("a", "twice", "cache", "new"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(d, name, 0.0)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(d, name)
+    assert (d.a, d.twice, d.cache) == (1.5, 3.0, {}) and not hasattr(d, "new")
+
+    class Plain(Derived):
+        pass
+
+    p = Plain(2.0)
+    p.extra = 1  # type: ignore[attr-defined]
+    assert p.extra == 1  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.a = 3.0  # type: ignore[misc]
+
+    @dataclasses.dataclass(frozen=True)
+    class Standard:
+        a: float
+
+    class PlainStandard(Standard):
+        pass
+
+    q = PlainStandard(2.0)
+    q.extra = 1  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="__setattr__"):
+        record(type("Own", (), {"__annotations__": {"a": "int"}, "__module__": __name__,
+                                "__setattr__": lambda self, n, v: None}))
+
+
 def test_methods_a_class_defines_are_kept_and_an_implicit_hash_is_replaced() -> None:
     @record
     class Own:

@@ -357,9 +357,10 @@ def test_simulate_refuses_a_singular_mass_matrix_pointing_at_the_coordinate():
                                     "the velocity of y appears nowhere in the kinetic energy")
 
 
-def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
+def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch, tmp_path):
     from lagsim.spec import system as spec
 
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path))  # no validated spec kept from before
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError("division by zero")
 
@@ -452,14 +453,16 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     its contacts (only a system with unilateral constraints runs there), nor the fixed-step
     methods' loops (only their names are asked), nor click's shell completion, nor tempfile
     with random (lagsim.output.io.make_temporary makes the file the CSV replaces), nor
-    numpy.typing (annotations only)."""
+    numpy.typing (annotations only), nor PyYAML and the reader (the second run's spec comes
+    from the validated-spec cache, lagsim.api.open_system)."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
     absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
               "lagsim.run.columns", "lagsim.symbolic.feedback", "matplotlib", "dask",
               "lagsim.viz", "lagsim.sweep", "lagsim.run.engines.impacts", "lagsim.run.contacts",
               "lagsim.run.engines.rattle", "lagsim.run.engines.variational",
-              "click.shell_completion", "tempfile", "random", "numpy.typing")
+              "click.shell_completion", "tempfile", "random", "numpy.typing", "yaml",
+              "lagsim.spec.reader")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

@@ -576,7 +576,7 @@ def _validated(text: str, label: str, stem: str, parameters: Mapping[str, float]
     import pickle
 
     from lagsim.numeric import cache
-    from lagsim.spec import system
+    from lagsim.spec import system as spec_system
 
     key = _spec_key(text, label, stem, parameters, initial)
     if key is not None:
@@ -588,11 +588,11 @@ def _validated(text: str, label: str, stem: str, parameters: Mapping[str, float]
             except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError,
                     ValueError) as exc:
                 kept = exc
-            if isinstance(kept, system.SystemSpec):
+            if isinstance(kept, spec_system.SystemSpec):
                 return kept
             cache.note_rejected(where, f"it does not hold a validated system ({kept!r})",
                                 REREAD)
-    spec = system.parse_spec(text, label, stem, parameters, initial)
+    spec = spec_system.parse_spec(text, label, stem, parameters, initial)
     if key is not None:
         try:
             data = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)

@@ -509,6 +509,7 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
 SPEC_FORMAT = "lagsim validated spec 1"
 """The first part of a validated spec's cache key: changed when what is stored changes."""
 REREAD = "reading the file again"
+"""What is done instead of using a validated spec's entry that fails the checks."""
 
 
 @functools.cache
@@ -518,8 +519,8 @@ def _spec_stamp() -> bytes:
     a checkout resets those), and the versions of Python, SymEngine and PyYAML (the text of
     its ``__init__``, which holds its version, found without importing it). NumPy, which
     checks a ``matrix`` orientation at seeded random states, is left out: it decides only
-    whether a file is refused, and a refusal is never stored. Computed once a process (some
-    0.5 ms)."""
+    whether a file is refused, and a refusal is never stored. Computed once a process: 0.7 to
+    0.9 ms of a fresh one (16 files, 235 kB), measured 2026-12-04."""
     import hashlib
     import importlib.util
 

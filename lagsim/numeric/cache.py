@@ -27,11 +27,11 @@ The same folder holds small blobs under the same rules (:func:`read_blob`, :func
 ``lagsim_<key><suffix>`` with its sha256 in ``lagsim_<key>.sha256``, read only when both are
 regular files of the user that group and others may not write (``lstat``, then ``O_NOFOLLOW |
 O_NONBLOCK``) and the bytes hash to the sum; written in a private folder inside the cache and
-renamed into place, sum first; each kind pruned to a bound of its own (:data:`SPEC_KEEP`
-validated specs, :data:`SPEC`), so that blobs never push libraries out; a blob that cannot be
-read is not used, and one that cannot be written does not stop a run and is said once, as for
-libraries. The one kind is the validated spec of a system file (:func:`lagsim.api.open_system`,
-a pickle: only bytes that passed these checks are ever unpickled).
+renamed into place, sum first; each kind pruned to a bound of its own, so that blobs never
+push libraries out; a blob that fails the checks is not used, and one that cannot be written
+does not stop a run and is said once, as for libraries. The one kind is the validated spec of a
+system file (suffix :data:`SPEC`, :data:`SPEC_KEEP` kept; :func:`lagsim.api.open_system`), a
+pickle: only bytes that passed these checks are ever unpickled.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ SPEC_KEEP = 500
 """Validated specs kept (a few kB each), apart from the :data:`KEEP` libraries."""
 DIGEST = ".sha256"
 LOCK = ".lock"
+REBUILD = "rebuilding it"
+"""What is done instead of loading a library that fails the checks (:func:`note_rejected`)."""
 BUILD = ".build-"
 STALE_BUILD_S = 24 * 3600.0
 """A build folder or an entry's lock file left this long (a killed run) is removed by the next
@@ -231,9 +233,6 @@ def _verified(folder: Path, dfd: int, key: str, suffix: str, limit: int, redo: s
         note_rejected(folder / name, "its bytes do not match the recorded sha256", redo)
         return None
     return fd, data
-
-
-REBUILD = "rebuilding it"
 
 
 def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | None:

@@ -497,13 +497,112 @@ def open_system(source: str | os.PathLike[str], parameters: Mapping[str, float] 
     parameter and initial values replaced; the one loader of the API and the CLI. ``api``: the
     Python API's reading, where ``source`` may also be YAML text (:func:`load`) and errors name
     the keywords instead of ``--set``/``--init``."""
-    from lagsim.spec.system import parse_spec, read_source
+    from lagsim.spec.system import read_source
 
     text, label, stem = _read(source) if api else read_source(
         Path(source) if isinstance(source, os.PathLike) else source)
     with _keyword_errors(api):
-        spec = parse_spec(text, label, stem, parameters, initial)
+        spec = _validated(text, label, stem, parameters, initial)
     return System(spec, text, label, stem, parameters or {}, initial or {})
+
+
+SPEC_FORMAT = "lagsim validated spec 1"
+"""The first part of a validated spec's cache key: changed when what is stored changes."""
+REREAD = "reading the file again"
+"""What is done instead of using a validated spec's entry that fails the checks."""
+
+
+@functools.cache
+def _spec_stamp() -> bytes:
+    """What a spec parsed by this lagsim depends on besides its arguments: the text of
+    lagsim/spec/*.py, errors.py, naming.py and records.py (their bytes hashed, not their times:
+    a checkout resets those), and the versions of Python, SymEngine and PyYAML (the text of
+    its ``__init__``, which holds its version, found without importing it). NumPy, which
+    checks a ``matrix`` orientation at seeded random states, is left out: it decides only
+    whether a file is refused, and a refusal is never stored. Computed once a process: 0.7 to
+    0.9 ms of a fresh one (16 files, 235 kB), measured 2026-12-04."""
+    import hashlib
+    import importlib.util
+
+    import symengine
+
+    found = importlib.util.find_spec("yaml")
+    if found is None or found.origin is None:
+        raise RuntimeError("PyYAML is not installed")
+    spec = os.path.join(_PACKAGE, "spec")
+    paths = [os.path.join(spec, name) for name in sorted(os.listdir(spec))
+             if name.endswith(".py")]
+    paths += [os.path.join(_PACKAGE, name) for name in ("errors.py", "naming.py", "records.py")]
+    digest = hashlib.sha256(f"{sys.version}\0{symengine.__version__}".encode())
+    for path in [*paths, found.origin]:
+        with open(path, "rb", buffering=0) as handle:
+            text = handle.read()
+        name = os.path.basename(path).encode()
+        digest.update(b"%d:%s%d:" % (len(name), name, len(text)))
+        digest.update(text)
+    return digest.digest()
+
+
+def _spec_key(text: str, label: str, stem: str, parameters: Mapping[str, float] | None,
+              initial: Mapping[str, float] | None) -> str | None:
+    """The validated-spec cache key of :func:`lagsim.spec.system.parse_spec`'s arguments: a
+    sha256 over :data:`SPEC_FORMAT`, :func:`_spec_stamp`, the text, label and stem, and each
+    ``--set``/``--init`` value in its order with its type and ``repr`` (the text ``"1"`` and
+    the number 1 are read differently); None, not to be cached, for a value that is not an
+    ``int``, ``float`` or ``str`` (its ``repr`` need not tell two values apart)."""
+    import hashlib
+
+    parts = [SPEC_FORMAT, text, label, stem]
+    for values in (parameters or {}, initial or {}):
+        parts.append(str(len(values)))
+        for name, value in values.items():
+            if type(name) is not str or type(value) not in (int, float, str):
+                return None
+            parts += [name, type(value).__name__, repr(value)]
+    digest = hashlib.sha256(_spec_stamp())
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(b"%d:" % len(data) + data)
+    return digest.hexdigest()
+
+
+def _validated(text: str, label: str, stem: str, parameters: Mapping[str, float] | None,
+               initial: Mapping[str, float] | None) -> SystemSpec:
+    """:func:`lagsim.spec.system.parse_spec` of these arguments, from the validated-spec cache
+    when an entry of their key (:func:`_spec_key`) is there and passes the cache's checks
+    (:func:`lagsim.numeric.cache.read_blob`): parse_spec is a pure function of them, so the
+    entry is the spec it would give, without PyYAML or the checks (issue 31, "Start-up").
+    Otherwise the text is parsed and the spec stored for the next run; a spec that cannot be
+    stored is said once and the run goes on. A file that is refused stores nothing."""
+    import pickle
+
+    from lagsim.numeric import cache
+    from lagsim.spec import system as spec_system
+
+    key = _spec_key(text, label, stem, parameters, initial)
+    if key is not None:
+        found = cache.read_blob(key, cache.SPEC, REREAD)
+        if found is not None:
+            where, data = found
+            try:
+                kept = pickle.loads(data)
+            except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError,
+                    ValueError) as exc:
+                kept = exc
+            if isinstance(kept, spec_system.SystemSpec):
+                return kept
+            cache.note_rejected(where, f"it does not hold a validated system ({kept!r})",
+                                REREAD)
+    spec = spec_system.parse_spec(text, label, stem, parameters, initial)
+    if key is not None:
+        try:
+            data = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            cache.say_once("spec pickle", f"warning: the validated system cannot be kept in "
+                           f"the cache ({exc}); each run reads its file again")
+        else:
+            cache.store_blob(key, cache.SPEC, data, cache.SPEC_KEEP)
+    return spec
 
 
 @_keywords

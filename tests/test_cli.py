@@ -357,9 +357,10 @@ def test_simulate_refuses_a_singular_mass_matrix_pointing_at_the_coordinate():
                                     "the velocity of y appears nowhere in the kinetic energy")
 
 
-def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch):
+def test_an_unexpected_failure_is_one_line_without_traceback(monkeypatch, tmp_path):
     from lagsim.spec import system as spec
 
+    monkeypatch.setenv("LAGSIM_CACHE", str(tmp_path))  # no validated spec kept from before
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError("division by zero")
 
@@ -458,7 +459,8 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
     sensitivities of --sensitivities; nor the engines after the C DOP853 loop in the driver's
     table (the C Radau loop, the Python loop with its aliasing watch and BLAS threads), nor the
     Jacobians of the implicit methods; nor the frames and rotations of bodies (a pendulum's
-    mass is a point)."""
+    mass is a point); nor PyYAML and the reader (the second run's spec comes from the
+    validated-spec cache, lagsim.api.open_system)."""
     out = tmp_path / "pendulum.csv"
     args = ["simulate", "pendulum", "-o", str(out), "--force"]
     absent = ("sympy", "scipy", "importlib.resources", "zipfile", "fractions", "decimal",
@@ -470,7 +472,7 @@ def test_a_warm_simulate_imports_only_what_a_plain_run_needs(tmp_path: Path) -> 
               "lagsim.run.sensitivity", "lagsim.run.engines.python", "lagsim.run.engines.cradau",
               "lagsim.run.aliasing", "lagsim.run.threads",
               "lagsim.numeric.jacobian", "lagsim.symbolic.bodies", "lagsim.symbolic.rotations",
-              "lagsim.symbolic.vanishing")
+              "lagsim.symbolic.vanishing", "yaml", "lagsim.spec.reader")
     code = ("import sys\nfrom lagsim.cli import main\n"
             f"try:\n    main({args!r}, prog_name='lagsim')\nexcept SystemExit as exc:\n"
             "    assert not exc.code, exc.code\n"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import lagsim
-import lagsim.spec.system as spec_system
+import lagsim.spec.reader as spec_reader
 
 
 def _data(tmp_path: Path) -> Path:
@@ -41,8 +41,8 @@ def test_fit_composes_the_file_once_and_estimates_are_unchanged(tmp_path, monkey
         kept = system.fit(data, "c,F0")
         assert kept.runs > 3
         assert composed == []
-        monkeypatch.setattr(spec_system, "COMPOSED_KEEP", 0)
-        spec_system._COMPOSED.clear()
+        monkeypatch.setattr(spec_reader, "COMPOSED_KEEP", 0)
+        spec_reader._COMPOSED.clear()
         again = system.fit(data, "c,F0")
     assert len(composed) == again.runs
     assert again.runs == kept.runs

@@ -22,6 +22,16 @@ is loaded from it is trusted as code, so (issue 15):
 * a cache that cannot be used (read-only, a file, a full disk, untrusted) does not stop a run:
   the library is built in a private temporary folder that is removed once it is loaded, and
   lagsim says so once on stderr.
+
+The same folder holds small blobs under the same rules (:func:`read_blob`, :func:`store_blob`):
+``lagsim_<key><suffix>`` with its sha256 in ``lagsim_<key>.sha256``, read only when both are
+regular files of the user that group and others may not write (``lstat``, then ``O_NOFOLLOW |
+O_NONBLOCK``) and the bytes hash to the sum; written in a private folder inside the cache and
+renamed into place, sum first; each kind pruned to a bound of its own, so that blobs never
+push libraries out; a blob that fails the checks is not used, and one that cannot be written
+does not stop a run and is said once, as for libraries. The one kind is the validated spec of a
+system file (suffix :data:`SPEC`, :data:`SPEC_KEEP` kept; :func:`lagsim.api.open_system`), a
+pickle: only bytes that passed these checks are ever unpickled.
 """
 
 from __future__ import annotations
@@ -47,8 +57,14 @@ KEEP = 200
 """Entries kept: the least recently used beyond these are removed after each build."""
 PREFIX = "lagsim_"
 LIBRARY = ".so"
+SPEC = ".spec"
+"""The suffix of a validated spec's entry (:func:`store_blob`)."""
+SPEC_KEEP = 500
+"""Validated specs kept (a few kB each), apart from the :data:`KEEP` libraries."""
 DIGEST = ".sha256"
 LOCK = ".lock"
+REBUILD = "rebuilding it"
+"""What is done instead of loading a library that fails the checks (:func:`note_rejected`)."""
 BUILD = ".build-"
 STALE_BUILD_S = 24 * 3600.0
 """A build folder or an entry's lock file left this long (a killed run) is removed by the next
@@ -189,45 +205,108 @@ def _load(fd: int, path: Path, check: Callable[[str], T]) -> T:
         os.close(fd)
 
 
-def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | None:
-    """The checked entry ``key``, or None when it is missing or not to be trusted."""
-    name = f"{PREFIX}{key}{LIBRARY}"
+def _verified(folder: Path, dfd: int, key: str, suffix: str, limit: int, redo: str
+              ) -> tuple[int, bytes] | None:
+    """An open descriptor and the bytes of entry ``key`` (``lagsim_<key><suffix>``) when it
+    and its sum are trusted regular files and the bytes hash to the sum, else None (``redo``
+    says what is done instead, in the warning or note :func:`note_rejected` gives)."""
+    name = f"{PREFIX}{key}{suffix}"
     try:
         digest = _read_trusted(dfd, f"{PREFIX}{key}{DIGEST}", 1024)
         if isinstance(digest, tuple):
             os.close(digest[0])
-            found = _read_trusted(dfd, name, 1 << 30)
+            found = _read_trusted(dfd, name, limit)
     except OSError as exc:
-        _note_rejected(folder / name, f"cannot be read: {exc.strerror or exc}")
+        note_rejected(folder / name, f"cannot be read: {exc.strerror or exc}", redo)
         return None
     if isinstance(digest, str):
         if digest != "missing":
-            _note_rejected(folder / name, digest)
+            note_rejected(folder / name, digest, redo)
         return None
     if isinstance(found, str):
         if found != "missing":
-            _note_rejected(folder / name, found)
+            note_rejected(folder / name, found, redo)
         return None
     fd, data = found
     if hashlib.sha256(data).hexdigest() != digest[1].decode("ascii", "replace").strip():
         os.close(fd)
-        _note_rejected(folder / name, "its bytes do not match the recorded sha256")
+        note_rejected(folder / name, "its bytes do not match the recorded sha256", redo)
         return None
+    return fd, data
+
+
+def _lookup(folder: Path, dfd: int, key: str, check: Callable[[str], T]) -> T | None:
+    """The checked entry ``key``, or None when it is missing or not to be trusted."""
+    found = _verified(folder, dfd, key, LIBRARY, 1 << 30, REBUILD)
+    if found is None:
+        return None
+    fd, _ = found
+    name = f"{PREFIX}{key}{LIBRARY}"
     try:
         value = _load(fd, folder / name, check)
     except (OSError, ImportError, Foreign) as exc:
-        _note_rejected(folder / name, str(exc) or type(exc).__name__)
+        note_rejected(folder / name, str(exc) or type(exc).__name__)
         return None
     with contextlib.suppress(OSError):
         os.utime(fd)
     return value
 
 
-def _note_rejected(path: Path, why: str) -> None:
+def note_rejected(path: Path, why: str, redo: str = REBUILD) -> None:
+    """Say that the entry at ``path`` was not used, why, and what is done instead (``redo``):
+    a warning once when it is not to be trusted, else a note under --debug."""
     if "belongs to user" in why or "may write" in why:
-        say_once(f"untrusted {path}", f"warning: not loading {path}: {why}; rebuilding it")
+        say_once(f"untrusted {path}", f"warning: not loading {path}: {why}; {redo}")
     elif DEBUG.get():
-        say_once(f"rejected {path}", f"note: rebuilding {path}: {why}")
+        say_once(f"rejected {path}", f"note: not loading {path}: {why}; {redo}")
+
+
+def read_blob(key: str, suffix: str, redo: str) -> tuple[Path, bytes] | None:
+    """Where entry ``key`` of the kind ``suffix`` is and its bytes, when it is there and passes
+    the checks (module docstring); else None, a rejected entry said as for libraries with
+    ``redo`` (what is done instead). A missing or unusable folder is None too: it is said when
+    an entry is written (:func:`store_blob`). A use counts as one for pruning."""
+    try:
+        folder, dfd = open_folder(create=False)
+    except Unusable:
+        return None
+    try:
+        found = _verified(folder, dfd, key, suffix, 1 << 26, redo)
+        if found is None:
+            return None
+        fd, data = found
+        with contextlib.suppress(OSError):
+            os.utime(fd)
+        os.close(fd)
+        return folder / f"{PREFIX}{key}{suffix}", data
+    finally:
+        os.close(dfd)
+
+
+def store_blob(key: str, suffix: str, data: bytes, keep: int) -> None:
+    """Store ``data`` as entry ``key`` of the kind ``suffix`` (written in a private folder in
+    the cache and renamed into place, its sum first), then prune that kind to ``keep``
+    entries. A cache that cannot be used or written to is said once (as for libraries) and
+    the run goes on."""
+    try:
+        folder, dfd = open_folder()
+    except Unusable as exc:
+        _say_unusable(str(exc))
+        return
+    work = folder / f"{BUILD}{os.getpid()}-{os.urandom(6).hex()}"
+    try:
+        os.mkdir(work, 0o700)
+        blob = _write_new(work / "blob", data)
+        name = f"{PREFIX}{key}"
+        os.replace(_write_digest(work, hashlib.sha256(data).hexdigest()), name + DIGEST,
+                   dst_dir_fd=dfd)
+        os.replace(blob, name + suffix, dst_dir_fd=dfd)
+        prune(folder, dfd, keep, suffix)
+    except OSError as exc:
+        _say_unusable(f"{folder}: {exc.strerror or exc}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        os.close(dfd)
 
 
 @contextlib.contextmanager
@@ -311,13 +390,18 @@ def _own_build(work: Path, built: Path) -> tuple[int, str]:
     return fd, hashlib.sha256(data).hexdigest()
 
 
-def _write_digest(work: Path, digest: str) -> Path:
-    path = work / "digest"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                 0o644)
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(digest + "\n")
+def _write_new(path: Path, data: bytes) -> Path:
+    """``data`` written to the new file ``path`` (mode 0644: not writable by group or
+    others)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
     return path
+
+
+def _write_digest(work: Path, digest: str) -> Path:
+    return _write_new(work / "digest", (digest + "\n").encode("ascii"))
 
 
 def _build_here(folder: Path, dfd: int, key: str, build: Callable[[Path], Path],
@@ -392,27 +476,28 @@ def obtain(key: str, build: Callable[[Path], Path], check: Callable[[str], T],
 
 
 def _say_unusable(why: str) -> None:
-    say_once("unusable", "warning: the compile cache cannot be used, so each run compiles "
-             f"its model again: {why}")
+    say_once("unusable", "warning: the compile cache cannot be used, so each run reads its "
+             f"file and compiles its model again: {why}")
 
 
-def _entries(dfd: int) -> list[tuple[str, os.stat_result]]:
+def _entries(dfd: int, suffix: str = LIBRARY) -> list[tuple[str, os.stat_result]]:
     out = []
     for name in os.listdir(dfd):
-        if name.startswith(PREFIX) and name.endswith(LIBRARY):
+        if name.startswith(PREFIX) and name.endswith(suffix):
             with contextlib.suppress(OSError):
                 out.append((name, os.stat(name, dir_fd=dfd, follow_symlinks=False)))
     return out
 
 
-def prune(folder: Path, dfd: int, keep: int | None = None) -> int:
-    """Remove the least recently used entries beyond ``keep`` (default :data:`KEEP`), stale
-    build folders and lock files; returns the number of entries removed."""
+def prune(folder: Path, dfd: int, keep: int | None = None, suffix: str = LIBRARY) -> int:
+    """Remove the least recently used entries of the kind ``suffix`` (default: libraries)
+    beyond ``keep`` (default :data:`KEEP`), stale build folders and lock files; returns the
+    number of entries removed."""
     keep = KEEP if keep is None else keep
-    entries = sorted(_entries(dfd), key=lambda e: e[1].st_mtime, reverse=True)
+    entries = sorted(_entries(dfd, suffix), key=lambda e: e[1].st_mtime, reverse=True)
     removed = 0
     for name, _ in entries[keep:]:
-        stem = name[:-len(LIBRARY)]
+        stem = name[:-len(suffix)]
         for victim in (name, stem + DIGEST):
             with contextlib.suppress(OSError):
                 os.unlink(victim, dir_fd=dfd)
@@ -441,18 +526,18 @@ class Info:
 
 
 def info() -> Info:
-    """The cache folder, its number of entries and their total size in bytes (libraries and
-    their sums); raises :class:`Unusable`."""
+    """The cache folder, its number of libraries and the total size in bytes of its entries
+    (libraries, validated specs and their sums); raises :class:`Unusable`."""
     folder, dfd = open_folder()
     try:
         size = 0
-        entries = _entries(dfd)
-        for name, st in entries:
-            size += st.st_size
-            with contextlib.suppress(OSError):
-                size += os.stat(name[:-len(LIBRARY)] + DIGEST, dir_fd=dfd,
-                                follow_symlinks=False).st_size
-        return Info(folder, len(entries), size)
+        for suffix in (LIBRARY, SPEC):
+            for name, st in _entries(dfd, suffix):
+                size += st.st_size
+                with contextlib.suppress(OSError):
+                    size += os.stat(name[:-len(suffix)] + DIGEST, dir_fd=dfd,
+                                    follow_symlinks=False).st_size
+        return Info(folder, len(_entries(dfd)), size)
     finally:
         os.close(dfd)
 
@@ -465,7 +550,7 @@ def clear() -> tuple[Path, int]:
     try:
         removed = 0
         for name in os.listdir(dfd):
-            own = name.startswith(PREFIX) and name.endswith((LIBRARY, DIGEST, LOCK))
+            own = name.startswith(PREFIX) and name.endswith((LIBRARY, SPEC, DIGEST, LOCK))
             if own or name == LOCK:
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=dfd)

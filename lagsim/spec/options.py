@@ -146,7 +146,7 @@ YAML11_BOOLEANS: Mapping[str, bool] = {
     word: value for words, value in (("yes on", True), ("no off", False))
     for word in (w for base in words.split() for w in (base, base.title(), base.upper()))}
 """The YAML 1.1 booleans that the YAML 1.2 reading of a file
-(:class:`lagsim.spec.system.Yaml12Loader`)
+(:class:`lagsim.spec.reader.Yaml12Loader`)
 leaves as text; an on/off option still takes them as true and false."""
 
 

@@ -573,7 +573,13 @@ def _validated(text: str, label: str, stem: str, parameters: Mapping[str, float]
     (:func:`lagsim.numeric.cache.read_blob`): parse_spec is a pure function of them, so the
     entry is the spec it would give, without PyYAML or the checks (issue 31, "Start-up").
     Otherwise the text is parsed and the spec stored for the next run; a spec that cannot be
-    stored is said once and the run goes on. A file that is refused stores nothing."""
+    stored is said once and the run goes on. A file that is refused stores nothing.
+
+    The run that stores the spec goes on with the stored one, unpickled, as every later run
+    does: SymEngine keeps the terms of a sum or product in the order they were made, which
+    unpickling changes, and a sum evaluated in another order may differ in its last bit (the
+    gyroscope's equilibrium residual, 2.2e-16 parsed and 1.7e-16 unpickled), so that the first
+    run and the next would not compute alike."""
     import pickle
 
     from lagsim.numeric import cache
@@ -602,6 +608,7 @@ def _validated(text: str, label: str, stem: str, parameters: Mapping[str, float]
                            f"the cache ({exc}); each run reads its file again")
         else:
             cache.store_blob(key, cache.SPEC, data, cache.SPEC_KEEP)
+            spec = pickle.loads(data)
     return spec
 
 

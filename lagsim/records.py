@@ -1,5 +1,5 @@
-"""``@record``: lagsim's immutable dataclasses, made at a fifth of the start-up cost (issue 31,
-"Start-up").
+"""``@record``: lagsim's immutable dataclasses, made at a quarter of the cost (issue 31,
+"Start-up": 0.38 ms a class of three fields against 1.6 ms, measured 2026-12-04).
 
 A class decorated with :func:`record` is ``@dataclass(frozen=True)`` for every purpose:
 :func:`dataclasses.fields`, :func:`dataclasses.replace`, :func:`dataclasses.asdict`, pickling,
